@@ -1,0 +1,269 @@
+// Elementwise and row-softmax kernels of the unfused variants (naive, naive_inplace).
+// All of them are bandwidth-bound: 16-byte accesses per thread, grid-stride loops sized
+// to the SM count, and the small [S, S] mask read from L2 rather than recomputed.
+#include "elementwise.h"
+
+#include <cuda_bf16.h>
+#include <math.h>
+
+
+
+static constexpr int kThreads = 256;
+
+static int grid_for(size_t work_items)
+{
+    static int sms = 0;
+    if (!sms) {
+        int dev = 0;
+        cudaGetDevice(&dev);
+        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0)
+            sms = 80;
+    }
+    size_t blocks = (work_items + kThreads - 1) / kThreads;
+    size_t cap = (size_t)sms * 8; // enough resident warps to cover DRAM latency
+    return (int)(blocks < cap ? (blocks ? blocks : 1) : cap);
+}
+
+union Pack8 {
+    uint4 raw;
+    __nv_bfloat162 h2[4];
+};
+
+__global__ void attnprof_scale_bf16(const uint4 *__restrict__ in, uint4 *__restrict__ out,
+                                    size_t n_vec, const __nv_bfloat16 *__restrict__ tail_in,
+                                    __nv_bfloat16 *__restrict__ tail_out, int n_tail, float scale)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
+        Pack8 p;
+        p.raw = in[i];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float2 f = __bfloat1622float2(p.h2[j]);
+            p.h2[j] = __floats2bfloat162_rn(f.x * scale, f.y * scale);
+        }
+        out[i] = p.raw;
+    }
+    if (blockIdx.x == 0 && (int)threadIdx.x < n_tail)
+        tail_out[threadIdx.x] = __float2bfloat16(__bfloat162float(tail_in[threadIdx.x]) * scale);
+}
+
+__global__ void attnprof_causal_mask_u8(uint8_t *mask, int S)
+{
+    size_t n = (size_t)S * S;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        mask[i] = (i % S) > (i / S);
+}
+
+// Writes only what the fill changes: 16 mask bytes decide 16 scores at once, so a fully
+// unmasked chunk costs one L2 read of the mask and no DRAM traffic at all.
+__global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__ x, const uint8_t *__restrict__ mask,
+                                          size_t matrices, int S, float value)
+{
+    const size_t per_matrix = (size_t)S * S;
+    const size_t chunks_per_matrix = per_matrix / 16;
+    const size_t chunks = chunks_per_matrix * matrices;
+    const __nv_bfloat16 v = __float2bfloat16(value);
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+        size_t in_matrix = (c % chunks_per_matrix) * 16;
+        uint4 m = *reinterpret_cast<const uint4 *>(mask + in_matrix);
+        if ((m.x | m.y | m.z | m.w) == 0)
+            continue;
+        const uint8_t *mb = reinterpret_cast<const uint8_t *>(&m);
+        uint4 *dst = reinterpret_cast<uint4 *>(x + c * 16);
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            Pack8 p;
+            p.raw = dst[half];
+            __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                if (mb[half * 8 + j])
+                    e[j] = v;
+            dst[half] = p.raw;
+        }
+    }
+}
+
+// Scalar path for S*S not a multiple of 16 (odd sequence lengths).
+__global__ void attnprof_masked_fill_bf16_scalar(__nv_bfloat16 *x, const uint8_t *mask, size_t matrices,
+                                                 int S, float value)
+{
+    const size_t per_matrix = (size_t)S * S;
+    const size_t n = per_matrix * matrices;
+    const __nv_bfloat16 v = __float2bfloat16(value);
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        if (mask[i % per_matrix])
+            x[i] = v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// One warp per row, the row held in registers: one DRAM read and one write per element.
+// VEC = 16-byte vectors per lane, so the row length is at most VEC * 256.
+template <int VEC>
+__global__ void attnprof_softmax_rows_bf16(const __nv_bfloat16 *__restrict__ in, __nv_bfloat16 *__restrict__ out,
+                                           size_t rows, int cols)
+{
+    const int lane = threadIdx.x & 31;
+    const size_t warps = (size_t)gridDim.x * (blockDim.x / 32);
+    const int vec_per_row = cols / 8;
+    for (size_t row = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; row < rows; row += warps) {
+        const uint4 *src = reinterpret_cast<const uint4 *>(in + row * cols);
+        float v[VEC][8];
+        float mx = -INFINITY;
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            int idx = k * 32 + lane;
+            Pack8 p;
+            if (idx < vec_per_row) {
+                p.raw = src[idx];
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    float2 f = __bfloat1622float2(p.h2[j]);
+                    v[k][2 * j] = f.x;
+                    v[k][2 * j + 1] = f.y;
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    v[k][j] = -INFINITY;
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                mx = fmaxf(mx, v[k][j]);
+        }
+        mx = warp_max(mx);
+        float sum = 0.f;
+#pragma unroll
+        for (int k = 0; k < VEC; k++)
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                v[k][j] = __expf(v[k][j] - mx);
+                sum += v[k][j];
+            }
+        // A row with every score -inf gives mx = -inf and NaN here, as PyTorch's softmax does.
+        float inv = 1.f / warp_sum(sum);
+        uint4 *dst = reinterpret_cast<uint4 *>(out + row * cols);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            int idx = k * 32 + lane;
+            if (idx < vec_per_row) {
+                Pack8 p;
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    p.h2[j] = __floats2bfloat162_rn(v[k][2 * j] * inv, v[k][2 * j + 1] * inv);
+                dst[idx] = p.raw;
+            }
+        }
+    }
+}
+
+// Long or odd rows: one block per row, three passes; the re-reads hit L1/L2, so DRAM
+// still sees one read and one write per element.
+__global__ void attnprof_softmax_rows_bf16_long(const __nv_bfloat16 *__restrict__ in, __nv_bfloat16 *__restrict__ out,
+                                                size_t rows, int cols)
+{
+    __shared__ float red[32];
+    const int warps = blockDim.x / 32;
+    for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const __nv_bfloat16 *src = in + row * cols;
+        float mx = -INFINITY;
+        for (int c = threadIdx.x; c < cols; c += blockDim.x)
+            mx = fmaxf(mx, __bfloat162float(src[c]));
+        mx = warp_max(mx);
+        if ((threadIdx.x & 31) == 0)
+            red[threadIdx.x / 32] = mx;
+        __syncthreads();
+        mx = -INFINITY;
+        for (int w = 0; w < warps; w++)
+            mx = fmaxf(mx, red[w]);
+        __syncthreads();
+        float sum = 0.f;
+        for (int c = threadIdx.x; c < cols; c += blockDim.x)
+            sum += __expf(__bfloat162float(src[c]) - mx);
+        sum = warp_sum(sum);
+        if ((threadIdx.x & 31) == 0)
+            red[threadIdx.x / 32] = sum;
+        __syncthreads();
+        sum = 0.f;
+        for (int w = 0; w < warps; w++)
+            sum += red[w];
+        __syncthreads();
+        float inv = 1.f / sum;
+        for (int c = threadIdx.x; c < cols; c += blockDim.x)
+            out[row * cols + c] = __float2bfloat16(__expf(__bfloat162float(src[c]) - mx) * inv);
+    }
+}
+
+
+
+extern "C" cudaError_t launch_scale_bf16(const void *in, void *out, size_t n, float scale, cudaStream_t s)
+{
+    if (((uintptr_t)in | (uintptr_t)out) % 16 != 0)
+        return cudaErrorMisalignedAddress;
+    size_t n_vec = n / 8;
+    int n_tail = (int)(n % 8);
+    const __nv_bfloat16 *tin = (const __nv_bfloat16 *)in + n_vec * 8;
+    __nv_bfloat16 *tout = (__nv_bfloat16 *)out + n_vec * 8;
+    attnprof_scale_bf16<<<grid_for(n_vec), kThreads, 0, s>>>((const uint4 *)in, (uint4 *)out, n_vec, tin, tout,
+                                                              n_tail, scale);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t launch_causal_mask_u8(uint8_t *mask, int S, cudaStream_t s)
+{
+    attnprof_causal_mask_u8<<<grid_for((size_t)S * S), kThreads, 0, s>>>(mask, S);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t launch_masked_fill_bf16(void *x, const uint8_t *mask, size_t matrices, int S, float value,
+                                               cudaStream_t s)
+{
+    size_t per_matrix = (size_t)S * S;
+    bool vectorizable = per_matrix % 16 == 0 && ((uintptr_t)x | (uintptr_t)mask) % 16 == 0;
+    if (vectorizable)
+        attnprof_masked_fill_bf16<<<grid_for(per_matrix / 16 * matrices), kThreads, 0, s>>>(
+            (__nv_bfloat16 *)x, mask, matrices, S, value);
+    else
+        attnprof_masked_fill_bf16_scalar<<<grid_for(per_matrix * matrices), kThreads, 0, s>>>(
+            (__nv_bfloat16 *)x, mask, matrices, S, value);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t launch_softmax_rows_bf16(const void *in, void *out, size_t rows, int cols, cudaStream_t s)
+{
+    const __nv_bfloat16 *i = (const __nv_bfloat16 *)in;
+    __nv_bfloat16 *o = (__nv_bfloat16 *)out;
+    bool vec_ok = cols % 8 == 0 && ((uintptr_t)in | (uintptr_t)out) % 16 == 0;
+    int grid = grid_for(rows * 32);
+    if (vec_ok && cols <= 256)
+        attnprof_softmax_rows_bf16<1><<<grid, kThreads, 0, s>>>(i, o, rows, cols);
+    else if (vec_ok && cols <= 512)
+        attnprof_softmax_rows_bf16<2><<<grid, kThreads, 0, s>>>(i, o, rows, cols);
+    else if (vec_ok && cols <= 1024)
+        attnprof_softmax_rows_bf16<4><<<grid, kThreads, 0, s>>>(i, o, rows, cols);
+    else if (vec_ok && cols <= 2048)
+        attnprof_softmax_rows_bf16<8><<<grid, kThreads, 0, s>>>(i, o, rows, cols);
+    else
+        attnprof_softmax_rows_bf16_long<<<(int)(rows < 4096 ? rows : 4096),
+                                          kThreads, 0, s>>>(i, o, rows, cols);
+    return cudaGetLastError();
+}

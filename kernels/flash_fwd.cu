@@ -1,0 +1,526 @@
+/* FlashAttention-2 style causal attention forward, portable tensor-core path
+ * (mma.sync m16n8k16 bf16, ldmatrix, cp.async: sm_80 and later).
+ *
+ * One block per (query tile, head). The query tile's rows are split across the
+ * warps, each warp owning RW consecutive rows, so every row's softmax statistics
+ * live in one warp and need no exchange between warps. K/V tiles stream through
+ * shared memory, two buffers deep: the copy of tile j+2 runs while tile j+1 is
+ * computed. Scores stay in registers, the softmax runs in the exp2 domain with
+ * 1/sqrt(D)*log2(e) folded into one FMA, and the probabilities are fed back to
+ * the tensor cores straight from the score registers. Key tiles wholly above the
+ * diagonal are never loaded; only tiles that cross it are masked. The output is
+ * staged through shared memory once and written with 16-byte stores, together
+ * with the row's log-sum-exp.
+ *
+ * Blocks are numbered heavy first: the query tiles nearest the end of the
+ * sequence (which see the most keys) get the lowest block numbers, so the
+ * scheduler starts them first and the short ones fill in at the end. */
+#include "flash_fwd.h"
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+typedef __nv_bfloat16 bf16;
+
+/* Kernel arguments, passed by value (outside the anonymous namespace: the
+ * extern "C" kernels take it). */
+struct FlashParams {
+    const bf16 *q, *k, *v;
+    bf16 *o;
+    float *lse;
+    int seq;
+    int heads_total; /* batch * heads */
+    int q_tiles;
+    float scale_log2; /* log2(e) / sqrt(D) */
+};
+
+namespace {
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* 16-byte async copy; a row past the end is zero-filled (src-size 0) so that
+ * padding keys hold finite zeros rather than stale data (0 * NaN = NaN). */
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool valid)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1,
+                                            uint32_t &r2, uint32_t &r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr)
+                 : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t &r0, uint32_t &r1,
+                                                  uint32_t &r2, uint32_t &r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr)
+                 : "memory");
+}
+
+/* c += a * b for one 16x8x16 tile, fp32 accumulators. */
+__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                               uint32_t b1)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
+{
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
+/* Shared-memory tiles hold D bf16 per row plus 16 bytes of padding: consecutive
+ * rows then start 4 banks apart, so the 8 rows an ldmatrix phase reads hit 8
+ * different bank groups. Padding rather than an XOR swizzle keeps every ldmatrix
+ * address a per-lane base plus a compile-time offset (an immediate in the
+ * instruction), which matters at 255 registers. */
+template <int D> struct Smem {
+    static constexpr int LD = D + 8; /* row stride, elements */
+};
+
+/* rows x D tile from global (row 0 at gsrc, rows_valid >= 1) into padded shared
+ * memory; rows at or past rows_valid are zero-filled. A thread copies the same 16-byte column
+ * chunk of rows tid/CPR, tid/CPR + STEP, ...: one base address plus
+ * compile-time offsets. */
+template <int D, int ROWS, int THREADS>
+__device__ __forceinline__ void load_tile_async(bf16 *sdst, const bf16 *gsrc, int rows_valid, int tid)
+{
+    constexpr int CHUNKS_PER_ROW = D / 8;
+    constexpr int STEP = THREADS / CHUNKS_PER_ROW;
+    static_assert(THREADS % CHUNKS_PER_ROW == 0 && ROWS % STEP == 0,
+                  "tile copy must divide evenly among threads");
+    const int row0 = tid / CHUNKS_PER_ROW, chunk = tid % CHUNKS_PER_ROW;
+    constexpr int LD = Smem<D>::LD;
+    const bf16 *src = gsrc + chunk * 8;
+    const uint32_t dst = smem_addr(sdst + row0 * LD + chunk * 8);
+#pragma unroll
+    for (int i = 0; i < ROWS / STEP; i++) {
+        /* The source row is clamped rather than selected between two pointers:
+         * a select makes the compiler keep one 64-bit offset per row live across
+         * the whole kernel (spills at 255 registers). */
+        const int row = row0 + i * STEP;
+        cp_async_16(dst + i * STEP * LD * 2, src + min(row, rows_valid - 1) * D, row < rows_valid);
+    }
+}
+
+template <int D, int BM, int BN, int WARPS> struct FlashTile {
+    static constexpr int THREADS = WARPS * 32;
+    static constexpr int RW = BM / WARPS; /* query rows per warp */
+    static constexpr int MT = RW / 16;    /* 16-row MMA tiles per warp */
+    static constexpr int NT = BN / 8;     /* 8-key score tiles */
+    static constexpr int DT = D / 8;      /* 8-wide output tiles */
+    static constexpr int KD = D / 16;     /* k-steps over the head dim */
+    static constexpr int KN = BN / 16;    /* k-steps over the keys */
+    /* Q fragments stay in registers when the score and output accumulators leave
+     * room; otherwise they are re-read from shared memory for every key tile. */
+    static constexpr bool Q_IN_REGS = MT * (NT + DT + KD) * 4 <= 192;
+    static constexpr size_t SMEM = (size_t)(BM + 4 * BN) * Smem<D>::LD * sizeof(bf16);
+    static_assert(RW % 16 == 0, "each warp owns whole 16-row MMA tiles");
+    static_assert(NT % 2 == 0 && DT % 2 == 0, "ldmatrix.x4 loads two 8-wide tiles");
+};
+
+template <int D, int BM, int BN, int WARPS>
+__device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
+{
+    typedef FlashTile<D, BM, BN, WARPS> T;
+    constexpr int THREADS = T::THREADS, RW = T::RW, MT = T::MT, NT = T::NT, DT = T::DT,
+                  KD = T::KD, KN = T::KN;
+    constexpr int LD = Smem<D>::LD;
+
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
+    bf16 *sK = sQ + BM * LD; /* two buffers of BN x LD */
+    bf16 *sV = sK + 2 * BN * LD;
+
+    const int S = p.seq;
+    const int tile = blockIdx.x;
+    const int bh = tile % p.heads_total;
+    const int q_tile = p.q_tiles - 1 - tile / p.heads_total; /* heavy first */
+    const int q0 = q_tile * BM;
+    const size_t head_off = (size_t)bh * S * D;
+    const bf16 *Q = p.q + head_off, *K = p.k + head_off, *V = p.v + head_off;
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int g = lane >> 2, t4 = lane & 3;
+    const int wrow_local = warp * RW;
+    const int wrow0 = q0 + wrow_local; /* first query row of this warp */
+    const bool warp_has_rows = wrow0 < S;
+
+    const int kv_end = min(q0 + BM, S); /* causal: keys past the tile's last row are never needed */
+    const int n_kt = (kv_end + BN - 1) / BN;
+
+    load_tile_async<D, BM, THREADS>(sQ, Q + (size_t)q0 * D, S - q0, tid);
+    load_tile_async<D, BN, THREADS>(sK, K, S, tid);
+    load_tile_async<D, BN, THREADS>(sV, V, S, tid);
+    cp_async_commit();
+    if (n_kt > 1) {
+        load_tile_async<D, BN, THREADS>(sK + BN * LD, K + (size_t)BN * D, S - BN, tid);
+        load_tile_async<D, BN, THREADS>(sV + BN * LD, V + (size_t)BN * D, S - BN, tid);
+    }
+    cp_async_commit(); /* possibly empty: keeps "wait for all but the newest group" uniform */
+
+    /* Per-lane ldmatrix addresses (bytes); each ldmatrix adds a constant.
+     * Q (A operand): lanes 0-15 address rows 0-15 at k 0, lanes 16-31 the same rows at k 8.
+     * K (B operand of QK^T, non-transposed): matrix m = lane/8 covers keys +8*(m/2), d +8*(m%2).
+     * V (B operand of PV, transposed): matrix m covers keys +8*(m%2), d +8*(m/2). */
+    const uint32_t q_lane = smem_addr(sQ) + (uint32_t)((wrow_local + (lane & 15)) * LD * 2) +
+                            (uint32_t)((lane >> 4) << 4);
+    const uint32_t k_lane_off =
+        (uint32_t)((((lane >> 4) << 3) + (lane & 7)) * LD * 2) + (uint32_t)(((lane >> 3) & 1) << 4);
+    const uint32_t v_lane_off =
+        (uint32_t)(((((lane >> 3) & 1) << 3) + (lane & 7)) * LD * 2) + (uint32_t)((lane >> 4) << 4);
+
+    float o[MT][DT][4];
+    float row_max[MT][2], row_sum[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int dt = 0; dt < DT; dt++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                o[mt][dt][i] = 0.f;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            row_max[mt][h] = -INFINITY;
+            row_sum[mt][h] = 0.f;
+        }
+    }
+
+    uint32_t qf[T::Q_IN_REGS ? MT : 1][T::Q_IN_REGS ? KD : 1][4];
+    if constexpr (T::Q_IN_REGS) {
+        cp_async_wait<1>();
+        __syncthreads();
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int kk = 0; kk < KD; kk++)
+                ldmatrix_x4(q_lane + mt * 16 * LD * 2 + kk * 32, qf[mt][kk][0],
+                            qf[mt][kk][1], qf[mt][kk][2], qf[mt][kk][3]);
+    }
+
+    const float scale_log2 = p.scale_log2;
+
+    for (int kt = 0; kt < n_kt; kt++) {
+        cp_async_wait<1>();
+        __syncthreads();
+        const int buf = kt & 1;
+        const int k0 = kt * BN;
+        const uint32_t k_base = smem_addr(sK + buf * BN * LD) + k_lane_off;
+        const uint32_t v_base = smem_addr(sV + buf * BN * LD) + v_lane_off;
+
+        /* A warp whose rows all precede this tile's first key has nothing to do. */
+        if (warp_has_rows && k0 <= wrow0 + RW - 1) {
+            float s[MT][NT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+                        s[mt][nt][i] = 0.f;
+
+            /* S = Q K^T */
+#pragma unroll
+            for (int kk = 0; kk < KD; kk++) {
+                uint32_t a[MT][4];
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    if constexpr (T::Q_IN_REGS) {
+#pragma unroll
+                        for (int i = 0; i < 4; i++)
+                            a[mt][i] = qf[mt][kk][i];
+                    } else {
+                        ldmatrix_x4(q_lane + mt * 16 * LD * 2 + kk * 32, a[mt][0],
+                                    a[mt][1], a[mt][2], a[mt][3]);
+                    }
+                }
+#pragma unroll
+                for (int np = 0; np < NT / 2; np++) {
+                    uint32_t b0, b1, b2, b3;
+                    ldmatrix_x4(k_base + np * 16 * LD * 2 + kk * 32, b0, b1, b2, b3);
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        mma_bf16_16816(s[mt][2 * np], a[mt], b0, b1);
+                        mma_bf16_16816(s[mt][2 * np + 1], a[mt], b2, b3);
+                    }
+                }
+            }
+
+            /* Causal mask, only where the tile crosses this warp's diagonal. Rows
+             * past S need no mask of their own: they are never written, and every
+             * key they see is either real or zero-filled. */
+            if (k0 + BN - 1 > wrow0) {
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                        for (int i = 0; i < 4; i++) {
+                            const int row = wrow0 + mt * 16 + g + ((i >> 1) << 3);
+                            const int col = k0 + nt * 8 + 2 * t4 + (i & 1);
+                            if (col > row)
+                                s[mt][nt][i] = -INFINITY;
+                        }
+            }
+
+            /* Online softmax in the exp2 domain. Each row lives in the 4 lanes of a
+             * quad: the max is reduced across them now, the sum only at the end. */
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    float mx = -INFINITY;
+#pragma unroll
+                    for (int nt = 0; nt < NT; nt++)
+                        mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                    const float m_new = fmaxf(row_max[mt][h], mx * scale_log2);
+                    /* A row with no visible key yet keeps max -inf: use 0 so that
+                     * exp2(-inf - m) stays 0 instead of NaN. */
+                    const float m_use = m_new == -INFINITY ? 0.f : m_new;
+                    const float alpha = fast_exp2(row_max[mt][h] - m_use);
+                    row_max[mt][h] = m_new;
+                    float sum = 0.f;
+#pragma unroll
+                    for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                        for (int j = 0; j < 2; j++) {
+                            const float e = fast_exp2(fmaf(s[mt][nt][2 * h + j], scale_log2, -m_use));
+                            s[mt][nt][2 * h + j] = e;
+                            sum += e;
+                        }
+                    row_sum[mt][h] = row_sum[mt][h] * alpha + sum;
+#pragma unroll
+                    for (int dt = 0; dt < DT; dt++) {
+                        o[mt][dt][2 * h] *= alpha;
+                        o[mt][dt][2 * h + 1] *= alpha;
+                    }
+                }
+
+            /* The score accumulator layout of two adjacent 8-key tiles is the
+             * A-operand layout of one 16-key k-step: P goes back in as bf16 pairs. */
+            uint32_t pa[MT][KN][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int kk = 0; kk < KN; kk++) {
+                    pa[mt][kk][0] = pack_bf16x2(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+                    pa[mt][kk][1] = pack_bf16x2(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+                    pa[mt][kk][2] = pack_bf16x2(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+                    pa[mt][kk][3] = pack_bf16x2(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+                }
+
+            /* O += P V */
+#pragma unroll
+            for (int kk = 0; kk < KN; kk++)
+#pragma unroll
+                for (int dp = 0; dp < DT / 2; dp++) {
+                    uint32_t b0, b1, b2, b3;
+                    ldmatrix_x4_trans(v_base + kk * 16 * LD * 2 + dp * 32, b0, b1, b2, b3);
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        mma_bf16_16816(o[mt][2 * dp], pa[mt][kk], b0, b1);
+                        mma_bf16_16816(o[mt][2 * dp + 1], pa[mt][kk], b2, b3);
+                    }
+                }
+        }
+
+        __syncthreads(); /* every warp is done with buffer `buf` */
+        if (kt + 2 < n_kt) {
+            const size_t next = (size_t)(kt + 2) * BN;
+            load_tile_async<D, BN, THREADS>(sK + buf * BN * LD, K + next * D, S - (int)next, tid);
+            load_tile_async<D, BN, THREADS>(sV + buf * BN * LD, V + next * D, S - (int)next, tid);
+        }
+        cp_async_commit();
+    }
+    cp_async_wait<0>();
+
+    /* Epilogue: finish the row sums across each quad, normalize, write the
+     * log-sum-exp, stage this warp's rows of O in its own rows of sQ (no other
+     * warp reads them) and copy them out with 16-byte stores. */
+    __syncwarp();
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float l = row_sum[mt][h];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float inv = l > 0.f ? 1.f / l : 0.f;
+            const int row_local = wrow_local + mt * 16 + g + 8 * h;
+            const int row = q0 + row_local;
+            if (t4 == 0 && row < S)
+                p.lse[(size_t)bh * S + row] = (row_max[mt][h] + __log2f(l)) * 0.69314718055994531f;
+#pragma unroll
+            for (int dt = 0; dt < DT; dt++) {
+                uint32_t packed = pack_bf16x2(o[mt][dt][2 * h] * inv, o[mt][dt][2 * h + 1] * inv);
+                *reinterpret_cast<uint32_t *>(sQ + row_local * LD + dt * 8 + 2 * t4) = packed;
+            }
+        }
+    __syncwarp();
+    constexpr int CHUNKS_PER_ROW = D / 8;
+    constexpr int WARP_CHUNKS = RW * CHUNKS_PER_ROW;
+    static_assert(WARP_CHUNKS % 32 == 0, "output rows divide evenly among lanes");
+    bf16 *O = p.o + head_off;
+#pragma unroll
+    for (int i = 0; i < WARP_CHUNKS / 32; i++) {
+        const int c = lane + 32 * i;
+        const int r = c / CHUNKS_PER_ROW, chunk = c % CHUNKS_PER_ROW;
+        const int row_local = wrow_local + r;
+        const int row = q0 + row_local;
+        if (row < S)
+            *reinterpret_cast<uint4 *>(O + (size_t)row * D + chunk * 8) =
+                *reinterpret_cast<const uint4 *>(sQ + row_local * LD + chunk * 8);
+    }
+}
+
+} // namespace
+
+/* One extern "C" kernel per configuration: the name CUPTI records is the name
+ * written here. */
+#define ATTNPROF_FLASH_KERNEL(D, BM, BN, W)                                                        \
+    extern "C" __global__ void __launch_bounds__(W * 32)                                          \
+        attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W(FlashParams p)                           \
+    {                                                                                              \
+        flash_fwd_body<D, BM, BN, W>(p);                                                           \
+    }
+
+ATTNPROF_FLASH_KERNEL(64, 128, 64, 4)
+ATTNPROF_FLASH_KERNEL(64, 64, 64, 4)
+ATTNPROF_FLASH_KERNEL(64, 128, 128, 8)
+ATTNPROF_FLASH_KERNEL(64, 128, 64, 8)
+ATTNPROF_FLASH_KERNEL(128, 128, 32, 4)
+ATTNPROF_FLASH_KERNEL(128, 64, 64, 4)
+ATTNPROF_FLASH_KERNEL(128, 128, 64, 8)
+ATTNPROF_FLASH_KERNEL(128, 128, 128, 8)
+/* PyTorch's own tile choices (d64 128x128 w4, d128 128x64 w4) spill a few
+ * registers in this code (two 16-row tiles per warp with a 64/128-key score
+ * tile). They are built only into the benchmark, to measure what they would give. */
+#ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
+ATTNPROF_FLASH_KERNEL(64, 128, 128, 4)
+ATTNPROF_FLASH_KERNEL(128, 128, 64, 4)
+#endif
+
+namespace {
+
+typedef void (*flash_kernel_fn)(FlashParams);
+
+struct FlashEntry {
+    flash_fwd_config cfg;
+    flash_kernel_fn fn;
+};
+
+#define ATTNPROF_FLASH_ENTRY(D, BM, BN, W)                                                         \
+    {{"attnprof_flash_fwd_bf16_d" #D "_" #BM "x" #BN "_w" #W, D, BM, BN, W, W * 32,                \
+      FlashTile<D, BM, BN, W>::SMEM, "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+)"},          \
+     attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W}
+
+const FlashEntry flash_entries[] = {
+    ATTNPROF_FLASH_ENTRY(64, 128, 64, 4),   ATTNPROF_FLASH_ENTRY(64, 64, 64, 4),
+    ATTNPROF_FLASH_ENTRY(64, 128, 128, 8),  ATTNPROF_FLASH_ENTRY(64, 128, 64, 8),
+    ATTNPROF_FLASH_ENTRY(128, 128, 32, 4),  ATTNPROF_FLASH_ENTRY(128, 64, 64, 4),
+    ATTNPROF_FLASH_ENTRY(128, 128, 64, 8),  ATTNPROF_FLASH_ENTRY(128, 128, 128, 8),
+#ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
+    ATTNPROF_FLASH_ENTRY(64, 128, 128, 4),  ATTNPROF_FLASH_ENTRY(128, 128, 64, 4),
+#endif
+};
+const int flash_entry_count = (int)(sizeof flash_entries / sizeof flash_entries[0]);
+
+int find_flash_entry(int d, int bm, int bn, int w)
+{
+    for (int i = 0; i < flash_entry_count; i++) {
+        const flash_fwd_config &c = flash_entries[i].cfg;
+        if (c.head_dim == d && c.block_m == bm && c.block_n == bn && c.warps == w)
+            return i;
+    }
+    return -1;
+}
+
+} // namespace
+
+extern "C" int flash_fwd_config_count(void) { return flash_entry_count; }
+
+extern "C" const flash_fwd_config *flash_fwd_config_at(int i)
+{
+    return i >= 0 && i < flash_entry_count ? &flash_entries[i].cfg : NULL;
+}
+
+extern "C" int flash_fwd_default_config(int head_dim, int cc_major, int cc_minor)
+{
+    (void)cc_minor;
+    /* Dispatch point. Everything from sm_80 up runs the portable mma.sync kernels
+     * below. A Hopper kernel (wgmma from shared memory, K/V by the tensor memory
+     * accelerator, built for sm_90a) belongs here as its own entry, chosen when
+     * cc_major == 9 and the binary carries sm_90a code. The tile sizes are the
+     * fastest measured on the H200 (bench/RESULTS.md). */
+    if (cc_major < 8)
+        return -1;
+    if (head_dim == 64)
+        return find_flash_entry(64, 128, 64, 4);
+    if (head_dim == 128)
+        return find_flash_entry(128, 128, 32, 4);
+    return -1;
+}
+
+extern "C" cudaError_t flash_fwd_prepare(int config)
+{
+    if (config < 0 || config >= flash_entry_count)
+        return cudaErrorInvalidValue;
+    const FlashEntry &e = flash_entries[config];
+    return cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)e.cfg.smem_bytes);
+}
+
+extern "C" cudaError_t launch_flash_fwd(int config, const void *q, const void *k, const void *v,
+                                        void *out, float *lse, int batch, int heads, int seq,
+                                        cudaStream_t stream)
+{
+    if (config < 0 || config >= flash_entry_count || batch < 1 || heads < 1 || seq < 1 || !lse)
+        return cudaErrorInvalidValue;
+    const FlashEntry &e = flash_entries[config];
+    const long long q_tiles = (seq + e.cfg.block_m - 1) / e.cfg.block_m;
+    const long long blocks = q_tiles * batch * heads;
+    if (blocks > 0x7fffffffLL)
+        return cudaErrorInvalidValue;
+    FlashParams p;
+    p.q = static_cast<const bf16 *>(q);
+    p.k = static_cast<const bf16 *>(k);
+    p.v = static_cast<const bf16 *>(v);
+    p.o = static_cast<bf16 *>(out);
+    p.lse = lse;
+    p.seq = seq;
+    p.heads_total = batch * heads;
+    p.q_tiles = (int)q_tiles;
+    p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)e.cfg.head_dim));
+    e.fn<<<(unsigned)blocks, e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
+    return cudaGetLastError();
+}

@@ -1,0 +1,326 @@
+// The `math` variant's kernels: PyTorch's SDPA math backend step by step, one kernel
+// per ATen op, named so a trace reads like the decomposition (see math_kernels.h).
+// Elementwise kernels move four values per thread and iteration where the buffer
+// allows it (cudaMalloc'd, so 16-byte aligned) as ATen's vectorized loops do, so the
+// cost the trace shows is that of the extra passes, not of slow kernels.
+#include "math_kernels.h"
+
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+// Enough blocks to fill an H200 (132 SMs x 2048 threads) several times over; the
+// grid-stride loops cover the rest.
+constexpr size_t kMaxBlocks = 8192;
+
+unsigned blocks_for(size_t work)
+{
+    size_t b = (work + kThreads - 1) / kThreads;
+    if (b < 1)
+        b = 1;
+    return (unsigned)(b < kMaxBlocks ? b : kMaxBlocks);
+}
+
+__device__ __forceinline__ size_t grid_index() { return (size_t)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ size_t grid_stride() { return (size_t)gridDim.x * blockDim.x; }
+
+// Block-wide reductions for the row kernels (blockDim.x a multiple of 32, <= 1024).
+__device__ float block_max(float v, float *shared)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    __syncthreads(); // `shared` may still be read from the previous reduction
+    if (lane == 0)
+        shared[warp] = v;
+    __syncthreads();
+    v = lane < warps ? shared[lane] : -INFINITY;
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+__device__ float block_sum(float v, float *shared)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    __syncthreads();
+    if (lane == 0)
+        shared[warp] = v;
+    __syncthreads();
+    v = lane < warps ? shared[lane] : 0.0f;
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+} // namespace
+
+extern "C" __global__ void attnprof_math_upcast_bf16_f32(const __nv_bfloat16 *in, float *out, size_t n, int vec)
+{
+    const size_t n4 = vec ? n / 4 : 0;
+    for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+        const __nv_bfloat162 a = reinterpret_cast<const __nv_bfloat162 *>(in)[2 * i];
+        const __nv_bfloat162 b = reinterpret_cast<const __nv_bfloat162 *>(in)[2 * i + 1];
+        const float2 fa = __bfloat1622float2(a), fb = __bfloat1622float2(b);
+        reinterpret_cast<float4 *>(out)[i] = make_float4(fa.x, fa.y, fb.x, fb.y);
+    }
+    for (size_t i = 4 * n4 + grid_index(); i < n; i += grid_stride())
+        out[i] = __bfloat162float(in[i]);
+}
+
+extern "C" __global__ void attnprof_math_mul_scale_f32(const float *in, float *out, size_t n, float factor)
+{
+    const size_t n4 = n / 4;
+    for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+        float4 v = reinterpret_cast<const float4 *>(in)[i];
+        v.x *= factor;
+        v.y *= factor;
+        v.z *= factor;
+        v.w *= factor;
+        reinterpret_cast<float4 *>(out)[i] = v;
+    }
+    for (size_t i = 4 * n4 + grid_index(); i < n; i += grid_stride())
+        out[i] = in[i] * factor;
+}
+
+extern "C" __global__ void attnprof_math_ones(uint8_t *out, size_t n)
+{
+    for (size_t i = grid_index(); i < n; i += grid_stride())
+        out[i] = 1;
+}
+
+extern "C" __global__ void attnprof_math_tril(const uint8_t *in, uint8_t *out, int S)
+{
+    const size_t n = (size_t)S * S;
+    for (size_t i = grid_index(); i < n; i += grid_stride()) {
+        const size_t row = i / S, col = i % S;
+        out[i] = col <= row ? in[i] : 0;
+    }
+}
+
+extern "C" __global__ void attnprof_math_mask_fill_neginf(float *out) { *out = -INFINITY; }
+
+extern "C" __global__ void attnprof_math_where_bias(const uint8_t *cond, int cond_is_keep, const float *neginf,
+                                                   float *bias, size_t n)
+{
+    const float masked = *neginf;
+    for (size_t i = grid_index(); i < n; i += grid_stride())
+        bias[i] = ((cond[i] != 0) == (cond_is_keep != 0)) ? 0.0f : masked;
+}
+
+extern "C" __global__ void attnprof_math_add_bias(float *scores, const float *bias, size_t n, size_t per_matrix)
+{
+    // per_matrix = S*S; when it is a multiple of 4 a float4 never straddles two matrices.
+    if (per_matrix % 4 == 0) {
+        const size_t n4 = n / 4, pm4 = per_matrix / 4;
+        for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+            float4 s = reinterpret_cast<float4 *>(scores)[i];
+            const float4 b = reinterpret_cast<const float4 *>(bias)[i % pm4];
+            s.x += b.x;
+            s.y += b.y;
+            s.z += b.z;
+            s.w += b.w;
+            reinterpret_cast<float4 *>(scores)[i] = s;
+        }
+    } else {
+        for (size_t i = grid_index(); i < n; i += grid_stride())
+            scores[i] += bias[i % per_matrix];
+    }
+}
+
+// One block per row; three passes over the row (max, sum of exponentials, write), the
+// row staying in L1/L2 between them. exp(x - max) with max = -inf is NaN, so a row with
+// every key masked comes out NaN, as torch.softmax gives it.
+extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out, int cols)
+{
+    __shared__ float shared[32];
+    const float *x = in + (size_t)blockIdx.x * cols;
+    float *y = out + (size_t)blockIdx.x * cols;
+    float m = -INFINITY;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x)
+        m = fmaxf(m, x[j]);
+    m = block_max(m, shared);
+    float sum = 0.0f;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x)
+        sum += expf(x[j] - m);
+    sum = block_sum(sum, shared);
+    const float inv = 1.0f / sum;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x)
+        y[j] = expf(x[j] - m) * inv;
+}
+
+extern "C" __global__ void attnprof_math_isneginf(const float *in, uint8_t *out, size_t n)
+{
+    const size_t n4 = n / 4;
+    for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+        const float4 v = reinterpret_cast<const float4 *>(in)[i];
+        uchar4 r;
+        r.x = v.x == -INFINITY;
+        r.y = v.y == -INFINITY;
+        r.z = v.z == -INFINITY;
+        r.w = v.w == -INFINITY;
+        reinterpret_cast<uchar4 *>(out)[i] = r;
+    }
+    for (size_t i = 4 * n4 + grid_index(); i < n; i += grid_stride())
+        out[i] = in[i] == -INFINITY;
+}
+
+// One block per row.
+extern "C" __global__ void attnprof_math_row_all(const uint8_t *in, uint8_t *out, int cols)
+{
+    const uint8_t *x = in + (size_t)blockIdx.x * cols;
+    int all = 1;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x)
+        all &= x[j] != 0;
+    all = __syncthreads_and(all);
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = (uint8_t)all;
+}
+
+extern "C" __global__ void attnprof_math_where_zero_fill(float *out) { *out = 0.0f; }
+
+extern "C" __global__ void attnprof_math_where_zero(const uint8_t *row_all, const float *zero, float *p, size_t n,
+                                                   int cols)
+{
+    const float z = *zero;
+    // Every element is read and written, as at::where_out does.
+    for (size_t i = grid_index(); i < n; i += grid_stride())
+        p[i] = row_all[i / cols] ? z : p[i];
+}
+
+extern "C" __global__ void attnprof_math_downcast_f32_bf16(const float *in, __nv_bfloat16 *out, size_t n, int vec)
+{
+    const size_t n4 = vec ? n / 4 : 0;
+    for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+        const float4 v = reinterpret_cast<const float4 *>(in)[i];
+        reinterpret_cast<__nv_bfloat162 *>(out)[2 * i] = __floats2bfloat162_rn(v.x, v.y);
+        reinterpret_cast<__nv_bfloat162 *>(out)[2 * i + 1] = __floats2bfloat162_rn(v.z, v.w);
+    }
+    for (size_t i = 4 * n4 + grid_index(); i < n; i += grid_stride())
+        out[i] = __float2bfloat16_rn(in[i]);
+}
+
+extern "C" __global__ void attnprof_math_downcast_probs_f32_bf16(const float *in, __nv_bfloat16 *out, size_t n, int vec)
+{
+    const size_t n4 = vec ? n / 4 : 0;
+    for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+        const float4 v = reinterpret_cast<const float4 *>(in)[i];
+        reinterpret_cast<__nv_bfloat162 *>(out)[2 * i] = __floats2bfloat162_rn(v.x, v.y);
+        reinterpret_cast<__nv_bfloat162 *>(out)[2 * i + 1] = __floats2bfloat162_rn(v.z, v.w);
+    }
+    for (size_t i = 4 * n4 + grid_index(); i < n; i += grid_stride())
+        out[i] = __float2bfloat16_rn(in[i]);
+}
+
+namespace {
+// Threads per row kernel: enough to cover long rows in few iterations, a multiple of 32.
+unsigned row_threads(int cols) { return cols >= 2048 ? 1024 : cols >= 512 ? 512 : 128; }
+// The caller's q/k/v/out may sit at any bf16 offset: vector loads only where aligned.
+bool aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
+} // namespace
+
+extern "C" {
+
+cudaError_t math_upcast_bf16_f32(const void *in, float *out, size_t n, cudaStream_t s)
+{
+    attnprof_math_upcast_bf16_f32<<<blocks_for(n / 4 + 1), kThreads, 0, s>>>((const __nv_bfloat16 *)in, out, n,
+                                                                              aligned(in, 8) && aligned(out, 16));
+    return cudaGetLastError();
+}
+
+cudaError_t math_mul_scale_f32(const float *in, float *out, size_t n, float factor, cudaStream_t s)
+{
+    attnprof_math_mul_scale_f32<<<blocks_for(n / 4 + 1), kThreads, 0, s>>>(in, out, n, factor);
+    return cudaGetLastError();
+}
+
+cudaError_t math_ones_u8(uint8_t *out, int S, cudaStream_t s)
+{
+    const size_t n = (size_t)S * S;
+    attnprof_math_ones<<<blocks_for(n), kThreads, 0, s>>>(out, n);
+    return cudaGetLastError();
+}
+
+cudaError_t math_tril_u8(const uint8_t *in, uint8_t *out, int S, cudaStream_t s)
+{
+    attnprof_math_tril<<<blocks_for((size_t)S * S), kThreads, 0, s>>>(in, out, S);
+    return cudaGetLastError();
+}
+
+cudaError_t math_mask_fill_neginf(float *out, cudaStream_t s)
+{
+    attnprof_math_mask_fill_neginf<<<1, 1, 0, s>>>(out);
+    return cudaGetLastError();
+}
+
+cudaError_t math_where_bias(const uint8_t *cond, int cond_is_keep, const float *neginf, float *bias, int S,
+                            cudaStream_t s)
+{
+    const size_t n = (size_t)S * S;
+    attnprof_math_where_bias<<<blocks_for(n), kThreads, 0, s>>>(cond, cond_is_keep, neginf, bias, n);
+    return cudaGetLastError();
+}
+
+cudaError_t math_add_bias(float *scores, const float *bias, size_t matrices, int S, cudaStream_t s)
+{
+    const size_t per_matrix = (size_t)S * S, n = matrices * per_matrix;
+    attnprof_math_add_bias<<<blocks_for(n / 4 + 1), kThreads, 0, s>>>(scores, bias, n, per_matrix);
+    return cudaGetLastError();
+}
+
+cudaError_t math_softmax_f32(const float *in, float *out, size_t rows, int cols, cudaStream_t s)
+{
+    if (rows > 0x7fffffffu)
+        return cudaErrorInvalidConfiguration;
+    attnprof_math_softmax_f32<<<(unsigned)rows, row_threads(cols), 0, s>>>(in, out, cols);
+    return cudaGetLastError();
+}
+
+cudaError_t math_isneginf(const float *in, uint8_t *out, size_t n, cudaStream_t s)
+{
+    attnprof_math_isneginf<<<blocks_for(n / 4 + 1), kThreads, 0, s>>>(in, out, n);
+    return cudaGetLastError();
+}
+
+cudaError_t math_row_all(const uint8_t *in, uint8_t *out, size_t rows, int cols, cudaStream_t s)
+{
+    if (rows > 0x7fffffffu)
+        return cudaErrorInvalidConfiguration;
+    attnprof_math_row_all<<<(unsigned)rows, row_threads(cols), 0, s>>>(in, out, cols);
+    return cudaGetLastError();
+}
+
+cudaError_t math_where_zero_fill(float *out, cudaStream_t s)
+{
+    attnprof_math_where_zero_fill<<<1, 1, 0, s>>>(out);
+    return cudaGetLastError();
+}
+
+cudaError_t math_where_zero(const uint8_t *row_all, const float *zero, float *p, size_t rows, int cols,
+                            cudaStream_t s)
+{
+    const size_t n = rows * (size_t)cols;
+    attnprof_math_where_zero<<<blocks_for(n), kThreads, 0, s>>>(row_all, zero, p, n, cols);
+    return cudaGetLastError();
+}
+
+cudaError_t math_downcast_f32_bf16(const float *in, void *out, size_t n, cudaStream_t s)
+{
+    attnprof_math_downcast_f32_bf16<<<blocks_for(n / 4 + 1), kThreads, 0, s>>>(in, (__nv_bfloat16 *)out, n,
+                                                                                aligned(in, 16) && aligned(out, 8));
+    return cudaGetLastError();
+}
+
+cudaError_t math_downcast_probs_f32_bf16(const float *in, void *out, size_t n, cudaStream_t s)
+{
+    attnprof_math_downcast_probs_f32_bf16<<<blocks_for(n / 4 + 1), kThreads, 0, s>>>(
+        in, (__nv_bfloat16 *)out, n, aligned(in, 16) && aligned(out, 8));
+    return cudaGetLastError();
+}
+
+} // extern "C"

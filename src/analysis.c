@@ -1,0 +1,278 @@
+#include "analysis.h"
+
+#include "findings.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+stats stats_of(const double *x, int n)
+{
+    stats s = {.n = n, .median = NAN, .min = NAN, .max = NAN, .mean = NAN};
+    if (n <= 0)
+        return s;
+    double *c = malloc(sizeof(double) * (size_t)n);
+    if (!c)
+        abort();
+    memcpy(c, x, sizeof(double) * (size_t)n);
+    qsort(c, (size_t)n, sizeof(double), cmp_double);
+    s.min = c[0];
+    s.max = c[n - 1];
+    s.median = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += c[i];
+    s.mean = sum / n;
+    free(c);
+    return s;
+}
+
+static int has(const char *name, const char *needle) { return strcasestr(name, needle) != NULL; }
+
+op_class classify_op(const gpu_op *op)
+{
+    if (op->kind == GPU_MEMCPY)
+        return OPC_MEMCPY;
+    if (op->kind == GPU_MEMSET)
+        return OPC_MEMSET;
+    const char *n = op->name;
+    if (has(n, "flash") || has(n, "fmha") || has(n, "sdpa") || has(n, "attnprof_efficient") || has(n, "attention"))
+        return OPC_FUSED_ATTENTION;
+    if (has(n, "gemm") || has(n, "nvjet") || has(n, "xmma") || has(n, "cutlass"))
+        return OPC_GEMM;
+    if (has(n, "softmax"))
+        return OPC_SOFTMAX;
+    if (has(n, "mask") || has(n, "tril") || has(n, "triu") || has(n, "_ones") || has(n, "where_bias"))
+        return OPC_MASK;
+    if (has(n, "reduce") || has(n, "row_all") || has(n, "_all"))
+        return OPC_REDUCTION;
+    if (has(n, "elementwise") || has(n, "scale") || has(n, "cast") || has(n, "add") || has(n, "mul") ||
+        has(n, "copy") || has(n, "fill") || has(n, "where") || has(n, "isneginf") || has(n, "functor"))
+        return OPC_ELEMENTWISE;
+    return OPC_OTHER;
+}
+
+const char *op_class_name(op_class c)
+{
+    static const char *names[OPC_COUNT] = {"GEMM", "elementwise", "softmax", "fused attention", "memcpy",
+                                           "memset", "reduction", "mask", "other"};
+    return c < OPC_COUNT ? names[c] : "?";
+}
+
+/* "void ns::kern<4>(float*, int)" → "kern<4>"; long template arguments become "<…>". */
+void short_kernel_name(const char *name, char *out, size_t n)
+{
+    const char *s = name;
+    if (!strncmp(s, "void ", 5))
+        s += 5;
+    /* End of the identifier: the '(' of the parameter list at template depth 0. */
+    const char *end = s;
+    int depth = 0;
+    for (; *end; end++) {
+        if (*end == '<')
+            depth++;
+        else if (*end == '>')
+            depth--;
+        else if (*end == '(' && depth == 0)
+            break;
+    }
+    /* Start after the last "::" at depth 0 (namespaces, not template arguments). */
+    const char *start = s;
+    depth = 0;
+    for (const char *p = s; p < end; p++) {
+        if (*p == '<')
+            depth++;
+        else if (*p == '>')
+            depth--;
+        else if (depth == 0 && p[0] == ':' && p[1] == ':')
+            start = p + 2;
+    }
+    const char *lt = memchr(start, '<', (size_t)(end - start));
+    size_t len = (size_t)(end - start);
+    if (lt && len > 48)
+        snprintf(out, n, "%.*s<…>", (int)(lt - start), start);
+    else
+        snprintf(out, n, "%.*s", (int)len, start);
+}
+
+typedef struct corr_index {
+    const gpu_op **ops; /* sorted by correlation */
+    size_t n;
+} corr_index;
+
+static int cmp_corr(const void *a, const void *b)
+{
+    const gpu_op *x = *(const gpu_op *const *)a, *y = *(const gpu_op *const *)b;
+    if (x->correlation != y->correlation)
+        return x->correlation < y->correlation ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static int cmp_op_start(const void *a, const void *b)
+{
+    const gpu_op *x = *(const gpu_op *const *)a, *y = *(const gpu_op *const *)b;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* Ops of one forward: every GPU op whose correlation id belongs to an API call made
+ * inside the forward's host range. */
+static int group_forward(const trace *t, const corr_index *idx, const host_range *r, forward *f)
+{
+    size_t cap = 16;
+    f->ops = malloc(cap * sizeof *f->ops);
+    f->n_ops = 0;
+    if (!f->ops)
+        abort();
+    for (size_t i = 0; i < t->n_apis; i++) {
+        const api_call *a = &t->apis[i];
+        if (a->start_ns < r->start_ns || a->end_ns > r->end_ns || a->pid != r->pid)
+            continue;
+        /* lower bound of a->correlation in the index */
+        size_t lo = 0, hi = idx->n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (idx->ops[mid]->correlation < a->correlation)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < idx->n && idx->ops[lo]->correlation == a->correlation; lo++) {
+            int dup = 0; /* a runtime call and its driver call share the correlation id */
+            for (int k = 0; k < f->n_ops && !dup; k++)
+                dup = f->ops[k] == idx->ops[lo];
+            if (dup)
+                continue;
+            if ((size_t)f->n_ops == cap) {
+                cap *= 2;
+                f->ops = realloc(f->ops, cap * sizeof *f->ops);
+                if (!f->ops)
+                    abort();
+            }
+            f->ops[f->n_ops++] = idx->ops[lo];
+        }
+    }
+    qsort(f->ops, (size_t)f->n_ops, sizeof *f->ops, cmp_op_start);
+    f->launchers = malloc(sizeof *f->launchers * (size_t)(f->n_ops ? f->n_ops : 1));
+    if (!f->launchers)
+        abort();
+    double sum = 0;
+    int64_t lo_ns = INT64_MAX, hi_ns = INT64_MIN;
+    for (int k = 0; k < f->n_ops; k++) {
+        f->launchers[k] = trace_launcher(t, f->ops[k]);
+        sum += (double)(f->ops[k]->end_ns - f->ops[k]->start_ns);
+        if (f->ops[k]->start_ns < lo_ns)
+            lo_ns = f->ops[k]->start_ns;
+        if (f->ops[k]->end_ns > hi_ns)
+            hi_ns = f->ops[k]->end_ns;
+    }
+    f->range = r;
+    f->iteration = r->iteration;
+    f->cuda_us = sum / 1000.0;
+    f->cpu_us = (double)(r->end_ns - r->start_ns) / 1000.0;
+    f->gpu_span_us = f->n_ops ? (double)(hi_ns - lo_ns) / 1000.0 : 0.0;
+    return 0;
+}
+
+static int median_int(int *x, int n)
+{
+    double *d = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!d)
+        abort();
+    for (int i = 0; i < n; i++)
+        d[i] = x[i];
+    stats s = stats_of(d, n);
+    free(d);
+    return n ? (int)lround(s.median) : 0;
+}
+
+int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    a->trace = t;
+    a->run = r;
+    corr_index idx = {malloc(sizeof(gpu_op *) * (t->n_ops ? t->n_ops : 1)), t->n_ops};
+    if (!idx.ops)
+        abort();
+    for (size_t i = 0; i < t->n_ops; i++)
+        idx.ops[i] = &t->ops[i];
+    qsort(idx.ops, idx.n, sizeof *idx.ops, cmp_corr);
+
+    for (int v = 0; v < r->n_variants; v++) {
+        variant_analysis *va = &a->v[a->n++];
+        va->result = &r->variants[v];
+        int n = 0;
+        for (size_t i = 0; i < t->n_ranges; i++)
+            n += t->ranges[i].iteration >= 0 && !strcmp(t->ranges[i].variant, va->result->name);
+        va->forwards = calloc((size_t)(n ? n : 1), sizeof *va->forwards);
+        if (!va->forwards)
+            abort();
+        for (size_t i = 0; i < t->n_ranges; i++) {
+            const host_range *h = &t->ranges[i];
+            if (h->iteration >= 0 && !strcmp(h->variant, va->result->name))
+                group_forward(t, &idx, h, &va->forwards[va->n_forwards++]);
+        }
+        double *cu = malloc(sizeof(double) * (size_t)(n ? n : 1)), *cp = malloc(sizeof(double) * (size_t)(n ? n : 1));
+        double *sp = malloc(sizeof(double) * (size_t)(n ? n : 1));
+        int *ops = malloc(sizeof(int) * (size_t)(n ? n : 1)), *mc = malloc(sizeof(int) * (size_t)(n ? n : 1));
+        int *kn = malloc(sizeof(int) * (size_t)(n ? n : 1));
+        if (!cu || !cp || !sp || !ops || !mc || !kn)
+            abort();
+        for (int i = 0; i < va->n_forwards; i++) {
+            forward *f = &va->forwards[i];
+            cu[i] = f->cuda_us;
+            cp[i] = f->cpu_us;
+            sp[i] = f->gpu_span_us;
+            ops[i] = f->n_ops;
+            mc[i] = kn[i] = 0;
+            for (int k = 0; k < f->n_ops; k++) {
+                mc[i] += f->ops[k]->kind == GPU_MEMCPY;
+                kn[i] += f->ops[k]->kind == GPU_KERNEL;
+            }
+        }
+        va->cuda_us = stats_of(cu, va->n_forwards);
+        va->cpu_us = stats_of(cp, va->n_forwards);
+        va->span_us = stats_of(sp, va->n_forwards);
+        va->ops_per_forward = median_int(ops, va->n_forwards);
+        va->memcpy_per_forward = median_int(mc, va->n_forwards);
+        va->kernels_per_forward = median_int(kn, va->n_forwards);
+        free(cu), free(cp), free(sp), free(ops), free(mc), free(kn);
+        if (va->result->status == VARIANT_OK && va->n_forwards == 0) {
+            snprintf(err, errlen, "trace.json has no recorded forwards for variant %s, which run.json says ran; "
+                     "the archive is incomplete", va->result->name);
+            free(idx.ops);
+            analysis_free(a);
+            return -1;
+        }
+    }
+    free(idx.ops);
+    findings_derive(a);
+    return 0;
+}
+
+void analysis_free(analysis *a)
+{
+    for (int v = 0; v < a->n; v++) {
+        for (int i = 0; i < a->v[v].n_forwards; i++) {
+            free(a->v[v].forwards[i].ops);
+            free(a->v[v].forwards[i].launchers);
+        }
+        free(a->v[v].forwards);
+    }
+    memset(a, 0, sizeof *a);
+}
+
+const variant_analysis *analysis_find(const analysis *a, const char *variant)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->v[i].result->name, variant))
+            return &a->v[i];
+    return NULL;
+}

@@ -1,0 +1,62 @@
+/* From trace + run.json to the numbers and findings of the report: records
+ * grouped into forwards (NVTX "attn_fwd" range -> API calls inside it ->
+ * correlated GPU ops), per-forward CUDA/CPU time, statistics, findings. */
+#ifndef ATTNPROF_ANALYSIS_H
+#define ATTNPROF_ANALYSIS_H
+
+#include "run_info.h"
+#include "trace.h"
+
+typedef struct forward {
+    int iteration;
+    const host_range *range;     /* the attn_fwd range */
+    const gpu_op **ops;          /* GPU ops launched inside it, by start time */
+    const api_call **launchers;  /* launcher of ops[i] (NULL if none found) */
+    int n_ops;
+    double cuda_us;              /* sum of GPU op durations */
+    double cpu_us;               /* duration of the host range (the forward call, no sync) */
+    double gpu_span_us;          /* first op start to last op end */
+} forward;
+
+typedef struct stats {
+    int n;
+    double median, min, max, mean;
+} stats;
+
+typedef enum op_class {
+    OPC_GEMM = 0, OPC_ELEMENTWISE, OPC_SOFTMAX, OPC_FUSED_ATTENTION, OPC_MEMCPY, OPC_MEMSET,
+    OPC_REDUCTION, OPC_MASK, OPC_OTHER, OPC_COUNT
+} op_class;
+
+#define MAX_FINDINGS 12
+typedef struct variant_analysis {
+    const variant_result *result;
+    forward *forwards;
+    int n_forwards;
+    stats cuda_us, cpu_us, span_us;
+    int ops_per_forward;         /* median over forwards */
+    int memcpy_per_forward;
+    int kernels_per_forward;
+    int n_findings;
+    char findings[MAX_FINDINGS][320];
+} variant_analysis;
+
+typedef struct analysis {
+    const trace *trace;
+    const run_info *run;
+    int n;
+    variant_analysis v[RUN_MAX_VARIANTS];
+} analysis;
+
+int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen);
+void analysis_free(analysis *a);
+const variant_analysis *analysis_find(const analysis *a, const char *variant);
+
+/* Pure helpers, tested on their own. */
+stats stats_of(const double *x, int n);
+op_class classify_op(const gpu_op *op);
+const char *op_class_name(op_class c);
+/* Short display name for a kernel: strips templates/arguments, keeps the identifier. */
+void short_kernel_name(const char *name, char *out, size_t n);
+
+#endif

@@ -1,0 +1,249 @@
+#include "cli.h"
+
+#include "exit_codes.h"
+#include "figures.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_usage(FILE *f)
+{
+    fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
+          "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
+          "       attnprof list                list the variants\n"
+          "       attnprof --help | --version\n"
+          "\n"
+          "run options:\n"
+          "  --variants a,b,...   variants to run, in series order (default: all; see `attnprof list`)\n"
+          "  --batch N            batch size B (default 8)\n"
+          "  --heads N            heads H (default 16)\n"
+          "  --seq N              sequence length S (default 1024)\n"
+          "  --dim N              head dimension D (default 64)\n"
+          "  --iters N            recorded forwards per variant (default 20)\n"
+          "  --warmup N           warm-up forwards per variant, not recorded (default 5)\n"
+          "  --seed N             seed of the random normal inputs (default 0)\n"
+          "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
+          "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
+          "  --force              replace DIR if it exists\n"
+          "  -q, --quiet          no progress line, no summary on stdout\n"
+          "run and report options:\n"
+          "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
+          "  --log                logarithmic time axis in the time chart\n"
+          "\n"
+          "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device, 4 too little device memory,\n"
+          "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error\n",
+          f);
+}
+
+static int usage_error(char *err, size_t n, const char *fmt, const char *a, const char *b)
+{
+    snprintf(err, n, fmt, a, b);
+    return EXIT_USAGE;
+}
+
+static int positive_int(const char *opt, const char *s, int max, int *out, char *err, size_t n)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v <= 0 || v > max) {
+        char lim[64];
+        snprintf(lim, sizeof lim, "a whole number from 1 to %d", max);
+        snprintf(err, n, "--%s %s: expected %s", opt, s, lim);
+        return EXIT_USAGE;
+    }
+    *out = (int)v;
+    return EXIT_OK;
+}
+
+static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
+{
+    *out = 0;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(tok, "png"))
+            *out |= FIG_PNG;
+        else if (!strcmp(tok, "svg"))
+            *out |= FIG_SVG;
+        else if (!strcmp(tok, "pdf"))
+            *out |= FIG_PDF;
+        else
+            return usage_error(err, n, "--format: unknown format '%s'; use a list of png, svg, pdf%s", tok, "");
+    }
+    if (!*out)
+        return usage_error(err, n, "--format: empty list; use e.g. --format png,svg,pdf%s%s", "", "");
+    return EXIT_OK;
+}
+
+/* Selected variants keep the registry's (series) order whatever order they are named in. */
+static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
+{
+    int chosen[RUN_MAX_VARIANTS] = {0};
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int i = 0; i < attn_registry_count; i++)
+            if (!strcmp(attn_registry[i]->name, tok))
+                chosen[i] = found = 1;
+        if (!found)
+            return usage_error(err, n, "--variants: unknown variant '%s'; `attnprof list` shows the variants%s",
+                               tok, "");
+    }
+    rc->n_variants = 0;
+    for (int i = 0; i < attn_registry_count; i++)
+        if (chosen[i])
+            rc->variants[rc->n_variants++] = attn_registry[i];
+    if (!rc->n_variants)
+        return usage_error(err, n, "--variants: empty list; name at least one variant%s%s", "", "");
+    return EXIT_OK;
+}
+
+enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
+       OPT_FORMAT, OPT_LOG, OPT_REPLAN };
+
+static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
+                        size_t n)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v > max) {
+        snprintf(err, n, "--%s %s: expected a whole number from 0 to %llu", opt, s, max);
+        return EXIT_USAGE;
+    }
+    *out = v;
+    return EXIT_OK;
+}
+
+static int apply_option(int c, const char *arg, cli_options *o, char *err, size_t n)
+{
+    run_config *rc = &o->run;
+    unsigned long long v;
+    int r;
+    switch (c) {
+    case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
+    case OPT_BATCH: return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
+    case OPT_HEADS: return positive_int("heads", arg, 1 << 12, &rc->shape.heads, err, n);
+    case OPT_SEQ: return positive_int("seq", arg, 1 << 20, &rc->shape.seq, err, n);
+    case OPT_DIM: return positive_int("dim", arg, 1024, &rc->shape.dim, err, n);
+    case OPT_ITERS: return positive_int("iters", arg, 100000, &rc->iters, err, n);
+    case OPT_WARMUP:
+        if ((r = whole_number("warmup", arg, 100000, &v, err, n)) == EXIT_OK)
+            rc->warmup = (int)v;
+        return r;
+    case OPT_SEED:
+        if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
+            rc->seed = v;
+        return r;
+    case 'o': o->out_dir = arg; return EXIT_OK;
+    case OPT_FORCE: o->force = 1; return EXIT_OK;
+    case 'q': rc->quiet = 1; return EXIT_OK;
+    case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
+    case OPT_LOG: o->log_axis = 1; return EXIT_OK;
+    case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
+    }
+    return EXIT_USAGE;
+}
+
+/* Every selected variant must take the shape; the message names the variant and
+ * what to change. */
+static int check_shape(const run_config *rc, char *err, size_t n)
+{
+    for (int i = 0; i < rc->n_variants; i++) {
+        attn_error why = {{0}};
+        if (rc->variants[i]->check_shape && rc->variants[i]->check_shape(&rc->shape, &why) != 0) {
+            snprintf(err, n, "variant %s cannot take %dx%dx%dx%d: %s; change the shape or leave it out with --variants",
+                     rc->variants[i]->name, rc->shape.batch, rc->shape.heads, rc->shape.seq, rc->shape.dim, why.msg);
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
+
+int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    run_config *rc = &o->run;
+    rc->shape = (attn_shape){8, 16, 1024, 64};
+    rc->iters = 20;
+    rc->warmup = 5;
+    rc->rel_error_threshold = 2e-2;
+    rc->heads_to_check = 3;
+    o->formats = FIG_PNG | FIG_SVG;
+    for (int i = 0; i < attn_registry_count && i < RUN_MAX_VARIANTS; i++)
+        rc->variants[rc->n_variants++] = attn_registry[i];
+
+    static const struct option longopts[] = {
+        {"variants", required_argument, 0, OPT_VARIANTS}, {"batch", required_argument, 0, OPT_BATCH},
+        {"heads", required_argument, 0, OPT_HEADS},       {"seq", required_argument, 0, OPT_SEQ},
+        {"dim", required_argument, 0, OPT_DIM},           {"iters", required_argument, 0, OPT_ITERS},
+        {"warmup", required_argument, 0, OPT_WARMUP},     {"seed", required_argument, 0, OPT_SEED},
+        {"output", required_argument, 0, 'o'},            {"force", no_argument, 0, OPT_FORCE},
+        {"quiet", no_argument, 0, 'q'},                   {"format", required_argument, 0, OPT_FORMAT},
+        {"log", no_argument, 0, OPT_LOG},                 {"cudnn-replan", no_argument, 0, OPT_REPLAN},
+        {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
+
+    /* GNU getopt permutes: options may come before or after the command. */
+    optind = 0;
+    opterr = 0;
+    int c, help = 0, version = 0;
+    while ((c = getopt_long(argc, argv, ":o:qhV", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            help = 1;
+            continue;
+        }
+        if (c == 'V') {
+            version = 1;
+            continue;
+        }
+        if (c == ':')
+            return usage_error(err, errlen, "%s needs a value; see attnprof --help%s", argv[optind - 1], "");
+        if (c == '?')
+            return usage_error(err, errlen, "unknown option '%s'; see attnprof --help%s", argv[optind - 1], "");
+        int r = apply_option(c, optarg, o, err, errlen);
+        if (r != EXIT_OK)
+            return r;
+    }
+    if (help) {
+        o->command = CMD_HELP;
+        return EXIT_OK;
+    }
+    if (version) {
+        o->command = CMD_VERSION;
+        return EXIT_OK;
+    }
+    if (optind >= argc)
+        return usage_error(err, errlen, "no command: use `attnprof run`, `attnprof report DIR` or `attnprof list`%s%s",
+                           "", "");
+    const char *cmd = argv[optind++];
+    int operands = argc - optind;
+    if (!strcmp(cmd, "run"))
+        o->command = CMD_RUN;
+    else if (!strcmp(cmd, "report"))
+        o->command = CMD_REPORT;
+    else if (!strcmp(cmd, "list"))
+        o->command = CMD_LIST;
+    else if (!strcmp(cmd, "help"))
+        o->command = CMD_HELP;
+    else
+        return usage_error(err, errlen, "unknown command '%s': use run, report or list (attnprof --help)%s", cmd, "");
+
+    if (o->command == CMD_REPORT) {
+        if (operands != 1)
+            return usage_error(err, errlen, "report takes one archive directory: attnprof report DIR%s%s", "", "");
+        o->archive = argv[optind];
+        return EXIT_OK;
+    }
+    if (operands > 0)
+        return usage_error(err, errlen, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);
+    if (o->command == CMD_RUN)
+        return check_shape(rc, err, errlen);
+    return EXIT_OK;
+}

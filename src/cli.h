@@ -1,0 +1,26 @@
+/* Command line: getopt_long parsing into a cli_options, with every usage error
+ * turned into one line that says what to do. Pure, so it is unit-tested. */
+#ifndef ATTNPROF_CLI_H
+#define ATTNPROF_CLI_H
+
+#include "runner.h"
+
+#include <stdio.h>
+
+typedef enum cli_command { CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_LIST, CMD_HELP, CMD_VERSION } cli_command;
+
+typedef struct cli_options {
+    cli_command command;
+    run_config run;
+    const char *out_dir; /* -o; NULL: out/<gpu>-<yyyymmdd-hhmmss> */
+    const char *archive; /* report DIR */
+    int force;
+    unsigned formats; /* FIG_* bits */
+    int log_axis;
+} cli_options;
+
+/* Returns EXIT_OK, or EXIT_USAGE with a one-line message in `err`. */
+int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen);
+void cli_usage(FILE *f);
+
+#endif

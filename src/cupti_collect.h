@@ -1,0 +1,32 @@
+/* CUPTI Activity API collection: kernels (concurrent), memcpy, memset, runtime and
+ * driver API calls, NVTX markers. Records are delivered through buffer callbacks
+ * and appended to a trace at each flush; dropped records are counted, never lost
+ * silently. */
+#ifndef ATTNPROF_CUPTI_COLLECT_H
+#define ATTNPROF_CUPTI_COLLECT_H
+
+#include "trace.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Before any NVTX call: point NVTX's injection at CUPTI so markers are recorded. */
+void cupti_prepare_nvtx(void);
+int cupti_start(trace *t, char *err, size_t errlen);
+/* Enable/disable the activity kinds (for the CUPTI-off timing probe). */
+int cupti_enable(int on, char *err, size_t errlen);
+/* Synchronize, flush CUPTI's buffers and append the records to the trace, or count
+ * them as discarded when `keep` is 0. NVTX ranges opened with cupti_range_push
+ * are attributed to `variant`. Adds the records CUPTI reported dropped to *dropped. */
+int cupti_flush(int keep, const char *variant, int64_t *dropped, char *err, size_t errlen);
+void cupti_stop(void);
+
+/* NVTX range around a region (iteration >= 0 for a recorded forward). Also stamps
+ * CUPTI's clock on the host, so a range is kept even if the NVTX injection did not
+ * load; cupti_marker_source() says which source provided the ranges. */
+void cupti_range_push(const char *name, int iteration);
+void cupti_range_pop(void);
+const char *cupti_marker_source(void);
+uint64_t cupti_timestamp(void);
+
+#endif

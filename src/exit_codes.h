@@ -1,0 +1,14 @@
+/* Distinct exit codes, so scripts can tell what went wrong. */
+#ifndef ATTNPROF_EXIT_CODES_H
+#define ATTNPROF_EXIT_CODES_H
+enum {
+    EXIT_OK = 0,
+    EXIT_VARIANT_FAILED = 1, /* the run completed, but a variant failed (error or wrong result) */
+    EXIT_USAGE = 2,          /* bad command line */
+    EXIT_NO_DEVICE = 3,      /* no CUDA device / driver */
+    EXIT_DEVICE_MEMORY = 4,  /* a variant needs more device memory than is free */
+    EXIT_OUTPUT_EXISTS = 5,  /* -o DIR exists and --force was not given */
+    EXIT_BAD_ARCHIVE = 6,    /* missing or corrupt trace.json / run.json */
+    EXIT_IO = 7,             /* cannot write the output, or a CUDA/CUPTI failure outside any variant */
+};
+#endif

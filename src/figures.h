@@ -1,0 +1,38 @@
+/* The report's figures, drawn with Cairo from the in-memory model (trace +
+ * run_info + analysis), so `attnprof report` needs no GPU:
+ *   timeline-<variant>  CPU lane (NVTX ranges, API calls) over GPU lane, 1-3 forwards
+ *   timeline-overview   one forward of every variant on one time scale
+ *   occupancy           theoretical vs estimated occupancy of each variant's kernels
+ *   time-per-forward    CUDA vs CPU time per forward (median, min-max)
+ * Files go to <dir>/figures/<figure>.<png|svg|pdf>; the same input gives the
+ * same bytes. */
+#ifndef ATTNPROF_FIGURES_H
+#define ATTNPROF_FIGURES_H
+
+#include <stddef.h>
+
+#include "analysis.h"
+
+enum { FIG_PNG = 1, FIG_SVG = 2, FIG_PDF = 4 };
+
+typedef struct figure_file {
+    char path[256];    /* relative to `dir`: "figures/timeline-naive.png" */
+    char caption[256]; /* one sentence for the report */
+    char kind[16];     /* "png", "svg", "pdf" */
+    char figure[64];   /* "timeline-naive", "timeline-overview", "occupancy", "time-per-forward" */
+} figure_file;
+
+typedef struct figure_list {
+    int n;
+    figure_file *files;
+} figure_list;
+
+/* Renders every figure in every requested format (FIG_* bits) into
+ * <dir>/figures/ (created if missing). `log_axis` makes the time chart's axis
+ * logarithmic. Returns 0; on failure -1 with a one-line reason in `err`, and
+ * `out` lists the files written so far. */
+int figures_render(const analysis *a, const char *dir, unsigned formats, int log_axis,
+                   figure_list *out, char *err, size_t errlen);
+void figure_list_free(figure_list *l);
+
+#endif

@@ -1,0 +1,475 @@
+/* Surfaces, text, colours and axis arithmetic shared by all figures. */
+#include "fig.h"
+
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figures.h"
+
+const rgb FIG_INK = {0.13, 0.13, 0.13};
+const rgb FIG_GREY = {0.42, 0.42, 0.42};
+const rgb FIG_GRID = {0.88, 0.88, 0.88};
+const rgb FIG_WHITE = {1, 1, 1};
+
+/* ---- surfaces ----------------------------------------------------------- */
+
+static int set_err(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+    if (err && errlen)
+        snprintf(err, errlen, fmt, a, b);
+    return -1;
+}
+
+static cairo_status_t buffer_write(void *closure, const unsigned char *data, unsigned int len)
+{
+    fig_buffer *b = closure;
+    if (b->len + len > b->cap) {
+        size_t cap = b->cap ? b->cap : 64 * 1024;
+        while (cap < b->len + len)
+            cap *= 2;
+        unsigned char *grown = realloc(b->data, cap);
+        if (!grown) {
+            b->failed = 1;
+            return CAIRO_STATUS_NO_MEMORY;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+/* Hinting would make glyph advances depend on the surface type; without it a
+ * layout measured once is the same in PNG, SVG and PDF. */
+static void set_font_options(cairo_t *cr, int kind)
+{
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
+    cairo_font_options_set_antialias(fo, kind == FIG_PNG ? CAIRO_ANTIALIAS_GRAY
+                                                         : CAIRO_ANTIALIAS_DEFAULT);
+    cairo_set_font_options(cr, fo);
+    cairo_font_options_destroy(fo);
+    cairo_select_font_face(cr, FIG_FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+}
+
+cairo_t *fig_measure_create(void)
+{
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
+    cairo_t *cr = cairo_create(s);
+    cairo_surface_destroy(s);
+    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
+        cairo_destroy(cr);
+        return NULL;
+    }
+    set_font_options(cr, FIG_PDF);
+    return cr;
+}
+
+void fig_measure_destroy(cairo_t *cr)
+{
+    if (cr)
+        cairo_destroy(cr);
+}
+
+int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double h,
+                    const char *title, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    snprintf(c->path, sizeof c->path, "%s", path);
+    switch (kind) {
+    case FIG_PNG:
+        c->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)ceil(w * FIG_PNG_SCALE),
+                                                (int)ceil(h * FIG_PNG_SCALE));
+        cairo_surface_set_device_scale(c->surface, FIG_PNG_SCALE, FIG_PNG_SCALE);
+        break;
+    case FIG_SVG:
+        c->surface = cairo_svg_surface_create_for_stream(buffer_write, &c->buf, w, h);
+        break;
+    case FIG_PDF:
+        c->surface = cairo_pdf_surface_create_for_stream(buffer_write, &c->buf, w, h);
+        if (cairo_surface_status(c->surface) == CAIRO_STATUS_SUCCESS) {
+            /* An empty date keeps cairo from writing the current time, so two
+             * renders of the same run give the same bytes. */
+            cairo_pdf_surface_set_metadata(c->surface, CAIRO_PDF_METADATA_CREATE_DATE, "");
+            cairo_pdf_surface_set_metadata(c->surface, CAIRO_PDF_METADATA_TITLE, title ? title : "");
+            cairo_pdf_surface_set_metadata(c->surface, CAIRO_PDF_METADATA_CREATOR, "attnprof");
+        }
+        break;
+    default:
+        return set_err(err, errlen, "%s%s: unknown figure format", path, "");
+    }
+    if (cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS) {
+        set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(c->surface)));
+        cairo_surface_destroy(c->surface);
+        c->surface = NULL;
+        return -1;
+    }
+    c->cr = cairo_create(c->surface);
+    set_font_options(c->cr, kind);
+    cairo_set_line_join(c->cr, CAIRO_LINE_JOIN_MITER);
+    fig_set(c->cr, FIG_WHITE);
+    cairo_paint(c->cr);
+    return 0;
+}
+
+/* cairo's SVG writer names the page group after a process-wide surface
+ * counter ("surface17"), which changes with every figure drawn before it.
+ * Renumbering the names by first appearance makes the file depend only on
+ * its drawing. */
+static int write_svg_normalised(FILE *f, const fig_buffer *b)
+{
+    static const char key[] = "surface";
+    const size_t klen = sizeof key - 1;
+    long seen[64];
+    int n_seen = 0;
+    size_t i = 0, copied = 0;
+    while (i + klen < b->len) {
+        if (memcmp(b->data + i, key, klen) != 0 || !isdigit(b->data[i + klen]) ||
+            (i > 0 && isalnum(b->data[i - 1]))) {
+            i++;
+            continue;
+        }
+        size_t j = i + klen;
+        long id = 0;
+        while (j < b->len && isdigit(b->data[j]) && id < 100000000)
+            id = id * 10 + (b->data[j++] - '0');
+        int k = 0;
+        while (k < n_seen && seen[k] != id)
+            k++;
+        if (k == n_seen && n_seen < 64)
+            seen[n_seen++] = id;
+        if (fwrite(b->data + copied, 1, i - copied, f) != i - copied ||
+            fprintf(f, "surface%d", k + 1) < 0)
+            return -1;
+        copied = i = j;
+    }
+    if (fwrite(b->data + copied, 1, b->len - copied, f) != b->len - copied)
+        return -1;
+    return 0;
+}
+
+int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (!c->surface)
+        return -1;
+    cairo_status_t st = cairo_status(c->cr);
+    cairo_destroy(c->cr);
+    c->cr = NULL;
+    if (st != CAIRO_STATUS_SUCCESS) {
+        rc = set_err(err, errlen, "%s: drawing failed: %s", c->path, cairo_status_to_string(st));
+    } else if (c->kind == FIG_PNG) {
+        cairo_surface_flush(c->surface);
+        st = cairo_surface_write_to_png(c->surface, c->path);
+        if (st != CAIRO_STATUS_SUCCESS)
+            rc = set_err(err, errlen, "%s: %s", c->path, cairo_status_to_string(st));
+    } else {
+        cairo_surface_finish(c->surface);
+        st = cairo_surface_status(c->surface);
+        if (st != CAIRO_STATUS_SUCCESS || c->buf.failed) {
+            rc = set_err(err, errlen, "%s: %s", c->path,
+                         c->buf.failed ? "out of memory" : cairo_status_to_string(st));
+        } else {
+            FILE *f = fopen(c->path, "wb");
+            if (!f) {
+                rc = set_err(err, errlen, "%s: %s", c->path, strerror(errno));
+            } else {
+                int wrc = c->kind == FIG_SVG
+                              ? write_svg_normalised(f, &c->buf)
+                              : (fwrite(c->buf.data, 1, c->buf.len, f) == c->buf.len ? 0 : -1);
+                if (fclose(f) != 0 || wrc != 0)
+                    rc = set_err(err, errlen, "%s: write failed: %s", c->path, strerror(errno));
+            }
+        }
+    }
+    cairo_surface_destroy(c->surface);
+    c->surface = NULL;
+    free(c->buf.data);
+    memset(&c->buf, 0, sizeof c->buf);
+    return rc;
+}
+
+/* ---- text ----------------------------------------------------------------- */
+
+void fig_font(cairo_t *cr, double size, int bold)
+{
+    cairo_select_font_face(cr, FIG_FONT, CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, size);
+}
+
+double fig_text_width(cairo_t *cr, const char *s)
+{
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, s, &e);
+    return e.x_advance;
+}
+
+void fig_text(cairo_t *cr, double x, double y, const char *s, fig_align align)
+{
+    if (!s || !*s)
+        return;
+    double w = align == ALIGN_LEFT ? 0 : fig_text_width(cr, s);
+    cairo_move_to(cr, align == ALIGN_LEFT ? x : align == ALIGN_CENTER ? x - w / 2 : x - w, y);
+    cairo_show_text(cr, s);
+}
+
+/* Byte offset of the end of the first `chars` UTF-8 characters of s. */
+static size_t utf8_prefix(const char *s, int chars)
+{
+    size_t i = 0;
+    while (s[i] && chars > 0) {
+        i++;
+        while (((unsigned char)s[i] & 0xC0) == 0x80)
+            i++;
+        chars--;
+    }
+    return i;
+}
+
+static int utf8_length(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
+int fig_fit_text(cairo_t *cr, const char *s, double maxw, int min_chars, char *out, size_t n)
+{
+    if (!n)
+        return 0;
+    out[0] = '\0';
+    if (!s || !*s || maxw <= 0)
+        return 0;
+    if (fig_text_width(cr, s) <= maxw) {
+        snprintf(out, n, "%s", s);
+        return 1;
+    }
+    /* Longest prefix that fits with the ellipsis: widths grow with the prefix,
+     * so a binary search over the character count finds it. */
+    int lo = min_chars < 1 ? 1 : min_chars, hi = utf8_length(s) - 1, best = -1;
+    char tmp[512];
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        size_t bytes = utf8_prefix(s, mid);
+        if (bytes + 4 > sizeof tmp) {
+            hi = mid - 1;
+            continue;
+        }
+        memcpy(tmp, s, bytes);
+        memcpy(tmp + bytes, "\xe2\x80\xa6", 4); /* … */
+        if (fig_text_width(cr, tmp) <= maxw) {
+            best = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if (best < 0)
+        return 0;
+    size_t bytes = utf8_prefix(s, best);
+    if (bytes + 4 > n)
+        return 0;
+    memcpy(out, s, bytes);
+    memcpy(out + bytes, "\xe2\x80\xa6", 4);
+    return 1;
+}
+
+/* ---- colours ---------------------------------------------------------------- */
+
+void fig_set(cairo_t *cr, rgb c) { cairo_set_source_rgb(cr, c.r, c.g, c.b); }
+
+void fig_set_alpha(cairo_t *cr, rgb c, double alpha)
+{
+    cairo_set_source_rgba(cr, c.r, c.g, c.b, alpha);
+}
+
+rgb fig_hex(unsigned hex)
+{
+    rgb c = {((hex >> 16) & 0xff) / 255.0, ((hex >> 8) & 0xff) / 255.0, (hex & 0xff) / 255.0};
+    return c;
+}
+
+/* Paul Tol's "muted" qualitative scheme: nine colours that stay distinct
+ * for the common colour-vision deficiencies. */
+rgb fig_class_colour(op_class c)
+{
+    switch (c) {
+    case OPC_GEMM: return fig_hex(0x332288);            /* indigo */
+    case OPC_ELEMENTWISE: return fig_hex(0x88CCEE);     /* cyan */
+    case OPC_SOFTMAX: return fig_hex(0xDDCC77);         /* sand */
+    case OPC_FUSED_ATTENTION: return fig_hex(0x117733); /* green */
+    case OPC_MEMCPY: return fig_hex(0xCC6677);          /* rose */
+    case OPC_MEMSET: return fig_hex(0x882255);          /* wine */
+    case OPC_REDUCTION: return fig_hex(0x44AA99);       /* teal */
+    case OPC_MASK: return fig_hex(0xAA4499);            /* purple */
+    default: return fig_hex(0xBBBBBB);                  /* other: grey */
+    }
+}
+
+static double channel_linear(double v)
+{
+    return v <= 0.03928 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+}
+
+rgb fig_text_on(rgb fill)
+{
+    double lum = 0.2126 * channel_linear(fill.r) + 0.7152 * channel_linear(fill.g) +
+                 0.0722 * channel_linear(fill.b);
+    /* Contrast ratio against black vs white (WCAG): pick the larger. */
+    double vs_black = (lum + 0.05) / 0.05, vs_white = 1.05 / (lum + 0.05);
+    return vs_black >= vs_white ? (rgb){0, 0, 0} : FIG_WHITE;
+}
+
+void fig_fill_rect(cairo_t *cr, double x, double y, double w, double h, rgb fill)
+{
+    fig_set(cr, fill);
+    cairo_rectangle(cr, x, y, w, h);
+    cairo_fill(cr);
+}
+
+/* ---- numbers and axes -------------------------------------------------------- */
+
+void fig_nice_ticks(double lo, double hi, int max_ticks, fig_ticks *t)
+{
+    t->n = 0;
+    t->step = 0;
+    if (!(hi > lo) || max_ticks < 2)
+        return;
+    if (max_ticks > 60)
+        max_ticks = 60;
+    double raw = (hi - lo) / (max_ticks - 1);
+    double mag = pow(10, floor(log10(raw)));
+    static const double mult[] = {1, 2, 5, 10};
+    double step = 10 * mag;
+    for (int i = 0; i < 4; i++)
+        if (mult[i] * mag >= raw * (1 - 1e-9)) {
+            step = mult[i] * mag;
+            break;
+        }
+    t->step = step;
+    for (double k = ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9 && t->n < 64; k++)
+        t->v[t->n++] = k * step == 0 ? 0 : k * step; /* no "-0" */
+}
+
+fig_time_fmt fig_time_fmt_for(double max_us, double step_us)
+{
+    fig_time_fmt f = {1, "\xc2\xb5s", 0}; /* µs */
+    if (max_us >= 1000) {
+        f.div = 1000;
+        f.unit = "ms";
+    } else if (max_us > 0 && max_us < 1) {
+        f.div = 0.001;
+        f.unit = "ns";
+    }
+    double step = step_us / f.div;
+    if (step > 0 && step < 1)
+        f.decimals = (int)ceil(-log10(step) - 1e-9);
+    /* 2.5-type steps cannot occur (1-2-5), so these decimals are exact. */
+    if (f.decimals > 6)
+        f.decimals = 6;
+    return f;
+}
+
+void fig_time_label(const fig_time_fmt *f, double us, char *out, size_t n)
+{
+    if (us == 0)
+        snprintf(out, n, "0");
+    else
+        snprintf(out, n, "%.*f %s", f->decimals, us / f->div, f->unit);
+}
+
+void fig_format_us(double us, char *out, size_t n)
+{
+    if (!isfinite(us))
+        snprintf(out, n, "n/a");
+    else if (us < 0.9995)
+        snprintf(out, n, "%.0f ns", us * 1000);
+    else if (us < 9.995)
+        snprintf(out, n, "%.2f \xc2\xb5s", us);
+    else if (us < 99.95)
+        snprintf(out, n, "%.1f \xc2\xb5s", us);
+    else if (us < 999.5)
+        snprintf(out, n, "%.0f \xc2\xb5s", us);
+    else if (us < 9995)
+        snprintf(out, n, "%.2f ms", us / 1000);
+    else if (us < 99950)
+        snprintf(out, n, "%.1f ms", us / 1000);
+    else
+        snprintf(out, n, "%.0f ms", us / 1000);
+}
+
+void fig_format_bytes(double bytes, char *out, size_t n)
+{
+    if (bytes < 1024)
+        snprintf(out, n, "%.0f B", bytes);
+    else if (fmod(bytes, 1024) == 0)
+        snprintf(out, n, "%.0f KiB", bytes / 1024);
+    else
+        snprintf(out, n, "%.1f KiB", bytes / 1024);
+}
+
+/* ---- pieces shared by the figures ------------------------------------------- */
+
+void fig_shape_text(const analysis *a, char *out, size_t n)
+{
+    if (!a->run) {
+        snprintf(out, n, "shape not recorded");
+        return;
+    }
+    const attn_shape *s = &a->run->shape;
+    snprintf(out, n, "B=%d H=%d S=%d D=%d", s->batch, s->heads, s->seq, s->dim);
+}
+
+int fig_middle_forward(const variant_analysis *va)
+{
+    return va->n_forwards > 0 ? va->n_forwards / 2 : -1;
+}
+
+double fig_legend(cairo_t *cr, double x, double y, double maxw, const fig_legend_item *items,
+                  int n, int draw)
+{
+    const double sw = 14, sh = 9, gap = 6, item_gap = 16, line_h = 15;
+    fig_font(cr, 9, 0);
+    double cx = x, cy = y;
+    for (int i = 0; i < n; i++) {
+        double w = sw + gap + fig_text_width(cr, items[i].label);
+        if (cx > x && cx + w > x + maxw) {
+            cx = x;
+            cy += line_h;
+        }
+        if (draw) {
+            double top = cy + (line_h - sh) / 2 - 2;
+            if (items[i].style == 2) {
+                fig_set(cr, items[i].colour);
+                cairo_set_line_width(cr, 1.2);
+                cairo_move_to(cr, cx, top + sh / 2);
+                cairo_line_to(cr, cx + sw, top + sh / 2);
+                cairo_stroke(cr);
+            } else {
+                fig_fill_rect(cr, cx, top, sw, sh, items[i].colour);
+                if (items[i].style == 1) {
+                    fig_set(cr, FIG_GREY);
+                    cairo_set_line_width(cr, 0.8);
+                    cairo_rectangle(cr, cx + 0.4, top + 0.4, sw - 0.8, sh - 0.8);
+                    cairo_stroke(cr);
+                }
+            }
+            fig_set(cr, FIG_INK);
+            fig_text(cr, cx + sw + gap, cy + line_h - 5, items[i].label, ALIGN_LEFT);
+        }
+        cx += w + item_gap;
+    }
+    return n ? cy - y + line_h : 0;
+}

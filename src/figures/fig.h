@@ -1,0 +1,131 @@
+/* Shared drawing toolkit of the figures (canvas.c) and the figure jobs
+ * render.c runs. Internal to src/figures/. Units are PDF points; PNGs are
+ * drawn at 2 pixels per point. */
+#ifndef ATTNPROF_FIG_H
+#define ATTNPROF_FIG_H
+
+#include <cairo.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+
+#define FIG_FONT "DejaVu Sans"
+#define FIG_PNG_SCALE 2.0
+#define FIG_WIDTH 960.0
+#define FIG_MARGIN 16.0
+
+typedef struct rgb {
+    double r, g, b;
+} rgb;
+
+typedef enum fig_align { ALIGN_LEFT, ALIGN_CENTER, ALIGN_RIGHT } fig_align;
+
+/* ---- canvas.c: surfaces ------------------------------------------------ */
+
+typedef struct fig_buffer {
+    unsigned char *data;
+    size_t len, cap;
+    int failed;
+} fig_buffer;
+
+typedef struct fig_canvas {
+    int kind; /* FIG_PNG, FIG_SVG or FIG_PDF */
+    cairo_surface_t *surface;
+    cairo_t *cr;
+    fig_buffer buf; /* SVG/PDF bytes, written out on close */
+    char path[512];
+} fig_canvas;
+
+/* Opens a w x h point canvas with a white background and the figure font. */
+int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double h,
+                    const char *title, char *err, size_t errlen);
+/* Finishes the surface and writes the file; frees everything either way. */
+int fig_canvas_close(fig_canvas *c, char *err, size_t errlen);
+
+/* A context for measuring text before a canvas exists (same font options as
+ * every canvas, so layouts match across formats). NULL if out of memory. */
+cairo_t *fig_measure_create(void);
+void fig_measure_destroy(cairo_t *cr);
+
+/* ---- canvas.c: text ---------------------------------------------------- */
+
+void fig_font(cairo_t *cr, double size, int bold);
+double fig_text_width(cairo_t *cr, const char *s);
+/* Draws `s` with its baseline at y; x is the left, centre or right edge. */
+void fig_text(cairo_t *cr, double x, double y, const char *s, fig_align align);
+/* `s`, or its longest prefix + "…" with at least `min_chars` characters, that
+ * fits in `maxw`; returns 0 and an empty `out` when nothing fits. */
+int fig_fit_text(cairo_t *cr, const char *s, double maxw, int min_chars, char *out, size_t n);
+
+/* ---- canvas.c: colours -------------------------------------------------- */
+
+void fig_set(cairo_t *cr, rgb c);
+void fig_set_alpha(cairo_t *cr, rgb c, double alpha);
+rgb fig_hex(unsigned hex);
+rgb fig_class_colour(op_class c);
+/* Black or white, whichever reads better on `fill`. */
+rgb fig_text_on(rgb fill);
+void fig_fill_rect(cairo_t *cr, double x, double y, double w, double h, rgb fill);
+
+extern const rgb FIG_INK, FIG_GREY, FIG_GRID, FIG_WHITE;
+
+/* ---- canvas.c: numbers and axes ---------------------------------------- */
+
+/* 1-2-5 steps: ticks at multiples of the step in [lo, hi], at most ~max_ticks. */
+typedef struct fig_ticks {
+    int n;
+    double v[64];
+    double step;
+} fig_ticks;
+void fig_nice_ticks(double lo, double hi, int max_ticks, fig_ticks *t);
+
+/* Tick labels of a time axis in µs: unit (µs or ms) picked from the largest
+ * tick, decimals from the step, so the labels are round and consistent. */
+typedef struct fig_time_fmt {
+    double div;
+    const char *unit;
+    int decimals;
+} fig_time_fmt;
+fig_time_fmt fig_time_fmt_for(double max_us, double step_us);
+void fig_time_label(const fig_time_fmt *f, double us, char *out, size_t n);
+
+/* A duration with 3 significant digits: "850 ns", "12.3 µs", "1.25 ms". */
+void fig_format_us(double us, char *out, size_t n);
+/* Bytes as "48 KiB", "131.0 KiB", "0 B". */
+void fig_format_bytes(double bytes, char *out, size_t n);
+
+/* ---- figure jobs (render.c runs them for every format) ------------------ */
+
+typedef struct fig_job fig_job;
+struct fig_job {
+    char name[64];
+    char caption[256];
+    double w, h;
+    int (*draw)(cairo_t *cr, const fig_job *job); /* 0, or -1 out of memory */
+    const analysis *a;
+    int variant;  /* index into a->v, for per-variant figures */
+    int log_axis;
+    int first_forward, n_forwards; /* timeline: forwards shown */
+};
+
+/* Each prepares a job: size, caption and the draw function; -1 out of memory. */
+int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int variant);
+int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a);
+int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a);
+int fig_time_chart_prepare(fig_job *job, cairo_t *measure, const analysis *a, int log_axis);
+
+/* Shared by the figures: "B=1 H=16 S=1024 D=64". */
+void fig_shape_text(const analysis *a, char *out, size_t n);
+/* The forward drawn for a variant in one-forward figures (the middle one), or -1. */
+int fig_middle_forward(const variant_analysis *va);
+/* Legend: colour swatches with labels, wrapped to `maxw`; returns its height. */
+typedef struct fig_legend_item {
+    rgb colour;
+    const char *label;
+    int style; /* 0 box, 1 outlined box, 2 line */
+} fig_legend_item;
+double fig_legend(cairo_t *cr, double x, double y, double maxw, const fig_legend_item *items,
+                  int n, int draw);
+
+#endif

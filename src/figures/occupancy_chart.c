@@ -1,0 +1,277 @@
+/* Occupancy chart: for the distinct kernels of one forward of each variant,
+ * theoretical occupancy (what registers, shared memory, warps and blocks per SM
+ * allow) next to the grid-limited estimate Kineto reports. */
+#include "fig.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "occupancy.h"
+
+#define NAME_COL 210.0
+#define BAR_X0 (FIG_MARGIN + NAME_COL + 8)
+#define BAR_W 290.0
+#define DETAIL_X (BAR_X0 + BAR_W + 44)
+#define ROW_H 34.0
+#define HEADER_H 20.0
+#define NOTE_H 16.0
+#define TOP 78.0
+
+static const unsigned THEORETICAL = 0x4477AA, ESTIMATED = 0x88CCEE;
+
+typedef struct occ_row {
+    const gpu_op *op;   /* first launch of this configuration */
+    int launches;       /* in the forward */
+} occ_row;
+
+typedef struct occ_group {
+    const variant_analysis *va;
+    int iteration;
+    occ_row *rows;
+    int n;
+    int copies;         /* memcpy/memset in the forward: no occupancy */
+} occ_group;
+
+static int same_launch(const gpu_op *a, const gpu_op *b)
+{
+    return a->kind == b->kind && strcmp(a->name ? a->name : "", b->name ? b->name : "") == 0 &&
+           memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
+           memcmp(a->block, b->block, sizeof a->block) == 0 && a->registers == b->registers &&
+           a->static_smem == b->static_smem && a->dynamic_smem == b->dynamic_smem;
+}
+
+static void groups_free(occ_group *g, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(g[i].rows);
+    free(g);
+}
+
+static occ_group *groups_build(const analysis *a)
+{
+    occ_group *groups = calloc(a->n > 0 ? (size_t)a->n : 1, sizeof *groups);
+    if (!groups)
+        return NULL;
+    for (int i = 0; i < a->n; i++) {
+        occ_group *g = &groups[i];
+        g->va = &a->v[i];
+        int mid = fig_middle_forward(g->va);
+        if (mid < 0)
+            continue;
+        const forward *f = &g->va->forwards[mid];
+        g->iteration = f->iteration;
+        g->rows = calloc(f->n_ops > 0 ? (size_t)f->n_ops : 1, sizeof *g->rows);
+        if (!g->rows) {
+            groups_free(groups, a->n);
+            return NULL;
+        }
+        for (int k = 0; k < f->n_ops; k++) {
+            const gpu_op *op = f->ops[k];
+            if (op->kind != GPU_KERNEL) {
+                g->copies++;
+                continue;
+            }
+            int r = 0;
+            while (r < g->n && !same_launch(g->rows[r].op, op))
+                r++;
+            if (r == g->n)
+                g->rows[g->n++] = (occ_row){op, 0};
+            g->rows[r].launches++;
+        }
+    }
+    return groups;
+}
+
+static double group_height(const occ_group *g)
+{
+    return HEADER_H + (g->n ? g->n * ROW_H : NOTE_H) + 6;
+}
+
+static void draw_bar(cairo_t *cr, double y, double h, double frac, unsigned colour, const char *label)
+{
+    double w = frac * BAR_W;
+    if (w > 0 && w < 1)
+        w = 1;
+    fig_fill_rect(cr, BAR_X0, y, w, h, fig_hex(colour));
+    fig_set(cr, FIG_INK);
+    fig_font(cr, 8, 0);
+    fig_text(cr, BAR_X0 + w + 4, y + h - 1.5, label, ALIGN_LEFT);
+}
+
+static void draw_row(cairo_t *cr, const analysis *a, const occ_row *row, double y, double right)
+{
+    const gpu_op *op = row->op;
+    char name[256], fit[256], line[320], err[160];
+    short_kernel_name(op->name ? op->name : "kernel", name, sizeof name);
+    if (row->launches > 1) {
+        size_t len = strlen(name);
+        snprintf(name + len, sizeof name - len, " \xc3\x97%d", row->launches);
+    }
+    fig_set(cr, FIG_INK);
+    fig_font(cr, 9, 0);
+    fig_fit_text(cr, name, NAME_COL - 12, 4, fit, sizeof fit);
+    fig_text(cr, FIG_MARGIN + 10, y + 14, fit, ALIGN_LEFT);
+
+    occupancy o;
+    const device_props *dev = a->trace ? &a->trace->device : &a->run->device;
+    int threads = op->block[0] * op->block[1] * op->block[2];
+    long long grid = (long long)op->grid[0] * op->grid[1] * op->grid[2];
+    fig_font(cr, 7.5, 0);
+    fig_set(cr, FIG_GREY);
+    snprintf(line, sizeof line, "grid %lld \xc3\x97 block %d", grid, threads);
+    fig_fit_text(cr, line, NAME_COL - 12, 4, fit, sizeof fit);
+    fig_text(cr, FIG_MARGIN + 10, y + 25, fit, ALIGN_LEFT);
+
+    if (occupancy_of_op(op, dev, &o, err, sizeof err) != 0) {
+        fig_font(cr, 8, 0);
+        snprintf(line, sizeof line, "occupancy not computed: %s", err);
+        fig_fit_text(cr, line, right - BAR_X0, 8, fit, sizeof fit);
+        fig_text(cr, BAR_X0, y + 18, fit, ALIGN_LEFT);
+        return;
+    }
+    char v[32];
+    snprintf(v, sizeof v, "%.1f%%", o.theoretical * 100);
+    draw_bar(cr, y + 5, 10, o.theoretical, THEORETICAL, v);
+    snprintf(v, sizeof v, "%.1f%%", o.est_achieved * 100);
+    draw_bar(cr, y + 17, 10, o.est_achieved, ESTIMATED, v);
+
+    char limiter[96], smem[32], regs[48];
+    occupancy_limiter_name(o.limiters, limiter, sizeof limiter);
+    fig_format_bytes(o.smem_per_block, smem, sizeof smem);
+    snprintf(regs, sizeof regs, "%d regs/thread", op->registers);
+    double w = right - DETAIL_X;
+    fig_font(cr, 8, 1);
+    fig_set(cr, FIG_INK);
+    snprintf(line, sizeof line, "limit: %s", limiter);
+    fig_fit_text(cr, line, w, 8, fit, sizeof fit);
+    fig_text(cr, DETAIL_X, y + 10, fit, ALIGN_LEFT);
+    double lw = fig_text_width(cr, fit);
+    fig_font(cr, 8, 0);
+    snprintf(line, sizeof line, " \xe2\x80\x94 %d block%s/SM, %d of %d warps", o.active_blocks,
+             o.active_blocks == 1 ? "" : "s", o.active_warps, o.max_warps);
+    if (fig_fit_text(cr, line, w - lw, 6, fit, sizeof fit))
+        fig_text(cr, DETAIL_X + lw, y + 10, fit, ALIGN_LEFT);
+    fig_set(cr, FIG_GREY);
+    snprintf(line, sizeof line, "%s \xe2\x86\x92 %d regs/block \xc2\xb7 shared memory %s/block", regs,
+             o.regs_per_block, smem);
+    fig_fit_text(cr, line, w, 8, fit, sizeof fit);
+    fig_text(cr, DETAIL_X, y + 20, fit, ALIGN_LEFT);
+    int est_pct = (int)(0.5 + o.est_achieved * 100);
+    if (o.kineto_pct != est_pct)
+        snprintf(line, sizeof line, "%.2f grid blocks per SM \xc2\xb7 Kineto's own calculation gives %d%%",
+                 o.grid_blocks_per_sm, o.kineto_pct);
+    else
+        snprintf(line, sizeof line, "%.2f grid blocks per SM", o.grid_blocks_per_sm);
+    fig_fit_text(cr, line, w, 8, fit, sizeof fit);
+    fig_text(cr, DETAIL_X, y + 30, fit, ALIGN_LEFT);
+}
+
+static double legend_height(cairo_t *cr, double maxw, int draw, double x, double y)
+{
+    fig_legend_item items[] = {
+        {fig_hex(THEORETICAL), "theoretical: active warps the per-block resources allow, of the SM's maximum", 0},
+        {fig_hex(ESTIMATED), "estimated achieved (Kineto's formula): also limited by grid blocks per SM", 0},
+    };
+    return fig_legend(cr, x, y, maxw, items, 2, draw);
+}
+
+static int occupancy_draw(cairo_t *cr, const fig_job *job)
+{
+    const analysis *a = job->a;
+    occ_group *groups = groups_build(a);
+    if (!groups)
+        return -1;
+    double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
+    char buf[512], fit[512];
+    const device_props *dev = a->trace ? &a->trace->device : &a->run->device;
+
+    fig_set(cr, FIG_INK);
+    fig_font(cr, 13, 1);
+    fig_text(cr, x, 28, "Occupancy of each variant's kernels", ALIGN_LEFT);
+    fig_font(cr, 9.5, 0);
+    fig_set(cr, FIG_GREY);
+    if (dev->sm_count > 0)
+        snprintf(buf, sizeof buf,
+                 "%s (sm_%d%d, %d SMs, %d warps and %d blocks per SM) \xc2\xb7 distinct kernel launches "
+                 "of the middle forward of each variant",
+                 dev->name[0] ? dev->name : "GPU", dev->major, dev->minor, dev->sm_count,
+                 dev->warp_size ? dev->max_threads_per_sm / dev->warp_size : 0, dev->max_blocks_per_sm);
+    else
+        snprintf(buf, sizeof buf, "device limits not recorded: occupancy cannot be computed");
+    fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
+    fig_text(cr, x, 45, fit, ALIGN_LEFT);
+
+    double y0 = TOP, y = y0;
+    for (int i = 0; i < a->n; i++)
+        y += group_height(&groups[i]);
+    double y_end = y;
+
+    /* percentage axis on top, grid through all rows */
+    fig_font(cr, 8, 0);
+    for (int p = 0; p <= 100; p += 25) {
+        double gx = BAR_X0 + p / 100.0 * BAR_W;
+        fig_set(cr, FIG_GRID);
+        cairo_set_line_width(cr, 0.5);
+        cairo_move_to(cr, gx, y0 - 4);
+        cairo_line_to(cr, gx, y_end - 6);
+        cairo_stroke(cr);
+        fig_set(cr, FIG_INK);
+        snprintf(buf, sizeof buf, "%d%%", p);
+        fig_text(cr, gx, y0 - 8, buf, ALIGN_CENTER);
+    }
+
+    y = y0;
+    for (int i = 0; i < a->n; i++) {
+        const occ_group *g = &groups[i];
+        const char *name = g->va->result && g->va->result->name[0] ? g->va->result->name : "variant";
+        fig_set(cr, FIG_INK);
+        fig_font(cr, 10, 1);
+        fig_text(cr, x, y + 14, name, ALIGN_LEFT);
+        double nw = fig_text_width(cr, name);
+        fig_font(cr, 8.5, 0);
+        fig_set(cr, FIG_GREY);
+        if (fig_middle_forward(g->va) < 0)
+            snprintf(buf, sizeof buf, "no forward recorded");
+        else
+            snprintf(buf, sizeof buf, "%d distinct kernel launch%s in iteration %d%s", g->n,
+                     g->n == 1 ? "" : "es", g->iteration,
+                     g->copies ? " (copies and memsets have no occupancy)" : "");
+        fig_fit_text(cr, buf, BAR_X0 - x - nw - 12 + BAR_W, 6, fit, sizeof fit);
+        fig_text(cr, x + nw + 8, y + 14, fit, ALIGN_LEFT);
+        y += HEADER_H;
+        if (g->n == 0) {
+            y += NOTE_H;
+        } else {
+            for (int r = 0; r < g->n; r++) {
+                draw_row(cr, a, &g->rows[r], y, right);
+                y += ROW_H;
+            }
+        }
+        y += 6;
+    }
+    legend_height(cr, right - x, 1, x, y_end + 2);
+    groups_free(groups, a->n);
+    return 0;
+}
+
+int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a)
+{
+    snprintf(job->name, sizeof job->name, "occupancy");
+    snprintf(job->caption, sizeof job->caption,
+             "Theoretical occupancy of each variant's kernels (registers, shared memory, warps, "
+             "blocks per SM) and the grid-limited estimate PyTorch's profiler reports.");
+    job->a = a;
+    job->draw = occupancy_draw;
+    job->w = FIG_WIDTH;
+    occ_group *groups = groups_build(a);
+    if (!groups)
+        return -1;
+    double y = TOP;
+    for (int i = 0; i < a->n; i++)
+        y += group_height(&groups[i]);
+    groups_free(groups, a->n);
+    job->h = ceil(y + 2 + legend_height(measure, FIG_WIDTH - 2 * FIG_MARGIN, 0, 0, 0) + 8);
+    return 0;
+}

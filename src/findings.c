@@ -1,0 +1,235 @@
+#include "findings.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int has(const char *name, const char *needle) { return strcasestr(name, needle) != NULL; }
+
+int gemm_on_cuda_cores(const char *n)
+{
+    return has(n, "sgemm") || has(n, "ffma") || has(n, "simt") || has(n, "f32f32_f32f32");
+}
+
+int builds_mask(const char *n)
+{
+    return has(n, "tril") || has(n, "triu") || has(n, "_ones") || has(n, "where_bias") || has(n, "causal_mask");
+}
+
+int safe_softmax_check(const char *n) { return has(n, "isneginf") || has(n, "row_all") || has(n, "where_zero"); }
+
+void per_forward_median(const variant_analysis *va, op_predicate pred, int *count, double *us)
+{
+    int n = va->n_forwards;
+    double *c = malloc(sizeof(double) * (size_t)(n ? n : 1)), *t = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!c || !t)
+        abort();
+    for (int i = 0; i < n; i++) {
+        c[i] = t[i] = 0;
+        for (int k = 0; k < va->forwards[i].n_ops; k++) {
+            const gpu_op *o = va->forwards[i].ops[k];
+            if (pred(o)) {
+                c[i] += 1;
+                t[i] += (double)(o->end_ns - o->start_ns) / 1000.0;
+            }
+        }
+    }
+    stats sc = stats_of(c, n), st = stats_of(t, n);
+    *count = n ? (int)lround(sc.median) : 0;
+    *us = n ? st.median : 0;
+    free(c);
+    free(t);
+}
+
+static void add(variant_analysis *va, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(variant_analysis *va, const char *fmt, ...)
+{
+    if (va->n_findings >= MAX_FINDINGS)
+        return;
+    va->n_findings++;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(va->findings[va->n_findings - 1], sizeof va->findings[0], fmt, ap);
+    va_end(ap);
+}
+
+static int is_memcpy(const gpu_op *o) { return o->kind == GPU_MEMCPY; }
+static int is_kernel(const gpu_op *o) { return o->kind == GPU_KERNEL; }
+static int is_gemm(const gpu_op *o) { return o->kind == GPU_KERNEL && classify_op(o) == OPC_GEMM; }
+static int is_fp32_gemm(const gpu_op *o) { return is_gemm(o) && gemm_on_cuda_cores(o->name); }
+static int is_mask_build(const gpu_op *o) { return o->kind == GPU_KERNEL && builds_mask(o->name); }
+static int is_safe_check(const gpu_op *o) { return o->kind == GPU_KERNEL && safe_softmax_check(o->name); }
+
+static const char *human_bytes(double b, char *buf, size_t n)
+{
+    if (b >= 1 << 30)
+        snprintf(buf, n, "%.3g GiB", b / (1 << 30));
+    else if (b >= 1 << 20)
+        snprintf(buf, n, "%.3g MiB", b / (1 << 20));
+    else if (b >= 1 << 10)
+        snprintf(buf, n, "%.3g KiB", b / (1 << 10));
+    else
+        snprintf(buf, n, "%.0f B", b);
+    return buf;
+}
+
+static const gpu_op *first_match(const variant_analysis *va, op_predicate pred)
+{
+    for (int i = 0; i < va->n_forwards; i++)
+        for (int k = 0; k < va->forwards[i].n_ops; k++)
+            if (pred(va->forwards[i].ops[k]))
+                return va->forwards[i].ops[k];
+    return NULL;
+}
+
+/* Distinct short names of matching ops in the first forward, comma-separated. */
+static void names_of(const variant_analysis *va, op_predicate pred, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!va->n_forwards)
+        return;
+    const forward *f = &va->forwards[0];
+    for (int k = 0; k < f->n_ops; k++) {
+        if (!pred(f->ops[k]))
+            continue;
+        char s[96];
+        short_kernel_name(f->ops[k]->name, s, sizeof s);
+        if (strstr(out, s))
+            continue;
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, "%s`%s`", len ? ", " : "", s);
+    }
+}
+
+static const attn_fact *fact(const variant_result *r, const char *key)
+{
+    for (int i = 0; i < r->facts.n; i++)
+        if (!strcmp(r->facts.item[i].key, key))
+            return &r->facts.item[i];
+    return NULL;
+}
+
+static void launch_findings(variant_analysis *va)
+{
+    int driver_ex = 0, runtime = 0, total = 0;
+    double lat[4096];
+    int nl = 0;
+    for (int i = 0; i < va->n_forwards; i++)
+        for (int k = 0; k < va->forwards[i].n_ops; k++) {
+            const api_call *l = va->forwards[i].launchers[k];
+            if (va->forwards[i].ops[k]->kind != GPU_KERNEL || !l)
+                continue;
+            total++;
+            driver_ex += l->kind == API_DRIVER && !strcmp(l->name, "cuLaunchKernelEx");
+            runtime += l->kind == API_RUNTIME;
+            if (nl < 4096)
+                lat[nl++] = (double)(va->forwards[i].ops[k]->start_ns - l->start_ns) / 1000.0;
+        }
+    if (!total)
+        return;
+    stats s = stats_of(lat, nl);
+    if (driver_ex == total)
+        add(va, "kernels launched with `cuLaunchKernelEx` (driver API), not `cudaLaunchKernel`; launch → start %.1f µs "
+                "(median)", s.median);
+    else if (driver_ex)
+        add(va, "%d of %d kernels per run launched with `cuLaunchKernelEx` (driver API), the rest through the runtime",
+            driver_ex, total);
+    else if (runtime == total)
+        add(va, "every kernel launched with `cudaLaunchKernel`; launch → start %.1f µs (median)", s.median);
+}
+
+static void derive(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    const variant_result *r = va->result;
+    char buf[64], names[256];
+    if (r->status == VARIANT_UNAVAILABLE) {
+        add(va, "not run: %s", r->error);
+        return;
+    }
+    if (!va->n_forwards) {
+        add(va, "no forward recorded: %s", r->error[0] ? r->error : "the variant failed before its forwards");
+        return;
+    }
+    if (va->ops_per_forward != r->expected_ops)
+        add(va, "observed %d GPU operations per forward where %d were expected", va->ops_per_forward, r->expected_ops);
+
+    int n;
+    double us;
+    per_forward_median(va, is_memcpy, &n, &us);
+    if (n > 0) {
+        const gpu_op *m = first_match(va, is_memcpy);
+        add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)", human_bytes((double)m->bytes, buf, sizeof buf),
+            m->copy_kind, us, 100.0 * us / va->cuda_us.median);
+    }
+    /* Against the previous variant of the run that recorded forwards. */
+    for (int p = vi - 1; p >= 0; p--) {
+        const variant_analysis *pv = &a->v[p];
+        if (!pv->n_forwards)
+            continue;
+        int d_ops = va->ops_per_forward - pv->ops_per_forward;
+        double d_us = va->cuda_us.median - pv->cuda_us.median;
+        const char *prefix = pv->memcpy_per_forward > 0 && va->memcpy_per_forward == 0 ? "no Memcpy; " : "";
+        if (d_ops)
+            add(va, "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)", prefix, abs(d_ops),
+                d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pv->result->name, d_us);
+        else if (*prefix)
+            add(va, "%sas many operations as %s (%+.1f µs)", prefix, pv->result->name, d_us);
+        break;
+    }
+
+    per_forward_median(va, is_fp32_gemm, &n, &us);
+    if (n > 0) {
+        names_of(va, is_fp32_gemm, names, sizeof names);
+        const variant_analysis *ref = analysis_find(a, "naive_inplace");
+        int rn = 0;
+        double rus = 0;
+        if (ref && ref->n_forwards)
+            per_forward_median(ref, is_gemm, &rn, &rus);
+        if (rn > 0 && rus > 0)
+            add(va, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
+                    "naive_inplace (%.1f µs)", n, names, us, us / rus, rus);
+        else
+            add(va, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward", n, names, us);
+    }
+    per_forward_median(va, is_mask_build, &n, &us);
+    if (n > 0) {
+        names_of(va, is_mask_build, names, sizeof names);
+        add(va, "the causal mask is rebuilt in every forward: %d kernels (%s), %.1f µs", n, names, us);
+    }
+    per_forward_median(va, is_safe_check, &n, &us);
+    if (n > 0) {
+        names_of(va, is_safe_check, names, sizeof names);
+        add(va, "safe softmax: %d extra kernels per forward (%s) replace NaN rows by 0, %.1f µs", n, names, us);
+    }
+    per_forward_median(va, is_kernel, &n, &us);
+    if (n == 1 && va->ops_per_forward <= 2) {
+        const gpu_op *k = first_match(va, is_kernel);
+        short_kernel_name(k->name, names, sizeof names);
+        add(va, "one fused kernel `%s` (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
+            k->registers, k->static_smem + k->dynamic_smem);
+    }
+    launch_findings(va);
+    if (va->cpu_us.median > va->cuda_us.median)
+        add(va, "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
+            va->cpu_us.median, va->cuda_us.median);
+    const attn_fact *plan = fact(r, "plan_build_us");
+    if (plan && isfinite(plan->number))
+        add(va, "one-off plan build %.0f µs (in setup) vs %.1f µs host time per forward", plan->number,
+            va->cpu_us.median);
+    const attn_fact *fm = fact(r, "fully_masked_rows");
+    if (fm)
+        add(va, "fully-masked rows → %s", fm->value);
+    if (r->dropped_records > 0)
+        add(va, "CUPTI dropped %lld records: counts above may be incomplete", (long long)r->dropped_records);
+}
+
+void findings_derive(analysis *a)
+{
+    for (int i = 0; i < a->n; i++) {
+        a->v[i].n_findings = 0;
+        derive(a, i);
+    }
+}

@@ -1,0 +1,203 @@
+/* attnprof: run the attention variants on the GPU, record them with CUPTI,
+ * archive the trace, and render the report (run); or re-render an archive
+ * without a GPU (report). */
+#include "analysis.h"
+#include "archive.h"
+#include "cli.h"
+#include "cupti_collect.h"
+#include "exit_codes.h"
+#include "figures.h"
+#include "report.h"
+#include "run_info.h"
+#include "runner.h"
+#include "trace.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef ATTNPROF_VERSION
+#define ATTNPROF_VERSION "unknown"
+#endif
+
+static int die(int code, const char *msg)
+{
+    fprintf(stderr, "attnprof: %s\n", msg);
+    return code;
+}
+
+static void command_line(int argc, char **argv, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < argc && len + 1 < n; i++)
+        len += (size_t)snprintf(out + len, n - len, "%s%s", i ? " " : "", argv[i]);
+}
+
+/* Analysis, figures and report for an archive directory that holds trace.json and run.json. */
+static int render(const char *dir, const trace *t, const run_info *r, unsigned formats, int log_axis, int quiet,
+                  char *err, size_t errlen)
+{
+    analysis a;
+    if (analysis_build(&a, t, r, err, errlen) != 0)
+        return EXIT_BAD_ARCHIVE;
+    figure_list figs = {0};
+    int rc = EXIT_OK;
+    if (figures_render(&a, dir, formats, log_axis, &figs, err, errlen) != 0)
+        rc = EXIT_IO;
+    if (rc == EXIT_OK && report_write(&a, &figs, dir, err, errlen) != 0)
+        rc = EXIT_IO;
+    if (rc == EXIT_OK && !quiet) {
+        printf("%-14s %-11s %8s %14s %14s %9s\n", "variant", "status", "ops/fwd", "CUDA µs/fwd", "CPU µs/fwd",
+               "rel.err");
+        for (int i = 0; i < a.n; i++) {
+            const variant_analysis *va = &a.v[i];
+            printf("%-14s %-11s %8d %14.1f %14.1f %9.1e\n", va->result->name, variant_status_name(va->result->status),
+                   va->ops_per_forward, va->cuda_us.median, va->cpu_us.median, va->result->rel_error);
+        }
+    }
+    figure_list_free(&figs);
+    analysis_free(&a);
+    return rc;
+}
+
+static int cmd_list(void)
+{
+    for (int i = 0; i < attn_registry_count; i++) {
+        const attn_variant *v = attn_registry[i];
+        printf("%-14s %-30s %2d op%s/forward  %s\n", v->name, v->title, v->expected_ops,
+               v->expected_ops == 1 ? " " : "s", v->what_changed);
+    }
+    return EXIT_OK;
+}
+
+static int cmd_run(cli_options *o, int argc, char **argv)
+{
+    char err[1024];
+    if (o->out_dir && path_exists(o->out_dir) && !o->force) {
+        snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", o->out_dir);
+        return die(EXIT_OUTPUT_EXISTS, err);
+    }
+    trace t;
+    trace_init(&t);
+    static run_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.tool_version, sizeof info.tool_version, "%s", ATTNPROF_VERSION);
+    command_line(argc, argv, info.command_line, sizeof info.command_line);
+
+    int rc = runner_collect(&o->run, &t, &info, err, sizeof err);
+    if (rc != EXIT_OK && rc != EXIT_VARIANT_FAILED) {
+        trace_free(&t);
+        return die(rc, err);
+    }
+    char dest[1024];
+    if (o->out_dir) {
+        snprintf(dest, sizeof dest, "%s", o->out_dir);
+    } else {
+        char slug[64], stamp[32];
+        gpu_slug(info.device.name, slug, sizeof slug);
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        snprintf(dest, sizeof dest, "out/%s-%s", slug, stamp);
+    }
+    char tmp[1100];
+    if (archive_begin(dest, tmp, sizeof tmp, err, sizeof err) != 0) {
+        trace_free(&t);
+        return die(EXIT_IO, err);
+    }
+    char path[1200];
+    int wrc = EXIT_OK;
+    snprintf(path, sizeof path, "%s/trace.json", tmp);
+    if (trace_write_json(&t, path, err, sizeof err) != 0)
+        wrc = EXIT_IO;
+    snprintf(path, sizeof path, "%s/run.json", tmp);
+    if (wrc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
+        wrc = EXIT_IO;
+    /* The report is rendered from what was written, exactly as `attnprof report` would. */
+    trace back;
+    static run_info back_info;
+    if (wrc == EXIT_OK) {
+        snprintf(path, sizeof path, "%s/trace.json", tmp);
+        if (trace_read_json(&back, path, err, sizeof err) != 0)
+            wrc = EXIT_IO;
+    }
+    if (wrc == EXIT_OK) {
+        snprintf(path, sizeof path, "%s/run.json", tmp);
+        if (run_info_read_json(&back_info, path, err, sizeof err) != 0)
+            wrc = EXIT_IO;
+        else
+            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+        trace_free(&back);
+    }
+    trace_free(&t);
+    if (wrc == EXIT_OK && archive_commit(tmp, dest, o->force, err, sizeof err) != 0)
+        wrc = o->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
+    if (wrc != EXIT_OK) {
+        remove_tree(tmp);
+        return die(wrc, err);
+    }
+    if (!o->run.quiet)
+        printf("report: %s/report.html\n", dest);
+    return rc;
+}
+
+static int cmd_report(cli_options *o)
+{
+    char err[1024], path[1100];
+    trace t;
+    static run_info info;
+    snprintf(path, sizeof path, "%s/run.json", o->archive);
+    if (!path_exists(o->archive) || !path_exists(path)) {
+        snprintf(err, sizeof err, "%s: missing; is %s an archive written by `attnprof run -o DIR`?", path,
+                 o->archive);
+        return die(EXIT_BAD_ARCHIVE, err);
+    }
+    if (run_info_read_json(&info, path, err, sizeof err) != 0)
+        return die(EXIT_BAD_ARCHIVE, err);
+    snprintf(path, sizeof path, "%s/trace.json", o->archive);
+    if (!path_exists(path)) {
+        snprintf(err, sizeof err, "%s: missing; the archive is incomplete", path);
+        return die(EXIT_BAD_ARCHIVE, err);
+    }
+    if (trace_read_json(&t, path, err, sizeof err) != 0)
+        return die(EXIT_BAD_ARCHIVE, err);
+    int rc = render(o->archive, &t, &info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+    trace_free(&t);
+    if (rc != EXIT_OK)
+        return die(rc, err);
+    if (!o->run.quiet)
+        printf("report: %s/report.html\n", o->archive);
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    /* Before the first NVTX call, so CUPTI receives the markers. */
+    cupti_prepare_nvtx();
+    cli_options o;
+    char err[1024];
+    int rc = cli_parse(argc, argv, &o, err, sizeof err);
+    if (rc != EXIT_OK)
+        return die(rc, err);
+    switch (o.command) {
+    case CMD_HELP:
+        cli_usage(stdout);
+        return EXIT_OK;
+    case CMD_VERSION:
+        printf("attnprof %s\n", ATTNPROF_VERSION);
+        return EXIT_OK;
+    case CMD_LIST:
+        return cmd_list();
+    case CMD_RUN:
+        return cmd_run(&o, argc, argv);
+    case CMD_REPORT:
+        return cmd_report(&o);
+    default:
+        cli_usage(stderr);
+        return EXIT_USAGE;
+    }
+}

@@ -1,0 +1,526 @@
+#include "report.h"
+
+#include "findings.h"
+#include "occupancy.h"
+
+#include <cmark-gfm-core-extensions.h>
+#include <cmark-gfm.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern const char _binary_templates_report_html_start[], _binary_templates_report_html_end[];
+extern const char _binary_templates_style_css_start[], _binary_templates_style_css_end[];
+
+void format_us(double us, char *out, size_t n)
+{
+    if (!isfinite(us))
+        snprintf(out, n, "–");
+    else if (us >= 10000)
+        snprintf(out, n, "%.1f ms", us / 1000);
+    else if (us >= 1000)
+        snprintf(out, n, "%.2f ms", us / 1000);
+    else if (us >= 100)
+        snprintf(out, n, "%.0f µs", us);
+    else
+        snprintf(out, n, "%.1f µs", us);
+}
+
+void format_time_stats(const stats *s, char *out, size_t n)
+{
+    if (s->n == 0) {
+        snprintf(out, n, "–");
+        return;
+    }
+    char med[32], lo[32], hi[32];
+    format_us(s->median, med, sizeof med);
+    format_us(s->min, lo, sizeof lo);
+    format_us(s->max, hi, sizeof hi);
+    snprintf(out, n, "%s (%s – %s, n=%d)", med, lo, hi, s->n);
+}
+
+/* Table cells: a '|' would end the cell, a newline the row. */
+static void cell(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static const char *status_word(const variant_result *r)
+{
+    return r->status == VARIANT_OK ? "" : r->status == VARIANT_FAILED ? " **FAILED**" : " *(unavailable)*";
+}
+
+static void version_text(int v, int scale_major, int scale_minor, char *out, size_t n)
+{
+    if (v <= 0)
+        snprintf(out, n, "–");
+    else
+        snprintf(out, n, "%d.%d.%d", v / scale_major, v % scale_major / scale_minor, v % scale_minor);
+}
+
+static void header(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    const device_props *d = &a->trace->device;
+    fprintf(f, "# attnprof — %s, %d×%d×%d×%d %s %s\n\n", r->device.name, r->shape.batch, r->shape.heads,
+            r->shape.seq, r->shape.dim, r->dtype, r->causal ? "causal" : "");
+    char cublas[32], cudnn[32];
+    version_text(r->cublas_version, 10000, 100, cublas, sizeof cublas);
+    version_text(r->cudnn_version, 10000, 100, cudnn, sizeof cudnn);
+    fprintf(f, "| | |\n|---|---|\n");
+    fprintf(f, "| GPU | %s — compute capability %d.%d, %d SMs, %.1f GiB, SM clock %d MHz, memory clock %d MHz, "
+               "%d-bit bus |\n",
+            r->device.name, r->device.major, r->device.minor, r->device.sm_count,
+            r->device.total_mem / 1073741824.0, r->device.clock_khz / 1000, r->device.mem_clock_khz / 1000,
+            r->device.mem_bus_width);
+    fprintf(f, "| Software | driver %s, CUDA runtime %d.%d (driver API %d.%d), cuBLAS %s, cuDNN %s, CUPTI API %d |\n",
+            r->driver_version, r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10,
+            r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10, cublas, cudnn, r->cupti_version);
+    fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, %s, %s, scale 1/√D |\n", r->shape.batch, r->shape.heads,
+            r->shape.seq, r->shape.dim, r->dtype, r->causal ? "causal" : "not causal");
+    fprintf(f, "| Run | %s; seed %llu; %d warm-up + %d recorded forwards per variant; rel. error threshold %.0e |\n",
+            r->date, r->seed, r->warmup, r->iters, r->rel_error_threshold);
+    fprintf(f, "| Tool | attnprof %s: `", r->tool_version);
+    cell(f, r->command_line);
+    fprintf(f, "` |\n");
+    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu NVTX ranges (from %s) |\n\n", a->trace->n_ops,
+            a->trace->n_apis, a->trace->n_ranges, r->marker_source[0] ? r->marker_source : "–");
+    (void)d;
+    fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
+               "forward's `attn_fwd` range (CUPTI timestamps); CPU time is the host wall time of the forward call "
+               "itself (no synchronization inside). Relative error: ‖out − ref‖ / ‖ref‖ against an FP64 CPU "
+               "reference on sampled heads.\n\n");
+}
+
+static void ops_text(const variant_analysis *va, char *out, size_t n)
+{
+    if (!va->n_forwards) {
+        snprintf(out, n, "–");
+        return;
+    }
+    int other = va->ops_per_forward - va->kernels_per_forward - va->memcpy_per_forward;
+    int len = snprintf(out, n, "%d", va->ops_per_forward);
+    if (va->memcpy_per_forward || other)
+        len += snprintf(out + len, n - (size_t)len, " (%d kernel%s%s", va->kernels_per_forward,
+                        va->kernels_per_forward == 1 ? "" : "s", va->memcpy_per_forward ? " + " : "");
+    if (va->memcpy_per_forward)
+        len += snprintf(out + len, n - (size_t)len, "%d Memcpy", va->memcpy_per_forward);
+    if (other)
+        len += snprintf(out + len, n - (size_t)len, " + %d Memset", other);
+    if (va->memcpy_per_forward || other)
+        len += snprintf(out + len, n - (size_t)len, ")");
+    if (va->ops_per_forward != va->result->expected_ops)
+        snprintf(out + len, n - (size_t)len, "; expected %d", va->result->expected_ops);
+}
+
+static void summary_table(FILE *f, const analysis *a)
+{
+    fprintf(f, "## Summary\n\n");
+    fprintf(f, "| Variant | What we changed | Kernels / forward | CUDA time / forward (median, min – max, n) | "
+               "CPU time / forward | rel. error vs FP64 | What the trace revealed |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        const variant_result *r = va->result;
+        char ops[96], cuda[96], cpu[96], err[32];
+        ops_text(va, ops, sizeof ops);
+        format_time_stats(&va->cuda_us, cuda, sizeof cuda);
+        format_time_stats(&va->cpu_us, cpu, sizeof cpu);
+        if (isfinite(r->rel_error))
+            snprintf(err, sizeof err, "%.1e", r->rel_error);
+        else
+            snprintf(err, sizeof err, "%s", r->status == VARIANT_OK ? "–" : "NaN or none");
+        fprintf(f, "| `%s`%s | ", r->name, status_word(r));
+        cell(f, r->what_changed);
+        fprintf(f, " | %s | %s | %s | %s | ", ops, cuda, cpu, err);
+        for (int k = 0; k < va->n_findings; k++) {
+            if (k)
+                fputs("; ", f);
+            cell(f, va->findings[k]);
+        }
+        fprintf(f, " |\n");
+    }
+    fputc('\n', f);
+}
+
+static void overhead_table(FILE *f, const analysis *a)
+{
+    int any = 0;
+    for (int i = 0; i < a->n; i++)
+        any |= isfinite(a->v[i].result->event_us_cupti);
+    if (!any)
+        return;
+    fprintf(f, "## CUPTI overhead\n\n");
+    fprintf(f, "The same forward timed with CUDA events (median of 20), with CUPTI's activity collection off and "
+               "on.\n\n| Variant | CUPTI off | CUPTI on | overhead |\n|---|---|---|---|\n");
+    for (int i = 0; i < a->n; i++) {
+        const variant_result *r = a->v[i].result;
+        if (!isfinite(r->event_us_cupti) || !isfinite(r->event_us_no_cupti))
+            continue;
+        char off[32], on[32];
+        format_us(r->event_us_no_cupti, off, sizeof off);
+        format_us(r->event_us_cupti, on, sizeof on);
+        fprintf(f, "| `%s` | %s | %s | %+.1f%% |\n", r->name, off, on,
+                100.0 * (r->event_us_cupti / r->event_us_no_cupti - 1.0));
+    }
+    fputc('\n', f);
+}
+
+static char *base64_file(const char *path, size_t *len_out)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in)
+        return NULL;
+    fseek(in, 0, SEEK_END);
+    long n = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    unsigned char *raw = malloc((size_t)(n > 0 ? n : 1));
+    size_t got = raw ? fread(raw, 1, (size_t)n, in) : 0;
+    fclose(in);
+    if (!raw || got != (size_t)n) {
+        free(raw);
+        return NULL;
+    }
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t out_len = 4 * ((got + 2) / 3);
+    char *out = malloc(out_len + 1), *o = out;
+    if (!out)
+        abort();
+    for (size_t i = 0; i < got; i += 3) {
+        unsigned v = raw[i] << 16 | (i + 1 < got ? raw[i + 1] << 8 : 0) | (i + 2 < got ? raw[i + 2] : 0);
+        *o++ = tbl[v >> 18 & 63];
+        *o++ = tbl[v >> 12 & 63];
+        *o++ = i + 1 < got ? tbl[v >> 6 & 63] : '=';
+        *o++ = i + 2 < got ? tbl[v & 63] : '=';
+    }
+    *o = '\0';
+    free(raw);
+    *len_out = out_len;
+    return out;
+}
+
+/* Markdown image for a figure; PNG preferred for the page, with links to the vector files. */
+static void figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir)
+{
+    if (!figs)
+        return;
+    const figure_file *png = NULL, *svg = NULL, *pdf = NULL;
+    for (int i = 0; i < figs->n; i++) {
+        if (strcmp(figs->files[i].figure, name))
+            continue;
+        const char *k = figs->files[i].kind;
+        if (!strcmp(k, "png"))
+            png = &figs->files[i];
+        else if (!strcmp(k, "svg"))
+            svg = &figs->files[i];
+        else if (!strcmp(k, "pdf"))
+            pdf = &figs->files[i];
+    }
+    const figure_file *show = png ? png : svg;
+    if (!show)
+        return;
+    if (inline_dir) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", inline_dir, show->path);
+        size_t len;
+        char *b64 = base64_file(path, &len);
+        if (b64) {
+            fprintf(f, "![%s](data:image/%s;base64,%s)\n\n", show->caption, show == png ? "png" : "svg+xml", b64);
+            free(b64);
+        }
+    } else {
+        fprintf(f, "![%s](%s)\n\n", show->caption, show->path);
+    }
+    fprintf(f, "*%s*", show->caption);
+    if (svg || pdf) {
+        fputs(" — vector:", f);
+        if (svg)
+            fprintf(f, " [SVG](%s)", svg->path);
+        if (pdf)
+            fprintf(f, " [PDF](%s)", pdf->path);
+    }
+    fputs("\n\n", f);
+}
+
+/* The forward shown in the variant's table: the one with the median CUDA time. */
+static const forward *median_forward(const variant_analysis *va)
+{
+    const forward *best = NULL;
+    double bd = INFINITY;
+    for (int i = 0; i < va->n_forwards; i++) {
+        double d = fabs(va->forwards[i].cuda_us - va->cuda_us.median);
+        if (d < bd)
+            bd = d, best = &va->forwards[i];
+    }
+    return best;
+}
+
+static void variant_section(FILE *f, const analysis *a, const variant_analysis *va, const figure_list *figs,
+                            const char *inline_dir)
+{
+    const variant_result *r = va->result;
+    fprintf(f, "### `%s` — %s%s\n\n", r->name, r->title, status_word(r));
+    fprintf(f, "*What we changed:* ");
+    cell(f, r->what_changed);
+    fprintf(f, "\n\n");
+    if (r->status != VARIANT_OK)
+        fprintf(f, "**%s:** %s\n\n", variant_status_name(r->status), r->error);
+    for (int k = 0; k < va->n_findings; k++)
+        fprintf(f, "- %s\n", va->findings[k]);
+    if (va->n_findings)
+        fputc('\n', f);
+    if (r->facts.n) {
+        fputs("Facts recorded by the variant: ", f);
+        for (int k = 0; k < r->facts.n; k++)
+            fprintf(f, "%s%s = %s", k ? "; " : "", r->facts.item[k].key, r->facts.item[k].value);
+        fputs(".\n\n", f);
+    }
+    const forward *fw = median_forward(va);
+    if (!fw)
+        return;
+    char buf[64];
+    format_us(fw->cuda_us, buf, sizeof buf);
+    fprintf(f, "One forward (iteration %d, CUDA time %s, the median one), GPU operations in order:\n\n", fw->iteration,
+            buf);
+    fprintf(f, "| # | Operation | Class | Duration | Grid | Block | Regs / thread | Shared mem / block | "
+               "Occupancy (theor. / est., limiter) | Launched by | Launch → start |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < fw->n_ops; k++) {
+        const gpu_op *o = fw->ops[k];
+        const api_call *l = fw->launchers[k];
+        char name[128], dur[32], lat[32];
+        short_kernel_name(o->name, name, sizeof name);
+        format_us((double)(o->end_ns - o->start_ns) / 1000.0, dur, sizeof dur);
+        if (l)
+            format_us((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
+        fprintf(f, "| %d | `", k + 1);
+        cell(f, name);
+        fprintf(f, "` | %s | %s | ", op_class_name(classify_op(o)), dur);
+        if (o->kind == GPU_KERNEL) {
+            occupancy occ;
+            char oerr[128], lim[64];
+            fprintf(f, "%d×%d×%d | %d×%d×%d | %d | %d B | ", o->grid[0], o->grid[1], o->grid[2], o->block[0],
+                    o->block[1], o->block[2], o->registers, o->static_smem + o->dynamic_smem);
+            if (occupancy_of_op(o, &a->trace->device, &occ, oerr, sizeof oerr) == 0)
+                fprintf(f, "%.0f%% / %.0f%%, %s | ", 100 * occ.theoretical, 100 * occ.est_achieved,
+                        occupancy_limiter_name(occ.limiters, lim, sizeof lim));
+            else
+                fputs("– | ", f);
+        } else {
+            fprintf(f, "– | – | – | %.1f MiB | – | ", (double)o->bytes / 1048576.0);
+        }
+        fprintf(f, "%s%s%s | %s |\n", l ? "`" : "", l ? l->name : "–", l ? "`" : "", l ? lat : "–");
+    }
+    fputc('\n', f);
+    char fig[96];
+    snprintf(fig, sizeof fig, "timeline-%s", r->name);
+    figure(f, figs, fig, inline_dir);
+}
+
+char *report_markdown(const analysis *a, const figure_list *figs, const char *inline_from_dir)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    header(f, a);
+    summary_table(f, a);
+    figure(f, figs, "timeline-overview", inline_from_dir);
+    figure(f, figs, "time-per-forward", inline_from_dir);
+    overhead_table(f, a);
+    fprintf(f, "## Occupancy\n\n");
+    fprintf(f, "Theoretical occupancy from each kernel's registers, shared memory and block size against the "
+               "device limits; the estimate also accounts for the grid (blocks ÷ SMs), as Kineto's does, and is "
+               "computed for every kernel, including those launched with `cuLaunchKernelEx`.\n\n");
+    figure(f, figs, "occupancy", inline_from_dir);
+    fprintf(f, "## Variants\n\n");
+    for (int i = 0; i < a->n; i++)
+        variant_section(f, a, &a->v[i], figs, inline_from_dir);
+    fclose(f);
+    return buf;
+}
+
+static void append_template_part(FILE *out, const char *start, const char *end, const char *title,
+                                 const char *body, const char *version)
+{
+    const char *p = start;
+    while (p < end) {
+        const char *open = memmem(p, (size_t)(end - p), "{{", 2);
+        if (!open) {
+            fwrite(p, 1, (size_t)(end - p), out);
+            break;
+        }
+        fwrite(p, 1, (size_t)(open - p), out);
+        const char *close = memmem(open, (size_t)(end - open), "}}", 2);
+        if (!close)
+            break;
+        size_t klen = (size_t)(close - open - 2);
+        if (klen == 5 && !memcmp(open + 2, "title", 5))
+            fputs(title, out);
+        else if (klen == 4 && !memcmp(open + 2, "body", 4))
+            fputs(body, out);
+        else if (klen == 7 && !memcmp(open + 2, "version", 7))
+            fputs(version, out);
+        else if (klen == 5 && !memcmp(open + 2, "style", 5))
+            fwrite(_binary_templates_style_css_start, 1,
+                   (size_t)(_binary_templates_style_css_end - _binary_templates_style_css_start), out);
+        p = close + 2;
+    }
+}
+
+char *report_html(const char *markdown, const char *title, char *err, size_t errlen)
+{
+    cmark_gfm_core_extensions_ensure_registered();
+    cmark_syntax_extension *table = cmark_find_syntax_extension("table");
+    if (!table) {
+        snprintf(err, errlen, "cmark-gfm has no table extension: install libcmark-gfm-extensions");
+        return NULL;
+    }
+    cmark_parser *p = cmark_parser_new(CMARK_OPT_DEFAULT);
+    cmark_parser_attach_syntax_extension(p, table);
+    cmark_parser_feed(p, markdown, strlen(markdown));
+    cmark_node *doc = cmark_parser_finish(p);
+    char *body = cmark_render_html(doc, CMARK_OPT_DEFAULT, cmark_parser_get_syntax_extensions(p));
+    cmark_node_free(doc);
+    cmark_parser_free(p);
+    if (!body) {
+        snprintf(err, errlen, "cmark-gfm could not render the report");
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    char *esc_title = strdup(title); /* titles are ours: no markup, but keep '<' out */
+    for (char *c = esc_title; *c; c++)
+        if (*c == '<' || *c == '>' || *c == '&')
+            *c = ' ';
+    append_template_part(f, _binary_templates_report_html_start, _binary_templates_report_html_end, esc_title, body,
+                         ATTNPROF_VERSION);
+    fclose(f);
+    free(esc_title);
+    free(body);
+    return buf;
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_num(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, ",%.6g", x);
+    else
+        fputs(",", f);
+}
+
+char *report_summary_csv(const analysis *a)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    fputs("variant,status,title,what_changed,ops_per_forward,expected_ops,kernels_per_forward,memcpy_per_forward,"
+          "cuda_us_median,cuda_us_min,cuda_us_max,forwards,cpu_us_median,cpu_us_min,cpu_us_max,rel_error,"
+          "event_us_cupti_off,event_us_cupti_on,findings\n",
+          f);
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        const variant_result *r = va->result;
+        fprintf(f, "%s,%s,", r->name, variant_status_name(r->status));
+        csv_field(f, r->title);
+        fputc(',', f);
+        csv_field(f, r->what_changed);
+        fprintf(f, ",%d,%d,%d,%d", va->ops_per_forward, r->expected_ops, va->kernels_per_forward,
+                va->memcpy_per_forward);
+        csv_num(f, va->cuda_us.median);
+        csv_num(f, va->cuda_us.min);
+        csv_num(f, va->cuda_us.max);
+        fprintf(f, ",%d", va->n_forwards);
+        csv_num(f, va->cpu_us.median);
+        csv_num(f, va->cpu_us.min);
+        csv_num(f, va->cpu_us.max);
+        csv_num(f, r->rel_error);
+        csv_num(f, r->event_us_no_cupti);
+        csv_num(f, r->event_us_cupti);
+        fputc(',', f);
+        char all[MAX_FINDINGS * 330] = "";
+        for (int k = 0; k < va->n_findings; k++) {
+            if (k)
+                strcat(all, "; ");
+            strcat(all, va->findings[k]);
+        }
+        csv_field(f, all);
+        fputc('\n', f);
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Write through a temporary file in the same directory, then rename: readers
+ * never see a half-written file. */
+static int write_atomic(const char *dir, const char *name, const char *text, char *err, size_t errlen)
+{
+    char path[1024], tmp[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t n = strlen(text);
+    int ok = fwrite(text, 1, n, f) == n;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen)
+{
+    const run_info *r = a->run;
+    char title[256];
+    snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch, r->shape.heads,
+             r->shape.seq, r->shape.dim, r->dtype);
+    char *md = report_markdown(a, figs, NULL);
+    char *md_inline = report_markdown(a, figs, dir);
+    char *html = report_html(md_inline, title, err, errlen);
+    char *csv = report_summary_csv(a);
+    int rc = html ? 0 : -1;
+    if (!rc)
+        rc = write_atomic(dir, "summary.csv", csv, err, errlen);
+    if (!rc)
+        rc = write_atomic(dir, "report.md", md, err, errlen);
+    if (!rc)
+        rc = write_atomic(dir, "report.html", html, err, errlen);
+    free(md);
+    free(md_inline);
+    free(html);
+    free(csv);
+    return rc;
+}

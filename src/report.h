@@ -1,0 +1,24 @@
+/* report.md (GitHub-flavoured Markdown), report.html (the same through cmark-gfm,
+ * inside templates/report.html, images inlined) and summary.csv, from an analysis. */
+#ifndef ATTNPROF_REPORT_H
+#define ATTNPROF_REPORT_H
+
+#include "analysis.h"
+#include "figures.h"
+
+/* Markdown text of the report (malloc'd). Images link to `figs` paths relative to
+ * the archive, or, when `inline_from_dir` is set, are embedded as data: URIs read
+ * from that directory. */
+char *report_markdown(const analysis *a, const figure_list *figs, const char *inline_from_dir);
+/* Markdown → complete HTML page (malloc'd), or NULL with `err` set. */
+char *report_html(const char *markdown, const char *title, char *err, size_t errlen);
+char *report_summary_csv(const analysis *a);
+/* Writes report.md, report.html and summary.csv into `dir`, each through a
+ * temporary file and a rename. */
+int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen);
+
+/* Shared formatting (tested). */
+void format_us(double us, char *out, size_t n); /* "93.4 µs", "1.08 ms" */
+void format_time_stats(const stats *s, char *out, size_t n);
+
+#endif

@@ -1,0 +1,54 @@
+/* run.json: what was run, on what, and how each variant fared. */
+#ifndef ATTNPROF_RUN_INFO_H
+#define ATTNPROF_RUN_INFO_H
+
+#include "trace.h"
+#include "variant.h"
+
+typedef enum variant_status {
+    VARIANT_OK = 0,
+    VARIANT_FAILED = 1,      /* error, or rel. error above the threshold */
+    VARIANT_UNAVAILABLE = 2, /* cannot run here (library/GPU); reason in `error` */
+} variant_status;
+
+typedef struct variant_result {
+    char name[32];
+    char title[96];
+    char what_changed[200];
+    int expected_ops, expected_memcpy;
+    variant_status status;
+    char error[ATTN_ERR_LEN];
+    double rel_error;           /* vs FP64 CPU reference on sampled heads; NAN if not computed */
+    int heads_checked;
+    double event_us_no_cupti;   /* CUDA-event median per forward, CUPTI off */
+    double event_us_cupti;      /* same, CUPTI collecting */
+    int64_t dropped_records;
+    attn_facts facts;
+} variant_result;
+
+#define RUN_MAX_VARIANTS 16
+
+typedef struct run_info {
+    char tool_version[64];
+    char command_line[1024];
+    char date[32];              /* ISO 8601, UTC */
+    attn_shape shape;
+    char dtype[8];
+    int causal;
+    unsigned long long seed;
+    int iters, warmup;
+    double rel_error_threshold;
+    device_props device;
+    char driver_version[32];
+    int cuda_runtime_version, cuda_driver_version;
+    int cublas_version, cudnn_version, cupti_version;
+    char marker_source[96];     /* where the NVTX ranges came from (CUPTI markers or host stamps) */
+    int n_variants;
+    variant_result variants[RUN_MAX_VARIANTS];
+} run_info;
+
+int run_info_write_json(const run_info *r, const char *path, char *err, size_t errlen);
+int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen);
+const char *variant_status_name(variant_status s);
+
+#endif

@@ -1,0 +1,451 @@
+#include "runner.h"
+
+#include "cupti_collect.h"
+#include "exit_codes.h"
+#include "reference.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROBE_FORWARDS 20
+
+typedef struct sampled_head {
+    int b, h;
+    double *ref; /* [S, D] FP64 reference */
+} sampled_head;
+
+static int fail(char *err, size_t n, int code, const char *fmt, const char *a, const char *b)
+{
+    snprintf(err, n, fmt, a, b);
+    return code;
+}
+
+int runner_device_props(int dev, device_props *p, char *err, size_t errlen)
+{
+    struct cudaDeviceProp cp;
+    cudaError_t rc = cudaGetDeviceProperties(&cp, dev);
+    if (rc != cudaSuccess)
+        return fail(err, errlen, EXIT_IO, "cudaGetDeviceProperties: %s%s", cudaGetErrorString(rc), "");
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", cp.name);
+    p->major = cp.major;
+    p->minor = cp.minor;
+    p->sm_count = cp.multiProcessorCount;
+    p->total_mem = (int64_t)cp.totalGlobalMem;
+    p->warp_size = cp.warpSize;
+    p->max_threads_per_block = cp.maxThreadsPerBlock;
+    p->max_threads_per_sm = cp.maxThreadsPerMultiProcessor;
+    p->max_blocks_per_sm = cp.maxBlocksPerMultiProcessor;
+    p->regs_per_sm = cp.regsPerMultiprocessor;
+    p->regs_per_block = cp.regsPerBlock;
+    p->smem_per_sm = (int)cp.sharedMemPerMultiprocessor;
+    p->smem_per_block = (int)cp.sharedMemPerBlock;
+    p->smem_per_block_optin = (int)cp.sharedMemPerBlockOptin;
+    p->smem_reserved_per_block = (int)cp.reservedSharedMemPerBlock;
+    p->l2_bytes = cp.l2CacheSize;
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, dev) == cudaSuccess)
+        p->clock_khz = v;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, dev) == cudaSuccess)
+        p->mem_clock_khz = v;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess)
+        p->mem_bus_width = v;
+    return EXIT_OK;
+}
+
+/* The driver's version string ("580.159.04") is NVML's; loaded at run time so the
+ * binary does not depend on the driver's library at link time. */
+static void driver_version(char *out, size_t n)
+{
+    snprintf(out, n, "unknown");
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    int (*init)(void) = (int (*)(void))dlsym(h, "nvmlInit_v2");
+    int (*get)(char *, unsigned) = (int (*)(char *, unsigned))dlsym(h, "nvmlSystemGetDriverVersion");
+    int (*shutdown)(void) = (int (*)(void))dlsym(h, "nvmlShutdown");
+    if (init && get && init() == 0) {
+        char buf[96];
+        if (get(buf, sizeof buf) == 0)
+            snprintf(out, n, "%s", buf);
+        if (shutdown)
+            shutdown();
+    }
+    dlclose(h);
+}
+
+static void iso_date(char *out, size_t n)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static double host_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void progress(const run_config *cfg, int vi, const char *name, const char *what, int j, int n)
+{
+    if (cfg->quiet || !isatty(STDERR_FILENO))
+        return;
+    fprintf(stderr, "\r\033[K[%d/%d] %-14s %s %d/%d", vi + 1, cfg->n_variants, name, what, j, n);
+    fflush(stderr);
+}
+
+static size_t tensor_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * s->seq * s->dim; }
+
+/* Heads checked against FP64: the first, the last and one in the middle; the
+ * reference is the same for every variant, so it is computed once. */
+static int sample_heads(const run_config *cfg, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                        sampled_head *heads)
+{
+    const attn_shape *s = &cfg->shape;
+    int bh = s->batch * s->heads, n = cfg->heads_to_check < bh ? cfg->heads_to_check : bh;
+    size_t head = (size_t)s->seq * s->dim;
+    for (int i = 0; i < n; i++) {
+        int idx = n == 1 ? 0 : (int)((long long)i * (bh - 1) / (n - 1));
+        heads[i].b = idx / s->heads;
+        heads[i].h = idx % s->heads;
+        heads[i].ref = malloc(sizeof(double) * head);
+        if (!heads[i].ref)
+            abort();
+        reference_attention_head(q + idx * head, k + idx * head, v + idx * head, s->seq, s->dim, NULL,
+                                 heads[i].ref);
+    }
+    return n;
+}
+
+typedef struct device_inputs {
+    void *q, *k, *v, *out;
+    uint16_t *host_out; /* one head */
+    uint8_t *mask;      /* fully-masked-rows check */
+    cudaStream_t stream;
+    cudaEvent_t ev0, ev1;
+} device_inputs;
+
+static double check_correctness(const run_config *cfg, const attn_variant *var, void *state, device_inputs *d,
+                                const sampled_head *heads, int n_heads, attn_error *e, int *rc)
+{
+    const attn_shape *s = &cfg->shape;
+    size_t head = (size_t)s->seq * s->dim;
+    /* 0xFF bytes are bf16 NaN: an element the variant fails to write cannot pass. */
+    if (cudaMemsetAsync(d->out, 0xff, tensor_elems(s) * 2, d->stream) != cudaSuccess) {
+        *rc = attn_fail(e, ATTN_FAILED, "cudaMemsetAsync(out): %s", cudaGetErrorString(cudaGetLastError()));
+        return NAN;
+    }
+    if ((*rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e)) != ATTN_OK)
+        return NAN;
+    cudaError_t ce = cudaStreamSynchronize(d->stream);
+    if (ce != cudaSuccess) {
+        *rc = attn_fail(e, ATTN_FAILED, "forward: %s", cudaGetErrorString(ce));
+        return NAN;
+    }
+    double worst = 0;
+    for (int i = 0; i < n_heads; i++) {
+        size_t idx = (size_t)heads[i].b * s->heads + heads[i].h;
+        ce = cudaMemcpy(d->host_out, (uint16_t *)d->out + idx * head, head * 2, cudaMemcpyDeviceToHost);
+        if (ce != cudaSuccess) {
+            *rc = attn_fail(e, ATTN_FAILED, "cudaMemcpy(out head): %s", cudaGetErrorString(ce));
+            return NAN;
+        }
+        double err = relative_error_bf16(d->host_out, heads[i].ref, head);
+        if (isnan(err) || err > worst)
+            worst = err;
+        if (isnan(err))
+            break;
+    }
+    return worst;
+}
+
+/* Median CUDA-event time of PROBE_FORWARDS forwards. */
+static double event_median_us(const attn_variant *var, void *state, device_inputs *d, attn_error *e, int *rc)
+{
+    double t[PROBE_FORWARDS];
+    for (int i = 0; i < PROBE_FORWARDS; i++) {
+        float ms = 0;
+        if (cudaEventRecord(d->ev0, d->stream) != cudaSuccess ||
+            (*rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e)) != ATTN_OK ||
+            cudaEventRecord(d->ev1, d->stream) != cudaSuccess || cudaEventSynchronize(d->ev1) != cudaSuccess ||
+            cudaEventElapsedTime(&ms, d->ev0, d->ev1) != cudaSuccess) {
+            if (*rc == ATTN_OK)
+                *rc = attn_fail(e, ATTN_FAILED, "CUDA events: %s", cudaGetErrorString(cudaGetLastError()));
+            return NAN;
+        }
+        t[i] = ms * 1000.0;
+    }
+    qsort(t, PROBE_FORWARDS, sizeof t[0], cmp_double);
+    return (t[PROBE_FORWARDS / 2 - 1] + t[PROBE_FORWARDS / 2]) / 2;
+}
+
+/* Rows 3, 10, 17, ... have every key masked: a softmax over no keys. What does the
+ * variant write there, NaN (plain softmax) or 0 (safe softmax)? Measured, not assumed. */
+static void fully_masked_rows_check(const run_config *cfg, const attn_variant *var, void *state, device_inputs *d,
+                                    attn_facts *facts)
+{
+    if (!var->forward_masked)
+        return;
+    const attn_shape *s = &cfg->shape;
+    const int S = s->seq, D = s->dim;
+    uint8_t *m = malloc((size_t)S * S);
+    if (!m)
+        abort();
+    int masked_rows = 0;
+    for (int i = 0; i < S; i++) {
+        int full = i % 7 == 3;
+        masked_rows += full;
+        for (int j = 0; j < S; j++)
+            m[(size_t)i * S + j] = full ? 1 : j > i;
+    }
+    attn_error e = {{0}};
+    int ok = cudaMemcpy(d->mask, m, (size_t)S * S, cudaMemcpyHostToDevice) == cudaSuccess &&
+             var->forward_masked(state, d->q, d->k, d->v, d->out, d->mask, d->stream, &e) == ATTN_OK &&
+             cudaStreamSynchronize(d->stream) == cudaSuccess &&
+             cudaMemcpy(d->host_out, d->out, (size_t)S * D * 2, cudaMemcpyDeviceToHost) == cudaSuccess;
+    free(m);
+    if (!ok) {
+        attn_fact_add(facts, "fully_masked_rows", NAN, "check failed: %s",
+                      e.msg[0] ? e.msg : cudaGetErrorString(cudaGetLastError()));
+        return;
+    }
+    long nan = 0, zero = 0, other = 0;
+    for (int i = 3; i < S; i += 7)
+        for (int dd = 0; dd < D; dd++) {
+            float x = bf16_to_float(d->host_out[(size_t)i * D + dd]);
+            if (isnan(x))
+                nan++;
+            else if (x == 0.0f)
+                zero++;
+            else
+                other++;
+        }
+    const char *verdict = nan && !zero && !other ? "NaN" : zero && !nan && !other ? "0" : "mixed";
+    attn_fact_add(facts, "fully_masked_rows", (double)nan,
+                  "%s: %d fully-masked rows of head (0,0) hold %ld NaN, %ld zeros, %ld other values", verdict,
+                  masked_rows, nan, zero, other);
+}
+
+static int run_variant(const run_config *cfg, int vi, device_inputs *d, const sampled_head *heads, int n_heads,
+                       variant_result *res)
+{
+    const attn_variant *var = cfg->variants[vi];
+    attn_error e = {{0}};
+    void *state = NULL;
+    int rc;
+    int64_t dropped = 0;
+    char cerr[256];
+
+    cupti_range_push(var->name, -1);
+    double t0 = host_us();
+    rc = var->setup(&state, &cfg->shape, &cfg->options, d->stream, &e);
+    double setup_us = host_us() - t0;
+    attn_fact_add(&res->facts, "setup_us", setup_us, "%.0f µs host time in setup", setup_us);
+    for (int i = 0; rc == ATTN_OK && i < cfg->warmup; i++) {
+        progress(cfg, vi, var->name, "warm-up", i + 1, cfg->warmup);
+        rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, &e);
+    }
+    if (rc == ATTN_OK && cudaStreamSynchronize(d->stream) != cudaSuccess)
+        rc = attn_fail(&e, ATTN_FAILED, "warm-up: %s", cudaGetErrorString(cudaGetLastError()));
+    if (rc == ATTN_OK) {
+        res->rel_error = check_correctness(cfg, var, state, d, heads, n_heads, &e, &rc);
+        res->heads_checked = n_heads;
+    }
+    for (int i = 0; rc == ATTN_OK && i < cfg->iters; i++) {
+        progress(cfg, vi, var->name, "forward", i + 1, cfg->iters);
+        cupti_range_push("attn_fwd", i);
+        rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, &e);
+        cupti_range_pop();
+        cudaError_t ce = cudaStreamSynchronize(d->stream);
+        if (rc == ATTN_OK && ce != cudaSuccess)
+            rc = attn_fail(&e, ATTN_FAILED, "forward %d: %s", i, cudaGetErrorString(ce));
+    }
+    cupti_range_pop();
+    if (cupti_flush(1, var->name, &dropped, cerr, sizeof cerr) != 0 && rc == ATTN_OK)
+        rc = attn_fail(&e, ATTN_FAILED, "%s", cerr);
+
+    if (rc == ATTN_OK) {
+        progress(cfg, vi, var->name, "overhead probe", 1, 1);
+        if (cupti_enable(0, cerr, sizeof cerr) == 0) {
+            res->event_us_no_cupti = event_median_us(var, state, d, &e, &rc);
+            cupti_enable(1, cerr, sizeof cerr);
+        }
+        if (rc == ATTN_OK)
+            res->event_us_cupti = event_median_us(var, state, d, &e, &rc);
+        if (rc == ATTN_OK)
+            fully_masked_rows_check(cfg, var, state, d, &res->facts);
+        cupti_flush(0, var->name, NULL, cerr, sizeof cerr);
+    }
+    if (state && var->facts)
+        var->facts(state, &res->facts);
+    if (var->teardown)
+        var->teardown(state);
+    cudaGetLastError(); /* a failed variant's sticky launch error must not fail the next one */
+    res->dropped_records = dropped;
+
+    if (rc == ATTN_UNAVAILABLE) {
+        res->status = VARIANT_UNAVAILABLE;
+    } else if (rc != ATTN_OK) {
+        res->status = VARIANT_FAILED;
+    } else if (!(res->rel_error <= cfg->rel_error_threshold)) {
+        res->status = VARIANT_FAILED;
+        snprintf(e.msg, sizeof e.msg, "relative error %.3g vs FP64 exceeds %.3g", res->rel_error,
+                 cfg->rel_error_threshold);
+    } else {
+        res->status = VARIANT_OK;
+    }
+    snprintf(res->error, sizeof res->error, "%s", res->status == VARIANT_OK ? "" : e.msg);
+    if (!cfg->quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r\033[K");
+    if (!cfg->quiet && res->status != VARIANT_OK)
+        fprintf(stderr, "attnprof: variant %s %s: %s\n", var->name, variant_status_name(res->status), res->error);
+    return res->status;
+}
+
+static void fill_versions(run_info *info, const trace *t)
+{
+    cudaRuntimeGetVersion(&info->cuda_runtime_version);
+    cudaDriverGetVersion(&info->cuda_driver_version);
+    int major = 0, minor = 0, patch = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
+        info->cublas_version = major * 10000 + minor * 100 + patch;
+    info->cudnn_version = (int)cudnnGetVersion();
+    info->cupti_version = t->cupti_version;
+    driver_version(info->driver_version, sizeof info->driver_version);
+}
+
+int runner_collect(const run_config *cfg, trace *t, run_info *info, char *err, size_t errlen)
+{
+    int n_dev = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n_dev);
+    if (ce != cudaSuccess || n_dev == 0)
+        return fail(err, errlen, EXIT_NO_DEVICE,
+                    "no usable CUDA device or driver (%s); `attnprof report DIR` re-renders an archived run without one%s",
+                    ce != cudaSuccess ? cudaGetErrorString(ce) : "none found", "");
+    if ((ce = cudaSetDevice(0)) != cudaSuccess || (ce = cudaFree(0)) != cudaSuccess)
+        return fail(err, errlen, EXIT_NO_DEVICE, "cannot use CUDA device 0: %s%s", cudaGetErrorString(ce), "");
+    int rc = runner_device_props(0, &t->device, err, errlen);
+    if (rc != EXIT_OK)
+        return rc;
+    info->device = t->device;
+    t->cuda_runtime_version = 0;
+    cudaRuntimeGetVersion(&t->cuda_runtime_version);
+    cudaDriverGetVersion(&t->cuda_driver_version);
+
+    /* Memory first, so a too-large shape fails before anything runs. */
+    const attn_shape *s = &cfg->shape;
+    size_t io_bytes = tensor_elems(s) * 2 * 4 + (size_t)s->seq * s->seq;
+    size_t free_b = 0, total_b = 0;
+    if ((ce = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess)
+        return fail(err, errlen, EXIT_IO, "cudaMemGetInfo: %s%s", cudaGetErrorString(ce), "");
+    for (int i = 0; i < cfg->n_variants; i++) {
+        size_t need = io_bytes + cfg->variants[i]->device_bytes(s);
+        if (need > free_b) {
+            snprintf(err, errlen,
+                     "variant %s needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free; "
+                     "use a smaller --batch/--seq or drop it from --variants",
+                     cfg->variants[i]->name, need / 1073741824.0, s->batch, s->heads, s->seq, s->dim,
+                     free_b / 1073741824.0);
+            return EXIT_DEVICE_MEMORY;
+        }
+    }
+
+    device_inputs d = {0};
+    size_t n = tensor_elems(s);
+    uint16_t *host = malloc(n * 2 * 3);
+    d.host_out = malloc((size_t)s->seq * s->dim * 2);
+    if (!host || !d.host_out)
+        abort();
+    rng r;
+    rng_seed(&r, cfg->seed);
+    fill_normal_bf16(host, n * 3, &r);
+    sampled_head heads[8];
+    int n_heads = sample_heads(cfg, host, host + n, host + 2 * n, heads);
+
+#define SETUP_TRY(call)                                                                                      \
+    do {                                                                                                     \
+        if ((ce = (call)) != cudaSuccess) {                                                                  \
+            snprintf(err, errlen, "%s: %s", #call, cudaGetErrorString(ce));                                  \
+            rc = EXIT_IO;                                                                                    \
+            goto out;                                                                                        \
+        }                                                                                                    \
+    } while (0)
+    SETUP_TRY(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+    SETUP_TRY(cudaEventCreate(&d.ev0));
+    SETUP_TRY(cudaEventCreate(&d.ev1));
+    SETUP_TRY(cudaMalloc(&d.q, n * 2));
+    SETUP_TRY(cudaMalloc(&d.k, n * 2));
+    SETUP_TRY(cudaMalloc(&d.v, n * 2));
+    SETUP_TRY(cudaMalloc(&d.out, n * 2));
+    SETUP_TRY(cudaMalloc((void **)&d.mask, (size_t)s->seq * s->seq));
+    SETUP_TRY(cudaMemcpy(d.q, host, n * 2, cudaMemcpyHostToDevice));
+    SETUP_TRY(cudaMemcpy(d.k, host + n, n * 2, cudaMemcpyHostToDevice));
+    SETUP_TRY(cudaMemcpy(d.v, host + 2 * n, n * 2, cudaMemcpyHostToDevice));
+
+    if (cupti_start(t, err, errlen) != 0) {
+        rc = EXIT_IO;
+        goto out;
+    }
+    info->shape = *s;
+    info->seed = cfg->seed;
+    info->iters = cfg->iters;
+    info->warmup = cfg->warmup;
+    info->causal = 1;
+    info->rel_error_threshold = cfg->rel_error_threshold;
+    snprintf(info->dtype, sizeof info->dtype, "bf16");
+    iso_date(info->date, sizeof info->date);
+    fill_versions(info, t);
+
+    rc = EXIT_OK;
+    for (int i = 0; i < cfg->n_variants; i++) {
+        variant_result *res = &info->variants[info->n_variants++];
+        const attn_variant *v = cfg->variants[i];
+        snprintf(res->name, sizeof res->name, "%s", v->name);
+        snprintf(res->title, sizeof res->title, "%s", v->title);
+        snprintf(res->what_changed, sizeof res->what_changed, "%s", v->what_changed);
+        res->expected_ops = v->expected_ops;
+        res->expected_memcpy = v->expected_memcpy;
+        res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
+        if (run_variant(cfg, i, &d, heads, n_heads, res) == VARIANT_FAILED)
+            rc = EXIT_VARIANT_FAILED;
+    }
+    snprintf(info->marker_source, sizeof info->marker_source, "%s", cupti_marker_source());
+    cupti_stop();
+    trace_sort(t);
+out:
+    cudaFree(d.q);
+    cudaFree(d.k);
+    cudaFree(d.v);
+    cudaFree(d.out);
+    cudaFree(d.mask);
+    if (d.ev0)
+        cudaEventDestroy(d.ev0);
+    if (d.ev1)
+        cudaEventDestroy(d.ev1);
+    if (d.stream)
+        cudaStreamDestroy(d.stream);
+    for (int i = 0; i < n_heads; i++)
+        free(heads[i].ref);
+    free(host);
+    free(d.host_out);
+    return rc;
+}

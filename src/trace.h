@@ -1,0 +1,88 @@
+/* The in-memory trace: what CUPTI recorded for a batch, and what trace.json
+ * holds. Times are nanoseconds on CUPTI's clock. The collector (cupti_collect.c)
+ * fills it, trace_write.c writes it as a Kineto-style Chrome trace, trace_read.c
+ * reads that file back, so analysis/figures/report never need a GPU. */
+#ifndef ATTNPROF_TRACE_H
+#define ATTNPROF_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gpu_op_kind { GPU_KERNEL = 0, GPU_MEMCPY = 1, GPU_MEMSET = 2 } gpu_op_kind;
+
+typedef struct gpu_op {
+    gpu_op_kind kind;
+    char *name;  /* kernel name (demangled), or "Memcpy DtoD (Device -> Device)", "Memset (Device)" */
+    int64_t start_ns, end_ns;
+    uint32_t correlation;
+    int device, stream;
+    int grid[3], block[3];     /* kernels */
+    int registers;             /* per thread */
+    int static_smem, dynamic_smem; /* bytes per block */
+    int64_t bytes;             /* memcpy / memset */
+    char copy_kind[8];         /* memcpy: "DtoD", "HtoD", "DtoH", ... */
+} gpu_op;
+
+typedef enum api_kind { API_RUNTIME = 0, API_DRIVER = 1 } api_kind;
+
+typedef struct api_call {
+    api_kind kind;
+    char *name; /* cudaLaunchKernel, cuLaunchKernelEx, cudaMemcpyAsync, ... */
+    int64_t start_ns, end_ns;
+    uint32_t correlation;
+    int pid, tid;
+} api_call;
+
+/* NVTX ranges pushed by the runner: "attn_fwd" around each recorded forward
+ * (iteration >= 0), and the variant's outer range named after the variant
+ * (iteration -1). `variant` names the variant the range belongs to. */
+typedef struct host_range {
+    char *name;
+    char *variant;
+    int iteration;
+    int64_t start_ns, end_ns;
+    int pid, tid;
+} host_range;
+
+typedef struct device_props {
+    char name[128];
+    int major, minor;
+    int sm_count;
+    int64_t total_mem;
+    int warp_size;
+    int max_threads_per_block, max_threads_per_sm, max_blocks_per_sm;
+    int regs_per_sm, regs_per_block;
+    int smem_per_sm, smem_per_block, smem_per_block_optin, smem_reserved_per_block;
+    int l2_bytes;
+    int clock_khz, mem_clock_khz, mem_bus_width;
+} device_props;
+
+typedef struct trace {
+    gpu_op *ops;
+    size_t n_ops, cap_ops;
+    api_call *apis;
+    size_t n_apis, cap_apis;
+    host_range *ranges;
+    size_t n_ranges, cap_ranges;
+    int pid;
+    device_props device;
+    int cupti_version, cuda_runtime_version, cuda_driver_version;
+} trace;
+
+void trace_init(trace *t);
+void trace_free(trace *t);
+/* Append copies (strings are duplicated); return the new element. */
+gpu_op *trace_add_op(trace *t, const gpu_op *op);
+api_call *trace_add_api(trace *t, const api_call *api);
+host_range *trace_add_range(trace *t, const host_range *r);
+/* Sort ops, apis and ranges by start time (stable). */
+void trace_sort(trace *t);
+/* The API call that launched an op (same correlation id), or NULL. */
+const api_call *trace_launcher(const trace *t, const gpu_op *op);
+
+/* trace_write.c / trace_read.c: Chrome Trace Event Format, Kineto schema.
+ * Return 0 on success; on failure -1 with a one-line reason in `err`. */
+int trace_write_json(const trace *t, const char *path, char *err, size_t errlen);
+int trace_read_json(trace *t, const char *path, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,78 @@
+/* The variant interface: every attention implementation the batch runs is one
+ * `attn_variant` (one file under src/variants/) plus one line in registry.c.
+ * Tensors are bf16, laid out [B, H, S, D] contiguous; attention is causal with
+ * scale 1/sqrt(D). */
+#ifndef ATTNPROF_VARIANT_H
+#define ATTNPROF_VARIANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+typedef struct attn_shape {
+    int batch, heads, seq, dim;
+} attn_shape;
+
+typedef struct attn_options {
+    int cudnn_replan; /* cudnn: rebuild the execution plan inside every forward */
+} attn_options;
+
+/* Outcome of setup/forward. UNAVAILABLE means "cannot run here" (library too
+ * old, no engine for this GPU): reported with its reason, the batch goes on. */
+enum { ATTN_OK = 0, ATTN_FAILED = 1, ATTN_UNAVAILABLE = 2 };
+
+#define ATTN_ERR_LEN 512
+typedef struct attn_error {
+    char msg[ATTN_ERR_LEN];
+} attn_error;
+
+/* Facts a variant wants in run.json and the report (engine chosen, workspace
+ * bytes, one-off plan cost, library version...). Values are text; `number`
+ * carries the numeric value when there is one (NAN otherwise). */
+#define ATTN_MAX_FACTS 16
+typedef struct attn_fact {
+    char key[48];
+    char value[200];
+    double number;
+} attn_fact;
+typedef struct attn_facts {
+    int n;
+    attn_fact item[ATTN_MAX_FACTS];
+} attn_facts;
+
+typedef struct attn_variant {
+    const char *name;         /* CLI name: naive, naive_inplace, math, efficient, flash, cudnn */
+    const char *title;        /* the series' row title */
+    const char *what_changed; /* the series' "what we changed" column, one line */
+    int expected_ops;         /* GPU operations (kernels + memcpy + memset) per forward */
+    int expected_memcpy;      /* of which memcpy */
+    /* 0 if the variant can take this shape, else 1 with the reason in `why`. */
+    int (*check_shape)(const attn_shape *shape, attn_error *why);
+    /* Device bytes the variant allocates for this shape (q/k/v/out excluded). */
+    size_t (*device_bytes)(const attn_shape *shape);
+    int (*setup)(void **state, const attn_shape *shape, const attn_options *opt,
+                 cudaStream_t stream, attn_error *err);
+    /* Enqueue one forward on `stream`; must not synchronize. */
+    int (*forward)(void *state, const void *q, const void *k, const void *v, void *out,
+                   cudaStream_t stream, attn_error *err);
+    void (*facts)(void *state, attn_facts *facts); /* optional */
+    /* Optional: one forward with a caller-given boolean mask [S, S] on the device
+     * (nonzero = masked out) in place of the causal mask. The runner uses it for the
+     * fully-masked-rows check (does a row with every key masked give NaN or 0?). */
+    int (*forward_masked)(void *state, const void *q, const void *k, const void *v, void *out,
+                          const uint8_t *mask, cudaStream_t stream, attn_error *err);
+    void (*teardown)(void *state);
+} attn_variant;
+
+/* registry.c: the variants in series order. */
+extern const attn_variant *const attn_registry[];
+extern const int attn_registry_count;
+const attn_variant *attn_find_variant(const char *name);
+
+/* Helpers for variants (variant_util.c). */
+void attn_fact_add(attn_facts *f, const char *key, double number, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int attn_fail(attn_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

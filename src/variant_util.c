@@ -1,0 +1,30 @@
+#include "variant.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void attn_fact_add(attn_facts *f, const char *key, double number, const char *fmt, ...)
+{
+    if (f->n >= ATTN_MAX_FACTS)
+        return;
+    attn_fact *it = &f->item[f->n++];
+    snprintf(it->key, sizeof it->key, "%s", key);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(it->value, sizeof it->value, fmt, ap);
+    va_end(ap);
+    it->number = number;
+}
+
+int attn_fail(attn_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}

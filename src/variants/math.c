@@ -1,0 +1,246 @@
+/* `math`: PyTorch's SDPA math backend (at::_scaled_dot_product_attention_math, with
+ * _safe_softmax), op for op, each op its own kernel, so the trace shows what the
+ * careful reference costs. For bf16 q/k/v with is_causal=True PyTorch runs:
+ *
+ *   q, k, v .to(float32)                          3 upcast kernels
+ *   q * sqrt(scale)                               mul
+ *   ones(S,S,bool).tril()                         ones, tril    (rebuilt every call)
+ *   where(mask, 0, scalar_tensor(-inf))           fill of the 0-dim -inf, where
+ *   kᵀ * sqrt(scale)                              mul
+ *   matmul(q, kᵀ)                                 FP32 GEMM (TF32 off: PyTorch's default)
+ *   attn.add_(mask)                               add
+ *   _safe_softmax: softmax, isneginf, all(-1), scalar_tensor(0), where_out
+ *   matmul(attn, v)                               FP32 GEMM
+ *   .to(bf16) of the output, attn.to(bf16)        2 downcasts (the second is the
+ *                                                 attention weights the backend returns
+ *                                                 and SDPA's caller drops)
+ *
+ * 19 GPU operations per forward, every buffer allocated once in setup. */
+#include "check.h"
+#include "math_kernels.h"
+#include "variant.h"
+
+#include <cublas_v2.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* cuBLAS's own choice on Hopper when given no workspace is a per-handle allocation
+ * made on first use; giving it a fixed one (PyTorch gives 32 MiB on sm_90) keeps every
+ * allocation in setup. */
+#define MATH_CUBLAS_WORKSPACE ((size_t)32 << 20)
+
+/* One forward launches this many kernels: 17 of ours + 2 cuBLAS GEMMs (one kernel
+ * each for these shapes, checked with CUPTI by tests/gpu/variant_check.c --ops). */
+#define MATH_OPS_PER_FORWARD 19
+
+typedef struct math_state {
+    attn_shape shape;
+    cublasHandle_t cublas;
+    void *cublas_workspace;
+    float *q32, *k32, *v32; /* upcast inputs */
+    float *qs, *ks;         /* q·sqrt(scale), k·sqrt(scale) */
+    uint8_t *ones, *tril;   /* [S,S] bool */
+    float *scalars;         /* [0]: the -inf of the mask conversion, [1]: the 0 of _safe_softmax */
+    float *bias;            /* [S,S] additive 0/-inf mask */
+    float *scores;          /* [B,H,S,S] q·kᵀ + bias */
+    float *probs;           /* [B,H,S,S] softmax, fully masked rows zeroed */
+    uint8_t *neginf;        /* [B,H,S,S] scores == -inf */
+    uint8_t *row_all;       /* [B,H,S] every key masked */
+    void *probs_bf16;       /* [B,H,S,S] attn.to(bf16) */
+    float *out32;           /* [B,H,S,D] */
+} math_state;
+
+static size_t qkv_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * s->seq * s->dim; }
+static size_t score_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * s->seq * s->seq; }
+
+static int check_shape(const attn_shape *s, attn_error *why)
+{
+    if (s->batch <= 0 || s->heads <= 0 || s->seq <= 0 || s->dim <= 0)
+        return attn_fail(why, 1, "every dimension must be positive");
+    if ((long long)s->batch * s->heads > 0x7fffffffLL)
+        return attn_fail(why, 1, "B*H = %lld exceeds cuBLAS's int batch count",
+                         (long long)s->batch * s->heads);
+    if ((long long)s->batch * s->heads * s->seq > 0x7fffffffLL)
+        return attn_fail(why, 1, "B*H*S = %lld rows exceed one launch's grid",
+                         (long long)s->batch * s->heads * s->seq);
+    return 0;
+}
+
+static size_t device_bytes(const attn_shape *s)
+{
+    const size_t n = qkv_elems(s), m = score_elems(s), ss = (size_t)s->seq * s->seq;
+    const size_t rows = (size_t)s->batch * s->heads * s->seq;
+    return MATH_CUBLAS_WORKSPACE + 6 * n * sizeof(float) /* q32 k32 v32 qs ks out32 */
+           + 2 * ss                                      /* ones, tril */
+           + 2 * sizeof(float)                           /* scalars */
+           + ss * sizeof(float)                          /* bias */
+           + 2 * m * sizeof(float)                       /* scores, probs */
+           + m                                           /* neginf */
+           + rows                                        /* row_all */
+           + m * 2;                                      /* probs_bf16 */
+}
+
+static void teardown(void *state)
+{
+    math_state *st = state;
+    if (!st)
+        return;
+    /* Teardown has no error channel; a failed free here cannot be acted on. */
+    void *bufs[] = {st->cublas_workspace, st->q32, st->k32, st->v32, st->qs, st->ks, st->ones, st->tril,
+                    st->scalars, st->bias, st->scores, st->probs, st->neginf, st->row_all, st->probs_bf16,
+                    st->out32};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i])
+            (void)cudaFree(bufs[i]);
+    if (st->cublas)
+        (void)cublasDestroy(st->cublas);
+    free(st);
+}
+
+static int setup_into(math_state *st, cudaStream_t stream, attn_error *err)
+{
+    const attn_shape *s = &st->shape;
+    const size_t n = qkv_elems(s), m = score_elems(s), ss = (size_t)s->seq * s->seq;
+    const size_t rows = (size_t)s->batch * s->heads * s->seq;
+    CUBLAS_TRY(cublasCreate(&st->cublas), err);
+    CUBLAS_TRY(cublasSetStream(st->cublas, stream), err);
+    /* TF32 stays off (PyTorch's default, torch.backends.cuda.matmul.allow_tf32 = False):
+     * FP32 products on the CUDA cores. */
+    CUBLAS_TRY(cublasSetMathMode(st->cublas, CUBLAS_DEFAULT_MATH), err);
+    CUDA_TRY(cudaMalloc(&st->cublas_workspace, MATH_CUBLAS_WORKSPACE), err);
+    CUBLAS_TRY(cublasSetWorkspace(st->cublas, st->cublas_workspace, MATH_CUBLAS_WORKSPACE), err);
+    CUDA_TRY(cudaMalloc((void **)&st->q32, n * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->k32, n * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->v32, n * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->qs, n * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->ks, n * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->out32, n * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->ones, ss), err);
+    CUDA_TRY(cudaMalloc((void **)&st->tril, ss), err);
+    CUDA_TRY(cudaMalloc((void **)&st->scalars, 2 * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->bias, ss * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->scores, m * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->probs, m * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->neginf, m), err);
+    CUDA_TRY(cudaMalloc((void **)&st->row_all, rows), err);
+    CUDA_TRY(cudaMalloc(&st->probs_bf16, m * 2), err);
+    return ATTN_OK;
+}
+
+static int setup(void **state, const attn_shape *shape, const attn_options *opt, cudaStream_t stream,
+                 attn_error *err)
+{
+    (void)opt;
+    *state = NULL;
+    attn_error why;
+    if (check_shape(shape, &why))
+        return attn_fail(err, ATTN_FAILED, "math: shape not supported: %s", why.msg);
+    math_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return attn_fail(err, ATTN_FAILED, "math: out of host memory");
+    st->shape = *shape;
+    int rc = setup_into(st, stream, err);
+    if (rc != ATTN_OK) {
+        teardown(st);
+        return rc;
+    }
+    *state = st;
+    return ATTN_OK;
+}
+
+/* The pipeline after the mask's bool matrix exists: `cond` is either the rebuilt causal
+ * tril (nonzero = keep) or the caller's mask (nonzero = masked out). */
+static int pipeline(math_state *st, const void *q, const void *k, const void *v, void *out,
+                    const uint8_t *user_mask, cudaStream_t stream, attn_error *err)
+{
+    const attn_shape *s = &st->shape;
+    const int S = s->seq, D = s->dim, BH = s->batch * s->heads;
+    const size_t n = qkv_elems(s), m = score_elems(s), rows = (size_t)BH * S;
+    /* PyTorch scales q and k by sqrt(scale) each before the product, for stability. */
+    const float sqrt_scale = (float)sqrt(1.0 / sqrt((double)D));
+    const long long qkv_stride = (long long)S * D, sc_stride = (long long)S * S;
+    const float one = 1.f, zero = 0.f;
+
+    CUBLAS_TRY(cublasSetStream(st->cublas, stream), err);
+    CUDA_TRY(math_upcast_bf16_f32(q, st->q32, n, stream), err);
+    CUDA_TRY(math_upcast_bf16_f32(k, st->k32, n, stream), err);
+    CUDA_TRY(math_upcast_bf16_f32(v, st->v32, n, stream), err);
+    CUDA_TRY(math_mul_scale_f32(st->q32, st->qs, n, sqrt_scale, stream), err);
+    const uint8_t *cond;
+    int cond_is_keep;
+    if (user_mask) {
+        cond = user_mask;
+        cond_is_keep = 0;
+    } else {
+        CUDA_TRY(math_ones_u8(st->ones, S, stream), err);
+        CUDA_TRY(math_tril_u8(st->ones, st->tril, S, stream), err);
+        cond = st->tril;
+        cond_is_keep = 1;
+    }
+    CUDA_TRY(math_mask_fill_neginf(&st->scalars[0], stream), err);
+    CUDA_TRY(math_where_bias(cond, cond_is_keep, &st->scalars[0], st->bias, S, stream), err);
+    CUDA_TRY(math_mul_scale_f32(st->k32, st->ks, n, sqrt_scale, stream), err);
+    /* Row-major scores[S,S] = qs[S,D]·ks[S,D]ᵀ is, column-major, scoresᵀ = ks·qsᵀ. */
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_T, CUBLAS_OP_N, S, S, D, &one, st->ks, CUDA_R_32F,
+                                          D, qkv_stride, st->qs, CUDA_R_32F, D, qkv_stride, &zero, st->scores,
+                                          CUDA_R_32F, S, sc_stride, BH, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    CUDA_TRY(math_add_bias(st->scores, st->bias, (size_t)BH, S, stream), err);
+    CUDA_TRY(math_softmax_f32(st->scores, st->probs, rows, S, stream), err);
+    CUDA_TRY(math_isneginf(st->scores, st->neginf, m, stream), err);
+    CUDA_TRY(math_row_all(st->neginf, st->row_all, rows, S, stream), err);
+    CUDA_TRY(math_where_zero_fill(&st->scalars[1], stream), err);
+    CUDA_TRY(math_where_zero(st->row_all, &st->scalars[1], st->probs, rows, S, stream), err);
+    /* Row-major out[S,D] = probs[S,S]·v[S,D] is, column-major, outᵀ = vᵀ·probsᵀ. */
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_N, CUBLAS_OP_N, D, S, S, &one, st->v32, CUDA_R_32F,
+                                          D, qkv_stride, st->probs, CUDA_R_32F, S, sc_stride, &zero, st->out32,
+                                          CUDA_R_32F, D, qkv_stride, BH, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    CUDA_TRY(math_downcast_f32_bf16(st->out32, out, n, stream), err);
+    CUDA_TRY(math_downcast_probs_f32_bf16(st->probs, st->probs_bf16, m, stream), err);
+    return ATTN_OK;
+}
+
+static int forward(void *state, const void *q, const void *k, const void *v, void *out, cudaStream_t stream,
+                   attn_error *err)
+{
+    return pipeline(state, q, k, v, out, NULL, stream, err);
+}
+
+static int forward_masked(void *state, const void *q, const void *k, const void *v, void *out,
+                          const uint8_t *mask, cudaStream_t stream, attn_error *err)
+{
+    if (!mask)
+        return attn_fail(err, ATTN_FAILED, "math: forward_masked needs a mask");
+    return pipeline(state, q, k, v, out, mask, stream, err);
+}
+
+static void facts(void *state, attn_facts *f)
+{
+    math_state *st = state;
+    const attn_shape *s = &st->shape;
+    const size_t m = score_elems(s);
+    int ver = 0;
+    if (cublasGetVersion(st->cublas, &ver) == CUBLAS_STATUS_SUCCESS)
+        attn_fact_add(f, "cublas_version", ver, "%d", ver);
+    attn_fact_add(f, "gemm_precision", NAN, "FP32 inputs, FP32 compute, TF32 off (CUBLAS_COMPUTE_32F, default math)");
+    attn_fact_add(f, "fp32_scores_bytes", (double)(m * sizeof(float)), "%.1f MiB per [B,H,S,S] fp32 buffer (scores, probs)",
+                  m * sizeof(float) / 1048576.0);
+    attn_fact_add(f, "mask", NAN, "causal bias rebuilt every call: ones -> tril -> where(0, -inf) [S,S] fp32");
+    attn_fact_add(f, "safe_softmax", NAN, "isneginf -> all(-1) -> where(0): fully masked rows give 0, not NaN");
+}
+
+const attn_variant variant_math = {
+    .name = "math",
+    .title = "PyTorch math backend, op by op",
+    .what_changed = "FP32 upcast, rebuilt causal bias, FP32 GEMMs, NaN-safe softmax: one kernel per op",
+    .expected_ops = MATH_OPS_PER_FORWARD,
+    .expected_memcpy = 0,
+    .check_shape = check_shape,
+    .device_bytes = device_bytes,
+    .setup = setup,
+    .forward = forward,
+    .facts = facts,
+    .forward_masked = forward_masked,
+    .teardown = teardown,
+};

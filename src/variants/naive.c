@@ -1,0 +1,26 @@
+/* Naive attention: the series' step-by-step attention (see unfused.h), with the mask applied
+ * out of place the way PyTorch does it: a device-to-device copy of the scores, then the fill */
+#include "unfused.h"
+
+static size_t device_bytes(const attn_shape *s) { return unfused_device_bytes(s, 0); }
+
+static int setup(void **state, const attn_shape *s, const attn_options *opt, cudaStream_t st, attn_error *err)
+{
+    (void)opt;
+    return unfused_setup(state, s, 0, st, err);
+}
+
+const attn_variant variant_naive = {
+    .name = "naive",
+    .title = "Naive attention",
+    .what_changed = "matmul → scale → out-of-place masked_fill (copy + fill) → softmax → matmul",
+    .expected_ops = 6, /* GEMM, scale, Memcpy DtoD, fill, softmax, GEMM */
+    .expected_memcpy = 1,
+    .check_shape = unfused_check_shape,
+    .device_bytes = device_bytes,
+    .setup = setup,
+    .forward = unfused_forward,
+    .forward_masked = unfused_forward_masked,
+    .facts = unfused_facts,
+    .teardown = unfused_teardown,
+};

@@ -1,0 +1,26 @@
+/* Naive, in-place fill: the series' step-by-step attention (see unfused.h), with the mask
+ * applied in place, so no copy of the [B,H,S,S] scores is made */
+#include "unfused.h"
+
+static size_t device_bytes(const attn_shape *s) { return unfused_device_bytes(s, 1); }
+
+static int setup(void **state, const attn_shape *s, const attn_options *opt, cudaStream_t st, attn_error *err)
+{
+    (void)opt;
+    return unfused_setup(state, s, 1, st, err);
+}
+
+const attn_variant variant_naive_inplace = {
+    .name = "naive_inplace",
+    .title = "Naive, in-place fill",
+    .what_changed = "masked_fill_ in place: the scores copy is gone",
+    .expected_ops = 5, /* GEMM, scale, fill, softmax, GEMM */
+    .expected_memcpy = 0,
+    .check_shape = unfused_check_shape,
+    .device_bytes = device_bytes,
+    .setup = setup,
+    .forward = unfused_forward,
+    .forward_masked = unfused_forward_masked,
+    .facts = unfused_facts,
+    .teardown = unfused_teardown,
+};

@@ -1,0 +1,19 @@
+/* The series' hand-written attention, step by step as in PyTorch eager mode:
+ * scores = Q·Kᵀ (cuBLAS) → scores·scale → masked_fill(causal, -inf) → softmax → ·V.
+ * naive.c and naive_inplace.c differ only in how the fill is done. */
+#ifndef ATTNPROF_UNFUSED_H
+#define ATTNPROF_UNFUSED_H
+
+#include "variant.h"
+
+int unfused_check_shape(const attn_shape *shape, attn_error *why);
+size_t unfused_device_bytes(const attn_shape *shape, int inplace);
+int unfused_setup(void **state, const attn_shape *shape, int inplace, cudaStream_t stream, attn_error *err);
+int unfused_forward(void *state, const void *q, const void *k, const void *v, void *out, cudaStream_t stream,
+                    attn_error *err);
+int unfused_forward_masked(void *state, const void *q, const void *k, const void *v, void *out,
+                           const uint8_t *mask, cudaStream_t stream, attn_error *err);
+void unfused_facts(void *state, attn_facts *facts);
+void unfused_teardown(void *state);
+
+#endif
