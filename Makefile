@@ -9,7 +9,7 @@ OUT       ?= out
 RUN_ARGS  ?=
 
 DEB_PACKAGES := libcairo2-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
-                libcriterion-dev fonts-dejavu-core pkg-config
+                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils
 PKGS      := cairo libcmark-gfm jansson
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
@@ -24,7 +24,7 @@ CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=s
 NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Isrc -Ikernels -MMD -MP -Xptxas -warn-spills
 LDLIBS    := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
-             -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64 \
+             -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
              -lcudnn -lcublas -lcupti -lcudart \
              -lcairo -lcmark-gfm-extensions -lcmark-gfm -ljansson -lstdc++ -lm -ldl -lpthread
 

@@ -73,6 +73,19 @@ __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__ x, const u
             continue;
         const uint8_t *mb = reinterpret_cast<const uint8_t *>(&m);
         uint4 *dst = reinterpret_cast<uint4 *>(x + c * 16);
+        bool all = true;
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            all &= mb[j] != 0;
+        if (all) { // fully masked chunk: write only, no read
+            Pack8 p;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                p.h2[j] = __halves2bfloat162(v, v);
+            dst[0] = p.raw;
+            dst[1] = p.raw;
+            continue;
+        }
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             Pack8 p;

@@ -147,7 +147,11 @@ template <int D, int BM, int BN, int WARPS> struct FlashTile {
     static_assert(NT % 2 == 0 && DT % 2 == 0, "ldmatrix.x4 loads two 8-wide tiles");
 };
 
-template <int D, int BM, int BN, int WARPS>
+/* Code-path options of the kernel body, so that the benchmark can build one
+ * configuration both ways and compare them in the same run. */
+enum { FLASH_OPT_LAZY_RESCALE = 1 };
+
+template <int D, int BM, int BN, int WARPS, int OPT>
 __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 {
     typedef FlashTile<D, BM, BN, WARPS> T;
@@ -293,6 +297,8 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 
             /* Online softmax in the exp2 domain. Each row lives in the 4 lanes of a
              * quad: the max is reduced across them now, the sum only at the end. */
+            float alpha[MT][2];
+            bool max_grew = false;
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -307,7 +313,8 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
                     /* A row with no visible key yet keeps max -inf: use 0 so that
                      * exp2(-inf - m) stays 0 instead of NaN. */
                     const float m_use = m_new == -INFINITY ? 0.f : m_new;
-                    const float alpha = fast_exp2(row_max[mt][h] - m_use);
+                    alpha[mt][h] = fast_exp2(row_max[mt][h] - m_use);
+                    max_grew |= m_new != row_max[mt][h];
                     row_max[mt][h] = m_new;
                     float sum = 0.f;
 #pragma unroll
@@ -318,13 +325,21 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
                             s[mt][nt][2 * h + j] = e;
                             sum += e;
                         }
-                    row_sum[mt][h] = row_sum[mt][h] * alpha + sum;
-#pragma unroll
-                    for (int dt = 0; dt < DT; dt++) {
-                        o[mt][dt][2 * h] *= alpha;
-                        o[mt][dt][2 * h + 1] *= alpha;
-                    }
+                    row_sum[mt][h] = row_sum[mt][h] * alpha[mt][h] + sum;
                 }
+            /* Rescaling O costs one multiply per accumulator (MT*D/4 per lane) per
+             * key tile. When no row max of the warp grew, every alpha is exactly 1
+             * and the rescale is skipped (warp-uniform branch). Past the first few
+             * key tiles a row's running max rarely grows. */
+            if (!(OPT & FLASH_OPT_LAZY_RESCALE) || __any_sync(0xffffffffu, max_grew)) {
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int dt = 0; dt < DT; dt++)
+#pragma unroll
+                        for (int i = 0; i < 4; i++)
+                            o[mt][dt][i] *= alpha[mt][i >> 1];
+            }
 
             /* The score accumulator layout of two adjacent 8-key tiles is the
              * A-operand layout of one 16-key k-step: P goes back in as bf16 pairs. */
@@ -407,27 +422,30 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 
 /* One extern "C" kernel per configuration: the name CUPTI records is the name
  * written here. */
-#define ATTNPROF_FLASH_KERNEL(D, BM, BN, W)                                                        \
+#define ATTNPROF_FLASH_KERNEL_OPT(D, BM, BN, W, OPT, SUFFIX)                                       \
     extern "C" __global__ void __launch_bounds__(W * 32)                                          \
-        attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W(FlashParams p)                           \
+        attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W##SUFFIX(FlashParams p)                   \
     {                                                                                              \
-        flash_fwd_body<D, BM, BN, W>(p);                                                           \
+        flash_fwd_body<D, BM, BN, W, OPT>(p);                                                      \
     }
+#define FLASH_OPT_DEFAULT FLASH_OPT_LAZY_RESCALE
+#define ATTNPROF_FLASH_KERNEL(D, BM, BN, W) ATTNPROF_FLASH_KERNEL_OPT(D, BM, BN, W, FLASH_OPT_DEFAULT, )
 
 ATTNPROF_FLASH_KERNEL(64, 128, 64, 4)
 ATTNPROF_FLASH_KERNEL(64, 64, 64, 4)
 ATTNPROF_FLASH_KERNEL(64, 128, 128, 8)
-ATTNPROF_FLASH_KERNEL(64, 128, 64, 8)
 ATTNPROF_FLASH_KERNEL(128, 128, 32, 4)
-ATTNPROF_FLASH_KERNEL(128, 64, 64, 4)
 ATTNPROF_FLASH_KERNEL(128, 128, 64, 8)
 ATTNPROF_FLASH_KERNEL(128, 128, 128, 8)
-/* PyTorch's own tile choices (d64 128x128 w4, d128 128x64 w4) spill a few
- * registers in this code (two 16-row tiles per warp with a 64/128-key score
- * tile). They are built only into the benchmark, to measure what they would give. */
+/* Built only into the benchmark: PyTorch's own tile choices (d64 128x128 w4,
+ * d128 128x64 w4), which spill a few registers in this code, and the default
+ * tiles with the O rescale done on every key tile ("_eager"), to measure what
+ * the lazy rescale gives. */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
 ATTNPROF_FLASH_KERNEL(64, 128, 128, 4)
 ATTNPROF_FLASH_KERNEL(128, 128, 64, 4)
+ATTNPROF_FLASH_KERNEL_OPT(64, 128, 64, 4, 0, _eager)
+ATTNPROF_FLASH_KERNEL_OPT(128, 128, 32, 4, 0, _eager)
 #endif
 
 namespace {
@@ -439,18 +457,19 @@ struct FlashEntry {
     flash_kernel_fn fn;
 };
 
-#define ATTNPROF_FLASH_ENTRY(D, BM, BN, W)                                                         \
-    {{"attnprof_flash_fwd_bf16_d" #D "_" #BM "x" #BN "_w" #W, D, BM, BN, W, W * 32,                \
+#define ATTNPROF_FLASH_ENTRY_OPT(D, BM, BN, W, SUFFIX)                                             \
+    {{"attnprof_flash_fwd_bf16_d" #D "_" #BM "x" #BN "_w" #W #SUFFIX, D, BM, BN, W, W * 32,        \
       FlashTile<D, BM, BN, W>::SMEM, "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+)"},          \
-     attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W}
+     attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W##SUFFIX}
+#define ATTNPROF_FLASH_ENTRY(D, BM, BN, W) ATTNPROF_FLASH_ENTRY_OPT(D, BM, BN, W, )
 
 const FlashEntry flash_entries[] = {
     ATTNPROF_FLASH_ENTRY(64, 128, 64, 4),   ATTNPROF_FLASH_ENTRY(64, 64, 64, 4),
-    ATTNPROF_FLASH_ENTRY(64, 128, 128, 8),  ATTNPROF_FLASH_ENTRY(64, 128, 64, 8),
-    ATTNPROF_FLASH_ENTRY(128, 128, 32, 4),  ATTNPROF_FLASH_ENTRY(128, 64, 64, 4),
+    ATTNPROF_FLASH_ENTRY(64, 128, 128, 8),  ATTNPROF_FLASH_ENTRY(128, 128, 32, 4),
     ATTNPROF_FLASH_ENTRY(128, 128, 64, 8),  ATTNPROF_FLASH_ENTRY(128, 128, 128, 8),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
     ATTNPROF_FLASH_ENTRY(64, 128, 128, 4),  ATTNPROF_FLASH_ENTRY(128, 128, 64, 4),
+    ATTNPROF_FLASH_ENTRY_OPT(64, 128, 64, 4, _eager), ATTNPROF_FLASH_ENTRY_OPT(128, 128, 32, 4, _eager),
 #endif
 };
 const int flash_entry_count = (int)(sizeof flash_entries / sizeof flash_entries[0]);

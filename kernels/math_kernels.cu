@@ -133,14 +133,47 @@ extern "C" __global__ void attnprof_math_add_bias(float *scores, const float *bi
     }
 }
 
-// One block per row; three passes over the row (max, sum of exponentials, write), the
-// row staying in L1/L2 between them. exp(x - max) with max = -inf is NaN, so a row with
-// every key masked comes out NaN, as torch.softmax gives it.
+// One block per row. A row of up to kSoftmaxPerThread·blockDim values is read once
+// into registers (max, exponentials, sum, write: one read and one write of the row, as
+// PyTorch's register-cached softmax does); longer rows take three passes through L1/L2.
+// exp(x - max) with max = -inf is NaN, so a row with every key masked comes out NaN,
+// as torch.softmax gives it.
+constexpr int kSoftmaxPerThread = 8;
+
 extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out, int cols)
 {
     __shared__ float shared[32];
     const float *x = in + (size_t)blockIdx.x * cols;
     float *y = out + (size_t)blockIdx.x * cols;
+    if (cols <= kSoftmaxPerThread * (int)blockDim.x) {
+        float v[kSoftmaxPerThread];
+        float m = -INFINITY;
+#pragma unroll
+        for (int t = 0; t < kSoftmaxPerThread; t++) {
+            const int j = threadIdx.x + t * blockDim.x;
+            v[t] = j < cols ? x[j] : -INFINITY;
+            m = fmaxf(m, v[t]);
+        }
+        m = block_max(m, shared);
+        float sum = 0.0f;
+#pragma unroll
+        for (int t = 0; t < kSoftmaxPerThread; t++) {
+            const int j = threadIdx.x + t * blockDim.x;
+            if (j < cols) {
+                v[t] = expf(v[t] - m);
+                sum += v[t];
+            }
+        }
+        sum = block_sum(sum, shared);
+        const float inv = 1.0f / sum;
+#pragma unroll
+        for (int t = 0; t < kSoftmaxPerThread; t++) {
+            const int j = threadIdx.x + t * blockDim.x;
+            if (j < cols)
+                y[j] = v[t] * inv;
+        }
+        return;
+    }
     float m = -INFINITY;
     for (int j = threadIdx.x; j < cols; j += blockDim.x)
         m = fmaxf(m, x[j]);
@@ -170,25 +203,57 @@ extern "C" __global__ void attnprof_math_isneginf(const float *in, uint8_t *out,
         out[i] = in[i] == -INFINITY;
 }
 
-// One block per row.
-extern "C" __global__ void attnprof_math_row_all(const uint8_t *in, uint8_t *out, int cols)
+// One warp per row, kRowAllWarps rows per block; rows of a multiple of 16 bytes are
+// read 16 bytes per lane.
+constexpr int kRowAllWarps = 8;
+
+__device__ __forceinline__ bool all_bytes_nonzero(unsigned w)
 {
-    const uint8_t *x = in + (size_t)blockIdx.x * cols;
-    int all = 1;
-    for (int j = threadIdx.x; j < cols; j += blockDim.x)
-        all &= x[j] != 0;
-    all = __syncthreads_and(all);
-    if (threadIdx.x == 0)
-        out[blockIdx.x] = (uint8_t)all;
+    return ((w - 0x01010101u) & ~w & 0x80808080u) == 0; // no zero byte in w
+}
+
+extern "C" __global__ void attnprof_math_row_all(const uint8_t *in, uint8_t *out, size_t rows, int cols)
+{
+    const size_t row = (size_t)blockIdx.x * kRowAllWarps + (threadIdx.x >> 5);
+    const int lane = threadIdx.x & 31;
+    if (row >= rows)
+        return; // the whole warp leaves together
+    const uint8_t *x = in + row * cols;
+    bool all = true;
+    if (cols % 16 == 0) {
+        const uint4 *x16 = reinterpret_cast<const uint4 *>(x);
+        for (int j = lane; j < cols / 16; j += 32) {
+            const uint4 w = x16[j];
+            all = all && all_bytes_nonzero(w.x) && all_bytes_nonzero(w.y) && all_bytes_nonzero(w.z) &&
+                  all_bytes_nonzero(w.w);
+        }
+    } else {
+        for (int j = lane; j < cols; j += 32)
+            all = all && x[j] != 0;
+    }
+    all = __all_sync(0xffffffffu, all);
+    if (lane == 0)
+        out[row] = all ? 1 : 0;
 }
 
 extern "C" __global__ void attnprof_math_where_zero_fill(float *out) { *out = 0.0f; }
 
+// Every element is read and written, as at::where_out does. Four values per thread
+// when a row holds a multiple of four; 32-bit index division where the size allows.
 extern "C" __global__ void attnprof_math_where_zero(const uint8_t *row_all, const float *zero, float *p, size_t n,
                                                    int cols)
 {
     const float z = *zero;
-    // Every element is read and written, as at::where_out does.
+    if (cols % 4 == 0 && n / 4 <= 0xffffffffull) {
+        const unsigned n4 = (unsigned)(n / 4), c4 = (unsigned)cols / 4;
+        for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+            float4 v = reinterpret_cast<float4 *>(p)[i];
+            if (row_all[(unsigned)i / c4])
+                v = make_float4(z, z, z, z);
+            reinterpret_cast<float4 *>(p)[i] = v;
+        }
+        return;
+    }
     for (size_t i = grid_index(); i < n; i += grid_stride())
         p[i] = row_all[i / cols] ? z : p[i];
 }
@@ -218,8 +283,14 @@ extern "C" __global__ void attnprof_math_downcast_probs_f32_bf16(const float *in
 }
 
 namespace {
-// Threads per row kernel: enough to cover long rows in few iterations, a multiple of 32.
-unsigned row_threads(int cols) { return cols >= 2048 ? 1024 : cols >= 512 ? 512 : 128; }
+// Softmax threads per row: enough for the row to fit the per-thread registers, a
+// multiple of 32, at most 1024.
+unsigned softmax_threads(int cols)
+{
+    unsigned t = (unsigned)((cols + kSoftmaxPerThread - 1) / kSoftmaxPerThread);
+    t = (t + 31) / 32 * 32;
+    return t < 32 ? 32 : t > 1024 ? 1024 : t;
+}
 // The caller's q/k/v/out may sit at any bf16 offset: vector loads only where aligned.
 bool aligned(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 } // namespace
@@ -277,7 +348,7 @@ cudaError_t math_softmax_f32(const float *in, float *out, size_t rows, int cols,
 {
     if (rows > 0x7fffffffu)
         return cudaErrorInvalidConfiguration;
-    attnprof_math_softmax_f32<<<(unsigned)rows, row_threads(cols), 0, s>>>(in, out, cols);
+    attnprof_math_softmax_f32<<<(unsigned)rows, softmax_threads(cols), 0, s>>>(in, out, cols);
     return cudaGetLastError();
 }
 
@@ -289,9 +360,10 @@ cudaError_t math_isneginf(const float *in, uint8_t *out, size_t n, cudaStream_t 
 
 cudaError_t math_row_all(const uint8_t *in, uint8_t *out, size_t rows, int cols, cudaStream_t s)
 {
-    if (rows > 0x7fffffffu)
+    const size_t blocks = (rows + kRowAllWarps - 1) / kRowAllWarps;
+    if (blocks > 0x7fffffffu)
         return cudaErrorInvalidConfiguration;
-    attnprof_math_row_all<<<(unsigned)rows, row_threads(cols), 0, s>>>(in, out, cols);
+    attnprof_math_row_all<<<(unsigned)blocks, 32 * kRowAllWarps, 0, s>>>(in, out, rows, cols);
     return cudaGetLastError();
 }
 
@@ -305,7 +377,8 @@ cudaError_t math_where_zero(const uint8_t *row_all, const float *zero, float *p,
                             cudaStream_t s)
 {
     const size_t n = rows * (size_t)cols;
-    attnprof_math_where_zero<<<blocks_for(n), kThreads, 0, s>>>(row_all, zero, p, n, cols);
+    attnprof_math_where_zero<<<blocks_for(cols % 4 == 0 ? n / 4 + 1 : n), kThreads, 0, s>>>(row_all, zero, p, n,
+                                                                                          cols);
     return cudaGetLastError();
 }
 

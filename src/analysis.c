@@ -183,7 +183,7 @@ static int group_forward(const trace *t, const corr_index *idx, const host_range
 
 static int median_int(int *x, int n)
 {
-    double *d = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    double *d = calloc((size_t)(n ? n : 1), sizeof(double));
     if (!d)
         abort();
     for (int i = 0; i < n; i++)
@@ -222,8 +222,8 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
         double *cu = malloc(sizeof(double) * (size_t)(n ? n : 1)), *cp = malloc(sizeof(double) * (size_t)(n ? n : 1));
         double *sp = malloc(sizeof(double) * (size_t)(n ? n : 1));
         int *ops = malloc(sizeof(int) * (size_t)(n ? n : 1)), *mc = malloc(sizeof(int) * (size_t)(n ? n : 1));
-        int *kn = malloc(sizeof(int) * (size_t)(n ? n : 1));
-        if (!cu || !cp || !sp || !ops || !mc || !kn)
+        int *kn = malloc(sizeof(int) * (size_t)(n ? n : 1)), *ms = malloc(sizeof(int) * (size_t)(n ? n : 1));
+        if (!cu || !cp || !sp || !ops || !mc || !kn || !ms)
             abort();
         for (int i = 0; i < va->n_forwards; i++) {
             forward *f = &va->forwards[i];
@@ -231,9 +231,10 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
             cp[i] = f->cpu_us;
             sp[i] = f->gpu_span_us;
             ops[i] = f->n_ops;
-            mc[i] = kn[i] = 0;
+            mc[i] = kn[i] = ms[i] = 0;
             for (int k = 0; k < f->n_ops; k++) {
                 mc[i] += f->ops[k]->kind == GPU_MEMCPY;
+                ms[i] += f->ops[k]->kind == GPU_MEMSET;
                 kn[i] += f->ops[k]->kind == GPU_KERNEL;
             }
         }
@@ -243,7 +244,8 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
         va->ops_per_forward = median_int(ops, va->n_forwards);
         va->memcpy_per_forward = median_int(mc, va->n_forwards);
         va->kernels_per_forward = median_int(kn, va->n_forwards);
-        free(cu), free(cp), free(sp), free(ops), free(mc), free(kn);
+        va->memset_per_forward = median_int(ms, va->n_forwards);
+        free(cu), free(cp), free(sp), free(ops), free(mc), free(kn), free(ms);
         if (va->result->status == VARIANT_OK && va->n_forwards == 0) {
             snprintf(err, errlen, "trace.json has no recorded forwards for variant %s, which run.json says ran; "
                      "the archive is incomplete", va->result->name);

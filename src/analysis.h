@@ -37,6 +37,7 @@ typedef struct variant_analysis {
     int ops_per_forward;         /* median over forwards */
     int memcpy_per_forward;
     int kernels_per_forward;
+    int memset_per_forward;
     int n_findings;
     char findings[MAX_FINDINGS][320];
 } variant_analysis;

@@ -23,7 +23,7 @@ int safe_softmax_check(const char *n) { return has(n, "isneginf") || has(n, "row
 void per_forward_median(const variant_analysis *va, op_predicate pred, int *count, double *us)
 {
     int n = va->n_forwards;
-    double *c = malloc(sizeof(double) * (size_t)(n ? n : 1)), *t = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    double *c = calloc((size_t)(n ? n : 1), sizeof(double)), *t = calloc((size_t)(n ? n : 1), sizeof(double));
     if (!c || !t)
         abort();
     for (int i = 0; i < n; i++) {
@@ -57,12 +57,13 @@ static void add(variant_analysis *va, const char *fmt, ...)
 
 static int is_memcpy(const gpu_op *o) { return o->kind == GPU_MEMCPY; }
 static int is_kernel(const gpu_op *o) { return o->kind == GPU_KERNEL; }
+static int is_memset(const gpu_op *o) { return o->kind == GPU_MEMSET; }
 static int is_gemm(const gpu_op *o) { return o->kind == GPU_KERNEL && classify_op(o) == OPC_GEMM; }
 static int is_fp32_gemm(const gpu_op *o) { return is_gemm(o) && gemm_on_cuda_cores(o->name); }
 static int is_mask_build(const gpu_op *o) { return o->kind == GPU_KERNEL && builds_mask(o->name); }
 static int is_safe_check(const gpu_op *o) { return o->kind == GPU_KERNEL && safe_softmax_check(o->name); }
 
-static const char *human_bytes(double b, char *buf, size_t n)
+const char *human_bytes(double b, char *buf, size_t n)
 {
     if (b >= 1 << 30)
         snprintf(buf, n, "%.3g GiB", b / (1 << 30));
@@ -153,8 +154,21 @@ static void derive(analysis *a, int vi)
         add(va, "no forward recorded: %s", r->error[0] ? r->error : "the variant failed before its forwards");
         return;
     }
-    if (va->ops_per_forward != r->expected_ops)
-        add(va, "observed %d GPU operations per forward where %d were expected", va->ops_per_forward, r->expected_ops);
+    if (va->ops_per_forward != r->expected_ops) {
+        const gpu_op *ms = first_match(va, is_memset);
+        const api_call *via = NULL;
+        for (int i = 0; ms && i < va->forwards[0].n_ops; i++)
+            if (va->forwards[0].ops[i] == ms)
+                via = va->forwards[0].launchers[i];
+        if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward)
+            add(va, "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s, "
+                    "via `%s`) outside the variant's own expectation",
+                va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
+                va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via ? via->name : "?");
+        else
+            add(va, "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
+                r->expected_ops);
+    }
 
     int n;
     double us;

@@ -14,6 +14,8 @@ int safe_softmax_check(const char *kernel_name); /* isneginf / row all / where-z
 
 /* Median over forwards of (count, summed µs) of the ops matching `pred`. */
 typedef int (*op_predicate)(const gpu_op *op);
+/* "256 MiB", "4 B". */
+const char *human_bytes(double bytes, char *buf, size_t n);
 void per_forward_median(const variant_analysis *va, op_predicate pred, int *count, double *us);
 
 #endif

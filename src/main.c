@@ -73,7 +73,7 @@ static int cmd_list(void)
     return EXIT_OK;
 }
 
-static int cmd_run(cli_options *o, int argc, char **argv)
+static int cmd_run(cli_options *o, const char *cmdline)
 {
     char err[1024];
     if (o->out_dir && path_exists(o->out_dir) && !o->force) {
@@ -85,7 +85,7 @@ static int cmd_run(cli_options *o, int argc, char **argv)
     static run_info info;
     memset(&info, 0, sizeof info);
     snprintf(info.tool_version, sizeof info.tool_version, "%s", ATTNPROF_VERSION);
-    command_line(argc, argv, info.command_line, sizeof info.command_line);
+    snprintf(info.command_line, sizeof info.command_line, "%s", cmdline);
 
     int rc = runner_collect(&o->run, &t, &info, err, sizeof err);
     if (rc != EXIT_OK && rc != EXIT_VARIANT_FAILED) {
@@ -179,7 +179,9 @@ int main(int argc, char **argv)
     /* Before the first NVTX call, so CUPTI receives the markers. */
     cupti_prepare_nvtx();
     cli_options o;
-    char err[1024];
+    char err[1024], cmdline[1024];
+    /* Before getopt permutes argv. */
+    command_line(argc, argv, cmdline, sizeof cmdline);
     int rc = cli_parse(argc, argv, &o, err, sizeof err);
     if (rc != EXIT_OK)
         return die(rc, err);
@@ -193,7 +195,7 @@ int main(int argc, char **argv)
     case CMD_LIST:
         return cmd_list();
     case CMD_RUN:
-        return cmd_run(&o, argc, argv);
+        return cmd_run(&o, cmdline);
     case CMD_REPORT:
         return cmd_report(&o);
     default:

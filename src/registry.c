@@ -7,12 +7,16 @@
 extern const attn_variant variant_naive;
 extern const attn_variant variant_naive_inplace;
 extern const attn_variant variant_math;
+extern const attn_variant variant_efficient;
+extern const attn_variant variant_flash;
 extern const attn_variant variant_cudnn;
 
 const attn_variant *const attn_registry[] = {
     &variant_naive,
     &variant_naive_inplace,
     &variant_math,
+    &variant_efficient,
+    &variant_flash,
     &variant_cudnn,
 };
 const int attn_registry_count = (int)(sizeof attn_registry / sizeof attn_registry[0]);

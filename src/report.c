@@ -299,7 +299,10 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
         const gpu_op *o = fw->ops[k];
         const api_call *l = fw->launchers[k];
         char name[128], dur[32], lat[32];
-        short_kernel_name(o->name, name, sizeof name);
+        if (o->kind == GPU_KERNEL)
+            short_kernel_name(o->name, name, sizeof name);
+        else
+            snprintf(name, sizeof name, "%s", o->name);
         format_us((double)(o->end_ns - o->start_ns) / 1000.0, dur, sizeof dur);
         if (l)
             format_us((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
@@ -317,7 +320,9 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             else
                 fputs("– | ", f);
         } else {
-            fprintf(f, "– | – | – | %.1f MiB | – | ", (double)o->bytes / 1048576.0);
+            char size[32];
+            human_bytes((double)o->bytes, size, sizeof size);
+            fprintf(f, "– | – | – | %s moved | – | ", size);
         }
         fprintf(f, "%s%s%s | %s |\n", l ? "`" : "", l ? l->name : "–", l ? "`" : "", l ? lat : "–");
     }

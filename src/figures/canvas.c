@@ -314,7 +314,7 @@ rgb fig_class_colour(op_class c)
     case OPC_MEMSET: return fig_hex(0x882255);          /* wine */
     case OPC_REDUCTION: return fig_hex(0x44AA99);       /* teal */
     case OPC_MASK: return fig_hex(0xAA4499);            /* purple */
-    default: return fig_hex(0xBBBBBB);                  /* other: grey */
+    default: return fig_hex(0xDDDDDD);                  /* other: pale grey, drawn outlined */
     }
 }
 

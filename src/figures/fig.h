@@ -115,6 +115,15 @@ int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_time_chart_prepare(fig_job *job, cairo_t *measure, const analysis *a, int log_axis);
 
+/* Where a prepared timeline puts its lanes (points), so tests can look at the
+ * pixels of each lane. -1 when the job shows no forward or out of memory. */
+typedef struct fig_timeline_geometry {
+    double x0, x1;                       /* plot area */
+    double nvtx_y, api_y, gpu_y, end_y;  /* lane tops; end_y: bottom of the GPU lane */
+    int64_t t0_ns, t1_ns;                /* times at x0 and x1 */
+} fig_timeline_geometry;
+int fig_timeline_geometry_of(const fig_job *job, fig_timeline_geometry *g);
+
 /* Shared by the figures: "B=1 H=16 S=1024 D=64". */
 void fig_shape_text(const analysis *a, char *out, size_t n);
 /* The forward drawn for a variant in one-forward figures (the middle one), or -1. */

@@ -2,10 +2,12 @@
 #include "figures.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fig.h"
 
@@ -49,34 +51,101 @@ static int list_add(figure_list *l, const fig_job *job, const char *kind, const 
     return 0;
 }
 
-static int render_job(const fig_job *job, const char *dir, unsigned formats, figure_list *out,
-                      char *err, size_t errlen)
+/* One file to draw: a figure in one format. */
+typedef struct render_task {
+    const fig_job *job;
+    unsigned kind;
+    const char *ext;
+    char rel[256];
+    int rc;
+    char err[512];
+} render_task;
+
+typedef struct render_pool {
+    render_task *tasks;
+    int *order; /* biggest first, so no big PNG is left for the end */
+    int n;
+    int next;
+    pthread_mutex_t lock;
+    const char *dir;
+} render_pool;
+
+static void run_task(render_task *t, const char *dir)
 {
-    static const struct { unsigned bit; const char *ext; } kinds[] = {
-        {FIG_PNG, "png"}, {FIG_SVG, "svg"}, {FIG_PDF, "pdf"}};
-    char file[64];
-    safe_name(job->name, file, sizeof file);
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-        if (!(formats & kinds[k].bit))
-            continue;
-        char rel[256], path[1024];
-        snprintf(rel, sizeof rel, "figures/%s.%s", file, kinds[k].ext);
-        snprintf(path, sizeof path, "%s/%s", dir, rel);
-        fig_canvas c;
-        if (fig_canvas_open(&c, (int)kinds[k].bit, path, job->w, job->h, job->caption, err, errlen))
-            return -1;
-        if (job->draw(c.cr, job) != 0) {
-            fig_canvas_close(&c, NULL, 0);
-            snprintf(err, errlen, "%s: out of memory while drawing", path);
-            return -1;
-        }
-        if (fig_canvas_close(&c, err, errlen))
-            return -1;
-        if (list_add(out, job, kinds[k].ext, rel)) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, t->rel);
+    fig_canvas c;
+    t->rc = fig_canvas_open(&c, (int)t->kind, path, t->job->w, t->job->h, t->job->caption, t->err,
+                            sizeof t->err);
+    if (t->rc)
+        return;
+    if (t->job->draw(c.cr, t->job) != 0) {
+        fig_canvas_close(&c, NULL, 0);
+        snprintf(t->err, sizeof t->err, "%.400s: out of memory while drawing", path);
+        t->rc = -1;
+        return;
     }
+    t->rc = fig_canvas_close(&c, t->err, sizeof t->err);
+}
+
+static void *worker(void *arg)
+{
+    render_pool *pool = arg;
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        int i = pool->next < pool->n ? pool->next++ : -1;
+        pthread_mutex_unlock(&pool->lock);
+        if (i < 0)
+            return NULL;
+        run_task(&pool->tasks[pool->order[i]], pool->dir);
+    }
+}
+
+/* PNG encoding (zlib and libpng's filter search) is most of the time; files
+ * are independent, so they are drawn on up to 4 threads. Each file's bytes do
+ * not depend on which thread drew it. */
+static const render_task *sort_base;
+
+/* PNGs cost by their area; vector files are cheap. */
+static double task_cost(const render_task *t)
+{
+    return t->job->w * t->job->h * (t->kind == FIG_PNG ? 10 : 1);
+}
+
+static int by_cost(const void *pa, const void *pb)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    double ca = task_cost(&sort_base[a]), cb = task_cost(&sort_base[b]);
+    if (ca != cb)
+        return ca > cb ? -1 : 1;
+    return a - b;
+}
+
+static int run_tasks(render_task *tasks, int n, const char *dir)
+{
+    int *order = malloc(sizeof *order * (size_t)(n ? n : 1));
+    if (!order)
+        return -1;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    sort_base = tasks;
+    qsort(order, (size_t)n, sizeof *order, by_cost);
+    render_pool pool = {.tasks = tasks, .order = order, .n = n, .dir = dir};
+    pthread_mutex_init(&pool.lock, NULL);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n_threads = cores > 4 ? 4 : cores < 1 ? 1 : (int)cores;
+    if (n_threads > n)
+        n_threads = n;
+    pthread_t threads[4];
+    int started = 0;
+    for (int i = 1; i < n_threads; i++)
+        if (pthread_create(&threads[started], NULL, worker, &pool) == 0)
+            started++;
+    worker(&pool); /* this thread works too; with no extra thread it does everything */
+    for (int i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    pthread_mutex_destroy(&pool.lock);
+    free(order);
     return 0;
 }
 
@@ -94,33 +163,65 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
     snprintf(figdir, sizeof figdir, "%s/figures", dir);
     if (make_dir(dir, err, errlen) || make_dir(figdir, err, errlen))
         return -1;
+
+    /* timelines in series order, then the overview, occupancy and time charts */
+    int n_jobs = a->n + 3;
+    fig_job *jobs = calloc((size_t)n_jobs, sizeof *jobs);
+    render_task *tasks = calloc((size_t)n_jobs * 3, sizeof *tasks);
     cairo_t *measure = fig_measure_create();
-    if (!measure) {
-        snprintf(err, errlen, "cairo: cannot create a drawing context");
+    int rc = jobs && tasks && measure ? 0 : -1;
+    for (int i = 0; i < n_jobs && rc == 0; i++) {
+        if (i < a->n)
+            rc = fig_timeline_prepare(&jobs[i], measure, a, i);
+        else if (i == a->n)
+            rc = fig_overview_prepare(&jobs[i], measure, a);
+        else if (i == a->n + 1)
+            rc = fig_occupancy_prepare(&jobs[i], measure, a);
+        else
+            rc = fig_time_chart_prepare(&jobs[i], measure, a, log_axis);
+    }
+    fig_measure_destroy(measure);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory while laying out the figures");
+        free(jobs);
+        free(tasks);
         return -1;
     }
-    int rc = 0;
-    fig_job job;
-    for (int i = 0; i < a->n && rc == 0; i++) {
-        memset(&job, 0, sizeof job);
-        rc = fig_timeline_prepare(&job, measure, a, i) ? -1 : render_job(&job, dir, formats, out, err, errlen);
+
+    static const struct { unsigned bit; const char *ext; } kinds[] = {
+        {FIG_PNG, "png"}, {FIG_SVG, "svg"}, {FIG_PDF, "pdf"}};
+    int n_tasks = 0;
+    for (int i = 0; i < n_jobs; i++) {
+        char file[64];
+        safe_name(jobs[i].name, file, sizeof file);
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            if (!(formats & kinds[k].bit))
+                continue;
+            render_task *t = &tasks[n_tasks++];
+            t->job = &jobs[i];
+            t->kind = kinds[k].bit;
+            t->ext = kinds[k].ext;
+            snprintf(t->rel, sizeof t->rel, "figures/%s.%s", file, kinds[k].ext);
+        }
     }
-    if (rc == 0) {
-        memset(&job, 0, sizeof job);
-        rc = fig_overview_prepare(&job, measure, a) ? -1 : render_job(&job, dir, formats, out, err, errlen);
+    if (run_tasks(tasks, n_tasks, dir)) {
+        snprintf(err, errlen, "out of memory");
+        free(jobs);
+        free(tasks);
+        return -1;
     }
-    if (rc == 0) {
-        memset(&job, 0, sizeof job);
-        rc = fig_occupancy_prepare(&job, measure, a) ? -1 : render_job(&job, dir, formats, out, err, errlen);
+
+    for (int i = 0; i < n_tasks && rc == 0; i++) {
+        if (tasks[i].rc != 0) {
+            snprintf(err, errlen, "%s", tasks[i].err);
+            rc = -1;
+        } else if (list_add(out, tasks[i].job, tasks[i].ext, tasks[i].rel)) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
     }
-    if (rc == 0) {
-        memset(&job, 0, sizeof job);
-        rc = fig_time_chart_prepare(&job, measure, a, log_axis) ? -1
-                                                                 : render_job(&job, dir, formats, out, err, errlen);
-    }
-    if (rc != 0 && strcmp(err, "") == 0)
-        snprintf(err, errlen, "out of memory while laying out the figures");
-    fig_measure_destroy(measure);
+    free(jobs);
+    free(tasks);
     return rc;
 }
 

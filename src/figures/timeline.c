@@ -12,6 +12,7 @@
 #define MIN_BOX_W 1.0       /* pt: 2 px in the PNG, so a 1 µs call stays visible */
 #define LABEL_COL 76.0      /* timeline: lane names */
 #define OVERVIEW_COL 150.0  /* overview: variant names */
+#define TIMELINE_TOP 60.0   /* below the title and subtitle */
 
 typedef struct tl_item {
     int64_t s, e;
@@ -36,8 +37,8 @@ typedef struct tl_scene {
 
 typedef enum api_category { API_CAT_LAUNCH, API_CAT_COPY, API_CAT_OTHER, API_CAT_COUNT } api_category;
 
-static const char *const api_category_label[API_CAT_COUNT] = {
-    "kernel launch call", "memcpy/memset call", "other CUDA API call"};
+static const char *const api_category_label[API_CAT_COUNT] = {"kernel launch", "copy/set call",
+                                                               "other CUDA call"};
 
 static api_category categorize_api(const char *name)
 {
@@ -59,10 +60,6 @@ static rgb api_colour(api_category c)
 static const rgb NVTX_FILL = {0.96, 0.96, 0.96};
 static const rgb LANE_BG = {0.975, 0.975, 0.975};
 static const rgb FLOW = {0.15, 0.15, 0.15};
-
-/* "Other" operations get the palette's grey with an outline, so they do not
- * read as one of the grey API call shades. */
-static rgb op_colour(const gpu_op *op) { return fig_class_colour(classify_op(op)); }
 
 static void op_label(const gpu_op *op, char *out, size_t n)
 {
@@ -236,10 +233,13 @@ static double xof(const tl_geom *g, int64_t ns)
     return g->x0 + ((double)ns - g->t0) / (g->t1 - g->t0) * (g->x1 - g->x0);
 }
 
-/* A box from s to e (ns), at least MIN_BOX_W wide, with up to two lines of
- * text that are drawn only where they fit. */
+/* A box from s to e (ns), at least MIN_BOX_W wide. The label is the first of
+ * `labels` that fits whole, else the last one cut with an ellipsis (at least
+ * `min_chars` characters), else nothing; `sub` goes on a second line when it
+ * fits whole. */
 static void draw_box(cairo_t *cr, const tl_geom *g, const tl_item *it, double y, double h,
-                     rgb fill, int outline, const char *label, const char *sub, double font)
+                     rgb fill, int outline, const char *const *labels, int n_labels, int min_chars,
+                     const char *sub, double font)
 {
     double xs = xof(g, it->s), xe = xof(g, it->e);
     if (xs < g->x0) xs = g->x0;
@@ -259,15 +259,18 @@ static void draw_box(cairo_t *cr, const tl_geom *g, const tl_item *it, double y,
         cairo_rectangle(cr, xs + 0.3, y + 0.3, drawn - 0.6 > 0 ? drawn - 0.6 : 0, h - 0.6);
         cairo_stroke(cr);
     }
-    if (!label || drawn < 12 || h < font + 2)
+    if (n_labels <= 0 || drawn < 12 || h < font + 2)
         return;
     char fit[256], fit_sub[64];
     double pad = 3, room = drawn - 2 * pad;
     fig_font(cr, font, 0);
-    if (!fig_fit_text(cr, label, room, 3, fit, sizeof fit))
+    int found = 0;
+    for (int i = 0; i < n_labels && !found; i++)
+        found = fig_fit_text(cr, labels[i], room, i == n_labels - 1 ? min_chars : 1000, fit, sizeof fit);
+    if (!found)
         return;
     fig_set(cr, fig_text_on(fill));
-    int two = sub && h >= 2.6 * font && fig_fit_text(cr, sub, room, 100, fit_sub, sizeof fit_sub);
+    int two = sub && h >= 2.6 * font && fig_fit_text(cr, sub, room, 1000, fit_sub, sizeof fit_sub);
     if (two) {
         fig_text(cr, xs + pad, y + h / 2 - 1.5, fit, ALIGN_LEFT);
         fig_font(cr, font - 1.5, 0);
@@ -323,45 +326,53 @@ static void draw_arrow(cairo_t *cr, double xa, double ya, double xb, double yb)
     cairo_fill(cr);
 }
 
-static int draw_lanes(cairo_t *cr, const tl_scene *sc, const tl_geom *g, const lane_style *st,
-                      const lane_pos *p, double lane_x0)
+static void draw_lane_backgrounds(cairo_t *cr, const tl_geom *g, const lane_style *st,
+                                  const lane_pos *p, double lane_x0)
 {
-    cairo_save(cr);
-    /* lane backgrounds */
     if (st->nvtx_row > 0)
         fig_fill_rect(cr, lane_x0, p->nvtx_y, g->x1 - lane_x0, p->api_y - 3 - p->nvtx_y, LANE_BG);
     fig_fill_rect(cr, lane_x0, p->api_y, g->x1 - lane_x0, p->gpu_y - st->gap_api_gpu - p->api_y,
                   LANE_BG);
     fig_fill_rect(cr, lane_x0, p->gpu_y, g->x1 - lane_x0, p->end_y - p->gpu_y, LANE_BG);
+}
 
+static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, const lane_style *st,
+                            const lane_pos *p)
+{
+    cairo_save(cr);
     cairo_rectangle(cr, g->x0 - MIN_BOX_W, p->nvtx_y - 1, g->x1 - g->x0 + 2 * MIN_BOX_W,
                     p->end_y - p->nvtx_y + 2);
     cairo_clip(cr);
 
-    char label[256], sub[96], dur[32];
+    char label[256], label2[96], sub[96], dur[32];
     if (st->nvtx_row > 0) {
         for (int i = 0; i < sc->nvtx.n; i++) {
             const tl_item *it = &sc->nvtx.v[i];
+            const char *name = it->range->name ? it->range->name : "range";
             fig_format_us((it->e - it->s) / 1000.0, dur, sizeof dur);
-            snprintf(label, sizeof label, "%s #%d \xc2\xb7 %s", it->range->name ? it->range->name : "range",
-                     it->range->iteration, dur);
+            snprintf(label, sizeof label, "%s #%d \xc2\xb7 %s", name, it->range->iteration, dur);
+            snprintf(label2, sizeof label2, "%s #%d", name, it->range->iteration);
+            const char *labels[] = {label, label2, name};
             draw_box(cr, g, it, p->nvtx_y + it->row * st->nvtx_row + 1, st->nvtx_row - 2, NVTX_FILL,
-                     1, label, NULL, st->font - 0.5);
+                     1, labels, 3, 4, NULL, st->font - 0.5);
         }
     }
     for (int i = 0; i < sc->api.n; i++) {
         const tl_item *it = &sc->api.v[i];
         api_category c = categorize_api(it->api->name);
+        const char *labels[] = {it->api->name ? it->api->name : "?"};
         draw_box(cr, g, it, p->api_y + it->row * st->api_row + 1, st->api_row - 2, api_colour(c), 0,
-                 it->api->name, NULL, st->font - 0.5);
+                 labels, 1, 8, NULL, st->font - 0.5);
     }
     for (int i = 0; i < sc->gpu.n; i++) {
         const tl_item *it = &sc->gpu.v[i];
         op_label(it->op, label, sizeof label);
         fig_format_us((it->e - it->s) / 1000.0, sub, sizeof sub);
         op_class cls = classify_op(it->op);
+        /* "memcpy DtoD" can fall back to "memcpy"; kernel names get cut */
+        const char *labels[] = {label, it->op->kind == GPU_MEMCPY ? "memcpy" : label};
         draw_box(cr, g, it, p->gpu_y + it->row * st->gpu_row + 1, st->gpu_row - 2,
-                 fig_class_colour(cls), cls == OPC_OTHER, label, st->sublabels ? sub : NULL,
+                 fig_class_colour(cls), cls == OPC_OTHER, labels, 2, 4, st->sublabels ? sub : NULL,
                  st->font);
     }
     /* launch -> GPU op, for the forwards shown */
@@ -379,54 +390,96 @@ static int draw_lanes(cairo_t *cr, const tl_scene *sc, const tl_geom *g, const l
         }
     }
     cairo_restore(cr);
-    return 0;
 }
 
-/* Vertical grid lines at the ticks, from y0 to y1, and labels under y1. */
-static void draw_time_axis(cairo_t *cr, const tl_geom *g, int64_t origin, double y0, double y1,
-                           int labels)
-{
-    double lo_us = (g->t0 - origin) / 1000.0, hi_us = (g->t1 - origin) / 1000.0;
+typedef struct axis_ticks {
     fig_ticks t;
-    fig_nice_ticks(lo_us > 0 ? lo_us : 0, hi_us, 9, &t);
-    fig_time_fmt f = fig_time_fmt_for(t.n ? t.v[t.n - 1] : hi_us, t.step);
-    fig_font(cr, 8.5, 0);
-    for (int i = 0; i < t.n; i++) {
-        double x = xof(g, origin + (int64_t)llround(t.v[i] * 1000));
-        fig_set(cr, FIG_GRID);
-        cairo_set_line_width(cr, 0.5);
+    fig_time_fmt f;
+} axis_ticks;
+
+static axis_ticks time_ticks(const tl_geom *g, int64_t origin)
+{
+    axis_ticks a;
+    double lo_us = (g->t0 - origin) / 1000.0, hi_us = (g->t1 - origin) / 1000.0;
+    fig_nice_ticks(lo_us > 0 ? lo_us : 0, hi_us, 9, &a.t);
+    a.f = fig_time_fmt_for(a.t.n ? a.t.v[a.t.n - 1] : hi_us, a.t.step);
+    return a;
+}
+
+/* Grid lines at the ticks from y0 to y1. */
+static void draw_time_grid(cairo_t *cr, const tl_geom *g, int64_t origin, double y0, double y1)
+{
+    axis_ticks a = time_ticks(g, origin);
+    fig_set(cr, FIG_GRID);
+    cairo_set_line_width(cr, 0.5);
+    for (int i = 0; i < a.t.n; i++) {
+        double x = xof(g, origin + (int64_t)llround(a.t.v[i] * 1000));
         cairo_move_to(cr, x, y0);
         cairo_line_to(cr, x, y1);
-        cairo_stroke(cr);
-        if (labels) {
-            char s[32];
-            fig_time_label(&f, t.v[i], s, sizeof s);
-            fig_set(cr, FIG_INK);
-            cairo_set_line_width(cr, 0.8);
-            cairo_move_to(cr, x, y1);
-            cairo_line_to(cr, x, y1 + 4);
-            cairo_stroke(cr);
-            fig_text(cr, x, y1 + 14, s, ALIGN_CENTER);
-        }
     }
-    if (labels) {
-        fig_set(cr, FIG_INK);
-        cairo_set_line_width(cr, 0.8);
-        cairo_move_to(cr, g->x0, y1);
-        cairo_line_to(cr, g->x1, y1);
+    cairo_stroke(cr);
+}
+
+/* Axis line at y with tick marks and labels below it. */
+static void draw_time_axis(cairo_t *cr, const tl_geom *g, int64_t origin, double y)
+{
+    axis_ticks a = time_ticks(g, origin);
+    fig_font(cr, 8.5, 0);
+    fig_set(cr, FIG_INK);
+    cairo_set_line_width(cr, 0.8);
+    cairo_move_to(cr, g->x0, y);
+    cairo_line_to(cr, g->x1, y);
+    cairo_stroke(cr);
+    for (int i = 0; i < a.t.n; i++) {
+        double x = xof(g, origin + (int64_t)llround(a.t.v[i] * 1000));
+        char s[32];
+        fig_time_label(&a.f, a.t.v[i], s, sizeof s);
+        cairo_move_to(cr, x, y);
+        cairo_line_to(cr, x, y + 4);
         cairo_stroke(cr);
+        fig_text(cr, x, y + 14, s, ALIGN_CENTER);
     }
 }
 
 /* Legend entries for what the scenes contain, in a fixed order. */
-static int legend_items(const tl_scene *scenes, int n, fig_legend_item *items, int with_nvtx)
+typedef struct legend_text {
+    char api[API_CAT_COUNT][200];
+} legend_text;
+
+/* Adds `name` to a comma-separated list of at most 3 names, then "…". */
+static void add_name(char *list, size_t n, const char *name, int *count)
 {
-    int present[OPC_COUNT] = {0}, api_present[API_CAT_COUNT] = {0}, flows = 0;
+    if (!name || !*name)
+        return;
+    /* already listed? compare whole entries */
+    for (const char *p = list; (p = strstr(p, name)); p++) {
+        size_t len = strlen(name);
+        if ((p == list || p[-1] == ' ') && (p[len] == ',' || p[len] == '\0' || p[len] == ')'))
+            return;
+    }
+    size_t used = strlen(list);
+    if (*count == 3)
+        snprintf(list + used, n - used, ", \xe2\x80\xa6");
+    else if (*count < 3)
+        snprintf(list + used, n - used, "%s%s", *count ? ", " : "", name);
+    (*count)++;
+}
+
+/* Legend entries for what the scenes contain, in a fixed order. API calls are
+ * too short to carry their names, so the legend names them. */
+static int legend_items(const tl_scene *scenes, int n, fig_legend_item *items, int with_nvtx,
+                        legend_text *text)
+{
+    int present[OPC_COUNT] = {0}, api_count[API_CAT_COUNT] = {0}, flows = 0;
+    char names[API_CAT_COUNT][160] = {{0}};
     for (int s = 0; s < n; s++) {
         for (int i = 0; i < scenes[s].gpu.n; i++)
             present[classify_op(scenes[s].gpu.v[i].op)] = 1;
-        for (int i = 0; i < scenes[s].api.n; i++)
-            api_present[categorize_api(scenes[s].api.v[i].api->name)] = 1;
+        for (int i = 0; i < scenes[s].api.n; i++) {
+            const char *name = scenes[s].api.v[i].api->name;
+            api_category c = categorize_api(name);
+            add_name(names[c], sizeof names[c], name, &api_count[c]);
+        }
         for (int k = scenes[s].first; k < scenes[s].first + scenes[s].count; k++)
             for (int i = 0; i < scenes[s].va->forwards[k].n_ops; i++)
                 flows |= scenes[s].va->forwards[k].launchers &&
@@ -437,9 +490,12 @@ static int legend_items(const tl_scene *scenes, int n, fig_legend_item *items, i
         if (present[c])
             items[m++] = (fig_legend_item){fig_class_colour((op_class)c), op_class_name((op_class)c),
                                            c == OPC_OTHER};
-    for (int c = 0; c < API_CAT_COUNT; c++)
-        if (api_present[c])
-            items[m++] = (fig_legend_item){api_colour((api_category)c), api_category_label[c], 0};
+    for (int c = 0; c < API_CAT_COUNT; c++) {
+        if (!api_count[c])
+            continue;
+        snprintf(text->api[c], sizeof text->api[c], "%s (%s)", api_category_label[c], names[c]);
+        items[m++] = (fig_legend_item){api_colour((api_category)c), text->api[c], 0};
+    }
     if (with_nvtx)
         items[m++] = (fig_legend_item){NVTX_FILL, "NVTX range (one forward call)", 1};
     if (flows)
@@ -489,7 +545,8 @@ static void medians_text(const variant_analysis *va, char *out, size_t n)
 static double timeline_legend_height(cairo_t *cr, const tl_scene *sc, double maxw)
 {
     fig_legend_item items[OPC_COUNT + API_CAT_COUNT + 2];
-    int n = legend_items(sc, 1, items, 1);
+    legend_text text;
+    int n = legend_items(sc, 1, items, 1, &text);
     return fig_legend(cr, 0, 0, maxw, items, n, 0);
 }
 
@@ -527,7 +584,7 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
 
-    double y = 60;
+    double y = TIMELINE_TOP;
     if (sc.count == 0) {
         const char *why = va->result && va->result->error[0] ? va->result->error : "";
         snprintf(buf, sizeof buf, "No forward of this variant was recorded%s%s%s%s",
@@ -546,8 +603,9 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
 
     tl_geom g = {x + LABEL_COL, right, (double)sc.lo, (double)sc.hi};
     lane_pos p = lane_layout(&sc, &TIMELINE_STYLE, y);
-    draw_time_axis(cr, &g, sc.origin, p.nvtx_y, p.end_y + 2, 0);
-    draw_lanes(cr, &sc, &g, &TIMELINE_STYLE, &p, g.x0);
+    draw_lane_backgrounds(cr, &g, &TIMELINE_STYLE, &p, g.x0);
+    draw_time_grid(cr, &g, sc.origin, p.nvtx_y, p.end_y + 2);
+    draw_lane_items(cr, &sc, &g, &TIMELINE_STYLE, &p);
 
     /* lane names */
     fig_set(cr, FIG_INK);
@@ -561,14 +619,15 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
     fig_text(cr, g.x0 - 6, p.gpu_y + TIMELINE_STYLE.gpu_row / 2 + 12, "all streams", ALIGN_RIGHT);
 
     double axis_y = p.end_y + 2;
-    draw_time_axis(cr, &g, sc.origin, p.nvtx_y, axis_y, 1);
+    draw_time_axis(cr, &g, sc.origin, axis_y);
     fig_font(cr, 8.5, 0);
     fig_set(cr, FIG_GREY);
     snprintf(buf, sizeof buf, "time since the start of iteration %d", va->forwards[sc.first].iteration);
     fig_text(cr, g.x1, axis_y + 27, buf, ALIGN_RIGHT);
 
     fig_legend_item items[OPC_COUNT + API_CAT_COUNT + 2];
-    int n = legend_items(&sc, 1, items, 1);
+    legend_text text;
+    int n = legend_items(&sc, 1, items, 1, &text);
     fig_legend(cr, x, axis_y + 34, right - x, items, n, 1);
     scene_free(&sc);
     return 0;
@@ -592,17 +651,33 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
         return 0;
     }
     snprintf(job->caption, sizeof job->caption,
-             "Timeline of %s: CUDA API calls and NVTX ranges on the host above the GPU's "
-             "operations for %d of %d forwards; %s.",
+             "Timeline of %.32s: CUDA API calls and NVTX ranges on the host above the GPU's "
+             "operations for %d of %d forwards; %.90s.",
              vname, job->n_forwards, va->n_forwards, med);
     tl_scene sc;
     if (scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0)) {
         scene_free(&sc);
         return -1;
     }
-    lane_pos p = lane_layout(&sc, &TIMELINE_STYLE, 60);
+    lane_pos p = lane_layout(&sc, &TIMELINE_STYLE, TIMELINE_TOP);
     double legend = timeline_legend_height(measure, &sc, FIG_WIDTH - 2 * FIG_MARGIN);
     job->h = ceil(p.end_y + 2 + 34 + legend + 8);
+    scene_free(&sc);
+    return 0;
+}
+
+int fig_timeline_geometry_of(const fig_job *job, fig_timeline_geometry *geo)
+{
+    const variant_analysis *va = &job->a->v[job->variant];
+    tl_scene sc;
+    if (job->n_forwards <= 0 ||
+        scene_build(&sc, job->a->trace, va, job->first_forward, job->n_forwards, 0)) {
+        scene_free(&sc);
+        return -1;
+    }
+    lane_pos p = lane_layout(&sc, &TIMELINE_STYLE, TIMELINE_TOP);
+    *geo = (fig_timeline_geometry){FIG_MARGIN + LABEL_COL, job->w - FIG_MARGIN, p.nvtx_y, p.api_y,
+                                   p.gpu_y, p.end_y, sc.lo, sc.hi};
     scene_free(&sc);
     return 0;
 }
@@ -707,7 +782,9 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
             g.t0 = (double)sc->origin;
             g.t1 = (double)(sc->origin + pl.span);
             lane_pos p = lane_layout(sc, &OVERVIEW_STYLE, y);
-            draw_lanes(cr, sc, &g, &OVERVIEW_STYLE, &p, g.x0);
+            draw_lane_backgrounds(cr, &g, &OVERVIEW_STYLE, &p, g.x0);
+            draw_time_grid(cr, &g, sc->origin, p.nvtx_y, p.end_y + 2);
+            draw_lane_items(cr, sc, &g, &OVERVIEW_STYLE, &p);
             fig_font(cr, 7.5, 0);
             fig_set(cr, FIG_GREY);
             fig_text(cr, g.x0 - 4, p.api_y + OVERVIEW_STYLE.api_row / 2 + 3, "CPU", ALIGN_RIGHT);
@@ -723,14 +800,15 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
     g.t0 = 0;
     g.t1 = (double)pl.span;
     double axis_y = y - OVERVIEW_GAP + 4;
-    draw_time_axis(cr, &g, 0, axis_y, axis_y, 1);
+    draw_time_axis(cr, &g, 0, axis_y);
     fig_font(cr, 8.5, 0);
     fig_set(cr, FIG_GREY);
     fig_text(cr, g.x1, axis_y + 27, "time since the start of each variant's forward call", ALIGN_RIGHT);
     (void)top;
 
     fig_legend_item items[OPC_COUNT + API_CAT_COUNT + 2];
-    int n = legend_items(pl.scenes, pl.n, items, 0);
+    legend_text text;
+    int n = legend_items(pl.scenes, pl.n, items, 1, &text);
     fig_legend(cr, x, axis_y + 34, right - x, items, n, 1);
     overview_free(&pl);
     return 0;
@@ -754,7 +832,8 @@ int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a)
     for (int i = 0; i < pl.n; i++)
         y += overview_block_height(&pl.scenes[i]) + OVERVIEW_GAP;
     fig_legend_item items[OPC_COUNT + API_CAT_COUNT + 2];
-    int n = legend_items(pl.scenes, pl.n, items, 0);
+    legend_text text;
+    int n = legend_items(pl.scenes, pl.n, items, 1, &text);
     double legend = fig_legend(measure, 0, 0, FIG_WIDTH - 2 * FIG_MARGIN, items, n, 0);
     job->h = ceil(y - OVERVIEW_GAP + 4 + 34 + legend + 8);
     overview_free(&pl);

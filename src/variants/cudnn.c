@@ -719,8 +719,12 @@ const attn_variant variant_cudnn = {
     .name = "cudnn",
     .title = "cuDNN fused SDPA (backend API)",
     .what_changed = "one cuDNN graph: flash-attention engine, plan built once",
-    /* cudnnBackendExecute of this plan: see the comment where the number is set. */
-    .expected_ops = 1,
+    /* Seen with CUPTI on an H200 (tests/gpu/variant_check.c --ops, cuDNN 9.14.0 and 9.19.0,
+     * every shape tried): cudnnBackendExecute issues a 4-byte memset, then one
+     * cudnn_generated_fort_native_sdpa_sm90_flash_fprop kernel (persistent: one CTA per
+     * SM, so the memset is presumably its work counter; cuDNN does not document it).
+     * The same two operations PyTorch's cuDNN path shows. */
+    .expected_ops = 2,
     .expected_memcpy = 0,
     .check_shape = check_shape,
     .device_bytes = device_bytes,

@@ -1,0 +1,491 @@
+/* Check and benchmark for the fused attention kernels (kernels/flash_fwd.cu,
+ * kernels/efficient_fwd.cu), standalone: no attnprof code besides the kernels.
+ *
+ *   fused_bench              correctness on every shape, then timings, cuBLAS ceiling
+ *   fused_bench --sanitize   small shapes only, correctness only (for compute-sanitizer)
+ *
+ * Correctness: fresh random normal inputs each run (seed printed), every kernel
+ * compared with an FP64 CPU reference by relative Frobenius error over the
+ * sampled heads (all heads when B*H <= 4, else three), the log-sum-exp of the
+ * flash kernels by max absolute error; outputs are poisoned with NaN before
+ * each launch and every element must come back finite; each kernel runs twice
+ * and the two outputs must be bit-identical (a moving result means a race).
+ *
+ * Timing: CUDA events between back-to-back launches (the queue stays full, so
+ * an interval is one kernel plus the gap between kernels), 10 warm-up launches,
+ * then ITERS timed, rotating among enough input sets to exceed the L2 several
+ * times over; median, 10th and 90th percentile; two passes over all kernels. */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "efficient_fwd.h"
+#include "flash_fwd.h"
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+#define CKB(call)                                                                                  \
+    do {                                                                                           \
+        cublasStatus_t s_ = (call);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);  \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+typedef __nv_bfloat16 bf16;
+
+struct Kern {
+    std::string name;
+    bool flash;
+    int index;
+    int D, bm, bn, warps, threads;
+    size_t smem;
+};
+
+struct Shape {
+    int B, H, S, D;
+};
+
+static std::vector<Kern> all_kernels()
+{
+    std::vector<Kern> ks;
+    for (int i = 0; i < efficient_fwd_config_count(); i++) {
+        const efficient_fwd_config *c = efficient_fwd_config_at(i);
+        ks.push_back({c->kernel_name, false, i, c->head_dim, c->block_m, c->block_n, c->warps,
+                      c->threads, c->smem_bytes});
+    }
+    for (int i = 0; i < flash_fwd_config_count(); i++) {
+        const flash_fwd_config *c = flash_fwd_config_at(i);
+        ks.push_back({c->kernel_name, true, i, c->head_dim, c->block_m, c->block_n, c->warps,
+                      c->threads, c->smem_bytes});
+    }
+    return ks;
+}
+
+static cudaError_t launch(const Kern &k, const bf16 *q, const bf16 *kk, const bf16 *v, bf16 *o,
+                          float *lse, const Shape &s, cudaStream_t st)
+{
+    if (k.flash)
+        return launch_flash_fwd(k.index, q, kk, v, o, lse, s.B, s.H, s.S, st);
+    return launch_efficient_fwd(k.index, q, kk, v, o, s.B, s.H, s.S, st);
+}
+
+__device__ __forceinline__ uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* Standard normal bf16 values, Box-Muller on a counter-based hash. */
+__global__ void fill_normal(bf16 *x, size_t n, uint64_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const uint64_t h = splitmix64(seed * 0x100000001B3ull + i);
+        const float u1 = ((float)(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
+        const float u2 = ((float)(h & 0xFFFFFF) + 0.5f) * (1.0f / 16777216.0f);
+        x[i] = __float2bfloat16(sqrtf(-2.f * logf(u1)) * cospif(2.f * u2));
+    }
+}
+
+static void fill(bf16 *x, size_t n, uint64_t seed)
+{
+    fill_normal<<<1024, 256>>>(x, n, seed);
+    CK(cudaGetLastError());
+}
+
+static float bf16_to_float(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static std::vector<float> download_bf16(const bf16 *d, size_t n)
+{
+    std::vector<uint16_t> raw(n);
+    CK(cudaMemcpy(raw.data(), d, n * 2, cudaMemcpyDeviceToHost));
+    std::vector<float> f(n);
+#pragma omp parallel for
+    for (long long i = 0; i < (long long)n; i++)
+        f[i] = bf16_to_float(raw[i]);
+    return f;
+}
+
+/* FP64 causal attention of one head: out [S, D], lse [S] (natural log). */
+static void reference_head(const float *q, const float *k, const float *v, int S, int D,
+                           std::vector<double> &out, std::vector<double> &lse)
+{
+    out.assign((size_t)S * D, 0.0);
+    lse.assign(S, 0.0);
+    const double scale = 1.0 / std::sqrt((double)D);
+#pragma omp parallel
+    {
+        std::vector<double> sc(S), acc(D), qi(D);
+#pragma omp for schedule(dynamic, 8)
+        for (int i = 0; i < S; i++) {
+            for (int x = 0; x < D; x++)
+                qi[x] = q[(size_t)i * D + x];
+            double mx = -INFINITY;
+            for (int j = 0; j <= i; j++) {
+                const float *kj = k + (size_t)j * D;
+                double d = 0;
+                for (int x = 0; x < D; x++)
+                    d += qi[x] * (double)kj[x];
+                sc[j] = d * scale;
+                mx = std::max(mx, sc[j]);
+            }
+            double sum = 0;
+            std::fill(acc.begin(), acc.end(), 0.0);
+            for (int j = 0; j <= i; j++) {
+                const double p = std::exp(sc[j] - mx);
+                sum += p;
+                const float *vj = v + (size_t)j * D;
+                for (int x = 0; x < D; x++)
+                    acc[x] += p * (double)vj[x];
+            }
+            for (int x = 0; x < D; x++)
+                out[(size_t)i * D + x] = acc[x] / sum;
+            lse[i] = mx + std::log(sum);
+        }
+    }
+}
+
+static int failures = 0;
+
+static void check_shape(const Shape &s, const std::vector<Kern> &ks, uint64_t seed)
+{
+    const size_t n = (size_t)s.B * s.H * s.S * s.D;
+    const int BH = s.B * s.H;
+    bf16 *q, *k, *v, *o;
+    float *lse;
+    CK(cudaMalloc(&q, n * 2));
+    CK(cudaMalloc(&k, n * 2));
+    CK(cudaMalloc(&v, n * 2));
+    CK(cudaMalloc(&o, n * 2));
+    CK(cudaMalloc(&lse, (size_t)BH * s.S * 4));
+    fill(q, n, seed * 3 + 0);
+    fill(k, n, seed * 3 + 1);
+    fill(v, n, seed * 3 + 2);
+    CK(cudaDeviceSynchronize());
+    std::vector<float> hq = download_bf16(q, n), hk = download_bf16(k, n), hv = download_bf16(v, n);
+
+    std::vector<int> heads;
+    if (BH <= 4)
+        for (int h = 0; h < BH; h++)
+            heads.push_back(h);
+    else
+        heads = {0, BH / 2 + 1, BH - 1};
+    const size_t hs = (size_t)s.S * s.D;
+    std::vector<std::vector<double>> ref_o(heads.size()), ref_lse(heads.size());
+    for (size_t i = 0; i < heads.size(); i++)
+        reference_head(&hq[heads[i] * hs], &hk[heads[i] * hs], &hv[heads[i] * hs], s.S, s.D,
+                       ref_o[i], ref_lse[i]);
+
+    for (const Kern &kern : ks) {
+        if (kern.D != s.D)
+            continue;
+        std::vector<uint16_t> first;
+        bool ok = true;
+        double rel = 0, lse_err = 0;
+        size_t nonfinite = 0, lse_nonfinite = 0;
+        bool identical = true;
+        for (int rep = 0; rep < 2; rep++) {
+            CK(cudaMemset(o, 0xFF, n * 2)); /* bf16 0xFFFF is NaN: unwritten elements show */
+            CK(cudaMemset(lse, 0xFF, (size_t)BH * s.S * 4));
+            CK(launch(kern, q, k, v, o, lse, s, 0));
+            CK(cudaDeviceSynchronize());
+            std::vector<uint16_t> raw(n);
+            CK(cudaMemcpy(raw.data(), o, n * 2, cudaMemcpyDeviceToHost));
+            if (rep == 0) {
+                for (size_t i = 0; i < n; i++) {
+                    const float f = bf16_to_float(raw[i]);
+                    if (!std::isfinite(f))
+                        nonfinite++;
+                }
+                double num = 0, den = 0;
+                for (size_t hi = 0; hi < heads.size(); hi++)
+                    for (size_t i = 0; i < hs; i++) {
+                        const double d = bf16_to_float(raw[heads[hi] * hs + i]) - ref_o[hi][i];
+                        num += d * d;
+                        den += ref_o[hi][i] * ref_o[hi][i];
+                    }
+                rel = std::sqrt(num / den);
+                if (kern.flash) {
+                    std::vector<float> hl((size_t)BH * s.S);
+                    CK(cudaMemcpy(hl.data(), lse, hl.size() * 4, cudaMemcpyDeviceToHost));
+                    for (float x : hl)
+                        if (!std::isfinite(x))
+                            lse_nonfinite++;
+                    for (size_t hi = 0; hi < heads.size(); hi++)
+                        for (int i = 0; i < s.S; i++)
+                            lse_err = std::max(lse_err, std::fabs(hl[(size_t)heads[hi] * s.S + i] -
+                                                                  ref_lse[hi][i]));
+                }
+                first.swap(raw);
+            } else {
+                identical = memcmp(first.data(), raw.data(), n * 2) == 0;
+            }
+        }
+        ok = !(rel > 1e-2) && nonfinite == 0 && lse_nonfinite == 0 && !(lse_err > 1e-3) && identical;
+        if (!ok)
+            failures++;
+        printf("check %-42s %2dx%2dx%5dx%3d  rel_frob %.2e  lse_maxabs %s  nonfinite %zu/%zu  "
+               "repeat %s  %s\n",
+               kern.name.c_str(), s.B, s.H, s.S, s.D, rel,
+               kern.flash ? (std::to_string(lse_err).substr(0, 9)).c_str() : "   -     ",
+               nonfinite + lse_nonfinite, n, identical ? "identical" : "DIFFERS", ok ? "ok" : "FAIL");
+        fflush(stdout);
+    }
+    CK(cudaFree(q));
+    CK(cudaFree(k));
+    CK(cudaFree(v));
+    CK(cudaFree(o));
+    CK(cudaFree(lse));
+}
+
+struct Timing {
+    double median, p10, p90;
+};
+
+static Timing summarize(std::vector<float> t)
+{
+    std::sort(t.begin(), t.end());
+    const size_t n = t.size();
+    return {t[n / 2] * 1e3, t[n / 10] * 1e3, t[(n * 9) / 10] * 1e3}; /* microseconds */
+}
+
+static const int ITERS = 50, WARMUP = 10;
+
+struct InputSets {
+    std::vector<bf16 *> q, k, v;
+    bf16 *o = nullptr;
+    float *lse = nullptr;
+};
+
+static InputSets make_sets(const Shape &s, int nsets, uint64_t seed)
+{
+    InputSets in;
+    const size_t n = (size_t)s.B * s.H * s.S * s.D;
+    for (int i = 0; i < nsets; i++) {
+        bf16 *q, *k, *v;
+        CK(cudaMalloc(&q, n * 2));
+        CK(cudaMalloc(&k, n * 2));
+        CK(cudaMalloc(&v, n * 2));
+        fill(q, n, seed + 10 * i + 1);
+        fill(k, n, seed + 10 * i + 2);
+        fill(v, n, seed + 10 * i + 3);
+        in.q.push_back(q);
+        in.k.push_back(k);
+        in.v.push_back(v);
+    }
+    CK(cudaMalloc(&in.o, n * 2));
+    CK(cudaMalloc(&in.lse, (size_t)s.B * s.H * s.S * 4));
+    CK(cudaDeviceSynchronize());
+    return in;
+}
+
+static void free_sets(InputSets &in)
+{
+    for (size_t i = 0; i < in.q.size(); i++) {
+        CK(cudaFree(in.q[i]));
+        CK(cudaFree(in.k[i]));
+        CK(cudaFree(in.v[i]));
+    }
+    CK(cudaFree(in.o));
+    CK(cudaFree(in.lse));
+}
+
+static Timing time_kernel(const Kern &kern, const Shape &s, const InputSets &in)
+{
+    const int nsets = (int)in.q.size();
+    std::vector<cudaEvent_t> ev(ITERS + 1);
+    for (auto &e : ev)
+        CK(cudaEventCreate(&e));
+    for (int i = 0; i < WARMUP; i++)
+        CK(launch(kern, in.q[i % nsets], in.k[i % nsets], in.v[i % nsets], in.o, in.lse, s, 0));
+    CK(cudaEventRecord(ev[0], 0));
+    for (int i = 0; i < ITERS; i++) {
+        CK(launch(kern, in.q[i % nsets], in.k[i % nsets], in.v[i % nsets], in.o, in.lse, s, 0));
+        CK(cudaEventRecord(ev[i + 1], 0));
+    }
+    CK(cudaEventSynchronize(ev[ITERS]));
+    std::vector<float> t(ITERS);
+    for (int i = 0; i < ITERS; i++)
+        CK(cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]));
+    for (auto &e : ev)
+        CK(cudaEventDestroy(e));
+    return summarize(t);
+}
+
+/* bf16 GEMM ceiling: C = A * B, 8192^3, fp32 accumulation, random normal data. */
+static void gemm_ceiling(uint64_t seed)
+{
+    const int N = 8192;
+    const size_t n = (size_t)N * N;
+    bf16 *a, *b, *c;
+    CK(cudaMalloc(&a, n * 2));
+    CK(cudaMalloc(&b, n * 2));
+    CK(cudaMalloc(&c, n * 2));
+    fill(a, n, seed + 101);
+    fill(b, n, seed + 102);
+    cublasHandle_t h;
+    CKB(cublasCreate(&h));
+    const float alpha = 1.f, beta = 0.f;
+    auto gemm = [&]() {
+        CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &alpha, a, CUDA_R_16BF, N, b,
+                         CUDA_R_16BF, N, &beta, c, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
+                         CUBLAS_GEMM_DEFAULT));
+    };
+    for (int i = 0; i < 5; i++)
+        gemm();
+    const int iters = 30;
+    std::vector<cudaEvent_t> ev(iters + 1);
+    for (auto &e : ev)
+        CK(cudaEventCreate(&e));
+    CK(cudaEventRecord(ev[0], 0));
+    for (int i = 0; i < iters; i++) {
+        gemm();
+        CK(cudaEventRecord(ev[i + 1], 0));
+    }
+    CK(cudaEventSynchronize(ev[iters]));
+    std::vector<float> t(iters);
+    for (int i = 0; i < iters; i++)
+        CK(cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]));
+    Timing tm = summarize(t);
+    printf("ceiling cuBLAS bf16 GEMM 8192^3 (fp32 acc, random data): median %.1f us  %.1f TFLOP/s "
+           "(p10 %.1f, p90 %.1f us)\n",
+           tm.median, 2.0 * N * N * (double)N / (tm.median * 1e-6) / 1e12, tm.p10, tm.p90);
+    for (auto &e : ev)
+        CK(cudaEventDestroy(e));
+    CKB(cublasDestroy(h));
+
+    /* Device-to-device copy ceiling, bytes read + written. */
+    const size_t bytes = (size_t)1 << 30;
+    void *x, *y;
+    CK(cudaMalloc(&x, bytes));
+    CK(cudaMalloc(&y, bytes));
+    CK(cudaMemset(x, 1, bytes));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, 0));
+    CK(cudaEventRecord(e0, 0));
+    for (int i = 0; i < 10; i++)
+        CK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, 0));
+    CK(cudaEventRecord(e1, 0));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    printf("ceiling device copy 1 GiB: %.0f GB/s (read + write)\n", 10.0 * 2 * bytes / (ms * 1e-3) / 1e9);
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    CK(cudaFree(c));
+}
+
+int main(int argc, char **argv)
+{
+    const bool sanitize = argc > 1 && strcmp(argv[1], "--sanitize") == 0;
+    const uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+    int dev = 0;
+    CK(cudaSetDevice(dev));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, dev));
+    printf("device %s  cc %d.%d  %d SMs  L2 %d MB  smem/block opt-in %zu KB  seed %llu  omp threads %d\n",
+           prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+           prop.sharedMemPerBlockOptin >> 10, (unsigned long long)seed, omp_get_max_threads());
+
+    std::vector<Kern> ks = all_kernels();
+    for (const Kern &k : ks) {
+        CK(k.flash ? flash_fwd_prepare(k.index) : efficient_fwd_prepare(k.index));
+        printf("kernel %-42s D=%3d tile %3dx%-3d warps %d smem %6zu B\n", k.name.c_str(), k.D, k.bm,
+               k.bn, k.warps, k.smem);
+    }
+    const int d64 = flash_fwd_default_config(64, prop.major, prop.minor);
+    const int d128 = flash_fwd_default_config(128, prop.major, prop.minor);
+    printf("flash defaults: d64 %s, d128 %s\n", flash_fwd_config_at(d64)->kernel_name,
+           flash_fwd_config_at(d128)->kernel_name);
+
+    std::vector<Shape> checks;
+    if (sanitize) {
+        checks = {{1, 2, 77, 64}, {1, 2, 77, 128}, {1, 1, 200, 64}, {2, 1, 130, 128}};
+    } else {
+        for (int D : {64, 128})
+            for (int S : {77, 1000, 1024, 4096}) {
+                checks.push_back({1, 2, S, D});
+                checks.push_back({S <= 1024 ? 8 : 4, 16, S, D});
+            }
+    }
+    for (const Shape &s : checks)
+        check_shape(s, ks, seed + (uint64_t)s.S * 1000 + s.D + s.B);
+    printf("correctness: %s (%d failure%s)\n", failures ? "FAILED" : "all ok", failures,
+           failures == 1 ? "" : "s");
+    if (sanitize)
+        return failures ? 1 : 0;
+
+    gemm_ceiling(seed);
+
+    const Shape goals[] = {{8, 16, 1024, 64}, {4, 16, 4096, 128}};
+    struct Row {
+        std::string name;
+        Shape s;
+        Timing t[2];
+    };
+    std::vector<Row> rows;
+    for (const Shape &s : goals) {
+        const size_t set_bytes = (size_t)s.B * s.H * s.S * s.D * 2 * 3;
+        const int nsets = std::max(2, (int)((3 * (size_t)prop.l2CacheSize + set_bytes - 1) / set_bytes));
+        InputSets in = make_sets(s, nsets, seed + 7777);
+        std::vector<Row> shape_rows;
+        for (const Kern &k : ks)
+            if (k.D == s.D)
+                shape_rows.push_back({k.name, s, {}});
+        for (int pass = 0; pass < 2; pass++) {
+            size_t r = 0;
+            for (const Kern &k : ks)
+                if (k.D == s.D)
+                    shape_rows[r++].t[pass] = time_kernel(k, s, in);
+        }
+        printf("timing %dx%dx%dx%d: %d input sets rotated\n", s.B, s.H, s.S, s.D, nsets);
+        free_sets(in);
+        rows.insert(rows.end(), shape_rows.begin(), shape_rows.end());
+    }
+
+    printf("\n| kernel | shape | median us (pass 1) | median us (pass 2) | p10-p90 us (pass 2) | TFLOP/s (faster pass) |\n");
+    printf("| --- | --- | ---: | ---: | --- | ---: |\n");
+    for (const Row &r : rows) {
+        const double flops = 2.0 * r.s.B * r.s.H * (double)r.s.S * r.s.S * r.s.D;
+        const double best = std::min(r.t[0].median, r.t[1].median);
+        printf("| %s | %dx%dx%dx%d | %.1f | %.1f | %.1f-%.1f | %.1f |\n", r.name.c_str(), r.s.B,
+               r.s.H, r.s.S, r.s.D, r.t[0].median, r.t[1].median, r.t[1].p10, r.t[1].p90,
+               flops / (best * 1e-6) / 1e12);
+    }
+    printf("correctness: %s (%d failure%s)\n", failures ? "FAILED" : "all ok", failures,
+           failures == 1 ? "" : "s");
+    return failures ? 1 : 0;
+}

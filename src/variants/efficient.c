@@ -1,0 +1,109 @@
+/* `efficient`: our memory-efficient attention kernel in the xformers/CUTLASS
+ * style (kernels/efficient_fwd.cu), one launch per forward: 64x64 tiles, the
+ * working set in registers, tensor-core MMA, online softmax; causal tiles above
+ * the diagonal are skipped and partial tiles masked. No log-sum-exp is kept. */
+#include "check.h"
+#include "variant.h"
+
+#include "efficient_fwd.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct efficient_state {
+    attn_shape shape;
+    int config;
+} efficient_state;
+
+static int check_shape(const attn_shape *s, attn_error *why)
+{
+    if (s->dim != 64 && s->dim != 128)
+        return attn_fail(why, 1, "efficient: head dim %d not supported (our kernels take D = 64 or 128)", s->dim);
+    if (s->seq < 1 || s->batch < 1 || s->heads < 1)
+        return attn_fail(why, 1, "efficient: needs S >= 1, B >= 1, H >= 1 (got S=%d B=%d H=%d)", s->seq,
+                         s->batch, s->heads);
+    /* The grid is (query tiles, B*H): B*H is grid.y, at most 65535. */
+    if ((long long)s->batch * s->heads > 65535)
+        return attn_fail(why, 1, "efficient: B*H = %lld exceeds the grid's y limit 65535",
+                         (long long)s->batch * s->heads);
+    return 0;
+}
+
+static size_t device_bytes(const attn_shape *s)
+{
+    (void)s;
+    return 0;
+}
+
+static int setup(void **state, const attn_shape *shape, const attn_options *opt, cudaStream_t stream,
+                 attn_error *err)
+{
+    (void)opt;
+    (void)stream;
+    int dev, major, minor, smem_optin;
+    CUDA_TRY(cudaGetDevice(&dev), err);
+    CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err);
+    CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), err);
+    CUDA_TRY(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err);
+    const int config = efficient_fwd_default_config(shape->dim, major, minor);
+    if (config < 0)
+        return attn_fail(err, ATTN_UNAVAILABLE,
+                         "efficient: no kernel for D=%d on compute capability %d.%d (needs 8.0+)", shape->dim,
+                         major, minor);
+    const efficient_fwd_config *c = efficient_fwd_config_at(config);
+    if (c->smem_bytes > (size_t)smem_optin)
+        return attn_fail(err, ATTN_UNAVAILABLE,
+                         "efficient: %s needs %zu B of shared memory per block, this GPU allows %d", c->kernel_name,
+                         c->smem_bytes, smem_optin);
+    CUDA_TRY(efficient_fwd_prepare(config), err);
+    efficient_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return attn_fail(err, ATTN_FAILED, "efficient: out of host memory");
+    st->shape = *shape;
+    st->config = config;
+    *state = st;
+    return ATTN_OK;
+}
+
+static int forward(void *state, const void *q, const void *k, const void *v, void *out, cudaStream_t stream,
+                   attn_error *err)
+{
+    efficient_state *st = state;
+    CUDA_TRY(launch_efficient_fwd(st->config, q, k, v, out, st->shape.batch, st->shape.heads, st->shape.seq,
+                                  stream),
+             err);
+    return ATTN_OK;
+}
+
+static void facts(void *state, attn_facts *f)
+{
+    efficient_state *st = state;
+    const efficient_fwd_config *c = efficient_fwd_config_at(st->config);
+    attn_fact_add(f, "kernel", NAN, "%s", c->kernel_name);
+    attn_fact_add(f, "tile", NAN, "%d queries x %d keys, %d warps of %d query rows", c->block_m, c->block_n,
+                  c->warps, c->block_m / c->warps);
+    attn_fact_add(f, "threads_per_block", c->threads, "%d", c->threads);
+    attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q, K and V tiles, rows padded 16 B)",
+                  c->smem_bytes);
+    attn_fact_add(f, "path", NAN, "%s", c->path);
+}
+
+static void teardown(void *state)
+{
+    free(state);
+}
+
+const attn_variant variant_efficient = {
+    .name = "efficient",
+    .title = "memory-efficient fused kernel (ours, xformers style)",
+    .what_changed = "one fused kernel: tiles in registers, online softmax",
+    .expected_ops = 1,
+    .expected_memcpy = 0,
+    .check_shape = check_shape,
+    .device_bytes = device_bytes,
+    .setup = setup,
+    .forward = forward,
+    .facts = facts,
+    .teardown = teardown,
+};

@@ -1,0 +1,128 @@
+/* `flash`: our FlashAttention-2 style kernel (kernels/flash_fwd.cu), one launch
+ * per forward. The query tile is split across warps, K/V stream through a
+ * two-deep cp.async pipeline in shared memory, the softmax runs in the exp2
+ * domain with the scale folded in, and each row's log-sum-exp is written to a
+ * float buffer this variant owns (as FlashAttention's forward keeps it for the
+ * backward pass). Tile sizes per head dim: flash_fwd_default_config. */
+#include "check.h"
+#include "variant.h"
+
+#include "flash_fwd.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct flash_state {
+    attn_shape shape;
+    int config;
+    float *lse; /* [B, H, S] natural-log log-sum-exp */
+    size_t lse_bytes;
+} flash_state;
+
+static int check_shape(const attn_shape *s, attn_error *why)
+{
+    if (s->dim != 64 && s->dim != 128)
+        return attn_fail(why, 1, "flash: head dim %d not supported (our kernels take D = 64 or 128)", s->dim);
+    if (s->seq < 1 || s->batch < 1 || s->heads < 1)
+        return attn_fail(why, 1, "flash: needs S >= 1, B >= 1, H >= 1 (got S=%d B=%d H=%d)", s->seq, s->batch,
+                         s->heads);
+    /* One block per (64 or 128 query rows, head): the grid must fit in int. */
+    if ((long long)s->batch * s->heads * ((s->seq + 63) / 64) > INT_MAX)
+        return attn_fail(why, 1, "flash: B*H*ceil(S/64) exceeds the grid limit");
+    return 0;
+}
+
+static size_t device_bytes(const attn_shape *s)
+{
+    return (size_t)s->batch * s->heads * s->seq * sizeof(float);
+}
+
+static int setup(void **state, const attn_shape *shape, const attn_options *opt, cudaStream_t stream,
+                 attn_error *err)
+{
+    (void)opt;
+    (void)stream;
+    int dev, major, minor, smem_optin;
+    CUDA_TRY(cudaGetDevice(&dev), err);
+    CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err);
+    CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), err);
+    CUDA_TRY(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err);
+    const int config = flash_fwd_default_config(shape->dim, major, minor);
+    if (config < 0)
+        return attn_fail(err, ATTN_UNAVAILABLE, "flash: no kernel for D=%d on compute capability %d.%d (needs 8.0+)",
+                         shape->dim, major, minor);
+    const flash_fwd_config *c = flash_fwd_config_at(config);
+    if (c->smem_bytes > (size_t)smem_optin)
+        return attn_fail(err, ATTN_UNAVAILABLE, "flash: %s needs %zu B of shared memory per block, this GPU allows %d",
+                         c->kernel_name, c->smem_bytes, smem_optin);
+
+    flash_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return attn_fail(err, ATTN_FAILED, "flash: out of host memory");
+    st->shape = *shape;
+    st->config = config;
+    st->lse_bytes = device_bytes(shape);
+    cudaError_t rc = flash_fwd_prepare(config);
+    if (rc == cudaSuccess)
+        rc = cudaMalloc((void **)&st->lse, st->lse_bytes);
+    if (rc != cudaSuccess) {
+        free(st);
+        return attn_fail(err, ATTN_FAILED, "flash: setup of %s: %s (%s:%d)", c->kernel_name, cudaGetErrorString(rc),
+                         __FILE__, __LINE__);
+    }
+    *state = st;
+    return ATTN_OK;
+}
+
+static int forward(void *state, const void *q, const void *k, const void *v, void *out, cudaStream_t stream,
+                   attn_error *err)
+{
+    flash_state *st = state;
+    CUDA_TRY(launch_flash_fwd(st->config, q, k, v, out, st->lse, st->shape.batch, st->shape.heads, st->shape.seq,
+                              stream),
+             err);
+    return ATTN_OK;
+}
+
+static void facts(void *state, attn_facts *f)
+{
+    flash_state *st = state;
+    const flash_fwd_config *c = flash_fwd_config_at(st->config);
+    attn_fact_add(f, "kernel", NAN, "%s", c->kernel_name);
+    attn_fact_add(f, "tile", NAN, "%d queries x %d keys, %d warps of %d query rows", c->block_m, c->block_n,
+                  c->warps, c->block_m / c->warps);
+    attn_fact_add(f, "threads_per_block", c->threads, "%d", c->threads);
+    attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q tile + 2 K and 2 V buffers, rows padded 16 B)",
+                  c->smem_bytes);
+    attn_fact_add(f, "path", NAN, "%s", c->path);
+    attn_fact_add(f, "lse_bytes", (double)st->lse_bytes, "%zu (float log-sum-exp per row)", st->lse_bytes);
+    attn_fact_add(f, "schedule", NAN, "heavy query tiles (nearest the sequence end) launched first");
+}
+
+static void teardown(void *state)
+{
+    flash_state *st = state;
+    if (!st)
+        return;
+    /* No error channel here: report a failed free, then carry on. */
+    cudaError_t rc = cudaFree(st->lse);
+    if (rc != cudaSuccess)
+        fprintf(stderr, "attnprof: flash teardown: cudaFree: %s\n", cudaGetErrorString(rc));
+    free(st);
+}
+
+const attn_variant variant_flash = {
+    .name = "flash",
+    .title = "FlashAttention-2 style fused kernel (ours)",
+    .what_changed = "FlashAttention-2: warps split Q, cp.async K/V pipeline, exp2 softmax",
+    .expected_ops = 1,
+    .expected_memcpy = 0,
+    .check_shape = check_shape,
+    .device_bytes = device_bytes,
+    .setup = setup,
+    .forward = forward,
+    .facts = facts,
+    .teardown = teardown,
+};

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# GPU test (make gpu-test): every variant on small shapes, for real. Asserts that each
+# variant is correct against the FP64 reference (attnprof's own check, threshold 2e-2),
+# launches the GPU operations its expectation says, and that the fully-masked-rows check
+# gives NaN for the plain softmax and 0 for the safe one. Needs a CUDA GPU.
+set -u
+bin=${ATTNPROF_BIN:-build/attnprof}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+pass=0
+for shape in 2x3x77x64 1x4x256x128 2x4x1000x64 1x2x1024x128; do
+  IFS=x read -r B H S D <<<"$shape"
+  dir="$work/$shape"
+  "$bin" run --batch "$B" --heads "$H" --seq "$S" --dim "$D" --iters 3 --warmup 1 --quiet -o "$dir" --format png
+  rc=$?
+  if [ ! -f "$dir/summary.csv" ]; then
+    echo "FAIL $shape: attnprof exited $rc without an archive"; fail=$((fail + 1)); continue
+  fi
+  python3 - "$dir" "$shape" <<'PY' && pass=$((pass + 1)) || fail=$((fail + 1))
+import csv, json, sys
+d, shape = sys.argv[1], sys.argv[2]
+run = json.load(open(f"{d}/run.json"))
+bad = []
+for row in csv.DictReader(open(f"{d}/summary.csv")):
+    v, st = row["variant"], row["status"]
+    if st == "unavailable":
+        err = next(x["error"] for x in run["variants"] if x["name"] == v)
+        print(f"  {shape} {v}: unavailable: {err}")
+        continue
+    if st != "ok":
+        bad.append(f"{v} status {st}: " + next(x["error"] for x in run["variants"] if x["name"] == v))
+        continue
+    if int(row["ops_per_forward"]) != int(row["expected_ops"]):
+        bad.append(f"{v}: {row['ops_per_forward']} ops per forward, expected {row['expected_ops']}")
+    print(f"  {shape} {v}: ok, rel.err {float(row['rel_error']):.2e}, {row['ops_per_forward']} ops, "
+          f"{float(row['cuda_us_median']):.1f} us")
+for x in run["variants"]:
+    fm = x["facts"].get("fully_masked_rows")
+    want = {"naive": "NaN", "naive_inplace": "NaN", "math": "0"}.get(x["name"])
+    if fm and want and not fm["text"].startswith(want + ":"):
+        bad.append(f"{x['name']}: fully-masked rows gave '{fm['text']}', expected {want}")
+    elif want and x["status"] == "ok" and not fm:
+        bad.append(f"{x['name']}: no fully-masked-rows check recorded")
+for b in bad:
+    print(f"FAIL {shape}: {b}")
+sys.exit(1 if bad else 0)
+PY
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

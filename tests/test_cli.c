@@ -1,0 +1,167 @@
+/* The command line, run as a user would: every error is one line on stderr with
+ * its own exit code, and nothing half-written is left behind. No GPU needed. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "exit_codes.h"
+
+static char err_text[4096];
+
+/* Runs `attnprof ARGS`, returns its exit code; stderr lands in err_text. */
+static int attnprof(const char *args)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char errf[] = "/tmp/attnprof-stderr-XXXXXX";
+    close(mkstemp(errf));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", bin, args, errf);
+    int st = system(cmd);
+    FILE *f = fopen(errf, "r");
+    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
+    err_text[n] = '\0';
+    if (f)
+        fclose(f);
+    unlink(errf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void assert_one_line(void)
+{
+    size_t len = strlen(err_text);
+    cr_assert_gt(len, 0, "an error message");
+    cr_assert_eq(strchr(err_text, '\n'), err_text + len - 1, "one line: %s", err_text);
+    cr_assert_eq(strncmp(err_text, "attnprof: ", 10), 0, "%s", err_text);
+}
+
+Test(cli, usage_errors)
+{
+    const char *bad[] = {"",
+                         "frobnicate",
+                         "run --variants naive,nosuch",
+                         "run --variants ''",
+                         "run --seq 0",
+                         "run --seq -5",
+                         "run --batch abc",
+                         "run --heads 3x",
+                         "run --dim 0",
+                         "run --iters 0",
+                         "run --warmup -1",
+                         "run --format gif",
+                         "run --no-such-option",
+                         "run --seq",
+                         "report",
+                         "report a b",
+                         "list extra"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(attnprof(bad[i]), EXIT_USAGE, "`attnprof %s` → %s", bad[i], err_text);
+        assert_one_line();
+    }
+    attnprof("run --seq abc");
+    cr_assert(strstr(err_text, "--seq abc: expected a whole number"), "%s", err_text);
+    attnprof("run --variants naive,nosuch");
+    cr_assert(strstr(err_text, "unknown variant 'nosuch'") && strstr(err_text, "attnprof list"), "%s", err_text);
+}
+
+Test(cli, head_dim_the_variants_cannot_take)
+{
+    /* The fused kernels take D = 64 or 128 only; the message names the variant. */
+    cr_assert_eq(attnprof("run --dim 96"), EXIT_USAGE, "%s", err_text);
+    assert_one_line();
+    cr_assert(strstr(err_text, "cannot take 8x16x1024x96"), "%s", err_text);
+}
+
+Test(cli, help_version_list)
+{
+    cr_assert_eq(attnprof("--help"), 0);
+    cr_assert_eq(attnprof("--version"), 0);
+    cr_assert_eq(attnprof("list"), 0);
+}
+
+Test(cli, no_cuda_device_points_to_report)
+{
+    struct stat st;
+    if (stat("/dev/nvidia0", &st) == 0)
+        cr_skip_test("a GPU is present: this test is for machines without one");
+    cr_assert_eq(attnprof("run --variants naive --seq 64 -o /tmp/attnprof-never-written"), EXIT_NO_DEVICE, "%s",
+                 err_text);
+    assert_one_line();
+    cr_assert(strstr(err_text, "attnprof report"), "%s", err_text);
+    cr_assert(!path_exists("/tmp/attnprof-never-written"), "nothing written");
+}
+
+Test(cli, output_dir_exists)
+{
+    char dir[] = "/tmp/attnprof-exists-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[256];
+    snprintf(args, sizeof args, "run --variants naive -o %s", dir);
+    cr_assert_eq(attnprof(args), EXIT_OUTPUT_EXISTS, "%s", err_text);
+    assert_one_line();
+    cr_assert(strstr(err_text, "--force"), "%s", err_text);
+    rmdir(dir);
+}
+
+static void copy_fixture(char *dir)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp tests/fixtures/h200-4var/trace.json tests/fixtures/h200-4var/run.json %s/", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(cli, report_rerenders_an_archive_without_a_gpu)
+{
+    char dir[] = "/tmp/attnprof-archive-XXXXXX", args[256], path[512];
+    copy_fixture(dir);
+    snprintf(args, sizeof args, "report %s --format png,svg,pdf", dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    const char *files[] = {"report.md", "report.html", "summary.csv", "figures/timeline-overview.png",
+                           "figures/timeline-overview.pdf", "figures/occupancy.svg"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        cr_assert(path_exists(path), "%s", path);
+    }
+    remove_tree(dir);
+}
+
+Test(cli, missing_corrupt_and_truncated_archives)
+{
+    char dir[] = "/tmp/attnprof-archive-XXXXXX", args[256], path[512];
+    cr_assert_eq(attnprof("report /tmp/attnprof-no-such-archive"), EXIT_BAD_ARCHIVE);
+    assert_one_line();
+
+    copy_fixture(dir);
+    snprintf(args, sizeof args, "report %s", dir);
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    /* truncated: the first 1000 bytes of a real trace */
+    cr_assert_eq(truncate(path, 1000), 0);
+    cr_assert_eq(attnprof(args), EXIT_BAD_ARCHIVE, "%s", err_text);
+    assert_one_line();
+    cr_assert(strstr(err_text, "trace.json: not valid JSON"), "%s", err_text);
+    /* corrupt: valid JSON, wrong content */
+    FILE *f = fopen(path, "w");
+    fputs("{\"traceEvents\": 3}", f);
+    fclose(f);
+    cr_assert_eq(attnprof(args), EXIT_BAD_ARCHIVE, "%s", err_text);
+    assert_one_line();
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    cr_assert(!path_exists(path), "no report from a bad archive");
+    /* missing trace.json, then a corrupt run.json */
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    unlink(path);
+    cr_assert_eq(attnprof(args), EXIT_BAD_ARCHIVE, "%s", err_text);
+    cr_assert(strstr(err_text, "trace.json: missing"), "%s", err_text);
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"shape\": ", f);
+    fclose(f);
+    cr_assert_eq(attnprof(args), EXIT_BAD_ARCHIVE, "%s", err_text);
+    assert_one_line();
+    remove_tree(dir);
+}

@@ -1,0 +1,119 @@
+/* The report from a run recorded on the H200: table rows, counts, findings, HTML. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "fixture.h"
+#include "report.h"
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+Test(report, summary_table_rows_and_counts)
+{
+    fixture f;
+    fixture_load(&f, FIXTURE_4VAR);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert(strstr(md, "| Variant | What we changed | Kernels / forward | CUDA time / forward"));
+    cr_assert(strstr(md, "| `naive` | matmul → scale → out-of-place masked_fill"));
+    cr_assert(strstr(md, "| 6 (5 kernels + 1 Memcpy) |"), "naive's count");
+    cr_assert(strstr(md, "| `naive_inplace` | masked_fill_ in place"));
+    cr_assert(strstr(md, "| 5 |"), "naive_inplace's count");
+    cr_assert(strstr(md, "| 19 |"), "math's count");
+    cr_assert(strstr(md, "n=4)"), "four forwards per variant");
+    cr_assert(strstr(md, "NVIDIA H200"));
+    cr_assert(strstr(md, "B=2, H=4, S=256, D=64"));
+    cr_assert(strstr(md, "no Memcpy; 1 fewer operation than naive"));
+    /* one per-variant section each, with its op table */
+    cr_assert_eq(count(md, "### `"), 4);
+    cr_assert_eq(count(md, "| # | Operation | Class | Duration |"), 4);
+    cr_assert(strstr(md, "`cuLaunchKernelEx`"));
+    free(md);
+    fixture_free(&f);
+}
+
+Test(report, html_has_a_real_table)
+{
+    fixture f;
+    fixture_load(&f, FIXTURE_4VAR);
+    char *md = report_markdown(&f.a, NULL, NULL), err[256];
+    char *html = report_html(md, "t", err, sizeof err);
+    cr_assert_not_null(html, "%s", err);
+    cr_assert(strstr(html, "<!DOCTYPE html>"));
+    cr_assert(strstr(html, "<table>"));
+    cr_assert(strstr(html, "<th>Variant</th>"));
+    cr_assert(strstr(html, "<td><code>naive_inplace</code></td>"));
+    cr_assert(strstr(html, "<style>") && strstr(html, "border-collapse"), "stylesheet inlined");
+    cr_assert_eq(count(html, "<table>"), 1 + 1 + 1 + 4, "header, summary, overhead, 4 op tables");
+    free(md);
+    free(html);
+    fixture_free(&f);
+}
+
+Test(report, summary_csv_is_the_table_as_data)
+{
+    fixture f;
+    fixture_load(&f, FIXTURE_4VAR);
+    char *csv = report_summary_csv(&f.a);
+    cr_assert_eq(count(csv, "\n"), 5, "header + 4 variants");
+    cr_assert(strstr(csv, "variant,status,title,what_changed,ops_per_forward,expected_ops"));
+    cr_assert(strstr(csv, "\nnaive,ok,"));
+    cr_assert(strstr(csv, "\nmath,ok,"));
+    free(csv);
+    fixture_free(&f);
+}
+
+Test(report, write_leaves_no_temporary_files)
+{
+    fixture f;
+    fixture_load(&f, FIXTURE_4VAR);
+    char dir[] = "/tmp/attnprof-report-XXXXXX", err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(report_write(&f.a, NULL, dir, err, sizeof err), 0, "%s", err);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        files++;
+        cr_assert(!strstr(e->d_name, ".tmp"), "left behind: %s", e->d_name);
+    }
+    closedir(d);
+    cr_assert_eq(files, 3, "report.md, report.html, summary.csv");
+    remove_tree(dir);
+    fixture_free(&f);
+}
+
+Test(report, time_formatting)
+{
+    char b[32];
+    format_us(93.44, b, sizeof b);
+    cr_assert_str_eq(b, "93.4 µs");
+    format_us(649.1, b, sizeof b);
+    cr_assert_str_eq(b, "649 µs");
+    format_us(3035.5, b, sizeof b);
+    cr_assert_str_eq(b, "3.04 ms");
+    stats s = {.n = 0};
+    format_time_stats(&s, b, sizeof b);
+    cr_assert_str_eq(b, "–");
+}
+
+Test(archive, gpu_slug)
+{
+    char b[64];
+    gpu_slug("NVIDIA H200", b, sizeof b);
+    cr_assert_str_eq(b, "h200");
+    gpu_slug("NVIDIA A100-SXM4-80GB", b, sizeof b);
+    cr_assert_str_eq(b, "a100-sxm4-80gb");
+    gpu_slug("", b, sizeof b);
+    cr_assert_str_eq(b, "gpu");
+}
