@@ -23,7 +23,7 @@ CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=s
              -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Isrc -Ikernels -MMD -MP -Xptxas -warn-spills
-LDLIBS    := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
+LDLIBS    := -rdynamic -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
              -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
              -lcudnn -lcublas -lcupti -lcudart \
              -lcairo -lcmark-gfm-extensions -lcmark-gfm -ljansson -lstdc++ -lm -ldl -lpthread

@@ -12,9 +12,9 @@
  * and the two outputs must be bit-identical (a moving result means a race).
  *
  * Timing: CUDA events between back-to-back launches (the queue stays full, so
- * an interval is one kernel plus the gap between kernels), 10 warm-up launches,
- * then ITERS timed, rotating among enough input sets to exceed the L2 several
- * times over; median, 10th and 90th percentile; two passes over all kernels. */
+ * an interval is one kernel plus the gap between kernels), rotating among
+ * enough input sets to exceed the L2 several times over; kernels interleaved in
+ * rounds (see ROUNDS); median, 10th and 90th percentile of all launches. */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -251,7 +251,7 @@ static void check_shape(const Shape &s, const std::vector<Kern> &ks, uint64_t se
         ok = !(rel > 1e-2) && nonfinite == 0 && lse_nonfinite == 0 && !(lse_err > 1e-3) && identical;
         if (!ok)
             failures++;
-        printf("check %-42s %2dx%2dx%5dx%3d  rel_frob %.2e  lse_maxabs %s  nonfinite %zu/%zu  "
+        printf("check %-44s %2dx%2dx%5dx%3d  rel_frob %.2e  lse_maxabs %s  nonfinite %zu/%zu  "
                "repeat %s  %s\n",
                kern.name.c_str(), s.B, s.H, s.S, s.D, rel,
                kern.flash ? (std::to_string(lse_err).substr(0, 9)).c_str() : "   -     ",
@@ -276,7 +276,10 @@ static Timing summarize(std::vector<float> t)
     return {t[n / 2] * 1e3, t[n / 10] * 1e3, t[(n * 9) / 10] * 1e3}; /* microseconds */
 }
 
-static const int ITERS = 50, WARMUP = 10;
+/* Timing is interleaved: ROUNDS rounds, each timing every kernel for ITERS
+ * launches after WARMUP, so that clock and temperature drift over the run
+ * spreads over all kernels instead of favouring the ones timed first. */
+static const int ROUNDS = 5, ITERS = 10, WARMUP = 3;
 
 struct InputSets {
     std::vector<bf16 *> q, k, v;
@@ -317,7 +320,8 @@ static void free_sets(InputSets &in)
     CK(cudaFree(in.lse));
 }
 
-static Timing time_kernel(const Kern &kern, const Shape &s, const InputSets &in)
+/* Appends ITERS per-launch times (ms) of one round to `t`. */
+static void time_round(const Kern &kern, const Shape &s, const InputSets &in, std::vector<float> &t)
 {
     const int nsets = (int)in.q.size();
     std::vector<cudaEvent_t> ev(ITERS + 1);
@@ -327,16 +331,18 @@ static Timing time_kernel(const Kern &kern, const Shape &s, const InputSets &in)
         CK(launch(kern, in.q[i % nsets], in.k[i % nsets], in.v[i % nsets], in.o, in.lse, s, 0));
     CK(cudaEventRecord(ev[0], 0));
     for (int i = 0; i < ITERS; i++) {
-        CK(launch(kern, in.q[i % nsets], in.k[i % nsets], in.v[i % nsets], in.o, in.lse, s, 0));
+        const int set = (i + 1) % nsets;
+        CK(launch(kern, in.q[set], in.k[set], in.v[set], in.o, in.lse, s, 0));
         CK(cudaEventRecord(ev[i + 1], 0));
     }
     CK(cudaEventSynchronize(ev[ITERS]));
-    std::vector<float> t(ITERS);
-    for (int i = 0; i < ITERS; i++)
-        CK(cudaEventElapsedTime(&t[i], ev[i], ev[i + 1]));
+    for (int i = 0; i < ITERS; i++) {
+        float ms;
+        CK(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+        t.push_back(ms);
+    }
     for (auto &e : ev)
         CK(cudaEventDestroy(e));
-    return summarize(t);
 }
 
 /* bf16 GEMM ceiling: C = A * B, 8192^3, fp32 accumulation, random normal data. */
@@ -423,8 +429,10 @@ int main(int argc, char **argv)
     std::vector<Kern> ks = all_kernels();
     for (const Kern &k : ks) {
         CK(k.flash ? flash_fwd_prepare(k.index) : efficient_fwd_prepare(k.index));
-        printf("kernel %-42s D=%3d tile %3dx%-3d warps %d smem %6zu B\n", k.name.c_str(), k.D, k.bm,
-               k.bn, k.warps, k.smem);
+        int blocks = 0;
+        CK(k.flash ? flash_fwd_blocks_per_sm(k.index, &blocks) : efficient_fwd_blocks_per_sm(k.index, &blocks));
+        printf("kernel %-44s D=%3d tile %3dx%-3d warps %d smem %6zu B  blocks/SM %d\n", k.name.c_str(), k.D,
+               k.bm, k.bn, k.warps, k.smem, blocks);
     }
     const int d64 = flash_fwd_default_config(64, prop.major, prop.minor);
     const int d128 = flash_fwd_default_config(128, prop.major, prop.minor);
@@ -433,7 +441,9 @@ int main(int argc, char **argv)
 
     std::vector<Shape> checks;
     if (sanitize) {
-        checks = {{1, 2, 77, 64}, {1, 2, 77, 128}, {1, 1, 200, 64}, {2, 1, 130, 128}};
+        /* 520 keys: enough tiles that every K/V buffer is refilled at least once. */
+        checks = {{1, 2, 77, 64}, {1, 2, 77, 128}, {1, 1, 200, 64}, {2, 1, 130, 128}, {1, 1, 520, 64},
+                  {1, 1, 520, 128}};
     } else {
         for (int D : {64, 128})
             for (int S : {77, 1000, 1024, 4096}) {
@@ -454,7 +464,8 @@ int main(int argc, char **argv)
     struct Row {
         std::string name;
         Shape s;
-        Timing t[2];
+        std::vector<float> all;
+        double round_min = 1e30, round_max = 0; /* spread of the per-round medians, us */
     };
     std::vector<Row> rows;
     for (const Shape &s : goals) {
@@ -462,28 +473,35 @@ int main(int argc, char **argv)
         const int nsets = std::max(2, (int)((3 * (size_t)prop.l2CacheSize + set_bytes - 1) / set_bytes));
         InputSets in = make_sets(s, nsets, seed + 7777);
         std::vector<Row> shape_rows;
+        std::vector<const Kern *> shape_kerns;
         for (const Kern &k : ks)
-            if (k.D == s.D)
+            if (k.D == s.D) {
                 shape_rows.push_back({k.name, s, {}});
-        for (int pass = 0; pass < 2; pass++) {
-            size_t r = 0;
-            for (const Kern &k : ks)
-                if (k.D == s.D)
-                    shape_rows[r++].t[pass] = time_kernel(k, s, in);
-        }
-        printf("timing %dx%dx%dx%d: %d input sets rotated\n", s.B, s.H, s.S, s.D, nsets);
+                shape_kerns.push_back(&k);
+            }
+        for (int round = 0; round < ROUNDS; round++)
+            for (size_t r = 0; r < shape_rows.size(); r++) {
+                std::vector<float> t;
+                time_round(*shape_kerns[r], s, in, t);
+                const Timing tr = summarize(t);
+                shape_rows[r].round_min = std::min(shape_rows[r].round_min, tr.median);
+                shape_rows[r].round_max = std::max(shape_rows[r].round_max, tr.median);
+                shape_rows[r].all.insert(shape_rows[r].all.end(), t.begin(), t.end());
+            }
+        printf("timing %dx%dx%dx%d: %d input sets rotated, %d rounds x %d launches per kernel\n", s.B, s.H,
+               s.S, s.D, nsets, ROUNDS, ITERS);
         free_sets(in);
         rows.insert(rows.end(), shape_rows.begin(), shape_rows.end());
     }
 
-    printf("\n| kernel | shape | median us (pass 1) | median us (pass 2) | p10-p90 us (pass 2) | TFLOP/s (faster pass) |\n");
-    printf("| --- | --- | ---: | ---: | --- | ---: |\n");
+    printf("\n| kernel | shape | median us | p10-p90 us | round medians us | TFLOP/s |\n");
+    printf("| --- | --- | ---: | --- | --- | ---: |\n");
     for (const Row &r : rows) {
         const double flops = 2.0 * r.s.B * r.s.H * (double)r.s.S * r.s.S * r.s.D;
-        const double best = std::min(r.t[0].median, r.t[1].median);
-        printf("| %s | %dx%dx%dx%d | %.1f | %.1f | %.1f-%.1f | %.1f |\n", r.name.c_str(), r.s.B,
-               r.s.H, r.s.S, r.s.D, r.t[0].median, r.t[1].median, r.t[1].p10, r.t[1].p90,
-               flops / (best * 1e-6) / 1e12);
+        const Timing t = summarize(r.all);
+        printf("| %s | %dx%dx%dx%d | %.1f | %.1f-%.1f | %.1f-%.1f | %.1f |\n", r.name.c_str(), r.s.B, r.s.H,
+               r.s.S, r.s.D, t.median, t.p10, t.p90, r.round_min, r.round_max,
+               flops / (t.median * 1e-6) / 1e12);
     }
     printf("correctness: %s (%d failure%s)\n", failures ? "FAILED" : "all ok", failures,
            failures == 1 ? "" : "s");

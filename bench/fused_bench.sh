@@ -31,6 +31,9 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
     OMP_NUM_THREADS=$(nproc) "$BIN" 2>&1 | tee "$LOG/bench.txt" || status=1
 fi
 
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv 2>&1 | tee -a "$LOG/gpu.txt"
+
 if [ "$what" = all ] || [ "$what" = torch ]; then
     PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$LOG/torch.txt"
 import torch, statistics

@@ -324,6 +324,14 @@ extern "C" cudaError_t efficient_fwd_prepare(int config)
                                 (int)e.cfg.smem_bytes);
 }
 
+extern "C" cudaError_t efficient_fwd_blocks_per_sm(int config, int *blocks)
+{
+    if (config < 0 || config >= efficient_entry_count || !blocks)
+        return cudaErrorInvalidValue;
+    const EfficientEntry &e = efficient_entries[config];
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.fn, e.cfg.threads, e.cfg.smem_bytes);
+}
+
 extern "C" cudaError_t launch_efficient_fwd(int config, const void *q, const void *k, const void *v,
                                             void *out, int batch, int heads, int seq,
                                             cudaStream_t stream)

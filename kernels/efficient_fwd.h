@@ -31,6 +31,9 @@ const efficient_fwd_config *efficient_fwd_config_at(int i);
 int efficient_fwd_default_config(int head_dim, int cc_major, int cc_minor);
 /* Raises the kernel's dynamic shared-memory limit (needed above 48 KB). */
 cudaError_t efficient_fwd_prepare(int config);
+/* Resident blocks per multiprocessor for this configuration on the current
+ * device (cudaOccupancyMaxActiveBlocksPerMultiprocessor); call after prepare. */
+cudaError_t efficient_fwd_blocks_per_sm(int config, int *blocks);
 /* One forward. Returns the launch status; does not synchronize. */
 cudaError_t launch_efficient_fwd(int config, const void *q, const void *k, const void *v,
                                  void *out, int batch, int heads, int seq, cudaStream_t stream);

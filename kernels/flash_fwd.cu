@@ -131,38 +131,40 @@ __device__ __forceinline__ void load_tile_async(bf16 *sdst, const bf16 *gsrc, in
     }
 }
 
-template <int D, int BM, int BN, int WARPS> struct FlashTile {
+template <int D, int BM, int BN, int WARPS, int STAGES, int CN> struct FlashTile {
     static constexpr int THREADS = WARPS * 32;
     static constexpr int RW = BM / WARPS; /* query rows per warp */
     static constexpr int MT = RW / 16;    /* 16-row MMA tiles per warp */
-    static constexpr int NT = BN / 8;     /* 8-key score tiles */
+    static constexpr int NT = CN / 8;     /* 8-key score tiles per compute step */
     static constexpr int DT = D / 8;      /* 8-wide output tiles */
     static constexpr int KD = D / 16;     /* k-steps over the head dim */
-    static constexpr int KN = BN / 16;    /* k-steps over the keys */
+    static constexpr int KN = CN / 16;    /* k-steps over the keys of a compute step */
     /* Q fragments stay in registers when the score and output accumulators leave
      * room; otherwise they are re-read from shared memory for every key tile. */
     static constexpr bool Q_IN_REGS = MT * (NT + DT + KD) * 4 <= 192;
-    static constexpr size_t SMEM = (size_t)(BM + 4 * BN) * Smem<D>::LD * sizeof(bf16);
+    static constexpr size_t SMEM = (size_t)(BM + 2 * STAGES * BN) * Smem<D>::LD * sizeof(bf16);
+    static_assert(STAGES == 2 || STAGES == 3, "two or three K/V buffers");
+    static_assert(BN % CN == 0, "a K/V tile is a whole number of compute steps");
     static_assert(RW % 16 == 0, "each warp owns whole 16-row MMA tiles");
     static_assert(NT % 2 == 0 && DT % 2 == 0, "ldmatrix.x4 loads two 8-wide tiles");
 };
 
 /* Code-path options of the kernel body, so that the benchmark can build one
  * configuration both ways and compare them in the same run. */
-enum { FLASH_OPT_LAZY_RESCALE = 1 };
+enum { FLASH_OPT_LAZY_RESCALE = 1, FLASH_OPT_PV_D_OUTER = 2 };
 
-template <int D, int BM, int BN, int WARPS, int OPT>
+template <int D, int BM, int BN, int WARPS, int STAGES, int CN, int OPT>
 __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 {
-    typedef FlashTile<D, BM, BN, WARPS> T;
+    typedef FlashTile<D, BM, BN, WARPS, STAGES, CN> T;
     constexpr int THREADS = T::THREADS, RW = T::RW, MT = T::MT, NT = T::NT, DT = T::DT,
                   KD = T::KD, KN = T::KN;
     constexpr int LD = Smem<D>::LD;
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
     bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
-    bf16 *sK = sQ + BM * LD; /* two buffers of BN x LD */
-    bf16 *sV = sK + 2 * BN * LD;
+    bf16 *sK = sQ + BM * LD; /* STAGES buffers of BN x LD */
+    bf16 *sV = sK + STAGES * BN * LD;
 
     const int S = p.seq;
     const int tile = blockIdx.x;
@@ -233,12 +235,32 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
     const float scale_log2 = p.scale_log2;
 
     for (int kt = 0; kt < n_kt; kt++) {
-        cp_async_wait<1>();
+        cp_async_wait<1>(); /* tile kt has landed (only the newest group may be pending) */
         __syncthreads();
-        const int buf = kt & 1;
-        const int k0 = kt * BN;
-        const uint32_t k_base = smem_addr(sK + buf * BN * LD) + k_lane_off;
-        const uint32_t v_base = smem_addr(sV + buf * BN * LD) + v_lane_off;
+        const int buf = kt % STAGES;
+        if constexpr (STAGES == 3) {
+            /* The buffer of tile kt+2 last held tile kt-1, which every warp has
+             * finished: the barrier above is the only one per tile, and the copy
+             * runs for two tiles of compute. */
+            if (kt + 2 < n_kt) {
+                const int nb = (kt + 2) % 3;
+                const size_t next = (size_t)(kt + 2) * BN;
+                load_tile_async<D, BN, THREADS>(sK + nb * BN * LD, K + next * D, S - (int)next, tid);
+                load_tile_async<D, BN, THREADS>(sV + nb * BN * LD, V + next * D, S - (int)next, tid);
+            }
+            cp_async_commit();
+        }
+        const uint32_t k_tile = smem_addr(sK + buf * BN * LD) + k_lane_off;
+        const uint32_t v_tile = smem_addr(sV + buf * BN * LD) + v_lane_off;
+
+        /* A K/V tile may be computed in several steps of CN keys: a large tile
+         * halves the barriers and copy groups per key, a small step keeps the
+         * score registers few. */
+#pragma unroll 1
+        for (int sub = 0; sub < BN / CN; sub++) {
+        const int k0 = kt * BN + sub * CN;
+        const uint32_t k_base = k_tile + sub * CN * LD * 2;
+        const uint32_t v_base = v_tile + sub * CN * LD * 2;
 
         /* A warp whose rows all precede this tile's first key has nothing to do. */
         if (warp_has_rows && k0 <= wrow0 + RW - 1) {
@@ -281,7 +303,7 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
             /* Causal mask, only where the tile crosses this warp's diagonal. Rows
              * past S need no mask of their own: they are never written, and every
              * key they see is either real or zero-filled. */
-            if (k0 + BN - 1 > wrow0) {
+            if (k0 + CN - 1 > wrow0) {
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -296,8 +318,11 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
             }
 
             /* Online softmax in the exp2 domain. Each row lives in the 4 lanes of a
-             * quad: the max is reduced across them now, the sum only at the end. */
-            float alpha[MT][2];
+             * quad: the max is reduced across them now, the sum only at the end.
+             * Order: new maxima, O rescale, then exponentials packed straight into
+             * the bf16 A fragments of P, so each score register dies as soon as
+             * it is used (this keeps d128 128x64 within 255 registers). */
+            float m_use[MT][2], alpha[MT][2];
             bool max_grew = false;
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
@@ -312,23 +337,14 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
                     const float m_new = fmaxf(row_max[mt][h], mx * scale_log2);
                     /* A row with no visible key yet keeps max -inf: use 0 so that
                      * exp2(-inf - m) stays 0 instead of NaN. */
-                    const float m_use = m_new == -INFINITY ? 0.f : m_new;
-                    alpha[mt][h] = fast_exp2(row_max[mt][h] - m_use);
+                    m_use[mt][h] = m_new == -INFINITY ? 0.f : m_new;
+                    alpha[mt][h] = fast_exp2(row_max[mt][h] - m_use[mt][h]);
                     max_grew |= m_new != row_max[mt][h];
                     row_max[mt][h] = m_new;
-                    float sum = 0.f;
-#pragma unroll
-                    for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                        for (int j = 0; j < 2; j++) {
-                            const float e = fast_exp2(fmaf(s[mt][nt][2 * h + j], scale_log2, -m_use));
-                            s[mt][nt][2 * h + j] = e;
-                            sum += e;
-                        }
-                    row_sum[mt][h] = row_sum[mt][h] * alpha[mt][h] + sum;
+                    row_sum[mt][h] *= alpha[mt][h];
                 }
             /* Rescaling O costs one multiply per accumulator (MT*D/4 per lane) per
-             * key tile. When no row max of the warp grew, every alpha is exactly 1
+             * key step. When no row max of the warp grew, every alpha is exactly 1
              * and the rescale is skipped (warp-uniform branch). Past the first few
              * key tiles a row's running max rarely grows. */
             if (!(OPT & FLASH_OPT_LAZY_RESCALE) || __any_sync(0xffffffffu, max_grew)) {
@@ -347,35 +363,61 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-                for (int kk = 0; kk < KN; kk++) {
-                    pa[mt][kk][0] = pack_bf16x2(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-                    pa[mt][kk][1] = pack_bf16x2(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-                    pa[mt][kk][2] = pack_bf16x2(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-                    pa[mt][kk][3] = pack_bf16x2(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+                for (int nt = 0; nt < NT; nt++) {
+                    float e[4];
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+                        e[i] = fast_exp2(fmaf(s[mt][nt][i], scale_log2, -m_use[mt][i >> 1]));
+                    row_sum[mt][0] += e[0] + e[1];
+                    row_sum[mt][1] += e[2] + e[3];
+                    pa[mt][nt >> 1][(nt & 1) * 2 + 0] = pack_bf16x2(e[0], e[1]);
+                    pa[mt][nt >> 1][(nt & 1) * 2 + 1] = pack_bf16x2(e[2], e[3]);
                 }
 
-            /* O += P V */
+            /* O += P V. With FLASH_OPT_PV_D_OUTER the output columns are the outer
+             * loop: all of P is packed before the first product, which keeps the
+             * compiler from interleaving exponentials with the products (fewer
+             * live temporaries at 255 registers). */
+            if constexpr (OPT & FLASH_OPT_PV_D_OUTER) {
 #pragma unroll
-            for (int kk = 0; kk < KN; kk++)
+                for (int dp = 0; dp < DT / 2; dp++)
 #pragma unroll
-                for (int dp = 0; dp < DT / 2; dp++) {
-                    uint32_t b0, b1, b2, b3;
-                    ldmatrix_x4_trans(v_base + kk * 16 * LD * 2 + dp * 32, b0, b1, b2, b3);
+                    for (int kk = 0; kk < KN; kk++) {
+                        uint32_t b0, b1, b2, b3;
+                        ldmatrix_x4_trans(v_base + kk * 16 * LD * 2 + dp * 32, b0, b1, b2, b3);
 #pragma unroll
-                    for (int mt = 0; mt < MT; mt++) {
-                        mma_bf16_16816(o[mt][2 * dp], pa[mt][kk], b0, b1);
-                        mma_bf16_16816(o[mt][2 * dp + 1], pa[mt][kk], b2, b3);
+                        for (int mt = 0; mt < MT; mt++) {
+                            mma_bf16_16816(o[mt][2 * dp], pa[mt][kk], b0, b1);
+                            mma_bf16_16816(o[mt][2 * dp + 1], pa[mt][kk], b2, b3);
+                        }
                     }
-                }
+            } else {
+#pragma unroll
+                for (int kk = 0; kk < KN; kk++)
+#pragma unroll
+                    for (int dp = 0; dp < DT / 2; dp++) {
+                        uint32_t b0, b1, b2, b3;
+                        ldmatrix_x4_trans(v_base + kk * 16 * LD * 2 + dp * 32, b0, b1, b2, b3);
+#pragma unroll
+                        for (int mt = 0; mt < MT; mt++) {
+                            mma_bf16_16816(o[mt][2 * dp], pa[mt][kk], b0, b1);
+                            mma_bf16_16816(o[mt][2 * dp + 1], pa[mt][kk], b2, b3);
+                        }
+                    }
+            }
         }
 
-        __syncthreads(); /* every warp is done with buffer `buf` */
-        if (kt + 2 < n_kt) {
-            const size_t next = (size_t)(kt + 2) * BN;
-            load_tile_async<D, BN, THREADS>(sK + buf * BN * LD, K + next * D, S - (int)next, tid);
-            load_tile_async<D, BN, THREADS>(sV + buf * BN * LD, V + next * D, S - (int)next, tid);
+        } /* compute steps */
+
+        if constexpr (STAGES == 2) {
+            __syncthreads(); /* every warp is done with buffer `buf` */
+            if (kt + 2 < n_kt) {
+                const size_t next = (size_t)(kt + 2) * BN;
+                load_tile_async<D, BN, THREADS>(sK + buf * BN * LD, K + next * D, S - (int)next, tid);
+                load_tile_async<D, BN, THREADS>(sV + buf * BN * LD, V + next * D, S - (int)next, tid);
+            }
+            cp_async_commit();
         }
-        cp_async_commit();
     }
     cp_async_wait<0>();
 
@@ -422,30 +464,28 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 
 /* One extern "C" kernel per configuration: the name CUPTI records is the name
  * written here. */
-#define ATTNPROF_FLASH_KERNEL_OPT(D, BM, BN, W, OPT, SUFFIX)                                       \
-    extern "C" __global__ void __launch_bounds__(W * 32)                                          \
+#define ATTNPROF_FLASH_KERNEL_OPT(D, BM, BN, W, STAGES, CN, OPT, SUFFIX)                           \
+    extern "C" __global__ void __launch_bounds__(W * 32, 1)                                        \
         attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W##SUFFIX(FlashParams p)                   \
     {                                                                                              \
-        flash_fwd_body<D, BM, BN, W, OPT>(p);                                                      \
+        flash_fwd_body<D, BM, BN, W, STAGES, CN, OPT>(p);                                          \
     }
 #define FLASH_OPT_DEFAULT FLASH_OPT_LAZY_RESCALE
-#define ATTNPROF_FLASH_KERNEL(D, BM, BN, W) ATTNPROF_FLASH_KERNEL_OPT(D, BM, BN, W, FLASH_OPT_DEFAULT, )
+#define ATTNPROF_FLASH_KERNEL(D, BM, BN, W, STAGES)                                                \
+    ATTNPROF_FLASH_KERNEL_OPT(D, BM, BN, W, STAGES, BN, FLASH_OPT_DEFAULT, )
 
-ATTNPROF_FLASH_KERNEL(64, 128, 64, 4)
-ATTNPROF_FLASH_KERNEL(64, 64, 64, 4)
-ATTNPROF_FLASH_KERNEL(64, 128, 128, 8)
-ATTNPROF_FLASH_KERNEL(128, 128, 32, 4)
-ATTNPROF_FLASH_KERNEL(128, 128, 64, 8)
-ATTNPROF_FLASH_KERNEL(128, 128, 128, 8)
-/* Built only into the benchmark: PyTorch's own tile choices (d64 128x128 w4,
- * d128 128x64 w4), which spill a few registers in this code, and the default
- * tiles with the O rescale done on every key tile ("_eager"), to measure what
- * the lazy rescale gives. */
+ATTNPROF_FLASH_KERNEL(64, 128, 64, 4, 2)
+ATTNPROF_FLASH_KERNEL(64, 128, 128, 4, 2)
+ATTNPROF_FLASH_KERNEL(64, 64, 64, 4, 2)
+ATTNPROF_FLASH_KERNEL(64, 128, 128, 8, 2)
+ATTNPROF_FLASH_KERNEL(128, 128, 64, 4, 2)
+ATTNPROF_FLASH_KERNEL(128, 128, 32, 4, 2)
+ATTNPROF_FLASH_KERNEL(128, 128, 128, 8, 2)
+/* Built only into the benchmark, to be measured against the above in one run:
+ * the O rescale done on every key tile ("_eager"). */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-ATTNPROF_FLASH_KERNEL(64, 128, 128, 4)
-ATTNPROF_FLASH_KERNEL(128, 128, 64, 4)
-ATTNPROF_FLASH_KERNEL_OPT(64, 128, 64, 4, 0, _eager)
-ATTNPROF_FLASH_KERNEL_OPT(128, 128, 32, 4, 0, _eager)
+ATTNPROF_FLASH_KERNEL_OPT(64, 128, 64, 4, 2, 64, 0, _eager)
+ATTNPROF_FLASH_KERNEL_OPT(64, 128, 128, 4, 2, 128, 0, _eager)
 #endif
 
 namespace {
@@ -457,19 +497,20 @@ struct FlashEntry {
     flash_kernel_fn fn;
 };
 
-#define ATTNPROF_FLASH_ENTRY_OPT(D, BM, BN, W, SUFFIX)                                             \
+#define ATTNPROF_FLASH_ENTRY_OPT(D, BM, BN, W, STAGES, CN, SUFFIX)                                 \
     {{"attnprof_flash_fwd_bf16_d" #D "_" #BM "x" #BN "_w" #W #SUFFIX, D, BM, BN, W, W * 32,        \
-      FlashTile<D, BM, BN, W>::SMEM, "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+)"},          \
+      FlashTile<D, BM, BN, W, STAGES, CN>::SMEM, "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+)"},  \
      attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W##SUFFIX}
-#define ATTNPROF_FLASH_ENTRY(D, BM, BN, W) ATTNPROF_FLASH_ENTRY_OPT(D, BM, BN, W, )
+#define ATTNPROF_FLASH_ENTRY(D, BM, BN, W, STAGES) ATTNPROF_FLASH_ENTRY_OPT(D, BM, BN, W, STAGES, BN, )
 
 const FlashEntry flash_entries[] = {
-    ATTNPROF_FLASH_ENTRY(64, 128, 64, 4),   ATTNPROF_FLASH_ENTRY(64, 64, 64, 4),
-    ATTNPROF_FLASH_ENTRY(64, 128, 128, 8),  ATTNPROF_FLASH_ENTRY(128, 128, 32, 4),
-    ATTNPROF_FLASH_ENTRY(128, 128, 64, 8),  ATTNPROF_FLASH_ENTRY(128, 128, 128, 8),
+    ATTNPROF_FLASH_ENTRY(64, 128, 64, 4, 2),   ATTNPROF_FLASH_ENTRY(64, 128, 128, 4, 2),
+    ATTNPROF_FLASH_ENTRY(64, 64, 64, 4, 2),    ATTNPROF_FLASH_ENTRY(64, 128, 128, 8, 2),
+    ATTNPROF_FLASH_ENTRY(128, 128, 64, 4, 2),  ATTNPROF_FLASH_ENTRY(128, 128, 32, 4, 2),
+    ATTNPROF_FLASH_ENTRY(128, 128, 128, 8, 2),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-    ATTNPROF_FLASH_ENTRY(64, 128, 128, 4),  ATTNPROF_FLASH_ENTRY(128, 128, 64, 4),
-    ATTNPROF_FLASH_ENTRY_OPT(64, 128, 64, 4, _eager), ATTNPROF_FLASH_ENTRY_OPT(128, 128, 32, 4, _eager),
+    ATTNPROF_FLASH_ENTRY_OPT(64, 128, 64, 4, 2, 64, _eager),
+    ATTNPROF_FLASH_ENTRY_OPT(64, 128, 128, 4, 2, 128, _eager),
 #endif
 };
 const int flash_entry_count = (int)(sizeof flash_entries / sizeof flash_entries[0]);
@@ -506,7 +547,7 @@ extern "C" int flash_fwd_default_config(int head_dim, int cc_major, int cc_minor
     if (head_dim == 64)
         return find_flash_entry(64, 128, 64, 4);
     if (head_dim == 128)
-        return find_flash_entry(128, 128, 32, 4);
+        return find_flash_entry(128, 128, 64, 4);
     return -1;
 }
 
@@ -517,6 +558,14 @@ extern "C" cudaError_t flash_fwd_prepare(int config)
     const FlashEntry &e = flash_entries[config];
     return cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int)e.cfg.smem_bytes);
+}
+
+extern "C" cudaError_t flash_fwd_blocks_per_sm(int config, int *blocks)
+{
+    if (config < 0 || config >= flash_entry_count || !blocks)
+        return cudaErrorInvalidValue;
+    const FlashEntry &e = flash_entries[config];
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.fn, e.cfg.threads, e.cfg.smem_bytes);
 }
 
 extern "C" cudaError_t launch_flash_fwd(int config, const void *q, const void *k, const void *v,

@@ -37,6 +37,9 @@ int flash_fwd_default_config(int head_dim, int cc_major, int cc_minor);
 /* Raises the kernel's dynamic shared-memory limit (needed above 48 KB). Call once
  * per process and configuration before launching it. */
 cudaError_t flash_fwd_prepare(int config);
+/* Resident blocks per multiprocessor for this configuration on the current
+ * device (cudaOccupancyMaxActiveBlocksPerMultiprocessor); call after prepare. */
+cudaError_t flash_fwd_blocks_per_sm(int config, int *blocks);
 /* One forward; lse may not be NULL. Returns the launch status; does not
  * synchronize. batch, heads, seq >= 1 and the config's head dim are the caller's
  * to check (cudaErrorInvalidValue otherwise). */

@@ -204,12 +204,14 @@ extern "C" __global__ void attnprof_math_isneginf(const float *in, uint8_t *out,
 }
 
 // One warp per row, kRowAllWarps rows per block; rows of a multiple of 16 bytes are
-// read 16 bytes per lane.
+// read 16 bytes per lane. Every byte is read, as ATen's all() reduction does: the
+// loop counts the bytes (or words) holding a zero instead of stopping at the first,
+// so neither the code nor the compiler can skip the rest of the row.
 constexpr int kRowAllWarps = 8;
 
-__device__ __forceinline__ bool all_bytes_nonzero(unsigned w)
+__device__ __forceinline__ unsigned has_zero_byte(unsigned w)
 {
-    return ((w - 0x01010101u) & ~w & 0x80808080u) == 0; // no zero byte in w
+    return ((w - 0x01010101u) & ~w & 0x80808080u) != 0;
 }
 
 extern "C" __global__ void attnprof_math_row_all(const uint8_t *in, uint8_t *out, size_t rows, int cols)
@@ -219,19 +221,18 @@ extern "C" __global__ void attnprof_math_row_all(const uint8_t *in, uint8_t *out
     if (row >= rows)
         return; // the whole warp leaves together
     const uint8_t *x = in + row * cols;
-    bool all = true;
+    unsigned zeros = 0;
     if (cols % 16 == 0) {
         const uint4 *x16 = reinterpret_cast<const uint4 *>(x);
         for (int j = lane; j < cols / 16; j += 32) {
             const uint4 w = x16[j];
-            all = all && all_bytes_nonzero(w.x) && all_bytes_nonzero(w.y) && all_bytes_nonzero(w.z) &&
-                  all_bytes_nonzero(w.w);
+            zeros += has_zero_byte(w.x) + has_zero_byte(w.y) + has_zero_byte(w.z) + has_zero_byte(w.w);
         }
     } else {
         for (int j = lane; j < cols; j += 32)
-            all = all && x[j] != 0;
+            zeros += x[j] == 0;
     }
-    all = __all_sync(0xffffffffu, all);
+    const bool all = __all_sync(0xffffffffu, zeros == 0);
     if (lane == 0)
         out[row] = all ? 1 : 0;
 }

@@ -70,7 +70,19 @@ const char *op_class_name(op_class c)
 /* "void ns::kern<4>(float*, int)" → "kern<4>"; long template arguments become "<…>". */
 void short_kernel_name(const char *name, char *out, size_t n)
 {
-    const char *s = name;
+    /* "(anonymous namespace)::" would read as a parameter list: drop it first. */
+    static const char anon[] = "(anonymous namespace)::";
+    char clean[1024];
+    size_t j = 0;
+    for (const char *p = name; *p && j + 1 < sizeof clean;) {
+        if (!strncmp(p, anon, sizeof anon - 1)) {
+            p += sizeof anon - 1;
+            continue;
+        }
+        clean[j++] = *p++;
+    }
+    clean[j] = '\0';
+    const char *s = clean;
     if (!strncmp(s, "void ", 5))
         s += 5;
     /* End of the identifier: the '(' of the parameter list at template depth 0. */

@@ -12,7 +12,10 @@
 #include "runner.h"
 #include "trace.h"
 
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +70,8 @@ static int cmd_list(void)
 {
     for (int i = 0; i < attn_registry_count; i++) {
         const attn_variant *v = attn_registry[i];
-        printf("%-14s %-30s %2d op%s/forward  %s\n", v->name, v->title, v->expected_ops,
-               v->expected_ops == 1 ? " " : "s", v->what_changed);
+        printf("%-14s %s (%d GPU operation%s per forward expected)\n%14s %s\n", v->name, v->title, v->expected_ops,
+               v->expected_ops == 1 ? "" : "s", "", v->what_changed);
     }
     return EXIT_OK;
 }
@@ -145,6 +148,34 @@ static int cmd_run(cli_options *o, const char *cmdline)
     return rc;
 }
 
+static int move_report_into(const char *tmp, const char *dir, char *err, size_t errlen)
+{
+    char from[1200], to[1200], old[1200];
+    snprintf(from, sizeof from, "%s/figures", tmp);
+    snprintf(to, sizeof to, "%s/figures", dir);
+    snprintf(old, sizeof old, "%s/.figures.old-%d", dir, (int)getpid());
+    if (path_exists(to) && rename(to, old) != 0) {
+        snprintf(err, errlen, "%s: cannot replace: %s", to, strerror(errno));
+        return EXIT_IO;
+    }
+    if (path_exists(from) && rename(from, to) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
+        rename(old, to);
+        return EXIT_IO;
+    }
+    remove_tree(old);
+    const char *files[] = {"report.md", "report.html", "summary.csv"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(from, sizeof from, "%s/%s", tmp, files[i]);
+        snprintf(to, sizeof to, "%s/%s", dir, files[i]);
+        if (rename(from, to) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
+            return EXIT_IO;
+        }
+    }
+    return EXIT_OK;
+}
+
 static int cmd_report(cli_options *o)
 {
     char err[1024], path[1100];
@@ -165,8 +196,21 @@ static int cmd_report(cli_options *o)
     }
     if (trace_read_json(&t, path, err, sizeof err) != 0)
         return die(EXIT_BAD_ARCHIVE, err);
-    int rc = render(o->archive, &t, &info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+    /* Render beside the archive's files, then move the results in: a failed render
+     * leaves the previous report and figures as they were. */
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s/.report.tmp-%d", o->archive, (int)getpid());
+    remove_tree(tmp);
+    if (mkdir(tmp, 0755) != 0) {
+        snprintf(err, sizeof err, "%s: cannot write into the archive: %s", o->archive, strerror(errno));
+        trace_free(&t);
+        return die(EXIT_IO, err);
+    }
+    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
     trace_free(&t);
+    if (rc == EXIT_OK)
+        rc = move_report_into(tmp, o->archive, err, sizeof err);
+    remove_tree(tmp);
     if (rc != EXIT_OK)
         return die(rc, err);
     if (!o->run.quiet)

@@ -81,6 +81,15 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
         return -1;
     }
     json_object_set_new(root, "nvtx_ranges_from", json_string(r->marker_source));
+    json_t *probes = json_array();
+    for (int i = 0; i < r->n_probes; i++) {
+        const occupancy_probe *p = &r->probes[i];
+        json_array_append_new(probes, json_pack("{s:s,s:i,s:i,s:i,s:i,s:i}", "kernel", p->kernel, "threads",
+                                                p->threads, "registers", p->registers, "static_smem",
+                                                p->static_smem, "dynamic_smem", p->dynamic_smem,
+                                                "blocks_per_sm", p->blocks_per_sm));
+    }
+    json_object_set_new(root, "occupancy_api", probes);
     json_object_set_new(json_object_get(root, "versions"), "cuda_runtime_int", json_integer(r->cuda_runtime_version));
     json_object_set_new(json_object_get(root, "versions"), "cuda_driver_int", json_integer(r->cuda_driver_version));
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
@@ -152,6 +161,18 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
 
     size_t i;
     json_t *v;
+    json_array_foreach(json_object_get(root, "occupancy_api"), i, v)
+    {
+        if (r->n_probes == RUN_MAX_PROBES)
+            break;
+        occupancy_probe *p = &r->probes[r->n_probes++];
+        snprintf(p->kernel, sizeof p->kernel, "%s", str(v, "kernel"));
+        p->threads = integer(v, "threads");
+        p->registers = integer(v, "registers");
+        p->static_smem = integer(v, "static_smem");
+        p->dynamic_smem = integer(v, "dynamic_smem");
+        p->blocks_per_sm = integer(v, "blocks_per_sm");
+    }
     json_array_foreach(vars, i, v)
     {
         if (r->n_variants == RUN_MAX_VARIANTS)

@@ -27,6 +27,16 @@ typedef struct variant_result {
 } variant_result;
 
 #define RUN_MAX_VARIANTS 16
+#define RUN_MAX_PROBES 64
+
+/* cudaOccupancyMaxActiveBlocksPerMultiprocessor for one of our own kernels, with
+ * the launch configuration CUPTI recorded: the ground truth the occupancy
+ * calculator is tested against. */
+typedef struct occupancy_probe {
+    char kernel[128];
+    int threads, registers, static_smem, dynamic_smem;
+    int blocks_per_sm;
+} occupancy_probe;
 
 typedef struct run_info {
     char tool_version[64];
@@ -45,6 +55,8 @@ typedef struct run_info {
     char marker_source[96];     /* where the NVTX ranges came from (CUPTI markers or host stamps) */
     int n_variants;
     variant_result variants[RUN_MAX_VARIANTS];
+    int n_probes;
+    occupancy_probe probes[RUN_MAX_PROBES];
 } run_info;
 
 int run_info_write_json(const run_info *r, const char *path, char *err, size_t errlen);

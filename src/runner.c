@@ -243,8 +243,40 @@ static void fully_masked_rows_check(const run_config *cfg, const attn_variant *v
                   masked_rows, nan, zero, other);
 }
 
+/* Our kernels are extern "C": the host stub CUPTI's kernel name resolves to is the
+ * handle the occupancy API takes (the binary is linked with -rdynamic). */
+static void probe_occupancy(const trace *t, size_t first_op, run_info *info)
+{
+    for (size_t i = first_op; i < t->n_ops; i++) {
+        const gpu_op *o = &t->ops[i];
+        if (o->kind != GPU_KERNEL || info->n_probes == RUN_MAX_PROBES)
+            continue;
+        int seen = 0;
+        for (int p = 0; p < info->n_probes && !seen; p++)
+            seen = !strcmp(info->probes[p].kernel, o->name) &&
+                   info->probes[p].threads == o->block[0] * o->block[1] * o->block[2] &&
+                   info->probes[p].dynamic_smem == o->dynamic_smem;
+        void *stub = seen ? NULL : dlsym(RTLD_DEFAULT, o->name);
+        if (!stub)
+            continue;
+        int threads = o->block[0] * o->block[1] * o->block[2], blocks = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, stub, threads, (size_t)o->dynamic_smem) !=
+            cudaSuccess) {
+            cudaGetLastError();
+            continue;
+        }
+        occupancy_probe *p = &info->probes[info->n_probes++];
+        snprintf(p->kernel, sizeof p->kernel, "%s", o->name);
+        p->threads = threads;
+        p->registers = o->registers;
+        p->static_smem = o->static_smem;
+        p->dynamic_smem = o->dynamic_smem;
+        p->blocks_per_sm = blocks;
+    }
+}
+
 static int run_variant(const run_config *cfg, int vi, device_inputs *d, const sampled_head *heads, int n_heads,
-                       variant_result *res)
+                       variant_result *res, trace *t, run_info *info)
 {
     const attn_variant *var = cfg->variants[vi];
     attn_error e = {{0}};
@@ -278,8 +310,10 @@ static int run_variant(const run_config *cfg, int vi, device_inputs *d, const sa
             rc = attn_fail(&e, ATTN_FAILED, "forward %d: %s", i, cudaGetErrorString(ce));
     }
     cupti_range_pop();
+    size_t first_op = t->n_ops;
     if (cupti_flush(1, var->name, &dropped, cerr, sizeof cerr) != 0 && rc == ATTN_OK)
         rc = attn_fail(&e, ATTN_FAILED, "%s", cerr);
+    probe_occupancy(t, first_op, info);
 
     if (rc == ATTN_OK) {
         progress(cfg, vi, var->name, "overhead probe", 1, 1);
@@ -425,7 +459,7 @@ int runner_collect(const run_config *cfg, trace *t, run_info *info, char *err, s
         res->expected_ops = v->expected_ops;
         res->expected_memcpy = v->expected_memcpy;
         res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
-        if (run_variant(cfg, i, &d, heads, n_heads, res) == VARIANT_FAILED)
+        if (run_variant(cfg, i, &d, heads, n_heads, res, t, info) == VARIANT_FAILED)
             rc = EXIT_VARIANT_FAILED;
     }
     snprintf(info->marker_source, sizeof info->marker_source, "%s", cupti_marker_source());

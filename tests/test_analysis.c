@@ -61,6 +61,10 @@ Test(short_names, strip_return_type_params_namespaces)
                       "(pytorch_flash::Flash_fwd_params)",
                       out, sizeof out);
     cr_assert_str_eq(out, "flash_fwd_kernel<…>");
+    short_kernel_name("void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, float, float, float, "
+                      "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
+                      out, sizeof out);
+    cr_assert_str_eq(out, "cunn_SoftMaxForward<…>");
     short_kernel_name("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT", out, sizeof out);
     cr_assert_str_eq(out, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT");
 }

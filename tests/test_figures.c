@@ -13,16 +13,17 @@
 #include "analysis.h"
 #include "figures.h"
 #include "figures/fig.h"
+#include "fixture.h"
 
 #define US 1000LL /* ns */
 
-typedef struct fixture {
+typedef struct synth {
     trace t;
     run_info run;
     analysis a;
     uint32_t corr;
     int64_t now;
-} fixture;
+} synth;
 
 static device_props h200(void)
 {
@@ -74,7 +75,7 @@ static const op_spec CUDNN[] = {
      264, 384, 168, 134144},
 };
 
-static void add_api(fixture *fx, const char *name, api_kind kind, int64_t s, int64_t e, uint32_t corr)
+static void add_api(synth *fx, const char *name, api_kind kind, int64_t s, int64_t e, uint32_t corr)
 {
     api_call c = {.kind = kind, .name = (char *)name, .start_ns = s, .end_ns = e, .correlation = corr,
                   .pid = 4242, .tid = 4242};
@@ -83,7 +84,7 @@ static void add_api(fixture *fx, const char *name, api_kind kind, int64_t s, int
 
 /* One variant: `n_fwd` forwards of `specs`, each launch followed by its op on
  * the GPU; the GPU runs behind the host as it does for a real forward. */
-static void add_variant(fixture *fx, const char *name, const op_spec *specs, int n_specs, int n_fwd,
+static void add_variant(synth *fx, const char *name, const op_spec *specs, int n_specs, int n_fwd,
                         variant_status status)
 {
     variant_result *vr = &fx->run.variants[fx->run.n_variants++];
@@ -134,7 +135,7 @@ static void add_variant(fixture *fx, const char *name, const op_spec *specs, int
     fx->now += 500 * US;
 }
 
-static void fixture_begin(fixture *fx)
+static void synth_begin(synth *fx)
 {
     memset(fx, 0, sizeof *fx);
     trace_init(&fx->t);
@@ -147,23 +148,23 @@ static void fixture_begin(fixture *fx)
     fx->now = 1000000 * US;
 }
 
-static void fixture_finish(fixture *fx)
+static void synth_finish(synth *fx)
 {
     trace_sort(&fx->t);
     char err[512] = "";
     cr_assert_eq(analysis_build(&fx->a, &fx->t, &fx->run, err, sizeof err), 0, "%s", err);
 }
 
-static void fixture_series(fixture *fx)
+static void synth_series(synth *fx)
 {
-    fixture_begin(fx);
+    synth_begin(fx);
     add_variant(fx, "naive", NAIVE, 6, 7, VARIANT_OK);
     add_variant(fx, "flash", FLASH, 1, 7, VARIANT_OK);
     add_variant(fx, "cudnn", CUDNN, 1, 7, VARIANT_OK);
-    fixture_finish(fx);
+    synth_finish(fx);
 }
 
-static void fixture_free(fixture *fx)
+static void synth_free(synth *fx)
 {
     analysis_free(&fx->a);
     trace_free(&fx->t);
@@ -175,6 +176,13 @@ static void fresh_dir(char *out, size_t n, const char *tag)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
     cr_assert_eq(system(cmd), 0);
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
 }
 
 static const figure_file *find_file(const figure_list *l, const char *figure, const char *kind)
@@ -210,6 +218,8 @@ static char *read_all(const char *path, size_t *len)
 static char *pdf_text(const char *pdf)
 {
     char cmd[1200], out[600];
+    cr_assert_eq(system("command -v pdftotext >/dev/null 2>&1"), 0,
+                 "this test reads the PDFs back with pdftotext: apt-get install poppler-utils");
     snprintf(out, sizeof out, "%s.txt", pdf);
     snprintf(cmd, sizeof cmd, "pdftotext -enc UTF-8 '%s' '%s'", pdf, out);
     cr_assert_eq(system(cmd), 0, "pdftotext failed on %s", pdf);
@@ -312,15 +322,15 @@ static fig_timeline_geometry timeline_geometry(const analysis *a, int variant)
 
 enum {
     GEMM_BLUE = 0x332288, FUSED_GREEN = 0x117733, MEMCPY_ROSE = 0xCC6677, SOFTMAX_SAND = 0xDDCC77,
-    LAUNCH_GREY = 0x555555,
+    LAUNCH_GREY = 0x555555, DRIVER_LAUNCH_BROWN = 0x8C6A3F,
 };
 
 /* ---- tests ------------------------------------------------------------------------ */
 
 Test(figures, renders_every_figure_in_every_format)
 {
-    fixture fx;
-    fixture_series(&fx);
+    synth fx;
+    synth_series(&fx);
     char dir[256];
     fresh_dir(dir, sizeof dir, "all");
     figure_list l;
@@ -352,13 +362,15 @@ Test(figures, renders_every_figure_in_every_format)
         cr_expect_str_eq(png.files[i].kind, "png");
     figure_list_free(&png);
     figure_list_free(&l);
-    fixture_free(&fx);
+    remove_dir(dir);
+    remove_dir(dir2);
+    synth_free(&fx);
 }
 
 Test(figures, png_size_and_lanes)
 {
-    fixture fx;
-    fixture_series(&fx);
+    synth fx;
+    synth_series(&fx);
     char dir[256];
     fresh_dir(dir, sizeof dir, "png-lanes");
     figure_list l;
@@ -406,10 +418,10 @@ Test(figures, png_size_and_lanes)
     cr_expect_eq(find_colour(img, GEMM_BLUE, WHOLE).count, 0, "flash has no GEMM");
     cairo_surface_destroy(img);
 
-    /* cuLaunchKernelEx is a launch too */
+    /* cuLaunchKernelEx is a launch too, in the driver launch colour */
     img = load_png(dir, find_file(&l, "timeline-cudnn", "png"));
     g = timeline_geometry(&fx.a, 2);
-    cr_expect_gt(find_colour(img, LAUNCH_GREY, lane_px(&g, g.api_y, g.gpu_y)).count, 100);
+    cr_expect_gt(find_colour(img, DRIVER_LAUNCH_BROWN, lane_px(&g, g.api_y, g.gpu_y)).count, 100);
     cr_expect_gt(find_colour(img, FUSED_GREEN, lane_px(&g, g.gpu_y, g.end_y)).count, 5000);
     cairo_surface_destroy(img);
 
@@ -436,13 +448,14 @@ Test(figures, png_size_and_lanes)
     cr_expect_gt(cpu.count, 2000);
     cairo_surface_destroy(img);
     figure_list_free(&l);
-    fixture_free(&fx);
+    remove_dir(dir);
+    synth_free(&fx);
 }
 
 Test(figures, pdf_text_is_searchable)
 {
-    fixture fx;
-    fixture_series(&fx);
+    synth fx;
+    synth_series(&fx);
     char dir[256], path[1024];
     fresh_dir(dir, sizeof dir, "pdf");
     figure_list l;
@@ -454,7 +467,7 @@ Test(figures, pdf_text_is_searchable)
         "Timeline", "naive", "B=1 H=16 S=1024 D=64", "nvjet_tst_128x64", "62.0 \xc2\xb5s", "attn_fwd #2",
         "NVTX", "CPU API", "GPU", "0", "100 \xc2\xb5s", "200 \xc2\xb5s", "400 \xc2\xb5s",
         "GEMM", "softmax", "memcpy", "mask", "elementwise",
-        "kernel launch (cudaLaunchKernel)", "copy/set call (cudaMemcpyAsync)",
+        "runtime launch (cudaLaunchKernel)", "copy/set call (cudaMemcpyAsync)",
         "other CUDA call (cudaGetLastError, cudaStreamSynchronize)",
         "median per forward: CUDA 174 \xc2\xb5s, CPU 36.2 \xc2\xb5s (7 forwards)"};
     for (size_t i = 0; i < sizeof naive_expect / sizeof *naive_expect; i++)
@@ -465,7 +478,7 @@ Test(figures, pdf_text_is_searchable)
     snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, "timeline-cudnn", "pdf")->path);
     text = pdf_text(path);
     cr_expect(strstr(text, "cudnn_generated_fort_n") != NULL, "%s", text);
-    cr_expect(strstr(text, "kernel launch (cuLaunchKernelEx)") != NULL, "%s", text);
+    cr_expect(strstr(text, "driver launch (cuLaunchKernelEx)") != NULL, "%s", text);
     free(text);
 
     snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, "occupancy", "pdf")->path);
@@ -487,6 +500,7 @@ Test(figures, pdf_text_is_searchable)
     figure_list_free(&l);
 
     /* logarithmic axis: decade ticks */
+    remove_dir(dir);
     fresh_dir(dir, sizeof dir, "pdf-log");
     render_ok(&fx.a, dir, FIG_PDF, 1, &l);
     snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, "time-per-forward", "pdf")->path);
@@ -495,13 +509,14 @@ Test(figures, pdf_text_is_searchable)
               "%s", text);
     free(text);
     figure_list_free(&l);
-    fixture_free(&fx);
+    remove_dir(dir);
+    synth_free(&fx);
 }
 
 Test(figures, same_input_same_bytes)
 {
-    fixture fx;
-    fixture_series(&fx);
+    synth fx;
+    synth_series(&fx);
     char d1[256], d2[256];
     fresh_dir(d1, sizeof d1, "det1");
     fresh_dir(d2, sizeof d2, "det2");
@@ -524,18 +539,20 @@ Test(figures, same_input_same_bytes)
     }
     figure_list_free(&l1);
     figure_list_free(&l2);
-    fixture_free(&fx);
+    remove_dir(d1);
+    remove_dir(d2);
+    synth_free(&fx);
 }
 
 Test(figures, zero_kernels_and_unavailable_variant)
 {
-    fixture fx;
-    fixture_begin(&fx);
+    synth fx;
+    synth_begin(&fx);
     add_variant(&fx, "empty", NAIVE, 0, 5, VARIANT_OK);    /* forwards that launched nothing */
     add_variant(&fx, "cudnn", CUDNN, 0, 0, VARIANT_UNAVAILABLE);
     snprintf(fx.run.variants[1].error, sizeof fx.run.variants[1].error,
              "cuDNN 9.19 has no SDPA engine for this GPU");
-    fixture_finish(&fx);
+    synth_finish(&fx);
     char dir[256], path[1024];
     fresh_dir(dir, sizeof dir, "empty");
     figure_list l;
@@ -550,17 +567,18 @@ Test(figures, zero_kernels_and_unavailable_variant)
     cr_expect(strstr(text, "0 distinct kernel launches"), "%s", text);
     free(text);
     figure_list_free(&l);
-    fixture_free(&fx);
+    remove_dir(dir);
+    synth_free(&fx);
 }
 
 Test(figures, one_giant_kernel)
 {
-    fixture fx;
-    fixture_begin(&fx);
+    synth fx;
+    synth_begin(&fx);
     op_spec giant = CUDNN[0];
     giant.dur_us = 5 * 1000 * 1000; /* 5 s */
     add_variant(&fx, "giant", &giant, 1, 3, VARIANT_OK);
-    fixture_finish(&fx);
+    synth_finish(&fx);
     char dir[256], path[1024];
     fresh_dir(dir, sizeof dir, "giant");
     figure_list l;
@@ -568,23 +586,75 @@ Test(figures, one_giant_kernel)
     cr_expect_eq(l.n, 4 * 2);
     snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, "timeline-giant", "pdf")->path);
     char *text = pdf_text(path);
-    /* seconds-long spans are labelled in ms */
-    cr_expect(strstr(text, "5.00 s") == NULL && strstr(text, "000 ms") != NULL, "%s", text);
+    /* seconds-long spans are labelled in seconds */
+    cr_expect(strstr(text, "5.00 s") && strstr(text, "10 s") && !strstr(text, "000 ms"), "%s", text);
     free(text);
     figure_list_free(&l);
-    fixture_free(&fx);
+    remove_dir(dir);
+    synth_free(&fx);
+}
+
+Test(figures, many_distinct_kernels_are_capped)
+{
+    synth fx;
+    synth_begin(&fx);
+    op_spec many[30];
+    for (int i = 0; i < 30; i++) {
+        many[i] = NAIVE[1];
+        many[i].grid = 100 + i; /* a distinct launch each */
+        many[i].dur_us = 2;
+    }
+    add_variant(&fx, "many", many, 30, 3, VARIANT_OK);
+    synth_finish(&fx);
+    char dir[256], path[1024];
+    fresh_dir(dir, sizeof dir, "many");
+    figure_list l;
+    render_ok(&fx.a, dir, FIG_PNG | FIG_PDF, 0, &l);
+    snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, "occupancy", "pdf")->path);
+    char *text = pdf_text(path);
+    cr_expect(strstr(text, "30 distinct kernel launches") && strstr(text, "6 more distinct launches not shown"),
+              "%s", text);
+    free(text);
+    figure_list_free(&l);
+    remove_dir(dir);
+    synth_free(&fx);
+}
+
+/* The committed H200 archive: real kernel names, cuBLAS launches through
+ * cuLaunchKernelEx, kernels with more than 48 KiB of shared memory. */
+Test(figures, h200_archive)
+{
+    fixture f;
+    fixture_load(&f, FIXTURE_4VAR);
+    char dir[256], path[1024];
+    fresh_dir(dir, sizeof dir, "h200");
+    figure_list l;
+    render_ok(&f.a, dir, FIG_PNG | FIG_PDF, 0, &l);
+    cr_expect_eq(l.n, (f.a.n + 3) * 2);
+    snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, "timeline-naive", "pdf")->path);
+    char *text = pdf_text(path);
+    cr_expect(strstr(text, "driver launch (cuLaunchKernelEx)") && strstr(text, "runtime launch (cudaLaunchKernel)"),
+              "%s", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, "occupancy", "pdf")->path);
+    text = pdf_text(path);
+    cr_expect(strstr(text, "NVIDIA H200") && strstr(text, "Kineto's own calculation gives 0%"), "%s", text);
+    free(text);
+    figure_list_free(&l);
+    remove_dir(dir);
+    fixture_free(&f);
 }
 
 Test(figures, unwritable_directory_is_an_error)
 {
-    fixture fx;
-    fixture_series(&fx);
+    synth fx;
+    synth_series(&fx);
     figure_list l;
     char err[256] = "";
     cr_expect_eq(figures_render(&fx.a, "/proc/attnprof-no-such-dir", FIG_PNG, 0, &l, err, sizeof err), -1);
     cr_expect(strlen(err) > 0);
     figure_list_free(&l);
-    fixture_free(&fx);
+    synth_free(&fx);
 }
 
 /* ---- toolkit ------------------------------------------------------------------------- */
@@ -621,6 +691,11 @@ Test(figures_toolkit, ticks_are_round)
     cr_expect_str_eq(s, "1.23 ms");
     fig_format_us(0.25, s, sizeof s);
     cr_expect_str_eq(s, "250 ns");
+    fig_format_us(5e6, s, sizeof s);
+    cr_expect_str_eq(s, "5.00 s");
+    f = fig_time_fmt_for(15e6, 2e6);
+    fig_time_label(&f, 4e6, s, sizeof s);
+    cr_expect_str_eq(s, "4 s");
     fig_format_bytes(134144, s, sizeof s);
     cr_expect_str_eq(s, "131 KiB");
     fig_format_bytes(135168 + 512, s, sizeof s);

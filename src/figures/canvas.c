@@ -105,7 +105,7 @@ int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double 
         }
         break;
     default:
-        return set_err(err, errlen, "%s%s: unknown figure format", path, "");
+        return set_err(err, errlen, "%s: unknown figure format%s", path, "");
     }
     if (cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS) {
         set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(c->surface)));
@@ -366,7 +366,10 @@ void fig_nice_ticks(double lo, double hi, int max_ticks, fig_ticks *t)
 fig_time_fmt fig_time_fmt_for(double max_us, double step_us)
 {
     fig_time_fmt f = {1, "\xc2\xb5s", 0}; /* µs */
-    if (max_us >= 1000) {
+    if (max_us >= 1e6) {
+        f.div = 1e6;
+        f.unit = "s";
+    } else if (max_us >= 1000) {
         f.div = 1000;
         f.unit = "ms";
     } else if (max_us > 0 && max_us < 1) {
@@ -406,8 +409,12 @@ void fig_format_us(double us, char *out, size_t n)
         snprintf(out, n, "%.2f ms", us / 1000);
     else if (us < 99950)
         snprintf(out, n, "%.1f ms", us / 1000);
-    else
+    else if (us < 999500)
         snprintf(out, n, "%.0f ms", us / 1000);
+    else if (us < 9995000)
+        snprintf(out, n, "%.2f s", us / 1e6);
+    else
+        snprintf(out, n, "%.1f s", us / 1e6);
 }
 
 void fig_format_bytes(double bytes, char *out, size_t n)
@@ -430,6 +437,22 @@ void fig_shape_text(const analysis *a, char *out, size_t n)
     }
     const attn_shape *s = &a->run->shape;
     snprintf(out, n, "B=%d H=%d S=%d D=%d", s->batch, s->heads, s->seq, s->dim);
+}
+
+void fig_op_label(const gpu_op *op, char *out, size_t n)
+{
+    if (op->kind == GPU_MEMCPY) {
+        snprintf(out, n, op->copy_kind[0] ? "memcpy %s" : "memcpy", op->copy_kind);
+        return;
+    }
+    if (op->kind == GPU_MEMSET) {
+        snprintf(out, n, "memset");
+        return;
+    }
+    const char *name = op->name && op->name[0] ? op->name : "kernel";
+    short_kernel_name(name, out, n);
+    if (!out[0])
+        snprintf(out, n, "%s", strncmp(name, "void ", 5) == 0 ? name + 5 : name);
 }
 
 int fig_middle_forward(const variant_analysis *va)

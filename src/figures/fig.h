@@ -124,6 +124,10 @@ typedef struct fig_timeline_geometry {
 } fig_timeline_geometry;
 int fig_timeline_geometry_of(const fig_job *job, fig_timeline_geometry *g);
 
+/* Display name of an op: short_kernel_name() for kernels (the full name when
+ * that comes back empty), "memcpy DtoD" or "memset" for the others. */
+void fig_op_label(const gpu_op *op, char *out, size_t n);
+
 /* Shared by the figures: "B=1 H=16 S=1024 D=64". */
 void fig_shape_text(const analysis *a, char *out, size_t n);
 /* The forward drawn for a variant in one-forward figures (the middle one), or -1. */

@@ -17,6 +17,8 @@
 #define ROW_H 34.0
 #define HEADER_H 20.0
 #define NOTE_H 16.0
+/* Rows per variant: keeps the PNG of 16 variants under cairo's 32767 px. */
+#define MAX_ROWS_SHOWN 24
 #define TOP 78.0
 
 static const unsigned THEORETICAL = 0x4477AA, ESTIMATED = 0x88CCEE;
@@ -84,9 +86,11 @@ static occ_group *groups_build(const analysis *a)
     return groups;
 }
 
+static int rows_shown(const occ_group *g) { return g->n < MAX_ROWS_SHOWN ? g->n : MAX_ROWS_SHOWN; }
+
 static double group_height(const occ_group *g)
 {
-    return HEADER_H + (g->n ? g->n * ROW_H : NOTE_H) + 6;
+    return HEADER_H + rows_shown(g) * ROW_H + (g->n == 0 || g->n > MAX_ROWS_SHOWN ? NOTE_H : 0) + 6;
 }
 
 static void draw_bar(cairo_t *cr, double y, double h, double frac, unsigned colour, const char *label)
@@ -100,11 +104,20 @@ static void draw_bar(cairo_t *cr, double y, double h, double frac, unsigned colo
     fig_text(cr, BAR_X0 + w + 4, y + h - 1.5, label, ALIGN_LEFT);
 }
 
+/* "12.5%"; a grid of one block reads "<0.1%", not a misleading "0.0%". */
+static void percent(double frac, char *out, size_t n)
+{
+    if (frac > 0 && frac < 0.0005)
+        snprintf(out, n, "<0.1%%");
+    else
+        snprintf(out, n, "%.1f%%", frac * 100);
+}
+
 static void draw_row(cairo_t *cr, const analysis *a, const occ_row *row, double y, double right)
 {
     const gpu_op *op = row->op;
     char name[256], fit[256], line[320], err[160];
-    short_kernel_name(op->name ? op->name : "kernel", name, sizeof name);
+    fig_op_label(op, name, sizeof name);
     if (row->launches > 1) {
         size_t len = strlen(name);
         snprintf(name + len, sizeof name - len, " \xc3\x97%d", row->launches);
@@ -132,9 +145,9 @@ static void draw_row(cairo_t *cr, const analysis *a, const occ_row *row, double 
         return;
     }
     char v[32];
-    snprintf(v, sizeof v, "%.1f%%", o.theoretical * 100);
+    percent(o.theoretical, v, sizeof v);
     draw_bar(cr, y + 5, 10, o.theoretical, THEORETICAL, v);
-    snprintf(v, sizeof v, "%.1f%%", o.est_achieved * 100);
+    percent(o.est_achieved, v, sizeof v);
     draw_bar(cr, y + 17, 10, o.est_achieved, ESTIMATED, v);
 
     char limiter[96], smem[32], regs[48];
@@ -241,14 +254,18 @@ static int occupancy_draw(cairo_t *cr, const fig_job *job)
         fig_fit_text(cr, buf, BAR_X0 - x - nw - 12 + BAR_W, 6, fit, sizeof fit);
         fig_text(cr, x + nw + 8, y + 14, fit, ALIGN_LEFT);
         y += HEADER_H;
-        if (g->n == 0) {
-            y += NOTE_H;
-        } else {
-            for (int r = 0; r < g->n; r++) {
-                draw_row(cr, a, &g->rows[r], y, right);
-                y += ROW_H;
-            }
+        for (int r = 0; r < rows_shown(g); r++) {
+            draw_row(cr, a, &g->rows[r], y, right);
+            y += ROW_H;
         }
+        if (g->n > MAX_ROWS_SHOWN) {
+            fig_font(cr, 8.5, 0);
+            fig_set(cr, FIG_GREY);
+            snprintf(buf, sizeof buf, "%d more distinct launches not shown", g->n - MAX_ROWS_SHOWN);
+            fig_text(cr, x + 10, y + 11, buf, ALIGN_LEFT);
+        }
+        if (g->n == 0 || g->n > MAX_ROWS_SHOWN)
+            y += NOTE_H;
         y += 6;
     }
     legend_height(cr, right - x, 1, x, y_end + 2);

@@ -104,18 +104,17 @@ static void *worker(void *arg)
 /* PNG encoding (zlib and libpng's filter search) is most of the time; files
  * are independent, so they are drawn on up to 4 threads. Each file's bytes do
  * not depend on which thread drew it. */
-static const render_task *sort_base;
-
 /* PNGs cost by their area; vector files are cheap. */
 static double task_cost(const render_task *t)
 {
     return t->job->w * t->job->h * (t->kind == FIG_PNG ? 10 : 1);
 }
 
-static int by_cost(const void *pa, const void *pb)
+static int by_cost(const void *pa, const void *pb, void *tasks)
 {
     int a = *(const int *)pa, b = *(const int *)pb;
-    double ca = task_cost(&sort_base[a]), cb = task_cost(&sort_base[b]);
+    const render_task *t = tasks;
+    double ca = task_cost(&t[a]), cb = task_cost(&t[b]);
     if (ca != cb)
         return ca > cb ? -1 : 1;
     return a - b;
@@ -128,8 +127,7 @@ static int run_tasks(render_task *tasks, int n, const char *dir)
         return -1;
     for (int i = 0; i < n; i++)
         order[i] = i;
-    sort_base = tasks;
-    qsort(order, (size_t)n, sizeof *order, by_cost);
+    qsort_r(order, (size_t)n, sizeof *order, by_cost, tasks);
     render_pool pool = {.tasks = tasks, .order = order, .n = n, .dir = dir};
     pthread_mutex_init(&pool.lock, NULL);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

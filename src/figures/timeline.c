@@ -35,17 +35,23 @@ typedef struct tl_scene {
     int first, count;   /* forwards shown */
 } tl_scene;
 
-typedef enum api_category { API_CAT_LAUNCH, API_CAT_COPY, API_CAT_OTHER, API_CAT_COUNT } api_category;
+/* The series contrasts runtime launches (cudaLaunchKernel) with driver ones
+ * (cuLaunchKernelEx, used by cuBLAS and cuDNN), so they get their own shades. */
+typedef enum api_category {
+    API_CAT_RUNTIME_LAUNCH, API_CAT_DRIVER_LAUNCH, API_CAT_COPY, API_CAT_OTHER, API_CAT_COUNT
+} api_category;
 
-static const char *const api_category_label[API_CAT_COUNT] = {"kernel launch", "copy/set call",
-                                                               "other CUDA call"};
+static const char *const api_category_label[API_CAT_COUNT] = {
+    "runtime launch", "driver launch", "copy/set call", "other CUDA call"};
 
 static api_category categorize_api(const char *name)
 {
     if (!name)
         return API_CAT_OTHER;
-    if (strncmp(name, "cudaLaunch", 10) == 0 || strncmp(name, "cuLaunch", 8) == 0)
-        return API_CAT_LAUNCH;
+    if (strncmp(name, "cudaLaunch", 10) == 0)
+        return API_CAT_RUNTIME_LAUNCH;
+    if (strncmp(name, "cuLaunch", 8) == 0)
+        return API_CAT_DRIVER_LAUNCH;
     if (strstr(name, "Memcpy") || strstr(name, "Memset"))
         return API_CAT_COPY;
     return API_CAT_OTHER;
@@ -53,23 +59,17 @@ static api_category categorize_api(const char *name)
 
 static rgb api_colour(api_category c)
 {
-    return c == API_CAT_LAUNCH ? fig_hex(0x555555) : c == API_CAT_COPY ? fig_hex(0x8E8E8E)
-                                                                        : fig_hex(0xC4C4C4);
+    switch (c) {
+    case API_CAT_RUNTIME_LAUNCH: return fig_hex(0x555555);
+    case API_CAT_DRIVER_LAUNCH: return fig_hex(0x8C6A3F); /* brown: apart from the greys */
+    case API_CAT_COPY: return fig_hex(0x9A9A9A);
+    default: return fig_hex(0xC8C8C8);
+    }
 }
 
 static const rgb NVTX_FILL = {0.96, 0.96, 0.96};
 static const rgb LANE_BG = {0.975, 0.975, 0.975};
 static const rgb FLOW = {0.15, 0.15, 0.15};
-
-static void op_label(const gpu_op *op, char *out, size_t n)
-{
-    if (op->kind == GPU_KERNEL)
-        short_kernel_name(op->name ? op->name : "kernel", out, n);
-    else if (op->kind == GPU_MEMCPY)
-        snprintf(out, n, op->copy_kind[0] ? "memcpy %s" : "memcpy", op->copy_kind);
-    else
-        snprintf(out, n, "memset");
-}
 
 /* ---- scene ---------------------------------------------------------------- */
 
@@ -366,7 +366,7 @@ static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, c
     }
     for (int i = 0; i < sc->gpu.n; i++) {
         const tl_item *it = &sc->gpu.v[i];
-        op_label(it->op, label, sizeof label);
+        fig_op_label(it->op, label, sizeof label);
         fig_format_us((it->e - it->s) / 1000.0, sub, sizeof sub);
         op_class cls = classify_op(it->op);
         /* "memcpy DtoD" can fall back to "memcpy"; kernel names get cut */
@@ -573,10 +573,13 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
 
     fig_shape_text(a, shape, sizeof shape);
     medians_text(va, med, sizeof med);
-    if (sc.count > 0)
+    if (sc.count > 1)
         snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing %d of %d forwards (iterations %d\xe2\x80\x93%d)",
                  shape, med, sc.count, va->n_forwards, va->forwards[sc.first].iteration,
                  va->forwards[sc.first + sc.count - 1].iteration);
+    else if (sc.count == 1)
+        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing 1 of %d forwards (iteration %d)", shape,
+                 med, va->n_forwards, va->forwards[sc.first].iteration);
     else
         snprintf(buf, sizeof buf, "%s \xc2\xb7 %s", shape, med);
     fig_font(cr, 9.5, 0);
@@ -717,8 +720,8 @@ static int overview_plan_build(overview_plan *pl, const analysis *a)
         if (mid >= 0 && pl->scenes[i].hi - pl->scenes[i].origin > pl->span)
             pl->span = pl->scenes[i].hi - pl->scenes[i].origin;
     }
-    if (pl->span <= 0)
-        pl->span = 1000;
+    /* a little room right of the longest forward */
+    pl->span = pl->span > 0 ? pl->span + pl->span / 50 : 1000;
     return 0;
 }
 
@@ -751,7 +754,7 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
 
-    double y = 62, top = y;
+    double y = 62;
     tl_geom g = {x + OVERVIEW_COL, right, 0, 0};
     for (int i = 0; i < pl.n; i++) {
         const tl_scene *sc = &pl.scenes[i];
@@ -804,7 +807,6 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
     fig_font(cr, 8.5, 0);
     fig_set(cr, FIG_GREY);
     fig_text(cr, g.x1, axis_y + 27, "time since the start of each variant's forward call", ALIGN_RIGHT);
-    (void)top;
 
     fig_legend_item items[OPC_COUNT + API_CAT_COUNT + 2];
     legend_text text;

@@ -11,8 +11,8 @@
  *   S  = BINARY_SELECT(S, -inf, keep)      -inf: by-value FP32 scalar
  *   M  = reduce MAX(S) over keys           [B,H,S,1]
  *   E  = exp(S - M);  L = reduce ADD(E)
- *   stats = M + log(L)                     virtual, unused: the frontend emits it
- *                                          for inference too; the engine expects it
+ *   stats = M + log(L)                     virtual and unused: the frontend emits it
+ *                                          for inference too, and we keep its form
  *   P  = E / L                             virtual bf16 (bmm2's A type)
  *   O  = matmul(P, V)                      bf16 out
  *

@@ -24,9 +24,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* cuBLAS's own choice on Hopper when given no workspace is a per-handle allocation
- * made on first use; giving it a fixed one (PyTorch gives 32 MiB on sm_90) keeps every
- * allocation in setup. */
+/* A workspace of our own for cuBLAS (PyTorch also hands cuBLAS its own), allocated in
+ * setup so that no allocation can happen inside a timed forward. */
 #define MATH_CUBLAS_WORKSPACE ((size_t)32 << 20)
 
 /* One forward launches this many kernels: 17 of ours + 2 cuBLAS GEMMs (one kernel
