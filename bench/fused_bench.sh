@@ -2,8 +2,9 @@
 # Builds bench/fused_bench with nvcc on the GPU machine and runs it:
 #   1. correctness of every kernel configuration on every check shape, timings on
 #      the goal shapes, the cuBLAS bf16 ceiling;
-#   2. PyTorch's SDPA backends (efficient, flash, cudnn) timed the same way on
-#      the same GPU in the same run, when python3 has torch;
+#   2. PyTorch's SDPA backends (efficient, flash, cudnn) and our kernels (as a
+#      shared library through ctypes) timed in interleaved rounds in one Python
+#      process, when python3 has torch: the like-for-like comparison;
 #   3. compute-sanitizer memcheck and racecheck on small shapes.
 # Logs go to $OUT (the device tool's folder) or out/fused_bench.
 # Usage: bash bench/fused_bench.sh [all|bench|torch|sanitize]
@@ -35,39 +36,113 @@ nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_th
     --format=csv 2>&1 | tee -a "$LOG/gpu.txt"
 
 if [ "$what" = all ] || [ "$what" = torch ]; then
+    # Our kernels as a shared library, called through ctypes from the same Python
+    # process as PyTorch: rounds interleave PyTorch's backends and ours on the
+    # same inputs, so clock or power drift during the run affects all alike.
+    "$CUDA_HOME/bin/nvcc" -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode arch=compute_90,code=sm_90 \
+        -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels -Isrc kernels/flash_fwd.cu kernels/efficient_fwd.cu \
+        -o build/bench/libattnfused.so >> "$LOG/build.txt" 2>&1 || { tail "$LOG/build.txt"; exit 1; }
     PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$LOG/torch.txt"
-import torch, statistics
+import ctypes, torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
+
+class Cfg(ctypes.Structure):  # flash_fwd_config / efficient_fwd_config (same layout)
+    _fields_ = [("kernel_name", ctypes.c_char_p), ("head_dim", ctypes.c_int), ("block_m", ctypes.c_int),
+                ("block_n", ctypes.c_int), ("warps", ctypes.c_int), ("threads", ctypes.c_int),
+                ("smem_bytes", ctypes.c_size_t), ("path", ctypes.c_char_p)]
+
+lib = ctypes.CDLL("build/bench/libattnfused.so")
+P = ctypes.c_void_p
+I = ctypes.c_int
+for fam in ("flash", "efficient"):
+    getattr(lib, fam + "_fwd_config_at").restype = ctypes.POINTER(Cfg)
+    getattr(lib, fam + "_fwd_config_count").restype = I
+    getattr(lib, fam + "_fwd_prepare").restype = I
+lib.launch_flash_fwd.argtypes = [I, P, P, P, P, P, I, I, I, P]
+lib.launch_flash_fwd.restype = I
+lib.launch_efficient_fwd.argtypes = [I, P, P, P, P, I, I, I, P]
+lib.launch_efficient_fwd.restype = I
+ours = []
+for fam in ("efficient", "flash"):
+    for i in range(getattr(lib, fam + "_fwd_config_count")()):
+        c = getattr(lib, fam + "_fwd_config_at")(i).contents
+        assert getattr(lib, fam + "_fwd_prepare")(i) == 0
+        ours.append((fam, i, c.kernel_name.decode(), c.head_dim))
+
 print("torch", torch.__version__, torch.cuda.get_device_name(0))
 l2 = torch.cuda.get_device_properties(0).L2_cache_size
+ROUNDS, ITERS, WARM = 7, 10, 3
 for (B, H, S, D) in [(8, 16, 1024, 64), (4, 16, 4096, 128)]:
     set_bytes = B * H * S * D * 2 * 3
     nsets = max(2, -(-3 * l2 // set_bytes))
     sets = [[torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3)] for _ in range(nsets)]
+    out = torch.empty(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+    lse = torch.empty(B * H * S, device="cuda", dtype=torch.float32)
+    stream = torch.cuda.current_stream().cuda_stream
     flops = 2.0 * B * H * S * S * D
-    for name, be in [("efficient", SDPBackend.EFFICIENT_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION),
-                     ("cudnn", SDPBackend.CUDNN_ATTENTION)]:
-        try:
+    impls = []
+    for name, be in [("torch efficient", SDPBackend.EFFICIENT_ATTENTION), ("torch flash", SDPBackend.FLASH_ATTENTION),
+                     ("torch cudnn", SDPBackend.CUDNN_ATTENTION)]:
+        def run(q, k, v, be=be):
             with sdpa_kernel(be):
-                for i in range(10):
-                    q, k, v = sets[i % nsets]
-                    F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                ev = [torch.cuda.Event(enable_timing=True) for _ in range(51)]
-                ev[0].record()
-                for i in range(50):
-                    q, k, v = sets[i % nsets]
-                    F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                    ev[i + 1].record()
-                torch.cuda.synchronize()
-            t = sorted(ev[i].elapsed_time(ev[i + 1]) * 1e3 for i in range(50))
-            med = t[25]
-            print(f"torch {name:9s} {B}x{H}x{S}x{D}: median {med:.1f} us  p10 {t[5]:.1f}  p90 {t[45]:.1f}  "
-                  f"{flops / (med * 1e-6) / 1e12:.1f} TFLOP/s")
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        try:
+            run(*sets[0])
+            impls.append((name, run))
         except Exception as e:
-            print(f"torch {name} {B}x{H}x{S}x{D}: unavailable: {e}")
+            print(f"{name} {B}x{H}x{S}x{D}: unavailable: {e}")
+    for fam, idx, kname, d in ours:
+        if d != D:
+            continue
+        if fam == "flash":
+            def run(q, k, v, idx=idx):
+                rc = lib.launch_flash_fwd(idx, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                                          lse.data_ptr(), B, H, S, stream)
+                assert rc == 0, rc
+                return out
+        else:
+            def run(q, k, v, idx=idx):
+                rc = lib.launch_efficient_fwd(idx, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                                              B, H, S, stream)
+                assert rc == 0, rc
+                return out
+        impls.append((kname, run))
+    # Sanity: each of ours against PyTorch's flash on the same inputs.
+    ref_run = dict(impls).get("torch flash")
+    ref = ref_run(*sets[0]).float() if ref_run else None
+    samples = {n: [] for n, _ in impls}
+    rmed = {n: [] for n, _ in impls}
+    for r in range(ROUNDS):
+        for n, run in impls:
+            for i in range(WARM):
+                run(*sets[i % nsets])
+            ev = [torch.cuda.Event(enable_timing=True) for _ in range(ITERS + 1)]
+            ev[0].record()
+            for i in range(ITERS):
+                run(*sets[(i + 1) % nsets])
+                ev[i + 1].record()
+            torch.cuda.synchronize()
+            t = sorted(ev[i].elapsed_time(ev[i + 1]) * 1e3 for i in range(ITERS))
+            samples[n] += t
+            rmed[n].append(t[ITERS // 2])
+    print(f"\n{B}x{H}x{S}x{D}: {nsets} input sets, {ROUNDS} interleaved rounds x {ITERS} launches")
+    print("| implementation | median us | p10-p90 us | round medians us | TFLOP/s | rel diff vs torch flash |")
+    print("| --- | ---: | --- | --- | ---: | ---: |")
+    for n, run in impls:
+        t = sorted(samples[n])
+        m = t[len(t) // 2]
+        diff = "-"
+        if ref is not None and not n.startswith("torch"):
+            o = run(*sets[0]).float()
+            diff = f"{((o - ref).norm() / ref.norm()).item():.1e}"
+        print(f"| {n} | {m:.1f} | {t[len(t) // 10]:.1f}-{t[(len(t) * 9) // 10]:.1f} | "
+              f"{min(rmed[n]):.1f}-{max(rmed[n]):.1f} | {flops / (m * 1e-6) / 1e12:.1f} | {diff} |")
 PY
 fi
+
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv 2>&1 | tee -a "$LOG/gpu.txt"
 
 if [ "$what" = all ] || [ "$what" = sanitize ]; then
     CS=${COMPUTE_SANITIZER:-$CUDA_HOME/bin/compute-sanitizer}

@@ -7,8 +7,11 @@
  * shared memory, two buffers deep: the copy of tile j+2 runs while tile j+1 is
  * computed. Scores stay in registers, the softmax runs in the exp2 domain with
  * 1/sqrt(D)*log2(e) folded into one FMA, and the probabilities are fed back to
- * the tensor cores straight from the score registers. Key tiles wholly above the
- * diagonal are never loaded; only tiles that cross it are masked. The output is
+ * the tensor cores straight from the score registers. Where it pays (d128), the
+ * rescale of the output accumulators is skipped on key tiles where no row max of
+ * the warp grew. Key tiles wholly above the diagonal are never loaded; only
+ * tiles that cross it are masked, and a warp skips a tile that lies wholly above
+ * its own rows. The output is
  * staged through shared memory once and written with 16-byte stores, together
  * with the row's log-sum-exp.
  *
@@ -18,6 +21,7 @@
 #include "flash_fwd.h"
 
 #include <cuda_bf16.h>
+#include "ptx_bf16.cuh"
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -38,63 +42,13 @@ struct FlashParams {
 
 namespace {
 
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-/* 16-byte async copy; a row past the end is zero-filled (src-size 0) so that
- * padding keys hold finite zeros rather than stale data (0 * NaN = NaN). */
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool valid)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(valid ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1,
-                                            uint32_t &r2, uint32_t &r3)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(addr)
-                 : "memory");
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t &r0, uint32_t &r1,
-                                                  uint32_t &r2, uint32_t &r3)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(addr)
-                 : "memory");
-}
-
-/* c += a * b for one 16x8x16 tile, fp32 accumulators. */
-__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                                               uint32_t b1)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+using namespace ptx;
 
 __device__ __forceinline__ float fast_exp2(float x)
 {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
-}
-
-__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
-{
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
 }
 
 /* Shared-memory tiles hold D bf16 per row plus 16 bytes of padding: consecutive
@@ -131,7 +85,14 @@ __device__ __forceinline__ void load_tile_async(bf16 *sdst, const bf16 *gsrc, in
     }
 }
 
-template <int D, int BM, int BN, int WARPS, int STAGES, int CN> struct FlashTile {
+/* Dynamic shared memory of a configuration: the Q tile and two buffers each of
+ * K and V, rows padded. */
+constexpr size_t flash_smem_bytes(int d, int bm, int bn)
+{
+    return (size_t)(bm + 4 * bn) * (size_t)(d + 8) * sizeof(bf16);
+}
+
+template <int D, int BM, int BN, int WARPS, int CN> struct FlashTile {
     static constexpr int THREADS = WARPS * 32;
     static constexpr int RW = BM / WARPS; /* query rows per warp */
     static constexpr int MT = RW / 16;    /* 16-row MMA tiles per warp */
@@ -142,8 +103,6 @@ template <int D, int BM, int BN, int WARPS, int STAGES, int CN> struct FlashTile
     /* Q fragments stay in registers when the score and output accumulators leave
      * room; otherwise they are re-read from shared memory for every key tile. */
     static constexpr bool Q_IN_REGS = MT * (NT + DT + KD) * 4 <= 192;
-    static constexpr size_t SMEM = (size_t)(BM + 2 * STAGES * BN) * Smem<D>::LD * sizeof(bf16);
-    static_assert(STAGES == 2 || STAGES == 3, "two or three K/V buffers");
     static_assert(BN % CN == 0, "a K/V tile is a whole number of compute steps");
     static_assert(RW % 16 == 0, "each warp owns whole 16-row MMA tiles");
     static_assert(NT % 2 == 0 && DT % 2 == 0, "ldmatrix.x4 loads two 8-wide tiles");
@@ -151,20 +110,20 @@ template <int D, int BM, int BN, int WARPS, int STAGES, int CN> struct FlashTile
 
 /* Code-path options of the kernel body, so that the benchmark can build one
  * configuration both ways and compare them in the same run. */
-enum { FLASH_OPT_LAZY_RESCALE = 1, FLASH_OPT_PV_D_OUTER = 2 };
+enum { FLASH_OPT_LAZY_RESCALE = 1 };
 
-template <int D, int BM, int BN, int WARPS, int STAGES, int CN, int OPT>
+template <int D, int BM, int BN, int WARPS, int CN, int OPT>
 __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 {
-    typedef FlashTile<D, BM, BN, WARPS, STAGES, CN> T;
+    typedef FlashTile<D, BM, BN, WARPS, CN> T;
     constexpr int THREADS = T::THREADS, RW = T::RW, MT = T::MT, NT = T::NT, DT = T::DT,
                   KD = T::KD, KN = T::KN;
     constexpr int LD = Smem<D>::LD;
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
     bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
-    bf16 *sK = sQ + BM * LD; /* STAGES buffers of BN x LD */
-    bf16 *sV = sK + STAGES * BN * LD;
+    bf16 *sK = sQ + BM * LD; /* two buffers of BN x LD */
+    bf16 *sV = sK + 2 * BN * LD;
 
     const int S = p.seq;
     const int tile = blockIdx.x;
@@ -237,19 +196,7 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
     for (int kt = 0; kt < n_kt; kt++) {
         cp_async_wait<1>(); /* tile kt has landed (only the newest group may be pending) */
         __syncthreads();
-        const int buf = kt % STAGES;
-        if constexpr (STAGES == 3) {
-            /* The buffer of tile kt+2 last held tile kt-1, which every warp has
-             * finished: the barrier above is the only one per tile, and the copy
-             * runs for two tiles of compute. */
-            if (kt + 2 < n_kt) {
-                const int nb = (kt + 2) % 3;
-                const size_t next = (size_t)(kt + 2) * BN;
-                load_tile_async<D, BN, THREADS>(sK + nb * BN * LD, K + next * D, S - (int)next, tid);
-                load_tile_async<D, BN, THREADS>(sV + nb * BN * LD, V + next * D, S - (int)next, tid);
-            }
-            cp_async_commit();
-        }
+        const int buf = kt & 1;
         const uint32_t k_tile = smem_addr(sK + buf * BN * LD) + k_lane_off;
         const uint32_t v_tile = smem_addr(sV + buf * BN * LD) + v_lane_off;
 
@@ -258,140 +205,123 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
          * score registers few. */
 #pragma unroll 1
         for (int sub = 0; sub < BN / CN; sub++) {
-        const int k0 = kt * BN + sub * CN;
-        const uint32_t k_base = k_tile + sub * CN * LD * 2;
-        const uint32_t v_base = v_tile + sub * CN * LD * 2;
+            const int k0 = kt * BN + sub * CN;
+            const uint32_t k_base = k_tile + sub * CN * LD * 2;
+            const uint32_t v_base = v_tile + sub * CN * LD * 2;
 
-        /* A warp whose rows all precede this tile's first key has nothing to do. */
-        if (warp_has_rows && k0 <= wrow0 + RW - 1) {
-            float s[MT][NT][4];
+            /* A warp whose rows all precede this tile's first key has nothing to do. */
+            if (warp_has_rows && k0 <= wrow0 + RW - 1) {
+                float s[MT][NT][4];
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++)
+                for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-                for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                    for (int i = 0; i < 4; i++)
-                        s[mt][nt][i] = 0.f;
-
-            /* S = Q K^T */
-#pragma unroll
-            for (int kk = 0; kk < KD; kk++) {
-                uint32_t a[MT][4];
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    if constexpr (T::Q_IN_REGS) {
+                    for (int nt = 0; nt < NT; nt++)
 #pragma unroll
                         for (int i = 0; i < 4; i++)
-                            a[mt][i] = qf[mt][kk][i];
-                    } else {
-                        ldmatrix_x4(q_lane + mt * 16 * LD * 2 + kk * 32, a[mt][0],
-                                    a[mt][1], a[mt][2], a[mt][3]);
-                    }
-                }
+                            s[mt][nt][i] = 0.f;
+
+                /* S = Q K^T */
 #pragma unroll
-                for (int np = 0; np < NT / 2; np++) {
-                    uint32_t b0, b1, b2, b3;
-                    ldmatrix_x4(k_base + np * 16 * LD * 2 + kk * 32, b0, b1, b2, b3);
+                for (int kk = 0; kk < KD; kk++) {
+                    uint32_t a[MT][4];
 #pragma unroll
                     for (int mt = 0; mt < MT; mt++) {
-                        mma_bf16_16816(s[mt][2 * np], a[mt], b0, b1);
-                        mma_bf16_16816(s[mt][2 * np + 1], a[mt], b2, b3);
-                    }
-                }
-            }
-
-            /* Causal mask, only where the tile crosses this warp's diagonal. Rows
-             * past S need no mask of their own: they are never written, and every
-             * key they see is either real or zero-filled. */
-            if (k0 + CN - 1 > wrow0) {
+                        if constexpr (T::Q_IN_REGS) {
 #pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                    for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                        for (int i = 0; i < 4; i++) {
-                            const int row = wrow0 + mt * 16 + g + ((i >> 1) << 3);
-                            const int col = k0 + nt * 8 + 2 * t4 + (i & 1);
-                            if (col > row)
-                                s[mt][nt][i] = -INFINITY;
+                            for (int i = 0; i < 4; i++)
+                                a[mt][i] = qf[mt][kk][i];
+                        } else {
+                            ldmatrix_x4(q_lane + mt * 16 * LD * 2 + kk * 32, a[mt][0],
+                                        a[mt][1], a[mt][2], a[mt][3]);
                         }
-            }
-
-            /* Online softmax in the exp2 domain. Each row lives in the 4 lanes of a
-             * quad: the max is reduced across them now, the sum only at the end.
-             * Order: new maxima, O rescale, then exponentials packed straight into
-             * the bf16 A fragments of P, so each score register dies as soon as
-             * it is used (this keeps d128 128x64 within 255 registers). */
-            float m_use[MT][2], alpha[MT][2];
-            bool max_grew = false;
+                    }
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    float mx = -INFINITY;
-#pragma unroll
-                    for (int nt = 0; nt < NT; nt++)
-                        mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
-                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                    const float m_new = fmaxf(row_max[mt][h], mx * scale_log2);
-                    /* A row with no visible key yet keeps max -inf: use 0 so that
-                     * exp2(-inf - m) stays 0 instead of NaN. */
-                    m_use[mt][h] = m_new == -INFINITY ? 0.f : m_new;
-                    alpha[mt][h] = fast_exp2(row_max[mt][h] - m_use[mt][h]);
-                    max_grew |= m_new != row_max[mt][h];
-                    row_max[mt][h] = m_new;
-                    row_sum[mt][h] *= alpha[mt][h];
-                }
-            /* Rescaling O costs one multiply per accumulator (MT*D/4 per lane) per
-             * key step. When no row max of the warp grew, every alpha is exactly 1
-             * and the rescale is skipped (warp-uniform branch). Past the first few
-             * key tiles a row's running max rarely grows. */
-            if (!(OPT & FLASH_OPT_LAZY_RESCALE) || __any_sync(0xffffffffu, max_grew)) {
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                    for (int dt = 0; dt < DT; dt++)
-#pragma unroll
-                        for (int i = 0; i < 4; i++)
-                            o[mt][dt][i] *= alpha[mt][i >> 1];
-            }
-
-            /* The score accumulator layout of two adjacent 8-key tiles is the
-             * A-operand layout of one 16-key k-step: P goes back in as bf16 pairs. */
-            uint32_t pa[MT][KN][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++) {
-                    float e[4];
-#pragma unroll
-                    for (int i = 0; i < 4; i++)
-                        e[i] = fast_exp2(fmaf(s[mt][nt][i], scale_log2, -m_use[mt][i >> 1]));
-                    row_sum[mt][0] += e[0] + e[1];
-                    row_sum[mt][1] += e[2] + e[3];
-                    pa[mt][nt >> 1][(nt & 1) * 2 + 0] = pack_bf16x2(e[0], e[1]);
-                    pa[mt][nt >> 1][(nt & 1) * 2 + 1] = pack_bf16x2(e[2], e[3]);
-                }
-
-            /* O += P V. With FLASH_OPT_PV_D_OUTER the output columns are the outer
-             * loop: all of P is packed before the first product, which keeps the
-             * compiler from interleaving exponentials with the products (fewer
-             * live temporaries at 255 registers). */
-            if constexpr (OPT & FLASH_OPT_PV_D_OUTER) {
-#pragma unroll
-                for (int dp = 0; dp < DT / 2; dp++)
-#pragma unroll
-                    for (int kk = 0; kk < KN; kk++) {
+                    for (int np = 0; np < NT / 2; np++) {
                         uint32_t b0, b1, b2, b3;
-                        ldmatrix_x4_trans(v_base + kk * 16 * LD * 2 + dp * 32, b0, b1, b2, b3);
+                        ldmatrix_x4(k_base + np * 16 * LD * 2 + kk * 32, b0, b1, b2, b3);
 #pragma unroll
                         for (int mt = 0; mt < MT; mt++) {
-                            mma_bf16_16816(o[mt][2 * dp], pa[mt][kk], b0, b1);
-                            mma_bf16_16816(o[mt][2 * dp + 1], pa[mt][kk], b2, b3);
+                            mma_bf16_16816(s[mt][2 * np], a[mt], b0, b1);
+                            mma_bf16_16816(s[mt][2 * np + 1], a[mt], b2, b3);
                         }
                     }
-            } else {
+                }
+
+                /* Causal mask, only where the tile crosses this warp's diagonal. Rows
+                 * past S need no mask of their own: they are never written, and every
+                 * key they see is either real or zero-filled. */
+                if (k0 + CN - 1 > wrow0) {
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                            for (int i = 0; i < 4; i++) {
+                                const int row = wrow0 + mt * 16 + g + ((i >> 1) << 3);
+                                const int col = k0 + nt * 8 + 2 * t4 + (i & 1);
+                                if (col > row)
+                                    s[mt][nt][i] = -INFINITY;
+                            }
+                }
+
+                /* Online softmax in the exp2 domain. Each row lives in the 4 lanes of a
+                 * quad: the max is reduced across them now, the sum only at the end.
+                 * Order: new maxima, O rescale, then exponentials packed straight into
+                 * the bf16 A fragments of P, so each score register dies as soon as
+                 * it is used (this keeps d128 128x64 within 255 registers). */
+                float m_use[MT][2], alpha[MT][2];
+                bool max_grew = false;
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        float mx = -INFINITY;
+#pragma unroll
+                        for (int nt = 0; nt < NT; nt++)
+                            mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+                        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                        const float m_new = fmaxf(row_max[mt][h], mx * scale_log2);
+                        /* A row with no visible key yet keeps max -inf: use 0 so that
+                         * exp2(-inf - m) stays 0 instead of NaN. */
+                        m_use[mt][h] = m_new == -INFINITY ? 0.f : m_new;
+                        alpha[mt][h] = fast_exp2(row_max[mt][h] - m_use[mt][h]);
+                        max_grew |= m_new != row_max[mt][h];
+                        row_max[mt][h] = m_new;
+                        row_sum[mt][h] *= alpha[mt][h];
+                    }
+                /* Rescaling O costs one multiply per accumulator (MT*D/4 per lane) per
+                 * key step. When no row max of the warp grew, every alpha is exactly 1
+                 * and the rescale is skipped (warp-uniform branch). Past the first few
+                 * key tiles a row's running max rarely grows. */
+                if (!(OPT & FLASH_OPT_LAZY_RESCALE) || __any_sync(0xffffffffu, max_grew)) {
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                        for (int dt = 0; dt < DT; dt++)
+#pragma unroll
+                            for (int i = 0; i < 4; i++)
+                                o[mt][dt][i] *= alpha[mt][i >> 1];
+                }
+
+                /* The score accumulator layout of two adjacent 8-key tiles is the
+                 * A-operand layout of one 16-key k-step: P goes back in as bf16 pairs. */
+                uint32_t pa[MT][KN][4];
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int nt = 0; nt < NT; nt++) {
+                        float e[4];
+#pragma unroll
+                        for (int i = 0; i < 4; i++)
+                            e[i] = fast_exp2(fmaf(s[mt][nt][i], scale_log2, -m_use[mt][i >> 1]));
+                        row_sum[mt][0] += e[0] + e[1];
+                        row_sum[mt][1] += e[2] + e[3];
+                        pa[mt][nt >> 1][(nt & 1) * 2 + 0] = pack_bf16x2(e[0], e[1]);
+                        pa[mt][nt >> 1][(nt & 1) * 2 + 1] = pack_bf16x2(e[2], e[3]);
+                    }
+
+                /* O += P V */
 #pragma unroll
                 for (int kk = 0; kk < KN; kk++)
 #pragma unroll
@@ -405,19 +335,16 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
                         }
                     }
             }
-        }
 
         } /* compute steps */
 
-        if constexpr (STAGES == 2) {
-            __syncthreads(); /* every warp is done with buffer `buf` */
-            if (kt + 2 < n_kt) {
-                const size_t next = (size_t)(kt + 2) * BN;
-                load_tile_async<D, BN, THREADS>(sK + buf * BN * LD, K + next * D, S - (int)next, tid);
-                load_tile_async<D, BN, THREADS>(sV + buf * BN * LD, V + next * D, S - (int)next, tid);
-            }
-            cp_async_commit();
+        __syncthreads(); /* every warp is done with buffer `buf` */
+        if (kt + 2 < n_kt) {
+            const size_t next = (size_t)(kt + 2) * BN;
+            load_tile_async<D, BN, THREADS>(sK + buf * BN * LD, K + next * D, S - (int)next, tid);
+            load_tile_async<D, BN, THREADS>(sV + buf * BN * LD, V + next * D, S - (int)next, tid);
         }
+        cp_async_commit();
     }
     cp_async_wait<0>();
 
@@ -463,29 +390,38 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 } // namespace
 
 /* One extern "C" kernel per configuration: the name CUPTI records is the name
- * written here. */
-#define ATTNPROF_FLASH_KERNEL_OPT(D, BM, BN, W, STAGES, CN, OPT, SUFFIX)                           \
+ * written here. STEP: keys per compute step (BN unless the tile is computed in
+ * parts); OPT: FLASH_OPT_* bits, chosen per configuration from measurement
+ * (bench/RESULTS.md): the lazy O rescale pays at d128 and costs ~2% at d64. */
+#define ATTNPROF_FLASH_KERNEL(D, BM, BN, W, STEP, OPT, SUFFIX)                                     \
     extern "C" __global__ void __launch_bounds__(W * 32, 1)                                        \
         attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W##SUFFIX(FlashParams p)                   \
     {                                                                                              \
-        flash_fwd_body<D, BM, BN, W, STAGES, CN, OPT>(p);                                          \
+        flash_fwd_body<D, BM, BN, W, STEP, OPT>(p);                                                \
     }
-#define FLASH_OPT_DEFAULT FLASH_OPT_LAZY_RESCALE
-#define ATTNPROF_FLASH_KERNEL(D, BM, BN, W, STAGES)                                                \
-    ATTNPROF_FLASH_KERNEL_OPT(D, BM, BN, W, STAGES, BN, FLASH_OPT_DEFAULT, )
 
-ATTNPROF_FLASH_KERNEL(64, 128, 64, 4, 2)
-ATTNPROF_FLASH_KERNEL(64, 128, 128, 4, 2)
-ATTNPROF_FLASH_KERNEL(64, 64, 64, 4, 2)
-ATTNPROF_FLASH_KERNEL(64, 128, 128, 8, 2)
-ATTNPROF_FLASH_KERNEL(128, 128, 64, 4, 2)
-ATTNPROF_FLASH_KERNEL(128, 128, 32, 4, 2)
-ATTNPROF_FLASH_KERNEL(128, 128, 128, 8, 2)
-/* Built only into the benchmark, to be measured against the above in one run:
- * the O rescale done on every key tile ("_eager"). */
+/* d128 128x64 w4 fits 255 registers on sm_90 with 64-key compute steps; the
+ * sm_80 compiler spills there, so its sm_80 code computes each 64-key tile in
+ * two 32-key steps (same tile, same shared memory, one more softmax update). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FLASH_D128_128X64_STEP 32
+#else
+#define FLASH_D128_128X64_STEP 64
+#endif
+
+ATTNPROF_FLASH_KERNEL(64, 128, 64, 4, 64, 0, )
+ATTNPROF_FLASH_KERNEL(64, 128, 128, 4, 128, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(128, 128, 64, 4, FLASH_D128_128X64_STEP, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(128, 128, 32, 4, 32, FLASH_OPT_LAZY_RESCALE, )
+/* Built only into the benchmark: configurations measured slower on the H200
+ * (64x64 w4, 128x128 w8) and the other rescale choice of the d64 tiles
+ * ("_lazy", "_eager"; d64 128x128 w4 eager spills in its sm_80 code). */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-ATTNPROF_FLASH_KERNEL_OPT(64, 128, 64, 4, 2, 64, 0, _eager)
-ATTNPROF_FLASH_KERNEL_OPT(64, 128, 128, 4, 2, 128, 0, _eager)
+ATTNPROF_FLASH_KERNEL(64, 128, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, _lazy)
+ATTNPROF_FLASH_KERNEL(64, 128, 128, 4, 128, 0, _eager)
+ATTNPROF_FLASH_KERNEL(64, 64, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(64, 128, 128, 8, 128, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(128, 128, 128, 8, 128, FLASH_OPT_LAZY_RESCALE, )
 #endif
 
 namespace {
@@ -497,20 +433,24 @@ struct FlashEntry {
     flash_kernel_fn fn;
 };
 
-#define ATTNPROF_FLASH_ENTRY_OPT(D, BM, BN, W, STAGES, CN, SUFFIX)                                 \
+#define ATTNPROF_FLASH_ENTRY(D, BM, BN, W, SUFFIX, NOTE)                                           \
     {{"attnprof_flash_fwd_bf16_d" #D "_" #BM "x" #BN "_w" #W #SUFFIX, D, BM, BN, W, W * 32,        \
-      FlashTile<D, BM, BN, W, STAGES, CN>::SMEM, "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+)"},  \
+      flash_smem_bytes(D, BM, BN), "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); " NOTE},      \
      attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W##SUFFIX}
-#define ATTNPROF_FLASH_ENTRY(D, BM, BN, W, STAGES) ATTNPROF_FLASH_ENTRY_OPT(D, BM, BN, W, STAGES, BN, )
+#define NOTE_EAGER "O rescaled every key tile"
+#define NOTE_LAZY "O rescaled only when a row max grows"
 
 const FlashEntry flash_entries[] = {
-    ATTNPROF_FLASH_ENTRY(64, 128, 64, 4, 2),   ATTNPROF_FLASH_ENTRY(64, 128, 128, 4, 2),
-    ATTNPROF_FLASH_ENTRY(64, 64, 64, 4, 2),    ATTNPROF_FLASH_ENTRY(64, 128, 128, 8, 2),
-    ATTNPROF_FLASH_ENTRY(128, 128, 64, 4, 2),  ATTNPROF_FLASH_ENTRY(128, 128, 32, 4, 2),
-    ATTNPROF_FLASH_ENTRY(128, 128, 128, 8, 2),
+    ATTNPROF_FLASH_ENTRY(64, 128, 64, 4, , NOTE_EAGER),
+    ATTNPROF_FLASH_ENTRY(64, 128, 128, 4, , NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(128, 128, 64, 4, , NOTE_LAZY "; sm_80 code: 32-key compute steps"),
+    ATTNPROF_FLASH_ENTRY(128, 128, 32, 4, , NOTE_LAZY),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-    ATTNPROF_FLASH_ENTRY_OPT(64, 128, 64, 4, 2, 64, _eager),
-    ATTNPROF_FLASH_ENTRY_OPT(64, 128, 128, 4, 2, 128, _eager),
+    ATTNPROF_FLASH_ENTRY(64, 128, 64, 4, _lazy, NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(64, 128, 128, 4, _eager, NOTE_EAGER),
+    ATTNPROF_FLASH_ENTRY(64, 64, 64, 4, , NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(64, 128, 128, 8, , NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(128, 128, 128, 8, , NOTE_LAZY),
 #endif
 };
 const int flash_entry_count = (int)(sizeof flash_entries / sizeof flash_entries[0]);

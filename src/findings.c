@@ -229,10 +229,20 @@ static void derive(analysis *a, int vi)
     if (va->cpu_us.median > va->cuda_us.median)
         add(va, "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
             va->cpu_us.median, va->cuda_us.median);
-    const attn_fact *plan = fact(r, "plan_build_us");
-    if (plan && isfinite(plan->number))
-        add(va, "one-off plan build %.0f µs (in setup) vs %.1f µs host time per forward", plan->number,
-            va->cpu_us.median);
+    const attn_fact *plan = fact(r, "plan_build_us"), *graph = fact(r, "graph_build_us");
+    const attn_fact *heur = fact(r, "heuristics_us"), *replan = fact(r, "replan");
+    if (plan && isfinite(plan->number)) {
+        double g = graph && isfinite(graph->number) ? graph->number : 0;
+        double h = heur && isfinite(heur->number) ? heur->number : 0;
+        if (replan && replan->number > 0)
+            add(va, "plan rebuilt in every forward (--cudnn-replan): %.0f µs host time per forward, against a "
+                    "one-off %.0f µs (graph %.0f + heuristics %.0f + plan %.0f µs) when built once",
+                va->cpu_us.median, g + h + plan->number, g, h, plan->number);
+        else
+            add(va, "one-off cost %.1f ms in setup (graph %.1f + heuristics %.1f + plan build %.1f ms) vs %.1f µs "
+                    "host time per forward",
+                (g + h + plan->number) / 1000, g / 1000, h / 1000, plan->number / 1000, va->cpu_us.median);
+    }
     const attn_fact *fm = fact(r, "fully_masked_rows");
     if (fm)
         add(va, "fully-masked rows → %s", fm->value);

@@ -225,6 +225,7 @@ static void facts(void *state, attn_facts *f)
     attn_fact_add(f, "gemm_precision", NAN, "FP32 inputs, FP32 compute, TF32 off (CUBLAS_COMPUTE_32F, default math)");
     attn_fact_add(f, "fp32_scores_bytes", (double)(m * sizeof(float)), "%.1f MiB per [B,H,S,S] fp32 buffer (scores, probs)",
                   m * sizeof(float) / 1048576.0);
+    attn_fact_add(f, "scale", NAN, "sqrt(1/sqrt(D)) applied to q and to k (two FP32 mul kernels), not to the scores");
     attn_fact_add(f, "mask", NAN, "causal bias rebuilt every call: ones -> tril -> where(0, -inf) [S,S] fp32");
     attn_fact_add(f, "safe_softmax", NAN, "isneginf -> all(-1) -> where(0): fully masked rows give 0, not NaN");
 }
