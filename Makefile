@@ -8,9 +8,9 @@ NVCC      ?= $(CUDA_HOME)/bin/nvcc
 OUT       ?= out
 RUN_ARGS  ?=
 
-DEB_PACKAGES := libcairo2-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
+DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
                 libcriterion-dev fonts-dejavu-core pkg-config poppler-utils
-PKGS      := cairo libcmark-gfm jansson
+PKGS      := cairo libpng libcmark-gfm jansson
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -22,11 +22,14 @@ CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation 
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -lineinfo
-NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Isrc -Ikernels -MMD -MP -Xptxas -warn-spills
+# Default visibility for the kernels' host stubs: with -rdynamic the runner finds our
+# kernels by the name CUPTI records and asks the occupancy API about them.
+NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Isrc -Ikernels -MMD -MP -Xptxas -warn-spills \
+             -device-entity-has-hidden-visibility=false
 LDLIBS    := -rdynamic -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
              -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
              -lcudnn -lcublas -lcupti -lcudart \
-             -lcairo -lcmark-gfm-extensions -lcmark-gfm -ljansson -lstdc++ -lm -ldl -lpthread
+             -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lstdc++ -lm -ldl -lpthread
 
 C_SRC    := $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c))
 CU_SRC   := $(wildcard kernels/*.cu)

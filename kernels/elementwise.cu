@@ -203,6 +203,92 @@ SOFTMAX_KERNEL(2)
 SOFTMAX_KERNEL(4)
 SOFTMAX_KERNEL(8)
 
+// Rows of 2K–16K columns: one block per row, the row still held in registers
+// (VEC 16-byte vectors per thread), the max and sum reduced across the block's warps.
+template <int VEC>
+__device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restrict__ in,
+                                                   __nv_bfloat16 *__restrict__ out, size_t rows, int cols)
+{
+    __shared__ float red[2][32];
+    const int warps = blockDim.x / 32, lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    const int vec_per_row = cols / 8;
+    int flip = 0;
+    for (size_t row = blockIdx.x; row < rows; row += gridDim.x, flip ^= 1) {
+        const uint4 *src = reinterpret_cast<const uint4 *>(in + row * cols);
+        float v[VEC][8];
+        float mx = -INFINITY;
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            int idx = k * blockDim.x + threadIdx.x;
+            if (idx < vec_per_row) {
+                Pack8 p;
+                p.raw = src[idx];
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    float2 f = __bfloat1622float2(p.h2[j]);
+                    v[k][2 * j] = f.x;
+                    v[k][2 * j + 1] = f.y;
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    v[k][j] = -INFINITY;
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                mx = fmaxf(mx, v[k][j]);
+        }
+        // Two reduction buffers, alternating by row, so one barrier per reduction suffices.
+        mx = warp_max(mx);
+        if (lane == 0)
+            red[flip][warp] = mx;
+        __syncthreads();
+        mx = -INFINITY;
+        for (int w = 0; w < warps; w++)
+            mx = fmaxf(mx, red[flip][w]);
+        float sum = 0.f;
+#pragma unroll
+        for (int k = 0; k < VEC; k++)
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                v[k][j] = __expf(v[k][j] - mx);
+                sum += v[k][j];
+            }
+        sum = warp_sum(sum);
+        __syncthreads(); // every warp has read the max before the sums overwrite red[flip]
+        if (lane == 0)
+            red[flip][warp] = sum;
+        __syncthreads();
+        sum = 0.f;
+        for (int w = 0; w < warps; w++)
+            sum += red[flip][w];
+        const float inv = 1.f / sum;
+        uint4 *dst = reinterpret_cast<uint4 *>(out + row * cols);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            int idx = k * blockDim.x + threadIdx.x;
+            if (idx < vec_per_row) {
+                Pack8 p;
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    p.h2[j] = __floats2bfloat162_rn(v[k][2 * j] * inv, v[k][2 * j + 1] * inv);
+                dst[idx] = p.raw;
+            }
+        }
+    }
+}
+
+#define SOFTMAX_BLOCK_KERNEL(VEC)                                                                            \
+    extern "C" __global__ void attnprof_softmax_rows_bf16_block_v##VEC(const __nv_bfloat16 *__restrict__ in, \
+                                                                       __nv_bfloat16 *__restrict__ out,      \
+                                                                       size_t rows, int cols)                \
+    {                                                                                                        \
+        softmax_rows_block<VEC>(in, out, rows, cols);                                                        \
+    }
+SOFTMAX_BLOCK_KERNEL(2)
+SOFTMAX_BLOCK_KERNEL(4)
+SOFTMAX_BLOCK_KERNEL(8)
+
 // Long or odd rows: one block per row, three passes; the re-reads hit L1/L2, so DRAM
 // still sees one read and one write per element.
 extern "C" __global__ void attnprof_softmax_rows_bf16_long(const __nv_bfloat16 *__restrict__ in, __nv_bfloat16 *__restrict__ out,
@@ -289,6 +375,12 @@ extern "C" cudaError_t launch_softmax_rows_bf16(const void *in, void *out, size_
         attnprof_softmax_rows_bf16_v4<<<grid, kThreads, 0, s>>>(i, o, rows, cols);
     else if (vec_ok && cols <= 2048)
         attnprof_softmax_rows_bf16_v8<<<grid, kThreads, 0, s>>>(i, o, rows, cols);
+    else if (vec_ok && cols <= 4096)
+        attnprof_softmax_rows_bf16_block_v2<<<(int)(rows < 132 * 8 ? rows : 132 * 8), kThreads, 0, s>>>(i, o, rows, cols);
+    else if (vec_ok && cols <= 8192)
+        attnprof_softmax_rows_bf16_block_v4<<<(int)(rows < 132 * 8 ? rows : 132 * 8), kThreads, 0, s>>>(i, o, rows, cols);
+    else if (vec_ok && cols <= 16384)
+        attnprof_softmax_rows_bf16_block_v8<<<(int)(rows < 132 * 4 ? rows : 132 * 4), kThreads, 0, s>>>(i, o, rows, cols);
     else
         attnprof_softmax_rows_bf16_long<<<(int)(rows < 4096 ? rows : 4096),
                                           kThreads, 0, s>>>(i, o, rows, cols);

@@ -56,14 +56,16 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
             json_object_set_new(facts, v->facts.item[f].key,
                                 json_pack("{s:s,s:o}", "text", v->facts.item[f].value, "value",
                                           num(v->facts.item[f].number)));
-        json_array_append_new(
-            vars, json_pack("{s:s,s:s,s:s,s:i,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:o}", "name", v->name, "title",
+        json_t *var = json_pack("{s:s,s:s,s:s,s:i,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:o}", "name", v->name, "title",
                             v->title, "what_changed", v->what_changed, "expected_ops", v->expected_ops,
                             "expected_memcpy", v->expected_memcpy, "status", variant_status_name(v->status),
                             "error", v->error, "rel_error", num(v->rel_error), "heads_checked", v->heads_checked,
                             "event_us_no_cupti", num(v->event_us_no_cupti), "event_us_cupti",
                             num(v->event_us_cupti), "dropped_records", (json_int_t)v->dropped_records, "facts",
-                            facts));
+                            facts);
+        json_object_set_new(var, "host_us_no_cupti", num(v->host_us_no_cupti));
+        json_object_set_new(var, "host_us_cupti", num(v->host_us_cupti));
+        json_array_append_new(vars, var);
     }
     char cuda_rt[16], cuda_drv[16];
     snprintf(cuda_rt, sizeof cuda_rt, "%d.%d", r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10);
@@ -194,6 +196,8 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         x->heads_checked = integer(v, "heads_checked");
         x->event_us_no_cupti = real(v, "event_us_no_cupti");
         x->event_us_cupti = real(v, "event_us_cupti");
+        x->host_us_no_cupti = real(v, "host_us_no_cupti");
+        x->host_us_cupti = real(v, "host_us_cupti");
         x->dropped_records = json_integer_value(json_object_get(v, "dropped_records"));
         const char *key;
         json_t *f;

@@ -22,6 +22,8 @@ typedef struct variant_result {
     int heads_checked;
     double event_us_no_cupti;   /* CUDA-event median per forward, CUPTI off */
     double event_us_cupti;      /* same, CUPTI collecting */
+    double host_us_no_cupti;    /* host wall time of the forward call, median, CUPTI off */
+    double host_us_cupti;       /* same, CUPTI collecting (API records cost host time) */
     int64_t dropped_records;
     attn_facts facts;
 } variant_result;

@@ -176,24 +176,34 @@ static double check_correctness(const run_config *cfg, const attn_variant *var, 
     return worst;
 }
 
-/* Median CUDA-event time of PROBE_FORWARDS forwards. */
-static double event_median_us(const attn_variant *var, void *state, device_inputs *d, attn_error *e, int *rc)
+static double median_of(double *t, int n)
 {
-    double t[PROBE_FORWARDS];
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/* Median CUDA-event time of PROBE_FORWARDS forwards, and the median host wall
+ * time of the forward call itself (the events are recorded outside it). */
+static double event_median_us(const attn_variant *var, void *state, device_inputs *d, double *host_median,
+                              attn_error *e, int *rc)
+{
+    double t[PROBE_FORWARDS], h[PROBE_FORWARDS];
     for (int i = 0; i < PROBE_FORWARDS; i++) {
         float ms = 0;
-        if (cudaEventRecord(d->ev0, d->stream) != cudaSuccess ||
+        double t0 = 0, t1 = 0;
+        if (cudaEventRecord(d->ev0, d->stream) != cudaSuccess || ((t0 = host_us()), 0) ||
             (*rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e)) != ATTN_OK ||
-            cudaEventRecord(d->ev1, d->stream) != cudaSuccess || cudaEventSynchronize(d->ev1) != cudaSuccess ||
-            cudaEventElapsedTime(&ms, d->ev0, d->ev1) != cudaSuccess) {
+            ((t1 = host_us()), 0) || cudaEventRecord(d->ev1, d->stream) != cudaSuccess ||
+            cudaEventSynchronize(d->ev1) != cudaSuccess || cudaEventElapsedTime(&ms, d->ev0, d->ev1) != cudaSuccess) {
             if (*rc == ATTN_OK)
                 *rc = attn_fail(e, ATTN_FAILED, "CUDA events: %s", cudaGetErrorString(cudaGetLastError()));
             return NAN;
         }
         t[i] = ms * 1000.0;
+        h[i] = t1 - t0;
     }
-    qsort(t, PROBE_FORWARDS, sizeof t[0], cmp_double);
-    return (t[PROBE_FORWARDS / 2 - 1] + t[PROBE_FORWARDS / 2]) / 2;
+    *host_median = median_of(h, PROBE_FORWARDS);
+    return median_of(t, PROBE_FORWARDS);
 }
 
 /* Rows 3, 10, 17, ... have every key masked: a softmax over no keys. What does the
@@ -318,11 +328,11 @@ static int run_variant(const run_config *cfg, int vi, device_inputs *d, const sa
     if (rc == ATTN_OK) {
         progress(cfg, vi, var->name, "overhead probe", 1, 1);
         if (cupti_enable(0, cerr, sizeof cerr) == 0) {
-            res->event_us_no_cupti = event_median_us(var, state, d, &e, &rc);
+            res->event_us_no_cupti = event_median_us(var, state, d, &res->host_us_no_cupti, &e, &rc);
             cupti_enable(1, cerr, sizeof cerr);
         }
         if (rc == ATTN_OK)
-            res->event_us_cupti = event_median_us(var, state, d, &e, &rc);
+            res->event_us_cupti = event_median_us(var, state, d, &res->host_us_cupti, &e, &rc);
         if (rc == ATTN_OK)
             fully_masked_rows_check(cfg, var, state, d, &res->facts);
         cupti_flush(0, var->name, NULL, cerr, sizeof cerr);
@@ -459,6 +469,7 @@ int runner_collect(const run_config *cfg, trace *t, run_info *info, char *err, s
         res->expected_ops = v->expected_ops;
         res->expected_memcpy = v->expected_memcpy;
         res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
+        res->host_us_cupti = res->host_us_no_cupti = NAN;
         if (run_variant(cfg, i, &d, heads, n_heads, res, t, info) == VARIANT_FAILED)
             rc = EXIT_VARIANT_FAILED;
     }

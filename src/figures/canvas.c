@@ -6,6 +6,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <png.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +159,124 @@ static int write_svg_normalised(FILE *f, const fig_buffer *b)
     return 0;
 }
 
+/* PNG writing through libpng rather than cairo_surface_write_to_png: cairo
+ * asks for zlib level 6 and libpng's search over all five row filters, which
+ * made encoding ~90% of `attnprof report`. Our figures are flat colours and
+ * anti-aliased text; on them unfiltered rows at level 2 encode 3-6x faster
+ * and come out about as small. The pixels written are the ones cairo would
+ * write: RGB when every pixel is opaque (always, as canvases start white),
+ * else RGBA un-premultiplied with cairo's rounding; bKGD white as cairo. */
+enum { PNG_ZLIB_LEVEL = 2 };
+
+static int image_is_opaque(const unsigned char *data, int w, int h, int stride)
+{
+    for (int y = 0; y < h; y++) {
+        const uint32_t *row = (const uint32_t *)(data + (size_t)y * (size_t)stride);
+        for (int x = 0; x < w; x++)
+            if ((row[x] >> 24) != 0xff)
+                return 0;
+    }
+    return 1;
+}
+
+/* cairo's ARGB32 is native-endian premultiplied 0xAARRGGBB. */
+static void pack_row(const uint32_t *in, int w, int opaque, unsigned char *out)
+{
+    if (opaque) {
+        for (int x = 0; x < w; x++, out += 3) {
+            uint32_t p = in[x];
+            out[0] = (unsigned char)(p >> 16);
+            out[1] = (unsigned char)(p >> 8);
+            out[2] = (unsigned char)p;
+        }
+        return;
+    }
+    for (int x = 0; x < w; x++, out += 4) {
+        uint32_t p = in[x], a = p >> 24;
+        if (a == 0) {
+            out[0] = out[1] = out[2] = out[3] = 0;
+            continue;
+        }
+        out[0] = (unsigned char)((((p >> 16) & 0xff) * 255 + a / 2) / a);
+        out[1] = (unsigned char)((((p >> 8) & 0xff) * 255 + a / 2) / a);
+        out[2] = (unsigned char)(((p & 0xff) * 255 + a / 2) / a);
+        out[3] = (unsigned char)a;
+    }
+}
+
+typedef struct png_failure {
+    char *err;
+    size_t errlen;
+    const char *path;
+} png_failure;
+
+static void png_on_error(png_structp png, png_const_charp msg)
+{
+    png_failure *f = png_get_error_ptr(png);
+    set_err(f->err, f->errlen, "%s: %s", f->path, msg);
+    png_longjmp(png, 1);
+}
+
+static void png_on_warning(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
+
+/* Encodes into `f`; 0, or -1 with `err` set. Everything that lives across
+ * the setjmp is allocated before it, so a longjmp leaks nothing. */
+static int write_png_rows(FILE *f, cairo_surface_t *s, png_failure *fail, unsigned char *row)
+{
+    int w = cairo_image_surface_get_width(s), h = cairo_image_surface_get_height(s);
+    int stride = cairo_image_surface_get_stride(s);
+    const unsigned char *data = cairo_image_surface_get_data(s);
+    int opaque = image_is_opaque(data, w, h, stride);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, fail, png_on_error,
+                                              png_on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!info) {
+        png_destroy_write_struct(&png, NULL);
+        return set_err(fail->err, fail->errlen, "%s: %s", fail->path, "out of memory");
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        return -1;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
+                 opaque ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_color_16 white = {.red = 0xff, .green = 0xff, .blue = 0xff, .gray = 0xff};
+    png_set_bKGD(png, info, &white);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+    png_set_compression_level(png, PNG_ZLIB_LEVEL);
+    png_write_info(png, info);
+    for (int y = 0; y < h; y++) {
+        pack_row((const uint32_t *)(data + (size_t)y * (size_t)stride), w, opaque, row);
+        png_write_row(png, row);
+    }
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    return 0;
+}
+
+static int write_png(cairo_surface_t *s, const char *path, char *err, size_t errlen)
+{
+    cairo_surface_flush(s);
+    if (cairo_image_surface_get_format(s) != CAIRO_FORMAT_ARGB32)
+        return set_err(err, errlen, "%s: %s", path, "unexpected image format");
+    png_failure fail = {err, errlen, path};
+    unsigned char *row = malloc((size_t)cairo_image_surface_get_width(s) * 4 + 1);
+    if (!row)
+        return set_err(err, errlen, "%s: %s", path, "out of memory");
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        free(row);
+        return set_err(err, errlen, "%s: %s", path, strerror(errno));
+    }
+    int rc = write_png_rows(f, s, &fail, row);
+    free(row);
+    if (fclose(f) != 0 && rc == 0)
+        rc = set_err(err, errlen, "%s: write failed: %s", path, strerror(errno));
+    return rc;
+}
+
 int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
 {
     int rc = 0;
@@ -168,10 +288,7 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
     if (st != CAIRO_STATUS_SUCCESS) {
         rc = set_err(err, errlen, "%s: drawing failed: %s", c->path, cairo_status_to_string(st));
     } else if (c->kind == FIG_PNG) {
-        cairo_surface_flush(c->surface);
-        st = cairo_surface_write_to_png(c->surface, c->path);
-        if (st != CAIRO_STATUS_SUCCESS)
-            rc = set_err(err, errlen, "%s: %s", c->path, cairo_status_to_string(st));
+        rc = write_png(c->surface, c->path, err, errlen);
     } else {
         cairo_surface_finish(c->surface);
         st = cairo_surface_status(c->surface);

@@ -9,7 +9,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 pass=0
-for shape in 2x3x77x64 1x4x256x128 2x4x1000x64 1x2x1024x128; do
+for shape in 2x3x77x64 1x4x256x128 2x4x1000x64 1x2x1024x128 1x2x3000x64 1x2x4096x128; do
   IFS=x read -r B H S D <<<"$shape"
   dir="$work/$shape"
   "$bin" run --batch "$B" --heads "$H" --seq "$S" --dim "$D" --iters 3 --warmup 1 --quiet -o "$dir" --format png
