@@ -161,9 +161,10 @@ static void overhead_table(FILE *f, const analysis *a)
     if (!any)
         return;
     fprintf(f, "## CUPTI overhead\n\n");
-    fprintf(f, "The same forward timed with CUDA events (median of 20), with CUPTI's activity collection off and "
-               "on, and the host wall time of the forward call in both cases (CUPTI's API records cost host time, "
-               "so the CPU times in the summary, taken under CUPTI, are upper bounds).\n\n"
+    fprintf(f, "The same forward timed with CUDA events, CUPTI's activity collection off and on: 8 forwards "
+               "queued back to back between two events, median of 20 such samples, per forward. Beside it, the "
+               "host wall time of one forward call in both cases: CUPTI's API records cost host time, so the CPU "
+               "times of the summary, taken under CUPTI, are upper bounds.\n\n"
                "| Variant | GPU, CUPTI off | GPU, CUPTI on | overhead | host, CUPTI off | host, CUPTI on |\n"
                "|---|---|---|---|---|---|\n");
     for (int i = 0; i < a->n; i++) {
@@ -452,6 +453,7 @@ char *report_summary_csv(const analysis *a)
     if (!f)
         abort();
     fputs("variant,status,title,what_changed,ops_per_forward,expected_ops,kernels_per_forward,memcpy_per_forward,"
+          "memset_per_forward,"
           "cuda_us_median,cuda_us_min,cuda_us_max,forwards,cpu_us_median,cpu_us_min,cpu_us_max,rel_error,"
           "event_us_cupti_off,event_us_cupti_on,findings\n",
           f);
@@ -462,8 +464,8 @@ char *report_summary_csv(const analysis *a)
         csv_field(f, r->title);
         fputc(',', f);
         csv_field(f, r->what_changed);
-        fprintf(f, ",%d,%d,%d,%d", va->ops_per_forward, r->expected_ops, va->kernels_per_forward,
-                va->memcpy_per_forward);
+        fprintf(f, ",%d,%d,%d,%d,%d", va->ops_per_forward, r->expected_ops, va->kernels_per_forward,
+                va->memcpy_per_forward, va->memset_per_forward);
         csv_num(f, va->cuda_us.median);
         csv_num(f, va->cuda_us.min);
         csv_num(f, va->cuda_us.max);

@@ -81,16 +81,37 @@ void fig_measure_destroy(cairo_t *cr)
         cairo_destroy(cr);
 }
 
+/* A fresh image surface is freshly mapped memory: the kernel zeroes every
+ * page on first touch and unmaps it on destroy. Reusing one buffer per thread
+ * saves that; the white paint in fig_canvas_open covers every pixel, so what
+ * the buffer held before cannot show. */
+static cairo_surface_t *image_surface(fig_buffer *pixels, int pw, int ph)
+{
+    int stride = cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, pw);
+    if (!pixels || stride < 0)
+        return cairo_image_surface_create(CAIRO_FORMAT_ARGB32, pw, ph);
+    size_t need = (size_t)stride * (size_t)ph;
+    if (need > pixels->cap) {
+        /* malloc's alignment satisfies pixman's 4-byte rows */
+        unsigned char *grown = malloc(need);
+        if (!grown)
+            return cairo_image_surface_create(CAIRO_FORMAT_ARGB32, pw, ph);
+        free(pixels->data);
+        pixels->data = grown;
+        pixels->cap = need;
+    }
+    return cairo_image_surface_create_for_data(pixels->data, CAIRO_FORMAT_ARGB32, pw, ph, stride);
+}
+
 int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double h,
-                    const char *title, char *err, size_t errlen)
+                    const char *title, fig_buffer *pixels, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
     c->kind = kind;
     snprintf(c->path, sizeof c->path, "%s", path);
     switch (kind) {
     case FIG_PNG:
-        c->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)ceil(w * FIG_PNG_SCALE),
-                                                (int)ceil(h * FIG_PNG_SCALE));
+        c->surface = image_surface(pixels, (int)ceil(w * FIG_PNG_SCALE), (int)ceil(h * FIG_PNG_SCALE));
         cairo_surface_set_device_scale(c->surface, FIG_PNG_SCALE, FIG_PNG_SCALE);
         break;
     case FIG_SVG:

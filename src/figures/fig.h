@@ -37,9 +37,11 @@ typedef struct fig_canvas {
     char path[512];
 } fig_canvas;
 
-/* Opens a w x h point canvas with a white background and the figure font. */
+/* Opens a w x h point canvas with a white background and the figure font.
+ * `pixels`: the caller's buffer for a PNG's pixels, grown as needed and kept
+ * for the next canvas (the caller frees its data); NULL: one per canvas. */
 int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double h,
-                    const char *title, char *err, size_t errlen);
+                    const char *title, fig_buffer *pixels, char *err, size_t errlen);
 /* Finishes the surface and writes the file; frees everything either way. */
 int fig_canvas_close(fig_canvas *c, char *err, size_t errlen);
 

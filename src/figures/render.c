@@ -70,13 +70,13 @@ typedef struct render_pool {
     const char *dir;
 } render_pool;
 
-static void run_task(render_task *t, const char *dir)
+static void run_task(render_task *t, const char *dir, fig_buffer *pixels)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, t->rel);
     fig_canvas c;
-    t->rc = fig_canvas_open(&c, (int)t->kind, path, t->job->w, t->job->h, t->job->caption, t->err,
-                            sizeof t->err);
+    t->rc = fig_canvas_open(&c, (int)t->kind, path, t->job->w, t->job->h, t->job->caption, pixels,
+                            t->err, sizeof t->err);
     if (t->rc)
         return;
     if (t->job->draw(c.cr, t->job) != 0) {
@@ -91,19 +91,22 @@ static void run_task(render_task *t, const char *dir)
 static void *worker(void *arg)
 {
     render_pool *pool = arg;
+    fig_buffer pixels = {0}; /* this thread's PNG pixels, reused from figure to figure */
     for (;;) {
         pthread_mutex_lock(&pool->lock);
         int i = pool->next < pool->n ? pool->next++ : -1;
         pthread_mutex_unlock(&pool->lock);
         if (i < 0)
-            return NULL;
-        run_task(&pool->tasks[pool->order[i]], pool->dir);
+            break;
+        run_task(&pool->tasks[pool->order[i]], pool->dir, &pixels);
     }
+    free(pixels.data);
+    return NULL;
 }
 
-/* PNG encoding (zlib and libpng's filter search) is most of the time; files
- * are independent, so they are drawn on up to 4 threads. Each file's bytes do
- * not depend on which thread drew it. */
+/* PNG encoding (zlib) is most of the time; files are independent, so they
+ * are drawn on up to 4 threads. Each file's bytes do not depend on which
+ * thread drew it. */
 /* PNGs cost by their area; vector files are cheap. */
 static double task_cost(const render_task *t)
 {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU test (make gpu-test): every variant on small shapes, for real. Asserts that each
 # variant is correct against the FP64 reference (attnprof's own check, threshold 2e-2),
-# launches the GPU operations its expectation says, and that the fully-masked-rows check
+# launches the GPU operations its expectation says (extra library memsets are allowed and reported), and that the fully-masked-rows check
 # gives NaN for the plain softmax and 0 for the safe one. Needs a CUDA GPU.
 set -u
 bin=${ATTNPROF_BIN:-build/attnprof}
@@ -31,8 +31,13 @@ for row in csv.DictReader(open(f"{d}/summary.csv")):
     if st != "ok":
         bad.append(f"{v} status {st}: " + next(x["error"] for x in run["variants"] if x["name"] == v))
         continue
-    if int(row["ops_per_forward"]) != int(row["expected_ops"]):
-        bad.append(f"{v}: {row['ops_per_forward']} ops per forward, expected {row['expected_ops']}")
+    ops, want, memsets = int(row["ops_per_forward"]), int(row["expected_ops"]), int(row["memset_per_forward"])
+    # cuBLAS adds a small workspace memset at some shapes; the report names it. Anything
+    # else that differs from the expectation fails.
+    if ops != want and not (0 < ops - want <= memsets):
+        bad.append(f"{v}: {ops} ops per forward, expected {want}")
+    elif ops != want:
+        print(f"  {shape} {v}: {ops - want} library Memset(s) beyond the expected {want} ops (reported)")
     print(f"  {shape} {v}: ok, rel.err {float(row['rel_error']):.2e}, {row['ops_per_forward']} ops, "
           f"{float(row['cuda_us_median']):.1f} us")
 for x in run["variants"]:
