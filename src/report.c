@@ -162,7 +162,8 @@ static void overhead_table(FILE *f, const analysis *a)
         return;
     fprintf(f, "## CUPTI overhead\n\n");
     fprintf(f, "The same forward timed with CUDA events, CUPTI's activity collection off and on: 8 forwards "
-               "queued back to back between two events, median of 20 such samples, per forward. Beside it, the "
+               "queued back to back between two events, 20 such samples with CUPTI off and 20 with it on, "
+               "interleaved, median per forward. Beside it, the "
                "host wall time of one forward call in both cases: CUPTI's API records cost host time, so the CPU "
                "times of the summary, taken under CUPTI, are upper bounds.\n\n"
                "| Variant | GPU, CUPTI off | GPU, CUPTI on | overhead | host, CUPTI off | host, CUPTI on |\n"

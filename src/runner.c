@@ -183,39 +183,60 @@ static double median_of(double *t, int n)
     return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
-/* CUDA-event time per forward with PROBE_BATCH forwards queued back to back
- * between the two events (median of PROBE_SAMPLES), so that where the host
- * issues faster than the GPU runs, the host's own cost (which CUPTI's API
- * records raise) stays out of the GPU figure; and the median host wall time of
- * the forward call itself. */
-static double event_median_us(const attn_variant *var, void *state, device_inputs *d, double *host_median,
+/* One sample: PROBE_BATCH forwards queued back to back between two CUDA events,
+ * so that where the host issues faster than the GPU runs, the host's own cost
+ * (which CUPTI's API records raise) stays out of the GPU figure. Returns µs per
+ * forward and appends each forward call's host wall time to h. */
+static double event_sample_us(const attn_variant *var, void *state, device_inputs *d, double *h, int *nh,
                               attn_error *e, int *rc)
 {
-    double t[PROBE_SAMPLES], h[PROBE_SAMPLES * PROBE_BATCH];
-    int nh = 0;
-    for (int i = 0; i < PROBE_SAMPLES; i++) {
-        float ms = 0;
-        cudaError_t ce = cudaEventRecord(d->ev0, d->stream);
-        for (int j = 0; ce == cudaSuccess && j < PROBE_BATCH; j++) {
-            double t0 = host_us();
-            if ((*rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e)) != ATTN_OK)
-                return NAN;
-            h[nh++] = host_us() - t0;
-        }
-        if (ce == cudaSuccess)
-            ce = cudaEventRecord(d->ev1, d->stream);
-        if (ce == cudaSuccess)
-            ce = cudaEventSynchronize(d->ev1);
-        if (ce == cudaSuccess)
-            ce = cudaEventElapsedTime(&ms, d->ev0, d->ev1);
-        if (ce != cudaSuccess) {
-            *rc = attn_fail(e, ATTN_FAILED, "CUDA events: %s", cudaGetErrorString(ce));
+    float ms = 0;
+    cudaError_t ce = cudaEventRecord(d->ev0, d->stream);
+    for (int j = 0; ce == cudaSuccess && j < PROBE_BATCH; j++) {
+        double t0 = host_us();
+        if ((*rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e)) != ATTN_OK)
             return NAN;
-        }
-        t[i] = ms * 1000.0 / PROBE_BATCH;
+        h[(*nh)++] = host_us() - t0;
     }
-    *host_median = median_of(h, nh);
-    return median_of(t, PROBE_SAMPLES);
+    if (ce == cudaSuccess)
+        ce = cudaEventRecord(d->ev1, d->stream);
+    if (ce == cudaSuccess)
+        ce = cudaEventSynchronize(d->ev1);
+    if (ce == cudaSuccess)
+        ce = cudaEventElapsedTime(&ms, d->ev0, d->ev1);
+    if (ce != cudaSuccess) {
+        *rc = attn_fail(e, ATTN_FAILED, "CUDA events: %s", cudaGetErrorString(ce));
+        return NAN;
+    }
+    return ms * 1000.0 / PROBE_BATCH;
+}
+
+/* CUPTI's cost: samples with collection off and on, interleaved so that clock or
+ * power drift of the GPU during the probe falls on both alike. Medians per forward
+ * of GPU time (events) and of the host time of the call. */
+static int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d, variant_result *res,
+                                attn_error *e)
+{
+    double t_off[PROBE_SAMPLES], t_on[PROBE_SAMPLES];
+    double h_off[PROBE_SAMPLES * PROBE_BATCH], h_on[PROBE_SAMPLES * PROBE_BATCH];
+    int n_off = 0, n_on = 0, rc = ATTN_OK;
+    char cerr[256];
+    for (int i = 0; i < PROBE_SAMPLES && rc == ATTN_OK; i++) {
+        if (cupti_enable(0, cerr, sizeof cerr) != 0)
+            return attn_fail(e, ATTN_FAILED, "%s", cerr);
+        t_off[i] = event_sample_us(var, state, d, h_off, &n_off, e, &rc);
+        if (cupti_enable(1, cerr, sizeof cerr) != 0)
+            return attn_fail(e, ATTN_FAILED, "%s", cerr);
+        if (rc == ATTN_OK)
+            t_on[i] = event_sample_us(var, state, d, h_on, &n_on, e, &rc);
+    }
+    if (rc != ATTN_OK)
+        return rc;
+    res->event_us_no_cupti = median_of(t_off, PROBE_SAMPLES);
+    res->event_us_cupti = median_of(t_on, PROBE_SAMPLES);
+    res->host_us_no_cupti = median_of(h_off, n_off);
+    res->host_us_cupti = median_of(h_on, n_on);
+    return ATTN_OK;
 }
 
 /* Rows 3, 10, 17, ... have every key masked: a softmax over no keys. What does the
@@ -339,12 +360,7 @@ static int run_variant(const run_config *cfg, int vi, device_inputs *d, const sa
 
     if (rc == ATTN_OK) {
         progress(cfg, vi, var->name, "overhead probe", 1, 1);
-        if (cupti_enable(0, cerr, sizeof cerr) == 0) {
-            res->event_us_no_cupti = event_median_us(var, state, d, &res->host_us_no_cupti, &e, &rc);
-            cupti_enable(1, cerr, sizeof cerr);
-        }
-        if (rc == ATTN_OK)
-            res->event_us_cupti = event_median_us(var, state, d, &res->host_us_cupti, &e, &rc);
+        rc = cupti_overhead_probe(var, state, d, res, &e);
         if (rc == ATTN_OK)
             fully_masked_rows_check(cfg, var, state, d, &res->facts);
         cupti_flush(0, var->name, NULL, cerr, sizeof cerr);
