@@ -56,53 +56,46 @@ extern "C" __global__ void attnprof_causal_mask_u8(uint8_t *mask, int S)
         mask[i] = (i % S) > (i / S);
 }
 
-// Writes only what the fill changes: 16 mask bytes decide 16 scores at once, so a
-// fully unmasked chunk costs no DRAM traffic and a fully masked one only a write.
-// Each thread applies its mask chunk to FILL_GROUP matrices, so the [S, S] mask is
-// read from L2 once per group rather than once per matrix.
-#define FILL_GROUP 16
+// Writes only what the fill changes: 16 mask bytes decide 16 scores at once, so a fully
+// unmasked chunk costs one L2 read of the mask and no DRAM traffic at all.
 extern "C" __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__ x, const uint8_t *__restrict__ mask,
-                                                     size_t matrices, int S, float value)
+                                          size_t matrices, int S, float value)
 {
     const size_t per_matrix = (size_t)S * S;
     const size_t chunks_per_matrix = per_matrix / 16;
-    const size_t groups = (matrices + FILL_GROUP - 1) / FILL_GROUP;
-    const size_t work = chunks_per_matrix * groups;
+    const size_t chunks = chunks_per_matrix * matrices;
     const __nv_bfloat16 v = __float2bfloat16(value);
-    Pack8 fill;
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-        fill.h2[j] = __halves2bfloat162(v, v);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < work; w += stride) {
-        const size_t chunk = w % chunks_per_matrix, group = w / chunks_per_matrix;
-        const uint4 m = *reinterpret_cast<const uint4 *>(mask + chunk * 16);
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+        size_t in_matrix = (c % chunks_per_matrix) * 16;
+        uint4 m = *reinterpret_cast<const uint4 *>(mask + in_matrix);
         if ((m.x | m.y | m.z | m.w) == 0)
             continue;
         const uint8_t *mb = reinterpret_cast<const uint8_t *>(&m);
+        uint4 *dst = reinterpret_cast<uint4 *>(x + c * 16);
         bool all = true;
 #pragma unroll
         for (int j = 0; j < 16; j++)
             all &= mb[j] != 0;
-        const size_t m_end = min(matrices, (group + 1) * FILL_GROUP);
-        for (size_t mat = group * FILL_GROUP; mat < m_end; mat++) {
-            uint4 *dst = reinterpret_cast<uint4 *>(x + mat * per_matrix + chunk * 16);
-            if (all) { // fully masked chunk: write only, no read
-                dst[0] = fill.raw;
-                dst[1] = fill.raw;
-                continue;
-            }
+        if (all) { // fully masked chunk: write only, no read
+            Pack8 p;
 #pragma unroll
-            for (int half = 0; half < 2; half++) {
-                Pack8 p;
-                p.raw = dst[half];
-                __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
+            for (int j = 0; j < 4; j++)
+                p.h2[j] = __halves2bfloat162(v, v);
+            dst[0] = p.raw;
+            dst[1] = p.raw;
+            continue;
+        }
 #pragma unroll
-                for (int j = 0; j < 8; j++)
-                    if (mb[half * 8 + j])
-                        e[j] = v;
-                dst[half] = p.raw;
-            }
+        for (int half = 0; half < 2; half++) {
+            Pack8 p;
+            p.raw = dst[half];
+            __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                if (mb[half * 8 + j])
+                    e[j] = v;
+            dst[half] = p.raw;
         }
     }
 }
@@ -360,8 +353,7 @@ extern "C" cudaError_t launch_masked_fill_bf16(void *x, const uint8_t *mask, siz
     size_t per_matrix = (size_t)S * S;
     bool vectorizable = per_matrix % 16 == 0 && ((uintptr_t)x | (uintptr_t)mask) % 16 == 0;
     if (vectorizable)
-        attnprof_masked_fill_bf16<<<grid_for(per_matrix / 16 * ((matrices + FILL_GROUP - 1) / FILL_GROUP)), kThreads, 0,
-                                    s>>>(
+        attnprof_masked_fill_bf16<<<grid_for(per_matrix / 16 * matrices), kThreads, 0, s>>>(
             (__nv_bfloat16 *)x, mask, matrices, S, value);
     else
         attnprof_masked_fill_bf16_scalar<<<grid_for(per_matrix * matrices), kThreads, 0, s>>>(
