@@ -95,12 +95,13 @@ static void names_of(const variant_analysis *va, op_predicate pred, char *out, s
     for (int k = 0; k < f->n_ops; k++) {
         if (!pred(f->ops[k]))
             continue;
-        char s[96];
+        char s[96], quoted[100];
         short_kernel_name(f->ops[k]->name, s, sizeof s);
-        if (strstr(out, s))
+        snprintf(quoted, sizeof quoted, "`%s`", s);
+        if (strstr(out, quoted)) /* whole quoted name: where_zero is not where_zero_fill */
             continue;
         size_t len = strlen(out);
-        snprintf(out + len, n - len, "%s`%s`", len ? ", " : "", s);
+        snprintf(out + len, n - len, "%s%s", len ? ", " : "", quoted);
     }
 }
 
@@ -115,30 +116,37 @@ static const attn_fact *fact(const variant_result *r, const char *key)
 static void launch_findings(variant_analysis *va)
 {
     int driver_ex = 0, runtime = 0, total = 0;
-    double lat[4096];
+    /* Launch latency is read off each forward's first operation: the GPU is idle then
+     * (the previous forward was synchronized), while later launches queue behind work. */
+    double *lat = calloc((size_t)(va->n_forwards ? va->n_forwards : 1), sizeof(double));
     int nl = 0;
-    for (int i = 0; i < va->n_forwards; i++)
-        for (int k = 0; k < va->forwards[i].n_ops; k++) {
-            const api_call *l = va->forwards[i].launchers[k];
-            if (va->forwards[i].ops[k]->kind != GPU_KERNEL || !l)
+    if (!lat)
+        abort();
+    for (int i = 0; i < va->n_forwards; i++) {
+        const forward *f = &va->forwards[i];
+        if (f->n_ops && f->launchers[0])
+            lat[nl++] = (double)(f->ops[0]->start_ns - f->launchers[0]->start_ns) / 1000.0;
+        for (int k = 0; k < f->n_ops; k++) {
+            const api_call *l = f->launchers[k];
+            if (f->ops[k]->kind != GPU_KERNEL || !l)
                 continue;
             total++;
             driver_ex += l->kind == API_DRIVER && !strcmp(l->name, "cuLaunchKernelEx");
             runtime += l->kind == API_RUNTIME;
-            if (nl < 4096)
-                lat[nl++] = (double)(va->forwards[i].ops[k]->start_ns - l->start_ns) / 1000.0;
         }
+    }
+    stats s = stats_of(lat, nl);
+    free(lat);
     if (!total)
         return;
-    stats s = stats_of(lat, nl);
     if (driver_ex == total)
-        add(va, "kernels launched with `cuLaunchKernelEx` (driver API), not `cudaLaunchKernel`; launch → start %.1f µs "
-                "(median)", s.median);
+        add(va, "kernels launched with `cuLaunchKernelEx` (driver API), not `cudaLaunchKernel`; first launch → GPU "
+                "start %.1f µs (median)", s.median);
     else if (driver_ex)
         add(va, "%d of %d kernels per run launched with `cuLaunchKernelEx` (driver API), the rest through the runtime",
             driver_ex, total);
     else if (runtime == total)
-        add(va, "every kernel launched with `cudaLaunchKernel`; launch → start %.1f µs (median)", s.median);
+        add(va, "every kernel launched with `cudaLaunchKernel`; first launch → GPU start %.1f µs (median)", s.median);
 }
 
 static void derive(analysis *a, int vi)

@@ -118,6 +118,7 @@ Test(findings, derived_from_the_records)
     cr_assert_geq(finding_with(math, "the tensor-core GEMMs of naive_inplace"), 0);
     cr_assert_geq(finding_with(math, "the causal mask is rebuilt in every forward: 3 kernels"), 0);
     cr_assert_geq(finding_with(math, "safe softmax: 4 extra kernels"), 0);
+    cr_assert_geq(finding_with(math, "`attnprof_math_where_zero`)"), 0, "names are kept apart by whole name");
     cr_assert_geq(finding_with(math, "fully-masked rows → 0:"), 0);
     cr_assert_geq(finding_with(inplace, "fully-masked rows → NaN:"), 0);
     cr_assert_geq(finding_with(cudnn, "`cuLaunchKernelEx` (driver API), not `cudaLaunchKernel`"), 0);
