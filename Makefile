@@ -40,7 +40,14 @@ TPL_OBJ  := $(BUILD)/templates.o
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run test gpu-test install clean resources
+.DEFAULT_GOAL := all
+.PHONY: all deps run test gpu-test install clean resources FORCE
+
+# main.o and report.o carry the version: rebuild them when `git describe` changes.
+VERSION_STAMP := $(BUILD)/version.stamp
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(BUILD); echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+$(BUILD)/src/main.o $(BUILD)/src/report.o: $(VERSION_STAMP)
 all: deps-check $(BUILD)/attnprof
 
 $(BUILD)/attnprof: $(BUILD)/src/main.o $(C_OBJ) $(CU_OBJ) $(TPL_OBJ)
