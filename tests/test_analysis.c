@@ -139,3 +139,35 @@ Test(findings, expectation_mismatch_is_reported)
     cr_assert_geq(finding_with(&f.a.v[1], "observed 5 GPU operations per forward where 4 were expected"), 0);
     fixture_free(&f);
 }
+
+/* All six variants, recorded on the H200 (tests/fixtures/h200-6var: 2×4×256×64). */
+Test(findings, fused_kernels_of_the_six_variant_fixture)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-6var");
+    cr_assert_eq(f.a.n, 6);
+    const char *fused[] = {"efficient", "flash"};
+    const char *kernel[] = {"attnprof_efficient_fwd_bf16_d64_64x64_w4", "attnprof_flash_fwd_bf16_d64_128x64_w4"};
+    for (int i = 0; i < 2; i++) {
+        const variant_analysis *va = analysis_find(&f.a, fused[i]);
+        cr_assert_not_null(va);
+        cr_assert_eq(va->ops_per_forward, 1, "%s: one fused kernel", fused[i]);
+        cr_assert_eq(va->ops_per_forward, va->result->expected_ops);
+        const gpu_op *k = va->forwards[0].ops[0];
+        cr_assert_str_eq(k->name, kernel[i], "the kernel name decodes itself");
+        cr_assert_eq(classify_op(k), OPC_FUSED_ATTENTION);
+        cr_assert_gt(k->registers, 0);
+        cr_assert_gt(k->dynamic_smem, 0, "shared memory per block from the CUPTI record");
+        cr_assert_geq(finding_with(va, "one fused kernel `"), 0);
+        cr_assert_geq(finding_with(va, "every kernel launched with `cudaLaunchKernel`"), 0);
+        cr_assert_lt(va->result->rel_error, 1e-2);
+    }
+    /* CUPTI-off/on probes and host times are recorded for every variant */
+    for (int i = 0; i < f.a.n; i++) {
+        const variant_result *r = f.a.v[i].result;
+        cr_assert(r->event_us_no_cupti > 0 && r->event_us_cupti > 0, "%s", r->name);
+        cr_assert(r->host_us_no_cupti > 0 && r->host_us_cupti > 0, "%s", r->name);
+        cr_assert_eq(r->status, VARIANT_OK);
+    }
+    fixture_free(&f);
+}
