@@ -56,63 +56,47 @@ extern "C" __global__ void attnprof_causal_mask_u8(uint8_t *mask, int S)
         mask[i] = (i % S) > (i / S);
 }
 
-// Writes only what the fill changes: 16 mask bytes decide 16 scores at once, so a
-// fully unmasked chunk costs no DRAM traffic and a fully masked one only a write.
-// The mask loads of FILL_UNROLL chunks are issued before any is used, so each thread
-// keeps several L2 reads in flight instead of waiting on one per chunk.
-#define FILL_UNROLL 4
-__device__ __forceinline__ void fill_chunk(__nv_bfloat16 *__restrict__ x, size_t c, uint4 m, __nv_bfloat16 v)
-{
-    if ((m.x | m.y | m.z | m.w) == 0)
-        return;
-    const uint8_t *mb = reinterpret_cast<const uint8_t *>(&m);
-    uint4 *dst = reinterpret_cast<uint4 *>(x + c * 16);
-    bool all = true;
-#pragma unroll
-    for (int j = 0; j < 16; j++)
-        all &= mb[j] != 0;
-    if (all) { // fully masked chunk: write only, no read
-        Pack8 p;
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            p.h2[j] = __halves2bfloat162(v, v);
-        dst[0] = p.raw;
-        dst[1] = p.raw;
-        return;
-    }
-#pragma unroll
-    for (int half = 0; half < 2; half++) {
-        Pack8 p;
-        p.raw = dst[half];
-        __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            if (mb[half * 8 + j])
-                e[j] = v;
-        dst[half] = p.raw;
-    }
-}
-
+// Writes only what the fill changes: 16 mask bytes decide 16 scores at once, so a fully
+// unmasked chunk costs one L2 read of the mask and no DRAM traffic at all.
 extern "C" __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__ x, const uint8_t *__restrict__ mask,
-                                                     size_t matrices, int S, float value)
+                                          size_t matrices, int S, float value)
 {
     const size_t per_matrix = (size_t)S * S;
     const size_t chunks_per_matrix = per_matrix / 16;
     const size_t chunks = chunks_per_matrix * matrices;
     const __nv_bfloat16 v = __float2bfloat16(value);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t base = (size_t)blockIdx.x * blockDim.x + threadIdx.x; base < chunks; base += FILL_UNROLL * stride) {
-        uint4 m[FILL_UNROLL];
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+        size_t in_matrix = (c % chunks_per_matrix) * 16;
+        uint4 m = *reinterpret_cast<const uint4 *>(mask + in_matrix);
+        if ((m.x | m.y | m.z | m.w) == 0)
+            continue;
+        const uint8_t *mb = reinterpret_cast<const uint8_t *>(&m);
+        uint4 *dst = reinterpret_cast<uint4 *>(x + c * 16);
+        bool all = true;
 #pragma unroll
-        for (int u = 0; u < FILL_UNROLL; u++) {
-            const size_t c = base + u * stride;
-            m[u] = c < chunks ? *reinterpret_cast<const uint4 *>(mask + (c % chunks_per_matrix) * 16)
-                              : make_uint4(0, 0, 0, 0);
+        for (int j = 0; j < 16; j++)
+            all &= mb[j] != 0;
+        if (all) { // fully masked chunk: write only, no read
+            Pack8 p;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                p.h2[j] = __halves2bfloat162(v, v);
+            dst[0] = p.raw;
+            dst[1] = p.raw;
+            continue;
         }
 #pragma unroll
-        for (int u = 0; u < FILL_UNROLL; u++)
-            if (base + u * stride < chunks)
-                fill_chunk(x, base + u * stride, m[u], v);
+        for (int half = 0; half < 2; half++) {
+            Pack8 p;
+            p.raw = dst[half];
+            __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                if (mb[half * 8 + j])
+                    e[j] = v;
+            dst[half] = p.raw;
+        }
     }
 }
 
