@@ -129,6 +129,69 @@ __device__ __forceinline__ float warp_sum(float v)
     return v;
 }
 
+// A row held in registers as floats: VEC 16-byte vectors per thread, the thread's
+// vectors at first, first + step, ... (-inf past the row's end). Returns their max.
+template <int VEC>
+__device__ __forceinline__ float load_row(const uint4 *__restrict__ src, int first, int step, int n_vec,
+                                          float (&v)[VEC][8])
+{
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        const int idx = first + k * step;
+        if (idx < n_vec) {
+            Pack8 p;
+            p.raw = src[idx];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                float2 f = __bfloat1622float2(p.h2[j]);
+                v[k][2 * j] = f.x;
+                v[k][2 * j + 1] = f.y;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                v[k][j] = -INFINITY;
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            mx = fmaxf(mx, v[k][j]);
+    }
+    return mx;
+}
+
+// v = exp(v - mx) in place; returns the thread's sum. A row whose every score is -inf
+// has mx = -inf and gives NaN, as PyTorch's softmax does.
+template <int VEC> __device__ __forceinline__ float exp_row(float (&v)[VEC][8], float mx)
+{
+    float sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < VEC; k++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            v[k][j] = __expf(v[k][j] - mx);
+            sum += v[k][j];
+        }
+    return sum;
+}
+
+template <int VEC>
+__device__ __forceinline__ void store_row(uint4 *__restrict__ dst, int first, int step, int n_vec,
+                                          const float (&v)[VEC][8], float scale)
+{
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        const int idx = first + k * step;
+        if (idx < n_vec) {
+            Pack8 p;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                p.h2[j] = __floats2bfloat162_rn(v[k][2 * j] * scale, v[k][2 * j + 1] * scale);
+            dst[idx] = p.raw;
+        }
+    }
+}
+
 // One warp per row, the row held in registers: one DRAM read and one write per element.
 // VEC = 16-byte vectors per lane, so the row length is at most VEC * 256.
 template <int VEC>
@@ -137,55 +200,12 @@ __device__ __forceinline__ void softmax_rows_in_registers(const __nv_bfloat16 *_
 {
     const int lane = threadIdx.x & 31;
     const size_t warps = (size_t)gridDim.x * (blockDim.x / 32);
-    const int vec_per_row = cols / 8;
+    const int n_vec = cols / 8;
     for (size_t row = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; row < rows; row += warps) {
-        const uint4 *src = reinterpret_cast<const uint4 *>(in + row * cols);
         float v[VEC][8];
-        float mx = -INFINITY;
-#pragma unroll
-        for (int k = 0; k < VEC; k++) {
-            int idx = k * 32 + lane;
-            Pack8 p;
-            if (idx < vec_per_row) {
-                p.raw = src[idx];
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    float2 f = __bfloat1622float2(p.h2[j]);
-                    v[k][2 * j] = f.x;
-                    v[k][2 * j + 1] = f.y;
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    v[k][j] = -INFINITY;
-            }
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                mx = fmaxf(mx, v[k][j]);
-        }
-        mx = warp_max(mx);
-        float sum = 0.f;
-#pragma unroll
-        for (int k = 0; k < VEC; k++)
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                v[k][j] = __expf(v[k][j] - mx);
-                sum += v[k][j];
-            }
-        // A row with every score -inf gives mx = -inf and NaN here, as PyTorch's softmax does.
-        float inv = 1.f / warp_sum(sum);
-        uint4 *dst = reinterpret_cast<uint4 *>(out + row * cols);
-#pragma unroll
-        for (int k = 0; k < VEC; k++) {
-            int idx = k * 32 + lane;
-            if (idx < vec_per_row) {
-                Pack8 p;
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    p.h2[j] = __floats2bfloat162_rn(v[k][2 * j] * inv, v[k][2 * j + 1] * inv);
-                dst[idx] = p.raw;
-            }
-        }
+        const float mx = warp_max(load_row<VEC>(reinterpret_cast<const uint4 *>(in + row * cols), lane, 32, n_vec, v));
+        const float inv = 1.f / warp_sum(exp_row<VEC>(v, mx));
+        store_row<VEC>(reinterpret_cast<uint4 *>(out + row * cols), lane, 32, n_vec, v, inv);
     }
 }
 
@@ -209,52 +229,23 @@ template <int VEC>
 __device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restrict__ in,
                                                    __nv_bfloat16 *__restrict__ out, size_t rows, int cols)
 {
+    /* Two reduction buffers alternating by row: the next row's max may be written while
+     * slow warps still read this row's sum. */
     __shared__ float red[2][32];
     const int warps = blockDim.x / 32, lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-    const int vec_per_row = cols / 8;
+    const int n_vec = cols / 8;
     int flip = 0;
     for (size_t row = blockIdx.x; row < rows; row += gridDim.x, flip ^= 1) {
-        const uint4 *src = reinterpret_cast<const uint4 *>(in + row * cols);
         float v[VEC][8];
-        float mx = -INFINITY;
-#pragma unroll
-        for (int k = 0; k < VEC; k++) {
-            int idx = k * blockDim.x + threadIdx.x;
-            if (idx < vec_per_row) {
-                Pack8 p;
-                p.raw = src[idx];
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    float2 f = __bfloat1622float2(p.h2[j]);
-                    v[k][2 * j] = f.x;
-                    v[k][2 * j + 1] = f.y;
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    v[k][j] = -INFINITY;
-            }
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                mx = fmaxf(mx, v[k][j]);
-        }
-        // Two reduction buffers, alternating by row, so one barrier per reduction suffices.
-        mx = warp_max(mx);
+        float mx = warp_max(load_row<VEC>(reinterpret_cast<const uint4 *>(in + row * cols), threadIdx.x,
+                                          blockDim.x, n_vec, v));
         if (lane == 0)
             red[flip][warp] = mx;
         __syncthreads();
         mx = -INFINITY;
         for (int w = 0; w < warps; w++)
             mx = fmaxf(mx, red[flip][w]);
-        float sum = 0.f;
-#pragma unroll
-        for (int k = 0; k < VEC; k++)
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                v[k][j] = __expf(v[k][j] - mx);
-                sum += v[k][j];
-            }
-        sum = warp_sum(sum);
+        float sum = warp_sum(exp_row<VEC>(v, mx));
         __syncthreads(); // every warp has read the max before the sums overwrite red[flip]
         if (lane == 0)
             red[flip][warp] = sum;
@@ -262,19 +253,7 @@ __device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restri
         sum = 0.f;
         for (int w = 0; w < warps; w++)
             sum += red[flip][w];
-        const float inv = 1.f / sum;
-        uint4 *dst = reinterpret_cast<uint4 *>(out + row * cols);
-#pragma unroll
-        for (int k = 0; k < VEC; k++) {
-            int idx = k * blockDim.x + threadIdx.x;
-            if (idx < vec_per_row) {
-                Pack8 p;
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    p.h2[j] = __floats2bfloat162_rn(v[k][2 * j] * inv, v[k][2 * j + 1] * inv);
-                dst[idx] = p.raw;
-            }
-        }
+        store_row<VEC>(reinterpret_cast<uint4 *>(out + row * cols), threadIdx.x, blockDim.x, n_vec, v, 1.f / sum);
     }
 }
 
