@@ -312,7 +312,8 @@ static const marker *matching_marker(const pending_range *r)
     return NULL;
 }
 
-static int most_common_tid(const trace *b)
+/* The runner issues everything from one host thread: the one CUPTI's API records name. */
+static int host_thread_of(const trace *b)
 {
     return b->n_apis ? b->apis[0].tid : C.pid;
 }
@@ -334,7 +335,7 @@ int cupti_flush(int keep, const char *variant, int64_t *dropped, char *err, size
         }
         for (size_t i = 0; i < b->n_ops; i++)
             trace_add_op(C.t, &b->ops[i]);
-        int tid = most_common_tid(b);
+        int tid = host_thread_of(b);
         for (size_t i = 0; i < C.n_ranges; i++) {
             pending_range *r = &C.ranges[i];
             if (!r->end)

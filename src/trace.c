@@ -18,6 +18,7 @@ void trace_free(trace *t)
     free(t->ops);
     free(t->apis);
     free(t->ranges);
+    free(t->apis_by_corr);
     trace_init(t);
 }
 
@@ -44,8 +45,16 @@ gpu_op *trace_add_op(trace *t, const gpu_op *op)
     return o;
 }
 
+static void drop_api_index(trace *t)
+{
+    free(t->apis_by_corr);
+    t->apis_by_corr = NULL;
+    t->n_apis_by_corr = 0;
+}
+
 api_call *trace_add_api(trace *t, const api_call *api)
 {
+    drop_api_index(t);
     t->apis = grow(t->apis, &t->cap_apis, t->n_apis, sizeof *t->apis);
     api_call *a = &t->apis[t->n_apis++];
     *a = *api;
@@ -91,6 +100,14 @@ static int cmp_range(const void *a, const void *b)
     return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns);
 }
 
+static int cmp_api_corr(const void *a, const void *b)
+{
+    const api_call *x = *(const api_call *const *)a, *y = *(const api_call *const *)b;
+    if (x->correlation != y->correlation)
+        return x->correlation < y->correlation ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
 void trace_sort(trace *t)
 {
     if (t->n_ops)
@@ -99,6 +116,16 @@ void trace_sort(trace *t)
         qsort(t->apis, t->n_apis, sizeof *t->apis, cmp_api);
     if (t->n_ranges)
         qsort(t->ranges, t->n_ranges, sizeof *t->ranges, cmp_range);
+    drop_api_index(t);
+    if (!t->n_apis)
+        return;
+    t->apis_by_corr = malloc(t->n_apis * sizeof *t->apis_by_corr);
+    if (!t->apis_by_corr)
+        abort();
+    for (size_t i = 0; i < t->n_apis; i++)
+        t->apis_by_corr[i] = &t->apis[i];
+    qsort(t->apis_by_corr, t->n_apis, sizeof *t->apis_by_corr, cmp_api_corr);
+    t->n_apis_by_corr = t->n_apis;
 }
 
 /* The launching API call: a runtime call when there is one (what the user's code
@@ -106,7 +133,23 @@ void trace_sort(trace *t)
 const api_call *trace_launcher(const trace *t, const gpu_op *op)
 {
     const api_call *driver = NULL;
-    for (size_t i = 0; i < t->n_apis; i++) {
+    if (t->n_apis_by_corr == t->n_apis && t->apis_by_corr) {
+        size_t lo = 0, hi = t->n_apis;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (t->apis_by_corr[mid]->correlation < op->correlation)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < t->n_apis && t->apis_by_corr[lo]->correlation == op->correlation; lo++) {
+            if (t->apis_by_corr[lo]->kind == API_RUNTIME)
+                return t->apis_by_corr[lo];
+            driver = t->apis_by_corr[lo];
+        }
+        return driver;
+    }
+    for (size_t i = 0; i < t->n_apis; i++) { /* not indexed yet: while records are being added */
         const api_call *a = &t->apis[i];
         if (a->correlation != op->correlation)
             continue;

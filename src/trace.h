@@ -65,6 +65,10 @@ typedef struct trace {
     host_range *ranges;
     size_t n_ranges, cap_ranges;
     int pid;
+    /* apis ordered by correlation id, for trace_launcher; built by trace_sort and
+     * dropped whenever apis change. */
+    const api_call **apis_by_corr;
+    size_t n_apis_by_corr;
     device_props device;
     int cupti_version, cuda_runtime_version, cuda_driver_version;
 } trace;
@@ -75,7 +79,8 @@ void trace_free(trace *t);
 gpu_op *trace_add_op(trace *t, const gpu_op *op);
 api_call *trace_add_api(trace *t, const api_call *api);
 host_range *trace_add_range(trace *t, const host_range *r);
-/* Sort ops, apis and ranges by start time (stable). */
+/* Sort ops, apis and ranges by start time (ties broken deterministically) and
+ * index the API calls by correlation id. */
 void trace_sort(trace *t);
 /* The API call that launched an op (same correlation id), or NULL. */
 const api_call *trace_launcher(const trace *t, const gpu_op *op);
