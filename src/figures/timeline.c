@@ -369,8 +369,10 @@ static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, c
         fig_op_label(it->op, label, sizeof label);
         fig_format_us((it->e - it->s) / 1000.0, sub, sizeof sub);
         op_class cls = classify_op(it->op);
-        /* "memcpy DtoD" can fall back to "memcpy"; kernel names get cut */
-        const char *labels[] = {label, it->op->kind == GPU_MEMCPY ? "memcpy" : label};
+        /* "memcpy DtoD" can fall back to "memcpy", our kernels to their name without the
+         * project prefix ("math_add_bias"); what still does not fit gets cut */
+        const char *own = strncmp(label, "attnprof_", 9) == 0 ? label + 9 : label;
+        const char *labels[] = {label, it->op->kind == GPU_MEMCPY ? "memcpy" : own};
         draw_box(cr, g, it, p->gpu_y + it->row * st->gpu_row + 1, st->gpu_row - 2,
                  fig_class_colour(cls), cls == OPC_OTHER, labels, 2, 4, st->sublabels ? sub : NULL,
                  st->font);
