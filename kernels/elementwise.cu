@@ -56,48 +56,51 @@ extern "C" __global__ void attnprof_causal_mask_u8(uint8_t *mask, int S)
         mask[i] = (i % S) > (i / S);
 }
 
-// Writes only what the fill changes: 8 mask bytes decide 8 scores (one 16-byte vector),
-// so a fully unmasked vector costs no DRAM traffic and a fully masked one only a write.
-// Lanes take consecutive vectors: a warp's store covers 512 contiguous bytes, whole
-// 32-byte sectors, so L2 never holds half-written sectors.
+// Writes only what the fill changes: 16 mask bytes decide 16 scores at once, so a fully
+// unmasked chunk costs one L2 read of the mask and no DRAM traffic at all.
 extern "C" __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__ x, const uint8_t *__restrict__ mask,
-                                                     size_t matrices, int S, float value)
+                                          size_t matrices, int S, float value)
 {
     const size_t per_matrix = (size_t)S * S;
-    const size_t vecs_per_matrix = per_matrix / 8;
-    const size_t vecs = vecs_per_matrix * matrices;
+    const size_t chunks_per_matrix = per_matrix / 16;
+    const size_t chunks = chunks_per_matrix * matrices;
     const __nv_bfloat16 v = __float2bfloat16(value);
-    Pack8 fill;
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-        fill.h2[j] = __halves2bfloat162(v, v);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < vecs; i += stride) {
-        const uint2 m = *reinterpret_cast<const uint2 *>(mask + (i % vecs_per_matrix) * 8);
-        if ((m.x | m.y) == 0)
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+        size_t in_matrix = (c % chunks_per_matrix) * 16;
+        uint4 m = *reinterpret_cast<const uint4 *>(mask + in_matrix);
+        if ((m.x | m.y | m.z | m.w) == 0)
             continue;
-        uint4 *dst = reinterpret_cast<uint4 *>(x) + i;
         const uint8_t *mb = reinterpret_cast<const uint8_t *>(&m);
+        uint4 *dst = reinterpret_cast<uint4 *>(x + c * 16);
         bool all = true;
 #pragma unroll
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < 16; j++)
             all &= mb[j] != 0;
-        if (all) { // fully masked: write only, no read
-            *dst = fill.raw;
+        if (all) { // fully masked chunk: write only, no read
+            Pack8 p;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                p.h2[j] = __halves2bfloat162(v, v);
+            dst[0] = p.raw;
+            dst[1] = p.raw;
             continue;
         }
-        Pack8 p;
-        p.raw = *dst;
-        __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
 #pragma unroll
-        for (int j = 0; j < 8; j++)
-            if (mb[j])
-                e[j] = v;
-        *dst = p.raw;
+        for (int half = 0; half < 2; half++) {
+            Pack8 p;
+            p.raw = dst[half];
+            __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                if (mb[half * 8 + j])
+                    e[j] = v;
+            dst[half] = p.raw;
+        }
     }
 }
 
-// Scalar path for S*S not a multiple of 8 (odd sequence lengths).
+// Scalar path for S*S not a multiple of 16 (odd sequence lengths).
 extern "C" __global__ void attnprof_masked_fill_bf16_scalar(__nv_bfloat16 *x, const uint8_t *mask, size_t matrices,
                                                  int S, float value)
 {
@@ -327,10 +330,10 @@ extern "C" cudaError_t launch_masked_fill_bf16(void *x, const uint8_t *mask, siz
                                                cudaStream_t s)
 {
     size_t per_matrix = (size_t)S * S;
-    bool vectorizable = per_matrix % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)mask % 8 == 0;
+    bool vectorizable = per_matrix % 16 == 0 && ((uintptr_t)x | (uintptr_t)mask) % 16 == 0;
     if (vectorizable)
-        attnprof_masked_fill_bf16<<<grid_for(per_matrix / 8 * matrices), kThreads, 0, s>>>((__nv_bfloat16 *)x, mask,
-                                                                                          matrices, S, value);
+        attnprof_masked_fill_bf16<<<grid_for(per_matrix / 16 * matrices), kThreads, 0, s>>>(
+            (__nv_bfloat16 *)x, mask, matrices, S, value);
     else
         attnprof_masked_fill_bf16_scalar<<<grid_for(per_matrix * matrices), kThreads, 0, s>>>(
             (__nv_bfloat16 *)x, mask, matrices, S, value);
