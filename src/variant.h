@@ -74,5 +74,7 @@ void attn_fact_add(attn_facts *f, const char *key, double number, const char *fm
     __attribute__((format(printf, 4, 5)));
 int attn_fail(attn_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Compute capability and opt-in shared memory per block of the current device. */
+int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err);
 
 #endif

@@ -1,5 +1,7 @@
 #include "variant.h"
 
+#include "check.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,4 +29,14 @@ int attn_fail(attn_error *err, int code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
+}
+
+int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err)
+{
+    int dev;
+    CUDA_TRY(cudaGetDevice(&dev), err);
+    CUDA_TRY(cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, dev), err);
+    CUDA_TRY(cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, dev), err);
+    CUDA_TRY(cudaDeviceGetAttribute(smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err);
+    return ATTN_OK;
 }

@@ -44,11 +44,9 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
 {
     (void)opt;
     (void)stream;
-    int dev, major, minor, smem_optin;
-    CUDA_TRY(cudaGetDevice(&dev), err);
-    CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err);
-    CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), err);
-    CUDA_TRY(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err);
+    int major, minor, smem_optin, status;
+    if ((status = attn_device_caps(&major, &minor, &smem_optin, err)) != ATTN_OK)
+        return status;
     const int config = flash_fwd_default_config(shape->dim, major, minor);
     if (config < 0)
         return attn_fail(err, ATTN_UNAVAILABLE, "flash: no kernel for D=%d on compute capability %d.%d (needs 8.0+)",
