@@ -1,5 +1,15 @@
 # attnprof: `make` builds build/attnprof; `make run` runs the batch on this machine's GPU;
 # `make test` runs the test suite (no GPU needed); `make gpu-test` checks the variants on a GPU.
+#
+# Two halves (README "Layout of the source"):
+#   build/libattnprof_report.a     report/: reads and renders archives; Cairo, libpng,
+#                                  cmark-gfm, jansson and libm only, no CUDA header
+#   build/libattnprof_recorder.so  src/ + kernels/: runner, CUPTI, variants, kernels;
+#                                  cudart, cuBLAS, cuDNN, CUPTI (built only with nvcc)
+#   build/attnprof                 src/main.c + src/cli.c over the report library; loads
+#                                  the recorder with dlopen for `run` and `list` only
+# Without nvcc under CUDA_HOME the recorder is left out and attnprof has every GPU-free
+# command: `make CUDA_HOME=/nonexistent BUILD=build-nocuda test`.
 CUDA_HOME ?= /usr/local/cuda
 PREFIX    ?= /usr/local
 BUILD     ?= build
@@ -7,68 +17,114 @@ CC        ?= gcc
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 OUT       ?= out
 RUN_ARGS  ?=
+EXAMPLE   ?= $(OUT)/example-h200
+
+WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 
 DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
-                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils
+                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils
 PKGS      := cairo libpng libcmark-gfm jansson
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -D_GNU_SOURCE -MMD -MP \
-            -Isrc -Ikernels -I$(CUDA_HOME)/include $(PKG_CFLAGS) -DATTNPROF_VERSION='"$(VERSION)"'
+# -fPIC everywhere: the report library is also linked into the recorder's shared object.
+BASE_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -D_GNU_SOURCE \
+              -fPIC -MMD -MP -DATTNPROF_VERSION='"$(VERSION)"'
+# report/ sees only its own headers and the GPU-free libraries: a CUDA header or a
+# src/ header included there does not compile.
+REPORT_CFLAGS = $(BASE_CFLAGS) -Ireport $(PKG_CFLAGS)
+SRC_INC      := -Isrc -Ireport -Ikernels -I$(CUDA_HOME)/include
+SRC_CFLAGS    = $(BASE_CFLAGS) $(SRC_INC) $(PKG_CFLAGS)
+TEST_CFLAGS   = $(BASE_CFLAGS) -Isrc -Ireport -Itests $(PKG_CFLAGS) -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
+
 # sm_80 (A100) and sm_90 (H100/H200) machine code, plus PTX for newer GPUs.
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -lineinfo
-# Default visibility for the kernels' host stubs: with -rdynamic the runner finds our
-# kernels by the name CUPTI records and asks the occupancy API about them.
-NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Isrc -Ikernels -MMD -MP -Xptxas -warn-spills \
-             -device-entity-has-hidden-visibility=false
-LDLIBS    := -rdynamic -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
-             -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
-             -lcudnn -lcublas -lcupti -lcudart \
-             -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lstdc++ -lm -ldl -lpthread
+# Default visibility for the kernels' host stubs: the runner finds our kernels in the
+# recorder by the name CUPTI records and asks the occupancy API about them.
+NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Isrc -Ireport -Ikernels -MMD -MP -Xptxas -warn-spills \
+             -Xcompiler -fPIC -device-entity-has-hidden-visibility=false
 
-C_SRC    := $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c))
-CU_SRC   := $(wildcard kernels/*.cu)
-TEMPLATES:= $(wildcard templates/*)
-C_OBJ    := $(C_SRC:%.c=$(BUILD)/%.o)
-CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
-TPL_OBJ  := $(BUILD)/templates.o
-TEST_SRC := $(wildcard tests/test_*.c)
-TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+REPORT_LIBS   := -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lm
+CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
+                 -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
+                 -lcudnn -lcublas -lcupti -lcudart -lstdc++ -lm -ldl -lpthread
+
+REPORT_SRC   := $(wildcard report/*.c report/figures/*.c)
+CLI_SRC      := src/main.c src/cli.c src/recorder_load.c
+RECORDER_SRC := $(filter-out $(CLI_SRC),$(wildcard src/*.c src/*/*.c))
+CU_SRC       := $(wildcard kernels/*.cu)
+TEMPLATES    := $(wildcard templates/*)
+REPORT_OBJ   := $(REPORT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/templates.o
+CLI_OBJ      := $(CLI_SRC:%.c=$(BUILD)/%.o)
+RECORDER_OBJ := $(RECORDER_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
+TEST_SRC     := $(wildcard tests/test_*.c)
+TEST_OBJ     := $(TEST_SRC:%.c=$(BUILD)/%.o)
+REPORT_LIB   := $(BUILD)/libattnprof_report.a
+RECORDER     := $(BUILD)/libattnprof_recorder.so
+
+ifeq ($(WITH_CUDA),1)
+PROGRAMS := $(BUILD)/attnprof $(RECORDER)
+else
+PROGRAMS := $(BUILD)/attnprof
+$(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every command but `run`))
+endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps run test gpu-test install clean resources FORCE
+.PHONY: all deps deps-check run test gpu-test install clean resources FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(BUILD); echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
-$(BUILD)/src/main.o $(BUILD)/src/report.o: $(VERSION_STAMP)
-all: deps-check $(BUILD)/attnprof
+$(BUILD)/src/main.o $(BUILD)/report/report.o: $(VERSION_STAMP)
+# The CLI objects see no CUDA header; they know whether this build has a recorder.
+$(CLI_OBJ): SRC_INC := -Isrc -Ireport
+$(CLI_OBJ): BASE_CFLAGS += -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
 
-$(BUILD)/attnprof: $(BUILD)/src/main.o $(C_OBJ) $(CU_OBJ) $(TPL_OBJ)
-	$(CC) -o $@ $^ $(LDLIBS)
+all: deps-check $(PROGRAMS)
 
-$(BUILD)/%.o: %.c
+$(REPORT_LIB): $(REPORT_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/attnprof: $(CLI_OBJ) $(REPORT_LIB)
+	$(CC) -o $@ $(CLI_OBJ) $(REPORT_LIB) -Wl,--as-needed $(REPORT_LIBS) -ldl
+
+# The report library's symbols stay inside the recorder (--exclude-libs); the
+# executable has its own copy. --no-undefined: every dependency is named here.
+$(RECORDER): $(RECORDER_OBJ) $(REPORT_LIB)
+	$(CC) -shared -o $@ $(RECORDER_OBJ) $(REPORT_LIB) -Wl,--exclude-libs,ALL -Wl,--no-undefined \
+	  -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
+
+$(BUILD)/report/%.o: report/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(REPORT_CFLAGS) -c $< -o $@
+
+$(BUILD)/src/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SRC_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-# Templates and stylesheet are linked into the binary so an installed attnprof
-# needs no data directory.
-$(TPL_OBJ): $(TEMPLATES)
+# Templates and stylesheet are linked into the report library so an installed
+# attnprof needs no data directory.
+$(BUILD)/templates.o: $(TEMPLATES)
 	@mkdir -p $(BUILD)
 	ld -r -b binary -z noexecstack -o $@ $(TEMPLATES)
 
-$(BUILD)/test_attnprof: $(TEST_OBJ) $(C_OBJ) $(CU_OBJ) $(TPL_OBJ)
-	$(CC) -o $@ $^ $(LDLIBS) -lcriterion
+# The GPU-free tests link the report library (and the pure-C FP64 reference), never CUDA.
+$(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/reference.o $(REPORT_LIB)
+	$(CC) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS) -lcriterion
 
 # Missing Debian packages: installed when root, otherwise the exact command is printed.
 deps:
@@ -76,31 +132,40 @@ deps:
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else echo "attnprof: missing packages; run: sudo apt-get install -y$$missing" >&2; exit 1; fi; \
-	fi; \
-	test -x $(NVCC) || { echo "attnprof: no nvcc at $(NVCC); install the CUDA Toolkit or set CUDA_HOME" >&2; exit 1; }
+	fi
 
 deps-check:
 	@pkg-config --exists $(PKGS) || $(MAKE) --no-print-directory deps
 
-run: deps $(BUILD)/attnprof
+# On a machine without a GPU (or a build without CUDA), `attnprof run` exits 3 with its
+# one-line reason; the bundled H200 example is rendered instead.
+run: deps $(PROGRAMS)
 	@mkdir -p $(OUT)
-	$(BUILD)/attnprof run $(RUN_ARGS)
+	@$(BUILD)/attnprof run $(RUN_ARGS); rc=$$?; \
+	if [ $$rc = 3 ]; then \
+	  echo "attnprof: no GPU run here; rendering the bundled H200 example archive $(EXAMPLE) instead"; \
+	  $(BUILD)/attnprof report $(EXAMPLE) -q && echo "report: $(EXAMPLE)/report.html"; \
+	else exit $$rc; fi
 
-test: deps $(BUILD)/test_attnprof $(BUILD)/attnprof
+test: deps $(BUILD)/test_attnprof $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
+	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
 
-gpu-test: $(BUILD)/attnprof
+gpu-test: $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/gpu/run.sh
 
 # The compiler's resource report (registers, shared memory, spills) for every kernel.
 resources:
 	@for f in $(CU_SRC); do $(NVCC) $(NVCCFLAGS) -Xptxas -v -c $$f -o /dev/null 2>&1 | grep -E "Compiling entry|registers|spill" ; done
 
-install: $(BUILD)/attnprof
+install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/attnprof $(DESTDIR)$(PREFIX)/bin/attnprof
+	if [ -f $(RECORDER) ]; then install -d $(DESTDIR)$(PREFIX)/lib/attnprof && \
+	  install -m 755 $(RECORDER) $(DESTDIR)$(PREFIX)/lib/attnprof/; fi
 
 clean:
 	rm -rf $(BUILD)
 
--include $(C_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d
+-include $(REPORT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(RECORDER_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

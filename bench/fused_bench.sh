@@ -23,7 +23,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,po
 mkdir -p build/bench
 # sm_90 only: this program is for the H200; the library build keeps the Makefile's arch list.
 "$CUDA_HOME/bin/nvcc" -std=c++17 -O3 -lineinfo -gencode arch=compute_90,code=sm_90 \
-    -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels -Isrc -Xcompiler -fopenmp -Xptxas -v \
+    -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels -Isrc -Ireport -Xcompiler -fopenmp -Xptxas -v \
     bench/fused_bench.cu kernels/flash_fwd.cu kernels/efficient_fwd.cu -lcublas -lgomp -o "$BIN" \
     > "$LOG/build.txt" 2>&1 || { cat "$LOG/build.txt"; exit 1; }
 grep -E "spill" "$LOG/build.txt" | grep -v " 0 bytes spill stores" || true
@@ -40,7 +40,7 @@ if [ "$what" = all ] || [ "$what" = torch ]; then
     # process as PyTorch: rounds interleave PyTorch's backends and ours on the
     # same inputs, so clock or power drift during the run affects all alike.
     "$CUDA_HOME/bin/nvcc" -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode arch=compute_90,code=sm_90 \
-        -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels -Isrc kernels/flash_fwd.cu kernels/efficient_fwd.cu \
+        -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels -Isrc -Ireport kernels/flash_fwd.cu kernels/efficient_fwd.cu \
         -o build/bench/libattnfused.so >> "$LOG/build.txt" 2>&1 || { tail "$LOG/build.txt"; exit 1; }
     PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$LOG/torch.txt"
 import ctypes, torch

@@ -80,27 +80,12 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
     return EXIT_OK;
 }
 
-/* Selected variants keep the registry's (series) order whatever order they are named in. */
+/* Names are checked against the registry by the recorder; here only the list's form. */
 static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 {
-    int chosen[RUN_MAX_VARIANTS] = {0};
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int found = 0;
-        for (int i = 0; i < attn_registry_count; i++)
-            if (!strcmp(attn_registry[i]->name, tok))
-                chosen[i] = found = 1;
-        if (!found)
-            return usage_error(err, n, "--variants: unknown variant '%s'; `attnprof list` shows the variants%s",
-                               tok, "");
-    }
-    rc->n_variants = 0;
-    for (int i = 0; i < attn_registry_count; i++)
-        if (chosen[i])
-            rc->variants[rc->n_variants++] = attn_registry[i];
-    if (!rc->n_variants)
+    if (!s[strspn(s, ",")])
         return usage_error(err, n, "--variants: empty list; name at least one variant%s%s", "", "");
+    rc->variant_list = s;
     return EXIT_OK;
 }
 
@@ -151,21 +136,6 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     return EXIT_USAGE;
 }
 
-/* Every selected variant must take the shape; the message names the variant and
- * what to change. */
-static int check_shape(const run_config *rc, char *err, size_t n)
-{
-    for (int i = 0; i < rc->n_variants; i++) {
-        attn_error why = {{0}};
-        if (rc->variants[i]->check_shape && rc->variants[i]->check_shape(&rc->shape, &why) != 0) {
-            snprintf(err, n, "variant %s cannot take %dx%dx%dx%d: %s; change the shape or leave it out with --variants",
-                     rc->variants[i]->name, rc->shape.batch, rc->shape.heads, rc->shape.seq, rc->shape.dim, why.msg);
-            return EXIT_USAGE;
-        }
-    }
-    return EXIT_OK;
-}
-
 int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
@@ -176,8 +146,6 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->rel_error_threshold = 2e-2;
     rc->heads_to_check = 3;
     o->formats = FIG_PNG | FIG_SVG;
-    for (int i = 0; i < attn_registry_count && i < RUN_MAX_VARIANTS; i++)
-        rc->variants[rc->n_variants++] = attn_registry[i];
 
     static const struct option longopts[] = {
         {"variants", required_argument, 0, OPT_VARIANTS}, {"batch", required_argument, 0, OPT_BATCH},
@@ -243,7 +211,5 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     }
     if (operands > 0)
         return usage_error(err, errlen, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);
-    if (o->command == CMD_RUN)
-        return check_shape(rc, err, errlen);
     return EXIT_OK;
 }

@@ -1,9 +1,10 @@
 /* Command line: getopt_long parsing into a cli_options, with every usage error
- * turned into one line that says what to do. Pure, so it is unit-tested. */
+ * turned into one line that says what to do. Pure C without CUDA, so every build
+ * has it and it is unit-tested. */
 #ifndef ATTNPROF_CLI_H
 #define ATTNPROF_CLI_H
 
-#include "runner.h"
+#include "run_config.h"
 
 #include <stdio.h>
 
@@ -19,7 +20,9 @@ typedef struct cli_options {
     int log_axis;
 } cli_options;
 
-/* Returns EXIT_OK, or EXIT_USAGE with a one-line message in `err`. */
+/* Returns EXIT_OK, or EXIT_USAGE with a one-line message in `err`. Variant names
+ * and whether they take the shape are checked by the recorder (runner_plan), which
+ * owns the registry. */
 int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen);
 void cli_usage(FILE *f);
 

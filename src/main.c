@@ -1,15 +1,17 @@
 /* attnprof: run the attention variants on the GPU, record them with CUPTI,
  * archive the trace, and render the report (run); or re-render an archive
- * without a GPU (report). */
+ * without a GPU (report). This file and cli.c are the thin executable over the
+ * report library (report/); `run` and `list` load the CUDA recorder
+ * (libattnprof_recorder.so, see recorder.h) only when they are called. */
 #include "analysis.h"
 #include "archive.h"
 #include "cli.h"
-#include "cupti_collect.h"
 #include "exit_codes.h"
 #include "figures.h"
+#include "findings.h"
+#include "recorder.h"
 #include "report.h"
 #include "run_info.h"
-#include "runner.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -46,6 +48,7 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     analysis a;
     if (analysis_build(&a, t, r, err, errlen) != 0)
         return EXIT_BAD_ARCHIVE;
+    findings_derive(&a);
     figure_list figs = {0};
     int rc = EXIT_OK;
     if (figures_render(&a, dir, formats, log_axis, &figs, err, errlen) != 0)
@@ -68,8 +71,13 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
 
 static int cmd_list(void)
 {
-    for (int i = 0; i < attn_registry_count; i++) {
-        const attn_variant *v = attn_registry[i];
+    const recorder_api *rec;
+    char err[1024];
+    int rc = recorder_load(&rec, err, sizeof err);
+    if (rc != EXIT_OK)
+        return die(rc, err);
+    for (int i = 0; i < rec->n_variants; i++) {
+        const recorder_variant *v = &rec->variants[i];
         printf("%-14s %s (%d GPU operation%s per forward expected)\n%14s %s\n", v->name, v->title, v->expected_ops,
                v->expected_ops == 1 ? "" : "s", "", v->what_changed);
     }
@@ -83,6 +91,10 @@ static int cmd_run(cli_options *o, const char *cmdline)
         snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", o->out_dir);
         return die(EXIT_OUTPUT_EXISTS, err);
     }
+    const recorder_api *rec;
+    int rc = recorder_load(&rec, err, sizeof err);
+    if (rc != EXIT_OK)
+        return die(rc, err);
     trace t;
     trace_init(&t);
     static run_info info;
@@ -90,7 +102,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
     snprintf(info.tool_version, sizeof info.tool_version, "%s", ATTNPROF_VERSION);
     snprintf(info.command_line, sizeof info.command_line, "%s", cmdline);
 
-    int rc = runner_collect(&o->run, &t, &info, err, sizeof err);
+    rc = rec->collect(&o->run, &t, &info, err, sizeof err);
     if (rc != EXIT_OK && rc != EXIT_VARIANT_FAILED) {
         trace_free(&t);
         return die(rc, err);
@@ -220,8 +232,6 @@ static int cmd_report(cli_options *o)
 
 int main(int argc, char **argv)
 {
-    /* Before the first NVTX call, so CUPTI receives the markers. */
-    cupti_prepare_nvtx();
     cli_options o;
     char err[1024], cmdline[1024];
     /* Before getopt permutes argv. */

@@ -104,9 +104,9 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void progress(const run_config *cfg, int vi, const char *name, const char *what, int j, int n)
+static void progress(const run_plan *cfg, int vi, const char *name, const char *what, int j, int n)
 {
-    if (cfg->quiet || !isatty(STDERR_FILENO))
+    if (cfg->c.quiet || !isatty(STDERR_FILENO))
         return;
     fprintf(stderr, "\r\033[K[%d/%d] %-14s %s %d/%d", vi + 1, cfg->n_variants, name, what, j, n);
     fflush(stderr);
@@ -116,11 +116,11 @@ static size_t tensor_elems(const attn_shape *s) { return (size_t)s->batch * s->h
 
 /* Heads checked against FP64: the first, the last and one in the middle; the
  * reference is the same for every variant, so it is computed once. */
-static int sample_heads(const run_config *cfg, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+static int sample_heads(const run_plan *cfg, const uint16_t *q, const uint16_t *k, const uint16_t *v,
                         sampled_head *heads)
 {
-    const attn_shape *s = &cfg->shape;
-    int bh = s->batch * s->heads, n = cfg->heads_to_check < bh ? cfg->heads_to_check : bh;
+    const attn_shape *s = &cfg->c.shape;
+    int bh = s->batch * s->heads, n = cfg->c.heads_to_check < bh ? cfg->c.heads_to_check : bh;
     size_t head = (size_t)s->seq * s->dim;
     for (int i = 0; i < n; i++) {
         int idx = n == 1 ? 0 : (int)((long long)i * (bh - 1) / (n - 1));
@@ -143,10 +143,10 @@ typedef struct device_inputs {
     cudaEvent_t ev0, ev1;
 } device_inputs;
 
-static double check_correctness(const run_config *cfg, const attn_variant *var, void *state, device_inputs *d,
+static double check_correctness(const run_plan *cfg, const attn_variant *var, void *state, device_inputs *d,
                                 const sampled_head *heads, int n_heads, attn_error *e, int *rc)
 {
-    const attn_shape *s = &cfg->shape;
+    const attn_shape *s = &cfg->c.shape;
     size_t head = (size_t)s->seq * s->dim;
     /* 0xFF bytes are bf16 NaN: an element the variant fails to write cannot pass. */
     if (cudaMemsetAsync(d->out, 0xff, tensor_elems(s) * 2, d->stream) != cudaSuccess) {
@@ -241,12 +241,12 @@ static int cupti_overhead_probe(const attn_variant *var, void *state, device_inp
 
 /* Rows 3, 10, 17, ... have every key masked: a softmax over no keys. What does the
  * variant write there, NaN (plain softmax) or 0 (safe softmax)? Measured, not assumed. */
-static void fully_masked_rows_check(const run_config *cfg, const attn_variant *var, void *state, device_inputs *d,
+static void fully_masked_rows_check(const run_plan *cfg, const attn_variant *var, void *state, device_inputs *d,
                                     attn_facts *facts)
 {
     if (!var->forward_masked)
         return;
-    const attn_shape *s = &cfg->shape;
+    const attn_shape *s = &cfg->c.shape;
     const int S = s->seq, D = s->dim;
     uint8_t *m = malloc((size_t)S * S);
     if (!m)
@@ -286,8 +286,19 @@ static void fully_masked_rows_check(const run_config *cfg, const attn_variant *v
                   masked_rows, nan, zero, other);
 }
 
-/* Our kernels are extern "C": the host stub CUPTI's kernel name resolves to is the
- * handle the occupancy API takes (the binary is linked with -rdynamic). */
+/* The shared object this code was loaded from. The recorder is dlopen'ed with
+ * RTLD_LOCAL, so its symbols are found through its own handle, not RTLD_DEFAULT. */
+static void *recorder_handle(void)
+{
+    static void *self;
+    Dl_info where;
+    if (!self && dladdr((void *)&runner_collect, &where) && where.dli_fname)
+        self = dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    return self ? self : RTLD_DEFAULT;
+}
+
+/* Our kernels are extern "C" with default visibility: the host stub CUPTI's kernel
+ * name resolves to is the handle the occupancy API takes. */
 static void probe_occupancy(const trace *t, size_t first_op, run_info *info)
 {
     for (size_t i = first_op; i < t->n_ops; i++) {
@@ -299,7 +310,7 @@ static void probe_occupancy(const trace *t, size_t first_op, run_info *info)
             seen = !strcmp(info->probes[p].kernel, o->name) &&
                    info->probes[p].threads == o->block[0] * o->block[1] * o->block[2] &&
                    info->probes[p].dynamic_smem == o->dynamic_smem;
-        void *stub = seen ? NULL : dlsym(RTLD_DEFAULT, o->name);
+        void *stub = seen ? NULL : dlsym(recorder_handle(), o->name);
         if (!stub)
             continue;
         int threads = o->block[0] * o->block[1] * o->block[2], blocks = 0;
@@ -318,7 +329,7 @@ static void probe_occupancy(const trace *t, size_t first_op, run_info *info)
     }
 }
 
-static int run_variant(const run_config *cfg, int vi, device_inputs *d, const sampled_head *heads, int n_heads,
+static int run_variant(const run_plan *cfg, int vi, device_inputs *d, const sampled_head *heads, int n_heads,
                        variant_result *res, trace *t, run_info *info)
 {
     const attn_variant *var = cfg->variants[vi];
@@ -330,11 +341,11 @@ static int run_variant(const run_config *cfg, int vi, device_inputs *d, const sa
 
     cupti_range_push(var->name, -1);
     double t0 = host_us();
-    rc = var->setup(&state, &cfg->shape, &cfg->options, d->stream, &e);
+    rc = var->setup(&state, &cfg->c.shape, &cfg->c.options, d->stream, &e);
     double setup_us = host_us() - t0;
     attn_fact_add(&res->facts, "setup_us", setup_us, "%.0f µs host time in setup", setup_us);
-    for (int i = 0; rc == ATTN_OK && i < cfg->warmup; i++) {
-        progress(cfg, vi, var->name, "warm-up", i + 1, cfg->warmup);
+    for (int i = 0; rc == ATTN_OK && i < cfg->c.warmup; i++) {
+        progress(cfg, vi, var->name, "warm-up", i + 1, cfg->c.warmup);
         rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, &e);
     }
     if (rc == ATTN_OK && cudaStreamSynchronize(d->stream) != cudaSuccess)
@@ -343,8 +354,8 @@ static int run_variant(const run_config *cfg, int vi, device_inputs *d, const sa
         res->rel_error = check_correctness(cfg, var, state, d, heads, n_heads, &e, &rc);
         res->heads_checked = n_heads;
     }
-    for (int i = 0; rc == ATTN_OK && i < cfg->iters; i++) {
-        progress(cfg, vi, var->name, "forward", i + 1, cfg->iters);
+    for (int i = 0; rc == ATTN_OK && i < cfg->c.iters; i++) {
+        progress(cfg, vi, var->name, "forward", i + 1, cfg->c.iters);
         cupti_range_push("attn_fwd", i);
         rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, &e);
         cupti_range_pop();
@@ -376,17 +387,17 @@ static int run_variant(const run_config *cfg, int vi, device_inputs *d, const sa
         res->status = VARIANT_UNAVAILABLE;
     } else if (rc != ATTN_OK) {
         res->status = VARIANT_FAILED;
-    } else if (!(res->rel_error <= cfg->rel_error_threshold)) {
+    } else if (!(res->rel_error <= cfg->c.rel_error_threshold)) {
         res->status = VARIANT_FAILED;
         snprintf(e.msg, sizeof e.msg, "relative error %.3g vs FP64 exceeds %.3g", res->rel_error,
-                 cfg->rel_error_threshold);
+                 cfg->c.rel_error_threshold);
     } else {
         res->status = VARIANT_OK;
     }
     snprintf(res->error, sizeof res->error, "%s", res->status == VARIANT_OK ? "" : e.msg);
-    if (!cfg->quiet && isatty(STDERR_FILENO))
+    if (!cfg->c.quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
-    if (!cfg->quiet && res->status != VARIANT_OK)
+    if (!cfg->c.quiet && res->status != VARIANT_OK)
         fprintf(stderr, "attnprof: variant %s %s: %s\n", var->name, variant_status_name(res->status), res->error);
     return res->status;
 }
@@ -405,7 +416,52 @@ static void fill_versions(run_info *info, const trace *t)
     driver_version(info->driver_version, sizeof info->driver_version);
 }
 
-int runner_collect(const run_config *cfg, trace *t, run_info *info, char *err, size_t errlen)
+int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->c = *cfg;
+    plan->c.variant_list = NULL;
+    int chosen[RUN_MAX_VARIANTS] = {0};
+    if (!cfg->variant_list) {
+        for (int i = 0; i < attn_registry_count && i < RUN_MAX_VARIANTS; i++)
+            chosen[i] = 1;
+    } else {
+        char *names = strdup(cfg->variant_list);
+        if (!names)
+            return fail(err, errlen, EXIT_IO, "out of memory%s%s", "", "");
+        for (char *save, *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            int found = 0;
+            for (int i = 0; i < attn_registry_count && i < RUN_MAX_VARIANTS; i++)
+                if (!strcmp(attn_registry[i]->name, tok))
+                    chosen[i] = found = 1;
+            if (!found) {
+                snprintf(err, errlen, "--variants: unknown variant '%s'; `attnprof list` shows the variants", tok);
+                free(names);
+                return EXIT_USAGE;
+            }
+        }
+        free(names);
+    }
+    for (int i = 0; i < attn_registry_count && i < RUN_MAX_VARIANTS; i++)
+        if (chosen[i])
+            plan->variants[plan->n_variants++] = attn_registry[i];
+    if (!plan->n_variants)
+        return fail(err, errlen, EXIT_USAGE, "--variants: empty list; name at least one variant%s%s", "", "");
+    /* Every selected variant must take the shape; the message names the variant and what to change. */
+    const attn_shape *s = &cfg->shape;
+    for (int i = 0; i < plan->n_variants; i++) {
+        attn_error why = {{0}};
+        if (plan->variants[i]->check_shape && plan->variants[i]->check_shape(s, &why) != 0) {
+            snprintf(err, errlen,
+                     "variant %s cannot take %dx%dx%dx%d: %s; change the shape or leave it out with --variants",
+                     plan->variants[i]->name, s->batch, s->heads, s->seq, s->dim, why.msg);
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
+
+int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, size_t errlen)
 {
     int n_dev = 0;
     cudaError_t ce = cudaGetDeviceCount(&n_dev);
@@ -424,7 +480,7 @@ int runner_collect(const run_config *cfg, trace *t, run_info *info, char *err, s
     cudaDriverGetVersion(&t->cuda_driver_version);
 
     /* Memory first, so a too-large shape fails before anything runs. */
-    const attn_shape *s = &cfg->shape;
+    const attn_shape *s = &cfg->c.shape;
     size_t io_bytes = tensor_elems(s) * 2 * 4 + (size_t)s->seq * s->seq;
     size_t free_b = 0, total_b = 0;
     if ((ce = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess)
@@ -448,7 +504,7 @@ int runner_collect(const run_config *cfg, trace *t, run_info *info, char *err, s
     if (!host || !d.host_out)
         abort();
     rng r;
-    rng_seed(&r, cfg->seed);
+    rng_seed(&r, cfg->c.seed);
     fill_normal_bf16(host, n * 3, &r);
     sampled_head heads[8];
     int n_heads = sample_heads(cfg, host, host + n, host + 2 * n, heads);
@@ -478,11 +534,11 @@ int runner_collect(const run_config *cfg, trace *t, run_info *info, char *err, s
         goto out;
     }
     info->shape = *s;
-    info->seed = cfg->seed;
-    info->iters = cfg->iters;
-    info->warmup = cfg->warmup;
+    info->seed = cfg->c.seed;
+    info->iters = cfg->c.iters;
+    info->warmup = cfg->c.warmup;
     info->causal = 1;
-    info->rel_error_threshold = cfg->rel_error_threshold;
+    info->rel_error_threshold = cfg->c.rel_error_threshold;
     snprintf(info->dtype, sizeof info->dtype, "bf16");
     iso_date(info->date, sizeof info->date);
     fill_versions(info, t);

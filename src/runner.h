@@ -4,25 +4,26 @@
 #ifndef ATTNPROF_RUNNER_H
 #define ATTNPROF_RUNNER_H
 
+#include "run_config.h"
 #include "run_info.h"
 #include "trace.h"
 #include "variant.h"
 
-typedef struct run_config {
-    attn_shape shape;
-    unsigned long long seed;
-    int iters, warmup;
-    int quiet;
-    attn_options options;
+/* A run_config with its variant names resolved against the registry, in series order. */
+typedef struct run_plan {
+    run_config c;
     const attn_variant *variants[RUN_MAX_VARIANTS];
     int n_variants;
-    double rel_error_threshold;
-    int heads_to_check;
-} run_config;
+} run_plan;
+
+/* Resolves cfg->variant_list (unknown names are usage errors) and checks that every
+ * selected variant takes the shape. Returns EXIT_OK, or EXIT_USAGE with a one-line
+ * message that says what to change. */
+int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen);
 
 /* Returns an EXIT_* code: EXIT_OK or EXIT_VARIANT_FAILED when the batch ran (the
  * trace and run_info are then complete), another code with `err` set otherwise. */
-int runner_collect(const run_config *cfg, trace *t, run_info *info, char *err, size_t errlen);
+int runner_collect(const run_plan *plan, trace *t, run_info *info, char *err, size_t errlen);
 
 /* Fills device_props from the CUDA device (runner.c; used by tests on the GPU too). */
 int runner_device_props(int dev, device_props *p, char *err, size_t errlen);

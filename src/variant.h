@@ -9,36 +9,12 @@
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
-typedef struct attn_shape {
-    int batch, heads, seq, dim;
-} attn_shape;
-
-typedef struct attn_options {
-    int cudnn_replan; /* cudnn: rebuild the execution plan inside every forward */
-} attn_options;
+#include "attn_types.h"
+#include "run_config.h"
 
 /* Outcome of setup/forward. UNAVAILABLE means "cannot run here" (library too
  * old, no engine for this GPU): reported with its reason, the batch goes on. */
 enum { ATTN_OK = 0, ATTN_FAILED = 1, ATTN_UNAVAILABLE = 2 };
-
-#define ATTN_ERR_LEN 512
-typedef struct attn_error {
-    char msg[ATTN_ERR_LEN];
-} attn_error;
-
-/* Facts a variant wants in run.json and the report (engine chosen, workspace
- * bytes, one-off plan cost, library version...). Values are text; `number`
- * carries the numeric value when there is one (NAN otherwise). */
-#define ATTN_MAX_FACTS 16
-typedef struct attn_fact {
-    char key[48];
-    char value[200];
-    double number;
-} attn_fact;
-typedef struct attn_facts {
-    int n;
-    attn_fact item[ATTN_MAX_FACTS];
-} attn_facts;
 
 typedef struct attn_variant {
     const char *name;         /* CLI name: naive, naive_inplace, math, efficient, flash, cudnn */

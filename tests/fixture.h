@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "findings.h"
 
 typedef struct fixture {
     trace t;
@@ -21,6 +22,7 @@ static inline void fixture_load(fixture *f, const char *dir)
     snprintf(path, sizeof path, "%s/run.json", dir);
     cr_assert_eq(run_info_read_json(&f->r, path, err, sizeof err), 0, "%s", err);
     cr_assert_eq(analysis_build(&f->a, &f->t, &f->r, err, sizeof err), 0, "%s", err);
+    findings_derive(&f->a);
 }
 
 static inline void fixture_free(fixture *f)

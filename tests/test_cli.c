@@ -43,8 +43,8 @@ Test(cli, usage_errors)
 {
     const char *bad[] = {"",
                          "frobnicate",
-                         "run --variants naive,nosuch",
                          "run --variants ''",
+                         "run --variants ,,",
                          "run --seq 0",
                          "run --seq -5",
                          "run --batch abc",
@@ -64,7 +64,15 @@ Test(cli, usage_errors)
     }
     attnprof("run --seq abc");
     cr_assert(strstr(err_text, "--seq abc: expected a whole number"), "%s", err_text);
-    attnprof("run --variants naive,nosuch");
+}
+
+#if ATTNPROF_WITH_RECORDER
+/* Variant names and shapes are checked by the recorder, which owns the registry;
+ * it is loaded (no GPU needed) before anything runs. */
+Test(cli, unknown_variant)
+{
+    cr_assert_eq(attnprof("run --variants naive,nosuch"), EXIT_USAGE, "%s", err_text);
+    assert_one_line();
     cr_assert(strstr(err_text, "unknown variant 'nosuch'") && strstr(err_text, "attnprof list"), "%s", err_text);
 }
 
@@ -82,6 +90,36 @@ Test(cli, help_version_list)
     cr_assert_eq(attnprof("--version"), 0);
     cr_assert_eq(attnprof("list"), 0);
 }
+
+Test(cli, recorder_that_cannot_load)
+{
+    /* A recorder the loader cannot use is one line and exit 3, never a crash. */
+    char bad[] = "/tmp/attnprof-recorder-XXXXXX";
+    int fd = mkstemp(bad);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "not an ELF object", 17), 17);
+    close(fd);
+    setenv("ATTNPROF_RECORDER", bad, 1); /* this test's own process */
+    cr_assert_eq(attnprof("list"), EXIT_NO_DEVICE, "%s", err_text);
+    assert_one_line();
+    cr_assert(strstr(err_text, "cannot load the recorder"), "%s", err_text);
+    unlink(bad);
+}
+#else
+/* A build without CUDA: every GPU-free command works; `run` and `list` say in one
+ * line that this build cannot record, and exit 3. */
+Test(cli, no_recorder_in_this_build)
+{
+    cr_assert_eq(attnprof("--help"), 0);
+    cr_assert_eq(attnprof("--version"), 0);
+    const char *need_recorder[] = {"list", "run", "run --variants naive,nosuch", "run --dim 96"};
+    for (size_t i = 0; i < sizeof need_recorder / sizeof need_recorder[0]; i++) {
+        cr_assert_eq(attnprof(need_recorder[i]), EXIT_NO_DEVICE, "`attnprof %s` → %s", need_recorder[i], err_text);
+        assert_one_line();
+        cr_assert(strstr(err_text, "built without CUDA"), "%s", err_text);
+    }
+}
+#endif
 
 Test(cli, no_cuda_device_points_to_report)
 {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "findings.h"
 #include "figures.h"
 #include "figures/fig.h"
 #include "fixture.h"
@@ -153,6 +154,7 @@ static void synth_finish(synth *fx)
     trace_sort(&fx->t);
     char err[512] = "";
     cr_assert_eq(analysis_build(&fx->a, &fx->t, &fx->run, err, sizeof err), 0, "%s", err);
+    findings_derive(&fx->a);
 }
 
 static void synth_series(synth *fx)

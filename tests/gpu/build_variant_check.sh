@@ -32,8 +32,8 @@ echo "cuDNN library: ${CUDNN_LIB:-none}"
 echo "CUPTI: headers ${CUPTI_INCLUDE:-none}, library ${CUPTI_LIB:-none}"
 [ -n "$CUDNN_INCLUDE" ] && [ -n "$CUDNN_LIB" ] || { echo "no cuDNN 9 found" >&2; exit 1; }
 
-CFLAGS="-O2 -g -std=c11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Isrc -Ikernels -I$CUDA_HOME/include -I$CUDNN_INCLUDE"
-NVFLAGS="-O3 -lineinfo -std=c++17 $ARCH -Isrc -Ikernels -I$CUDNN_INCLUDE"
+CFLAGS="-O2 -g -std=c11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Isrc -Ireport -Ikernels -I$CUDA_HOME/include -I$CUDNN_INCLUDE"
+NVFLAGS="-O3 -lineinfo -std=c++17 $ARCH -Isrc -Ireport -Ikernels -I$CUDNN_INCLUDE"
 
 # Compile everything in parallel; a source that fails is reported and left out.
 compile() {

@@ -3,7 +3,7 @@
 #define ATTNPROF_RUN_INFO_H
 
 #include "trace.h"
-#include "variant.h"
+#include "attn_types.h"
 
 typedef enum variant_status {
     VARIANT_OK = 0,

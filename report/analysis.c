@@ -1,6 +1,5 @@
 #include "analysis.h"
 
-#include "findings.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -267,7 +266,6 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
         }
     }
     free(idx.ops);
-    findings_derive(a);
     return 0;
 }
 
@@ -289,4 +287,27 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant)
         if (!strcmp(a->v[i].result->name, variant))
             return &a->v[i];
     return NULL;
+}
+
+void per_forward_median(const variant_analysis *va, op_predicate pred, int *count, double *us)
+{
+    int n = va->n_forwards;
+    double *c = calloc((size_t)(n ? n : 1), sizeof(double)), *t = calloc((size_t)(n ? n : 1), sizeof(double));
+    if (!c || !t)
+        abort();
+    for (int i = 0; i < n; i++) {
+        c[i] = t[i] = 0;
+        for (int k = 0; k < va->forwards[i].n_ops; k++) {
+            const gpu_op *o = va->forwards[i].ops[k];
+            if (pred(o)) {
+                c[i] += 1;
+                t[i] += (double)(o->end_ns - o->start_ns) / 1000.0;
+            }
+        }
+    }
+    stats sc = stats_of(c, n), st = stats_of(t, n);
+    *count = n ? (int)lround(sc.median) : 0;
+    *us = n ? st.median : 0;
+    free(c);
+    free(t);
 }

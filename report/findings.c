@@ -20,29 +20,6 @@ int builds_mask(const char *n)
 
 int safe_softmax_check(const char *n) { return has(n, "isneginf") || has(n, "row_all") || has(n, "where_zero"); }
 
-void per_forward_median(const variant_analysis *va, op_predicate pred, int *count, double *us)
-{
-    int n = va->n_forwards;
-    double *c = calloc((size_t)(n ? n : 1), sizeof(double)), *t = calloc((size_t)(n ? n : 1), sizeof(double));
-    if (!c || !t)
-        abort();
-    for (int i = 0; i < n; i++) {
-        c[i] = t[i] = 0;
-        for (int k = 0; k < va->forwards[i].n_ops; k++) {
-            const gpu_op *o = va->forwards[i].ops[k];
-            if (pred(o)) {
-                c[i] += 1;
-                t[i] += (double)(o->end_ns - o->start_ns) / 1000.0;
-            }
-        }
-    }
-    stats sc = stats_of(c, n), st = stats_of(t, n);
-    *count = n ? (int)lround(sc.median) : 0;
-    *us = n ? st.median : 0;
-    free(c);
-    free(t);
-}
-
 static void add(variant_analysis *va, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add(variant_analysis *va, const char *fmt, ...)
 {

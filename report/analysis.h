@@ -1,6 +1,7 @@
-/* From trace + run.json to the numbers and findings of the report: records
+/* From trace + run.json to the numbers of the report: records
  * grouped into forwards (NVTX "attn_fwd" range -> API calls inside it ->
- * correlated GPU ops), per-forward CUDA/CPU time, statistics, findings. */
+ * correlated GPU ops), per-forward CUDA/CPU time, statistics. Findings (findings.h) are derived from a
+ * finished analysis afterwards. */
 #ifndef ATTNPROF_ANALYSIS_H
 #define ATTNPROF_ANALYSIS_H
 
@@ -57,6 +58,9 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant);
 stats stats_of(const double *x, int n);
 op_class classify_op(const gpu_op *op);
 const char *op_class_name(op_class c);
+/* Median over forwards of (count, summed µs) of the ops matching `pred`. */
+typedef int (*op_predicate)(const gpu_op *op);
+void per_forward_median(const variant_analysis *va, op_predicate pred, int *count, double *us);
 /* Short display name for a kernel: strips templates/arguments, keeps the identifier. */
 void short_kernel_name(const char *name, char *out, size_t n);
 

@@ -1,0 +1,26 @@
+/* What `attnprof run` was asked to do, as the command line says it. Plain C with no
+ * CUDA type: the CLI fills it without loading the recorder, and the recorder
+ * (libattnprof_recorder.so) resolves the variant names against its registry. */
+#ifndef ATTNPROF_RUN_CONFIG_H
+#define ATTNPROF_RUN_CONFIG_H
+
+#include "attn_types.h"
+
+typedef struct attn_options {
+    int cudnn_replan; /* cudnn: rebuild the execution plan inside every forward */
+} attn_options;
+
+typedef struct run_config {
+    attn_shape shape;
+    unsigned long long seed;
+    int iters, warmup;
+    int quiet;
+    attn_options options;
+    /* --variants as given (comma-separated names), or NULL for every variant. The
+     * recorder runs them in series order, whatever order they are named in. */
+    const char *variant_list;
+    double rel_error_threshold;
+    int heads_to_check;
+} run_config;
+
+#endif
