@@ -34,7 +34,7 @@ void cli_usage(FILE *f)
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
           "\n"
-          "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device, 4 too little device memory,\n"
+          "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
           "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error\n",
           f);
 }
