@@ -84,6 +84,9 @@ $(BUILD)/src/main.o $(BUILD)/report/report.o: $(VERSION_STAMP)
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
 $(CLI_OBJ): SRC_INC := -Isrc -Ireport
 $(CLI_OBJ): BASE_CFLAGS += -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
+# CUDA 13's cupti_profiler_host.h includes C++'s <string>: the C counter pass gets an
+# empty stand-in (src/cupti_c/string).
+$(BUILD)/src/counter_pass.o: SRC_INC += -Isrc/cupti_c
 
 all: deps-check $(PROGRAMS)
 

@@ -27,6 +27,8 @@ void cli_usage(FILE *f)
           "  --warmup N           warm-up forwards per variant, not recorded (default 5)\n"
           "  --seed N             seed of the random normal inputs (default 0)\n"
           "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
+          "  --no-counters        skip the hardware-counter pass (default: --counters, on)\n"
+          "  --no-calibrate       skip measuring the GEMM and copy ceilings (default: --calibrate, on)\n"
           "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
           "  --force              replace DIR if it exists\n"
           "  -q, --quiet          no progress line, no summary on stdout\n"
@@ -90,7 +92,7 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 }
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
-       OPT_FORMAT, OPT_LOG, OPT_REPLAN };
+       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_COUNTERS, OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE };
 
 static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
                         size_t n)
@@ -132,6 +134,10 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
+    case OPT_COUNTERS: rc->counters = 1; return EXIT_OK;
+    case OPT_NO_COUNTERS: rc->counters = 0; return EXIT_OK;
+    case OPT_CALIBRATE: rc->calibrate = 1; return EXIT_OK;
+    case OPT_NO_CALIBRATE: rc->calibrate = 0; return EXIT_OK;
     }
     return EXIT_USAGE;
 }
@@ -145,6 +151,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->warmup = 5;
     rc->rel_error_threshold = 2e-2;
     rc->heads_to_check = 3;
+    rc->counters = 1;
+    rc->calibrate = 1;
     o->formats = FIG_PNG | FIG_SVG;
 
     static const struct option longopts[] = {
@@ -155,6 +163,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"output", required_argument, 0, 'o'},            {"force", no_argument, 0, OPT_FORCE},
         {"quiet", no_argument, 0, 'q'},                   {"format", required_argument, 0, OPT_FORMAT},
         {"log", no_argument, 0, OPT_LOG},                 {"cudnn-replan", no_argument, 0, OPT_REPLAN},
+        {"counters", no_argument, 0, OPT_COUNTERS},       {"no-counters", no_argument, 0, OPT_NO_COUNTERS},
+        {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 

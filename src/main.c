@@ -6,6 +6,7 @@
 #include "analysis.h"
 #include "archive.h"
 #include "cli.h"
+#include "counters.h"
 #include "exit_codes.h"
 #include "figures.h"
 #include "findings.h"
@@ -67,6 +68,22 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     figure_list_free(&figs);
     analysis_free(&a);
     return rc;
+}
+
+/* counters.json beside run.json, when the counter pass ran: its ranges join run_info
+ * (run.json carries only the pass's status and metric names). Absent: nothing to do. */
+static int load_counters(const char *dir, run_info *info, char *err, size_t errlen)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/counters.json", dir);
+    if (!path_exists(path))
+        return EXIT_OK;
+    counters_set cs;
+    if (counters_read_json(&cs, path, err, errlen) != 0)
+        return EXIT_BAD_ARCHIVE;
+    counters_free(&info->counters);
+    info->counters = cs;
+    return EXIT_OK;
 }
 
 static int cmd_list(void)
@@ -132,6 +149,11 @@ static int cmd_run(cli_options *o, const char *cmdline)
     snprintf(path, sizeof path, "%s/run.json", tmp);
     if (wrc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
         wrc = EXIT_IO;
+    snprintf(path, sizeof path, "%s/counters.json", tmp);
+    if (wrc == EXIT_OK && info.counters.meta.status != CTR_NOT_RUN &&
+        counters_write_json(&info.counters, path, err, sizeof err) != 0)
+        wrc = EXIT_IO;
+    counters_free(&info.counters);
     /* The report is rendered from what was written, exactly as `attnprof report` would. */
     trace back;
     static run_info back_info;
@@ -144,8 +166,11 @@ static int cmd_run(cli_options *o, const char *cmdline)
         snprintf(path, sizeof path, "%s/run.json", tmp);
         if (run_info_read_json(&back_info, path, err, sizeof err) != 0)
             wrc = EXIT_IO;
+        else if (load_counters(tmp, &back_info, err, sizeof err) != EXIT_OK)
+            wrc = EXIT_IO;
         else
             wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+        counters_free(&back_info.counters);
         trace_free(&back);
     }
     trace_free(&t);
@@ -201,6 +226,8 @@ static int cmd_report(cli_options *o)
     }
     if (run_info_read_json(&info, path, err, sizeof err) != 0)
         return die(EXIT_BAD_ARCHIVE, err);
+    if (load_counters(o->archive, &info, err, sizeof err) != EXIT_OK)
+        return die(EXIT_BAD_ARCHIVE, err);
     snprintf(path, sizeof path, "%s/trace.json", o->archive);
     if (!path_exists(path)) {
         snprintf(err, sizeof err, "%s: missing; the archive is incomplete", path);
@@ -220,6 +247,7 @@ static int cmd_report(cli_options *o)
     }
     int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
     trace_free(&t);
+    counters_free(&info.counters);
     if (rc == EXIT_OK)
         rc = move_report_into(tmp, o->archive, err, sizeof err);
     remove_tree(tmp);

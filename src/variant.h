@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "attn_types.h"
+#include "prediction.h"
 #include "run_config.h"
 
 /* Outcome of setup/forward. UNAVAILABLE means "cannot run here" (library too
@@ -38,6 +39,11 @@ typedef struct attn_variant {
     int (*forward_masked)(void *state, const void *q, const void *k, const void *v, void *out,
                           const uint8_t *mask, cudaStream_t stream, attn_error *err);
     void (*teardown)(void *state);
+    /* Optional: what one forward should cost, from the shape and the GPU's compute
+     * capability alone (before anything runs): FLOPs, minimum DRAM bytes and the pipe
+     * of each class of kernels (prediction.h). It travels in run.json; the report checks
+     * it against the counter pass (report/predict.c). */
+    void (*predict)(const attn_shape *shape, int cc_major, int cc_minor, attn_prediction *p);
 } attn_variant;
 
 /* registry.c: the variants in series order. */
@@ -52,5 +58,14 @@ int attn_fail(attn_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Compute capability and opt-in shared memory per block of the current device. */
 int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err);
+/* Prediction helpers (variant_util.c). Bytes of one [B,H,S,D] bf16 tensor and of one
+ * [B,H,S,S] bf16 score matrix; the causal useful FLOPs 2·B·H·S²·D. */
+double attn_io_bytes(const attn_shape *s);
+double attn_scores_bytes(const attn_shape *s);
+double attn_useful_flops(const attn_shape *s);
+/* A fused causal kernel with block_m query rows per block and block_n keys per tile,
+ * skipping key tiles wholly above the diagonal: executed FLOPs (Q·Kᵀ and P·V) and
+ * K/V bytes read from L2 (every query tile streams its keys again). */
+void attn_fused_tiles(const attn_shape *s, int block_m, int block_n, double *flops, double *kv_l2_bytes);
 
 #endif

@@ -23,6 +23,7 @@
 #include <cublas_v2.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A workspace of our own for cuBLAS (PyTorch also hands cuBLAS its own), allocated in
  * setup so that no allocation can happen inside a timed forward. */
@@ -230,6 +231,22 @@ static void facts(void *state, attn_facts *f)
     attn_fact_add(f, "safe_softmax", NAN, "isneginf -> all(-1) -> where(0): fully masked rows give 0, not NaN");
 }
 
+/* FP32 all the way: Q, K, V upcast, FP32 score matrices (twice the bf16 bytes), and
+ * cuBLAS SGEMM on the CUDA cores (TF32 is off: CUBLAS_DEFAULT_MATH). Only the GEMMs are
+ * predicted; the 17 element-wise and row kernels around them are the series' lesson. */
+static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
+{
+    (void)cc_major;
+    (void)cc_minor;
+    const double sb32 = 2 * attn_scores_bytes(s), io32 = 2 * attn_io_bytes(s);
+    memset(p, 0, sizeof *p);
+    p->useful_flops = attn_useful_flops(s);
+    prediction_add(p, "FP32 GEMMs (Q·Kᵀ, P·V)", "gemm|xmma|nvjet", 2, 2 * sb32 + 4 * io32, 2 * p->useful_flops,
+                   PIPE_FMA);
+    p->executed_flops = p->cls[0].flops;
+    p->min_dram_bytes = p->cls[0].dram_bytes;
+}
+
 const attn_variant variant_math = {
     .name = "math",
     .title = "PyTorch math backend, op by op",
@@ -243,4 +260,5 @@ const attn_variant variant_math = {
     .facts = facts,
     .forward_masked = forward_masked,
     .teardown = teardown,
+    .predict = predict,
 };
