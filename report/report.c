@@ -1,5 +1,8 @@
 #include "report.h"
 
+#include "predict.h"
+#include "predict_report.h"
+
 #include "findings.h"
 #include "occupancy.h"
 
@@ -351,6 +354,10 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
     figure(f, figs, "timeline-overview", inline_from_dir);
     figure(f, figs, "time-per-forward", inline_from_dir);
     overhead_table(f, a);
+    if (predict_available(a)) {
+        predict_write_markdown(f, a);
+        figure(f, figs, "roofline", inline_from_dir);
+    }
     fprintf(f, "## Occupancy\n\n");
     fprintf(f, "Theoretical occupancy from each kernel's registers, shared memory and block size against the "
                "device limits; the estimate also accounts for the grid (blocks ÷ SMs), as Kineto's does, and is "

@@ -10,6 +10,7 @@
 #include "exit_codes.h"
 #include "figures.h"
 #include "findings.h"
+#include "predict.h"
 #include "recorder.h"
 #include "report.h"
 #include "run_info.h"
@@ -50,6 +51,7 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     if (analysis_build(&a, t, r, err, errlen) != 0)
         return EXIT_BAD_ARCHIVE;
     findings_derive(&a);
+    predict_findings(&a);
     figure_list figs = {0};
     int rc = EXIT_OK;
     if (figures_render(&a, dir, formats, log_axis, &figs, err, errlen) != 0)
