@@ -155,3 +155,26 @@ double ceilings_ridge(const ceilings *c)
         return NAN;
     return c->tensor_bf16_tflops / c->copy_tbps;
 }
+
+double prediction_io_bytes(const attn_shape *s) { return (double)s->batch * s->heads * s->seq * s->dim * 2; }
+
+double prediction_scores_bytes(const attn_shape *s) { return (double)s->batch * s->heads * s->seq * (double)s->seq * 2; }
+
+double prediction_useful_flops(const attn_shape *s) { return 2.0 * s->batch * s->heads * (double)s->seq * s->seq * s->dim; }
+
+void prediction_fused_tiles(const attn_shape *s, int block_m, int block_n, double *flops, double *kv_l2_bytes)
+{
+    double f = 0, kv = 0;
+    for (long long q0 = 0; q0 < s->seq; q0 += block_m) {
+        long long rows = s->seq - q0 < block_m ? s->seq - q0 : block_m;
+        long long last = q0 + rows; /* keys 0 .. last-1 are at or below the diagonal */
+        long long keys = (last + block_n - 1) / block_n * block_n;
+        if (keys > s->seq)
+            keys = s->seq;
+        f += 4.0 * rows * keys * s->dim; /* 2·rows·keys·D for Q·Kᵀ, the same for P·V */
+        kv += 2.0 * keys * s->dim * 2;   /* K and V tiles, bf16 */
+    }
+    double bh = (double)s->batch * s->heads;
+    *flops = bh * f;
+    *kv_l2_bytes = bh * kv;
+}

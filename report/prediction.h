@@ -7,6 +7,8 @@
 
 #include <jansson.h>
 
+#include "attn_types.h"
+
 /* The pipe a class of kernels should issue its math on. */
 typedef enum attn_pipe {
     PIPE_NONE = 0,   /* no claim */
@@ -62,6 +64,16 @@ json_t *prediction_to_json(const attn_prediction *p);
 void prediction_from_json(json_t *o, attn_prediction *p);
 json_t *ceilings_to_json(const ceilings *c);
 void ceilings_from_json(json_t *o, ceilings *c);
+/* Shape arithmetic for the variants' predictions. Bytes of one [B,H,S,D] bf16 tensor and
+ * of one [B,H,S,S] bf16 score matrix; the causal useful FLOPs 2·B·H·S²·D. */
+double prediction_io_bytes(const attn_shape *s);
+double prediction_scores_bytes(const attn_shape *s);
+double prediction_useful_flops(const attn_shape *s);
+/* A fused causal kernel with block_m query rows per block and block_n keys per tile that
+ * skips key tiles wholly above the diagonal: the FLOPs it executes (Q·Kᵀ and P·V) and the
+ * K/V bytes its blocks read from the L2 (every query tile streams its keys again). */
+void prediction_fused_tiles(const attn_shape *s, int block_m, int block_n, double *flops, double *kv_l2_bytes);
+
 /* Ridge point of the roofline in FLOP per DRAM byte (tensor roof / copy roof); NAN if unknown. */
 double ceilings_ridge(const ceilings *c);
 

@@ -58,14 +58,6 @@ int attn_fail(attn_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Compute capability and opt-in shared memory per block of the current device. */
 int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err);
-/* Prediction helpers (variant_util.c). Bytes of one [B,H,S,D] bf16 tensor and of one
- * [B,H,S,S] bf16 score matrix; the causal useful FLOPs 2·B·H·S²·D. */
-double attn_io_bytes(const attn_shape *s);
-double attn_scores_bytes(const attn_shape *s);
-double attn_useful_flops(const attn_shape *s);
-/* A fused causal kernel with block_m query rows per block and block_n keys per tile,
- * skipping key tiles wholly above the diagonal: executed FLOPs (Q·Kᵀ and P·V) and
- * K/V bytes read from L2 (every query tile streams its keys again). */
-void attn_fused_tiles(const attn_shape *s, int block_m, int block_n, double *flops, double *kv_l2_bytes);
+/* Prediction helpers: prediction.h (prediction_io_bytes, prediction_fused_tiles, ...). */
 
 #endif

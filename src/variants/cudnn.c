@@ -723,8 +723,8 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     (void)cc_major;
     (void)cc_minor;
     memset(p, 0, sizeof *p);
-    p->useful_flops = attn_useful_flops(s);
-    prediction_add(p, "fused SDPA kernel", "sdpa|fmha|flash_fprop|cudnn", 1, 4 * attn_io_bytes(s), 0, PIPE_TENSOR);
+    p->useful_flops = prediction_useful_flops(s);
+    prediction_add(p, "fused SDPA kernel", "sdpa|fmha|flash_fprop|cudnn", 1, 4 * prediction_io_bytes(s), 0, PIPE_TENSOR);
     p->min_dram_bytes = p->cls[0].dram_bytes;
 }
 

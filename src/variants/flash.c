@@ -123,9 +123,9 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
         return;
     const flash_fwd_config *c = flash_fwd_config_at(config);
     double flops = 0, kv_l2 = 0;
-    attn_fused_tiles(s, c->block_m, c->block_n, &flops, &kv_l2);
-    const double io = attn_io_bytes(s), extra = (double)s->batch * s->heads * s->seq * sizeof(float);
-    p->useful_flops = attn_useful_flops(s);
+    prediction_fused_tiles(s, c->block_m, c->block_n, &flops, &kv_l2);
+    const double io = prediction_io_bytes(s), extra = (double)s->batch * s->heads * s->seq * sizeof(float);
+    p->useful_flops = prediction_useful_flops(s);
     pred_class *k = prediction_add(p, "fused kernel", "attnprof_flash_fwd", 1, 4 * io + extra, flops, PIPE_TENSOR);
     if (k)
         k->l2_bytes = 2 * io + kv_l2 + extra; /* Q read, O written, K/V per query tile */

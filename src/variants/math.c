@@ -238,9 +238,9 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
 {
     (void)cc_major;
     (void)cc_minor;
-    const double sb32 = 2 * attn_scores_bytes(s), io32 = 2 * attn_io_bytes(s);
+    const double sb32 = 2 * prediction_scores_bytes(s), io32 = 2 * prediction_io_bytes(s);
     memset(p, 0, sizeof *p);
-    p->useful_flops = attn_useful_flops(s);
+    p->useful_flops = prediction_useful_flops(s);
     prediction_add(p, "FP32 GEMMs (Q·Kᵀ, P·V)", "gemm|xmma|nvjet", 2, 2 * sb32 + 4 * io32, 2 * p->useful_flops,
                    PIPE_FMA);
     p->executed_flops = p->cls[0].flops;

@@ -132,10 +132,10 @@ void unfused_teardown(void *state)
  * the fill writes only the masked (upper) triangle and reads the [S,S] mask. */
 void unfused_predict(const attn_shape *s, int inplace, attn_prediction *p)
 {
-    const double sb = attn_scores_bytes(s), io = attn_io_bytes(s), S = s->seq;
+    const double sb = prediction_scores_bytes(s), io = prediction_io_bytes(s), S = s->seq;
     const double n = sb / 2; /* elements of the score matrices */
     memset(p, 0, sizeof *p);
-    p->useful_flops = attn_useful_flops(s);
+    p->useful_flops = prediction_useful_flops(s);
     /* Q·Kᵀ reads Q, K and writes the scores; P·V reads P, V and writes O. Full
      * matrices: cuBLAS computes the masked half too. */
     prediction_add(p, "GEMMs (Q·Kᵀ, P·V)", "gemm|nvjet|xmma", 2, 2 * sb + 4 * io, 2 * p->useful_flops, PIPE_TENSOR);
