@@ -16,6 +16,7 @@
 #include "predict.h"
 #include "predict_report.h"
 #include "prediction.h"
+#include "figures.h"
 #include "report.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -414,4 +415,43 @@ Test(predict, run_json_round_trip_with_predictions_ceilings_and_counter_status)
     cr_assert(n->prediction.cls[2].is_copy);
     unlink(tmp_path("run.json"));
     fixture_free(&f);
+}
+
+static int has_figure(const figure_list *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->files[i].figure, name))
+            return 1;
+    return 0;
+}
+
+Test(predict, roofline_only_with_counters)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-6var");
+    char dir[128], err[256];
+    snprintf(dir, sizeof dir, "/tmp/attnprof-roof-%d", (int)getpid());
+    figure_list figs = {0};
+    cr_assert_eq(figures_render(&f.a, dir, FIG_SVG, 0, &figs, err, sizeof err), 0, "%s", err);
+    cr_assert_not(has_figure(&figs, "roofline"));
+    figure_list_free(&figs);
+    declare(&f.r);
+    synthesize(&f, 0);
+    memset(&figs, 0, sizeof figs);
+    cr_assert_eq(figures_render(&f.a, dir, FIG_SVG | FIG_PNG, 0, &figs, err, sizeof err), 0, "%s", err);
+    cr_assert(has_figure(&figs, "roofline"));
+    char path[256];
+    snprintf(path, sizeof path, "%s/figures/roofline.svg", dir);
+    FILE *fp = fopen(path, "r");
+    cr_assert(fp, "roofline.svg written");
+    char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    figure_list_free(&figs);
+    counters_free(&f.r.counters);
+    fixture_free(&f);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "cp -r %s /tmp/attnprof-roof-last 2>/dev/null; rm -rf %s", dir, dir);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -116,6 +116,9 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
 int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_time_chart_prepare(fig_job *job, cairo_t *measure, const analysis *a, int log_axis);
+/* The roofline (roofline.c): only for archives with counters (fig_roofline_wanted). */
+int fig_roofline_wanted(const analysis *a);
+int fig_roofline_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 
 /* Where a prepared timeline puts its lanes (points), so tests can look at the
  * pixels of each lane. -1 when the job shows no forward or out of memory. */

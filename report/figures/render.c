@@ -165,8 +165,9 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
     if (make_dir(dir, err, errlen) || make_dir(figdir, err, errlen))
         return -1;
 
-    /* timelines in series order, then the overview, occupancy and time charts */
-    int n_jobs = a->n + 3;
+    /* timelines in series order, then the overview, occupancy and time charts, and the
+     * roofline when the archive has counters */
+    int n_jobs = a->n + 3 + (fig_roofline_wanted(a) ? 1 : 0);
     fig_job *jobs = calloc((size_t)n_jobs, sizeof *jobs);
     render_task *tasks = calloc((size_t)n_jobs * 3, sizeof *tasks);
     cairo_t *measure = fig_measure_create();
@@ -178,8 +179,10 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
             rc = fig_overview_prepare(&jobs[i], measure, a);
         else if (i == a->n + 1)
             rc = fig_occupancy_prepare(&jobs[i], measure, a);
-        else
+        else if (i == a->n + 2)
             rc = fig_time_chart_prepare(&jobs[i], measure, a, log_axis);
+        else
+            rc = fig_roofline_prepare(&jobs[i], measure, a);
     }
     fig_measure_destroy(measure);
     if (rc != 0) {
