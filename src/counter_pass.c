@@ -229,6 +229,29 @@ int counter_pass_open(counters_meta *meta)
     return -1;
 }
 
+int counter_pass_host_check(const char *chip, counters_meta *meta, char *err, size_t errlen)
+{
+    memset(&P, 0, sizeof P);
+    memset(meta, 0, sizeof *meta);
+    snprintf(P.chip, sizeof P.chip, "%s", chip);
+    snprintf(meta->chip, sizeof meta->chip, "%s", chip);
+    CUpti_Profiler_Host_Initialize_Params hi = {.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    hi.pChipName = P.chip;
+    hi.pCounterAvailabilityImage = NULL; /* no device: every counter of the chip */
+    CUptiResult r = said(cuptiProfilerHostInitialize(&hi), "cuptiProfilerHostInitialize", err, errlen);
+    P.host = hi.pHostObject;
+    if (r == CUPTI_SUCCESS)
+        r = enumerate(meta, err, errlen);
+    if (r == CUPTI_SUCCESS)
+        r = build_config(meta, err, errlen);
+    counter_pass_close();
+    if (r != CUPTI_SUCCESS)
+        return -1;
+    meta->status = CTR_OK;
+    return 0;
+}
+
 void counter_pass_close(void)
 {
     if (P.host) {

@@ -24,6 +24,12 @@ int counter_pass_open(counters_meta *meta);
 int counter_pass_forward(const char *variant, int (*fwd)(void *ctx), void *ctx, void *stream, counters_set *out,
                          char *err, size_t errlen);
 
+/* Host only, no GPU needed: which metrics `chip` ("GH100", "GA100") has and how many
+ * replay passes their config takes, through the same enumeration and config-image code
+ * the pass uses (tests/cupti/host_metrics.c runs it in `make test`). Returns 0 (meta
+ * filled), or -1 with a one-line reason in err. */
+int counter_pass_host_check(const char *chip, counters_meta *meta, char *err, size_t errlen);
+
 /* Releases the host object and the profiler. */
 void counter_pass_close(void);
 
