@@ -51,12 +51,28 @@ static CUptiResult said(CUptiResult r, const char *call, char *err, size_t errle
             return r_;                                                                                       \
     } while (0)
 
+/* The GPU or the system refuses counters (no permission, another profiler holds the
+ * hardware, a device kind without profiling): nothing a later variant would change. */
 static int is_forbidden(CUptiResult r)
 {
-    return r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES ||
-           r == CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED || r == CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED ||
-           r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED ||
-           r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    switch (r) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_HARDWARE_BUSY:
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
+    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 static int current_context(CUcontext *ctx, char *err, size_t errlen)
@@ -414,6 +430,10 @@ static CUptiResult kernel_ranges(CUcontext ctx, const char *variant, int (*fwd)(
                      ce != cudaSuccess ? cudaGetErrorString(ce) : "the variant's forward returned an error");
             r = CUPTI_ERROR_UNKNOWN;
         }
+        if (r == CUPTI_SUCCESS && !all) {
+            snprintf(err, errlen, "kernel replay: cuptiRangeProfilerStop reports passes not submitted");
+            r = CUPTI_ERROR_UNKNOWN;
+        }
     }
     size_t dropped = 0;
     CUptiResult r2 = session_end(&s, r == CUPTI_SUCCESS ? &dropped : NULL, err, errlen);
@@ -491,7 +511,7 @@ int counter_pass_forward(const char *variant, int (*fwd)(void *ctx), void *ctx, 
         r = forward_range(cu, variant, fwd, ctx, (cudaStream_t)stream, out, err, errlen);
     if (r != CUPTI_SUCCESS) {
         out->n = before; /* all of the variant's ranges or none */
-        return -1;
+        return is_forbidden(r) ? -2 : -1;
     }
     return 0;
 }

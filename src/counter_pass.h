@@ -19,8 +19,10 @@ int counter_pass_open(counters_meta *meta);
 
 /* One forward of `variant`, run by calling fwd(ctx) (enqueue on `stream`, no sync; it
  * returns 0 or nonzero on failure). Appends a "kernel" range per kernel and a "forward"
- * range to `out`. Returns 0, or -1 with a one-line reason in err (the caller records it
- * and goes on). fwd is called once per replay pass of the forward range, plus once. */
+ * range to `out`. Returns 0; -1 with a one-line reason in err when this variant could not
+ * be measured (the caller records it and goes on); -2 when the GPU refuses profiling
+ * (permission, lock: no later variant will do better). fwd is called once under kernel
+ * replay, then once per replay pass of the forward range. */
 int counter_pass_forward(const char *variant, int (*fwd)(void *ctx), void *ctx, void *stream, counters_set *out,
                          char *err, size_t errlen);
 

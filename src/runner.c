@@ -424,6 +424,8 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info)
 {
     counters_set *cs = &info->counters;
     double t0 = host_us();
+    int failed = 0;
+    char first_error[300] = "";
     if (counter_pass_open(&cs->meta) != 0) {
         if (!cfg->c.quiet)
             fprintf(stderr, "\r\033[Kattnprof: no hardware counters (%s): %s\n",
@@ -438,15 +440,25 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info)
         progress(cfg, i, var->name, "counters", 1, 1);
         counted_forward f = {.var = var, .d = d};
         char err[256] = "";
+        int prc = 0;
         int rc = var->setup(&f.state, &cfg->c.shape, &cfg->c.options, d->stream, &f.e);
         if (rc == ATTN_OK && counted_forward_once(&f) != 0)
             rc = ATTN_FAILED;
         cudaError_t ce = cudaStreamSynchronize(d->stream);
         if (rc != ATTN_OK || ce != cudaSuccess)
             snprintf(err, sizeof err, "setup or warm-up forward: %s", f.e.msg[0] ? f.e.msg : cudaGetErrorString(ce));
-        else if (counter_pass_forward(var->name, counted_forward_once, &f, d->stream, cs, err, sizeof err) == 0)
+        else if ((prc = counter_pass_forward(var->name, counted_forward_once, &f, d->stream, cs, err, sizeof err)) == 0)
             err[0] = '\0';
-        if (err[0]) {
+        if (prc == -2) { /* refused: say so once, for the whole pass */
+            cs->meta.status = CTR_FORBIDDEN;
+            cs->n = 0; /* none of a refused pass counts */
+            snprintf(cs->meta.reason, sizeof cs->meta.reason, "%s", err);
+            if (!cfg->c.quiet)
+                fprintf(stderr, "\r\033[Kattnprof: no hardware counters (forbidden): %s\n", err);
+        } else if (err[0]) {
+            failed++;
+            if (!first_error[0])
+                snprintf(first_error, sizeof first_error, "%s: %s", var->name, err);
             attn_fact_add(&res->facts, "counters", NAN, "counter pass failed: %s", err);
             if (!cfg->c.quiet)
                 fprintf(stderr, "\r\033[Kattnprof: counters of %s: %s\n", var->name, err);
@@ -454,8 +466,14 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info)
         if (var->teardown)
             var->teardown(f.state);
         cudaGetLastError();
+        if (prc == -2)
+            break;
     }
     counter_pass_close();
+    if (cs->meta.status == CTR_OK && failed && !cs->n) { /* not one variant measured */
+        cs->meta.status = CTR_FAILED;
+        snprintf(cs->meta.reason, sizeof cs->meta.reason, "%s", first_error);
+    }
     cs->meta.pass_seconds = (host_us() - t0) / 1e6;
 }
 
