@@ -222,9 +222,9 @@ void predict_findings(analysis *a)
             if (c->verdict != PV_MISS || c->kind == PV_OPS)
                 continue;
             if (c->kind == PV_DRAM || c->kind == PV_L2)
-                add_finding(va, "prediction missed: %s moves %s of %s, predicted %s (%+.0f%%)", c->cls,
-                            human_bytes(c->measured, b1, sizeof b1), c->kind == PV_DRAM ? "DRAM" : "L2↔SM",
-                            human_bytes(c->predicted, b2, sizeof b2), 100 * (c->measured / c->predicted - 1));
+                add_finding(va, "prediction missed: %s, %s of %s traffic, predicted %s (%+.0f%%)", c->cls,
+                            human_bytes(nearbyint(c->measured), b1, sizeof b1), c->kind == PV_DRAM ? "DRAM" : "L2↔SM",
+                            human_bytes(nearbyint(c->predicted), b2, sizeof b2), 100 * (c->measured / c->predicted - 1));
             else
                 add_finding(va, "prediction missed: %s (%s)", c->cls, pv_kind_id(c->kind));
             break;
@@ -239,7 +239,7 @@ void predict_findings(analysis *a)
                 per_forward_median(va, is_memcpy_op, &n, &us);
                 if (n && us > 0)
                     add_finding(va, "the Memcpy DtoD moves %s each way at %.2f TB/s (counters)",
-                                human_bytes(c->measured / 2, b1, sizeof b1), c->measured / (us * 1e-6) / 1e12);
+                                human_bytes(nearbyint(c->measured / 2), b1, sizeof b1), c->measured / (us * 1e-6) / 1e12);
             }
         }
     }

@@ -65,31 +65,34 @@ static void check_row(FILE *f, const pv_check *c)
 {
     char p[64], m[64];
     fputs("| ", f);
-    plain(f, c->cls);
+    if (strcmp(c->cls, "forward")) {
+        plain(f, c->cls);
+        fputs(": ", f);
+    }
     switch (c->kind) {
     case PV_OPS:
-        fprintf(f, ": GPU operations per forward | %.0f | %.0f (trace)", c->predicted, c->measured);
+        fprintf(f, "GPU operations per forward | %.0f | %.0f (trace)", c->predicted, c->measured);
         break;
     case PV_COUNT:
-        fprintf(f, ": kernels | %.0f | ", c->predicted);
+        fprintf(f, "kernels | %.0f | ", c->predicted);
         if (isfinite(c->measured))
             fprintf(f, "%.0f", c->measured);
         else
             fputs("not measured", f);
         break;
     case PV_DRAM:
-        fprintf(f, ": DRAM bytes (read + write) | %s | %s", bytes_text(c->predicted, p, sizeof p),
+        fprintf(f, "DRAM bytes (read + write) | %s | %s", bytes_text(c->predicted, p, sizeof p),
                 bytes_text(c->measured, m, sizeof m));
         break;
     case PV_L2:
-        fprintf(f, ": L2 ↔ SM bytes | %s | %s", bytes_text(c->predicted, p, sizeof p),
+        fprintf(f, "L2 ↔ SM bytes | %s | %s", bytes_text(c->predicted, p, sizeof p),
                 bytes_text(c->measured, m, sizeof m));
         break;
     case PV_FLOPS:
-        fprintf(f, ": FLOPs | %s | %s", flops_text(c->predicted, p, sizeof p), flops_text(c->measured, m, sizeof m));
+        fprintf(f, "FLOPs | %s | %s", flops_text(c->predicted, p, sizeof p), flops_text(c->measured, m, sizeof m));
         break;
     case PV_PIPE:
-        fprintf(f, ": pipe | %s | ", c->predicted == PIPE_TENSOR ? "tensor cores" : "FP32 FMA pipes, 0 tensor instructions");
+        fprintf(f, "pipe | %s | ", c->predicted == PIPE_TENSOR ? "tensor cores" : "FP32 FMA pipes, 0 tensor instructions");
         if (isfinite(c->measured))
             fprintf(f, "%.4g tensor instructions (%.4g HGMMA), %s on FP32 pipes", c->measured, c->aux2,
                     flops_text(c->aux, m, sizeof m));
@@ -97,7 +100,7 @@ static void check_row(FILE *f, const pv_check *c)
             fputs("not measured", f);
         break;
     case PV_REGIME:
-        fprintf(f, ": regime | %s-bound (%.0f FLOP/B %s ridge %.0f FLOP/B) | ", c->predicted ? "compute" : "memory",
+        fprintf(f, "regime | %s-bound (%.0f FLOP/B %s ridge %.0f FLOP/B) | ", c->predicted ? "compute" : "memory",
                 c->aux, c->predicted ? ">" : "≤", c->aux2);
         if (isfinite(c->measured))
             fprintf(f, "%s-bound: %.0f%% of the compute roof, %.0f%% of the copy roof", c->measured ? "compute" : "memory",
@@ -148,8 +151,9 @@ void predict_write_markdown(FILE *f, const analysis *a)
           f);
     switch (m->status) {
     case CTR_OK:
-        fprintf(f, "Counters: %s on %s, %d replay pass%s per kernel, %.1f s for the whole pass. ", m->method, m->chip,
-                m->passes, m->passes == 1 ? "" : "es", m->pass_seconds);
+        fprintf(f, "Counters%s%s%s: %d replay pass%s per kernel, %.1f s for the whole pass%s%s. ",
+                m->chip[0] ? " (chip " : "", m->chip, m->chip[0] ? ")" : "", m->passes, m->passes == 1 ? "" : "es",
+                m->pass_seconds, m->method[0] ? "; " : "", m->method);
         {
             int n = 0;
             for (int i = 0; i < M_COUNT; i++)
@@ -174,8 +178,9 @@ void predict_write_markdown(FILE *f, const analysis *a)
     }
     if (c->measured)
         fprintf(f, "Ceilings measured in this run: %.0f TFLOP/s bf16 tensor-core GEMM, %.1f TFLOP/s FP32 FMA "
-                   "(SGEMM), %.2f TB/s device-to-device copy; ridge point %.0f FLOP per DRAM byte (%s).\n\n",
-                c->tensor_bf16_tflops, c->fp32_fma_tflops, c->copy_tbps, ceilings_ridge(c), c->method);
+                   "(SGEMM), %.2f TB/s device-to-device copy; ridge point %.0f FLOP per DRAM byte%s%s%s.\n\n",
+                c->tensor_bf16_tflops, c->fp32_fma_tflops, c->copy_tbps, ceilings_ridge(c), c->method[0] ? " (" : "",
+                c->method, c->method[0] ? ")" : "");
     else if (c->error[0])
         fprintf(f, "Ceilings not measured: %s.\n\n", c->error);
     for (int i = 0; i < a->n; i++) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -453,5 +454,63 @@ Test(predict, roofline_only_with_counters)
     fixture_free(&f);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "cp -r %s /tmp/attnprof-roof-last 2>/dev/null; rm -rf %s", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static int run_bin(const char *args)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>&1", bin, args);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int file_has(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strstr(buf, needle) != NULL;
+}
+
+/* `attnprof report` on an archive with counters.json: the executable reads it beside
+ * run.json and renders the section and the roofline; a corrupt one is a bad archive. */
+Test(predict, report_command_reads_counters_json)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-6var");
+    declare(&f.r);
+    synthesize(&f, 0);
+    char dir[128], path[256], err[256], cmd[512];
+    snprintf(dir, sizeof dir, "/tmp/attnprof-ctr-archive-%d", (int)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp tests/fixtures/h200-6var/trace.json %s/", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    cr_assert_eq(run_info_write_json(&f.r, path, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/counters.json", dir);
+    cr_assert_eq(counters_write_json(&f.r.counters, path, err, sizeof err), 0, "%s", err);
+    counters_free(&f.r.counters);
+    fixture_free(&f);
+
+    snprintf(cmd, sizeof cmd, "report %s --format png -q", dir);
+    cr_assert_eq(run_bin(cmd), 0);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    cr_assert(file_has(path, "## Predict, then verify"));
+    cr_assert(file_has(path, "figures/roofline.png"));
+    cr_assert(file_has(path, "prediction missed: masked_fill"), "the counter finding reaches the summary");
+    snprintf(path, sizeof path, "%s/figures/roofline.png", dir);
+    cr_assert(access(path, F_OK) == 0);
+
+    snprintf(path, sizeof path, "%s/counters.json", dir);
+    FILE *c = fopen(path, "w");
+    fputs("{\"meta\": ", c);
+    fclose(c);
+    cr_assert_eq(run_bin(cmd), 6, "a corrupt counters.json is a bad archive (exit 6)");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
