@@ -231,20 +231,32 @@ static void facts(void *state, attn_facts *f)
     attn_fact_add(f, "safe_softmax", NAN, "isneginf -> all(-1) -> where(0): fully masked rows give 0, not NaN");
 }
 
-/* FP32 all the way: Q, K, V upcast, FP32 score matrices (twice the bf16 bytes), and
- * cuBLAS SGEMM on the CUDA cores (TF32 is off: CUBLAS_DEFAULT_MATH). Only the GEMMs are
- * predicted; the 17 element-wise and row kernels around them are the series' lesson. */
+/* FP32 all the way: Q, K, V upcast, FP32 score matrices (twice the bf16 bytes), cuBLAS
+ * SGEMM on the CUDA cores (TF32 off: CUBLAS_DEFAULT_MATH), and one kernel per op around
+ * them, each streaming its FP32 [B,H,S,S] operands from and to DRAM. Minimum bytes per
+ * class with e = B·H·S·D and m = B·H·S² elements; the [S,S] mask kernels (ones, tril,
+ * where_bias, the scalar fills) and the where_zero guard (it writes only all-masked rows)
+ * are too small to claim. */
 static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
 {
     (void)cc_major;
     (void)cc_minor;
-    const double sb32 = 2 * prediction_scores_bytes(s), io32 = 2 * prediction_io_bytes(s);
+    const double e = prediction_io_bytes(s) / 2, m = prediction_scores_bytes(s) / 2;
     memset(p, 0, sizeof *p);
     p->useful_flops = prediction_useful_flops(s);
-    prediction_add(p, "FP32 GEMMs (Q·Kᵀ, P·V)", "gemm|xmma|nvjet", 2, 2 * sb32 + 4 * io32, 2 * p->useful_flops,
+    /* qs·ksᵀ: read 2×4e, write 4m; probs·v: read 4m + 4e, write 4e. */
+    prediction_add(p, "FP32 GEMMs (Q·Kᵀ, P·V)", "gemm|xmma|nvjet", 2, 8 * m + 16 * e, 2 * p->useful_flops,
                    PIPE_FMA);
-    p->executed_flops = p->cls[0].flops;
-    p->min_dram_bytes = p->cls[0].dram_bytes;
+    prediction_add(p, "upcasts bf16 → FP32 (Q, K, V)", "math_upcast", 3, 3 * (2 + 4) * e, 0, PIPE_NONE);
+    prediction_add(p, "√scale on Q and K", "math_mul_scale", 2, 2 * (4 + 4) * e, 0, PIPE_NONE);
+    prediction_add(p, "bias add + softmax (FP32 scores)", "math_add_bias|math_softmax", 2, 2 * (4 + 4) * m, 0,
+                   PIPE_NONE);
+    prediction_add(p, "NaN guard (isneginf, row all)", "math_isneginf|math_row_all", 2, (4 + 1) * m + m, 0, PIPE_NONE);
+    prediction_add(p, "downcasts FP32 → bf16 (O, probs)", "math_downcast", 2, (4 + 2) * e + (4 + 2) * m, 0, PIPE_NONE);
+    for (int i = 0; i < p->n; i++) {
+        p->executed_flops += p->cls[i].flops;
+        p->min_dram_bytes += p->cls[i].dram_bytes;
+    }
 }
 
 const attn_variant variant_math = {
