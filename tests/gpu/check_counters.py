@@ -100,6 +100,10 @@ if naive and naive["status"] == "ok":
             within("naive scale DRAM", c["dram_bytes"], sum(dram(r) for r in ks if class_of(pred, r["name"]) == ci))
         if c["is_copy"]:
             within("naive Memcpy DtoD DRAM (forward - kernels)", c["dram_bytes"], dram(fw) - sum(dram(r) for r in ks))
+            # Cross-check, not asserted: naive and naive_inplace differ by the Memcpy alone.
+            fi = [r for r in ranges if r["variant"] == "naive_inplace" and r["kind"] == "forward"]
+            if fi:
+                print(f"  (cross-check) naive forward - naive_inplace forward: {(dram(fw) - dram(fi[0])) / 2**20:.1f} MiB")
 else:
     fail("naive did not run ok: the Memcpy and scale predictions are not checked")
 check_pipe("math", False)
