@@ -64,35 +64,36 @@ static void gap(FILE *f, const pv_check *c)
 static void check_row(FILE *f, const pv_check *c)
 {
     char p[64], m[64];
-    fputs("| ", f);
+    fputs(c->verdict == PV_MISS ? "| **" : "| ", f);
     if (strcmp(c->cls, "forward")) {
         plain(f, c->cls);
         fputs(": ", f);
     }
+    const char *end = c->verdict == PV_MISS ? "**" : "";
     switch (c->kind) {
     case PV_OPS:
-        fprintf(f, "GPU operations per forward | %.0f | %.0f (trace)", c->predicted, c->measured);
+        fprintf(f, "GPU operations per forward%s | %.0f | %.0f (trace)", end, c->predicted, c->measured);
         break;
     case PV_COUNT:
-        fprintf(f, "kernels | %.0f | ", c->predicted);
+        fprintf(f, "kernels%s | %.0f | ", end, c->predicted);
         if (isfinite(c->measured))
             fprintf(f, "%.0f", c->measured);
         else
             fputs("not measured", f);
         break;
     case PV_DRAM:
-        fprintf(f, "DRAM bytes (read + write) | %s | %s", bytes_text(c->predicted, p, sizeof p),
+        fprintf(f, "DRAM bytes (read + write)%s | %s | %s", end, bytes_text(c->predicted, p, sizeof p),
                 bytes_text(c->measured, m, sizeof m));
         break;
     case PV_L2:
-        fprintf(f, "L2 ↔ SM bytes | %s | %s", bytes_text(c->predicted, p, sizeof p),
+        fprintf(f, "L2 ↔ SM bytes%s | %s | %s", end, bytes_text(c->predicted, p, sizeof p),
                 bytes_text(c->measured, m, sizeof m));
         break;
     case PV_FLOPS:
-        fprintf(f, "FLOPs | %s | %s", flops_text(c->predicted, p, sizeof p), flops_text(c->measured, m, sizeof m));
+        fprintf(f, "FLOPs%s | %s | %s", end, flops_text(c->predicted, p, sizeof p), flops_text(c->measured, m, sizeof m));
         break;
     case PV_PIPE:
-        fprintf(f, "pipe | %s | ", c->predicted == PIPE_TENSOR ? "tensor cores" : "FP32 FMA pipes, 0 tensor instructions");
+        fprintf(f, "pipe%s | %s | ", end, c->predicted == PIPE_TENSOR ? "tensor cores" : "FP32 FMA pipes, 0 tensor instructions");
         if (isfinite(c->measured))
             fprintf(f, "%.4g tensor instructions (%.4g HGMMA), %s on FP32 pipes", c->measured, c->aux2,
                     flops_text(c->aux, m, sizeof m));
@@ -100,7 +101,7 @@ static void check_row(FILE *f, const pv_check *c)
             fputs("not measured", f);
         break;
     case PV_REGIME:
-        fprintf(f, "regime | %s-bound (%.0f FLOP/B %s ridge %.0f FLOP/B) | ", c->predicted ? "compute" : "memory",
+        fprintf(f, "regime%s | %s-bound (%.0f FLOP/B %s ridge %.0f FLOP/B) | ", end, c->predicted ? "compute" : "memory",
                 c->aux, c->predicted ? ">" : "≤", c->aux2);
         if (isfinite(c->measured))
             fprintf(f, "%s-bound: %.0f%% of the compute roof, %.0f%% of the copy roof", c->measured ? "compute" : "memory",

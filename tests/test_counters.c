@@ -514,3 +514,42 @@ Test(predict, report_command_reads_counters_json)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* The H200 archive recorded with counters by bench/counters_h200.sh (step 4), once it is
+ * committed as tests/fixtures/h200-counters: the predictions the issue names hold on the
+ * real counters. Skipped (said so) until the device run has produced it. */
+Test(counters_fixture, h200_predictions_hold_on_real_counters)
+{
+    const char *dir = "tests/fixtures/h200-counters";
+    if (access("tests/fixtures/h200-counters/counters.json", F_OK) != 0)
+        cr_skip_test("no %s yet: it comes from the device run (bench/counters_h200.sh)", dir);
+    fixture f;
+    fixture_load(&f, dir);
+    char err[256];
+    cr_assert_eq(counters_read_json(&f.r.counters, "tests/fixtures/h200-counters/counters.json", err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(f.r.counters.meta.status, CTR_OK);
+    cr_assert(f.r.ceilings.measured);
+    pv_variant pv;
+    predict_variant(&f.a, vindex(&f.a, "naive"), &pv);
+    cr_assert_eq(find(&pv, PV_DRAM, "scale")->verdict, PV_OK, "scale: %g B", find(&pv, PV_DRAM, "scale")->measured);
+    for (int i = 0; i < pv.n; i++)
+        if (pv.c[i].kind == PV_DRAM && strstr(pv.c[i].cls, "Memcpy"))
+            cr_assert_eq(pv.c[i].verdict, PV_OK, "Memcpy: %g B", pv.c[i].measured);
+    predict_variant(&f.a, vindex(&f.a, "math"), &pv);
+    for (int i = 0; i < pv.n; i++)
+        if (pv.c[i].kind == PV_PIPE)
+            cr_assert_eq(pv.c[i].verdict, PV_OK, "math %s: %g tensor instructions", pv.c[i].cls, pv.c[i].measured);
+    const char *tensor[] = {"flash", "cudnn"};
+    for (int t = 0; t < 2; t++) {
+        int vi = vindex(&f.a, tensor[t]);
+        if (vi < 0 || f.a.v[vi].result->status != VARIANT_OK)
+            continue;
+        predict_variant(&f.a, vi, &pv);
+        for (int i = 0; i < pv.n; i++)
+            if (pv.c[i].kind == PV_PIPE)
+                cr_assert_eq(pv.c[i].verdict, PV_OK, "%s: %g tensor instructions", tensor[t], pv.c[i].measured);
+    }
+    counters_free(&f.r.counters);
+    fixture_free(&f);
+}
