@@ -537,3 +537,19 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
     free(csv);
     return rc;
 }
+
+/* ---- shared with the other documents (compare) -------------------------- */
+
+void report_md_cell(FILE *f, const char *s) { cell(f, s); }
+
+void report_md_figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir)
+{
+    figure(f, figs, name, inline_dir);
+}
+
+void report_csv_field(FILE *f, const char *s) { csv_field(f, s); }
+
+int report_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen)
+{
+    return write_atomic(dir, name, text, err, errlen);
+}

@@ -5,7 +5,9 @@
  * (libattnprof_recorder.so, see recorder.h) only when they are called. */
 #include "analysis.h"
 #include "archive.h"
+#include "archive_read.h"
 #include "cli.h"
+#include "compare.h"
 #include "exit_codes.h"
 #include "figures.h"
 #include "findings.h"
@@ -190,23 +192,10 @@ static int move_report_into(const char *tmp, const char *dir, char *err, size_t 
 
 static int cmd_report(cli_options *o)
 {
-    char err[1024], path[1100];
+    char err[1024];
     trace t;
     static run_info info;
-    snprintf(path, sizeof path, "%s/run.json", o->archive);
-    if (!path_exists(o->archive) || !path_exists(path)) {
-        snprintf(err, sizeof err, "%s: missing; is %s an archive written by `attnprof run -o DIR`?", path,
-                 o->archive);
-        return die(EXIT_BAD_ARCHIVE, err);
-    }
-    if (run_info_read_json(&info, path, err, sizeof err) != 0)
-        return die(EXIT_BAD_ARCHIVE, err);
-    snprintf(path, sizeof path, "%s/trace.json", o->archive);
-    if (!path_exists(path)) {
-        snprintf(err, sizeof err, "%s: missing; the archive is incomplete", path);
-        return die(EXIT_BAD_ARCHIVE, err);
-    }
-    if (trace_read_json(&t, path, err, sizeof err) != 0)
+    if (archive_read(o->archive, &t, &info, err, sizeof err) != 0)
         return die(EXIT_BAD_ARCHIVE, err);
     /* Render beside the archive's files, then move the results in: a failed render
      * leaves the previous report and figures as they were. */
@@ -228,6 +217,82 @@ static int cmd_report(cli_options *o)
     if (!o->run.quiet)
         printf("report: %s/report.html\n", o->archive);
     return EXIT_OK;
+}
+
+/* --baseline names an input by the path given or by its directory name. */
+static int baseline_index(const cli_options *o, char *err, size_t errlen)
+{
+    if (!o->baseline)
+        return 0;
+    for (int i = 0; i < o->n_inputs; i++)
+        if (!strcmp(o->inputs[i], o->baseline))
+            return i;
+    for (int i = 0; i < o->n_inputs; i++) {
+        const char *base = strrchr(o->inputs[i], '/');
+        base = base ? base + 1 : o->inputs[i];
+        if (!strcmp(base, o->baseline))
+            return i;
+    }
+    snprintf(err, errlen, "--baseline %s: not one of the archives given; name one of them as written", o->baseline);
+    return -1;
+}
+
+static int cmd_compare(const cli_options *o)
+{
+    char err[2048];
+    if (path_exists(o->out_dir) && !o->force) {
+        snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", o->out_dir);
+        return die(EXIT_OUTPUT_EXISTS, err);
+    }
+    compare_options opt = {.min_effect = o->min_effect, .allow_shape_mismatch = o->allow_shape_mismatch,
+                           .formats = o->formats, .log_axis = o->log_axis};
+    if ((opt.baseline = baseline_index(o, err, sizeof err)) < 0)
+        return die(EXIT_USAGE, err);
+    compare_archive *ars = calloc((size_t)o->n_inputs, sizeof *ars);
+    compare_archive *in[COMPARE_MAX_ARCHIVES];
+    if (!ars)
+        return die(EXIT_IO, "out of memory");
+    int loaded = 0, rc = EXIT_OK;
+    for (; loaded < o->n_inputs && rc == EXIT_OK; loaded++) {
+        in[loaded] = &ars[loaded];
+        rc = compare_load(&ars[loaded], o->inputs[loaded], err, sizeof err);
+        if (rc != EXIT_OK)
+            break;
+    }
+    compare_model m;
+    if (rc == EXIT_OK) {
+        rc = compare_build(&m, in, o->n_inputs, &opt, err, sizeof err);
+        if (rc == EXIT_OK) {
+            rc = compare_write(&m, o->out_dir, &opt, o->force, err, sizeof err);
+            if (rc == EXIT_OK && !o->run.quiet) {
+                printf("%-14s", "variant");
+                for (int i = 1; i < m.n; i++)
+                    printf(" %28.28s", m.in[i]->label);
+                printf("\n");
+                for (int v = 0; v < m.n_variants; v++) {
+                    printf("%-14s", m.variants[v].name);
+                    for (int i = 1; i < m.n; i++) {
+                        const compare_ratio *r = &m.variants[v].cell[i].metric_ratio;
+                        char cellbuf[64] = "-";
+                        if (r->verdict != VERDICT_NONE)
+                            snprintf(cellbuf, sizeof cellbuf, "%.3fx %s", r->ci.ratio,
+                                     r->verdict == VERDICT_SAME ? "same" : compare_verdict_word(r->verdict));
+                        printf(" %28s", cellbuf);
+                    }
+                    printf("\n");
+                }
+                printf("%s\ncompare: %s/compare.html\n", m.differs_sentence, o->out_dir);
+            }
+            compare_free(&m);
+        }
+        for (int i = 0; i < loaded; i++)
+            compare_archive_free(&ars[i]);
+    } else {
+        for (int i = 0; i < loaded; i++)
+            compare_archive_free(&ars[i]);
+    }
+    free(ars);
+    return rc == EXIT_OK ? EXIT_OK : die(rc, err);
 }
 
 int main(int argc, char **argv)
@@ -252,6 +317,8 @@ int main(int argc, char **argv)
         return cmd_run(&o, cmdline);
     case CMD_REPORT:
         return cmd_report(&o);
+    case CMD_COMPARE:
+        return cmd_compare(&o);
     default:
         cli_usage(stderr);
         return EXIT_USAGE;
