@@ -1,4 +1,5 @@
 #include "analysis.h"
+#include "escape.h"
 
 
 #include <ctype.h>
@@ -112,6 +113,7 @@ void short_kernel_name(const char *name, char *out, size_t n)
         snprintf(out, n, "%.*s<…>", (int)(lt - start), start);
     else
         snprintf(out, n, "%.*s", (int)len, start);
+    esc_utf8_trim(out); /* cut between characters: cairo refuses a partial one */
 }
 
 typedef struct corr_index {

@@ -139,6 +139,10 @@ static void derive(analysis *a, int vi)
         add(va, "not run: %s", text);
         return;
     }
+    if (r->status == VARIANT_SKIPPED) {
+        add(va, "skipped (cannot take this shape): %s", text);
+        return;
+    }
     if (!va->n_forwards) {
         add(va, "no forward recorded: %s", r->error[0] ? text : "the variant failed before its forwards");
         return;

@@ -59,7 +59,16 @@ static void cell(FILE *f, const char *s)
 
 static const char *status_word(const variant_result *r)
 {
-    return r->status == VARIANT_OK ? "" : r->status == VARIANT_FAILED ? " **FAILED**" : " *(unavailable)*";
+    switch (r->status) {
+    case VARIANT_OK:
+        return "";
+    case VARIANT_FAILED:
+        return " **FAILED**";
+    case VARIANT_SKIPPED:
+        return " *(skipped)*";
+    default:
+        return " *(unavailable)*";
+    }
 }
 
 static void version_text(int v, int scale_major, int scale_minor, char *out, size_t n)

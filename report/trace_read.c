@@ -3,6 +3,8 @@
  * file and what is wrong with it. */
 #include "trace.h"
 
+#include "escape.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -42,7 +44,7 @@ static void read_device(trace *t, json_t *root)
         return;
     device_props *d = &t->device;
     json_t *name = json_object_get(p, "name");
-    snprintf(d->name, sizeof d->name, "%s", json_is_string(name) ? json_string_value(name) : "");
+    esc_copy_utf8(d->name, sizeof d->name, json_is_string(name) ? json_string_value(name) : "");
     d->total_mem = get_i64(p, "totalGlobalMem", 0);
     d->major = get_int(p, "computeMajor", 0);
     d->minor = get_int(p, "computeMinor", 0);
@@ -174,6 +176,7 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
             snprintf(o.copy_kind, sizeof o.copy_kind, "%s", ck ? ck : (strlen(name) > 10 ? name + 7 : "?"));
         if (kind == GPU_MEMCPY && !ck) /* Kineto's "Memcpy DtoD (Device -> Device)" */
             o.copy_kind[4] = '\0';
+        esc_utf8_trim(o.copy_kind);
         trace_add_op(t, &o);
     }
     json_decref(root);

@@ -656,7 +656,7 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
         return 0;
     }
     snprintf(job->caption, sizeof job->caption,
-             "Timeline of %.32s: CUDA API calls and NVTX ranges on the host above the GPU's "
+             "Timeline of %s: CUDA API calls and NVTX ranges on the host above the GPU's "
              "operations for %d of %d forwards; %.90s.",
              vname, job->n_forwards, va->n_forwards, med);
     tl_scene sc;
