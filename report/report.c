@@ -553,23 +553,27 @@ char *report_summary_csv(const analysis *a)
  * never see a half-written file. */
 static int write_atomic(const char *dir, const char *name, const char *text, char *err, size_t errlen)
 {
-    char path[1024], tmp[1100];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
+    char *path = NULL, *tmp = NULL;
+    if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0)
+        abort();
+    int rc = 0;
     FILE *f = fopen(tmp, "w");
     if (!f) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
+        rc = -1;
+    } else {
+        size_t n = strlen(text);
+        int ok = fwrite(text, 1, n, f) == n;
+        ok &= fclose(f) == 0;
+        if (!ok || rename(tmp, path) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+            unlink(tmp);
+            rc = -1;
+        }
     }
-    size_t n = strlen(text);
-    int ok = fwrite(text, 1, n, f) == n;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    free(path);
+    free(tmp);
+    return rc;
 }
 
 int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen)
