@@ -172,7 +172,8 @@ static int group_forward(const trace *t, const corr_index *idx, const host_range
             f->ops[f->n_ops++] = idx->ops[lo];
         }
     }
-    qsort(f->ops, (size_t)f->n_ops, sizeof *f->ops, cmp_op_start);
+    if (f->n_ops)
+        qsort(f->ops, (size_t)f->n_ops, sizeof *f->ops, cmp_op_start);
     f->launchers = malloc(sizeof *f->launchers * (size_t)(f->n_ops ? f->n_ops : 1));
     if (!f->launchers)
         abort();

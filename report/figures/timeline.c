@@ -100,7 +100,8 @@ static void pack_rows(tl_list *l)
 {
     int64_t row_end[MAX_ROWS];
     l->rows = 0;
-    qsort(l->v, (size_t)l->n, sizeof *l->v, by_start);
+    if (l->n > 0) /* qsort(NULL, 0) is undefined: a forward can have no items in a lane */
+        qsort(l->v, (size_t)l->n, sizeof *l->v, by_start);
     for (int i = 0; i < l->n; i++) {
         int r = 0;
         while (r < l->rows && row_end[r] > l->v[i].s)
