@@ -47,13 +47,15 @@ void format_time_stats(const stats *s, char *out, size_t n)
  * newline the row. Archive strings go through esc_md_text / esc_md_code. */
 static void cell(FILE *f, const char *s)
 {
+    int backslashes = 0; /* run just before this character: odd means it is escaped */
     for (; *s; s++) {
-        if (*s == '|')
+        if (*s == '|' && backslashes % 2 == 0)
             fputs("\\|", f);
         else if (*s == '\n')
             fputc(' ', f);
         else
             fputc(*s, f);
+        backslashes = *s == '\\' ? backslashes + 1 : 0;
     }
 }
 
@@ -262,11 +264,19 @@ static void figure(FILE *f, const figure_list *figs, const char *name, const cha
         else if (!strcmp(k, "pdf"))
             pdf = &figs->files[i];
     }
-    const figure_file *show = png ? png : svg;
-    if (!show && pdf) { /* PDF only: no page image, a link to the file */
+    /* In the self-contained page only a PNG is inlined: cmark-gfm's safe mode
+     * blanks a data:image/svg+xml source. */
+    const figure_file *show = png ? png : inline_dir ? NULL : svg;
+    if (!show && (svg || pdf)) { /* no page image: links to the vector files */
+        const figure_file *any = svg ? svg : pdf;
         fputs("*", f);
-        esc_md_text(f, pdf->caption);
-        fprintf(f, "* — [PDF](%s)\n\n", pdf->path);
+        esc_md_text(f, any->caption);
+        fputs("* — vector:", f);
+        if (svg)
+            fprintf(f, " [SVG](%s)", svg->path);
+        if (pdf)
+            fprintf(f, " [PDF](%s)", pdf->path);
+        fputs("\n\n", f);
         return;
     }
     if (!show)

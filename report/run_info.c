@@ -265,7 +265,9 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
             json_decref(root);
             return -1;
         }
-        esc_copy_utf8(x->name, sizeof x->name, str(R, where, v, "name"));
+        /* The name ties the variant to its ranges in trace.json: never cut it. */
+        if (!esc_copy_utf8(x->name, sizeof x->name, str(R, where, v, "name")))
+            bad(R, where, "name", "at most 31 bytes");
         esc_copy_utf8(x->title, sizeof x->title, str(R, where, v, "title"));
         esc_copy_utf8(x->what_changed, sizeof x->what_changed, str(R, where, v, "what_changed"));
         esc_copy_utf8(x->error, sizeof x->error, str(R, where, v, "error"));
