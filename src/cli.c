@@ -53,12 +53,15 @@ static int usage_error(char *err, size_t n, const char *fmt, const char *a, cons
     return EXIT_USAGE;
 }
 
+/* Digits only: strtol alone would take " 5", "+5" and "-0". */
+static int all_digits(const char *s) { return *s && strspn(s, "0123456789") == strlen(s); }
+
 static int positive_int(const char *opt, const char *s, int max, int *out, char *err, size_t n)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v <= 0 || v > max) {
+    if (!all_digits(s) || errno || end == s || *end || v <= 0 || v > max) {
         char lim[64];
         snprintf(lim, sizeof lim, "a whole number from 1 to %d", max);
         snprintf(err, n, "--%s %s: expected %s", opt, s, lim);
@@ -71,8 +74,9 @@ static int positive_int(const char *opt, const char *s, int max, int *out, char 
 static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
 {
     *out = 0;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", s);
+    char *buf = strdup(s); /* any length: nothing is cut off */
+    if (!buf)
+        return usage_error(err, n, "out of memory%s%s", "", "");
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!strcmp(tok, "png"))
             *out |= FIG_PNG;
@@ -80,9 +84,13 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
             *out |= FIG_SVG;
         else if (!strcmp(tok, "pdf"))
             *out |= FIG_PDF;
-        else
-            return usage_error(err, n, "--format: unknown format '%s'; use a list of png, svg, pdf%s", tok, "");
+        else {
+            int r = usage_error(err, n, "--format: unknown format '%.100s'; use a list of png, svg, pdf%s", tok, "");
+            free(buf);
+            return r;
+        }
     }
+    free(buf);
     if (!*out)
         return usage_error(err, n, "--format: empty list; use e.g. --format png,svg,pdf%s%s", "", "");
     return EXIT_OK;
@@ -106,7 +114,7 @@ static int whole_number(const char *opt, const char *s, unsigned long long max, 
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > max) {
+    if (!all_digits(s) || errno || end == s || *end || v > max) {
         snprintf(err, n, "--%s %s: expected a whole number from 0 to %llu", opt, s, max);
         return EXIT_USAGE;
     }
@@ -119,6 +127,8 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     run_config *rc = &o->run;
     unsigned long long v;
     int r;
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && !o->run_only_option)
+        o->run_only_option = c;
     switch (c) {
     case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
     case OPT_BATCH: return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
@@ -134,7 +144,11 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
             rc->seed = v;
         return r;
-    case 'o': o->out_dir = arg; return EXIT_OK;
+    case 'o':
+        if (!*arg || strlen(arg) >= 4000)
+            return usage_error(err, n, "-o: expected a directory path of 1 to 3999 bytes%s%s", "", "");
+        o->out_dir = arg;
+        return EXIT_OK;
     case OPT_FORCE: o->force = 1; return EXIT_OK;
     case 'q': rc->quiet = 1; return EXIT_OK;
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
@@ -233,6 +247,16 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     if (o->command == CMD_REPORT) {
         if (operands != 1)
             return usage_error(err, errlen, "report takes one archive directory: attnprof report DIR%s%s", "", "");
+        if (!argv[optind][0])
+            return usage_error(err, errlen, "report: the archive directory is an empty string%s%s", "", "");
+        if (o->run_only_option) {
+            const char *name = "?";
+            for (const struct option *l = longopts; l->name; l++)
+                if (l->val == o->run_only_option)
+                    name = l->name;
+            return usage_error(err, errlen, "report: --%s is a run option; report takes only --format, --log and -q%s",
+                               name, "");
+        }
         o->archive = argv[optind];
         return EXIT_OK;
     }

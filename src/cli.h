@@ -23,6 +23,7 @@ typedef struct cli_options {
     int force;
     unsigned formats; /* FIG_* bits */
     int log_axis;
+    int run_only_option; /* the first option given that only `run` takes (its getopt value), or 0 */
 } cli_options;
 
 /* Returns EXIT_OK, or EXIT_USAGE with a one-line message in `err`. Variant names
