@@ -113,10 +113,10 @@ void fig_yscale_fit(fig_yscale *s, double lo, double hi, int log_axis);
 double fig_yof(const fig_yscale *s, double us);
 /* Grid lines and time labels at round values, axis lines at x0 and y0. */
 void fig_draw_time_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1);
-/* A bar at the median with a min–max whisker and the median's label above
- * when it fits in `label_room`; "n/a" without data. */
-void fig_draw_time_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const stats *st,
-                       unsigned colour, double label_room);
+/* A bar at the median with a min–max whisker and the median's label (written by
+ * `format`) above when it fits in `label_room`; "n/a" without data. */
+void fig_draw_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const stats *st, unsigned colour,
+                  double label_room, void (*format)(double value, char *out, size_t n));
 
 /* ---- figure jobs (render.c runs them for every format) ------------------ */
 
