@@ -3,6 +3,8 @@
 #include "counters.h"
 
 #include <errno.h>
+#include "escape.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +68,9 @@ counter_range *counters_add(counters_set *s, const char *variant, const char *ki
     }
     counter_range *r = &s->r[s->n++];
     memset(r, 0, sizeof *r);
-    snprintf(r->variant, sizeof r->variant, "%s", variant);
-    snprintf(r->kind, sizeof r->kind, "%s", kind);
-    snprintf(r->name, sizeof r->name, "%s", name);
+    esc_copy_utf8(r->variant, sizeof r->variant, variant);
+    esc_copy_utf8(r->kind, sizeof r->kind, kind);
+    esc_copy_utf8(r->name, sizeof r->name, name);
     r->index = index;
     for (int m = 0; m < M_COUNT; m++)
         r->v[m] = NAN;
@@ -109,9 +111,9 @@ void counters_meta_from_json(json_t *o, counters_meta *m)
     if (!json_is_object(o))
         return;
     m->status = status_from_name(json_string_value(json_object_get(o, "status")));
-    snprintf(m->reason, sizeof m->reason, "%s", str(o, "reason"));
-    snprintf(m->method, sizeof m->method, "%s", str(o, "method"));
-    snprintf(m->chip, sizeof m->chip, "%s", str(o, "chip"));
+    esc_copy_utf8(m->reason, sizeof m->reason, str(o, "reason"));
+    esc_copy_utf8(m->method, sizeof m->method, str(o, "method"));
+    esc_copy_utf8(m->chip, sizeof m->chip, str(o, "chip"));
     m->passes = (int)json_integer_value(json_object_get(o, "passes"));
     json_t *ps = json_object_get(o, "pass_seconds");
     m->pass_seconds = json_is_number(ps) ? json_number_value(ps) : NAN;

@@ -1,5 +1,7 @@
 #include "findings.h"
 
+#include "escape.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@ static void add(variant_analysis *va, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(va->findings[va->n_findings - 1], sizeof va->findings[0], fmt, ap);
     va_end(ap);
+    esc_utf8_trim(va->findings[va->n_findings - 1]); /* a long finding is cut between characters */
 }
 
 static int is_memcpy(const gpu_op *o) { return o->kind == GPU_MEMCPY; }
@@ -72,9 +75,9 @@ static void names_of(const variant_analysis *va, op_predicate pred, char *out, s
     for (int k = 0; k < f->n_ops; k++) {
         if (!pred(f->ops[k]))
             continue;
-        char s[96], quoted[100];
+        char s[96], quoted[200];
         short_kernel_name(f->ops[k]->name, s, sizeof s);
-        snprintf(quoted, sizeof quoted, "`%s`", s);
+        esc_md_code_buf(quoted, sizeof quoted, s);
         if (strstr(out, quoted)) /* whole quoted name: where_zero is not where_zero_fill */
             continue;
         size_t len = strlen(out);
@@ -130,13 +133,18 @@ static void derive(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
     const variant_result *r = va->result;
-    char buf[64], names[256];
+    char buf[64], names[320], text[ATTN_ERR_LEN];
+    esc_md_text_buf(text, sizeof text, r->error);
     if (r->status == VARIANT_UNAVAILABLE) {
-        add(va, "not run: %s", r->error);
+        add(va, "not run: %s", text);
+        return;
+    }
+    if (r->status == VARIANT_SKIPPED) {
+        add(va, "skipped (cannot take this shape): %s", text);
         return;
     }
     if (!va->n_forwards) {
-        add(va, "no forward recorded: %s", r->error[0] ? r->error : "the variant failed before its forwards");
+        add(va, "no forward recorded: %s", r->error[0] ? text : "the variant failed before its forwards");
         return;
     }
     if (va->ops_per_forward != r->expected_ops) {
@@ -145,11 +153,13 @@ static void derive(analysis *a, int vi)
         for (int i = 0; ms && i < va->forwards[0].n_ops; i++)
             if (va->forwards[0].ops[i] == ms)
                 via = va->forwards[0].launchers[i];
+        char via_name[200];
+        esc_md_code_buf(via_name, sizeof via_name, via ? via->name : "?");
         if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward)
             add(va, "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s, "
-                    "via `%s`) outside the variant's own expectation",
+                    "via %s) outside the variant's own expectation",
                 va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
-                va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via ? via->name : "?");
+                va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_name);
         else
             add(va, "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
                 r->expected_ops);
@@ -160,8 +170,10 @@ static void derive(analysis *a, int vi)
     per_forward_median(va, is_memcpy, &n, &us);
     if (n > 0) {
         const gpu_op *m = first_match(va, is_memcpy);
+        char kind[32];
+        esc_md_text_buf(kind, sizeof kind, m->copy_kind);
         add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)", human_bytes((double)m->bytes, buf, sizeof buf),
-            m->copy_kind, us, 100.0 * us / va->cuda_us.median);
+            kind, us, 100.0 * us / va->cuda_us.median);
     }
     /* Against the previous variant of the run that recorded forwards. */
     for (int p = vi - 1; p >= 0; p--) {
@@ -171,11 +183,13 @@ static void derive(analysis *a, int vi)
         int d_ops = va->ops_per_forward - pv->ops_per_forward;
         double d_us = va->cuda_us.median - pv->cuda_us.median;
         const char *prefix = pv->memcpy_per_forward > 0 && va->memcpy_per_forward == 0 ? "no Memcpy; " : "";
+        char pname[100];
+        esc_md_text_buf(pname, sizeof pname, pv->result->name);
         if (d_ops)
             add(va, "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)", prefix, abs(d_ops),
-                d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pv->result->name, d_us);
+                d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pname, d_us);
         else if (*prefix)
-            add(va, "%sas many operations as %s (%+.1f µs)", prefix, pv->result->name, d_us);
+            add(va, "%sas many operations as %s (%+.1f µs)", prefix, pname, d_us);
         break;
     }
 
@@ -206,8 +220,10 @@ static void derive(analysis *a, int vi)
     per_forward_median(va, is_kernel, &n, &us);
     if (n == 1 && va->ops_per_forward <= 2) {
         const gpu_op *k = first_match(va, is_kernel);
-        short_kernel_name(k->name, names, sizeof names);
-        add(va, "one fused kernel `%s` (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
+        char shortname[256];
+        short_kernel_name(k->name, shortname, sizeof shortname);
+        esc_md_code_buf(names, sizeof names, shortname);
+        add(va, "one fused kernel %s (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
             k->registers, k->static_smem + k->dynamic_smem);
     }
     launch_findings(va);
@@ -229,8 +245,10 @@ static void derive(analysis *a, int vi)
                 (g + h + plan->number) / 1000, g / 1000, h / 1000, plan->number / 1000, va->cpu_us.median);
     }
     const attn_fact *fm = fact(r, "fully_masked_rows");
-    if (fm)
-        add(va, "fully-masked rows → %s", fm->value);
+    if (fm) {
+        esc_md_text_buf(text, sizeof text, fm->value);
+        add(va, "fully-masked rows → %s", text);
+    }
     if (r->dropped_records > 0)
         add(va, "CUPTI dropped %lld records: counts above may be incomplete", (long long)r->dropped_records);
 }

@@ -3,6 +3,7 @@
  * the forward range minus every kernel range. */
 #include "predict.h"
 
+#include "escape.h"
 #include "findings.h"
 
 #include <math.h>
@@ -201,8 +202,9 @@ static void add_finding(variant_analysis *va, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(va->findings[va->n_findings++], sizeof va->findings[0], fmt, ap);
+    vsnprintf(va->findings[va->n_findings], sizeof va->findings[0], fmt, ap);
     va_end(ap);
+    esc_utf8_trim(va->findings[va->n_findings++]);
 }
 
 static int is_memcpy_op(const gpu_op *o) { return o->kind == GPU_MEMCPY && strstr(o->name, "DtoD"); }
@@ -221,18 +223,22 @@ void predict_findings(analysis *a)
             const pv_check *c = &pv.c[k];
             if (c->verdict != PV_MISS || c->kind == PV_OPS)
                 continue;
+            char cls[128]; /* a label from run.json: Markdown-escaped, as every archive string */
+            esc_md_text_buf(cls, sizeof cls, c->cls);
             if (c->kind == PV_DRAM || c->kind == PV_L2)
-                add_finding(va, "prediction missed: %s, %s of %s traffic, predicted %s (%+.0f%%)", c->cls,
+                add_finding(va, "prediction missed: %s, %s of %s traffic, predicted %s (%+.0f%%)", cls,
                             human_bytes(nearbyint(c->measured), b1, sizeof b1), c->kind == PV_DRAM ? "DRAM" : "L2↔SM",
                             human_bytes(nearbyint(c->predicted), b2, sizeof b2), 100 * (c->measured / c->predicted - 1));
             else
-                add_finding(va, "prediction missed: %s (%s)", c->cls, pv_kind_id(c->kind));
+                add_finding(va, "prediction missed: %s (%s)", cls, pv_kind_id(c->kind));
             break;
         }
         for (int k = 0; k < pv.n; k++) {
             const pv_check *c = &pv.c[k];
+            char cls[128];
+            esc_md_text_buf(cls, sizeof cls, c->cls);
             if (c->kind == PV_PIPE && c->predicted == PIPE_FMA && isfinite(c->measured))
-                add_finding(va, "%s issue %.0f tensor-core instructions (counters)", c->cls, c->measured);
+                add_finding(va, "%s issue %.0f tensor-core instructions (counters)", cls, c->measured);
             if (c->kind == PV_DRAM && strstr(c->cls, "Memcpy") && isfinite(c->measured)) {
                 int n = 0;
                 double us = 0;

@@ -4,6 +4,7 @@
  * predict.c. */
 #include "predict_report.h"
 
+#include "escape.h"
 #include "findings.h"
 #include "predict.h"
 
@@ -11,11 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void plain(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        fputc(*s == '|' ? '/' : *s == '\n' ? ' ' : *s, f);
-}
+/* Archive strings (labels, reasons, metric names) as Markdown text. */
+static void plain(FILE *f, const char *s) { esc_md_text(f, s); }
 
 static const char *mark(pv_verdict v)
 {
@@ -126,12 +124,15 @@ static void kernel_table(FILE *f, const counters_set *cs, const char *variant)
             fputs("| Range | Duration | DRAM read | DRAM written | L2 ↔ SM | FLOPs (tensor + FP32) | Tensor inst. | "
                   "Achieved occupancy | SM % of peak | DRAM % of peak |\n|---|---|---|---|---|---|---|---|---|---|\n",
                   f);
-        fputs("| `", f);
-        char shortname[96];
+        fputs("| ", f);
+        char shortname[256];
         short_kernel_name(k->name, shortname, sizeof shortname);
-        plain(f, strcmp(k->kind, "forward") ? shortname : "whole forward");
+        if (strcmp(k->kind, "forward"))
+            esc_md_code(f, shortname[0] ? shortname : k->name, 1);
+        else
+            fputs("whole forward", f);
         double fl_all = counters_flops(k);
-        fprintf(f, "` | %.1f µs | %s | %s | %s | %s | %.4g | %.1f%% | %.1f%% | %.1f%% |\n", k->v[M_DURATION_NS] / 1e3,
+        fprintf(f, " | %.1f µs | %s | %s | %s | %s | %.4g | %.1f%% | %.1f%% | %.1f%% |\n", k->v[M_DURATION_NS] / 1e3,
                 bytes_text(k->v[M_DRAM_READ], r, sizeof r), bytes_text(k->v[M_DRAM_WRITE], w, sizeof w),
                 bytes_text(counters_l2_bytes(k), l2, sizeof l2), flops_text(fl_all, fl, sizeof fl),
                 k->v[M_TENSOR_INST], k->v[M_WARPS_ACTIVE_PCT], k->v[M_SM_THROUGHPUT_PCT],
@@ -152,14 +153,24 @@ void predict_write_markdown(FILE *f, const analysis *a)
           f);
     switch (m->status) {
     case CTR_OK:
-        fprintf(f, "Counters%s%s%s: %d replay pass%s per kernel, %.1f s for the whole pass%s%s. ",
-                m->chip[0] ? " (chip " : "", m->chip, m->chip[0] ? ")" : "", m->passes, m->passes == 1 ? "" : "es",
-                m->pass_seconds, m->method[0] ? "; " : "", m->method);
+        fputs("Counters", f);
+        if (m->chip[0]) {
+            fputs(" (chip ", f);
+            plain(f, m->chip);
+            fputs(")", f);
+        }
+        fprintf(f, ": %d replay pass%s per kernel, %.1f s for the whole pass", m->passes, m->passes == 1 ? "" : "es",
+                m->pass_seconds);
+        if (m->method[0]) {
+            fputs("; ", f);
+            plain(f, m->method);
+        }
+        fputs(". ", f);
         {
             int n = 0;
             for (int i = 0; i < M_COUNT; i++)
                 if (!m->available[i])
-                    fprintf(f, "%s`%s`", n++ ? ", " : "Not available on this chip: ", counters_metric_names[i]);
+                    fprintf(f, "%s`%s`", n++ ? ", " : "Not available on this chip: ", counters_metric_names[i]); /* ours */
             fputs(n ? ".\n\n" : "\n\n", f);
         }
         break;
@@ -178,18 +189,30 @@ void predict_write_markdown(FILE *f, const analysis *a)
         break;
     }
     if (c->measured)
+    {
         fprintf(f, "Ceilings measured in this run: %.0f TFLOP/s bf16 tensor-core GEMM, %.1f TFLOP/s FP32 FMA "
-                   "(SGEMM), %.2f TB/s device-to-device copy; ridge point %.0f FLOP per DRAM byte%s%s%s.\n\n",
-                c->tensor_bf16_tflops, c->fp32_fma_tflops, c->copy_tbps, ceilings_ridge(c), c->method[0] ? " (" : "",
-                c->method, c->method[0] ? ")" : "");
-    else if (c->error[0])
-        fprintf(f, "Ceilings not measured: %s.\n\n", c->error);
+                   "(SGEMM), %.2f TB/s device-to-device copy; ridge point %.0f FLOP per DRAM byte",
+                c->tensor_bf16_tflops, c->fp32_fma_tflops, c->copy_tbps, ceilings_ridge(c));
+        if (c->method[0]) {
+            fputs(" (", f);
+            plain(f, c->method);
+            fputs(")", f);
+        }
+        fputs(".\n\n", f);
+    }
+    else if (c->error[0]) {
+        fputs("Ceilings not measured: ", f);
+        plain(f, c->error);
+        fputs(".\n\n", f);
+    }
     for (int i = 0; i < a->n; i++) {
         pv_variant pv;
         predict_variant(a, i, &pv);
         if (!pv.n)
             continue;
-        fprintf(f, "### `%s`\n\n| Prediction | Predicted | Measured | |\n|---|---|---|---|\n", pv.result->name);
+        fputs("### ", f);
+        esc_md_code(f, pv.result->name, 0);
+        fputs("\n\n| Prediction | Predicted | Measured | |\n|---|---|---|---|\n", f);
         /* Missed predictions first: the interesting lines. */
         for (int pass = 0; pass < 2; pass++)
             for (int k = 0; k < pv.n; k++)

@@ -2,6 +2,8 @@
  * No analysis here; predict.c compares them with the counters. */
 #include "prediction.h"
 
+#include "escape.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -117,8 +119,8 @@ void prediction_from_json(json_t *o, attn_prediction *p)
         if (p->n == PRED_MAX_CLASSES)
             break;
         pred_class *x = &p->cls[p->n++];
-        snprintf(x->label, sizeof x->label, "%s", str(c, "label"));
-        snprintf(x->match, sizeof x->match, "%s", str(c, "match"));
+        esc_copy_utf8(x->label, sizeof x->label, str(c, "label"));
+        esc_copy_utf8(x->match, sizeof x->match, str(c, "match"));
         x->count = (int)json_integer_value(json_object_get(c, "count"));
         x->is_copy = json_is_true(json_object_get(c, "is_copy"));
         x->dram_bytes = real0(c, "dram_bytes");
@@ -145,8 +147,8 @@ void ceilings_from_json(json_t *o, ceilings *c)
     c->tensor_bf16_tflops = real(o, "tensor_bf16_tflops");
     c->fp32_fma_tflops = real(o, "fp32_fma_tflops");
     c->copy_tbps = real(o, "copy_tbps");
-    snprintf(c->method, sizeof c->method, "%s", str(o, "method"));
-    snprintf(c->error, sizeof c->error, "%s", str(o, "error"));
+    esc_copy_utf8(c->method, sizeof c->method, str(o, "method"));
+    esc_copy_utf8(c->error, sizeof c->error, str(o, "error"));
 }
 
 double ceilings_ridge(const ceilings *c)

@@ -11,6 +11,8 @@ typedef enum variant_status {
     VARIANT_OK = 0,
     VARIANT_FAILED = 1,      /* error, or rel. error above the threshold */
     VARIANT_UNAVAILABLE = 2, /* cannot run here (library/GPU); reason in `error` */
+    VARIANT_SKIPPED = 3,     /* default list only: cannot take the shape (head dim, device
+                              * memory); reason in `error`, the batch went on */
 } variant_status;
 
 typedef struct variant_result {

@@ -3,6 +3,9 @@
  * file and what is wrong with it. */
 #include "trace.h"
 
+#include "bounds.h"
+#include "escape.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,7 +20,7 @@ static int fail(char *err, size_t n, const char *path, size_t idx, const char *w
 static int get_int(json_t *obj, const char *key, int dflt)
 {
     json_t *v = json_object_get(obj, key);
-    return json_is_integer(v) ? (int)json_integer_value(v) : dflt;
+    return json_is_integer(v) ? bounds_int_sat(json_integer_value(v)) : dflt;
 }
 
 static int64_t get_i64(json_t *obj, const char *key, int64_t dflt)
@@ -31,18 +34,18 @@ static void get_triple(json_t *obj, const char *key, int out[3])
     json_t *v = json_object_get(obj, key);
     for (int i = 0; i < 3; i++)
         out[i] = json_is_array(v) && json_is_integer(json_array_get(v, i))
-                     ? (int)json_integer_value(json_array_get(v, i))
+                     ? bounds_int_sat(json_integer_value(json_array_get(v, i)))
                      : 0;
 }
 
-static void read_device(trace *t, json_t *root)
+static const char *read_device(trace *t, json_t *root)
 {
     json_t *p = json_array_get(json_object_get(root, "deviceProperties"), 0);
     if (!json_is_object(p))
-        return;
+        return NULL;
     device_props *d = &t->device;
     json_t *name = json_object_get(p, "name");
-    snprintf(d->name, sizeof d->name, "%s", json_is_string(name) ? json_string_value(name) : "");
+    esc_copy_utf8(d->name, sizeof d->name, json_is_string(name) ? json_string_value(name) : "");
     d->total_mem = get_i64(p, "totalGlobalMem", 0);
     d->major = get_int(p, "computeMajor", 0);
     d->minor = get_int(p, "computeMinor", 0);
@@ -61,6 +64,7 @@ static void read_device(trace *t, json_t *root)
     d->clock_khz = get_int(p, "clockRate", 0);
     d->mem_clock_khz = get_int(p, "memoryClockRate", 0);
     d->mem_bus_width = get_int(p, "memoryBusWidth", 0);
+    return bounds_device(d);
 }
 
 int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
@@ -84,7 +88,15 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
     t->cupti_version = get_int(root, "cupti_version", 0);
     t->cuda_runtime_version = get_int(root, "cuda_runtime_version", 0);
     t->cuda_driver_version = get_int(root, "cuda_driver_version", 0);
-    read_device(t, root);
+    const char *range = bounds_base_ns(base);
+    if (!range)
+        range = read_device(t, root);
+    if (range) {
+        snprintf(err, errlen, "%s: %s", path, range);
+        json_decref(root);
+        trace_free(t);
+        return -1;
+    }
 
     size_t i;
     json_t *e;
@@ -110,8 +122,11 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
             rc = fail(err, errlen, path, i, "complete event without a valid ts/dur");
             break;
         }
-        int64_t start = base + llround(json_number_value(ts) * 1000.0);
-        int64_t end = start + llround(json_number_value(dur) * 1000.0);
+        int64_t start, end;
+        if ((range = bounds_event_ns(base, json_number_value(ts), json_number_value(dur), &start, &end))) {
+            rc = fail(err, errlen, path, i, range);
+            break;
+        }
         int pid = get_int(e, "pid", 0), tid = get_int(e, "tid", 0);
 
         gpu_op_kind kind;
@@ -167,13 +182,18 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
             o.registers = get_int(args, "registers per thread", 0);
             int total = get_int(args, "shared memory", 0);
             o.static_smem = get_int(args, "static shared memory", total);
-            o.dynamic_smem = get_int(args, "dynamic shared memory", total - o.static_smem);
+            o.dynamic_smem = get_int(args, "dynamic shared memory", bounds_sub_sat(total, o.static_smem));
         }
         const char *ck = json_is_object(args) ? json_string_value(json_object_get(args, "copy kind")) : NULL;
         if (kind == GPU_MEMCPY)
             snprintf(o.copy_kind, sizeof o.copy_kind, "%s", ck ? ck : (strlen(name) > 10 ? name + 7 : "?"));
         if (kind == GPU_MEMCPY && !ck) /* Kineto's "Memcpy DtoD (Device -> Device)" */
             o.copy_kind[4] = '\0';
+        esc_utf8_trim(o.copy_kind);
+        if ((range = bounds_op(&o))) {
+            rc = fail(err, errlen, path, i, range);
+            break;
+        }
         trace_add_op(t, &o);
     }
     json_decref(root);

@@ -553,3 +553,33 @@ Test(counters_fixture, h200_predictions_hold_on_real_counters)
     counters_free(&f.r.counters);
     fixture_free(&f);
 }
+
+/* Strings of counters.json and of the predictions come from an archive: a kernel name or
+ * a class label cannot open HTML, a link or a new table cell in report.md. */
+Test(predict, archive_strings_are_escaped_in_the_section)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-6var");
+    declare(&f.r);
+    synthesize(&f, 0);
+    counter_range *r = counters_add(&f.r.counters, "naive", "kernel", 99, "evil<script>x</script>|`[a](b)");
+    for (int m = 0; m < M_COUNT; m++)
+        r->v[m] = 1;
+    for (int i = 0; i < f.r.n_variants; i++)
+        if (!strcmp(f.r.variants[i].name, "naive"))
+            snprintf(f.r.variants[i].prediction.cls[1].label, sizeof f.r.variants[i].prediction.cls[1].label,
+                     "sc<img src=x>|ale");
+    snprintf(f.r.counters.meta.chip, sizeof f.r.counters.meta.chip, "GH100<b>");
+    predict_findings(&f.a);
+    char *md = report_markdown(&f.a, NULL, NULL), err[256];
+    char *html = report_html(md, "t", err, sizeof err);
+    cr_assert(html, "%s", err);
+    cr_assert_null(strstr(html, "<script>"), "raw HTML from a kernel name");
+    cr_assert_null(strstr(html, "<img"), "raw HTML from a class label");
+    cr_assert_null(strstr(html, "GH100<b>"), "raw HTML from the chip name");
+    cr_assert(strstr(html, "evil&lt;script&gt;"), "the name is shown, as text");
+    free(html);
+    free(md);
+    counters_free(&f.r.counters);
+    fixture_free(&f);
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "escape.h"
 #include "occupancy.h"
 
 #define NAME_COL 210.0
@@ -141,6 +142,7 @@ static void draw_row(cairo_t *cr, const analysis *a, const char *variant, const 
     if (row->launches > 1) {
         size_t len = strlen(name);
         snprintf(name + len, sizeof name - len, " \xc3\x97%d", row->launches);
+        esc_utf8_trim(name);
     }
     fig_set(cr, FIG_INK);
     fig_font(cr, 9, 0);
