@@ -435,7 +435,7 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info)
     for (int i = 0; i < cfg->n_variants && i < info->n_variants; i++) {
         const attn_variant *var = cfg->variants[i];
         variant_result *res = &info->variants[i];
-        if (res->status != VARIANT_OK)
+        if (res->status != VARIANT_OK || strcmp(res->name, var->name))
             continue;
         progress(cfg, i, var->name, "counters", 1, 1);
         counted_forward f = {.var = var, .d = d};
