@@ -40,4 +40,3 @@ int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err)
     CUDA_TRY(cudaDeviceGetAttribute(smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err);
     return ATTN_OK;
 }
-
