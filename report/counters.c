@@ -200,11 +200,14 @@ double counters_l2_bytes(const counter_range *r)
 
 double counters_fp32_flops(const counter_range *r) { return 2 * r->v[M_FFMA] + r->v[M_FADD] + r->v[M_FMUL]; }
 
+/* The ops_path_tensor counters count floating-point operations, not multiply-adds:
+ * on the H200 naive's Q·Kᵀ GEMM (2·B·H·S²·D = 17.2 GFLOP at 8×16×1024×64) read
+ * 1.72e10 (2026-11-30, bench/RESULTS.md). */
 double counters_tensor_flops(const counter_range *r)
 {
     if (!isfinite(r->v[M_HMMA_BF16_OPS]) && !isfinite(r->v[M_HGMMA_BF16_OPS]))
         return NAN;
-    return 2 * (or0(r->v[M_HMMA_BF16_OPS]) + or0(r->v[M_HGMMA_BF16_OPS]));
+    return or0(r->v[M_HMMA_BF16_OPS]) + or0(r->v[M_HGMMA_BF16_OPS]);
 }
 
 double counters_flops(const counter_range *r)

@@ -154,15 +154,23 @@ void predict_variant(const analysis *a, int vi, pv_variant *out)
                                                 : or0(s.tensor_flops) + or0(s.fp32_flops);
             push(out, PV_FLOPS, c->label, c->flops, m, predict_judge(c->flops, m, PV_TOL_FLOPS));
         }
-        if (c->pipe != PIPE_NONE) {
+        if (c->pipe == PIPE_TENSOR) {
             double ti = have && s.n ? s.tensor_inst : NAN;
-            pv_verdict v = !isfinite(ti)              ? PV_NA
-                           : c->pipe == PIPE_TENSOR   ? (ti > 0 ? PV_OK : PV_MISS)
-                                                      : (ti == 0 && s.fp32_flops > 0 ? PV_OK : PV_MISS);
-            pv_check *k = push(out, PV_PIPE, c->label, c->pipe, ti, v);
+            pv_check *k = push(out, PV_PIPE, c->label, c->pipe, ti, !isfinite(ti) ? PV_NA : ti > 0 ? PV_OK : PV_MISS);
             if (k) {
                 k->aux = s.fp32_flops;
                 k->aux2 = s.gmma_inst;
+            }
+        } else if (c->pipe == PIPE_FMA) {
+            /* FMA pipes: no tensor-core math (bf16 HMMA/HGMMA FLOPs) and FP32 work. The
+             * tensor-pipe instruction count is shown beside it, not judged: cuBLAS's FFMA
+             * GEMMs issue a few (49152 in 1.7e10 FFMAs on the H200, 2026-11-30). */
+            double tf = have && s.n ? or0(s.tensor_flops) : NAN;
+            pv_check *k = push(out, PV_PIPE, c->label, c->pipe, tf,
+                               !isfinite(tf) ? PV_NA : tf == 0 && s.fp32_flops > 0 ? PV_OK : PV_MISS);
+            if (k) {
+                k->aux = s.fp32_flops;
+                k->aux2 = s.tensor_inst;
             }
         }
     }
@@ -237,8 +245,13 @@ void predict_findings(analysis *a)
             const pv_check *c = &pv.c[k];
             char cls[128];
             esc_md_text_buf(cls, sizeof cls, c->cls);
-            if (c->kind == PV_PIPE && c->predicted == PIPE_FMA && isfinite(c->measured))
-                add_finding(va, "%s issue %.0f tensor-core instructions (counters)", cls, c->measured);
+            if (c->kind == PV_PIPE && c->predicted == PIPE_FMA && isfinite(c->measured)) {
+                char fl[48];
+                snprintf(fl, sizeof fl, "%.3g GFLOP", c->aux / 1e9);
+                add_finding(va, "%s do %.3g GFLOP of tensor-core math and %s on the FP32 pipes (counters; the tensor "
+                                "pipe issued %.0f other instructions)",
+                            cls, c->measured / 1e9, fl, c->aux2);
+            }
             if (c->kind == PV_DRAM && strstr(c->cls, "Memcpy") && isfinite(c->measured)) {
                 int n = 0;
                 double us = 0;

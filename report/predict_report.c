@@ -91,12 +91,16 @@ static void check_row(FILE *f, const pv_check *c)
         fprintf(f, "FLOPs%s | %s | %s", end, flops_text(c->predicted, p, sizeof p), flops_text(c->measured, m, sizeof m));
         break;
     case PV_PIPE:
-        fprintf(f, "pipe%s | %s | ", end, c->predicted == PIPE_TENSOR ? "tensor cores" : "FP32 FMA pipes, 0 tensor instructions");
-        if (isfinite(c->measured))
+        fprintf(f, "pipe%s | %s | ", end,
+                c->predicted == PIPE_TENSOR ? "tensor cores" : "FP32 FMA pipes, no tensor-core math");
+        if (!isfinite(c->measured))
+            fputs("not measured", f);
+        else if (c->predicted == PIPE_TENSOR)
             fprintf(f, "%.4g tensor instructions (%.4g HGMMA), %s on FP32 pipes", c->measured, c->aux2,
                     flops_text(c->aux, m, sizeof m));
         else
-            fputs("not measured", f);
+            fprintf(f, "%s of tensor-core math (bf16), %s on FP32 pipes; %.4g tensor-pipe instructions",
+                    flops_text(c->measured, p, sizeof p), flops_text(c->aux, m, sizeof m), c->aux2);
         break;
     case PV_REGIME:
         fprintf(f, "regime%s | %s-bound (%.0f FLOP/B %s ridge %.0f FLOP/B) | ", end, c->predicted ? "compute" : "memory",

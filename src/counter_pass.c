@@ -26,6 +26,9 @@ static struct {
     int initialized;
     CUpti_Profiler_Host_Object *host;
     uint8_t *config;
+    /* The host object reads the availability image again when metrics are added
+     * (CUPTI keeps a pointer, not a copy): it lives until counter_pass_close. */
+    uint8_t *availability;
     size_t config_size;
     const char *names[M_COUNT]; /* the available metrics, in order */
     int metric_of[M_COUNT];     /* names[i] is counters_metric_names[metric_of[i]] */
@@ -135,6 +138,7 @@ static CUptiResult open_host(counters_meta *meta, CUcontext ctx, char *err, size
         return CUPTI_ERROR_OUT_OF_MEMORY;
     }
     av.pCounterAvailabilityImage = avail;
+    P.availability = avail;
     CUptiResult r = said(cuptiProfilerGetCounterAvailability(&av), "cuptiProfilerGetCounterAvailability", err, errlen);
     if (r == CUPTI_SUCCESS) {
         CUpti_Profiler_Host_Initialize_Params hi = {.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
@@ -144,7 +148,6 @@ static CUptiResult open_host(counters_meta *meta, CUcontext ctx, char *err, size
         r = said(cuptiProfilerHostInitialize(&hi), "cuptiProfilerHostInitialize", err, errlen);
         P.host = hi.pHostObject;
     }
-    free(avail);
     return r;
 }
 
@@ -280,6 +283,7 @@ void counter_pass_close(void)
         (void)cuptiProfilerDeInitialize(&d);
     }
     free(P.config);
+    free(P.availability);
     memset(&P, 0, sizeof P);
 }
 

@@ -21,6 +21,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -390,8 +392,35 @@ static int cmd_compare(const cli_options *o)
     return rc == EXIT_OK ? EXIT_OK : die(rc, err);
 }
 
+/* A crash inside a vendor library (CUPTI, cuDNN) or our own code says where it
+ * happened: the signal, then the call stack (function names come from the
+ * recorder's exported symbols), on stderr. Async-signal-safe calls only. */
+static void on_crash(int sig)
+{
+    static const char head[] = "attnprof: crashed (signal ";
+    char num[8];
+    int n = 0, v = sig;
+    do
+        num[n++] = (char)('0' + v % 10);
+    while ((v /= 10) && n < 7);
+    (void)!write(STDERR_FILENO, head, sizeof head - 1);
+    while (n)
+        (void)!write(STDERR_FILENO, &num[--n], 1);
+    (void)!write(STDERR_FILENO, "); call stack:\n", 15);
+    void *frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+    void *warm[1];
+    backtrace(warm, 1); /* loads libgcc's unwinder now, not inside the handler */
+    signal(SIGSEGV, on_crash);
+    signal(SIGBUS, on_crash);
+    signal(SIGFPE, on_crash);
+    signal(SIGILL, on_crash);
     cli_options o;
     char err[1024], cmdline[1024];
     /* Before getopt permutes argv. */

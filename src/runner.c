@@ -420,7 +420,38 @@ static int counted_forward_once(void *p)
 /* The counter pass (counter_pass.h): every variant that ran ok is set up again, warmed
  * by one forward, profiled for one forward and torn down. A refusal (no permission, a
  * profiling lock) is recorded in run.json and the batch goes on without counters. */
-static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info)
+/* CUPTI names its auto ranges by their index. The timed pass recorded which kernels
+ * one forward launches, in order (one stream): each kernel range takes the name of the
+ * kernel at its index in the variant's first recorded forward. */
+static void name_kernel_ranges(const trace *t, const char *variant, counters_set *cs, int from)
+{
+    const host_range *fwd = NULL;
+    for (size_t i = 0; i < t->n_ranges && !fwd; i++)
+        if (t->ranges[i].iteration >= 0 && t->ranges[i].variant && !strcmp(t->ranges[i].variant, variant) &&
+            !strcmp(t->ranges[i].name, "attn_fwd"))
+            fwd = &t->ranges[i];
+    if (!fwd)
+        return;
+    int n = 0;
+    for (int j = from; j < cs->n; j++) {
+        counter_range *r = &cs->r[j];
+        if (strcmp(r->kind, "kernel") || strcmp(r->variant, variant))
+            continue;
+        n = 0;
+        for (size_t i = 0; i < t->n_ops; i++) { /* ops are in start order */
+            const gpu_op *o = &t->ops[i];
+            const api_call *l = o->kind == GPU_KERNEL ? trace_launcher(t, o) : NULL;
+            if (!l || l->start_ns < fwd->start_ns || l->start_ns > fwd->end_ns)
+                continue;
+            if (n++ == r->index) {
+                snprintf(r->name, sizeof r->name, "%s", o->name);
+                break;
+            }
+        }
+    }
+}
+
+static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info, const trace *t)
 {
     counters_set *cs = &info->counters;
     double t0 = host_us();
@@ -447,8 +478,12 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info)
         cudaError_t ce = cudaStreamSynchronize(d->stream);
         if (rc != ATTN_OK || ce != cudaSuccess)
             snprintf(err, sizeof err, "setup or warm-up forward: %s", f.e.msg[0] ? f.e.msg : cudaGetErrorString(ce));
-        else if ((prc = counter_pass_forward(var->name, counted_forward_once, &f, d->stream, cs, err, sizeof err)) == 0)
+        int first_range = cs->n;
+        if (!err[0] &&
+            (prc = counter_pass_forward(var->name, counted_forward_once, &f, d->stream, cs, err, sizeof err)) == 0) {
             err[0] = '\0';
+            name_kernel_ranges(t, var->name, cs, first_range);
+        }
         if (prc == -2) { /* refused: say so once, for the whole pass */
             cs->meta.status = CTR_FORBIDDEN;
             cs->n = 0; /* none of a refused pass counts */
@@ -642,11 +677,11 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
             fprintf(stderr, "\r\033[Kcalibrating ceilings (GEMM bf16, SGEMM, DtoD copy)");
         calibrate_run(&info->ceilings);
     }
+    trace_sort(t); /* the counter pass names its kernel ranges from the sorted records */
     if (cfg->c.counters)
-        counter_batch(cfg, &d, info);
+        counter_batch(cfg, &d, info, t);
     if (!cfg->c.quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
-    trace_sort(t);
 out:
     cudaFree(d.q);
     cudaFree(d.k);

@@ -96,9 +96,9 @@ Test(counters, derived_quantities)
     cr_assert_float_eq(counters_fp32_flops(&r), 25, 0);
     cr_assert(isnan(counters_tensor_flops(&r)), "no tensor metric: unknown, not 0");
     cr_assert_float_eq(counters_flops(&r), 25, 0);
-    r.v[M_HGMMA_BF16_OPS] = 1000; /* hmma stays unavailable: counts 0 */
-    cr_assert_float_eq(counters_tensor_flops(&r), 2000, 0);
-    cr_assert_float_eq(counters_flops(&r), 2025, 0);
+    r.v[M_HGMMA_BF16_OPS] = 1000; /* hmma stays unavailable: counts 0; ops are FLOPs */
+    cr_assert_float_eq(counters_tensor_flops(&r), 1000, 0);
+    cr_assert_float_eq(counters_flops(&r), 1025, 0);
     cr_assert_float_eq(counters_seconds(&r), 2e-6, 1e-18);
 }
 
@@ -202,8 +202,10 @@ static void declare(run_info *r)
 
 /* One kernel range per GPU kernel of the variant's median forward (names from the trace),
  * with values: exactly the prediction for naive's scale and softmax, +20% for its fill,
- * the GEMMs on tensor cores, math's GEMMs on FFMA (tensor_inst as given), flash fused. */
-static void synthesize(fixture *f, double math_tensor_inst)
+ * the GEMMs on tensor cores, math's GEMMs on FFMA (49152 tensor-pipe instructions, as
+ * cuBLAS's FFMA GEMMs issue on the H200, and `math_tensor_flops` of bf16 tensor math),
+ * flash fused. */
+static void synthesize(fixture *f, double math_tensor_flops)
 {
     run_info *r = &f->r;
     counters_set *cs = &r->counters;
@@ -239,10 +241,11 @@ static void synthesize(fixture *f, double math_tensor_inst)
             kernel_dram += 2 * half;
             if (!strcmp(va->result->name, "math") && (strstr(o->name, "gemm"))) {
                 c->v[M_FFMA] = va->result->prediction.useful_flops / 2; /* 2 GEMMs: 2·useful FLOPs together */
-                c->v[M_TENSOR_INST] = math_tensor_inst;
+                c->v[M_TENSOR_INST] = 49152;
+                c->v[M_HMMA_BF16_OPS] = math_tensor_flops;
             } else if (strstr(o->name, "nvjet") || strstr(o->name, "flash")) {
                 c->v[M_TENSOR_INST] = 1e6;
-                c->v[M_HGMMA_BF16_OPS] = va->result->prediction.useful_flops / 2;
+                c->v[M_HGMMA_BF16_OPS] = va->result->prediction.useful_flops; /* each GEMM: the full matrix */
             }
             c->v[M_WARPS_ACTIVE_PCT] = 40;
         }
@@ -295,7 +298,7 @@ Test(predict, hits_and_misses_on_synthetic_counters)
     cr_assert_float_eq(c->measured, 2, 0);
     cr_assert_eq(c->verdict, PV_OK);
     c = find(&pv, PV_FLOPS, "GEMMs");
-    cr_assert_eq(c->verdict, PV_OK, "2 × the HGMMA ops of both GEMMs: the full matrices");
+    cr_assert_eq(c->verdict, PV_OK, "the HGMMA FLOPs of both GEMMs: the full matrices");
     cr_assert_float_eq(c->measured, 2 * prediction_useful_flops(&f.r.shape), 1);
     c = find(&pv, PV_REGIME, "forward");
     cr_assert(c);
@@ -317,13 +320,17 @@ Test(predict, hits_and_misses_on_synthetic_counters)
     fixture_free(&f);
 }
 
-Test(predict, tensor_instructions_in_math_are_a_miss)
+Test(predict, tensor_core_math_in_math_is_a_miss)
 {
     fixture f;
     fixture_load(&f, "tests/fixtures/h200-6var");
     declare(&f.r);
-    synthesize(&f, 4096);
+    synthesize(&f, 0);
     pv_variant pv;
+    predict_variant(&f.a, vindex(&f.a, "math"), &pv);
+    cr_assert_eq(find(&pv, PV_PIPE, "FP32 GEMMs")->verdict, PV_OK, "tensor-pipe instructions alone are no tensor math");
+    counters_free(&f.r.counters);
+    synthesize(&f, 4096);
     predict_variant(&f.a, vindex(&f.a, "math"), &pv);
     cr_assert_eq(find(&pv, PV_PIPE, "FP32 GEMMs")->verdict, PV_MISS);
     counters_free(&f.r.counters);
@@ -387,7 +394,7 @@ Test(predict, findings_from_counters)
     cr_assert_geq(copy, 0);
     cr_assert_lt(miss, copy, "the mismatch is the first counter finding");
     cr_assert(strstr(naive->findings[copy], "each way at"), "%s", naive->findings[copy]);
-    cr_assert_geq(finding_with(math, "issue 0 tensor-core instructions"), before);
+    cr_assert_geq(finding_with(math, "do 0 GFLOP of tensor-core math"), before);
     counters_free(&f.r.counters);
     fixture_free(&f);
 }
