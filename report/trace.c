@@ -108,6 +108,86 @@ static int cmp_api_corr(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A point in time on one host thread, to be placed inside the cpu_op ranges. */
+typedef struct cpu_query {
+    int pid, tid;
+    int64_t at;
+    gpu_op *op;
+} cpu_query;
+
+static int cmp_query(const void *a, const void *b)
+{
+    const cpu_query *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+static int cmp_cpu_range(const void *a, const void *b)
+{
+    const host_range *x = *(const host_range *const *)a, *y = *(const host_range *const *)b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns);
+}
+
+static int same_thread(const host_range *r, const cpu_query *q) { return r->pid == q->pid && r->tid == q->tid; }
+
+/* gpu_op.cpu_op: one sweep per host thread over the cpu_op ranges (outer before
+ * inner) and the launch times, with a stack of the ranges open at each time. */
+static void link_cpu_ops(trace *t)
+{
+    size_t nr = 0;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        nr += t->ranges[i].kind == RANGE_CPU_OP;
+    for (size_t i = 0; i < t->n_ops; i++)
+        t->ops[i].cpu_op = NULL;
+    if (!nr || !t->n_ops)
+        return;
+    const host_range **rs = malloc(nr * sizeof *rs), **stack = malloc(nr * sizeof *stack);
+    cpu_query *qs = malloc(t->n_ops * sizeof *qs);
+    if (!rs || !stack || !qs)
+        abort();
+    nr = 0;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        if (t->ranges[i].kind == RANGE_CPU_OP)
+            rs[nr++] = &t->ranges[i];
+    qsort(rs, nr, sizeof *rs, cmp_cpu_range);
+    size_t nq = 0;
+    for (size_t i = 0; i < t->n_ops; i++) {
+        const api_call *l = trace_launcher(t, &t->ops[i]);
+        if (l)
+            qs[nq++] = (cpu_query){l->pid, l->tid, l->start_ns, &t->ops[i]};
+    }
+    qsort(qs, nq, sizeof *qs, cmp_query);
+    size_t r = 0, depth = 0;
+    for (size_t q = 0; q < nq; q++) {
+        const cpu_query *cq = &qs[q];
+        if (q && (qs[q - 1].pid != cq->pid || qs[q - 1].tid != cq->tid))
+            depth = 0;
+        /* skip ranges of earlier threads */
+        while (r < nr && (rs[r]->pid < cq->pid || (rs[r]->pid == cq->pid && rs[r]->tid < cq->tid)))
+            r++;
+        while (r < nr && same_thread(rs[r], cq) && rs[r]->start_ns <= cq->at) {
+            while (depth && stack[depth - 1]->end_ns < rs[r]->start_ns)
+                depth--;
+            stack[depth++] = rs[r++];
+        }
+        while (depth && stack[depth - 1]->end_ns < cq->at)
+            depth--;
+        cq->op->cpu_op = depth ? stack[depth - 1]->name : NULL;
+    }
+    free(rs);
+    free(stack);
+    free(qs);
+}
+
 void trace_sort(trace *t)
 {
     if (t->n_ops)
@@ -126,6 +206,7 @@ void trace_sort(trace *t)
         t->apis_by_corr[i] = &t->apis[i];
     qsort(t->apis_by_corr, t->n_apis, sizeof *t->apis_by_corr, cmp_api_corr);
     t->n_apis_by_corr = t->n_apis;
+    link_cpu_ops(t);
 }
 
 /* The launching API call: a runtime call when there is one (what the user's code

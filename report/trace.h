@@ -21,6 +21,13 @@ typedef struct gpu_op {
     int static_smem, dynamic_smem; /* bytes per block */
     int64_t bytes;             /* memcpy / memset */
     char copy_kind[8];         /* memcpy: "DtoD", "HtoD", "DtoH", ... */
+    int context;               /* CUDA context id (0: not recorded) */
+    int has_kineto_occupancy;  /* imported: Kineto's own "est. achieved occupancy %" */
+    double kineto_occupancy;
+    /* The CPU op (ATen op, from cpu_op ranges) whose launch made this op: the innermost
+     * cpu_op range around the launching API call. Set by trace_sort, borrowed from the
+     * range's name (valid while the trace lives); NULL when the trace has no cpu_op. */
+    const char *cpu_op;
 } gpu_op;
 
 typedef enum api_kind { API_RUNTIME = 0, API_DRIVER = 1 } api_kind;
@@ -31,12 +38,17 @@ typedef struct api_call {
     int64_t start_ns, end_ns;
     uint32_t correlation;
     int pid, tid;
+    int cbid;   /* CUPTI callback id (0: not recorded) */
 } api_call;
 
 /* NVTX ranges pushed by the runner: "attn_fwd" around each recorded forward
  * (iteration >= 0), and the variant's outer range named after the variant
- * (iteration -1). `variant` names the variant the range belongs to. */
+ * (iteration -1). `variant` names the variant the range belongs to.
+ * Imported PyTorch traces add their ATen ops as RANGE_CPU_OP (iteration -1). */
+typedef enum range_kind { RANGE_ANNOTATION = 0, RANGE_CPU_OP = 1 } range_kind;
+
 typedef struct host_range {
+    range_kind kind;
     char *name;
     char *variant;
     int iteration;
@@ -79,8 +91,8 @@ void trace_free(trace *t);
 gpu_op *trace_add_op(trace *t, const gpu_op *op);
 api_call *trace_add_api(trace *t, const api_call *api);
 host_range *trace_add_range(trace *t, const host_range *r);
-/* Sort ops, apis and ranges by start time (ties broken deterministically) and
- * index the API calls by correlation id. */
+/* Sort ops, apis and ranges by start time (ties broken deterministically), index
+ * the API calls by correlation id, and tie each op to its CPU op (gpu_op.cpu_op). */
 void trace_sort(trace *t);
 /* The API call that launched an op (same correlation id), or NULL. */
 const api_call *trace_launcher(const trace *t, const gpu_op *op);
