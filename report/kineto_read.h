@@ -82,6 +82,17 @@ typedef int (*kineto_event_fn)(void *ctx, size_t index, const kineto_event *e, c
 kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx, kineto_header *hdr,
                           kineto_file_info *info, char *err, size_t errlen);
 
+/* ---- Events into the trace model (trace_read.c) ---- */
+
+/* Adds one event to `t` if it is one the model holds (kernel, gpu_memcpy, gpu_memset,
+ * cuda_runtime, cuda_driver, user_annotation, cpu_op; others are ignored), with times
+ * in ns relative to the file (ts × 1000). `strict` (attnprof archives): a GPU or API
+ * event without an integer args.correlation is an error; otherwise it is skipped and
+ * counted in *skipped. Returns 0, or -1 with the reason in err. */
+int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen);
+/* Moves the times of the ops, calls and ranges from the given indices on by `by` ns. */
+void trace_shift(trace *t, size_t ops_from, size_t apis_from, size_t ranges_from, int64_t by);
+
 /* The properties of device `id` in the header, or NULL. */
 const device_props *kineto_header_device(const kineto_header *h, int id);
 

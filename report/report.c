@@ -68,9 +68,62 @@ static void version_text(int v, int scale_major, int scale_minor, char *out, siz
         snprintf(out, n, "%d.%d.%d", v / scale_major, v % scale_major / scale_minor, v % scale_minor);
 }
 
+static const char NOT_RECORDED[] = "not recorded";
+
+/* The header of an archive made by `attnprof import`: what the Kineto traces hold,
+ * and "not recorded" for what they do not (never a made-up value). */
+static void header_imported(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    const device_props *d = &r->device;
+    fprintf(f, "# attnprof — %s, imported PyTorch profiler traces\n\n", d->name[0] ? d->name : "GPU not recorded");
+    fprintf(f, "| | |\n|---|---|\n");
+    if (d->name[0])
+        fprintf(f, "| GPU | %s — compute capability %d.%d, %d SMs, %.1f GiB; SM clock, memory clock and bus width "
+                   "%s |\n", d->name, d->major, d->minor, d->sm_count, d->total_mem / 1073741824.0, NOT_RECORDED);
+    else
+        fprintf(f, "| GPU | %s (the trace has no deviceProperties) |\n", NOT_RECORDED);
+    char rt[32], drv[32];
+    if (r->cuda_runtime_version > 0)
+        snprintf(rt, sizeof rt, "%d.%d", r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10);
+    else
+        snprintf(rt, sizeof rt, "%s", NOT_RECORDED);
+    if (r->cuda_driver_version > 0)
+        snprintf(drv, sizeof drv, "%d.%d", r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10);
+    else
+        snprintf(drv, sizeof drv, "%s", NOT_RECORDED);
+    fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %d; driver, cuBLAS and cuDNN versions %s |\n", rt,
+            drv, r->cupti_version, NOT_RECORDED);
+    fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes) |\n",
+            NOT_RECORDED);
+    fprintf(f, "| Run | recorded %s; up to %d forwards per variant; correctness against FP64 and timings with the "
+               "profiler off %s |\n", r->date[0] ? r->date : NOT_RECORDED, r->iters, NOT_RECORDED);
+    fprintf(f, "| Tool | attnprof %s: `", r->tool_version);
+    cell(f, r->command_line);
+    fprintf(f, "` |\n");
+    for (int i = 0; i < r->n_sources; i++) {
+        const import_source *s = &r->sources[i];
+        fprintf(f, "| Source `%s` | `", s->variant);
+        cell(f, s->file);
+        fprintf(f, "`, %lld bytes, sha256 `%s`; Kineto schema %d", (long long)s->size, s->sha256, s->schema_version);
+        if (s->has_distributed)
+            fprintf(f, ", rank %d of %d (%s)", s->rank, s->world_size, s->backend);
+        fprintf(f, " |\n");
+    }
+    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu host ranges and CPU ops (forwards from %s) |\n\n",
+            a->trace->n_ops, a->trace->n_apis, a->trace->n_ranges, r->marker_source[0] ? r->marker_source : "–");
+    fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
+               "forward's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
+               "the range on the host. Elementwise kernels are named by the ATen op that launched them.\n\n");
+}
+
 static void header(FILE *f, const analysis *a)
 {
     const run_info *r = a->run;
+    if (r->imported) {
+        header_imported(f, a);
+        return;
+    }
     const device_props *d = &a->trace->device;
     fprintf(f, "# attnprof — %s, %d×%d×%d×%d %s %s\n\n", r->device.name, r->shape.batch, r->shape.heads,
             r->shape.seq, r->shape.dim, r->dtype, r->causal ? "causal" : "");
@@ -119,7 +172,7 @@ static void ops_text(const variant_analysis *va, char *out, size_t n)
         len += snprintf(out + len, n - (size_t)len, " + %d Memset", other);
     if (va->memcpy_per_forward || other)
         len += snprintf(out + len, n - (size_t)len, ")");
-    if (va->ops_per_forward != va->result->expected_ops)
+    if (va->result->expected_ops >= 0 && va->ops_per_forward != va->result->expected_ops)
         snprintf(out + len, n - (size_t)len, "; expected %d", va->result->expected_ops);
 }
 
@@ -139,7 +192,8 @@ static void summary_table(FILE *f, const analysis *a)
         if (isfinite(r->rel_error))
             snprintf(err, sizeof err, "%.1e", r->rel_error);
         else
-            snprintf(err, sizeof err, "%s", r->status == VARIANT_OK ? "–" : "NaN or none");
+            snprintf(err, sizeof err, "%s",
+                     a->run->imported ? NOT_RECORDED : r->status == VARIANT_OK ? "–" : "NaN or none");
         fprintf(f, "| `%s`%s | ", r->name, status_word(r));
         cell(f, r->what_changed);
         fprintf(f, " | %s | %s | %s | %s | ", ops, cuda, cpu, err);
@@ -518,8 +572,11 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
 {
     const run_info *r = a->run;
     char title[256];
-    snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch, r->shape.heads,
-             r->shape.seq, r->shape.dim, r->dtype);
+    if (r->imported)
+        snprintf(title, sizeof title, "attnprof — %s, imported PyTorch profiler traces", r->device.name);
+    else
+        snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch,
+                 r->shape.heads, r->shape.seq, r->shape.dim, r->dtype);
     char *md = report_markdown(a, figs, NULL);
     char *md_inline = report_markdown(a, figs, dir);
     char *html = report_html(md_inline, title, err, errlen);

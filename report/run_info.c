@@ -94,6 +94,20 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
     json_object_set_new(root, "occupancy_api", probes);
     json_object_set_new(json_object_get(root, "versions"), "cuda_runtime_int", json_integer(r->cuda_runtime_version));
     json_object_set_new(json_object_get(root, "versions"), "cuda_driver_int", json_integer(r->cuda_driver_version));
+    if (r->imported) {
+        json_t *src = json_array();
+        for (int i = 0; i < r->n_sources; i++) {
+            const import_source *s = &r->sources[i];
+            json_t *o = json_pack("{s:s,s:I,s:s,s:s,s:i,s:I,s:s}", "name", s->file, "size", (json_int_t)s->size,
+                                  "sha256", s->sha256, "variant", s->variant, "schemaVersion", s->schema_version,
+                                  "baseTimeNanoseconds", (json_int_t)s->base_time_ns, "trace_id", s->trace_id);
+            if (s->has_distributed)
+                json_object_set_new(o, "distributedInfo", json_pack("{s:s,s:i,s:i}", "backend", s->backend, "rank",
+                                                                    s->rank, "world_size", s->world_size));
+            json_array_append_new(src, o);
+        }
+        json_object_set_new(root, "imported_from", src);
+    }
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
     if (rc) {
@@ -163,6 +177,27 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
 
     size_t i;
     json_t *v;
+    json_t *imported = json_object_get(root, "imported_from");
+    r->imported = json_is_array(imported);
+    json_array_foreach(imported, i, v)
+    {
+        if (r->n_sources == RUN_MAX_VARIANTS)
+            break;
+        import_source *s = &r->sources[r->n_sources++];
+        snprintf(s->file, sizeof s->file, "%s", str(v, "name"));
+        s->size = json_integer_value(json_object_get(v, "size"));
+        snprintf(s->sha256, sizeof s->sha256, "%s", str(v, "sha256"));
+        snprintf(s->variant, sizeof s->variant, "%s", str(v, "variant"));
+        s->schema_version = integer(v, "schemaVersion");
+        s->base_time_ns = json_integer_value(json_object_get(v, "baseTimeNanoseconds"));
+        snprintf(s->trace_id, sizeof s->trace_id, "%s", str(v, "trace_id"));
+        json_t *d = json_object_get(v, "distributedInfo");
+        if ((s->has_distributed = json_is_object(d))) {
+            snprintf(s->backend, sizeof s->backend, "%s", str(d, "backend"));
+            s->rank = integer(d, "rank");
+            s->world_size = integer(d, "world_size");
+        }
+    }
     json_array_foreach(json_object_get(root, "occupancy_api"), i, v)
     {
         if (r->n_probes == RUN_MAX_PROBES)

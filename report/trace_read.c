@@ -13,10 +13,8 @@
 static int int_or(const kineto_num *n, int dflt) { return n->set && n->is_int ? (int)n->i : dflt; }
 static int64_t i64_or(const kineto_num *n, int64_t dflt) { return n->set && n->is_int ? n->i : dflt; }
 
-static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, size_t errlen)
+int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen)
 {
-    trace *t = ctx;
-    (void)idx;
     if (strcmp(e->ph, "X") != 0)
         return 0;
     if (!e->cat || !e->name) {
@@ -41,6 +39,10 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
         kind = GPU_MEMSET;
     else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
         if (!e->has_args || !a[KARG_CORRELATION].set || !a[KARG_CORRELATION].is_int) {
+            if (!strict) {
+                ++*skipped;
+                return 0;
+            }
             snprintf(err, errlen, "API event without args.correlation");
             return -1;
         }
@@ -69,6 +71,10 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
         return 0; /* gpu_user_annotation and others are derived or foreign */
 
     if (!e->has_args || !a[KARG_CORRELATION].set || !a[KARG_CORRELATION].is_int) {
+        if (!strict) {
+            ++*skipped;
+            return 0;
+        }
         snprintf(err, errlen, "GPU event without args.correlation");
         return -1;
     }
@@ -100,6 +106,22 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
     return 0;
 }
 
+static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, size_t errlen)
+{
+    (void)idx;
+    return trace_add_kineto_event(ctx, e, 1, NULL, err, errlen);
+}
+
+void trace_shift(trace *t, size_t ops_from, size_t apis_from, size_t ranges_from, int64_t by)
+{
+    for (size_t i = ops_from; i < t->n_ops; i++)
+        t->ops[i].start_ns += by, t->ops[i].end_ns += by;
+    for (size_t i = apis_from; i < t->n_apis; i++)
+        t->apis[i].start_ns += by, t->apis[i].end_ns += by;
+    for (size_t i = ranges_from; i < t->n_ranges; i++)
+        t->ranges[i].start_ns += by, t->ranges[i].end_ns += by;
+}
+
 int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
 {
     trace_init(t);
@@ -113,13 +135,7 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
         trace_free(t);
         return -1;
     }
-    const int64_t base = h.base_time_ns;
-    for (size_t i = 0; i < t->n_ops; i++)
-        t->ops[i].start_ns += base, t->ops[i].end_ns += base;
-    for (size_t i = 0; i < t->n_apis; i++)
-        t->apis[i].start_ns += base, t->apis[i].end_ns += base;
-    for (size_t i = 0; i < t->n_ranges; i++)
-        t->ranges[i].start_ns += base, t->ranges[i].end_ns += base;
+    trace_shift(t, 0, 0, 0, h.base_time_ns);
     t->pid = h.pid;
     t->cupti_version = h.cupti_version;
     t->cuda_runtime_version = h.cuda_runtime_version;

@@ -14,6 +14,8 @@ void cli_usage(FILE *f)
 {
     fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
           "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
+          "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N]\n"
+          "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
           "\n"
@@ -30,7 +32,11 @@ void cli_usage(FILE *f)
           "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
           "  --force              replace DIR if it exists\n"
           "  -q, --quiet          no progress line, no summary on stdout\n"
-          "run and report options:\n"
+          "import options:\n"
+          "  --variant NAME       the variant's name (one trace; default: the file's base name)\n"
+          "  --range NAME         user_annotation range of one forward (default attn_fwd; else ProfilerStep#N)\n"
+          "  --device N           GPU whose operations are kept (default: the lowest device id in the trace)\n"
+          "run, import and report options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
           "\n"
@@ -90,7 +96,7 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 }
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
-       OPT_FORMAT, OPT_LOG, OPT_REPLAN };
+       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_VARIANT, OPT_RANGE, OPT_DEVICE };
 
 static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
                         size_t n)
@@ -132,6 +138,20 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
+    case OPT_VARIANT:
+        if (!*arg)
+            return usage_error(err, n, "--variant needs a name%s%s", "", "");
+        o->import_variant = arg;
+        return EXIT_OK;
+    case OPT_RANGE:
+        if (!*arg)
+            return usage_error(err, n, "--range needs a range name%s%s", "", "");
+        o->import_range = arg;
+        return EXIT_OK;
+    case OPT_DEVICE:
+        if ((r = whole_number("device", arg, 1023, &v, err, n)) == EXIT_OK)
+            o->import_device = (int)v;
+        return r;
     }
     return EXIT_USAGE;
 }
@@ -146,6 +166,7 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->rel_error_threshold = 2e-2;
     rc->heads_to_check = 3;
     o->formats = FIG_PNG | FIG_SVG;
+    o->import_device = -1;
 
     static const struct option longopts[] = {
         {"variants", required_argument, 0, OPT_VARIANTS}, {"batch", required_argument, 0, OPT_BATCH},
@@ -155,6 +176,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"output", required_argument, 0, 'o'},            {"force", no_argument, 0, OPT_FORCE},
         {"quiet", no_argument, 0, 'q'},                   {"format", required_argument, 0, OPT_FORMAT},
         {"log", no_argument, 0, OPT_LOG},                 {"cudnn-replan", no_argument, 0, OPT_REPLAN},
+        {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
+        {"device", required_argument, 0, OPT_DEVICE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 
@@ -200,8 +223,23 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         o->command = CMD_LIST;
     else if (!strcmp(cmd, "help"))
         o->command = CMD_HELP;
+    else if (!strcmp(cmd, "import"))
+        o->command = CMD_IMPORT;
     else
-        return usage_error(err, errlen, "unknown command '%s': use run, report or list (attnprof --help)%s", cmd, "");
+        return usage_error(err, errlen, "unknown command '%s': use run, report, import or list (attnprof --help)%s",
+                           cmd, "");
+    if (o->command != CMD_IMPORT && (o->import_variant || o->import_range || o->import_device >= 0))
+        return usage_error(err, errlen, "--variant, --range and --device are options of import, not of %s%s", cmd, "");
+    if (o->command == CMD_IMPORT) {
+        if (operands < 1)
+            return usage_error(err, errlen, "import needs at least one trace: attnprof import TRACE... -o DIR%s%s", "",
+                               "");
+        if (!o->out_dir)
+            return usage_error(err, errlen, "import needs -o DIR, the archive to write%s%s", "", "");
+        o->inputs = (const char *const *)&argv[optind];
+        o->n_inputs = operands;
+        return EXIT_OK;
+    }
 
     if (o->command == CMD_REPORT) {
         if (operands != 1)

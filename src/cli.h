@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-typedef enum cli_command { CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_LIST, CMD_HELP, CMD_VERSION } cli_command;
+typedef enum cli_command { CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_LIST, CMD_HELP, CMD_VERSION, CMD_IMPORT } cli_command;
 
 typedef struct cli_options {
     cli_command command;
@@ -18,6 +18,12 @@ typedef struct cli_options {
     int force;
     unsigned formats; /* FIG_* bits */
     int log_axis;
+    /* import TRACE... -o DIR */
+    const char *const *inputs;
+    int n_inputs;
+    const char *import_variant; /* --variant */
+    const char *import_range;   /* --range */
+    int import_device;          /* --device; -1 when not given */
 } cli_options;
 
 /* Returns EXIT_OK, or EXIT_USAGE with a one-line message in `err`. Variant names

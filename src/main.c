@@ -9,6 +9,7 @@
 #include "exit_codes.h"
 #include "figures.h"
 #include "findings.h"
+#include "kineto_import.h"
 #include "recorder.h"
 #include "report.h"
 #include "run_info.h"
@@ -84,6 +85,46 @@ static int cmd_list(void)
     return EXIT_OK;
 }
 
+/* Writes trace.json and run.json into a temporary directory beside `dest`, renders
+ * the report from what was written (exactly as `attnprof report` would), and renames
+ * the directory into place: nothing half-written is ever left at `dest`. Returns
+ * EXIT_OK or the exit code, with one line in err. */
+static int write_archive(const trace *t, const run_info *info, const char *dest, const cli_options *o, char *err,
+                         size_t errlen)
+{
+    char tmp[1100];
+    if (archive_begin(dest, tmp, sizeof tmp, err, errlen) != 0)
+        return EXIT_IO;
+    char path[1200];
+    int wrc = EXIT_OK;
+    snprintf(path, sizeof path, "%s/trace.json", tmp);
+    if (trace_write_json(t, path, err, errlen) != 0)
+        wrc = EXIT_IO;
+    snprintf(path, sizeof path, "%s/run.json", tmp);
+    if (wrc == EXIT_OK && run_info_write_json(info, path, err, errlen) != 0)
+        wrc = EXIT_IO;
+    trace back;
+    static run_info back_info;
+    if (wrc == EXIT_OK) {
+        snprintf(path, sizeof path, "%s/trace.json", tmp);
+        if (trace_read_json(&back, path, err, errlen) != 0)
+            wrc = EXIT_IO;
+    }
+    if (wrc == EXIT_OK) {
+        snprintf(path, sizeof path, "%s/run.json", tmp);
+        if (run_info_read_json(&back_info, path, err, errlen) != 0)
+            wrc = EXIT_IO;
+        else
+            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, errlen);
+        trace_free(&back);
+    }
+    if (wrc == EXIT_OK && archive_commit(tmp, dest, o->force, err, errlen) != 0)
+        wrc = o->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
+    if (wrc != EXIT_OK)
+        remove_tree(tmp);
+    return wrc;
+}
+
 static int cmd_run(cli_options *o, const char *cmdline)
 {
     char err[1024];
@@ -119,42 +160,10 @@ static int cmd_run(cli_options *o, const char *cmdline)
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(dest, sizeof dest, "out/%s-%s", slug, stamp);
     }
-    char tmp[1100];
-    if (archive_begin(dest, tmp, sizeof tmp, err, sizeof err) != 0) {
-        trace_free(&t);
-        return die(EXIT_IO, err);
-    }
-    char path[1200];
-    int wrc = EXIT_OK;
-    snprintf(path, sizeof path, "%s/trace.json", tmp);
-    if (trace_write_json(&t, path, err, sizeof err) != 0)
-        wrc = EXIT_IO;
-    snprintf(path, sizeof path, "%s/run.json", tmp);
-    if (wrc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
-        wrc = EXIT_IO;
-    /* The report is rendered from what was written, exactly as `attnprof report` would. */
-    trace back;
-    static run_info back_info;
-    if (wrc == EXIT_OK) {
-        snprintf(path, sizeof path, "%s/trace.json", tmp);
-        if (trace_read_json(&back, path, err, sizeof err) != 0)
-            wrc = EXIT_IO;
-    }
-    if (wrc == EXIT_OK) {
-        snprintf(path, sizeof path, "%s/run.json", tmp);
-        if (run_info_read_json(&back_info, path, err, sizeof err) != 0)
-            wrc = EXIT_IO;
-        else
-            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
-        trace_free(&back);
-    }
+    int wrc = write_archive(&t, &info, dest, o, err, sizeof err);
     trace_free(&t);
-    if (wrc == EXIT_OK && archive_commit(tmp, dest, o->force, err, sizeof err) != 0)
-        wrc = o->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
-    if (wrc != EXIT_OK) {
-        remove_tree(tmp);
+    if (wrc != EXIT_OK)
         return die(wrc, err);
-    }
     if (!o->run.quiet)
         printf("report: %s/report.html\n", dest);
     return rc;
@@ -230,6 +239,31 @@ static int cmd_report(cli_options *o)
     return EXIT_OK;
 }
 
+/* PyTorch profiler traces → an archive, rendered like a run's (no GPU). */
+static int cmd_import(cli_options *o, const char *cmdline)
+{
+    char err[1024];
+    if (path_exists(o->out_dir) && !o->force) {
+        snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", o->out_dir);
+        return die(EXIT_OUTPUT_EXISTS, err);
+    }
+    trace t;
+    static run_info info;
+    import_options io = {o->import_variant, o->import_range, o->import_device};
+    int rc = kineto_import(o->inputs, o->n_inputs, &io, &t, &info, err, sizeof err);
+    if (rc != EXIT_OK)
+        return die(rc, err);
+    snprintf(info.tool_version, sizeof info.tool_version, "%s", ATTNPROF_VERSION);
+    snprintf(info.command_line, sizeof info.command_line, "%s", cmdline);
+    rc = write_archive(&t, &info, o->out_dir, o, err, sizeof err);
+    trace_free(&t);
+    if (rc != EXIT_OK)
+        return die(rc, err);
+    if (!o->run.quiet)
+        printf("report: %s/report.html\n", o->out_dir);
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     cli_options o;
@@ -252,6 +286,8 @@ int main(int argc, char **argv)
         return cmd_run(&o, cmdline);
     case CMD_REPORT:
         return cmd_report(&o);
+    case CMD_IMPORT:
+        return cmd_import(&o, cmdline);
     default:
         cli_usage(stderr);
         return EXIT_USAGE;
