@@ -369,7 +369,14 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             format_us((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
         fprintf(f, "| %d | `", k + 1);
         cell(f, name);
-        fprintf(f, "` | %s | %s | ", op_class_name(classify_op(o)), dur);
+        fputc('`', f);
+        char aten[96];
+        if (op_aten_name(o, aten, sizeof aten)) { /* imported PyTorch traces: the ATen op that launched it */
+            fputs(" from `", f);
+            cell(f, aten);
+            fputc('`', f);
+        }
+        fprintf(f, " | %s | %s | ", op_class_name(classify_op(o)), dur);
         if (o->kind == GPU_KERNEL) {
             occupancy occ;
             char oerr[128], lim[64];

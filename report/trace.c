@@ -1,5 +1,6 @@
 #include "trace.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,8 +8,10 @@ void trace_init(trace *t) { memset(t, 0, sizeof *t); }
 
 void trace_free(trace *t)
 {
-    for (size_t i = 0; i < t->n_ops; i++)
+    for (size_t i = 0; i < t->n_ops; i++) {
         free(t->ops[i].name);
+        free(t->ops[i].cpu_op_path);
+    }
     for (size_t i = 0; i < t->n_apis; i++)
         free(t->apis[i].name);
     for (size_t i = 0; i < t->n_ranges; i++) {
@@ -42,6 +45,8 @@ gpu_op *trace_add_op(trace *t, const gpu_op *op)
     gpu_op *o = &t->ops[t->n_ops++];
     *o = *op;
     o->name = dup_or_empty(op->name);
+    o->cpu_op = NULL; /* derived by trace_sort */
+    o->cpu_op_path = NULL;
     return o;
 }
 
@@ -146,8 +151,11 @@ static void link_cpu_ops(trace *t)
     size_t nr = 0;
     for (size_t i = 0; i < t->n_ranges; i++)
         nr += t->ranges[i].kind == RANGE_CPU_OP;
-    for (size_t i = 0; i < t->n_ops; i++)
+    for (size_t i = 0; i < t->n_ops; i++) {
         t->ops[i].cpu_op = NULL;
+        free(t->ops[i].cpu_op_path);
+        t->ops[i].cpu_op_path = NULL;
+    }
     if (!nr || !t->n_ops)
         return;
     const host_range **rs = malloc(nr * sizeof *rs), **stack = malloc(nr * sizeof *stack);
@@ -181,7 +189,19 @@ static void link_cpu_ops(trace *t)
         }
         while (depth && stack[depth - 1]->end_ns < cq->at)
             depth--;
-        cq->op->cpu_op = depth ? stack[depth - 1]->name : NULL;
+        if (!depth)
+            continue;
+        cq->op->cpu_op = stack[depth - 1]->name;
+        size_t len = 0;
+        for (size_t k = 0; k < depth; k++)
+            len += strlen(stack[k]->name) + 3;
+        char *p = malloc(len + 1);
+        if (!p)
+            abort();
+        p[0] = '\0';
+        for (size_t k = 0, at = 0; k < depth; k++)
+            at += (size_t)sprintf(p + at, "%s%s", k ? " > " : "", stack[k]->name);
+        cq->op->cpu_op_path = p;
     }
     free(rs);
     free(stack);

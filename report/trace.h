@@ -28,6 +28,10 @@ typedef struct gpu_op {
      * cpu_op range around the launching API call. Set by trace_sort, borrowed from the
      * range's name (valid while the trace lives); NULL when the trace has no cpu_op. */
     const char *cpu_op;
+    /* The whole chain of cpu_op ranges around the launch, outermost first, joined by
+     * " > " ("aten::masked_fill > aten::clone > aten::copy_"); owned by the trace,
+     * set by trace_sort, NULL like cpu_op. */
+    char *cpu_op_path;
 } gpu_op;
 
 typedef enum api_kind { API_RUNTIME = 0, API_DRIVER = 1 } api_kind;

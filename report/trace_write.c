@@ -127,7 +127,7 @@ int trace_write_json(const trace *t, const char *path, char *err, size_t errlen)
 
     for (size_t i = 0; i < t->n_ranges; i++) {
         const host_range *h = &t->ranges[i];
-        json_array_append_new(ev, x_event("user_annotation", h->name, h->pid, h->tid, h->start_ns, h->end_ns, base,
+        json_array_append_new(ev, x_event(h->kind == RANGE_CPU_OP ? "cpu_op" : "user_annotation", h->name, h->pid, h->tid, h->start_ns, h->end_ns, base,
                                           json_pack("{s:s,s:i}", "variant", h->variant, "iteration",
                                                     h->iteration)));
     }

@@ -207,7 +207,8 @@ static int scene_build(tl_scene *sc, const trace *t, const variant_analysis *va,
             for (size_t i = 0; i < t->n_ranges; i++) {
                 const host_range *r = &t->ranges[i];
                 /* The variant's outer range spans everything: only forwards. */
-                if (r->iteration < 0 || (r0 && (r->pid != r0->pid || r->tid != r0->tid)))
+                /* Imported PyTorch traces: their ATen ops (cpu_op) share the host lane. */
+                if ((r->iteration < 0 && r->kind != RANGE_CPU_OP) || (r0 && (r->pid != r0->pid || r->tid != r0->tid)))
                     continue;
                 if (overlaps(r->start_ns, r->end_ns, lo, hi) &&
                     list_push(&sc->nvtx, (tl_item){.s = r->start_ns, .e = r->end_ns, .range = r}))
