@@ -208,6 +208,60 @@ static void link_cpu_ops(trace *t)
     free(qs);
 }
 
+typedef struct api_query {
+    int pid, tid;
+    int64_t at;
+    size_t api;
+} api_query;
+
+static int cmp_api_query(const void *a, const void *b)
+{
+    const api_query *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+size_t *trace_api_enclosing(const trace *t, unsigned kinds)
+{
+    size_t *out = calloc(t->n_apis ? t->n_apis : 1, sizeof *out);
+    const host_range **rs = malloc((t->n_ranges ? t->n_ranges : 1) * sizeof *rs);
+    const host_range **stack = malloc((t->n_ranges ? t->n_ranges : 1) * sizeof *stack);
+    api_query *qs = malloc((t->n_apis ? t->n_apis : 1) * sizeof *qs);
+    if (!out || !rs || !stack || !qs)
+        abort();
+    size_t nr = 0;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        if (kinds & (1u << t->ranges[i].kind))
+            rs[nr++] = &t->ranges[i];
+    qsort(rs, nr, sizeof *rs, cmp_cpu_range);
+    for (size_t i = 0; i < t->n_apis; i++)
+        qs[i] = (api_query){t->apis[i].pid, t->apis[i].tid, t->apis[i].start_ns, i};
+    qsort(qs, t->n_apis, sizeof *qs, cmp_api_query);
+    size_t r = 0, depth = 0;
+    for (size_t q = 0; q < t->n_apis; q++) {
+        const api_query *aq = &qs[q];
+        if (q && (qs[q - 1].pid != aq->pid || qs[q - 1].tid != aq->tid))
+            depth = 0;
+        while (r < nr && (rs[r]->pid < aq->pid || (rs[r]->pid == aq->pid && rs[r]->tid < aq->tid)))
+            r++;
+        while (r < nr && rs[r]->pid == aq->pid && rs[r]->tid == aq->tid && rs[r]->start_ns <= aq->at) {
+            while (depth && stack[depth - 1]->end_ns < rs[r]->start_ns)
+                depth--;
+            stack[depth++] = rs[r++];
+        }
+        while (depth && stack[depth - 1]->end_ns < aq->at)
+            depth--;
+        out[aq->api] = depth ? (size_t)(stack[depth - 1] - t->ranges) + 1 : 0;
+    }
+    free(rs);
+    free(stack);
+    free(qs);
+    return out;
+}
+
 void trace_sort(trace *t)
 {
     if (t->n_ops)

@@ -98,11 +98,18 @@ host_range *trace_add_range(trace *t, const host_range *r);
 /* Sort ops, apis and ranges by start time (ties broken deterministically), index
  * the API calls by correlation id, and tie each op to its CPU op (gpu_op.cpu_op). */
 void trace_sort(trace *t);
+/* For each API call i, 1 + the index in t->ranges of the innermost range around its
+ * start on the same thread whose kind is in `kinds` (bits 1u << range_kind), or 0.
+ * The caller frees the array. */
+size_t *trace_api_enclosing(const trace *t, unsigned kinds);
 /* The API call that launched an op (same correlation id), or NULL. */
 const api_call *trace_launcher(const trace *t, const gpu_op *op);
 
 /* trace_write.c / trace_read.c: Chrome Trace Event Format, Kineto schema.
- * Return 0 on success; on failure -1 with a one-line reason in `err`. */
+ * Return 0 on success; on failure -1 with a one-line reason in `err`.
+ * The writer adds what Kineto readers expect (a ProfilerStep#N user_annotation per
+ * forward, process/thread metadata, Kineto's External ids); the reader leaves the
+ * derived ProfilerStep ranges out, so a trace reads back as it was written. */
 int trace_write_json(const trace *t, const char *path, char *err, size_t errlen);
 int trace_read_json(trace *t, const char *path, char *err, size_t errlen);
 
