@@ -74,7 +74,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test install clean resources FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test install clean resources FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -151,6 +151,15 @@ test: deps $(BUILD)/test_attnprof $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
+
+# Holistic Trace Analysis (PyPI) reads our trace.json as a PyTorch trace: needs a Python
+# with HolisticTraceAnalysis and ijson (HTA_PYTHON; .ci/run makes a venv for it).
+HTA_PYTHON ?= python3
+$(BUILD)/hta_rewrite: $(BUILD)/tests/hta/rewrite.o $(REPORT_LIB)
+	$(CC) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS)
+
+hta-test: $(BUILD)/attnprof $(BUILD)/hta_rewrite
+	ATTNPROF_BIN=$(BUILD)/attnprof REWRITE_BIN=$(BUILD)/hta_rewrite HTA_PYTHON=$(HTA_PYTHON) bash tests/hta/run.sh
 
 gpu-test: $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/gpu/run.sh

@@ -227,11 +227,13 @@ static int import_one(const char *path, const char *variant, const import_option
     /* Forwards are matched to API calls by process and time: two files of one
      * process whose forwards overlap in time cannot be told apart. */
     span s = {0, INT64_MAX, INT64_MIN, path};
+    int tid = 0;
     for (size_t i = ranges0; i < t->n_ranges; i++) {
         const host_range *hr = &t->ranges[i];
         if (hr->iteration < 0)
             continue;
         s.pid = hr->pid;
+        tid = hr->tid;
         if (hr->start_ns < s.lo)
             s.lo = hr->start_ns;
         if (hr->end_ns > s.hi)
@@ -244,6 +246,11 @@ static int import_one(const char *path, const char *variant, const import_option
             return EXIT_BAD_ARCHIVE;
         }
     spans[idx] = s;
+    /* The variant's own range around its forwards, as attnprof's runner records it:
+     * Kineto readers (HTA) tell the variants apart by it. */
+    host_range outer = {.kind = RANGE_ANNOTATION, .name = (char *)variant, .variant = (char *)variant,
+                        .iteration = -1, .start_ns = s.lo, .end_ns = s.hi, .pid = s.pid, .tid = tid};
+    trace_add_range(t, &outer);
 
     const device_props *dp = kineto_header_device(&h, device);
     if (!dp && h.n_devices)
