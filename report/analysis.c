@@ -204,9 +204,18 @@ static int group_forward(const trace *t, const corr_index *idx, const host_range
     f->n_ops = 0;
     if (!f->ops)
         abort();
-    for (size_t i = 0; i < t->n_apis; i++) {
+    /* API calls are sorted by start (trace_sort): only those starting inside the range. */
+    size_t first = 0, last = t->n_apis;
+    while (first < last) {
+        size_t mid = (first + last) / 2;
+        if (t->apis[mid].start_ns < r->start_ns)
+            first = mid + 1;
+        else
+            last = mid;
+    }
+    for (size_t i = first; i < t->n_apis && t->apis[i].start_ns <= r->end_ns; i++) {
         const api_call *a = &t->apis[i];
-        if (a->start_ns < r->start_ns || a->end_ns > r->end_ns || a->pid != r->pid)
+        if (a->end_ns > r->end_ns || a->pid != r->pid)
             continue;
         /* lower bound of a->correlation in the index */
         size_t lo = 0, hi = idx->n;

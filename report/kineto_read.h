@@ -77,7 +77,7 @@ typedef enum kineto_status {
 typedef int (*kineto_event_fn)(void *ctx, size_t index, const kineto_event *e, char *err, size_t errlen);
 
 /* Reads `path`, calling `fn` for every event and filling `hdr` and `info` (either
- * may be NULL). Returns KINETO_OK, or another status with one line in err naming
+ * may be NULL; without `info` no SHA-256 is computed). Returns KINETO_OK, or another status with one line in err naming
  * the file and what is wrong. */
 kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx, kineto_header *hdr,
                           kineto_file_info *info, char *err, size_t errlen);

@@ -87,10 +87,13 @@ static int cmd_list(void)
 
 /* Writes trace.json and run.json into a temporary directory beside `dest`, renders
  * the report from what was written (exactly as `attnprof report` would), and renames
- * the directory into place: nothing half-written is ever left at `dest`. Returns
- * EXIT_OK or the exit code, with one line in err. */
-static int write_archive(const trace *t, const run_info *info, const char *dest, const cli_options *o, char *err,
-                         size_t errlen)
+ * the directory into place: nothing half-written is ever left at `dest`. `reread`:
+ * render from trace.json read back (run: the CUPTI records pass through the writer's
+ * rounding); otherwise from `t` itself, which the writer keeps to the nanosecond
+ * (import: a big trace is not read twice; tests check the re-render is identical).
+ * Returns EXIT_OK or the exit code, with one line in err. */
+static int write_archive(const trace *t, const run_info *info, const char *dest, const cli_options *o, int reread,
+                         char *err, size_t errlen)
 {
     char tmp[1100];
     if (archive_begin(dest, tmp, sizeof tmp, err, errlen) != 0)
@@ -104,8 +107,9 @@ static int write_archive(const trace *t, const run_info *info, const char *dest,
     if (wrc == EXIT_OK && run_info_write_json(info, path, err, errlen) != 0)
         wrc = EXIT_IO;
     trace back;
+    trace_init(&back);
     static run_info back_info;
-    if (wrc == EXIT_OK) {
+    if (wrc == EXIT_OK && reread) {
         snprintf(path, sizeof path, "%s/trace.json", tmp);
         if (trace_read_json(&back, path, err, errlen) != 0)
             wrc = EXIT_IO;
@@ -115,9 +119,9 @@ static int write_archive(const trace *t, const run_info *info, const char *dest,
         if (run_info_read_json(&back_info, path, err, errlen) != 0)
             wrc = EXIT_IO;
         else
-            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, errlen);
-        trace_free(&back);
+            wrc = render(tmp, reread ? &back : t, &back_info, o->formats, o->log_axis, o->run.quiet, err, errlen);
     }
+    trace_free(&back);
     if (wrc == EXIT_OK && archive_commit(tmp, dest, o->force, err, errlen) != 0)
         wrc = o->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
     if (wrc != EXIT_OK)
@@ -160,7 +164,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(dest, sizeof dest, "out/%s-%s", slug, stamp);
     }
-    int wrc = write_archive(&t, &info, dest, o, err, sizeof err);
+    int wrc = write_archive(&t, &info, dest, o, 1, err, sizeof err);
     trace_free(&t);
     if (wrc != EXIT_OK)
         return die(wrc, err);
@@ -255,7 +259,7 @@ static int cmd_import(cli_options *o, const char *cmdline)
         return die(rc, err);
     snprintf(info.tool_version, sizeof info.tool_version, "%s", ATTNPROF_VERSION);
     snprintf(info.command_line, sizeof info.command_line, "%s", cmdline);
-    rc = write_archive(&t, &info, o->out_dir, o, err, sizeof err);
+    rc = write_archive(&t, &info, o->out_dir, o, 0, err, sizeof err);
     trace_free(&t);
     if (rc != EXIT_OK)
         return die(rc, err);
