@@ -174,10 +174,14 @@ static void derive(analysis *a, int vi)
     per_forward_median(va, is_memcpy, &n, &us);
     if (n > 0) {
         const gpu_op *m = first_match(va, is_memcpy);
-        if (m->cpu_op_path)
+        if (m->cpu_op_path && strchr(m->cpu_op_path, ' '))
             add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time), hidden in `%.*s` (%s)",
                 human_bytes((double)m->bytes, buf, sizeof buf), m->copy_kind, us, 100.0 * us / va->cuda_us.median,
                 (int)strcspn(m->cpu_op_path, " "), m->cpu_op_path, m->cpu_op_path);
+        else if (m->cpu_op_path)
+            add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time), from `%s`",
+                human_bytes((double)m->bytes, buf, sizeof buf), m->copy_kind, us, 100.0 * us / va->cuda_us.median,
+                m->cpu_op_path);
         else
             add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)",
                 human_bytes((double)m->bytes, buf, sizeof buf), m->copy_kind, us, 100.0 * us / va->cuda_us.median);
