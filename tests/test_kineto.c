@@ -2,6 +2,7 @@
  * recorded on the H200 (tests/fixtures/torch-h200, 8×16×1024×64 bf16 causal,
  * record_function("attn_fwd")) and on small hand-written traces for the messy cases. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,8 +368,16 @@ Test(import_cli, archive_renders_and_rerenders)
     fclose(f);
     cr_assert(strstr(buf, "\"imported_from\"") &&
               strstr(buf, "de8c7d5b2221cba9413c288c16dd94b8a17d4d498995982f483fa509bf143903"), "run.json: sha256");
+    /* The import rendered from the trace it had in memory; `report` renders from the
+     * archive: the same bytes. */
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "cp %s/a/report.md %s/a/summary.csv %s/", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
     snprintf(args, sizeof args, "report %s/a -q", dir);
     cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(cmd, sizeof cmd, "cmp -s %s/report.md %s/a/report.md && cmp -s %s/summary.csv %s/a/summary.csv", dir, dir,
+             dir, dir);
+    cr_assert_eq(system(cmd), 0, "the re-rendered report differs from the import's");
     snprintf(path, sizeof path, "%s/a/report.md", dir);
     f = fopen(path, "r");
     n = fread(buf, 1, sizeof buf - 1, f);
@@ -402,4 +411,132 @@ Test(import_cli, bad_input_writes_nothing)
              dir);
     cr_assert_eq(attnprof(args), EXIT_USAGE);
     remove_tree(dir);
+}
+
+/* ---- our trace.json as a Kineto drop-in (issue 11, part 6) ---------------- */
+
+static void drop_in_trace(trace *t)
+{
+    trace_init(t);
+    t->pid = 4242;
+    snprintf(t->device.name, sizeof t->device.name, "NVIDIA H200");
+    t->device = (device_props){.major = 9, .sm_count = 132, .warp_size = 32, .max_threads_per_block = 1024,
+                               .max_threads_per_sm = 2048, .max_blocks_per_sm = 32, .regs_per_sm = 65536,
+                               .regs_per_block = 65536, .smem_per_sm = 233472, .smem_per_block = 49152,
+                               .smem_per_block_optin = 232448, .smem_reserved_per_block = 1024};
+    snprintf(t->device.name, sizeof t->device.name, "NVIDIA H200");
+    host_range outer = {.name = "naive", .variant = "naive", .iteration = -1, .start_ns = 1000, .end_ns = 900000,
+                        .pid = 4242, .tid = 77};
+    trace_add_range(t, &outer);
+    for (int i = 0; i < 2; i++) {
+        int64_t s = 10000 + i * 400000;
+        host_range fwd = {.name = "attn_fwd", .variant = "naive", .iteration = i, .start_ns = s, .end_ns = s + 50000,
+                          .pid = 4242, .tid = 77};
+        trace_add_range(t, &fwd);
+        api_call launch = {.kind = API_RUNTIME, .name = "cudaLaunchKernel", .start_ns = s + 1000, .end_ns = s + 4000,
+                           .correlation = (uint32_t)(10 + i), .pid = 4242, .tid = 77, .cbid = 211};
+        trace_add_api(t, &launch);
+        gpu_op k = {.kind = GPU_KERNEL, .name = "attnprof_softmax_rows_bf16", .start_ns = s + 9000,
+                    .end_ns = s + 20000, .correlation = (uint32_t)(10 + i), .device = 0, .stream = 13,
+                    .grid = {1056, 1, 1}, .block = {256, 1, 1}, .registers = 32, .context = 3};
+        trace_add_op(t, &k);
+    }
+    api_call copy = {.kind = API_RUNTIME, .name = "cudaMemcpyAsync", .start_ns = 12000, .end_ns = 13000,
+                     .correlation = 20, .pid = 4242, .tid = 77, .cbid = 41};
+    trace_add_api(t, &copy);
+    gpu_op m = {.kind = GPU_MEMCPY, .name = "Memcpy DtoD (Device -> Device)", .start_ns = 30000, .end_ns = 35000,
+                .correlation = 20, .stream = 13, .bytes = 1024, .context = 3};
+    snprintf(m.copy_kind, sizeof m.copy_kind, "DtoD");
+    trace_add_op(t, &m);
+    trace_sort(t);
+}
+
+static json_int_t ext_id(json_t *e) { return json_integer_value(json_object_get(json_object_get(e, "args"), "External id")); }
+
+Test(kineto_write, reads_like_pytorchs_own_trace)
+{
+    trace t;
+    drop_in_trace(&t);
+    char path[] = "/tmp/attnprof-trace-XXXXXX", err[256];
+    close(mkstemp(path));
+    cr_assert_eq(trace_write_json(&t, path, err, sizeof err), 0, "%s", err);
+    /* The text: every key but traceName before traceEvents; HTA's rank regex. */
+    FILE *f = fopen(path, "r");
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    const char *events = strstr(text, "\"traceEvents\"");
+    cr_assert_not_null(events);
+    const char *keys[] = {"\"schemaVersion\"", "\"deviceProperties\"", "\"distributedInfo\"", "\"trace_id\"",
+                          "\"baseTimeNanoseconds\"", "\"cupti_version\"", "\"displayTimeUnit\""};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert(strstr(text, keys[i]) && strstr(text, keys[i]) < events, "%s before traceEvents", keys[i]);
+    cr_assert(strstr(events, "\"traceName\""), "traceName after traceEvents");
+    cr_assert_not_null(strstr(text, "\"rank\": 0"), "a space after the colon: HTA's \"rank\":\\s+(\\d+)");
+
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    cr_assert_not_null(root, "%s", je.text);
+    json_t *e, *fwd[2] = {0}, *step[2] = {0}, *api[2] = {0}, *kern[2] = {0}, *gann[2] = {0};
+    size_t i;
+    int metadata_with_ts = 0, host_thread_named = 0, memcpy_context = 0, trace_span = 0;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *args = json_object_get(e, "args");
+        if (!strcmp(ph, "M")) {
+            metadata_with_ts += json_is_number(json_object_get(e, "ts"));
+            host_thread_named += !strcmp(name, "thread_name") && json_integer_value(json_object_get(e, "tid")) == 77;
+            continue;
+        }
+        if (!cat)
+            continue;
+        trace_span += !strcmp(cat, "Trace");
+        int it = json_is_integer(json_object_get(args, "iteration")) ? (int)json_integer_value(json_object_get(args, "iteration")) : -1;
+        if (!strcmp(cat, "user_annotation") && !strncmp(name, "ProfilerStep#", 13))
+            step[name[13] - '0'] = e;
+        else if (!strcmp(cat, "user_annotation") && !strcmp(name, "attn_fwd"))
+            fwd[it] = e;
+        else if (!strcmp(cat, "gpu_user_annotation"))
+            gann[it] = e;
+        else if (!strcmp(cat, "cuda_runtime") && !strcmp(name, "cudaLaunchKernel")) {
+            cr_assert_eq(json_integer_value(json_object_get(args, "cbid")), 211);
+            api[json_integer_value(json_object_get(args, "correlation")) - 10] = e;
+        } else if (!strcmp(cat, "kernel")) {
+            kern[json_integer_value(json_object_get(args, "correlation")) - 10] = e;
+            cr_assert_eq(json_integer_value(json_object_get(args, "context")), 3);
+            cr_assert(json_is_integer(json_object_get(args, "queued")));
+            cr_assert_float_eq(json_number_value(json_object_get(args, "blocks per SM")), 1056.0 / 132, 1e-6);
+            cr_assert_float_eq(json_number_value(json_object_get(args, "warps per SM")), 8.0 * 8, 1e-6);
+            cr_assert(json_is_integer(json_object_get(args, "est. achieved occupancy %")));
+        } else if (!strcmp(cat, "gpu_memcpy"))
+            memcpy_context += json_integer_value(json_object_get(args, "context")) == 3;
+    }
+    cr_assert(metadata_with_ts >= 6 && host_thread_named == 1 && trace_span == 1);
+    cr_assert_eq(memcpy_context, 1);
+    for (int k = 0; k < 2; k++) {
+        cr_assert(fwd[k] && step[k] && api[k] && kern[k] && gann[k], "forward %d: every event", k);
+        /* Kineto's External id: the enclosing range's, on the calls, GPU ops and the
+         * gpu_user_annotation inside it; the step has its own. */
+        cr_assert_eq(ext_id(api[k]), ext_id(fwd[k]));
+        cr_assert_eq(ext_id(kern[k]), ext_id(fwd[k]));
+        cr_assert_eq(ext_id(gann[k]), ext_id(fwd[k]));
+        cr_assert_neq(ext_id(step[k]), ext_id(fwd[k]));
+        cr_assert_eq(json_real_value(json_object_get(step[k], "ts")), json_real_value(json_object_get(fwd[k], "ts")));
+    }
+    cr_assert_neq(ext_id(fwd[0]), ext_id(fwd[1]));
+    json_decref(root);
+
+    /* Read back: the derived steps are left out; cbid and context come back. */
+    trace back;
+    cr_assert_eq(trace_read_json(&back, path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(back.n_ranges, t.n_ranges);
+    cr_assert_eq(back.apis[0].cbid, 211);
+    cr_assert_eq(back.ops[0].context, 3);
+    trace_free(&back);
+    trace_free(&t);
+    unlink(path);
 }
