@@ -383,10 +383,14 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             fprintf(f, "%d×%d×%d | %d×%d×%d | %d | %d B | ", o->grid[0], o->grid[1], o->grid[2], o->block[0],
                     o->block[1], o->block[2], o->registers, o->static_smem + o->dynamic_smem);
             if (occupancy_of_op(o, &a->trace->device, &occ, oerr, sizeof oerr) == 0)
-                fprintf(f, "%.0f%% / %.0f%%, %s | ", 100 * occ.theoretical, 100 * occ.est_achieved,
+                fprintf(f, "%.0f%% / %.0f%%, %s", 100 * occ.theoretical, 100 * occ.est_achieved,
                         occupancy_limiter_name(occ.limiters, lim, sizeof lim));
             else
-                fputs("– | ", f);
+                fputs("–", f);
+            /* Imported PyTorch traces: Kineto's own "est. achieved occupancy %" beside ours. */
+            if (a->run->imported && o->has_kineto_occupancy)
+                fprintf(f, "; Kineto %.0f%%", o->kineto_occupancy);
+            fputs(" | ", f);
         } else {
             char size[32];
             human_bytes((double)o->bytes, size, sizeof size);
