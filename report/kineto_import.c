@@ -12,6 +12,7 @@
 #include "kineto_read.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,16 +33,179 @@ void kineto_variant_name(const char *path, char *out, size_t n)
     snprintf(out, n, "%s", buf);
 }
 
+/* An ac2g flow end: "s" at the launching call, "f" at the GPU op (Kineto's arrows). */
+typedef struct flow_end {
+    int64_t id;
+    int pid, tid;
+    int64_t ts_ns; /* relative to the file, as the events' */
+    int start;     /* "s" */
+} flow_end;
+
+/* What the importer keeps while a file streams by: the trace, the flows, and the
+ * GPU ops / API calls that came without args.correlation (indices into the trace),
+ * which the flows may still tie together. */
 typedef struct read_ctx {
     trace *t;
-    size_t skipped; /* GPU/API events without correlation */
+    size_t skipped; /* events the model does not take (trace_add_kineto_event) */
+    flow_end *flows;
+    size_t n_flows, cap_flows;
+    size_t *loose_ops, n_loose_ops, cap_loose_ops;
+    size_t *loose_apis, n_loose_apis, cap_loose_apis;
 } read_ctx;
+
+static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *v = realloc(*v, *cap * sizeof **v);
+        if (!*v)
+            abort();
+    }
+    (*v)[(*n)++] = x;
+}
+
+static int is_gpu_cat(const char *c) { return !strcmp(c, "kernel") || !strcmp(c, "gpu_memcpy") || !strcmp(c, "gpu_memset"); }
+static int is_api_cat(const char *c) { return !strcmp(c, "cuda_runtime") || !strcmp(c, "cuda_driver"); }
 
 static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, size_t errlen)
 {
     read_ctx *c = ctx;
     (void)idx;
-    return trace_add_kineto_event(c->t, e, 0, &c->skipped, err, errlen);
+    if ((e->ph[0] == 's' || e->ph[0] == 'f') && !e->ph[1] && e->cat && !strcmp(e->cat, "ac2g") && e->id.set &&
+        e->ts.set && e->pid.is_int && e->tid.is_int) {
+        if (c->n_flows == c->cap_flows) {
+            c->cap_flows = c->cap_flows ? c->cap_flows * 2 : 256;
+            c->flows = realloc(c->flows, c->cap_flows * sizeof *c->flows);
+            if (!c->flows)
+                abort();
+        }
+        c->flows[c->n_flows++] = (flow_end){e->id.i, (int)e->pid.i, (int)e->tid.i, llround(e->ts.d * 1000.0),
+                                            e->ph[0] == 's'};
+        return 0;
+    }
+    int loose = !strcmp(e->ph, "X") && e->cat && (is_gpu_cat(e->cat) || is_api_cat(e->cat)) &&
+                !(e->arg[KARG_CORRELATION].set && e->arg[KARG_CORRELATION].is_int);
+    if (!loose)
+        return trace_add_kineto_event(c->t, e, 0, &c->skipped, err, errlen);
+    /* Kept for now with id 0; tied by a flow below, or dropped and counted. */
+    kineto_event copy = *e;
+    copy.has_args = 1;
+    copy.arg[KARG_CORRELATION] = (kineto_num){.set = 1, .is_int = 1, .i = 0, .d = 0};
+    size_t ops = c->t->n_ops, apis = c->t->n_apis;
+    if (trace_add_kineto_event(c->t, &copy, 0, &c->skipped, err, errlen) != 0)
+        return -1;
+    if (c->t->n_ops > ops)
+        push_index(&c->loose_ops, &c->n_loose_ops, &c->cap_loose_ops, ops);
+    if (c->t->n_apis > apis)
+        push_index(&c->loose_apis, &c->n_loose_apis, &c->cap_loose_apis, apis);
+    return 0;
+}
+
+static int cmp_flow(const void *a, const void *b)
+{
+    const flow_end *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return y->start - x->start; /* "s" first */
+}
+
+/* Ops and calls keyed by (pid, tid, start), to find a flow's two ends. */
+typedef struct keyed {
+    int pid, tid;
+    int64_t start;
+    size_t index;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+static const keyed *find_keyed(const keyed *v, size_t n, int pid, int tid, int64_t start)
+{
+    keyed k = {pid, tid, start, 0};
+    return bsearch(&k, v, n, sizeof *v, cmp_keyed);
+}
+
+/* Ties the file's uncorrelated GPU ops to their launching calls through the ac2g
+ * flows (same flow id at the call's and at the op's start), then drops what stays
+ * loose. Returns how many events were dropped. */
+static size_t tie_by_flows(read_ctx *c, size_t ops0, size_t apis0)
+{
+    trace *t = c->t;
+    size_t dropped = 0;
+    if (c->n_loose_ops) {
+        uint32_t next = 1;
+        for (size_t i = ops0; i < t->n_ops; i++)
+            if (t->ops[i].correlation >= next)
+                next = t->ops[i].correlation + 1;
+        for (size_t i = apis0; i < t->n_apis; i++)
+            if (t->apis[i].correlation >= next)
+                next = t->apis[i].correlation + 1;
+        keyed *ops = malloc(c->n_loose_ops * sizeof *ops);
+        keyed *apis = malloc((t->n_apis - apis0 + 1) * sizeof *apis);
+        char *api_loose = calloc(t->n_apis - apis0 + 1, 1);
+        if (!ops || !apis || !api_loose)
+            abort();
+        for (size_t i = 0; i < c->n_loose_ops; i++) {
+            const gpu_op *o = &t->ops[c->loose_ops[i]];
+            ops[i] = (keyed){o->device, o->stream, o->start_ns, c->loose_ops[i]};
+        }
+        for (size_t i = apis0; i < t->n_apis; i++)
+            apis[i - apis0] = (keyed){t->apis[i].pid, t->apis[i].tid, t->apis[i].start_ns, i};
+        for (size_t i = 0; i < c->n_loose_apis; i++)
+            api_loose[c->loose_apis[i] - apis0] = 1;
+        qsort(ops, c->n_loose_ops, sizeof *ops, cmp_keyed);
+        qsort(apis, t->n_apis - apis0, sizeof *apis, cmp_keyed);
+        qsort(c->flows, c->n_flows, sizeof *c->flows, cmp_flow);
+        for (size_t i = 0; i + 1 < c->n_flows; i++) {
+            const flow_end *s = &c->flows[i], *f = &c->flows[i + 1];
+            if (s->id != f->id || !s->start || f->start)
+                continue;
+            const keyed *op = find_keyed(ops, c->n_loose_ops, f->pid, f->tid, f->ts_ns);
+            const keyed *api = find_keyed(apis, t->n_apis - apis0, s->pid, s->tid, s->ts_ns);
+            if (!op || !api || t->ops[op->index].correlation)
+                continue;
+            api_call *a = &t->apis[api->index];
+            if (api_loose[api->index - apis0] && !a->correlation)
+                a->correlation = next++;
+            t->ops[op->index].correlation = a->correlation;
+        }
+        free(ops), free(apis), free(api_loose);
+    }
+    /* Drop what no flow tied: an op or call left with id 0. */
+    size_t w = ops0;
+    for (size_t i = ops0, k = 0; i < t->n_ops; i++) {
+        int loose = k < c->n_loose_ops && c->loose_ops[k] == i;
+        k += loose;
+        if (loose && !t->ops[i].correlation) {
+            free(t->ops[i].name);
+            dropped++;
+            continue;
+        }
+        t->ops[w++] = t->ops[i];
+    }
+    t->n_ops = w;
+    w = apis0;
+    for (size_t i = apis0, k = 0; i < t->n_apis; i++) {
+        int loose = k < c->n_loose_apis && c->loose_apis[k] == i;
+        k += loose;
+        if (loose && !t->apis[i].correlation) {
+            free(t->apis[i].name);
+            dropped++;
+            continue;
+        }
+        t->apis[w++] = t->apis[i];
+    }
+    t->n_apis = w;
+    free(c->flows), free(c->loose_ops), free(c->loose_apis);
+    c->flows = NULL, c->loose_ops = c->loose_apis = NULL;
+    return dropped;
 }
 
 static int cmp_range_ptr(const void *a, const void *b)
@@ -176,11 +340,14 @@ static int import_one(const char *path, const char *variant, const import_option
                       run_info *r, uint32_t *corr_base, span *spans, int idx, char *err, size_t errlen)
 {
     size_t ops0 = t->n_ops, apis0 = t->n_apis, ranges0 = t->n_ranges;
-    read_ctx c = {t, 0};
+    read_ctx c = {.t = t};
     kineto_header h;
     kineto_file_info info;
-    if (kineto_read(path, on_event, &c, &h, &info, err, errlen) != KINETO_OK)
+    if (kineto_read(path, on_event, &c, &h, &info, err, errlen) != KINETO_OK) {
+        free(c.flows), free(c.loose_ops), free(c.loose_apis);
         return EXIT_BAD_ARCHIVE;
+    }
+    size_t uncorrelated = tie_by_flows(&c, ops0, apis0);
     trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
 
     char marker[96];
@@ -289,9 +456,10 @@ static int import_one(const char *path, const char *variant, const import_option
         snprintf(text, sizeof text, "%zu GPU operations on other devices ignored (--device picks one)", other);
         add_fact(v, "other_device_ops", text, (double)other);
     }
-    if (c.skipped) {
-        snprintf(text, sizeof text, "%zu GPU/API events without args.correlation not attributed", c.skipped);
-        add_fact(v, "uncorrelated_events", text, (double)c.skipped);
+    if (uncorrelated) {
+        snprintf(text, sizeof text, "%zu GPU/API events without args.correlation or an ac2g flow not attributed",
+                 uncorrelated);
+        add_fact(v, "uncorrelated_events", text, (double)uncorrelated);
     }
 
     import_source *src = &r->sources[r->n_sources++];

@@ -308,6 +308,23 @@ Test(import, profiler_steps_devices_and_uncorrelated_events)
                               "\"tid\":9,\"ts\":0,\"dur\":10}," API(1, 1) "," KERNEL(1, 0, 5) "]}",
                               &o, &t, &r, err, sizeof err), EXIT_OK, "%s", err);
     trace_free(&t);
+    /* No correlation in the args, but ac2g flows: the flow ties op and call. */
+    o.range = NULL;
+    cr_assert_eq(import_small("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"attn_fwd\","
+                              "\"pid\":9,\"tid\":9,\"ts\":0,\"dur\":10},"
+                              "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,"
+                              "\"tid\":9,\"ts\":1.5,\"dur\":1,\"args\":{}},"
+                              "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":5.25,"
+                              "\"dur\":2,\"args\":{\"device\":0}},"
+                              "{\"ph\":\"s\",\"id\":41,\"pid\":9,\"tid\":9,\"ts\":1.5,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+                              "{\"ph\":\"f\",\"id\":41,\"pid\":0,\"tid\":7,\"ts\":5.25,\"cat\":\"ac2g\",\"name\":\"ac2g\","
+                              "\"bp\":\"e\"}]}",
+                              &o, &t, &r, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(t.n_ops, 1);
+    cr_assert_neq(t.ops[0].correlation, 0);
+    cr_assert_eq(trace_launcher(&t, &t.ops[0]), &t.apis[0], "tied by the flow");
+    cr_assert_eq(r.variants[0].facts.n, 1, "nothing left unattributed");
+    trace_free(&t);
     /* CPU only. */
     o.range = NULL;
     cr_assert_eq(import_small("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"attn_fwd\","
