@@ -98,13 +98,11 @@ op_class classify_op(const gpu_op *op)
     if (op->kind == GPU_MEMSET)
         return OPC_MEMSET;
     const char *n = op->name;
-    if (has(n, "sgemm") || has(n, "s16816gemm") || (has(n, "cutlass") && has(n, "gemm")))
-        return OPC_GEMM; /* before "fmha"/"flash": cutlass GEMMs are not attention */
     if (has(n, "flash") || has(n, "fmha") || has(n, "sdpa") || has(n, "attnprof_efficient") || has(n, "attention"))
         return OPC_FUSED_ATTENTION;
     if (has(n, "gemm") || has(n, "nvjet") || has(n, "xmma") || has(n, "cutlass"))
         return OPC_GEMM;
-    if (has(n, "softmax") || has(n, "SoftMax"))
+    if (has(n, "softmax")) /* softmax_warp_forward, cunn_SoftMaxForward, ours */
         return OPC_SOFTMAX;
     if (op_builds_mask_aten(op))
         return OPC_MASK;

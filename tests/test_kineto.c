@@ -334,6 +334,35 @@ Test(import, profiler_steps_devices_and_uncorrelated_events)
     cr_assert(strstr(err, "no GPU events"), "%s", err);
 }
 
+Test(import, pytorch_kernel_names)
+{
+    struct { const char *name; op_class cls; int cuda_cores; } k[] = {
+        {"ampere_sgemm_128x64_nn", OPC_GEMM, 1},
+        {"sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4", OPC_GEMM, 1},
+        {"cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_256x128_32x3_nn_align8", OPC_GEMM, 0},
+        {"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT", OPC_GEMM, 0},
+        {"void cunn_SoftMaxForward<4, float, float, float, Epilogue>(float*, float const*, int)", OPC_SOFTMAX, 0},
+        {"void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false, false>()", OPC_SOFTMAX, 0},
+        {"void at::native::triu_tril_kernel<bool, int, false, 8, false>()", OPC_MASK, 0},
+        {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<bool> >()", OPC_REDUCTION, 0},
+        {"fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t>)",
+         OPC_FUSED_ATTENTION, 0},
+        {"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4> >()", OPC_FUSED_ATTENTION, 0},
+        {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64", OPC_FUSED_ATTENTION, 0},
+        {"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >()", OPC_ELEMENTWISE, 0},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        gpu_op o = {.kind = GPU_KERNEL, .name = (char *)k[i].name};
+        cr_assert_eq(classify_op(&o), k[i].cls, "%s: %s", k[i].name, op_class_name(classify_op(&o)));
+        if (k[i].cls == OPC_GEMM)
+            cr_assert_eq(gemm_on_cuda_cores(k[i].name), k[i].cuda_cores, "%s", k[i].name);
+    }
+    gpu_op memcpy_op = {.kind = GPU_MEMCPY, .name = "Memcpy DtoD (Device -> Device)"};
+    gpu_op memset_op = {.kind = GPU_MEMSET, .name = "Memset (Device)"};
+    cr_assert_eq(classify_op(&memcpy_op), OPC_MEMCPY);
+    cr_assert_eq(classify_op(&memset_op), OPC_MEMSET);
+}
+
 Test(import, variant_names)
 {
     char out[64];
