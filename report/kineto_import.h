@@ -10,7 +10,7 @@
 typedef struct import_options {
     const char *variant; /* the variant's name (one file only); NULL: the file's base name */
     const char *range;   /* the forward's range name; NULL: "attn_fwd" */
-    int device;          /* GPU whose ops are kept; -1: the lowest device id with GPU ops in forwards */
+    int device;          /* GPU whose ops are kept; -1: the lowest device id among the file's GPU ops */
 } import_options;
 
 /* Reads the `n` traces into `t` and fills what Kineto records of `r` (devices,
