@@ -1,4 +1,5 @@
 #include "analysis.h"
+#include "escape.h"
 
 
 #include <ctype.h>
@@ -172,6 +173,7 @@ void short_kernel_name(const char *name, char *out, size_t n)
         snprintf(out, n, "%.*s<…>", (int)(lt - start), start);
     else
         snprintf(out, n, "%.*s", (int)len, start);
+    esc_utf8_trim(out); /* cut between characters: cairo refuses a partial one */
 }
 
 typedef struct corr_index {
@@ -239,7 +241,8 @@ static int group_forward(const trace *t, const corr_index *idx, const host_range
             f->ops[f->n_ops++] = idx->ops[lo];
         }
     }
-    qsort(f->ops, (size_t)f->n_ops, sizeof *f->ops, cmp_op_start);
+    if (f->n_ops)
+        qsort(f->ops, (size_t)f->n_ops, sizeof *f->ops, cmp_op_start);
     f->launchers = malloc(sizeof *f->launchers * (size_t)(f->n_ops ? f->n_ops : 1));
     if (!f->launchers)
         abort();

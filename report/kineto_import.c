@@ -8,6 +8,7 @@
  * Status convention: 0 / EXIT_* as the header says; static helpers 0 / -1. */
 #include "kineto_import.h"
 
+#include "bounds.h"
 #include "exit_codes.h"
 #include "kineto_read.h"
 
@@ -348,7 +349,11 @@ static int import_one(const char *path, const char *variant, const import_option
         return EXIT_BAD_ARCHIVE;
     }
     size_t uncorrelated = tie_by_flows(&c, ops0, apis0);
-    trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
+    const char *range = trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
+    if (range) {
+        snprintf(err, errlen, "%s: %s", path, range);
+        return EXIT_BAD_ARCHIVE;
+    }
 
     char marker[96];
     int n_fwd = mark_forwards(t, ranges0, path, variant, o->range ? o->range : "attn_fwd", marker, sizeof marker,
@@ -422,6 +427,10 @@ static int import_one(const char *path, const char *variant, const import_option
     const device_props *dp = kineto_header_device(&h, device);
     if (!dp && h.n_devices)
         dp = &h.devices[0];
+    if (dp && (range = bounds_device(dp))) {
+        snprintf(err, errlen, "%s: %s", path, range);
+        return EXIT_BAD_ARCHIVE;
+    }
     if (first) {
         if (dp)
             t->device = r->device = *dp;

@@ -10,6 +10,8 @@
  * 1 to go on, 0 to stop (then `st->status` says why). */
 #include "kineto_read.h"
 
+#include "bounds.h"
+#include "escape.h"
 #include "sha256.h"
 
 #include <errno.h>
@@ -174,7 +176,7 @@ static void dev_set_int(device_props *d, int *id, const char *k, long long v)
         {"memoryBusWidth", offsetof(device_props, mem_bus_width)},
     };
     if (!strcmp(k, "id")) {
-        *id = (int)v;
+        *id = bounds_int_sat(v);
         return;
     }
     if (!strcmp(k, "totalGlobalMem")) {
@@ -183,7 +185,7 @@ static void dev_set_int(device_props *d, int *id, const char *k, long long v)
     }
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (!strcmp(k, ints[i].key)) {
-            *(int *)((char *)d + ints[i].off) = (int)v;
+            *(int *)((char *)d + ints[i].off) = bounds_int_sat(v);
             return;
         }
 }
@@ -193,17 +195,17 @@ static void header_int(state *st, long long v)
     kineto_header *h = st->hdr;
     const char *k = st->top_key;
     if (!strcmp(k, "schemaVersion"))
-        h->schema_version = (int)v;
+        h->schema_version = bounds_int_sat(v);
     else if (!strcmp(k, "baseTimeNanoseconds"))
         h->base_time_ns = v, h->has_base_time = 1;
     else if (!strcmp(k, "pid"))
-        h->pid = (int)v;
+        h->pid = bounds_int_sat(v);
     else if (!strcmp(k, "cupti_version"))
-        h->cupti_version = (int)v;
+        h->cupti_version = bounds_int_sat(v);
     else if (!strcmp(k, "cuda_runtime_version"))
-        h->cuda_runtime_version = (int)v;
+        h->cuda_runtime_version = bounds_int_sat(v);
     else if (!strcmp(k, "cuda_driver_version"))
-        h->cuda_driver_version = (int)v;
+        h->cuda_driver_version = bounds_int_sat(v);
 }
 
 /* A number (integer or not) or another scalar (is_num == 0). */
@@ -225,17 +227,21 @@ static int on_scalar(state *st, int is_num, int is_int, long long iv, double dv,
         return 1;
     case C_DIST:
         if (is_num && is_int && !strcmp(st->dev_key, "rank"))
-            st->hdr->rank = (int)iv;
+            st->hdr->rank = bounds_int_sat(iv);
         else if (is_num && is_int && !strcmp(st->dev_key, "world_size"))
-            st->hdr->world_size = (int)iv;
+            st->hdr->world_size = bounds_int_sat(iv);
         else if (s && !strcmp(st->dev_key, "backend"))
             key_copy(st->hdr->dist_backend, sizeof st->hdr->dist_backend, s, len);
         return 1;
     case C_DEVICE:
         if (is_num && is_int)
             dev_set_int(&st->dev, &st->dev_id, st->dev_key, iv);
-        else if (s && !strcmp(st->dev_key, "name"))
-            key_copy(st->dev.name, sizeof st->dev.name, s, len);
+        else if (s && !strcmp(st->dev_key, "name")) { /* cut between UTF-8 characters if it must be */
+            size_t n = len < sizeof st->dev.name - 1 ? len : sizeof st->dev.name - 1;
+            memcpy(st->dev.name, s, n);
+            st->dev.name[n] = '\0';
+            esc_utf8_trim(st->dev.name);
+        }
         return 1;
     case C_DEVICES:
         return 1;
@@ -276,7 +282,7 @@ static int on_scalar(state *st, int is_num, int is_int, long long iv, double dv,
     }
     case C_TRIPLE:
         if (st->triple_i < 3 && is_num && is_int)
-            (st->triple_which ? st->ev.block : st->ev.grid)[st->triple_i] = (int)iv;
+            (st->triple_which ? st->ev.block : st->ev.grid)[st->triple_i] = bounds_int_sat(iv);
         st->triple_i++;
         return 1;
     }

@@ -90,8 +90,10 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx, kinet
  * event without an integer args.correlation is an error; otherwise it is skipped and
  * counted in *skipped. Returns 0, or -1 with the reason in err. */
 int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen);
-/* Moves the times of the ops, calls and ranges from the given indices on by `by` ns. */
-void trace_shift(trace *t, size_t ops_from, size_t apis_from, size_t ranges_from, int64_t by);
+/* Moves the times of the ops, calls and ranges from the given indices on by `by` ns
+ * (baseTimeNanoseconds). Returns NULL, or the range error (bounds.h) when `by` or a
+ * moved time leaves ±2^62 ns (the trace is then unusable). */
+const char *trace_shift(trace *t, size_t ops_from, size_t apis_from, size_t ranges_from, int64_t by);
 
 /* The properties of device `id` in the header, or NULL. */
 const device_props *kineto_header_device(const kineto_header *h, int id);

@@ -1,5 +1,8 @@
 #include "report.h"
 
+#include "escape.h"
+#include "predict.h"
+#include "predict_report.h"
 #include "findings.h"
 #include "occupancy.h"
 
@@ -42,22 +45,34 @@ void format_time_stats(const stats *s, char *out, size_t n)
     snprintf(out, n, "%s (%s – %s, n=%d)", med, lo, hi, s->n);
 }
 
-/* Table cells: a '|' would end the cell, a newline the row. */
+/* Table cells holding Markdown we wrote (findings): a '|' would end the cell, a
+ * newline the row. Archive strings go through esc_md_text / esc_md_code. */
 static void cell(FILE *f, const char *s)
 {
+    int backslashes = 0; /* run just before this character: odd means it is escaped */
     for (; *s; s++) {
-        if (*s == '|')
+        if (*s == '|' && backslashes % 2 == 0)
             fputs("\\|", f);
         else if (*s == '\n')
             fputc(' ', f);
         else
             fputc(*s, f);
+        backslashes = *s == '\\' ? backslashes + 1 : 0;
     }
 }
 
 static const char *status_word(const variant_result *r)
 {
-    return r->status == VARIANT_OK ? "" : r->status == VARIANT_FAILED ? " **FAILED**" : " *(unavailable)*";
+    switch (r->status) {
+    case VARIANT_OK:
+        return "";
+    case VARIANT_FAILED:
+        return " **FAILED**";
+    case VARIANT_SKIPPED:
+        return " *(skipped)*";
+    default:
+        return " *(unavailable)*";
+    }
 }
 
 static void version_text(int v, int scale_major, int scale_minor, char *out, size_t n)
@@ -125,29 +140,43 @@ static void header(FILE *f, const analysis *a)
         return;
     }
     const device_props *d = &a->trace->device;
-    fprintf(f, "# attnprof — %s, %d×%d×%d×%d %s %s\n\n", r->device.name, r->shape.batch, r->shape.heads,
-            r->shape.seq, r->shape.dim, r->dtype, r->causal ? "causal" : "");
+    fputs("# attnprof — ", f);
+    esc_md_text(f, r->device.name);
+    fprintf(f, ", %d×%d×%d×%d ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+    esc_md_text(f, r->dtype);
+    fprintf(f, " %s\n\n", r->causal ? "causal" : "");
     char cublas[32], cudnn[32];
     version_text(r->cublas_version, 10000, 100, cublas, sizeof cublas);
     version_text(r->cudnn_version, 10000, 100, cudnn, sizeof cudnn);
     fprintf(f, "| | |\n|---|---|\n");
-    fprintf(f, "| GPU | %s — compute capability %d.%d, %d SMs, %.1f GiB, SM clock %d MHz, memory clock %d MHz, "
+    fputs("| GPU | ", f);
+    esc_md_text(f, r->device.name);
+    fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB, SM clock %d MHz, memory clock %d MHz, "
                "%d-bit bus |\n",
-            r->device.name, r->device.major, r->device.minor, r->device.sm_count,
+            r->device.major, r->device.minor, r->device.sm_count,
             r->device.total_mem / 1073741824.0, r->device.clock_khz / 1000, r->device.mem_clock_khz / 1000,
             r->device.mem_bus_width);
-    fprintf(f, "| Software | driver %s, CUDA runtime %d.%d (driver API %d.%d), cuBLAS %s, cuDNN %s, CUPTI API %d |\n",
-            r->driver_version, r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10,
+    fputs("| Software | driver ", f);
+    esc_md_text(f, r->driver_version);
+    fprintf(f, ", CUDA runtime %d.%d (driver API %d.%d), cuBLAS %s, cuDNN %s, CUPTI API %d |\n",
+            r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10,
             r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10, cublas, cudnn, r->cupti_version);
-    fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, %s, %s, scale 1/√D |\n", r->shape.batch, r->shape.heads,
-            r->shape.seq, r->shape.dim, r->dtype, r->causal ? "causal" : "not causal");
-    fprintf(f, "| Run | %s; seed %llu; %d warm-up + %d recorded forwards per variant; rel. error threshold %.0e |\n",
-            r->date, r->seed, r->warmup, r->iters, r->rel_error_threshold);
-    fprintf(f, "| Tool | attnprof %s: `", r->tool_version);
-    cell(f, r->command_line);
-    fprintf(f, "` |\n");
-    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu NVTX ranges (from %s) |\n\n", a->trace->n_ops,
-            a->trace->n_apis, a->trace->n_ranges, r->marker_source[0] ? r->marker_source : "–");
+    fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+    esc_md_text(f, r->dtype);
+    fprintf(f, ", %s, scale 1/√D |\n", r->causal ? "causal" : "not causal");
+    fputs("| Run | ", f);
+    esc_md_text(f, r->date);
+    fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant; rel. error threshold %.0e |\n", r->seed,
+            r->warmup, r->iters, r->rel_error_threshold);
+    fputs("| Tool | attnprof ", f);
+    esc_md_text(f, r->tool_version);
+    fputs(": ", f);
+    esc_md_code(f, r->command_line, 1);
+    fprintf(f, " |\n");
+    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu NVTX ranges (from ", a->trace->n_ops,
+            a->trace->n_apis, a->trace->n_ranges);
+    esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
+    fputs(") |\n\n", f);
     (void)d;
     fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
                "forward's `attn_fwd` range (CUPTI timestamps); CPU time is the host wall time of the forward call "
@@ -194,8 +223,10 @@ static void summary_table(FILE *f, const analysis *a)
         else
             snprintf(err, sizeof err, "%s",
                      a->run->imported ? NOT_RECORDED : r->status == VARIANT_OK ? "–" : "NaN or none");
-        fprintf(f, "| `%s`%s | ", r->name, status_word(r));
-        cell(f, r->what_changed);
+        fputs("| ", f);
+        esc_md_code(f, r->name, 1);
+        fprintf(f, "%s | ", status_word(r));
+        esc_md_text(f, r->what_changed);
         fprintf(f, " | %s | %s | %s | %s | ", ops, cuda, cpu, err);
         for (int k = 0; k < va->n_findings; k++) {
             if (k)
@@ -231,7 +262,9 @@ static void overhead_table(FILE *f, const analysis *a)
         format_us(r->event_us_cupti, on, sizeof on);
         format_us(r->host_us_no_cupti, hoff, sizeof hoff);
         format_us(r->host_us_cupti, hon, sizeof hon);
-        fprintf(f, "| `%s` | %s | %s | %+.1f%% | %s | %s |\n", r->name, off, on,
+        fputs("| ", f);
+        esc_md_code(f, r->name, 1);
+        fprintf(f, " | %s | %s | %+.1f%% | %s | %s |\n", off, on,
                 100.0 * (r->event_us_cupti / r->event_us_no_cupti - 1.0), hoff, hon);
     }
     fputc('\n', f);
@@ -287,22 +320,43 @@ static void figure(FILE *f, const figure_list *figs, const char *name, const cha
         else if (!strcmp(k, "pdf"))
             pdf = &figs->files[i];
     }
-    const figure_file *show = png ? png : svg;
+    /* In the self-contained page only a PNG is inlined: cmark-gfm's safe mode
+     * blanks a data:image/svg+xml source. */
+    const figure_file *show = png ? png : inline_dir ? NULL : svg;
+    if (!show && (svg || pdf)) { /* no page image: links to the vector files */
+        const figure_file *any = svg ? svg : pdf;
+        fputs("*", f);
+        esc_md_text(f, any->caption);
+        fputs("* — vector:", f);
+        if (svg)
+            fprintf(f, " [SVG](%s)", svg->path);
+        if (pdf)
+            fprintf(f, " [PDF](%s)", pdf->path);
+        fputs("\n\n", f);
+        return;
+    }
     if (!show)
         return;
     if (inline_dir) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", inline_dir, show->path);
+        char path[4096];
         size_t len;
-        char *b64 = base64_file(path, &len);
+        char *b64 = NULL;
+        if (snprintf(path, sizeof path, "%s/%s", inline_dir, show->path) < (int)sizeof path)
+            b64 = base64_file(path, &len);
         if (b64) {
-            fprintf(f, "![%s](data:image/%s;base64,%s)\n\n", show->caption, show == png ? "png" : "svg+xml", b64);
+            fputs("![", f);
+            esc_md_text(f, show->caption);
+            fprintf(f, "](data:image/%s;base64,%s)\n\n", show == png ? "png" : "svg+xml", b64);
             free(b64);
         }
     } else {
-        fprintf(f, "![%s](%s)\n\n", show->caption, show->path);
+        fputs("![", f);
+        esc_md_text(f, show->caption);
+        fprintf(f, "](%s)\n\n", show->path);
     }
-    fprintf(f, "*%s*", show->caption);
+    fputs("*", f);
+    esc_md_text(f, show->caption);
+    fputs("*", f);
     if (svg || pdf) {
         fputs(" — vector:", f);
         if (svg)
@@ -330,20 +384,34 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
                             const char *inline_dir)
 {
     const variant_result *r = va->result;
-    fprintf(f, "### `%s` — %s%s\n\n", r->name, r->title, status_word(r));
+    fputs("### ", f);
+    esc_md_code(f, r->name, 0);
+    fputs(" — ", f);
+    esc_md_text(f, r->title);
+    fprintf(f, "%s\n\n", status_word(r));
     fprintf(f, "*What we changed:* ");
-    cell(f, r->what_changed);
+    esc_md_text(f, r->what_changed);
     fprintf(f, "\n\n");
-    if (r->status != VARIANT_OK)
-        fprintf(f, "**%s:** %s\n\n", variant_status_name(r->status), r->error);
-    for (int k = 0; k < va->n_findings; k++)
-        fprintf(f, "- %s\n", va->findings[k]);
+    if (r->status != VARIANT_OK) {
+        fprintf(f, "**%s:** ", variant_status_name(r->status));
+        esc_md_text(f, r->error);
+        fputs("\n\n", f);
+    }
+    for (int k = 0; k < va->n_findings; k++) {
+        fputs("- ", f);
+        cell(f, va->findings[k]); /* Markdown we wrote, archive strings escaped inside */
+        fputc('\n', f);
+    }
     if (va->n_findings)
         fputc('\n', f);
     if (r->facts.n) {
         fputs("Facts recorded by the variant: ", f);
-        for (int k = 0; k < r->facts.n; k++)
-            fprintf(f, "%s%s = %s", k ? "; " : "", r->facts.item[k].key, r->facts.item[k].value);
+        for (int k = 0; k < r->facts.n; k++) {
+            fputs(k ? "; " : "", f);
+            esc_md_text(f, r->facts.item[k].key);
+            fputs(" = ", f);
+            esc_md_text(f, r->facts.item[k].value);
+        }
         fputs(".\n\n", f);
     }
     const forward *fw = median_forward(va);
@@ -367,14 +435,12 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
         format_us((double)(o->end_ns - o->start_ns) / 1000.0, dur, sizeof dur);
         if (l)
             format_us((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
-        fprintf(f, "| %d | `", k + 1);
-        cell(f, name);
-        fputc('`', f);
+        fprintf(f, "| %d | ", k + 1);
+        esc_md_code(f, name, 1);
         char aten[96];
         if (op_aten_name(o, aten, sizeof aten)) { /* imported PyTorch traces: the ATen op that launched it */
-            fputs(" from `", f);
-            cell(f, aten);
-            fputc('`', f);
+            fputs(" from ", f);
+            esc_md_code(f, aten, 1);
         }
         fprintf(f, " | %s | %s | ", op_class_name(classify_op(o)), dur);
         if (o->kind == GPU_KERNEL) {
@@ -396,7 +462,11 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             human_bytes((double)o->bytes, size, sizeof size);
             fprintf(f, "– | – | – | %s moved | – | ", size);
         }
-        fprintf(f, "%s%s%s | %s |\n", l ? "`" : "", l ? l->name : "–", l ? "`" : "", l ? lat : "–");
+        if (l)
+            esc_md_code(f, l->name, 1);
+        else
+            fputs("–", f);
+        fprintf(f, " | %s |\n", l ? lat : "–");
     }
     fputc('\n', f);
     char fig[96];
@@ -416,6 +486,10 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
     figure(f, figs, "timeline-overview", inline_from_dir);
     figure(f, figs, "time-per-forward", inline_from_dir);
     overhead_table(f, a);
+    if (predict_available(a)) {
+        predict_write_markdown(f, a);
+        figure(f, figs, "roofline", inline_from_dir);
+    }
     fprintf(f, "## Occupancy\n\n");
     fprintf(f, "Theoretical occupancy from each kernel's registers, shared memory and block size against the "
                "device limits; the estimate also accounts for the grid (blocks ÷ SMs), as Kineto's does, and is "
@@ -475,6 +549,14 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
         snprintf(err, errlen, "cmark-gfm could not render the report");
         return NULL;
     }
+    /* Self-contained: every resource the page loads is a data: URI. Archive strings
+     * are escaped before this; this is the last line of defence. */
+    for (const char *src = strstr(body, "src=\""); src; src = strstr(src + 5, "src=\""))
+        if (strncmp(src + 5, "data:", 5) != 0) {
+            snprintf(err, errlen, "the report would load a remote resource; refusing to write it");
+            free(body);
+            return NULL;
+        }
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -490,17 +572,6 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
     free(esc_title);
     free(body);
     return buf;
-}
-
-static void csv_field(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
 }
 
 static void csv_num(FILE *f, double x)
@@ -526,10 +597,11 @@ char *report_summary_csv(const analysis *a)
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         const variant_result *r = va->result;
-        fprintf(f, "%s,%s,", r->name, variant_status_name(r->status));
-        csv_field(f, r->title);
+        esc_csv_field(f, r->name, 0);
+        fprintf(f, ",%s,", variant_status_name(r->status));
+        esc_csv_field(f, r->title, 1);
         fputc(',', f);
-        csv_field(f, r->what_changed);
+        esc_csv_field(f, r->what_changed, 1);
         fprintf(f, ",%d,%d,%d,%d,%d", va->ops_per_forward, r->expected_ops, va->kernels_per_forward,
                 va->memcpy_per_forward, va->memset_per_forward);
         csv_num(f, va->cuda_us.median);
@@ -549,7 +621,7 @@ char *report_summary_csv(const analysis *a)
                 strcat(all, "; ");
             strcat(all, va->findings[k]);
         }
-        csv_field(f, all);
+        esc_csv_field(f, all, 1);
         fputc('\n', f);
     }
     fclose(f);
@@ -560,23 +632,27 @@ char *report_summary_csv(const analysis *a)
  * never see a half-written file. */
 static int write_atomic(const char *dir, const char *name, const char *text, char *err, size_t errlen)
 {
-    char path[1024], tmp[1100];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
+    char *path = NULL, *tmp = NULL;
+    if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0)
+        abort();
+    int rc = 0;
     FILE *f = fopen(tmp, "w");
     if (!f) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
+        rc = -1;
+    } else {
+        size_t n = strlen(text);
+        int ok = fwrite(text, 1, n, f) == n;
+        ok &= fclose(f) == 0;
+        if (!ok || rename(tmp, path) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+            unlink(tmp);
+            rc = -1;
+        }
     }
-    size_t n = strlen(text);
-    int ok = fwrite(text, 1, n, f) == n;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    free(path);
+    free(tmp);
+    return rc;
 }
 
 int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen)
@@ -604,4 +680,16 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
     free(html);
     free(csv);
     return rc;
+}
+
+/* ---- shared with the other documents (compare) -------------------------- */
+
+void report_md_figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir)
+{
+    figure(f, figs, name, inline_dir);
+}
+
+int report_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen)
+{
+    return write_atomic(dir, name, text, err, errlen);
 }

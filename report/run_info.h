@@ -4,11 +4,15 @@
 
 #include "trace.h"
 #include "attn_types.h"
+#include "counters.h"
+#include "prediction.h"
 
 typedef enum variant_status {
     VARIANT_OK = 0,
     VARIANT_FAILED = 1,      /* error, or rel. error above the threshold */
     VARIANT_UNAVAILABLE = 2, /* cannot run here (library/GPU); reason in `error` */
+    VARIANT_SKIPPED = 3,     /* default list only: cannot take the shape (head dim, device
+                              * memory); reason in `error`, the batch went on */
 } variant_status;
 
 typedef struct variant_result {
@@ -26,6 +30,7 @@ typedef struct variant_result {
     double host_us_cupti;       /* same, CUPTI collecting (API records cost host time) */
     int64_t dropped_records;
     attn_facts facts;
+    attn_prediction prediction; /* declared by the variant from the shape (prediction.h) */
 } variant_result;
 
 #define RUN_MAX_VARIANTS 16
@@ -74,6 +79,10 @@ typedef struct run_info {
     variant_result variants[RUN_MAX_VARIANTS];
     int n_probes;
     occupancy_probe probes[RUN_MAX_PROBES];
+    ceilings ceilings;          /* --calibrate: roofs measured in the same run */
+    /* The counter pass: run.json carries counters.meta (status, method, metrics); the
+     * values live in counters.json beside it, read into counters.r by the caller. */
+    counters_set counters;
     /* Set by `attnprof import`: the archive holds PyTorch profiler (Kineto) traces, and
      * what Kineto does not record (shape, clocks, cuDNN, correctness, CUPTI-off times)
      * is "not recorded". */

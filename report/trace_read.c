@@ -6,11 +6,14 @@
 #include "kineto_read.h"
 #include "trace.h"
 
+#include "bounds.h"
+#include "escape.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static int int_or(const kineto_num *n, int dflt) { return n->set && n->is_int ? (int)n->i : dflt; }
+static int int_or(const kineto_num *n, int dflt) { return n->set && n->is_int ? bounds_int_sat(n->i) : dflt; }
 static int64_t i64_or(const kineto_num *n, int64_t dflt) { return n->set && n->is_int ? n->i : dflt; }
 
 int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen)
@@ -25,8 +28,13 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
         snprintf(err, errlen, "complete event without a valid ts/dur");
         return -1;
     }
-    int64_t start = llround(e->ts.d * 1000.0);
-    int64_t end = start + llround(e->dur.d * 1000.0);
+    /* Relative to the file here; moved by baseTimeNanoseconds (and checked again) at the end. */
+    int64_t start, end;
+    const char *range = bounds_event_ns(0, e->ts.d, e->dur.d, &start, &end);
+    if (range) {
+        snprintf(err, errlen, "%s", range);
+        return -1;
+    }
     int pid = int_or(&e->pid, 0), tid = int_or(&e->tid, 0);
     const kineto_num *a = e->arg;
     const char *cat = e->cat;
@@ -97,7 +105,7 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
         o.registers = int_or(&a[KARG_REGISTERS], 0);
         int total = int_or(&a[KARG_SHARED_MEMORY], 0);
         o.static_smem = int_or(&a[KARG_STATIC_SMEM], total);
-        o.dynamic_smem = int_or(&a[KARG_DYNAMIC_SMEM], total - o.static_smem);
+        o.dynamic_smem = int_or(&a[KARG_DYNAMIC_SMEM], bounds_sub_sat(total, o.static_smem));
         if (a[KARG_EST_OCCUPANCY].set)
             o.has_kineto_occupancy = 1, o.kineto_occupancy = a[KARG_EST_OCCUPANCY].d;
     }
@@ -106,6 +114,11 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
         snprintf(o.copy_kind, sizeof o.copy_kind, "%s", ck ? ck : (strlen(e->name) > 10 ? e->name + 7 : "?"));
     if (kind == GPU_MEMCPY && !ck) /* Kineto's "Memcpy DtoD (Device -> Device)" */
         o.copy_kind[4] = '\0';
+    esc_utf8_trim(o.copy_kind);
+    if ((range = bounds_op(&o))) {
+        snprintf(err, errlen, "%s", range);
+        return -1;
+    }
     trace_add_op(t, &o);
     return 0;
 }
@@ -116,14 +129,25 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
     return trace_add_kineto_event(ctx, e, 1, NULL, err, errlen);
 }
 
-void trace_shift(trace *t, size_t ops_from, size_t apis_from, size_t ranges_from, int64_t by)
+/* t += by, kept within ±BOUNDS_MAX_NS; -1 when it would leave that range. */
+static int shift_one(int64_t *t, int64_t by)
 {
+    return __builtin_add_overflow(*t, by, t) || *t > BOUNDS_MAX_NS || *t < -BOUNDS_MAX_NS ? -1 : 0;
+}
+
+const char *trace_shift(trace *t, size_t ops_from, size_t apis_from, size_t ranges_from, int64_t by)
+{
+    const char *range = bounds_base_ns(by);
+    if (range)
+        return range;
+    int bad = 0;
     for (size_t i = ops_from; i < t->n_ops; i++)
-        t->ops[i].start_ns += by, t->ops[i].end_ns += by;
+        bad |= shift_one(&t->ops[i].start_ns, by) | shift_one(&t->ops[i].end_ns, by);
     for (size_t i = apis_from; i < t->n_apis; i++)
-        t->apis[i].start_ns += by, t->apis[i].end_ns += by;
+        bad |= shift_one(&t->apis[i].start_ns, by) | shift_one(&t->apis[i].end_ns, by);
     for (size_t i = ranges_from; i < t->n_ranges; i++)
-        t->ranges[i].start_ns += by, t->ranges[i].end_ns += by;
+        bad |= shift_one(&t->ranges[i].start_ns, by) | shift_one(&t->ranges[i].end_ns, by);
+    return bad ? "ts: out of range (|baseTimeNanoseconds + ts·1000| must stay within 2^62 ns)" : NULL;
 }
 
 int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
@@ -139,13 +163,20 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
         trace_free(t);
         return -1;
     }
-    trace_shift(t, 0, 0, 0, h.base_time_ns);
+    const char *range = trace_shift(t, 0, 0, 0, h.base_time_ns);
+    if (!range && h.n_devices > 0) {
+        t->device = h.devices[0];
+        range = bounds_device(&t->device);
+    }
+    if (range) {
+        snprintf(err, errlen, "%s: %s", path, range);
+        trace_free(t);
+        return -1;
+    }
     t->pid = h.pid;
     t->cupti_version = h.cupti_version;
     t->cuda_runtime_version = h.cuda_runtime_version;
     t->cuda_driver_version = h.cuda_driver_version;
-    if (h.n_devices > 0)
-        t->device = h.devices[0];
     trace_sort(t);
     return 0;
 }

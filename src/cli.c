@@ -14,6 +14,8 @@ void cli_usage(FILE *f)
 {
     fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
           "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
+          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log]\n"
+          "                                    compare archived runs side by side (no GPU needed)\n"
           "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N]\n"
           "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
           "       attnprof list                list the variants\n"
@@ -29,14 +31,23 @@ void cli_usage(FILE *f)
           "  --warmup N           warm-up forwards per variant, not recorded (default 5)\n"
           "  --seed N             seed of the random normal inputs (default 0)\n"
           "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
+          "  --no-counters        skip the hardware-counter pass (default: --counters, on)\n"
+          "  --no-calibrate       skip measuring the GEMM and copy ceilings (default: --calibrate, on)\n"
           "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
           "  --force              replace DIR if it exists\n"
           "  -q, --quiet          no progress line, no summary on stdout\n"
+          "compare options:\n"
+          "  -o, --output DIR     where compare.md, compare.html, compare.csv and figures/ go (required)\n"
+          "  --baseline A         the archive the others are set against (default: the first given)\n"
+          "  --allow-shape-mismatch  compare runs of different shapes by throughput (TFLOP/s)\n"
+          "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
+          "  --force              replace DIR if it exists\n"
           "import options:\n"
+          "  -o, --output DIR     the archive to write (required); --force replaces it\n"
           "  --variant NAME       the variant's name (one trace; default: the file's base name)\n"
           "  --range NAME         user_annotation range of one forward (default attn_fwd; else ProfilerStep#N)\n"
           "  --device N           GPU whose operations are kept (default: the lowest device id in the trace)\n"
-          "run, import and report options:\n"
+          "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
           "\n"
@@ -51,12 +62,15 @@ static int usage_error(char *err, size_t n, const char *fmt, const char *a, cons
     return EXIT_USAGE;
 }
 
+/* Digits only: strtol alone would take " 5", "+5" and "-0". */
+static int all_digits(const char *s) { return *s && strspn(s, "0123456789") == strlen(s); }
+
 static int positive_int(const char *opt, const char *s, int max, int *out, char *err, size_t n)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v <= 0 || v > max) {
+    if (!all_digits(s) || errno || end == s || *end || v <= 0 || v > max) {
         char lim[64];
         snprintf(lim, sizeof lim, "a whole number from 1 to %d", max);
         snprintf(err, n, "--%s %s: expected %s", opt, s, lim);
@@ -69,8 +83,9 @@ static int positive_int(const char *opt, const char *s, int max, int *out, char 
 static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
 {
     *out = 0;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", s);
+    char *buf = strdup(s); /* any length: nothing is cut off */
+    if (!buf)
+        return usage_error(err, n, "out of memory%s%s", "", "");
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!strcmp(tok, "png"))
             *out |= FIG_PNG;
@@ -78,9 +93,13 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
             *out |= FIG_SVG;
         else if (!strcmp(tok, "pdf"))
             *out |= FIG_PDF;
-        else
-            return usage_error(err, n, "--format: unknown format '%s'; use a list of png, svg, pdf%s", tok, "");
+        else {
+            int r = usage_error(err, n, "--format: unknown format '%.100s'; use a list of png, svg, pdf%s", tok, "");
+            free(buf);
+            return r;
+        }
     }
+    free(buf);
     if (!*out)
         return usage_error(err, n, "--format: empty list; use e.g. --format png,svg,pdf%s%s", "", "");
     return EXIT_OK;
@@ -96,7 +115,8 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 }
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
-       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_VARIANT, OPT_RANGE, OPT_DEVICE };
+       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_COUNTERS,
+       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE };
 
 static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
                         size_t n)
@@ -104,7 +124,7 @@ static int whole_number(const char *opt, const char *s, unsigned long long max, 
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > max) {
+    if (!all_digits(s) || errno || end == s || *end || v > max) {
         snprintf(err, n, "--%s %s: expected a whole number from 0 to %llu", opt, s, max);
         return EXIT_USAGE;
     }
@@ -117,6 +137,11 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     run_config *rc = &o->run;
     unsigned long long v;
     int r;
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && !o->run_only_option)
+        o->run_only_option = c;
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != 'o' && c != OPT_FORCE && c != OPT_VARIANT &&
+        c != OPT_RANGE && c != OPT_DEVICE && !o->not_import_option)
+        o->not_import_option = c;
     switch (c) {
     case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
     case OPT_BATCH: return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
@@ -132,7 +157,11 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
             rc->seed = v;
         return r;
-    case 'o': o->out_dir = arg; return EXIT_OK;
+    case 'o':
+        if (!*arg || strlen(arg) >= 4000)
+            return usage_error(err, n, "-o: expected a directory path of 1 to 3999 bytes%s%s", "", "");
+        o->out_dir = arg;
+        return EXIT_OK;
     case OPT_FORCE: o->force = 1; return EXIT_OK;
     case 'q': rc->quiet = 1; return EXIT_OK;
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
@@ -152,6 +181,23 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         if ((r = whole_number("device", arg, 1023, &v, err, n)) == EXIT_OK)
             o->import_device = (int)v;
         return r;
+    case OPT_BASELINE: o->baseline = arg; return EXIT_OK;
+    case OPT_ALLOW_SHAPE: o->allow_shape_mismatch = 1; return EXIT_OK;
+    case OPT_MIN_EFFECT: {
+        char *end;
+        errno = 0;
+        double pct = strtod(arg, &end);
+        if (errno || end == arg || *end || !(pct >= 0 && pct <= 100)) {
+            snprintf(err, n, "--min-effect %s: expected a percentage from 0 to 100", arg);
+            return EXIT_USAGE;
+        }
+        o->min_effect = pct / 100;
+        return EXIT_OK;
+    }
+    case OPT_COUNTERS: rc->counters = 1; return EXIT_OK;
+    case OPT_NO_COUNTERS: rc->counters = 0; return EXIT_OK;
+    case OPT_CALIBRATE: rc->calibrate = 1; return EXIT_OK;
+    case OPT_NO_CALIBRATE: rc->calibrate = 0; return EXIT_OK;
     }
     return EXIT_USAGE;
 }
@@ -165,7 +211,10 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->warmup = 5;
     rc->rel_error_threshold = 2e-2;
     rc->heads_to_check = 3;
+    rc->counters = 1;
+    rc->calibrate = 1;
     o->formats = FIG_PNG | FIG_SVG;
+    o->min_effect = 0.02;
     o->import_device = -1;
 
     static const struct option longopts[] = {
@@ -176,6 +225,10 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"output", required_argument, 0, 'o'},            {"force", no_argument, 0, OPT_FORCE},
         {"quiet", no_argument, 0, 'q'},                   {"format", required_argument, 0, OPT_FORMAT},
         {"log", no_argument, 0, OPT_LOG},                 {"cudnn-replan", no_argument, 0, OPT_REPLAN},
+        {"baseline", required_argument, 0, OPT_BASELINE}, {"allow-shape-mismatch", no_argument, 0, OPT_ALLOW_SHAPE},
+        {"min-effect", required_argument, 0, OPT_MIN_EFFECT},
+        {"counters", no_argument, 0, OPT_COUNTERS},       {"no-counters", no_argument, 0, OPT_NO_COUNTERS},
+        {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
         {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
         {"device", required_argument, 0, OPT_DEVICE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
@@ -219,6 +272,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         o->command = CMD_RUN;
     else if (!strcmp(cmd, "report"))
         o->command = CMD_REPORT;
+    else if (!strcmp(cmd, "compare"))
+        o->command = CMD_COMPARE;
     else if (!strcmp(cmd, "list"))
         o->command = CMD_LIST;
     else if (!strcmp(cmd, "help"))
@@ -226,8 +281,9 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     else if (!strcmp(cmd, "import"))
         o->command = CMD_IMPORT;
     else
-        return usage_error(err, errlen, "unknown command '%s': use run, report, import or list (attnprof --help)%s",
-                           cmd, "");
+        return usage_error(err, errlen,
+                           "unknown command '%s': use run, report, compare, import or list (attnprof --help)%s", cmd,
+                           "");
     if (o->command != CMD_IMPORT && (o->import_variant || o->import_range || o->import_device >= 0))
         return usage_error(err, errlen, "--variant, --range and --device are options of import, not of %s%s", cmd, "");
     if (o->command == CMD_IMPORT) {
@@ -236,7 +292,17 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
                                "");
         if (!o->out_dir)
             return usage_error(err, errlen, "import needs -o DIR, the archive to write%s%s", "", "");
-        o->inputs = (const char *const *)&argv[optind];
+        if (o->not_import_option) {
+            const char *name = "?";
+            for (const struct option *l = longopts; l->name; l++)
+                if (l->val == o->not_import_option)
+                    name = l->name;
+            return usage_error(err, errlen,
+                               "import: --%s is not an import option; import takes -o, --force, --variant, --range, "
+                               "--device, --format, --log and -q%s",
+                               name, "");
+        }
+        o->inputs = argv + optind;
         o->n_inputs = operands;
         return EXIT_OK;
     }
@@ -244,7 +310,30 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     if (o->command == CMD_REPORT) {
         if (operands != 1)
             return usage_error(err, errlen, "report takes one archive directory: attnprof report DIR%s%s", "", "");
+        if (!argv[optind][0])
+            return usage_error(err, errlen, "report: the archive directory is an empty string%s%s", "", "");
+        if (o->run_only_option) {
+            const char *name = "?";
+            for (const struct option *l = longopts; l->name; l++)
+                if (l->val == o->run_only_option)
+                    name = l->name;
+            return usage_error(err, errlen, "report: --%s is a run option; report takes only --format, --log and -q%s",
+                               name, "");
+        }
         o->archive = argv[optind];
+        return EXIT_OK;
+    }
+    if (o->command == CMD_COMPARE) {
+        if (operands < 2)
+            return usage_error(err, errlen, "compare takes two or more archive directories: attnprof compare A B -o DIR%s%s",
+                               "", "");
+        if (operands > 8)
+            return usage_error(err, errlen, "compare takes at most 8 archives%s%s", "", "");
+        if (!o->out_dir)
+            return usage_error(err, errlen, "compare needs -o DIR for compare.md, compare.html and figures%s%s", "",
+                               "");
+        o->inputs = argv + optind;
+        o->n_inputs = operands;
         return EXIT_OK;
     }
     if (operands > 0)

@@ -5,18 +5,25 @@
  * (libattnprof_recorder.so, see recorder.h) only when they are called. */
 #include "analysis.h"
 #include "archive.h"
+#include "archive_read.h"
 #include "cli.h"
+#include "compare.h"
+#include "counters.h"
+#include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
 #include "findings.h"
 #include "kineto_import.h"
+#include "predict.h"
 #include "recorder.h"
 #include "report.h"
 #include "run_info.h"
 #include "trace.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -28,9 +35,11 @@
 #define ATTNPROF_VERSION "unknown"
 #endif
 
+/* One line on stderr: archive strings in `msg` lose their control characters. */
 static int die(int code, const char *msg)
 {
-    fprintf(stderr, "attnprof: %s\n", msg);
+    char line[1024];
+    fprintf(stderr, "attnprof: %s\n", esc_terminal(line, sizeof line, msg));
     return code;
 }
 
@@ -40,6 +49,7 @@ static void command_line(int argc, char **argv, char *out, size_t n)
     out[0] = '\0';
     for (int i = 0; i < argc && len + 1 < n; i++)
         len += (size_t)snprintf(out + len, n - len, "%s%s", i ? " " : "", argv[i]);
+    esc_utf8_trim(out);
 }
 
 /* Analysis, figures and report for an archive directory that holds trace.json and run.json. */
@@ -50,10 +60,12 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     if (analysis_build(&a, t, r, err, errlen) != 0)
         return EXIT_BAD_ARCHIVE;
     findings_derive(&a);
+    predict_findings(&a);
     figure_list figs = {0};
     int rc = EXIT_OK;
-    if (figures_render(&a, dir, formats, log_axis, &figs, err, errlen) != 0)
-        rc = EXIT_IO;
+    int frc = figures_render(&a, dir, formats, log_axis, &figs, err, errlen);
+    if (frc != 0)
+        rc = frc == FIG_ERR_BAD_INPUT ? EXIT_BAD_ARCHIVE : EXIT_IO;
     if (rc == EXIT_OK && report_write(&a, &figs, dir, err, errlen) != 0)
         rc = EXIT_IO;
     if (rc == EXIT_OK && !quiet) {
@@ -61,7 +73,9 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
                "rel.err");
         for (int i = 0; i < a.n; i++) {
             const variant_analysis *va = &a.v[i];
-            printf("%-14s %-11s %8d %14.1f %14.1f %9.1e\n", va->result->name, variant_status_name(va->result->status),
+            char name[64];
+            printf("%-14s %-11s %8d %14.1f %14.1f %9.1e\n", esc_terminal(name, sizeof name, va->result->name),
+                   variant_status_name(va->result->status),
                    va->ops_per_forward, va->cuda_us.median, va->cpu_us.median, va->result->rel_error);
         }
     }
@@ -83,50 +97,6 @@ static int cmd_list(void)
                v->expected_ops == 1 ? "" : "s", "", v->what_changed);
     }
     return EXIT_OK;
-}
-
-/* Writes trace.json and run.json into a temporary directory beside `dest`, renders
- * the report from what was written (exactly as `attnprof report` would), and renames
- * the directory into place: nothing half-written is ever left at `dest`. `reread`:
- * render from trace.json read back (run: the CUPTI records pass through the writer's
- * rounding); otherwise from `t` itself, which the writer keeps to the nanosecond
- * (import: a big trace is not read twice; tests check the re-render is identical).
- * Returns EXIT_OK or the exit code, with one line in err. */
-static int write_archive(const trace *t, const run_info *info, const char *dest, const cli_options *o, int reread,
-                         char *err, size_t errlen)
-{
-    char tmp[1100];
-    if (archive_begin(dest, tmp, sizeof tmp, err, errlen) != 0)
-        return EXIT_IO;
-    char path[1200];
-    int wrc = EXIT_OK;
-    snprintf(path, sizeof path, "%s/trace.json", tmp);
-    if (trace_write_json(t, path, err, errlen) != 0)
-        wrc = EXIT_IO;
-    snprintf(path, sizeof path, "%s/run.json", tmp);
-    if (wrc == EXIT_OK && run_info_write_json(info, path, err, errlen) != 0)
-        wrc = EXIT_IO;
-    trace back;
-    trace_init(&back);
-    static run_info back_info;
-    if (wrc == EXIT_OK && reread) {
-        snprintf(path, sizeof path, "%s/trace.json", tmp);
-        if (trace_read_json(&back, path, err, errlen) != 0)
-            wrc = EXIT_IO;
-    }
-    if (wrc == EXIT_OK) {
-        snprintf(path, sizeof path, "%s/run.json", tmp);
-        if (run_info_read_json(&back_info, path, err, errlen) != 0)
-            wrc = EXIT_IO;
-        else
-            wrc = render(tmp, reread ? &back : t, &back_info, o->formats, o->log_axis, o->run.quiet, err, errlen);
-    }
-    trace_free(&back);
-    if (wrc == EXIT_OK && archive_commit(tmp, dest, o->force, err, errlen) != 0)
-        wrc = o->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
-    if (wrc != EXIT_OK)
-        remove_tree(tmp);
-    return wrc;
 }
 
 static int cmd_run(cli_options *o, const char *cmdline)
@@ -152,9 +122,9 @@ static int cmd_run(cli_options *o, const char *cmdline)
         trace_free(&t);
         return die(rc, err);
     }
-    char dest[1024];
+    char dest[4096];
     if (o->out_dir) {
-        snprintf(dest, sizeof dest, "%s", o->out_dir);
+        snprintf(dest, sizeof dest, "%s", o->out_dir); /* cli_parse: -o is shorter than 4000 bytes */
     } else {
         char slug[64], stamp[32];
         gpu_slug(info.device.name, slug, sizeof slug);
@@ -164,78 +134,180 @@ static int cmd_run(cli_options *o, const char *cmdline)
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(dest, sizeof dest, "out/%s-%s", slug, stamp);
     }
-    int wrc = write_archive(&t, &info, dest, o, 1, err, sizeof err);
+    char tmp[4200];
+    if (archive_begin(dest, tmp, sizeof tmp, err, sizeof err) != 0) {
+        trace_free(&t);
+        return die(EXIT_IO, err);
+    }
+    char path[4300];
+    int wrc = EXIT_OK;
+    snprintf(path, sizeof path, "%s/trace.json", tmp);
+    if (trace_write_json(&t, path, err, sizeof err) != 0)
+        wrc = EXIT_IO;
+    snprintf(path, sizeof path, "%s/run.json", tmp);
+    if (wrc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
+        wrc = EXIT_IO;
+    snprintf(path, sizeof path, "%s/counters.json", tmp);
+    if (wrc == EXIT_OK && info.counters.meta.status != CTR_NOT_RUN &&
+        counters_write_json(&info.counters, path, err, sizeof err) != 0)
+        wrc = EXIT_IO;
+    counters_free(&info.counters);
+    /* The report is rendered from what was written, exactly as `attnprof report` would. */
+    trace back;
+    static run_info back_info;
+    if (wrc == EXIT_OK) {
+        if (archive_read(tmp, &back, &back_info, err, sizeof err) != 0) {
+            wrc = EXIT_IO;
+        } else {
+            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+            counters_free(&back_info.counters);
+            trace_free(&back);
+        }
+    }
     trace_free(&t);
-    if (wrc != EXIT_OK)
+    if (wrc == EXIT_OK && archive_commit(tmp, dest, o->force, err, sizeof err) != 0)
+        wrc = o->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
+    if (wrc != EXIT_OK) {
+        remove_tree(tmp);
         return die(wrc, err);
+    }
     if (!o->run.quiet)
         printf("report: %s/report.html\n", dest);
     return rc;
 }
 
-static int move_report_into(const char *tmp, const char *dir, char *err, size_t errlen)
+/* The report's outputs in an archive directory: replaced all together or not at all. */
+static const char *const report_outputs[] = {"figures", "report.md", "report.html", "summary.csv"};
+enum { N_OUTPUTS = sizeof report_outputs / sizeof report_outputs[0] };
+
+static char *join(const char *dir, const char *name)
 {
-    char from[1200], to[1200], old[1200];
-    snprintf(from, sizeof from, "%s/figures", tmp);
-    snprintf(to, sizeof to, "%s/figures", dir);
-    snprintf(old, sizeof old, "%s/.figures.old-%d", dir, (int)getpid());
-    if (path_exists(to) && rename(to, old) != 0) {
-        snprintf(err, errlen, "%s: cannot replace: %s", to, strerror(errno));
-        return EXIT_IO;
-    }
-    if (path_exists(from) && rename(from, to) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
-        rename(old, to);
-        return EXIT_IO;
-    }
-    remove_tree(old);
-    const char *files[] = {"report.md", "report.html", "summary.csv"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(from, sizeof from, "%s/%s", tmp, files[i]);
-        snprintf(to, sizeof to, "%s/%s", dir, files[i]);
-        if (rename(from, to) != 0) {
-            snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
-            return EXIT_IO;
-        }
-    }
-    return EXIT_OK;
+    char *p = NULL;
+    if (asprintf(&p, "%s/%s", dir, name) < 0)
+        abort();
+    return p;
 }
 
+/* Moves the new outputs from `tmp` into `dir`. First every old one that would be
+ * replaced is checked (a directory where a file belongs fails here, before
+ * anything moves) and moved aside into `dir/.report.old-PID`; if a new one then
+ * cannot be moved in, the ones moved in are taken out and the old ones put back. */
+static int move_report_into(const char *tmp, const char *dir, char *err, size_t errlen)
+{
+    char old_name[64];
+    snprintf(old_name, sizeof old_name, ".report.old-%d", (int)getpid());
+    char *old = join(dir, old_name);
+    int moved_aside[N_OUTPUTS] = {0}, moved_in[N_OUTPUTS] = {0};
+    int rc = EXIT_OK;
+    for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
+        char *to = join(dir, report_outputs[i]);
+        struct stat st;
+        int want_dir = i == 0;
+        if (lstat(to, &st) == 0 && (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+            snprintf(err, errlen, "%s: cannot replace: it is not a %s; nothing was changed", to,
+                     want_dir ? "directory" : "regular file");
+            rc = EXIT_IO;
+        }
+        free(to);
+    }
+    if (rc == EXIT_OK && mkdir(old, 0755) != 0) {
+        snprintf(err, errlen, "%s: cannot write into the archive: %s", dir, strerror(errno));
+        rc = EXIT_IO;
+    }
+    for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
+        char *to = join(dir, report_outputs[i]), *aside = join(old, report_outputs[i]);
+        if (path_exists(to)) {
+            if (rename(to, aside) == 0)
+                moved_aside[i] = 1;
+            else {
+                snprintf(err, errlen, "%s: cannot replace: %s; nothing was changed", to, strerror(errno));
+                rc = EXIT_IO;
+            }
+        }
+        free(to);
+        free(aside);
+    }
+    for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
+        char *from = join(tmp, report_outputs[i]), *to = join(dir, report_outputs[i]);
+        if (path_exists(from)) {
+            if (rename(from, to) == 0)
+                moved_in[i] = 1;
+            else {
+                snprintf(err, errlen, "%s: cannot write: %s; nothing was changed", to, strerror(errno));
+                rc = EXIT_IO;
+            }
+        }
+        free(from);
+        free(to);
+    }
+    /* Roll back: new ones out, old ones back. */
+    for (int i = 0; i < N_OUTPUTS && rc != EXIT_OK; i++) {
+        char *to = join(dir, report_outputs[i]), *aside = join(old, report_outputs[i]);
+        if (moved_in[i])
+            remove_tree(to);
+        if (moved_aside[i])
+            rename(aside, to);
+        free(to);
+        free(aside);
+    }
+    remove_tree(old);
+    free(old);
+    return rc;
+}
+
+/* `.report.tmp-PID` and `.report.old-PID` left in DIR by a process that is gone
+ * (killed while rendering) are removed; those of a live process are left alone. */
+static void remove_stale_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *num = NULL;
+        if (!strncmp(e->d_name, ".report.tmp-", 12) || !strncmp(e->d_name, ".report.old-", 12))
+            num = e->d_name + 12;
+        if (!num || !*num || strspn(num, "0123456789") != strlen(num) || strlen(num) > 9)
+            continue;
+        long pid = strtol(num, NULL, 10);
+        if (pid <= 0 || pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+            char *p = join(dir, e->d_name);
+            remove_tree(p);
+            free(p);
+        }
+    }
+    closedir(d);
+}
+
+/* An archive file must be a regular file: a FIFO or a device would block or never end. */
 static int cmd_report(cli_options *o)
 {
-    char err[1024], path[1100];
+    char err[1024];
     trace t;
     static run_info info;
-    snprintf(path, sizeof path, "%s/run.json", o->archive);
-    if (!path_exists(o->archive) || !path_exists(path)) {
-        snprintf(err, sizeof err, "%s: missing; is %s an archive written by `attnprof run -o DIR`?", path,
-                 o->archive);
+    if (archive_read(o->archive, &t, &info, err, sizeof err) != 0)
         return die(EXIT_BAD_ARCHIVE, err);
-    }
-    if (run_info_read_json(&info, path, err, sizeof err) != 0)
-        return die(EXIT_BAD_ARCHIVE, err);
-    snprintf(path, sizeof path, "%s/trace.json", o->archive);
-    if (!path_exists(path)) {
-        snprintf(err, sizeof err, "%s: missing; the archive is incomplete", path);
-        return die(EXIT_BAD_ARCHIVE, err);
-    }
-    if (trace_read_json(&t, path, err, sizeof err) != 0)
-        return die(EXIT_BAD_ARCHIVE, err);
+    remove_stale_temporaries(o->archive);
     /* Render beside the archive's files, then move the results in: a failed render
      * leaves the previous report and figures as they were. */
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s/.report.tmp-%d", o->archive, (int)getpid());
+    char tmp_name[64];
+    snprintf(tmp_name, sizeof tmp_name, ".report.tmp-%d", (int)getpid());
+    char *tmp = join(o->archive, tmp_name);
     remove_tree(tmp);
     if (mkdir(tmp, 0755) != 0) {
         snprintf(err, sizeof err, "%s: cannot write into the archive: %s", o->archive, strerror(errno));
         trace_free(&t);
+        counters_free(&info.counters);
+        free(tmp);
         return die(EXIT_IO, err);
     }
     int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
     trace_free(&t);
+    counters_free(&info.counters);
     if (rc == EXIT_OK)
         rc = move_report_into(tmp, o->archive, err, sizeof err);
     remove_tree(tmp);
+    free(tmp);
     if (rc != EXIT_OK)
         return die(rc, err);
     if (!o->run.quiet)
@@ -243,26 +315,123 @@ static int cmd_report(cli_options *o)
     return EXIT_OK;
 }
 
-/* PyTorch profiler traces → an archive, rendered like a run's (no GPU). */
+/* --baseline names an input by the path given or by its directory name. */
+static int baseline_index(const cli_options *o, char *err, size_t errlen)
+{
+    if (!o->baseline)
+        return 0;
+    for (int i = 0; i < o->n_inputs; i++)
+        if (!strcmp(o->inputs[i], o->baseline))
+            return i;
+    for (int i = 0; i < o->n_inputs; i++) {
+        const char *base = strrchr(o->inputs[i], '/');
+        base = base ? base + 1 : o->inputs[i];
+        if (!strcmp(base, o->baseline))
+            return i;
+    }
+    snprintf(err, errlen, "--baseline %s: not one of the archives given; name one of them as written", o->baseline);
+    return -1;
+}
+
+static int cmd_compare(const cli_options *o)
+{
+    char err[2048];
+    if (path_exists(o->out_dir) && !o->force) {
+        snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", o->out_dir);
+        return die(EXIT_OUTPUT_EXISTS, err);
+    }
+    compare_options opt = {.min_effect = o->min_effect, .allow_shape_mismatch = o->allow_shape_mismatch,
+                           .formats = o->formats, .log_axis = o->log_axis};
+    if ((opt.baseline = baseline_index(o, err, sizeof err)) < 0)
+        return die(EXIT_USAGE, err);
+    compare_archive *ars = calloc((size_t)o->n_inputs, sizeof *ars);
+    compare_archive *in[COMPARE_MAX_ARCHIVES];
+    if (!ars)
+        return die(EXIT_IO, "out of memory");
+    int loaded = 0, rc = EXIT_OK;
+    for (; loaded < o->n_inputs && rc == EXIT_OK; loaded++) {
+        in[loaded] = &ars[loaded];
+        rc = compare_load(&ars[loaded], o->inputs[loaded], err, sizeof err);
+        if (rc != EXIT_OK)
+            break;
+    }
+    compare_model m;
+    if (rc == EXIT_OK) {
+        rc = compare_build(&m, in, o->n_inputs, &opt, err, sizeof err);
+        if (rc == EXIT_OK) {
+            rc = compare_write(&m, o->out_dir, &opt, o->force, err, sizeof err);
+            if (rc == EXIT_OK && !o->run.quiet) {
+                printf("%-14s", "variant");
+                for (int i = 1; i < m.n; i++)
+                    printf(" %28.28s", m.in[i]->label);
+                printf("\n");
+                for (int v = 0; v < m.n_variants; v++) {
+                    printf("%-14s", m.variants[v].name);
+                    for (int i = 1; i < m.n; i++) {
+                        const compare_ratio *r = &m.variants[v].cell[i].metric_ratio;
+                        char cellbuf[64] = "-";
+                        if (r->verdict != VERDICT_NONE)
+                            snprintf(cellbuf, sizeof cellbuf, "%.3fx %s", r->ci.ratio,
+                                     r->verdict == VERDICT_SAME ? "same" : compare_verdict_word(r->verdict));
+                        printf(" %28s", cellbuf);
+                    }
+                    printf("\n");
+                }
+                printf("%s\ncompare: %s/compare.html\n", m.differs_sentence, o->out_dir);
+            }
+            compare_free(&m);
+        }
+        for (int i = 0; i < loaded; i++)
+            compare_archive_free(&ars[i]);
+    } else {
+        for (int i = 0; i < loaded; i++)
+            compare_archive_free(&ars[i]);
+    }
+    free(ars);
+    return rc == EXIT_OK ? EXIT_OK : die(rc, err);
+}
+
+/* PyTorch profiler traces → an archive, rendered like a run's (no GPU). The report
+ * is rendered from the trace in memory, which the writer keeps to the nanosecond:
+ * a 2-million-event trace is not read twice (tests check that `attnprof report`
+ * re-renders the same bytes); run.json is read back as `report` reads it. */
 static int cmd_import(cli_options *o, const char *cmdline)
 {
-    char err[1024];
+    char err[2048];
     if (path_exists(o->out_dir) && !o->force) {
         snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", o->out_dir);
         return die(EXIT_OUTPUT_EXISTS, err);
     }
     trace t;
-    static run_info info;
+    static run_info info, back_info;
     import_options io = {o->import_variant, o->import_range, o->import_device};
-    int rc = kineto_import(o->inputs, o->n_inputs, &io, &t, &info, err, sizeof err);
+    int rc = kineto_import((const char *const *)o->inputs, o->n_inputs, &io, &t, &info, err, sizeof err);
     if (rc != EXIT_OK)
         return die(rc, err);
     snprintf(info.tool_version, sizeof info.tool_version, "%s", ATTNPROF_VERSION);
     snprintf(info.command_line, sizeof info.command_line, "%s", cmdline);
-    rc = write_archive(&t, &info, o->out_dir, o, 0, err, sizeof err);
+    char tmp[4200], path[4300];
+    if (archive_begin(o->out_dir, tmp, sizeof tmp, err, sizeof err) != 0) {
+        trace_free(&t);
+        return die(EXIT_IO, err);
+    }
+    snprintf(path, sizeof path, "%s/trace.json", tmp);
+    rc = trace_write_json(&t, path, err, sizeof err) != 0 ? EXIT_IO : EXIT_OK;
+    snprintf(path, sizeof path, "%s/run.json", tmp);
+    if (rc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
+        rc = EXIT_IO;
+    if (rc == EXIT_OK && run_info_read_json(&back_info, path, err, sizeof err) != 0)
+        rc = EXIT_IO;
+    if (rc == EXIT_OK)
+        rc = render(tmp, &t, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+    counters_free(&back_info.counters);
     trace_free(&t);
-    if (rc != EXIT_OK)
+    if (rc == EXIT_OK && archive_commit(tmp, o->out_dir, o->force, err, sizeof err) != 0)
+        rc = o->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
+    if (rc != EXIT_OK) {
+        remove_tree(tmp);
         return die(rc, err);
+    }
     if (!o->run.quiet)
         printf("report: %s/report.html\n", o->out_dir);
     return EXIT_OK;
@@ -290,6 +459,8 @@ int main(int argc, char **argv)
         return cmd_run(&o, cmdline);
     case CMD_REPORT:
         return cmd_report(&o);
+    case CMD_COMPARE:
+        return cmd_compare(&o);
     case CMD_IMPORT:
         return cmd_import(&o, cmdline);
     default:

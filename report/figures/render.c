@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "fig.h"
+#include "compare.h"
 
 static int make_dir(const char *path, char *err, size_t errlen)
 {
@@ -45,7 +47,7 @@ static int list_add(figure_list *l, const fig_job *job, const char *kind, const 
     figure_file *f = &l->files[l->n++];
     memset(f, 0, sizeof *f);
     snprintf(f->path, sizeof f->path, "%s", rel);
-    snprintf(f->caption, sizeof f->caption, "%s", job->caption);
+    esc_copy_utf8(f->caption, sizeof f->caption, job->caption);
     snprintf(f->kind, sizeof f->kind, "%s", kind);
     snprintf(f->figure, sizeof f->figure, "%s", job->name);
     return 0;
@@ -72,20 +74,23 @@ typedef struct render_pool {
 
 static void run_task(render_task *t, const char *dir, fig_buffer *pixels)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, t->rel);
-    fig_canvas c;
-    t->rc = fig_canvas_open(&c, (int)t->kind, path, t->job->w, t->job->h, t->job->caption, pixels,
-                            t->err, sizeof t->err);
-    if (t->rc)
-        return;
-    if (t->job->draw(c.cr, t->job) != 0) {
-        fig_canvas_close(&c, NULL, 0);
-        snprintf(t->err, sizeof t->err, "%.400s: out of memory while drawing", path);
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, t->rel) < 0) {
+        snprintf(t->err, sizeof t->err, "out of memory");
         t->rc = -1;
         return;
     }
-    t->rc = fig_canvas_close(&c, t->err, sizeof t->err);
+    fig_canvas c;
+    t->rc = fig_canvas_open(&c, (int)t->kind, path, t->job->w, t->job->h, t->job->caption, pixels,
+                            t->err, sizeof t->err);
+    if (t->rc == 0 && t->job->draw(c.cr, t->job) != 0) {
+        fig_canvas_close(&c, NULL, 0);
+        snprintf(t->err, sizeof t->err, "%.400s: out of memory while drawing", path);
+        t->rc = -1;
+    } else if (t->rc == 0) {
+        t->rc = fig_canvas_close(&c, t->err, sizeof t->err);
+    }
+    free(path);
 }
 
 static void *worker(void *arg)
@@ -160,17 +165,13 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
     }
     err[0] = '\0';
     memset(out, 0, sizeof *out);
-    char figdir[1024];
-    snprintf(figdir, sizeof figdir, "%s/figures", dir);
-    if (make_dir(dir, err, errlen) || make_dir(figdir, err, errlen))
-        return -1;
 
-    /* timelines in series order, then the overview, occupancy and time charts */
-    int n_jobs = a->n + 3;
+    /* timelines in series order, then the overview, occupancy and time charts, and the
+     * roofline when the archive has counters */
+    int n_jobs = a->n + 3 + (fig_roofline_wanted(a) ? 1 : 0);
     fig_job *jobs = calloc((size_t)n_jobs, sizeof *jobs);
-    render_task *tasks = calloc((size_t)n_jobs * 3, sizeof *tasks);
     cairo_t *measure = fig_measure_create();
-    int rc = jobs && tasks && measure ? 0 : -1;
+    int rc = jobs && measure ? 0 : -1;
     for (int i = 0; i < n_jobs && rc == 0; i++) {
         if (i < a->n)
             rc = fig_timeline_prepare(&jobs[i], measure, a, i);
@@ -178,23 +179,60 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
             rc = fig_overview_prepare(&jobs[i], measure, a);
         else if (i == a->n + 1)
             rc = fig_occupancy_prepare(&jobs[i], measure, a);
-        else
+        else if (i == a->n + 2)
             rc = fig_time_chart_prepare(&jobs[i], measure, a, log_axis);
+        else
+            rc = fig_roofline_prepare(&jobs[i], measure, a);
     }
     fig_measure_destroy(measure);
     if (rc != 0) {
         snprintf(err, errlen, "out of memory while laying out the figures");
         free(jobs);
-        free(tasks);
         return -1;
     }
 
+    rc = fig_render_jobs(jobs, n_jobs, dir, formats, out, err, errlen);
+    free(jobs);
+    return rc;
+}
+
+int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned formats, figure_list *out,
+                    char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    char *figdir = NULL;
+    if (asprintf(&figdir, "%s/figures", dir) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int made = make_dir(dir, err, errlen) || make_dir(figdir, err, errlen);
+    free(figdir);
+    if (made)
+        return -1;
+    render_task *tasks = calloc((size_t)n_jobs * 3 + 1, sizeof *tasks);
+    if (!tasks) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     static const struct { unsigned bit; const char *ext; } kinds[] = {
         {FIG_PNG, "png"}, {FIG_SVG, "svg"}, {FIG_PDF, "pdf"}};
-    int n_tasks = 0;
+    int n_tasks = 0, rc = 0;
+    char (*files)[80] = calloc((size_t)n_jobs + 1, sizeof *files);
+    if (!files) {
+        snprintf(err, errlen, "out of memory");
+        free(tasks);
+        return -1;
+    }
     for (int i = 0; i < n_jobs; i++) {
-        char file[64];
-        safe_name(jobs[i].name, file, sizeof file);
+        char *file = files[i], base[64];
+        safe_name(jobs[i].name, base, sizeof base);
+        snprintf(file, 80, "%s", base);
+        /* "a/b" and "a_b" both become "a_b": the later one gets "-2" (or the next free number). */
+        for (int j = 0, k = 2; j < i; j++)
+            if (!strcmp(files[j], file)) {
+                snprintf(file, 80, "%s-%d", base, k++);
+                j = -1;
+            }
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             if (!(formats & kinds[k].bit))
                 continue;
@@ -205,25 +243,45 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
             snprintf(t->rel, sizeof t->rel, "figures/%s.%s", file, kinds[k].ext);
         }
     }
+    free(files);
     if (run_tasks(tasks, n_tasks, dir)) {
         snprintf(err, errlen, "out of memory");
-        free(jobs);
         free(tasks);
         return -1;
     }
-
     for (int i = 0; i < n_tasks && rc == 0; i++) {
         if (tasks[i].rc != 0) {
             snprintf(err, errlen, "%s", tasks[i].err);
-            rc = -1;
+            rc = tasks[i].rc == FIG_ERR_BAD_INPUT ? FIG_ERR_BAD_INPUT : -1;
         } else if (list_add(out, tasks[i].job, tasks[i].ext, tasks[i].rel)) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }
     }
-    free(jobs);
     free(tasks);
     return rc;
+}
+
+int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
+                           figure_list *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    fig_job jobs[3];
+    memset(jobs, 0, sizeof jobs);
+    cairo_t *measure = fig_measure_create();
+    int rc = measure ? 0 : -1;
+    if (rc == 0)
+        rc = fig_compare_time_prepare(&jobs[0], measure, m, log_axis);
+    if (rc == 0)
+        rc = fig_compare_speedup_prepare(&jobs[1], measure, m);
+    if (rc == 0)
+        rc = fig_compare_timeline_prepare(&jobs[2], measure, m);
+    fig_measure_destroy(measure);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory while laying out the figures");
+        return -1;
+    }
+    return fig_render_jobs(jobs, 3, dir, formats, out, err, errlen);
 }
 
 void figure_list_free(figure_list *l)

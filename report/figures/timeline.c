@@ -100,7 +100,8 @@ static void pack_rows(tl_list *l)
 {
     int64_t row_end[MAX_ROWS];
     l->rows = 0;
-    qsort(l->v, (size_t)l->n, sizeof *l->v, by_start);
+    if (l->n > 0) /* qsort(NULL, 0) is undefined: a forward can have no items in a lane */
+        qsort(l->v, (size_t)l->n, sizeof *l->v, by_start);
     for (int i = 0; i < l->n; i++) {
         int r = 0;
         while (r < l->rows && row_end[r] > l->v[i].s)
@@ -662,7 +663,7 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
         return 0;
     }
     snprintf(job->caption, sizeof job->caption,
-             "Timeline of %.32s: CUDA API calls and NVTX ranges on the host above the GPU's "
+             "Timeline of %s: CUDA API calls and NVTX ranges on the host above the GPU's "
              "operations for %d of %d forwards; %.90s.",
              vname, job->n_forwards, va->n_forwards, med);
     tl_scene sc;
