@@ -492,22 +492,35 @@ int kineto_import(const char *const *paths, int n, const import_options *o, trac
     trace_init(t);
     memset(r, 0, sizeof *r);
     r->imported = 1;
+    if (o->shape) { /* declared on the command line: run.json says so */
+        r->shape = *o->shape;
+        snprintf(r->dtype, sizeof r->dtype, "%s", o->dtype ? o->dtype : "");
+        r->causal = o->causal;
+        snprintf(r->shape_source, sizeof r->shape_source, "--shape");
+    }
     if (n > RUN_MAX_VARIANTS) {
         snprintf(err, errlen, "import takes at most %d traces at once (got %d)", RUN_MAX_VARIANTS, n);
         return EXIT_USAGE;
     }
-    if (o->variant && n != 1) {
-        snprintf(err, errlen, "--variant names the variant of one trace; with %d traces each is named after its file",
-                 n);
+    /* --variant a,b,c: one name per trace, in order. */
+    int n_names = 0;
+    for (const char *p = o->variant; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+        n_names++;
+    if (o->variant && n_names != n) {
+        snprintf(err, errlen, "--variant gives %d name%s for %d trace%s: give one name per trace, comma-separated, "
+                 "or none (each is then named after its file)", n_names, n_names == 1 ? "" : "s", n, n == 1 ? "" : "s");
         return EXIT_USAGE;
     }
+    const char *next_name = o->variant;
     span spans[RUN_MAX_VARIANTS];
     uint32_t corr_base = 0;
     for (int i = 0; i < n; i++) {
         char name[512];
-        if (o->variant)
-            snprintf(name, sizeof name, "%s", o->variant);
-        else
+        if (next_name) {
+            size_t len = strcspn(next_name, ",");
+            snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), next_name);
+            next_name = next_name[len] ? next_name + len + 1 : NULL;
+        } else
             kineto_variant_name(paths[i], name, sizeof name);
         if (!name[0] || strlen(name) >= sizeof r->variants[0].name) {
             snprintf(err, errlen, "%s: the variant name '%s' must be 1 to %zu characters; name it with --variant",

@@ -8,9 +8,13 @@
 #include "trace.h"
 
 typedef struct import_options {
-    const char *variant; /* the variant's name (one file only); NULL: the file's base name */
+    const char *variant; /* the variants' names, one per file, comma-separated; NULL: each file's base name */
     const char *range;   /* the forward's range name; NULL: "attn_fwd" */
     int device;          /* GPU whose ops are kept; -1: the lowest device id among the file's GPU ops */
+    /* The shape the user declares (Kineto records none); NULL: "not recorded". */
+    const attn_shape *shape;
+    const char *dtype; /* "" or NULL: not given */
+    int causal;
 } import_options;
 
 /* Reads the `n` traces into `t` and fills what Kineto records of `r` (devices,

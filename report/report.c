@@ -109,8 +109,13 @@ static void header_imported(FILE *f, const analysis *a)
         snprintf(drv, sizeof drv, "%s", NOT_RECORDED);
     fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %d; driver, cuBLAS and cuDNN versions %s |\n", rt,
             drv, r->cupti_version, NOT_RECORDED);
-    fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes) |\n",
-            NOT_RECORDED);
+    if (r->shape.batch > 0)
+        fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, %s, %s (declared with %s: the traces carry no shapes) |\n",
+                r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim, r->dtype[0] ? r->dtype : "dtype not given",
+                r->causal ? "causal" : "not causal", r->shape_source[0] ? r->shape_source : "?");
+    else
+        fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
+                   "declare it with `import --shape`) |\n", NOT_RECORDED);
     fprintf(f, "| Run | recorded %s; up to %d forwards per variant; correctness against FP64 and timings with the "
                "profiler off %s |\n", r->date[0] ? r->date : NOT_RECORDED, r->iters, NOT_RECORDED);
     fprintf(f, "| Tool | attnprof %s: `", r->tool_version);

@@ -124,6 +124,7 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
             json_array_append_new(src, o);
         }
         json_object_set_new(root, "imported_from", src);
+        json_object_set_new(root, "shape_from", json_string(r->shape_source));
     }
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
@@ -265,6 +266,7 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     if (imported && !json_is_array(imported))
         bad(R, "", "imported_from", "an array");
     r->imported = json_is_array(imported);
+    esc_copy_utf8(r->shape_source, sizeof r->shape_source, str(R, "", root, "shape_from"));
     json_array_foreach(imported, i, v)
     {
         if (r->n_sources == RUN_MAX_VARIANTS)

@@ -87,6 +87,7 @@ typedef struct run_info {
      * what Kineto does not record (shape, clocks, cuDNN, correctness, CUPTI-off times)
      * is "not recorded". */
     int imported;
+    char shape_source[16];      /* imported: "--shape" when the user declared it, else "" (not recorded) */
     int n_sources;
     import_source sources[RUN_MAX_VARIANTS];
 } run_info;

@@ -16,7 +16,7 @@ void cli_usage(FILE *f)
           "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
           "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
-          "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N]\n"
+          "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
           "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
@@ -44,9 +44,11 @@ void cli_usage(FILE *f)
           "  --force              replace DIR if it exists\n"
           "import options:\n"
           "  -o, --output DIR     the archive to write (required); --force replaces it\n"
-          "  --variant NAME       the variant's name (one trace; default: the file's base name)\n"
+          "  --variant A,B,...    the variants' names, one per trace (default: each file's base name)\n"
           "  --range NAME         user_annotation range of one forward (default attn_fwd; else ProfilerStep#N)\n"
           "  --device N           GPU whose operations are kept (default: the lowest device id in the trace)\n"
+          "  --shape BxHxSxD[,dtype][,causal]  the shape the traces were recorded at (Kineto records none;\n"
+          "                       compare needs it), e.g. 8x16x1024x64,bf16,causal\n"
           "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
@@ -116,7 +118,34 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
        OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_COUNTERS,
-       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE };
+       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE };
+
+/* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
+static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
+{
+    char buf[96], *save;
+    snprintf(buf, sizeof buf, "%s", s);
+    char *dims = strtok_r(buf, ",", &save);
+    int b, h, q, d, used = 0;
+    if (!dims || sscanf(dims, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || dims[used] || b <= 0 || h <= 0 ||
+        q <= 0 || d <= 0 || b > (1 << 16) || h > (1 << 12) || q > (1 << 20) || d > 1024) {
+        snprintf(err, n, "--shape %s: expected BxHxSxD[,dtype][,causal], e.g. 8x16x1024x64,bf16,causal", s);
+        return EXIT_USAGE;
+    }
+    o->import_shape = (attn_shape){b, h, q, d};
+    o->import_has_shape = 1;
+    for (char *tok = strtok_r(NULL, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(tok, "causal"))
+            o->import_causal = 1;
+        else if (!strcmp(tok, "bf16") || !strcmp(tok, "fp16") || !strcmp(tok, "fp32"))
+            snprintf(o->import_dtype, sizeof o->import_dtype, "%s", tok);
+        else {
+            snprintf(err, n, "--shape %s: '%s' is neither a dtype (bf16, fp16, fp32) nor causal", s, tok);
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
 
 static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
                         size_t n)
@@ -140,7 +169,7 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && !o->run_only_option)
         o->run_only_option = c;
     if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != 'o' && c != OPT_FORCE && c != OPT_VARIANT &&
-        c != OPT_RANGE && c != OPT_DEVICE && !o->not_import_option)
+        c != OPT_RANGE && c != OPT_DEVICE && c != OPT_SHAPE && !o->not_import_option)
         o->not_import_option = c;
     switch (c) {
     case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
@@ -181,6 +210,7 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         if ((r = whole_number("device", arg, 1023, &v, err, n)) == EXIT_OK)
             o->import_device = (int)v;
         return r;
+    case OPT_SHAPE: return parse_shape(arg, o, err, n);
     case OPT_BASELINE: o->baseline = arg; return EXIT_OK;
     case OPT_ALLOW_SHAPE: o->allow_shape_mismatch = 1; return EXIT_OK;
     case OPT_MIN_EFFECT: {
@@ -230,7 +260,7 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"counters", no_argument, 0, OPT_COUNTERS},       {"no-counters", no_argument, 0, OPT_NO_COUNTERS},
         {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
         {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
-        {"device", required_argument, 0, OPT_DEVICE},
+        {"device", required_argument, 0, OPT_DEVICE},     {"shape", required_argument, 0, OPT_SHAPE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 
@@ -284,8 +314,10 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         return usage_error(err, errlen,
                            "unknown command '%s': use run, report, compare, import or list (attnprof --help)%s", cmd,
                            "");
-    if (o->command != CMD_IMPORT && (o->import_variant || o->import_range || o->import_device >= 0))
-        return usage_error(err, errlen, "--variant, --range and --device are options of import, not of %s%s", cmd, "");
+    if (o->command != CMD_IMPORT && (o->import_variant || o->import_range || o->import_device >= 0 ||
+                                     o->import_has_shape))
+        return usage_error(err, errlen, "--variant, --range, --device and --shape are options of import, not of %s%s",
+                           cmd, "");
     if (o->command == CMD_IMPORT) {
         if (operands < 1)
             return usage_error(err, errlen, "import needs at least one trace: attnprof import TRACE... -o DIR%s%s", "",
@@ -299,7 +331,7 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
                     name = l->name;
             return usage_error(err, errlen,
                                "import: --%s is not an import option; import takes -o, --force, --variant, --range, "
-                               "--device, --format, --log and -q%s",
+                               "--device, --shape, --format, --log and -q%s",
                                name, "");
         }
         o->inputs = argv + optind;

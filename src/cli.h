@@ -31,6 +31,10 @@ typedef struct cli_options {
     const char *import_range;   /* --range */
     int import_device;          /* --device; -1 when not given */
     int not_import_option;      /* the first option given that import does not take, or 0 */
+    int import_has_shape;       /* --shape BxHxSxD[,dtype][,causal]: declared, Kineto has none */
+    attn_shape import_shape;
+    char import_dtype[8];
+    int import_causal;
 } cli_options;
 
 /* Returns EXIT_OK, or EXIT_USAGE with a one-line message in `err`. Variant names

@@ -404,7 +404,8 @@ static int cmd_import(cli_options *o, const char *cmdline)
     }
     trace t;
     static run_info info, back_info;
-    import_options io = {o->import_variant, o->import_range, o->import_device};
+    import_options io = {o->import_variant, o->import_range, o->import_device,
+                         o->import_has_shape ? &o->import_shape : NULL, o->import_dtype, o->import_causal};
     int rc = kineto_import((const char *const *)o->inputs, o->n_inputs, &io, &t, &info, err, sizeof err);
     if (rc != EXIT_OK)
         return die(rc, err);

@@ -140,7 +140,7 @@ static imported *import_torch(void)
                                         TORCH "kineto_sdpa_flash.json.gz",     TORCH "kineto_sdpa_cudnn.json.gz"};
     imported *im = calloc(1, sizeof *im);
     char err[1024];
-    import_options o = {NULL, NULL, -1};
+    import_options o = {.device = -1};
     cr_assert_eq(kineto_import(files, 6, &o, &im->t, &im->r, err, sizeof err), EXIT_OK, "%s", err);
     cr_assert_eq(analysis_build(&im->a, &im->t, &im->r, err, sizeof err), 0, "%s", err);
     findings_derive(&im->a);
@@ -273,7 +273,7 @@ Test(import, profiler_steps_devices_and_uncorrelated_events)
     static run_info r;
     trace t;
     char err[1024];
-    import_options o = {NULL, NULL, -1};
+    import_options o = {.device = -1};
     /* No attn_fwd: each ProfilerStep#N is a forward. Two GPUs: device 0 by default. */
     const char *steps = "{\"traceEvents\":["
                         "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"pid\":9,\"tid\":9,\"ts\":0,\"dur\":10},"
@@ -587,4 +587,30 @@ Test(kineto_write, reads_like_pytorchs_own_trace)
     trace_free(&back);
     trace_free(&t);
     unlink(path);
+}
+
+Test(import_cli, compare_with_attnprofs_own_run)
+{
+    char dir[] = "/tmp/attnprof-import-XXXXXX", args[2048], path[1200];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args,
+             "import " TORCH "kineto_sdpa_flash.json.gz " TORCH "kineto_sdpa_cudnn.json.gz --variant flash,cudnn "
+             "--shape 8x16x1024x64,bf16,causal -o %s/torch -q", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "compare tests/fixtures/h200-cudnn919-a %s/torch -o %s/cmp -q", dir, dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(path, sizeof path, "%s/cmp/compare.md", dir);
+    cr_assert(path_exists(path));
+    /* Without the declared shape, compare refuses (Kineto records none): exit 2, one line. */
+    snprintf(args, sizeof args, "import " TORCH "kineto_sdpa_flash.json.gz --variant flash -o %s/noshape -q", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "compare tests/fixtures/h200-cudnn919-a %s/noshape -o %s/cmp2 -q", dir, dir);
+    cr_assert_eq(attnprof(args), EXIT_USAGE, "%s", err_text);
+    cr_assert(one_line());
+    cr_assert_eq(attnprof("import " TORCH "kineto_sdpa_flash.json.gz --shape 8x16x1024 -o /tmp/never"), EXIT_USAGE);
+    cr_assert(strstr(err_text, "--shape") && one_line(), "%s", err_text);
+    cr_assert_eq(attnprof("import " TORCH "kineto_sdpa_flash.json.gz --seq 64 -o /tmp/never"), EXIT_USAGE);
+    cr_assert(strstr(err_text, "not an import option"), "%s", err_text);
+    cr_assert_not(path_exists("/tmp/never"));
+    remove_tree(dir);
 }
