@@ -301,7 +301,7 @@ static int mark_forwards(trace *t, size_t ranges0, const char *path, const char 
     if (by_step)
         snprintf(marker, markerlen, "Kineto ProfilerStep#N ranges");
     else
-        snprintf(marker, markerlen, "Kineto user_annotation ranges `%s` (record_function)", range);
+        snprintf(marker, markerlen, "Kineto user_annotation ranges \"%s\" (record_function)", range);
     return (int)n;
 }
 

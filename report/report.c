@@ -91,12 +91,16 @@ static void header_imported(FILE *f, const analysis *a)
 {
     const run_info *r = a->run;
     const device_props *d = &r->device;
-    fprintf(f, "# attnprof — %s, imported PyTorch profiler traces\n\n", d->name[0] ? d->name : "GPU not recorded");
-    fprintf(f, "| | |\n|---|---|\n");
-    if (d->name[0])
-        fprintf(f, "| GPU | %s — compute capability %d.%d, %d SMs, %.1f GiB; SM clock, memory clock and bus width "
-                   "%s |\n", d->name, d->major, d->minor, d->sm_count, d->total_mem / 1073741824.0, NOT_RECORDED);
-    else
+    /* Every string here comes from the archive (and so from the traces): escaped. */
+    fputs("# attnprof — ", f);
+    esc_md_text(f, d->name[0] ? d->name : "GPU not recorded");
+    fputs(", imported PyTorch profiler traces\n\n| | |\n|---|---|\n", f);
+    if (d->name[0]) {
+        fputs("| GPU | ", f);
+        esc_md_text(f, d->name);
+        fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB; SM clock, memory clock and bus width %s |\n",
+                d->major, d->minor, d->sm_count, d->total_mem / 1073741824.0, NOT_RECORDED);
+    } else
         fprintf(f, "| GPU | %s (the trace has no deviceProperties) |\n", NOT_RECORDED);
     char rt[32], drv[32];
     if (r->cuda_runtime_version > 0)
@@ -109,29 +113,44 @@ static void header_imported(FILE *f, const analysis *a)
         snprintf(drv, sizeof drv, "%s", NOT_RECORDED);
     fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %d; driver, cuBLAS and cuDNN versions %s |\n", rt,
             drv, r->cupti_version, NOT_RECORDED);
-    if (r->shape.batch > 0)
-        fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, %s, %s (declared with %s: the traces carry no shapes) |\n",
-                r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim, r->dtype[0] ? r->dtype : "dtype not given",
-                r->causal ? "causal" : "not causal", r->shape_source[0] ? r->shape_source : "?");
-    else
+    if (r->shape.batch > 0) {
+        fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+        esc_md_text(f, r->dtype[0] ? r->dtype : "dtype not given");
+        fprintf(f, ", %s (declared with ", r->causal ? "causal" : "not causal");
+        esc_md_code(f, r->shape_source[0] ? r->shape_source : "?", 1);
+        fputs(": the traces carry no shapes) |\n", f);
+    } else
         fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
                    "declare it with `import --shape`) |\n", NOT_RECORDED);
-    fprintf(f, "| Run | recorded %s; up to %d forwards per variant; correctness against FP64 and timings with the "
-               "profiler off %s |\n", r->date[0] ? r->date : NOT_RECORDED, r->iters, NOT_RECORDED);
-    fprintf(f, "| Tool | attnprof %s: `", r->tool_version);
-    cell(f, r->command_line);
-    fprintf(f, "` |\n");
+    fputs("| Run | recorded ", f);
+    esc_md_text(f, r->date[0] ? r->date : NOT_RECORDED);
+    fprintf(f, "; up to %d forwards per variant; correctness against FP64 and timings with the profiler off %s |\n",
+            r->iters, NOT_RECORDED);
+    fputs("| Tool | attnprof ", f);
+    esc_md_text(f, r->tool_version);
+    fputs(": ", f);
+    esc_md_code(f, r->command_line, 1);
+    fputs(" |\n", f);
     for (int i = 0; i < r->n_sources; i++) {
         const import_source *s = &r->sources[i];
-        fprintf(f, "| Source `%s` | `", s->variant);
-        cell(f, s->file);
-        fprintf(f, "`, %lld bytes, sha256 `%s`; Kineto schema %d", (long long)s->size, s->sha256, s->schema_version);
-        if (s->has_distributed)
-            fprintf(f, ", rank %d of %d (%s)", s->rank, s->world_size, s->backend);
+        fputs("| Source ", f);
+        esc_md_code(f, s->variant, 1);
+        fputs(" | ", f);
+        esc_md_code(f, s->file, 1);
+        fprintf(f, ", %lld bytes, sha256 ", (long long)s->size);
+        esc_md_code(f, s->sha256, 1);
+        fprintf(f, "; Kineto schema %d", s->schema_version);
+        if (s->has_distributed) {
+            fprintf(f, ", rank %d of %d (", s->rank, s->world_size);
+            esc_md_text(f, s->backend);
+            fputc(')', f);
+        }
         fprintf(f, " |\n");
     }
-    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu host ranges and CPU ops (forwards from %s) |\n\n",
-            a->trace->n_ops, a->trace->n_apis, a->trace->n_ranges, r->marker_source[0] ? r->marker_source : "–");
+    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu host ranges and CPU ops (forwards from ",
+            a->trace->n_ops, a->trace->n_apis, a->trace->n_ranges);
+    esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
+    fputs(") |\n\n", f);
     fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
                "forward's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
                "the range on the host. Elementwise kernels are named by the ATen op that launched them.\n\n");

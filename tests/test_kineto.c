@@ -614,3 +614,28 @@ Test(import_cli, compare_with_attnprofs_own_run)
     cr_assert_not(path_exists("/tmp/never"));
     remove_tree(dir);
 }
+
+Test(import_cli, hostile_names_are_escaped)
+{
+    char dir[] = "/tmp/attnprof-import-XXXXXX", args[1024], path[1200];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/evil|<b>.json", dir);
+    write_text(path, "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"attn_fwd\",\"pid\":9,"
+                     "\"tid\":9,\"ts\":0,\"dur\":10},{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::`x`|<script>\","
+                     "\"pid\":9,\"tid\":9,\"ts\":0.5,\"dur\":5}," API(1, 1) ","
+                     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k`|<img src=x onerror=alert(1)>\",\"pid\":0,"
+                     "\"tid\":7,\"ts\":5,\"dur\":2,\"args\":{\"correlation\":1,\"device\":0}}]}");
+    snprintf(args, sizeof args, "import '%s' --variant evil -o %s/a -q", path, dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(path, sizeof path, "%s/a/report.html", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    cr_assert_null(strstr(buf, "<script>"), "a CPU op's name is never HTML");
+    cr_assert_null(strstr(buf, "<img src=x"), "a kernel's name is never HTML");
+    cr_assert_null(strstr(buf, "<b>"), "a file's name is never HTML");
+    remove_tree(dir);
+}
