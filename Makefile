@@ -3,7 +3,7 @@
 #
 # Two halves (README "Layout of the source"):
 #   build/libattnprof_report.a     report/: reads and renders archives; Cairo, libpng,
-#                                  cmark-gfm, jansson and libm only, no CUDA header
+#                                  cmark-gfm, jansson, yajl, zlib and libm only, no CUDA header
 #   build/libattnprof_recorder.so  src/ + kernels/: runner, CUPTI, variants, kernels;
 #                                  cudart, cuBLAS, cuDNN, CUPTI (built only with nvcc)
 #   build/attnprof                 src/main.c + src/cli.c over the report library; loads
@@ -22,8 +22,8 @@ EXAMPLE   ?= $(OUT)/example-h200
 WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 
 DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
-                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils
-PKGS      := cairo libpng libcmark-gfm jansson
+                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils libyajl-dev zlib1g-dev
+PKGS      := cairo libpng libcmark-gfm jansson yajl zlib
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -48,7 +48,7 @@ NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Isrc -Ireport -Ikernels -MMD -MP -Xptxas -warn-spills \
              -Xcompiler -fPIC -device-entity-has-hidden-visibility=false
 
-REPORT_LIBS   := -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lm
+REPORT_LIBS   := -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lyajl -lz -lm
 CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -lcudnn -lcublas -lcupti -lcudart -lstdc++ -lm -ldl -lpthread
@@ -74,7 +74,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test install clean resources FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test install clean resources FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -160,6 +160,15 @@ test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	$(if $(HOST_CHECKS),$(BUILD)/host_metrics)
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
+
+# Holistic Trace Analysis (PyPI) reads our trace.json as a PyTorch trace: needs a Python
+# with HolisticTraceAnalysis and ijson (HTA_PYTHON; .ci/run makes a venv for it).
+HTA_PYTHON ?= python3
+$(BUILD)/hta_rewrite: $(BUILD)/tests/hta/rewrite.o $(REPORT_LIB)
+	$(CC) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS)
+
+hta-test: $(BUILD)/attnprof $(BUILD)/hta_rewrite
+	ATTNPROF_BIN=$(BUILD)/attnprof REWRITE_BIN=$(BUILD)/hta_rewrite HTA_PYTHON=$(HTA_PYTHON) bash tests/hta/run.sh
 
 gpu-test: $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/gpu/run.sh

@@ -83,9 +83,86 @@ static void version_text(int v, int scale_major, int scale_minor, char *out, siz
         snprintf(out, n, "%d.%d.%d", v / scale_major, v % scale_major / scale_minor, v % scale_minor);
 }
 
+static const char NOT_RECORDED[] = "not recorded";
+
+/* The header of an archive made by `attnprof import`: what the Kineto traces hold,
+ * and "not recorded" for what they do not (never a made-up value). */
+static void header_imported(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    const device_props *d = &r->device;
+    /* Every string here comes from the archive (and so from the traces): escaped. */
+    fputs("# attnprof — ", f);
+    esc_md_text(f, d->name[0] ? d->name : "GPU not recorded");
+    fputs(", imported PyTorch profiler traces\n\n| | |\n|---|---|\n", f);
+    if (d->name[0]) {
+        fputs("| GPU | ", f);
+        esc_md_text(f, d->name);
+        fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB; SM clock, memory clock and bus width %s |\n",
+                d->major, d->minor, d->sm_count, d->total_mem / 1073741824.0, NOT_RECORDED);
+    } else
+        fprintf(f, "| GPU | %s (the trace has no deviceProperties) |\n", NOT_RECORDED);
+    char rt[32], drv[32];
+    if (r->cuda_runtime_version > 0)
+        snprintf(rt, sizeof rt, "%d.%d", r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10);
+    else
+        snprintf(rt, sizeof rt, "%s", NOT_RECORDED);
+    if (r->cuda_driver_version > 0)
+        snprintf(drv, sizeof drv, "%d.%d", r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10);
+    else
+        snprintf(drv, sizeof drv, "%s", NOT_RECORDED);
+    fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %d; driver, cuBLAS and cuDNN versions %s |\n", rt,
+            drv, r->cupti_version, NOT_RECORDED);
+    if (r->shape.batch > 0) {
+        fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+        esc_md_text(f, r->dtype[0] ? r->dtype : "dtype not given");
+        fprintf(f, ", %s (declared with ", r->causal ? "causal" : "not causal");
+        esc_md_code(f, r->shape_source[0] ? r->shape_source : "?", 1);
+        fputs(": the traces carry no shapes) |\n", f);
+    } else
+        fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
+                   "declare it with `import --shape`) |\n", NOT_RECORDED);
+    fputs("| Run | recorded ", f);
+    esc_md_text(f, r->date[0] ? r->date : NOT_RECORDED);
+    fprintf(f, "; up to %d forwards per variant; correctness against FP64 and timings with the profiler off %s |\n",
+            r->iters, NOT_RECORDED);
+    fputs("| Tool | attnprof ", f);
+    esc_md_text(f, r->tool_version);
+    fputs(": ", f);
+    esc_md_code(f, r->command_line, 1);
+    fputs(" |\n", f);
+    for (int i = 0; i < r->n_sources; i++) {
+        const import_source *s = &r->sources[i];
+        fputs("| Source ", f);
+        esc_md_code(f, s->variant, 1);
+        fputs(" | ", f);
+        esc_md_code(f, s->file, 1);
+        fprintf(f, ", %lld bytes, sha256 ", (long long)s->size);
+        esc_md_code(f, s->sha256, 1);
+        fprintf(f, "; Kineto schema %d", s->schema_version);
+        if (s->has_distributed) {
+            fprintf(f, ", rank %d of %d (", s->rank, s->world_size);
+            esc_md_text(f, s->backend);
+            fputc(')', f);
+        }
+        fprintf(f, " |\n");
+    }
+    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu host ranges and CPU ops (forwards from ",
+            a->trace->n_ops, a->trace->n_apis, a->trace->n_ranges);
+    esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
+    fputs(") |\n\n", f);
+    fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
+               "forward's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
+               "the range on the host. Elementwise kernels are named by the ATen op that launched them.\n\n");
+}
+
 static void header(FILE *f, const analysis *a)
 {
     const run_info *r = a->run;
+    if (r->imported) {
+        header_imported(f, a);
+        return;
+    }
     const device_props *d = &a->trace->device;
     fputs("# attnprof — ", f);
     esc_md_text(f, r->device.name);
@@ -148,7 +225,7 @@ static void ops_text(const variant_analysis *va, char *out, size_t n)
         len += snprintf(out + len, n - (size_t)len, " + %d Memset", other);
     if (va->memcpy_per_forward || other)
         len += snprintf(out + len, n - (size_t)len, ")");
-    if (va->ops_per_forward != va->result->expected_ops)
+    if (va->result->expected_ops >= 0 && va->ops_per_forward != va->result->expected_ops)
         snprintf(out + len, n - (size_t)len, "; expected %d", va->result->expected_ops);
 }
 
@@ -168,7 +245,8 @@ static void summary_table(FILE *f, const analysis *a)
         if (isfinite(r->rel_error))
             snprintf(err, sizeof err, "%.1e", r->rel_error);
         else
-            snprintf(err, sizeof err, "%s", r->status == VARIANT_OK ? "–" : "NaN or none");
+            snprintf(err, sizeof err, "%s",
+                     a->run->imported ? NOT_RECORDED : r->status == VARIANT_OK ? "–" : "NaN or none");
         fputs("| ", f);
         esc_md_code(f, r->name, 1);
         fprintf(f, "%s | ", status_word(r));
@@ -383,6 +461,11 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             format_us((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
         fprintf(f, "| %d | ", k + 1);
         esc_md_code(f, name, 1);
+        char aten[96];
+        if (op_aten_name(o, aten, sizeof aten)) { /* imported PyTorch traces: the ATen op that launched it */
+            fputs(" from ", f);
+            esc_md_code(f, aten, 1);
+        }
         fprintf(f, " | %s | %s | ", op_class_name(classify_op(o)), dur);
         if (o->kind == GPU_KERNEL) {
             occupancy occ;
@@ -390,10 +473,14 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             fprintf(f, "%d×%d×%d | %d×%d×%d | %d | %d B | ", o->grid[0], o->grid[1], o->grid[2], o->block[0],
                     o->block[1], o->block[2], o->registers, o->static_smem + o->dynamic_smem);
             if (occupancy_of_op(o, &a->trace->device, &occ, oerr, sizeof oerr) == 0)
-                fprintf(f, "%.0f%% / %.0f%%, %s | ", 100 * occ.theoretical, 100 * occ.est_achieved,
+                fprintf(f, "%.0f%% / %.0f%%, %s", 100 * occ.theoretical, 100 * occ.est_achieved,
                         occupancy_limiter_name(occ.limiters, lim, sizeof lim));
             else
-                fputs("– | ", f);
+                fputs("–", f);
+            /* Imported PyTorch traces: Kineto's own "est. achieved occupancy %" beside ours. */
+            if (a->run->imported && o->has_kineto_occupancy)
+                fprintf(f, "; Kineto %.0f%%", o->kineto_occupancy);
+            fputs(" | ", f);
         } else {
             char size[32];
             human_bytes((double)o->bytes, size, sizeof size);
@@ -596,8 +683,11 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
 {
     const run_info *r = a->run;
     char title[256];
-    snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch, r->shape.heads,
-             r->shape.seq, r->shape.dim, r->dtype);
+    if (r->imported)
+        snprintf(title, sizeof title, "attnprof — %s, imported PyTorch profiler traces", r->device.name);
+    else
+        snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch,
+                 r->shape.heads, r->shape.seq, r->shape.dim, r->dtype);
     char *md = report_markdown(a, figs, NULL);
     char *md_inline = report_markdown(a, figs, dir);
     char *html = report_html(md_inline, title, err, errlen);

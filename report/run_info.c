@@ -69,6 +69,11 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
                             "event_us_no_cupti", num(v->event_us_no_cupti), "event_us_cupti",
                             num(v->event_us_cupti), "dropped_records", (json_int_t)v->dropped_records, "facts",
                             facts);
+        /* Imported traces expect nothing: -1 is written as no key at all. */
+        if (v->expected_ops < 0)
+            json_object_del(var, "expected_ops");
+        if (v->expected_memcpy < 0)
+            json_object_del(var, "expected_memcpy");
         json_object_set_new(var, "host_us_no_cupti", num(v->host_us_no_cupti));
         json_object_set_new(var, "host_us_cupti", num(v->host_us_cupti));
         if (v->prediction.valid)
@@ -106,6 +111,21 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
         json_object_set_new(root, "counters", counters_meta_to_json(&r->counters.meta));
     json_object_set_new(json_object_get(root, "versions"), "cuda_runtime_int", json_integer(r->cuda_runtime_version));
     json_object_set_new(json_object_get(root, "versions"), "cuda_driver_int", json_integer(r->cuda_driver_version));
+    if (r->imported) {
+        json_t *src = json_array();
+        for (int i = 0; i < r->n_sources; i++) {
+            const import_source *s = &r->sources[i];
+            json_t *o = json_pack("{s:s,s:I,s:s,s:s,s:i,s:I,s:s}", "name", s->file, "size", (json_int_t)s->size,
+                                  "sha256", s->sha256, "variant", s->variant, "schemaVersion", s->schema_version,
+                                  "baseTimeNanoseconds", (json_int_t)s->base_time_ns, "trace_id", s->trace_id);
+            if (s->has_distributed)
+                json_object_set_new(o, "distributedInfo", json_pack("{s:s,s:i,s:i}", "backend", s->backend, "rank",
+                                                                    s->rank, "world_size", s->world_size));
+            json_array_append_new(src, o);
+        }
+        json_object_set_new(root, "imported_from", src);
+        json_object_set_new(root, "shape_from", json_string(r->shape_source));
+    }
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
     if (rc) {
@@ -242,6 +262,36 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
 
     size_t i;
     json_t *v;
+    json_t *imported = json_object_get(root, "imported_from");
+    if (imported && !json_is_array(imported))
+        bad(R, "", "imported_from", "an array");
+    r->imported = json_is_array(imported);
+    esc_copy_utf8(r->shape_source, sizeof r->shape_source, str(R, "", root, "shape_from"));
+    json_array_foreach(imported, i, v)
+    {
+        if (r->n_sources == RUN_MAX_VARIANTS)
+            break;
+        char where[48];
+        snprintf(where, sizeof where, "imported_from[%zu]", i);
+        if (!json_is_object(v)) {
+            bad(R, "", where, "an object");
+            break;
+        }
+        import_source *s = &r->sources[r->n_sources++];
+        esc_copy_utf8(s->file, sizeof s->file, str(R, where, v, "name"));
+        s->size = integer_in(R, where, v, "size", 0, LLONG_MAX);
+        esc_copy_utf8(s->sha256, sizeof s->sha256, str(R, where, v, "sha256"));
+        esc_copy_utf8(s->variant, sizeof s->variant, str(R, where, v, "variant"));
+        s->schema_version = integer(R, where, v, "schemaVersion");
+        s->base_time_ns = integer_in(R, where, v, "baseTimeNanoseconds", 0, LLONG_MAX);
+        esc_copy_utf8(s->trace_id, sizeof s->trace_id, str(R, where, v, "trace_id"));
+        json_t *d = json_object_get(v, "distributedInfo");
+        if ((s->has_distributed = json_is_object(d))) {
+            esc_copy_utf8(s->backend, sizeof s->backend, str(R, where, d, "backend"));
+            s->rank = integer(R, where, d, "rank");
+            s->world_size = integer(R, where, d, "world_size");
+        }
+    }
     json_t *probes = json_object_get(root, "occupancy_api");
     if (probes && !json_is_array(probes))
         bad(R, "", "occupancy_api", "an array");
@@ -280,8 +330,9 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         esc_copy_utf8(x->title, sizeof x->title, str(R, where, v, "title"));
         esc_copy_utf8(x->what_changed, sizeof x->what_changed, str(R, where, v, "what_changed"));
         esc_copy_utf8(x->error, sizeof x->error, str(R, where, v, "error"));
-        x->expected_ops = integer(R, where, v, "expected_ops");
-        x->expected_memcpy = integer(R, where, v, "expected_memcpy");
+        /* Absent (an imported trace): nothing expected, -1. */
+        x->expected_ops = json_object_get(v, "expected_ops") ? integer(R, where, v, "expected_ops") : -1;
+        x->expected_memcpy = json_object_get(v, "expected_memcpy") ? integer(R, where, v, "expected_memcpy") : -1;
         int st = status_from_name(str(R, where, v, "status"));
         if (st < 0)
             bad(R, where, "status", "\"ok\", \"FAILED\", \"unavailable\" or \"skipped\"");

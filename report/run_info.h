@@ -45,6 +45,21 @@ typedef struct occupancy_probe {
     int blocks_per_sm;
 } occupancy_probe;
 
+/* A file an archive was imported from (`attnprof import`): what it was, byte for
+ * byte, and the Kineto metadata it carried. */
+typedef struct import_source {
+    char file[256];             /* as named on the command line */
+    int64_t size;
+    char sha256[65];
+    char variant[32];           /* the variant it became */
+    int schema_version;
+    int64_t base_time_ns;
+    char trace_id[64];
+    int has_distributed;        /* distributedInfo present */
+    char backend[32];
+    int rank, world_size;
+} import_source;
+
 typedef struct run_info {
     char tool_version[64];
     char command_line[1024];
@@ -68,6 +83,13 @@ typedef struct run_info {
     /* The counter pass: run.json carries counters.meta (status, method, metrics); the
      * values live in counters.json beside it, read into counters.r by the caller. */
     counters_set counters;
+    /* Set by `attnprof import`: the archive holds PyTorch profiler (Kineto) traces, and
+     * what Kineto does not record (shape, clocks, cuDNN, correctness, CUPTI-off times)
+     * is "not recorded". */
+    int imported;
+    char shape_source[16];      /* imported: "--shape" when the user declared it, else "" (not recorded) */
+    int n_sources;
+    import_source sources[RUN_MAX_VARIANTS];
 } run_info;
 
 int run_info_write_json(const run_info *r, const char *path, char *err, size_t errlen);

@@ -16,6 +16,8 @@ void cli_usage(FILE *f)
           "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
           "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
+          "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
+          "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
           "\n"
@@ -40,7 +42,14 @@ void cli_usage(FILE *f)
           "  --allow-shape-mismatch  compare runs of different shapes by throughput (TFLOP/s)\n"
           "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
           "  --force              replace DIR if it exists\n"
-          "run, report and compare options:\n"
+          "import options:\n"
+          "  -o, --output DIR     the archive to write (required); --force replaces it\n"
+          "  --variant A,B,...    the variants' names, one per trace (default: each file's base name)\n"
+          "  --range NAME         user_annotation range of one forward (default attn_fwd; else ProfilerStep#N)\n"
+          "  --device N           GPU whose operations are kept (default: the lowest device id in the trace)\n"
+          "  --shape BxHxSxD[,dtype][,causal]  the shape the traces were recorded at (Kineto records none;\n"
+          "                       compare needs it), e.g. 8x16x1024x64,bf16,causal\n"
+          "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
           "\n"
@@ -109,7 +118,34 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
        OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_COUNTERS,
-       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE };
+       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE };
+
+/* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
+static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
+{
+    char buf[96], *save;
+    snprintf(buf, sizeof buf, "%s", s);
+    char *dims = strtok_r(buf, ",", &save);
+    int b, h, q, d, used = 0;
+    if (!dims || sscanf(dims, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || dims[used] || b <= 0 || h <= 0 ||
+        q <= 0 || d <= 0 || b > (1 << 16) || h > (1 << 12) || q > (1 << 20) || d > 1024) {
+        snprintf(err, n, "--shape %s: expected BxHxSxD[,dtype][,causal], e.g. 8x16x1024x64,bf16,causal", s);
+        return EXIT_USAGE;
+    }
+    o->import_shape = (attn_shape){b, h, q, d};
+    o->import_has_shape = 1;
+    for (char *tok = strtok_r(NULL, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(tok, "causal"))
+            o->import_causal = 1;
+        else if (!strcmp(tok, "bf16") || !strcmp(tok, "fp16") || !strcmp(tok, "fp32"))
+            snprintf(o->import_dtype, sizeof o->import_dtype, "%s", tok);
+        else {
+            snprintf(err, n, "--shape %s: '%s' is neither a dtype (bf16, fp16, fp32) nor causal", s, tok);
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
 
 static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
                         size_t n)
@@ -132,6 +168,9 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     int r;
     if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && !o->run_only_option)
         o->run_only_option = c;
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != 'o' && c != OPT_FORCE && c != OPT_VARIANT &&
+        c != OPT_RANGE && c != OPT_DEVICE && c != OPT_SHAPE && !o->not_import_option)
+        o->not_import_option = c;
     switch (c) {
     case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
     case OPT_BATCH: return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
@@ -157,6 +196,21 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
+    case OPT_VARIANT:
+        if (!*arg)
+            return usage_error(err, n, "--variant needs a name%s%s", "", "");
+        o->import_variant = arg;
+        return EXIT_OK;
+    case OPT_RANGE:
+        if (!*arg)
+            return usage_error(err, n, "--range needs a range name%s%s", "", "");
+        o->import_range = arg;
+        return EXIT_OK;
+    case OPT_DEVICE:
+        if ((r = whole_number("device", arg, 1023, &v, err, n)) == EXIT_OK)
+            o->import_device = (int)v;
+        return r;
+    case OPT_SHAPE: return parse_shape(arg, o, err, n);
     case OPT_BASELINE: o->baseline = arg; return EXIT_OK;
     case OPT_ALLOW_SHAPE: o->allow_shape_mismatch = 1; return EXIT_OK;
     case OPT_MIN_EFFECT: {
@@ -191,6 +245,7 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->calibrate = 1;
     o->formats = FIG_PNG | FIG_SVG;
     o->min_effect = 0.02;
+    o->import_device = -1;
 
     static const struct option longopts[] = {
         {"variants", required_argument, 0, OPT_VARIANTS}, {"batch", required_argument, 0, OPT_BATCH},
@@ -204,6 +259,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"min-effect", required_argument, 0, OPT_MIN_EFFECT},
         {"counters", no_argument, 0, OPT_COUNTERS},       {"no-counters", no_argument, 0, OPT_NO_COUNTERS},
         {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
+        {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
+        {"device", required_argument, 0, OPT_DEVICE},     {"shape", required_argument, 0, OPT_SHAPE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 
@@ -251,9 +308,36 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         o->command = CMD_LIST;
     else if (!strcmp(cmd, "help"))
         o->command = CMD_HELP;
+    else if (!strcmp(cmd, "import"))
+        o->command = CMD_IMPORT;
     else
-        return usage_error(err, errlen, "unknown command '%s': use run, report, compare or list (attnprof --help)%s",
+        return usage_error(err, errlen,
+                           "unknown command '%s': use run, report, compare, import or list (attnprof --help)%s", cmd,
+                           "");
+    if (o->command != CMD_IMPORT && (o->import_variant || o->import_range || o->import_device >= 0 ||
+                                     o->import_has_shape))
+        return usage_error(err, errlen, "--variant, --range, --device and --shape are options of import, not of %s%s",
                            cmd, "");
+    if (o->command == CMD_IMPORT) {
+        if (operands < 1)
+            return usage_error(err, errlen, "import needs at least one trace: attnprof import TRACE... -o DIR%s%s", "",
+                               "");
+        if (!o->out_dir)
+            return usage_error(err, errlen, "import needs -o DIR, the archive to write%s%s", "", "");
+        if (o->not_import_option) {
+            const char *name = "?";
+            for (const struct option *l = longopts; l->name; l++)
+                if (l->val == o->not_import_option)
+                    name = l->name;
+            return usage_error(err, errlen,
+                               "import: --%s is not an import option; import takes -o, --force, --variant, --range, "
+                               "--device, --shape, --format, --log and -q%s",
+                               name, "");
+        }
+        o->inputs = argv + optind;
+        o->n_inputs = operands;
+        return EXIT_OK;
+    }
 
     if (o->command == CMD_REPORT) {
         if (operands != 1)

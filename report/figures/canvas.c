@@ -585,7 +585,7 @@ void fig_format_bytes(double bytes, char *out, size_t n)
 
 void fig_shape_text(const analysis *a, char *out, size_t n)
 {
-    if (!a->run) {
+    if (!a->run || a->run->shape.batch <= 0) { /* imported PyTorch traces carry no shape */
         snprintf(out, n, "shape not recorded");
         return;
     }

@@ -208,7 +208,8 @@ static int scene_build(tl_scene *sc, const trace *t, const variant_analysis *va,
             for (size_t i = 0; i < t->n_ranges; i++) {
                 const host_range *r = &t->ranges[i];
                 /* The variant's outer range spans everything: only forwards. */
-                if (r->iteration < 0 || (r0 && (r->pid != r0->pid || r->tid != r0->tid)))
+                /* Imported PyTorch traces: their ATen ops (cpu_op) share the host lane. */
+                if ((r->iteration < 0 && r->kind != RANGE_CPU_OP) || (r0 && (r->pid != r0->pid || r->tid != r0->tid)))
                     continue;
                 if (overlaps(r->start_ns, r->end_ns, lo, hi) &&
                     list_push(&sc->nvtx, (tl_item){.s = r->start_ns, .e = r->end_ns, .range = r}))
@@ -351,8 +352,13 @@ static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, c
             const tl_item *it = &sc->nvtx.v[i];
             const char *name = it->range->name ? it->range->name : "range";
             fig_format_us((it->e - it->s) / 1000.0, dur, sizeof dur);
-            snprintf(label, sizeof label, "%s #%d \xc2\xb7 %s", name, it->range->iteration, dur);
-            snprintf(label2, sizeof label2, "%s #%d", name, it->range->iteration);
+            if (it->range->iteration >= 0) {
+                snprintf(label, sizeof label, "%s #%d \xc2\xb7 %s", name, it->range->iteration, dur);
+                snprintf(label2, sizeof label2, "%s #%d", name, it->range->iteration);
+            } else { /* an ATen op of an imported trace: no iteration of its own */
+                snprintf(label, sizeof label, "%s \xc2\xb7 %s", name, dur);
+                snprintf(label2, sizeof label2, "%s", name);
+            }
             const char *labels[] = {label, label2, name};
             draw_box(cr, g, it, p->nvtx_y + it->row * st->nvtx_row + 1, st->nvtx_row - 2, NVTX_FILL,
                      1, labels, 3, 4, NULL, st->font - 0.5);
