@@ -601,6 +601,13 @@ Test(import_cli, compare_with_attnprofs_own_run)
     cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
     snprintf(path, sizeof path, "%s/cmp/compare.md", dir);
     cr_assert(path_exists(path));
+    FILE *md = fopen(path, "r");
+    static char text[1 << 20];
+    size_t len = md ? fread(text, 1, sizeof text - 1, md) : 0;
+    text[len] = '\0';
+    if (md)
+        fclose(md);
+    cr_assert(strstr(text, "| **SM clock ≠** | 1980 MHz | not recorded |"), "Kineto records no clock: said, not 0");
     /* Without the declared shape, compare refuses (Kineto records none): exit 2, one line. */
     snprintf(args, sizeof args, "import " TORCH "kineto_sdpa_flash.json.gz --variant flash -o %s/noshape -q", dir);
     cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
