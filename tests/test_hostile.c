@@ -504,6 +504,11 @@ Test(hostile, strict_command_line)
     }
     attnprof(fmt);
     cr_assert_not_null(strstr(err_text, "'bogus'"), "%s", err_text);
+    /* -o longer than any path buffer: refused, not cut. */
+    char *longo = NULL;
+    cr_assert_geq(asprintf(&longo, "run -o /tmp/%04000d", 0), 0);
+    cr_assert_eq(attnprof(longo), EXIT_USAGE, "%s", err_text);
+    free(longo);
 }
 
 Test(hostile, disk_full_says_so)
