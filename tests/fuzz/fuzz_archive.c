@@ -22,6 +22,8 @@
 static const char SEP[] = "\n#--trace.json--\n";
 static char dir[64];
 
+static void remove_scratch(void) { remove_tree(dir); }
+
 static int write_file(const char *path, const uint8_t *p, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -36,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!dir[0]) {
         snprintf(dir, sizeof dir, "/tmp/attnprof-fuzz-%d", (int)getpid());
         mkdir(dir, 0755);
+        atexit(remove_scratch);
     }
     const uint8_t *sep = memmem(data, size, SEP, sizeof SEP - 1);
     if (!sep)
