@@ -85,6 +85,9 @@ $(BUILD)/src/main.o $(BUILD)/report/report.o: $(VERSION_STAMP)
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
 $(CLI_OBJ): SRC_INC := -Isrc -Ireport
 $(CLI_OBJ): BASE_CFLAGS += -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
+# CUDA 13's cupti_profiler_host.h includes C++'s <string>: the C counter pass gets an
+# empty stand-in (src/cupti_c/string).
+$(BUILD)/src/counter_pass.o: SRC_INC += -Isrc/cupti_c
 
 all: deps-check $(PROGRAMS)
 
@@ -127,6 +130,11 @@ $(BUILD)/templates.o: $(TEMPLATES)
 $(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/reference.o $(REPORT_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS) -lcriterion
 
+# CUDA builds only: CUPTI's host half checks the counter pass's metric names (no GPU).
+$(BUILD)/host_metrics: tests/cupti/host_metrics.c $(BUILD)/src/counter_pass.o $(REPORT_LIB)
+	$(CC) $(SRC_CFLAGS) -o $@ $< $(BUILD)/src/counter_pass.o $(REPORT_LIB) -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
+HOST_CHECKS := $(if $(filter 1,$(WITH_CUDA)),$(BUILD)/host_metrics)
+
 # Missing Debian packages: installed when root, otherwise the exact command is printed.
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -148,8 +156,9 @@ run: deps $(PROGRAMS)
 	  $(BUILD)/attnprof report $(EXAMPLE) -q && echo "report: $(EXAMPLE)/report.html"; \
 	else exit $$rc; fi
 
-test: deps $(BUILD)/test_attnprof $(PROGRAMS)
+test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
+	$(if $(HOST_CHECKS),$(BUILD)/host_metrics)
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
 

@@ -4,6 +4,7 @@
  *   timeline-overview   one forward of every variant on one time scale
  *   occupancy           theoretical vs estimated occupancy of each variant's kernels
  *   time-per-forward    CUDA vs CPU time per forward (median, min-max)
+ *   roofline            kernels' achieved FLOP/s vs arithmetic intensity (archives with counters)
  * Files go to <dir>/figures/<figure>.<png|svg|pdf>; the same input gives the
  * same bytes. */
 #ifndef ATTNPROF_FIGURES_H

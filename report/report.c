@@ -1,6 +1,8 @@
 #include "report.h"
 
 #include "escape.h"
+#include "predict.h"
+#include "predict_report.h"
 #include "findings.h"
 #include "occupancy.h"
 
@@ -429,6 +431,10 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
     figure(f, figs, "timeline-overview", inline_from_dir);
     figure(f, figs, "time-per-forward", inline_from_dir);
     overhead_table(f, a);
+    if (predict_available(a)) {
+        predict_write_markdown(f, a);
+        figure(f, figs, "roofline", inline_from_dir);
+    }
     fprintf(f, "## Occupancy\n\n");
     fprintf(f, "Theoretical occupancy from each kernel's registers, shared memory and block size against the "
                "device limits; the estimate also accounts for the grid (blocks ÷ SMs), as Kineto's does, and is "
@@ -616,4 +622,16 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
     free(html);
     free(csv);
     return rc;
+}
+
+/* ---- shared with the other documents (compare) -------------------------- */
+
+void report_md_figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir)
+{
+    figure(f, figs, name, inline_dir);
+}
+
+int report_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen)
+{
+    return write_atomic(dir, name, text, err, errlen);
 }

@@ -6,6 +6,8 @@
 #include "analysis.h"
 #include "figures.h"
 
+#include <stdio.h>
+
 /* Markdown text of the report (malloc'd). Images link to `figs` paths relative to
  * the archive, or, when `inline_from_dir` is set, are embedded as data: URIs read
  * from that directory. */
@@ -16,6 +18,13 @@ char *report_summary_csv(const analysis *a);
 /* Writes report.md, report.html and summary.csv into `dir`, each through a
  * temporary file and a rename. */
 int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen);
+
+/* Pieces the other documents (compare.md/.html/.csv) share with the report. */
+/* A figure as Markdown: the PNG (or SVG) image, inlined as a data: URI when
+ * `inline_dir` is set, then its caption and links to the vector files. */
+void report_md_figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir);
+/* Writes dir/name through a temporary file and a rename; 0, or -1 with `err`. */
+int report_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen);
 
 /* Shared formatting (tested). */
 void format_us(double us, char *out, size_t n); /* "93.4 µs", "1.08 ms" */

@@ -71,6 +71,8 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
                             facts);
         json_object_set_new(var, "host_us_no_cupti", num(v->host_us_no_cupti));
         json_object_set_new(var, "host_us_cupti", num(v->host_us_cupti));
+        if (v->prediction.valid)
+            json_object_set_new(var, "prediction", prediction_to_json(&v->prediction));
         json_array_append_new(vars, var);
     }
     char cuda_rt[16], cuda_drv[16];
@@ -98,6 +100,10 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
                                                 "blocks_per_sm", p->blocks_per_sm));
     }
     json_object_set_new(root, "occupancy_api", probes);
+    if (r->ceilings.measured || r->ceilings.error[0])
+        json_object_set_new(root, "ceilings", ceilings_to_json(&r->ceilings));
+    if (r->counters.meta.status != CTR_NOT_RUN || r->counters.meta.reason[0])
+        json_object_set_new(root, "counters", counters_meta_to_json(&r->counters.meta));
     json_object_set_new(json_object_get(root, "versions"), "cuda_runtime_int", json_integer(r->cuda_runtime_version));
     json_object_set_new(json_object_get(root, "versions"), "cuda_driver_int", json_integer(r->cuda_driver_version));
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
@@ -231,6 +237,9 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     r->cudnn_version = integer(R, "versions", ver, "cudnn");
     r->cupti_version = integer(R, "versions", ver, "cupti");
 
+    ceilings_from_json(json_object_get(root, "ceilings"), &r->ceilings);
+    counters_meta_from_json(json_object_get(root, "counters"), &r->counters.meta);
+
     size_t i;
     json_t *v;
     json_t *probes = json_object_get(root, "occupancy_api");
@@ -284,6 +293,7 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         x->host_us_no_cupti = real(R, where, v, "host_us_no_cupti");
         x->host_us_cupti = real(R, where, v, "host_us_cupti");
         x->dropped_records = integer_in(R, where, v, "dropped_records", 0, INT64_MAX);
+        prediction_from_json(json_object_get(v, "prediction"), &x->prediction);
         const char *key;
         json_t *f;
         json_object_foreach(object(R, where, v, "facts"), key, f)

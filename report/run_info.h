@@ -4,6 +4,8 @@
 
 #include "trace.h"
 #include "attn_types.h"
+#include "counters.h"
+#include "prediction.h"
 
 typedef enum variant_status {
     VARIANT_OK = 0,
@@ -28,6 +30,7 @@ typedef struct variant_result {
     double host_us_cupti;       /* same, CUPTI collecting (API records cost host time) */
     int64_t dropped_records;
     attn_facts facts;
+    attn_prediction prediction; /* declared by the variant from the shape (prediction.h) */
 } variant_result;
 
 #define RUN_MAX_VARIANTS 16
@@ -61,6 +64,10 @@ typedef struct run_info {
     variant_result variants[RUN_MAX_VARIANTS];
     int n_probes;
     occupancy_probe probes[RUN_MAX_PROBES];
+    ceilings ceilings;          /* --calibrate: roofs measured in the same run */
+    /* The counter pass: run.json carries counters.meta (status, method, metrics); the
+     * values live in counters.json beside it, read into counters.r by the caller. */
+    counters_set counters;
 } run_info;
 
 int run_info_write_json(const run_info *r, const char *path, char *err, size_t errlen);

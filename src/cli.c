@@ -14,6 +14,8 @@ void cli_usage(FILE *f)
 {
     fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
           "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
+          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log]\n"
+          "                                    compare archived runs side by side (no GPU needed)\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
           "\n"
@@ -27,10 +29,18 @@ void cli_usage(FILE *f)
           "  --warmup N           warm-up forwards per variant, not recorded (default 5)\n"
           "  --seed N             seed of the random normal inputs (default 0)\n"
           "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
+          "  --no-counters        skip the hardware-counter pass (default: --counters, on)\n"
+          "  --no-calibrate       skip measuring the GEMM and copy ceilings (default: --calibrate, on)\n"
           "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
           "  --force              replace DIR if it exists\n"
           "  -q, --quiet          no progress line, no summary on stdout\n"
-          "run and report options:\n"
+          "compare options:\n"
+          "  -o, --output DIR     where compare.md, compare.html, compare.csv and figures/ go (required)\n"
+          "  --baseline A         the archive the others are set against (default: the first given)\n"
+          "  --allow-shape-mismatch  compare runs of different shapes by throughput (TFLOP/s)\n"
+          "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
+          "  --force              replace DIR if it exists\n"
+          "run, report and compare options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
           "\n"
@@ -98,7 +108,8 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 }
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
-       OPT_FORMAT, OPT_LOG, OPT_REPLAN };
+       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_COUNTERS,
+       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE };
 
 static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
                         size_t n)
@@ -146,6 +157,23 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
+    case OPT_BASELINE: o->baseline = arg; return EXIT_OK;
+    case OPT_ALLOW_SHAPE: o->allow_shape_mismatch = 1; return EXIT_OK;
+    case OPT_MIN_EFFECT: {
+        char *end;
+        errno = 0;
+        double pct = strtod(arg, &end);
+        if (errno || end == arg || *end || !(pct >= 0 && pct <= 100)) {
+            snprintf(err, n, "--min-effect %s: expected a percentage from 0 to 100", arg);
+            return EXIT_USAGE;
+        }
+        o->min_effect = pct / 100;
+        return EXIT_OK;
+    }
+    case OPT_COUNTERS: rc->counters = 1; return EXIT_OK;
+    case OPT_NO_COUNTERS: rc->counters = 0; return EXIT_OK;
+    case OPT_CALIBRATE: rc->calibrate = 1; return EXIT_OK;
+    case OPT_NO_CALIBRATE: rc->calibrate = 0; return EXIT_OK;
     }
     return EXIT_USAGE;
 }
@@ -159,7 +187,10 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->warmup = 5;
     rc->rel_error_threshold = 2e-2;
     rc->heads_to_check = 3;
+    rc->counters = 1;
+    rc->calibrate = 1;
     o->formats = FIG_PNG | FIG_SVG;
+    o->min_effect = 0.02;
 
     static const struct option longopts[] = {
         {"variants", required_argument, 0, OPT_VARIANTS}, {"batch", required_argument, 0, OPT_BATCH},
@@ -169,6 +200,10 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"output", required_argument, 0, 'o'},            {"force", no_argument, 0, OPT_FORCE},
         {"quiet", no_argument, 0, 'q'},                   {"format", required_argument, 0, OPT_FORMAT},
         {"log", no_argument, 0, OPT_LOG},                 {"cudnn-replan", no_argument, 0, OPT_REPLAN},
+        {"baseline", required_argument, 0, OPT_BASELINE}, {"allow-shape-mismatch", no_argument, 0, OPT_ALLOW_SHAPE},
+        {"min-effect", required_argument, 0, OPT_MIN_EFFECT},
+        {"counters", no_argument, 0, OPT_COUNTERS},       {"no-counters", no_argument, 0, OPT_NO_COUNTERS},
+        {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 
@@ -210,12 +245,15 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         o->command = CMD_RUN;
     else if (!strcmp(cmd, "report"))
         o->command = CMD_REPORT;
+    else if (!strcmp(cmd, "compare"))
+        o->command = CMD_COMPARE;
     else if (!strcmp(cmd, "list"))
         o->command = CMD_LIST;
     else if (!strcmp(cmd, "help"))
         o->command = CMD_HELP;
     else
-        return usage_error(err, errlen, "unknown command '%s': use run, report or list (attnprof --help)%s", cmd, "");
+        return usage_error(err, errlen, "unknown command '%s': use run, report, compare or list (attnprof --help)%s",
+                           cmd, "");
 
     if (o->command == CMD_REPORT) {
         if (operands != 1)
@@ -231,6 +269,19 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
                                name, "");
         }
         o->archive = argv[optind];
+        return EXIT_OK;
+    }
+    if (o->command == CMD_COMPARE) {
+        if (operands < 2)
+            return usage_error(err, errlen, "compare takes two or more archive directories: attnprof compare A B -o DIR%s%s",
+                               "", "");
+        if (operands > 8)
+            return usage_error(err, errlen, "compare takes at most 8 archives%s%s", "", "");
+        if (!o->out_dir)
+            return usage_error(err, errlen, "compare needs -o DIR for compare.md, compare.html and figures%s%s", "",
+                               "");
+        o->inputs = argv + optind;
+        o->n_inputs = operands;
         return EXIT_OK;
     }
     if (operands > 0)

@@ -8,13 +8,18 @@
 
 #include <stdio.h>
 
-typedef enum cli_command { CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_LIST, CMD_HELP, CMD_VERSION } cli_command;
+typedef enum cli_command { CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_HELP, CMD_VERSION } cli_command;
 
 typedef struct cli_options {
     cli_command command;
     run_config run;
     const char *out_dir; /* -o; NULL: out/<gpu>-<yyyymmdd-hhmmss> */
     const char *archive; /* report DIR */
+    char **inputs;       /* compare A B [C ...] */
+    int n_inputs;
+    const char *baseline; /* compare --baseline: a path or directory name among the inputs */
+    int allow_shape_mismatch;
+    double min_effect;   /* compare --min-effect, as a fraction */
     int force;
     unsigned formats; /* FIG_* bits */
     int log_axis;

@@ -5,11 +5,15 @@
  * (libattnprof_recorder.so, see recorder.h) only when they are called. */
 #include "analysis.h"
 #include "archive.h"
+#include "archive_read.h"
 #include "cli.h"
+#include "compare.h"
+#include "counters.h"
 #include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
 #include "findings.h"
+#include "predict.h"
 #include "recorder.h"
 #include "report.h"
 #include "run_info.h"
@@ -55,6 +59,7 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     if (analysis_build(&a, t, r, err, errlen) != 0)
         return EXIT_BAD_ARCHIVE;
     findings_derive(&a);
+    predict_findings(&a);
     figure_list figs = {0};
     int rc = EXIT_OK;
     int frc = figures_render(&a, dir, formats, log_axis, &figs, err, errlen);
@@ -141,21 +146,22 @@ static int cmd_run(cli_options *o, const char *cmdline)
     snprintf(path, sizeof path, "%s/run.json", tmp);
     if (wrc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
         wrc = EXIT_IO;
+    snprintf(path, sizeof path, "%s/counters.json", tmp);
+    if (wrc == EXIT_OK && info.counters.meta.status != CTR_NOT_RUN &&
+        counters_write_json(&info.counters, path, err, sizeof err) != 0)
+        wrc = EXIT_IO;
+    counters_free(&info.counters);
     /* The report is rendered from what was written, exactly as `attnprof report` would. */
     trace back;
     static run_info back_info;
     if (wrc == EXIT_OK) {
-        snprintf(path, sizeof path, "%s/trace.json", tmp);
-        if (trace_read_json(&back, path, err, sizeof err) != 0)
+        if (archive_read(tmp, &back, &back_info, err, sizeof err) != 0) {
             wrc = EXIT_IO;
-    }
-    if (wrc == EXIT_OK) {
-        snprintf(path, sizeof path, "%s/run.json", tmp);
-        if (run_info_read_json(&back_info, path, err, sizeof err) != 0)
-            wrc = EXIT_IO;
-        else
+        } else {
             wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
-        trace_free(&back);
+            counters_free(&back_info.counters);
+            trace_free(&back);
+        }
     }
     trace_free(&t);
     if (wrc == EXIT_OK && archive_commit(tmp, dest, o->force, err, sizeof err) != 0)
@@ -273,38 +279,12 @@ static void remove_stale_temporaries(const char *dir)
 }
 
 /* An archive file must be a regular file: a FIFO or a device would block or never end. */
-static int archive_file(const char *dir, const char *name, char **path, char *err, size_t errlen)
-{
-    *path = join(dir, name);
-    struct stat st;
-    if (stat(*path, &st) != 0) {
-        snprintf(err, errlen, "%s: missing; is %s an archive written by `attnprof run -o DIR`?", *path, dir);
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file; an archive holds plain trace.json and run.json files", *path);
-        return -1;
-    }
-    return 0;
-}
-
 static int cmd_report(cli_options *o)
 {
     char err[1024];
     trace t;
     static run_info info;
-    char *path = NULL;
-    int bad = archive_file(o->archive, "run.json", &path, err, sizeof err);
-    if (!bad && run_info_read_json(&info, path, err, sizeof err) != 0)
-        bad = 1;
-    free(path);
-    if (bad)
-        return die(EXIT_BAD_ARCHIVE, err);
-    bad = archive_file(o->archive, "trace.json", &path, err, sizeof err);
-    if (!bad && trace_read_json(&t, path, err, sizeof err) != 0)
-        bad = 1;
-    free(path);
-    if (bad)
+    if (archive_read(o->archive, &t, &info, err, sizeof err) != 0)
         return die(EXIT_BAD_ARCHIVE, err);
     remove_stale_temporaries(o->archive);
     /* Render beside the archive's files, then move the results in: a failed render
@@ -316,11 +296,13 @@ static int cmd_report(cli_options *o)
     if (mkdir(tmp, 0755) != 0) {
         snprintf(err, sizeof err, "%s: cannot write into the archive: %s", o->archive, strerror(errno));
         trace_free(&t);
+        counters_free(&info.counters);
         free(tmp);
         return die(EXIT_IO, err);
     }
     int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
     trace_free(&t);
+    counters_free(&info.counters);
     if (rc == EXIT_OK)
         rc = move_report_into(tmp, o->archive, err, sizeof err);
     remove_tree(tmp);
@@ -330,6 +312,82 @@ static int cmd_report(cli_options *o)
     if (!o->run.quiet)
         printf("report: %s/report.html\n", o->archive);
     return EXIT_OK;
+}
+
+/* --baseline names an input by the path given or by its directory name. */
+static int baseline_index(const cli_options *o, char *err, size_t errlen)
+{
+    if (!o->baseline)
+        return 0;
+    for (int i = 0; i < o->n_inputs; i++)
+        if (!strcmp(o->inputs[i], o->baseline))
+            return i;
+    for (int i = 0; i < o->n_inputs; i++) {
+        const char *base = strrchr(o->inputs[i], '/');
+        base = base ? base + 1 : o->inputs[i];
+        if (!strcmp(base, o->baseline))
+            return i;
+    }
+    snprintf(err, errlen, "--baseline %s: not one of the archives given; name one of them as written", o->baseline);
+    return -1;
+}
+
+static int cmd_compare(const cli_options *o)
+{
+    char err[2048];
+    if (path_exists(o->out_dir) && !o->force) {
+        snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", o->out_dir);
+        return die(EXIT_OUTPUT_EXISTS, err);
+    }
+    compare_options opt = {.min_effect = o->min_effect, .allow_shape_mismatch = o->allow_shape_mismatch,
+                           .formats = o->formats, .log_axis = o->log_axis};
+    if ((opt.baseline = baseline_index(o, err, sizeof err)) < 0)
+        return die(EXIT_USAGE, err);
+    compare_archive *ars = calloc((size_t)o->n_inputs, sizeof *ars);
+    compare_archive *in[COMPARE_MAX_ARCHIVES];
+    if (!ars)
+        return die(EXIT_IO, "out of memory");
+    int loaded = 0, rc = EXIT_OK;
+    for (; loaded < o->n_inputs && rc == EXIT_OK; loaded++) {
+        in[loaded] = &ars[loaded];
+        rc = compare_load(&ars[loaded], o->inputs[loaded], err, sizeof err);
+        if (rc != EXIT_OK)
+            break;
+    }
+    compare_model m;
+    if (rc == EXIT_OK) {
+        rc = compare_build(&m, in, o->n_inputs, &opt, err, sizeof err);
+        if (rc == EXIT_OK) {
+            rc = compare_write(&m, o->out_dir, &opt, o->force, err, sizeof err);
+            if (rc == EXIT_OK && !o->run.quiet) {
+                printf("%-14s", "variant");
+                for (int i = 1; i < m.n; i++)
+                    printf(" %28.28s", m.in[i]->label);
+                printf("\n");
+                for (int v = 0; v < m.n_variants; v++) {
+                    printf("%-14s", m.variants[v].name);
+                    for (int i = 1; i < m.n; i++) {
+                        const compare_ratio *r = &m.variants[v].cell[i].metric_ratio;
+                        char cellbuf[64] = "-";
+                        if (r->verdict != VERDICT_NONE)
+                            snprintf(cellbuf, sizeof cellbuf, "%.3fx %s", r->ci.ratio,
+                                     r->verdict == VERDICT_SAME ? "same" : compare_verdict_word(r->verdict));
+                        printf(" %28s", cellbuf);
+                    }
+                    printf("\n");
+                }
+                printf("%s\ncompare: %s/compare.html\n", m.differs_sentence, o->out_dir);
+            }
+            compare_free(&m);
+        }
+        for (int i = 0; i < loaded; i++)
+            compare_archive_free(&ars[i]);
+    } else {
+        for (int i = 0; i < loaded; i++)
+            compare_archive_free(&ars[i]);
+    }
+    free(ars);
+    return rc == EXIT_OK ? EXIT_OK : die(rc, err);
 }
 
 int main(int argc, char **argv)
@@ -354,6 +412,8 @@ int main(int argc, char **argv)
         return cmd_run(&o, cmdline);
     case CMD_REPORT:
         return cmd_report(&o);
+    case CMD_COMPARE:
+        return cmd_compare(&o);
     default:
         cli_usage(stderr);
         return EXIT_USAGE;

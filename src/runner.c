@@ -1,5 +1,7 @@
 #include "runner.h"
 
+#include "calibrate.h"
+#include "counter_pass.h"
 #include "cupti_collect.h"
 #include "exit_codes.h"
 #include "reference.h"
@@ -402,6 +404,79 @@ static int run_variant(const run_plan *cfg, int vi, device_inputs *d, const samp
     return res->status;
 }
 
+typedef struct counted_forward {
+    const attn_variant *var;
+    void *state;
+    device_inputs *d;
+    attn_error e;
+} counted_forward;
+
+static int counted_forward_once(void *p)
+{
+    counted_forward *f = p;
+    return f->var->forward(f->state, f->d->q, f->d->k, f->d->v, f->d->out, f->d->stream, &f->e) != ATTN_OK;
+}
+
+/* The counter pass (counter_pass.h): every variant that ran ok is set up again, warmed
+ * by one forward, profiled for one forward and torn down. A refusal (no permission, a
+ * profiling lock) is recorded in run.json and the batch goes on without counters. */
+static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info)
+{
+    counters_set *cs = &info->counters;
+    double t0 = host_us();
+    int failed = 0;
+    char first_error[300] = "";
+    if (counter_pass_open(&cs->meta) != 0) {
+        if (!cfg->c.quiet)
+            fprintf(stderr, "\r\033[Kattnprof: no hardware counters (%s): %s\n",
+                    counters_status_name(cs->meta.status), cs->meta.reason);
+        return;
+    }
+    for (int i = 0; i < cfg->n_variants && i < info->n_variants; i++) {
+        const attn_variant *var = cfg->variants[i];
+        variant_result *res = &info->variants[i];
+        if (res->status != VARIANT_OK || strcmp(res->name, var->name))
+            continue;
+        progress(cfg, i, var->name, "counters", 1, 1);
+        counted_forward f = {.var = var, .d = d};
+        char err[256] = "";
+        int prc = 0;
+        int rc = var->setup(&f.state, &cfg->c.shape, &cfg->c.options, d->stream, &f.e);
+        if (rc == ATTN_OK && counted_forward_once(&f) != 0)
+            rc = ATTN_FAILED;
+        cudaError_t ce = cudaStreamSynchronize(d->stream);
+        if (rc != ATTN_OK || ce != cudaSuccess)
+            snprintf(err, sizeof err, "setup or warm-up forward: %s", f.e.msg[0] ? f.e.msg : cudaGetErrorString(ce));
+        else if ((prc = counter_pass_forward(var->name, counted_forward_once, &f, d->stream, cs, err, sizeof err)) == 0)
+            err[0] = '\0';
+        if (prc == -2) { /* refused: say so once, for the whole pass */
+            cs->meta.status = CTR_FORBIDDEN;
+            cs->n = 0; /* none of a refused pass counts */
+            snprintf(cs->meta.reason, sizeof cs->meta.reason, "%s", err);
+            if (!cfg->c.quiet)
+                fprintf(stderr, "\r\033[Kattnprof: no hardware counters (forbidden): %s\n", err);
+        } else if (err[0]) {
+            failed++;
+            if (!first_error[0])
+                snprintf(first_error, sizeof first_error, "%s: %s", var->name, err);
+            attn_fact_add(&res->facts, "counters", NAN, "counter pass failed: %s", err);
+            if (!cfg->c.quiet)
+                fprintf(stderr, "\r\033[Kattnprof: counters of %s: %s\n", var->name, err);
+        }
+        if (var->teardown)
+            var->teardown(f.state);
+        cudaGetLastError();
+        if (prc == -2)
+            break;
+    }
+    counter_pass_close();
+    if (cs->meta.status == CTR_OK && failed && !cs->n) { /* not one variant measured */
+        cs->meta.status = CTR_FAILED;
+        snprintf(cs->meta.reason, sizeof cs->meta.reason, "%s", first_error);
+    }
+    cs->meta.pass_seconds = (host_us() - t0) / 1e6;
+}
+
 static void fill_versions(run_info *info, const trace *t)
 {
     cudaRuntimeGetVersion(&info->cuda_runtime_version);
@@ -587,6 +662,8 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
         res->expected_memcpy = v->expected_memcpy;
         res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
         res->host_us_cupti = res->host_us_no_cupti = NAN;
+        if (v->predict)
+            v->predict(s, t->device.major, t->device.minor, &res->prediction);
         if (skip[i][0]) {
             res->status = VARIANT_SKIPPED;
             snprintf(res->error, sizeof res->error, "%s", skip[i]);
@@ -599,6 +676,16 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     }
     snprintf(info->marker_source, sizeof info->marker_source, "%s", cupti_marker_source());
     cupti_stop();
+    /* After the timed batch, with activity collection off: neither perturbs the timings. */
+    if (cfg->c.calibrate) {
+        if (!cfg->c.quiet && isatty(STDERR_FILENO))
+            fprintf(stderr, "\r\033[Kcalibrating ceilings (GEMM bf16, SGEMM, DtoD copy)");
+        calibrate_run(&info->ceilings);
+    }
+    if (cfg->c.counters)
+        counter_batch(cfg, &d, info);
+    if (!cfg->c.quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r\033[K");
     trace_sort(t);
 out:
     cudaFree(d.q);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "figures.h"
 
 #define FIG_FONT "DejaVu Sans"
 #define FIG_PNG_SCALE 2.0
@@ -99,8 +100,27 @@ void fig_format_us(double us, char *out, size_t n);
 /* Bytes as "48 KiB", "131.0 KiB", "0 B". */
 void fig_format_bytes(double bytes, char *out, size_t n);
 
+/* ---- time_chart.c: a vertical time axis and bars on it ----------------- */
+
+typedef struct fig_yscale {
+    int log;
+    double lo, hi; /* µs */
+    double y0, y1; /* points of lo (bottom) and hi (top) */
+} fig_yscale;
+/* Picks lo/hi (round, 0-based when linear, whole decades when log) to hold the
+ * data range [lo, hi]; y0/y1 are left to the caller. */
+void fig_yscale_fit(fig_yscale *s, double lo, double hi, int log_axis);
+double fig_yof(const fig_yscale *s, double us);
+/* Grid lines and time labels at round values, axis lines at x0 and y0. */
+void fig_draw_time_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1);
+/* A bar at the median with a min–max whisker and the median's label (written by
+ * `format`) above when it fits in `label_room`; "n/a" without data. */
+void fig_draw_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const stats *st, unsigned colour,
+                  double label_room, void (*format)(double value, char *out, size_t n));
+
 /* ---- figure jobs (render.c runs them for every format) ------------------ */
 
+struct compare_model;
 typedef struct fig_job fig_job;
 struct fig_job {
     char name[64];
@@ -111,13 +131,29 @@ struct fig_job {
     int variant;  /* index into a->v, for per-variant figures */
     int log_axis;
     int first_forward, n_forwards; /* timeline: forwards shown */
+    const struct compare_model *cmp; /* compare figures */
 };
+
+/* render.c: draws every job in every format (FIG_* bits) into <dir>/figures,
+ * and lists the files in `out`. 0, or -1 with `err`. */
+int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned formats, figure_list *out,
+                    char *err, size_t errlen);
 
 /* Each prepares a job: size, caption and the draw function; -1 out of memory. */
 int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int variant);
 int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_time_chart_prepare(fig_job *job, cairo_t *measure, const analysis *a, int log_axis);
+/* The roofline (roofline.c): only for archives with counters (fig_roofline_wanted). */
+int fig_roofline_wanted(const analysis *a);
+int fig_roofline_prepare(fig_job *job, cairo_t *measure, const analysis *a);
+
+/* compare_time.c, compare_speedup.c, compare_timeline.c: the comparison's figures. */
+/* The colour of the i-th archive in every compare figure (compare_time.c). */
+unsigned fig_archive_colour(int i);
+int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int log_axis);
+int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
+int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
 
 /* Where a prepared timeline puts its lanes (points), so tests can look at the
  * pixels of each lane. -1 when the job shows no forward or out of memory. */

@@ -11,6 +11,7 @@
 
 #include "escape.h"
 #include "fig.h"
+#include "compare.h"
 
 static int make_dir(const char *path, char *err, size_t errlen)
 {
@@ -164,6 +165,41 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
     }
     err[0] = '\0';
     memset(out, 0, sizeof *out);
+
+    /* timelines in series order, then the overview, occupancy and time charts, and the
+     * roofline when the archive has counters */
+    int n_jobs = a->n + 3 + (fig_roofline_wanted(a) ? 1 : 0);
+    fig_job *jobs = calloc((size_t)n_jobs, sizeof *jobs);
+    cairo_t *measure = fig_measure_create();
+    int rc = jobs && measure ? 0 : -1;
+    for (int i = 0; i < n_jobs && rc == 0; i++) {
+        if (i < a->n)
+            rc = fig_timeline_prepare(&jobs[i], measure, a, i);
+        else if (i == a->n)
+            rc = fig_overview_prepare(&jobs[i], measure, a);
+        else if (i == a->n + 1)
+            rc = fig_occupancy_prepare(&jobs[i], measure, a);
+        else if (i == a->n + 2)
+            rc = fig_time_chart_prepare(&jobs[i], measure, a, log_axis);
+        else
+            rc = fig_roofline_prepare(&jobs[i], measure, a);
+    }
+    fig_measure_destroy(measure);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory while laying out the figures");
+        free(jobs);
+        return -1;
+    }
+
+    rc = fig_render_jobs(jobs, n_jobs, dir, formats, out, err, errlen);
+    free(jobs);
+    return rc;
+}
+
+int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned formats, figure_list *out,
+                    char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
     char *figdir = NULL;
     if (asprintf(&figdir, "%s/figures", dir) < 0) {
         snprintf(err, errlen, "out of memory");
@@ -173,38 +209,17 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
     free(figdir);
     if (made)
         return -1;
-
-    /* timelines in series order, then the overview, occupancy and time charts */
-    int n_jobs = a->n + 3;
-    fig_job *jobs = calloc((size_t)n_jobs, sizeof *jobs);
-    render_task *tasks = calloc((size_t)n_jobs * 3, sizeof *tasks);
-    cairo_t *measure = fig_measure_create();
-    int rc = jobs && tasks && measure ? 0 : -1;
-    for (int i = 0; i < n_jobs && rc == 0; i++) {
-        if (i < a->n)
-            rc = fig_timeline_prepare(&jobs[i], measure, a, i);
-        else if (i == a->n)
-            rc = fig_overview_prepare(&jobs[i], measure, a);
-        else if (i == a->n + 1)
-            rc = fig_occupancy_prepare(&jobs[i], measure, a);
-        else
-            rc = fig_time_chart_prepare(&jobs[i], measure, a, log_axis);
-    }
-    fig_measure_destroy(measure);
-    if (rc != 0) {
-        snprintf(err, errlen, "out of memory while laying out the figures");
-        free(jobs);
-        free(tasks);
+    render_task *tasks = calloc((size_t)n_jobs * 3 + 1, sizeof *tasks);
+    if (!tasks) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
-
     static const struct { unsigned bit; const char *ext; } kinds[] = {
         {FIG_PNG, "png"}, {FIG_SVG, "svg"}, {FIG_PDF, "pdf"}};
-    int n_tasks = 0;
-    char (*files)[80] = calloc((size_t)n_jobs, sizeof *files);
+    int n_tasks = 0, rc = 0;
+    char (*files)[80] = calloc((size_t)n_jobs + 1, sizeof *files);
     if (!files) {
         snprintf(err, errlen, "out of memory");
-        free(jobs);
         free(tasks);
         return -1;
     }
@@ -231,11 +246,9 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
     free(files);
     if (run_tasks(tasks, n_tasks, dir)) {
         snprintf(err, errlen, "out of memory");
-        free(jobs);
         free(tasks);
         return -1;
     }
-
     for (int i = 0; i < n_tasks && rc == 0; i++) {
         if (tasks[i].rc != 0) {
             snprintf(err, errlen, "%s", tasks[i].err);
@@ -245,9 +258,30 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
             rc = -1;
         }
     }
-    free(jobs);
     free(tasks);
     return rc;
+}
+
+int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
+                           figure_list *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    fig_job jobs[3];
+    memset(jobs, 0, sizeof jobs);
+    cairo_t *measure = fig_measure_create();
+    int rc = measure ? 0 : -1;
+    if (rc == 0)
+        rc = fig_compare_time_prepare(&jobs[0], measure, m, log_axis);
+    if (rc == 0)
+        rc = fig_compare_speedup_prepare(&jobs[1], measure, m);
+    if (rc == 0)
+        rc = fig_compare_timeline_prepare(&jobs[2], measure, m);
+    fig_measure_destroy(measure);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory while laying out the figures");
+        return -1;
+    }
+    return fig_render_jobs(jobs, 3, dir, formats, out, err, errlen);
 }
 
 void figure_list_free(figure_list *l)

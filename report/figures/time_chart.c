@@ -14,13 +14,7 @@
 
 static const unsigned CUDA_COLOUR = 0x4477AA, CPU_COLOUR = 0xEE7733;
 
-typedef struct yscale {
-    int log;
-    double lo, hi; /* µs */
-    double y0, y1; /* pixels of lo (bottom) and hi (top) */
-} yscale;
-
-static double yof(const yscale *s, double us)
+double fig_yof(const fig_yscale *s, double us)
 {
     double f = s->log ? (log10(us) - log10(s->lo)) / (log10(s->hi) - log10(s->lo))
                       : (us - s->lo) / (s->hi - s->lo);
@@ -31,7 +25,7 @@ static double yof(const yscale *s, double us)
 
 static int has_data(const stats *s) { return s->n > 0 && isfinite(s->median); }
 
-static void scale_for(const analysis *a, int log_axis, yscale *s)
+static void scale_for(const analysis *a, int log_axis, fig_yscale *s)
 {
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < a->n; i++) {
@@ -43,6 +37,11 @@ static void scale_for(const analysis *a, int log_axis, yscale *s)
             if (st[k]->min > 0 && st[k]->min < lo) lo = st[k]->min;
         }
     }
+    fig_yscale_fit(s, lo, hi, log_axis);
+}
+
+void fig_yscale_fit(fig_yscale *s, double lo, double hi, int log_axis)
+{
     if (!(hi > 0))
         hi = 1;
     s->log = log_axis;
@@ -63,7 +62,7 @@ static void scale_for(const analysis *a, int log_axis, yscale *s)
     }
 }
 
-static void draw_y_axis(cairo_t *cr, const yscale *s, double x0, double x1)
+void fig_draw_time_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1)
 {
     double v[64];
     int n = 0;
@@ -85,7 +84,7 @@ static void draw_y_axis(cairo_t *cr, const yscale *s, double x0, double x1)
     }
     fig_font(cr, 8.5, 0);
     for (int i = 0; i < n; i++) {
-        double y = yof(s, v[i]);
+        double y = fig_yof(s, v[i]);
         fig_set(cr, FIG_GRID);
         cairo_set_line_width(cr, 0.5);
         cairo_move_to(cr, x0, y);
@@ -110,8 +109,8 @@ static void draw_y_axis(cairo_t *cr, const yscale *s, double x0, double x1)
     cairo_stroke(cr);
 }
 
-static void draw_bar(cairo_t *cr, const yscale *s, double cx, double w, const stats *st,
-                     unsigned colour, double label_room)
+void fig_draw_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const stats *st, unsigned colour,
+                  double label_room, void (*format)(double value, char *out, size_t n))
 {
     char label[32];
     if (!has_data(st) || (s->log && st->median <= 0)) {
@@ -120,10 +119,10 @@ static void draw_bar(cairo_t *cr, const yscale *s, double cx, double w, const st
         fig_text(cr, cx, s->y0 - 4, "n/a", ALIGN_CENTER);
         return;
     }
-    double top = yof(s, st->median);
+    double top = fig_yof(s, st->median);
     fig_fill_rect(cr, cx - w / 2, top, w, s->y0 - top, fig_hex(colour));
     /* whisker: min to max */
-    double ylo = yof(s, st->min > 0 || !s->log ? st->min : s->lo), yhi = yof(s, st->max);
+    double ylo = fig_yof(s, st->min > 0 || !s->log ? st->min : s->lo), yhi = fig_yof(s, st->max);
     fig_set(cr, FIG_INK);
     cairo_set_line_width(cr, 1);
     cairo_move_to(cr, cx, ylo);
@@ -133,7 +132,7 @@ static void draw_bar(cairo_t *cr, const yscale *s, double cx, double w, const st
     cairo_move_to(cr, cx - w / 4, yhi);
     cairo_line_to(cr, cx + w / 4, yhi);
     cairo_stroke(cr);
-    fig_format_us(st->median, label, sizeof label);
+    format(st->median, label, sizeof label);
     fig_font(cr, 8, 0);
     if (fig_text_width(cr, label) <= label_room)
         fig_text(cr, cx, (yhi < top ? yhi : top) - 4, label, ALIGN_CENTER);
@@ -157,11 +156,11 @@ static int time_chart_draw(cairo_t *cr, const fig_job *job)
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
 
-    yscale s;
+    fig_yscale s;
     scale_for(a, job->log_axis, &s);
     s.y0 = PLOT_Y0 + PLOT_H;
     s.y1 = PLOT_Y0;
-    draw_y_axis(cr, &s, PLOT_X0, right);
+    fig_draw_time_axis(cr, &s, PLOT_X0, right);
 
     int n = a->n > 0 ? a->n : 1;
     double group = (right - PLOT_X0) / n;
@@ -170,8 +169,8 @@ static int time_chart_draw(cairo_t *cr, const fig_job *job)
         const variant_analysis *va = &a->v[i];
         double cx = PLOT_X0 + group * (i + 0.5);
         double room = bar + gap + (group - 2 * bar - gap) / 2 - 2;
-        draw_bar(cr, &s, cx - (bar + gap) / 2, bar, &va->cuda_us, CUDA_COLOUR, room);
-        draw_bar(cr, &s, cx + (bar + gap) / 2, bar, &va->cpu_us, CPU_COLOUR, room);
+        fig_draw_bar(cr, &s, cx - (bar + gap) / 2, bar, &va->cuda_us, CUDA_COLOUR, room, fig_format_us);
+        fig_draw_bar(cr, &s, cx + (bar + gap) / 2, bar, &va->cpu_us, CPU_COLOUR, room, fig_format_us);
 
         const char *name = va->result && va->result->name[0] ? va->result->name : "variant";
         fig_set(cr, FIG_INK);

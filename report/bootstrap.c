@@ -1,0 +1,97 @@
+/* Seeded percentile bootstrap of a ratio of medians (bootstrap.h). The generator
+ * is splitmix64: small, fast, and the same on every machine, which is all a
+ * resampler needs. */
+#include "bootstrap.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform index in [0, n) without modulo bias worth mentioning for n < 2^32. */
+static int draw_index(uint64_t *state, int n) { return (int)(((splitmix64(state) >> 32) * (uint64_t)n) >> 32); }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_sorted(const double *v, int n) { return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
+
+double median_of(const double *v, int n)
+{
+    if (n <= 0)
+        return NAN;
+    double *c = malloc(sizeof *c * (size_t)n);
+    if (!c)
+        abort();
+    memcpy(c, v, sizeof *c * (size_t)n);
+    qsort(c, (size_t)n, sizeof *c, cmp_double);
+    double m = median_sorted(c, n);
+    free(c);
+    return m;
+}
+
+static double resampled_median(const double *v, int n, double *scratch, uint64_t *state)
+{
+    for (int i = 0; i < n; i++)
+        scratch[i] = v[draw_index(state, n)];
+    qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
+    return median_sorted(scratch, n);
+}
+
+/* The p-quantile of sorted values, linear between neighbours. */
+static double quantile_sorted(const double *v, int n, double p)
+{
+    double pos = p * (n - 1);
+    int i = (int)floor(pos);
+    if (i >= n - 1)
+        return v[n - 1];
+    return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+ratio_ci bootstrap_median_ratio(const double *base, int n_base, const double *x, int n_x, int resamples,
+                                uint64_t seed)
+{
+    ratio_ci r = {NAN, NAN, NAN};
+    if (n_base <= 0 || n_x <= 0 || resamples <= 0)
+        return r;
+    double mb = median_of(base, n_base), mx = median_of(x, n_x);
+    if (!(mb != 0) || !isfinite(mb) || !isfinite(mx))
+        return r;
+    r.ratio = mx / mb;
+    /* The same samples on both sides (an archive against itself) are one
+     * measurement, not two: no spread to resample. */
+    if (n_base == n_x && !memcmp(base, x, sizeof *x * (size_t)n_x)) {
+        r.lo = r.hi = 1.0;
+        return r;
+    }
+    double *ratios = malloc(sizeof *ratios * (size_t)resamples);
+    double *scratch = malloc(sizeof *scratch * (size_t)(n_base > n_x ? n_base : n_x));
+    if (!ratios || !scratch)
+        abort();
+    uint64_t state = seed;
+    int kept = 0;
+    for (int i = 0; i < resamples; i++) {
+        double b = resampled_median(base, n_base, scratch, &state);
+        double v = resampled_median(x, n_x, scratch, &state);
+        if (b != 0 && isfinite(b) && isfinite(v))
+            ratios[kept++] = v / b;
+    }
+    if (kept) {
+        qsort(ratios, (size_t)kept, sizeof *ratios, cmp_double);
+        r.lo = quantile_sorted(ratios, kept, 0.025);
+        r.hi = quantile_sorted(ratios, kept, 0.975);
+    }
+    free(ratios);
+    free(scratch);
+    return r;
+}

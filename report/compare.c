@@ -1,0 +1,540 @@
+/* The comparison model (compare.h): archives loaded and analysed as `report`
+ * does, their metadata set side by side, each variant's per-forward samples
+ * bootstrapped against the baseline's, and each variant's GPU operations
+ * aligned kernel by kernel. Writers and figures read the model; nothing here
+ * formats a document. */
+#include "compare.h"
+
+#include "archive_read.h"
+#include "exit_codes.h"
+#include "findings.h"
+#include "occupancy.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int compare_load(compare_archive *ar, const char *dir, char *err, size_t errlen)
+{
+    memset(ar, 0, sizeof *ar);
+    trace_init(&ar->t);
+    snprintf(ar->dir, sizeof ar->dir, "%s", dir);
+    if (archive_read(dir, &ar->t, &ar->r, err, errlen) != 0)
+        return EXIT_BAD_ARCHIVE;
+    if (analysis_build(&ar->a, &ar->t, &ar->r, err, errlen) != 0) {
+        trace_free(&ar->t);
+        return EXIT_BAD_ARCHIVE;
+    }
+    findings_derive(&ar->a);
+    const attn_shape *s = &ar->r.shape;
+    double full = 4.0 * s->batch * s->heads * (double)s->seq * s->seq * s->dim;
+    ar->flops = ar->r.causal ? full / 2 : full;
+    return EXIT_OK;
+}
+
+void compare_archive_free(compare_archive *ar)
+{
+    analysis_free(&ar->a);
+    trace_free(&ar->t);
+}
+
+const char *compare_verdict_word(compare_verdict v)
+{
+    switch (v) {
+    case VERDICT_SAME: return "no significant difference";
+    case VERDICT_FASTER: return "faster";
+    case VERDICT_SLOWER: return "slower";
+    case VERDICT_NONE: break;
+    }
+    return "";
+}
+
+compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double min_effect,
+                               int higher_is_better)
+{
+    compare_ratio r = {.verdict = VERDICT_NONE};
+    r.ci = bootstrap_median_ratio(base, n_base, x, n_x, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
+    if (!isfinite(r.ci.ratio) || !isfinite(r.ci.lo) || !isfinite(r.ci.hi))
+        return r;
+    int excludes_one = r.ci.lo > 1.0 || r.ci.hi < 1.0;
+    if (!excludes_one || fabs(r.ci.ratio - 1.0) < min_effect)
+        r.verdict = VERDICT_SAME;
+    else
+        r.verdict = (r.ci.ratio > 1.0) == (higher_is_better != 0) ? VERDICT_FASTER : VERDICT_SLOWER;
+    return r;
+}
+
+/* ---- metadata ----------------------------------------------------------- */
+
+static void version_text(int v, char *out, size_t n)
+{
+    if (v <= 0)
+        snprintf(out, n, "not recorded");
+    else
+        snprintf(out, n, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
+}
+
+static compare_field *field(compare_model *m, const char *name, int in_sentence)
+{
+    compare_field *f = &m->fields[m->n_fields++];
+    memset(f, 0, sizeof *f);
+    f->name = name;
+    f->in_sentence = in_sentence;
+    return f;
+}
+
+static void fill_fields(compare_model *m)
+{
+    m->n_fields = 0;
+    compare_field *gpu = field(m, "GPU", 1), *sms = field(m, "SMs", 1), *mem = field(m, "Memory", 1),
+                  *clk = field(m, "SM clock", 1), *mclk = field(m, "Memory clock", 1),
+                  *drv = field(m, "Driver", 1), *rt = field(m, "CUDA runtime", 1), *cublas = field(m, "cuBLAS", 1),
+                  *cudnn = field(m, "cuDNN", 1), *cupti = field(m, "CUPTI", 1),
+                  *tool = field(m, "attnprof", 1), *date = field(m, "Date", 0), *shape = field(m, "Shape", 1),
+                  *dtype = field(m, "Data type", 1), *iters = field(m, "Iterations", 1),
+                  *seed = field(m, "Seed", 1);
+    for (int i = 0; i < m->n; i++) {
+        const run_info *r = &m->in[i]->r;
+        const device_props *d = &r->device;
+        snprintf(gpu->value[i], sizeof gpu->value[i], "%s (sm_%d%d)", d->name, d->major, d->minor);
+        snprintf(sms->value[i], sizeof sms->value[i], "%d", d->sm_count);
+        snprintf(mem->value[i], sizeof mem->value[i], "%.1f GiB", d->total_mem / 1073741824.0);
+        snprintf(clk->value[i], sizeof clk->value[i], "%d MHz", d->clock_khz / 1000);
+        snprintf(mclk->value[i], sizeof mclk->value[i], "%d MHz", d->mem_clock_khz / 1000);
+        snprintf(drv->value[i], sizeof drv->value[i], "%s", r->driver_version[0] ? r->driver_version : "not recorded");
+        snprintf(rt->value[i], sizeof rt->value[i], "%d.%d", r->cuda_runtime_version / 1000,
+                 r->cuda_runtime_version % 1000 / 10);
+        version_text(r->cublas_version, cublas->value[i], sizeof cublas->value[i]);
+        version_text(r->cudnn_version, cudnn->value[i], sizeof cudnn->value[i]);
+        snprintf(cupti->value[i], sizeof cupti->value[i], "%d", r->cupti_version);
+        snprintf(tool->value[i], sizeof tool->value[i], "%s", r->tool_version);
+        snprintf(date->value[i], sizeof date->value[i], "%s", r->date);
+        snprintf(shape->value[i], sizeof shape->value[i], "%d×%d×%d×%d", r->shape.batch, r->shape.heads,
+                 r->shape.seq, r->shape.dim);
+        snprintf(dtype->value[i], sizeof dtype->value[i], "%s%s", r->dtype, r->causal ? ", causal" : "");
+        snprintf(iters->value[i], sizeof iters->value[i], "%d warm-up + %d recorded", r->warmup, r->iters);
+        snprintf(seed->value[i], sizeof seed->value[i], "%llu", r->seed);
+    }
+    for (int f = 0; f < m->n_fields; f++)
+        for (int i = 1; i < m->n; i++)
+            if (strcmp(m->fields[f].value[i], m->fields[f].value[0]))
+                m->fields[f].differs = 1;
+}
+
+/* "cuDNN differs (9.14.0 vs 9.19.0); GPU, driver and shape are equal." */
+static void differs_sentence(compare_model *m)
+{
+    char *s = m->differs_sentence;
+    size_t cap = sizeof m->differs_sentence, len = 0;
+    s[0] = '\0';
+#define PUT(...) (len += (size_t)snprintf(s + len, len < cap ? cap - len : 0, __VA_ARGS__))
+    int named = 0;
+    for (int f = 0; f < m->n_fields; f++) {
+        const compare_field *x = &m->fields[f];
+        if (!x->differs || !x->in_sentence)
+            continue;
+        size_t nl = strlen(x->name);
+        int plural = nl > 1 && x->name[nl - 1] == 's';
+        PUT("%s%s %s (", named++ ? "; " : "", x->name, plural ? "differ" : "differs");
+        for (int i = 0; i < m->n; i++)
+            PUT("%s%s", i ? " vs " : "", x->value[i]);
+        PUT(")");
+    }
+    const char *anchors[] = {"GPU", "Driver", "Shape"};
+    const char *equal[3];
+    int n_equal = 0;
+    for (int k = 0; k < 3; k++)
+        for (int f = 0; f < m->n_fields; f++)
+            if (!strcmp(m->fields[f].name, anchors[k]) && !m->fields[f].differs)
+                equal[n_equal++] = k == 0 ? "GPU" : k == 1 ? "driver" : "shape";
+    int date_differs = 0;
+    for (int f = 0; f < m->n_fields; f++)
+        if (!m->fields[f].in_sentence && m->fields[f].differs)
+            date_differs = 1;
+    if (!named)
+        PUT("Nothing recorded differs%s", date_differs ? " but the date" : "");
+    if (n_equal) {
+        PUT("%s", named ? "; " : ": ");
+        for (int k = 0; k < n_equal; k++)
+            PUT("%s%s", k == 0 ? "" : k == n_equal - 1 ? " and " : ", ", equal[k]);
+        PUT(" %s equal", n_equal == 1 ? "is" : "are");
+    }
+    PUT(".");
+#undef PUT
+}
+
+/* ---- per-variant cells -------------------------------------------------- */
+
+static int variant_index(const compare_model *m, const char *name)
+{
+    for (int i = 0; i < m->n_variants; i++)
+        if (!strcmp(m->variants[i].name, name))
+            return i;
+    return -1;
+}
+
+static void fill_cell(compare_cell *c, const compare_archive *ar, const char *name, int throughput)
+{
+    memset(c, 0, sizeof *c);
+    c->va = analysis_find(&ar->a, name);
+    c->state = "not run";
+    c->reason = "";
+    if (!c->va)
+        return;
+    c->state = variant_status_name(c->va->result->status);
+    c->reason = c->va->result->error;
+    int n = c->va->n_forwards;
+    c->n = n;
+    size_t bytes = sizeof(double) * (size_t)(n ? n : 1);
+    c->metric = malloc(bytes);
+    c->cpu = malloc(bytes);
+    c->ops = malloc(bytes);
+    if (!c->metric || !c->cpu || !c->ops)
+        abort();
+    for (int i = 0; i < n; i++) {
+        const forward *fw = &c->va->forwards[i];
+        c->metric[i] = throughput ? (fw->cuda_us > 0 ? ar->flops / (fw->cuda_us * 1e-6) / 1e12 : NAN) : fw->cuda_us;
+        c->cpu[i] = fw->cpu_us;
+        c->ops[i] = fw->n_ops;
+    }
+    c->metric_stats = stats_of(c->metric, n);
+    c->cpu_stats = stats_of(c->cpu, n);
+    c->ops_stats = stats_of(c->ops, n);
+}
+
+static int comparable(const compare_cell *c) { return c->va && c->va->result->status == VARIANT_OK && c->n > 0; }
+
+/* ---- kernel-level summaries and alignment ------------------------------- */
+
+typedef struct sample_list {
+    double *v;
+    int n, cap;
+} sample_list;
+
+static void sample_push(sample_list *l, double x)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 32;
+        l->v = realloc(l->v, sizeof *l->v * (size_t)l->cap);
+        if (!l->v)
+            abort();
+    }
+    l->v[l->n++] = x;
+}
+
+/* Every distinct GPU operation (kind + name) of a variant's forwards, with how
+ * often it runs per forward and the median duration of one run. */
+static int summarise_kernels(const variant_analysis *va, const device_props *dev, kernel_summary **out)
+{
+    *out = NULL;
+    if (!va || !va->n_forwards)
+        return 0;
+    int n = 0, cap = 0;
+    kernel_summary *k = NULL;
+    sample_list *durs = NULL;
+    for (int f = 0; f < va->n_forwards; f++) {
+        const forward *fw = &va->forwards[f];
+        for (int i = 0; i < fw->n_ops; i++) {
+            const gpu_op *op = fw->ops[i];
+            int j = 0;
+            while (j < n && !(k[j].op->kind == op->kind && !strcmp(k[j].op->name, op->name)))
+                j++;
+            if (j == n) {
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    k = realloc(k, sizeof *k * (size_t)cap);
+                    durs = realloc(durs, sizeof *durs * (size_t)cap);
+                    if (!k || !durs)
+                        abort();
+                }
+                memset(&k[n], 0, sizeof k[n]);
+                memset(&durs[n], 0, sizeof durs[n]);
+                k[n].op = op;
+                k[n].cls = classify_op(op);
+                k[n].order = i;
+                k[n].registers = op->registers;
+                k[n].smem = op->static_smem + op->dynamic_smem;
+                occupancy occ;
+                k[n].occupancy = op->kind == GPU_KERNEL && occupancy_of_op(op, dev, &occ, NULL, 0) == 0
+                                     ? occ.theoretical
+                                     : NAN;
+                n++;
+            }
+            if (i < k[j].order)
+                k[j].order = i;
+            sample_push(&durs[j], (double)(op->end_ns - op->start_ns) / 1000.0);
+        }
+    }
+    for (int j = 0; j < n; j++) {
+        k[j].per_forward = (double)durs[j].n / va->n_forwards;
+        k[j].median_us = median_of(durs[j].v, durs[j].n);
+        k[j].samples = durs[j].v;
+        k[j].n_samples = durs[j].n;
+    }
+    free(durs);
+    *out = k;
+    return n;
+}
+
+static int by_order(const void *pa, const void *pb)
+{
+    const kernel_summary *a = *(const kernel_summary *const *)pa, *b = *(const kernel_summary *const *)pb;
+    return a->order - b->order;
+}
+
+static int row_order(const kernel_row *r) { return r->base ? r->base->order : r->other->order; }
+
+static int rows_by_order(const void *pa, const void *pb)
+{
+    const kernel_row *a = pa, *b = pb;
+    int d = row_order(a) - row_order(b);
+    if (d)
+        return d;
+    return (int)a->change - (int)b->change;
+}
+
+static void add_row(kernel_diff *d, kernel_change ch, const kernel_summary *b, const kernel_summary *o,
+                    double min_effect)
+{
+    kernel_row *r = &d->rows[d->n++];
+    r->change = ch;
+    r->base = b;
+    r->other = o;
+    if (b && o)
+        r->time = compare_ratio_of(b->samples, b->n_samples, o->samples, o->n_samples, min_effect, 0);
+    r->changed_resources = b && o &&
+                           (b->registers != o->registers || b->smem != o->smem ||
+                            (isfinite(b->occupancy) && isfinite(o->occupancy) &&
+                             fabs(b->occupancy - o->occupancy) > 1e-9));
+    r->notable = ch != KERNEL_SAME || r->changed_resources ||
+                 r->time.verdict == VERDICT_FASTER || r->time.verdict == VERDICT_SLOWER ||
+                 (b && o && fabs(b->per_forward - o->per_forward) > 1e-9);
+}
+
+/* The wording of a finding with its numbers taken out, so "126.0 µs" and
+ * "131.2 µs" versions of one finding count as the same finding. */
+static void finding_key(const char *s, char *out, size_t n)
+{
+    size_t j = 0;
+    for (; *s && j + 1 < n; s++) {
+        if (isdigit((unsigned char)*s)) {
+            while (isdigit((unsigned char)s[1]) || s[1] == '.' || s[1] == ',')
+                s++;
+            out[j++] = '#';
+        } else {
+            out[j++] = *s;
+        }
+    }
+    out[j] = '\0';
+}
+
+static int has_finding_key(const variant_analysis *va, const char *key)
+{
+    char k[400];
+    for (int i = 0; va && i < va->n_findings; i++) {
+        finding_key(va->findings[i], k, sizeof k);
+        if (!strcmp(k, key))
+            return 1;
+    }
+    return 0;
+}
+
+static void diff_findings(kernel_diff *d, const variant_analysis *base, const variant_analysis *other)
+{
+    d->only_base = calloc(MAX_FINDINGS, sizeof *d->only_base);
+    d->only_other = calloc(MAX_FINDINGS, sizeof *d->only_other);
+    if (!d->only_base || !d->only_other)
+        abort();
+    char key[400];
+    for (int i = 0; base && i < base->n_findings; i++) {
+        finding_key(base->findings[i], key, sizeof key);
+        if (!has_finding_key(other, key))
+            d->only_base[d->n_only_base++] = base->findings[i];
+    }
+    for (int i = 0; other && i < other->n_findings; i++) {
+        finding_key(other->findings[i], key, sizeof key);
+        if (!has_finding_key(base, key))
+            d->only_other[d->n_only_other++] = other->findings[i];
+    }
+}
+
+/* Same name first; then, in forward order, an unmatched kernel of the baseline
+ * and one of the other archive of the same kind and class are one kernel
+ * renamed (another cuDNN knob, an sm80 GEMM for an sm90 one); the rest were
+ * added or removed. */
+static void diff_kernels(kernel_diff *d, const kernel_summary *base, int nb, const kernel_summary *other, int no,
+                         double min_effect)
+{
+    d->rows = calloc((size_t)(nb + no + 1), sizeof *d->rows);
+    const kernel_summary **b = calloc((size_t)nb + 1, sizeof *b), **o = calloc((size_t)no + 1, sizeof *o);
+    if (!d->rows || !b || !o)
+        abort();
+    for (int i = 0; i < nb; i++)
+        b[i] = &base[i];
+    for (int i = 0; i < no; i++)
+        o[i] = &other[i];
+    qsort(b, (size_t)nb, sizeof *b, by_order);
+    qsort(o, (size_t)no, sizeof *o, by_order);
+    char *used_o = calloc((size_t)no + 1, 1), *used_b = calloc((size_t)nb + 1, 1);
+    if (!used_o || !used_b)
+        abort();
+    for (int i = 0; i < nb; i++)
+        for (int j = 0; j < no; j++)
+            if (!used_o[j] && b[i]->op->kind == o[j]->op->kind && !strcmp(b[i]->op->name, o[j]->op->name)) {
+                add_row(d, KERNEL_SAME, b[i], o[j], min_effect);
+                used_b[i] = used_o[j] = 1;
+                break;
+            }
+    for (int i = 0; i < nb; i++) {
+        if (used_b[i])
+            continue;
+        for (int j = 0; j < no; j++)
+            if (!used_o[j] && b[i]->op->kind == o[j]->op->kind && b[i]->cls == o[j]->cls) {
+                add_row(d, KERNEL_RENAMED, b[i], o[j], min_effect);
+                used_b[i] = used_o[j] = 1;
+                break;
+            }
+    }
+    for (int i = 0; i < nb; i++)
+        if (!used_b[i])
+            add_row(d, KERNEL_REMOVED, b[i], NULL, min_effect);
+    for (int j = 0; j < no; j++)
+        if (!used_o[j])
+            add_row(d, KERNEL_ADDED, NULL, o[j], min_effect);
+    qsort(d->rows, (size_t)d->n, sizeof *d->rows, rows_by_order);
+    free(b);
+    free(o);
+    free(used_b);
+    free(used_o);
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+static void unique_labels(compare_model *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        compare_archive *ar = m->in[i];
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s", ar->dir);
+        size_t len = strlen(path);
+        while (len > 1 && path[len - 1] == '/')
+            path[--len] = '\0';
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        snprintf(ar->label, sizeof ar->label, "%s", *base ? base : "archive");
+        int same = 0;
+        for (int j = 0; j < i; j++)
+            if (!strncmp(m->in[j]->label, ar->label, strlen(ar->label)))
+                same++;
+        if (same) {
+            char tail[16];
+            snprintf(tail, sizeof tail, " (%d)", same + 1);
+            size_t room = sizeof ar->label - strlen(tail) - 1;
+            if (strlen(ar->label) > room)
+                ar->label[room] = '\0';
+            strcat(ar->label, tail);
+        }
+    }
+}
+
+int compare_build(compare_model *m, compare_archive **in, int n, const compare_options *opt, char *err,
+                  size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    if (n < 2 || n > COMPARE_MAX_ARCHIVES) {
+        snprintf(err, errlen, "compare takes 2 to %d archives, got %d", COMPARE_MAX_ARCHIVES, n);
+        return EXIT_USAGE;
+    }
+    if (opt->baseline < 0 || opt->baseline >= n) {
+        snprintf(err, errlen, "--baseline: no such archive among the %d given", n);
+        return EXIT_USAGE;
+    }
+    /* The baseline goes first: every table reads left to right from it. */
+    m->n = n;
+    m->in[0] = in[opt->baseline];
+    for (int i = 0, k = 1; i < n; i++)
+        if (i != opt->baseline)
+            m->in[k++] = in[i];
+    m->baseline = 0;
+    m->min_effect = opt->min_effect;
+    unique_labels(m);
+
+    const run_info *b = &m->in[0]->r;
+    for (int i = 1; i < n; i++) {
+        const run_info *r = &m->in[i]->r;
+        int shape_differs = memcmp(&r->shape, &b->shape, sizeof r->shape) != 0 || r->causal != b->causal;
+        int dtype_differs = strcmp(r->dtype, b->dtype) != 0;
+        if ((shape_differs || dtype_differs) && !opt->allow_shape_mismatch) {
+            snprintf(err, errlen,
+                     "%s is %dx%dx%dx%d %s%s but the baseline %s is %dx%dx%dx%d %s%s; compare runs of one shape, "
+                     "or pass --allow-shape-mismatch to compare throughput (TFLOP/s)",
+                     m->in[i]->label, r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim, r->dtype,
+                     r->causal ? " causal" : "", m->in[0]->label, b->shape.batch, b->shape.heads, b->shape.seq,
+                     b->shape.dim, b->dtype, b->causal ? " causal" : "");
+            return EXIT_USAGE;
+        }
+        if (shape_differs || dtype_differs)
+            m->throughput = 1;
+    }
+
+    fill_fields(m);
+    differs_sentence(m);
+
+    int cap = 0;
+    for (int i = 0; i < n; i++)
+        cap += m->in[i]->a.n;
+    m->variants = calloc((size_t)(cap ? cap : 1), sizeof *m->variants);
+    if (!m->variants)
+        abort();
+    for (int i = 0; i < n; i++)
+        for (int v = 0; v < m->in[i]->a.n; v++) {
+            const char *name = m->in[i]->a.v[v].result->name;
+            if (variant_index(m, name) < 0)
+                snprintf(m->variants[m->n_variants++].name, sizeof m->variants[0].name, "%s", name);
+        }
+    for (int v = 0; v < m->n_variants; v++) {
+        compare_variant *cv = &m->variants[v];
+        for (int i = 0; i < n; i++) {
+            fill_cell(&cv->cell[i], m->in[i], cv->name, m->throughput);
+            cv->n_kernels[i] = summarise_kernels(cv->cell[i].va, &m->in[i]->t.device, &cv->kernels[i]);
+        }
+        const compare_cell *base = &cv->cell[0];
+        for (int i = 1; i < n; i++) {
+            compare_cell *c = &cv->cell[i];
+            if (comparable(base) && comparable(c)) {
+                c->metric_ratio = compare_ratio_of(base->metric, base->n, c->metric, c->n, m->min_effect,
+                                                   m->throughput);
+                c->cpu_ratio = compare_ratio_of(base->cpu, base->n, c->cpu, c->n, m->min_effect, 0);
+                c->ops_ratio = compare_ratio_of(base->ops, base->n, c->ops, c->n, 0, 0);
+            }
+            if (base->va && c->va) {
+                diff_kernels(&cv->diff[i], cv->kernels[0], cv->n_kernels[0], cv->kernels[i], cv->n_kernels[i],
+                             m->min_effect);
+                diff_findings(&cv->diff[i], base->va, c->va);
+            }
+        }
+    }
+    return EXIT_OK;
+}
+
+void compare_free(compare_model *m)
+{
+    for (int v = 0; v < m->n_variants; v++) {
+        compare_variant *cv = &m->variants[v];
+        for (int i = 0; i < m->n; i++) {
+            free(cv->cell[i].metric);
+            free(cv->cell[i].cpu);
+            free(cv->cell[i].ops);
+            for (int k = 0; k < cv->n_kernels[i]; k++)
+                free(cv->kernels[i][k].samples);
+            free(cv->kernels[i]);
+            free(cv->diff[i].rows);
+            free(cv->diff[i].only_base);
+            free(cv->diff[i].only_other);
+        }
+    }
+    free(m->variants);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,167 @@
+/* attnprof compare: two or more archived runs side by side, with no GPU. The
+ * model is built from each archive's trace.json and run.json exactly as `report`
+ * builds its analysis; the writers (compare_doc.c) and the figures
+ * (figures/compare_*.c) only read it.
+ *
+ *   metadata     one row per field (GPU, clocks, driver, libraries, shape...),
+ *                the fields that differ marked and named in one sentence;
+ *   summary      per variant and archive: CUDA time, CPU time and GPU operations
+ *                per forward, each non-baseline archive's ratio to the baseline
+ *                with a seeded 95% bootstrap interval and a verdict;
+ *   kernel diff  per variant: kernels renamed, operations added or removed,
+ *                per-kernel time ratios, registers/shared memory/occupancy that
+ *                changed, findings present in one archive and not the other. */
+#ifndef ATTNPROF_COMPARE_H
+#define ATTNPROF_COMPARE_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "analysis.h"
+#include "bootstrap.h"
+#include "figures.h"
+
+#define COMPARE_MAX_ARCHIVES 8
+/* A ratio is a difference only when its 95% interval excludes 1 and it is at
+ * least this far from 1: two identical H200 batches differ by up to ~1.5% in
+ * a fused kernel's median (bench/RESULTS.md), which is noise, not a finding. */
+#define COMPARE_DEFAULT_MIN_EFFECT 0.02
+
+typedef struct compare_options {
+    int baseline;          /* index into the inputs */
+    int allow_shape_mismatch;
+    double min_effect;     /* fraction, e.g. 0.02 */
+    unsigned formats;      /* FIG_* */
+    int log_axis;
+} compare_options;
+
+typedef struct compare_archive {
+    char dir[PATH_MAX];
+    char label[64];        /* the directory's base name, made unique */
+    trace t;
+    run_info r;
+    analysis a;
+    double flops;          /* per forward, from the shape (causal: half of 4·B·H·S²·D) */
+} compare_archive;
+
+typedef enum compare_verdict {
+    VERDICT_NONE = 0,      /* nothing to compare (not run, failed, baseline itself) */
+    VERDICT_SAME,          /* no significant difference */
+    VERDICT_FASTER,
+    VERDICT_SLOWER,
+} compare_verdict;
+
+typedef struct compare_ratio {
+    ratio_ci ci;           /* value / baseline value */
+    compare_verdict verdict;
+} compare_ratio;
+
+/* One variant in one archive. */
+typedef struct compare_cell {
+    const variant_analysis *va; /* NULL: the archive did not run this variant */
+    const char *state;          /* "ok", "FAILED", "unavailable", "not run" */
+    const char *reason;         /* run.json's error, "" if none */
+    double *metric;             /* per forward: CUDA µs, or TFLOP/s in throughput mode */
+    double *cpu;                /* per forward: CPU µs */
+    double *ops;                /* per forward: GPU operations */
+    int n;                      /* forwards */
+    stats metric_stats, cpu_stats, ops_stats;
+    compare_ratio metric_ratio, cpu_ratio, ops_ratio; /* against the baseline's cell */
+} compare_cell;
+
+typedef enum kernel_change {
+    KERNEL_SAME = 0,       /* same name in both */
+    KERNEL_RENAMED,        /* another kernel in the same place (e.g. another cuDNN knob) */
+    KERNEL_ADDED,          /* only in the other archive */
+    KERNEL_REMOVED,        /* only in the baseline */
+} kernel_change;
+
+/* One GPU operation of a variant's forward, summarised over all its forwards. */
+typedef struct kernel_summary {
+    const gpu_op *op;      /* a representative record (first occurrence) */
+    op_class cls;
+    double per_forward;    /* occurrences per forward */
+    double median_us;      /* median duration of one occurrence */
+    int registers, smem;   /* per thread / per block (static + dynamic) */
+    double occupancy;      /* theoretical, 0..1; NAN for copies and memsets */
+    int order;             /* position of the first occurrence in its forward */
+    double *samples;       /* every occurrence's duration, µs */
+    int n_samples;
+} kernel_summary;
+
+typedef struct kernel_row {
+    kernel_change change;
+    const kernel_summary *base, *other; /* NULL on the side that lacks it */
+    compare_ratio time;    /* other / base median duration with its interval; VERDICT_NONE unless both */
+    int changed_resources; /* registers, shared memory or occupancy differ */
+    int notable;           /* renamed/added/removed, a significant time change, other resources or counts */
+} kernel_row;
+
+typedef struct kernel_diff {
+    kernel_row *rows;
+    int n;
+    /* findings whose wording (numbers aside) appears on one side only */
+    const char **only_base, **only_other;
+    int n_only_base, n_only_other;
+} kernel_diff;
+
+typedef struct compare_variant {
+    char name[32];
+    compare_cell cell[COMPARE_MAX_ARCHIVES];
+    kernel_summary *kernels[COMPARE_MAX_ARCHIVES];
+    int n_kernels[COMPARE_MAX_ARCHIVES];
+    kernel_diff diff[COMPARE_MAX_ARCHIVES]; /* against the baseline; empty for the baseline */
+} compare_variant;
+
+#define COMPARE_MAX_FIELDS 24
+typedef struct compare_field {
+    const char *name;
+    char value[COMPARE_MAX_ARCHIVES][160];
+    int differs;
+    int in_sentence;       /* named in the "what differs" sentence (the date is not) */
+} compare_field;
+
+typedef struct compare_model {
+    int n;
+    compare_archive *in[COMPARE_MAX_ARCHIVES];
+    int baseline;
+    int throughput;        /* shapes differ: TFLOP/s compared instead of time */
+    double min_effect;
+    compare_field fields[COMPARE_MAX_FIELDS];
+    int n_fields;
+    char differs_sentence[1024];
+    compare_variant *variants; /* union of the archives' variants, series order */
+    int n_variants;
+} compare_model;
+
+/* Reads DIR/trace.json and DIR/run.json and analyses them. Returns EXIT_OK or
+ * EXIT_BAD_ARCHIVE with a one-line reason. */
+int compare_load(compare_archive *ar, const char *dir, char *err, size_t errlen);
+void compare_archive_free(compare_archive *ar);
+
+/* Builds the model over loaded archives (labels are made unique here). Returns
+ * EXIT_OK; EXIT_USAGE when shapes or dtypes differ and the options do not allow
+ * it, or the baseline index is out of range. */
+int compare_build(compare_model *m, compare_archive **in, int n, const compare_options *opt, char *err,
+                  size_t errlen);
+void compare_free(compare_model *m);
+
+const char *compare_verdict_word(compare_verdict v);
+/* Bootstrap a ratio of two cells' samples and give it a verdict. `higher_is_better`
+ * for throughput; time and operation counts are better lower. */
+compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double min_effect,
+                               int higher_is_better);
+
+/* compare_doc.c: compare.md, compare.html, compare.csv (malloc'd text). */
+char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir);
+char *compare_csv(const compare_model *m);
+/* Everything into DIR, atomically (a temporary directory renamed into place):
+ * figures first, then the documents. EXIT_OK, EXIT_OUTPUT_EXISTS, or EXIT_IO. */
+int compare_write(const compare_model *m, const char *dir, const compare_options *opt, int force, char *err,
+                  size_t errlen);
+
+/* figures/render.c: the comparison's figures into <dir>/figures. */
+int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
+                           figure_list *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,180 @@
+/* Compare, figure 3: one forward of every variant from every archive on one
+ * time scale, one lane per archive, so a kernel that got longer, a Memset that
+ * appeared or a GEMM that changed shows where it happened. Each lane starts at
+ * its forward's first GPU operation; the forward drawn is the median one. */
+#include "fig.h"
+
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LABEL_COL 170.0
+#define TOP 66.0
+#define LANE_H 18.0
+#define LANE_GAP 3.0
+#define GROUP_GAP 12.0
+
+/* The forward with the median CUDA time (the one the report's tables show). */
+static const forward *median_forward_of(const variant_analysis *va)
+{
+    const forward *best = NULL;
+    double bd = INFINITY;
+    for (int i = 0; va && i < va->n_forwards; i++) {
+        double d = fabs(va->forwards[i].cuda_us - va->cuda_us.median);
+        if (va->forwards[i].n_ops && d < bd)
+            bd = d, best = &va->forwards[i];
+    }
+    return best;
+}
+
+static double span_us(const forward *fw)
+{
+    if (!fw || !fw->n_ops)
+        return 0;
+    int64_t s = fw->ops[0]->start_ns, e = fw->ops[0]->end_ns;
+    for (int i = 1; i < fw->n_ops; i++) {
+        if (fw->ops[i]->start_ns < s) s = fw->ops[i]->start_ns;
+        if (fw->ops[i]->end_ns > e) e = fw->ops[i]->end_ns;
+    }
+    return (double)(e - s) / 1000.0;
+}
+
+static double plot_height(const compare_model *m)
+{
+    return m->n_variants * (m->n * (LANE_H + LANE_GAP) + GROUP_GAP);
+}
+
+static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
+{
+    const compare_model *m = job->cmp;
+    double x = FIG_MARGIN, right = job->w - FIG_MARGIN, x0 = FIG_MARGIN + LABEL_COL;
+    char buf[512], fit[512];
+    fig_set(cr, FIG_INK);
+    fig_font(cr, 13, 1);
+    fig_text(cr, x, 28, "One forward of each variant, run by run, on one time scale", ALIGN_LEFT);
+    fig_font(cr, 9.5, 0);
+    fig_set(cr, FIG_GREY);
+    snprintf(buf, sizeof buf,
+             "the median forward of each run \xc2\xb7 each lane starts at the forward's first GPU operation \xc2\xb7 "
+             "baseline: %s", m->in[0]->label);
+    fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
+    fig_text(cr, x, 45, fit, ALIGN_LEFT);
+
+    double max_us = 0;
+    for (int v = 0; v < m->n_variants; v++)
+        for (int i = 0; i < m->n; i++) {
+            double s = span_us(median_forward_of(m->variants[v].cell[i].va));
+            if (s > max_us) max_us = s;
+        }
+    if (!(max_us > 0))
+        max_us = 1;
+    fig_ticks t;
+    fig_nice_ticks(0, max_us, 8, &t);
+    double hi = t.n ? t.v[t.n - 1] : max_us;
+    if (hi < max_us) hi += t.step;
+    double scale = (right - x0) / hi;
+    double bottom = TOP + plot_height(m);
+    fig_time_fmt tf = fig_time_fmt_for(hi, t.step);
+    fig_font(cr, 8.5, 0);
+    for (int i = 0; i < t.n; i++) {
+        double gx = x0 + t.v[i] * scale;
+        fig_set(cr, FIG_GRID);
+        cairo_set_line_width(cr, 0.5);
+        cairo_move_to(cr, gx, TOP - 4);
+        cairo_line_to(cr, gx, bottom);
+        cairo_stroke(cr);
+        fig_time_label(&tf, t.v[i], buf, sizeof buf);
+        fig_set(cr, FIG_INK);
+        fig_text(cr, gx, bottom + 12, buf, ALIGN_CENTER);
+    }
+
+    int present[OPC_COUNT] = {0};
+    double y = TOP;
+    for (int v = 0; v < m->n_variants; v++) {
+        fig_set(cr, FIG_INK);
+        fig_font(cr, 9.5, 1);
+        fig_fit_text(cr, m->variants[v].name, LABEL_COL - 8, 3, fit, sizeof fit);
+        fig_text(cr, x, y + LANE_H - 5, fit, ALIGN_LEFT);
+        for (int i = 0; i < m->n; i++) {
+            const compare_cell *c = &m->variants[v].cell[i];
+            fig_font(cr, 8, 0);
+            fig_set(cr, fig_hex(fig_archive_colour(i)));
+            double lx = x + (i == 0 ? 0 : 10);
+            fig_fill_rect(cr, x0 - 8, y + 3, 4, LANE_H - 6, fig_hex(fig_archive_colour(i)));
+            fig_set(cr, FIG_GREY);
+            if (i > 0) {
+                fig_fit_text(cr, m->in[i]->label, x0 - 14 - lx, 3, fit, sizeof fit);
+                fig_text(cr, lx, y + LANE_H - 5, fit, ALIGN_LEFT);
+            }
+            const forward *fw = median_forward_of(c->va);
+            if (!fw) {
+                fig_text(cr, x0 + 4, y + LANE_H - 5, c->va ? "no forward recorded" : c->state, ALIGN_LEFT);
+                y += LANE_H + LANE_GAP;
+                continue;
+            }
+            int64_t origin = fw->ops[0]->start_ns;
+            for (int k = 1; k < fw->n_ops; k++)
+                if (fw->ops[k]->start_ns < origin) origin = fw->ops[k]->start_ns;
+            for (int k = 0; k < fw->n_ops; k++) {
+                const gpu_op *op = fw->ops[k];
+                op_class cls = classify_op(op);
+                present[cls] = 1;
+                double bx = x0 + (double)(op->start_ns - origin) / 1000.0 * scale;
+                double bw = (double)(op->end_ns - op->start_ns) / 1000.0 * scale;
+                if (bw < 1.0) bw = 1.0;
+                rgb col = fig_class_colour(cls);
+                fig_fill_rect(cr, bx, y, bw, LANE_H, col);
+                if (cls == OPC_OTHER) {
+                    fig_set(cr, FIG_GREY);
+                    cairo_set_line_width(cr, 0.5);
+                    cairo_rectangle(cr, bx, y, bw, LANE_H);
+                    cairo_stroke(cr);
+                }
+                char label[160];
+                fig_op_label(op, label, sizeof label);
+                fig_font(cr, 7, 0);
+                if (bw > 24 && fig_fit_text(cr, label, bw - 4, 4, fit, sizeof fit)) {
+                    fig_set(cr, fig_text_on(col));
+                    fig_text(cr, bx + 2, y + LANE_H - 6, fit, ALIGN_LEFT);
+                }
+            }
+            fig_format_us(span_us(fw), buf, sizeof buf);
+            double end_x = x0 + span_us(fw) * scale;
+            fig_font(cr, 7.5, 0);
+            fig_set(cr, FIG_INK);
+            if (end_x + 4 + fig_text_width(cr, buf) <= right)
+                fig_text(cr, end_x + 4, y + LANE_H - 5, buf, ALIGN_LEFT);
+            y += LANE_H + LANE_GAP;
+        }
+        y += GROUP_GAP;
+    }
+    fig_legend_item items[OPC_COUNT + COMPARE_MAX_ARCHIVES];
+    char labels[COMPARE_MAX_ARCHIVES][96];
+    int n = 0;
+    for (int c = 0; c < OPC_COUNT; c++)
+        if (present[c])
+            items[n++] = (fig_legend_item){fig_class_colour((op_class)c), op_class_name((op_class)c),
+                                           c == OPC_OTHER ? 1 : 0};
+    double ly = bottom + 26 + fig_legend(cr, x, bottom + 26, right - x, items, n, 1);
+    for (int i = 0; i < m->n; i++) {
+        snprintf(labels[i], sizeof labels[i], "lane of %s%s", m->in[i]->label, i == 0 ? " (baseline)" : "");
+        items[i] = (fig_legend_item){fig_hex(fig_archive_colour(i)), labels[i], 0};
+    }
+    fig_legend(cr, x, ly + 4, right - x, items, m->n, 1);
+    return 0;
+}
+
+int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const compare_model *m)
+{
+    (void)measure;
+    snprintf(job->name, sizeof job->name, "compare-timeline");
+    snprintf(job->caption, sizeof job->caption,
+             "One forward (the median one) of every variant from every run on one time scale, one lane per run.");
+    job->cmp = m;
+    job->draw = compare_timeline_draw;
+    job->w = FIG_WIDTH;
+    job->h = TOP + plot_height(m) + 100;
+    return 0;
+}

@@ -1,0 +1,283 @@
+/* attnprof compare on archives recorded on the H200 in one device run
+ * (2026-11-30): the default batch with the system cuDNN 9.14, and twice with
+ * PyTorch's cuDNN 9.19 with nothing else changed. No GPU needed. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "bootstrap.h"
+#include "compare.h"
+#include "exit_codes.h"
+
+#define CUDNN914 "tests/fixtures/h200-cudnn914"
+#define CUDNN919_A "tests/fixtures/h200-cudnn919-a"
+#define CUDNN919_B "tests/fixtures/h200-cudnn919-b"
+#define SMALL "tests/fixtures/h200-6var" /* 2x4x256x64: another shape */
+
+typedef struct pair {
+    compare_archive a, b;
+    compare_model m;
+} pair;
+
+static int build_pair(pair *p, const char *da, const char *db, int allow_shape, char *err, size_t n)
+{
+    cr_assert_eq(compare_load(&p->a, da, err, n), EXIT_OK, "%s", err);
+    cr_assert_eq(compare_load(&p->b, db, err, n), EXIT_OK, "%s", err);
+    compare_archive *in[2] = {&p->a, &p->b};
+    compare_options opt = {.baseline = 0, .min_effect = COMPARE_DEFAULT_MIN_EFFECT,
+                           .allow_shape_mismatch = allow_shape, .formats = FIG_PNG};
+    return compare_build(&p->m, in, 2, &opt, err, n);
+}
+
+static void free_pair(pair *p)
+{
+    compare_free(&p->m);
+    compare_archive_free(&p->a);
+    compare_archive_free(&p->b);
+}
+
+static const compare_variant *variant(const compare_model *m, const char *name)
+{
+    for (int i = 0; i < m->n_variants; i++)
+        if (!strcmp(m->variants[i].name, name))
+            return &m->variants[i];
+    cr_assert_fail("no variant %s in the comparison", name);
+    return NULL;
+}
+
+static const compare_field *field_named(const compare_model *m, const char *name)
+{
+    for (int i = 0; i < m->n_fields; i++)
+        if (!strcmp(m->fields[i].name, name))
+            return &m->fields[i];
+    cr_assert_fail("no field %s", name);
+    return NULL;
+}
+
+Test(bootstrap, deterministic_and_brackets_the_ratio)
+{
+    double base[20], x[20];
+    for (int i = 0; i < 20; i++) {
+        base[i] = 100 + (i * 7 % 11) * 0.3;
+        x[i] = 90 + (i * 5 % 13) * 0.3;
+    }
+    ratio_ci r1 = bootstrap_median_ratio(base, 20, x, 20, 2000, 42);
+    ratio_ci r2 = bootstrap_median_ratio(base, 20, x, 20, 2000, 42);
+    cr_assert_eq(memcmp(&r1, &r2, sizeof r1), 0, "same seed, same interval");
+    cr_assert_float_eq(r1.ratio, median_of(x, 20) / median_of(base, 20), 1e-12);
+    cr_assert(r1.lo <= r1.ratio && r1.ratio <= r1.hi, "[%g, %g] holds %g", r1.lo, r1.hi, r1.ratio);
+    cr_assert(r1.hi < 1, "a 10%% shift is outside the noise: [%g, %g]", r1.lo, r1.hi);
+    ratio_ci same = bootstrap_median_ratio(base, 20, base, 20, 2000, 42);
+    cr_assert(same.ratio == 1.0 && same.lo == 1.0 && same.hi == 1.0);
+    ratio_ci none = bootstrap_median_ratio(base, 0, x, 20, 2000, 42);
+    cr_assert(isnan(none.ratio));
+}
+
+Test(compare, cudnn_versions_named_and_cudnn_row_as_the_samples_say)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN914, CUDNN919_A, 0, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert(field_named(&p.m, "cuDNN")->differs);
+    cr_assert(!field_named(&p.m, "GPU")->differs && !field_named(&p.m, "Driver")->differs &&
+              !field_named(&p.m, "Shape")->differs);
+    cr_assert(strstr(p.m.differs_sentence, "cuDNN differs (9.14.0 vs 9.19.0)"), "%s", p.m.differs_sentence);
+    cr_assert(strstr(p.m.differs_sentence, "GPU, driver and shape are equal"), "%s", p.m.differs_sentence);
+
+    /* The verdict follows the samples: recompute the medians and the rule. */
+    const compare_variant *cudnn = variant(&p.m, "cudnn");
+    const compare_cell *b = &cudnn->cell[0], *c = &cudnn->cell[1];
+    double ratio = median_of(c->metric, c->n) / median_of(b->metric, b->n);
+    cr_assert_float_eq(c->metric_ratio.ci.ratio, ratio, 1e-12);
+    int significant = (c->metric_ratio.ci.hi < 1 || c->metric_ratio.ci.lo > 1) && fabs(ratio - 1) >= 0.02;
+    cr_assert_eq(c->metric_ratio.verdict, significant ? (ratio < 1 ? VERDICT_FASTER : VERDICT_SLOWER) : VERDICT_SAME);
+    /* 9.19 picked another knob and is ~8% faster on this GPU: a real difference. */
+    cr_assert(ratio < 0.95 && c->metric_ratio.verdict == VERDICT_FASTER, "cudnn ratio %g", ratio);
+    const kernel_diff *d = &cudnn->diff[1];
+    int renamed = 0;
+    for (int k = 0; k < d->n; k++)
+        if (d->rows[k].change == KERNEL_RENAMED) {
+            renamed++;
+            cr_assert(strstr(d->rows[k].base->op->name, "knob_32") && strstr(d->rows[k].other->op->name, "knob_7"),
+                      "%s -> %s", d->rows[k].base->op->name, d->rows[k].other->op->name);
+            cr_assert(d->rows[k].changed_resources, "shared memory changed with the knob");
+        }
+    cr_assert_eq(renamed, 1);
+    free_pair(&p);
+}
+
+Test(compare, the_same_batch_twice_is_no_significant_difference)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN919_A, CUDNN919_B, 0, err, sizeof err), EXIT_OK, "%s", err);
+    const char *fused[] = {"efficient", "flash", "cudnn"};
+    for (int i = 0; i < 3; i++) {
+        const compare_cell *c = &variant(&p.m, fused[i])->cell[1];
+        cr_assert_eq(c->metric_ratio.verdict, VERDICT_SAME, "%s: %g [%g, %g]", fused[i], c->metric_ratio.ci.ratio,
+                     c->metric_ratio.ci.lo, c->metric_ratio.ci.hi);
+    }
+    cr_assert(!field_named(&p.m, "cuDNN")->differs);
+    cr_assert(strstr(p.m.differs_sentence, "Nothing recorded differs but the date"), "%s", p.m.differs_sentence);
+    free_pair(&p);
+}
+
+Test(compare, an_archive_against_itself_is_exactly_one)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN914, CUDNN914, 0, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_str_eq(p.m.in[1]->label, "h200-cudnn914 (2)", "labels are made unique");
+    for (int v = 0; v < p.m.n_variants; v++) {
+        const compare_variant *cv = &p.m.variants[v];
+        const compare_ratio *r = &cv->cell[1].metric_ratio;
+        cr_assert(r->ci.ratio == 1.0 && r->ci.lo == 1.0 && r->ci.hi == 1.0, "%s: %g", cv->name, r->ci.ratio);
+        cr_assert_eq(r->verdict, VERDICT_SAME);
+        for (int k = 0; k < cv->diff[1].n; k++)
+            cr_assert(!cv->diff[1].rows[k].notable, "%s: kernel row %d", cv->name, k);
+        cr_assert_eq(cv->diff[1].n_only_base + cv->diff[1].n_only_other, 0);
+    }
+    char *md = compare_markdown(&p.m, NULL, NULL);
+    cr_assert(strstr(md, "| `cudnn` |") && strstr(md, "1.00× [1.00–1.00] no significant difference"));
+    free(md);
+    free_pair(&p);
+}
+
+Test(compare, mismatched_shapes_refused_unless_allowed)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, SMALL, CUDNN914, 0, err, sizeof err), EXIT_USAGE);
+    cr_assert(strstr(err, "--allow-shape-mismatch") && strstr(err, "8x16x1024x64") && strstr(err, "2x4x256x64"), "%s",
+              err);
+    compare_archive_free(&p.a);
+    compare_archive_free(&p.b);
+    cr_assert_eq(build_pair(&p, SMALL, CUDNN914, 1, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert(p.m.throughput);
+    /* Throughput: FLOPs of causal attention over time, higher is faster. */
+    const compare_cell *flash = &variant(&p.m, "flash")->cell[1];
+    double tflops = p.b.flops / (median_of((double[]){flash->va->forwards[0].cuda_us}, 1) * 1e-6) / 1e12;
+    cr_assert(fabs(flash->metric[0] - tflops) < 1e-9 * tflops);
+    cr_assert_eq(flash->metric_ratio.verdict, VERDICT_FASTER, "the large shape runs at a higher TFLOP/s");
+    char *md = compare_markdown(&p.m, NULL, NULL);
+    cr_assert(strstr(md, "The shapes differ") && strstr(md, "TFLOP/s"));
+    free(md);
+    free_pair(&p);
+}
+
+/* ---- the command line ----------------------------------------------------- */
+
+static char err_text[4096];
+
+static int attnprof(const char *args)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char errf[] = "/tmp/attnprof-stderr-XXXXXX";
+    close(mkstemp(errf));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", bin, args, errf);
+    int st = system(cmd);
+    FILE *f = fopen(errf, "r");
+    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
+    err_text[n] = '\0';
+    if (f)
+        fclose(f);
+    unlink(errf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+Test(compare_cli, writes_every_output_in_every_format_deterministically)
+{
+    char dir[] = "/tmp/attnprof-compare-XXXXXX", args[1024], path[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "compare %s %s %s -o %s/a --format png,svg,pdf -q", CUDNN914, CUDNN919_A, CUDNN919_B,
+             dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    const char *files[] = {"compare.md", "compare.html", "compare.csv"};
+    const char *figs[] = {"compare-time", "compare-speedup", "compare-timeline"};
+    const char *exts[] = {"png", "svg", "pdf"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/a/%s", dir, files[i]);
+        cr_assert(path_exists(path), "%s", path);
+        for (int k = 0; k < 3; k++) {
+            snprintf(path, sizeof path, "%s/a/figures/%s.%s", dir, figs[i], exts[k]);
+            cr_assert(path_exists(path), "%s", path);
+        }
+    }
+    snprintf(path, sizeof path, "%s/a/compare.html", dir);
+    char *html = slurp(path);
+    cr_assert(strstr(html, "src=\"data:image/png;base64,"), "figures inlined");
+    cr_assert_null(strstr(html, "src=\"figures/"), "no image read from beside the page");
+    cr_assert(strstr(html, "cuDNN differs (9.14.0 vs 9.19.0 vs 9.19.0)"));
+    free(html);
+    snprintf(path, sizeof path, "%s/a/compare.csv", dir);
+    char *csv = slurp(path);
+    cr_assert(strstr(csv, "\"cudnn\",\"h200-cudnn919-a\",0,ok,"), "%s", csv);
+    /* Again into another directory: the same bytes. */
+    snprintf(args, sizeof args, "compare %s %s %s -o %s/b --format png -q", CUDNN914, CUDNN919_A, CUDNN919_B, dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/b/compare.csv", dir);
+    char *csv2 = slurp(path);
+    cr_assert_str_eq(csv, csv2);
+    free(csv);
+    free(csv2);
+    remove_tree(dir);
+}
+
+Test(compare_cli, errors_are_one_line_with_their_exit_code)
+{
+    char dir[] = "/tmp/attnprof-compare-XXXXXX", args[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    struct {
+        const char *fmt;
+        int code;
+        const char *says;
+    } cases[] = {
+        {"compare " CUDNN914 " -o %s/x", EXIT_USAGE, "two or more"},
+        {"compare " CUDNN914 " " CUDNN919_A, EXIT_USAGE, "-o DIR"},
+        {"compare " CUDNN914 " /nonexistent/archive -o %s/x", EXIT_BAD_ARCHIVE, "missing"},
+        {"compare " CUDNN914 " " SMALL " -o %s/x", EXIT_USAGE, "--allow-shape-mismatch"},
+        {"compare " CUDNN914 " " CUDNN919_A " --baseline nosuch -o %s/x", EXIT_USAGE, "--baseline nosuch"},
+        {"compare " CUDNN914 " " CUDNN919_A " --min-effect abc -o %s/x", EXIT_USAGE, "--min-effect"},
+        {"compare " CUDNN914 " " CUDNN919_A " -o %s", EXIT_OUTPUT_EXISTS, "--force"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char x[512];
+        snprintf(x, sizeof x, cases[i].fmt, dir, dir);
+        snprintf(args, sizeof args, "%s", x);
+        cr_assert_eq(attnprof(args), cases[i].code, "`%s` → %s", args, err_text);
+        cr_assert(strstr(err_text, cases[i].says), "`%s` → %s", args, err_text);
+        cr_assert_eq(strchr(err_text, '\n'), err_text + strlen(err_text) - 1, "one line: %s", err_text);
+        snprintf(x, sizeof x, "%s/x", dir);
+        cr_assert(!path_exists(x), "nothing written for `%s`", args);
+    }
+    /* --baseline by directory name puts that run first; --force replaces. */
+    snprintf(args, sizeof args, "compare %s %s --baseline h200-cudnn919-a -o %s --force -q", CUDNN914, CUDNN919_A, dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/compare.md", dir);
+    char *md = slurp(path);
+    cr_assert(strstr(md, "Baseline: **h200-cudnn919-a**"), "%.300s", md);
+    cr_assert(strstr(md, "cuDNN differs (9.19.0 vs 9.14.0)"));
+    free(md);
+    remove_tree(dir);
+}
