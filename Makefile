@@ -22,7 +22,8 @@ EXAMPLE   ?= $(OUT)/example-h200
 WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 
 DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
-                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils libyajl-dev zlib1g-dev
+                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils libyajl-dev zlib1g-dev \
+                clang libclang-rt-14-dev python3 python3-venv
 PKGS      := cairo libpng libcmark-gfm jansson yajl zlib
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
@@ -74,7 +75,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test hta-test install clean resources FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test install clean resources sanitize fuzz FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -95,7 +96,7 @@ $(REPORT_LIB): $(REPORT_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/attnprof: $(CLI_OBJ) $(REPORT_LIB)
-	$(CC) -o $@ $(CLI_OBJ) $(REPORT_LIB) -Wl,--as-needed $(REPORT_LIBS) -ldl
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(REPORT_LIB) -Wl,--as-needed $(REPORT_LIBS) -ldl
 
 # The report library's symbols stay inside the recorder (--exclude-libs); the
 # executable has its own copy. --no-undefined: every dependency is named here.
@@ -127,7 +128,7 @@ $(BUILD)/templates.o: $(TEMPLATES)
 
 # The GPU-free tests link the report library (and the pure-C FP64 reference), never CUDA.
 $(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/reference.o $(REPORT_LIB)
-	$(CC) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS) -lcriterion
+	$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS) -lcriterion
 
 # CUDA builds only: CUPTI's host half checks the counter pass's metric names (no GPU).
 $(BUILD)/host_metrics: tests/cupti/host_metrics.c $(BUILD)/src/counter_pass.o $(REPORT_LIB)
@@ -169,6 +170,33 @@ $(BUILD)/hta_rewrite: $(BUILD)/tests/hta/rewrite.o $(REPORT_LIB)
 
 hta-test: $(BUILD)/attnprof $(BUILD)/hta_rewrite
 	ATTNPROF_BIN=$(BUILD)/attnprof REWRITE_BIN=$(BUILD)/hta_rewrite HTA_PYTHON=$(HTA_PYTHON) bash tests/hta/run.sh
+
+# The whole GPU-free suite (Criterion, golden re-renders, CLI tests, layout) under
+# AddressSanitizer + UndefinedBehaviorSanitizer; the first report fails the run.
+SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+sanitize: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+sanitize: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
+sanitize:
+	$(MAKE) --no-print-directory CUDA_HOME=/nonexistent BUILD=build-sanitize \
+	  CFLAGS="-O1 -g $(SANITIZE_FLAGS)" LDFLAGS="$(SANITIZE_FLAGS)" test
+
+# libFuzzer (clang) over the archive reader, analysis, findings and every writer, in
+# memory, seeded from the fixtures; tests/fuzz/corpus keeps what it finds. Runs
+# FUZZ_SECONDS (default 60) and fails on any crash or sanitizer report.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := build-fuzz
+FUZZ_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+fuzz: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+fuzz:
+	@command -v clang >/dev/null || { echo "attnprof: make fuzz needs clang (Debian: apt-get install clang)" >&2; exit 1; }
+	$(MAKE) --no-print-directory CC=clang CUDA_HOME=/nonexistent BUILD=$(FUZZ_BUILD) \
+	  CFLAGS="-O1 -g $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_BUILD)/libattnprof_report.a
+	clang -O1 -g $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE -Ireport $(PKG_CFLAGS) \
+	  tests/fuzz/fuzz_archive.c $(FUZZ_BUILD)/libattnprof_report.a $(REPORT_LIBS) -o $(FUZZ_BUILD)/fuzz_archive
+	@mkdir -p tests/fuzz/corpus $(FUZZ_BUILD)/seeds
+	python3 tests/fuzz/seeds.py $(FUZZ_BUILD)/seeds
+	cd $(FUZZ_BUILD) && ./fuzz_archive -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  -max_len=65536 -print_final_stats=1 -artifact_prefix=../tests/fuzz/ ../tests/fuzz/corpus seeds
 
 gpu-test: $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/gpu/run.sh

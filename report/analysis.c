@@ -179,6 +179,8 @@ void short_kernel_name(const char *name, char *out, size_t n)
 typedef struct corr_index {
     const gpu_op **ops; /* sorted by correlation */
     size_t n;
+    uint32_t *mark;     /* per op of the trace: the forward that took it (its token) */
+    uint32_t token;
 } corr_index;
 
 static int cmp_corr(const void *a, const void *b)
@@ -196,8 +198,11 @@ static int cmp_op_start(const void *a, const void *b)
 }
 
 /* Ops of one forward: every GPU op whose correlation id belongs to an API call made
- * inside the forward's host range. */
-static int group_forward(const trace *t, const corr_index *idx, const host_range *r, forward *f)
+ * inside the forward's host range. The API calls are sorted by start: a binary
+ * search finds the first one in the range, so a forward costs its own calls, not
+ * the whole trace's; an op already taken (a runtime call and its driver call share
+ * the correlation id) is known by its mark, not by a search of the forward. */
+static int group_forward(const trace *t, corr_index *idx, const host_range *r, forward *f)
 {
     size_t cap = 16;
     f->ops = malloc(cap * sizeof *f->ops);
@@ -205,9 +210,10 @@ static int group_forward(const trace *t, const corr_index *idx, const host_range
     if (!f->ops)
         abort();
     /* API calls are sorted by start (trace_sort): only those starting inside the range. */
+    uint32_t token = ++idx->token;
     size_t first = 0, last = t->n_apis;
     while (first < last) {
-        size_t mid = (first + last) / 2;
+        size_t mid = first + (last - first) / 2;
         if (t->apis[mid].start_ns < r->start_ns)
             first = mid + 1;
         else
@@ -227,11 +233,10 @@ static int group_forward(const trace *t, const corr_index *idx, const host_range
                 hi = mid;
         }
         for (; lo < idx->n && idx->ops[lo]->correlation == a->correlation; lo++) {
-            int dup = 0; /* a runtime call and its driver call share the correlation id */
-            for (int k = 0; k < f->n_ops && !dup; k++)
-                dup = f->ops[k] == idx->ops[lo];
-            if (dup)
+            uint32_t *mark = &idx->mark[idx->ops[lo] - t->ops];
+            if (*mark == token)
                 continue;
+            *mark = token;
             if ((size_t)f->n_ops == cap) {
                 cap *= 2;
                 f->ops = realloc(f->ops, cap * sizeof *f->ops);
@@ -281,8 +286,9 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
     memset(a, 0, sizeof *a);
     a->trace = t;
     a->run = r;
-    corr_index idx = {malloc(sizeof(gpu_op *) * (t->n_ops ? t->n_ops : 1)), t->n_ops};
-    if (!idx.ops)
+    corr_index idx = {malloc(sizeof(gpu_op *) * (t->n_ops ? t->n_ops : 1)), t->n_ops,
+                      calloc(t->n_ops ? t->n_ops : 1, sizeof(uint32_t)), 0};
+    if (!idx.ops || !idx.mark)
         abort();
     for (size_t i = 0; i < t->n_ops; i++)
         idx.ops[i] = &t->ops[i];
@@ -333,11 +339,13 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
             snprintf(err, errlen, "trace.json has no recorded forwards for variant %s, which run.json says ran; "
                      "the archive is incomplete", va->result->name);
             free(idx.ops);
+            free(idx.mark);
             analysis_free(a);
             return -1;
         }
     }
     free(idx.ops);
+    free(idx.mark);
     return 0;
 }
 

@@ -391,6 +391,10 @@ static void figure(FILE *f, const figure_list *figs, const char *name, const cha
     fputs("\n\n", f);
 }
 
+/* A forward's operation table stops here: a report stays readable (and linear in
+ * size) when a forward has 500k operations. */
+enum { REPORT_MAX_OP_ROWS = 1000 };
+
 /* The forward shown in the variant's table: the one with the median CUDA time. */
 static const forward *median_forward(const variant_analysis *va)
 {
@@ -448,7 +452,8 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
     fprintf(f, "| # | Operation | Class | Duration | Grid | Block | Regs / thread | Shared mem / block | "
                "Occupancy (theor. / est., limiter) | Launched by | Launch → start |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (int k = 0; k < fw->n_ops; k++) {
+    int shown = fw->n_ops < REPORT_MAX_OP_ROWS ? fw->n_ops : REPORT_MAX_OP_ROWS;
+    for (int k = 0; k < shown; k++) {
         const gpu_op *o = fw->ops[k];
         const api_call *l = fw->launchers[k];
         char name[128], dur[32], lat[32];
@@ -493,6 +498,9 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
         fprintf(f, " | %s |\n", l ? lat : "–");
     }
     fputc('\n', f);
+    if (shown < fw->n_ops)
+        fprintf(f, "The first %d of the forward's %d operations are listed; trace.json holds them all.\n\n", shown,
+                fw->n_ops);
     char fig[96];
     snprintf(fig, sizeof fig, "timeline-%s", r->name);
     figure(f, figs, fig, inline_dir);

@@ -557,17 +557,29 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
             plan->variants[plan->n_variants++] = attn_registry[i];
     if (!plan->n_variants)
         return fail(err, errlen, EXIT_USAGE, "--variants: empty list; name at least one variant%s%s", "", "");
-    /* Every selected variant must take the shape; the message names the variant and what to change. */
+    /* Every named variant must take the shape; the message names the variant and what to
+     * change. With the default list a misfit is skipped with the same reason. */
+    plan->named = cfg->variant_list != NULL;
     const attn_shape *s = &cfg->shape;
+    int runnable = 0;
     for (int i = 0; i < plan->n_variants; i++) {
         attn_error why = {{0}};
         if (plan->variants[i]->check_shape && plan->variants[i]->check_shape(s, &why) != 0) {
+            if (!plan->named) {
+                snprintf(plan->skip[i], sizeof plan->skip[i], "cannot take %dx%dx%dx%d: %s", s->batch, s->heads,
+                         s->seq, s->dim, why.msg);
+                continue;
+            }
             snprintf(err, errlen,
                      "variant %s cannot take %dx%dx%dx%d: %s; change the shape or leave it out with --variants",
                      plan->variants[i]->name, s->batch, s->heads, s->seq, s->dim, why.msg);
             return EXIT_USAGE;
         }
+        runnable++;
     }
+    if (!runnable)
+        return fail(err, errlen, EXIT_USAGE, "no variant can take %s; change the shape (see the variants' limits in "
+                                             "`attnprof list`)%s", "this shape", "");
     return EXIT_OK;
 }
 
@@ -595,9 +607,20 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     size_t free_b = 0, total_b = 0;
     if ((ce = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess)
         return fail(err, errlen, EXIT_IO, "cudaMemGetInfo: %s%s", cudaGetErrorString(ce), "");
+    /* A copy: the memory check may skip more variants of the default list. */
+    static char skip[RUN_MAX_VARIANTS][ATTN_ERR_LEN];
+    memcpy(skip, cfg->skip, sizeof skip);
+    int runnable = 0;
     for (int i = 0; i < cfg->n_variants; i++) {
+        if (skip[i][0])
+            continue;
         size_t need = io_bytes + cfg->variants[i]->device_bytes(s);
         if (need > free_b) {
+            if (!cfg->named) {
+                snprintf(skip[i], sizeof skip[i], "needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free",
+                         need / 1073741824.0, s->batch, s->heads, s->seq, s->dim, free_b / 1073741824.0);
+                continue;
+            }
             snprintf(err, errlen,
                      "variant %s needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free; "
                      "use a smaller --batch/--seq or drop it from --variants",
@@ -605,6 +628,16 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
                      free_b / 1073741824.0);
             return EXIT_DEVICE_MEMORY;
         }
+        runnable++;
+    }
+    if (!runnable) {
+        for (int i = 0; i < cfg->n_variants; i++)
+            if (strncmp(skip[i], "needs", 5) == 0) {
+                snprintf(err, errlen, "no variant fits in device memory: %s %.400s; use a smaller --batch/--seq",
+                         cfg->variants[i]->name, skip[i]);
+                return EXIT_DEVICE_MEMORY;
+            }
+        return fail(err, errlen, EXIT_USAGE, "no variant can take this shape%s%s", "", "");
     }
 
     device_inputs d = {0};
@@ -666,6 +699,13 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
         res->host_us_cupti = res->host_us_no_cupti = NAN;
         if (v->predict)
             v->predict(s, t->device.major, t->device.minor, &res->prediction);
+        if (skip[i][0]) {
+            res->status = VARIANT_SKIPPED;
+            snprintf(res->error, sizeof res->error, "%s", skip[i]);
+            if (!cfg->c.quiet)
+                fprintf(stderr, "attnprof: variant %s skipped: %s\n", v->name, res->error);
+            continue;
+        }
         if (run_variant(cfg, i, &d, heads, n_heads, res, t, info) == VARIANT_FAILED)
             rc = EXIT_VARIANT_FAILED;
     }

@@ -504,6 +504,11 @@ Test(hostile, strict_command_line)
     }
     attnprof(fmt);
     cr_assert_not_null(strstr(err_text, "'bogus'"), "%s", err_text);
+    /* -o longer than any path buffer: refused, not cut. */
+    char *longo = NULL;
+    cr_assert_geq(asprintf(&longo, "run -o /tmp/%04000d", 0), 0);
+    cr_assert_eq(attnprof(longo), EXIT_USAGE, "%s", err_text);
+    free(longo);
 }
 
 Test(hostile, disk_full_says_so)
@@ -565,4 +570,21 @@ Test(escape, csv_and_terminal)
     }
     char out[32];
     cr_assert_str_eq(esc_terminal(out, sizeof out, "a\x1b[2Jb\nc\xc2\x9b" "d\x7f"), "a[2Jbcd");
+}
+
+/* D4: text cairo refuses (not UTF-8) is the archive's fault: FIG_ERR_BAD_INPUT, which
+ * `report` turns into exit 6, not the I/O exit 7. */
+Test(hostile, cairo_text_error_is_bad_input)
+{
+    static const int kinds[] = {FIG_PNG, FIG_SVG, FIG_PDF};
+    for (size_t i = 0; i < 3; i++) {
+        fig_canvas c;
+        char err[256] = "";
+        cr_assert_eq(fig_canvas_open(&c, kinds[i], "/tmp/attnprof-never-written.fig", 100, 50, "t", NULL, err,
+                                     sizeof err),
+                     0, "%s", err);
+        fig_text(c.cr, 10, 10, "ab\xe2\x86", ALIGN_LEFT); /* half of '→' */
+        cr_assert_eq(fig_canvas_close(&c, err, sizeof err), FIG_ERR_BAD_INPUT, "%s", err);
+        cr_assert(!path_exists("/tmp/attnprof-never-written.fig"));
+    }
 }

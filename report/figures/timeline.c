@@ -306,9 +306,20 @@ static lane_pos lane_layout(const tl_scene *sc, const lane_style *st, double y)
     return p;
 }
 
-static const tl_item *find_item(const tl_list *l, const void *what, int api)
+/* The item of `what` (an API call or a GPU op starting at `s`): the list is sorted
+ * by start (pack_rows), so a binary search finds the first item starting at `s`
+ * and only the few that share that start are compared. */
+static const tl_item *find_item(const tl_list *l, const void *what, int api, int64_t s)
 {
-    for (int i = 0; i < l->n; i++)
+    int lo = 0, hi = l->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (l->v[mid].s < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo; i < l->n && l->v[i].s == s; i++)
         if ((api ? (const void *)l->v[i].api : (const void *)l->v[i].op) == what)
             return &l->v[i];
     return NULL;
@@ -390,8 +401,8 @@ static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, c
         for (int i = 0; i < f->n_ops; i++) {
             if (!f->launchers || !f->launchers[i])
                 continue;
-            const tl_item *a = find_item(&sc->api, f->launchers[i], 1);
-            const tl_item *o = find_item(&sc->gpu, f->ops[i], 0);
+            const tl_item *a = find_item(&sc->api, f->launchers[i], 1, f->launchers[i]->start_ns);
+            const tl_item *o = find_item(&sc->gpu, f->ops[i], 0, f->ops[i]->start_ns);
             if (!a || !o)
                 continue;
             draw_arrow(cr, xof(g, a->s) + 0.5, p->api_y + (a->row + 1) * st->api_row - 1,
