@@ -22,7 +22,8 @@ EXAMPLE   ?= $(OUT)/example-h200
 WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 
 DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
-                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils
+                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils \
+                chromium texlive-latex-base texlive-latex-recommended
 PKGS      := cairo libpng libcmark-gfm jansson
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
@@ -81,6 +82,10 @@ VERSION_STAMP := $(BUILD)/version.stamp
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(BUILD); echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
 $(BUILD)/src/main.o $(BUILD)/report/report.o: $(VERSION_STAMP)
+# run.json records how the recorder was built: the nvcc release and the flags.
+NVCC_RELEASE := $(if $(filter 1,$(WITH_CUDA)),$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
+$(BUILD)/src/runner.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
+    -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); cc $(strip $(CFLAGS))"'
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
 $(CLI_OBJ): SRC_INC := -Isrc -Ireport
 $(CLI_OBJ): BASE_CFLAGS += -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)

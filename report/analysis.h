@@ -40,7 +40,7 @@ typedef struct variant_analysis {
     int kernels_per_forward;
     int memset_per_forward;
     int n_findings;
-    char findings[MAX_FINDINGS][320];
+    char findings[MAX_FINDINGS][640];
 } variant_analysis;
 
 typedef struct analysis {
@@ -53,6 +53,11 @@ typedef struct analysis {
 int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen);
 void analysis_free(analysis *a);
 const variant_analysis *analysis_find(const analysis *a, const char *variant);
+/* Index of the representative forward of a variant, the one every view shows
+ * (op tables, timelines, occupancy, findings that name kernels): the forward whose
+ * CUDA time is the median, the lower middle one when the count is even (an actual
+ * forward, not an average); ties go to the earlier iteration. -1 when none. */
+int analysis_median_forward(const variant_analysis *va);
 
 /* Pure helpers, tested on their own. */
 stats stats_of(const double *x, int n);

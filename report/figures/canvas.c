@@ -612,7 +612,7 @@ void fig_op_label(const gpu_op *op, char *out, size_t n)
 
 int fig_middle_forward(const variant_analysis *va)
 {
-    return va->n_forwards > 0 ? va->n_forwards / 2 : -1;
+    return analysis_median_forward(va);
 }
 
 double fig_legend(cairo_t *cr, double x, double y, double maxw, const fig_legend_item *items,

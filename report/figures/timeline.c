@@ -519,9 +519,9 @@ static const char *variant_name(const variant_analysis *va, int i, char *buf, si
     return buf;
 }
 
-/* One to three forwards from the middle of the recorded ones: three when a
- * forward is a few operations (the repetition is the story), one when it is
- * many (the names must stay readable). */
+/* One to three consecutive forwards around the representative (median) one
+ * (analysis_median_forward): three when a forward is a few operations (the
+ * repetition is the story), one when it is many (the names must stay readable). */
 static void pick_forwards(const variant_analysis *va, int *first, int *count)
 {
     int ops = va->ops_per_forward;
@@ -529,7 +529,11 @@ static void pick_forwards(const variant_analysis *va, int *first, int *count)
     if (want > va->n_forwards)
         want = va->n_forwards;
     *count = want;
-    *first = want ? (va->n_forwards - want) / 2 : 0;
+    int med = analysis_median_forward(va);
+    int first_ = med - (want - 1) / 2;
+    if (first_ + want > va->n_forwards)
+        first_ = va->n_forwards - want;
+    *first = want && first_ > 0 ? first_ : 0;
 }
 
 static void medians_text(const variant_analysis *va, char *out, size_t n)
