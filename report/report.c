@@ -30,6 +30,30 @@ void format_us(double us, char *out, size_t n)
         snprintf(out, n, "%.1f µs", us);
 }
 
+void format_us_column(double us, char *out, size_t n)
+{
+    if (!isfinite(us))
+        snprintf(out, n, "–");
+    else if (us >= 100)
+        snprintf(out, n, "%.0f µs", us);
+    else
+        snprintf(out, n, "%.1f µs", us);
+}
+
+/* A table cell of medians and ranges: µs throughout (one unit per column). */
+static void time_stats_column(const stats *s, char *out, size_t n)
+{
+    if (s->n == 0) {
+        snprintf(out, n, "–");
+        return;
+    }
+    char med[32], lo[32], hi[32];
+    format_us_column(s->median, med, sizeof med);
+    format_us_column(s->min, lo, sizeof lo);
+    format_us_column(s->max, hi, sizeof hi);
+    snprintf(out, n, "%s (%s – %s, n=%d)", med, lo, hi, s->n);
+}
+
 void format_time_stats(const stats *s, char *out, size_t n)
 {
     if (s->n == 0) {
@@ -96,8 +120,8 @@ static void header(FILE *f, const analysis *a)
     fprintf(f, "| | |\n|---|---|\n");
     fputs("| GPU | ", f);
     esc_md_text(f, r->device.name);
-    fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB, SM clock %d MHz, memory clock %d MHz, "
-               "%d-bit bus |\n",
+    fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB, maximum SM clock %d MHz, maximum memory clock %d MHz "
+               "(device attributes, not the clocks of the run), %d-bit bus |\n",
             r->device.major, r->device.minor, r->device.sm_count,
             r->device.total_mem / 1073741824.0, r->device.clock_khz / 1000, r->device.mem_clock_khz / 1000,
             r->device.mem_bus_width);
@@ -106,6 +130,43 @@ static void header(FILE *f, const analysis *a)
     fprintf(f, ", CUDA runtime %d.%d (driver API %d.%d), cuBLAS %s, cuDNN %s, CUPTI API %d |\n",
             r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10,
             r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10, cublas, cudnn, r->cupti_version);
+    const run_env *e = &r->env;
+    if (e->clock_samples > 0) {
+        fprintf(f, "| Measured during the run | SM clock %d", e->sm_clock_mhz_min);
+        if (e->sm_clock_mhz_max != e->sm_clock_mhz_min)
+            fprintf(f, "–%d", e->sm_clock_mhz_max);
+        fprintf(f, " MHz, memory clock %d", e->mem_clock_mhz_min);
+        if (e->mem_clock_mhz_max != e->mem_clock_mhz_min)
+            fprintf(f, "–%d", e->mem_clock_mhz_max);
+        fprintf(f, " MHz (NVML, %d sample%s, one after each variant's recorded forwards)", e->clock_samples,
+                e->clock_samples == 1 ? "" : "s");
+        if (e->power_limit_w > 0)
+            fprintf(f, ", power limit %d W", e->power_limit_w);
+        fputs(" |\n", f);
+    } else {
+        fputs("| Measured during the run | SM and memory clocks, power limit: not recorded (this archive predates "
+              "attnprof recording them) |\n", f);
+    }
+    fputs("| Host | ", f);
+    if (e->host_cpu[0] || e->os[0]) {
+        esc_md_text(f, e->host_cpu[0] ? e->host_cpu : "CPU not recorded");
+        if (e->host_cpus > 0)
+            fprintf(f, " (%d logical CPUs)", e->host_cpus);
+        fputs("; ", f);
+        esc_md_text(f, e->os[0] ? e->os : "OS not recorded");
+    } else {
+        fputs("host CPU and OS: not recorded", f);
+    }
+    fputs(" |\n| Build | ", f);
+    if (e->nvcc[0] || e->build_flags[0]) {
+        fputs("nvcc ", f);
+        esc_md_text(f, e->nvcc[0] ? e->nvcc : "(version not recorded)");
+        fputs("; ", f);
+        esc_md_code(f, e->build_flags, 1);
+    } else {
+        fputs("nvcc version and build flags: not recorded", f);
+    }
+    fputs(" |\n", f);
     fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
     esc_md_text(f, r->dtype);
     fprintf(f, ", %s, scale 1/√D |\n", r->causal ? "causal" : "not causal");
@@ -154,15 +215,15 @@ static void summary_table(FILE *f, const analysis *a)
 {
     fprintf(f, "## Summary\n\n");
     fprintf(f, "| Variant | What we changed | Kernels / forward | CUDA time / forward (median, min – max, n) | "
-               "CPU time / forward | rel. error vs FP64 | What the trace revealed |\n");
+               "CPU time / forward (under CUPTI) | rel. error vs FP64 | What the trace revealed |\n");
     fprintf(f, "|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         const variant_result *r = va->result;
         char ops[96], cuda[96], cpu[96], err[32];
         ops_text(va, ops, sizeof ops);
-        format_time_stats(&va->cuda_us, cuda, sizeof cuda);
-        format_time_stats(&va->cpu_us, cpu, sizeof cpu);
+        time_stats_column(&va->cuda_us, cuda, sizeof cuda);
+        time_stats_column(&va->cpu_us, cpu, sizeof cpu);
         if (isfinite(r->rel_error))
             snprintf(err, sizeof err, "%.1e", r->rel_error);
         else
@@ -195,21 +256,29 @@ static void overhead_table(FILE *f, const analysis *a)
                "interleaved, median per forward. Beside it, the "
                "host wall time of one forward call in both cases: CUPTI's API records cost host time, so the CPU "
                "times of the summary, taken under CUPTI, are upper bounds.\n\n"
-               "| Variant | GPU, CUPTI off | GPU, CUPTI on | overhead | host, CUPTI off | host, CUPTI on |\n"
-               "|---|---|---|---|---|---|\n");
+               "The summary's CPU time and the host time here are two measurements of the same call, taken "
+               "differently. The summary's is the median length of the recorded forwards' `attn_fwd` ranges: each "
+               "forward starts after the previous one was synchronized, so the host issues into an idle queue, and "
+               "the range includes the NVTX push and pop. The host times here are forward calls queued back to back "
+               "(8 per sample, no synchronization between them), timed around the call alone. The last column "
+               "repeats the summary's number beside them.\n\n"
+               "| Variant | GPU, CUPTI off | GPU, CUPTI on | overhead | host, CUPTI off | host, CUPTI on | "
+               "summary CPU time (recorded forwards) |\n"
+               "|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < a->n; i++) {
         const variant_result *r = a->v[i].result;
         if (!isfinite(r->event_us_cupti) || !isfinite(r->event_us_no_cupti))
             continue;
-        char off[32], on[32], hoff[32], hon[32];
-        format_us(r->event_us_no_cupti, off, sizeof off);
-        format_us(r->event_us_cupti, on, sizeof on);
-        format_us(r->host_us_no_cupti, hoff, sizeof hoff);
-        format_us(r->host_us_cupti, hon, sizeof hon);
+        char off[32], on[32], hoff[32], hon[32], summ[32];
+        format_us_column(r->event_us_no_cupti, off, sizeof off);
+        format_us_column(r->event_us_cupti, on, sizeof on);
+        format_us_column(r->host_us_no_cupti, hoff, sizeof hoff);
+        format_us_column(r->host_us_cupti, hon, sizeof hon);
+        format_us_column(a->v[i].cpu_us.n ? a->v[i].cpu_us.median : NAN, summ, sizeof summ);
         fputs("| ", f);
         esc_md_code(f, r->name, 1);
-        fprintf(f, " | %s | %s | %+.1f%% | %s | %s |\n", off, on,
-                100.0 * (r->event_us_cupti / r->event_us_no_cupti - 1.0), hoff, hon);
+        fprintf(f, " | %s | %s | %+.1f%% | %s | %s | %s |\n", off, on,
+                100.0 * (r->event_us_cupti / r->event_us_no_cupti - 1.0), hoff, hon, summ);
     }
     fputc('\n', f);
 }
@@ -247,7 +316,34 @@ static char *base64_file(const char *path, size_t *len_out)
     return out;
 }
 
-/* Markdown image for a figure; PNG preferred for the page, with links to the vector files. */
+/* The vector files of a figure: links beside report.md; in the self-contained page
+ * (inline_dir set) only their names in the archive, since a link would point to a
+ * file that does not travel with the page. */
+static void vector_files(FILE *f, const figure_file *svg, const figure_file *pdf, const char *inline_dir)
+{
+    if (!svg && !pdf)
+        return;
+    if (inline_dir) {
+        fputs(" — vector files in the archive, beside this page:", f);
+        if (svg) {
+            fputc(' ', f);
+            esc_md_code(f, svg->path, 0);
+        }
+        if (pdf) {
+            fputs(svg ? "," : "", f);
+            fputc(' ', f);
+            esc_md_code(f, pdf->path, 0);
+        }
+        return;
+    }
+    fputs(" — vector:", f);
+    if (svg)
+        fprintf(f, " [SVG](%s)", svg->path);
+    if (pdf)
+        fprintf(f, " [PDF](%s)", pdf->path);
+}
+
+/* Markdown image for a figure; PNG preferred for the page, with the vector files. */
 static void figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir)
 {
     if (!figs)
@@ -267,15 +363,12 @@ static void figure(FILE *f, const figure_list *figs, const char *name, const cha
     /* In the self-contained page only a PNG is inlined: cmark-gfm's safe mode
      * blanks a data:image/svg+xml source. */
     const figure_file *show = png ? png : inline_dir ? NULL : svg;
-    if (!show && (svg || pdf)) { /* no page image: links to the vector files */
+    if (!show && (svg || pdf)) { /* no page image: the vector files */
         const figure_file *any = svg ? svg : pdf;
         fputs("*", f);
         esc_md_text(f, any->caption);
-        fputs("* — vector:", f);
-        if (svg)
-            fprintf(f, " [SVG](%s)", svg->path);
-        if (pdf)
-            fprintf(f, " [PDF](%s)", pdf->path);
+        fputs("*", f);
+        vector_files(f, svg, pdf, inline_dir);
         fputs("\n\n", f);
         return;
     }
@@ -301,27 +394,15 @@ static void figure(FILE *f, const figure_list *figs, const char *name, const cha
     fputs("*", f);
     esc_md_text(f, show->caption);
     fputs("*", f);
-    if (svg || pdf) {
-        fputs(" — vector:", f);
-        if (svg)
-            fprintf(f, " [SVG](%s)", svg->path);
-        if (pdf)
-            fprintf(f, " [PDF](%s)", pdf->path);
-    }
+    vector_files(f, svg, pdf, inline_dir);
     fputs("\n\n", f);
 }
 
 /* The forward shown in the variant's table: the one with the median CUDA time. */
 static const forward *median_forward(const variant_analysis *va)
 {
-    const forward *best = NULL;
-    double bd = INFINITY;
-    for (int i = 0; i < va->n_forwards; i++) {
-        double d = fabs(va->forwards[i].cuda_us - va->cuda_us.median);
-        if (d < bd)
-            bd = d, best = &va->forwards[i];
-    }
-    return best;
+    int i = analysis_median_forward(va);
+    return i < 0 ? NULL : &va->forwards[i];
 }
 
 static void variant_section(FILE *f, const analysis *a, const variant_analysis *va, const figure_list *figs,
@@ -363,24 +444,34 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
         return;
     char buf[64];
     format_us(fw->cuda_us, buf, sizeof buf);
-    fprintf(f, "One forward (iteration %d, CUDA time %s, the median one), GPU operations in order:\n\n", fw->iteration,
-            buf);
+    fprintf(f, "The representative forward (iteration %d, CUDA time %s: the median one, the forward every view of "
+               "this report shows), GPU operations in order:\n\n", fw->iteration, buf);
     fprintf(f, "| # | Operation | Class | Duration | Grid | Block | Regs / thread | Shared mem / block | "
-               "Occupancy (theor. / est., limiter) | Launched by | Launch → start |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "Occupancy (theor. / est., limiter) | Kineto's estimate | Launched by | Launch → start |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    int notes[16];
+    int n_notes = 0;
     for (int k = 0; k < fw->n_ops; k++) {
         const gpu_op *o = fw->ops[k];
         const api_call *l = fw->launchers[k];
-        char name[128], dur[32], lat[32];
-        if (o->kind == GPU_KERNEL)
-            short_kernel_name(o->name, name, sizeof name);
-        else
-            snprintf(name, sizeof name, "%s", o->name);
-        format_us((double)(o->end_ns - o->start_ns) / 1000.0, dur, sizeof dur);
+        char name[FINDING_NAME_MAX + 8], full[1024], dur[32], lat[32];
+        if (o->kind == GPU_KERNEL) {
+            findings_short_name(o->name, name, sizeof name);
+            short_kernel_name(o->name, full, sizeof full);
+        } else {
+            esc_copy_utf8(name, sizeof name, o->name);
+            esc_copy_utf8(full, sizeof full, o->name);
+        }
+        format_us_column((double)(o->end_ns - o->start_ns) / 1000.0, dur, sizeof dur);
         if (l)
-            format_us((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
+            format_us_column((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
         fprintf(f, "| %d | ", k + 1);
         esc_md_code(f, name, 1);
+        /* a shortened name: the full one in a note under the table */
+        if (strcmp(name, o->name) && n_notes < 16) {
+            notes[n_notes++] = k;
+            fprintf(f, " [%d]", n_notes);
+        }
         fprintf(f, " | %s | %s | ", op_class_name(classify_op(o)), dur);
         if (o->kind == GPU_KERNEL) {
             occupancy occ;
@@ -388,25 +479,98 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             fprintf(f, "%d×%d×%d | %d×%d×%d | %d | %d B | ", o->grid[0], o->grid[1], o->grid[2], o->block[0],
                     o->block[1], o->block[2], o->registers, o->static_smem + o->dynamic_smem);
             if (occupancy_of_op(o, &a->trace->device, &occ, oerr, sizeof oerr) == 0)
-                fprintf(f, "%.0f%% / %.0f%%, %s | ", 100 * occ.theoretical, 100 * occ.est_achieved,
-                        occupancy_limiter_name(occ.limiters, lim, sizeof lim));
+                fprintf(f, "%.0f%% / %.0f%%, %s | %d%% | ", 100 * occ.theoretical, 100 * occ.est_achieved,
+                        occupancy_limiter_name(occ.limiters, lim, sizeof lim), occ.kineto_pct);
             else
-                fputs("– | ", f);
+                fputs("– | – | ", f);
         } else {
-            char size[32];
-            human_bytes((double)o->bytes, size, sizeof size);
-            fprintf(f, "– | – | – | %s moved | – | ", size);
+            fprintf(f, "– | – | – | %lld B moved | – | – | ", (long long)o->bytes);
         }
-        if (l)
+        if (l) {
             esc_md_code(f, l->name, 1);
-        else
+            const char *lib;
+            const gpu_op *next;
+            if (o->kind == GPU_MEMSET && findings_memset_library(a->trace, fw, k, &lib, &next) == 0)
+                fprintf(f, " (%s)", lib);
+        } else {
             fputs("–", f);
+        }
         fprintf(f, " | %s |\n", l ? lat : "–");
     }
     fputc('\n', f);
+    /* Full names of the shortened ones (a name is never cut silently). */
+    for (int j = 0; j < n_notes; j++) {
+        fprintf(f, "%s[%d] op %d: ", j ? "\\\n" : "", j + 1, notes[j] + 1);
+        esc_md_code(f, fw->ops[notes[j]]->name, 0);
+        fputc('\n', f);
+    }
+    if (n_notes)
+        fputc('\n', f);
     char fig[96];
     snprintf(fig, sizeof fig, "timeline-%s", r->name);
     figure(f, figs, fig, inline_dir);
+}
+
+/* Why Kineto reads 0%, from the records: its occupancy call keeps the default
+ * per-block shared memory limit, so every kernel above it reads 0%, whatever API
+ * launched it. Evidence is listed per kernel of the representative forwards. */
+static void kineto_paragraph(FILE *f, const analysis *a)
+{
+    const device_props *dev = &a->trace->device;
+    char zero[1600] = "", nonzero_ex[600] = "";
+    int n_zero = 0, zero_runtime = 0, n_nonzero_ex = 0;
+    for (int i = 0; i < a->n; i++) {
+        const forward *fw = median_forward(&a->v[i]);
+        for (int k = 0; fw && k < fw->n_ops; k++) {
+            const gpu_op *o = fw->ops[k];
+            const api_call *l = fw->launchers[k];
+            occupancy occ;
+            char oerr[64];
+            if (o->kind != GPU_KERNEL || occupancy_of_op(o, dev, &occ, oerr, sizeof oerr) != 0)
+                continue;
+            int seen = 0; /* one mention per kernel name */
+            for (int j = 0; j < i && !seen; j++) {
+                const forward *pf = median_forward(&a->v[j]);
+                for (int m = 0; pf && m < pf->n_ops && !seen; m++)
+                    seen = !strcmp(pf->ops[m]->name, o->name);
+            }
+            for (int m = 0; m < k && !seen; m++)
+                seen = !strcmp(fw->ops[m]->name, o->name);
+            if (seen)
+                continue;
+            char nm[FINDING_NAME_MAX + 8], q[200], api[100];
+            findings_short_name(o->name, nm, sizeof nm);
+            esc_md_code_buf(q, sizeof q, nm);
+            esc_md_code_buf(api, sizeof api, l ? l->name : "?");
+            size_t len;
+            if (occ.kineto_smem_limited && occ.kineto_pct == 0 && n_zero < 8) {
+                len = strlen(zero);
+                snprintf(zero + len, sizeof zero - len, "%s%s (%d B, via %s)", n_zero ? ", " : "", q,
+                         o->static_smem + o->dynamic_smem, api);
+                n_zero++;
+                zero_runtime += l && !strncmp(l->name, "cudaLaunchKernel", 16);
+            } else if (l && !strcmp(l->name, "cuLaunchKernelEx") && occ.kineto_pct > 0 && n_nonzero_ex < 4) {
+                len = strlen(nonzero_ex);
+                snprintf(nonzero_ex + len, sizeof nonzero_ex - len, "%s%s (%d%%)", n_nonzero_ex ? ", " : "", q,
+                         occ.kineto_pct);
+                n_nonzero_ex++;
+            }
+        }
+    }
+    esc_utf8_trim(zero);
+    fprintf(f, "**Why Kineto reads 0%%.** Kineto's estimate (the column *Kineto's estimate* in the op tables, "
+               "and Kineto's number in grey in the chart) uses the same formula, but its occupancy call keeps "
+               "the default per-block shared memory limit (%d B) instead of the opted-in one (%d B): a kernel "
+               "that needs more shared memory per block than that reads 0%%, however it was launched.",
+            dev->smem_per_block, dev->smem_per_block_optin);
+    if (n_zero)
+        fprintf(f, " In this run: %s.", zero);
+    if (zero_runtime)
+        fprintf(f, " %s launched with the runtime's `cudaLaunchKernel*`, so the launch API does not explain the "
+                   "0%%: the shared memory does.", zero_runtime == 1 ? "One of them is" : "Some of them are");
+    if (n_nonzero_ex)
+        fprintf(f, " Kernels launched with `cuLaunchKernelEx` below the limit read above 0%%: %s.", nonzero_ex);
+    fputs("\n\n", f);
 }
 
 char *report_markdown(const analysis *a, const figure_list *figs, const char *inline_from_dir)
@@ -424,7 +588,8 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
     fprintf(f, "## Occupancy\n\n");
     fprintf(f, "Theoretical occupancy from each kernel's registers, shared memory and block size against the "
                "device limits; the estimate also accounts for the grid (blocks ÷ SMs), as Kineto's does, and is "
-               "computed for every kernel, including those launched with `cuLaunchKernelEx`.\n\n");
+               "computed for every kernel, whatever API launched it.\n\n");
+    kineto_paragraph(f, a);
     figure(f, figs, "occupancy", inline_from_dir);
     fprintf(f, "## Variants\n\n");
     for (int i = 0; i < a->n; i++)

@@ -28,6 +28,8 @@ int report_write_file(const char *dir, const char *name, const char *text, char 
 
 /* Shared formatting (tested). */
 void format_us(double us, char *out, size_t n); /* "93.4 µs", "1.08 ms" */
+/* A time in a table column: always µs ("93.4 µs", "2245 µs"), one unit per column. */
+void format_us_column(double us, char *out, size_t n);
 void format_time_stats(const stats *s, char *out, size_t n);
 
 #endif

@@ -1,0 +1,348 @@
+/* Issue 10, "every sentence true": one test per sentence the review found wrong or
+ * confusing, on archives recorded on the H200. Each asserts the number or the name
+ * the records give, not only that some sentence is there. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "figures.h"
+#include "figures/fig.h"
+#include "fixture.h"
+#include "occupancy.h"
+#include "report.h"
+
+#define EXAMPLE "out/example-h200"
+#define CUDNN914 "tests/fixtures/h200-cudnn914"
+
+/* The table row of op `k` (1-based) in the section of `variant`. */
+static char *op_row(const char *md, const char *variant, int k, char *out, size_t n)
+{
+    char head[64], key[16];
+    snprintf(head, sizeof head, "### `%s`", variant);
+    const char *s = strstr(md, head);
+    cr_assert_not_null(s, "%s", head);
+    snprintf(key, sizeof key, "\n| %d | ", k);
+    const char *r = strstr(s, key);
+    cr_assert_not_null(r);
+    r++;
+    const char *e = strchr(r, '\n');
+    snprintf(out, n, "%.*s", (int)(e - r), r);
+    return out;
+}
+
+Test(paper, exc_is_its_own_launch_api)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    const variant_analysis *math = analysis_find(&f.a, "math");
+    cr_assert_geq(finding_with(math, "17 with `cudaLaunchKernel`, 2 with `cudaLaunchKernelExC`"), 0);
+    for (int i = 0; i < math->n_findings; i++)
+        cr_assert_null(strstr(math->findings[i], "every kernel launched with `cudaLaunchKernel`"), "%s",
+                       math->findings[i]);
+    /* and the op table shows the same two launches */
+    char *md = report_markdown(&f.a, NULL, NULL), row[2048];
+    int exc = 0;
+    for (int k = 1; k <= math->ops_per_forward; k++)
+        exc += strstr(op_row(md, "math", k, row, sizeof row), "`cudaLaunchKernelExC`") != NULL;
+    cr_assert_eq(exc, 2);
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, mask_rebuild_counts_the_neginf_fill)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    const variant_analysis *math = analysis_find(&f.a, "math");
+    int i = finding_with(math, "the causal mask is rebuilt in every forward: 4 kernels");
+    cr_assert_geq(i, 0);
+    const char *names[] = {"`attnprof_math_ones`", "`attnprof_math_tril`", "`attnprof_math_mask_fill_neginf`",
+                           "`attnprof_math_where_bias`"};
+    for (int k = 0; k < 4; k++)
+        cr_assert_not_null(strstr(math->findings[i], names[k]), "%s", names[k]);
+    cr_assert(builds_mask("attnprof_math_mask_fill_neginf"));
+    cr_assert(!builds_mask("attnprof_masked_fill_bf16"), "naive's masked_fill applies the mask, it rebuilds none");
+    fixture_free(&f);
+}
+
+/* cuDNN's forward starts with a Memset: the latency is read to its kernel. */
+Test(paper, first_launch_latency_is_to_the_first_kernel)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    const variant_analysis *cudnn = analysis_find(&f.a, "cudnn");
+    double lat[64], to_first_op[64];
+    int n = 0;
+    for (int i = 0; i < cudnn->n_forwards; i++) {
+        const forward *fw = &cudnn->forwards[i];
+        cr_assert_eq(fw->ops[0]->kind, GPU_MEMSET, "the fixture's forward starts with the Memset");
+        to_first_op[n] = (fw->ops[0]->start_ns - fw->launchers[0]->start_ns) / 1000.0;
+        for (int k = 0; k < fw->n_ops; k++)
+            if (fw->ops[k]->kind == GPU_KERNEL) {
+                lat[n++] = (fw->ops[k]->start_ns - fw->launchers[k]->start_ns) / 1000.0;
+                break;
+            }
+    }
+    stats s = stats_of(lat, n), wrong = stats_of(to_first_op, n);
+    char want[64], not_want[64];
+    snprintf(want, sizeof want, "first kernel launch → GPU start %.1f µs", s.median);
+    snprintf(not_want, sizeof not_want, "GPU start %.1f µs", wrong.median);
+    cr_assert_neq(strcmp(want + 25, not_want), 0, "the fixture tells the two apart");
+    cr_assert_geq(finding_with(cudnn, want), 0, "%s", want);
+    cr_assert_lt(finding_with(cudnn, not_want), 0);
+    fixture_free(&f);
+}
+
+Test(paper, library_memsets_are_attributed)
+{
+    fixture f;
+    fixture_load(&f, CUDNN914);
+    const variant_analysis *naive = analysis_find(&f.a, "naive"), *cudnn = analysis_find(&f.a, "cudnn");
+    cr_assert_geq(finding_with(naive, "issued by cuBLAS"), 0);
+    cr_assert_geq(finding_with(naive, "attributed by the launching library's API window"), 0, "says how");
+    const forward *fw = &cudnn->forwards[analysis_median_forward(cudnn)];
+    int k = 0;
+    while (k < fw->n_ops && fw->ops[k]->kind != GPU_MEMSET)
+        k++;
+    cr_assert_lt(k, fw->n_ops);
+    const char *lib;
+    const gpu_op *next;
+    cr_assert_eq(findings_memset_library(f.a.trace, fw, k, &lib, &next), 0);
+    cr_assert_str_eq(lib, "cuDNN");
+    cr_assert_not_null(strstr(next->name, "cudnn_generated"));
+    /* an op that is no Memset is attributed to nothing */
+    cr_assert_eq(findings_memset_library(f.a.trace, fw, k == 0 ? 1 : 0, &lib, &next), -1);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "`cudaMemsetAsync` (cuBLAS)"), "the op table names the library");
+    cr_assert_not_null(strstr(md, "`cudaMemsetAsync` (cuDNN)"));
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, kineto_zero_is_explained_by_shared_memory)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL), row[2048];
+    cr_assert_not_null(strstr(md, "**Why Kineto reads 0%.**"));
+    cr_assert_not_null(strstr(md, "default per-block shared memory limit (49152 B)"));
+    /* our flash, launched with the runtime API, reads 0% too: the launch API is not the cause */
+    cr_assert_not_null(strstr(md, "`attnprof_flash_fwd_bf16_d64_128x64_w4` (55296 B, via `cudaLaunchKernel`)"));
+    cr_assert_not_null(strstr(md, "the launch API does not explain the 0%"));
+    cr_assert_null(strstr(md, "including those launched with `cuLaunchKernelEx`"), "the old hint is gone");
+    cr_assert_not_null(strstr(md, "| Kineto's estimate |"));
+    cr_assert_not_null(strstr(op_row(md, "flash", 1, row, sizeof row), "| 0% |"), "%s", row);
+    cr_assert_not_null(strstr(op_row(md, "efficient", 1, row, sizeof row), "27648 B"), "%s", row);
+    cr_assert_null(strstr(row, "| 0% |"), "27648 B is under the limit: %s", row);
+    free(md);
+    /* the limit, on the H200's properties: 49152 B reads like PyTorch's flash (not 0%), 55296 B reads 0% */
+    occupancy o;
+    occ_kernel at = {.threads_per_block = 128, .registers_per_thread = 64, .dynamic_smem = 49152, .grid_blocks = 1024};
+    cr_assert_eq(occupancy_compute(&at, &f.a.trace->device, &o, NULL, 0), 0);
+    cr_assert_eq(o.kineto_smem_limited, 0);
+    cr_assert_gt(o.kineto_pct, 0);
+    at.dynamic_smem = 55296;
+    cr_assert_eq(occupancy_compute(&at, &f.a.trace->device, &o, NULL, 0), 0);
+    cr_assert_eq(o.kineto_smem_limited, 1);
+    cr_assert_eq(o.kineto_pct, 0);
+    cr_assert_gt(o.est_achieved, 0);
+    fixture_free(&f);
+}
+
+Test(paper, cpu_times_are_reconciled)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "| summary CPU time (recorded forwards) |"));
+    const variant_analysis *naive = analysis_find(&f.a, "naive");
+    char hon[32], summ[32], row[256];
+    format_us_column(naive->result->host_us_cupti, hon, sizeof hon);
+    format_us_column(naive->cpu_us.median, summ, sizeof summ);
+    snprintf(row, sizeof row, "| %s | %s |\n", hon, summ);
+    cr_assert_not_null(strstr(md, row), "both numbers side by side: %s", row);
+    cr_assert_not_null(strstr(md, "two measurements of the same call"));
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, one_representative_forward)
+{
+    /* the lower median: an actual forward, ties to the earlier one */
+    forward fw[4] = {{.iteration = 0, .cuda_us = 5}, {.iteration = 1, .cuda_us = 1}, {.iteration = 2, .cuda_us = 3},
+                     {.iteration = 3, .cuda_us = 3}};
+    variant_analysis va = {.forwards = fw, .n_forwards = 4};
+    cr_assert_eq(analysis_median_forward(&va), 2);
+    va.n_forwards = 3;
+    cr_assert_eq(analysis_median_forward(&va), 2);
+    va.n_forwards = 0;
+    cr_assert_eq(analysis_median_forward(&va), -1);
+
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", path[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l;
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PDF, 0, &l, err, sizeof err), 0);
+    for (int i = 0; i < f.a.n; i++) {
+        const variant_analysis *v = &f.a.v[i];
+        int m = analysis_median_forward(v);
+        cr_assert_eq(fig_middle_forward(v), m, "the overview and occupancy figures show it");
+        char want[160];
+        snprintf(want, sizeof want, "### `%s`", v->result->name);
+        const char *sec = strstr(md, want);
+        snprintf(want, sizeof want, "The representative forward (iteration %d,", v->forwards[m].iteration);
+        cr_assert_not_null(sec && strstr(sec, want), "%s: %s", v->result->name, want);
+        /* the variant's own timeline shows it */
+        snprintf(path, sizeof path,
+                 "pdftotext -q %s/figures/timeline-%s.pdf - | tr '\\n' ' ' | "
+                 "grep -Eq 'iteration %d is the median one|iteration %d, the median one'",
+                 dir, v->result->name, v->forwards[m].iteration, v->forwards[m].iteration);
+        cr_assert_eq(system(path), 0, "%s", path);
+    }
+    figure_list_free(&l);
+    remove_tree(dir);
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, one_unit_per_column)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    /* the CUDA and CPU columns of the summary: math's 2.25 ms forward is written in µs like the others */
+    const char *sum = strstr(md, "## Summary");
+    cr_assert_not_null(sum);
+    for (int i = 0; i < f.a.n; i++) {
+        char head[64];
+        snprintf(head, sizeof head, "\n| `%s` |", f.a.v[i].result->name);
+        const char *r = strstr(sum, head);
+        cr_assert_not_null(r);
+        const char *c = r + 1;
+        for (int col = 0; col < 3; col++) /* name, what changed, ops: then CUDA and CPU */
+            c = strstr(c + 1, " | ");
+        const char *c_end = c;
+        for (int col = 0; col < 2; col++)
+            c_end = strstr(c_end + 1, " | ");
+        char cells[256];
+        snprintf(cells, sizeof cells, "%.*s", (int)(c_end - c), c);
+        cr_assert_null(strstr(cells, " ms"), "%s", cells);
+        cr_assert_not_null(strstr(cells, " µs ("), "%s", cells);
+    }
+    cr_assert_not_null(strstr(sum, "| 2245 µs (") || strstr(sum, "| 2246 µs (") || strstr(sum, "| 2247 µs ("));
+    char row[2048];
+    for (int k = 1; k <= 19; k++)
+        cr_assert_null(strstr(op_row(md, "math", k, row, sizeof row), " ms |"), "%s", row);
+    /* shared memory in bytes in the table and in the occupancy figure */
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l;
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PDF, 0, &l, err, sizeof err), 0);
+    snprintf(cmd, sizeof cmd, "pdftotext -q %s/figures/occupancy.pdf - | grep -q 'shared memory 213188 B/block'", dir);
+    cr_assert_eq(system(cmd), 0, "the nvjet GEMM's 213188 B, as in the op table");
+    snprintf(cmd, sizeof cmd, "pdftotext -q %s/figures/occupancy.pdf - | grep -q 'KiB/block'", dir);
+    cr_assert_neq(system(cmd), 0);
+    figure_list_free(&l);
+    remove_tree(dir);
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, no_silent_truncation)
+{
+    char out[128];
+    const char *long_name = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_"
+                            "alignc4_execute_kernel_trmm";
+    findings_short_name(long_name, out, sizeof out);
+    size_t len = strlen(out);
+    cr_assert_str_eq(out + len - 3, "\xe2\x80\xa6", "ends in an ellipsis: %s", out);
+    cr_assert_eq(strncmp(out, long_name, len - 3), 0);
+    findings_short_name("attnprof_flash_fwd_bf16_d64_128x64_w4", out, sizeof out);
+    cr_assert_str_eq(out, "attnprof_flash_fwd_bf16_d64_128x64_w4");
+
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    /* the shortened GEMM names of math's table, in full below it */
+    const char *sec = strstr(md, "### `math`");
+    cr_assert_not_null(strstr(sec, "stage3_…` [1] |"));
+    cr_assert_not_null(strstr(sec, "[1] op 10: `sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1"));
+    free(md);
+    fixture_free(&f);
+    /* and the stylesheet breaks no identifier mid-word */
+    extern const char _binary_templates_style_css_start[], _binary_templates_style_css_end[];
+    char *css = strndup(_binary_templates_style_css_start,
+                        (size_t)(_binary_templates_style_css_end - _binary_templates_style_css_start));
+    cr_assert_null(strstr(css, "break-all"));
+    free(css);
+}
+
+/* report.html is self-contained: its figure notes name the vector files, no link
+ * points beside it. report.md keeps the links. */
+Test(paper, self_contained_page_links_nothing_beside_it)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l;
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PNG | FIG_SVG | FIG_PDF, 0, &l, err, sizeof err), 0);
+    char *md = report_markdown(&f.a, &l, NULL), *md_inline = report_markdown(&f.a, &l, dir);
+    char *html = report_html(md_inline, "t", err, sizeof err);
+    cr_assert_not_null(html, "%s", err);
+    cr_assert_null(strstr(html, "href=\"figures/"), "a link to a file beside the page");
+    cr_assert_not_null(strstr(html, "<code>figures/occupancy.svg</code>"));
+    cr_assert_not_null(strstr(md, "[SVG](figures/occupancy.svg)"));
+    free(md), free(md_inline), free(html);
+    figure_list_free(&l);
+    remove_tree(dir);
+    fixture_free(&f);
+}
+
+Test(paper, clocks_measured_or_not_recorded)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "maximum SM clock 1980 MHz"), "the device attribute says what it is");
+    cr_assert_null(strstr(md, ", SM clock 1980 MHz"));
+    cr_assert_not_null(strstr(md, "| Measured during the run | SM and memory clocks, power limit: not recorded"));
+    cr_assert_not_null(strstr(md, "| Host | host CPU and OS: not recorded |"));
+    free(md);
+    /* an archive that recorded them: written, read back, shown */
+    run_env *e = &f.r.env;
+    *e = (run_env){.clock_samples = 6, .sm_clock_mhz_min = 1755, .sm_clock_mhz_max = 1980, .mem_clock_mhz_min = 3201,
+                   .mem_clock_mhz_max = 3201, .power_limit_w = 700, .host_cpus = 16};
+    snprintf(e->host_cpu, sizeof e->host_cpu, "Test CPU | 9000");
+    snprintf(e->os, sizeof e->os, "Debian GNU/Linux 12, Linux 6.1");
+    snprintf(e->nvcc, sizeof e->nvcc, "13.0");
+    snprintf(e->build_flags, sizeof e->build_flags, "nvcc -O3; cc -O2");
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", path[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    cr_assert_eq(run_info_write_json(&f.r, path, err, sizeof err), 0, "%s", err);
+    run_info back;
+    cr_assert_eq(run_info_read_json(&back, path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(back.env.sm_clock_mhz_min, 1755);
+    cr_assert_eq(back.env.sm_clock_mhz_max, 1980);
+    cr_assert_eq(back.env.power_limit_w, 700);
+    cr_assert_str_eq(back.env.host_cpu, "Test CPU | 9000");
+    cr_assert_str_eq(back.env.nvcc, "13.0");
+    f.a.run = &back;
+    md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "| Measured during the run | SM clock 1755–1980 MHz, memory clock 3201 MHz (NVML, 6 samples"));
+    cr_assert_not_null(strstr(md, "power limit 700 W"));
+    cr_assert_not_null(strstr(md, "| Host | Test CPU \\| 9000 (16 logical CPUs); Debian GNU/Linux 12, Linux 6.1 |"));
+    cr_assert_not_null(strstr(md, "| Build | nvcc 13.0; `nvcc -O3; cc -O2` |"));
+    free(md);
+    f.a.run = &f.r;
+    remove_tree(dir);
+    fixture_free(&f);
+}
