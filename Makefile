@@ -155,6 +155,7 @@ run: deps $(PROGRAMS)
 test: deps $(BUILD)/test_attnprof $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/latex.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
 
 gpu-test: $(PROGRAMS)

@@ -6,6 +6,7 @@
 
 #include "archive.h"
 #include "escape.h"
+#include "latex.h"
 #include "exit_codes.h"
 #include "report.h"
 
@@ -429,7 +430,7 @@ int compare_write(const compare_model *m, const char *dest, const compare_option
     int rc = EXIT_OK;
     if (compare_figures_render(m, tmp, opt->formats, opt->log_axis, &figs, err, errlen) != 0)
         rc = EXIT_IO;
-    char *md = NULL, *md_inline = NULL, *html = NULL, *csv = NULL;
+    char *md = NULL, *md_inline = NULL, *html = NULL, *csv = NULL, *tex = NULL;
     if (rc == EXIT_OK) {
         md = compare_markdown(m, &figs, NULL);
         md_inline = compare_markdown(m, &figs, tmp);
@@ -437,17 +438,20 @@ int compare_write(const compare_model *m, const char *dest, const compare_option
         snprintf(title, sizeof title, "attnprof compare — %d runs, baseline %s", m->n, m->in[0]->label);
         html = report_html(md_inline, title, err, errlen);
         csv = compare_csv(m);
+        tex = compare_tex(m);
         if (!html)
             rc = EXIT_IO;
     }
     if (rc == EXIT_OK && (report_write_file(tmp, "compare.md", md, err, errlen) != 0 ||
                           report_write_file(tmp, "compare.html", html, err, errlen) != 0 ||
-                          report_write_file(tmp, "compare.csv", csv, err, errlen) != 0))
+                          report_write_file(tmp, "compare.csv", csv, err, errlen) != 0 ||
+                          report_write_file(tmp, "compare.tex", tex, err, errlen) != 0))
         rc = EXIT_IO;
     free(md);
     free(md_inline);
     free(html);
     free(csv);
+    free(tex);
     figure_list_free(&figs);
     if (rc == EXIT_OK && archive_commit(tmp, dest, force, err, errlen) != 0)
         rc = force ? EXIT_IO : EXIT_OUTPUT_EXISTS;

@@ -2,6 +2,7 @@
 
 #include "escape.h"
 #include "findings.h"
+#include "latex.h"
 #include "occupancy.h"
 
 #include <cmark-gfm-core-extensions.h>
@@ -711,13 +712,20 @@ char *report_summary_csv(const analysis *a)
         csv_num(f, r->event_us_no_cupti);
         csv_num(f, r->event_us_cupti);
         fputc(',', f);
-        char all[MAX_FINDINGS * 330] = "";
+        /* plain text: the findings' Markdown (backticks, escapes) read back */
+        char *all = NULL;
+        size_t all_len = 0;
+        FILE *af = open_memstream(&all, &all_len);
+        if (!af)
+            abort();
         for (int k = 0; k < va->n_findings; k++) {
-            if (k)
-                strcat(all, "; ");
-            strcat(all, va->findings[k]);
+            char *plain = md_to_plain(va->findings[k]);
+            fprintf(af, "%s%s", k ? "; " : "", plain);
+            free(plain);
         }
+        fclose(af);
         esc_csv_field(f, all, 1);
+        free(all);
         fputc('\n', f);
     }
     fclose(f);
@@ -761,9 +769,12 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
     char *md_inline = report_markdown(a, figs, dir);
     char *html = report_html(md_inline, title, err, errlen);
     char *csv = report_summary_csv(a);
+    char *tex = report_summary_tex(a);
     int rc = html ? 0 : -1;
     if (!rc)
         rc = write_atomic(dir, "summary.csv", csv, err, errlen);
+    if (!rc)
+        rc = write_atomic(dir, "summary.tex", tex, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "report.md", md, err, errlen);
     if (!rc)
@@ -772,6 +783,7 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
     free(md_inline);
     free(html);
     free(csv);
+    free(tex);
     return rc;
 }
 

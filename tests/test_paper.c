@@ -346,3 +346,60 @@ Test(paper, clocks_measured_or_not_recorded)
     remove_tree(dir);
     fixture_free(&f);
 }
+
+/* ---- summary.csv and LaTeX: plain text, not Markdown ------------------------- */
+
+#include "latex.h"
+
+Test(paper, findings_read_back_as_plain_text)
+{
+    char *p = md_to_plain("via `cudaMemsetAsync` and `` a`b `` in \\[x\\] \\| y");
+    cr_assert_str_eq(p, "via cudaMemsetAsync and a`b in [x] | y");
+    free(p);
+    p = md_to_plain("unclosed ` stays");
+    cr_assert_str_eq(p, "unclosed ` stays");
+    free(p);
+
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *csv = report_summary_csv(&f.a);
+    cr_assert_null(strchr(csv, '`'), "no Markdown code span in summary.csv");
+    cr_assert_not_null(strstr(csv, "2 with cudaLaunchKernelExC"));
+    free(csv);
+    fixture_free(&f);
+}
+
+static char *latex_of(const char *s, int code)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    (code ? esc_latex_code : esc_latex_text)(f, s, strlen(s));
+    fclose(f);
+    return buf;
+}
+
+Test(paper, latex_escaping)
+{
+    char *t = latex_of("a_b #1 50% $x {y} \\z ~ ^ & µs → 2×", 0);
+    cr_assert_str_eq(t, "a\\_b \\#1 50\\% \\$x \\{y\\} \\textbackslash{}z \\textasciitilde{} \\textasciicircum{} \\& "
+                        "\\textmu{}s \\ensuremath{\\rightarrow} 2\\ensuremath{\\times}");
+    free(t);
+    t = latex_of("x\xe4\xb8\xad\ny", 0); /* an unknown character and a newline */
+    cr_assert_str_eq(t, "x? y");
+    free(t);
+    t = latex_of("attnprof_flash--x", 1);
+    cr_assert_str_eq(t, "\\texttt{attnprof\\_\\allowbreak{}flash-{}-{}x}");
+    free(t);
+
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *tex = report_summary_tex(&f.a);
+    cr_assert_not_null(strstr(tex, "\\toprule") && strstr(tex, "\\midrule") && strstr(tex, "\\bottomrule"));
+    cr_assert_not_null(strstr(tex, "\\caption{Attention variants on NVIDIA H200 (driver 580.159.04, CUDA runtime 13.0, "
+                                   "cuBLAS 13.1.0, cuDNN 9.19.0); $B=8$, $H=16$, $S=1024$, $D=64$, bf16, causal."));
+    cr_assert_not_null(strstr(tex, "\\texttt{math} & 19 & 2245 (2243--2248)"), "%s", tex);
+    cr_assert_null(strchr(tex, '`'));
+    free(tex);
+    fixture_free(&f);
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# summary.tex and compare.tex compile with pdflatex (issue 10): an H200 fixture, the
+# hostile fixture whose names hold LaTeX and Markdown syntax, and a comparison.
+# pdflatex missing: a failure in CI (CI set), a one-line notice elsewhere.
+set -euo pipefail
+bin=${ATTNPROF_BIN:-build/attnprof}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+if ! command -v pdflatex >/dev/null; then
+  if [ -n "${CI:-}" ]; then
+    echo "latex: pdflatex is missing (apt-get install texlive-latex-base texlive-latex-recommended)" >&2; exit 1
+  fi
+  echo "latex: pdflatex not installed here; summary.tex/compare.tex not compiled (CI compiles them)"; exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export ATTNPROF_PDF=0
+compile() { # compile DIR FILE: FILE \input into a minimal article with booktabs
+  printf '%s\n' '\documentclass{article}' '\usepackage[T1]{fontenc}' '\usepackage{booktabs}' \
+    '\begin{document}' "\\input{$1/$2}" '\end{document}' > "$work/doc.tex"
+  if ! (cd "$work" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >/dev/null 2>&1); then
+    echo "latex: $1/$2 does not compile:" >&2; grep -A3 '^!' "$work/doc.log" >&2 || tail -20 "$work/doc.log" >&2; exit 1
+  fi
+  pdftotext -layout "$work/doc.pdf" "$work/doc.txt"
+}
+expect() { grep -qF -- "$1" "$work/doc.txt" || { echo "latex: the compiled $2 lacks \"$1\"" >&2; cat "$work/doc.txt" >&2; exit 1; }; }
+
+cp -r "$here/tests/fixtures/h200-6var" "$work/six"
+"$bin" report "$work/six" -q --format png
+compile "$work/six" summary.tex
+for s in "Attention variants on NVIDIA H200" "cuDNN 9.19.0" "B = 2, H = 4, S = 256, D = 64" naive_inplace \
+         "attnprof_flash_fwd_bf16_d64_128x64_w4" "What the trace revealed" "µs"; do expect "$s" summary.tex; done
+
+cp -r "$here/tests/fixtures/hostile/d2-injection" "$work/hostile"
+"$bin" report "$work/hostile" -q --format png
+compile "$work/hostile" summary.tex
+expect "GPU # Fake heading |" "hostile summary.tex"
+
+"$bin" compare "$here/tests/fixtures/h200-cudnn914" "$here/tests/fixtures/h200-cudnn919-a" -o "$work/cmp" -q \
+  --format png >/dev/null
+compile "$work/cmp" compare.tex
+for s in h200-cudnn914 h200-cudnn919-a "faster" "95% bootstrap"; do expect "$s" compare.tex; done
+echo "latex: summary.tex (2 archives) and compare.tex compile with pdflatex"
