@@ -14,6 +14,9 @@
 #include "analysis.h"
 
 enum { FIG_PNG = 1, FIG_SVG = 2, FIG_PDF = 4 };
+/* Figure sizes (--figure-size): screen is the report's own; column (3.5 in) and
+ * text (7 in) add paper-sized figures whose text is at least 8 pt at that size. */
+enum { FIG_SIZE_SCREEN = 0, FIG_SIZE_COLUMN = 1, FIG_SIZE_TEXT = 2 };
 /* figures_render's return when the archive holds what cannot be drawn (exit 6). */
 enum { FIG_ERR_BAD_INPUT = -2 };
 

@@ -627,6 +627,32 @@ static void append_template_part(FILE *out, const char *start, const char *end, 
     }
 }
 
+/* Inside <code> elements, a <wbr> after each '_' (and each ':' of "::"): a long
+ * identifier may break there, and only there, on a narrow screen or a printed page.
+ * Copying the name still gives the name. The tag is ours, never archive text. */
+static char *code_break_points(const char *html)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    int in_code = 0;
+    for (const char *p = html; *p; p++) {
+        if (*p == '<') {
+            if (!strncmp(p, "<code>", 6) || !strncmp(p, "<code ", 6))
+                in_code = 1;
+            else if (!strncmp(p, "</code>", 7))
+                in_code = 0;
+        }
+        fputc(*p, f);
+        if (in_code && (*p == '_' || (*p == ':' && p[1] != ':' && p > html && p[-1] == ':')) && p[1] != '<')
+            fputs("<wbr>", f);
+    }
+    fclose(f);
+    return buf;
+}
+
 char *report_html(const char *markdown, const char *title, char *err, size_t errlen)
 {
     cmark_gfm_core_extensions_ensure_registered();
@@ -654,6 +680,9 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
             free(body);
             return NULL;
         }
+    char *broken = code_break_points(body);
+    free(body);
+    body = broken;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

@@ -41,6 +41,11 @@ void cli_usage(FILE *f)
           "run, report and compare options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
+          "  --figure-size S      screen (default), column (3.5 in) or text (7 in): adds paper-sized figures\n"
+          "                       (figures/<size>/, text at least 8 pt at that size) for a LaTeX document\n"
+          "run and report options:\n"
+          "  --no-pdf             no report.pdf (printed by Chromium when installed; ATTNPROF_PDF=0 too)\n"
+          "  --reference DIR      an archive of PyTorch's variants on the same GPU: its numbers beside ours\n"
           "\n"
           "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
           "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error\n",
@@ -106,7 +111,8 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 }
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
-       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT };
+       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_NO_PDF, OPT_FIGURE_SIZE,
+       OPT_REFERENCE };
 
 static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
                         size_t n)
@@ -127,7 +133,8 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     run_config *rc = &o->run;
     unsigned long long v;
     int r;
-    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && !o->run_only_option)
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != OPT_NO_PDF && c != OPT_FIGURE_SIZE && c != OPT_REFERENCE &&
+        !o->run_only_option)
         o->run_only_option = c;
     switch (c) {
     case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
@@ -153,6 +160,22 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case 'q': rc->quiet = 1; return EXIT_OK;
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
+    case OPT_NO_PDF: o->no_pdf = 1; return EXIT_OK;
+    case OPT_FIGURE_SIZE:
+        if (!strcmp(arg, "screen"))
+            o->figure_size = FIG_SIZE_SCREEN;
+        else if (!strcmp(arg, "column"))
+            o->figure_size = FIG_SIZE_COLUMN;
+        else if (!strcmp(arg, "text"))
+            o->figure_size = FIG_SIZE_TEXT;
+        else
+            return usage_error(err, n, "--figure-size %s: expected screen, column (3.5 in) or text (7 in)%s", arg, "");
+        return EXIT_OK;
+    case OPT_REFERENCE:
+        if (!*arg)
+            return usage_error(err, n, "--reference: expected an archive directory%s%s", "", "");
+        o->reference = arg;
+        return EXIT_OK;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
     case OPT_BASELINE: o->baseline = arg; return EXIT_OK;
     case OPT_ALLOW_SHAPE: o->allow_shape_mismatch = 1; return EXIT_OK;
@@ -192,7 +215,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"quiet", no_argument, 0, 'q'},                   {"format", required_argument, 0, OPT_FORMAT},
         {"log", no_argument, 0, OPT_LOG},                 {"cudnn-replan", no_argument, 0, OPT_REPLAN},
         {"baseline", required_argument, 0, OPT_BASELINE}, {"allow-shape-mismatch", no_argument, 0, OPT_ALLOW_SHAPE},
-        {"min-effect", required_argument, 0, OPT_MIN_EFFECT},
+        {"min-effect", required_argument, 0, OPT_MIN_EFFECT}, {"no-pdf", no_argument, 0, OPT_NO_PDF},
+        {"figure-size", required_argument, 0, OPT_FIGURE_SIZE}, {"reference", required_argument, 0, OPT_REFERENCE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 
@@ -254,7 +278,9 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
             for (const struct option *l = longopts; l->name; l++)
                 if (l->val == o->run_only_option)
                     name = l->name;
-            return usage_error(err, errlen, "report: --%s is a run option; report takes only --format, --log and -q%s",
+            return usage_error(err, errlen,
+                               "report: --%s is a run option; report takes only --format, --log, --figure-size, "
+                               "--reference, --no-pdf and -q%s",
                                name, "");
         }
         o->archive = argv[optind];

@@ -13,6 +13,7 @@
 #include "figures.h"
 #include "findings.h"
 #include "recorder.h"
+#include "print.h"
 #include "report.h"
 #include "run_info.h"
 #include "trace.h"
@@ -51,7 +52,7 @@ static void command_line(int argc, char **argv, char *out, size_t n)
 
 /* Analysis, figures and report for an archive directory that holds trace.json and run.json. */
 static int render(const char *dir, const trace *t, const run_info *r, unsigned formats, int log_axis, int quiet,
-                  char *err, size_t errlen)
+                  int no_pdf, char *err, size_t errlen)
 {
     analysis a;
     if (analysis_build(&a, t, r, err, errlen) != 0)
@@ -64,6 +65,12 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
         rc = frc == FIG_ERR_BAD_INPUT ? EXIT_BAD_ARCHIVE : EXIT_IO;
     if (rc == EXIT_OK && report_write(&a, &figs, dir, err, errlen) != 0)
         rc = EXIT_IO;
+    /* report.pdf: printed by Chromium when installed; its absence is one line, never a failure */
+    if (rc == EXIT_OK && !no_pdf && print_pdf_enabled()) {
+        char msg[512];
+        if (print_html_to_pdf(dir, "report.html", "report.pdf", "A4", msg, sizeof msg) != 0 && !quiet)
+            fprintf(stderr, "attnprof: %s\n", msg);
+    }
     if (rc == EXIT_OK && !quiet) {
         printf("%-14s %-11s %8s %14s %14s %9s\n", "variant", "status", "ops/fwd", "CUDA µs/fwd", "CPU µs/fwd",
                "rel.err");
@@ -156,7 +163,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
         if (run_info_read_json(&back_info, path, err, sizeof err) != 0)
             wrc = EXIT_IO;
         else
-            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, err, sizeof err);
         trace_free(&back);
     }
     trace_free(&t);
@@ -296,7 +303,7 @@ static int cmd_report(cli_options *o)
         free(tmp);
         return die(EXIT_IO, err);
     }
-    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, err, sizeof err);
     trace_free(&t);
     if (rc == EXIT_OK)
         rc = move_report_into(tmp, o->archive, err, sizeof err);
