@@ -41,5 +41,10 @@ typedef struct figure_list {
 int figures_render(const analysis *a, const char *dir, unsigned formats, int log_axis,
                    figure_list *out, char *err, size_t errlen);
 void figure_list_free(figure_list *l);
+/* The paper-sized figures (FIG_SIZE_COLUMN or FIG_SIZE_TEXT): figures/timeline-
+ * compact-<size> and figures/occupancy-table-<size> in every requested format,
+ * appended to `out`. FIG_SIZE_SCREEN adds nothing. Returns as figures_render. */
+int figures_render_paper(const analysis *a, const char *dir, unsigned formats, int size, figure_list *out,
+                         char *err, size_t errlen);
 
 #endif

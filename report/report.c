@@ -592,6 +592,18 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
                "computed for every kernel, whatever API launched it.\n\n");
     kineto_paragraph(f, a);
     figure(f, figs, "occupancy", inline_from_dir);
+    int paper = 0;
+    for (int i = 0; figs && i < figs->n; i++)
+        paper |= !strncmp(figs->files[i].figure, "timeline-compact-", 17);
+    if (paper) {
+        fprintf(f, "## Figures for a paper\n\nDrawn at their printed size (--figure-size), every text at least 8 pt: "
+                   "include the PDF at 100%% (README, \"Figures and tables in a LaTeX paper\").\n\n");
+        for (int i = 0; i < figs->n; i++)
+            if (!strcmp(figs->files[i].kind, figs->files[0].kind) &&
+                (!strncmp(figs->files[i].figure, "timeline-compact-", 17) ||
+                 !strncmp(figs->files[i].figure, "occupancy-table-", 16)))
+                figure(f, figs, figs->files[i].figure, inline_from_dir);
+    }
     fprintf(f, "## Variants\n\n");
     for (int i = 0; i < a->n; i++)
         variant_section(f, a, &a->v[i], figs, inline_from_dir);

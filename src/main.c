@@ -52,7 +52,7 @@ static void command_line(int argc, char **argv, char *out, size_t n)
 
 /* Analysis, figures and report for an archive directory that holds trace.json and run.json. */
 static int render(const char *dir, const trace *t, const run_info *r, unsigned formats, int log_axis, int quiet,
-                  int no_pdf, char *err, size_t errlen)
+                  int no_pdf, int figure_size, char *err, size_t errlen)
 {
     analysis a;
     if (analysis_build(&a, t, r, err, errlen) != 0)
@@ -61,6 +61,8 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     figure_list figs = {0};
     int rc = EXIT_OK;
     int frc = figures_render(&a, dir, formats, log_axis, &figs, err, errlen);
+    if (frc == 0 && figure_size != FIG_SIZE_SCREEN)
+        frc = figures_render_paper(&a, dir, formats, figure_size, &figs, err, errlen);
     if (frc != 0)
         rc = frc == FIG_ERR_BAD_INPUT ? EXIT_BAD_ARCHIVE : EXIT_IO;
     if (rc == EXIT_OK && report_write(&a, &figs, dir, err, errlen) != 0)
@@ -163,7 +165,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
         if (run_info_read_json(&back_info, path, err, sizeof err) != 0)
             wrc = EXIT_IO;
         else
-            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, err, sizeof err);
+            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size, err, sizeof err);
         trace_free(&back);
     }
     trace_free(&t);
@@ -303,7 +305,7 @@ static int cmd_report(cli_options *o)
         free(tmp);
         return die(EXIT_IO, err);
     }
-    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, err, sizeof err);
+    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size, err, sizeof err);
     trace_free(&t);
     if (rc == EXIT_OK)
         rc = move_report_into(tmp, o->archive, err, sizeof err);

@@ -403,3 +403,69 @@ Test(paper, latex_escaping)
     free(tex);
     fixture_free(&f);
 }
+
+/* ---- paper-sized figures ------------------------------------------------------ */
+
+/* The smallest text of a PDF in points, from pdftotext's word boxes: DejaVu Sans's
+ * box is 1.163 × the font size (ascent 0.928 + descent 0.236). */
+static double smallest_text_pt(const char *pdf)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "pdftotext -bbox '%s' - | grep -o 'yMin=\"[0-9.]*\" xMax=\"[0-9.]*\" yMax=\"[0-9.]*\"' | "
+             "awk -F'\"' '{h=$6-$2; if (min == \"\" || h < min) min = h} END {print min / 1.1640}'",
+             pdf);
+    FILE *p = popen(cmd, "r");
+    double pt = 0;
+    cr_assert_eq(fscanf(p, "%lf", &pt), 1, "%s", cmd);
+    pclose(p);
+    return pt;
+}
+
+static double page_width_pt(const char *pdf)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "pdfinfo '%s' | sed -n 's/^Page size: *\\([0-9.]*\\) x.*/\\1/p'", pdf);
+    FILE *p = popen(cmd, "r");
+    double w = 0;
+    cr_assert_eq(fscanf(p, "%lf", &w), 1);
+    pclose(p);
+    return w;
+}
+
+Test(paper, column_and_text_figures_keep_8pt_text)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", path[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l = {0};
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PDF, 0, &l, err, sizeof err), 0, "%s", err);
+    /* the screen figure has smaller text: the measure tells them apart */
+    snprintf(path, sizeof path, "%s/figures/occupancy.pdf", dir);
+    cr_assert_lt(smallest_text_pt(path), 7.9);
+    const struct { int size; const char *name; double width; } sizes[] = {
+        {FIG_SIZE_COLUMN, "column", 252}, {FIG_SIZE_TEXT, "text", 504}};
+    for (int s = 0; s < 2; s++) {
+        cr_assert_eq(figures_render_paper(&f.a, dir, FIG_PDF | FIG_SVG, sizes[s].size, &l, err, sizeof err), 0, "%s",
+                     err);
+        const char *figs[] = {"timeline-compact", "occupancy-table"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(path, sizeof path, "%s/figures/%s-%s.pdf", dir, figs[k], sizes[s].name);
+            cr_assert_float_eq(page_width_pt(path), sizes[s].width, 0.01, "%s: 3.5 in or 7 in", path);
+            double pt = smallest_text_pt(path);
+            cr_assert_geq(pt, 7.99, "%s: smallest text %.2f pt", path, pt);
+            snprintf(path, sizeof path, "%s/figures/%s-%s.svg", dir, figs[k], sizes[s].name);
+            cr_assert_eq(access(path, R_OK), 0, "%s", path);
+        }
+    }
+    /* every variant is in the compact timeline, and flash's Kineto 0% is marked in the table */
+    snprintf(path, sizeof path, "pdftotext -q %s/figures/timeline-compact-column.pdf - | tr '\\n' ' ' | "
+             "grep -q 'naive.*naive_inplace.*math.*efficient.*flash.*cudnn'", dir);
+    cr_assert_eq(system(path), 0);
+    snprintf(path, sizeof path, "pdftotext -q %s/figures/occupancy-table-column.pdf - | grep -q '0%%\\*'", dir);
+    cr_assert_eq(system(path), 0);
+    figure_list_free(&l);
+    remove_tree(dir);
+    fixture_free(&f);
+}
