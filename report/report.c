@@ -4,6 +4,7 @@
 #include "findings.h"
 #include "latex.h"
 #include "occupancy.h"
+#include "series.h"
 
 #include <cmark-gfm-core-extensions.h>
 #include <cmark-gfm.h>
@@ -212,12 +213,18 @@ static void ops_text(const variant_analysis *va, char *out, size_t n)
         snprintf(out + len, n - (size_t)len, "; expected %d", va->result->expected_ops);
 }
 
-static void summary_table(FILE *f, const analysis *a)
+static void summary_table(FILE *f, const analysis *a, const report_reference *ref)
 {
     fprintf(f, "## Summary\n\n");
     fprintf(f, "| Variant | What we changed | Kernels / forward | CUDA time / forward (median, min – max, n) | "
-               "CPU time / forward (under CUPTI) | rel. error vs FP64 | What the trace revealed |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|\n");
+               "CPU time / forward (under CUPTI) | rel. error vs FP64 | Reference: %s |", SERIES_LABEL);
+    if (ref) {
+        fputs(" Reference: ", f);
+        esc_md_text(f, ref->label);
+        fputs(", CUDA / CPU time per forward |", f);
+    }
+    fprintf(f, " What the trace revealed |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|%s---|\n", ref ? "---|" : "");
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         const variant_result *r = va->result;
@@ -233,7 +240,25 @@ static void summary_table(FILE *f, const analysis *a)
         esc_md_code(f, r->name, 1);
         fprintf(f, "%s | ", status_word(r));
         esc_md_text(f, r->what_changed);
-        fprintf(f, " | %s | %s | %s | %s | ", ops, cuda, cpu, err);
+        char series[256];
+        series_cell(r->name, series, sizeof series);
+        fprintf(f, " | %s | %s | %s | %s | %s | ", ops, cuda, cpu, err, series);
+        if (ref) {
+            /* PyTorch's SDPA variants carry an "sdpa_" prefix in an imported archive */
+            const variant_analysis *rv = analysis_find(ref->a, r->name);
+            char sdpa[48];
+            snprintf(sdpa, sizeof sdpa, "sdpa_%s", r->name);
+            if (!rv)
+                rv = analysis_find(ref->a, sdpa);
+            if (rv && rv->n_forwards) {
+                char rc[32], rp[32];
+                format_us_column(rv->cuda_us.median, rc, sizeof rc);
+                format_us_column(rv->cpu_us.median, rp, sizeof rp);
+                fprintf(f, "%s / %s (%d ops, n=%d) | ", rc, rp, rv->ops_per_forward, rv->n_forwards);
+            } else {
+                fputs("not in the reference | ", f);
+            }
+        }
         for (int k = 0; k < va->n_findings; k++) {
             if (k)
                 fputs("; ", f);
@@ -574,7 +599,58 @@ static void kineto_paragraph(FILE *f, const analysis *a)
     fputs("\n\n", f);
 }
 
+/* The reference archive: what it is, and whether it ran where we ran. */
+static void reference_note(FILE *f, const analysis *a, const report_reference *ref)
+{
+    const run_info *o = ref->a->run, *r = a->run;
+    fputs("The reference column holds another archive's medians, derived from its records as ours are: ", f);
+    esc_md_text(f, ref->label);
+    fputs(" (", f);
+    esc_md_text(f, o->device.name);
+    fprintf(f, ", B=%d, H=%d, S=%d, D=%d, ", o->shape.batch, o->shape.heads, o->shape.seq, o->shape.dim);
+    esc_md_text(f, o->tool_version);
+    fputs(").", f);
+    if (strcmp(o->device.name, r->device.name))
+        fputs(" **It ran on another GPU.**", f);
+    if (memcmp(&o->shape, &r->shape, sizeof o->shape))
+        fputs(" **Its shape differs from this run's.**", f);
+    fputs("\n\n", f);
+}
+
+/* The footer: how to cite the tool, with the version and commit that recorded this run. */
+static void citation(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    char year[8] = "";
+    snprintf(year, sizeof year, "%.4s", r->date);
+    for (char *c = year; *c; c++)
+        if (*c < '0' || *c > '9')
+            *c = '\0';
+    char version[64];
+    size_t j = 0; /* BibTeX field text: letters, digits and -._+ only */
+    for (const char *c = r->tool_version; *c && j + 1 < sizeof version; c++)
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr("-._+", *c))
+            version[j++] = *c;
+    version[j] = '\0';
+    fprintf(f, "## Cite attnprof\n\nThis run was recorded by attnprof %s (the `git describe` of its commit, from "
+               "run.json). CITATION.cff in the repository holds the same entry.\n\n",
+            version[0] ? version : "(version not recorded)");
+    fprintf(f, "```bibtex\n@software{attnprof,\n  title   = {attnprof: six attention variants profiled with CUPTI},\n"
+               "  author  = {{The attnprof authors}},\n  version = {%s},\n  note    = {commit %s%s%s},\n",
+            version[0] ? version : "unknown", version[0] ? version : "unknown", year[0] ? ", run recorded " : "",
+            year[0] ? year : "");
+    if (year[0])
+        fprintf(f, "  year    = {%s},\n", year);
+    fputs("}\n```\n", f);
+}
+
 char *report_markdown(const analysis *a, const figure_list *figs, const char *inline_from_dir)
+{
+    return report_markdown_ref(a, figs, inline_from_dir, NULL);
+}
+
+char *report_markdown_ref(const analysis *a, const figure_list *figs, const char *inline_from_dir,
+                          const report_reference *ref)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -582,7 +658,11 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
     if (!f)
         abort();
     header(f, a);
-    summary_table(f, a);
+    series_abstract(f, a);
+    summary_table(f, a, ref);
+    if (ref)
+        reference_note(f, a, ref);
+    series_section(f, a);
     figure(f, figs, "timeline-overview", inline_from_dir);
     figure(f, figs, "time-per-forward", inline_from_dir);
     overhead_table(f, a);
@@ -607,6 +687,7 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
     fprintf(f, "## Variants\n\n");
     for (int i = 0; i < a->n; i++)
         variant_section(f, a, &a->v[i], figs, inline_from_dir);
+    citation(f, a);
     fclose(f);
     return buf;
 }
@@ -802,12 +883,18 @@ static int write_atomic(const char *dir, const char *name, const char *text, cha
 
 int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen)
 {
+    return report_write_ref(a, figs, dir, NULL, err, errlen);
+}
+
+int report_write_ref(const analysis *a, const figure_list *figs, const char *dir, const report_reference *ref,
+                     char *err, size_t errlen)
+{
     const run_info *r = a->run;
     char title[256];
     snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch, r->shape.heads,
              r->shape.seq, r->shape.dim, r->dtype);
-    char *md = report_markdown(a, figs, NULL);
-    char *md_inline = report_markdown(a, figs, dir);
+    char *md = report_markdown_ref(a, figs, NULL, ref);
+    char *md_inline = report_markdown_ref(a, figs, dir, ref);
     char *html = report_html(md_inline, title, err, errlen);
     char *csv = report_summary_csv(a);
     char *tex = report_summary_tex(a);

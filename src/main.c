@@ -52,7 +52,7 @@ static void command_line(int argc, char **argv, char *out, size_t n)
 
 /* Analysis, figures and report for an archive directory that holds trace.json and run.json. */
 static int render(const char *dir, const trace *t, const run_info *r, unsigned formats, int log_axis, int quiet,
-                  int no_pdf, int figure_size, char *err, size_t errlen)
+                  int no_pdf, int figure_size, const char *reference, char *err, size_t errlen)
 {
     analysis a;
     if (analysis_build(&a, t, r, err, errlen) != 0)
@@ -65,8 +65,36 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
         frc = figures_render_paper(&a, dir, formats, figure_size, &figs, err, errlen);
     if (frc != 0)
         rc = frc == FIG_ERR_BAD_INPUT ? EXIT_BAD_ARCHIVE : EXIT_IO;
-    if (rc == EXIT_OK && report_write(&a, &figs, dir, err, errlen) != 0)
+    /* --reference DIR: another archive (PyTorch's variants on the same GPU) beside ours */
+    compare_archive *ref = NULL;
+    report_reference rr = {0};
+    if (rc == EXIT_OK && reference) {
+        ref = calloc(1, sizeof *ref);
+        if (!ref)
+            abort();
+        char rerr[512];
+        if (compare_load(ref, reference, rerr, sizeof rerr) != EXIT_OK) {
+            snprintf(err, errlen, "--reference %s: %s", reference, rerr);
+            rc = EXIT_BAD_ARCHIVE;
+        } else {
+            const char *base = strrchr(reference, '/');
+            while (base && !base[1] && base > reference) { /* "dir/" */
+                const char *p = base - 1;
+                while (p > reference && *p != '/')
+                    p--;
+                base = p;
+            }
+            snprintf(rr.label, sizeof rr.label, "%.*s", (int)strcspn(base && *base == '/' ? base + 1 : reference, "/"),
+                     base && *base == '/' ? base + 1 : reference);
+            rr.a = &ref->a;
+        }
+    }
+    if (rc == EXIT_OK && report_write_ref(&a, &figs, dir, ref ? &rr : NULL, err, errlen) != 0)
         rc = EXIT_IO;
+    if (ref) {
+        compare_archive_free(ref);
+        free(ref);
+    }
     /* report.pdf: printed by Chromium when installed; its absence is one line, never a failure */
     if (rc == EXIT_OK && !no_pdf && print_pdf_enabled()) {
         char msg[512];
@@ -165,7 +193,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
         if (run_info_read_json(&back_info, path, err, sizeof err) != 0)
             wrc = EXIT_IO;
         else
-            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size, err, sizeof err);
+            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size, o->reference, err, sizeof err);
         trace_free(&back);
     }
     trace_free(&t);
@@ -305,7 +333,7 @@ static int cmd_report(cli_options *o)
         free(tmp);
         return die(EXIT_IO, err);
     }
-    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size, err, sizeof err);
+    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size, o->reference, err, sizeof err);
     trace_free(&t);
     if (rc == EXIT_OK)
         rc = move_report_into(tmp, o->archive, err, sizeof err);

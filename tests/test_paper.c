@@ -469,3 +469,142 @@ Test(paper, column_and_text_figures_keep_8pt_text)
     remove_tree(dir);
     fixture_free(&f);
 }
+
+/* ---- references, abstract, citation ------------------------------------------- */
+
+#include "series.h"
+
+Test(paper, series_numbers_beside_ours_are_labelled_citations)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "| Reference: A100-SXM4-80GB, the series |"));
+    cr_assert_not_null(strstr(md, "| 1 kernel; CUDA 146.8 µs, CPU 138 µs; Kineto ≈ 13% |"), "flash's cited numbers");
+    cr_assert_not_null(strstr(md, "| 5 kernels; `*_fwd` CUDA 1955 µs (avg) |"));
+    cr_assert_not_null(strstr(md, "does not state its shape, so its times may be for another shape"));
+    cr_assert_not_null(strstr(md, "attnprof's own implementations"));
+    cr_assert_not_null(strstr(md, "they hold no PyTorch dispatcher"));
+    /* the ratios: ours derived, the series' cited */
+    const variant_analysis *m = analysis_find(&f.a, "math"), *ni = analysis_find(&f.a, "naive_inplace");
+    char want[160];
+    snprintf(want, sizeof want, "- math vs naive in-place: %.2f× here (CUDA time per forward); 3.70× in the series",
+             m->cuda_us.median / ni->cuda_us.median);
+    cr_assert_not_null(strstr(md, want), "%s", want);
+    cr_assert_not_null(strstr(md, "- cuDNN vs flash: 0.81× here (CUDA time per forward); 1.27× in the series"));
+    cr_assert_not_null(strstr(md, "**the order differs**"));
+    /* where the series' explanation and the records disagree, from the records */
+    cr_assert_not_null(strstr(md, "This run's records disagree: attnprof's flash kernel "
+                                  "`attnprof_flash_fwd_bf16_d64_128x64_w4` is launched with `cudaLaunchKernel`"));
+    cr_assert_not_null(strstr(md, "The cause is the shared-memory limit, not the launch API."));
+    /* the series' counts: ops without Memsets (naive 7 - 1 = 6, as the series) */
+    cr_assert_not_null(strstr(md, "| `naive` | 6 | 6 | 624 µs | – |"));
+    cr_assert_not_null(strstr(md, "| `math` | 19 | 20 |"));
+    free(md);
+    const series_fact *s = series_fact_of("cudnn");
+    cr_assert_not_null(s);
+    cr_assert_str_eq(s->kernel,
+                     "cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_6_128x64x64_4x1x1_cga1x1x1_kernel0_0");
+    cr_assert_null(series_fact_of("no_such_variant"));
+    fixture_free(&f);
+}
+
+Test(paper, abstract_is_derived_from_the_records)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    const char *abs = strstr(md, "**Abstract.** ");
+    cr_assert_not_null(abs);
+    cr_assert_lt(abs, strstr(md, "## Summary"), "the abstract comes first");
+    const variant_analysis *c = analysis_find(&f.a, "cudnn"), *fl = analysis_find(&f.a, "flash");
+    const variant_analysis *m = analysis_find(&f.a, "math"), *n = analysis_find(&f.a, "naive");
+    const variant_analysis *ni = analysis_find(&f.a, "naive_inplace"), *e = analysis_find(&f.a, "efficient");
+    char want[256];
+    snprintf(want, sizeof want, "the fastest is `cudnn` at %.1f µs CUDA time per forward", c->cuda_us.median);
+    cr_assert_not_null(strstr(abs, want), "%s", want);
+    snprintf(want, sizeof want, "math / naive %.2f×, naive / naive_inplace %.2f×, flash / efficient %.2f×, "
+             "cudnn / flash %.2f×", m->cuda_us.median / n->cuda_us.median, n->cuda_us.median / ni->cuda_us.median,
+             fl->cuda_us.median / e->cuda_us.median, c->cuda_us.median / fl->cuda_us.median);
+    cr_assert_not_null(strstr(abs, want), "%s", want);
+    cr_assert_not_null(strstr(abs, "`naive` runs 7 GPU operations per forward where 6 were expected (1 Memset)"));
+    cr_assert_not_null(strstr(abs, "`math` runs 19 GPU operations per forward besides Memsets where the series counts 20"));
+    cr_assert_not_null(strstr(abs, "Kineto's estimate for `flash`'s kernel is 0% (55296 B shared memory per block)"));
+    free(md);
+    /* change the records, the abstract follows */
+    f.r.variants[5].status = VARIANT_UNAVAILABLE;
+    md = report_markdown(&f.a, NULL, NULL);
+    abs = strstr(md, "**Abstract.** ");
+    cr_assert_not_null(strstr(abs, "the fastest is `flash`"), "%.300s", abs);
+    cr_assert_not_null(strstr(abs, "`cudnn` unavailable"));
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, citation_in_the_footer_and_the_repository)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    const char *cite = strstr(md, "## Cite attnprof");
+    cr_assert_not_null(cite);
+    char want[160];
+    snprintf(want, sizeof want, "  version = {%s},\n  note    = {commit %s, run recorded 2026},", f.r.tool_version,
+             f.r.tool_version);
+    cr_assert_not_null(strstr(cite, "```bibtex\n@software{attnprof,"));
+    cr_assert_not_null(strstr(cite, want), "%s", cite);
+    free(md);
+    fixture_free(&f);
+    /* CITATION.cff: valid fields, and its commit is one of this repository's */
+    FILE *c = fopen("CITATION.cff", "r");
+    cr_assert_not_null(c);
+    char line[512], commit[64] = "";
+    int cff = 0, title = 0, authors = 0;
+    while (fgets(line, sizeof line, c)) {
+        cff |= !strncmp(line, "cff-version: 1.2.0", 18);
+        title |= !strncmp(line, "title: ", 7);
+        authors |= !strncmp(line, "authors:", 8);
+        sscanf(line, "commit: \"%40[0-9a-f]\"", commit);
+    }
+    fclose(c);
+    cr_assert(cff && title && authors);
+    cr_assert_eq(strlen(commit), 40);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "git merge-base --is-ancestor %s HEAD 2>/dev/null || ! git rev-parse HEAD >/dev/null 2>&1",
+             commit);
+    cr_assert_eq(system(cmd), 0, "CITATION.cff names commit %s, which this repository does not hold", commit);
+}
+
+Test(paper, reference_archive_beside_ours)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp -r tests/fixtures/h200-cudnn919-a/. %s/ && ATTNPROF_PDF=0 %s report %s -q "
+             "--reference tests/fixtures/h200-cudnn919-b", dir, bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    FILE *fm = fopen(path, "r");
+    char *md = calloc(1, 1 << 22);
+    size_t got = fread(md, 1, (1 << 22) - 1, fm);
+    md[got] = '\0';
+    fclose(fm);
+    cr_assert_not_null(strstr(md, "| Reference: h200-cudnn919-b, CUDA / CPU time per forward |"));
+    cr_assert_not_null(strstr(md, "The reference column holds another archive's medians"));
+    /* the reference's own cudnn median, derived from its records */
+    fixture b;
+    fixture_load(&b, "tests/fixtures/h200-cudnn919-b");
+    const variant_analysis *rc = analysis_find(&b.a, "cudnn");
+    char c1[32], c2[32], want[128];
+    format_us_column(rc->cuda_us.median, c1, sizeof c1);
+    format_us_column(rc->cpu_us.median, c2, sizeof c2);
+    snprintf(want, sizeof want, "| %s / %s (%d ops, n=%d) |", c1, c2, rc->ops_per_forward, rc->n_forwards);
+    cr_assert_not_null(strstr(strstr(md, "| `cudnn` |"), want), "%s", want);
+    fixture_free(&b);
+    free(md);
+    snprintf(cmd, sizeof cmd, "ATTNPROF_PDF=0 %s report %s -q --reference /nonexistent 2>/dev/null", bin, dir);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 6, "a reference that is no archive: exit 6");
+    snprintf(cmd, sizeof cmd, "ATTNPROF_PDF=0 %s report %s -q --figure-size huge 2>/dev/null", bin, dir);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 2, "--figure-size takes screen, column or text");
+    remove_tree(dir);
+}
