@@ -238,7 +238,7 @@ char *report_summary_tex(const analysis *a)
     fputs("% attnprof summary.tex: \\input{summary.tex} in a document with \\usepackage{booktabs}.\n"
           "% Generated from this archive's trace.json and run.json; every number is derived from the records.\n",
           f);
-    fputs("\\begin{table}[tbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n", f);
+    fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n", f);
     fputs("\\caption{Attention variants on ", f);
     caption_setup(f, r);
     fprintf(f, ". Median of %d recorded forwards per variant, min--max in parentheses; CUDA time is the sum of "
@@ -278,10 +278,10 @@ char *report_summary_tex(const analysis *a)
             fputs("--", f);
         fputs(" \\\\\n", f);
     }
-    fputs("\\bottomrule\n\\end{tabular}\n\\end{table}\n\n", f);
+    fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n\n", f);
 
     /* The findings, one row per variant: what the trace revealed. */
-    fputs("\\begin{table}[tbp]\n\\centering\n\\footnotesize\n", f);
+    fputs("\\begin{table*}[tbp]\n\\centering\n\\footnotesize\n", f);
     fputs("\\caption{What the trace revealed, per variant (", f);
     caption_setup(f, r);
     fputs("); derived from the records by attnprof.}\n\\label{tab:attnprof-findings}\n", f);
@@ -299,7 +299,7 @@ char *report_summary_tex(const analysis *a)
         }
         fputs(" \\\\\n", f);
     }
-    fputs("\\bottomrule\n\\end{tabular}\n\\end{table}\n", f);
+    fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n", f);
     fclose(f);
     return buf;
 }
@@ -315,7 +315,7 @@ char *compare_tex(const compare_model *m)
     fputs("% attnprof compare.tex: \\input{compare.tex} in a document with \\usepackage{booktabs}.\n"
           "% Generated from the archives' trace.json and run.json.\n",
           f);
-    fputs("\\begin{table}[tbp]\n\\centering\n\\small\n\\caption{", f);
+    fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\caption{", f);
     fputs(m->throughput ? "Throughput (TFLOP/s) per forward" : "CUDA time per forward (\\textmu{}s)", f);
     fputs(", median (min--max) of each run's recorded forwards, and each run against the baseline (", f);
     tex_code(f, base->label);
@@ -360,7 +360,7 @@ char *compare_tex(const compare_model *m)
         }
         fputs(" \\\\\n", f);
     }
-    fputs("\\bottomrule\n\\end{tabular}\n\\end{table}\n", f);
+    fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n", f);
     fclose(f);
     return buf;
 }

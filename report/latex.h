@@ -32,7 +32,8 @@ void esc_latex_code(FILE *f, const char *s, size_t len);
 void latex_from_md(FILE *f, const char *md);
 
 /* summary.tex (malloc'd): the summary as booktabs tables to \input into a paper
- * (needs \usepackage{booktabs}); the caption states shape, GPU and versions. */
+ * (needs \usepackage{booktabs}); the caption states shape, GPU and versions.
+ * Tables are table*: the text width in a two-column paper, a plain table in one. */
 char *report_summary_tex(const analysis *a);
 /* compare.tex (malloc'd): the comparison's summary as a booktabs table. */
 char *compare_tex(const compare_model *m);

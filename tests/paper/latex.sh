@@ -39,4 +39,18 @@ expect "GPU # Fake heading |" "hostile summary.tex"
   --format png >/dev/null
 compile "$work/cmp" compare.tex
 for s in h200-cudnn914 h200-cudnn919-a "faster" "95% bootstrap"; do expect "$s" compare.tex; done
-echo "latex: summary.tex (2 archives) and compare.tex compile with pdflatex"
+# the README's example, as written, over the bundled archive
+mkdir -p "$work/readme/out"
+cp -r "$here/out/example-h200" "$work/readme/out/"
+"$bin" report "$work/readme/out/example-h200" -q --format pdf --figure-size column
+"$bin" compare "$here/tests/fixtures/h200-cudnn914" "$here/tests/fixtures/h200-cudnn919-a" -o "$work/readme/out/a-vs-b" \
+  -q --format pdf >/dev/null
+sed -n '/^```latex$/,/^```$/p' "$here/README.md" | sed '1d;$d' > "$work/readme/paper.tex"
+if ! (cd "$work/readme" && pdflatex -interaction=nonstopmode -halt-on-error paper.tex >/dev/null 2>&1); then
+  echo "latex: the README's LaTeX example does not compile:" >&2; grep -A3 '^!' "$work/readme/paper.log" >&2; exit 1
+fi
+# the column figures fit the 3.5 in column: no box overfull by more than a rounding
+if grep -E 'Overfull \\hbox \(([2-9]|[1-9][0-9]+)\.[0-9]*pt' "$work/readme/paper.log" >&2; then
+  echo "latex: the README's example overflows its column or text width (above)" >&2; exit 1
+fi
+echo "latex: summary.tex (2 archives), compare.tex and the README's example compile with pdflatex"

@@ -30,6 +30,10 @@ for size in A4 letter; do
     n=$(grep -o -w -- "$word" "$work/$size.txt" | wc -l)
     [ "$n" -ge "$tables" ] || { echo "print: $size: \"$word\" printed $n times for $tables op tables" >&2; exit 1; }
   done
+  # the summary table's last columns too
+  for word in Reference revealed; do
+    grep -q -w -- "$word" "$work/$size.txt" || { echo "print: $size: the summary's \"$word\" column is missing" >&2; exit 1; }
+  done
   # the last column's head, whole, on the page
   [ "$(tr -d ' \n' < "$work/$size.txt" | grep -o 'Launch→start' | wc -l)" -ge "$tables" ] ||
     { echo "print: $size: \"Launch → start\" is not on the pages for each op table" >&2; exit 1; }
