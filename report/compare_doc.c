@@ -22,7 +22,7 @@ static void metric_text(const compare_model *m, double v, char *out, size_t n)
     else if (m->throughput)
         snprintf(out, n, "%.1f TFLOP/s", v);
     else
-        format_us(v, out, n);
+        format_us_column(v, out, n);
 }
 
 /* "622 µs (620 µs – 627 µs, n=20)", or why there is no number. */
@@ -38,9 +38,9 @@ static void cell_text(const compare_model *m, const compare_cell *c, const stats
     }
     char med[48], lo[48], hi[48];
     if (st == &c->cpu_stats) {
-        format_us(st->median, med, sizeof med);
-        format_us(st->min, lo, sizeof lo);
-        format_us(st->max, hi, sizeof hi);
+        format_us_column(st->median, med, sizeof med);
+        format_us_column(st->min, lo, sizeof lo);
+        format_us_column(st->max, hi, sizeof hi);
     } else {
         metric_text(m, st->median, med, sizeof med);
         metric_text(m, st->min, lo, sizeof lo);
@@ -236,8 +236,8 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
             char bn[300], on[300], tb[48], to[48], regs[64], smem[80], occ[64], per[48];
             op_name(r->base, bn, sizeof bn);
             op_name(r->other, on, sizeof on);
-            format_us(r->base ? r->base->median_us : NAN, tb, sizeof tb);
-            format_us(r->other ? r->other->median_us : NAN, to, sizeof to);
+            format_us_column(r->base ? r->base->median_us : NAN, tb, sizeof tb);
+            format_us_column(r->other ? r->other->median_us : NAN, to, sizeof to);
             if (r->base && r->other && fabs(r->base->per_forward - r->other->per_forward) > 1e-9)
                 snprintf(per, sizeof per, "**%g → %g**", r->base->per_forward, r->other->per_forward);
             else

@@ -608,3 +608,27 @@ Test(paper, reference_archive_beside_ours)
     cr_assert_eq(WEXITSTATUS(system(cmd)), 2, "--figure-size takes screen, column or text");
     remove_tree(dir);
 }
+
+Test(paper, compare_tables_keep_one_unit)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "%s compare tests/fixtures/h200-cudnn914 tests/fixtures/h200-cudnn919-a -o %s/c -q "
+             "--format png >/dev/null", bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/c/compare.md", dir);
+    FILE *fm = fopen(path, "r");
+    char line[8192];
+    int math_rows = 0;
+    while (fgets(line, sizeof line, fm))
+        if (!strncmp(line, "| `math` |", 10)) {
+            math_rows++;
+            cr_assert_null(strstr(line, " ms"), "%s", line);
+        }
+    fclose(fm);
+    cr_assert_gt(math_rows, 0);
+    snprintf(path, sizeof path, "%s/c/compare.tex", dir);
+    cr_assert_eq(access(path, R_OK), 0, "compare.tex beside compare.md");
+    remove_tree(dir);
+}
