@@ -277,13 +277,14 @@ static void derive(analysis *a, int vi)
             char kn[FINDING_NAME_MAX + 8], kq[200];
             findings_short_name(next->name, kn, sizeof kn);
             esc_md_code_buf(kq, sizeof kq, kn);
-            snprintf(whose, sizeof whose, ", issued by %s: the next launch on its thread is %s's %s, with no launch "
-                     "between (CUPTI records no call stack; attributed by the launching library's API window)",
+            snprintf(whose, sizeof whose, ", issued by %s: the next launch on the same host thread is %s's %s, with "
+                     "no launch between (CUPTI keeps no call stack, so the Memset is attributed by the launching "
+                     "library's API window)",
                      lib, lib, kq);
         }
         if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward)
             add(va, "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s, "
-                    "via %s%s) outside the variant's own expectation",
+                    "via %s) outside the variant's own expectation%s",
                 va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
                 va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_name, whose);
         else

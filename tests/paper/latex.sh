@@ -39,10 +39,25 @@ expect "GPU # Fake heading |" "hostile summary.tex"
   --format png >/dev/null
 compile "$work/cmp" compare.tex
 for s in h200-cudnn914 h200-cudnn919-a "faster" "95% bootstrap"; do expect "$s" compare.tex; done
-# the README's example, as written, over the bundled archive
 mkdir -p "$work/readme/out"
 cp -r "$here/out/example-h200" "$work/readme/out/"
 "$bin" report "$work/readme/out/example-h200" -q --format pdf --figure-size column
+# the README's excerpt of the example's summary: every row's numbers and each abridged finding
+# are what the report writes today
+md="$work/readme/out/example-h200/report.md"
+rows=$(awk '/^\| Variant \| Kernels \/ forward \|/ { on = 1; next } on && /^$/ { exit } on && /^\| `/' "$here/README.md")
+[ "$(printf '%s\n' "$rows" | wc -l)" = 6 ] || { echo "latex: the README's summary excerpt has no 6 rows" >&2; exit 1; }
+printf '%s\n' "$rows" | while IFS= read -r row; do
+  name=${row%% |*}
+  line=$(grep -F -- "$name |" "$md" | head -1)
+  printf '%s\n' "$row" | awk -F' [|] ' '{for (i = 2; i <= NF; i++) print $i}' | sed 's/ |$//' | tr -s '\n' |
+    while IFS= read -r cell; do
+      printf '%s\n' "$cell" | sed 's/; /\n/g' | while IFS= read -r part; do
+        case "$line" in *"$part"*) ;; *) echo "latex: README excerpt, $name: \"$part\" is not in the report" >&2; exit 1 ;; esac
+      done
+    done
+done
+# the README's example, as written, over the bundled archive
 "$bin" compare "$here/tests/fixtures/h200-cudnn914" "$here/tests/fixtures/h200-cudnn919-a" -o "$work/readme/out/a-vs-b" \
   -q --format pdf >/dev/null
 sed -n '/^```latex$/,/^```$/p' "$here/README.md" | sed '1d;$d' > "$work/readme/paper.tex"
