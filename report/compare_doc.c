@@ -428,7 +428,8 @@ int compare_write(const compare_model *m, const char *dest, const compare_option
         return EXIT_IO;
     figure_list figs = {0};
     int rc = EXIT_OK;
-    if (compare_figures_render(m, tmp, opt->formats, opt->log_axis, &figs, err, errlen) != 0)
+    if (compare_figures_render(m, tmp, opt->formats, opt->log_axis, &figs, err, errlen) != 0 ||
+        compare_figures_render_paper(m, tmp, opt->formats, opt->figure_size, &figs, err, errlen) != 0)
         rc = EXIT_IO;
     char *md = NULL, *md_inline = NULL, *html = NULL, *csv = NULL, *tex = NULL;
     if (rc == EXIT_OK) {

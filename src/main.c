@@ -372,7 +372,7 @@ static int cmd_compare(const cli_options *o)
         return die(EXIT_OUTPUT_EXISTS, err);
     }
     compare_options opt = {.min_effect = o->min_effect, .allow_shape_mismatch = o->allow_shape_mismatch,
-                           .formats = o->formats, .log_axis = o->log_axis};
+                           .formats = o->formats, .log_axis = o->log_axis, .figure_size = o->figure_size};
     if ((opt.baseline = baseline_index(o, err, sizeof err)) < 0)
         return die(EXIT_USAGE, err);
     compare_archive *ars = calloc((size_t)o->n_inputs, sizeof *ars);

@@ -632,3 +632,20 @@ Test(paper, compare_tables_keep_one_unit)
     cr_assert_eq(access(path, R_OK), 0, "compare.tex beside compare.md");
     remove_tree(dir);
 }
+
+Test(paper, compare_figure_at_column_size)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "%s compare tests/fixtures/h200-cudnn914 tests/fixtures/h200-cudnn919-a "
+             "tests/fixtures/h200-cudnn919-b -o %s/c -q --format pdf --figure-size column >/dev/null", bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/c/figures/compare-speedup-column.pdf", dir);
+    cr_assert_float_eq(page_width_pt(path), 252, 0.01);
+    double pt = smallest_text_pt(path);
+    cr_assert_geq(pt, 7.99, "smallest text %.2f pt", pt);
+    snprintf(cmd, sizeof cmd, "pdftotext -q %s - | tr '\\n' ' ' | grep -q 'h200-cudnn919-a.*h200-cudnn919-b'", path);
+    cr_assert_eq(system(cmd), 0, "the runs' legend");
+    remove_tree(dir);
+}

@@ -190,5 +190,8 @@ double fig_legend_sized(cairo_t *cr, double x, double y, double maxw, const fig_
 /* jobs[0..1]: timeline-compact-<size> and occupancy-table-<size>, drawn at 3.5 in
  * (FIG_SIZE_COLUMN) or 7 in (FIG_SIZE_TEXT) wide. 0, or -1 out of memory. */
 int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int size);
+/* compare-speedup-<size>: every run's speed-up over the baseline per variant. */
+struct compare_model;
+int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int size);
 
 #endif

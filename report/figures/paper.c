@@ -292,3 +292,157 @@ int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int si
     o->size = size;
     return 0;
 }
+
+/* ---- compare-speedup-<size>: each run against the baseline ------------------ */
+
+#include "compare.h"
+
+static int cmp_speedup(const compare_model *m, const compare_cell *c, double *v, double *lo, double *hi)
+{
+    const ratio_ci *r = &c->metric_ratio.ci;
+    if (c->metric_ratio.verdict == VERDICT_NONE || !isfinite(r->ratio) || r->ratio <= 0 || r->lo <= 0)
+        return 0;
+    if (m->throughput)
+        *v = r->ratio, *lo = r->lo, *hi = r->hi;
+    else
+        *v = 1 / r->ratio, *lo = 1 / r->hi, *hi = 1 / r->lo;
+    return 1;
+}
+
+static int cmp_rows(const compare_model *m) { return m->n_variants * (m->n > 1 ? m->n - 1 : 1); }
+
+/* The runs set against the baseline, by colour. */
+static int cmp_legend(const compare_model *m, fig_legend_item *items)
+{
+    int n = 0;
+    for (int i = 0; i < m->n && n < COMPARE_MAX_ARCHIVES; i++)
+        if (i != m->baseline)
+            items[n++] = (fig_legend_item){fig_hex(fig_archive_colour(i)), m->in[i]->label, 0};
+    return n;
+}
+
+static double cmp_height(cairo_t *cr, const compare_model *m, int size)
+{
+    double f = paper_font(size);
+    fig_legend_item items[COMPARE_MAX_ARCHIVES];
+    int n = cmp_legend(m, items);
+    return PAD + cmp_rows(m) * row_h(size) + 4 + f + 4 + 2 * (f + 4) + 4 +
+           fig_legend_sized(cr, 0, 0, paper_width(size) - 2 * PAD, items, n, f, 0) + PAD;
+}
+
+static int cmp_draw(cairo_t *cr, const fig_job *job)
+{
+    const compare_model *m = job->cmp;
+    int size = job->size;
+    double f = paper_font(size), W = job->w, rh = row_h(size);
+    fig_font(cr, f, 0);
+    double lw = 0;
+    for (int k = 0; k < m->n_variants; k++) {
+        double t = fig_text_width(cr, m->variants[k].name);
+        if (t > lw)
+            lw = t;
+    }
+    if (lw > W * 0.3)
+        lw = W * 0.3;
+    double px0 = PAD + lw + PAD, px1 = W - PAD - fig_text_width(cr, "0.00\xc3\x97") - PAD;
+    double lo = 1, hi = 1, v, l, h;
+    for (int k = 0; k < m->n_variants; k++)
+        for (int i = 0; i < m->n; i++)
+            if (i != m->baseline && cmp_speedup(m, &m->variants[k].cell[i], &v, &l, &h)) {
+                if (l < lo) lo = l;
+                if (h > hi) hi = h;
+            }
+    double pad = (hi - lo) * 0.1 + 0.02;
+    lo -= pad, hi += pad;
+    fig_ticks t;
+    fig_nice_ticks(lo, hi, size == FIG_SIZE_TEXT ? 6 : 4, &t);
+    double y = PAD;
+#define XOF(q) (px0 + (px1 - px0) * ((q) - lo) / (hi - lo))
+    /* the line at 1: as fast as the baseline */
+    double total = cmp_rows(m) * rh;
+    fig_set(cr, FIG_GRID);
+    cairo_set_line_width(cr, 0.6);
+    cairo_move_to(cr, XOF(1), y);
+    cairo_line_to(cr, XOF(1), y + total);
+    cairo_stroke(cr);
+    char buf[64], fit[128];
+    for (int k = 0; k < m->n_variants; k++) {
+        for (int i = 0; i < m->n; i++) {
+            if (i == m->baseline && m->n > 1)
+                continue;
+            fig_set(cr, FIG_INK);
+            fig_font(cr, f, 0);
+            fig_fit_text(cr, m->variants[k].name, lw, 3, fit, sizeof fit);
+            fig_text(cr, PAD, y + rh - 4, fit, ALIGN_LEFT);
+            const compare_cell *c = &m->variants[k].cell[i];
+            if (cmp_speedup(m, c, &v, &l, &h)) {
+                rgb col = fig_hex(fig_archive_colour(i));
+                double cy = y + rh / 2;
+                fig_set(cr, col);
+                cairo_set_line_width(cr, 1.0);
+                cairo_move_to(cr, XOF(l), cy);
+                cairo_line_to(cr, XOF(h), cy);
+                cairo_stroke(cr);
+                cairo_arc(cr, XOF(v), cy, 2.6, 0, 2 * M_PI);
+                if (c->metric_ratio.verdict == VERDICT_SAME) {
+                    fig_set(cr, FIG_WHITE);
+                    cairo_fill_preserve(cr);
+                    fig_set(cr, col);
+                    cairo_stroke(cr);
+                } else {
+                    cairo_fill(cr);
+                }
+                fig_set(cr, FIG_INK);
+                snprintf(buf, sizeof buf, "%.2f\xc3\x97", v);
+                fig_text(cr, W - PAD, y + rh - 4, buf, ALIGN_RIGHT);
+            } else {
+                fig_set(cr, FIG_GREY);
+                fig_text(cr, px0, y + rh - 4, c->state ? c->state : "not run", ALIGN_LEFT);
+            }
+            y += rh;
+        }
+    }
+    y += 2;
+    fig_set(cr, FIG_INK);
+    cairo_set_line_width(cr, 0.6);
+    cairo_move_to(cr, px0, y);
+    cairo_line_to(cr, px1, y);
+    cairo_stroke(cr);
+    fig_font(cr, f, 0);
+    for (int i = 0; i < t.n; i++) {
+        if (t.v[i] < lo || t.v[i] > hi)
+            continue;
+        cairo_move_to(cr, XOF(t.v[i]), y);
+        cairo_line_to(cr, XOF(t.v[i]), y + 2);
+        cairo_stroke(cr);
+        snprintf(buf, sizeof buf, "%g", t.v[i]);
+        fig_text(cr, XOF(t.v[i]), y + 2 + f, buf, ALIGN_CENTER);
+    }
+#undef XOF
+    y += 4 + f;
+    fig_set(cr, FIG_GREY);
+    char line[256];
+    snprintf(line, sizeof line, "speed-up over %s; whiskers: 95%% interval", m->in[m->baseline]->label);
+    fig_fit_text(cr, line, W - 2 * PAD, 8, fit, sizeof fit);
+    fig_text(cr, PAD, y + f + 2, fit, ALIGN_LEFT);
+    fig_fit_text(cr, "hollow: no significant difference", W - 2 * PAD, 8, fit, sizeof fit);
+    fig_text(cr, PAD, y + 2 * (f + 4), fit, ALIGN_LEFT);
+    fig_legend_item items[COMPARE_MAX_ARCHIVES];
+    int n = cmp_legend(m, items);
+    fig_legend_sized(cr, PAD, y + 2 * (f + 4) + 4, W - 2 * PAD, items, n, f, 1);
+    return 0;
+}
+
+int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int size)
+{
+    memset(job, 0, sizeof *job);
+    snprintf(job->name, sizeof job->name, "compare-speedup-%s", size_name(size));
+    snprintf(job->caption, sizeof job->caption,
+             "Speed-up of each run over the baseline per variant, 95%% bootstrap interval (%s width).", size_name(size));
+    job->w = paper_width(size);
+    job->h = ceil(cmp_height(measure, m, size));
+    job->draw = cmp_draw;
+    job->cmp = m;
+    job->size = size;
+    return 0;
+}
