@@ -13,8 +13,9 @@
 void cli_usage(FILE *f)
 {
     fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
-          "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
-          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log]\n"
+          "       attnprof report DIR [--format F] [--log] [--figure-size S] [--reference DIR] [--no-pdf]\n"
+          "                                    re-render an archived run (no GPU needed)\n"
+          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log] [--figure-size S]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
