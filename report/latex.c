@@ -6,6 +6,7 @@
 
 #include "escape.h"
 #include "report.h"
+#include "series.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -248,9 +249,12 @@ char *report_summary_tex(const analysis *a)
     tex(f, r->date);
     fputs(" with attnprof ", f);
     tex(f, r->tool_version);
-    fputs(".}\n\\label{tab:attnprof-summary}\n", f);
-    fputs("\\begin{tabular}{lrrrl}\n\\toprule\n", f);
-    fputs("Variant & Ops / forward & CUDA time (\\textmu{}s) & CPU time (\\textmu{}s) & Rel.\\ error \\\\\n"
+    fputs(". The last column cites the series' own A100-SXM4-80GB numbers (kernels per forward; CUDA time per "
+          "forward, or $^\\ast$ the average \\texttt{*\\_fwd} CUDA time); the series does not state its shape, "
+          "so its times may be for another shape.}\n\\label{tab:attnprof-summary}\n", f);
+    fputs("\\begin{tabular}{lrrrlr}\n\\toprule\n", f);
+    fputs("Variant & Ops / forward & CUDA time (\\textmu{}s) & CPU time (\\textmu{}s) & Rel.\\ error & "
+          "Series, A100: kernels; CUDA (\\textmu{}s) \\\\\n"
           "\\midrule\n",
           f);
     for (int i = 0; i < a->n; i++) {
@@ -276,6 +280,16 @@ char *report_summary_tex(const analysis *a)
             fprintf(f, "%.1e", vr->rel_error);
         else
             fputs("--", f);
+        const series_fact *sf = series_fact_of(vr->name);
+        fputs(" & ", f);
+        if (!sf)
+            fputs("--", f);
+        else if (isfinite(sf->cuda_us))
+            fprintf(f, "%d; %.1f", sf->kernels, sf->cuda_us);
+        else if (isfinite(sf->fwd_cuda_ms))
+            fprintf(f, "%d; %.0f$^\\ast$", sf->kernels, sf->fwd_cuda_ms * 1000);
+        else
+            fprintf(f, "%d; --", sf->kernels);
         fputs(" \\\\\n", f);
     }
     fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n\n", f);

@@ -399,6 +399,8 @@ Test(paper, latex_escaping)
     cr_assert_not_null(strstr(tex, "\\caption{Attention variants on NVIDIA H200 (driver 580.159.04, CUDA runtime 13.0, "
                                    "cuBLAS 13.1.0, cuDNN 9.19.0); $B=8$, $H=16$, $S=1024$, $D=64$, bf16, causal."));
     cr_assert_not_null(strstr(tex, "\\texttt{math} & 19 & 2245 (2243--2248)"), "%s", tex);
+    cr_assert_not_null(strstr(tex, "& 20; 7239$^\\ast$ \\\\"), "the series' number, cited: %s", tex);
+    cr_assert_not_null(strstr(tex, "the series does not state its shape"));
     cr_assert_null(strchr(tex, '`'));
     free(tex);
     fixture_free(&f);
