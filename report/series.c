@@ -285,3 +285,110 @@ void series_abstract(FILE *f, const analysis *a)
           "series\".\n\n",
           f);
 }
+
+/* Why Kineto reads 0%, from the records: its occupancy call keeps the default
+ * per-block shared memory limit, so every kernel above it reads 0%, whatever API
+ * launched it. Evidence is listed per kernel of the representative forwards. */
+void series_kineto_paragraph(FILE *f, const analysis *a)
+{
+    const device_props *dev = &a->trace->device;
+    char zero[1600] = "", nonzero_ex[600] = "";
+    int n_zero = 0, zero_runtime = 0, n_nonzero_ex = 0;
+    for (int i = 0; i < a->n; i++) {
+        const forward *fw = rep(&a->v[i]);
+        for (int k = 0; fw && k < fw->n_ops; k++) {
+            const gpu_op *o = fw->ops[k];
+            const api_call *l = fw->launchers[k];
+            occupancy occ;
+            char oerr[64];
+            if (o->kind != GPU_KERNEL || occupancy_of_op(o, dev, &occ, oerr, sizeof oerr) != 0)
+                continue;
+            int seen = 0; /* one mention per kernel name */
+            for (int j = 0; j < i && !seen; j++) {
+                const forward *pf = rep(&a->v[j]);
+                for (int m = 0; pf && m < pf->n_ops && !seen; m++)
+                    seen = !strcmp(pf->ops[m]->name, o->name);
+            }
+            for (int m = 0; m < k && !seen; m++)
+                seen = !strcmp(fw->ops[m]->name, o->name);
+            if (seen)
+                continue;
+            char nm[FINDING_NAME_MAX + 8], q[200], api[100];
+            findings_short_name(o->name, nm, sizeof nm);
+            esc_md_code_buf(q, sizeof q, nm);
+            esc_md_code_buf(api, sizeof api, l ? l->name : "?");
+            size_t len;
+            if (occ.kineto_smem_limited && occ.kineto_pct == 0 && n_zero < 8) {
+                len = strlen(zero);
+                snprintf(zero + len, sizeof zero - len, "%s%s (%d B, via %s)", n_zero ? ", " : "", q,
+                         o->static_smem + o->dynamic_smem, api);
+                n_zero++;
+                zero_runtime += l && !strncmp(l->name, "cudaLaunchKernel", 16);
+            } else if (l && !strcmp(l->name, "cuLaunchKernelEx") && occ.kineto_pct > 0 && n_nonzero_ex < 4) {
+                len = strlen(nonzero_ex);
+                snprintf(nonzero_ex + len, sizeof nonzero_ex - len, "%s%s (%d%%)", n_nonzero_ex ? ", " : "", q,
+                         occ.kineto_pct);
+                n_nonzero_ex++;
+            }
+        }
+    }
+    esc_utf8_trim(zero);
+    fprintf(f, "**Why Kineto reads 0%%.** Kineto's estimate (the column *Kineto's estimate* in the op tables, "
+               "and Kineto's number in grey in the chart) uses the same formula, but its occupancy call keeps "
+               "the default per-block shared memory limit (%d B) instead of the opted-in one (%d B): a kernel "
+               "that needs more shared memory per block than that reads 0%%, however it was launched.",
+            dev->smem_per_block, dev->smem_per_block_optin);
+    if (n_zero)
+        fprintf(f, " In this run: %s.", zero);
+    if (zero_runtime)
+        fprintf(f, " %s launched with the runtime's `cudaLaunchKernel*`, so the launch API does not explain the "
+                   "0%%: the shared memory does.", zero_runtime == 1 ? "One of them is" : "Some of them are");
+    if (n_nonzero_ex)
+        fprintf(f, " Kernels launched with `cuLaunchKernelEx` below the limit read above 0%%: %s.", nonzero_ex);
+    fputs("\n\n", f);
+}
+
+/* The reference archive: what it is, and whether it ran where we ran. */
+void series_reference_note(FILE *f, const analysis *a, const analysis *ref, const char *label)
+{
+    const run_info *o = ref->run, *r = a->run;
+    fputs("The reference column holds another archive's medians, derived from its records as ours are: ", f);
+    esc_md_text(f, label);
+    fputs(" (", f);
+    esc_md_text(f, o->device.name);
+    fprintf(f, ", B=%d, H=%d, S=%d, D=%d, ", o->shape.batch, o->shape.heads, o->shape.seq, o->shape.dim);
+    esc_md_text(f, o->tool_version);
+    fputs(").", f);
+    if (strcmp(o->device.name, r->device.name))
+        fputs(" **It ran on another GPU.**", f);
+    if (memcmp(&o->shape, &r->shape, sizeof o->shape))
+        fputs(" **Its shape differs from this run's.**", f);
+    fputs("\n\n", f);
+}
+
+/* The footer: how to cite the tool, with the version and commit that recorded this run. */
+void series_citation(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    char year[8] = "";
+    snprintf(year, sizeof year, "%.4s", r->date);
+    for (char *c = year; *c; c++)
+        if (*c < '0' || *c > '9')
+            *c = '\0';
+    char version[64];
+    size_t j = 0; /* BibTeX field text: letters, digits and -._+ only */
+    for (const char *c = r->tool_version; *c && j + 1 < sizeof version; c++)
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr("-._+", *c))
+            version[j++] = *c;
+    version[j] = '\0';
+    fprintf(f, "## Cite attnprof\n\nThis run was recorded by attnprof %s (the `git describe` of its commit, from "
+               "run.json). CITATION.cff in the repository holds the same entry.\n\n",
+            version[0] ? version : "(version not recorded)");
+    fprintf(f, "```bibtex\n@software{attnprof,\n  title   = {attnprof: six attention variants profiled with CUPTI},\n"
+               "  author  = {{The attnprof authors}},\n  version = {%s},\n  note    = {commit %s%s%s},\n",
+            version[0] ? version : "unknown", version[0] ? version : "unknown", year[0] ? ", run recorded " : "",
+            year[0] ? year : "");
+    if (year[0])
+        fprintf(f, "  year    = {%s},\n", year);
+    fputs("}\n```\n", f);
+}

@@ -39,4 +39,14 @@ void series_section(FILE *f, const analysis *a);
  * ratios the series discusses, what differs from the expectation). */
 void series_abstract(FILE *f, const analysis *a);
 
+/* "Why Kineto reads 0%" (Markdown), from the records: Kineto's occupancy call keeps
+ * the default per-block shared memory limit; the kernels above it, and their
+ * launch APIs, in the median forwards. */
+void series_kineto_paragraph(FILE *f, const analysis *a);
+/* What a --reference archive is (label, GPU, shape, version), and whether it ran
+ * on another GPU or shape. */
+void series_reference_note(FILE *f, const analysis *a, const analysis *ref, const char *label);
+/* "## Cite attnprof": the BibTeX entry with the version that recorded the run. */
+void series_citation(FILE *f, const analysis *a);
+
 #endif
