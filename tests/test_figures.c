@@ -486,7 +486,7 @@ Test(figures, pdf_text_is_searchable)
     snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, "occupancy", "pdf")->path);
     text = pdf_text(path);
     const char *occ_expect[] = {"limit: registers + shared memory", "18.8%", "limit: registers",
-                                "Kineto reports 0%: ", "NVIDIA H200", "flash_fwd_kernel",
+                                "Kineto: 0% (", "NVIDIA H200", "flash_fwd_kernel",
                                 "12.5%", "\xc3\x97"};
     for (size_t i = 0; i < sizeof occ_expect / sizeof *occ_expect; i++)
         cr_expect(strstr(text, occ_expect[i]) != NULL, "occupancy.pdf lacks \"%s\":\n%s", occ_expect[i], text);
@@ -640,7 +640,7 @@ Test(figures, h200_archive)
     free(text);
     snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, "occupancy", "pdf")->path);
     text = pdf_text(path);
-    cr_expect(strstr(text, "NVIDIA H200") && strstr(text, "Kineto reports 0%: "), "%s", text);
+    cr_expect(strstr(text, "NVIDIA H200") && strstr(text, "Kineto: 0% ("), "%s", text);
     free(text);
     figure_list_free(&l);
     remove_dir(dir);

@@ -175,11 +175,11 @@ static void draw_row(cairo_t *cr, const analysis *a, const occ_row *row, double 
     fig_text(cr, DETAIL_X, y + 20, fit, ALIGN_LEFT);
     int est_pct = (int)(0.5 + o.est_achieved * 100);
     if (o.kineto_pct != est_pct && o.kineto_smem_limited)
-        snprintf(line, sizeof line, "%.2f grid blocks per SM \xc2\xb7 Kineto reports %d%%: %d B shared memory per "
-                 "block is above its default limit of %d B", o.grid_blocks_per_sm, o.kineto_pct,
-                 op->static_smem + op->dynamic_smem, dev->smem_per_block);
+        snprintf(line, sizeof line, "%.2f grid blocks per SM \xc2\xb7 Kineto: %d%% (%d B shared memory > its %d B "
+                 "limit)", o.grid_blocks_per_sm, o.kineto_pct, op->static_smem + op->dynamic_smem,
+                 dev->smem_per_block);
     else if (o.kineto_pct != est_pct)
-        snprintf(line, sizeof line, "%.2f grid blocks per SM \xc2\xb7 Kineto reports %d%%", o.grid_blocks_per_sm,
+        snprintf(line, sizeof line, "%.2f grid blocks per SM \xc2\xb7 Kineto: %d%%", o.grid_blocks_per_sm,
                  o.kineto_pct);
     else
         snprintf(line, sizeof line, "%.2f grid blocks per SM", o.grid_blocks_per_sm);
