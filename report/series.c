@@ -171,7 +171,7 @@ void series_section(FILE *f, const analysis *a)
         fputc('\n', f);
 
     /* Kineto's 0%: the series' explanation against the records. */
-    fprintf(f, "**Kineto's 0%% occupancy, the series against the records.** The series reads Kineto's estimated "
+    fprintf(f, "### Kineto's 0%% occupancy: the series against the records\n\nThe series reads Kineto's estimated "
                "occupancy as ≈ 13%% for flash and 0%% for cuDNN (%s), and explains cuDNN's 0%% by CUPTI not "
                "attributing occupancy to a `cuLaunchKernelEx` launch. ",
             SERIES_LABEL);
@@ -220,7 +220,7 @@ void series_abstract(FILE *f, const analysis *a)
         if (!best || va->cuda_us.median < best->cuda_us.median)
             best = va;
     }
-    fputs("**Abstract.** ", f);
+    fputs("## Abstract\n\n", f);
     if (!best) {
         fputs("No variant recorded a forward in this run.\n\n", f);
         return;
@@ -333,7 +333,7 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
         }
     }
     esc_utf8_trim(zero);
-    fprintf(f, "**Why Kineto reads 0%%.** Kineto's estimate (the column *Kineto's estimate* in the op tables, "
+    fprintf(f, "### Why Kineto reads 0%%\n\nKineto's estimate (the column *Kineto's estimate* in the op tables, "
                "and Kineto's number in grey in the chart) uses the same formula, but its occupancy call keeps "
                "the default per-block shared memory limit (%d B) instead of the opted-in one (%d B): a kernel "
                "that needs more shared memory per block than that reads 0%%, however it was launched.",
