@@ -13,8 +13,9 @@
 void cli_usage(FILE *f)
 {
     fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
-          "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
-          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log]\n"
+          "       attnprof report DIR [--format F] [--log] [--figure-size S] [--reference DIR] [--no-pdf]\n"
+          "                                    re-render an archived run (no GPU needed)\n"
+          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log] [--figure-size S]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
           "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
           "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
@@ -52,6 +53,11 @@ void cli_usage(FILE *f)
           "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
+          "  --figure-size S      screen (default), column (3.5 in) or text (7 in): adds paper-sized figures\n"
+          "                       (figures/<size>/, text at least 8 pt at that size) for a LaTeX document\n"
+          "run and report options:\n"
+          "  --no-pdf             no report.pdf (printed by Chromium when installed; ATTNPROF_PDF=0 too)\n"
+          "  --reference DIR      an archive of PyTorch's variants on the same GPU: its numbers beside ours\n"
           "\n"
           "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
           "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error\n",
@@ -118,7 +124,8 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
        OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_COUNTERS,
-       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE };
+       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_NO_PDF,
+       OPT_FIGURE_SIZE, OPT_REFERENCE };
 
 /* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
 static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
@@ -166,7 +173,8 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     run_config *rc = &o->run;
     unsigned long long v;
     int r;
-    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && !o->run_only_option)
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != OPT_NO_PDF && c != OPT_FIGURE_SIZE && c != OPT_REFERENCE &&
+        !o->run_only_option)
         o->run_only_option = c;
     if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != 'o' && c != OPT_FORCE && c != OPT_VARIANT &&
         c != OPT_RANGE && c != OPT_DEVICE && c != OPT_SHAPE && !o->not_import_option)
@@ -195,6 +203,22 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case 'q': rc->quiet = 1; return EXIT_OK;
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
+    case OPT_NO_PDF: o->no_pdf = 1; return EXIT_OK;
+    case OPT_FIGURE_SIZE:
+        if (!strcmp(arg, "screen"))
+            o->figure_size = FIG_SIZE_SCREEN;
+        else if (!strcmp(arg, "column"))
+            o->figure_size = FIG_SIZE_COLUMN;
+        else if (!strcmp(arg, "text"))
+            o->figure_size = FIG_SIZE_TEXT;
+        else
+            return usage_error(err, n, "--figure-size %s: expected screen, column (3.5 in) or text (7 in)%s", arg, "");
+        return EXIT_OK;
+    case OPT_REFERENCE:
+        if (!*arg)
+            return usage_error(err, n, "--reference: expected an archive directory%s%s", "", "");
+        o->reference = arg;
+        return EXIT_OK;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
     case OPT_VARIANT:
         if (!*arg)
@@ -261,6 +285,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
         {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
         {"device", required_argument, 0, OPT_DEVICE},     {"shape", required_argument, 0, OPT_SHAPE},
+        {"no-pdf", no_argument, 0, OPT_NO_PDF},           {"figure-size", required_argument, 0, OPT_FIGURE_SIZE},
+        {"reference", required_argument, 0, OPT_REFERENCE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 
@@ -349,7 +375,9 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
             for (const struct option *l = longopts; l->name; l++)
                 if (l->val == o->run_only_option)
                     name = l->name;
-            return usage_error(err, errlen, "report: --%s is a run option; report takes only --format, --log and -q%s",
+            return usage_error(err, errlen,
+                               "report: --%s is a run option; report takes only --format, --log, --figure-size, "
+                               "--reference, --no-pdf and -q%s",
                                name, "");
         }
         o->archive = argv[optind];
