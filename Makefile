@@ -54,7 +54,7 @@ CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -lcudnn -lcublas -lcupti -lcudart -lstdc++ -lm -ldl -lpthread
 
 REPORT_SRC   := $(wildcard report/*.c report/figures/*.c)
-CLI_SRC      := src/main.c src/cli.c src/recorder_load.c
+CLI_SRC      := src/main.c src/cli.c src/recorder_load.c src/sweep_run.c
 RECORDER_SRC := $(filter-out $(CLI_SRC),$(wildcard src/*.c src/*/*.c))
 CU_SRC       := $(wildcard kernels/*.cu)
 TEMPLATES    := $(wildcard templates/*)

@@ -17,6 +17,8 @@ const char *variant_status_name(variant_status s)
         return "FAILED";
     case VARIANT_UNAVAILABLE:
         return "unavailable";
+    case VARIANT_SKIPPED:
+        return "skipped";
     }
     return "?";
 }
@@ -27,6 +29,8 @@ static variant_status status_from_name(const char *s)
         return VARIANT_OK;
     if (s && !strcmp(s, "unavailable"))
         return VARIANT_UNAVAILABLE;
+    if (s && !strcmp(s, "skipped"))
+        return VARIANT_SKIPPED;
     return VARIANT_FAILED;
 }
 
@@ -65,6 +69,8 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
                             facts);
         json_object_set_new(var, "host_us_no_cupti", num(v->host_us_no_cupti));
         json_object_set_new(var, "host_us_cupti", num(v->host_us_cupti));
+        if (isfinite(v->device_bytes))
+            json_object_set_new(var, "device_bytes", json_integer((json_int_t)v->device_bytes));
         json_array_append_new(vars, var);
     }
     char cuda_rt[16], cuda_drv[16];
@@ -92,6 +98,13 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
                                                 "blocks_per_sm", p->blocks_per_sm));
     }
     json_object_set_new(root, "occupancy_api", probes);
+    json_t *gpu = json_object_get(root, "gpu");
+    if (r->gpu_uuid[0])
+        json_object_set_new(gpu, "uuid", json_string(r->gpu_uuid));
+    if (r->gpu_pci_bus_id[0])
+        json_object_set_new(gpu, "pci_bus_id", json_string(r->gpu_pci_bus_id));
+    if (r->visible_devices[0])
+        json_object_set_new(gpu, "cuda_visible_devices", json_string(r->visible_devices));
     json_object_set_new(json_object_get(root, "versions"), "cuda_runtime_int", json_integer(r->cuda_runtime_version));
     json_object_set_new(json_object_get(root, "versions"), "cuda_driver_int", json_integer(r->cuda_driver_version));
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
@@ -154,6 +167,9 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     r->device.mem_clock_khz = integer(gpu, "memory_clock_khz");
     r->device.mem_bus_width = integer(gpu, "memory_bus_width_bits");
     r->device.l2_bytes = integer(gpu, "l2_bytes");
+    snprintf(r->gpu_uuid, sizeof r->gpu_uuid, "%s", str(gpu, "uuid"));
+    snprintf(r->gpu_pci_bus_id, sizeof r->gpu_pci_bus_id, "%s", str(gpu, "pci_bus_id"));
+    snprintf(r->visible_devices, sizeof r->visible_devices, "%s", str(gpu, "cuda_visible_devices"));
     snprintf(r->driver_version, sizeof r->driver_version, "%s", str(ver, "driver"));
     r->cuda_runtime_version = integer(ver, "cuda_runtime_int");
     r->cuda_driver_version = integer(ver, "cuda_driver_int");
@@ -199,6 +215,7 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         x->host_us_no_cupti = real(v, "host_us_no_cupti");
         x->host_us_cupti = real(v, "host_us_cupti");
         x->dropped_records = json_integer_value(json_object_get(v, "dropped_records"));
+        x->device_bytes = real(v, "device_bytes");
         const char *key;
         json_t *f;
         json_object_foreach(json_object_get(v, "facts"), key, f)

@@ -9,6 +9,8 @@ typedef enum variant_status {
     VARIANT_OK = 0,
     VARIANT_FAILED = 1,      /* error, or rel. error above the threshold */
     VARIANT_UNAVAILABLE = 2, /* cannot run here (library/GPU); reason in `error` */
+    VARIANT_SKIPPED = 3,     /* default list only: cannot take the shape (head dim, device
+                              * memory); reason in `error`, the batch went on */
 } variant_status;
 
 typedef struct variant_result {
@@ -26,6 +28,8 @@ typedef struct variant_result {
     double host_us_cupti;       /* same, CUPTI collecting (API records cost host time) */
     int64_t dropped_records;
     attn_facts facts;
+    double device_bytes;        /* device memory the variant needs at this shape (inputs, output,
+                                 * mask and its own buffers); NAN: not recorded (older archives) */
 } variant_result;
 
 #define RUN_MAX_VARIANTS 16
@@ -51,6 +55,11 @@ typedef struct run_info {
     int iters, warmup;
     double rel_error_threshold;
     device_props device;
+    /* Which GPU ran it: CUDA's UUID ("GPU-…"), PCI bus id, and CUDA_VISIBLE_DEVICES as the
+     * process saw it (a sweep worker's GPU index). Empty: not recorded (older archives). */
+    char gpu_uuid[48];
+    char gpu_pci_bus_id[24];
+    char visible_devices[64];
     char driver_version[32];
     int cuda_runtime_version, cuda_driver_version;
     int cublas_version, cudnn_version, cupti_version;

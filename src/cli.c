@@ -16,6 +16,8 @@ void cli_usage(FILE *f)
           "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
           "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
+          "       attnprof sweep [options] -o DIR   run every shape of a sweep, one child per shape\n"
+          "       attnprof sweep --collect DIR      (re)build DIR's sweep report from the shapes there\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
           "\n"
@@ -38,6 +40,19 @@ void cli_usage(FILE *f)
           "  --allow-shape-mismatch  compare runs of different shapes by throughput (TFLOP/s)\n"
           "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
           "  --force              replace DIR if it exists\n"
+          "sweep options (and --variants, --heads, --iters, --warmup, --force, -q as for run):\n"
+          "  --seq LIST           sequence lengths: 256,512 or 256:16384:x2 (default 256:16384:x2)\n"
+          "  --dim LIST           head dims (default 64,128)\n"
+          "  --tokens N           B = N / S for every shape (default 32768); or --batch B for all\n"
+          "  --gpus 0,1 | all     one worker process per GPU (CUDA_VISIBLE_DEVICES), shapes from one queue\n"
+          "  --replicate          every GPU also runs one reference shape; the report flags GPUs that differ\n"
+          "  --resume             continue DIR's sweep: shapes with a complete archive are not run again\n"
+          "  --task-command CMD   run CMD (sh -c) per shape instead of `attnprof run`; placeholders {exe}\n"
+          "                       {dir} {shape} {batch} {heads} {seq} {dim} {variants} {iters} {warmup}\n"
+          "  --slurm              write DIR/sweep.sbatch (a job array, one task per shape) and print the sbatch line\n"
+          "    --partition P  --time T  --no-gres (no --gres=gpu:1)  --submit (run sbatch)\n"
+          "    --slurm-task-command CMD   the same as --task-command, for the array's tasks\n"
+          "  --collect DIR        build DIR's sweep report from the archives there; lists missing and failed shapes\n"
           "run, report and compare options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
@@ -98,7 +113,9 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 }
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
-       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT };
+       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_TOKENS, OPT_GPUS,
+       OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
+       OPT_COLLECT, OPT_TASK, OPT_SEQ_LIST, OPT_DIM_LIST };
 
 static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
                         size_t n)
@@ -121,14 +138,38 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     int r;
     switch (c) {
     case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
-    case OPT_BATCH: return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
-    case OPT_HEADS: return positive_int("heads", arg, 1 << 12, &rc->shape.heads, err, n);
-    case OPT_SEQ: return positive_int("seq", arg, 1 << 20, &rc->shape.seq, err, n);
-    case OPT_DIM: return positive_int("dim", arg, 1024, &rc->shape.dim, err, n);
-    case OPT_ITERS: return positive_int("iters", arg, 100000, &rc->iters, err, n);
+    case OPT_BATCH: o->sweep.batch_given = 1; return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
+    case OPT_HEADS: o->sweep.heads_given = 1; return positive_int("heads", arg, 1 << 12, &rc->shape.heads, err, n);
+    case OPT_SEQ:
+        o->sweep.seq = arg;
+        return o->command == CMD_SWEEP ? EXIT_OK : positive_int("seq", arg, 1 << 20, &rc->shape.seq, err, n);
+    case OPT_DIM:
+        o->sweep.dim = arg;
+        return o->command == CMD_SWEEP ? EXIT_OK : positive_int("dim", arg, 1024, &rc->shape.dim, err, n);
+    case OPT_ITERS: o->sweep.iters_given = 1; return positive_int("iters", arg, 100000, &rc->iters, err, n);
     case OPT_WARMUP:
+        o->sweep.warmup_given = 1;
         if ((r = whole_number("warmup", arg, 100000, &v, err, n)) == EXIT_OK)
             rc->warmup = (int)v;
+        return r;
+    case OPT_TOKENS:
+        if ((r = whole_number("tokens", arg, 1ULL << 30, &v, err, n)) == EXIT_OK && v == 0)
+            return usage_error(err, n, "--tokens %s: expected a whole number from 1 to 1073741824%s", arg, "");
+        o->sweep.tokens = (long)v;
+        return r;
+    case OPT_GPUS: o->sweep.gpus = arg; return EXIT_OK;
+    case OPT_REPLICATE: o->sweep.replicate = 1; return EXIT_OK;
+    case OPT_RESUME: o->sweep.resume = 1; return EXIT_OK;
+    case OPT_TASK_COMMAND: o->sweep.task_command = arg; return EXIT_OK;
+    case OPT_SLURM: o->sweep.slurm = 1; return EXIT_OK;
+    case OPT_NO_GRES: o->sweep.no_gres = 1; return EXIT_OK;
+    case OPT_SUBMIT: o->sweep.submit = 1; return EXIT_OK;
+    case OPT_PARTITION: o->sweep.partition = arg; return EXIT_OK;
+    case OPT_TIME: o->sweep.time_limit = arg; return EXIT_OK;
+    case OPT_COLLECT: o->sweep.collect = arg; return EXIT_OK;
+    case OPT_TASK:
+        if ((r = whole_number("task", arg, SWEEP_TASK_MAX, &v, err, n)) == EXIT_OK)
+            o->sweep.task = (int)v;
         return r;
     case OPT_SEED:
         if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
@@ -157,6 +198,44 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     return EXIT_USAGE;
 }
 
+/* Which sweep mode, and options that do not go together. */
+static int check_sweep(cli_options *o, int argc, char **argv, int operands, char *err, size_t n)
+{
+    sweep_options *w = &o->sweep;
+    if (w->task >= 0) {
+        if (operands != 1)
+            return usage_error(err, n, "sweep --task I takes the sweep directory: attnprof sweep --task I DIR%s%s", "",
+                               "");
+        w->task_dir = argv[optind];
+        return EXIT_OK;
+    }
+    if (operands > 0)
+        return usage_error(err, n, "unexpected argument '%s' after sweep; the directory goes after -o (or --collect)%s",
+                           argv[optind], "");
+    if (w->collect) {
+        if (o->out_dir || w->slurm || w->resume)
+            return usage_error(err, n, "sweep --collect DIR only reads DIR; drop -o, --slurm and --resume%s%s", "", "");
+        return EXIT_OK;
+    }
+    if (!o->out_dir)
+        return usage_error(err, n, "sweep needs -o DIR: the shapes' archives and the sweep report go there%s%s", "", "");
+    if (w->tokens && w->batch_given)
+        return usage_error(err, n, "--tokens and --batch do not go together: --tokens sets B = N / S for each shape%s%s",
+                           "", "");
+    if (w->resume && (w->seq || w->dim || w->tokens || w->batch_given || w->heads_given || o->force))
+        return usage_error(err, n, "--resume continues the plan in DIR/sweep.json; drop --seq, --dim, --tokens, "
+                           "--batch, --heads and --force%s%s", "", "");
+    if (!w->slurm && (w->no_gres || w->submit || w->partition || w->time_limit))
+        return usage_error(err, n, "--partition, --time, --no-gres and --submit go with --slurm%s%s", "", "");
+    if (w->slurm && (w->gpus || w->replicate))
+        return usage_error(err, n, "--gpus and --replicate are for one host; under --slurm each task gets a GPU from "
+                           "Slurm%s%s", "", "");
+    if (w->task_command && !w->task_command[strspn(w->task_command, " \t")])
+        return usage_error(err, n, "--task-command: empty command%s%s", "", "");
+    (void)argc;
+    return EXIT_OK;
+}
+
 int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
@@ -168,6 +247,19 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->heads_to_check = 3;
     o->formats = FIG_PNG | FIG_SVG;
     o->min_effect = 0.02;
+    o->sweep.task = -1;
+    /* The command decides how --seq and --dim read (one number, or a LIST for sweep):
+     * find it before parsing the options. */
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            if (!strcmp(argv[i], "--"))
+                break;
+            continue;
+        }
+        if (!strcmp(argv[i], "sweep"))
+            o->command = CMD_SWEEP;
+        break;
+    }
 
     static const struct option longopts[] = {
         {"variants", required_argument, 0, OPT_VARIANTS}, {"batch", required_argument, 0, OPT_BATCH},
@@ -179,6 +271,14 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"log", no_argument, 0, OPT_LOG},                 {"cudnn-replan", no_argument, 0, OPT_REPLAN},
         {"baseline", required_argument, 0, OPT_BASELINE}, {"allow-shape-mismatch", no_argument, 0, OPT_ALLOW_SHAPE},
         {"min-effect", required_argument, 0, OPT_MIN_EFFECT},
+        {"tokens", required_argument, 0, OPT_TOKENS},     {"gpus", required_argument, 0, OPT_GPUS},
+        {"replicate", no_argument, 0, OPT_REPLICATE},     {"resume", no_argument, 0, OPT_RESUME},
+        {"task-command", required_argument, 0, OPT_TASK_COMMAND},
+        {"slurm-task-command", required_argument, 0, OPT_TASK_COMMAND},
+        {"slurm", no_argument, 0, OPT_SLURM},             {"no-gres", no_argument, 0, OPT_NO_GRES},
+        {"submit", no_argument, 0, OPT_SUBMIT},           {"partition", required_argument, 0, OPT_PARTITION},
+        {"time", required_argument, 0, OPT_TIME},         {"collect", required_argument, 0, OPT_COLLECT},
+        {"task", required_argument, 0, OPT_TASK},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 
@@ -224,6 +324,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         o->command = CMD_COMPARE;
     else if (!strcmp(cmd, "list"))
         o->command = CMD_LIST;
+    else if (!strcmp(cmd, "sweep"))
+        o->command = CMD_SWEEP;
     else if (!strcmp(cmd, "help"))
         o->command = CMD_HELP;
     else
@@ -249,6 +351,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         o->n_inputs = operands;
         return EXIT_OK;
     }
+    if (o->command == CMD_SWEEP)
+        return check_sweep(o, argc, argv, operands, err, errlen);
     if (operands > 0)
         return usage_error(err, errlen, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);
     return EXIT_OK;

@@ -14,6 +14,7 @@
 #include "recorder.h"
 #include "report.h"
 #include "run_info.h"
+#include "sweep_run.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -319,6 +320,8 @@ int main(int argc, char **argv)
         return cmd_report(&o);
     case CMD_COMPARE:
         return cmd_compare(&o);
+    case CMD_SWEEP:
+        return sweep_run(&o);
     default:
         cli_usage(stderr);
         return EXIT_USAGE;

@@ -62,6 +62,23 @@ int runner_device_props(int dev, device_props *p, char *err, size_t errlen)
     return EXIT_OK;
 }
 
+/* Which GPU this process ran on: CUDA's UUID in nvidia-smi's form, the PCI bus id,
+ * and CUDA_VISIBLE_DEVICES as given (a sweep worker sets it to its GPU's index). */
+static void gpu_identity(int dev, run_info *info)
+{
+    struct cudaDeviceProp cp;
+    if (cudaGetDeviceProperties(&cp, dev) == cudaSuccess) {
+        const unsigned char *u = (const unsigned char *)cp.uuid.bytes;
+        snprintf(info->gpu_uuid, sizeof info->gpu_uuid,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
+                 u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    }
+    if (cudaDeviceGetPCIBusId(info->gpu_pci_bus_id, (int)sizeof info->gpu_pci_bus_id, dev) != cudaSuccess)
+        info->gpu_pci_bus_id[0] = '\0';
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    snprintf(info->visible_devices, sizeof info->visible_devices, "%s", vis ? vis : "");
+}
+
 /* The driver's version string ("580.159.04") is NVML's; loaded at run time so the
  * binary does not depend on the driver's library at link time. */
 static void driver_version(char *out, size_t n)
@@ -475,6 +492,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     if (rc != EXIT_OK)
         return rc;
     info->device = t->device;
+    gpu_identity(0, info);
     t->cuda_runtime_version = 0;
     cudaRuntimeGetVersion(&t->cuda_runtime_version);
     cudaDriverGetVersion(&t->cuda_driver_version);
@@ -485,8 +503,10 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     size_t free_b = 0, total_b = 0;
     if ((ce = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess)
         return fail(err, errlen, EXIT_IO, "cudaMemGetInfo: %s%s", cudaGetErrorString(ce), "");
+    double need_bytes[RUN_MAX_VARIANTS];
     for (int i = 0; i < cfg->n_variants; i++) {
         size_t need = io_bytes + cfg->variants[i]->device_bytes(s);
+        need_bytes[i] = (double)need;
         if (need > free_b) {
             snprintf(err, errlen,
                      "variant %s needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free; "
@@ -554,6 +574,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
         res->expected_memcpy = v->expected_memcpy;
         res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
         res->host_us_cupti = res->host_us_no_cupti = NAN;
+        res->device_bytes = need_bytes[i];
         if (run_variant(cfg, i, &d, heads, n_heads, res, t, info) == VARIANT_FAILED)
             rc = EXIT_VARIANT_FAILED;
     }
