@@ -1,5 +1,6 @@
 # attnprof: `make` builds build/attnprof; `make run` runs the batch on this machine's GPU;
-# `make test` runs the test suite (no GPU needed); `make gpu-test` checks the variants on a GPU.
+# `make test` runs the test suite (no GPU needed); `make gpu-test` checks the variants on a GPU;
+# `make slurm-test` runs the sweep's Slurm array on a local slurmctld + slurmd (root).
 #
 # Two halves (README "Layout of the source"):
 #   build/libattnprof_report.a     report/: reads and renders archives; Cairo, libpng,
@@ -74,7 +75,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test install clean resources FORCE
+.PHONY: all deps deps-check run test slurm-test gpu-test install clean resources FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -151,6 +152,11 @@ test: deps $(BUILD)/test_attnprof $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
+
+# `attnprof sweep --slurm` against a real slurmctld and slurmd on this host (root,
+# Debian's slurm-wlm and munge; .ci/run installs them). A missing piece fails.
+slurm-test: $(BUILD)/attnprof
+	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/slurm/run.sh
 
 gpu-test: $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/gpu/run.sh
