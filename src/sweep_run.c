@@ -71,6 +71,8 @@ typedef struct child {
     const task *t;
     const char *gpu; /* CUDA_VISIBLE_DEVICES, or NULL to inherit */
     double started;
+    int progress_fd; /* read end of ATTNPROF_PROGRESS_FD: `run` writes "variant phase" lines; -1 none */
+    char phase[64];  /* the last line read */
 } child;
 
 typedef struct sweep_ctx {
@@ -230,13 +232,26 @@ static int spawn(const sweep_ctx *c, const task *t, const char *gpu, child *ch)
     argv[n++] = "-o", argv[n++] = out, argv[n++] = "-q";
     argv[n] = NULL;
 
+    int pfd[2] = {-1, -1};
+    if (pipe2(pfd, O_CLOEXEC) != 0)
+        pfd[0] = pfd[1] = -1;
+    else
+        fcntl(pfd[1], F_SETFL, O_NONBLOCK); /* a full pipe never stops the child */
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "attnprof: fork: %s\n", strerror(errno));
+        if (pfd[0] >= 0)
+            close(pfd[0]), close(pfd[1]);
         return EXIT_IO;
     }
     if (pid == 0) {
         setpgid(0, 0); /* its own group: the sweep signals the child and everything it starts */
+        if (pfd[1] >= 0) {
+            char num[16];
+            fcntl(pfd[1], F_SETFD, 0);
+            snprintf(num, sizeof num, "%d", pfd[1]);
+            setenv("ATTNPROF_PROGRESS_FD", num, 1);
+        }
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         if (gpu)
@@ -257,8 +272,37 @@ static int spawn(const sweep_ctx *c, const task *t, const char *gpu, child *ch)
         _exit(127);
     }
     setpgid(pid, pid);
-    *ch = (child){pid, t, gpu, now_s()};
+    if (pfd[1] >= 0) {
+        close(pfd[1]);
+        fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+    }
+    *ch = (child){pid, t, gpu, now_s(), pfd[0], ""};
     return EXIT_OK;
+}
+
+/* Reads what the child said about its phase; keeps the last whole line. */
+static void read_phase(child *ch)
+{
+    if (ch->progress_fd < 0)
+        return;
+    char buf[512];
+    ssize_t n = read(ch->progress_fd, buf, sizeof buf - 1);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    char *end = strrchr(buf, '\n');
+    if (!end)
+        return;
+    *end = '\0';
+    char *start = strrchr(buf, '\n');
+    snprintf(ch->phase, sizeof ch->phase, "%s", start ? start + 1 : buf);
+}
+
+static void close_phase(child *ch)
+{
+    if (ch->progress_fd >= 0)
+        close(ch->progress_fd);
+    ch->progress_fd = -1;
 }
 
 /* The last non-empty line of a log: the child's one-line error. */
@@ -448,6 +492,7 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
         if (pid > 0) {
             for (int w = 0; w < n_workers; w++)
                 if (busy[w] && running[w].pid == pid) {
+                    close_phase(&running[w]);
                     int code = finish(c, &running[w], wstatus);
                     busy[w] = 0;
                     done++;
@@ -463,16 +508,23 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
             break;
         if (progress && now_s() - last_draw >= 0.5) {
             last_draw = now_s();
-            char eta[32], what[256] = "";
+            char eta[32], what[512] = "";
             double el = now_s() - t0;
             fmt_eta(done_cost > 0 ? el * (total_cost - done_cost) / done_cost : NAN, eta, sizeof eta);
             size_t len = 0;
             for (int w = 0; w < n_workers && len + 40 < sizeof what; w++)
-                if (busy[w])
-                    len += (size_t)snprintf(what + len, sizeof what - len, "%s%s%s%s", len ? ", " : "",
-                                            running[w].t->name, gpus ? " on GPU " : "", gpus ? gpus[w] : "");
-            fprintf(stderr, "\r\033[Ksweep: %d/%d shapes done%s%s, running %s, ETA %s", done, n_tasks,
-                    failed ? ", failed " : "", failed ? "some" : "", what, eta);
+                if (busy[w]) {
+                    read_phase(&running[w]);
+                    len += (size_t)snprintf(what + len, sizeof what - len, "%s%s%s%s%s%s%s", len ? ", " : "",
+                                            running[w].t->name, gpus ? " on GPU " : "", gpus ? gpus[w] : "",
+                                            running[w].phase[0] ? " (" : "", running[w].phase,
+                                            running[w].phase[0] ? ")" : "");
+                }
+            char failed_text[32] = "";
+            if (failed)
+                snprintf(failed_text, sizeof failed_text, " (%d failed)", failed);
+            fprintf(stderr, "\r\033[Ksweep: %d/%d shapes done%s, running %s, ETA %s", done, n_tasks, failed_text,
+                    what, eta);
             fflush(stderr);
         }
         struct timespec nap = {0, 50 * 1000 * 1000};
@@ -480,6 +532,9 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
     }
     if (progress)
         fprintf(stderr, "\r\033[K");
+    for (int w = 0; w < n_workers; w++)
+        if (busy[w])
+            close_phase(&running[w]);
     if (stop_signal) {
         /* Discard the shapes in flight: only complete archives stay. */
         for (int w = 0; w < n_workers; w++)

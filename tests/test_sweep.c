@@ -656,3 +656,26 @@ Test(sweep_cli, the_default_child_is_attnprof_run_and_its_failure_is_recorded)
     cr_expect(path_exists(path));
     remove_tree(dir);
 }
+
+Test(sweep_cli, progress_on_a_terminal_names_shape_gpu_and_phase)
+{
+    /* `script` gives the sweep a terminal; the task says its phase on ATTNPROF_PROGRESS_FD
+     * as `attnprof run` does. */
+    char dir[256], cmd[4096], cwd[1024], path[512];
+    tmpdir(dir, sizeof dir, "progress");
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(path, sizeof path, "%s.typescript", dir);
+    snprintf(cmd, sizeof cmd,
+             "script -qec \"%s sweep --seq 256,512 --dim 64 --tokens 1024 --heads 4 --gpus 0,1 -o %s --task-command "
+             "'echo flash forward >&\\$ATTNPROF_PROGRESS_FD; sleep 1.2; %s/tests/sweep/task.sh "
+             "%s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0'\" %s >/dev/null",
+             bin(), dir, cwd, cwd, path);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char *t = slurp(path);
+    cr_assert(t);
+    cr_expect(strstr(t, "sweep: 0/2 shapes done, running 2x4x512x64 on GPU 0 (flash forward), 4x4x256x64 on GPU 1 "
+                        "(flash forward), ETA") != NULL, "%s", t);
+    free(t);
+    unlink(path);
+    remove_tree(dir);
+}
