@@ -5,7 +5,8 @@
 # still-warm machine continues it with --resume).
 #
 # From the project root on the GPU machine, build/ carried from the build machine:
-#   bench/sweep_h200.sh fixture   the small sweep to commit as tests/fixtures/h200-sweep
+#   bench/sweep_h200.sh fixture   the small sweep to commit as tests/fixtures/sweep-h200
+#                                 (mkdir tests/fixtures/sweep-h200 && tar -xzf sweep-fixture.tgz -C it)
 #                                 (S 256,1024,4096,16384 x D 64,128, B·S = 32768, 3 forwards;
 #                                 run.json + trace.json per shape; ~2 MB)            ~2 min
 #   bench/sweep_h200.sh one       the default sweep (S 256…16384 x D 64,128, B·S = 32768,
@@ -65,7 +66,7 @@ sweep() {
 pack() { # pack NAME DIR [with-archives]
   local name=$1 dir=$2 files
   if [ "${3:-}" = with-archives ]; then
-    files=$(cd "$dir" && ls -d sweep.json status shapes/*/run.json shapes/*/trace.json sweep.md sweep.csv sweep.tex figures 2>/dev/null)
+    files=$(cd "$dir" && ls -d sweep.json status shapes/*/run.json shapes/*/trace.json 2>/dev/null)
   else
     files=$(cd "$dir" && ls -d sweep.json status logs sweep.md sweep.html sweep.csv sweep.tex figures 2>/dev/null)
   fi

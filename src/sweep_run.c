@@ -684,6 +684,21 @@ static int start_dir(sweep_ctx *c)
                             "choose another -o\n", o->out_dir);
             return EXIT_OUTPUT_EXISTS;
         }
+        /* --force replaces a sweep (or an empty folder), never some other directory. */
+        char plan[PATH_MAX + 16];
+        snprintf(plan, sizeof plan, "%s/sweep.json", o->out_dir);
+        DIR *d = opendir(o->out_dir);
+        int entries = 0;
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        if (d)
+            closedir(d);
+        if (!path_exists(plan) && entries) {
+            fprintf(stderr, "attnprof: %s exists and holds no sweep.json: --force replaces only a sweep; choose another "
+                            "-o\n", o->out_dir);
+            return EXIT_OUTPUT_EXISTS;
+        }
         if (remove_tree(o->out_dir) != 0) {
             fprintf(stderr, "attnprof: %s: cannot remove: %s\n", o->out_dir, strerror(errno));
             return EXIT_IO;
@@ -798,6 +813,16 @@ static int slurm_task(sweep_ctx *c)
         return rc;
     int code;
     rc = run_tasks(c, &t, 1, NULL, 1, 0, &code);
+    if (rc == EXIT_INTERRUPTED) {
+        /* Slurm's time limit or scancel: say so in the task's status, for --collect. */
+        sweep_status st = {.exit_code = EXIT_INTERRUPTED, .slurm_task = c->slurm_task};
+        snprintf(st.error, sizeof st.error, "stopped by signal %d before the shape finished (Slurm time limit or "
+                 "scancel?); the shape in flight was discarded", (int)stop_signal);
+        snprintf(st.slurm_job_id, sizeof st.slurm_job_id, "%s", c->slurm_job);
+        snprintf(st.log, sizeof st.log, "logs/%s_%d.out", c->slurm_job, c->slurm_task);
+        if (sweep_status_write(c->dir, t.name, &st, err, sizeof err) != 0)
+            fprintf(stderr, "attnprof: %s\n", err);
+    }
     /* The child's stderr into this task's Slurm log too. */
     char log[PATH_MAX + 128], line[1024];
     snprintf(log, sizeof log, "%s/logs/%s.log", c->dir, t.name);

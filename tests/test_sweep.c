@@ -679,3 +679,106 @@ Test(sweep_cli, progress_on_a_terminal_names_shape_gpu_and_phase)
     unlink(path);
     remove_tree(dir);
 }
+
+/* The small sweep recorded on the H200 by `bench/sweep_h200.sh fixture` (S 256, 1024,
+ * 4096, 16384 x D 64, 128 at B·S = 32768, 3 forwards), committed as
+ * tests/fixtures/sweep-h200. Until it is committed this test says so and is skipped. */
+Test(sweep_collect, the_recorded_h200_sweep)
+{
+    const char *src = "tests/fixtures/sweep-h200";
+    char probe[256];
+    snprintf(probe, sizeof probe, "%s/sweep.json", src);
+    if (!path_exists(probe))
+        cr_skip_test("%s is not committed yet: record it with bench/sweep_h200.sh fixture", src);
+    char dir[256], err[512];
+    tmpdir(dir, sizeof dir, "h200");
+    sh("cp -r %s %s", src, dir);
+    static sweep_model m;
+    cr_assert_eq(sweep_load(&m, dir, 2, err, sizeof err), EXIT_OK, "%s", err);
+    cr_expect_eq(m.n_complete, m.n_shapes, "every shape of the fixture is complete");
+    cr_expect_eq(m.n_dims, 2);
+    cr_expect_str_eq(m.gpu_name, "NVIDIA H200");
+    for (int i = 0; i < m.n_shapes; i++) {
+        const sweep_shape *x = &m.shapes[i];
+        cr_expect(strncmp(x->gpu_uuid, "GPU-", 4) == 0, "%s: GPU UUID recorded: '%s'", x->name, x->gpu_uuid);
+        cr_expect_eq((long)x->shape.batch * x->shape.seq, 32768);
+        for (int k = 0; k < m.n_variants; k++) {
+            const sweep_point *p = &x->p[k];
+            cr_expect(p->state == SWEEP_OK || p->state == SWEEP_SKIPPED, "%s %s: %d %s", x->name, m.variants[k],
+                      p->state, p->reason);
+            if (p->state == SWEEP_OK)
+                cr_expect(isfinite(p->device_bytes) && p->device_bytes > 0 && p->device_bytes < m.gpu_bytes,
+                          "%s %s: device bytes recorded", x->name, m.variants[k]);
+        }
+    }
+    /* At B·S fixed, every variant's work grows as S: the fused kernels' exponents are
+     * near 1 over 256…16384, and their throughput grows with S. */
+    for (int i = 0; i < m.n_findings; i++) {
+        const sweep_finding *f = &m.findings[i];
+        if (f->id == SF_SCALING && (!strcmp(f->variant, "flash") || !strcmp(f->variant, "efficient")))
+            cr_expect(f->value > 0.5 && f->value < 1.6 && f->value2 > 0.9, "%s D=%d: S^%.2f R²=%.3f", f->variant,
+                      f->dim, f->value, f->value2);
+    }
+    cr_expect(find(&m, SF_BEST_TFLOPS, "flash", NULL) != NULL);
+    cr_assert_eq(sweep_write(&m, FIG_PNG, err, sizeof err), EXIT_OK, "%s", err);
+    sweep_free(&m);
+    remove_tree(dir);
+}
+
+Test(sweep_cli, a_slurm_task_runs_its_shape_and_says_when_it_was_stopped, .timeout = 60)
+{
+    char dir[256], args[4096], cwd[1024], path[512], out[4096];
+    tmpdir(dir, sizeof dir, "task");
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(args, sizeof args,
+             "sweep --slurm --no-gres --seq 256,512 --dim 64 --tokens 1024 --heads 4 -o %s --slurm-task-command "
+             "'%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0 2'",
+             dir, cwd, cwd);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    setenv("SLURM_ARRAY_JOB_ID", "99", 1);
+    /* Task 1, stopped by SIGTERM (a time limit) while its shape runs. */
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_WRONLY);
+        dup2(nul, 1);
+        dup2(nul, 2);
+        execl(bin(), bin(), "sweep", "--task", "1", dir, (char *)NULL);
+        _exit(127);
+    }
+    struct timespec nap = {0, 700 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    kill(pid, SIGTERM);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == EXIT_INTERRUPTED, "exit %d", WEXITSTATUS(st));
+    snprintf(path, sizeof path, "%s/status/2x4x512x64.json", dir);
+    char *s = slurp(path);
+    cr_assert(s, "a status for the stopped task");
+    cr_expect(strstr(s, "\"exit_code\": 130") && strstr(s, "stopped by signal 15") && strstr(s, "\"slurm_job_id\": \"99\"") &&
+              strstr(s, "\"log\": \"logs/99_1.out\""), "%s", s);
+    free(s);
+    snprintf(path, sizeof path, "%s/shapes/2x4x512x64", dir);
+    cr_expect(!path_exists(path), "nothing partial in shapes/");
+    /* Task 0 runs to the end. */
+    snprintf(args, sizeof args, "sweep --task 0 %s", dir);
+    cr_expect_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    cr_expect(strstr(err_text, "task.sh: 4 x 4 x 256 x 64") != NULL, "the child's stderr is in the task's log: %s",
+              err_text);
+    unsetenv("SLURM_ARRAY_JOB_ID");
+    snprintf(args, sizeof args, "sweep --collect %s", dir);
+    cr_expect_eq(attnprof_out(args, out, sizeof out), EXIT_VARIANT_FAILED);
+    cr_expect(strstr(out, "shapes: 1 complete, 1 failed, 0 missing") != NULL, "%s", out);
+    cr_expect(strstr(out, "failed  2x4x512x64 job 99_1 log ") != NULL && strstr(out, "exit 130: stopped by signal 15"),
+              "%s", out);
+    /* --force replaces a sweep, never another folder. */
+    snprintf(args, sizeof args, "mkdir -p %s-other && touch %s-other/keep", dir, dir);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "sweep -o %s-other --force --task-command true", dir);
+    cr_expect_eq(attnprof(args), EXIT_OUTPUT_EXISTS, "%s", err_text);
+    snprintf(path, sizeof path, "%s-other/keep", dir);
+    cr_expect(path_exists(path));
+    snprintf(path, sizeof path, "%s-other", dir);
+    remove_tree(path);
+    remove_tree(dir);
+}
