@@ -241,17 +241,25 @@ static int add_shape(sweep_model *m, const attn_shape *s)
 static void attribute_failure(sweep_model *m, sweep_shape *x)
 {
     char name[64];
-    double gib;
-    const char *e = x->status.error;
-    const char *v = strstr(e, "variant ");
-    if (!v)
-        return;
-    int k = -1;
-    if (sscanf(v, "variant %63s needs %lf GiB", name, &gib) == 2 && (k = variant_index(m, name)) >= 0) {
-        point_empty(&x->p[k], SWEEP_SKIPPED, v);
-        x->p[k].device_bytes = gib * 1073741824.0;
-    } else if (sscanf(v, "variant %63s cannot take", name) == 1 && (k = variant_index(m, name)) >= 0) {
-        point_empty(&x->p[k], SWEEP_SKIPPED, v);
+    double bytes;
+    int k;
+    if (sweep_refused_variant(x->status.error, name, sizeof name, &bytes) == 0 && (k = variant_index(m, name)) >= 0) {
+        point_empty(&x->p[k], SWEEP_SKIPPED, strstr(x->status.error, "variant "));
+        x->p[k].device_bytes = bytes;
+    }
+}
+
+/* Variants the sweep left out of a shape (status "skipped"): skipped there, unless
+ * the archive has them after all. */
+static void apply_skips(sweep_model *m, sweep_shape *x)
+{
+    for (int i = 0; i < x->status.n_skipped; i++) {
+        const struct sweep_skip *sk = &x->status.skipped[i];
+        int k = variant_index(m, sk->variant);
+        if (k < 0 || x->p[k].state != SWEEP_NOT_RUN)
+            continue;
+        point_empty(&x->p[k], SWEEP_SKIPPED, sk->reason);
+        x->p[k].device_bytes = sk->device_bytes;
     }
 }
 
@@ -324,14 +332,27 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
         }
     for (int i = 0; i < m->plan.n_shapes; i++)
         add_shape(m, &m->plan.shapes[i]);
+    int dir_shape[SWEEP_MAX_SHAPES];
     for (int i = 0; i < n_dirs; i++) {
         attn_shape s;
-        if (sweep_shape_parse(names[i], &s) != 0)
-            continue; /* not a shape folder */
-        int k = add_shape(m, &s);
-        if (k < 0)
+        dir_shape[i] = sweep_shape_parse(names[i], &s) == 0 ? add_shape(m, &s) : -1; /* -1: not a shape folder */
+    }
+    /* Status files before the points: a variant the sweep skipped everywhere still gets its column. */
+    for (int i = 0; i < m->n_shapes; i++) {
+        sweep_shape *x = &m->shapes[i];
+        char serr[512];
+        x->status_rc = sweep_status_read(dir, x->name, &x->status, serr, sizeof serr);
+        if (x->status_rc < 0)
+            snprintf(x->status_err, sizeof x->status_err, "%s", serr);
+        for (int k = 0; k < x->status.n_skipped; k++)
+            if (variant_index(m, x->status.skipped[k].variant) < 0 && m->n_variants < RUN_MAX_VARIANTS)
+                snprintf(m->variants[m->n_variants++], sizeof m->variants[0], "%s", x->status.skipped[k].variant);
+    }
+    for (int i = 0; i < n_dirs; i++) {
+        if (dir_shape[i] < 0)
             continue;
-        sweep_shape *x = &m->shapes[k];
+        sweep_shape *x = &m->shapes[dir_shape[i]];
+        const attn_shape s = x->shape;
         if (!L[i].ok) {
             x->state = SHAPE_BAD_ARCHIVE;
             snprintf(x->error, sizeof x->error, "%s", L[i].err);
@@ -352,7 +373,8 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
     for (int i = 0; i < m->n_shapes; i++) {
         sweep_shape *x = &m->shapes[i];
         char serr[512];
-        int st = sweep_status_read(dir, x->name, &x->status, serr, sizeof serr);
+        int st = x->status_rc;
+        snprintf(serr, sizeof serr, "%s", x->status_err);
         x->have_status = st == 0;
         if (st < 0 && x->state != SHAPE_COMPLETE) {
             x->state = SHAPE_BAD_ARCHIVE;
@@ -371,6 +393,7 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
             if (x->state == SHAPE_FAILED)
                 attribute_failure(m, x);
         }
+        apply_skips(m, x);
         m->n_complete += x->state == SHAPE_COMPLETE;
         m->n_failed += x->state == SHAPE_FAILED;
         m->n_missing += x->state == SHAPE_MISSING;

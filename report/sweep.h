@@ -74,7 +74,21 @@ typedef struct sweep_status {
     char slurm_job_id[32];        /* SLURM_ARRAY_JOB_ID, "" when run locally */
     int slurm_task;               /* SLURM_ARRAY_TASK_ID, -1 when run locally */
     char log[512];                /* the task's log, relative to DIR ("" locally) */
+    /* Variants the sweep left out of this shape after `run` refused it naming them
+     * (explicit --variants: exit 4 "variant X needs … GiB", exit 2 "variant X cannot
+     * take …"); the shape was run again without them. */
+    int n_skipped;
+    struct sweep_skip {
+        char variant[32];
+        char reason[ATTN_ERR_LEN];
+        double device_bytes; /* from "needs N GiB"; NAN otherwise */
+    } skipped[RUN_MAX_VARIANTS];
 } sweep_status;
+
+/* "…variant naive needs 512.00 GiB of device memory…" or "…variant flash cannot
+ * take …": the variant `run` names in a one-line refusal, and the bytes when given
+ * (NAN otherwise). 0, or -1 when the line names no variant. */
+int sweep_refused_variant(const char *error_line, char *variant, size_t n, double *bytes);
 
 /* DIR/status/<name>.json, atomically. */
 int sweep_status_write(const char *dir, const char *name, const sweep_status *s, char *err, size_t errlen);
@@ -116,6 +130,8 @@ typedef struct sweep_shape {
     sweep_shape_state state;
     int have_status;
     sweep_status status;
+    int status_rc;               /* sweep_status_read's answer, and its error */
+    char status_err[512];
     char error[ATTN_ERR_LEN];    /* SHAPE_BAD_ARCHIVE: why */
     char gpu_uuid[48], visible_devices[64];
     double flops;

@@ -255,6 +255,23 @@ int sweep_plan_read(sweep_plan *p, const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+int sweep_refused_variant(const char *error_line, char *variant, size_t n, double *bytes)
+{
+    char name[64];
+    double gib;
+    *bytes = NAN;
+    for (const char *v = strstr(error_line, "variant "); v; v = strstr(v + 1, "variant ")) {
+        if (sscanf(v, "variant %63s needs %lf GiB", name, &gib) == 2) {
+            *bytes = gib * 1073741824.0;
+        } else if (sscanf(v, "variant %63s cannot take", name) != 1) {
+            continue;
+        }
+        snprintf(variant, n, "%s", name);
+        return 0;
+    }
+    return -1;
+}
+
 int sweep_status_write(const char *dir, const char *name, const sweep_status *s, char *err, size_t errlen)
 {
     char sdir[1200], file[128];
@@ -267,6 +284,16 @@ int sweep_status_write(const char *dir, const char *name, const sweep_status *s,
     json_t *root = json_pack("{s:i,s:s,s:s,s:f,s:s,s:i,s:s}", "exit_code", s->exit_code, "error", s->error, "gpu",
                              s->gpu, "seconds", isfinite(s->seconds) ? s->seconds : 0.0, "slurm_job_id",
                              s->slurm_job_id, "slurm_task", s->slurm_task, "log", s->log);
+    if (root && s->n_skipped) {
+        json_t *sk = json_array();
+        for (int i = 0; i < s->n_skipped; i++) {
+            json_t *o = json_pack("{s:s,s:s}", "variant", s->skipped[i].variant, "reason", s->skipped[i].reason);
+            if (isfinite(s->skipped[i].device_bytes))
+                json_object_set_new(o, "device_bytes", json_integer((json_int_t)s->skipped[i].device_bytes));
+            json_array_append_new(sk, o);
+        }
+        json_object_set_new(root, "skipped", sk);
+    }
     return write_json(root, sdir, file, err, errlen);
 }
 
@@ -293,6 +320,18 @@ int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *
     s->seconds = json_number_value(json_object_get(root, "seconds"));
     json_t *t = json_object_get(root, "slurm_task");
     s->slurm_task = json_is_integer(t) ? (int)json_integer_value(t) : -1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(root, "skipped"), i, v)
+    {
+        if (s->n_skipped == RUN_MAX_VARIANTS || !*jstr(v, "variant"))
+            continue;
+        struct sweep_skip *k = &s->skipped[s->n_skipped++];
+        snprintf(k->variant, sizeof k->variant, "%s", jstr(v, "variant"));
+        snprintf(k->reason, sizeof k->reason, "%s", jstr(v, "reason"));
+        json_t *b = json_object_get(v, "device_bytes");
+        k->device_bytes = json_is_number(b) ? json_number_value(b) : NAN;
+    }
     json_decref(root);
     return 0;
 }

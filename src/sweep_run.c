@@ -64,11 +64,15 @@ typedef struct task {
     char final_rel[128]; /* shapes/<shape> or replicate/gpu<G> */
     double cost;         /* B·H·S²·D: the queue's order */
     int pinned;          /* replicate: only the worker of this GPU index runs it; -1 any */
+    char variants[256];  /* the list after variants were left out; "": the plan's */
+    int n_skipped;       /* variants left out after `run` refused the shape naming them */
+    struct sweep_skip skipped[RUN_MAX_VARIANTS];
 } task;
 
 typedef struct child {
     pid_t pid;
-    const task *t;
+    task *t;
+    int ti;          /* index of t in the queue */
     const char *gpu; /* CUDA_VISIBLE_DEVICES, or NULL to inherit */
     double started;
     int progress_fd; /* read end of ATTNPROF_PROGRESS_FD: `run` writes "variant phase" lines; -1 none */
@@ -136,7 +140,7 @@ static int expand_template(const sweep_ctx *c, const task *t, const char *outdir
         else if (close && KEY("dim"))
             snprintf(val, sizeof val, "%d", t->shape.dim);
         else if (close && KEY("variants"))
-            snprintf(val, sizeof val, "%s", c->plan.variants);
+            snprintf(val, sizeof val, "%s", t->variants[0] ? t->variants : c->plan.variants);
         else if (close && KEY("iters"))
             snprintf(val, sizeof val, "%d", c->plan.iters ? c->plan.iters : 20);
         else if (close && KEY("warmup"))
@@ -192,7 +196,7 @@ static int make_dirs(const sweep_ctx *c)
 }
 
 /* Starts the child for `t`; its output goes to DIR/.staging/<name>/a. */
-static int spawn(const sweep_ctx *c, const task *t, const char *gpu, child *ch)
+static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch)
 {
     char staging[PATH_MAX + 128], out[PATH_MAX + 160], log[PATH_MAX + 128];
     path_of(c, ".staging", t->name, staging, sizeof staging);
@@ -222,8 +226,9 @@ static int spawn(const sweep_ctx *c, const task *t, const char *gpu, child *ch)
     argv[n++] = "run";
     argv[n++] = "--batch", argv[n++] = b, argv[n++] = "--heads", argv[n++] = h;
     argv[n++] = "--seq", argv[n++] = s, argv[n++] = "--dim", argv[n++] = d;
-    if (c->plan.variants[0])
-        argv[n++] = "--variants", argv[n++] = (char *)c->plan.variants;
+    const char *list = t->variants[0] ? t->variants : c->plan.variants;
+    if (list[0])
+        argv[n++] = "--variants", argv[n++] = (char *)list;
     if (c->plan.iters)
         argv[n++] = "--iters", argv[n++] = it;
     if (c->plan.warmup)
@@ -276,7 +281,7 @@ static int spawn(const sweep_ctx *c, const task *t, const char *gpu, child *ch)
         close(pfd[1]);
         fcntl(pfd[0], F_SETFL, O_NONBLOCK);
     }
-    *ch = (child){pid, t, gpu, now_s(), pfd[0], ""};
+    *ch = (child){pid, t, ti, gpu, now_s(), pfd[0], ""};
     return EXIT_OK;
 }
 
@@ -321,11 +326,69 @@ static void last_line(const char *path, char *out, size_t n)
     fclose(f);
 }
 
+#define SWEEP_RETRY (-1)
+
+/* The variants `run` runs by default, as `attnprof list` names them (first word of
+ * each unindented line); 0 when the recorder cannot be loaded. */
+static int default_variants(const sweep_ctx *c, char names[][32])
+{
+    char cmd[PATH_MAX * 2 + 32], q[PATH_MAX * 2], line[512];
+    shell_quote(c->exe, q, sizeof q);
+    snprintf(cmd, sizeof cmd, "%s list 2>/dev/null", q);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    while (p && fgets(line, sizeof line, p))
+        if (line[0] != ' ' && line[0] != '\n' && n < RUN_MAX_VARIANTS && sscanf(line, "%31s", names[n]) == 1)
+            n++;
+    if (p && pclose(p) != 0)
+        n = 0;
+    return n;
+}
+
+/* `run` refused the shape naming one variant (explicit --variants: it does not fit, or
+ * cannot take the head dim): leave that variant out and run the shape again, as `run`
+ * itself skips it with the default list. Returns 1 when the task is to run again. */
+static int drop_refused(const sweep_ctx *c, task *t, const char *error_line)
+{
+    char name[64], names[RUN_MAX_VARIANTS][32], buf[256];
+    double bytes;
+    if (sweep_refused_variant(error_line, name, sizeof name, &bytes) != 0 || t->n_skipped == RUN_MAX_VARIANTS)
+        return 0;
+    const char *list = t->variants[0] ? t->variants : c->plan.variants;
+    int n = 0;
+    if (list[0]) {
+        snprintf(buf, sizeof buf, "%s", list);
+        for (char *save, *tok = strtok_r(buf, ",", &save); tok && n < RUN_MAX_VARIANTS; tok = strtok_r(NULL, ",", &save))
+            snprintf(names[n++], 32, "%s", tok);
+    } else if (!c->plan.task_command[0]) {
+        n = default_variants(c, names);
+    }
+    int found = 0;
+    char rest[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(names[i], name)) {
+            found = 1;
+            continue;
+        }
+        len += (size_t)snprintf(rest + len, sizeof rest - len, "%s%s", len ? "," : "", names[i]);
+    }
+    if (!found || !rest[0] || len >= sizeof rest)
+        return 0;
+    struct sweep_skip *sk = &t->skipped[t->n_skipped++];
+    snprintf(sk->variant, sizeof sk->variant, "%s", name);
+    snprintf(sk->reason, sizeof sk->reason, "%s", strstr(error_line, "variant "));
+    sk->device_bytes = bytes;
+    snprintf(t->variants, sizeof t->variants, "%s", rest);
+    return 1;
+}
+
 /* A child has exited: move its archive into place, write its status. Returns the
- * shape's exit code as recorded. */
+ * shape's exit code as recorded, or SWEEP_RETRY when it is to run again without a
+ * variant that `run` refused. */
 static int finish(const sweep_ctx *c, const child *ch, int wstatus)
 {
-    const task *t = ch->t;
+    task *t = ch->t;
     sweep_status st;
     memset(&st, 0, sizeof st);
     st.exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + (WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
@@ -361,12 +424,18 @@ static int finish(const sweep_ctx *c, const child *ch, int wstatus)
                      "folder", WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
         } else {
             last_line(log, st.error, sizeof st.error);
+            if ((st.exit_code == EXIT_DEVICE_MEMORY || st.exit_code == EXIT_USAGE) && drop_refused(c, t, st.error)) {
+                remove_tree(staging);
+                return SWEEP_RETRY;
+            }
             if (!st.error[0])
                 snprintf(st.error, sizeof st.error, WIFSIGNALED(wstatus) ? "killed by signal %d" : "exit code %d",
                          WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : st.exit_code);
         }
     }
     remove_tree(staging);
+    st.n_skipped = t->n_skipped;
+    memcpy(st.skipped, t->skipped, sizeof t->skipped);
     char err[512];
     if (sweep_status_write(c->dir, t->name, &st, err, sizeof err) != 0)
         fprintf(stderr, "attnprof: %s\n", err);
@@ -476,7 +545,7 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
             if (pick < 0)
                 continue;
             taken[pick] = 1;
-            int s = spawn(c, &tasks[pick], gpus ? gpus[w] : NULL, &running[w]);
+            int s = spawn(c, &tasks[pick], pick, gpus ? gpus[w] : NULL, &running[w]);
             if (s != EXIT_OK)
                 rc = s;
             else
@@ -495,6 +564,10 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
                     close_phase(&running[w]);
                     int code = finish(c, &running[w], wstatus);
                     busy[w] = 0;
+                    if (code == SWEEP_RETRY) {
+                        taken[running[w].ti] = 0; /* again, without the refused variant */
+                        continue;
+                    }
                     done++;
                     done_cost += running[w].t->cost;
                     if (code != EXIT_OK && code != EXIT_VARIANT_FAILED)

@@ -782,3 +782,54 @@ Test(sweep_cli, a_slurm_task_runs_its_shape_and_says_when_it_was_stopped, .timeo
     remove_tree(path);
     remove_tree(dir);
 }
+
+Test(sweep_cli, a_variant_run_refuses_is_left_out_and_the_shape_runs_again)
+{
+    char dir[256], args[4096], cwd[1024], path[512], out[8192];
+    tmpdir(dir, sizeof dir, "retry");
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(args, sizeof args,
+             "sweep --seq 256,512 --dim 64 --tokens 1024 --heads 4 --variants naive,flash,cudnn -o %s --task-command "
+             "'%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 512 0 {variants}'",
+             dir, cwd, cwd);
+    cr_assert_eq(attnprof_out(args, out, sizeof out), EXIT_OK, "%s %s", err_text, out);
+    cr_expect(strstr(out, "shapes: 2 complete, 0 failed") != NULL, "%s", out);
+    snprintf(path, sizeof path, "%s/status/2x4x512x64.json", dir);
+    char *s = slurp(path);
+    cr_assert(s);
+    cr_expect(strstr(s, "\"variant\": \"naive\"") && strstr(s, "\"device_bytes\": 549755813888") &&
+              strstr(s, "\"exit_code\": 0"), "%s", s);
+    free(s);
+    snprintf(path, sizeof path, "%s/logs/2x4x512x64.log", dir);
+    s = slurp(path);
+    cr_assert(s);
+    cr_expect(strstr(s, "task.sh: variants 'flash,cudnn'") != NULL, "run again without naive: %s", s);
+    free(s);
+    remove_tree(dir);
+}
+
+Test(sweep_collect, variants_the_sweep_left_out_are_skipped_with_their_reason)
+{
+    char dir[256], err[512];
+    tmpdir(dir, sizeof dir, "skips");
+    sh("mkdir -p %s/shapes && cp -r tests/fixtures/h200-4var %s/shapes/2x4x256x64", dir, dir);
+    sweep_status st = {.exit_code = 0, .slurm_task = -1, .n_skipped = 1};
+    snprintf(st.skipped[0].variant, sizeof st.skipped[0].variant, "flash");
+    snprintf(st.skipped[0].reason, sizeof st.skipped[0].reason, "variant flash cannot take 2x4x256x64: head dim");
+    st.skipped[0].device_bytes = NAN;
+    cr_assert_eq(sweep_status_write(dir, "2x4x256x64", &st, err, sizeof err), 0, "%s", err);
+    static sweep_model m;
+    cr_assert_eq(sweep_load(&m, dir, 1, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(m.n_variants, 5, "4 in the archive + flash from the status");
+    int flash = -1, cudnn = -1;
+    for (int k = 0; k < m.n_variants; k++) {
+        if (!strcmp(m.variants[k], "flash")) flash = k;
+        if (!strcmp(m.variants[k], "cudnn")) cudnn = k;
+    }
+    cr_assert(flash >= 0 && cudnn >= 0);
+    cr_expect_eq(m.shapes[0].p[flash].state, SWEEP_SKIPPED);
+    cr_expect(strstr(m.shapes[0].p[flash].reason, "head dim") != NULL);
+    cr_expect_eq(m.shapes[0].p[cudnn].state, SWEEP_OK);
+    sweep_free(&m);
+    remove_tree(dir);
+}
