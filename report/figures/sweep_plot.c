@@ -144,12 +144,13 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
 
     /* One y scale for all panels. */
     double lo = INFINITY, hi = 0, v;
-    int hollow;
+    int hollow, n_values = 0;
     for (int i = 0; i < m->n_shapes; i++)
         for (int k = 0; k < m->n_variants; k++)
             if (value_of(&m->shapes[i].p[k], spec->metric, &v, &hollow)) {
                 if (v < lo) lo = v;
                 if (v > hi) hi = v;
+                n_values++;
             }
     if (isfinite(spec->capacity) && spec->capacity > 0) {
         if (spec->capacity > hi) hi = spec->capacity;
@@ -307,6 +308,14 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
                     px = py = NAN;
             }
         }
+    }
+    if (!n_values) {
+        fig_set(cr, FIG_GREY);
+        fig_font(cr, 11, 0);
+        fig_text(cr, job->w / 2, top + PLOT_H / 2,
+                 spec->metric == FIG_SWEEP_MEMORY ? "not recorded: these archives predate the device-memory field"
+                                                  : "no variant ran at any shape",
+                 ALIGN_CENTER);
     }
     /* Axis title and legend. */
     fig_set(cr, FIG_INK);
