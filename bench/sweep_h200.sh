@@ -90,14 +90,26 @@ one)
   pack one "$W/one"
   ;;
 all)
-  sweep "$W/all" --seq "$seq_default" --dim "$dims_default" --gpus all || true
+  # --gpus all counts /proc/driver/nvidia/gpus; should a container show more there than
+  # nvidia-smi lists, name the GPUs nvidia-smi sees instead (and say so).
+  g=all
+  n_smi=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  n_proc=$(ls /proc/driver/nvidia/gpus 2>/dev/null | wc -l)
+  if [ -z "${CUDA_VISIBLE_DEVICES:-}" ] && [ "$n_smi" -gt 0 ] && [ "$n_smi" != "$n_proc" ]; then
+    g=$(seq -s, 0 $((n_smi - 1)))
+    say "nvidia-smi lists $n_smi GPUs, /proc/driver/nvidia/gpus $n_proc: using --gpus $g"
+  fi
+  sweep "$W/all" --seq "$seq_default" --dim "$dims_default" --gpus "$g" || true
   grep -h '"gpu"' "$W"/all/status/*.json | sort | uniq -c | tee -a "$L"
-  grep -h 'ran .* tasks in' "$L" | tee -a "$L" >/dev/null
-  [ -f "$OUT/sweep-one.log" ] && grep -h '^ran .* tasks in' "$OUT/sweep-one.log" "$L" | tee -a "$L"
+  # One GPU's time, when `one` ran on this machine before (same $OUT), beside this one.
+  one=$( [ -f "$OUT/sweep-one.log" ] && grep -h '^ran .* tasks in' "$OUT/sweep-one.log" | tail -1)
+  this=$(grep -h '^ran .* tasks in' "$L" | tail -1)
+  say "one GPU: ${one:-not in $OUT/sweep-one.log}; all: $this"
   pack all "$W/all"
   ;;
 replicate)
-  sweep "$W/replicate" --seq 1024,4096 --dim 64 --gpus all --replicate || true
+  n_smi=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  sweep "$W/replicate" --seq 1024,4096 --dim 64 --gpus "$(seq -s, 0 $((n_smi - 1)))" --replicate || true
   grep -E '^- GPU' "$L" | tail -n 20
   pack replicate "$W/replicate"
   ;;
