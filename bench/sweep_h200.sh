@@ -101,10 +101,10 @@ all)
   fi
   sweep "$W/all" --seq "$seq_default" --dim "$dims_default" --gpus "$g" || true
   grep -h '"gpu"' "$W"/all/status/*.json | sort | uniq -c | tee -a "$L"
-  # One GPU's time, when `one` ran on this machine before (same $OUT), beside this one.
-  one=$( [ -f "$OUT/sweep-one.log" ] && grep -h '^ran .* tasks in' "$OUT/sweep-one.log" | tail -1)
+  # One GPU's time, when `one` ran on this (still warm) machine before, beside this one.
+  one=$( [ -f "$W/sweep-one.log" ] && grep -h '^ran .* tasks in' "$W/sweep-one.log" | tail -1)
   this=$(grep -h '^ran .* tasks in' "$L" | tail -1)
-  say "one GPU: ${one:-not in $OUT/sweep-one.log}; all: $this"
+  say "one GPU: ${one:-not in $W/sweep-one.log}; all: $this"
   pack all "$W/all"
   ;;
 replicate)
@@ -132,3 +132,4 @@ render)
   echo "unknown mode $mode" >&2; exit 2 ;;
 esac
 say "$(date -u +%FT%TZ) done"
+cp "$L" "$W/" 2>/dev/null || true
