@@ -308,11 +308,15 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
     loaded *L = calloc((size_t)(n_dirs + n_reps + 1), sizeof *L);
     if (!m->shapes || !L) {
         free(L);
+        free(m->shapes);
+        m->shapes = NULL;
         snprintf(err, errlen, "out of memory");
         return EXIT_IO;
     }
     if (!m->have_plan && n_dirs == 0 && n_reps == 0) {
         free(L);
+        free(m->shapes);
+        m->shapes = NULL;
         snprintf(err, errlen, "%s: no sweep.json and no shapes/ archives: not an attnprof sweep directory", dir);
         return EXIT_BAD_ARCHIVE;
     }
@@ -430,6 +434,7 @@ oom:
         for (int k = 0; k < L[i].n; k++)
             free(L[i].pt[k].samples);
     free(L);
+    sweep_free(m);
     snprintf(err, errlen, "out of memory");
     return EXIT_IO;
 }
