@@ -27,7 +27,7 @@ typedef struct loaded {
     attn_shape shape;
     int causal, iters;
     char gpu_name[128], uuid[48], visible[64], cudnn[16];
-    double gpu_bytes;
+    double gpu_bytes, peak;
     int n;
     char name[RUN_MAX_VARIANTS][32];
     sweep_point pt[RUN_MAX_VARIANTS];
@@ -81,6 +81,7 @@ static void load_archive(loaded *L)
     snprintf(L->cudnn, sizeof L->cudnn, "%d.%d.%d", r->cudnn_version / 10000, r->cudnn_version / 100 % 100,
              r->cudnn_version % 100);
     L->gpu_bytes = (double)r->device.total_mem;
+    L->peak = sweep_peak_tflops(r->device.major, r->device.minor, r->device.sm_count, r->device.clock_khz);
     double flops = sweep_flops(&r->shape, r->causal);
     L->n = r->n_variants;
     for (int i = 0; i < r->n_variants; i++) {
@@ -293,6 +294,7 @@ static int names_in(const char *dir, char names[][64], int max)
 int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
+    m->peak_tflops = NAN;
     snprintf(m->dir, sizeof m->dir, "%s", dir);
     int rc = sweep_plan_read(&m->plan, dir, err, errlen);
     if (rc < 0)
@@ -331,6 +333,7 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
                 snprintf(m->gpu_name, sizeof m->gpu_name, "%s", L[i].gpu_name);
                 snprintf(m->cudnn, sizeof m->cudnn, "%s", L[i].cudnn);
                 m->gpu_bytes = L[i].gpu_bytes;
+                m->peak_tflops = L[i].peak;
                 m->iters = L[i].iters;
             }
         }
@@ -459,6 +462,14 @@ void sweep_free(sweep_model *m)
 }
 
 /* ---- pure helpers ---------------------------------------------------------- */
+
+double sweep_peak_tflops(int major, int minor, int sm_count, int clock_khz)
+{
+    double per_clk = major == 9 && minor == 0 ? 4096 : major == 8 && minor == 0 ? 2048 : NAN;
+    if (sm_count <= 0 || clock_khz <= 0)
+        return NAN;
+    return per_clk * sm_count * clock_khz * 1e3 / 1e12;
+}
 
 int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f)
 {
@@ -638,6 +649,7 @@ static void derive_best(sweep_model *m)
             f->shape = m->shapes[best].shape;
             f->seq = f->shape.seq;
             f->value = m->shapes[best].p[k].tflops;
+            f->value2 = m->peak_tflops > 0 ? f->value / m->peak_tflops : NAN;
         }
     }
 }
@@ -687,6 +699,22 @@ static void derive_gpus(sweep_model *m)
     }
 }
 
+/* Headlines first: crossovers, memory walls, best throughput, GPU checks, then the
+ * fits and the operation counts. */
+static int finding_rank(sweep_finding_id id)
+{
+    switch (id) {
+    case SF_CROSSOVER: return 0;
+    case SF_MEMORY_WALL: return 1;
+    case SF_BEST_TFLOPS: return 2;
+    case SF_GPU_DIFFERS: return 3;
+    case SF_GPU_AGREES: return 4;
+    case SF_SCALING: return 5;
+    case SF_OPS_CHANGE: return 6;
+    }
+    return 7;
+}
+
 void sweep_derive(sweep_model *m)
 {
     m->n_findings = 0;
@@ -694,4 +722,10 @@ void sweep_derive(sweep_model *m)
         derive_per_dim(m, m->dims[d]);
     derive_best(m);
     derive_gpus(m);
+    for (int i = 1; i < m->n_findings; i++) /* stable: insertion */
+        for (int j = i; j > 0 && finding_rank(m->findings[j - 1].id) > finding_rank(m->findings[j].id); j--) {
+            sweep_finding t = m->findings[j];
+            m->findings[j] = m->findings[j - 1];
+            m->findings[j - 1] = t;
+        }
 }

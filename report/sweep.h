@@ -143,7 +143,7 @@ typedef enum sweep_finding_id {
     SF_CROSSOVER,   /* variant faster than other for every S >= seq (at dim); value: ratio at the largest S */
     SF_MEMORY_WALL, /* variant stops at seq: value bytes needed (NAN unknown), value2 GPU bytes */
     SF_SCALING,     /* time ∝ S^value over [seq, seq2] (at dim), value2 R², n points */
-    SF_BEST_TFLOPS, /* a fused variant's best TFLOP/s (value) at shape */
+    SF_BEST_TFLOPS, /* a fused variant's best TFLOP/s (value) at shape; value2: share of the peak (NAN unknown) */
     SF_OPS_CHANGE,  /* GPU operations per forward change from value to value2 at seq */
     SF_GPU_DIFFERS, /* replicate: gpu's time on the reference shape over the first GPU's */
     SF_GPU_AGREES,  /* replicate: no significant difference (one per GPU) */
@@ -171,6 +171,7 @@ typedef struct sweep_model {
     sweep_plan plan;
     char gpu_name[128];
     double gpu_bytes;           /* total memory of the GPU (first complete archive) */
+    double peak_tflops;         /* dense BF16 tensor-core peak at the recorded clock; NAN: unknown GPU */
     char cudnn[16];
     int iters;
     int n_variants;
@@ -198,6 +199,9 @@ void sweep_free(sweep_model *m);
 void sweep_derive(sweep_model *m);
 
 /* Pure helpers, tested on synthetic data. */
+/* Dense BF16 tensor-core FLOPs per clock per SM times SMs times the recorded clock, in
+ * TFLOP/s: 4096 FLOP/clk/SM on sm_90 (H100/H200), 2048 on sm_80 (A100); NAN otherwise. */
+double sweep_peak_tflops(int major, int minor, int sm_count, int clock_khz);
 typedef struct sweep_fit {
     double k, c, r2; /* log t = c + k log S; R² of that line */
     int n;

@@ -55,7 +55,12 @@ void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out,
                  f->variant, fabs(f->value) < 0.005 ? 0.0 : f->value, f->seq, f->seq2, f->dim, f->value2, f->n);
         return;
     case SF_BEST_TFLOPS:
-        snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s", f->variant, f->value, shape);
+        if (isfinite(f->value2))
+            snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s: %.0f%% of the GPU's dense BF16 tensor peak "
+                     "(%.0f TFLOP/s at the recorded clock)", f->variant, f->value, shape, 100 * f->value2,
+                     m->peak_tflops);
+        else
+            snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s", f->variant, f->value, shape);
         return;
     case SF_OPS_CHANGE:
         snprintf(out, n, "%s runs %.0f GPU operations per forward at S = %d but %.0f at S = %d (D = %d)", f->variant,
@@ -169,19 +174,15 @@ char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *
                "4·B·H·S²·D for the causal mask. Each shape is a complete archive under `shapes/`.\n\n");
 
     fprintf(f, "## Findings\n\n");
-    static const sweep_finding_id order[] = {SF_CROSSOVER, SF_MEMORY_WALL, SF_SCALING, SF_BEST_TFLOPS,
-                                             SF_OPS_CHANGE, SF_GPU_DIFFERS, SF_GPU_AGREES};
     int any = 0;
-    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++)
-        for (int i = 0; i < m->n_findings; i++)
-            if (m->findings[i].id == order[o]) {
-                char text[1024];
-                sweep_finding_text(m, &m->findings[i], text, sizeof text);
-                fputs("- ", f);
-                report_md_cell(f, text);
-                fputs("\n", f);
-                any = 1;
-            }
+    for (int i = 0; i < m->n_findings; i++) { /* in sweep_derive's order: headlines first */
+        char text[1024];
+        sweep_finding_text(m, &m->findings[i], text, sizeof text);
+        fputs("- ", f);
+        report_md_cell(f, text);
+        fputs("\n", f);
+        any = 1;
+    }
     if (!any)
         fprintf(f, "No finding: too few complete shapes to compare.\n");
     fputc('\n', f);

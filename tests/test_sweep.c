@@ -833,3 +833,26 @@ Test(sweep_collect, variants_the_sweep_left_out_are_skipped_with_their_reason)
     sweep_free(&m);
     remove_tree(dir);
 }
+
+Test(sweep_findings, tensor_peak_and_share_of_it)
+{
+    cr_expect_float_eq(sweep_peak_tflops(9, 0, 132, 1980000), 4096.0 * 132 * 1.98e9 / 1e12, 1e-9, "H200");
+    cr_expect_float_eq(sweep_peak_tflops(8, 0, 108, 1410000), 2048.0 * 108 * 1.41e9 / 1e12, 1e-9, "A100");
+    cr_expect(isnan(sweep_peak_tflops(8, 6, 84, 1700000)), "a GPU it does not know: no roof");
+    cr_expect(isnan(sweep_peak_tflops(9, 0, 132, 0)));
+    static sweep_model m;
+    synthetic(&m);
+    m.peak_tflops = 1000;
+    sweep_derive(&m);
+    const sweep_finding *f = find(&m, SF_BEST_TFLOPS, "flash", NULL);
+    cr_assert(f);
+    cr_expect_float_eq(f->value2, f->value / 1000, 1e-12);
+    char text[512];
+    sweep_finding_text(&m, f, text, sizeof text);
+    cr_expect(strstr(text, "of the GPU's dense BF16 tensor peak (1000 TFLOP/s at the recorded clock)") != NULL, "%s", text);
+    /* Headlines first. */
+    cr_expect_eq(m.findings[0].id, SF_CROSSOVER);
+    for (int i = 1; i < m.n_findings; i++)
+        cr_expect(m.findings[i - 1].id != SF_SCALING || m.findings[i].id == SF_SCALING || m.findings[i].id == SF_OPS_CHANGE);
+    sweep_free(&m);
+}
