@@ -42,9 +42,12 @@ void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out,
     case SF_MEMORY_WALL:
         bytes_text(f->value, a, sizeof a);
         bytes_text(f->value2, b, sizeof b);
-        if (isfinite(f->value))
+        if (isfinite(f->value) && f->value > f->value2)
             snprintf(out, n, "%s needs %s at S = %d (%s); this GPU has %s: its curve ends there", f->variant, a,
                      f->seq, shape, b);
+        else if (isfinite(f->value))
+            snprintf(out, n, "%s needs %s at S = %d (%s), more than was free on this %s GPU: its curve ends there",
+                     f->variant, a, f->seq, shape, b);
         else
             snprintf(out, n, "%s does not fit in device memory at S = %d (%s; need not recorded); this GPU has %s",
                      f->variant, f->seq, shape, b);

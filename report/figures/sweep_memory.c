@@ -14,7 +14,7 @@ static int sweep_memory_draw(cairo_t *cr, const fig_job *job)
     char sub[256], cap[64];
     snprintf(sub, sizeof sub, "%s \xc2\xb7 inputs, output, mask and the variant's own buffers \xc2\xb7 hollow: skipped, "
              "needed this much \xc2\xb7 log scale", m->gpu_name);
-    snprintf(cap, sizeof cap, "GPU memory %.0f GiB", m->gpu_bytes / 1073741824.0);
+    snprintf(cap, sizeof cap, "GPU memory %.1f GiB", floor(m->gpu_bytes / 1073741824.0 * 10) / 10);
     fig_sweep_spec spec = {.title = "Device memory vs sequence length", .subtitle = sub, .axis = "device memory",
                            .metric = FIG_SWEEP_MEMORY, .log_y = 1,
                            .capacity = m->gpu_bytes > 0 ? m->gpu_bytes : NAN, .capacity_label = cap};

@@ -19,10 +19,38 @@
 #define GAP 26.0
 #define AXIS_ROOM 46.0
 
-static unsigned variant_colour(int k)
+/* One colour per variant name in every sweep figure, whatever subset a sweep ran;
+ * names the series does not know take the remaining colours in order. */
+static unsigned variant_colour(const sweep_model *m, int k)
 {
+    static const char *known[] = {"naive", "naive_inplace", "math", "efficient", "flash", "cudnn"};
     static const unsigned c[] = {0xEE6677, 0xCCBB44, 0xAA3377, 0x228833, 0x4477AA, 0x66CCEE, 0x222222, 0xBBBBBB};
-    return c[k % (int)(sizeof c / sizeof c[0])];
+    for (int i = 0; i < 6; i++)
+        if (!strcmp(m->variants[k], known[i]))
+            return c[i];
+    int other = 0;
+    for (int j = 0; j < k; j++) {
+        int is_known = 0;
+        for (int i = 0; i < 6; i++)
+            is_known |= !strcmp(m->variants[j], known[i]);
+        other += !is_known;
+    }
+    return c[6 + other % 2];
+}
+
+/* Memory ticks at powers of two (128 MiB, 1 GiB, 8 GiB, …): round numbers in the
+ * unit the capacity line speaks. */
+static void memory_ticks(double lo, double hi, fig_ticks *t)
+{
+    t->n = 0;
+    int k0 = (int)ceil(log2(lo)), k1 = (int)floor(log2(hi));
+    int step = 1;
+    while ((k1 - k0) / step + 1 > 8)
+        step++;
+    for (int k = k0; k <= k1 && t->n < 64; k++)
+        if (k % step == 0)
+            t->v[t->n++] = ldexp(1, k);
+    t->step = step;
 }
 
 /* The value drawn for a point; *hollow for a recorded value of a variant that did not run. */
@@ -49,10 +77,12 @@ static void axis_label(fig_sweep_metric metric, double v, char *out, size_t n)
     switch (metric) {
     case FIG_SWEEP_TIME: fig_format_us(v, out, n); return;
     case FIG_SWEEP_MEMORY:
-        if (v >= 1073741824.0)
-            snprintf(out, n, "%g GiB", v / 1073741824.0);
+        if (v >= 1099511627776.0)
+            snprintf(out, n, "%.3g TiB", v / 1099511627776.0);
+        else if (v >= 1073741824.0)
+            snprintf(out, n, "%.3g GiB", v / 1073741824.0);
         else if (v >= 1048576.0)
-            snprintf(out, n, "%g MiB", v / 1048576.0);
+            snprintf(out, n, "%.3g MiB", v / 1048576.0);
         else
             fig_format_bytes(v, out, n);
         return;
@@ -180,7 +210,21 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
         /* Grid and y labels. */
         fig_font(cr, 8.5, 0);
         cairo_set_line_width(cr, 0.5);
-        if (ys.log) {
+        if (ys.log && spec->metric == FIG_SWEEP_MEMORY) {
+            fig_ticks t;
+            memory_ticks(ys.lo, ys.hi, &t);
+            for (int i = 0; i < t.n; i++) {
+                fig_set(cr, FIG_GRID);
+                cairo_move_to(cr, x0, fig_yof(&ys, t.v[i]));
+                cairo_line_to(cr, x1, fig_yof(&ys, t.v[i]));
+                cairo_stroke(cr);
+                if (d == 0) {
+                    axis_label(spec->metric, t.v[i], buf, sizeof buf);
+                    fig_set(cr, FIG_INK);
+                    fig_text(cr, x0 - 6, fig_yof(&ys, t.v[i]) + 3, buf, ALIGN_RIGHT);
+                }
+            }
+        } else if (ys.log) {
             for (double dec = ys.lo; dec <= ys.hi * 1.0001; dec *= 10)
                 for (int mult = 1; mult < 10; mult++) {
                     double y = dec * mult;
@@ -257,7 +301,7 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
         }
         /* Series. */
         for (int k = 0; k < m->n_variants; k++) {
-            rgb c = fig_hex(variant_colour(k));
+            rgb c = fig_hex(variant_colour(m, k));
             double px = NAN, py = NAN;
             int stopped = 0;
             for (int i = 0; i < m->n_shapes; i++) {
@@ -327,7 +371,7 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
     cairo_restore(cr);
     fig_legend_item items[RUN_MAX_VARIANTS + 1];
     for (int k = 0; k < m->n_variants; k++)
-        items[k] = (fig_legend_item){fig_hex(variant_colour(k)), m->variants[k], 2};
+        items[k] = (fig_legend_item){fig_hex(variant_colour(m, k)), m->variants[k], 2};
     fig_legend(cr, FIG_MARGIN + LEFT, top + PLOT_H + AXIS_ROOM, right - FIG_MARGIN - LEFT, items, m->n_variants, 1);
     return 0;
 }
