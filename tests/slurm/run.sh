@@ -136,4 +136,13 @@ grep -q "| \`2x4x1024x64\` | failed | 4 | attnprof: variant naive needs 512.00 G
 grep -q "${job}_2" "$dir/sweep.md" || fail "sweep.md lacks the failed task's job id"
 grep -q "naive needs 512.0 GiB at S = 1024" "$dir/sweep.md" || fail "no memory wall finding"
 [ "$(grep -c '^4x4x512x64,' "$dir/sweep.csv")" = 6 ] || fail "sweep.csv: 6 variant rows for 4x4x512x64"
+# A task that left nothing (its node died): listed as missing, with its job id and log.
+rm -rf "$dir/shapes/8x4x256x64" "$dir/status/8x4x256x64.json"
+set +e
+"$bin" sweep --collect "$dir" > "$work/collect2.txt"
+rc=$?
+set -e
+[ $rc = 1 ] || fail "--collect exited $rc after a task vanished; expected 1"
+grep -q "^missing 8x4x256x64 job ${job}_0 log $dir/logs/${job}_0.out: no archive, no exit status$" "$work/collect2.txt" ||
+  { cat "$work/collect2.txt" >&2; fail "the vanished task is not listed as missing with its job id and log"; }
 echo "slurm-test: ok (job $job: 3 array tasks on slurmctld + slurmd, collect, report)"
