@@ -4,7 +4,7 @@
 #
 # Two halves (README "Layout of the source"):
 #   build/libattnprof_report.a     report/: reads and renders archives; Cairo, libpng,
-#                                  cmark-gfm, jansson and libm only, no CUDA header
+#                                  cmark-gfm, jansson, yajl, zlib and libm only, no CUDA header
 #   build/libattnprof_recorder.so  src/ + kernels/: runner, CUPTI, variants, kernels;
 #                                  cudart, cuBLAS, cuDNN, CUPTI (built only with nvcc)
 #   build/attnprof                 src/main.c + src/cli.c over the report library; loads
@@ -23,8 +23,9 @@ EXAMPLE   ?= $(OUT)/example-h200
 WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 
 DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
-                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils
-PKGS      := cairo libpng libcmark-gfm jansson
+                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils libyajl-dev zlib1g-dev \
+                clang libclang-rt-14-dev python3 python3-venv
+PKGS      := cairo libpng libcmark-gfm jansson yajl zlib
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -49,7 +50,7 @@ NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Isrc -Ireport -Ikernels -MMD -MP -Xptxas -warn-spills \
              -Xcompiler -fPIC -device-entity-has-hidden-visibility=false
 
-REPORT_LIBS   := -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lm
+REPORT_LIBS   := -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lyajl -lz -lm
 CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -lcudnn -lcublas -lcupti -lcudart -lstdc++ -lm -ldl -lpthread
@@ -75,7 +76,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test slurm-test gpu-test install clean resources FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources sanitize fuzz FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -85,6 +86,9 @@ $(BUILD)/src/main.o $(BUILD)/report/report.o: $(VERSION_STAMP)
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
 $(CLI_OBJ): SRC_INC := -Isrc -Ireport
 $(CLI_OBJ): BASE_CFLAGS += -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
+# CUDA 13's cupti_profiler_host.h includes C++'s <string>: the C counter pass gets an
+# empty stand-in (src/cupti_c/string).
+$(BUILD)/src/counter_pass.o: SRC_INC += -Isrc/cupti_c
 
 all: deps-check $(PROGRAMS)
 
@@ -93,7 +97,7 @@ $(REPORT_LIB): $(REPORT_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/attnprof: $(CLI_OBJ) $(REPORT_LIB)
-	$(CC) -o $@ $(CLI_OBJ) $(REPORT_LIB) -Wl,--as-needed $(REPORT_LIBS) -ldl
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(REPORT_LIB) -Wl,--as-needed $(REPORT_LIBS) -ldl
 
 # The report library's symbols stay inside the recorder (--exclude-libs); the
 # executable has its own copy. --no-undefined: every dependency is named here.
@@ -125,7 +129,12 @@ $(BUILD)/templates.o: $(TEMPLATES)
 
 # The GPU-free tests link the report library (and the pure-C FP64 reference), never CUDA.
 $(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/reference.o $(REPORT_LIB)
-	$(CC) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS) -lcriterion
+	$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS) -lcriterion
+
+# CUDA builds only: CUPTI's host half checks the counter pass's metric names (no GPU).
+$(BUILD)/host_metrics: tests/cupti/host_metrics.c $(BUILD)/src/counter_pass.o $(REPORT_LIB)
+	$(CC) $(SRC_CFLAGS) -o $@ $< $(BUILD)/src/counter_pass.o $(REPORT_LIB) -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
+HOST_CHECKS := $(if $(filter 1,$(WITH_CUDA)),$(BUILD)/host_metrics)
 
 # Missing Debian packages: installed when root, otherwise the exact command is printed.
 deps:
@@ -148,8 +157,9 @@ run: deps $(PROGRAMS)
 	  $(BUILD)/attnprof report $(EXAMPLE) -q && echo "report: $(EXAMPLE)/report.html"; \
 	else exit $$rc; fi
 
-test: deps $(BUILD)/test_attnprof $(PROGRAMS)
+test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
+	$(if $(HOST_CHECKS),$(BUILD)/host_metrics)
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
 
@@ -157,6 +167,42 @@ test: deps $(BUILD)/test_attnprof $(PROGRAMS)
 # Debian's slurm-wlm and munge; .ci/run installs them). A missing piece fails.
 slurm-test: $(BUILD)/attnprof
 	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/slurm/run.sh
+
+# Holistic Trace Analysis (PyPI) reads our trace.json as a PyTorch trace: needs a Python
+# with HolisticTraceAnalysis and ijson (HTA_PYTHON; .ci/run makes a venv for it).
+HTA_PYTHON ?= python3
+$(BUILD)/hta_rewrite: $(BUILD)/tests/hta/rewrite.o $(REPORT_LIB)
+	$(CC) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS)
+
+hta-test: $(BUILD)/attnprof $(BUILD)/hta_rewrite
+	ATTNPROF_BIN=$(BUILD)/attnprof REWRITE_BIN=$(BUILD)/hta_rewrite HTA_PYTHON=$(HTA_PYTHON) bash tests/hta/run.sh
+
+# The whole GPU-free suite (Criterion, golden re-renders, CLI tests, layout) under
+# AddressSanitizer + UndefinedBehaviorSanitizer; the first report fails the run.
+SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+sanitize: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+sanitize: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
+sanitize:
+	$(MAKE) --no-print-directory CUDA_HOME=/nonexistent BUILD=build-sanitize \
+	  CFLAGS="-O1 -g $(SANITIZE_FLAGS)" LDFLAGS="$(SANITIZE_FLAGS)" test
+
+# libFuzzer (clang) over the archive reader, analysis, findings and every writer, in
+# memory, seeded from the fixtures; tests/fuzz/corpus keeps what it finds. Runs
+# FUZZ_SECONDS (default 60) and fails on any crash or sanitizer report.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := build-fuzz
+FUZZ_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+fuzz: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+fuzz:
+	@command -v clang >/dev/null || { echo "attnprof: make fuzz needs clang (Debian: apt-get install clang)" >&2; exit 1; }
+	$(MAKE) --no-print-directory CC=clang CUDA_HOME=/nonexistent BUILD=$(FUZZ_BUILD) \
+	  CFLAGS="-O1 -g $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_BUILD)/libattnprof_report.a
+	clang -O1 -g $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE -Ireport $(PKG_CFLAGS) \
+	  tests/fuzz/fuzz_archive.c $(FUZZ_BUILD)/libattnprof_report.a $(REPORT_LIBS) -o $(FUZZ_BUILD)/fuzz_archive
+	@mkdir -p tests/fuzz/corpus $(FUZZ_BUILD)/seeds
+	python3 tests/fuzz/seeds.py $(FUZZ_BUILD)/seeds
+	cd $(FUZZ_BUILD) && ./fuzz_archive -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  -max_len=65536 -print_final_stats=1 -artifact_prefix=../tests/fuzz/ ../tests/fuzz/corpus seeds
 
 gpu-test: $(PROGRAMS)
 	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/gpu/run.sh

@@ -1,4 +1,5 @@
 #include "analysis.h"
+#include "escape.h"
 
 
 #include <ctype.h>
@@ -36,6 +37,61 @@ stats stats_of(const double *x, int n)
 
 static int has(const char *name, const char *needle) { return strcasestr(name, needle) != NULL; }
 
+int op_launched_in(const gpu_op *op, const char *cpu_op)
+{
+    const char *p = op->cpu_op_path;
+    size_t n = strlen(cpu_op);
+    for (; p && (p = strstr(p, cpu_op)) != NULL; p += n) {
+        int starts = p == op->cpu_op_path || (p >= op->cpu_op_path + 3 && !strncmp(p - 3, " > ", 3));
+        if (starts && (p[n] == '\0' || !strncmp(p + n, " > ", 3)))
+            return 1;
+    }
+    return 0;
+}
+
+/* ATen ops that only carry out their caller's work (fill, copy, allocation): an op
+ * is named after the first caller outside them. */
+static int generic_aten(const char *s, size_t n)
+{
+    static const char *const generic[] = {"aten::fill_", "aten::copy_", "aten::_to_copy", "aten::clone",
+                                          "aten::scalar_tensor", "aten::empty", "aten::empty_strided",
+                                          "aten::as_strided", "aten::contiguous", "aten::zero_"};
+    for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
+        if (strlen(generic[i]) == n && !strncmp(s, generic[i], n))
+            return 1;
+    return 0;
+}
+
+int op_aten_name(const gpu_op *op, char *out, size_t n)
+{
+    const char *p = op->cpu_op_path;
+    if (!p)
+        return 0;
+    const char *end = p + strlen(p);
+    while (end > p) { /* innermost (last) element first */
+        const char *start = end;
+        while (start > p && !(start - p >= 3 && !strncmp(start - 3, " > ", 3)))
+            start--;
+        if (!generic_aten(start, (size_t)(end - start)) || start == p) {
+            snprintf(out, n, "%.*s", (int)(end - start), start);
+            if (generic_aten(start, (size_t)(end - start))) /* generic all the way out: the innermost */
+                snprintf(out, n, "%s", op->cpu_op);
+            return 1;
+        }
+        end = start - 3;
+    }
+    return 0;
+}
+
+/* PyTorch builds the causal mask with these ATen ops (SDPA math: ones → tril → where). */
+int op_builds_mask_aten(const gpu_op *op)
+{
+    if (!op->cpu_op_path || op_launched_in(op, "aten::_safe_softmax"))
+        return 0;
+    return op_launched_in(op, "aten::tril") || op_launched_in(op, "aten::triu") || op_launched_in(op, "aten::ones") ||
+           op_launched_in(op, "aten::where");
+}
+
 op_class classify_op(const gpu_op *op)
 {
     if (op->kind == GPU_MEMCPY)
@@ -47,8 +103,13 @@ op_class classify_op(const gpu_op *op)
         return OPC_FUSED_ATTENTION;
     if (has(n, "gemm") || has(n, "nvjet") || has(n, "xmma") || has(n, "cutlass"))
         return OPC_GEMM;
-    if (has(n, "softmax"))
+    if (has(n, "softmax")) /* softmax_warp_forward, cunn_SoftMaxForward, ours */
         return OPC_SOFTMAX;
+    if (op_builds_mask_aten(op))
+        return OPC_MASK;
+    if (op->cpu_op && (op_launched_in(op, "aten::all") || op_launched_in(op, "aten::any") ||
+                       op_launched_in(op, "aten::sum") || op_launched_in(op, "aten::amax")))
+        return OPC_REDUCTION;
     if (has(n, "mask") || has(n, "tril") || has(n, "triu") || has(n, "_ones") || has(n, "where_bias"))
         return OPC_MASK;
     if (has(n, "reduce") || has(n, "row_all") || has(n, "_all"))
@@ -112,11 +173,14 @@ void short_kernel_name(const char *name, char *out, size_t n)
         snprintf(out, n, "%.*s<…>", (int)(lt - start), start);
     else
         snprintf(out, n, "%.*s", (int)len, start);
+    esc_utf8_trim(out); /* cut between characters: cairo refuses a partial one */
 }
 
 typedef struct corr_index {
     const gpu_op **ops; /* sorted by correlation */
     size_t n;
+    uint32_t *mark;     /* per op of the trace: the forward that took it (its token) */
+    uint32_t token;
 } corr_index;
 
 static int cmp_corr(const void *a, const void *b)
@@ -134,17 +198,30 @@ static int cmp_op_start(const void *a, const void *b)
 }
 
 /* Ops of one forward: every GPU op whose correlation id belongs to an API call made
- * inside the forward's host range. */
-static int group_forward(const trace *t, const corr_index *idx, const host_range *r, forward *f)
+ * inside the forward's host range. The API calls are sorted by start: a binary
+ * search finds the first one in the range, so a forward costs its own calls, not
+ * the whole trace's; an op already taken (a runtime call and its driver call share
+ * the correlation id) is known by its mark, not by a search of the forward. */
+static int group_forward(const trace *t, corr_index *idx, const host_range *r, forward *f)
 {
     size_t cap = 16;
     f->ops = malloc(cap * sizeof *f->ops);
     f->n_ops = 0;
     if (!f->ops)
         abort();
-    for (size_t i = 0; i < t->n_apis; i++) {
+    /* API calls are sorted by start (trace_sort): only those starting inside the range. */
+    uint32_t token = ++idx->token;
+    size_t first = 0, last = t->n_apis;
+    while (first < last) {
+        size_t mid = first + (last - first) / 2;
+        if (t->apis[mid].start_ns < r->start_ns)
+            first = mid + 1;
+        else
+            last = mid;
+    }
+    for (size_t i = first; i < t->n_apis && t->apis[i].start_ns <= r->end_ns; i++) {
         const api_call *a = &t->apis[i];
-        if (a->start_ns < r->start_ns || a->end_ns > r->end_ns || a->pid != r->pid)
+        if (a->end_ns > r->end_ns || a->pid != r->pid)
             continue;
         /* lower bound of a->correlation in the index */
         size_t lo = 0, hi = idx->n;
@@ -156,11 +233,10 @@ static int group_forward(const trace *t, const corr_index *idx, const host_range
                 hi = mid;
         }
         for (; lo < idx->n && idx->ops[lo]->correlation == a->correlation; lo++) {
-            int dup = 0; /* a runtime call and its driver call share the correlation id */
-            for (int k = 0; k < f->n_ops && !dup; k++)
-                dup = f->ops[k] == idx->ops[lo];
-            if (dup)
+            uint32_t *mark = &idx->mark[idx->ops[lo] - t->ops];
+            if (*mark == token)
                 continue;
+            *mark = token;
             if ((size_t)f->n_ops == cap) {
                 cap *= 2;
                 f->ops = realloc(f->ops, cap * sizeof *f->ops);
@@ -170,7 +246,8 @@ static int group_forward(const trace *t, const corr_index *idx, const host_range
             f->ops[f->n_ops++] = idx->ops[lo];
         }
     }
-    qsort(f->ops, (size_t)f->n_ops, sizeof *f->ops, cmp_op_start);
+    if (f->n_ops)
+        qsort(f->ops, (size_t)f->n_ops, sizeof *f->ops, cmp_op_start);
     f->launchers = malloc(sizeof *f->launchers * (size_t)(f->n_ops ? f->n_ops : 1));
     if (!f->launchers)
         abort();
@@ -209,8 +286,9 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
     memset(a, 0, sizeof *a);
     a->trace = t;
     a->run = r;
-    corr_index idx = {malloc(sizeof(gpu_op *) * (t->n_ops ? t->n_ops : 1)), t->n_ops};
-    if (!idx.ops)
+    corr_index idx = {malloc(sizeof(gpu_op *) * (t->n_ops ? t->n_ops : 1)), t->n_ops,
+                      calloc(t->n_ops ? t->n_ops : 1, sizeof(uint32_t)), 0};
+    if (!idx.ops || !idx.mark)
         abort();
     for (size_t i = 0; i < t->n_ops; i++)
         idx.ops[i] = &t->ops[i];
@@ -261,11 +339,13 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
             snprintf(err, errlen, "trace.json has no recorded forwards for variant %s, which run.json says ran; "
                      "the archive is incomplete", va->result->name);
             free(idx.ops);
+            free(idx.mark);
             analysis_free(a);
             return -1;
         }
     }
     free(idx.ops);
+    free(idx.mark);
     return 0;
 }
 

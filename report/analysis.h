@@ -40,7 +40,7 @@ typedef struct variant_analysis {
     int kernels_per_forward;
     int memset_per_forward;
     int n_findings;
-    char findings[MAX_FINDINGS][320];
+    char findings[MAX_FINDINGS][640];
 } variant_analysis;
 
 typedef struct analysis {
@@ -56,7 +56,18 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant);
 
 /* Pure helpers, tested on their own. */
 stats stats_of(const double *x, int n);
+/* By kernel name, and for PyTorch's generic kernels (elementwise_kernel, fill, where…)
+ * by the ATen op that launched them (gpu_op.cpu_op_path) when the trace has one. */
 op_class classify_op(const gpu_op *op);
+/* 1 when `cpu_op` ("aten::tril") is one of the CPU ops around the op's launch. */
+int op_launched_in(const gpu_op *op, const char *cpu_op);
+/* Launched by the ATen ops PyTorch builds a causal mask with (ones, tril, triu,
+ * where; not inside _safe_softmax). 0 for traces without CPU ops. */
+int op_builds_mask_aten(const gpu_op *op);
+/* The ATen op to name an op by: the innermost CPU op around its launch that is not a
+ * mere fill/copy/allocation ("aten::ones" for ones > fill_), into out. Returns 1, or 0
+ * when the trace has no CPU ops. */
+int op_aten_name(const gpu_op *op, char *out, size_t n);
 const char *op_class_name(op_class c);
 /* Median over forwards of (count, summed µs) of the ops matching `pred`. */
 typedef int (*op_predicate)(const gpu_op *op);

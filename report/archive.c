@@ -33,8 +33,11 @@ int remove_tree(const char *path)
 
 static int mkdir_p(const char *dir)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", dir);
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/')
             continue;
@@ -48,15 +51,21 @@ static int mkdir_p(const char *dir)
 
 int archive_begin(const char *dest, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
-    char a[1024], b[1024];
-    snprintf(a, sizeof a, "%s", dest);
+    char a[4096], b[4096];
+    if (snprintf(a, sizeof a, "%s", dest) >= (int)sizeof a) {
+        snprintf(err, errlen, "%.200s...: path too long", dest);
+        return -1;
+    }
     snprintf(b, sizeof b, "%s", dest);
     const char *parent = dirname(a), *name = basename(b);
     if (mkdir_p(parent) != 0) {
         snprintf(err, errlen, "%s: cannot create: %s", parent, strerror(errno));
         return -1;
     }
-    snprintf(tmp, tmplen, "%s/.%s.tmp-%d", parent, name, (int)getpid());
+    if (snprintf(tmp, tmplen, "%s/.%s.tmp-%d", parent, name, (int)getpid()) >= (int)tmplen) {
+        snprintf(err, errlen, "%.200s...: path too long", dest);
+        return -1;
+    }
     remove_tree(tmp);
     if (mkdir(tmp, 0755) != 0) {
         snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
@@ -67,13 +76,16 @@ int archive_begin(const char *dest, char *tmp, size_t tmplen, char *err, size_t 
 
 int archive_commit(const char *tmp, const char *dest, int force, char *err, size_t errlen)
 {
-    char old[1100] = "";
+    char old[4200] = "";
     if (path_exists(dest)) {
         if (!force) {
             snprintf(err, errlen, "%s exists; pass --force to replace it or choose another -o", dest);
             return -1;
         }
-        snprintf(old, sizeof old, "%s.old-%d", dest, (int)getpid());
+        if (snprintf(old, sizeof old, "%s.old-%d", dest, (int)getpid()) >= (int)sizeof old) {
+            snprintf(err, errlen, "%.200s...: path too long", dest);
+            return -1;
+        }
         if (rename(dest, old) != 0) {
             snprintf(err, errlen, "%s: cannot move the old archive aside: %s", dest, strerror(errno));
             return -1;

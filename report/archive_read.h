@@ -9,8 +9,9 @@
 #include "run_info.h"
 #include "trace.h"
 
-/* 0, with t and r filled (trace_free(t) when done); -1 with a one-line reason
- * in `err`, and nothing to free. */
+/* 0, with t and r filled (trace_free(t) and counters_free(&r->counters) when
+ * done; counters.json is read when the archive has one); -1 with a one-line
+ * reason in `err`, and nothing to free. */
 int archive_read(const char *dir, trace *t, run_info *r, char *err, size_t errlen);
 
 #endif

@@ -99,13 +99,30 @@ static void fill_fields(compare_model *m)
         const run_info *r = &m->in[i]->r;
         const device_props *d = &r->device;
         snprintf(gpu->value[i], sizeof gpu->value[i], "%s (sm_%d%d)", d->name, d->major, d->minor);
-        snprintf(sms->value[i], sizeof sms->value[i], "%d", d->sm_count);
-        snprintf(mem->value[i], sizeof mem->value[i], "%.1f GiB", d->total_mem / 1073741824.0);
-        snprintf(clk->value[i], sizeof clk->value[i], "%d MHz", d->clock_khz / 1000);
-        snprintf(mclk->value[i], sizeof mclk->value[i], "%d MHz", d->mem_clock_khz / 1000);
+        /* An imported Kineto trace lacks some of these: say so rather than print 0. */
+        const char *nr = "not recorded";
+        if (d->sm_count > 0)
+            snprintf(sms->value[i], sizeof sms->value[i], "%d", d->sm_count);
+        else
+            snprintf(sms->value[i], sizeof sms->value[i], "%s", nr);
+        if (d->total_mem > 0)
+            snprintf(mem->value[i], sizeof mem->value[i], "%.1f GiB", d->total_mem / 1073741824.0);
+        else
+            snprintf(mem->value[i], sizeof mem->value[i], "%s", nr);
+        if (d->clock_khz > 0)
+            snprintf(clk->value[i], sizeof clk->value[i], "%d MHz", d->clock_khz / 1000);
+        else
+            snprintf(clk->value[i], sizeof clk->value[i], "%s", nr);
+        if (d->mem_clock_khz > 0)
+            snprintf(mclk->value[i], sizeof mclk->value[i], "%d MHz", d->mem_clock_khz / 1000);
+        else
+            snprintf(mclk->value[i], sizeof mclk->value[i], "%s", nr);
         snprintf(drv->value[i], sizeof drv->value[i], "%s", r->driver_version[0] ? r->driver_version : "not recorded");
-        snprintf(rt->value[i], sizeof rt->value[i], "%d.%d", r->cuda_runtime_version / 1000,
-                 r->cuda_runtime_version % 1000 / 10);
+        if (r->cuda_runtime_version > 0)
+            snprintf(rt->value[i], sizeof rt->value[i], "%d.%d", r->cuda_runtime_version / 1000,
+                     r->cuda_runtime_version % 1000 / 10);
+        else
+            snprintf(rt->value[i], sizeof rt->value[i], "%s", nr);
         version_text(r->cublas_version, cublas->value[i], sizeof cublas->value[i]);
         version_text(r->cudnn_version, cudnn->value[i], sizeof cudnn->value[i]);
         snprintf(cupti->value[i], sizeof cupti->value[i], "%d", r->cupti_version);

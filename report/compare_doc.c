@@ -5,6 +5,7 @@
 #include "compare.h"
 
 #include "archive.h"
+#include "escape.h"
 #include "exit_codes.h"
 #include "report.h"
 
@@ -66,11 +67,11 @@ static void table_head(FILE *f, const compare_model *m, const char *first)
     fprintf(f, "| %s |", first);
     for (int i = 0; i < m->n; i++) {
         fputc(' ', f);
-        report_md_cell(f, m->in[i]->label);
+        esc_md_text(f, m->in[i]->label);
         fputs(i == 0 ? " (baseline) |" : " |", f);
         if (i > 0) {
             fputc(' ', f);
-            report_md_cell(f, m->in[i]->label);
+            esc_md_text(f, m->in[i]->label);
             fputs(" vs baseline |", f);
         }
     }
@@ -87,12 +88,14 @@ static void summary_rows(FILE *f, const compare_model *m, row_kind kind)
     char buf[1024];
     for (int v = 0; v < m->n_variants; v++) {
         const compare_variant *cv = &m->variants[v];
-        fprintf(f, "| `%s` |", cv->name);
+        fputs("| ", f);
+        esc_md_code(f, cv->name, 1);
+        fputs(" |", f);
         for (int i = 0; i < m->n; i++) {
             const compare_cell *c = &cv->cell[i];
             cell_text(m, c, kind == ROW_METRIC ? &c->metric_stats : &c->cpu_stats, buf, sizeof buf);
             fputc(' ', f);
-            report_md_cell(f, buf);
+            esc_md_text(f, buf);
             fputs(" |", f);
             if (i > 0) {
                 ratio_text(kind == ROW_METRIC ? &c->metric_ratio : &c->cpu_ratio, buf, sizeof buf);
@@ -108,7 +111,9 @@ static void ops_rows(FILE *f, const compare_model *m)
 {
     for (int v = 0; v < m->n_variants; v++) {
         const compare_variant *cv = &m->variants[v];
-        fprintf(f, "| `%s` |", cv->name);
+        fputs("| ", f);
+        esc_md_code(f, cv->name, 1);
+        fputs(" |", f);
         const compare_cell *b = &cv->cell[0];
         for (int i = 0; i < m->n; i++) {
             const compare_cell *c = &cv->cell[i];
@@ -158,7 +163,7 @@ static void op_name(const kernel_summary *k, char *out, size_t n)
     } else {
         snprintf(s, sizeof s, "%s", k->op->name);
     }
-    snprintf(out, n, "`%s`", s);
+    esc_md_code_buf(out, n, s);
 }
 
 /* "168" when equal, "168 → 232" when not, "–" on a missing side. */
@@ -187,11 +192,13 @@ static void pair_occ(const kernel_row *r, char *out, size_t n)
 
 static void kernel_section(FILE *f, const compare_model *m, const compare_variant *cv)
 {
-    fprintf(f, "### `%s`\n\n", cv->name);
+    fputs("### ", f);
+    esc_md_code(f, cv->name, 0);
+    fputs("\n\n", f);
     for (int i = 1; i < m->n; i++) {
         const kernel_diff *d = &cv->diff[i];
         fputs("**", f);
-        report_md_cell(f, m->in[i]->label);
+        esc_md_text(f, m->in[i]->label);
         fputs("** vs the baseline: ", f);
         if (!cv->cell[0].va || !cv->cell[i].va) {
             fprintf(f, "%s.\n\n", !cv->cell[i].va ? "not run in this archive" : "not run in the baseline");
@@ -238,9 +245,9 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
             pair_int(r, r->base ? r->base->smem : 0, r->other ? r->other->smem : 0, " B", smem, sizeof smem);
             pair_occ(r, occ, sizeof occ);
             fprintf(f, "| %s | ", change_word(r->change));
-            report_md_cell(f, bn);
+            fputs(bn, f);
             fputs(" | ", f);
-            report_md_cell(f, r->change == KERNEL_SAME ? "same" : on);
+            fputs(r->change == KERNEL_SAME ? "same" : on, f);
             fprintf(f, " | %s | %s → %s | ", per, tb, to);
             char ratio[96];
             ratio_text(&r->time, ratio, sizeof ratio);
@@ -251,12 +258,12 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
             fputc('\n', f);
         for (int k = 0; k < d->n_only_other; k++) {
             fputs("- Found only in this run: ", f);
-            report_md_cell(f, d->only_other[k]);
+            esc_md_text(f, d->only_other[k]);
             fputc('\n', f);
         }
         for (int k = 0; k < d->n_only_base; k++) {
             fputs("- Found only in the baseline: ", f);
-            report_md_cell(f, d->only_base[k]);
+            esc_md_text(f, d->only_base[k]);
             fputc('\n', f);
         }
         if (d->n_only_base || d->n_only_other)
@@ -278,9 +285,9 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
                 b->causal ? " causal" : "");
     fputs("\n\n", f);
     fputs("Baseline: **", f);
-    report_md_cell(f, m->in[0]->label);
+    esc_md_text(f, m->in[0]->label);
     fputs("**. ", f);
-    report_md_cell(f, m->differs_sentence);
+    esc_md_text(f, m->differs_sentence);
     fputs("\n\n", f);
     if (m->throughput)
         fputs("**The shapes differ** (`--allow-shape-mismatch`): runs of different shapes do different work, so "
@@ -291,7 +298,7 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     fputs("## Runs\n\n| |", f);
     for (int i = 0; i < m->n; i++) {
         fputc(' ', f);
-        report_md_cell(f, m->in[i]->label);
+        esc_md_text(f, m->in[i]->label);
         fputs(i == 0 ? " (baseline) |" : " |", f);
     }
     fputs("\n|---|", f);
@@ -299,9 +306,9 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
         fputs("---|", f);
     fputs("\n| Archive |", f);
     for (int i = 0; i < m->n; i++) {
-        fputs(" `", f);
-        report_md_cell(f, m->in[i]->dir);
-        fputs("` |", f);
+        fputc(' ', f);
+        esc_md_code(f, m->in[i]->dir, 1);
+        fputs(" |", f);
     }
     fputc('\n', f);
     for (int k = 0; k < m->n_fields; k++) {
@@ -309,7 +316,7 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
         fprintf(f, x->differs ? "| **%s ≠** |" : "| %s |", x->name);
         for (int i = 0; i < m->n; i++) {
             fputc(' ', f);
-            report_md_cell(f, x->value[i]);
+            esc_md_text(f, x->value[i]);
             fputs(" |", f);
         }
         fputc('\n', f);
@@ -379,11 +386,11 @@ char *compare_csv(const compare_model *m)
         const compare_variant *cv = &m->variants[v];
         for (int i = 0; i < m->n; i++) {
             const compare_cell *c = &cv->cell[i];
-            report_csv_field(f, cv->name);
+            esc_csv_field(f, cv->name, 1);
             fputc(',', f);
-            report_csv_field(f, m->in[i]->label);
+            esc_csv_field(f, m->in[i]->label, 1);
             fprintf(f, ",%d,%s,", i == 0, c->state);
-            report_csv_field(f, c->reason);
+            esc_csv_field(f, c->reason, 1);
             fprintf(f, ",%d", c->n);
             csv_num(f, c->metric_stats.median);
             csv_num(f, c->metric_stats.min);

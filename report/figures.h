@@ -4,6 +4,7 @@
  *   timeline-overview   one forward of every variant on one time scale
  *   occupancy           theoretical vs estimated occupancy of each variant's kernels
  *   time-per-forward    CUDA vs CPU time per forward (median, min-max)
+ *   roofline            kernels' achieved FLOP/s vs arithmetic intensity (archives with counters)
  * Files go to <dir>/figures/<figure>.<png|svg|pdf>; the same input gives the
  * same bytes. */
 #ifndef ATTNPROF_FIGURES_H
@@ -14,6 +15,8 @@
 #include "analysis.h"
 
 enum { FIG_PNG = 1, FIG_SVG = 2, FIG_PDF = 4 };
+/* figures_render's return when the archive holds what cannot be drawn (exit 6). */
+enum { FIG_ERR_BAD_INPUT = -2 };
 
 typedef struct figure_file {
     char path[256];    /* relative to `dir`: "figures/timeline-naive.png" */
@@ -29,8 +32,10 @@ typedef struct figure_list {
 
 /* Renders every figure in every requested format (FIG_* bits) into
  * <dir>/figures/ (created if missing). `log_axis` makes the time chart's axis
- * logarithmic. Returns 0; on failure -1 with a one-line reason in `err`, and
- * `out` lists the files written so far. */
+ * logarithmic. Returns 0; on failure -1 (I/O, memory) or FIG_ERR_BAD_INPUT (cairo
+ * refused the archive's text) with a one-line reason in `err`, and `out` lists
+ * the files written so far. Each figure has its own file name, even for variants
+ * whose names differ only in characters a file name cannot hold ("a/b", "a_b"). */
 int figures_render(const analysis *a, const char *dir, unsigned formats, int log_axis,
                    figure_list *out, char *err, size_t errlen);
 void figure_list_free(figure_list *l);

@@ -1,5 +1,7 @@
 #include "findings.h"
 
+#include "escape.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@ static void add(variant_analysis *va, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(va->findings[va->n_findings - 1], sizeof va->findings[0], fmt, ap);
     va_end(ap);
+    esc_utf8_trim(va->findings[va->n_findings - 1]); /* a long finding is cut between characters */
 }
 
 static int is_memcpy(const gpu_op *o) { return o->kind == GPU_MEMCPY; }
@@ -37,8 +40,19 @@ static int is_kernel(const gpu_op *o) { return o->kind == GPU_KERNEL; }
 static int is_memset(const gpu_op *o) { return o->kind == GPU_MEMSET; }
 static int is_gemm(const gpu_op *o) { return o->kind == GPU_KERNEL && classify_op(o) == OPC_GEMM; }
 static int is_fp32_gemm(const gpu_op *o) { return is_gemm(o) && gemm_on_cuda_cores(o->name); }
-static int is_mask_build(const gpu_op *o) { return o->kind == GPU_KERNEL && builds_mask(o->name); }
-static int is_safe_check(const gpu_op *o) { return o->kind == GPU_KERNEL && safe_softmax_check(o->name); }
+static int is_mask_build(const gpu_op *o)
+{
+    return o->kind == GPU_KERNEL && (builds_mask(o->name) || op_builds_mask_aten(o));
+}
+/* PyTorch's _safe_softmax: the kernels it launches besides the softmax itself. */
+static int aten_safe_check(const gpu_op *o)
+{
+    return op_launched_in(o, "aten::_safe_softmax") && !op_launched_in(o, "aten::_softmax");
+}
+static int is_safe_check(const gpu_op *o)
+{
+    return o->kind == GPU_KERNEL && (safe_softmax_check(o->name) || aten_safe_check(o));
+}
 
 const char *human_bytes(double b, char *buf, size_t n)
 {
@@ -72,9 +86,14 @@ static void names_of(const variant_analysis *va, op_predicate pred, char *out, s
     for (int k = 0; k < f->n_ops; k++) {
         if (!pred(f->ops[k]))
             continue;
-        char s[96], quoted[100];
+        char s[96], quoted[400], code[200], aten[96], acode[200];
         short_kernel_name(f->ops[k]->name, s, sizeof s);
-        snprintf(quoted, sizeof quoted, "`%s`", s);
+        esc_md_code_buf(code, sizeof code, s);
+        if (op_aten_name(f->ops[k], aten, sizeof aten)) { /* imported: the ATen op that launched it */
+            esc_md_code_buf(acode, sizeof acode, aten);
+            snprintf(quoted, sizeof quoted, "%s from %s", code, acode);
+        } else
+            snprintf(quoted, sizeof quoted, "%s", code);
         if (strstr(out, quoted)) /* whole quoted name: where_zero is not where_zero_fill */
             continue;
         size_t len = strlen(out);
@@ -130,26 +149,33 @@ static void derive(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
     const variant_result *r = va->result;
-    char buf[64], names[256];
+    char buf[64], names[640], text[ATTN_ERR_LEN];
+    esc_md_text_buf(text, sizeof text, r->error);
     if (r->status == VARIANT_UNAVAILABLE) {
-        add(va, "not run: %s", r->error);
+        add(va, "not run: %s", text);
+        return;
+    }
+    if (r->status == VARIANT_SKIPPED) {
+        add(va, "skipped (cannot take this shape): %s", text);
         return;
     }
     if (!va->n_forwards) {
-        add(va, "no forward recorded: %s", r->error[0] ? r->error : "the variant failed before its forwards");
+        add(va, "no forward recorded: %s", r->error[0] ? text : "the variant failed before its forwards");
         return;
     }
-    if (va->ops_per_forward != r->expected_ops) {
+    if (r->expected_ops >= 0 && va->ops_per_forward != r->expected_ops) {
         const gpu_op *ms = first_match(va, is_memset);
         const api_call *via = NULL;
         for (int i = 0; ms && i < va->forwards[0].n_ops; i++)
             if (va->forwards[0].ops[i] == ms)
                 via = va->forwards[0].launchers[i];
+        char via_name[200];
+        esc_md_code_buf(via_name, sizeof via_name, via ? via->name : "?");
         if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward)
             add(va, "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s, "
-                    "via `%s`) outside the variant's own expectation",
+                    "via %s) outside the variant's own expectation",
                 va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
-                va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via ? via->name : "?");
+                va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_name);
         else
             add(va, "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
                 r->expected_ops);
@@ -160,8 +186,23 @@ static void derive(analysis *a, int vi)
     per_forward_median(va, is_memcpy, &n, &us);
     if (n > 0) {
         const gpu_op *m = first_match(va, is_memcpy);
-        add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)", human_bytes((double)m->bytes, buf, sizeof buf),
-            m->copy_kind, us, 100.0 * us / va->cuda_us.median);
+        char kind[32];
+        esc_md_text_buf(kind, sizeof kind, m->copy_kind);
+        if (m->cpu_op_path) { /* imported: named by its CPU op, the outermost first */
+            char top[128], code[200], chain[400];
+            snprintf(top, sizeof top, "%.*s", (int)strcspn(m->cpu_op_path, " "), m->cpu_op_path);
+            esc_md_code_buf(code, sizeof code, top);
+            esc_md_text_buf(chain, sizeof chain, m->cpu_op_path);
+            if (strchr(m->cpu_op_path, ' '))
+                add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time), hidden in %s (%s)",
+                    human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median, code,
+                    chain);
+            else
+                add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time), from %s",
+                    human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median, code);
+        } else
+            add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)",
+                human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median);
     }
     /* Against the previous variant of the run that recorded forwards. */
     for (int p = vi - 1; p >= 0; p--) {
@@ -171,11 +212,13 @@ static void derive(analysis *a, int vi)
         int d_ops = va->ops_per_forward - pv->ops_per_forward;
         double d_us = va->cuda_us.median - pv->cuda_us.median;
         const char *prefix = pv->memcpy_per_forward > 0 && va->memcpy_per_forward == 0 ? "no Memcpy; " : "";
+        char pname[100];
+        esc_md_text_buf(pname, sizeof pname, pv->result->name);
         if (d_ops)
             add(va, "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)", prefix, abs(d_ops),
-                d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pv->result->name, d_us);
+                d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pname, d_us);
         else if (*prefix)
-            add(va, "%sas many operations as %s (%+.1f µs)", prefix, pv->result->name, d_us);
+            add(va, "%sas many operations as %s (%+.1f µs)", prefix, pname, d_us);
         break;
     }
 
@@ -183,13 +226,16 @@ static void derive(analysis *a, int vi)
     if (n > 0) {
         names_of(va, is_fp32_gemm, names, sizeof names);
         const variant_analysis *ref = analysis_find(a, "naive_inplace");
+        for (int p = 0; !ref && a->run->imported && p < a->n; p++) /* imported: the first with tensor-core GEMMs */
+            if (p != vi && a->v[p].n_forwards && first_match(&a->v[p], is_gemm) && !first_match(&a->v[p], is_fp32_gemm))
+                ref = &a->v[p];
         int rn = 0;
         double rus = 0;
         if (ref && ref->n_forwards)
             per_forward_median(ref, is_gemm, &rn, &rus);
         if (rn > 0 && rus > 0)
             add(va, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
-                    "naive_inplace (%.1f µs)", n, names, us, us / rus, rus);
+                    "%s (%.1f µs)", n, names, us, us / rus, ref->result->name, rus);
         else
             add(va, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward", n, names, us);
     }
@@ -201,13 +247,19 @@ static void derive(analysis *a, int vi)
     per_forward_median(va, is_safe_check, &n, &us);
     if (n > 0) {
         names_of(va, is_safe_check, names, sizeof names);
-        add(va, "safe softmax: %d extra kernels per forward (%s) replace NaN rows by 0, %.1f µs", n, names, us);
+        if (first_match(va, aten_safe_check))
+            add(va, "safe softmax (`aten::_safe_softmax`): %d extra kernels per forward (%s) replace NaN rows by 0, "
+                    "%.1f µs", n, names, us);
+        else
+            add(va, "safe softmax: %d extra kernels per forward (%s) replace NaN rows by 0, %.1f µs", n, names, us);
     }
     per_forward_median(va, is_kernel, &n, &us);
     if (n == 1 && va->ops_per_forward <= 2) {
         const gpu_op *k = first_match(va, is_kernel);
-        short_kernel_name(k->name, names, sizeof names);
-        add(va, "one fused kernel `%s` (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
+        char shortname[256];
+        short_kernel_name(k->name, shortname, sizeof shortname);
+        esc_md_code_buf(names, sizeof names, shortname);
+        add(va, "one fused kernel %s (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
             k->registers, k->static_smem + k->dynamic_smem);
     }
     launch_findings(va);
@@ -229,8 +281,10 @@ static void derive(analysis *a, int vi)
                 (g + h + plan->number) / 1000, g / 1000, h / 1000, plan->number / 1000, va->cpu_us.median);
     }
     const attn_fact *fm = fact(r, "fully_masked_rows");
-    if (fm)
-        add(va, "fully-masked rows → %s", fm->value);
+    if (fm) {
+        esc_md_text_buf(text, sizeof text, fm->value);
+        add(va, "fully-masked rows → %s", text);
+    }
     if (r->dropped_records > 0)
         add(va, "CUPTI dropped %lld records: counts above may be incomplete", (long long)r->dropped_records);
 }

@@ -118,7 +118,8 @@ int occupancy_compute(const occ_kernel *k, const device_props *dev, occupancy *o
     /* Kineto computes in float and rounds with (int)(0.5 + occupancy * 100). */
     float kineto_occ = (float)kineto_resident * (float)k->threads_per_block /
                        (float)dev->max_threads_per_sm;
-    out->kineto_pct = (int)(0.5 + kineto_occ * 100.0);
+    double pct = 0.5 + kineto_occ * 100.0; /* clamped before the conversion */
+    out->kineto_pct = !(pct > 0) ? 0 : pct > 1e6 ? 1000000 : (int)pct;
     return 0;
 }
 

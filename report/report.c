@@ -1,5 +1,8 @@
 #include "report.h"
 
+#include "escape.h"
+#include "predict.h"
+#include "predict_report.h"
 #include "findings.h"
 #include "occupancy.h"
 
@@ -42,22 +45,34 @@ void format_time_stats(const stats *s, char *out, size_t n)
     snprintf(out, n, "%s (%s – %s, n=%d)", med, lo, hi, s->n);
 }
 
-/* Table cells: a '|' would end the cell, a newline the row. */
+/* Table cells holding Markdown we wrote (findings): a '|' would end the cell, a
+ * newline the row. Archive strings go through esc_md_text / esc_md_code. */
 static void cell(FILE *f, const char *s)
 {
+    int backslashes = 0; /* run just before this character: odd means it is escaped */
     for (; *s; s++) {
-        if (*s == '|')
+        if (*s == '|' && backslashes % 2 == 0)
             fputs("\\|", f);
         else if (*s == '\n')
             fputc(' ', f);
         else
             fputc(*s, f);
+        backslashes = *s == '\\' ? backslashes + 1 : 0;
     }
 }
 
 static const char *status_word(const variant_result *r)
 {
-    return r->status == VARIANT_OK ? "" : r->status == VARIANT_FAILED ? " **FAILED**" : " *(unavailable)*";
+    switch (r->status) {
+    case VARIANT_OK:
+        return "";
+    case VARIANT_FAILED:
+        return " **FAILED**";
+    case VARIANT_SKIPPED:
+        return " *(skipped)*";
+    default:
+        return " *(unavailable)*";
+    }
 }
 
 static void version_text(int v, int scale_major, int scale_minor, char *out, size_t n)
@@ -68,33 +83,124 @@ static void version_text(int v, int scale_major, int scale_minor, char *out, siz
         snprintf(out, n, "%d.%d.%d", v / scale_major, v % scale_major / scale_minor, v % scale_minor);
 }
 
+static const char NOT_RECORDED[] = "not recorded";
+
+/* The header of an archive made by `attnprof import`: what the Kineto traces hold,
+ * and "not recorded" for what they do not (never a made-up value). */
+static void header_imported(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    const device_props *d = &r->device;
+    /* Every string here comes from the archive (and so from the traces): escaped. */
+    fputs("# attnprof — ", f);
+    esc_md_text(f, d->name[0] ? d->name : "GPU not recorded");
+    fputs(", imported PyTorch profiler traces\n\n| | |\n|---|---|\n", f);
+    if (d->name[0]) {
+        fputs("| GPU | ", f);
+        esc_md_text(f, d->name);
+        fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB; SM clock, memory clock and bus width %s |\n",
+                d->major, d->minor, d->sm_count, d->total_mem / 1073741824.0, NOT_RECORDED);
+    } else
+        fprintf(f, "| GPU | %s (the trace has no deviceProperties) |\n", NOT_RECORDED);
+    char rt[32], drv[32];
+    if (r->cuda_runtime_version > 0)
+        snprintf(rt, sizeof rt, "%d.%d", r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10);
+    else
+        snprintf(rt, sizeof rt, "%s", NOT_RECORDED);
+    if (r->cuda_driver_version > 0)
+        snprintf(drv, sizeof drv, "%d.%d", r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10);
+    else
+        snprintf(drv, sizeof drv, "%s", NOT_RECORDED);
+    fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %d; driver, cuBLAS and cuDNN versions %s |\n", rt,
+            drv, r->cupti_version, NOT_RECORDED);
+    if (r->shape.batch > 0) {
+        fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+        esc_md_text(f, r->dtype[0] ? r->dtype : "dtype not given");
+        fprintf(f, ", %s (declared with ", r->causal ? "causal" : "not causal");
+        esc_md_code(f, r->shape_source[0] ? r->shape_source : "?", 1);
+        fputs(": the traces carry no shapes) |\n", f);
+    } else
+        fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
+                   "declare it with `import --shape`) |\n", NOT_RECORDED);
+    fputs("| Run | recorded ", f);
+    esc_md_text(f, r->date[0] ? r->date : NOT_RECORDED);
+    fprintf(f, "; up to %d forwards per variant; correctness against FP64 and timings with the profiler off %s |\n",
+            r->iters, NOT_RECORDED);
+    fputs("| Tool | attnprof ", f);
+    esc_md_text(f, r->tool_version);
+    fputs(": ", f);
+    esc_md_code(f, r->command_line, 1);
+    fputs(" |\n", f);
+    for (int i = 0; i < r->n_sources; i++) {
+        const import_source *s = &r->sources[i];
+        fputs("| Source ", f);
+        esc_md_code(f, s->variant, 1);
+        fputs(" | ", f);
+        esc_md_code(f, s->file, 1);
+        fprintf(f, ", %lld bytes, sha256 ", (long long)s->size);
+        esc_md_code(f, s->sha256, 1);
+        fprintf(f, "; Kineto schema %d", s->schema_version);
+        if (s->has_distributed) {
+            fprintf(f, ", rank %d of %d (", s->rank, s->world_size);
+            esc_md_text(f, s->backend);
+            fputc(')', f);
+        }
+        fprintf(f, " |\n");
+    }
+    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu host ranges and CPU ops (forwards from ",
+            a->trace->n_ops, a->trace->n_apis, a->trace->n_ranges);
+    esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
+    fputs(") |\n\n", f);
+    fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
+               "forward's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
+               "the range on the host. Elementwise kernels are named by the ATen op that launched them.\n\n");
+}
+
 static void header(FILE *f, const analysis *a)
 {
     const run_info *r = a->run;
+    if (r->imported) {
+        header_imported(f, a);
+        return;
+    }
     const device_props *d = &a->trace->device;
-    fprintf(f, "# attnprof — %s, %d×%d×%d×%d %s %s\n\n", r->device.name, r->shape.batch, r->shape.heads,
-            r->shape.seq, r->shape.dim, r->dtype, r->causal ? "causal" : "");
+    fputs("# attnprof — ", f);
+    esc_md_text(f, r->device.name);
+    fprintf(f, ", %d×%d×%d×%d ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+    esc_md_text(f, r->dtype);
+    fprintf(f, " %s\n\n", r->causal ? "causal" : "");
     char cublas[32], cudnn[32];
     version_text(r->cublas_version, 10000, 100, cublas, sizeof cublas);
     version_text(r->cudnn_version, 10000, 100, cudnn, sizeof cudnn);
     fprintf(f, "| | |\n|---|---|\n");
-    fprintf(f, "| GPU | %s — compute capability %d.%d, %d SMs, %.1f GiB, SM clock %d MHz, memory clock %d MHz, "
+    fputs("| GPU | ", f);
+    esc_md_text(f, r->device.name);
+    fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB, SM clock %d MHz, memory clock %d MHz, "
                "%d-bit bus |\n",
-            r->device.name, r->device.major, r->device.minor, r->device.sm_count,
+            r->device.major, r->device.minor, r->device.sm_count,
             r->device.total_mem / 1073741824.0, r->device.clock_khz / 1000, r->device.mem_clock_khz / 1000,
             r->device.mem_bus_width);
-    fprintf(f, "| Software | driver %s, CUDA runtime %d.%d (driver API %d.%d), cuBLAS %s, cuDNN %s, CUPTI API %d |\n",
-            r->driver_version, r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10,
+    fputs("| Software | driver ", f);
+    esc_md_text(f, r->driver_version);
+    fprintf(f, ", CUDA runtime %d.%d (driver API %d.%d), cuBLAS %s, cuDNN %s, CUPTI API %d |\n",
+            r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10,
             r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10, cublas, cudnn, r->cupti_version);
-    fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, %s, %s, scale 1/√D |\n", r->shape.batch, r->shape.heads,
-            r->shape.seq, r->shape.dim, r->dtype, r->causal ? "causal" : "not causal");
-    fprintf(f, "| Run | %s; seed %llu; %d warm-up + %d recorded forwards per variant; rel. error threshold %.0e |\n",
-            r->date, r->seed, r->warmup, r->iters, r->rel_error_threshold);
-    fprintf(f, "| Tool | attnprof %s: `", r->tool_version);
-    cell(f, r->command_line);
-    fprintf(f, "` |\n");
-    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu NVTX ranges (from %s) |\n\n", a->trace->n_ops,
-            a->trace->n_apis, a->trace->n_ranges, r->marker_source[0] ? r->marker_source : "–");
+    fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+    esc_md_text(f, r->dtype);
+    fprintf(f, ", %s, scale 1/√D |\n", r->causal ? "causal" : "not causal");
+    fputs("| Run | ", f);
+    esc_md_text(f, r->date);
+    fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant; rel. error threshold %.0e |\n", r->seed,
+            r->warmup, r->iters, r->rel_error_threshold);
+    fputs("| Tool | attnprof ", f);
+    esc_md_text(f, r->tool_version);
+    fputs(": ", f);
+    esc_md_code(f, r->command_line, 1);
+    fprintf(f, " |\n");
+    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu NVTX ranges (from ", a->trace->n_ops,
+            a->trace->n_apis, a->trace->n_ranges);
+    esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
+    fputs(") |\n\n", f);
     (void)d;
     fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
                "forward's `attn_fwd` range (CUPTI timestamps); CPU time is the host wall time of the forward call "
@@ -119,7 +225,7 @@ static void ops_text(const variant_analysis *va, char *out, size_t n)
         len += snprintf(out + len, n - (size_t)len, " + %d Memset", other);
     if (va->memcpy_per_forward || other)
         len += snprintf(out + len, n - (size_t)len, ")");
-    if (va->ops_per_forward != va->result->expected_ops)
+    if (va->result->expected_ops >= 0 && va->ops_per_forward != va->result->expected_ops)
         snprintf(out + len, n - (size_t)len, "; expected %d", va->result->expected_ops);
 }
 
@@ -139,9 +245,12 @@ static void summary_table(FILE *f, const analysis *a)
         if (isfinite(r->rel_error))
             snprintf(err, sizeof err, "%.1e", r->rel_error);
         else
-            snprintf(err, sizeof err, "%s", r->status == VARIANT_OK ? "–" : "NaN or none");
-        fprintf(f, "| `%s`%s | ", r->name, status_word(r));
-        cell(f, r->what_changed);
+            snprintf(err, sizeof err, "%s",
+                     a->run->imported ? NOT_RECORDED : r->status == VARIANT_OK ? "–" : "NaN or none");
+        fputs("| ", f);
+        esc_md_code(f, r->name, 1);
+        fprintf(f, "%s | ", status_word(r));
+        esc_md_text(f, r->what_changed);
         fprintf(f, " | %s | %s | %s | %s | ", ops, cuda, cpu, err);
         for (int k = 0; k < va->n_findings; k++) {
             if (k)
@@ -177,7 +286,9 @@ static void overhead_table(FILE *f, const analysis *a)
         format_us(r->event_us_cupti, on, sizeof on);
         format_us(r->host_us_no_cupti, hoff, sizeof hoff);
         format_us(r->host_us_cupti, hon, sizeof hon);
-        fprintf(f, "| `%s` | %s | %s | %+.1f%% | %s | %s |\n", r->name, off, on,
+        fputs("| ", f);
+        esc_md_code(f, r->name, 1);
+        fprintf(f, " | %s | %s | %+.1f%% | %s | %s |\n", off, on,
                 100.0 * (r->event_us_cupti / r->event_us_no_cupti - 1.0), hoff, hon);
     }
     fputc('\n', f);
@@ -233,22 +344,43 @@ static void figure(FILE *f, const figure_list *figs, const char *name, const cha
         else if (!strcmp(k, "pdf"))
             pdf = &figs->files[i];
     }
-    const figure_file *show = png ? png : svg;
+    /* In the self-contained page only a PNG is inlined: cmark-gfm's safe mode
+     * blanks a data:image/svg+xml source. */
+    const figure_file *show = png ? png : inline_dir ? NULL : svg;
+    if (!show && (svg || pdf)) { /* no page image: links to the vector files */
+        const figure_file *any = svg ? svg : pdf;
+        fputs("*", f);
+        esc_md_text(f, any->caption);
+        fputs("* — vector:", f);
+        if (svg)
+            fprintf(f, " [SVG](%s)", svg->path);
+        if (pdf)
+            fprintf(f, " [PDF](%s)", pdf->path);
+        fputs("\n\n", f);
+        return;
+    }
     if (!show)
         return;
     if (inline_dir) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", inline_dir, show->path);
+        char path[4096];
         size_t len;
-        char *b64 = base64_file(path, &len);
+        char *b64 = NULL;
+        if (snprintf(path, sizeof path, "%s/%s", inline_dir, show->path) < (int)sizeof path)
+            b64 = base64_file(path, &len);
         if (b64) {
-            fprintf(f, "![%s](data:image/%s;base64,%s)\n\n", show->caption, show == png ? "png" : "svg+xml", b64);
+            fputs("![", f);
+            esc_md_text(f, show->caption);
+            fprintf(f, "](data:image/%s;base64,%s)\n\n", show == png ? "png" : "svg+xml", b64);
             free(b64);
         }
     } else {
-        fprintf(f, "![%s](%s)\n\n", show->caption, show->path);
+        fputs("![", f);
+        esc_md_text(f, show->caption);
+        fprintf(f, "](%s)\n\n", show->path);
     }
-    fprintf(f, "*%s*", show->caption);
+    fputs("*", f);
+    esc_md_text(f, show->caption);
+    fputs("*", f);
     if (svg || pdf) {
         fputs(" — vector:", f);
         if (svg)
@@ -258,6 +390,10 @@ static void figure(FILE *f, const figure_list *figs, const char *name, const cha
     }
     fputs("\n\n", f);
 }
+
+/* A forward's operation table stops here: a report stays readable (and linear in
+ * size) when a forward has 500k operations. */
+enum { REPORT_MAX_OP_ROWS = 1000 };
 
 /* The forward shown in the variant's table: the one with the median CUDA time. */
 static const forward *median_forward(const variant_analysis *va)
@@ -276,20 +412,34 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
                             const char *inline_dir)
 {
     const variant_result *r = va->result;
-    fprintf(f, "### `%s` — %s%s\n\n", r->name, r->title, status_word(r));
+    fputs("### ", f);
+    esc_md_code(f, r->name, 0);
+    fputs(" — ", f);
+    esc_md_text(f, r->title);
+    fprintf(f, "%s\n\n", status_word(r));
     fprintf(f, "*What we changed:* ");
-    cell(f, r->what_changed);
+    esc_md_text(f, r->what_changed);
     fprintf(f, "\n\n");
-    if (r->status != VARIANT_OK)
-        fprintf(f, "**%s:** %s\n\n", variant_status_name(r->status), r->error);
-    for (int k = 0; k < va->n_findings; k++)
-        fprintf(f, "- %s\n", va->findings[k]);
+    if (r->status != VARIANT_OK) {
+        fprintf(f, "**%s:** ", variant_status_name(r->status));
+        esc_md_text(f, r->error);
+        fputs("\n\n", f);
+    }
+    for (int k = 0; k < va->n_findings; k++) {
+        fputs("- ", f);
+        cell(f, va->findings[k]); /* Markdown we wrote, archive strings escaped inside */
+        fputc('\n', f);
+    }
     if (va->n_findings)
         fputc('\n', f);
     if (r->facts.n) {
         fputs("Facts recorded by the variant: ", f);
-        for (int k = 0; k < r->facts.n; k++)
-            fprintf(f, "%s%s = %s", k ? "; " : "", r->facts.item[k].key, r->facts.item[k].value);
+        for (int k = 0; k < r->facts.n; k++) {
+            fputs(k ? "; " : "", f);
+            esc_md_text(f, r->facts.item[k].key);
+            fputs(" = ", f);
+            esc_md_text(f, r->facts.item[k].value);
+        }
         fputs(".\n\n", f);
     }
     const forward *fw = median_forward(va);
@@ -302,7 +452,8 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
     fprintf(f, "| # | Operation | Class | Duration | Grid | Block | Regs / thread | Shared mem / block | "
                "Occupancy (theor. / est., limiter) | Launched by | Launch → start |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (int k = 0; k < fw->n_ops; k++) {
+    int shown = fw->n_ops < REPORT_MAX_OP_ROWS ? fw->n_ops : REPORT_MAX_OP_ROWS;
+    for (int k = 0; k < shown; k++) {
         const gpu_op *o = fw->ops[k];
         const api_call *l = fw->launchers[k];
         char name[128], dur[32], lat[32];
@@ -313,27 +464,43 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
         format_us((double)(o->end_ns - o->start_ns) / 1000.0, dur, sizeof dur);
         if (l)
             format_us((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
-        fprintf(f, "| %d | `", k + 1);
-        cell(f, name);
-        fprintf(f, "` | %s | %s | ", op_class_name(classify_op(o)), dur);
+        fprintf(f, "| %d | ", k + 1);
+        esc_md_code(f, name, 1);
+        char aten[96];
+        if (op_aten_name(o, aten, sizeof aten)) { /* imported PyTorch traces: the ATen op that launched it */
+            fputs(" from ", f);
+            esc_md_code(f, aten, 1);
+        }
+        fprintf(f, " | %s | %s | ", op_class_name(classify_op(o)), dur);
         if (o->kind == GPU_KERNEL) {
             occupancy occ;
             char oerr[128], lim[64];
             fprintf(f, "%d×%d×%d | %d×%d×%d | %d | %d B | ", o->grid[0], o->grid[1], o->grid[2], o->block[0],
                     o->block[1], o->block[2], o->registers, o->static_smem + o->dynamic_smem);
             if (occupancy_of_op(o, &a->trace->device, &occ, oerr, sizeof oerr) == 0)
-                fprintf(f, "%.0f%% / %.0f%%, %s | ", 100 * occ.theoretical, 100 * occ.est_achieved,
+                fprintf(f, "%.0f%% / %.0f%%, %s", 100 * occ.theoretical, 100 * occ.est_achieved,
                         occupancy_limiter_name(occ.limiters, lim, sizeof lim));
             else
-                fputs("– | ", f);
+                fputs("–", f);
+            /* Imported PyTorch traces: Kineto's own "est. achieved occupancy %" beside ours. */
+            if (a->run->imported && o->has_kineto_occupancy)
+                fprintf(f, "; Kineto %.0f%%", o->kineto_occupancy);
+            fputs(" | ", f);
         } else {
             char size[32];
             human_bytes((double)o->bytes, size, sizeof size);
             fprintf(f, "– | – | – | %s moved | – | ", size);
         }
-        fprintf(f, "%s%s%s | %s |\n", l ? "`" : "", l ? l->name : "–", l ? "`" : "", l ? lat : "–");
+        if (l)
+            esc_md_code(f, l->name, 1);
+        else
+            fputs("–", f);
+        fprintf(f, " | %s |\n", l ? lat : "–");
     }
     fputc('\n', f);
+    if (shown < fw->n_ops)
+        fprintf(f, "The first %d of the forward's %d operations are listed; trace.json holds them all.\n\n", shown,
+                fw->n_ops);
     char fig[96];
     snprintf(fig, sizeof fig, "timeline-%s", r->name);
     figure(f, figs, fig, inline_dir);
@@ -351,6 +518,10 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
     figure(f, figs, "timeline-overview", inline_from_dir);
     figure(f, figs, "time-per-forward", inline_from_dir);
     overhead_table(f, a);
+    if (predict_available(a)) {
+        predict_write_markdown(f, a);
+        figure(f, figs, "roofline", inline_from_dir);
+    }
     fprintf(f, "## Occupancy\n\n");
     fprintf(f, "Theoretical occupancy from each kernel's registers, shared memory and block size against the "
                "device limits; the estimate also accounts for the grid (blocks ÷ SMs), as Kineto's does, and is "
@@ -410,6 +581,14 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
         snprintf(err, errlen, "cmark-gfm could not render the report");
         return NULL;
     }
+    /* Self-contained: every resource the page loads is a data: URI. Archive strings
+     * are escaped before this; this is the last line of defence. */
+    for (const char *src = strstr(body, "src=\""); src; src = strstr(src + 5, "src=\""))
+        if (strncmp(src + 5, "data:", 5) != 0) {
+            snprintf(err, errlen, "the report would load a remote resource; refusing to write it");
+            free(body);
+            return NULL;
+        }
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -425,17 +604,6 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
     free(esc_title);
     free(body);
     return buf;
-}
-
-static void csv_field(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
 }
 
 static void csv_num(FILE *f, double x)
@@ -461,10 +629,11 @@ char *report_summary_csv(const analysis *a)
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         const variant_result *r = va->result;
-        fprintf(f, "%s,%s,", r->name, variant_status_name(r->status));
-        csv_field(f, r->title);
+        esc_csv_field(f, r->name, 0);
+        fprintf(f, ",%s,", variant_status_name(r->status));
+        esc_csv_field(f, r->title, 1);
         fputc(',', f);
-        csv_field(f, r->what_changed);
+        esc_csv_field(f, r->what_changed, 1);
         fprintf(f, ",%d,%d,%d,%d,%d", va->ops_per_forward, r->expected_ops, va->kernels_per_forward,
                 va->memcpy_per_forward, va->memset_per_forward);
         csv_num(f, va->cuda_us.median);
@@ -484,7 +653,7 @@ char *report_summary_csv(const analysis *a)
                 strcat(all, "; ");
             strcat(all, va->findings[k]);
         }
-        csv_field(f, all);
+        esc_csv_field(f, all, 1);
         fputc('\n', f);
     }
     fclose(f);
@@ -495,31 +664,38 @@ char *report_summary_csv(const analysis *a)
  * never see a half-written file. */
 static int write_atomic(const char *dir, const char *name, const char *text, char *err, size_t errlen)
 {
-    char path[1024], tmp[1100];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
+    char *path = NULL, *tmp = NULL;
+    if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0)
+        abort();
+    int rc = 0;
     FILE *f = fopen(tmp, "w");
     if (!f) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
+        rc = -1;
+    } else {
+        size_t n = strlen(text);
+        int ok = fwrite(text, 1, n, f) == n;
+        ok &= fclose(f) == 0;
+        if (!ok || rename(tmp, path) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+            unlink(tmp);
+            rc = -1;
+        }
     }
-    size_t n = strlen(text);
-    int ok = fwrite(text, 1, n, f) == n;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    free(path);
+    free(tmp);
+    return rc;
 }
 
 int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen)
 {
     const run_info *r = a->run;
     char title[256];
-    snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch, r->shape.heads,
-             r->shape.seq, r->shape.dim, r->dtype);
+    if (r->imported)
+        snprintf(title, sizeof title, "attnprof — %s, imported PyTorch profiler traces", r->device.name);
+    else
+        snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch,
+                 r->shape.heads, r->shape.seq, r->shape.dim, r->dtype);
     char *md = report_markdown(a, figs, NULL);
     char *md_inline = report_markdown(a, figs, dir);
     char *html = report_html(md_inline, title, err, errlen);
@@ -540,14 +716,10 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
 
 /* ---- shared with the other documents (compare) -------------------------- */
 
-void report_md_cell(FILE *f, const char *s) { cell(f, s); }
-
 void report_md_figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir)
 {
     figure(f, figs, name, inline_dir);
 }
-
-void report_csv_field(FILE *f, const char *s) { csv_field(f, s); }
 
 int report_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen)
 {

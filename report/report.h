@@ -20,13 +20,9 @@ char *report_summary_csv(const analysis *a);
 int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen);
 
 /* Pieces the other documents (compare.md/.html/.csv) share with the report. */
-/* A Markdown table cell: '|' escaped, newlines folded. */
-void report_md_cell(FILE *f, const char *s);
 /* A figure as Markdown: the PNG (or SVG) image, inlined as a data: URI when
  * `inline_dir` is set, then its caption and links to the vector files. */
 void report_md_figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir);
-/* A quoted CSV field. */
-void report_csv_field(FILE *f, const char *s);
 /* Writes dir/name through a temporary file and a rename; 0, or -1 with `err`. */
 int report_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen);
 

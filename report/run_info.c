@@ -2,7 +2,11 @@
  * each variant's status, error, correctness and CUPTI-overhead probe. */
 #include "run_info.h"
 
+#include "escape.h"
+
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,15 +27,13 @@ const char *variant_status_name(variant_status s)
     return "?";
 }
 
-static variant_status status_from_name(const char *s)
+/* -1 for a word that is no status. */
+static int status_from_name(const char *s)
 {
-    if (s && !strcmp(s, "ok"))
-        return VARIANT_OK;
-    if (s && !strcmp(s, "unavailable"))
-        return VARIANT_UNAVAILABLE;
-    if (s && !strcmp(s, "skipped"))
-        return VARIANT_SKIPPED;
-    return VARIANT_FAILED;
+    for (int st = VARIANT_OK; st <= VARIANT_SKIPPED; st++)
+        if (!strcmp(s, variant_status_name((variant_status)st)))
+            return st;
+    return -1;
 }
 
 /* NaN is not JSON: unmeasured numbers are written as null. */
@@ -67,10 +69,17 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
                             "event_us_no_cupti", num(v->event_us_no_cupti), "event_us_cupti",
                             num(v->event_us_cupti), "dropped_records", (json_int_t)v->dropped_records, "facts",
                             facts);
+        /* Imported traces expect nothing: -1 is written as no key at all. */
+        if (v->expected_ops < 0)
+            json_object_del(var, "expected_ops");
+        if (v->expected_memcpy < 0)
+            json_object_del(var, "expected_memcpy");
         json_object_set_new(var, "host_us_no_cupti", num(v->host_us_no_cupti));
         json_object_set_new(var, "host_us_cupti", num(v->host_us_cupti));
         if (isfinite(v->device_bytes))
             json_object_set_new(var, "device_bytes", json_integer((json_int_t)v->device_bytes));
+        if (v->prediction.valid)
+            json_object_set_new(var, "prediction", prediction_to_json(&v->prediction));
         json_array_append_new(vars, var);
     }
     char cuda_rt[16], cuda_drv[16];
@@ -105,8 +114,27 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
         json_object_set_new(gpu, "pci_bus_id", json_string(r->gpu_pci_bus_id));
     if (r->visible_devices[0])
         json_object_set_new(gpu, "cuda_visible_devices", json_string(r->visible_devices));
+    if (r->ceilings.measured || r->ceilings.error[0])
+        json_object_set_new(root, "ceilings", ceilings_to_json(&r->ceilings));
+    if (r->counters.meta.status != CTR_NOT_RUN || r->counters.meta.reason[0])
+        json_object_set_new(root, "counters", counters_meta_to_json(&r->counters.meta));
     json_object_set_new(json_object_get(root, "versions"), "cuda_runtime_int", json_integer(r->cuda_runtime_version));
     json_object_set_new(json_object_get(root, "versions"), "cuda_driver_int", json_integer(r->cuda_driver_version));
+    if (r->imported) {
+        json_t *src = json_array();
+        for (int i = 0; i < r->n_sources; i++) {
+            const import_source *s = &r->sources[i];
+            json_t *o = json_pack("{s:s,s:I,s:s,s:s,s:i,s:I,s:s}", "name", s->file, "size", (json_int_t)s->size,
+                                  "sha256", s->sha256, "variant", s->variant, "schemaVersion", s->schema_version,
+                                  "baseTimeNanoseconds", (json_int_t)s->base_time_ns, "trace_id", s->trace_id);
+            if (s->has_distributed)
+                json_object_set_new(o, "distributedInfo", json_pack("{s:s,s:i,s:i}", "backend", s->backend, "rank",
+                                                                    s->rank, "world_size", s->world_size));
+            json_array_append_new(src, o);
+        }
+        json_object_set_new(root, "imported_from", src);
+        json_object_set_new(root, "shape_from", json_string(r->shape_source));
+    }
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
     if (rc) {
@@ -116,19 +144,67 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
     return 0;
 }
 
-static const char *str(json_t *o, const char *k)
+/* Typed reads of run.json. A key that is absent gives the default (older
+ * archives lack some); a key of the wrong type, or an integer out of its range,
+ * is an error naming the field (the first one found is reported). */
+typedef struct reader {
+    const char *path;
+    char *err;
+    size_t errlen;
+    int failed;
+} reader;
+
+static void bad(reader *rd, const char *where, const char *key, const char *what)
 {
-    const char *s = json_string_value(json_object_get(o, k));
+    if (rd->failed++)
+        return;
+    snprintf(rd->err, rd->errlen, "%s: %s%s%s: expected %s", rd->path, where, *where ? "." : "", key, what);
+}
+
+static const char *str(reader *rd, const char *where, json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    if (v && !json_is_string(v))
+        bad(rd, where, k, "a string");
+    const char *s = json_string_value(v);
     return s ? s : "";
 }
 
-static double real(json_t *o, const char *k)
+static double real(reader *rd, const char *where, json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
+    if (v && !json_is_number(v) && !json_is_null(v))
+        bad(rd, where, k, "a number or null");
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static int integer(json_t *o, const char *k) { return (int)json_integer_value(json_object_get(o, k)); }
+static long long integer_in(reader *rd, const char *where, json_t *o, const char *k, long long lo, long long hi)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+        char what[96];
+        snprintf(what, sizeof what, "a whole number from %lld to %lld", lo, hi);
+        bad(rd, where, k, what);
+        return 0;
+    }
+    return json_integer_value(v);
+}
+
+/* Counts, sizes and versions: never negative, and they fit an int. */
+static int integer(reader *rd, const char *where, json_t *o, const char *k)
+{
+    return (int)integer_in(rd, where, o, k, 0, INT_MAX);
+}
+
+static json_t *object(reader *rd, const char *where, json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    if (v && !json_is_object(v))
+        bad(rd, where, k, "an object");
+    return json_is_object(v) ? v : NULL;
+}
 
 int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
 {
@@ -147,87 +223,161 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         json_decref(root);
         return -1;
     }
-    snprintf(r->tool_version, sizeof r->tool_version, "%s", str(root, "tool_version"));
-    snprintf(r->command_line, sizeof r->command_line, "%s", str(root, "command_line"));
-    snprintf(r->date, sizeof r->date, "%s", str(root, "date"));
-    snprintf(r->dtype, sizeof r->dtype, "%s", str(root, "dtype"));
-    snprintf(r->marker_source, sizeof r->marker_source, "%s", str(root, "nvtx_ranges_from"));
-    r->shape = (attn_shape){integer(shape, "batch"), integer(shape, "heads"), integer(shape, "seq"),
-                            integer(shape, "dim")};
-    r->causal = json_is_true(json_object_get(root, "causal"));
-    r->seed = (unsigned long long)json_integer_value(json_object_get(root, "seed"));
-    r->iters = integer(root, "iters");
-    r->warmup = integer(root, "warmup");
-    r->rel_error_threshold = real(root, "rel_error_threshold");
-    snprintf(r->device.name, sizeof r->device.name, "%s", str(gpu, "name"));
-    sscanf(str(gpu, "compute_capability"), "%d.%d", &r->device.major, &r->device.minor);
-    r->device.sm_count = integer(gpu, "sm_count");
-    r->device.total_mem = json_integer_value(json_object_get(gpu, "total_memory_bytes"));
-    r->device.clock_khz = integer(gpu, "clock_khz");
-    r->device.mem_clock_khz = integer(gpu, "memory_clock_khz");
-    r->device.mem_bus_width = integer(gpu, "memory_bus_width_bits");
-    r->device.l2_bytes = integer(gpu, "l2_bytes");
-    snprintf(r->gpu_uuid, sizeof r->gpu_uuid, "%s", str(gpu, "uuid"));
-    snprintf(r->gpu_pci_bus_id, sizeof r->gpu_pci_bus_id, "%s", str(gpu, "pci_bus_id"));
-    snprintf(r->visible_devices, sizeof r->visible_devices, "%s", str(gpu, "cuda_visible_devices"));
-    snprintf(r->driver_version, sizeof r->driver_version, "%s", str(ver, "driver"));
-    r->cuda_runtime_version = integer(ver, "cuda_runtime_int");
-    r->cuda_driver_version = integer(ver, "cuda_driver_int");
-    r->cublas_version = integer(ver, "cublas");
-    r->cudnn_version = integer(ver, "cudnn");
-    r->cupti_version = integer(ver, "cupti");
+    if (json_array_size(vars) > RUN_MAX_VARIANTS) {
+        snprintf(err, errlen, "%s: variants: %zu variants, at most %d can be rendered", path, json_array_size(vars),
+                 RUN_MAX_VARIANTS);
+        json_decref(root);
+        return -1;
+    }
+    reader rd = {path, err, errlen, 0}, *R = &rd;
+    esc_copy_utf8(r->tool_version, sizeof r->tool_version, str(R, "", root, "tool_version"));
+    esc_copy_utf8(r->command_line, sizeof r->command_line, str(R, "", root, "command_line"));
+    esc_copy_utf8(r->date, sizeof r->date, str(R, "", root, "date"));
+    esc_copy_utf8(r->dtype, sizeof r->dtype, str(R, "", root, "dtype"));
+    esc_copy_utf8(r->marker_source, sizeof r->marker_source, str(R, "", root, "nvtx_ranges_from"));
+    /* The shape's product and the sizes derived from it stay far inside 64 bits. */
+    r->shape = (attn_shape){(int)integer_in(R, "shape", shape, "batch", 0, 1 << 20),
+                            (int)integer_in(R, "shape", shape, "heads", 0, 1 << 20),
+                            (int)integer_in(R, "shape", shape, "seq", 0, 1 << 24),
+                            (int)integer_in(R, "shape", shape, "dim", 0, 1 << 16)};
+    json_t *causal = json_object_get(root, "causal");
+    if (causal && !json_is_boolean(causal))
+        bad(R, "", "causal", "true or false");
+    r->causal = json_is_true(causal);
+    r->seed = (unsigned long long)integer_in(R, "", root, "seed", LLONG_MIN, LLONG_MAX);
+    r->iters = integer(R, "", root, "iters");
+    r->warmup = integer(R, "", root, "warmup");
+    r->rel_error_threshold = real(R, "", root, "rel_error_threshold");
+    esc_copy_utf8(r->device.name, sizeof r->device.name, str(R, "gpu", gpu, "name"));
+    const char *cc = str(R, "gpu", gpu, "compute_capability");
+    if (*cc && (sscanf(cc, "%3d.%3d", &r->device.major, &r->device.minor) != 2 || r->device.major < 0 ||
+                r->device.minor < 0))
+        bad(R, "gpu", "compute_capability", "\"major.minor\"");
+    r->device.sm_count = integer(R, "gpu", gpu, "sm_count");
+    r->device.total_mem = integer_in(R, "gpu", gpu, "total_memory_bytes", 0, INT64_MAX);
+    r->device.clock_khz = integer(R, "gpu", gpu, "clock_khz");
+    r->device.mem_clock_khz = integer(R, "gpu", gpu, "memory_clock_khz");
+    r->device.mem_bus_width = integer(R, "gpu", gpu, "memory_bus_width_bits");
+    r->device.l2_bytes = integer(R, "gpu", gpu, "l2_bytes");
+    esc_copy_utf8(r->gpu_uuid, sizeof r->gpu_uuid, str(R, "gpu", gpu, "uuid"));
+    esc_copy_utf8(r->gpu_pci_bus_id, sizeof r->gpu_pci_bus_id, str(R, "gpu", gpu, "pci_bus_id"));
+    esc_copy_utf8(r->visible_devices, sizeof r->visible_devices, str(R, "gpu", gpu, "cuda_visible_devices"));
+    esc_copy_utf8(r->driver_version, sizeof r->driver_version, str(R, "versions", ver, "driver"));
+    r->cuda_runtime_version = integer(R, "versions", ver, "cuda_runtime_int");
+    r->cuda_driver_version = integer(R, "versions", ver, "cuda_driver_int");
+    r->cublas_version = integer(R, "versions", ver, "cublas");
+    r->cudnn_version = integer(R, "versions", ver, "cudnn");
+    r->cupti_version = integer(R, "versions", ver, "cupti");
+
+    ceilings_from_json(json_object_get(root, "ceilings"), &r->ceilings);
+    counters_meta_from_json(json_object_get(root, "counters"), &r->counters.meta);
 
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(root, "occupancy_api"), i, v)
+    json_t *imported = json_object_get(root, "imported_from");
+    if (imported && !json_is_array(imported))
+        bad(R, "", "imported_from", "an array");
+    r->imported = json_is_array(imported);
+    esc_copy_utf8(r->shape_source, sizeof r->shape_source, str(R, "", root, "shape_from"));
+    json_array_foreach(imported, i, v)
+    {
+        if (r->n_sources == RUN_MAX_VARIANTS)
+            break;
+        char where[48];
+        snprintf(where, sizeof where, "imported_from[%zu]", i);
+        if (!json_is_object(v)) {
+            bad(R, "", where, "an object");
+            break;
+        }
+        import_source *s = &r->sources[r->n_sources++];
+        esc_copy_utf8(s->file, sizeof s->file, str(R, where, v, "name"));
+        s->size = integer_in(R, where, v, "size", 0, LLONG_MAX);
+        esc_copy_utf8(s->sha256, sizeof s->sha256, str(R, where, v, "sha256"));
+        esc_copy_utf8(s->variant, sizeof s->variant, str(R, where, v, "variant"));
+        s->schema_version = integer(R, where, v, "schemaVersion");
+        s->base_time_ns = integer_in(R, where, v, "baseTimeNanoseconds", 0, LLONG_MAX);
+        esc_copy_utf8(s->trace_id, sizeof s->trace_id, str(R, where, v, "trace_id"));
+        json_t *d = json_object_get(v, "distributedInfo");
+        if ((s->has_distributed = json_is_object(d))) {
+            esc_copy_utf8(s->backend, sizeof s->backend, str(R, where, d, "backend"));
+            s->rank = integer(R, where, d, "rank");
+            s->world_size = integer(R, where, d, "world_size");
+        }
+    }
+    json_t *probes = json_object_get(root, "occupancy_api");
+    if (probes && !json_is_array(probes))
+        bad(R, "", "occupancy_api", "an array");
+    json_array_foreach(probes, i, v)
     {
         if (r->n_probes == RUN_MAX_PROBES)
+            break; /* ground truth for tests only: the first ones are enough */
+        char where[48];
+        snprintf(where, sizeof where, "occupancy_api[%zu]", i);
+        if (!json_is_object(v)) {
+            bad(R, "", where, "an object");
             break;
+        }
         occupancy_probe *p = &r->probes[r->n_probes++];
-        snprintf(p->kernel, sizeof p->kernel, "%s", str(v, "kernel"));
-        p->threads = integer(v, "threads");
-        p->registers = integer(v, "registers");
-        p->static_smem = integer(v, "static_smem");
-        p->dynamic_smem = integer(v, "dynamic_smem");
-        p->blocks_per_sm = integer(v, "blocks_per_sm");
+        esc_copy_utf8(p->kernel, sizeof p->kernel, str(R, where, v, "kernel"));
+        p->threads = integer(R, where, v, "threads");
+        p->registers = integer(R, where, v, "registers");
+        p->static_smem = integer(R, where, v, "static_smem");
+        p->dynamic_smem = integer(R, where, v, "dynamic_smem");
+        p->blocks_per_sm = integer(R, where, v, "blocks_per_sm");
     }
     json_array_foreach(vars, i, v)
     {
-        if (r->n_variants == RUN_MAX_VARIANTS)
-            break;
         variant_result *x = &r->variants[r->n_variants++];
-        if (!json_is_object(v) || !*str(v, "name")) {
-            snprintf(err, errlen, "%s: variants[%zu] has no name", path, i);
+        char where[32];
+        snprintf(where, sizeof where, "variants[%zu]", i);
+        if (!json_is_object(v) || !*str(R, where, v, "name")) {
+            if (!rd.failed)
+                snprintf(err, errlen, "%s: variants[%zu] has no name", path, i);
             json_decref(root);
             return -1;
         }
-        snprintf(x->name, sizeof x->name, "%s", str(v, "name"));
-        snprintf(x->title, sizeof x->title, "%s", str(v, "title"));
-        snprintf(x->what_changed, sizeof x->what_changed, "%s", str(v, "what_changed"));
-        snprintf(x->error, sizeof x->error, "%s", str(v, "error"));
-        x->expected_ops = integer(v, "expected_ops");
-        x->expected_memcpy = integer(v, "expected_memcpy");
-        x->status = status_from_name(str(v, "status"));
-        x->rel_error = real(v, "rel_error");
-        x->heads_checked = integer(v, "heads_checked");
-        x->event_us_no_cupti = real(v, "event_us_no_cupti");
-        x->event_us_cupti = real(v, "event_us_cupti");
-        x->host_us_no_cupti = real(v, "host_us_no_cupti");
-        x->host_us_cupti = real(v, "host_us_cupti");
-        x->dropped_records = json_integer_value(json_object_get(v, "dropped_records"));
-        x->device_bytes = real(v, "device_bytes");
+        /* The name ties the variant to its ranges in trace.json: never cut it. */
+        if (!esc_copy_utf8(x->name, sizeof x->name, str(R, where, v, "name")))
+            bad(R, where, "name", "at most 31 bytes");
+        esc_copy_utf8(x->title, sizeof x->title, str(R, where, v, "title"));
+        esc_copy_utf8(x->what_changed, sizeof x->what_changed, str(R, where, v, "what_changed"));
+        esc_copy_utf8(x->error, sizeof x->error, str(R, where, v, "error"));
+        /* Absent (an imported trace): nothing expected, -1. */
+        x->expected_ops = json_object_get(v, "expected_ops") ? integer(R, where, v, "expected_ops") : -1;
+        x->expected_memcpy = json_object_get(v, "expected_memcpy") ? integer(R, where, v, "expected_memcpy") : -1;
+        int st = status_from_name(str(R, where, v, "status"));
+        if (st < 0)
+            bad(R, where, "status", "\"ok\", \"FAILED\", \"unavailable\" or \"skipped\"");
+        x->status = st < 0 ? VARIANT_FAILED : (variant_status)st;
+        x->rel_error = real(R, where, v, "rel_error");
+        x->heads_checked = integer(R, where, v, "heads_checked");
+        x->event_us_no_cupti = real(R, where, v, "event_us_no_cupti");
+        x->event_us_cupti = real(R, where, v, "event_us_cupti");
+        x->host_us_no_cupti = real(R, where, v, "host_us_no_cupti");
+        x->host_us_cupti = real(R, where, v, "host_us_cupti");
+        x->dropped_records = integer_in(R, where, v, "dropped_records", 0, INT64_MAX);
+        prediction_from_json(json_object_get(v, "prediction"), &x->prediction);
+        x->device_bytes = real(R, where, v, "device_bytes");
+        if (isfinite(x->device_bytes) && x->device_bytes < 0)
+            bad(R, where, "device_bytes", "a number of bytes, not negative");
         const char *key;
         json_t *f;
-        json_object_foreach(json_object_get(v, "facts"), key, f)
+        json_object_foreach(object(R, where, v, "facts"), key, f)
         {
-            if (x->facts.n == ATTN_MAX_FACTS)
+            if (x->facts.n == ATTN_MAX_FACTS) {
+                bad(R, where, "facts", "at most 16 facts");
                 break;
+            }
             attn_fact *it = &x->facts.item[x->facts.n++];
-            snprintf(it->key, sizeof it->key, "%s", key);
-            snprintf(it->value, sizeof it->value, "%s", str(f, "text"));
-            it->number = real(f, "value");
+            esc_copy_utf8(it->key, sizeof it->key, key);
+            if (!json_is_object(f)) {
+                bad(R, where, "facts", "an object of {text, value} objects");
+                break;
+            }
+            esc_copy_utf8(it->value, sizeof it->value, str(R, where, f, "text"));
+            it->number = real(R, where, f, "value");
         }
     }
     json_decref(root);
-    return 0;
+    return rd.failed ? -1 : 0;
 }

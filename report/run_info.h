@@ -4,6 +4,8 @@
 
 #include "trace.h"
 #include "attn_types.h"
+#include "counters.h"
+#include "prediction.h"
 
 typedef enum variant_status {
     VARIANT_OK = 0,
@@ -28,6 +30,7 @@ typedef struct variant_result {
     double host_us_cupti;       /* same, CUPTI collecting (API records cost host time) */
     int64_t dropped_records;
     attn_facts facts;
+    attn_prediction prediction; /* declared by the variant from the shape (prediction.h) */
     double device_bytes;        /* device memory the variant needs at this shape (inputs, output,
                                  * mask and its own buffers); NAN: not recorded (older archives) */
 } variant_result;
@@ -43,6 +46,21 @@ typedef struct occupancy_probe {
     int threads, registers, static_smem, dynamic_smem;
     int blocks_per_sm;
 } occupancy_probe;
+
+/* A file an archive was imported from (`attnprof import`): what it was, byte for
+ * byte, and the Kineto metadata it carried. */
+typedef struct import_source {
+    char file[256];             /* as named on the command line */
+    int64_t size;
+    char sha256[65];
+    char variant[32];           /* the variant it became */
+    int schema_version;
+    int64_t base_time_ns;
+    char trace_id[64];
+    int has_distributed;        /* distributedInfo present */
+    char backend[32];
+    int rank, world_size;
+} import_source;
 
 typedef struct run_info {
     char tool_version[64];
@@ -68,6 +86,17 @@ typedef struct run_info {
     variant_result variants[RUN_MAX_VARIANTS];
     int n_probes;
     occupancy_probe probes[RUN_MAX_PROBES];
+    ceilings ceilings;          /* --calibrate: roofs measured in the same run */
+    /* The counter pass: run.json carries counters.meta (status, method, metrics); the
+     * values live in counters.json beside it, read into counters.r by the caller. */
+    counters_set counters;
+    /* Set by `attnprof import`: the archive holds PyTorch profiler (Kineto) traces, and
+     * what Kineto does not record (shape, clocks, cuDNN, correctness, CUPTI-off times)
+     * is "not recorded". */
+    int imported;
+    char shape_source[16];      /* imported: "--shape" when the user declared it, else "" (not recorded) */
+    int n_sources;
+    import_source sources[RUN_MAX_VARIANTS];
 } run_info;
 
 int run_info_write_json(const run_info *r, const char *path, char *err, size_t errlen);

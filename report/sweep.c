@@ -27,7 +27,7 @@ typedef struct loaded {
     attn_shape shape;
     int causal, iters;
     char gpu_name[128], uuid[48], visible[64], cudnn[16];
-    double gpu_bytes, peak;
+    double gpu_bytes, peak, gemm;
     int n;
     char name[RUN_MAX_VARIANTS][32];
     sweep_point pt[RUN_MAX_VARIANTS];
@@ -82,6 +82,7 @@ static void load_archive(loaded *L)
              r->cudnn_version % 100);
     L->gpu_bytes = (double)r->device.total_mem;
     L->peak = sweep_peak_tflops(r->device.major, r->device.minor, r->device.sm_count, r->device.clock_khz);
+    L->gemm = r->ceilings.measured && r->ceilings.tensor_bf16_tflops > 0 ? r->ceilings.tensor_bf16_tflops : NAN;
     double flops = sweep_flops(&r->shape, r->causal);
     L->n = r->n_variants;
     for (int i = 0; i < r->n_variants; i++) {
@@ -294,7 +295,8 @@ static int names_in(const char *dir, char names[][64], int max)
 int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
-    m->peak_tflops = NAN;
+    m->peak_tflops = m->gemm_tflops = m->roof_tflops = NAN;
+    m->roof_name = "";
     snprintf(m->dir, sizeof m->dir, "%s", dir);
     int rc = sweep_plan_read(&m->plan, dir, err, errlen);
     if (rc < 0)
@@ -337,6 +339,14 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
                 m->iters = L[i].iters;
             }
         }
+    double gemm[SWEEP_MAX_SHAPES];
+    int n_gemm = 0;
+    for (int i = 0; i < n_dirs; i++)
+        if (L[i].ok && isfinite(L[i].gemm))
+            gemm[n_gemm++] = L[i].gemm;
+    m->gemm_tflops = median_of(gemm, n_gemm);
+    m->roof_tflops = isfinite(m->gemm_tflops) ? m->gemm_tflops : m->peak_tflops;
+    m->roof_name = isfinite(m->gemm_tflops) ? "measured cuBLAS bf16 GEMM ceiling" : "dense BF16 tensor peak";
     for (int i = 0; i < m->plan.n_shapes; i++)
         add_shape(m, &m->plan.shapes[i]);
     int dir_shape[SWEEP_MAX_SHAPES];
@@ -649,7 +659,7 @@ static void derive_best(sweep_model *m)
             f->shape = m->shapes[best].shape;
             f->seq = f->shape.seq;
             f->value = m->shapes[best].p[k].tflops;
-            f->value2 = m->peak_tflops > 0 ? f->value / m->peak_tflops : NAN;
+            f->value2 = m->roof_tflops > 0 ? f->value / m->roof_tflops : NAN;
         }
     }
 }

@@ -34,6 +34,7 @@ typedef struct sweep_plan {
     char variants[256];                  /* --variants as given; "": run's default list */
     int iters, warmup;                   /* 0: run's defaults */
     char task_command[1024];             /* child command template; "": `attnprof run` */
+    char run_flags[128];                 /* run options passed on (--no-counters, --no-calibrate, --seed N, --cudnn-replan) */
     int replicate;                       /* every GPU also runs `reference` */
     attn_shape reference;
     int n_gpus;                          /* local workers; 0 under Slurm */
@@ -143,7 +144,7 @@ typedef enum sweep_finding_id {
     SF_CROSSOVER,   /* variant faster than other for every S >= seq (at dim); value: ratio at the largest S */
     SF_MEMORY_WALL, /* variant stops at seq: value bytes needed (NAN unknown), value2 GPU bytes */
     SF_SCALING,     /* time ∝ S^value over [seq, seq2] (at dim), value2 R², n points */
-    SF_BEST_TFLOPS, /* a fused variant's best TFLOP/s (value) at shape; value2: share of the peak (NAN unknown) */
+    SF_BEST_TFLOPS, /* a fused variant's best TFLOP/s (value) at shape; value2: share of the roof (NAN unknown) */
     SF_OPS_CHANGE,  /* GPU operations per forward change from value to value2 at seq */
     SF_GPU_DIFFERS, /* replicate: gpu's time on the reference shape over the first GPU's */
     SF_GPU_AGREES,  /* replicate: no significant difference (one per GPU) */
@@ -172,6 +173,10 @@ typedef struct sweep_model {
     char gpu_name[128];
     double gpu_bytes;           /* total memory of the GPU (first complete archive) */
     double peak_tflops;         /* dense BF16 tensor-core peak at the recorded clock; NAN: unknown GPU */
+    double gemm_tflops;         /* cuBLAS bf16 GEMM ceiling measured by the runs (--calibrate),
+                                 * median over the shapes; NAN: not measured */
+    double roof_tflops;         /* the roof the figures and findings use: gemm_tflops, else peak_tflops */
+    const char *roof_name;      /* "measured cuBLAS bf16 GEMM ceiling" or "dense BF16 tensor peak" */
     char cudnn[16];
     int iters;
     int n_variants;

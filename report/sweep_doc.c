@@ -5,6 +5,7 @@
 #include "sweep.h"
 
 #include "archive.h"
+#include "escape.h"
 #include "exit_codes.h"
 #include "report.h"
 
@@ -59,9 +60,9 @@ void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out,
         return;
     case SF_BEST_TFLOPS:
         if (isfinite(f->value2))
-            snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s: %.0f%% of the GPU's dense BF16 tensor peak "
-                     "(%.0f TFLOP/s at the recorded clock)", f->variant, f->value, shape, 100 * f->value2,
-                     m->peak_tflops);
+            snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s: %.0f%% of the %s (%.0f TFLOP/s%s)", f->variant,
+                     f->value, shape, 100 * f->value2, m->roof_name, m->roof_tflops,
+                     isfinite(m->gemm_tflops) ? "" : " at the recorded clock");
         else
             snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s", f->variant, f->value, shape);
         return;
@@ -120,8 +121,11 @@ static long common_tokens(const sweep_model *m)
 static void table(FILE *f, const sweep_model *m, int dim, int tflops)
 {
     fprintf(f, "| S | B |");
-    for (int k = 0; k < m->n_variants; k++)
-        fprintf(f, " `%s` |", m->variants[k]);
+    for (int k = 0; k < m->n_variants; k++) {
+        fputc(' ', f);
+        esc_md_code(f, m->variants[k], 1);
+        fputs(" |", f);
+    }
     fprintf(f, "\n|---:|---:|");
     for (int k = 0; k < m->n_variants; k++)
         fprintf(f, "---:|");
@@ -164,7 +168,9 @@ char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    fprintf(f, "# attnprof sweep: %s, %d shapes\n\n", m->gpu_name[0] ? m->gpu_name : "no GPU recorded", m->n_shapes);
+    fputs("# attnprof sweep: ", f);
+    esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
+    fprintf(f, ", %d shapes\n\n", m->n_shapes);
     long tokens = common_tokens(m);
     int heads = m->n_shapes ? m->shapes[0].shape.heads : 0;
     fprintf(f, "bf16, causal, H = %d", heads);
@@ -182,7 +188,7 @@ char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *
         char text[1024];
         sweep_finding_text(m, &m->findings[i], text, sizeof text);
         fputs("- ", f);
-        report_md_cell(f, text);
+        esc_md_text(f, text);
         fputs("\n", f);
         any = 1;
     }
@@ -234,20 +240,25 @@ char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *
                 if (x->p[k].state == SWEEP_SKIPPED || x->p[k].state == SWEEP_FAILED) {
                     char t[ATTN_ERR_LEN + 64];
                     snprintf(t, sizeof t, "%s %s: %s; ", m->variants[k], point_word(&x->p[k]), x->p[k].reason);
-                    report_md_cell(f, t);
+                    esc_md_text(f, t);
                 }
         } else {
-            report_md_cell(f, reason);
+            esc_md_text(f, reason);
         }
         fprintf(f, " | ");
-        report_md_cell(f, x->have_status && x->status.gpu[0] ? x->status.gpu : "–");
-        fprintf(f, " | %s | ", job);
-        char log[600] = "–";
+        esc_md_text(f, x->have_status && x->status.gpu[0] ? x->status.gpu : "–");
+        fputs(" | ", f);
+        esc_md_text(f, job);
+        fputs(" | ", f);
+        char log[600] = "";
         if (x->have_status && x->status.log[0])
-            snprintf(log, sizeof log, "`%s`", x->status.log);
+            snprintf(log, sizeof log, "%s", x->status.log);
         else if (strcmp(job, "–"))
-            snprintf(log, sizeof log, "`logs/%s.out`", job);
-        report_md_cell(f, log);
+            snprintf(log, sizeof log, "logs/%s.out", job);
+        if (log[0])
+            esc_md_code(f, log, 1);
+        else
+            fputs("–", f);
         fprintf(f, " |\n");
     }
     if (listed)
@@ -257,15 +268,18 @@ char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *
         char shape[64];
         sweep_shape_name(&m->reference, shape, sizeof shape);
         fprintf(f, "## GPUs on the reference shape %s\n\n| GPU |", shape);
-        for (int k = 0; k < m->n_variants; k++)
-            fprintf(f, " `%s` |", m->variants[k]);
+        for (int k = 0; k < m->n_variants; k++) {
+            fputc(' ', f);
+            esc_md_code(f, m->variants[k], 1);
+            fputs(" |", f);
+        }
         fprintf(f, "\n|---|");
         for (int k = 0; k < m->n_variants; k++)
             fprintf(f, "---:|");
         fputc('\n', f);
         for (int r = 0; r < m->n_replicas; r++) {
             fputs("| ", f);
-            report_md_cell(f, m->replicas[r].gpu);
+            esc_md_text(f, m->replicas[r].gpu);
             fputs(" |", f);
             for (int k = 0; k < m->n_variants; k++) {
                 char t[32] = "–";
@@ -304,9 +318,9 @@ char *sweep_csv(const sweep_model *m)
         for (int k = 0; k < m->n_variants; k++) {
             const sweep_point *p = &x->p[k];
             fprintf(f, "%s,%d,%d,%d,%d,", x->name, x->shape.batch, x->shape.heads, x->shape.seq, x->shape.dim);
-            report_csv_field(f, m->variants[k]);
+            esc_csv_field(f, m->variants[k], 0);
             fprintf(f, ",%s,%s,", shape_word(x->state), point_word(p));
-            report_csv_field(f, p->reason);
+            esc_csv_field(f, p->reason, 0);
             csv_num(f, p->us, "%.3f");
             csv_num(f, p->us_min, "%.3f");
             csv_num(f, p->us_max, "%.3f");
@@ -317,9 +331,9 @@ char *sweep_csv(const sweep_model *m)
             csv_num(f, p->memsets >= 0 ? p->memsets : NAN, "%.0f");
             csv_num(f, p->device_bytes, "%.0f");
             fputc(',', f);
-            report_csv_field(f, x->have_status ? x->status.gpu : x->visible_devices);
+            esc_csv_field(f, x->have_status ? x->status.gpu : x->visible_devices, 0);
             fputc(',', f);
-            report_csv_field(f, x->gpu_uuid);
+            esc_csv_field(f, x->gpu_uuid, 0);
             if (x->have_status)
                 fprintf(f, ",%d", x->status.exit_code);
             else

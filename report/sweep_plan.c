@@ -7,6 +7,7 @@
 #include "sweep.h"
 
 #include "archive.h"
+#include "escape.h"
 #include "report.h"
 
 #include <errno.h>
@@ -177,6 +178,8 @@ int sweep_plan_write(const sweep_plan *p, const char *dir, char *err, size_t err
     json_t *root = json_pack("{s:i,s:o,s:s,s:i,s:i,s:s,s:o,s:s}", "sweep_version", 1, "shapes", shapes, "variants",
                              p->variants, "iters", p->iters, "warmup", p->warmup, "task_command", p->task_command,
                              "gpus", gpus, "slurm_job_id", p->slurm_job_id);
+    if (root && p->run_flags[0])
+        json_object_set_new(root, "run_flags", json_string(p->run_flags));
     if (root && p->replicate)
         json_object_set_new(root, "replicate", shape_json(&p->reference));
     return write_json(root, dir, "sweep.json", err, errlen);
@@ -232,9 +235,10 @@ int sweep_plan_read(sweep_plan *p, const char *dir, char *err, size_t errlen)
             return -1;
         }
     }
-    snprintf(p->variants, sizeof p->variants, "%s", jstr(root, "variants"));
-    snprintf(p->task_command, sizeof p->task_command, "%s", jstr(root, "task_command"));
-    snprintf(p->slurm_job_id, sizeof p->slurm_job_id, "%s", jstr(root, "slurm_job_id"));
+    esc_copy_utf8(p->variants, sizeof p->variants, jstr(root, "variants"));
+    esc_copy_utf8(p->task_command, sizeof p->task_command, jstr(root, "task_command"));
+    esc_copy_utf8(p->slurm_job_id, sizeof p->slurm_job_id, jstr(root, "slurm_job_id"));
+    esc_copy_utf8(p->run_flags, sizeof p->run_flags, jstr(root, "run_flags"));
     p->iters = (int)json_integer_value(json_object_get(root, "iters"));
     p->warmup = (int)json_integer_value(json_object_get(root, "warmup"));
     json_array_foreach(json_object_get(root, "gpus"), i, v)
@@ -313,10 +317,10 @@ int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *
         return -1;
     }
     s->exit_code = (int)json_integer_value(json_object_get(root, "exit_code"));
-    snprintf(s->error, sizeof s->error, "%s", jstr(root, "error"));
-    snprintf(s->gpu, sizeof s->gpu, "%s", jstr(root, "gpu"));
-    snprintf(s->slurm_job_id, sizeof s->slurm_job_id, "%s", jstr(root, "slurm_job_id"));
-    snprintf(s->log, sizeof s->log, "%s", jstr(root, "log"));
+    esc_copy_utf8(s->error, sizeof s->error, jstr(root, "error"));
+    esc_copy_utf8(s->gpu, sizeof s->gpu, jstr(root, "gpu"));
+    esc_copy_utf8(s->slurm_job_id, sizeof s->slurm_job_id, jstr(root, "slurm_job_id"));
+    esc_copy_utf8(s->log, sizeof s->log, jstr(root, "log"));
     s->seconds = json_number_value(json_object_get(root, "seconds"));
     json_t *t = json_object_get(root, "slurm_task");
     s->slurm_task = json_is_integer(t) ? (int)json_integer_value(t) : -1;
@@ -327,8 +331,8 @@ int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *
         if (s->n_skipped == RUN_MAX_VARIANTS || !*jstr(v, "variant"))
             continue;
         struct sweep_skip *k = &s->skipped[s->n_skipped++];
-        snprintf(k->variant, sizeof k->variant, "%s", jstr(v, "variant"));
-        snprintf(k->reason, sizeof k->reason, "%s", jstr(v, "reason"));
+        esc_copy_utf8(k->variant, sizeof k->variant, jstr(v, "variant"));
+        esc_copy_utf8(k->reason, sizeof k->reason, jstr(v, "reason"));
         json_t *b = json_object_get(v, "device_bytes");
         k->device_bytes = json_is_number(b) ? json_number_value(b) : NAN;
     }

@@ -1,5 +1,6 @@
 #include "trace.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,8 +8,10 @@ void trace_init(trace *t) { memset(t, 0, sizeof *t); }
 
 void trace_free(trace *t)
 {
-    for (size_t i = 0; i < t->n_ops; i++)
+    for (size_t i = 0; i < t->n_ops; i++) {
         free(t->ops[i].name);
+        free(t->ops[i].cpu_op_path);
+    }
     for (size_t i = 0; i < t->n_apis; i++)
         free(t->apis[i].name);
     for (size_t i = 0; i < t->n_ranges; i++) {
@@ -42,6 +45,8 @@ gpu_op *trace_add_op(trace *t, const gpu_op *op)
     gpu_op *o = &t->ops[t->n_ops++];
     *o = *op;
     o->name = dup_or_empty(op->name);
+    o->cpu_op = NULL; /* derived by trace_sort */
+    o->cpu_op_path = NULL;
     return o;
 }
 
@@ -108,6 +113,155 @@ static int cmp_api_corr(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A point in time on one host thread, to be placed inside the cpu_op ranges. */
+typedef struct cpu_query {
+    int pid, tid;
+    int64_t at;
+    gpu_op *op;
+} cpu_query;
+
+static int cmp_query(const void *a, const void *b)
+{
+    const cpu_query *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+static int cmp_cpu_range(const void *a, const void *b)
+{
+    const host_range *x = *(const host_range *const *)a, *y = *(const host_range *const *)b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns);
+}
+
+static int same_thread(const host_range *r, const cpu_query *q) { return r->pid == q->pid && r->tid == q->tid; }
+
+/* gpu_op.cpu_op: one sweep per host thread over the cpu_op ranges (outer before
+ * inner) and the launch times, with a stack of the ranges open at each time. */
+static void link_cpu_ops(trace *t)
+{
+    size_t nr = 0;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        nr += t->ranges[i].kind == RANGE_CPU_OP;
+    for (size_t i = 0; i < t->n_ops; i++) {
+        t->ops[i].cpu_op = NULL;
+        free(t->ops[i].cpu_op_path);
+        t->ops[i].cpu_op_path = NULL;
+    }
+    if (!nr || !t->n_ops)
+        return;
+    const host_range **rs = malloc(nr * sizeof *rs), **stack = malloc(nr * sizeof *stack);
+    cpu_query *qs = malloc(t->n_ops * sizeof *qs);
+    if (!rs || !stack || !qs)
+        abort();
+    nr = 0;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        if (t->ranges[i].kind == RANGE_CPU_OP)
+            rs[nr++] = &t->ranges[i];
+    qsort(rs, nr, sizeof *rs, cmp_cpu_range);
+    size_t nq = 0;
+    for (size_t i = 0; i < t->n_ops; i++) {
+        const api_call *l = trace_launcher(t, &t->ops[i]);
+        if (l)
+            qs[nq++] = (cpu_query){l->pid, l->tid, l->start_ns, &t->ops[i]};
+    }
+    qsort(qs, nq, sizeof *qs, cmp_query);
+    size_t r = 0, depth = 0;
+    for (size_t q = 0; q < nq; q++) {
+        const cpu_query *cq = &qs[q];
+        if (q && (qs[q - 1].pid != cq->pid || qs[q - 1].tid != cq->tid))
+            depth = 0;
+        /* skip ranges of earlier threads */
+        while (r < nr && (rs[r]->pid < cq->pid || (rs[r]->pid == cq->pid && rs[r]->tid < cq->tid)))
+            r++;
+        while (r < nr && same_thread(rs[r], cq) && rs[r]->start_ns <= cq->at) {
+            while (depth && stack[depth - 1]->end_ns < rs[r]->start_ns)
+                depth--;
+            stack[depth++] = rs[r++];
+        }
+        while (depth && stack[depth - 1]->end_ns < cq->at)
+            depth--;
+        if (!depth)
+            continue;
+        cq->op->cpu_op = stack[depth - 1]->name;
+        size_t len = 0;
+        for (size_t k = 0; k < depth; k++)
+            len += strlen(stack[k]->name) + 3;
+        char *p = malloc(len + 1);
+        if (!p)
+            abort();
+        p[0] = '\0';
+        for (size_t k = 0, at = 0; k < depth; k++)
+            at += (size_t)sprintf(p + at, "%s%s", k ? " > " : "", stack[k]->name);
+        cq->op->cpu_op_path = p;
+    }
+    free(rs);
+    free(stack);
+    free(qs);
+}
+
+typedef struct api_query {
+    int pid, tid;
+    int64_t at;
+    size_t api;
+} api_query;
+
+static int cmp_api_query(const void *a, const void *b)
+{
+    const api_query *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+size_t *trace_api_enclosing(const trace *t, unsigned kinds)
+{
+    size_t *out = calloc(t->n_apis ? t->n_apis : 1, sizeof *out);
+    const host_range **rs = malloc((t->n_ranges ? t->n_ranges : 1) * sizeof *rs);
+    const host_range **stack = malloc((t->n_ranges ? t->n_ranges : 1) * sizeof *stack);
+    api_query *qs = malloc((t->n_apis ? t->n_apis : 1) * sizeof *qs);
+    if (!out || !rs || !stack || !qs)
+        abort();
+    size_t nr = 0;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        if (kinds & (1u << t->ranges[i].kind))
+            rs[nr++] = &t->ranges[i];
+    qsort(rs, nr, sizeof *rs, cmp_cpu_range);
+    for (size_t i = 0; i < t->n_apis; i++)
+        qs[i] = (api_query){t->apis[i].pid, t->apis[i].tid, t->apis[i].start_ns, i};
+    qsort(qs, t->n_apis, sizeof *qs, cmp_api_query);
+    size_t r = 0, depth = 0;
+    for (size_t q = 0; q < t->n_apis; q++) {
+        const api_query *aq = &qs[q];
+        if (q && (qs[q - 1].pid != aq->pid || qs[q - 1].tid != aq->tid))
+            depth = 0;
+        while (r < nr && (rs[r]->pid < aq->pid || (rs[r]->pid == aq->pid && rs[r]->tid < aq->tid)))
+            r++;
+        while (r < nr && rs[r]->pid == aq->pid && rs[r]->tid == aq->tid && rs[r]->start_ns <= aq->at) {
+            while (depth && stack[depth - 1]->end_ns < rs[r]->start_ns)
+                depth--;
+            stack[depth++] = rs[r++];
+        }
+        while (depth && stack[depth - 1]->end_ns < aq->at)
+            depth--;
+        out[aq->api] = depth ? (size_t)(stack[depth - 1] - t->ranges) + 1 : 0;
+    }
+    free(rs);
+    free(stack);
+    free(qs);
+    return out;
+}
+
 void trace_sort(trace *t)
 {
     if (t->n_ops)
@@ -126,6 +280,7 @@ void trace_sort(trace *t)
         t->apis_by_corr[i] = &t->apis[i];
     qsort(t->apis_by_corr, t->n_apis, sizeof *t->apis_by_corr, cmp_api_corr);
     t->n_apis_by_corr = t->n_apis;
+    link_cpu_ops(t);
 }
 
 /* The launching API call: a runtime call when there is one (what the user's code

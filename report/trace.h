@@ -21,6 +21,17 @@ typedef struct gpu_op {
     int static_smem, dynamic_smem; /* bytes per block */
     int64_t bytes;             /* memcpy / memset */
     char copy_kind[8];         /* memcpy: "DtoD", "HtoD", "DtoH", ... */
+    int context;               /* CUDA context id (0: not recorded) */
+    int has_kineto_occupancy;  /* imported: Kineto's own "est. achieved occupancy %" */
+    double kineto_occupancy;
+    /* The CPU op (ATen op, from cpu_op ranges) whose launch made this op: the innermost
+     * cpu_op range around the launching API call. Set by trace_sort, borrowed from the
+     * range's name (valid while the trace lives); NULL when the trace has no cpu_op. */
+    const char *cpu_op;
+    /* The whole chain of cpu_op ranges around the launch, outermost first, joined by
+     * " > " ("aten::masked_fill > aten::clone > aten::copy_"); owned by the trace,
+     * set by trace_sort, NULL like cpu_op. */
+    char *cpu_op_path;
 } gpu_op;
 
 typedef enum api_kind { API_RUNTIME = 0, API_DRIVER = 1 } api_kind;
@@ -31,12 +42,17 @@ typedef struct api_call {
     int64_t start_ns, end_ns;
     uint32_t correlation;
     int pid, tid;
+    int cbid;   /* CUPTI callback id (0: not recorded) */
 } api_call;
 
 /* NVTX ranges pushed by the runner: "attn_fwd" around each recorded forward
  * (iteration >= 0), and the variant's outer range named after the variant
- * (iteration -1). `variant` names the variant the range belongs to. */
+ * (iteration -1). `variant` names the variant the range belongs to.
+ * Imported PyTorch traces add their ATen ops as RANGE_CPU_OP (iteration -1). */
+typedef enum range_kind { RANGE_ANNOTATION = 0, RANGE_CPU_OP = 1 } range_kind;
+
 typedef struct host_range {
+    range_kind kind;
     char *name;
     char *variant;
     int iteration;
@@ -79,14 +95,21 @@ void trace_free(trace *t);
 gpu_op *trace_add_op(trace *t, const gpu_op *op);
 api_call *trace_add_api(trace *t, const api_call *api);
 host_range *trace_add_range(trace *t, const host_range *r);
-/* Sort ops, apis and ranges by start time (ties broken deterministically) and
- * index the API calls by correlation id. */
+/* Sort ops, apis and ranges by start time (ties broken deterministically), index
+ * the API calls by correlation id, and tie each op to its CPU op (gpu_op.cpu_op). */
 void trace_sort(trace *t);
+/* For each API call i, 1 + the index in t->ranges of the innermost range around its
+ * start on the same thread whose kind is in `kinds` (bits 1u << range_kind), or 0.
+ * The caller frees the array. */
+size_t *trace_api_enclosing(const trace *t, unsigned kinds);
 /* The API call that launched an op (same correlation id), or NULL. */
 const api_call *trace_launcher(const trace *t, const gpu_op *op);
 
 /* trace_write.c / trace_read.c: Chrome Trace Event Format, Kineto schema.
- * Return 0 on success; on failure -1 with a one-line reason in `err`. */
+ * Return 0 on success; on failure -1 with a one-line reason in `err`.
+ * The writer adds what Kineto readers expect (a ProfilerStep#N user_annotation per
+ * forward, process/thread metadata, Kineto's External ids); the reader leaves the
+ * derived ProfilerStep ranges out, so a trace reads back as it was written. */
 int trace_write_json(const trace *t, const char *path, char *err, size_t errlen);
 int trace_read_json(trace *t, const char *path, char *err, size_t errlen);
 

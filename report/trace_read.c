@@ -1,186 +1,182 @@
-/* Reads trace.json (as trace_write.c writes it) back into a trace. Every event
- * the analysis relies on is validated; a bad file gives one line naming the
- * file and what is wrong with it. */
+/* Reads trace.json (as trace_write.c writes it) back into a trace, through the
+ * streaming Kineto reader (kineto_read.c). Every event the analysis relies on is
+ * validated; a bad file gives one line naming the file and what is wrong with it.
+ * Times are read relative to the file and moved by baseTimeNanoseconds at the end
+ * (Kineto may write that key after traceEvents). */
+#include "kineto_read.h"
 #include "trace.h"
 
-#include <jansson.h>
+#include "bounds.h"
+#include "escape.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static int fail(char *err, size_t n, const char *path, size_t idx, const char *what)
+static int int_or(const kineto_num *n, int dflt) { return n->set && n->is_int ? bounds_int_sat(n->i) : dflt; }
+static int64_t i64_or(const kineto_num *n, int64_t dflt) { return n->set && n->is_int ? n->i : dflt; }
+
+int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen)
 {
-    snprintf(err, n, "%s: event %zu: %s", path, idx, what);
-    return -1;
+    if (strcmp(e->ph, "X") != 0)
+        return 0;
+    if (!e->cat || !e->name) {
+        snprintf(err, errlen, "complete event without cat or name");
+        return -1;
+    }
+    if (!e->ts.set || !e->dur.set || e->dur.d < 0) {
+        snprintf(err, errlen, "complete event without a valid ts/dur");
+        return -1;
+    }
+    /* Relative to the file here; moved by baseTimeNanoseconds (and checked again) at the end. */
+    int64_t start, end;
+    const char *range = bounds_event_ns(0, e->ts.d, e->dur.d, &start, &end);
+    if (range) {
+        snprintf(err, errlen, "%s", range);
+        return -1;
+    }
+    int pid = int_or(&e->pid, 0), tid = int_or(&e->tid, 0);
+    const kineto_num *a = e->arg;
+    const char *cat = e->cat;
+    gpu_op_kind kind;
+    if (!strcmp(cat, "kernel"))
+        kind = GPU_KERNEL;
+    else if (!strcmp(cat, "gpu_memcpy"))
+        kind = GPU_MEMCPY;
+    else if (!strcmp(cat, "gpu_memset"))
+        kind = GPU_MEMSET;
+    else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
+        if (!e->has_args || !a[KARG_CORRELATION].set || !a[KARG_CORRELATION].is_int) {
+            if (!strict) {
+                ++*skipped;
+                return 0;
+            }
+            snprintf(err, errlen, "API event without args.correlation");
+            return -1;
+        }
+        api_call c = {.kind = cat[5] == 'r' ? API_RUNTIME : API_DRIVER,
+                      .name = (char *)e->name,
+                      .start_ns = start,
+                      .end_ns = end,
+                      .correlation = (uint32_t)a[KARG_CORRELATION].i,
+                      .pid = pid,
+                      .tid = tid,
+                      .cbid = int_or(&a[KARG_CBID], 0)};
+        trace_add_api(t, &c);
+        return 0;
+    } else if (!strcmp(cat, "user_annotation") || !strcmp(cat, "cpu_op")) {
+        /* attnprof's writer derives a ProfilerStep#N around each forward for Kineto
+         * readers; it carries no variant and is not read back. */
+        if (strict && !e->variant && !strncmp(e->name, "ProfilerStep#", 13))
+            return 0;
+        host_range r = {.kind = cat[0] == 'c' ? RANGE_CPU_OP : RANGE_ANNOTATION,
+                        .name = (char *)e->name,
+                        .variant = (char *)(e->variant ? e->variant : ""),
+                        .iteration = int_or(&a[KARG_ITERATION], -1),
+                        .start_ns = start,
+                        .end_ns = end,
+                        .pid = pid,
+                        .tid = tid};
+        trace_add_range(t, &r);
+        return 0;
+    } else
+        return 0; /* gpu_user_annotation and others are derived or foreign */
+
+    if (!e->has_args || !a[KARG_CORRELATION].set || !a[KARG_CORRELATION].is_int) {
+        if (!strict) {
+            ++*skipped;
+            return 0;
+        }
+        snprintf(err, errlen, "GPU event without args.correlation");
+        return -1;
+    }
+    gpu_op o = {.kind = kind,
+                .name = (char *)e->name,
+                .start_ns = start,
+                .end_ns = end,
+                .correlation = (uint32_t)a[KARG_CORRELATION].i,
+                .device = int_or(&a[KARG_DEVICE], pid),
+                .stream = int_or(&a[KARG_STREAM], tid),
+                .bytes = i64_or(&a[KARG_BYTES], 0),
+                .context = int_or(&a[KARG_CONTEXT], 0)};
+    if (kind == GPU_KERNEL) {
+        memcpy(o.grid, e->grid, sizeof o.grid);
+        memcpy(o.block, e->block, sizeof o.block);
+        o.registers = int_or(&a[KARG_REGISTERS], 0);
+        int total = int_or(&a[KARG_SHARED_MEMORY], 0);
+        o.static_smem = int_or(&a[KARG_STATIC_SMEM], total);
+        o.dynamic_smem = int_or(&a[KARG_DYNAMIC_SMEM], bounds_sub_sat(total, o.static_smem));
+        if (a[KARG_EST_OCCUPANCY].set)
+            o.has_kineto_occupancy = 1, o.kineto_occupancy = a[KARG_EST_OCCUPANCY].d;
+    }
+    const char *ck = e->copy_kind;
+    if (kind == GPU_MEMCPY)
+        snprintf(o.copy_kind, sizeof o.copy_kind, "%s", ck ? ck : (strlen(e->name) > 10 ? e->name + 7 : "?"));
+    if (kind == GPU_MEMCPY && !ck) /* Kineto's "Memcpy DtoD (Device -> Device)" */
+        o.copy_kind[4] = '\0';
+    esc_utf8_trim(o.copy_kind);
+    if ((range = bounds_op(&o))) {
+        snprintf(err, errlen, "%s", range);
+        return -1;
+    }
+    trace_add_op(t, &o);
+    return 0;
 }
 
-static int get_int(json_t *obj, const char *key, int dflt)
+static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, size_t errlen)
 {
-    json_t *v = json_object_get(obj, key);
-    return json_is_integer(v) ? (int)json_integer_value(v) : dflt;
+    (void)idx;
+    return trace_add_kineto_event(ctx, e, 1, NULL, err, errlen);
 }
 
-static int64_t get_i64(json_t *obj, const char *key, int64_t dflt)
+/* t += by, kept within ±BOUNDS_MAX_NS; -1 when it would leave that range. */
+static int shift_one(int64_t *t, int64_t by)
 {
-    json_t *v = json_object_get(obj, key);
-    return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+    return __builtin_add_overflow(*t, by, t) || *t > BOUNDS_MAX_NS || *t < -BOUNDS_MAX_NS ? -1 : 0;
 }
 
-static void get_triple(json_t *obj, const char *key, int out[3])
+const char *trace_shift(trace *t, size_t ops_from, size_t apis_from, size_t ranges_from, int64_t by)
 {
-    json_t *v = json_object_get(obj, key);
-    for (int i = 0; i < 3; i++)
-        out[i] = json_is_array(v) && json_is_integer(json_array_get(v, i))
-                     ? (int)json_integer_value(json_array_get(v, i))
-                     : 0;
-}
-
-static void read_device(trace *t, json_t *root)
-{
-    json_t *p = json_array_get(json_object_get(root, "deviceProperties"), 0);
-    if (!json_is_object(p))
-        return;
-    device_props *d = &t->device;
-    json_t *name = json_object_get(p, "name");
-    snprintf(d->name, sizeof d->name, "%s", json_is_string(name) ? json_string_value(name) : "");
-    d->total_mem = get_i64(p, "totalGlobalMem", 0);
-    d->major = get_int(p, "computeMajor", 0);
-    d->minor = get_int(p, "computeMinor", 0);
-    d->max_threads_per_block = get_int(p, "maxThreadsPerBlock", 0);
-    d->max_threads_per_sm = get_int(p, "maxThreadsPerMultiprocessor", 0);
-    d->regs_per_block = get_int(p, "regsPerBlock", 0);
-    d->regs_per_sm = get_int(p, "regsPerMultiprocessor", 0);
-    d->warp_size = get_int(p, "warpSize", 32);
-    d->smem_per_block = get_int(p, "sharedMemPerBlock", 0);
-    d->smem_per_sm = get_int(p, "sharedMemPerMultiprocessor", 0);
-    d->sm_count = get_int(p, "numSms", 0);
-    d->smem_per_block_optin = get_int(p, "sharedMemPerBlockOptin", 0);
-    d->max_blocks_per_sm = get_int(p, "maxBlocksPerMultiprocessor", 0);
-    d->smem_reserved_per_block = get_int(p, "reservedSharedMemPerBlock", 0);
-    d->l2_bytes = get_int(p, "l2CacheSize", 0);
-    d->clock_khz = get_int(p, "clockRate", 0);
-    d->mem_clock_khz = get_int(p, "memoryClockRate", 0);
-    d->mem_bus_width = get_int(p, "memoryBusWidth", 0);
+    const char *range = bounds_base_ns(by);
+    if (range)
+        return range;
+    int bad = 0;
+    for (size_t i = ops_from; i < t->n_ops; i++)
+        bad |= shift_one(&t->ops[i].start_ns, by) | shift_one(&t->ops[i].end_ns, by);
+    for (size_t i = apis_from; i < t->n_apis; i++)
+        bad |= shift_one(&t->apis[i].start_ns, by) | shift_one(&t->apis[i].end_ns, by);
+    for (size_t i = ranges_from; i < t->n_ranges; i++)
+        bad |= shift_one(&t->ranges[i].start_ns, by) | shift_one(&t->ranges[i].end_ns, by);
+    return bad ? "ts: out of range (|baseTimeNanoseconds + ts·1000| must stay within 2^62 ns)" : NULL;
 }
 
 int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
 {
     trace_init(t);
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root) {
-        snprintf(err, errlen, "%s: not valid JSON (line %d, column %d: %s); re-run `attnprof run` to record it again",
-                 path, je.line, je.column, je.text);
-        return -1;
-    }
-    json_t *events = json_object_get(root, "traceEvents");
-    if (!json_is_array(events)) {
-        snprintf(err, errlen, "%s: no traceEvents array: not an attnprof/Kineto trace", path);
-        json_decref(root);
-        return -1;
-    }
-    int64_t base = get_i64(root, "baseTimeNanoseconds", 0);
-    t->pid = get_int(root, "pid", 0);
-    t->cupti_version = get_int(root, "cupti_version", 0);
-    t->cuda_runtime_version = get_int(root, "cuda_runtime_version", 0);
-    t->cuda_driver_version = get_int(root, "cuda_driver_version", 0);
-    read_device(t, root);
-
-    size_t i;
-    json_t *e;
-    int rc = 0;
-    json_array_foreach(events, i, e)
-    {
-        if (!json_is_object(e)) {
-            rc = fail(err, errlen, path, i, "not an object");
-            break;
+    kineto_header h;
+    kineto_status st = kineto_read(path, on_event, t, &h, NULL, err, errlen);
+    if (st != KINETO_OK) {
+        if (st == KINETO_ERR_JSON) {
+            size_t len = strlen(err);
+            snprintf(err + len, errlen - len, "; re-run `attnprof run` to record it again");
         }
-        const char *ph = json_string_value(json_object_get(e, "ph"));
-        if (!ph || strcmp(ph, "X") != 0)
-            continue;
-        const char *cat = json_string_value(json_object_get(e, "cat"));
-        const char *name = json_string_value(json_object_get(e, "name"));
-        json_t *ts = json_object_get(e, "ts"), *dur = json_object_get(e, "dur");
-        json_t *args = json_object_get(e, "args");
-        if (!cat || !name) {
-            rc = fail(err, errlen, path, i, "complete event without cat or name");
-            break;
-        }
-        if (!json_is_number(ts) || !json_is_number(dur) || json_number_value(dur) < 0) {
-            rc = fail(err, errlen, path, i, "complete event without a valid ts/dur");
-            break;
-        }
-        int64_t start = base + llround(json_number_value(ts) * 1000.0);
-        int64_t end = start + llround(json_number_value(dur) * 1000.0);
-        int pid = get_int(e, "pid", 0), tid = get_int(e, "tid", 0);
-
-        gpu_op_kind kind;
-        if (!strcmp(cat, "kernel"))
-            kind = GPU_KERNEL;
-        else if (!strcmp(cat, "gpu_memcpy"))
-            kind = GPU_MEMCPY;
-        else if (!strcmp(cat, "gpu_memset"))
-            kind = GPU_MEMSET;
-        else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
-            if (!json_is_object(args) || !json_is_integer(json_object_get(args, "correlation"))) {
-                rc = fail(err, errlen, path, i, "API event without args.correlation");
-                break;
-            }
-            api_call a = {.kind = cat[5] == 'r' ? API_RUNTIME : API_DRIVER,
-                          .name = (char *)name,
-                          .start_ns = start,
-                          .end_ns = end,
-                          .correlation = (uint32_t)get_i64(args, "correlation", 0),
-                          .pid = pid,
-                          .tid = tid};
-            trace_add_api(t, &a);
-            continue;
-        } else if (!strcmp(cat, "user_annotation")) {
-            const char *variant = json_is_object(args) ? json_string_value(json_object_get(args, "variant")) : NULL;
-            host_range r = {.name = (char *)name,
-                            .variant = (char *)(variant ? variant : ""),
-                            .iteration = json_is_object(args) ? get_int(args, "iteration", -1) : -1,
-                            .start_ns = start,
-                            .end_ns = end,
-                            .pid = pid,
-                            .tid = tid};
-            trace_add_range(t, &r);
-            continue;
-        } else
-            continue; /* gpu_user_annotation and others are derived or foreign */
-
-        if (!json_is_object(args) || !json_is_integer(json_object_get(args, "correlation"))) {
-            rc = fail(err, errlen, path, i, "GPU event without args.correlation");
-            break;
-        }
-        gpu_op o = {.kind = kind,
-                    .name = (char *)name,
-                    .start_ns = start,
-                    .end_ns = end,
-                    .correlation = (uint32_t)get_i64(args, "correlation", 0),
-                    .device = get_int(args, "device", pid),
-                    .stream = get_int(args, "stream", tid),
-                    .bytes = get_i64(args, "bytes", 0)};
-        if (kind == GPU_KERNEL) {
-            get_triple(args, "grid", o.grid);
-            get_triple(args, "block", o.block);
-            o.registers = get_int(args, "registers per thread", 0);
-            int total = get_int(args, "shared memory", 0);
-            o.static_smem = get_int(args, "static shared memory", total);
-            o.dynamic_smem = get_int(args, "dynamic shared memory", total - o.static_smem);
-        }
-        const char *ck = json_is_object(args) ? json_string_value(json_object_get(args, "copy kind")) : NULL;
-        if (kind == GPU_MEMCPY)
-            snprintf(o.copy_kind, sizeof o.copy_kind, "%s", ck ? ck : (strlen(name) > 10 ? name + 7 : "?"));
-        if (kind == GPU_MEMCPY && !ck) /* Kineto's "Memcpy DtoD (Device -> Device)" */
-            o.copy_kind[4] = '\0';
-        trace_add_op(t, &o);
-    }
-    json_decref(root);
-    if (rc) {
         trace_free(t);
-        return rc;
+        return -1;
     }
+    const char *range = trace_shift(t, 0, 0, 0, h.base_time_ns);
+    if (!range && h.n_devices > 0) {
+        t->device = h.devices[0];
+        range = bounds_device(&t->device);
+    }
+    if (range) {
+        snprintf(err, errlen, "%s: %s", path, range);
+        trace_free(t);
+        return -1;
+    }
+    t->pid = h.pid;
+    t->cupti_version = h.cupti_version;
+    t->cuda_runtime_version = h.cuda_runtime_version;
+    t->cuda_driver_version = h.cuda_driver_version;
     trace_sort(t);
     return 0;
 }

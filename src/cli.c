@@ -18,6 +18,8 @@ void cli_usage(FILE *f)
           "                                    compare archived runs side by side (no GPU needed)\n"
           "       attnprof sweep [options] -o DIR   run every shape of a sweep, one child per shape\n"
           "       attnprof sweep --collect DIR      (re)build DIR's sweep report from the shapes there\n"
+          "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
+          "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
           "\n"
@@ -31,6 +33,8 @@ void cli_usage(FILE *f)
           "  --warmup N           warm-up forwards per variant, not recorded (default 5)\n"
           "  --seed N             seed of the random normal inputs (default 0)\n"
           "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
+          "  --no-counters        skip the hardware-counter pass (default: --counters, on)\n"
+          "  --no-calibrate       skip measuring the GEMM and copy ceilings (default: --calibrate, on)\n"
           "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
           "  --force              replace DIR if it exists\n"
           "  -q, --quiet          no progress line, no summary on stdout\n"
@@ -53,7 +57,14 @@ void cli_usage(FILE *f)
           "    --partition P  --time T  --no-gres (no --gres=gpu:1)  --submit (run sbatch)\n"
           "    --slurm-task-command CMD   the same as --task-command, for the array's tasks\n"
           "  --collect DIR        build DIR's sweep report from the archives there; lists missing and failed shapes\n"
-          "run, report and compare options:\n"
+          "import options:\n"
+          "  -o, --output DIR     the archive to write (required); --force replaces it\n"
+          "  --variant A,B,...    the variants' names, one per trace (default: each file's base name)\n"
+          "  --range NAME         user_annotation range of one forward (default attn_fwd; else ProfilerStep#N)\n"
+          "  --device N           GPU whose operations are kept (default: the lowest device id in the trace)\n"
+          "  --shape BxHxSxD[,dtype][,causal]  the shape the traces were recorded at (Kineto records none;\n"
+          "                       compare needs it), e.g. 8x16x1024x64,bf16,causal\n"
+          "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
           "\n"
@@ -68,12 +79,15 @@ static int usage_error(char *err, size_t n, const char *fmt, const char *a, cons
     return EXIT_USAGE;
 }
 
+/* Digits only: strtol alone would take " 5", "+5" and "-0". */
+static int all_digits(const char *s) { return *s && strspn(s, "0123456789") == strlen(s); }
+
 static int positive_int(const char *opt, const char *s, int max, int *out, char *err, size_t n)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v <= 0 || v > max) {
+    if (!all_digits(s) || errno || end == s || *end || v <= 0 || v > max) {
         char lim[64];
         snprintf(lim, sizeof lim, "a whole number from 1 to %d", max);
         snprintf(err, n, "--%s %s: expected %s", opt, s, lim);
@@ -86,8 +100,9 @@ static int positive_int(const char *opt, const char *s, int max, int *out, char 
 static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
 {
     *out = 0;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", s);
+    char *buf = strdup(s); /* any length: nothing is cut off */
+    if (!buf)
+        return usage_error(err, n, "out of memory%s%s", "", "");
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!strcmp(tok, "png"))
             *out |= FIG_PNG;
@@ -95,9 +110,13 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
             *out |= FIG_SVG;
         else if (!strcmp(tok, "pdf"))
             *out |= FIG_PDF;
-        else
-            return usage_error(err, n, "--format: unknown format '%s'; use a list of png, svg, pdf%s", tok, "");
+        else {
+            int r = usage_error(err, n, "--format: unknown format '%.100s'; use a list of png, svg, pdf%s", tok, "");
+            free(buf);
+            return r;
+        }
     }
+    free(buf);
     if (!*out)
         return usage_error(err, n, "--format: empty list; use e.g. --format png,svg,pdf%s%s", "", "");
     return EXIT_OK;
@@ -113,9 +132,37 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 }
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
-       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_TOKENS, OPT_GPUS,
+       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_COUNTERS,
+       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
-       OPT_COLLECT, OPT_TASK, OPT_SEQ_LIST, OPT_DIM_LIST };
+       OPT_COLLECT, OPT_TASK };
+
+/* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
+static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
+{
+    char buf[96], *save;
+    snprintf(buf, sizeof buf, "%s", s);
+    char *dims = strtok_r(buf, ",", &save);
+    int b, h, q, d, used = 0;
+    if (!dims || sscanf(dims, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || dims[used] || b <= 0 || h <= 0 ||
+        q <= 0 || d <= 0 || b > (1 << 16) || h > (1 << 12) || q > (1 << 20) || d > 1024) {
+        snprintf(err, n, "--shape %s: expected BxHxSxD[,dtype][,causal], e.g. 8x16x1024x64,bf16,causal", s);
+        return EXIT_USAGE;
+    }
+    o->import_shape = (attn_shape){b, h, q, d};
+    o->import_has_shape = 1;
+    for (char *tok = strtok_r(NULL, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(tok, "causal"))
+            o->import_causal = 1;
+        else if (!strcmp(tok, "bf16") || !strcmp(tok, "fp16") || !strcmp(tok, "fp32"))
+            snprintf(o->import_dtype, sizeof o->import_dtype, "%s", tok);
+        else {
+            snprintf(err, n, "--shape %s: '%s' is neither a dtype (bf16, fp16, fp32) nor causal", s, tok);
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
 
 static int whole_number(const char *opt, const char *s, unsigned long long max, unsigned long long *out, char *err,
                         size_t n)
@@ -123,7 +170,7 @@ static int whole_number(const char *opt, const char *s, unsigned long long max, 
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > max) {
+    if (!all_digits(s) || errno || end == s || *end || v > max) {
         snprintf(err, n, "--%s %s: expected a whole number from 0 to %llu", opt, s, max);
         return EXIT_USAGE;
     }
@@ -136,6 +183,13 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     run_config *rc = &o->run;
     unsigned long long v;
     int r;
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && !o->run_only_option)
+        o->run_only_option = c;
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != 'o' && c != OPT_FORCE && c != OPT_VARIANT &&
+        c != OPT_RANGE && c != OPT_DEVICE && c != OPT_SHAPE && !o->not_import_option)
+        o->not_import_option = c;
+    if (c >= OPT_TOKENS && c <= OPT_TASK && !o->sweep.only_option)
+        o->sweep.only_option = c;
     switch (c) {
     case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
     case OPT_BATCH: o->sweep.batch_given = 1; return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
@@ -175,12 +229,31 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
             rc->seed = v;
         return r;
-    case 'o': o->out_dir = arg; return EXIT_OK;
+    case 'o':
+        if (!*arg || strlen(arg) >= 4000)
+            return usage_error(err, n, "-o: expected a directory path of 1 to 3999 bytes%s%s", "", "");
+        o->out_dir = arg;
+        return EXIT_OK;
     case OPT_FORCE: o->force = 1; return EXIT_OK;
     case 'q': rc->quiet = 1; return EXIT_OK;
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
+    case OPT_VARIANT:
+        if (!*arg)
+            return usage_error(err, n, "--variant needs a name%s%s", "", "");
+        o->import_variant = arg;
+        return EXIT_OK;
+    case OPT_RANGE:
+        if (!*arg)
+            return usage_error(err, n, "--range needs a range name%s%s", "", "");
+        o->import_range = arg;
+        return EXIT_OK;
+    case OPT_DEVICE:
+        if ((r = whole_number("device", arg, 1023, &v, err, n)) == EXIT_OK)
+            o->import_device = (int)v;
+        return r;
+    case OPT_SHAPE: return parse_shape(arg, o, err, n);
     case OPT_BASELINE: o->baseline = arg; return EXIT_OK;
     case OPT_ALLOW_SHAPE: o->allow_shape_mismatch = 1; return EXIT_OK;
     case OPT_MIN_EFFECT: {
@@ -194,6 +267,10 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         o->min_effect = pct / 100;
         return EXIT_OK;
     }
+    case OPT_COUNTERS: rc->counters = 1; return EXIT_OK;
+    case OPT_NO_COUNTERS: rc->counters = 0; return EXIT_OK;
+    case OPT_CALIBRATE: rc->calibrate = 1; return EXIT_OK;
+    case OPT_NO_CALIBRATE: rc->calibrate = 0; return EXIT_OK;
     }
     return EXIT_USAGE;
 }
@@ -245,6 +322,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->warmup = 5;
     rc->rel_error_threshold = 2e-2;
     rc->heads_to_check = 3;
+    rc->counters = 1;
+    rc->calibrate = 1;
     o->formats = FIG_PNG | FIG_SVG;
     o->min_effect = 0.02;
     o->sweep.task = -1;
@@ -260,6 +339,7 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
             o->command = CMD_SWEEP;
         break;
     }
+    o->import_device = -1;
 
     static const struct option longopts[] = {
         {"variants", required_argument, 0, OPT_VARIANTS}, {"batch", required_argument, 0, OPT_BATCH},
@@ -279,6 +359,10 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"submit", no_argument, 0, OPT_SUBMIT},           {"partition", required_argument, 0, OPT_PARTITION},
         {"time", required_argument, 0, OPT_TIME},         {"collect", required_argument, 0, OPT_COLLECT},
         {"task", required_argument, 0, OPT_TASK},
+        {"counters", no_argument, 0, OPT_COUNTERS},       {"no-counters", no_argument, 0, OPT_NO_COUNTERS},
+        {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
+        {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
+        {"device", required_argument, 0, OPT_DEVICE},     {"shape", required_argument, 0, OPT_SHAPE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 
@@ -328,13 +412,57 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         o->command = CMD_SWEEP;
     else if (!strcmp(cmd, "help"))
         o->command = CMD_HELP;
+    else if (!strcmp(cmd, "import"))
+        o->command = CMD_IMPORT;
     else
-        return usage_error(err, errlen, "unknown command '%s': use run, report, compare or list (attnprof --help)%s",
+        return usage_error(err, errlen,
+                           "unknown command '%s': use run, report, compare, import or list (attnprof --help)%s", cmd,
+                           "");
+    if (o->command != CMD_IMPORT && (o->import_variant || o->import_range || o->import_device >= 0 ||
+                                     o->import_has_shape))
+        return usage_error(err, errlen, "--variant, --range, --device and --shape are options of import, not of %s%s",
                            cmd, "");
+    if (o->command != CMD_SWEEP && o->command != CMD_HELP && o->sweep.only_option) {
+        const char *name = "?";
+        for (const struct option *l = longopts; l->name; l++)
+            if (l->val == o->sweep.only_option)
+                name = l->name;
+        return usage_error(err, errlen, "--%s is an option of sweep, not of %s", name, cmd);
+    }
+    if (o->command == CMD_IMPORT) {
+        if (operands < 1)
+            return usage_error(err, errlen, "import needs at least one trace: attnprof import TRACE... -o DIR%s%s", "",
+                               "");
+        if (!o->out_dir)
+            return usage_error(err, errlen, "import needs -o DIR, the archive to write%s%s", "", "");
+        if (o->not_import_option) {
+            const char *name = "?";
+            for (const struct option *l = longopts; l->name; l++)
+                if (l->val == o->not_import_option)
+                    name = l->name;
+            return usage_error(err, errlen,
+                               "import: --%s is not an import option; import takes -o, --force, --variant, --range, "
+                               "--device, --shape, --format, --log and -q%s",
+                               name, "");
+        }
+        o->inputs = argv + optind;
+        o->n_inputs = operands;
+        return EXIT_OK;
+    }
 
     if (o->command == CMD_REPORT) {
         if (operands != 1)
             return usage_error(err, errlen, "report takes one archive directory: attnprof report DIR%s%s", "", "");
+        if (!argv[optind][0])
+            return usage_error(err, errlen, "report: the archive directory is an empty string%s%s", "", "");
+        if (o->run_only_option) {
+            const char *name = "?";
+            for (const struct option *l = longopts; l->name; l++)
+                if (l->val == o->run_only_option)
+                    name = l->name;
+            return usage_error(err, errlen, "report: --%s is a run option; report takes only --format, --log and -q%s",
+                               name, "");
+        }
         o->archive = argv[optind];
         return EXIT_OK;
     }

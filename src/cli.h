@@ -8,7 +8,9 @@
 
 #include <stdio.h>
 
-typedef enum cli_command { CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_SWEEP, CMD_HELP, CMD_VERSION } cli_command;
+typedef enum cli_command {
+    CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_HELP, CMD_VERSION, CMD_IMPORT, CMD_SWEEP
+} cli_command;
 
 /* attnprof sweep: what the command line asked; src/sweep_run.c turns it into a plan. */
 #define SWEEP_TASK_MAX 4095
@@ -24,6 +26,7 @@ typedef struct sweep_options {
     const char *collect;         /* --collect DIR */
     int task;                    /* --task I DIR (the Slurm array task); -1 otherwise */
     const char *task_dir;
+    int only_option;             /* the first sweep-only option given (its getopt value), or 0 */
 } sweep_options;
 
 typedef struct cli_options {
@@ -31,7 +34,7 @@ typedef struct cli_options {
     run_config run;
     const char *out_dir; /* -o; NULL: out/<gpu>-<yyyymmdd-hhmmss> */
     const char *archive; /* report DIR */
-    char **inputs;       /* compare A B [C ...] */
+    char **inputs;       /* compare A B [C ...]; import TRACE... */
     int n_inputs;
     const char *baseline; /* compare --baseline: a path or directory name among the inputs */
     int allow_shape_mismatch;
@@ -39,6 +42,16 @@ typedef struct cli_options {
     int force;
     unsigned formats; /* FIG_* bits */
     int log_axis;
+    int run_only_option; /* the first option given that only `run` takes (its getopt value), or 0 */
+    /* import TRACE... -o DIR (the traces are `inputs`) */
+    const char *import_variant; /* --variant */
+    const char *import_range;   /* --range */
+    int import_device;          /* --device; -1 when not given */
+    int not_import_option;      /* the first option given that import does not take, or 0 */
+    int import_has_shape;       /* --shape BxHxSxD[,dtype][,causal]: declared, Kineto has none */
+    attn_shape import_shape;
+    char import_dtype[8];
+    int import_causal;
     sweep_options sweep;
 } cli_options;
 

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define BUFFER_BYTES (8u << 20)
@@ -38,6 +40,8 @@ static struct {
     marker *markers;
     size_t n_markers, cap_markers;
     int64_t dropped;
+    int os_tid;            /* gettid() of the thread that started collection */
+    uint32_t self_pthread; /* its pthread id, as CUPTI's API records name it */
     int from_markers, from_host;
     int pid;
 } C;
@@ -138,6 +142,13 @@ static void add_marker(const CUpti_ActivityMarker2 *m)
     }
 }
 
+/* CUPTI names the calling thread by its pthread id; Kineto (and attnprof's trace)
+ * by the OS thread id. The runner calls from the thread that started CUPTI. */
+static int os_thread(uint32_t cupti_thread)
+{
+    return cupti_thread == C.self_pthread ? C.os_tid : (int)cupti_thread;
+}
+
 static void record(const CUpti_Activity *rec)
 {
     trace *b = &C.batch;
@@ -158,7 +169,8 @@ static void record(const CUpti_Activity *rec)
                     .block = {k->blockX, k->blockY, k->blockZ},
                     .registers = k->registersPerThread,
                     .static_smem = k->staticSharedMemory,
-                    .dynamic_smem = k->dynamicSharedMemory};
+                    .dynamic_smem = k->dynamicSharedMemory,
+                    .context = (int)k->contextId};
         trace_add_op(b, &o);
         free(dem);
         break;
@@ -176,7 +188,8 @@ static void record(const CUpti_Activity *rec)
                     .correlation = m->correlationId,
                     .device = (int)m->deviceId,
                     .stream = (int)m->streamId,
-                    .bytes = (int64_t)m->bytes};
+                    .bytes = (int64_t)m->bytes,
+                    .context = (int)m->contextId};
         snprintf(o.copy_kind, sizeof o.copy_kind, "%s", kind);
         trace_add_op(b, &o);
         break;
@@ -190,7 +203,8 @@ static void record(const CUpti_Activity *rec)
                     .correlation = m->correlationId,
                     .device = (int)m->deviceId,
                     .stream = (int)m->streamId,
-                    .bytes = (int64_t)m->bytes};
+                    .bytes = (int64_t)m->bytes,
+                    .context = (int)m->contextId};
         trace_add_op(b, &o);
         break;
     }
@@ -206,7 +220,8 @@ static void record(const CUpti_Activity *rec)
                       .end_ns = (int64_t)a->end,
                       .correlation = a->correlationId,
                       .pid = (int)a->processId,
-                      .tid = (int)a->threadId};
+                      .tid = os_thread(a->threadId),
+                      .cbid = (int)a->cbid};
         trace_add_api(b, &c);
         break;
     }
@@ -253,6 +268,8 @@ int cupti_start(trace *t, char *err, size_t errlen)
     memset(&C, 0, sizeof C);
     C.t = t;
     C.pid = (int)getpid();
+    C.os_tid = (int)syscall(SYS_gettid);
+    C.self_pthread = (uint32_t)pthread_self();
     t->pid = C.pid;
     trace_init(&C.batch);
     uint32_t ver = 0;

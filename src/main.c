@@ -8,17 +8,25 @@
 #include "archive_read.h"
 #include "cli.h"
 #include "compare.h"
+#include "counters.h"
+#include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
 #include "findings.h"
+#include "kineto_import.h"
+#include "predict.h"
 #include "recorder.h"
 #include "report.h"
 #include "run_info.h"
 #include "sweep_run.h"
 #include "trace.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <math.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -30,9 +38,11 @@
 #define ATTNPROF_VERSION "unknown"
 #endif
 
+/* One line on stderr: archive strings in `msg` lose their control characters. */
 static int die(int code, const char *msg)
 {
-    fprintf(stderr, "attnprof: %s\n", msg);
+    char line[1024];
+    fprintf(stderr, "attnprof: %s\n", esc_terminal(line, sizeof line, msg));
     return code;
 }
 
@@ -42,6 +52,7 @@ static void command_line(int argc, char **argv, char *out, size_t n)
     out[0] = '\0';
     for (int i = 0; i < argc && len + 1 < n; i++)
         len += (size_t)snprintf(out + len, n - len, "%s%s", i ? " " : "", argv[i]);
+    esc_utf8_trim(out);
 }
 
 /* Analysis, figures and report for an archive directory that holds trace.json and run.json. */
@@ -52,10 +63,12 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     if (analysis_build(&a, t, r, err, errlen) != 0)
         return EXIT_BAD_ARCHIVE;
     findings_derive(&a);
+    predict_findings(&a);
     figure_list figs = {0};
     int rc = EXIT_OK;
-    if (figures_render(&a, dir, formats, log_axis, &figs, err, errlen) != 0)
-        rc = EXIT_IO;
+    int frc = figures_render(&a, dir, formats, log_axis, &figs, err, errlen);
+    if (frc != 0)
+        rc = frc == FIG_ERR_BAD_INPUT ? EXIT_BAD_ARCHIVE : EXIT_IO;
     if (rc == EXIT_OK && report_write(&a, &figs, dir, err, errlen) != 0)
         rc = EXIT_IO;
     if (rc == EXIT_OK && !quiet) {
@@ -63,7 +76,9 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
                "rel.err");
         for (int i = 0; i < a.n; i++) {
             const variant_analysis *va = &a.v[i];
-            printf("%-14s %-11s %8d %14.1f %14.1f %9.1e\n", va->result->name, variant_status_name(va->result->status),
+            char name[64];
+            printf("%-14s %-11s %8d %14.1f %14.1f %9.1e\n", esc_terminal(name, sizeof name, va->result->name),
+                   variant_status_name(va->result->status),
                    va->ops_per_forward, va->cuda_us.median, va->cpu_us.median, va->result->rel_error);
         }
     }
@@ -110,9 +125,9 @@ static int cmd_run(cli_options *o, const char *cmdline)
         trace_free(&t);
         return die(rc, err);
     }
-    char dest[1024];
+    char dest[4096];
     if (o->out_dir) {
-        snprintf(dest, sizeof dest, "%s", o->out_dir);
+        snprintf(dest, sizeof dest, "%s", o->out_dir); /* cli_parse: -o is shorter than 4000 bytes */
     } else {
         char slug[64], stamp[32];
         gpu_slug(info.device.name, slug, sizeof slug);
@@ -122,12 +137,12 @@ static int cmd_run(cli_options *o, const char *cmdline)
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(dest, sizeof dest, "out/%s-%s", slug, stamp);
     }
-    char tmp[1100];
+    char tmp[4200];
     if (archive_begin(dest, tmp, sizeof tmp, err, sizeof err) != 0) {
         trace_free(&t);
         return die(EXIT_IO, err);
     }
-    char path[1200];
+    char path[4300];
     int wrc = EXIT_OK;
     snprintf(path, sizeof path, "%s/trace.json", tmp);
     if (trace_write_json(&t, path, err, sizeof err) != 0)
@@ -135,21 +150,22 @@ static int cmd_run(cli_options *o, const char *cmdline)
     snprintf(path, sizeof path, "%s/run.json", tmp);
     if (wrc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
         wrc = EXIT_IO;
+    snprintf(path, sizeof path, "%s/counters.json", tmp);
+    if (wrc == EXIT_OK && info.counters.meta.status != CTR_NOT_RUN &&
+        counters_write_json(&info.counters, path, err, sizeof err) != 0)
+        wrc = EXIT_IO;
+    counters_free(&info.counters);
     /* The report is rendered from what was written, exactly as `attnprof report` would. */
     trace back;
     static run_info back_info;
     if (wrc == EXIT_OK) {
-        snprintf(path, sizeof path, "%s/trace.json", tmp);
-        if (trace_read_json(&back, path, err, sizeof err) != 0)
+        if (archive_read(tmp, &back, &back_info, err, sizeof err) != 0) {
             wrc = EXIT_IO;
-    }
-    if (wrc == EXIT_OK) {
-        snprintf(path, sizeof path, "%s/run.json", tmp);
-        if (run_info_read_json(&back_info, path, err, sizeof err) != 0)
-            wrc = EXIT_IO;
-        else
+        } else {
             wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
-        trace_free(&back);
+            counters_free(&back_info.counters);
+            trace_free(&back);
+        }
     }
     trace_free(&t);
     if (wrc == EXIT_OK && archive_commit(tmp, dest, o->force, err, sizeof err) != 0)
@@ -163,34 +179,110 @@ static int cmd_run(cli_options *o, const char *cmdline)
     return rc;
 }
 
-static int move_report_into(const char *tmp, const char *dir, char *err, size_t errlen)
+/* The report's outputs in an archive directory: replaced all together or not at all. */
+static const char *const report_outputs[] = {"figures", "report.md", "report.html", "summary.csv"};
+enum { N_OUTPUTS = sizeof report_outputs / sizeof report_outputs[0] };
+
+static char *join(const char *dir, const char *name)
 {
-    char from[1200], to[1200], old[1200];
-    snprintf(from, sizeof from, "%s/figures", tmp);
-    snprintf(to, sizeof to, "%s/figures", dir);
-    snprintf(old, sizeof old, "%s/.figures.old-%d", dir, (int)getpid());
-    if (path_exists(to) && rename(to, old) != 0) {
-        snprintf(err, errlen, "%s: cannot replace: %s", to, strerror(errno));
-        return EXIT_IO;
-    }
-    if (path_exists(from) && rename(from, to) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
-        rename(old, to);
-        return EXIT_IO;
-    }
-    remove_tree(old);
-    const char *files[] = {"report.md", "report.html", "summary.csv"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(from, sizeof from, "%s/%s", tmp, files[i]);
-        snprintf(to, sizeof to, "%s/%s", dir, files[i]);
-        if (rename(from, to) != 0) {
-            snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
-            return EXIT_IO;
-        }
-    }
-    return EXIT_OK;
+    char *p = NULL;
+    if (asprintf(&p, "%s/%s", dir, name) < 0)
+        abort();
+    return p;
 }
 
+/* Moves the new outputs from `tmp` into `dir`. First every old one that would be
+ * replaced is checked (a directory where a file belongs fails here, before
+ * anything moves) and moved aside into `dir/.report.old-PID`; if a new one then
+ * cannot be moved in, the ones moved in are taken out and the old ones put back. */
+static int move_report_into(const char *tmp, const char *dir, char *err, size_t errlen)
+{
+    char old_name[64];
+    snprintf(old_name, sizeof old_name, ".report.old-%d", (int)getpid());
+    char *old = join(dir, old_name);
+    int moved_aside[N_OUTPUTS] = {0}, moved_in[N_OUTPUTS] = {0};
+    int rc = EXIT_OK;
+    for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
+        char *to = join(dir, report_outputs[i]);
+        struct stat st;
+        int want_dir = i == 0;
+        if (lstat(to, &st) == 0 && (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+            snprintf(err, errlen, "%s: cannot replace: it is not a %s; nothing was changed", to,
+                     want_dir ? "directory" : "regular file");
+            rc = EXIT_IO;
+        }
+        free(to);
+    }
+    if (rc == EXIT_OK && mkdir(old, 0755) != 0) {
+        snprintf(err, errlen, "%s: cannot write into the archive: %s", dir, strerror(errno));
+        rc = EXIT_IO;
+    }
+    for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
+        char *to = join(dir, report_outputs[i]), *aside = join(old, report_outputs[i]);
+        if (path_exists(to)) {
+            if (rename(to, aside) == 0)
+                moved_aside[i] = 1;
+            else {
+                snprintf(err, errlen, "%s: cannot replace: %s; nothing was changed", to, strerror(errno));
+                rc = EXIT_IO;
+            }
+        }
+        free(to);
+        free(aside);
+    }
+    for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
+        char *from = join(tmp, report_outputs[i]), *to = join(dir, report_outputs[i]);
+        if (path_exists(from)) {
+            if (rename(from, to) == 0)
+                moved_in[i] = 1;
+            else {
+                snprintf(err, errlen, "%s: cannot write: %s; nothing was changed", to, strerror(errno));
+                rc = EXIT_IO;
+            }
+        }
+        free(from);
+        free(to);
+    }
+    /* Roll back: new ones out, old ones back. */
+    for (int i = 0; i < N_OUTPUTS && rc != EXIT_OK; i++) {
+        char *to = join(dir, report_outputs[i]), *aside = join(old, report_outputs[i]);
+        if (moved_in[i])
+            remove_tree(to);
+        if (moved_aside[i])
+            rename(aside, to);
+        free(to);
+        free(aside);
+    }
+    remove_tree(old);
+    free(old);
+    return rc;
+}
+
+/* `.report.tmp-PID` and `.report.old-PID` left in DIR by a process that is gone
+ * (killed while rendering) are removed; those of a live process are left alone. */
+static void remove_stale_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *num = NULL;
+        if (!strncmp(e->d_name, ".report.tmp-", 12) || !strncmp(e->d_name, ".report.old-", 12))
+            num = e->d_name + 12;
+        if (!num || !*num || strspn(num, "0123456789") != strlen(num) || strlen(num) > 9)
+            continue;
+        long pid = strtol(num, NULL, 10);
+        if (pid <= 0 || pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+            char *p = join(dir, e->d_name);
+            remove_tree(p);
+            free(p);
+        }
+    }
+    closedir(d);
+}
+
+/* An archive file must be a regular file: a FIFO or a device would block or never end. */
 static int cmd_report(cli_options *o)
 {
     char err[1024];
@@ -198,21 +290,27 @@ static int cmd_report(cli_options *o)
     static run_info info;
     if (archive_read(o->archive, &t, &info, err, sizeof err) != 0)
         return die(EXIT_BAD_ARCHIVE, err);
+    remove_stale_temporaries(o->archive);
     /* Render beside the archive's files, then move the results in: a failed render
      * leaves the previous report and figures as they were. */
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s/.report.tmp-%d", o->archive, (int)getpid());
+    char tmp_name[64];
+    snprintf(tmp_name, sizeof tmp_name, ".report.tmp-%d", (int)getpid());
+    char *tmp = join(o->archive, tmp_name);
     remove_tree(tmp);
     if (mkdir(tmp, 0755) != 0) {
         snprintf(err, sizeof err, "%s: cannot write into the archive: %s", o->archive, strerror(errno));
         trace_free(&t);
+        counters_free(&info.counters);
+        free(tmp);
         return die(EXIT_IO, err);
     }
     int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
     trace_free(&t);
+    counters_free(&info.counters);
     if (rc == EXIT_OK)
         rc = move_report_into(tmp, o->archive, err, sizeof err);
     remove_tree(tmp);
+    free(tmp);
     if (rc != EXIT_OK)
         return die(rc, err);
     if (!o->run.quiet)
@@ -296,8 +394,82 @@ static int cmd_compare(const cli_options *o)
     return rc == EXIT_OK ? EXIT_OK : die(rc, err);
 }
 
+/* A crash inside a vendor library (CUPTI, cuDNN) or our own code says where it
+ * happened: the signal, then the call stack (function names come from the
+ * recorder's exported symbols), on stderr. Async-signal-safe calls only. */
+static void on_crash(int sig)
+{
+    static const char head[] = "attnprof: crashed (signal ";
+    char num[8];
+    int n = 0, v = sig;
+    do
+        num[n++] = (char)('0' + v % 10);
+    while ((v /= 10) && n < 7);
+    (void)!write(STDERR_FILENO, head, sizeof head - 1);
+    while (n)
+        (void)!write(STDERR_FILENO, &num[--n], 1);
+    (void)!write(STDERR_FILENO, "); call stack:\n", 15);
+    void *frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* PyTorch profiler traces → an archive, rendered like a run's (no GPU). The report
+ * is rendered from the trace in memory, which the writer keeps to the nanosecond:
+ * a 2-million-event trace is not read twice (tests check that `attnprof report`
+ * re-renders the same bytes); run.json is read back as `report` reads it. */
+static int cmd_import(cli_options *o, const char *cmdline)
+{
+    char err[2048];
+    if (path_exists(o->out_dir) && !o->force) {
+        snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", o->out_dir);
+        return die(EXIT_OUTPUT_EXISTS, err);
+    }
+    trace t;
+    static run_info info, back_info;
+    import_options io = {o->import_variant, o->import_range, o->import_device,
+                         o->import_has_shape ? &o->import_shape : NULL, o->import_dtype, o->import_causal};
+    int rc = kineto_import((const char *const *)o->inputs, o->n_inputs, &io, &t, &info, err, sizeof err);
+    if (rc != EXIT_OK)
+        return die(rc, err);
+    snprintf(info.tool_version, sizeof info.tool_version, "%s", ATTNPROF_VERSION);
+    snprintf(info.command_line, sizeof info.command_line, "%s", cmdline);
+    char tmp[4200], path[4300];
+    if (archive_begin(o->out_dir, tmp, sizeof tmp, err, sizeof err) != 0) {
+        trace_free(&t);
+        return die(EXIT_IO, err);
+    }
+    snprintf(path, sizeof path, "%s/trace.json", tmp);
+    rc = trace_write_json(&t, path, err, sizeof err) != 0 ? EXIT_IO : EXIT_OK;
+    snprintf(path, sizeof path, "%s/run.json", tmp);
+    if (rc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
+        rc = EXIT_IO;
+    if (rc == EXIT_OK && run_info_read_json(&back_info, path, err, sizeof err) != 0)
+        rc = EXIT_IO;
+    if (rc == EXIT_OK)
+        rc = render(tmp, &t, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+    counters_free(&back_info.counters);
+    trace_free(&t);
+    if (rc == EXIT_OK && archive_commit(tmp, o->out_dir, o->force, err, sizeof err) != 0)
+        rc = o->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
+    if (rc != EXIT_OK) {
+        remove_tree(tmp);
+        return die(rc, err);
+    }
+    if (!o->run.quiet)
+        printf("report: %s/report.html\n", o->out_dir);
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
+    void *warm[1];
+    backtrace(warm, 1); /* loads libgcc's unwinder now, not inside the handler */
+    signal(SIGSEGV, on_crash);
+    signal(SIGBUS, on_crash);
+    signal(SIGFPE, on_crash);
+    signal(SIGILL, on_crash);
     cli_options o;
     char err[1024], cmdline[1024];
     /* Before getopt permutes argv. */
@@ -320,6 +492,8 @@ int main(int argc, char **argv)
         return cmd_report(&o);
     case CMD_COMPARE:
         return cmd_compare(&o);
+    case CMD_IMPORT:
+        return cmd_import(&o, cmdline);
     case CMD_SWEEP:
         return sweep_run(&o);
     default:

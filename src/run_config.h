@@ -21,6 +21,8 @@ typedef struct run_config {
     const char *variant_list;
     double rel_error_threshold;
     int heads_to_check;
+    int counters;  /* --counters (default) / --no-counters: the hardware-counter pass */
+    int calibrate; /* --calibrate (default) / --no-calibrate: measure the ceilings */
 } run_config;
 
 #endif

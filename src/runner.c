@@ -1,5 +1,7 @@
 #include "runner.h"
 
+#include "calibrate.h"
+#include "counter_pass.h"
 #include "cupti_collect.h"
 #include "exit_codes.h"
 #include "reference.h"
@@ -431,6 +433,114 @@ static int run_variant(const run_plan *cfg, int vi, device_inputs *d, const samp
     return res->status;
 }
 
+typedef struct counted_forward {
+    const attn_variant *var;
+    void *state;
+    device_inputs *d;
+    attn_error e;
+} counted_forward;
+
+static int counted_forward_once(void *p)
+{
+    counted_forward *f = p;
+    return f->var->forward(f->state, f->d->q, f->d->k, f->d->v, f->d->out, f->d->stream, &f->e) != ATTN_OK;
+}
+
+/* The counter pass (counter_pass.h): every variant that ran ok is set up again, warmed
+ * by one forward, profiled for one forward and torn down. A refusal (no permission, a
+ * profiling lock) is recorded in run.json and the batch goes on without counters. */
+/* CUPTI names its auto ranges by their index. The timed pass recorded which kernels
+ * one forward launches, in order (one stream): each kernel range takes the name of the
+ * kernel at its index in the variant's first recorded forward. */
+static void name_kernel_ranges(const trace *t, const char *variant, counters_set *cs, int from)
+{
+    const host_range *fwd = NULL;
+    for (size_t i = 0; i < t->n_ranges && !fwd; i++)
+        if (t->ranges[i].iteration >= 0 && t->ranges[i].variant && !strcmp(t->ranges[i].variant, variant) &&
+            !strcmp(t->ranges[i].name, "attn_fwd"))
+            fwd = &t->ranges[i];
+    if (!fwd)
+        return;
+    int n = 0;
+    for (int j = from; j < cs->n; j++) {
+        counter_range *r = &cs->r[j];
+        if (strcmp(r->kind, "kernel") || strcmp(r->variant, variant))
+            continue;
+        n = 0;
+        for (size_t i = 0; i < t->n_ops; i++) { /* ops are in start order */
+            const gpu_op *o = &t->ops[i];
+            const api_call *l = o->kind == GPU_KERNEL ? trace_launcher(t, o) : NULL;
+            if (!l || l->start_ns < fwd->start_ns || l->start_ns > fwd->end_ns)
+                continue;
+            if (n++ == r->index) {
+                snprintf(r->name, sizeof r->name, "%s", o->name);
+                break;
+            }
+        }
+    }
+}
+
+static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info, const trace *t)
+{
+    counters_set *cs = &info->counters;
+    double t0 = host_us();
+    int failed = 0;
+    char first_error[300] = "";
+    if (counter_pass_open(&cs->meta) != 0) {
+        if (!cfg->c.quiet)
+            fprintf(stderr, "\r\033[Kattnprof: no hardware counters (%s): %s\n",
+                    counters_status_name(cs->meta.status), cs->meta.reason);
+        return;
+    }
+    for (int i = 0; i < cfg->n_variants && i < info->n_variants; i++) {
+        const attn_variant *var = cfg->variants[i];
+        variant_result *res = &info->variants[i];
+        if (res->status != VARIANT_OK || strcmp(res->name, var->name))
+            continue;
+        progress(cfg, i, var->name, "counters", 1, 1);
+        counted_forward f = {.var = var, .d = d};
+        char err[256] = "";
+        int prc = 0;
+        int rc = var->setup(&f.state, &cfg->c.shape, &cfg->c.options, d->stream, &f.e);
+        if (rc == ATTN_OK && counted_forward_once(&f) != 0)
+            rc = ATTN_FAILED;
+        cudaError_t ce = cudaStreamSynchronize(d->stream);
+        if (rc != ATTN_OK || ce != cudaSuccess)
+            snprintf(err, sizeof err, "setup or warm-up forward: %s", f.e.msg[0] ? f.e.msg : cudaGetErrorString(ce));
+        int first_range = cs->n;
+        if (!err[0] &&
+            (prc = counter_pass_forward(var->name, counted_forward_once, &f, d->stream, cs, err, sizeof err)) == 0) {
+            err[0] = '\0';
+            name_kernel_ranges(t, var->name, cs, first_range);
+        }
+        if (prc == -2) { /* refused: say so once, for the whole pass */
+            cs->meta.status = CTR_FORBIDDEN;
+            cs->n = 0; /* none of a refused pass counts */
+            snprintf(cs->meta.reason, sizeof cs->meta.reason, "%s", err);
+            if (!cfg->c.quiet)
+                fprintf(stderr, "\r\033[Kattnprof: no hardware counters (forbidden): %s\n", err);
+        } else if (err[0]) {
+            failed++;
+            if (!first_error[0])
+                snprintf(first_error, sizeof first_error, "%s: %s", var->name, err);
+            attn_fact_add(&res->facts, "counters", NAN, "counter pass failed: %s", err);
+            if (!cfg->c.quiet)
+                fprintf(stderr, "\r\033[Kattnprof: counters of %s: %s\n", var->name, err);
+        }
+        if (var->teardown)
+            var->teardown(f.state);
+        cudaGetLastError();
+        if (prc == -2)
+            break;
+    }
+    counter_pass_close();
+    if (cs->meta.status == CTR_OK && failed && !cs->n) { /* not one variant measured */
+        cs->meta.status = CTR_FAILED;
+        snprintf(cs->meta.reason, sizeof cs->meta.reason, "%s", first_error);
+    }
+    cs->meta.pass_seconds = (host_us() - t0) / 1e6;
+}
+
 static void fill_versions(run_info *info, const trace *t)
 {
     cudaRuntimeGetVersion(&info->cuda_runtime_version);
@@ -476,17 +586,29 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
             plan->variants[plan->n_variants++] = attn_registry[i];
     if (!plan->n_variants)
         return fail(err, errlen, EXIT_USAGE, "--variants: empty list; name at least one variant%s%s", "", "");
-    /* Every selected variant must take the shape; the message names the variant and what to change. */
+    /* Every named variant must take the shape; the message names the variant and what to
+     * change. With the default list a misfit is skipped with the same reason. */
+    plan->named = cfg->variant_list != NULL;
     const attn_shape *s = &cfg->shape;
+    int runnable = 0;
     for (int i = 0; i < plan->n_variants; i++) {
         attn_error why = {{0}};
         if (plan->variants[i]->check_shape && plan->variants[i]->check_shape(s, &why) != 0) {
+            if (!plan->named) {
+                snprintf(plan->skip[i], sizeof plan->skip[i], "cannot take %dx%dx%dx%d: %s", s->batch, s->heads,
+                         s->seq, s->dim, why.msg);
+                continue;
+            }
             snprintf(err, errlen,
                      "variant %s cannot take %dx%dx%dx%d: %s; change the shape or leave it out with --variants",
                      plan->variants[i]->name, s->batch, s->heads, s->seq, s->dim, why.msg);
             return EXIT_USAGE;
         }
+        runnable++;
     }
+    if (!runnable)
+        return fail(err, errlen, EXIT_USAGE, "no variant can take %s; change the shape (see the variants' limits in "
+                                             "`attnprof list`)%s", "this shape", "");
     return EXIT_OK;
 }
 
@@ -515,11 +637,25 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     size_t free_b = 0, total_b = 0;
     if ((ce = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess)
         return fail(err, errlen, EXIT_IO, "cudaMemGetInfo: %s%s", cudaGetErrorString(ce), "");
+    /* Device bytes per variant, for run.json (NAN: a variant skipped before the memory check). */
     double need_bytes[RUN_MAX_VARIANTS];
+    for (int i = 0; i < RUN_MAX_VARIANTS; i++)
+        need_bytes[i] = NAN;
+    /* A copy: the memory check may skip more variants of the default list. */
+    static char skip[RUN_MAX_VARIANTS][ATTN_ERR_LEN];
+    memcpy(skip, cfg->skip, sizeof skip);
+    int runnable = 0;
     for (int i = 0; i < cfg->n_variants; i++) {
+        if (skip[i][0])
+            continue;
         size_t need = io_bytes + cfg->variants[i]->device_bytes(s);
         need_bytes[i] = (double)need;
         if (need > free_b) {
+            if (!cfg->named) {
+                snprintf(skip[i], sizeof skip[i], "needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free",
+                         need / 1073741824.0, s->batch, s->heads, s->seq, s->dim, free_b / 1073741824.0);
+                continue;
+            }
             snprintf(err, errlen,
                      "variant %s needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free; "
                      "use a smaller --batch/--seq or drop it from --variants",
@@ -527,6 +663,16 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
                      free_b / 1073741824.0);
             return EXIT_DEVICE_MEMORY;
         }
+        runnable++;
+    }
+    if (!runnable) {
+        for (int i = 0; i < cfg->n_variants; i++)
+            if (strncmp(skip[i], "needs", 5) == 0) {
+                snprintf(err, errlen, "no variant fits in device memory: %s %.400s; use a smaller --batch/--seq",
+                         cfg->variants[i]->name, skip[i]);
+                return EXIT_DEVICE_MEMORY;
+            }
+        return fail(err, errlen, EXIT_USAGE, "no variant can take this shape%s%s", "", "");
     }
 
     device_inputs d = {0};
@@ -587,12 +733,31 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
         res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
         res->host_us_cupti = res->host_us_no_cupti = NAN;
         res->device_bytes = need_bytes[i];
+        if (v->predict)
+            v->predict(s, t->device.major, t->device.minor, &res->prediction);
+        if (skip[i][0]) {
+            res->status = VARIANT_SKIPPED;
+            snprintf(res->error, sizeof res->error, "%s", skip[i]);
+            if (!cfg->c.quiet)
+                fprintf(stderr, "attnprof: variant %s skipped: %s\n", v->name, res->error);
+            continue;
+        }
         if (run_variant(cfg, i, &d, heads, n_heads, res, t, info) == VARIANT_FAILED)
             rc = EXIT_VARIANT_FAILED;
     }
     snprintf(info->marker_source, sizeof info->marker_source, "%s", cupti_marker_source());
     cupti_stop();
-    trace_sort(t);
+    /* After the timed batch, with activity collection off: neither perturbs the timings. */
+    if (cfg->c.calibrate) {
+        if (!cfg->c.quiet && isatty(STDERR_FILENO))
+            fprintf(stderr, "\r\033[Kcalibrating ceilings (GEMM bf16, SGEMM, DtoD copy)");
+        calibrate_run(&info->ceilings);
+    }
+    trace_sort(t); /* the counter pass names its kernel ranges from the sorted records */
+    if (cfg->c.counters)
+        counter_batch(cfg, &d, info, t);
+    if (!cfg->c.quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r\033[K");
 out:
     cudaFree(d.q);
     cudaFree(d.k);

@@ -14,11 +14,17 @@ typedef struct run_plan {
     run_config c;
     const attn_variant *variants[RUN_MAX_VARIANTS];
     int n_variants;
+    /* Default list only (no --variants): why variants[i] is skipped (cannot take the
+     * shape, or too little device memory), "" when it runs. A variant named in
+     * --variants is never skipped: it stops the batch, as the user asked for it. */
+    int named;
+    char skip[RUN_MAX_VARIANTS][ATTN_ERR_LEN];
 } run_plan;
 
 /* Resolves cfg->variant_list (unknown names are usage errors) and checks that every
- * selected variant takes the shape. Returns EXIT_OK, or EXIT_USAGE with a one-line
- * message that says what to change. */
+ * selected variant takes the shape. A named variant that cannot is EXIT_USAGE with a
+ * one-line message that says what to change; with the default list it is marked
+ * skipped (plan->skip) and the others run, unless none can (EXIT_USAGE). */
 int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen);
 
 /* Returns an EXIT_* code: EXIT_OK or EXIT_VARIANT_FAILED when the batch ran (the

@@ -20,6 +20,7 @@
 #include "sweep_run.h"
 
 #include "archive.h"
+#include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
 #include "report.h"
@@ -143,6 +144,8 @@ static int expand_template(const sweep_ctx *c, const task *t, const char *outdir
             snprintf(val, sizeof val, "%s", t->variants[0] ? t->variants : c->plan.variants);
         else if (close && KEY("iters"))
             snprintf(val, sizeof val, "%d", c->plan.iters ? c->plan.iters : 20);
+        else if (close && KEY("run_flags"))
+            snprintf(val, sizeof val, "%s", c->plan.run_flags);
         else if (close && KEY("warmup"))
             snprintf(val, sizeof val, "%d", c->plan.warmup ? c->plan.warmup : 5);
         else
@@ -234,6 +237,10 @@ static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch
     if (c->plan.warmup)
         argv[n++] = "--warmup", argv[n++] = wu;
     argv[n++] = "--format", argv[n++] = fmt;
+    static char flags[sizeof c->plan.run_flags];
+    snprintf(flags, sizeof flags, "%s", c->plan.run_flags);
+    for (char *save, *tok = strtok_r(flags, " ", &save); tok && n < 28; tok = strtok_r(NULL, " ", &save))
+        argv[n++] = tok;
     argv[n++] = "-o", argv[n++] = out, argv[n++] = "-q";
     argv[n] = NULL;
 
@@ -677,16 +684,17 @@ static int collect(const char *dir, const cli_options *o, int print)
             const char *why = x->state == SHAPE_FAILED ? x->status.error
                               : x->state == SHAPE_BAD_ARCHIVE ? x->error
                                                               : "no archive, no exit status";
+            char safe_job[128], safe_log[700], safe_why[ATTN_ERR_LEN];
             printf("%-7s %s%s%s", x->state == SHAPE_FAILED ? "failed" : x->state == SHAPE_MISSING ? "missing" : "bad",
-                   x->name, job, log);
+                   x->name, esc_terminal(safe_job, sizeof safe_job, job), esc_terminal(safe_log, sizeof safe_log, log));
             if (x->have_status && x->state == SHAPE_FAILED)
                 printf(" exit %d", x->status.exit_code);
-            printf(": %s\n", why);
+            printf(": %s\n", esc_terminal(safe_why, sizeof safe_why, why));
         }
         for (int i = 0; i < m.n_findings && i < 12; i++) {
-            char text[1024];
+            char text[1024], safe[1024];
             sweep_finding_text(&m, &m.findings[i], text, sizeof text);
-            printf("- %s\n", text);
+            printf("- %s\n", esc_terminal(safe, sizeof safe, text));
         }
         printf("sweep: %s/sweep.html\n", dir);
     }
@@ -737,6 +745,13 @@ static int make_plan(const cli_options *o, sweep_plan *p)
     p->warmup = w->warmup_given ? o->run.warmup : 0;
     if (w->task_command)
         snprintf(p->task_command, sizeof p->task_command, "%s", w->task_command);
+    /* run's own options that change what it does, passed on to every shape. */
+    snprintf(p->run_flags, sizeof p->run_flags, "%s%s%s", o->run.counters ? "" : " --no-counters",
+             o->run.calibrate ? "" : " --no-calibrate", o->run.options.cudnn_replan ? " --cudnn-replan" : "");
+    if (o->run.seed) {
+        size_t len = strlen(p->run_flags);
+        snprintf(p->run_flags + len, sizeof p->run_flags - len, " --seed %llu", o->run.seed);
+    }
     if (w->replicate) {
         /* The reference: the middle shape of the smallest head dim. */
         int first_dim = p->shapes[0].dim, n = 0;

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "attn_types.h"
+#include "prediction.h"
 #include "run_config.h"
 
 /* Outcome of setup/forward. UNAVAILABLE means "cannot run here" (library too
@@ -38,6 +39,11 @@ typedef struct attn_variant {
     int (*forward_masked)(void *state, const void *q, const void *k, const void *v, void *out,
                           const uint8_t *mask, cudaStream_t stream, attn_error *err);
     void (*teardown)(void *state);
+    /* Optional: what one forward should cost, from the shape and the GPU's compute
+     * capability alone (before anything runs): FLOPs, minimum DRAM bytes and the pipe
+     * of each class of kernels (prediction.h). It travels in run.json; the report checks
+     * it against the counter pass (report/predict.c). */
+    void (*predict)(const attn_shape *shape, int cc_major, int cc_minor, attn_prediction *p);
 } attn_variant;
 
 /* registry.c: the variants in series order. */
@@ -52,5 +58,6 @@ int attn_fail(attn_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Compute capability and opt-in shared memory per block of the current device. */
 int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err);
+/* Prediction helpers: prediction.h (prediction_io_bytes, prediction_fused_tiles, ...). */
 
 #endif

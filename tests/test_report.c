@@ -117,3 +117,36 @@ Test(archive, gpu_slug)
     gpu_slug("", b, sizeof b);
     cr_assert_str_eq(b, "gpu");
 }
+
+/* Issue 15, item 3: a variant of the default list that cannot take the shape is
+ * "skipped" with its reason; the status survives run.json and shows in the summary,
+ * the variant's section and summary.csv. */
+Test(report, skipped_variant_round_trips_and_renders)
+{
+    fixture f;
+    fixture_load(&f, FIXTURE_4VAR);
+    variant_result *v = &f.r.variants[3];
+    v->status = VARIANT_SKIPPED;
+    snprintf(v->error, sizeof v->error, "cannot take 8x16x1024x96: head dim 96 not supported");
+    char dir[] = "/tmp/attnprof-skipped-XXXXXX", path[64], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    cr_assert_eq(run_info_write_json(&f.r, path, err, sizeof err), 0, "%s", err);
+    static run_info back;
+    cr_assert_eq(run_info_read_json(&back, path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(back.variants[3].status, VARIANT_SKIPPED);
+    cr_assert_str_eq(back.variants[3].error, v->error);
+    cr_assert_str_eq(variant_status_name(VARIANT_SKIPPED), "skipped");
+    analysis a;
+    cr_assert_eq(analysis_build(&a, &f.t, &back, err, sizeof err), 0, "%s", err);
+    findings_derive(&a);
+    char *md = report_markdown(&a, NULL, NULL), *csv = report_summary_csv(&a);
+    cr_assert(strstr(md, "| `cudnn` *(skipped)* |"), "summary row");
+    cr_assert(strstr(md, "**skipped:** cannot take 8x16x1024x96"), "section says why");
+    cr_assert(strstr(csv, "\ncudnn,skipped,"), "%s", csv);
+    free(md);
+    free(csv);
+    analysis_free(&a);
+    remove_tree(dir);
+    fixture_free(&f);
+}

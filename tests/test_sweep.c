@@ -479,7 +479,9 @@ Test(sweep_cli, usage_errors_are_one_line)
                          "sweep --collect /tmp/x -o /tmp/y",
                          "sweep -o /tmp/x extra",
                          "sweep --task 1",
-                         "sweep -o /tmp/x --task-command ' '"};
+                         "sweep -o /tmp/x --task-command ' '",
+                         "run --gpus 0",
+                         "compare a b -o c --tokens 5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_expect_eq(attnprof(bad[i]), EXIT_USAGE, "%s: %s", bad[i], err_text);
         cr_expect(strchr(err_text, '\n') == err_text + strlen(err_text) - 1, "%s: one line: %s", bad[i], err_text);
@@ -643,8 +645,15 @@ Test(sweep_cli, the_default_child_is_attnprof_run_and_its_failure_is_recorded)
      * shape and still writes its report. */
     char dir[256], args[1024], out[8192], path[512];
     tmpdir(dir, sizeof dir, "nogpu");
-    snprintf(args, sizeof args, "sweep --seq 256,512 --dim 64 --tokens 1024 --iters 2 -o %s", dir);
+    snprintf(args, sizeof args, "sweep --seq 256,512 --dim 64 --tokens 1024 --iters 2 --no-counters --seed 7 -o %s",
+             dir);
     cr_assert_eq(attnprof_out(args, out, sizeof out), EXIT_VARIANT_FAILED, "%s", err_text);
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    char *plan = slurp(path);
+    cr_assert(plan);
+    cr_expect(strstr(plan, "\"run_flags\": \" --no-counters --seed 7\"") != NULL, "run's options go to every shape: %s",
+              plan);
+    free(plan);
     cr_expect(strstr(out, "shapes: 0 complete, 2 failed, 0 missing") != NULL, "%s", out);
     cr_expect(strstr(out, "failed  4x16x256x64 log ") != NULL && strstr(out, " exit 3: attnprof: ") != NULL, "%s", out);
     snprintf(path, sizeof path, "%s/status/2x16x512x64.json", dir);
@@ -842,14 +851,16 @@ Test(sweep_findings, tensor_peak_and_share_of_it)
     cr_expect(isnan(sweep_peak_tflops(9, 0, 132, 0)));
     static sweep_model m;
     synthetic(&m);
-    m.peak_tflops = 1000;
+    m.roof_tflops = 1000;
+    m.gemm_tflops = NAN;
+    m.roof_name = "dense BF16 tensor peak";
     sweep_derive(&m);
     const sweep_finding *f = find(&m, SF_BEST_TFLOPS, "flash", NULL);
     cr_assert(f);
     cr_expect_float_eq(f->value2, f->value / 1000, 1e-12);
     char text[512];
     sweep_finding_text(&m, f, text, sizeof text);
-    cr_expect(strstr(text, "of the GPU's dense BF16 tensor peak (1000 TFLOP/s at the recorded clock)") != NULL, "%s", text);
+    cr_expect(strstr(text, "of the dense BF16 tensor peak (1000 TFLOP/s at the recorded clock)") != NULL, "%s", text);
     /* Headlines first. */
     cr_expect_eq(m.findings[0].id, SF_CROSSOVER);
     for (int i = 1; i < m.n_findings; i++)

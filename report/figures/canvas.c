@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "figures.h"
 
 const rgb FIG_INK = {0.13, 0.13, 0.13};
@@ -108,7 +109,9 @@ int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double 
 {
     memset(c, 0, sizeof *c);
     c->kind = kind;
-    snprintf(c->path, sizeof c->path, "%s", path);
+    c->path = strdup(path);
+    if (!c->path)
+        return set_err(err, errlen, "%s: %s", path, "out of memory");
     switch (kind) {
     case FIG_PNG:
         c->surface = image_surface(pixels, (int)ceil(w * FIG_PNG_SCALE), (int)ceil(h * FIG_PNG_SCALE));
@@ -128,12 +131,16 @@ int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double 
         }
         break;
     default:
+        free(c->path);
+        c->path = NULL;
         return set_err(err, errlen, "%s: unknown figure format%s", path, "");
     }
     if (cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS) {
         set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(c->surface)));
         cairo_surface_destroy(c->surface);
         c->surface = NULL;
+        free(c->path);
+        c->path = NULL;
         return -1;
     }
     c->cr = cairo_create(c->surface);
@@ -234,7 +241,11 @@ typedef struct png_failure {
 static void png_on_error(png_structp png, png_const_charp msg)
 {
     png_failure *f = png_get_error_ptr(png);
-    set_err(f->err, f->errlen, "%s: %s", f->path, msg);
+    int e = errno;
+    if (!strcmp(msg, "Write Error")) /* libpng's words for a failed fwrite: say why */
+        set_err(f->err, f->errlen, "%s: cannot write: %s", f->path, e ? strerror(e) : "write failed");
+    else
+        set_err(f->err, f->errlen, "%s: %s", f->path, msg);
     png_longjmp(png, 1);
 }
 
@@ -291,6 +302,7 @@ static int write_png(cairo_surface_t *s, const char *path, char *err, size_t err
         free(row);
         return set_err(err, errlen, "%s: %s", path, strerror(errno));
     }
+    errno = 0;
     int rc = write_png_rows(f, s, &fail, row);
     free(row);
     if (fclose(f) != 0 && rc == 0)
@@ -308,6 +320,8 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
     c->cr = NULL;
     if (st != CAIRO_STATUS_SUCCESS) {
         rc = set_err(err, errlen, "%s: drawing failed: %s", c->path, cairo_status_to_string(st));
+        if (st != CAIRO_STATUS_NO_MEMORY && st != CAIRO_STATUS_WRITE_ERROR)
+            rc = FIG_ERR_BAD_INPUT; /* invalid string, bad matrix...: from the archive's data */
     } else if (c->kind == FIG_PNG) {
         rc = write_png(c->surface, c->path, err, errlen);
     } else {
@@ -333,6 +347,8 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
     c->surface = NULL;
     free(c->buf.data);
     memset(&c->buf, 0, sizeof c->buf);
+    free(c->path);
+    c->path = NULL;
     return rc;
 }
 
@@ -569,7 +585,7 @@ void fig_format_bytes(double bytes, char *out, size_t n)
 
 void fig_shape_text(const analysis *a, char *out, size_t n)
 {
-    if (!a->run) {
+    if (!a->run || a->run->shape.batch <= 0) { /* imported PyTorch traces carry no shape */
         snprintf(out, n, "shape not recorded");
         return;
     }
@@ -591,6 +607,7 @@ void fig_op_label(const gpu_op *op, char *out, size_t n)
     short_kernel_name(name, out, n);
     if (!out[0])
         snprintf(out, n, "%s", strncmp(name, "void ", 5) == 0 ? name + 5 : name);
+    esc_utf8_trim(out); /* a long name is cut between characters */
 }
 
 int fig_middle_forward(const variant_analysis *va)

@@ -21,13 +21,7 @@ unsigned fig_archive_colour(int i)
     return c[i % (int)(sizeof c / sizeof c[0])];
 }
 
-static void value_label(const compare_model *m, double v, char *out, size_t n)
-{
-    if (m->throughput)
-        snprintf(out, n, "%.0f", v);
-    else
-        fig_format_us(v, out, n);
-}
+static void tflops_label(double v, char *out, size_t n) { snprintf(out, n, "%.0f", v); }
 
 /* TFLOP/s axis: round numbers, linear. */
 static void draw_value_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1)
@@ -53,35 +47,6 @@ static void draw_value_axis(cairo_t *cr, const fig_yscale *s, double x0, double 
     cairo_line_to(cr, x0, s->y0);
     cairo_line_to(cr, x1, s->y0);
     cairo_stroke(cr);
-}
-
-static void draw_bar(cairo_t *cr, const compare_model *m, const fig_yscale *s, double cx, double w,
-                     const compare_cell *c, unsigned colour, double label_room)
-{
-    const stats *st = &c->metric_stats;
-    if (!c->va || st->n == 0 || !isfinite(st->median) || (s->log && st->median <= 0)) {
-        fig_font(cr, 7.5, 0);
-        fig_set(cr, FIG_GREY);
-        fig_text(cr, cx, s->y0 - 4, "n/a", ALIGN_CENTER);
-        return;
-    }
-    double top = fig_yof(s, st->median);
-    fig_fill_rect(cr, cx - w / 2, top, w, s->y0 - top, fig_hex(colour));
-    double ylo = fig_yof(s, st->min > 0 || !s->log ? st->min : s->lo), yhi = fig_yof(s, st->max);
-    fig_set(cr, FIG_INK);
-    cairo_set_line_width(cr, 1);
-    cairo_move_to(cr, cx, ylo);
-    cairo_line_to(cr, cx, yhi);
-    cairo_move_to(cr, cx - w / 4, ylo);
-    cairo_line_to(cr, cx + w / 4, ylo);
-    cairo_move_to(cr, cx - w / 4, yhi);
-    cairo_line_to(cr, cx + w / 4, yhi);
-    cairo_stroke(cr);
-    char label[32];
-    value_label(m, st->median, label, sizeof label);
-    fig_font(cr, 7.5, 0);
-    if (fig_text_width(cr, label) <= label_room)
-        fig_text(cr, cx, (yhi < top ? yhi : top) - 4, label, ALIGN_CENTER);
 }
 
 static int compare_time_draw(cairo_t *cr, const fig_job *job)
@@ -125,7 +90,10 @@ static int compare_time_draw(cairo_t *cr, const fig_job *job)
         double cx = PLOT_X0 + group * (v + 0.5);
         for (int i = 0; i < m->n; i++) {
             double bx = cx + (i - (m->n - 1) / 2.0) * bar;
-            draw_bar(cr, m, &s, bx, bar * 0.86, &m->variants[v].cell[i], fig_archive_colour(i), bar * 1.9);
+            const compare_cell *c = &m->variants[v].cell[i];
+            stats none = {0};
+            fig_draw_bar(cr, &s, bx, bar * 0.86, c->va ? &c->metric_stats : &none, fig_archive_colour(i), bar * 1.9,
+                         m->throughput ? tflops_label : fig_format_us);
         }
         fig_set(cr, FIG_INK);
         fig_font(cr, 9.5, 1);

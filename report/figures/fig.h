@@ -35,7 +35,7 @@ typedef struct fig_canvas {
     cairo_surface_t *surface;
     cairo_t *cr;
     fig_buffer buf; /* SVG/PDF bytes, written out on close */
-    char path[512];
+    char *path; /* malloc'd copy of the path, any length */
 } fig_canvas;
 
 /* Opens a w x h point canvas with a white background and the figure font.
@@ -43,7 +43,9 @@ typedef struct fig_canvas {
  * for the next canvas (the caller frees its data); NULL: one per canvas. */
 int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double h,
                     const char *title, fig_buffer *pixels, char *err, size_t errlen);
-/* Finishes the surface and writes the file; frees everything either way. */
+/* Finishes the surface and writes the file; frees everything either way. Returns 0;
+ * -1 with `err` set (I/O, memory); FIG_ERR_BAD_INPUT when cairo refused what was
+ * drawn (e.g. a string that is not UTF-8): the archive's fault, not the disk's. */
 int fig_canvas_close(fig_canvas *c, char *err, size_t errlen);
 
 /* A context for measuring text before a canvas exists (same font options as
@@ -111,10 +113,10 @@ void fig_yscale_fit(fig_yscale *s, double lo, double hi, int log_axis);
 double fig_yof(const fig_yscale *s, double us);
 /* Grid lines and time labels at round values, axis lines at x0 and y0. */
 void fig_draw_time_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1);
-/* A bar at the median with a min–max whisker and the median's label above
- * when it fits in `label_room`; "n/a" without data. */
-void fig_draw_time_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const stats *st,
-                       unsigned colour, double label_room);
+/* A bar at the median with a min–max whisker and the median's label (written by
+ * `format`) above when it fits in `label_room`; "n/a" without data. */
+void fig_draw_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const stats *st, unsigned colour,
+                  double label_room, void (*format)(double value, char *out, size_t n));
 
 /* ---- figure jobs (render.c runs them for every format) ------------------ */
 
@@ -144,6 +146,9 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
 int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_time_chart_prepare(fig_job *job, cairo_t *measure, const analysis *a, int log_axis);
+/* The roofline (roofline.c): only for archives with counters (fig_roofline_wanted). */
+int fig_roofline_wanted(const analysis *a);
+int fig_roofline_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 
 /* compare_time.c, compare_speedup.c, compare_timeline.c: the comparison's figures. */
 /* The colour of the i-th archive in every compare figure (compare_time.c). */

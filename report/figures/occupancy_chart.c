@@ -1,6 +1,8 @@
 /* Occupancy chart: for the distinct kernels of one forward of each variant,
  * theoretical occupancy (what registers, shared memory, warps and blocks per SM
- * allow) next to the grid-limited estimate Kineto reports. */
+ * allow) next to the grid-limited estimate Kineto reports, and, when the archive has
+ * counters (counters.json), the occupancy the hardware measured
+ * (sm__warps_active.avg.pct_of_peak_sustained_active). */
 #include "fig.h"
 
 #include <math.h>
@@ -8,20 +10,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
+#include "escape.h"
 #include "occupancy.h"
 
 #define NAME_COL 210.0
 #define BAR_X0 (FIG_MARGIN + NAME_COL + 8)
 #define BAR_W 290.0
 #define DETAIL_X (BAR_X0 + BAR_W + 44)
-#define ROW_H 34.0
+#define ROW_H_PLAIN 34.0
+#define ROW_H_MEASURED 46.0
 #define HEADER_H 20.0
 #define NOTE_H 16.0
 /* Rows per variant: keeps the PNG of 16 variants under cairo's 32767 px. */
 #define MAX_ROWS_SHOWN 24
 #define TOP 78.0
 
-static const unsigned THEORETICAL = 0x4477AA, ESTIMATED = 0x88CCEE;
+static const unsigned THEORETICAL = 0x4477AA, ESTIMATED = 0x88CCEE, MEASURED = 0xCC6677;
+
+/* A third bar per row only when the archive has counters. */
+static int has_measured(const analysis *a) { return a->run && a->run->counters.meta.status == CTR_OK && a->run->counters.n > 0; }
+static double row_h(const analysis *a) { return has_measured(a) ? ROW_H_MEASURED : ROW_H_PLAIN; }
+
+/* Achieved occupancy of the kernel from the counter pass: the first kernel range of the
+ * variant with the same name; NAN when none. */
+static double measured_occupancy(const analysis *a, const char *variant, const char *kernel)
+{
+    const counters_set *cs = &a->run->counters;
+    for (int i = 0; i < cs->n; i++)
+        if (!strcmp(cs->r[i].kind, "kernel") && !strcmp(cs->r[i].variant, variant) && kernel &&
+            (!strcmp(cs->r[i].name, kernel) || strstr(cs->r[i].name, kernel)))
+            return cs->r[i].v[M_WARPS_ACTIVE_PCT] / 100.0;
+    return NAN;
+}
 
 typedef struct occ_row {
     const gpu_op *op;   /* first launch of this configuration */
@@ -88,9 +109,9 @@ static occ_group *groups_build(const analysis *a)
 
 static int rows_shown(const occ_group *g) { return g->n < MAX_ROWS_SHOWN ? g->n : MAX_ROWS_SHOWN; }
 
-static double group_height(const occ_group *g)
+static double group_height(const analysis *a, const occ_group *g)
 {
-    return HEADER_H + rows_shown(g) * ROW_H + (g->n == 0 || g->n > MAX_ROWS_SHOWN ? NOTE_H : 0) + 6;
+    return HEADER_H + rows_shown(g) * row_h(a) + (g->n == 0 || g->n > MAX_ROWS_SHOWN ? NOTE_H : 0) + 6;
 }
 
 static void draw_bar(cairo_t *cr, double y, double h, double frac, unsigned colour, const char *label)
@@ -113,7 +134,7 @@ static void percent(double frac, char *out, size_t n)
         snprintf(out, n, "%.1f%%", frac * 100);
 }
 
-static void draw_row(cairo_t *cr, const analysis *a, const occ_row *row, double y, double right)
+static void draw_row(cairo_t *cr, const analysis *a, const char *variant, const occ_row *row, double y, double right)
 {
     const gpu_op *op = row->op;
     char name[256], fit[256], line[320], err[160];
@@ -121,6 +142,7 @@ static void draw_row(cairo_t *cr, const analysis *a, const occ_row *row, double 
     if (row->launches > 1) {
         size_t len = strlen(name);
         snprintf(name + len, sizeof name - len, " \xc3\x97%d", row->launches);
+        esc_utf8_trim(name);
     }
     fig_set(cr, FIG_INK);
     fig_font(cr, 9, 0);
@@ -149,6 +171,17 @@ static void draw_row(cairo_t *cr, const analysis *a, const occ_row *row, double 
     draw_bar(cr, y + 5, 10, o.theoretical, THEORETICAL, v);
     percent(o.est_achieved, v, sizeof v);
     draw_bar(cr, y + 17, 10, o.est_achieved, ESTIMATED, v);
+    if (has_measured(a)) {
+        double m = measured_occupancy(a, variant, op->name);
+        if (isfinite(m)) {
+            percent(m, v, sizeof v);
+            draw_bar(cr, y + 29, 10, m, MEASURED, v);
+        } else {
+            fig_set(cr, FIG_GREY);
+            fig_font(cr, 8, 0);
+            fig_text(cr, BAR_X0, y + 37, "not measured by the counter pass", ALIGN_LEFT);
+        }
+    }
 
     char limiter[96], smem[32], regs[48];
     occupancy_limiter_name(o.limiters, limiter, sizeof limiter);
@@ -181,13 +214,14 @@ static void draw_row(cairo_t *cr, const analysis *a, const occ_row *row, double 
     fig_text(cr, DETAIL_X, y + 30, fit, ALIGN_LEFT);
 }
 
-static double legend_height(cairo_t *cr, double maxw, int draw, double x, double y)
+static double legend_height(const analysis *a, cairo_t *cr, double maxw, int draw, double x, double y)
 {
     fig_legend_item items[] = {
         {fig_hex(THEORETICAL), "theoretical: active warps the per-block resources allow, of the SM's maximum", 0},
         {fig_hex(ESTIMATED), "estimated achieved (Kineto's formula): also limited by grid blocks per SM", 0},
+        {fig_hex(MEASURED), "measured achieved (counters): warps active per active cycle, of the maximum", 0},
     };
-    return fig_legend(cr, x, y, maxw, items, 2, draw);
+    return fig_legend(cr, x, y, maxw, items, has_measured(a) ? 3 : 2, draw);
 }
 
 static int occupancy_draw(cairo_t *cr, const fig_job *job)
@@ -218,7 +252,7 @@ static int occupancy_draw(cairo_t *cr, const fig_job *job)
 
     double y0 = TOP, y = y0;
     for (int i = 0; i < a->n; i++)
-        y += group_height(&groups[i]);
+        y += group_height(a, &groups[i]);
     double y_end = y;
 
     /* percentage axis on top, grid through all rows */
@@ -255,8 +289,8 @@ static int occupancy_draw(cairo_t *cr, const fig_job *job)
         fig_text(cr, x + nw + 8, y + 14, fit, ALIGN_LEFT);
         y += HEADER_H;
         for (int r = 0; r < rows_shown(g); r++) {
-            draw_row(cr, a, &g->rows[r], y, right);
-            y += ROW_H;
+            draw_row(cr, a, g->va->result ? g->va->result->name : "", &g->rows[r], y, right);
+            y += row_h(a);
         }
         if (g->n > MAX_ROWS_SHOWN) {
             fig_font(cr, 8.5, 0);
@@ -268,7 +302,7 @@ static int occupancy_draw(cairo_t *cr, const fig_job *job)
             y += NOTE_H;
         y += 6;
     }
-    legend_height(cr, right - x, 1, x, y_end + 2);
+    legend_height(a, cr, right - x, 1, x, y_end + 2);
     groups_free(groups, a->n);
     return 0;
 }
@@ -287,8 +321,8 @@ int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a)
         return -1;
     double y = TOP;
     for (int i = 0; i < a->n; i++)
-        y += group_height(&groups[i]);
+        y += group_height(a, &groups[i]);
     groups_free(groups, a->n);
-    job->h = ceil(y + 2 + legend_height(measure, FIG_WIDTH - 2 * FIG_MARGIN, 0, 0, 0) + 8);
+    job->h = ceil(y + 2 + legend_height(a, measure, FIG_WIDTH - 2 * FIG_MARGIN, 0, 0, 0) + 8);
     return 0;
 }

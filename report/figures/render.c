@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "fig.h"
 #include "compare.h"
 #include "sweep.h"
@@ -47,7 +48,7 @@ static int list_add(figure_list *l, const fig_job *job, const char *kind, const 
     figure_file *f = &l->files[l->n++];
     memset(f, 0, sizeof *f);
     snprintf(f->path, sizeof f->path, "%s", rel);
-    snprintf(f->caption, sizeof f->caption, "%s", job->caption);
+    esc_copy_utf8(f->caption, sizeof f->caption, job->caption);
     snprintf(f->kind, sizeof f->kind, "%s", kind);
     snprintf(f->figure, sizeof f->figure, "%s", job->name);
     return 0;
@@ -74,20 +75,23 @@ typedef struct render_pool {
 
 static void run_task(render_task *t, const char *dir, fig_buffer *pixels)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, t->rel);
-    fig_canvas c;
-    t->rc = fig_canvas_open(&c, (int)t->kind, path, t->job->w, t->job->h, t->job->caption, pixels,
-                            t->err, sizeof t->err);
-    if (t->rc)
-        return;
-    if (t->job->draw(c.cr, t->job) != 0) {
-        fig_canvas_close(&c, NULL, 0);
-        snprintf(t->err, sizeof t->err, "%.400s: out of memory while drawing", path);
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, t->rel) < 0) {
+        snprintf(t->err, sizeof t->err, "out of memory");
         t->rc = -1;
         return;
     }
-    t->rc = fig_canvas_close(&c, t->err, sizeof t->err);
+    fig_canvas c;
+    t->rc = fig_canvas_open(&c, (int)t->kind, path, t->job->w, t->job->h, t->job->caption, pixels,
+                            t->err, sizeof t->err);
+    if (t->rc == 0 && t->job->draw(c.cr, t->job) != 0) {
+        fig_canvas_close(&c, NULL, 0);
+        snprintf(t->err, sizeof t->err, "%.400s: out of memory while drawing", path);
+        t->rc = -1;
+    } else if (t->rc == 0) {
+        t->rc = fig_canvas_close(&c, t->err, sizeof t->err);
+    }
+    free(path);
 }
 
 static void *worker(void *arg)
@@ -163,8 +167,9 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
     err[0] = '\0';
     memset(out, 0, sizeof *out);
 
-    /* timelines in series order, then the overview, occupancy and time charts */
-    int n_jobs = a->n + 3;
+    /* timelines in series order, then the overview, occupancy and time charts, and the
+     * roofline when the archive has counters */
+    int n_jobs = a->n + 3 + (fig_roofline_wanted(a) ? 1 : 0);
     fig_job *jobs = calloc((size_t)n_jobs, sizeof *jobs);
     cairo_t *measure = fig_measure_create();
     int rc = jobs && measure ? 0 : -1;
@@ -175,8 +180,10 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
             rc = fig_overview_prepare(&jobs[i], measure, a);
         else if (i == a->n + 1)
             rc = fig_occupancy_prepare(&jobs[i], measure, a);
-        else
+        else if (i == a->n + 2)
             rc = fig_time_chart_prepare(&jobs[i], measure, a, log_axis);
+        else
+            rc = fig_roofline_prepare(&jobs[i], measure, a);
     }
     fig_measure_destroy(measure);
     if (rc != 0) {
@@ -194,9 +201,14 @@ int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned f
                     char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    char figdir[1024];
-    snprintf(figdir, sizeof figdir, "%s/figures", dir);
-    if (make_dir(dir, err, errlen) || make_dir(figdir, err, errlen))
+    char *figdir = NULL;
+    if (asprintf(&figdir, "%s/figures", dir) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int made = make_dir(dir, err, errlen) || make_dir(figdir, err, errlen);
+    free(figdir);
+    if (made)
         return -1;
     render_task *tasks = calloc((size_t)n_jobs * 3 + 1, sizeof *tasks);
     if (!tasks) {
@@ -206,9 +218,22 @@ int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned f
     static const struct { unsigned bit; const char *ext; } kinds[] = {
         {FIG_PNG, "png"}, {FIG_SVG, "svg"}, {FIG_PDF, "pdf"}};
     int n_tasks = 0, rc = 0;
+    char (*files)[80] = calloc((size_t)n_jobs + 1, sizeof *files);
+    if (!files) {
+        snprintf(err, errlen, "out of memory");
+        free(tasks);
+        return -1;
+    }
     for (int i = 0; i < n_jobs; i++) {
-        char file[64];
-        safe_name(jobs[i].name, file, sizeof file);
+        char *file = files[i], base[64];
+        safe_name(jobs[i].name, base, sizeof base);
+        snprintf(file, 80, "%s", base);
+        /* "a/b" and "a_b" both become "a_b": the later one gets "-2" (or the next free number). */
+        for (int j = 0, k = 2; j < i; j++)
+            if (!strcmp(files[j], file)) {
+                snprintf(file, 80, "%s-%d", base, k++);
+                j = -1;
+            }
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             if (!(formats & kinds[k].bit))
                 continue;
@@ -219,6 +244,7 @@ int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned f
             snprintf(t->rel, sizeof t->rel, "figures/%s.%s", file, kinds[k].ext);
         }
     }
+    free(files);
     if (run_tasks(tasks, n_tasks, dir)) {
         snprintf(err, errlen, "out of memory");
         free(tasks);
@@ -227,7 +253,7 @@ int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned f
     for (int i = 0; i < n_tasks && rc == 0; i++) {
         if (tasks[i].rc != 0) {
             snprintf(err, errlen, "%s", tasks[i].err);
-            rc = -1;
+            rc = tasks[i].rc == FIG_ERR_BAD_INPUT ? FIG_ERR_BAD_INPUT : -1;
         } else if (list_add(out, tasks[i].job, tasks[i].ext, tasks[i].rel)) {
             snprintf(err, errlen, "out of memory");
             rc = -1;

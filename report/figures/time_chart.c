@@ -109,8 +109,8 @@ void fig_draw_time_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1)
     cairo_stroke(cr);
 }
 
-void fig_draw_time_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const stats *st,
-                     unsigned colour, double label_room)
+void fig_draw_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const stats *st, unsigned colour,
+                  double label_room, void (*format)(double value, char *out, size_t n))
 {
     char label[32];
     if (!has_data(st) || (s->log && st->median <= 0)) {
@@ -132,7 +132,7 @@ void fig_draw_time_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, co
     cairo_move_to(cr, cx - w / 4, yhi);
     cairo_line_to(cr, cx + w / 4, yhi);
     cairo_stroke(cr);
-    fig_format_us(st->median, label, sizeof label);
+    format(st->median, label, sizeof label);
     fig_font(cr, 8, 0);
     if (fig_text_width(cr, label) <= label_room)
         fig_text(cr, cx, (yhi < top ? yhi : top) - 4, label, ALIGN_CENTER);
@@ -169,8 +169,8 @@ static int time_chart_draw(cairo_t *cr, const fig_job *job)
         const variant_analysis *va = &a->v[i];
         double cx = PLOT_X0 + group * (i + 0.5);
         double room = bar + gap + (group - 2 * bar - gap) / 2 - 2;
-        fig_draw_time_bar(cr, &s, cx - (bar + gap) / 2, bar, &va->cuda_us, CUDA_COLOUR, room);
-        fig_draw_time_bar(cr, &s, cx + (bar + gap) / 2, bar, &va->cpu_us, CPU_COLOUR, room);
+        fig_draw_bar(cr, &s, cx - (bar + gap) / 2, bar, &va->cuda_us, CUDA_COLOUR, room, fig_format_us);
+        fig_draw_bar(cr, &s, cx + (bar + gap) / 2, bar, &va->cpu_us, CPU_COLOUR, room, fig_format_us);
 
         const char *name = va->result && va->result->name[0] ? va->result->name : "variant";
         fig_set(cr, FIG_INK);

@@ -100,7 +100,8 @@ static void pack_rows(tl_list *l)
 {
     int64_t row_end[MAX_ROWS];
     l->rows = 0;
-    qsort(l->v, (size_t)l->n, sizeof *l->v, by_start);
+    if (l->n > 0) /* qsort(NULL, 0) is undefined: a forward can have no items in a lane */
+        qsort(l->v, (size_t)l->n, sizeof *l->v, by_start);
     for (int i = 0; i < l->n; i++) {
         int r = 0;
         while (r < l->rows && row_end[r] > l->v[i].s)
@@ -207,7 +208,8 @@ static int scene_build(tl_scene *sc, const trace *t, const variant_analysis *va,
             for (size_t i = 0; i < t->n_ranges; i++) {
                 const host_range *r = &t->ranges[i];
                 /* The variant's outer range spans everything: only forwards. */
-                if (r->iteration < 0 || (r0 && (r->pid != r0->pid || r->tid != r0->tid)))
+                /* Imported PyTorch traces: their ATen ops (cpu_op) share the host lane. */
+                if ((r->iteration < 0 && r->kind != RANGE_CPU_OP) || (r0 && (r->pid != r0->pid || r->tid != r0->tid)))
                     continue;
                 if (overlaps(r->start_ns, r->end_ns, lo, hi) &&
                     list_push(&sc->nvtx, (tl_item){.s = r->start_ns, .e = r->end_ns, .range = r}))
@@ -304,9 +306,20 @@ static lane_pos lane_layout(const tl_scene *sc, const lane_style *st, double y)
     return p;
 }
 
-static const tl_item *find_item(const tl_list *l, const void *what, int api)
+/* The item of `what` (an API call or a GPU op starting at `s`): the list is sorted
+ * by start (pack_rows), so a binary search finds the first item starting at `s`
+ * and only the few that share that start are compared. */
+static const tl_item *find_item(const tl_list *l, const void *what, int api, int64_t s)
 {
-    for (int i = 0; i < l->n; i++)
+    int lo = 0, hi = l->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (l->v[mid].s < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo; i < l->n && l->v[i].s == s; i++)
         if ((api ? (const void *)l->v[i].api : (const void *)l->v[i].op) == what)
             return &l->v[i];
     return NULL;
@@ -350,8 +363,13 @@ static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, c
             const tl_item *it = &sc->nvtx.v[i];
             const char *name = it->range->name ? it->range->name : "range";
             fig_format_us((it->e - it->s) / 1000.0, dur, sizeof dur);
-            snprintf(label, sizeof label, "%s #%d \xc2\xb7 %s", name, it->range->iteration, dur);
-            snprintf(label2, sizeof label2, "%s #%d", name, it->range->iteration);
+            if (it->range->iteration >= 0) {
+                snprintf(label, sizeof label, "%s #%d \xc2\xb7 %s", name, it->range->iteration, dur);
+                snprintf(label2, sizeof label2, "%s #%d", name, it->range->iteration);
+            } else { /* an ATen op of an imported trace: no iteration of its own */
+                snprintf(label, sizeof label, "%s \xc2\xb7 %s", name, dur);
+                snprintf(label2, sizeof label2, "%s", name);
+            }
             const char *labels[] = {label, label2, name};
             draw_box(cr, g, it, p->nvtx_y + it->row * st->nvtx_row + 1, st->nvtx_row - 2, NVTX_FILL,
                      1, labels, 3, 4, NULL, st->font - 0.5);
@@ -383,8 +401,8 @@ static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, c
         for (int i = 0; i < f->n_ops; i++) {
             if (!f->launchers || !f->launchers[i])
                 continue;
-            const tl_item *a = find_item(&sc->api, f->launchers[i], 1);
-            const tl_item *o = find_item(&sc->gpu, f->ops[i], 0);
+            const tl_item *a = find_item(&sc->api, f->launchers[i], 1, f->launchers[i]->start_ns);
+            const tl_item *o = find_item(&sc->gpu, f->ops[i], 0, f->ops[i]->start_ns);
             if (!a || !o)
                 continue;
             draw_arrow(cr, xof(g, a->s) + 0.5, p->api_y + (a->row + 1) * st->api_row - 1,
@@ -656,7 +674,7 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
         return 0;
     }
     snprintf(job->caption, sizeof job->caption,
-             "Timeline of %.32s: CUDA API calls and NVTX ranges on the host above the GPU's "
+             "Timeline of %s: CUDA API calls and NVTX ranges on the host above the GPU's "
              "operations for %d of %d forwards; %.90s.",
              vname, job->n_forwards, va->n_forwards, med);
     tl_scene sc;

@@ -715,6 +715,19 @@ static void facts(void *state, attn_facts *f)
                       st->replan_us_total / st->replans, st->replans);
 }
 
+/* cuDNN's fused SDPA: the same minimum traffic as our fused kernels (Q, K, V read
+ * once, O written once); its tiles are cuDNN's own, so no FLOP or L2 claim beyond the
+ * useful causal FLOPs, and the 4-byte memset is left out. */
+static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
+{
+    (void)cc_major;
+    (void)cc_minor;
+    memset(p, 0, sizeof *p);
+    p->useful_flops = prediction_useful_flops(s);
+    prediction_add(p, "fused SDPA kernel", "sdpa|fmha|flash_fprop|cudnn", 1, 4 * prediction_io_bytes(s), 0, PIPE_TENSOR);
+    p->min_dram_bytes = p->cls[0].dram_bytes;
+}
+
 const attn_variant variant_cudnn = {
     .name = "cudnn",
     .title = "cuDNN fused SDPA (backend API)",
@@ -732,4 +745,5 @@ const attn_variant variant_cudnn = {
     .forward = forward,
     .facts = facts,
     .teardown = teardown,
+    .predict = predict,
 };

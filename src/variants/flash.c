@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct flash_state {
     attn_shape shape;
@@ -111,6 +112,27 @@ static void teardown(void *state)
     free(st);
 }
 
+/* One fused kernel: Q, K, V read from DRAM once and O written once, plus the float log-sum-exp per row (a head's K and V
+ * stay in the L2 while its query tiles stream them); the tiles decide the K/V bytes each
+ * block reads again from the L2 and the FLOPs of the diagonal tiles. */
+static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
+{
+    memset(p, 0, sizeof *p);
+    const int config = flash_fwd_default_config(s->dim, cc_major, cc_minor);
+    if (config < 0)
+        return;
+    const flash_fwd_config *c = flash_fwd_config_at(config);
+    double flops = 0, kv_l2 = 0;
+    prediction_fused_tiles(s, c->block_m, c->block_n, &flops, &kv_l2);
+    const double io = prediction_io_bytes(s), extra = (double)s->batch * s->heads * s->seq * sizeof(float);
+    p->useful_flops = prediction_useful_flops(s);
+    pred_class *k = prediction_add(p, "fused kernel", "attnprof_flash_fwd", 1, 4 * io + extra, flops, PIPE_TENSOR);
+    if (k)
+        k->l2_bytes = 2 * io + kv_l2 + extra; /* Q read, O written, K/V per query tile */
+    p->executed_flops = flops;
+    p->min_dram_bytes = 4 * io + extra;
+}
+
 const attn_variant variant_flash = {
     .name = "flash",
     .title = "FlashAttention-2 style fused kernel (ours)",
@@ -123,4 +145,5 @@ const attn_variant variant_flash = {
     .forward = forward,
     .facts = facts,
     .teardown = teardown,
+    .predict = predict,
 };

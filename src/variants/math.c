@@ -23,6 +23,7 @@
 #include <cublas_v2.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A workspace of our own for cuBLAS (PyTorch also hands cuBLAS its own), allocated in
  * setup so that no allocation can happen inside a timed forward. */
@@ -230,6 +231,34 @@ static void facts(void *state, attn_facts *f)
     attn_fact_add(f, "safe_softmax", NAN, "isneginf -> all(-1) -> where(0): fully masked rows give 0, not NaN");
 }
 
+/* FP32 all the way: Q, K, V upcast, FP32 score matrices (twice the bf16 bytes), cuBLAS
+ * SGEMM on the CUDA cores (TF32 off: CUBLAS_DEFAULT_MATH), and one kernel per op around
+ * them, each streaming its FP32 [B,H,S,S] operands from and to DRAM. Minimum bytes per
+ * class with e = B·H·S·D and m = B·H·S² elements; the [S,S] mask kernels (ones, tril,
+ * where_bias, the scalar fills) and the where_zero guard (it writes only all-masked rows)
+ * are too small to claim. */
+static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
+{
+    (void)cc_major;
+    (void)cc_minor;
+    const double e = prediction_io_bytes(s) / 2, m = prediction_scores_bytes(s) / 2;
+    memset(p, 0, sizeof *p);
+    p->useful_flops = prediction_useful_flops(s);
+    /* qs·ksᵀ: read 2×4e, write 4m; probs·v: read 4m + 4e, write 4e. */
+    prediction_add(p, "FP32 GEMMs (Q·Kᵀ, P·V)", "gemm|xmma|nvjet", 2, 8 * m + 16 * e, 2 * p->useful_flops,
+                   PIPE_FMA);
+    prediction_add(p, "upcasts bf16 → FP32 (Q, K, V)", "math_upcast", 3, 3 * (2 + 4) * e, 0, PIPE_NONE);
+    prediction_add(p, "√scale on Q and K", "math_mul_scale", 2, 2 * (4 + 4) * e, 0, PIPE_NONE);
+    prediction_add(p, "bias add + softmax (FP32 scores)", "math_add_bias|math_softmax", 2, 2 * (4 + 4) * m, 0,
+                   PIPE_NONE);
+    prediction_add(p, "NaN guard (isneginf, row all)", "math_isneginf|math_row_all", 2, (4 + 1) * m + m, 0, PIPE_NONE);
+    prediction_add(p, "downcasts FP32 → bf16 (O, probs)", "math_downcast", 2, (4 + 2) * e + (4 + 2) * m, 0, PIPE_NONE);
+    for (int i = 0; i < p->n; i++) {
+        p->executed_flops += p->cls[i].flops;
+        p->min_dram_bytes += p->cls[i].dram_bytes;
+    }
+}
+
 const attn_variant variant_math = {
     .name = "math",
     .title = "PyTorch math backend, op by op",
@@ -243,4 +272,5 @@ const attn_variant variant_math = {
     .facts = facts,
     .forward_masked = forward_masked,
     .teardown = teardown,
+    .predict = predict,
 };

@@ -10,6 +10,13 @@ static int setup(void **state, const attn_shape *s, const attn_options *opt, cud
     return unfused_setup(state, s, 1, st, err);
 }
 
+static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
+{
+    (void)cc_major;
+    (void)cc_minor;
+    unfused_predict(s, 1, p);
+}
+
 const attn_variant variant_naive_inplace = {
     .name = "naive_inplace",
     .title = "Naive, in-place fill",
@@ -23,4 +30,5 @@ const attn_variant variant_naive_inplace = {
     .forward_masked = unfused_forward_masked,
     .facts = unfused_facts,
     .teardown = unfused_teardown,
+    .predict = predict,
 };

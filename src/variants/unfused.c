@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct unfused {
     attn_shape shape;
@@ -124,4 +125,31 @@ void unfused_teardown(void *state)
     if (u->cublas)
         cublasDestroy(u->cublas);
     free(u);
+}
+
+/* The minimum each step must move through DRAM at this shape. The [B,H,S,S] score
+ * matrices are far larger than the L2, so every step streams them from and to DRAM;
+ * the fill writes only the masked (upper) triangle and reads the [S,S] mask. */
+void unfused_predict(const attn_shape *s, int inplace, attn_prediction *p)
+{
+    const double sb = prediction_scores_bytes(s), io = prediction_io_bytes(s), S = s->seq;
+    const double n = sb / 2; /* elements of the score matrices */
+    memset(p, 0, sizeof *p);
+    p->useful_flops = prediction_useful_flops(s);
+    /* Q·Kᵀ reads Q, K and writes the scores; P·V reads P, V and writes O. Full
+     * matrices: cuBLAS computes the masked half too. */
+    prediction_add(p, "GEMMs (Q·Kᵀ, P·V)", "gemm|nvjet|xmma", 2, 2 * sb + 4 * io, 2 * p->useful_flops, PIPE_TENSOR);
+    prediction_add(p, "scale", "attnprof_scale", 1, 2 * sb, n, PIPE_NONE);
+    if (!inplace) {
+        pred_class *c = prediction_add(p, "Memcpy DtoD (masked_fill's clone)", "Memcpy DtoD", 1, 2 * sb, 0, PIPE_NONE);
+        if (c)
+            c->is_copy = 1;
+    }
+    prediction_add(p, "masked_fill (writes the masked triangle)", "masked_fill", 1, sb * (S - 1) / (2 * S) + S * S, 0,
+                   PIPE_NONE);
+    prediction_add(p, "softmax", "softmax", 1, 2 * sb, 0, PIPE_NONE);
+    for (int i = 0; i < p->n; i++) {
+        p->executed_flops += p->cls[i].flops;
+        p->min_dram_bytes += p->cls[i].dram_bytes;
+    }
 }

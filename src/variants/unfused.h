@@ -15,5 +15,6 @@ int unfused_forward_masked(void *state, const void *q, const void *k, const void
                            const uint8_t *mask, cudaStream_t stream, attn_error *err);
 void unfused_facts(void *state, attn_facts *facts);
 void unfused_teardown(void *state);
+void unfused_predict(const attn_shape *s, int inplace, attn_prediction *p);
 
 #endif

@@ -13,7 +13,7 @@ CC=${CC:-gcc}
 ARCH=${CUDA_ARCH:--gencode arch=compute_90,code=sm_90}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 OUTDIR=build/vc
-mkdir -p "$OUTDIR/src/variants" "$OUTDIR/kernels"
+mkdir -p "$OUTDIR/src/variants" "$OUTDIR/kernels" "$OUTDIR/report"
 
 first_dir_with() { # first directory among $2... holding a file matching $1
     local pat=$1; shift
@@ -45,7 +45,7 @@ compile() {
 }
 export -f compile
 export NVCC NVFLAGS CC CFLAGS OUTDIR
-ls src/variant_util.c src/registry.c src/variants/*.c kernels/*.cu 2>/dev/null | xargs -P "$JOBS" -I{} bash -c 'compile {}'
+ls src/variant_util.c report/prediction.c src/registry.c src/variants/*.c kernels/*.cu 2>/dev/null | xargs -P "$JOBS" -I{} bash -c 'compile {}'
 
 objs_of() { for f in "$@"; do o=$OUTDIR/${f%.*}.o; [ -f "$o" ] && echo "$o"; done; }
 CUPTI_FLAGS="-DVC_NO_CUPTI"
@@ -54,17 +54,17 @@ if [ -n "$CUPTI_INCLUDE" ] && [ -n "$CUPTI_LIB" ]; then
     CUPTI_FLAGS="-I$CUPTI_INCLUDE"
     CUPTI_LIBS="-L$CUPTI_LIB -lcupti"
 fi
-LIBS="-L$CUDA_HOME/lib64 -L$CUDNN_LIB $CUPTI_LIBS -l:libcudnn.so.9 -lcublas -lcudart -lstdc++ -lm -ldl -lpthread \
+LIBS="-L$CUDA_HOME/lib64 -L$CUDNN_LIB $CUPTI_LIBS -l:libcudnn.so.9 -lcublas -lcudart -ljansson -lstdc++ -lm -ldl -lpthread \
       -Wl,--enable-new-dtags,-rpath,$CUDNN_LIB:$CUDA_HOME/lib64${CUPTI_LIB:+:$CUPTI_LIB}:$CUDA_HOME/extras/CUPTI/lib64"
 
-ALL_OBJS=$(objs_of src/variant_util.c src/registry.c src/variants/*.c kernels/*.cu)
+ALL_OBJS=$(objs_of src/variant_util.c report/prediction.c src/registry.c src/variants/*.c kernels/*.cu)
 if $CC $CFLAGS $CUPTI_FLAGS -DVC_REGISTRY tests/gpu/variant_check.c $ALL_OBJS -o build/variant_check $LIBS \
     >"$OUTDIR/link_registry.log" 2>&1; then
     echo "linked build/variant_check through the registry"
 else
     echo "registry link failed (first lines below); linking math/cudnn/naive_inplace directly"
     sed -n 1,10p "$OUTDIR/link_registry.log"
-    DIRECT="$(objs_of src/variant_util.c)"
+    DIRECT="$(objs_of src/variant_util.c report/prediction.c)"
     DEFS=""
     if [ -f "$OUTDIR/src/variants/math.o" ] && [ -f "$OUTDIR/kernels/math_kernels.o" ]; then
         DIRECT="$DIRECT $OUTDIR/src/variants/math.o $OUTDIR/kernels/math_kernels.o"; DEFS="$DEFS -DVC_HAVE_MATH"

@@ -2,7 +2,9 @@
 # GPU test (make gpu-test): every variant on small shapes, for real. Asserts that each
 # variant is correct against the FP64 reference (attnprof's own check, threshold 2e-2),
 # launches the GPU operations its expectation says (extra library memsets are allowed and reported), and that the fully-masked-rows check
-# gives NaN for the plain softmax and 0 for the safe one. Needs a CUDA GPU.
+# gives NaN for the plain softmax and 0 for the safe one; that the counter pass ran on
+# every shape, and at the default shape (score matrices far larger than the L2) that the
+# counters confirm the predictions (tests/gpu/check_counters.py). Needs a CUDA GPU.
 set -u
 bin=${ATTNPROF_BIN:-build/attnprof}
 work=$(mktemp -d)
@@ -12,7 +14,7 @@ pass=0
 for shape in 2x3x77x64 1x4x256x128 2x4x1000x64 1x2x1024x128 1x2x3000x64 1x2x4096x128; do
   IFS=x read -r B H S D <<<"$shape"
   dir="$work/$shape"
-  "$bin" run --batch "$B" --heads "$H" --seq "$S" --dim "$D" --iters 3 --warmup 1 --quiet -o "$dir" --format png
+  "$bin" run --batch "$B" --heads "$H" --seq "$S" --dim "$D" --iters 3 --warmup 1 --no-calibrate --quiet -o "$dir" --format png
   rc=$?
   if [ ! -f "$dir/summary.csv" ]; then
     echo "FAIL $shape: attnprof exited $rc without an archive"; fail=$((fail + 1)); continue
@@ -47,10 +49,26 @@ for x in run["variants"]:
         bad.append(f"{x['name']}: fully-masked rows gave '{fm['text']}', expected {want}")
     elif want and x["status"] == "ok" and not fm:
         bad.append(f"{x['name']}: no fully-masked-rows check recorded")
+meta = run.get("counters") or {}
+if meta.get("status") != "ok":
+    bad.append(f"counter pass {meta.get('status')!r}: {meta.get('reason', '')}")
+else:
+    ranges = json.load(open(f"{d}/counters.json"))["ranges"]
+    for x in run["variants"]:
+        if x["status"] == "ok" and not any(r["variant"] == x["name"] and r["kind"] == "kernel" for r in ranges):
+            bad.append(f"{x['name']}: no kernel counters in counters.json")
 for b in bad:
     print(f"FAIL {shape}: {b}")
 sys.exit(1 if bad else 0)
 PY
 done
+# The predictions against the counters, at the default shape (8x16x1024x64).
+dir="$work/default-counters"
+"$bin" run --iters 3 --warmup 1 --quiet -o "$dir" --format png
+if [ -f "$dir/counters.json" ] || [ -f "$dir/run.json" ]; then
+  python3 tests/gpu/check_counters.py "$dir" && pass=$((pass + 1)) || fail=$((fail + 1))
+else
+  echo "FAIL default shape with counters: no archive"; fail=$((fail + 1))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

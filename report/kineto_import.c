@@ -1,0 +1,546 @@
+/* `attnprof import` (kineto_import.h). Each file is streamed into the one trace
+ * (kineto_read.c, the same reader as trace.json's) with times moved by its
+ * baseTimeNanoseconds; then that file's slice of the trace is finished: the
+ * forward ranges get the variant's name and their iteration, GPU ops of other
+ * devices are dropped, and correlation ids are moved past the previous files'
+ * so that files never share an id. Nothing is invented: what Kineto does not
+ * record stays zero/NaN in run_info and the report says "not recorded".
+ * Status convention: 0 / EXIT_* as the header says; static helpers 0 / -1. */
+#include "kineto_import.h"
+
+#include "bounds.h"
+#include "exit_codes.h"
+#include "kineto_read.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void kineto_variant_name(const char *path, char *out, size_t n)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", base);
+    static const char *const suffixes[] = {".gz", ".json", ".pt.trace"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t L = strlen(buf), s = strlen(suffixes[i]);
+        if (L > s && !strcmp(buf + L - s, suffixes[i]))
+            buf[L - s] = '\0';
+    }
+    snprintf(out, n, "%s", buf);
+}
+
+/* An ac2g flow end: "s" at the launching call, "f" at the GPU op (Kineto's arrows). */
+typedef struct flow_end {
+    int64_t id;
+    int pid, tid;
+    int64_t ts_ns; /* relative to the file, as the events' */
+    int start;     /* "s" */
+} flow_end;
+
+/* What the importer keeps while a file streams by: the trace, the flows, and the
+ * GPU ops / API calls that came without args.correlation (indices into the trace),
+ * which the flows may still tie together. */
+typedef struct read_ctx {
+    trace *t;
+    size_t skipped; /* events the model does not take (trace_add_kineto_event) */
+    flow_end *flows;
+    size_t n_flows, cap_flows;
+    size_t *loose_ops, n_loose_ops, cap_loose_ops;
+    size_t *loose_apis, n_loose_apis, cap_loose_apis;
+} read_ctx;
+
+static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *v = realloc(*v, *cap * sizeof **v);
+        if (!*v)
+            abort();
+    }
+    (*v)[(*n)++] = x;
+}
+
+static int is_gpu_cat(const char *c) { return !strcmp(c, "kernel") || !strcmp(c, "gpu_memcpy") || !strcmp(c, "gpu_memset"); }
+static int is_api_cat(const char *c) { return !strcmp(c, "cuda_runtime") || !strcmp(c, "cuda_driver"); }
+
+static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, size_t errlen)
+{
+    read_ctx *c = ctx;
+    (void)idx;
+    if ((e->ph[0] == 's' || e->ph[0] == 'f') && !e->ph[1] && e->cat && !strcmp(e->cat, "ac2g") && e->id.set &&
+        e->ts.set && e->pid.is_int && e->tid.is_int) {
+        if (c->n_flows == c->cap_flows) {
+            c->cap_flows = c->cap_flows ? c->cap_flows * 2 : 256;
+            c->flows = realloc(c->flows, c->cap_flows * sizeof *c->flows);
+            if (!c->flows)
+                abort();
+        }
+        c->flows[c->n_flows++] = (flow_end){e->id.i, (int)e->pid.i, (int)e->tid.i, llround(e->ts.d * 1000.0),
+                                            e->ph[0] == 's'};
+        return 0;
+    }
+    int loose = !strcmp(e->ph, "X") && e->cat && (is_gpu_cat(e->cat) || is_api_cat(e->cat)) &&
+                !(e->arg[KARG_CORRELATION].set && e->arg[KARG_CORRELATION].is_int);
+    if (!loose)
+        return trace_add_kineto_event(c->t, e, 0, &c->skipped, err, errlen);
+    /* Kept for now with id 0; tied by a flow below, or dropped and counted. */
+    kineto_event copy = *e;
+    copy.has_args = 1;
+    copy.arg[KARG_CORRELATION] = (kineto_num){.set = 1, .is_int = 1, .i = 0, .d = 0};
+    size_t ops = c->t->n_ops, apis = c->t->n_apis;
+    if (trace_add_kineto_event(c->t, &copy, 0, &c->skipped, err, errlen) != 0)
+        return -1;
+    if (c->t->n_ops > ops)
+        push_index(&c->loose_ops, &c->n_loose_ops, &c->cap_loose_ops, ops);
+    if (c->t->n_apis > apis)
+        push_index(&c->loose_apis, &c->n_loose_apis, &c->cap_loose_apis, apis);
+    return 0;
+}
+
+static int cmp_flow(const void *a, const void *b)
+{
+    const flow_end *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return y->start - x->start; /* "s" first */
+}
+
+/* Ops and calls keyed by (pid, tid, start), to find a flow's two ends. */
+typedef struct keyed {
+    int pid, tid;
+    int64_t start;
+    size_t index;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+static const keyed *find_keyed(const keyed *v, size_t n, int pid, int tid, int64_t start)
+{
+    keyed k = {pid, tid, start, 0};
+    return bsearch(&k, v, n, sizeof *v, cmp_keyed);
+}
+
+/* Ties the file's uncorrelated GPU ops to their launching calls through the ac2g
+ * flows (same flow id at the call's and at the op's start), then drops what stays
+ * loose. Returns how many events were dropped. */
+static size_t tie_by_flows(read_ctx *c, size_t ops0, size_t apis0)
+{
+    trace *t = c->t;
+    size_t dropped = 0;
+    if (c->n_loose_ops) {
+        uint32_t next = 1;
+        for (size_t i = ops0; i < t->n_ops; i++)
+            if (t->ops[i].correlation >= next)
+                next = t->ops[i].correlation + 1;
+        for (size_t i = apis0; i < t->n_apis; i++)
+            if (t->apis[i].correlation >= next)
+                next = t->apis[i].correlation + 1;
+        keyed *ops = malloc(c->n_loose_ops * sizeof *ops);
+        keyed *apis = malloc((t->n_apis - apis0 + 1) * sizeof *apis);
+        char *api_loose = calloc(t->n_apis - apis0 + 1, 1);
+        if (!ops || !apis || !api_loose)
+            abort();
+        for (size_t i = 0; i < c->n_loose_ops; i++) {
+            const gpu_op *o = &t->ops[c->loose_ops[i]];
+            ops[i] = (keyed){o->device, o->stream, o->start_ns, c->loose_ops[i]};
+        }
+        for (size_t i = apis0; i < t->n_apis; i++)
+            apis[i - apis0] = (keyed){t->apis[i].pid, t->apis[i].tid, t->apis[i].start_ns, i};
+        for (size_t i = 0; i < c->n_loose_apis; i++)
+            api_loose[c->loose_apis[i] - apis0] = 1;
+        qsort(ops, c->n_loose_ops, sizeof *ops, cmp_keyed);
+        qsort(apis, t->n_apis - apis0, sizeof *apis, cmp_keyed);
+        qsort(c->flows, c->n_flows, sizeof *c->flows, cmp_flow);
+        for (size_t i = 0; i + 1 < c->n_flows; i++) {
+            const flow_end *s = &c->flows[i], *f = &c->flows[i + 1];
+            if (s->id != f->id || !s->start || f->start)
+                continue;
+            const keyed *op = find_keyed(ops, c->n_loose_ops, f->pid, f->tid, f->ts_ns);
+            const keyed *api = find_keyed(apis, t->n_apis - apis0, s->pid, s->tid, s->ts_ns);
+            if (!op || !api || t->ops[op->index].correlation)
+                continue;
+            api_call *a = &t->apis[api->index];
+            if (api_loose[api->index - apis0] && !a->correlation)
+                a->correlation = next++;
+            t->ops[op->index].correlation = a->correlation;
+        }
+        free(ops), free(apis), free(api_loose);
+    }
+    /* Drop what no flow tied: an op or call left with id 0. */
+    size_t w = ops0;
+    for (size_t i = ops0, k = 0; i < t->n_ops; i++) {
+        int loose = k < c->n_loose_ops && c->loose_ops[k] == i;
+        k += loose;
+        if (loose && !t->ops[i].correlation) {
+            free(t->ops[i].name);
+            dropped++;
+            continue;
+        }
+        t->ops[w++] = t->ops[i];
+    }
+    t->n_ops = w;
+    w = apis0;
+    for (size_t i = apis0, k = 0; i < t->n_apis; i++) {
+        int loose = k < c->n_loose_apis && c->loose_apis[k] == i;
+        k += loose;
+        if (loose && !t->apis[i].correlation) {
+            free(t->apis[i].name);
+            dropped++;
+            continue;
+        }
+        t->apis[w++] = t->apis[i];
+    }
+    t->n_apis = w;
+    free(c->flows), free(c->loose_ops), free(c->loose_apis);
+    c->flows = NULL, c->loose_ops = c->loose_apis = NULL;
+    return dropped;
+}
+
+static int cmp_range_ptr(const void *a, const void *b)
+{
+    const host_range *x = *(host_range *const *)a, *y = *(host_range *const *)b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns);
+}
+
+static void set_variant(host_range *h, const char *variant, int iteration)
+{
+    char *v = strdup(variant);
+    if (!v)
+        abort();
+    free(h->variant);
+    h->variant = v;
+    h->iteration = iteration;
+}
+
+/* The names of the user_annotation ranges of a file, for the error that says none is a forward. */
+static void range_names(const trace *t, size_t from, char *out, size_t n)
+{
+    out[0] = '\0';
+    int shown = 0, more = 0;
+    for (size_t i = from; i < t->n_ranges; i++) {
+        const host_range *h = &t->ranges[i];
+        if (h->kind != RANGE_ANNOTATION)
+            continue;
+        char q[140];
+        snprintf(q, sizeof q, "`%.120s`", h->name);
+        if (strstr(out, q))
+            continue;
+        if (shown == 6) {
+            more++;
+            continue;
+        }
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, "%s%s", shown ? ", " : "", q);
+        shown++;
+    }
+    if (more) {
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, " and %d more", more);
+    }
+}
+
+/* Marks the forwards of the file's slice; returns how many, or -1 (err set). */
+static int mark_forwards(trace *t, size_t ranges0, const char *path, const char *variant, const char *range,
+                         char *marker, size_t markerlen, char *err, size_t errlen)
+{
+    size_t n = 0, steps = 0;
+    for (size_t i = ranges0; i < t->n_ranges; i++) {
+        const host_range *h = &t->ranges[i];
+        if (h->kind != RANGE_ANNOTATION)
+            continue;
+        n += !strcmp(h->name, range);
+        steps += !strncmp(h->name, "ProfilerStep#", 13);
+    }
+    int by_step = n == 0;
+    if (by_step)
+        n = steps;
+    if (!n) {
+        char names[512];
+        range_names(t, ranges0, names, sizeof names);
+        if (names[0])
+            snprintf(err, errlen, "%s: no user_annotation range `%s` and no ProfilerStep#N to take as forwards; "
+                     "the trace holds %s (pick one with --range NAME)", path, range, names);
+        else
+            snprintf(err, errlen, "%s: no user_annotation range `%s` and no ProfilerStep#N to take as forwards; "
+                     "the trace holds no user_annotation range (wrap each forward in "
+                     "torch.profiler.record_function(\"%s\"))", path, range, range);
+        return -1;
+    }
+    host_range **fw = malloc(n * sizeof *fw);
+    if (!fw)
+        abort();
+    size_t k = 0;
+    for (size_t i = ranges0; i < t->n_ranges; i++) {
+        host_range *h = &t->ranges[i];
+        if (h->kind != RANGE_ANNOTATION)
+            continue;
+        if (by_step ? !strncmp(h->name, "ProfilerStep#", 13) : !strcmp(h->name, range))
+            fw[k++] = h;
+        else
+            set_variant(h, variant, -1);
+    }
+    qsort(fw, n, sizeof *fw, cmp_range_ptr);
+    for (size_t i = 0; i < n; i++)
+        set_variant(fw[i], variant, (int)i);
+    free(fw);
+    if (by_step)
+        snprintf(marker, markerlen, "Kineto ProfilerStep#N ranges");
+    else
+        snprintf(marker, markerlen, "Kineto user_annotation ranges \"%s\" (record_function)", range);
+    return (int)n;
+}
+
+/* Keeps the ops of the file's slice that ran on `device`; returns how many were dropped. */
+static size_t keep_device(trace *t, size_t ops0, int device)
+{
+    size_t w = ops0, dropped = 0;
+    for (size_t i = ops0; i < t->n_ops; i++) {
+        if (t->ops[i].device != device) {
+            free(t->ops[i].name);
+            dropped++;
+            continue;
+        }
+        t->ops[w++] = t->ops[i];
+    }
+    t->n_ops = w;
+    return dropped;
+}
+
+static void add_fact(variant_result *v, const char *key, const char *text, double number)
+{
+    if (v->facts.n == ATTN_MAX_FACTS)
+        return;
+    attn_fact *f = &v->facts.item[v->facts.n++];
+    snprintf(f->key, sizeof f->key, "%s", key);
+    snprintf(f->value, sizeof f->value, "%s", text);
+    f->number = number;
+}
+
+typedef struct span {
+    int pid;
+    int64_t lo, hi;
+    const char *path;
+} span;
+
+static int import_one(const char *path, const char *variant, const import_options *o, int first, trace *t,
+                      run_info *r, uint32_t *corr_base, span *spans, int idx, char *err, size_t errlen)
+{
+    size_t ops0 = t->n_ops, apis0 = t->n_apis, ranges0 = t->n_ranges;
+    read_ctx c = {.t = t};
+    kineto_header h;
+    kineto_file_info info;
+    if (kineto_read(path, on_event, &c, &h, &info, err, errlen) != KINETO_OK) {
+        free(c.flows), free(c.loose_ops), free(c.loose_apis);
+        return EXIT_BAD_ARCHIVE;
+    }
+    size_t uncorrelated = tie_by_flows(&c, ops0, apis0);
+    const char *range = trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
+    if (range) {
+        snprintf(err, errlen, "%s: %s", path, range);
+        return EXIT_BAD_ARCHIVE;
+    }
+
+    char marker[96];
+    int n_fwd = mark_forwards(t, ranges0, path, variant, o->range ? o->range : "attn_fwd", marker, sizeof marker,
+                              err, errlen);
+    if (n_fwd < 0)
+        return EXIT_BAD_ARCHIVE;
+    if (t->n_ops == ops0) {
+        snprintf(err, errlen, "%s: no GPU events (kernel, gpu_memcpy or gpu_memset with args.correlation): a "
+                 "CPU-only trace? profile with ProfilerActivity.CUDA", path);
+        return EXIT_BAD_ARCHIVE;
+    }
+    int device = o->device;
+    if (device < 0) {
+        device = t->ops[ops0].device;
+        for (size_t i = ops0; i < t->n_ops; i++)
+            if (t->ops[i].device < device)
+                device = t->ops[i].device;
+    }
+    size_t other = keep_device(t, ops0, device);
+    if (t->n_ops == ops0) {
+        snprintf(err, errlen, "%s: no GPU events on device %d (pick another with --device N)", path, device);
+        return EXIT_BAD_ARCHIVE;
+    }
+    /* Correlation ids: unique across files. */
+    uint32_t max_corr = 0;
+    for (size_t i = ops0; i < t->n_ops; i++)
+        if (t->ops[i].correlation > max_corr)
+            max_corr = t->ops[i].correlation;
+    for (size_t i = apis0; i < t->n_apis; i++)
+        if (t->apis[i].correlation > max_corr)
+            max_corr = t->apis[i].correlation;
+    if ((uint64_t)*corr_base + max_corr + 1 > UINT32_MAX) {
+        snprintf(err, errlen, "%s: correlation ids of the traces together exceed 32 bits; import fewer files at once",
+                 path);
+        return EXIT_BAD_ARCHIVE;
+    }
+    for (size_t i = ops0; i < t->n_ops; i++)
+        t->ops[i].correlation += *corr_base;
+    for (size_t i = apis0; i < t->n_apis; i++)
+        t->apis[i].correlation += *corr_base;
+    *corr_base += max_corr + 1;
+
+    /* Forwards are matched to API calls by process and time: two files of one
+     * process whose forwards overlap in time cannot be told apart. */
+    span s = {0, INT64_MAX, INT64_MIN, path};
+    int tid = 0;
+    for (size_t i = ranges0; i < t->n_ranges; i++) {
+        const host_range *hr = &t->ranges[i];
+        if (hr->iteration < 0)
+            continue;
+        s.pid = hr->pid;
+        tid = hr->tid;
+        if (hr->start_ns < s.lo)
+            s.lo = hr->start_ns;
+        if (hr->end_ns > s.hi)
+            s.hi = hr->end_ns;
+    }
+    for (int j = 0; j < idx; j++)
+        if (spans[j].pid == s.pid && spans[j].lo <= s.hi && s.lo <= spans[j].hi) {
+            snprintf(err, errlen, "%s: its forwards overlap in time with those of %s in the same process (pid %d); "
+                     "import them into separate archives", path, spans[j].path, s.pid);
+            return EXIT_BAD_ARCHIVE;
+        }
+    spans[idx] = s;
+    /* The variant's own range around its forwards, as attnprof's runner records it:
+     * Kineto readers (HTA) tell the variants apart by it. */
+    host_range outer = {.kind = RANGE_ANNOTATION, .name = (char *)variant, .variant = (char *)variant,
+                        .iteration = -1, .start_ns = s.lo, .end_ns = s.hi, .pid = s.pid, .tid = tid};
+    trace_add_range(t, &outer);
+
+    const device_props *dp = kineto_header_device(&h, device);
+    if (!dp && h.n_devices)
+        dp = &h.devices[0];
+    if (dp && (range = bounds_device(dp))) {
+        snprintf(err, errlen, "%s: %s", path, range);
+        return EXIT_BAD_ARCHIVE;
+    }
+    if (first) {
+        if (dp)
+            t->device = r->device = *dp;
+        t->pid = s.pid;
+        t->cupti_version = r->cupti_version = h.cupti_version;
+        t->cuda_runtime_version = r->cuda_runtime_version = h.cuda_runtime_version;
+        t->cuda_driver_version = r->cuda_driver_version = h.cuda_driver_version;
+        snprintf(r->marker_source, sizeof r->marker_source, "%s", marker);
+        /* Kineto's clock: ts (µs) + baseTimeNanoseconds is wall-clock time since the epoch. */
+        time_t sec = (time_t)(s.lo / 1000000000);
+        struct tm tm;
+        if (s.lo > 0 && gmtime_r(&sec, &tm))
+            strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    if (n_fwd > r->iters)
+        r->iters = n_fwd;
+
+    variant_result *v = &r->variants[r->n_variants++];
+    snprintf(v->name, sizeof v->name, "%s", variant);
+    snprintf(v->title, sizeof v->title, "PyTorch profiler trace");
+    const char *base = strrchr(path, '/');
+    snprintf(v->what_changed, sizeof v->what_changed, "imported from %s", base ? base + 1 : path);
+    v->expected_ops = -1;
+    v->expected_memcpy = -1;
+    v->status = VARIANT_OK;
+    v->rel_error = v->event_us_no_cupti = v->event_us_cupti = NAN;
+    v->host_us_no_cupti = v->host_us_cupti = NAN;
+    char text[200];
+    snprintf(text, sizeof text, "%d", device);
+    add_fact(v, "device", text, device);
+    if (other) {
+        snprintf(text, sizeof text, "%zu GPU operations on other devices ignored (--device picks one)", other);
+        add_fact(v, "other_device_ops", text, (double)other);
+    }
+    if (uncorrelated) {
+        snprintf(text, sizeof text, "%zu GPU/API events without args.correlation or an ac2g flow not attributed",
+                 uncorrelated);
+        add_fact(v, "uncorrelated_events", text, (double)uncorrelated);
+    }
+
+    import_source *src = &r->sources[r->n_sources++];
+    snprintf(src->file, sizeof src->file, "%s", path);
+    src->size = info.size;
+    snprintf(src->sha256, sizeof src->sha256, "%s", info.sha256);
+    snprintf(src->variant, sizeof src->variant, "%s", variant);
+    src->schema_version = h.schema_version;
+    src->base_time_ns = h.base_time_ns;
+    snprintf(src->trace_id, sizeof src->trace_id, "%s", h.trace_id);
+    src->has_distributed = h.has_distributed;
+    snprintf(src->backend, sizeof src->backend, "%s", h.dist_backend);
+    src->rank = h.rank;
+    src->world_size = h.world_size;
+    return EXIT_OK;
+}
+
+int kineto_import(const char *const *paths, int n, const import_options *o, trace *t, run_info *r, char *err,
+                  size_t errlen)
+{
+    trace_init(t);
+    memset(r, 0, sizeof *r);
+    r->imported = 1;
+    if (o->shape) { /* declared on the command line: run.json says so */
+        r->shape = *o->shape;
+        snprintf(r->dtype, sizeof r->dtype, "%s", o->dtype ? o->dtype : "");
+        r->causal = o->causal;
+        snprintf(r->shape_source, sizeof r->shape_source, "--shape");
+    }
+    if (n > RUN_MAX_VARIANTS) {
+        snprintf(err, errlen, "import takes at most %d traces at once (got %d)", RUN_MAX_VARIANTS, n);
+        return EXIT_USAGE;
+    }
+    /* --variant a,b,c: one name per trace, in order. */
+    int n_names = 0;
+    for (const char *p = o->variant; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+        n_names++;
+    if (o->variant && n_names != n) {
+        snprintf(err, errlen, "--variant gives %d name%s for %d trace%s: give one name per trace, comma-separated, "
+                 "or none (each is then named after its file)", n_names, n_names == 1 ? "" : "s", n, n == 1 ? "" : "s");
+        return EXIT_USAGE;
+    }
+    const char *next_name = o->variant;
+    span spans[RUN_MAX_VARIANTS];
+    uint32_t corr_base = 0;
+    for (int i = 0; i < n; i++) {
+        char name[512];
+        if (next_name) {
+            size_t len = strcspn(next_name, ",");
+            snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), next_name);
+            next_name = next_name[len] ? next_name + len + 1 : NULL;
+        } else
+            kineto_variant_name(paths[i], name, sizeof name);
+        if (!name[0] || strlen(name) >= sizeof r->variants[0].name) {
+            snprintf(err, errlen, "%s: the variant name '%s' must be 1 to %zu characters; name it with --variant",
+                     paths[i], name, sizeof r->variants[0].name - 1);
+            trace_free(t);
+            return EXIT_USAGE;
+        }
+        for (int j = 0; j < r->n_variants; j++)
+            if (!strcmp(r->variants[j].name, name)) {
+                snprintf(err, errlen, "%s: variant '%s' is already the name of %s; rename one of the files", paths[i],
+                         name, r->sources[j].file);
+                trace_free(t);
+                return EXIT_USAGE;
+            }
+        int rc = import_one(paths[i], name, o, i == 0, t, r, &corr_base, spans, i, err, errlen);
+        if (rc != EXIT_OK) {
+            trace_free(t);
+            return rc;
+        }
+    }
+    trace_sort(t);
+    return EXIT_OK;
+}

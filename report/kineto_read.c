@@ -1,0 +1,633 @@
+/* The streaming Kineto-JSON reader (kineto_read.h). The file is read in 256 KiB
+ * chunks; each chunk, inflated by zlib when the file starts with the gzip magic,
+ * feeds yajl's push parser. yajl's callbacks drive a
+ * small state machine: a stack of the containers we are inside, the top-level
+ * key, the event key and the args key; containers the readers do not need are
+ * skipped by depth. An event is complete at the end of its object and goes to
+ * the callback; its strings live in buffers reused for the next event.
+ * With `info`, a second thread reads the file for its SHA-256 meanwhile.
+ * Status convention: the static helpers return 0 / -1; yajl callbacks return
+ * 1 to go on, 0 to stop (then `st->status` says why). */
+#include "kineto_read.h"
+
+#include "bounds.h"
+#include "escape.h"
+#include "sha256.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+enum { CHUNK = 256 * 1024, MAX_DEPTH = 64 };
+
+typedef enum ctx {
+    C_ROOT,      /* the top-level object */
+    C_EVENTS,    /* traceEvents */
+    C_EVENT,     /* one event */
+    C_ARGS,      /* its args */
+    C_TRIPLE,    /* args.grid / args.block */
+    C_DEVICES,   /* deviceProperties */
+    C_DEVICE,    /* one of them */
+    C_DIST,      /* distributedInfo */
+    C_SKIP       /* anything else */
+} ctx;
+
+typedef struct sbuf {
+    char *s;
+    size_t cap;
+    int set;
+} sbuf;
+
+typedef struct state {
+    const char *path;
+    kineto_event_fn fn;
+    void *user;
+    kineto_header *hdr;
+    ctx stack[MAX_DEPTH];
+    int depth;
+    int root_seen;
+    char top_key[32], ev_key[32], arg_key[48], dev_key[48];
+    int triple_which, triple_i; /* 0 grid, 1 block */
+    size_t index;
+    kineto_event ev;
+    sbuf ph, cat, name, copy_kind, variant;
+    device_props dev;
+    int dev_id;
+    kineto_status status;
+    char *err;
+    size_t errlen;
+} state;
+
+static int sbuf_set(sbuf *b, const unsigned char *s, size_t n)
+{
+    if (n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < n + 1)
+            cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (!p)
+            abort(); /* as trace.c: out of host memory is not recoverable here */
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s, s, n);
+    b->s[n] = '\0';
+    b->set = 1;
+    return 0;
+}
+
+/* Keys longer than the buffer cannot be one we look for: they become "\1". */
+static void key_copy(char *dst, size_t n, const unsigned char *s, size_t len)
+{
+    if (len >= n) {
+        dst[0] = '\1', dst[1] = '\0';
+        return;
+    }
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+}
+
+static ctx top(const state *st) { return st->depth ? st->stack[st->depth - 1] : C_ROOT; }
+
+static int push(state *st, ctx c)
+{
+    if (st->depth == MAX_DEPTH) {
+        st->status = KINETO_ERR_JSON;
+        snprintf(st->err, st->errlen, "%s: nested deeper than %d levels: not a Kineto trace", st->path, MAX_DEPTH);
+        return 0;
+    }
+    st->stack[st->depth++] = c;
+    return 1;
+}
+
+static int event_error(state *st, const char *what)
+{
+    st->status = KINETO_ERR_EVENT;
+    snprintf(st->err, st->errlen, "%s: event %zu: %s", st->path, st->index, what);
+    return 0;
+}
+
+static void event_reset(state *st)
+{
+    memset(&st->ev, 0, sizeof st->ev);
+    st->ph.set = st->cat.set = st->name.set = st->copy_kind.set = st->variant.set = 0;
+}
+
+static const char *const ARG_NAMES[KARG_COUNT] = {
+    [KARG_CORRELATION] = "correlation",
+    [KARG_EXTERNAL_ID] = "External id",
+    [KARG_DEVICE] = "device",
+    [KARG_STREAM] = "stream",
+    [KARG_CONTEXT] = "context",
+    [KARG_REGISTERS] = "registers per thread",
+    [KARG_SHARED_MEMORY] = "shared memory",
+    [KARG_STATIC_SMEM] = "static shared memory",
+    [KARG_DYNAMIC_SMEM] = "dynamic shared memory",
+    [KARG_BYTES] = "bytes",
+    [KARG_ITERATION] = "iteration",
+    [KARG_CBID] = "cbid",
+    [KARG_QUEUED] = "queued",
+    [KARG_BLOCKS_PER_SM] = "blocks per SM",
+    [KARG_WARPS_PER_SM] = "warps per SM",
+    [KARG_EST_OCCUPANCY] = "est. achieved occupancy %",
+};
+
+static kineto_num *event_num_field(state *st, const char *key)
+{
+    kineto_event *e = &st->ev;
+    if (!strcmp(key, "ts"))
+        return &e->ts;
+    if (!strcmp(key, "dur"))
+        return &e->dur;
+    if (!strcmp(key, "pid"))
+        return &e->pid;
+    if (!strcmp(key, "tid"))
+        return &e->tid;
+    if (!strcmp(key, "id"))
+        return &e->id;
+    return NULL;
+}
+
+static void dev_set_int(device_props *d, int *id, const char *k, long long v)
+{
+    struct { const char *key; size_t off; } ints[] = {
+        {"computeMajor", offsetof(device_props, major)},
+        {"computeMinor", offsetof(device_props, minor)},
+        {"maxThreadsPerBlock", offsetof(device_props, max_threads_per_block)},
+        {"maxThreadsPerMultiprocessor", offsetof(device_props, max_threads_per_sm)},
+        {"regsPerBlock", offsetof(device_props, regs_per_block)},
+        {"regsPerMultiprocessor", offsetof(device_props, regs_per_sm)},
+        {"warpSize", offsetof(device_props, warp_size)},
+        {"sharedMemPerBlock", offsetof(device_props, smem_per_block)},
+        {"sharedMemPerMultiprocessor", offsetof(device_props, smem_per_sm)},
+        {"numSms", offsetof(device_props, sm_count)},
+        {"sharedMemPerBlockOptin", offsetof(device_props, smem_per_block_optin)},
+        {"maxBlocksPerMultiprocessor", offsetof(device_props, max_blocks_per_sm)},
+        {"reservedSharedMemPerBlock", offsetof(device_props, smem_reserved_per_block)},
+        {"l2CacheSize", offsetof(device_props, l2_bytes)},
+        {"clockRate", offsetof(device_props, clock_khz)},
+        {"memoryClockRate", offsetof(device_props, mem_clock_khz)},
+        {"memoryBusWidth", offsetof(device_props, mem_bus_width)},
+    };
+    if (!strcmp(k, "id")) {
+        *id = bounds_int_sat(v);
+        return;
+    }
+    if (!strcmp(k, "totalGlobalMem")) {
+        d->total_mem = v;
+        return;
+    }
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (!strcmp(k, ints[i].key)) {
+            *(int *)((char *)d + ints[i].off) = bounds_int_sat(v);
+            return;
+        }
+}
+
+static void header_int(state *st, long long v)
+{
+    kineto_header *h = st->hdr;
+    const char *k = st->top_key;
+    if (!strcmp(k, "schemaVersion"))
+        h->schema_version = bounds_int_sat(v);
+    else if (!strcmp(k, "baseTimeNanoseconds"))
+        h->base_time_ns = v, h->has_base_time = 1;
+    else if (!strcmp(k, "pid"))
+        h->pid = bounds_int_sat(v);
+    else if (!strcmp(k, "cupti_version"))
+        h->cupti_version = bounds_int_sat(v);
+    else if (!strcmp(k, "cuda_runtime_version"))
+        h->cuda_runtime_version = bounds_int_sat(v);
+    else if (!strcmp(k, "cuda_driver_version"))
+        h->cuda_driver_version = bounds_int_sat(v);
+}
+
+/* A number (integer or not) or another scalar (is_num == 0). */
+static int on_scalar(state *st, int is_num, int is_int, long long iv, double dv, const unsigned char *s,
+                     size_t len)
+{
+    switch (top(st)) {
+    case C_SKIP:
+        return 1;
+    case C_EVENTS:
+        return event_error(st, "not an object");
+    case C_ROOT:
+        if (is_num && is_int)
+            header_int(st, iv);
+        else if (s && !strcmp(st->top_key, "trace_id"))
+            key_copy(st->hdr->trace_id, sizeof st->hdr->trace_id, s, len);
+        else if (s && !strcmp(st->top_key, "traceName"))
+            key_copy(st->hdr->trace_name, sizeof st->hdr->trace_name, s, len);
+        return 1;
+    case C_DIST:
+        if (is_num && is_int && !strcmp(st->dev_key, "rank"))
+            st->hdr->rank = bounds_int_sat(iv);
+        else if (is_num && is_int && !strcmp(st->dev_key, "world_size"))
+            st->hdr->world_size = bounds_int_sat(iv);
+        else if (s && !strcmp(st->dev_key, "backend"))
+            key_copy(st->hdr->dist_backend, sizeof st->hdr->dist_backend, s, len);
+        return 1;
+    case C_DEVICE:
+        if (is_num && is_int)
+            dev_set_int(&st->dev, &st->dev_id, st->dev_key, iv);
+        else if (s && !strcmp(st->dev_key, "name")) { /* cut between UTF-8 characters if it must be */
+            size_t n = len < sizeof st->dev.name - 1 ? len : sizeof st->dev.name - 1;
+            memcpy(st->dev.name, s, n);
+            st->dev.name[n] = '\0';
+            esc_utf8_trim(st->dev.name);
+        }
+        return 1;
+    case C_DEVICES:
+        return 1;
+    case C_EVENT: {
+        const char *k = st->ev_key;
+        if (s) {
+            if (!strcmp(k, "ph"))
+                sbuf_set(&st->ph, s, len);
+            else if (!strcmp(k, "cat"))
+                sbuf_set(&st->cat, s, len);
+            else if (!strcmp(k, "name"))
+                sbuf_set(&st->name, s, len);
+            return 1;
+        }
+        kineto_num *n = is_num ? event_num_field(st, k) : NULL;
+        if (n)
+            *n = (kineto_num){.set = 1, .is_int = is_int, .i = is_int ? iv : (int64_t)dv, .d = is_int ? (double)iv : dv};
+        return 1;
+    }
+    case C_ARGS: {
+        const char *k = st->arg_key;
+        if (s) {
+            if (!strcmp(k, "copy kind"))
+                sbuf_set(&st->copy_kind, s, len);
+            else if (!strcmp(k, "variant"))
+                sbuf_set(&st->variant, s, len);
+            return 1;
+        }
+        if (!is_num)
+            return 1;
+        for (int a = 0; a < KARG_COUNT; a++)
+            if (!strcmp(k, ARG_NAMES[a])) {
+                st->ev.arg[a] = (kineto_num){.set = 1, .is_int = is_int, .i = is_int ? iv : (int64_t)dv,
+                                             .d = is_int ? (double)iv : dv};
+                break;
+            }
+        return 1;
+    }
+    case C_TRIPLE:
+        if (st->triple_i < 3 && is_num && is_int)
+            (st->triple_which ? st->ev.block : st->ev.grid)[st->triple_i] = bounds_int_sat(iv);
+        st->triple_i++;
+        return 1;
+    }
+    return 1;
+}
+
+static int cb_null(void *c) { return on_scalar(c, 0, 0, 0, 0, NULL, 0); }
+static int cb_bool(void *c, int b) { (void)b; return on_scalar(c, 0, 0, 0, 0, NULL, 0); }
+static int cb_int(void *c, long long v) { return on_scalar(c, 1, 1, v, (double)v, NULL, 0); }
+static int cb_double(void *c, double v) { return on_scalar(c, 1, 0, 0, v, NULL, 0); }
+static int cb_string(void *c, const unsigned char *s, size_t n) { return on_scalar(c, 0, 0, 0, 0, s, n); }
+
+static int cb_map_key(void *c, const unsigned char *s, size_t n)
+{
+    state *st = c;
+    switch (top(st)) {
+    case C_ROOT: key_copy(st->top_key, sizeof st->top_key, s, n); break;
+    case C_EVENT: key_copy(st->ev_key, sizeof st->ev_key, s, n); break;
+    case C_ARGS: key_copy(st->arg_key, sizeof st->arg_key, s, n); break;
+    case C_DEVICE:
+    case C_DIST: key_copy(st->dev_key, sizeof st->dev_key, s, n); break;
+    default: break;
+    }
+    return 1;
+}
+
+static int cb_start_map(void *c)
+{
+    state *st = c;
+    if (!st->root_seen) {
+        st->root_seen = 1;
+        st->depth = 0;
+        return 1; /* the root object is C_ROOT at depth 0 */
+    }
+    switch (top(st)) {
+    case C_EVENTS:
+        event_reset(st);
+        return push(st, C_EVENT);
+    case C_EVENT:
+        if (!strcmp(st->ev_key, "args")) {
+            st->ev.has_args = 1;
+            return push(st, C_ARGS);
+        }
+        return push(st, C_SKIP);
+    case C_DEVICES:
+        memset(&st->dev, 0, sizeof st->dev);
+        st->dev.warp_size = 32;
+        st->dev_id = st->hdr->n_devices;
+        return push(st, C_DEVICE);
+    case C_ROOT:
+        if (!strcmp(st->top_key, "distributedInfo")) {
+            st->hdr->has_distributed = 1;
+            return push(st, C_DIST);
+        }
+        return push(st, C_SKIP);
+    default:
+        return push(st, C_SKIP);
+    }
+}
+
+static int cb_end_map(void *c)
+{
+    state *st = c;
+    if (!st->depth)
+        return 1; /* end of the root */
+    ctx was = st->stack[--st->depth];
+    if (was == C_DEVICE && st->hdr->n_devices < KINETO_MAX_DEVICES) {
+        st->hdr->device_ids[st->hdr->n_devices] = st->dev_id;
+        st->hdr->devices[st->hdr->n_devices++] = st->dev;
+    }
+    if (was != C_EVENT)
+        return 1;
+    kineto_event *e = &st->ev;
+    e->ph = st->ph.set ? st->ph.s : "";
+    e->cat = st->cat.set ? st->cat.s : NULL;
+    e->name = st->name.set ? st->name.s : NULL;
+    e->copy_kind = st->copy_kind.set ? st->copy_kind.s : NULL;
+    e->variant = st->variant.set ? st->variant.s : NULL;
+    char why[512] = "";
+    if (st->fn && st->fn(st->user, st->index, e, why, sizeof why) != 0)
+        return event_error(st, why);
+    st->index++;
+    return 1;
+}
+
+static int cb_start_array(void *c)
+{
+    state *st = c;
+    if (!st->root_seen) {
+        st->status = KINETO_ERR_SCHEMA;
+        snprintf(st->err, st->errlen, "%s: no traceEvents array: not an attnprof/Kineto trace", st->path);
+        return 0;
+    }
+    switch (top(st)) {
+    case C_ROOT:
+        if (!strcmp(st->top_key, "traceEvents")) {
+            st->hdr->has_trace_events = 1;
+            return push(st, C_EVENTS);
+        }
+        if (!strcmp(st->top_key, "deviceProperties"))
+            return push(st, C_DEVICES);
+        return push(st, C_SKIP);
+    case C_EVENTS:
+        return event_error(st, "not an object");
+    case C_ARGS:
+        if (!strcmp(st->arg_key, "grid") || !strcmp(st->arg_key, "block")) {
+            st->triple_which = st->arg_key[0] == 'b';
+            st->triple_i = 0;
+            return push(st, C_TRIPLE);
+        }
+        return push(st, C_SKIP);
+    default:
+        return push(st, C_SKIP);
+    }
+}
+
+static int cb_end_array(void *c)
+{
+    state *st = c;
+    if (st->depth)
+        st->depth--;
+    return 1;
+}
+
+static const yajl_callbacks CALLBACKS = {cb_null,  cb_bool,      cb_int,     cb_double,      NULL,        cb_string,
+                                         cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array};
+
+const device_props *kineto_header_device(const kineto_header *h, int id)
+{
+    for (int i = 0; i < h->n_devices; i++)
+        if (h->device_ids[i] == id)
+            return &h->devices[i];
+    return NULL;
+}
+
+/* Line and column of byte `off` of the text: counted from the chunks already parsed. */
+typedef struct position {
+    long long line, col;
+} position;
+
+static void advance(position *p, const unsigned char *s, size_t n)
+{
+    const unsigned char *end = s + n, *nl;
+    while ((nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+        p->line++, p->col = 1;
+        s = nl + 1;
+    }
+    p->col += end - s;
+}
+
+static void json_error(state *st, yajl_handle h, const unsigned char *text, size_t len, position pos)
+{
+    size_t used = yajl_get_bytes_consumed(h);
+    advance(&pos, text, used < len ? used : len);
+    unsigned char *msg = yajl_get_error(h, 0, text, len);
+    char m[160];
+    snprintf(m, sizeof m, "%s", msg ? (const char *)msg : "parse error");
+    for (char *p = m; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    size_t L = strlen(m);
+    while (L && m[L - 1] == ' ')
+        m[--L] = '\0';
+    if (msg)
+        yajl_free_error(h, msg);
+    st->status = KINETO_ERR_JSON;
+    snprintf(st->err, st->errlen, "%s: not valid JSON (line %lld, column %lld: %s)", st->path, pos.line, pos.col, m);
+}
+
+/* Feeds one chunk of text to yajl. Returns 0, or -1 with st->status set. */
+static int parse(state *st, yajl_handle h, const unsigned char *text, size_t len, position *pos)
+{
+    if (yajl_parse(h, text, len) != yajl_status_ok) {
+        if (st->status == KINETO_OK)
+            json_error(st, h, text, len, *pos);
+        return -1;
+    }
+    advance(pos, text, len);
+    return 0;
+}
+
+/* The file's SHA-256, computed by a second thread that reads the file on its own
+ * while the first parses it (2 cores: the digest costs no wall time). */
+typedef struct digest_job {
+    const char *path;
+    char hex[65];
+    int ok;
+} digest_job;
+
+static void *digest_thread(void *arg)
+{
+    digest_job *j = arg;
+    int fd = open(j->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    unsigned char *buf = malloc(CHUNK);
+    if (!buf)
+        abort();
+    sha256_ctx sha;
+    sha256_init(&sha);
+    ssize_t n;
+    while ((n = read(fd, buf, CHUNK)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+            sha256_update(&sha, buf, (size_t)n);
+    if (n == 0) {
+        sha256_final_hex(&sha, j->hex);
+        j->ok = 1;
+    }
+    free(buf);
+    close(fd);
+    return NULL;
+}
+
+kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, kineto_header *hdr,
+                          kineto_file_info *info, char *err, size_t errlen)
+{
+    kineto_header hdr_local;
+    kineto_file_info info_local;
+    int want_sha = info != NULL;
+    if (!hdr)
+        hdr = &hdr_local;
+    if (!info)
+        info = &info_local;
+    memset(hdr, 0, sizeof *hdr);
+    memset(info, 0, sizeof *info);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return KINETO_ERR_IO;
+    }
+    state *st = calloc(1, sizeof *st);
+    unsigned char *raw = malloc(CHUNK), *out = malloc(CHUNK);
+    if (!st || !raw || !out)
+        abort();
+    st->path = path;
+    st->fn = fn;
+    st->user = ctx_user;
+    st->hdr = hdr;
+    st->err = err;
+    st->errlen = errlen;
+    yajl_handle h = yajl_alloc(&CALLBACKS, NULL, st);
+    yajl_config(h, yajl_allow_trailing_garbage, 0);
+    digest_job job = {.path = path};
+    pthread_t digester;
+    int threaded = want_sha && pthread_create(&digester, NULL, digest_thread, &job) == 0;
+    sha256_ctx sha;
+    sha256_init(&sha);
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    int z_open = 0, z_ended = 0, first = 1, failed = 0;
+    position pos = {1, 1};
+    for (;;) {
+        ssize_t n = read(fd, raw, CHUNK);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            st->status = KINETO_ERR_IO;
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+            failed = 1;
+            break;
+        }
+        if (n == 0)
+            break;
+        if (want_sha && !threaded)
+            sha256_update(&sha, raw, (size_t)n);
+        info->size += n;
+        if (first) {
+            first = 0;
+            if (n >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
+                info->gzip = 1;
+                if (inflateInit2(&zs, 15 + 16) != Z_OK)
+                    abort();
+                z_open = 1;
+            }
+        }
+        if (!info->gzip) {
+            if (parse(st, h, raw, (size_t)n, &pos) != 0) {
+                failed = 1;
+                break;
+            }
+            continue;
+        }
+        zs.next_in = raw;
+        zs.avail_in = (uInt)n;
+        while (zs.avail_in > 0 && !failed) {
+            if (z_ended) { /* another gzip member follows (as `cat a.gz b.gz` makes) */
+                inflateReset(&zs);
+                z_ended = 0;
+            }
+            zs.next_out = out;
+            zs.avail_out = CHUNK;
+            int zr = inflate(&zs, Z_NO_FLUSH);
+            if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+                st->status = KINETO_ERR_JSON;
+                snprintf(err, errlen, "%s: corrupt gzip data: %s", path, zs.msg ? zs.msg : "inflate failed");
+                failed = 1;
+                break;
+            }
+            if (zr == Z_STREAM_END)
+                z_ended = 1;
+            if (CHUNK - zs.avail_out && parse(st, h, out, CHUNK - zs.avail_out, &pos) != 0)
+                failed = 1;
+            if (zr == Z_BUF_ERROR)
+                break;
+        }
+        if (failed)
+            break;
+    }
+    if (!failed && info->gzip && !z_ended) {
+        st->status = KINETO_ERR_JSON;
+        snprintf(err, errlen, "%s: truncated gzip stream (the file ends inside the compressed data)", path);
+        failed = 1;
+    }
+    if (!failed && info->size == 0) {
+        st->status = KINETO_ERR_JSON;
+        snprintf(err, errlen, "%s: not valid JSON (line 1, column 1: empty file)", path);
+        failed = 1;
+    }
+    if (!failed && yajl_complete_parse(h) != yajl_status_ok) {
+        if (st->status == KINETO_OK)
+            json_error(st, h, (const unsigned char *)"", 0, pos);
+        failed = 1;
+    }
+    if (!failed && !hdr->has_trace_events) {
+        st->status = KINETO_ERR_SCHEMA;
+        snprintf(err, errlen, "%s: no traceEvents array: not an attnprof/Kineto trace", path);
+    }
+    kineto_status status = st->status;
+    info->n_events = st->index;
+    if (threaded) {
+        pthread_join(digester, NULL);
+        if (!job.ok && status == KINETO_OK) {
+            status = KINETO_ERR_IO;
+            snprintf(err, errlen, "%s: cannot read it a second time for its SHA-256", path);
+        }
+        memcpy(info->sha256, job.hex, sizeof job.hex);
+    } else if (want_sha)
+        sha256_final_hex(&sha, info->sha256);
+    if (z_open)
+        inflateEnd(&zs);
+    yajl_free(h);
+    close(fd);
+    free(st->ph.s), free(st->cat.s), free(st->name.s), free(st->copy_kind.s), free(st->variant.s);
+    free(st);
+    free(raw);
+    free(out);
+    return status;
+}

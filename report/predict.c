@@ -1,0 +1,265 @@
+/* The checks of "Predict, then verify" (see predict.h): a variant's classes of kernels
+ * are matched by name to the counter pass's kernel ranges; a Memcpy, not a kernel, is
+ * the forward range minus every kernel range. */
+#include "predict.h"
+
+#include "escape.h"
+#include "findings.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *pv_kind_id(pv_kind k)
+{
+    static const char *const id[] = {"ops", "count", "dram_bytes", "l2_bytes", "flops", "pipe", "regime"};
+    return (unsigned)k < sizeof id / sizeof id[0] ? id[k] : "?";
+}
+
+int predict_available(const analysis *a)
+{
+    if (a->run->counters.meta.status != CTR_NOT_RUN)
+        return 1;
+    for (int i = 0; i < a->n; i++)
+        if (a->v[i].result->prediction.valid)
+            return 1;
+    return 0;
+}
+
+pv_verdict predict_judge(double predicted, double measured, double tol)
+{
+    if (!isfinite(measured))
+        return PV_NA;
+    if (!(predicted > 0))
+        return PV_INFO;
+    return fabs(measured / predicted - 1) <= tol ? PV_OK : PV_MISS;
+}
+
+static double or0(double x) { return isfinite(x) ? x : 0; }
+
+/* First class (not a copy) whose match the kernel name satisfies, else -1. */
+static int class_of(const attn_prediction *p, const char *name)
+{
+    for (int i = 0; i < p->n; i++)
+        if (!p->cls[i].is_copy && pred_class_matches(&p->cls[i], name))
+            return i;
+    return -1;
+}
+
+pv_sum predict_sum_kernels(const counters_set *cs, const char *variant, const pred_class *c)
+{
+    pv_sum s = {0};
+    for (int i = 0; i < cs->n; i++) {
+        const counter_range *r = &cs->r[i];
+        if (strcmp(r->variant, variant) || strcmp(r->kind, "kernel"))
+            continue;
+        if (c && !pred_class_matches(c, r->name))
+            continue;
+        s.n++;
+        s.dram += counters_dram_bytes(r);
+        s.l2 += counters_l2_bytes(r);
+        s.fp32_flops += counters_fp32_flops(r);
+        s.tensor_flops += counters_tensor_flops(r);
+        s.tensor_inst += r->v[M_TENSOR_INST];
+        s.gmma_inst += r->v[M_GMMA_INST];
+        s.seconds += counters_seconds(r);
+    }
+    return s;
+}
+
+const counter_range *predict_forward_range(const counters_set *cs, const char *variant)
+{
+    for (int i = 0; i < cs->n; i++)
+        if (!strcmp(cs->r[i].variant, variant) && !strcmp(cs->r[i].kind, "forward"))
+            return &cs->r[i];
+    return NULL;
+}
+
+static pv_check *push(pv_variant *out, pv_kind k, const char *cls, double predicted, double measured, pv_verdict v)
+{
+    if (out->n == PV_MAX_CHECKS)
+        return NULL;
+    pv_check *c = &out->c[out->n++];
+    memset(c, 0, sizeof *c);
+    c->kind = k;
+    snprintf(c->cls, sizeof c->cls, "%s", cls);
+    c->predicted = predicted;
+    c->measured = measured;
+    c->verdict = v;
+    return c;
+}
+
+/* A kernel class against its kernels; exactly one pv_sum per class. Kernels are given to
+ * the first class that matches, as class_of does, so that two classes never share one. */
+static pv_sum class_sum(const counters_set *cs, const variant_result *res, int ci)
+{
+    pv_sum s = {0};
+    for (int i = 0; i < cs->n; i++) {
+        const counter_range *r = &cs->r[i];
+        if (strcmp(r->variant, res->name) || strcmp(r->kind, "kernel") || class_of(&res->prediction, r->name) != ci)
+            continue;
+        s.n++;
+        s.dram += counters_dram_bytes(r);
+        s.l2 += counters_l2_bytes(r);
+        s.fp32_flops += counters_fp32_flops(r);
+        s.tensor_flops += counters_tensor_flops(r);
+        s.tensor_inst += r->v[M_TENSOR_INST];
+        s.gmma_inst += r->v[M_GMMA_INST];
+        s.seconds += counters_seconds(r);
+    }
+    return s;
+}
+
+void predict_variant(const analysis *a, int vi, pv_variant *out)
+{
+    const variant_analysis *va = &a->v[vi];
+    const variant_result *res = va->result;
+    const attn_prediction *p = &res->prediction;
+    const counters_set *cs = &a->run->counters;
+    const ceilings *ce = &a->run->ceilings;
+    memset(out, 0, sizeof *out);
+    out->result = res;
+    if (res->status != VARIANT_OK)
+        return;
+    push(out, PV_OPS, "forward", res->expected_ops, va->ops_per_forward,
+         va->ops_per_forward == res->expected_ops ? PV_OK : PV_MISS);
+    if (!p->valid)
+        return;
+    const int have = cs->meta.status == CTR_OK && predict_forward_range(cs, res->name) != NULL;
+    const counter_range *fwd = have ? predict_forward_range(cs, res->name) : NULL;
+    const pv_sum all = have ? predict_sum_kernels(cs, res->name, NULL) : (pv_sum){0};
+
+    for (int ci = 0; ci < p->n; ci++) {
+        const pred_class *c = &p->cls[ci];
+        if (c->is_copy) {
+            double m = have ? counters_dram_bytes(fwd) - all.dram : NAN;
+            push(out, PV_DRAM, c->label, c->dram_bytes, m, predict_judge(c->dram_bytes, m, PV_TOL_DRAM));
+            continue;
+        }
+        pv_sum s = have ? class_sum(cs, res, ci) : (pv_sum){0};
+        push(out, PV_COUNT, c->label, c->count, have ? s.n : NAN, !have ? PV_NA : s.n == c->count ? PV_OK : PV_MISS);
+        if (c->dram_bytes > 0) {
+            double m = have && s.n ? s.dram : NAN;
+            push(out, PV_DRAM, c->label, c->dram_bytes, m, predict_judge(c->dram_bytes, m, PV_TOL_DRAM));
+        }
+        if (c->l2_bytes > 0) {
+            double m = have && s.n ? s.l2 : NAN;
+            push(out, PV_L2, c->label, c->l2_bytes, m, predict_judge(c->l2_bytes, m, PV_TOL_L2));
+        }
+        if (c->flops > 0) {
+            double m = !(have && s.n) ? NAN
+                       : c->pipe == PIPE_TENSOR ? s.tensor_flops
+                       : c->pipe == PIPE_FMA    ? s.fp32_flops
+                                                : or0(s.tensor_flops) + or0(s.fp32_flops);
+            push(out, PV_FLOPS, c->label, c->flops, m, predict_judge(c->flops, m, PV_TOL_FLOPS));
+        }
+        if (c->pipe == PIPE_TENSOR) {
+            double ti = have && s.n ? s.tensor_inst : NAN;
+            pv_check *k = push(out, PV_PIPE, c->label, c->pipe, ti, !isfinite(ti) ? PV_NA : ti > 0 ? PV_OK : PV_MISS);
+            if (k) {
+                k->aux = s.fp32_flops;
+                k->aux2 = s.gmma_inst;
+            }
+        } else if (c->pipe == PIPE_FMA) {
+            /* FMA pipes: no tensor-core math (bf16 HMMA/HGMMA FLOPs) and FP32 work. The
+             * tensor-pipe instruction count is shown beside it, not judged: cuBLAS's FFMA
+             * GEMMs issue a few (49152 in 1.7e10 FFMAs on the H200, 2026-11-30). */
+            double tf = have && s.n ? or0(s.tensor_flops) : NAN;
+            pv_check *k = push(out, PV_PIPE, c->label, c->pipe, tf,
+                               !isfinite(tf) ? PV_NA : tf == 0 && s.fp32_flops > 0 ? PV_OK : PV_MISS);
+            if (k) {
+                k->aux = s.fp32_flops;
+                k->aux2 = s.tensor_inst;
+            }
+        }
+    }
+
+    /* Regime: arithmetic intensity of the prediction against the ridge of the roof the
+     * variant's math runs on; measured: which roof the kernels came closer to. */
+    int fma = 0;
+    for (int ci = 0; ci < p->n; ci++)
+        fma |= p->cls[ci].pipe == PIPE_FMA;
+    const double roof = fma ? ce->fp32_fma_tflops : ce->tensor_bf16_tflops;
+    const double flops = p->executed_flops > 0 ? p->executed_flops : p->useful_flops;
+    if (ce->measured && roof > 0 && ce->copy_tbps > 0 && p->min_dram_bytes > 0 && flops > 0) {
+        const double ai = flops / p->min_dram_bytes, ridge = roof / ce->copy_tbps;
+        double measured = NAN, fc = NAN, fd = NAN;
+        if (have && all.seconds > 0) {
+            double f = or0(all.fp32_flops) + or0(all.tensor_flops);
+            fc = f / all.seconds / (roof * 1e12);
+            fd = counters_dram_bytes(fwd) / all.seconds / (ce->copy_tbps * 1e12);
+            measured = fc >= fd;
+        }
+        const double predicted = ai > ridge;
+        pv_check *k = push(out, PV_REGIME, "forward", predicted, measured,
+                           !isfinite(measured) ? PV_NA : measured == predicted ? PV_OK : PV_MISS);
+        if (k) {
+            k->aux = ai;
+            k->aux2 = ridge;
+            k->frac_compute = fc;
+            k->frac_dram = fd;
+        }
+    }
+}
+
+static void add_finding(variant_analysis *va, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_finding(variant_analysis *va, const char *fmt, ...)
+{
+    if (va->n_findings >= MAX_FINDINGS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(va->findings[va->n_findings], sizeof va->findings[0], fmt, ap);
+    va_end(ap);
+    esc_utf8_trim(va->findings[va->n_findings++]);
+}
+
+static int is_memcpy_op(const gpu_op *o) { return o->kind == GPU_MEMCPY && strstr(o->name, "DtoD"); }
+
+void predict_findings(analysis *a)
+{
+    if (a->run->counters.meta.status != CTR_OK)
+        return;
+    char b1[32], b2[32];
+    for (int i = 0; i < a->n; i++) {
+        variant_analysis *va = &a->v[i];
+        pv_variant pv;
+        predict_variant(a, i, &pv);
+        /* The most interesting line first: the first missed prediction. */
+        for (int k = 0; k < pv.n; k++) {
+            const pv_check *c = &pv.c[k];
+            if (c->verdict != PV_MISS || c->kind == PV_OPS)
+                continue;
+            char cls[128]; /* a label from run.json: Markdown-escaped, as every archive string */
+            esc_md_text_buf(cls, sizeof cls, c->cls);
+            if (c->kind == PV_DRAM || c->kind == PV_L2)
+                add_finding(va, "prediction missed: %s, %s of %s traffic, predicted %s (%+.0f%%)", cls,
+                            human_bytes(nearbyint(c->measured), b1, sizeof b1), c->kind == PV_DRAM ? "DRAM" : "L2↔SM",
+                            human_bytes(nearbyint(c->predicted), b2, sizeof b2), 100 * (c->measured / c->predicted - 1));
+            else
+                add_finding(va, "prediction missed: %s (%s)", cls, pv_kind_id(c->kind));
+            break;
+        }
+        for (int k = 0; k < pv.n; k++) {
+            const pv_check *c = &pv.c[k];
+            char cls[128];
+            esc_md_text_buf(cls, sizeof cls, c->cls);
+            if (c->kind == PV_PIPE && c->predicted == PIPE_FMA && isfinite(c->measured)) {
+                char fl[48];
+                snprintf(fl, sizeof fl, "%.3g GFLOP", c->aux / 1e9);
+                add_finding(va, "%s do %.3g GFLOP of tensor-core math and %s on the FP32 pipes (counters; the tensor "
+                                "pipe issued %.0f other instructions)",
+                            cls, c->measured / 1e9, fl, c->aux2);
+            }
+            if (c->kind == PV_DRAM && strstr(c->cls, "Memcpy") && isfinite(c->measured)) {
+                int n = 0;
+                double us = 0;
+                per_forward_median(va, is_memcpy_op, &n, &us);
+                if (n && us > 0)
+                    add_finding(va, "the Memcpy DtoD moves %s each way at %.2f TB/s (counters)",
+                                human_bytes(nearbyint(c->measured / 2), b1, sizeof b1), c->measured / (us * 1e-6) / 1e12);
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+/* "Predict, then verify": each variant's prediction (run.json, declared by the variant)
+ * against the counter pass (counters.json) and the ceilings measured in the same run.
+ * Checks are data (an id, the numbers, a verdict); predict_report.c turns them into the
+ * report's table and predict_findings() into findings. GPU-free. */
+#ifndef ATTNPROF_PREDICT_H
+#define ATTNPROF_PREDICT_H
+
+#include "analysis.h"
+#include "counters.h"
+
+typedef enum pv_verdict {
+    PV_INFO = 0, /* measured, nothing predicted to compare with */
+    PV_OK,       /* ✔ within tolerance */
+    PV_MISS,     /* ✘ the interesting line */
+    PV_NA,       /* predicted, not measurable here (metric unavailable, no counters) */
+} pv_verdict;
+
+typedef enum pv_kind {
+    PV_OPS = 0,  /* GPU operations per forward (trace) */
+    PV_COUNT,    /* kernels of a class found by the counter pass */
+    PV_DRAM,     /* DRAM bytes of a class */
+    PV_L2,       /* L2 <-> SM bytes of a class */
+    PV_FLOPS,    /* FLOPs of a class */
+    PV_PIPE,     /* the pipe a class's math ran on */
+    PV_REGIME,   /* memory- or compute-bound, against the measured ridge point */
+} pv_kind;
+
+/* Relative tolerances of the ✔. */
+#define PV_TOL_DRAM 0.05
+#define PV_TOL_L2 0.10
+#define PV_TOL_FLOPS 0.10
+
+typedef struct pv_check {
+    pv_kind kind;
+    char cls[48];        /* the class label, or "forward" */
+    double predicted;    /* bytes, FLOPs, count; for PV_PIPE the attn_pipe; PV_REGIME 1 = compute-bound */
+    double measured;     /* same unit; PV_PIPE: tensor instructions; PV_REGIME 1 = compute-bound */
+    double aux;          /* PV_PIPE: FP32 FLOPs; PV_REGIME: arithmetic intensity predicted */
+    double aux2;         /* PV_REGIME: ridge point; PV_PIPE: HGMMA instructions */
+    double frac_compute, frac_dram; /* PV_REGIME: achieved share of the roofs */
+    pv_verdict verdict;
+} pv_check;
+
+#define PV_MAX_CHECKS 48
+typedef struct pv_variant {
+    const variant_result *result;
+    int n;
+    pv_check c[PV_MAX_CHECKS];
+} pv_variant;
+
+/* Aggregate of some of a variant's counter ranges. */
+typedef struct pv_sum {
+    int n;
+    double dram, l2, fp32_flops, tensor_flops, tensor_inst, gmma_inst, seconds;
+} pv_sum;
+
+/* 1 when the archive has something to verify (a prediction of any variant, or counters). */
+int predict_available(const analysis *a);
+/* The checks of variant a->v[vi]. */
+void predict_variant(const analysis *a, int vi, pv_variant *out);
+/* The counter ranges of a variant (kind "kernel"); those of class c only when c != NULL. */
+pv_sum predict_sum_kernels(const counters_set *cs, const char *variant, const pred_class *c);
+/* The variant's "forward" range, or NULL. */
+const counter_range *predict_forward_range(const counters_set *cs, const char *variant);
+/* The verdict of a measured value against a prediction with relative tolerance. */
+pv_verdict predict_judge(double predicted, double measured, double tol);
+/* Adds counter-derived findings (mismatches first) to a->v[*].findings. Needs counters. */
+void predict_findings(analysis *a);
+const char *pv_kind_id(pv_kind k);
+
+#endif

@@ -1,0 +1,228 @@
+/* The report's "Predict, then verify" section in Markdown: the counter pass's status and
+ * the ceilings, then per variant its checks (prediction | measured | verdict) with the
+ * missed ones first, and the counters of each kernel. Words only; the numbers come from
+ * predict.c. */
+#include "predict_report.h"
+
+#include "escape.h"
+#include "findings.h"
+#include "predict.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Archive strings (labels, reasons, metric names) as Markdown text. */
+static void plain(FILE *f, const char *s) { esc_md_text(f, s); }
+
+static const char *mark(pv_verdict v)
+{
+    switch (v) {
+    case PV_OK:
+        return "✔";
+    case PV_MISS:
+        return "✘";
+    case PV_NA:
+        return "n/a";
+    case PV_INFO:
+        break;
+    }
+    return "–";
+}
+
+static const char *flops_text(double x, char *b, size_t n)
+{
+    if (!isfinite(x))
+        snprintf(b, n, "not measured");
+    else if (x >= 1e12)
+        snprintf(b, n, "%.3g TFLOP", x / 1e12);
+    else if (x >= 1e9)
+        snprintf(b, n, "%.3g GFLOP", x / 1e9);
+    else
+        snprintf(b, n, "%.3g MFLOP", x / 1e6);
+    return b;
+}
+
+static const char *bytes_text(double x, char *b, size_t n)
+{
+    if (!isfinite(x))
+        snprintf(b, n, "not measured");
+    else
+        human_bytes(x, b, n);
+    return b;
+}
+
+static void gap(FILE *f, const pv_check *c)
+{
+    if (isfinite(c->measured) && c->predicted > 0 && c->kind != PV_PIPE && c->kind != PV_REGIME &&
+        c->kind != PV_COUNT && c->kind != PV_OPS)
+        fprintf(f, " (%+.1f%%)", 100 * (c->measured / c->predicted - 1));
+}
+
+static void check_row(FILE *f, const pv_check *c)
+{
+    char p[64], m[64];
+    fputs(c->verdict == PV_MISS ? "| **" : "| ", f);
+    if (strcmp(c->cls, "forward")) {
+        plain(f, c->cls);
+        fputs(": ", f);
+    }
+    const char *end = c->verdict == PV_MISS ? "**" : "";
+    switch (c->kind) {
+    case PV_OPS:
+        fprintf(f, "GPU operations per forward%s | %.0f | %.0f (trace)", end, c->predicted, c->measured);
+        break;
+    case PV_COUNT:
+        fprintf(f, "kernels%s | %.0f | ", end, c->predicted);
+        if (isfinite(c->measured))
+            fprintf(f, "%.0f", c->measured);
+        else
+            fputs("not measured", f);
+        break;
+    case PV_DRAM:
+        fprintf(f, "DRAM bytes (read + write)%s | %s | %s", end, bytes_text(c->predicted, p, sizeof p),
+                bytes_text(c->measured, m, sizeof m));
+        break;
+    case PV_L2:
+        fprintf(f, "L2 ↔ SM bytes%s | %s | %s", end, bytes_text(c->predicted, p, sizeof p),
+                bytes_text(c->measured, m, sizeof m));
+        break;
+    case PV_FLOPS:
+        fprintf(f, "FLOPs%s | %s | %s", end, flops_text(c->predicted, p, sizeof p), flops_text(c->measured, m, sizeof m));
+        break;
+    case PV_PIPE:
+        fprintf(f, "pipe%s | %s | ", end,
+                c->predicted == PIPE_TENSOR ? "tensor cores" : "FP32 FMA pipes, no tensor-core math");
+        if (!isfinite(c->measured))
+            fputs("not measured", f);
+        else if (c->predicted == PIPE_TENSOR)
+            fprintf(f, "%.4g tensor instructions (%.4g HGMMA), %s on FP32 pipes", c->measured, c->aux2,
+                    flops_text(c->aux, m, sizeof m));
+        else
+            fprintf(f, "%s of tensor-core math (bf16), %s on FP32 pipes; %.4g tensor-pipe instructions",
+                    flops_text(c->measured, p, sizeof p), flops_text(c->aux, m, sizeof m), c->aux2);
+        break;
+    case PV_REGIME:
+        fprintf(f, "regime%s | %s-bound (%.0f FLOP/B %s ridge %.0f FLOP/B) | ", end, c->predicted ? "compute" : "memory",
+                c->aux, c->predicted ? ">" : "≤", c->aux2);
+        if (isfinite(c->measured))
+            fprintf(f, "%s-bound: %.0f%% of the compute roof, %.0f%% of the copy roof", c->measured ? "compute" : "memory",
+                    100 * c->frac_compute, 100 * c->frac_dram);
+        else
+            fputs("not measured", f);
+        break;
+    }
+    gap(f, c);
+    fprintf(f, " | %s |\n", mark(c->verdict));
+}
+
+static void kernel_table(FILE *f, const counters_set *cs, const char *variant)
+{
+    int any = 0;
+    char r[32], w[32], l2[32], fl[32];
+    for (int i = 0; i < cs->n; i++) {
+        const counter_range *k = &cs->r[i];
+        if (strcmp(k->variant, variant))
+            continue;
+        if (!any++)
+            fputs("| Range | Duration | DRAM read | DRAM written | L2 ↔ SM | FLOPs (tensor + FP32) | Tensor inst. | "
+                  "Achieved occupancy | SM % of peak | DRAM % of peak |\n|---|---|---|---|---|---|---|---|---|---|\n",
+                  f);
+        fputs("| ", f);
+        char shortname[256];
+        short_kernel_name(k->name, shortname, sizeof shortname);
+        if (strcmp(k->kind, "forward"))
+            esc_md_code(f, shortname[0] ? shortname : k->name, 1);
+        else
+            fputs("whole forward", f);
+        double fl_all = counters_flops(k);
+        fprintf(f, " | %.1f µs | %s | %s | %s | %s | %.4g | %.1f%% | %.1f%% | %.1f%% |\n", k->v[M_DURATION_NS] / 1e3,
+                bytes_text(k->v[M_DRAM_READ], r, sizeof r), bytes_text(k->v[M_DRAM_WRITE], w, sizeof w),
+                bytes_text(counters_l2_bytes(k), l2, sizeof l2), flops_text(fl_all, fl, sizeof fl),
+                k->v[M_TENSOR_INST], k->v[M_WARPS_ACTIVE_PCT], k->v[M_SM_THROUGHPUT_PCT],
+                k->v[M_DRAM_THROUGHPUT_PCT]);
+    }
+    if (any)
+        fputs("\n", f);
+}
+
+void predict_write_markdown(FILE *f, const analysis *a)
+{
+    const counters_meta *m = &a->run->counters.meta;
+    const ceilings *c = &a->run->ceilings;
+    fputs("## Predict, then verify\n\n", f);
+    fputs("Each variant states before it runs what one forward should cost at this shape (FLOPs, minimum DRAM "
+          "bytes per class of kernels, the pipe of each GEMM, operations per forward, the regime); the counter "
+          "pass measures one forward of each variant, per kernel, after the timed pass.\n\n",
+          f);
+    switch (m->status) {
+    case CTR_OK:
+        fputs("Counters", f);
+        if (m->chip[0]) {
+            fputs(" (chip ", f);
+            plain(f, m->chip);
+            fputs(")", f);
+        }
+        fprintf(f, ": %d replay pass%s per kernel, %.1f s for the whole pass", m->passes, m->passes == 1 ? "" : "es",
+                m->pass_seconds);
+        if (m->method[0]) {
+            fputs("; ", f);
+            plain(f, m->method);
+        }
+        fputs(". ", f);
+        {
+            int n = 0;
+            for (int i = 0; i < M_COUNT; i++)
+                if (!m->available[i])
+                    fprintf(f, "%s`%s`", n++ ? ", " : "Not available on this chip: ", counters_metric_names[i]); /* ours */
+            fputs(n ? ".\n\n" : "\n\n", f);
+        }
+        break;
+    case CTR_FORBIDDEN:
+        fputs("**No hardware counters: the GPU refused them** (", f);
+        plain(f, m->reason);
+        fputs("). Predictions are listed without measurements.\n\n", f);
+        break;
+    case CTR_FAILED:
+        fputs("**The counter pass failed** (", f);
+        plain(f, m->reason);
+        fputs("). Predictions are listed without measurements.\n\n", f);
+        break;
+    case CTR_NOT_RUN:
+        fputs("No counter pass in this run (`--no-counters`, or an archive from before it).\n\n", f);
+        break;
+    }
+    if (c->measured)
+    {
+        fprintf(f, "Ceilings measured in this run: %.0f TFLOP/s bf16 tensor-core GEMM, %.1f TFLOP/s FP32 FMA "
+                   "(SGEMM), %.2f TB/s device-to-device copy; ridge point %.0f FLOP per DRAM byte",
+                c->tensor_bf16_tflops, c->fp32_fma_tflops, c->copy_tbps, ceilings_ridge(c));
+        if (c->method[0]) {
+            fputs(" (", f);
+            plain(f, c->method);
+            fputs(")", f);
+        }
+        fputs(".\n\n", f);
+    }
+    else if (c->error[0]) {
+        fputs("Ceilings not measured: ", f);
+        plain(f, c->error);
+        fputs(".\n\n", f);
+    }
+    for (int i = 0; i < a->n; i++) {
+        pv_variant pv;
+        predict_variant(a, i, &pv);
+        if (!pv.n)
+            continue;
+        fputs("### ", f);
+        esc_md_code(f, pv.result->name, 0);
+        fputs("\n\n| Prediction | Predicted | Measured | |\n|---|---|---|---|\n", f);
+        /* Missed predictions first: the interesting lines. */
+        for (int pass = 0; pass < 2; pass++)
+            for (int k = 0; k < pv.n; k++)
+                if ((pv.c[k].verdict == PV_MISS) == (pass == 0))
+                    check_row(f, &pv.c[k]);
+        fputs("\n", f);
+        kernel_table(f, &a->run->counters, pv.result->name);
+    }
+}

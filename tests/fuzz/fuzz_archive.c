@@ -1,0 +1,78 @@
+/* libFuzzer target (make fuzz): one input is an archive, run.json and trace.json
+ * separated by a line "\n#--trace.json--\n" (seeds.py writes the fixtures that
+ * way). It goes through everything `attnprof report` does with an archive, in
+ * memory where the code allows: the readers, the analysis, the findings, the
+ * Markdown, HTML and CSV writers, and the figures (SVG, into a scratch folder).
+ * Any crash, leak or sanitizer report stops the run. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "archive.h"
+#include "figures.h"
+#include "findings.h"
+#include "report.h"
+#include "run_info.h"
+#include "trace.h"
+
+static const char SEP[] = "\n#--trace.json--\n";
+static char dir[64];
+
+static void remove_scratch(void) { remove_tree(dir); }
+
+static int write_file(const char *path, const uint8_t *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    int ok = fwrite(p, 1, n, f) == n;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/attnprof-fuzz-%d", (int)getpid());
+        mkdir(dir, 0755);
+        atexit(remove_scratch);
+    }
+    const uint8_t *sep = memmem(data, size, SEP, sizeof SEP - 1);
+    if (!sep)
+        return 0;
+    char run_path[128], trace_path[128], err[1024];
+    snprintf(run_path, sizeof run_path, "%s/run.json", dir);
+    snprintf(trace_path, sizeof trace_path, "%s/trace.json", dir);
+    const uint8_t *tr = sep + sizeof SEP - 1;
+    if (write_file(run_path, data, (size_t)(sep - data)) ||
+        write_file(trace_path, tr, size - (size_t)(tr - data)))
+        abort();
+    static run_info r;
+    trace t;
+    if (run_info_read_json(&r, run_path, err, sizeof err) != 0)
+        return 0;
+    if (trace_read_json(&t, trace_path, err, sizeof err) != 0)
+        return 0;
+    analysis a;
+    if (analysis_build(&a, &t, &r, err, sizeof err) == 0) {
+        findings_derive(&a);
+        figure_list figs = {0};
+        char out[160];
+        snprintf(out, sizeof out, "%s/out", dir);
+        if (size < 16384) /* figures cost ~ms each: only for small inputs */
+            figures_render(&a, out, FIG_SVG, 0, &figs, err, sizeof err);
+        char *md = report_markdown(&a, &figs, NULL);
+        char *html = report_html(md, "fuzz", err, sizeof err);
+        char *csv = report_summary_csv(&a);
+        free(md);
+        free(html);
+        free(csv);
+        figure_list_free(&figs);
+        analysis_free(&a);
+    }
+    trace_free(&t);
+    return 0;
+}

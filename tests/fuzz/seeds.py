@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Seeds for `make fuzz`, written into the folder given: every fixture and hostile
+archive as one input (run.json, the separator line, trace.json), and small cuts
+of each (its first forwards only) so the fuzzer starts from inputs it can mutate
+quickly."""
+import glob, json, os, sys
+
+SEP = "\n#--trace.json--\n"
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
+dirs = sorted(glob.glob(os.path.join(root, "h200-*"))) + sorted(glob.glob(os.path.join(root, "hostile", "*")))
+for d in dirs:
+    if not os.path.isfile(os.path.join(d, "run.json")):
+        continue
+    name = os.path.basename(d)
+    run_text = open(os.path.join(d, "run.json")).read()
+    trace_text = open(os.path.join(d, "trace.json")).read()
+    with open(os.path.join(out, name), "w") as f:
+        f.write(run_text + SEP + trace_text)
+    # A small cut: one variant, the events of its first forward's window.
+    try:
+        run, trace = json.loads(run_text), json.loads(trace_text)
+    except ValueError:
+        continue
+    ranges = [e for e in trace.get("traceEvents", []) if e.get("cat") == "user_annotation"
+              and e.get("name") == "attn_fwd" and isinstance(e.get("ts"), (int, float))]
+    if not ranges or not run.get("variants"):
+        continue
+    lo = ranges[0]["ts"]
+    hi = lo + max(float(ranges[0].get("dur", 0) or 0), 1) * 3
+    keep = [e for e in trace["traceEvents"] if isinstance(e.get("ts"), (int, float)) and lo - 50 <= e["ts"] <= hi]
+    var = ranges[0].get("args", {}).get("variant")
+    run["variants"] = [v for v in run["variants"] if v.get("name") == var][:1] or run["variants"][:1]
+    trace["traceEvents"] = keep
+    with open(os.path.join(out, name + "-cut"), "w") as f:
+        f.write(json.dumps(run) + SEP + json.dumps(trace, separators=(",", ":")))
