@@ -14,7 +14,7 @@
 #   bench/sweep_h200.sh all       the same sweep with --gpus all (run on the 2-GPU machine,
 #                                 after `one` there): its wall time and the speed-up
 #   bench/sweep_h200.sh replicate --gpus all --replicate on a small sweep: the GPU check
-#   bench/sweep_h200.sh wall      S = 32768 at B = 1 (D 64): naive's and math's memory wall
+#   bench/sweep_h200.sh wall      S = 32768 at B = 1, D 64: naive's and math's memory wall (~7 min: FP64 reference)
 #   bench/sweep_h200.sh render    render time of the last sweep's report, pinned to 2 cores
 # Env: ITERS (forwards per variant, default run's 20), SEQ and DIMS (override the lists),
 #      RUNFLAGS (run options for every shape; default --no-counters),
@@ -118,7 +118,7 @@ replicate)
   pack replicate "$W/replicate"
   ;;
 wall)
-  sweep "$W/wall" --seq 16384,32768 --dim 64 --tokens 32768 --gpus 0 || true
+  sweep "$W/wall" --seq 32768 --dim 64 --tokens 32768 --gpus 0 || true
   pack wall "$W/wall"
   ;;
 render)
