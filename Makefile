@@ -171,11 +171,8 @@ slurm-test: $(BUILD)/attnprof
 # Holistic Trace Analysis (PyPI) reads our trace.json as a PyTorch trace: needs a Python
 # with HolisticTraceAnalysis and ijson (HTA_PYTHON; .ci/run makes a venv for it).
 HTA_PYTHON ?= python3
-$(BUILD)/hta_rewrite: $(BUILD)/tests/hta/rewrite.o $(REPORT_LIB)
-	$(CC) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS)
-
-hta-test: $(BUILD)/attnprof $(BUILD)/hta_rewrite
-	ATTNPROF_BIN=$(BUILD)/attnprof REWRITE_BIN=$(BUILD)/hta_rewrite HTA_PYTHON=$(HTA_PYTHON) bash tests/hta/run.sh
+hta-test: $(BUILD)/attnprof
+	ATTNPROF_BIN=$(BUILD)/attnprof HTA_PYTHON=$(HTA_PYTHON) bash tests/hta/run.sh
 
 # The whole GPU-free suite (Criterion, golden re-renders, CLI tests, layout) under
 # AddressSanitizer + UndefinedBehaviorSanitizer; the first report fails the run.

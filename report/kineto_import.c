@@ -163,7 +163,8 @@ static size_t tie_by_flows(read_ctx *c, size_t ops0, size_t apis0)
             api_loose[c->loose_apis[i] - apis0] = 1;
         qsort(ops, c->n_loose_ops, sizeof *ops, cmp_keyed);
         qsort(apis, t->n_apis - apis0, sizeof *apis, cmp_keyed);
-        qsort(c->flows, c->n_flows, sizeof *c->flows, cmp_flow);
+        if (c->n_flows) /* qsort(NULL, 0) is undefined */
+            qsort(c->flows, c->n_flows, sizeof *c->flows, cmp_flow);
         for (size_t i = 0; i + 1 < c->n_flows; i++) {
             const flow_end *s = &c->flows[i], *f = &c->flows[i + 1];
             if (s->id != f->id || !s->start || f->start)

@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
 # Holistic Trace Analysis (PyPI, with ijson: its fast streaming reader) reads
 # attnprof's trace.json like one of PyTorch's (tests/hta/check_hta.py):
-#  1. the H200 fixture h200-6var, its trace.json written again by the current writer
-#     (the committed recording predates the Kineto drop-in writer; replace this step
-#     by the fixture itself once a new H200 recording is committed);
+#  1. the H200 fixture h200-kineto, recorded on 2026-11-30 by the Kineto drop-in writer
+#     and collector (bench/record_kineto_h200.sh);
 #  2. the six PyTorch 2.11 traces of tests/fixtures/torch-h200, through `attnprof import`.
 set -euo pipefail
 bin=${ATTNPROF_BIN:-build/attnprof}
-rewrite=${REWRITE_BIN:-build/hta_rewrite}
 py=${HTA_PYTHON:-python3}
 here=$(cd "$(dirname "$0")" && pwd)
 fx=$here/../fixtures
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-cp -r "$fx/h200-6var" "$work/ours"
-"$rewrite" "$fx/h200-6var/trace.json" "$work/ours/trace.json"
+cp -r "$fx/h200-kineto" "$work/ours"
 "$bin" report "$work/ours" -q
 "$py" "$here/check_hta.py" "$work/ours"
 
