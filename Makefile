@@ -1,6 +1,8 @@
 # attnprof: `make` builds build/attnprof; `make run` runs the batch on this machine's GPU;
 # `make test` runs the test suite (no GPU needed); `make gpu-test` checks the variants on a GPU;
 # `make slurm-test` runs the sweep's Slurm array on a local slurmctld + slurmd (root).
+# The paper tests (tests/paper/) print with Chromium and compile with pdflatex: without them
+# they say so and pass, except in CI (CI set), where they fail.
 #
 # Two halves (README "Layout of the source"):
 #   build/libattnprof_report.a     report/: reads and renders archives; Cairo, libpng,
@@ -25,6 +27,9 @@ WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
                 libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils libyajl-dev zlib1g-dev \
                 clang libclang-rt-14-dev python3 python3-venv
+# report.pdf and the paper tests (tests/paper/): installed with the others when root; when not,
+# `make` names them and goes on (the tests then say they did not run; in CI they fail).
+DEB_PAPER_PACKAGES := chromium texlive-latex-base texlive-latex-recommended
 PKGS      := cairo libpng libcmark-gfm jansson yajl zlib
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
@@ -83,6 +88,10 @@ VERSION_STAMP := $(BUILD)/version.stamp
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(BUILD); echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
 $(BUILD)/src/main.o $(BUILD)/report/report.o: $(VERSION_STAMP)
+# run.json records how the recorder was built: the nvcc release and the flags.
+NVCC_RELEASE := $(if $(filter 1,$(WITH_CUDA)),$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
+$(BUILD)/src/runner.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
+    -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); cc $(strip $(CFLAGS))"'
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
 $(CLI_OBJ): SRC_INC := -Isrc -Ireport
 $(CLI_OBJ): BASE_CFLAGS += -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
@@ -139,9 +148,13 @@ HOST_CHECKS := $(if $(filter 1,$(WITH_CUDA)),$(BUILD)/host_metrics)
 # Missing Debian packages: installed when root, otherwise the exact command is printed.
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	  else echo "attnprof: missing packages; run: sudo apt-get install -y$$missing" >&2; exit 1; fi; \
+	paper=""; for p in $(DEB_PAPER_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || paper="$$paper $$p"; done; \
+	if [ -n "$$missing$$paper" ] && [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing $$paper; \
+	elif [ -n "$$missing" ]; then \
+	  echo "attnprof: missing packages; run: sudo apt-get install -y$$missing$$paper" >&2; exit 1; \
+	elif [ -n "$$paper" ]; then \
+	  echo "attnprof: no report.pdf and no paper tests without:$$paper (sudo apt-get install -y$$paper)" >&2; \
 	fi
 
 deps-check:
@@ -158,9 +171,11 @@ run: deps $(PROGRAMS)
 	else exit $$rc; fi
 
 test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
-	ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
+	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
 	$(if $(HOST_CHECKS),$(BUILD)/host_metrics)
-	ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
+	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/latex.sh
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/print.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
 
 # `attnprof sweep --slurm` against a real slurmctld and slurmd on this host (root,

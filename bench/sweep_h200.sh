@@ -17,7 +17,7 @@
 #   bench/sweep_h200.sh wall      S = 32768 at B = 1, D 64: naive's and math's memory wall (~7 min: FP64 reference)
 #   bench/sweep_h200.sh render    render time of the last sweep's report, pinned to 2 cores
 # Env: ITERS (forwards per variant, default run's 20), SEQ and DIMS (override the lists),
-#      RUNFLAGS (run options for every shape; default --no-counters),
+#      RUNFLAGS (run options for every shape; default --no-counters --no-pdf),
 #      WORK (sweeps live there between calls; default /tmp/attnprof-sweep-h200).
 # Results: $OUT/sweep-<mode>.log and $OUT/sweep-<mode>.tgz (the report, sweep.json and
 # status/; fixture mode: the archives too). At most 2 files per mode.
@@ -34,7 +34,7 @@ say() { echo "== $*" | tee -a "$L"; }
 iters=${ITERS:+--iters $ITERS}
 # run's counter pass (issue 12) adds ~7 s per shape and leaves the timings alone: off by
 # default here (RUNFLAGS= to keep it); --calibrate stays on, it measures the roof line.
-runflags=${RUNFLAGS---no-counters}
+runflags=${RUNFLAGS---no-counters --no-pdf}
 
 say "$(date -u +%FT%TZ) mode $mode commit $(git rev-parse --short HEAD 2>/dev/null) host $(hostname)"
 nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,memory.total,clocks.sm,temperature.gpu --format=csv >>"$L" 2>&1

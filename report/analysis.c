@@ -369,6 +369,32 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant)
     return NULL;
 }
 
+typedef struct ranked { double us; int i; } ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->us != y->us)
+        return x->us < y->us ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+int analysis_median_forward(const variant_analysis *va)
+{
+    int n = va->n_forwards;
+    if (n <= 0)
+        return -1;
+    ranked *r = malloc(sizeof *r * (size_t)n);
+    if (!r)
+        abort();
+    for (int i = 0; i < n; i++)
+        r[i] = (ranked){va->forwards[i].cuda_us, i};
+    qsort(r, (size_t)n, sizeof *r, cmp_ranked);
+    int pick = r[(n - 1) / 2].i;
+    free(r);
+    return pick;
+}
+
 void per_forward_median(const variant_analysis *va, op_predicate pred, int *count, double *us)
 {
     int n = va->n_forwards;

@@ -53,6 +53,11 @@ typedef struct analysis {
 int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen);
 void analysis_free(analysis *a);
 const variant_analysis *analysis_find(const analysis *a, const char *variant);
+/* Index of the representative forward of a variant, the one every view shows
+ * (op tables, timelines, occupancy, findings that name kernels): the forward whose
+ * CUDA time is the median, the lower middle one when the count is even (an actual
+ * forward, not an average); ties go to the earlier iteration. -1 when none. */
+int analysis_median_forward(const variant_analysis *va);
 
 /* Pure helpers, tested on their own. */
 stats stats_of(const double *x, int n);

@@ -33,6 +33,7 @@ typedef struct compare_options {
     double min_effect;     /* fraction, e.g. 0.02 */
     unsigned formats;      /* FIG_* */
     int log_axis;
+    int figure_size;       /* FIG_SIZE_*: also compare-speedup-<size> for a paper */
 } compare_options;
 
 typedef struct compare_archive {
@@ -163,5 +164,8 @@ int compare_write(const compare_model *m, const char *dir, const compare_options
 /* figures/render.c: the comparison's figures into <dir>/figures. */
 int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
                            figure_list *out, char *err, size_t errlen);
+/* The paper-sized comparison figure (FIG_SIZE_COLUMN or _TEXT), appended to `out`. */
+int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
+                                 figure_list *out, char *err, size_t errlen);
 
 #endif

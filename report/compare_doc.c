@@ -6,6 +6,7 @@
 
 #include "archive.h"
 #include "escape.h"
+#include "latex.h"
 #include "exit_codes.h"
 #include "report.h"
 
@@ -21,7 +22,7 @@ static void metric_text(const compare_model *m, double v, char *out, size_t n)
     else if (m->throughput)
         snprintf(out, n, "%.1f TFLOP/s", v);
     else
-        format_us(v, out, n);
+        format_us_column(v, out, n);
 }
 
 /* "622 µs (620 µs – 627 µs, n=20)", or why there is no number. */
@@ -37,9 +38,9 @@ static void cell_text(const compare_model *m, const compare_cell *c, const stats
     }
     char med[48], lo[48], hi[48];
     if (st == &c->cpu_stats) {
-        format_us(st->median, med, sizeof med);
-        format_us(st->min, lo, sizeof lo);
-        format_us(st->max, hi, sizeof hi);
+        format_us_column(st->median, med, sizeof med);
+        format_us_column(st->min, lo, sizeof lo);
+        format_us_column(st->max, hi, sizeof hi);
     } else {
         metric_text(m, st->median, med, sizeof med);
         metric_text(m, st->min, lo, sizeof lo);
@@ -235,8 +236,8 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
             char bn[300], on[300], tb[48], to[48], regs[64], smem[80], occ[64], per[48];
             op_name(r->base, bn, sizeof bn);
             op_name(r->other, on, sizeof on);
-            format_us(r->base ? r->base->median_us : NAN, tb, sizeof tb);
-            format_us(r->other ? r->other->median_us : NAN, to, sizeof to);
+            format_us_column(r->base ? r->base->median_us : NAN, tb, sizeof tb);
+            format_us_column(r->other ? r->other->median_us : NAN, to, sizeof to);
             if (r->base && r->other && fabs(r->base->per_forward - r->other->per_forward) > 1e-9)
                 snprintf(per, sizeof per, "**%g → %g**", r->base->per_forward, r->other->per_forward);
             else
@@ -427,9 +428,10 @@ int compare_write(const compare_model *m, const char *dest, const compare_option
         return EXIT_IO;
     figure_list figs = {0};
     int rc = EXIT_OK;
-    if (compare_figures_render(m, tmp, opt->formats, opt->log_axis, &figs, err, errlen) != 0)
+    if (compare_figures_render(m, tmp, opt->formats, opt->log_axis, &figs, err, errlen) != 0 ||
+        compare_figures_render_paper(m, tmp, opt->formats, opt->figure_size, &figs, err, errlen) != 0)
         rc = EXIT_IO;
-    char *md = NULL, *md_inline = NULL, *html = NULL, *csv = NULL;
+    char *md = NULL, *md_inline = NULL, *html = NULL, *csv = NULL, *tex = NULL;
     if (rc == EXIT_OK) {
         md = compare_markdown(m, &figs, NULL);
         md_inline = compare_markdown(m, &figs, tmp);
@@ -437,17 +439,20 @@ int compare_write(const compare_model *m, const char *dest, const compare_option
         snprintf(title, sizeof title, "attnprof compare — %d runs, baseline %s", m->n, m->in[0]->label);
         html = report_html(md_inline, title, err, errlen);
         csv = compare_csv(m);
+        tex = compare_tex(m);
         if (!html)
             rc = EXIT_IO;
     }
     if (rc == EXIT_OK && (report_write_file(tmp, "compare.md", md, err, errlen) != 0 ||
                           report_write_file(tmp, "compare.html", html, err, errlen) != 0 ||
-                          report_write_file(tmp, "compare.csv", csv, err, errlen) != 0))
+                          report_write_file(tmp, "compare.csv", csv, err, errlen) != 0 ||
+                          report_write_file(tmp, "compare.tex", tex, err, errlen) != 0))
         rc = EXIT_IO;
     free(md);
     free(md_inline);
     free(html);
     free(csv);
+    free(tex);
     figure_list_free(&figs);
     if (rc == EXIT_OK && archive_commit(tmp, dest, force, err, errlen) != 0)
         rc = force ? EXIT_IO : EXIT_OUTPUT_EXISTS;

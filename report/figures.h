@@ -15,6 +15,9 @@
 #include "analysis.h"
 
 enum { FIG_PNG = 1, FIG_SVG = 2, FIG_PDF = 4 };
+/* Figure sizes (--figure-size): screen is the report's own; column (3.5 in) and
+ * text (7 in) add paper-sized figures whose text is at least 8 pt at that size. */
+enum { FIG_SIZE_SCREEN = 0, FIG_SIZE_COLUMN = 1, FIG_SIZE_TEXT = 2 };
 /* figures_render's return when the archive holds what cannot be drawn (exit 6). */
 enum { FIG_ERR_BAD_INPUT = -2 };
 
@@ -39,5 +42,10 @@ typedef struct figure_list {
 int figures_render(const analysis *a, const char *dir, unsigned formats, int log_axis,
                    figure_list *out, char *err, size_t errlen);
 void figure_list_free(figure_list *l);
+/* The paper-sized figures (FIG_SIZE_COLUMN or FIG_SIZE_TEXT): figures/timeline-
+ * compact-<size> and figures/occupancy-table-<size> in every requested format,
+ * appended to `out`. FIG_SIZE_SCREEN adds nothing. Returns as figures_render. */
+int figures_render_paper(const analysis *a, const char *dir, unsigned formats, int size, figure_list *out,
+                         char *err, size_t errlen);
 
 #endif

@@ -17,7 +17,10 @@ int gemm_on_cuda_cores(const char *n)
 
 int builds_mask(const char *n)
 {
-    return has(n, "tril") || has(n, "triu") || has(n, "_ones") || has(n, "where_bias") || has(n, "causal_mask");
+    /* mask_fill: math's -inf fill of the masked positions, a step of the rebuild
+     * (naive's masked_fill applies the mask; it is not a rebuild) */
+    return has(n, "tril") || has(n, "triu") || has(n, "_ones") || has(n, "where_bias") || has(n, "causal_mask") ||
+           has(n, "mask_fill");
 }
 
 int safe_softmax_check(const char *n) { return has(n, "isneginf") || has(n, "row_all") || has(n, "where_zero"); }
@@ -30,9 +33,14 @@ static void add(variant_analysis *va, const char *fmt, ...)
     va->n_findings++;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(va->findings[va->n_findings - 1], sizeof va->findings[0], fmt, ap);
+    char *out = va->findings[va->n_findings - 1];
+    int len = vsnprintf(out, sizeof va->findings[0], fmt, ap);
     va_end(ap);
-    esc_utf8_trim(va->findings[va->n_findings - 1]); /* a long finding is cut between characters */
+    if (len >= (int)sizeof va->findings[0]) { /* never cut silently: an ellipsis marks the cut */
+        out[sizeof va->findings[0] - 4] = '\0';
+        esc_utf8_trim(out);
+        strcat(out, "\xe2\x80\xa6");
+    }
 }
 
 static int is_memcpy(const gpu_op *o) { return o->kind == GPU_MEMCPY; }
@@ -67,8 +75,20 @@ const char *human_bytes(double b, char *buf, size_t n)
     return buf;
 }
 
+/* The representative forward: the median one, which every view shows. */
+static const forward *rep_forward(const variant_analysis *va)
+{
+    int i = analysis_median_forward(va);
+    return i < 0 ? NULL : &va->forwards[i];
+}
+
+/* First matching op of the representative forward (then of any forward). */
 static const gpu_op *first_match(const variant_analysis *va, op_predicate pred)
 {
+    const forward *r = rep_forward(va);
+    for (int k = 0; r && k < r->n_ops; k++)
+        if (pred(r->ops[k]))
+            return r->ops[k];
     for (int i = 0; i < va->n_forwards; i++)
         for (int k = 0; k < va->forwards[i].n_ops; k++)
             if (pred(va->forwards[i].ops[k]))
@@ -76,18 +96,20 @@ static const gpu_op *first_match(const variant_analysis *va, op_predicate pred)
     return NULL;
 }
 
-/* Distinct short names of matching ops in the first forward, comma-separated. */
+/* Distinct short names of matching ops in the representative forward,
+ * comma-separated; a name longer than FINDING_NAME_MAX ends in "…" (the op table
+ * of the variant names it in full). */
 static void names_of(const variant_analysis *va, op_predicate pred, char *out, size_t n)
 {
     out[0] = '\0';
-    if (!va->n_forwards)
+    const forward *f = rep_forward(va);
+    if (!f)
         return;
-    const forward *f = &va->forwards[0];
     for (int k = 0; k < f->n_ops; k++) {
         if (!pred(f->ops[k]))
             continue;
-        char s[96], quoted[400], code[200], aten[96], acode[200];
-        short_kernel_name(f->ops[k]->name, s, sizeof s);
+        char s[FINDING_NAME_MAX + 8], quoted[400], code[200], aten[96], acode[200];
+        findings_short_name(f->ops[k]->name, s, sizeof s);
         esc_md_code_buf(code, sizeof code, s);
         if (op_aten_name(f->ops[k], aten, sizeof aten)) { /* imported: the ATen op that launched it */
             esc_md_code_buf(acode, sizeof acode, aten);
@@ -109,40 +131,132 @@ static const attn_fact *fact(const variant_result *r, const char *key)
     return NULL;
 }
 
+void findings_short_name(const char *name, char *out, size_t n)
+{
+    char full[1024];
+    short_kernel_name(name, full, sizeof full);
+    /* count characters, not bytes */
+    size_t chars = 0, cut = 0;
+    for (const unsigned char *p = (const unsigned char *)full; *p; p++)
+        if ((*p & 0xc0) != 0x80 && ++chars == FINDING_NAME_MAX)
+            cut = (size_t)((const char *)p - full);
+    if (chars > FINDING_NAME_MAX && cut + 4 <= n)
+        snprintf(out, n, "%.*s\xe2\x80\xa6", (int)cut, full);
+    else if (!esc_copy_utf8(out, n, full) && n >= 4) {
+        out[n - 4] = '\0';
+        esc_utf8_trim(out);
+        strcat(out, "\xe2\x80\xa6");
+    }
+}
+
+const char *findings_launch_api_name(const api_call *l)
+{
+    static const char *known[] = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchKernelEx",
+                                  "cudaLaunchCooperativeKernel", "cuLaunchKernel", "cuLaunchKernelEx",
+                                  "cuLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (!strcmp(l->name, known[i]))
+            return known[i];
+    return l->name;
+}
+
+/* The library behind an op, from its kernel name (cuBLAS/cuBLASLt, cuDNN, ours). */
+static const char *library_of_kernel(const char *n)
+{
+    if (!strncmp(n, "attnprof_", 9) || strstr(n, " attnprof_"))
+        return "attnprof";
+    if (has(n, "cudnn"))
+        return "cuDNN";
+    if (has(n, "nvjet") || has(n, "cublas") || has(n, "xmma_gemm") || has(n, "sgemm") || has(n, "gemv") ||
+        has(n, "cutlass"))
+        return "cuBLAS";
+    return NULL;
+}
+
+int findings_memset_library(const trace *t, const forward *f, int k, const char **library, const gpu_op **next)
+{
+    *library = NULL;
+    *next = NULL;
+    const api_call *l = f->launchers[k];
+    if (!l || f->ops[k]->kind != GPU_MEMSET)
+        return -1;
+    /* The first kernel launched after the Memset's call on the same thread, inside
+     * the forward, with no other launch in between: the Memset belongs to its library. */
+    const gpu_op *best = NULL;
+    const api_call *best_l = NULL;
+    for (int j = 0; j < f->n_ops; j++) {
+        const api_call *lj = f->launchers[j];
+        if (j == k || !lj || lj->tid != l->tid || lj->start_ns < l->end_ns)
+            continue;
+        if (!best_l || lj->start_ns < best_l->start_ns)
+            best = f->ops[j], best_l = lj;
+    }
+    if (!best || best->kind != GPU_KERNEL)
+        return -1;
+    (void)t;
+    *library = library_of_kernel(best->name);
+    *next = best;
+    return *library ? 0 : -1;
+}
+
 static void launch_findings(variant_analysis *va)
 {
-    int driver_ex = 0, runtime = 0, total = 0;
-    /* Launch latency is read off each forward's first operation: the GPU is idle then
-     * (the previous forward was synchronized), while later launches queue behind work. */
+    /* Launch latency is read off each forward's first kernel (not a Memset or copy
+     * before it): the GPU is idle then (the previous forward was synchronized). */
     double *lat = calloc((size_t)(va->n_forwards ? va->n_forwards : 1), sizeof(double));
     int nl = 0;
     if (!lat)
         abort();
     for (int i = 0; i < va->n_forwards; i++) {
         const forward *f = &va->forwards[i];
-        if (f->n_ops && f->launchers[0])
-            lat[nl++] = (double)(f->ops[0]->start_ns - f->launchers[0]->start_ns) / 1000.0;
-        for (int k = 0; k < f->n_ops; k++) {
-            const api_call *l = f->launchers[k];
-            if (f->ops[k]->kind != GPU_KERNEL || !l)
-                continue;
-            total++;
-            driver_ex += l->kind == API_DRIVER && !strcmp(l->name, "cuLaunchKernelEx");
-            runtime += l->kind == API_RUNTIME;
-        }
+        for (int k = 0; k < f->n_ops; k++)
+            if (f->ops[k]->kind == GPU_KERNEL && f->launchers[k]) {
+                lat[nl++] = (double)(f->ops[k]->start_ns - f->launchers[k]->start_ns) / 1000.0;
+                break;
+            }
     }
     stats s = stats_of(lat, nl);
     free(lat);
+    /* Launch APIs of the representative forward's kernels, each counted as itself:
+     * cudaLaunchKernelExC is not cudaLaunchKernel. */
+    const forward *f = rep_forward(va);
+    const char *api[8];
+    int count[8], n_api = 0, total = 0;
+    for (int k = 0; f && k < f->n_ops; k++) {
+        const api_call *l = f->launchers[k];
+        if (f->ops[k]->kind != GPU_KERNEL || !l)
+            continue;
+        total++;
+        const char *name = findings_launch_api_name(l);
+        int j = 0;
+        while (j < n_api && strcmp(api[j], name))
+            j++;
+        if (j == n_api) {
+            if (n_api == 8)
+                continue;
+            api[n_api] = name, count[n_api++] = 0;
+        }
+        count[j]++;
+    }
     if (!total)
         return;
-    if (driver_ex == total)
-        add(va, "kernels launched with `cuLaunchKernelEx` (driver API), not `cudaLaunchKernel`; first launch → GPU "
-                "start %.1f µs (median)", s.median);
-    else if (driver_ex)
-        add(va, "%d of %d kernels per run launched with `cuLaunchKernelEx` (driver API), the rest through the runtime",
-            driver_ex, total);
-    else if (runtime == total)
-        add(va, "every kernel launched with `cudaLaunchKernel`; first launch → GPU start %.1f µs (median)", s.median);
+    char lat_text[64] = "";
+    if (s.n)
+        snprintf(lat_text, sizeof lat_text, "; first kernel launch → GPU start %.1f µs (median)", s.median);
+    char quoted[120];
+    if (n_api == 1) {
+        esc_md_code_buf(quoted, sizeof quoted, api[0]);
+        add(va, "%s launched with %s%s%s", total == 1 ? "the kernel" : "every kernel", quoted, !strncmp(api[0], "cu", 2) && strncmp(api[0], "cuda", 4) ? " (driver API)" : "", lat_text);
+        return;
+    }
+    char list[320] = "";
+    for (int j = 0; j < n_api; j++) {
+        esc_md_code_buf(quoted, sizeof quoted, api[j]);
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%d with %s%s", j ? ", " : "", count[j], quoted,
+                 !strncmp(api[j], "cu", 2) && strncmp(api[j], "cuda", 4) ? " (driver API)" : "");
+    }
+    add(va, "kernels per forward by launch API: %s%s", list, lat_text);
 }
 
 static void derive(analysis *a, int vi)
@@ -166,16 +280,29 @@ static void derive(analysis *a, int vi)
     if (r->expected_ops >= 0 && va->ops_per_forward != r->expected_ops) {
         const gpu_op *ms = first_match(va, is_memset);
         const api_call *via = NULL;
-        for (int i = 0; ms && i < va->forwards[0].n_ops; i++)
-            if (va->forwards[0].ops[i] == ms)
-                via = va->forwards[0].launchers[i];
-        char via_name[200];
+        const forward *rf = rep_forward(va);
+        int ms_k = -1;
+        for (int i = 0; ms && rf && i < rf->n_ops; i++)
+            if (rf->ops[i] == ms)
+                via = rf->launchers[i], ms_k = i;
+        char via_name[200], whose[400] = "";
         esc_md_code_buf(via_name, sizeof via_name, via ? via->name : "?");
+        const char *lib;
+        const gpu_op *next;
+        if (ms_k >= 0 && findings_memset_library(a->trace, rf, ms_k, &lib, &next) == 0) {
+            char kn[FINDING_NAME_MAX + 8], kq[200];
+            findings_short_name(next->name, kn, sizeof kn);
+            esc_md_code_buf(kq, sizeof kq, kn);
+            snprintf(whose, sizeof whose, ", issued by %s: the next launch on the same host thread is %s's %s, with "
+                     "no launch between (CUPTI keeps no call stack, so the Memset is attributed by the launching "
+                     "library's API window)",
+                     lib, lib, kq);
+        }
         if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward)
             add(va, "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s, "
-                    "via %s) outside the variant's own expectation",
+                    "via %s) outside the variant's own expectation%s",
                 va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
-                va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_name);
+                va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_name, whose);
         else
             add(va, "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
                 r->expected_ops);

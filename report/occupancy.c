@@ -112,6 +112,7 @@ int occupancy_compute(const occ_kernel *k, const device_props *dev, occupancy *o
             out->smem_per_block, (int64_t)dev->smem_per_block + dev->smem_reserved_per_block,
             dev->smem_per_sm);
         kineto_active = min_int(kineto_active, by_default_limit);
+        out->kineto_smem_limited = by_default_limit < active;
     }
     double kineto_resident =
         out->grid_blocks_per_sm < kineto_active ? out->grid_blocks_per_sm : kineto_active;

@@ -52,6 +52,8 @@ typedef struct occupancy {
      * (sharedMemPerBlock, 48 KiB, plus the reservation), so a kernel that opted
      * in to more shared memory counts as 0 active blocks and gets 0. */
     int kineto_pct;
+    int kineto_smem_limited;   /* 1 when Kineto's default per-block shared memory limit (not the opted-in
+                                * one) is what lowers its number: above it, Kineto reports 0% */
 } occupancy;
 
 /* 0 on success; -1 with a reason in `err` when the record or the device limits

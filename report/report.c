@@ -4,7 +4,9 @@
 #include "predict.h"
 #include "predict_report.h"
 #include "findings.h"
+#include "latex.h"
 #include "occupancy.h"
+#include "series.h"
 
 #include <cmark-gfm-core-extensions.h>
 #include <cmark-gfm.h>
@@ -30,6 +32,30 @@ void format_us(double us, char *out, size_t n)
         snprintf(out, n, "%.0f µs", us);
     else
         snprintf(out, n, "%.1f µs", us);
+}
+
+void format_us_column(double us, char *out, size_t n)
+{
+    if (!isfinite(us))
+        snprintf(out, n, "–");
+    else if (us >= 100)
+        snprintf(out, n, "%.0f µs", us);
+    else
+        snprintf(out, n, "%.1f µs", us);
+}
+
+/* A table cell of medians and ranges: µs throughout (one unit per column). */
+static void time_stats_column(const stats *s, char *out, size_t n)
+{
+    if (s->n == 0) {
+        snprintf(out, n, "–");
+        return;
+    }
+    char med[32], lo[32], hi[32];
+    format_us_column(s->median, med, sizeof med);
+    format_us_column(s->min, lo, sizeof lo);
+    format_us_column(s->max, hi, sizeof hi);
+    snprintf(out, n, "%s (%s – %s, n=%d)", med, lo, hi, s->n);
 }
 
 void format_time_stats(const stats *s, char *out, size_t n)
@@ -175,8 +201,8 @@ static void header(FILE *f, const analysis *a)
     fprintf(f, "| | |\n|---|---|\n");
     fputs("| GPU | ", f);
     esc_md_text(f, r->device.name);
-    fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB, SM clock %d MHz, memory clock %d MHz, "
-               "%d-bit bus |\n",
+    fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB, maximum SM clock %d MHz, maximum memory clock %d MHz "
+               "(device attributes, not the clocks of the run), %d-bit bus |\n",
             r->device.major, r->device.minor, r->device.sm_count,
             r->device.total_mem / 1073741824.0, r->device.clock_khz / 1000, r->device.mem_clock_khz / 1000,
             r->device.mem_bus_width);
@@ -185,6 +211,43 @@ static void header(FILE *f, const analysis *a)
     fprintf(f, ", CUDA runtime %d.%d (driver API %d.%d), cuBLAS %s, cuDNN %s, CUPTI API %d |\n",
             r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10,
             r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10, cublas, cudnn, r->cupti_version);
+    const run_env *e = &r->env;
+    if (e->clock_samples > 0) {
+        fprintf(f, "| Measured during the run | SM clock %d", e->sm_clock_mhz_min);
+        if (e->sm_clock_mhz_max != e->sm_clock_mhz_min)
+            fprintf(f, "–%d", e->sm_clock_mhz_max);
+        fprintf(f, " MHz, memory clock %d", e->mem_clock_mhz_min);
+        if (e->mem_clock_mhz_max != e->mem_clock_mhz_min)
+            fprintf(f, "–%d", e->mem_clock_mhz_max);
+        fprintf(f, " MHz (NVML, %d sample%s, one after each variant's recorded forwards)", e->clock_samples,
+                e->clock_samples == 1 ? "" : "s");
+        if (e->power_limit_w > 0)
+            fprintf(f, ", power limit %d W", e->power_limit_w);
+        fputs(" |\n", f);
+    } else {
+        fputs("| Measured during the run | SM and memory clocks, power limit: not recorded (this archive predates "
+              "attnprof recording them) |\n", f);
+    }
+    fputs("| Host | ", f);
+    if (e->host_cpu[0] || e->os[0]) {
+        esc_md_text(f, e->host_cpu[0] ? e->host_cpu : "CPU not recorded");
+        if (e->host_cpus > 0)
+            fprintf(f, " (%d logical CPUs)", e->host_cpus);
+        fputs("; ", f);
+        esc_md_text(f, e->os[0] ? e->os : "OS not recorded");
+    } else {
+        fputs("host CPU and OS: not recorded", f);
+    }
+    fputs(" |\n| Build | ", f);
+    if (e->nvcc[0] || e->build_flags[0]) {
+        fputs("nvcc ", f);
+        esc_md_text(f, e->nvcc[0] ? e->nvcc : "(version not recorded)");
+        fputs("; ", f);
+        esc_md_code(f, e->build_flags, 1);
+    } else {
+        fputs("nvcc version and build flags: not recorded", f);
+    }
+    fputs(" |\n", f);
     fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
     esc_md_text(f, r->dtype);
     fprintf(f, ", %s, scale 1/√D |\n", r->causal ? "causal" : "not causal");
@@ -229,19 +292,25 @@ static void ops_text(const variant_analysis *va, char *out, size_t n)
         snprintf(out + len, n - (size_t)len, "; expected %d", va->result->expected_ops);
 }
 
-static void summary_table(FILE *f, const analysis *a)
+static void summary_table(FILE *f, const analysis *a, const report_reference *ref)
 {
     fprintf(f, "## Summary\n\n");
     fprintf(f, "| Variant | What we changed | Kernels / forward | CUDA time / forward (median, min – max, n) | "
-               "CPU time / forward | rel. error vs FP64 | What the trace revealed |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|\n");
+               "CPU time / forward (under CUPTI) | rel. error vs FP64 | Reference: %s |", SERIES_LABEL);
+    if (ref) {
+        fputs(" Reference: ", f);
+        esc_md_text(f, ref->label);
+        fputs(", CUDA / CPU time per forward |", f);
+    }
+    fprintf(f, " What the trace revealed |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|%s---|\n", ref ? "---|" : "");
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         const variant_result *r = va->result;
         char ops[96], cuda[96], cpu[96], err[32];
         ops_text(va, ops, sizeof ops);
-        format_time_stats(&va->cuda_us, cuda, sizeof cuda);
-        format_time_stats(&va->cpu_us, cpu, sizeof cpu);
+        time_stats_column(&va->cuda_us, cuda, sizeof cuda);
+        time_stats_column(&va->cpu_us, cpu, sizeof cpu);
         if (isfinite(r->rel_error))
             snprintf(err, sizeof err, "%.1e", r->rel_error);
         else
@@ -251,7 +320,25 @@ static void summary_table(FILE *f, const analysis *a)
         esc_md_code(f, r->name, 1);
         fprintf(f, "%s | ", status_word(r));
         esc_md_text(f, r->what_changed);
-        fprintf(f, " | %s | %s | %s | %s | ", ops, cuda, cpu, err);
+        char series[256];
+        series_cell(r->name, series, sizeof series);
+        fprintf(f, " | %s | %s | %s | %s | %s | ", ops, cuda, cpu, err, series);
+        if (ref) {
+            /* PyTorch's SDPA variants carry an "sdpa_" prefix in an imported archive */
+            const variant_analysis *rv = analysis_find(ref->a, r->name);
+            char sdpa[48];
+            snprintf(sdpa, sizeof sdpa, "sdpa_%s", r->name);
+            if (!rv)
+                rv = analysis_find(ref->a, sdpa);
+            if (rv && rv->n_forwards) {
+                char rc[32], rp[32];
+                format_us_column(rv->cuda_us.median, rc, sizeof rc);
+                format_us_column(rv->cpu_us.median, rp, sizeof rp);
+                fprintf(f, "%s / %s (%d ops, n=%d) | ", rc, rp, rv->ops_per_forward, rv->n_forwards);
+            } else {
+                fputs("not in the reference | ", f);
+            }
+        }
         for (int k = 0; k < va->n_findings; k++) {
             if (k)
                 fputs("; ", f);
@@ -275,21 +362,29 @@ static void overhead_table(FILE *f, const analysis *a)
                "interleaved, median per forward. Beside it, the "
                "host wall time of one forward call in both cases: CUPTI's API records cost host time, so the CPU "
                "times of the summary, taken under CUPTI, are upper bounds.\n\n"
-               "| Variant | GPU, CUPTI off | GPU, CUPTI on | overhead | host, CUPTI off | host, CUPTI on |\n"
-               "|---|---|---|---|---|---|\n");
+               "The summary's CPU time and the host time here are two measurements of the same call, taken "
+               "differently. The summary's is the median length of the recorded forwards' `attn_fwd` ranges: each "
+               "forward starts after the previous one was synchronized, so the host issues into an idle queue, and "
+               "the range includes the NVTX push and pop. The host times here are forward calls queued back to back "
+               "(8 per sample, no synchronization between them), timed around the call alone. The last column "
+               "repeats the summary's number beside them.\n\n"
+               "| Variant | GPU, CUPTI off | GPU, CUPTI on | overhead | host, CUPTI off | host, CUPTI on | "
+               "summary CPU time (recorded forwards) |\n"
+               "|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < a->n; i++) {
         const variant_result *r = a->v[i].result;
         if (!isfinite(r->event_us_cupti) || !isfinite(r->event_us_no_cupti))
             continue;
-        char off[32], on[32], hoff[32], hon[32];
-        format_us(r->event_us_no_cupti, off, sizeof off);
-        format_us(r->event_us_cupti, on, sizeof on);
-        format_us(r->host_us_no_cupti, hoff, sizeof hoff);
-        format_us(r->host_us_cupti, hon, sizeof hon);
+        char off[32], on[32], hoff[32], hon[32], summ[32];
+        format_us_column(r->event_us_no_cupti, off, sizeof off);
+        format_us_column(r->event_us_cupti, on, sizeof on);
+        format_us_column(r->host_us_no_cupti, hoff, sizeof hoff);
+        format_us_column(r->host_us_cupti, hon, sizeof hon);
+        format_us_column(a->v[i].cpu_us.n ? a->v[i].cpu_us.median : NAN, summ, sizeof summ);
         fputs("| ", f);
         esc_md_code(f, r->name, 1);
-        fprintf(f, " | %s | %s | %+.1f%% | %s | %s |\n", off, on,
-                100.0 * (r->event_us_cupti / r->event_us_no_cupti - 1.0), hoff, hon);
+        fprintf(f, " | %s | %s | %+.1f%% | %s | %s | %s |\n", off, on,
+                100.0 * (r->event_us_cupti / r->event_us_no_cupti - 1.0), hoff, hon, summ);
     }
     fputc('\n', f);
 }
@@ -327,7 +422,34 @@ static char *base64_file(const char *path, size_t *len_out)
     return out;
 }
 
-/* Markdown image for a figure; PNG preferred for the page, with links to the vector files. */
+/* The vector files of a figure: links beside report.md; in the self-contained page
+ * (inline_dir set) only their names in the archive, since a link would point to a
+ * file that does not travel with the page. */
+static void vector_files(FILE *f, const figure_file *svg, const figure_file *pdf, const char *inline_dir)
+{
+    if (!svg && !pdf)
+        return;
+    if (inline_dir) {
+        fputs(" — vector files in the archive, beside this page:", f);
+        if (svg) {
+            fputc(' ', f);
+            esc_md_code(f, svg->path, 0);
+        }
+        if (pdf) {
+            fputs(svg ? "," : "", f);
+            fputc(' ', f);
+            esc_md_code(f, pdf->path, 0);
+        }
+        return;
+    }
+    fputs(" — vector:", f);
+    if (svg)
+        fprintf(f, " [SVG](%s)", svg->path);
+    if (pdf)
+        fprintf(f, " [PDF](%s)", pdf->path);
+}
+
+/* Markdown image for a figure; PNG preferred for the page, with the vector files. */
 static void figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir)
 {
     if (!figs)
@@ -347,15 +469,12 @@ static void figure(FILE *f, const figure_list *figs, const char *name, const cha
     /* In the self-contained page only a PNG is inlined: cmark-gfm's safe mode
      * blanks a data:image/svg+xml source. */
     const figure_file *show = png ? png : inline_dir ? NULL : svg;
-    if (!show && (svg || pdf)) { /* no page image: links to the vector files */
+    if (!show && (svg || pdf)) { /* no page image: the vector files */
         const figure_file *any = svg ? svg : pdf;
         fputs("*", f);
         esc_md_text(f, any->caption);
-        fputs("* — vector:", f);
-        if (svg)
-            fprintf(f, " [SVG](%s)", svg->path);
-        if (pdf)
-            fprintf(f, " [PDF](%s)", pdf->path);
+        fputs("*", f);
+        vector_files(f, svg, pdf, inline_dir);
         fputs("\n\n", f);
         return;
     }
@@ -381,13 +500,7 @@ static void figure(FILE *f, const figure_list *figs, const char *name, const cha
     fputs("*", f);
     esc_md_text(f, show->caption);
     fputs("*", f);
-    if (svg || pdf) {
-        fputs(" — vector:", f);
-        if (svg)
-            fprintf(f, " [SVG](%s)", svg->path);
-        if (pdf)
-            fprintf(f, " [PDF](%s)", pdf->path);
-    }
+    vector_files(f, svg, pdf, inline_dir);
     fputs("\n\n", f);
 }
 
@@ -398,14 +511,8 @@ enum { REPORT_MAX_OP_ROWS = 1000 };
 /* The forward shown in the variant's table: the one with the median CUDA time. */
 static const forward *median_forward(const variant_analysis *va)
 {
-    const forward *best = NULL;
-    double bd = INFINITY;
-    for (int i = 0; i < va->n_forwards; i++) {
-        double d = fabs(va->forwards[i].cuda_us - va->cuda_us.median);
-        if (d < bd)
-            bd = d, best = &va->forwards[i];
-    }
-    return best;
+    int i = analysis_median_forward(va);
+    return i < 0 ? NULL : &va->forwards[i];
 }
 
 static void variant_section(FILE *f, const analysis *a, const variant_analysis *va, const figure_list *figs,
@@ -447,29 +554,39 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
         return;
     char buf[64];
     format_us(fw->cuda_us, buf, sizeof buf);
-    fprintf(f, "One forward (iteration %d, CUDA time %s, the median one), GPU operations in order:\n\n", fw->iteration,
-            buf);
+    fprintf(f, "The representative forward (iteration %d, CUDA time %s: the median one, the forward every view of "
+               "this report shows), GPU operations in order:\n\n", fw->iteration, buf);
     fprintf(f, "| # | Operation | Class | Duration | Grid | Block | Regs / thread | Shared mem / block | "
-               "Occupancy (theor. / est., limiter) | Launched by | Launch → start |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "Occupancy (theor. / est., limiter) | Kineto's estimate | Launched by | Launch → start |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    int notes[16];
+    int n_notes = 0;
     int shown = fw->n_ops < REPORT_MAX_OP_ROWS ? fw->n_ops : REPORT_MAX_OP_ROWS;
     for (int k = 0; k < shown; k++) {
         const gpu_op *o = fw->ops[k];
         const api_call *l = fw->launchers[k];
-        char name[128], dur[32], lat[32];
-        if (o->kind == GPU_KERNEL)
-            short_kernel_name(o->name, name, sizeof name);
-        else
-            snprintf(name, sizeof name, "%s", o->name);
-        format_us((double)(o->end_ns - o->start_ns) / 1000.0, dur, sizeof dur);
+        char name[FINDING_NAME_MAX + 8], full[1024], dur[32], lat[32];
+        if (o->kind == GPU_KERNEL) {
+            findings_short_name(o->name, name, sizeof name);
+            short_kernel_name(o->name, full, sizeof full);
+        } else {
+            esc_copy_utf8(name, sizeof name, o->name);
+            esc_copy_utf8(full, sizeof full, o->name);
+        }
+        format_us_column((double)(o->end_ns - o->start_ns) / 1000.0, dur, sizeof dur);
         if (l)
-            format_us((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
+            format_us_column((double)(o->start_ns - l->start_ns) / 1000.0, lat, sizeof lat);
         fprintf(f, "| %d | ", k + 1);
         esc_md_code(f, name, 1);
         char aten[96];
         if (op_aten_name(o, aten, sizeof aten)) { /* imported PyTorch traces: the ATen op that launched it */
             fputs(" from ", f);
             esc_md_code(f, aten, 1);
+        }
+        /* a shortened name: the full one in a note under the table */
+        if (strcmp(name, o->name) && n_notes < 16) {
+            notes[n_notes++] = k;
+            fprintf(f, " [%d]", n_notes);
         }
         fprintf(f, " | %s | %s | ", op_class_name(classify_op(o)), dur);
         if (o->kind == GPU_KERNEL) {
@@ -478,29 +595,44 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             fprintf(f, "%d×%d×%d | %d×%d×%d | %d | %d B | ", o->grid[0], o->grid[1], o->grid[2], o->block[0],
                     o->block[1], o->block[2], o->registers, o->static_smem + o->dynamic_smem);
             if (occupancy_of_op(o, &a->trace->device, &occ, oerr, sizeof oerr) == 0)
-                fprintf(f, "%.0f%% / %.0f%%, %s", 100 * occ.theoretical, 100 * occ.est_achieved,
+                fprintf(f, "%.0f%% / %.0f%%, %s | ", 100 * occ.theoretical, 100 * occ.est_achieved,
                         occupancy_limiter_name(occ.limiters, lim, sizeof lim));
             else
-                fputs("–", f);
-            /* Imported PyTorch traces: Kineto's own "est. achieved occupancy %" beside ours. */
+                fputs("– | ", f);
+            /* Kineto's estimate: its own "est. achieved occupancy %" for imported PyTorch
+             * traces, else its formula applied to our record (with its 48 KiB limit). */
             if (a->run->imported && o->has_kineto_occupancy)
-                fprintf(f, "; Kineto %.0f%%", o->kineto_occupancy);
-            fputs(" | ", f);
+                fprintf(f, "%.0f%% (Kineto's own) | ", o->kineto_occupancy);
+            else if (occupancy_of_op(o, &a->trace->device, &occ, oerr, sizeof oerr) == 0)
+                fprintf(f, "%d%% | ", occ.kineto_pct);
+            else
+                fputs("– | ", f);
         } else {
-            char size[32];
-            human_bytes((double)o->bytes, size, sizeof size);
-            fprintf(f, "– | – | – | %s moved | – | ", size);
+            fprintf(f, "– | – | – | %lld B moved | – | – | ", (long long)o->bytes);
         }
-        if (l)
+        if (l) {
             esc_md_code(f, l->name, 1);
-        else
+            const char *lib;
+            const gpu_op *next;
+            if (o->kind == GPU_MEMSET && findings_memset_library(a->trace, fw, k, &lib, &next) == 0)
+                fprintf(f, " (%s)", lib);
+        } else {
             fputs("–", f);
+        }
         fprintf(f, " | %s |\n", l ? lat : "–");
     }
     fputc('\n', f);
     if (shown < fw->n_ops)
         fprintf(f, "The first %d of the forward's %d operations are listed; trace.json holds them all.\n\n", shown,
                 fw->n_ops);
+    /* Full names of the shortened ones (a name is never cut silently). */
+    for (int j = 0; j < n_notes; j++) {
+        fprintf(f, "%s[%d] op %d: ", j ? "\\\n" : "", j + 1, notes[j] + 1);
+        esc_md_code(f, fw->ops[notes[j]]->name, 0);
+        fputc('\n', f);
+    }
+    if (n_notes)
+        fputc('\n', f);
     char fig[96];
     snprintf(fig, sizeof fig, "timeline-%s", r->name);
     figure(f, figs, fig, inline_dir);
@@ -508,13 +640,23 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
 
 char *report_markdown(const analysis *a, const figure_list *figs, const char *inline_from_dir)
 {
+    return report_markdown_ref(a, figs, inline_from_dir, NULL);
+}
+
+char *report_markdown_ref(const analysis *a, const figure_list *figs, const char *inline_from_dir,
+                          const report_reference *ref)
+{
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         abort();
     header(f, a);
-    summary_table(f, a);
+    series_abstract(f, a);
+    summary_table(f, a, ref);
+    if (ref)
+        series_reference_note(f, a, ref->a, ref->label);
+    series_section(f, a);
     figure(f, figs, "timeline-overview", inline_from_dir);
     figure(f, figs, "time-per-forward", inline_from_dir);
     overhead_table(f, a);
@@ -525,11 +667,25 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
     fprintf(f, "## Occupancy\n\n");
     fprintf(f, "Theoretical occupancy from each kernel's registers, shared memory and block size against the "
                "device limits; the estimate also accounts for the grid (blocks ÷ SMs), as Kineto's does, and is "
-               "computed for every kernel, including those launched with `cuLaunchKernelEx`.\n\n");
+               "computed for every kernel, whatever API launched it.\n\n");
+    series_kineto_paragraph(f, a);
     figure(f, figs, "occupancy", inline_from_dir);
+    int paper = 0;
+    for (int i = 0; figs && i < figs->n; i++)
+        paper |= !strncmp(figs->files[i].figure, "timeline-compact-", 17);
+    if (paper) {
+        fprintf(f, "## Figures for a paper\n\nDrawn at their printed size (--figure-size), every text at least 8 pt: "
+                   "include the PDF at 100%% (README, \"Figures and tables in a LaTeX paper\").\n\n");
+        for (int i = 0; i < figs->n; i++)
+            if (!strcmp(figs->files[i].kind, figs->files[0].kind) &&
+                (!strncmp(figs->files[i].figure, "timeline-compact-", 17) ||
+                 !strncmp(figs->files[i].figure, "occupancy-table-", 16)))
+                figure(f, figs, figs->files[i].figure, inline_from_dir);
+    }
     fprintf(f, "## Variants\n\n");
     for (int i = 0; i < a->n; i++)
         variant_section(f, a, &a->v[i], figs, inline_from_dir);
+    series_citation(f, a);
     fclose(f);
     return buf;
 }
@@ -562,6 +718,32 @@ static void append_template_part(FILE *out, const char *start, const char *end, 
     }
 }
 
+/* Inside <code> elements, a <wbr> after each '_' (and each ':' of "::"): a long
+ * identifier may break there, and only there, on a narrow screen or a printed page.
+ * Copying the name still gives the name. The tag is ours, never archive text. */
+static char *code_break_points(const char *html)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    int in_code = 0;
+    for (const char *p = html; *p; p++) {
+        if (*p == '<') {
+            if (!strncmp(p, "<code>", 6) || !strncmp(p, "<code ", 6))
+                in_code = 1;
+            else if (!strncmp(p, "</code>", 7))
+                in_code = 0;
+        }
+        fputc(*p, f);
+        if (in_code && (*p == '_' || (*p == ':' && p[1] != ':' && p > html && p[-1] == ':')) && p[1] != '<')
+            fputs("<wbr>", f);
+    }
+    fclose(f);
+    return buf;
+}
+
 char *report_html(const char *markdown, const char *title, char *err, size_t errlen)
 {
     cmark_gfm_core_extensions_ensure_registered();
@@ -589,6 +771,9 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
             free(body);
             return NULL;
         }
+    char *broken = code_break_points(body);
+    free(body);
+    body = broken;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -647,13 +832,20 @@ char *report_summary_csv(const analysis *a)
         csv_num(f, r->event_us_no_cupti);
         csv_num(f, r->event_us_cupti);
         fputc(',', f);
-        char all[MAX_FINDINGS * 330] = "";
+        /* plain text: the findings' Markdown (backticks, escapes) read back */
+        char *all = NULL;
+        size_t all_len = 0;
+        FILE *af = open_memstream(&all, &all_len);
+        if (!af)
+            abort();
         for (int k = 0; k < va->n_findings; k++) {
-            if (k)
-                strcat(all, "; ");
-            strcat(all, va->findings[k]);
+            char *plain = md_to_plain(va->findings[k]);
+            fprintf(af, "%s%s", k ? "; " : "", plain);
+            free(plain);
         }
+        fclose(af);
         esc_csv_field(f, all, 1);
+        free(all);
         fputc('\n', f);
     }
     fclose(f);
@@ -689,6 +881,12 @@ static int write_atomic(const char *dir, const char *name, const char *text, cha
 
 int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen)
 {
+    return report_write_ref(a, figs, dir, NULL, err, errlen);
+}
+
+int report_write_ref(const analysis *a, const figure_list *figs, const char *dir, const report_reference *ref,
+                     char *err, size_t errlen)
+{
     const run_info *r = a->run;
     char title[256];
     if (r->imported)
@@ -696,13 +894,16 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
     else
         snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch,
                  r->shape.heads, r->shape.seq, r->shape.dim, r->dtype);
-    char *md = report_markdown(a, figs, NULL);
-    char *md_inline = report_markdown(a, figs, dir);
+    char *md = report_markdown_ref(a, figs, NULL, ref);
+    char *md_inline = report_markdown_ref(a, figs, dir, ref);
     char *html = report_html(md_inline, title, err, errlen);
     char *csv = report_summary_csv(a);
+    char *tex = report_summary_tex(a);
     int rc = html ? 0 : -1;
     if (!rc)
         rc = write_atomic(dir, "summary.csv", csv, err, errlen);
+    if (!rc)
+        rc = write_atomic(dir, "summary.tex", tex, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "report.md", md, err, errlen);
     if (!rc)
@@ -711,6 +912,7 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
     free(md_inline);
     free(html);
     free(csv);
+    free(tex);
     return rc;
 }
 

@@ -12,6 +12,18 @@
  * the archive, or, when `inline_from_dir` is set, are embedded as data: URIs read
  * from that directory. */
 char *report_markdown(const analysis *a, const figure_list *figs, const char *inline_from_dir);
+/* Another archive's numbers beside ours (--reference DIR: e.g. PyTorch's variants
+ * on the same GPU, imported): its analysis and a label for the column. */
+typedef struct report_reference {
+    const analysis *a;
+    char label[128];
+} report_reference;
+/* report_markdown with a reference column (ref may be NULL). */
+char *report_markdown_ref(const analysis *a, const figure_list *figs, const char *inline_from_dir,
+                          const report_reference *ref);
+/* report_write with a reference (ref may be NULL). */
+int report_write_ref(const analysis *a, const figure_list *figs, const char *dir, const report_reference *ref,
+                     char *err, size_t errlen);
 /* Markdown → complete HTML page (malloc'd), or NULL with `err` set. */
 char *report_html(const char *markdown, const char *title, char *err, size_t errlen);
 char *report_summary_csv(const analysis *a);
@@ -28,6 +40,8 @@ int report_write_file(const char *dir, const char *name, const char *text, char 
 
 /* Shared formatting (tested). */
 void format_us(double us, char *out, size_t n); /* "93.4 µs", "1.08 ms" */
+/* A time in a table column: always µs ("93.4 µs", "2245 µs"), one unit per column. */
+void format_us_column(double us, char *out, size_t n);
 void format_time_stats(const stats *s, char *out, size_t n);
 
 #endif

@@ -118,6 +118,18 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
         json_object_set_new(root, "ceilings", ceilings_to_json(&r->ceilings));
     if (r->counters.meta.status != CTR_NOT_RUN || r->counters.meta.reason[0])
         json_object_set_new(root, "counters", counters_meta_to_json(&r->counters.meta));
+    const run_env *e = &r->env;
+    if (e->clock_samples > 0)
+        json_object_set_new(root, "measured",
+                            json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "clock_samples", e->clock_samples,
+                                      "sm_clock_mhz_min", e->sm_clock_mhz_min, "sm_clock_mhz_max", e->sm_clock_mhz_max,
+                                      "memory_clock_mhz_min", e->mem_clock_mhz_min, "memory_clock_mhz_max",
+                                      e->mem_clock_mhz_max, "power_limit_w", e->power_limit_w));
+    if (e->host_cpu[0] || e->os[0])
+        json_object_set_new(root, "host",
+                            json_pack("{s:s,s:i,s:s}", "cpu", e->host_cpu, "logical_cpus", e->host_cpus, "os", e->os));
+    if (e->nvcc[0] || e->build_flags[0])
+        json_object_set_new(root, "build", json_pack("{s:s,s:s}", "nvcc", e->nvcc, "flags", e->build_flags));
     json_object_set_new(json_object_get(root, "versions"), "cuda_runtime_int", json_integer(r->cuda_runtime_version));
     json_object_set_new(json_object_get(root, "versions"), "cuda_driver_int", json_integer(r->cuda_driver_version));
     if (r->imported) {
@@ -271,6 +283,22 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
 
     ceilings_from_json(json_object_get(root, "ceilings"), &r->ceilings);
     counters_meta_from_json(json_object_get(root, "counters"), &r->counters.meta);
+    json_t *measured = json_object_get(root, "measured"), *host = json_object_get(root, "host");
+    json_t *build = json_object_get(root, "build");
+    if ((measured && !json_is_object(measured)) || (host && !json_is_object(host)) || (build && !json_is_object(build)))
+        bad(R, "", "measured/host/build", "objects");
+    run_env *e = &r->env;
+    e->clock_samples = integer(R, "measured", measured, "clock_samples");
+    e->sm_clock_mhz_min = integer(R, "measured", measured, "sm_clock_mhz_min");
+    e->sm_clock_mhz_max = integer(R, "measured", measured, "sm_clock_mhz_max");
+    e->mem_clock_mhz_min = integer(R, "measured", measured, "memory_clock_mhz_min");
+    e->mem_clock_mhz_max = integer(R, "measured", measured, "memory_clock_mhz_max");
+    e->power_limit_w = integer(R, "measured", measured, "power_limit_w");
+    esc_copy_utf8(e->host_cpu, sizeof e->host_cpu, str(R, "host", host, "cpu"));
+    e->host_cpus = integer(R, "host", host, "logical_cpus");
+    esc_copy_utf8(e->os, sizeof e->os, str(R, "host", host, "os"));
+    esc_copy_utf8(e->nvcc, sizeof e->nvcc, str(R, "build", build, "nvcc"));
+    esc_copy_utf8(e->build_flags, sizeof e->build_flags, str(R, "build", build, "flags"));
 
     size_t i;
     json_t *v;

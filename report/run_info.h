@@ -62,6 +62,21 @@ typedef struct import_source {
     int rank, world_size;
 } import_source;
 
+/* What the run measured and was built with beyond the device's nominal limits
+ * (run.json "measured", "host", "build"); zero / empty in archives from before
+ * attnprof recorded them, which the report shows as "not recorded". */
+typedef struct run_env {
+    int clock_samples;              /* NVML samples taken, one after each variant's recorded forwards */
+    int sm_clock_mhz_min, sm_clock_mhz_max;   /* nvmlDeviceGetClockInfo(NVML_CLOCK_SM) */
+    int mem_clock_mhz_min, mem_clock_mhz_max; /* nvmlDeviceGetClockInfo(NVML_CLOCK_MEM) */
+    int power_limit_w;              /* nvmlDeviceGetEnforcedPowerLimit, watts */
+    char host_cpu[128];             /* /proc/cpuinfo "model name" */
+    int host_cpus;                  /* online logical CPUs */
+    char os[160];                   /* /etc/os-release PRETTY_NAME, uname release */
+    char nvcc[64];                  /* nvcc release the recorder's kernels were built with */
+    char build_flags[512];          /* NVCCFLAGS and CFLAGS of the recorder */
+} run_env;
+
 typedef struct run_info {
     char tool_version[64];
     char command_line[1024];
@@ -82,6 +97,7 @@ typedef struct run_info {
     int cuda_runtime_version, cuda_driver_version;
     int cublas_version, cudnn_version, cupti_version;
     char marker_source[96];     /* where the NVTX ranges came from (CUPTI markers or host stamps) */
+    run_env env;
     int n_variants;
     variant_result variants[RUN_MAX_VARIANTS];
     int n_probes;

@@ -13,8 +13,9 @@
 void cli_usage(FILE *f)
 {
     fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
-          "       attnprof report DIR [--format F] [--log]   re-render an archived run (no GPU needed)\n"
-          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log]\n"
+          "       attnprof report DIR [--format F] [--log] [--figure-size S] [--reference DIR] [--no-pdf]\n"
+          "                                    re-render an archived run (no GPU needed)\n"
+          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log] [--figure-size S]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
           "       attnprof sweep [options] -o DIR   run every shape of a sweep, one child per shape\n"
           "       attnprof sweep --collect DIR      (re)build DIR's sweep report from the shapes there\n"
@@ -45,7 +46,7 @@ void cli_usage(FILE *f)
           "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
           "  --force              replace DIR if it exists\n"
           "sweep options (--variants, --heads, --iters, --warmup, --seed, --no-counters, --no-calibrate,\n"
-          "  --cudnn-replan go to every shape's run; --force replaces a sweep; -q as for run):\n"
+          "  --cudnn-replan, --no-pdf go to every shape's run; --force replaces a sweep; -q as for run):\n"
           "  --seq LIST           sequence lengths: 256,512 or 256:16384:x2 (default 256:16384:x2)\n"
           "  --dim LIST           head dims (default 64,128)\n"
           "  --tokens N           B = N / S for every shape (default 32768); or --batch B for all\n"
@@ -68,6 +69,11 @@ void cli_usage(FILE *f)
           "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
           "  --log                logarithmic time axis in the time chart\n"
+          "  --figure-size S      screen (default), column (3.5 in) or text (7 in): adds paper-sized figures\n"
+          "                       (figures/<size>/, text at least 8 pt at that size) for a LaTeX document\n"
+          "run and report options:\n"
+          "  --no-pdf             no report.pdf (printed by Chromium when installed; ATTNPROF_PDF=0 too)\n"
+          "  --reference DIR      an archive of PyTorch's variants on the same GPU: its numbers beside ours\n"
           "\n"
           "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
           "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error\n",
@@ -134,7 +140,8 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
        OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_COUNTERS,
-       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_TOKENS, OPT_GPUS,
+       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_NO_PDF,
+       OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
        OPT_COLLECT, OPT_TASK };
 
@@ -184,7 +191,8 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     run_config *rc = &o->run;
     unsigned long long v;
     int r;
-    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && !o->run_only_option)
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != OPT_NO_PDF && c != OPT_FIGURE_SIZE && c != OPT_REFERENCE &&
+        !o->run_only_option)
         o->run_only_option = c;
     if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != 'o' && c != OPT_FORCE && c != OPT_VARIANT &&
         c != OPT_RANGE && c != OPT_DEVICE && c != OPT_SHAPE && !o->not_import_option)
@@ -239,6 +247,22 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case 'q': rc->quiet = 1; return EXIT_OK;
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
+    case OPT_NO_PDF: o->no_pdf = 1; return EXIT_OK;
+    case OPT_FIGURE_SIZE:
+        if (!strcmp(arg, "screen"))
+            o->figure_size = FIG_SIZE_SCREEN;
+        else if (!strcmp(arg, "column"))
+            o->figure_size = FIG_SIZE_COLUMN;
+        else if (!strcmp(arg, "text"))
+            o->figure_size = FIG_SIZE_TEXT;
+        else
+            return usage_error(err, n, "--figure-size %s: expected screen, column (3.5 in) or text (7 in)%s", arg, "");
+        return EXIT_OK;
+    case OPT_REFERENCE:
+        if (!*arg)
+            return usage_error(err, n, "--reference: expected an archive directory%s%s", "", "");
+        o->reference = arg;
+        return EXIT_OK;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
     case OPT_VARIANT:
         if (!*arg)
@@ -364,6 +388,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
         {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
         {"device", required_argument, 0, OPT_DEVICE},     {"shape", required_argument, 0, OPT_SHAPE},
+        {"no-pdf", no_argument, 0, OPT_NO_PDF},           {"figure-size", required_argument, 0, OPT_FIGURE_SIZE},
+        {"reference", required_argument, 0, OPT_REFERENCE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
 
@@ -461,7 +487,9 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
             for (const struct option *l = longopts; l->name; l++)
                 if (l->val == o->run_only_option)
                     name = l->name;
-            return usage_error(err, errlen, "report: --%s is a run option; report takes only --format, --log and -q%s",
+            return usage_error(err, errlen,
+                               "report: --%s is a run option; report takes only --format, --log, --figure-size, "
+                               "--reference, --no-pdf and -q%s",
                                name, "");
         }
         o->archive = argv[optind];

@@ -16,6 +16,7 @@
 #include "kineto_import.h"
 #include "predict.h"
 #include "recorder.h"
+#include "print.h"
 #include "report.h"
 #include "run_info.h"
 #include "sweep_run.h"
@@ -57,7 +58,7 @@ static void command_line(int argc, char **argv, char *out, size_t n)
 
 /* Analysis, figures and report for an archive directory that holds trace.json and run.json. */
 static int render(const char *dir, const trace *t, const run_info *r, unsigned formats, int log_axis, int quiet,
-                  char *err, size_t errlen)
+                  int no_pdf, int figure_size, const char *reference, char *err, size_t errlen)
 {
     analysis a;
     if (analysis_build(&a, t, r, err, errlen) != 0)
@@ -67,10 +68,46 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     figure_list figs = {0};
     int rc = EXIT_OK;
     int frc = figures_render(&a, dir, formats, log_axis, &figs, err, errlen);
+    if (frc == 0 && figure_size != FIG_SIZE_SCREEN)
+        frc = figures_render_paper(&a, dir, formats, figure_size, &figs, err, errlen);
     if (frc != 0)
         rc = frc == FIG_ERR_BAD_INPUT ? EXIT_BAD_ARCHIVE : EXIT_IO;
-    if (rc == EXIT_OK && report_write(&a, &figs, dir, err, errlen) != 0)
+    /* --reference DIR: another archive (PyTorch's variants on the same GPU) beside ours */
+    compare_archive *ref = NULL;
+    report_reference rr = {0};
+    if (rc == EXIT_OK && reference) {
+        ref = calloc(1, sizeof *ref);
+        if (!ref)
+            abort();
+        char rerr[512];
+        if (compare_load(ref, reference, rerr, sizeof rerr) != EXIT_OK) {
+            snprintf(err, errlen, "--reference %s: %s", reference, rerr);
+            rc = EXIT_BAD_ARCHIVE;
+        } else {
+            const char *base = strrchr(reference, '/');
+            while (base && !base[1] && base > reference) { /* "dir/" */
+                const char *p = base - 1;
+                while (p > reference && *p != '/')
+                    p--;
+                base = p;
+            }
+            snprintf(rr.label, sizeof rr.label, "%.*s", (int)strcspn(base && *base == '/' ? base + 1 : reference, "/"),
+                     base && *base == '/' ? base + 1 : reference);
+            rr.a = &ref->a;
+        }
+    }
+    if (rc == EXIT_OK && report_write_ref(&a, &figs, dir, ref ? &rr : NULL, err, errlen) != 0)
         rc = EXIT_IO;
+    if (ref) {
+        compare_archive_free(ref);
+        free(ref);
+    }
+    /* report.pdf: printed by Chromium when installed; its absence is one line, never a failure */
+    if (rc == EXIT_OK && !no_pdf && print_pdf_enabled()) {
+        char msg[512];
+        if (print_html_to_pdf(dir, "report.html", "report.pdf", "A4", msg, sizeof msg) != 0 && !quiet)
+            fprintf(stderr, "attnprof: %s\n", msg);
+    }
     if (rc == EXIT_OK && !quiet) {
         printf("%-14s %-11s %8s %14s %14s %9s\n", "variant", "status", "ops/fwd", "CUDA µs/fwd", "CPU µs/fwd",
                "rel.err");
@@ -162,7 +199,8 @@ static int cmd_run(cli_options *o, const char *cmdline)
         if (archive_read(tmp, &back, &back_info, err, sizeof err) != 0) {
             wrc = EXIT_IO;
         } else {
-            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size,
+                         o->reference, err, sizeof err);
             counters_free(&back_info.counters);
             trace_free(&back);
         }
@@ -180,7 +218,8 @@ static int cmd_run(cli_options *o, const char *cmdline)
 }
 
 /* The report's outputs in an archive directory: replaced all together or not at all. */
-static const char *const report_outputs[] = {"figures", "report.md", "report.html", "summary.csv"};
+static const char *const report_outputs[] = {"figures", "report.md", "report.html", "summary.csv", "summary.tex",
+                                             "report.pdf"};
 enum { N_OUTPUTS = sizeof report_outputs / sizeof report_outputs[0] };
 
 static char *join(const char *dir, const char *name)
@@ -304,7 +343,7 @@ static int cmd_report(cli_options *o)
         free(tmp);
         return die(EXIT_IO, err);
     }
-    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size, o->reference, err, sizeof err);
     trace_free(&t);
     counters_free(&info.counters);
     if (rc == EXIT_OK)
@@ -344,7 +383,7 @@ static int cmd_compare(const cli_options *o)
         return die(EXIT_OUTPUT_EXISTS, err);
     }
     compare_options opt = {.min_effect = o->min_effect, .allow_shape_mismatch = o->allow_shape_mismatch,
-                           .formats = o->formats, .log_axis = o->log_axis};
+                           .formats = o->formats, .log_axis = o->log_axis, .figure_size = o->figure_size};
     if ((opt.baseline = baseline_index(o, err, sizeof err)) < 0)
         return die(EXIT_USAGE, err);
     compare_archive *ars = calloc((size_t)o->n_inputs, sizeof *ars);
@@ -448,7 +487,8 @@ static int cmd_import(cli_options *o, const char *cmdline)
     if (rc == EXIT_OK && run_info_read_json(&back_info, path, err, sizeof err) != 0)
         rc = EXIT_IO;
     if (rc == EXIT_OK)
-        rc = render(tmp, &t, &back_info, o->formats, o->log_axis, o->run.quiet, err, sizeof err);
+        rc = render(tmp, &t, &back_info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size,
+                    o->reference, err, sizeof err);
     counters_free(&back_info.counters);
     trace_free(&t);
     if (rc == EXIT_OK && archive_commit(tmp, o->out_dir, o->force, err, sizeof err) != 0)

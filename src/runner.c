@@ -11,6 +11,7 @@
 #include <cudnn.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <sys/utsname.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,90 @@ static void driver_version(char *out, size_t n)
             shutdown();
     }
     dlclose(h);
+}
+
+/* Clocks and power measured during the run, through NVML loaded at run time as
+ * above: one sample after each variant's recorded forwards (the GPU has just run
+ * them), min and max kept. The device is found by its PCI bus id. */
+static void sample_clocks(int dev, run_env *env)
+{
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    typedef void *nvml_device;
+    int (*init)(void) = (int (*)(void))dlsym(h, "nvmlInit_v2");
+    int (*shutdown)(void) = (int (*)(void))dlsym(h, "nvmlShutdown");
+    int (*by_pci)(const char *, nvml_device *) =
+        (int (*)(const char *, nvml_device *))dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
+    int (*clock)(nvml_device, int, unsigned *) = (int (*)(nvml_device, int, unsigned *))dlsym(h, "nvmlDeviceGetClockInfo");
+    int (*power)(nvml_device, unsigned *) = (int (*)(nvml_device, unsigned *))dlsym(h, "nvmlDeviceGetEnforcedPowerLimit");
+    char bus[32];
+    nvml_device nd = NULL;
+    if (init && by_pci && clock && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess && init() == 0) {
+        unsigned sm = 0, mem = 0, mw = 0;
+        enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+        if (by_pci(bus, &nd) == 0 && clock(nd, NVML_CLOCK_SM, &sm) == 0 && clock(nd, NVML_CLOCK_MEM, &mem) == 0) {
+            if (env->clock_samples == 0 || (int)sm < env->sm_clock_mhz_min)
+                env->sm_clock_mhz_min = (int)sm;
+            if ((int)sm > env->sm_clock_mhz_max)
+                env->sm_clock_mhz_max = (int)sm;
+            if (env->clock_samples == 0 || (int)mem < env->mem_clock_mhz_min)
+                env->mem_clock_mhz_min = (int)mem;
+            if ((int)mem > env->mem_clock_mhz_max)
+                env->mem_clock_mhz_max = (int)mem;
+            env->clock_samples++;
+            if (power && power(nd, &mw) == 0)
+                env->power_limit_w = (int)(mw / 1000);
+        }
+        if (shutdown)
+            shutdown();
+    }
+    dlclose(h);
+}
+
+#ifndef ATTNPROF_NVCC_VERSION
+#define ATTNPROF_NVCC_VERSION ""
+#endif
+#ifndef ATTNPROF_BUILD_FLAGS
+#define ATTNPROF_BUILD_FLAGS ""
+#endif
+
+/* Host CPU, OS, and how the recorder was built (Makefile: nvcc release, flags). */
+static void host_and_build(run_env *env)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10))
+            continue;
+        const char *v = strchr(line, ':');
+        if (v) {
+            snprintf(env->host_cpu, sizeof env->host_cpu, "%s", v + 1 + (v[1] == ' '));
+            env->host_cpu[strcspn(env->host_cpu, "\n")] = '\0';
+        }
+        break;
+    }
+    if (f)
+        fclose(f);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    env->host_cpus = n > 0 ? (int)n : 0;
+    char pretty[128] = "";
+    f = fopen("/etc/os-release", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "PRETTY_NAME=", 12)) {
+            const char *v = line + 12 + (line[12] == '"');
+            snprintf(pretty, sizeof pretty, "%s", v);
+            pretty[strcspn(pretty, "\"\n")] = '\0';
+        }
+    if (f)
+        fclose(f);
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(env->os, sizeof env->os, "%s%s%s %s", pretty, pretty[0] ? ", " : "", u.sysname, u.release);
+    else
+        snprintf(env->os, sizeof env->os, "%s", pretty);
+    snprintf(env->nvcc, sizeof env->nvcc, "%s", ATTNPROF_NVCC_VERSION);
+    snprintf(env->build_flags, sizeof env->build_flags, "%s", ATTNPROF_BUILD_FLAGS);
 }
 
 static void iso_date(char *out, size_t n)
@@ -395,6 +480,9 @@ static int run_variant(const run_plan *cfg, int vi, device_inputs *d, const samp
             rc = attn_fail(&e, ATTN_FAILED, "forward %d: %s", i, cudaGetErrorString(ce));
     }
     cupti_range_pop();
+    int cur = 0;
+    if (cudaGetDevice(&cur) == cudaSuccess)
+        sample_clocks(cur, &info->env);
     size_t first_op = t->n_ops;
     if (cupti_flush(1, var->name, &dropped, cerr, sizeof cerr) != 0 && rc == ATTN_OK)
         rc = attn_fail(&e, ATTN_FAILED, "%s", cerr);
@@ -720,6 +808,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     snprintf(info->dtype, sizeof info->dtype, "bf16");
     iso_date(info->date, sizeof info->date);
     fill_versions(info, t);
+    host_and_build(&info->env);
 
     rc = EXIT_OK;
     for (int i = 0; i < cfg->n_variants; i++) {

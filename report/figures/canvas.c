@@ -612,14 +612,21 @@ void fig_op_label(const gpu_op *op, char *out, size_t n)
 
 int fig_middle_forward(const variant_analysis *va)
 {
-    return va->n_forwards > 0 ? va->n_forwards / 2 : -1;
+    return analysis_median_forward(va);
 }
 
 double fig_legend(cairo_t *cr, double x, double y, double maxw, const fig_legend_item *items,
                   int n, int draw)
 {
-    const double sw = 14, sh = 9, gap = 6, item_gap = 16, line_h = 15;
-    fig_font(cr, 9, 0);
+    return fig_legend_sized(cr, x, y, maxw, items, n, 9, draw);
+}
+
+double fig_legend_sized(cairo_t *cr, double x, double y, double maxw, const fig_legend_item *items, int n,
+                        double font, int draw)
+{
+    const double k = font / 9;
+    const double sw = 14 * k, sh = 9 * k, gap = 6 * k, item_gap = 16 * k, line_h = 15 * k;
+    fig_font(cr, font, 0);
     double cx = x, cy = y;
     for (int i = 0; i < n; i++) {
         double w = sw + gap + fig_text_width(cr, items[i].label);
@@ -645,7 +652,7 @@ double fig_legend(cairo_t *cr, double x, double y, double maxw, const fig_legend
                 }
             }
             fig_set(cr, FIG_INK);
-            fig_text(cr, cx + sw + gap, cy + line_h - 5, items[i].label, ALIGN_LEFT);
+            fig_text(cr, cx + sw + gap, cy + line_h - 5 * k, items[i].label, ALIGN_LEFT);
         }
         cx += w + item_gap;
     }

@@ -134,6 +134,7 @@ struct fig_job {
     int first_forward, n_forwards; /* timeline: forwards shown */
     const struct compare_model *cmp; /* compare figures */
     const struct sweep_model *sweep; /* sweep figures */
+    int size;     /* FIG_SIZE_*: paper figures */
 };
 
 /* render.c: draws every job in every format (FIG_* bits) into <dir>/figures,
@@ -192,7 +193,8 @@ void fig_op_label(const gpu_op *op, char *out, size_t n);
 
 /* Shared by the figures: "B=1 H=16 S=1024 D=64". */
 void fig_shape_text(const analysis *a, char *out, size_t n);
-/* The forward drawn for a variant in one-forward figures (the middle one), or -1. */
+/* The forward drawn for a variant in one-forward figures: the median one
+ * (analysis_median_forward), or -1. */
 int fig_middle_forward(const variant_analysis *va);
 /* Legend: colour swatches with labels, wrapped to `maxw`; returns its height. */
 typedef struct fig_legend_item {
@@ -202,5 +204,19 @@ typedef struct fig_legend_item {
 } fig_legend_item;
 double fig_legend(cairo_t *cr, double x, double y, double maxw, const fig_legend_item *items,
                   int n, int draw);
+/* The same legend in `font` points (swatches scale with it). */
+double fig_legend_sized(cairo_t *cr, double x, double y, double maxw, const fig_legend_item *items, int n,
+                        double font, int draw);
+
+/* ---- paper.c: figures at a paper's size (--figure-size) ------------------ */
+
+/* The smallest text of a paper-sized figure, in points at its printed size. */
+#define FIG_PAPER_MIN_PT 8.0
+/* jobs[0..1]: timeline-compact-<size> and occupancy-table-<size>, drawn at 3.5 in
+ * (FIG_SIZE_COLUMN) or 7 in (FIG_SIZE_TEXT) wide. 0, or -1 out of memory. */
+int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int size);
+/* compare-speedup-<size>: every run's speed-up over the baseline per variant. */
+struct compare_model;
+int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int size);
 
 #endif

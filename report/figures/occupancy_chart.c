@@ -185,7 +185,7 @@ static void draw_row(cairo_t *cr, const analysis *a, const char *variant, const 
 
     char limiter[96], smem[32], regs[48];
     occupancy_limiter_name(o.limiters, limiter, sizeof limiter);
-    fig_format_bytes(o.smem_per_block, smem, sizeof smem);
+    snprintf(smem, sizeof smem, "%d B", op->static_smem + op->dynamic_smem); /* bytes, as in the op tables */
     snprintf(regs, sizeof regs, "%d regs/thread", op->registers);
     double w = right - DETAIL_X;
     fig_font(cr, 8, 1);
@@ -205,9 +205,13 @@ static void draw_row(cairo_t *cr, const analysis *a, const char *variant, const 
     fig_fit_text(cr, line, w, 8, fit, sizeof fit);
     fig_text(cr, DETAIL_X, y + 20, fit, ALIGN_LEFT);
     int est_pct = (int)(0.5 + o.est_achieved * 100);
-    if (o.kineto_pct != est_pct)
-        snprintf(line, sizeof line, "%.2f grid blocks per SM \xc2\xb7 Kineto's own calculation gives %d%%",
-                 o.grid_blocks_per_sm, o.kineto_pct);
+    if (o.kineto_pct != est_pct && o.kineto_smem_limited)
+        snprintf(line, sizeof line, "%.2f grid blocks per SM \xc2\xb7 Kineto: %d%% (%d B shared memory > its %d B "
+                 "limit)", o.grid_blocks_per_sm, o.kineto_pct, op->static_smem + op->dynamic_smem,
+                 dev->smem_per_block);
+    else if (o.kineto_pct != est_pct)
+        snprintf(line, sizeof line, "%.2f grid blocks per SM \xc2\xb7 Kineto: %d%%", o.grid_blocks_per_sm,
+                 o.kineto_pct);
     else
         snprintf(line, sizeof line, "%.2f grid blocks per SM", o.grid_blocks_per_sm);
     fig_fit_text(cr, line, w, 8, fit, sizeof fit);
@@ -218,7 +222,8 @@ static double legend_height(const analysis *a, cairo_t *cr, double maxw, int dra
 {
     fig_legend_item items[] = {
         {fig_hex(THEORETICAL), "theoretical: active warps the per-block resources allow, of the SM's maximum", 0},
-        {fig_hex(ESTIMATED), "estimated achieved (Kineto's formula): also limited by grid blocks per SM", 0},
+        {fig_hex(ESTIMATED), "estimated achieved: also limited by grid blocks per SM (Kineto's formula, with the "
+                             "opted-in shared memory limit; Kineto's own number in grey)", 0},
         {fig_hex(MEASURED), "measured achieved (counters): warps active per active cycle, of the maximum", 0},
     };
     return fig_legend(cr, x, y, maxw, items, has_measured(a) ? 3 : 2, draw);
@@ -242,7 +247,7 @@ static int occupancy_draw(cairo_t *cr, const fig_job *job)
     if (dev->sm_count > 0)
         snprintf(buf, sizeof buf,
                  "%s (sm_%d%d, %d SMs, %d warps and %d blocks per SM) \xc2\xb7 distinct kernel launches "
-                 "of the middle forward of each variant",
+                 "of the median forward of each variant (the one every view shows)",
                  dev->name[0] ? dev->name : "GPU", dev->major, dev->minor, dev->sm_count,
                  dev->warp_size ? dev->max_threads_per_sm / dev->warp_size : 0, dev->max_blocks_per_sm);
     else

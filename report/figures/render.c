@@ -300,6 +300,69 @@ int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats
     return fig_render_jobs(jobs, 4, dir, formats, out, err, errlen);
 }
 
+int figures_render_paper(const analysis *a, const char *dir, unsigned formats, int size, figure_list *out,
+                         char *err, size_t errlen)
+{
+    char scratch[8];
+    if (!err) {
+        err = scratch;
+        errlen = sizeof scratch;
+    }
+    if (size != FIG_SIZE_COLUMN && size != FIG_SIZE_TEXT)
+        return 0;
+    fig_job jobs[2];
+    cairo_t *measure = fig_measure_create();
+    if (!measure || fig_paper_prepare(jobs, measure, a, size) != 0) {
+        fig_measure_destroy(measure);
+        snprintf(err, errlen, "out of memory while laying out the figures");
+        return -1;
+    }
+    fig_measure_destroy(measure);
+    figure_list more = {0};
+    int rc = fig_render_jobs(jobs, 2, dir, formats, &more, err, errlen);
+    for (int i = 0; i < more.n && rc == 0; i++) {
+        figure_file *grown = realloc(out->files, (size_t)(out->n + 1) * sizeof *grown);
+        if (!grown) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        out->files = grown;
+        out->files[out->n++] = more.files[i];
+    }
+    figure_list_free(&more);
+    return rc;
+}
+
+int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
+                                 figure_list *out, char *err, size_t errlen)
+{
+    if (size != FIG_SIZE_COLUMN && size != FIG_SIZE_TEXT)
+        return 0;
+    fig_job job;
+    cairo_t *measure = fig_measure_create();
+    if (!measure) {
+        snprintf(err, errlen, "out of memory while laying out the figures");
+        return -1;
+    }
+    fig_paper_compare_prepare(&job, measure, m, size);
+    fig_measure_destroy(measure);
+    figure_list more = {0};
+    int rc = fig_render_jobs(&job, 1, dir, formats, &more, err, errlen);
+    for (int i = 0; i < more.n && rc == 0; i++) {
+        figure_file *grown = realloc(out->files, (size_t)(out->n + 1) * sizeof *grown);
+        if (!grown) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        out->files = grown;
+        out->files[out->n++] = more.files[i];
+    }
+    figure_list_free(&more);
+    return rc;
+}
+
 void figure_list_free(figure_list *l)
 {
     free(l->files);

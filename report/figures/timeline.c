@@ -536,9 +536,9 @@ static const char *variant_name(const variant_analysis *va, int i, char *buf, si
     return buf;
 }
 
-/* One to three forwards from the middle of the recorded ones: three when a
- * forward is a few operations (the repetition is the story), one when it is
- * many (the names must stay readable). */
+/* One to three consecutive forwards around the representative (median) one
+ * (analysis_median_forward): three when a forward is a few operations (the
+ * repetition is the story), one when it is many (the names must stay readable). */
 static void pick_forwards(const variant_analysis *va, int *first, int *count)
 {
     int ops = va->ops_per_forward;
@@ -546,7 +546,11 @@ static void pick_forwards(const variant_analysis *va, int *first, int *count)
     if (want > va->n_forwards)
         want = va->n_forwards;
     *count = want;
-    *first = want ? (va->n_forwards - want) / 2 : 0;
+    int med = analysis_median_forward(va);
+    int first_ = med - want / 2;
+    if (first_ + want > va->n_forwards)
+        first_ = va->n_forwards - want;
+    *first = want && first_ > 0 ? first_ : 0;
 }
 
 static void medians_text(const variant_analysis *va, char *out, size_t n)
@@ -593,13 +597,15 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
 
     fig_shape_text(a, shape, sizeof shape);
     medians_text(va, med, sizeof med);
+    int rep = analysis_median_forward(va);
     if (sc.count > 1)
-        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing %d of %d forwards (iterations %d\xe2\x80\x93%d)",
+        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing %d of %d forwards (iterations %d\xe2\x80\x93%d; "
+                 "iteration %d is the median one)",
                  shape, med, sc.count, va->n_forwards, va->forwards[sc.first].iteration,
-                 va->forwards[sc.first + sc.count - 1].iteration);
+                 va->forwards[sc.first + sc.count - 1].iteration, rep >= 0 ? va->forwards[rep].iteration : -1);
     else if (sc.count == 1)
-        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing 1 of %d forwards (iteration %d)", shape,
-                 med, va->n_forwards, va->forwards[sc.first].iteration);
+        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing 1 of %d forwards (iteration %d, the median one)",
+                 shape, med, va->n_forwards, va->forwards[sc.first].iteration);
     else
         snprintf(buf, sizeof buf, "%s \xc2\xb7 %s", shape, med);
     fig_font(cr, 9.5, 0);

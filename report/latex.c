@@ -1,0 +1,380 @@
+/* LaTeX for papers: summary.tex beside every report and compare.tex beside every
+ * comparison, booktabs tables a paper \input's as they are; and the findings'
+ * Markdown read back as plain text (summary.csv) or LaTeX. Archive strings are
+ * escaped here as everywhere (escape.h): a name never becomes a command. */
+#include "latex.h"
+
+#include "escape.h"
+#include "report.h"
+#include "series.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- findings' Markdown, span by span ------------------------------------- */
+
+void md_spans(const char *md, md_span_fn span, void *ctx)
+{
+    char *buf = malloc(strlen(md) + 1);
+    if (!buf)
+        abort();
+    size_t n = 0;
+    const char *p = md;
+    while (*p) {
+        if (*p == '`') {
+            size_t fence = 0;
+            while (p[fence] == '`')
+                fence++;
+            /* the closing run of exactly `fence` backticks */
+            const char *q = p + fence, *close = NULL;
+            while (*q) {
+                if (*q == '`') {
+                    size_t r = 0;
+                    while (q[r] == '`')
+                        r++;
+                    if (r == fence) {
+                        close = q;
+                        break;
+                    }
+                    q += r;
+                } else {
+                    q++;
+                }
+            }
+            if (close) {
+                if (n)
+                    span(ctx, buf, n, 0);
+                n = 0;
+                const char *s = p + fence, *e = close;
+                if (e - s >= 2 && s[0] == ' ' && e[-1] == ' ') /* the padding of a span that starts with '`' */
+                    s++, e--;
+                for (const char *c = s; c < e; c++) {
+                    if (c[0] == '\\' && c[1] == '|' && c + 1 < e) /* "\|" in a table cell is '|' */
+                        c++;
+                    buf[n++] = *c;
+                }
+                span(ctx, buf, n, 1);
+                n = 0;
+                p = close + fence;
+                continue;
+            }
+            /* an unclosed run is literal text */
+            for (size_t i = 0; i < fence; i++)
+                buf[n++] = '`';
+            p += fence;
+            continue;
+        }
+        if (p[0] == '\\' && p[1] && strchr("\\`|[]!<*_#>-+.(){}", p[1])) {
+            buf[n++] = p[1];
+            p += 2;
+            continue;
+        }
+        buf[n++] = *p++;
+    }
+    if (n)
+        span(ctx, buf, n, 0);
+    free(buf);
+}
+
+static void plain_span(void *ctx, const char *t, size_t len, int is_code)
+{
+    (void)is_code;
+    fwrite(t, 1, len, (FILE *)ctx);
+}
+
+char *md_to_plain(const char *md)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    md_spans(md, plain_span, f);
+    fclose(f);
+    return buf;
+}
+
+/* ---- LaTeX ------------------------------------------------------------------ */
+
+static const struct {
+    const char *utf8, *tex;
+} latex_chars[] = {
+    {"\xc2\xb5", "\\textmu{}"},            /* µ */
+    {"\xe2\x86\x92", "\\ensuremath{\\rightarrow}"}, /* → */
+    {"\xe2\x80\x93", "--"},                 /* – */
+    {"\xe2\x80\x94", "---"},                /* — */
+    {"\xc3\x97", "\\ensuremath{\\times}"},  /* × */
+    {"\xe2\x80\xa6", "\\ldots{}"},          /* … */
+    {"\xe2\x89\xa5", "\\ensuremath{\\geq}"}, /* ≥ */
+    {"\xe2\x89\xa4", "\\ensuremath{\\leq}"}, /* ≤ */
+    {"\xe2\x80\x96", "\\ensuremath{\\|}"},  /* ‖ */
+    {"\xe2\x88\x9a", "\\ensuremath{\\surd}"}, /* √ */
+    {"\xc2\xb7", "\\ensuremath{\\cdot}"},   /* · */
+    {"\xe2\x88\x92", "\\ensuremath{-}"},    /* − */
+    {"\xe2\x89\x88", "\\ensuremath{\\approx}"}, /* ≈ */
+    {"\xe2\x89\xa0", "\\ensuremath{\\neq}"}, /* ≠ */
+};
+
+static void latex_escaped(FILE *f, const char *s, size_t len, int code)
+{
+    for (size_t i = 0; i < len;) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f) {
+            fputc(' ', f);
+            i++;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t k;
+            for (k = 0; k < sizeof latex_chars / sizeof *latex_chars; k++) {
+                size_t m = strlen(latex_chars[k].utf8);
+                if (i + m <= len && !memcmp(s + i, latex_chars[k].utf8, m)) {
+                    fputs(latex_chars[k].tex, f);
+                    i += m;
+                    break;
+                }
+            }
+            if (k == sizeof latex_chars / sizeof *latex_chars) { /* any other character: '?' */
+                fputc('?', f);
+                i++;
+                while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+                    i++;
+            }
+            continue;
+        }
+        switch (c) {
+        case '\\': fputs("\\textbackslash{}", f); break;
+        case '{': fputs("\\{", f); break;
+        case '}': fputs("\\}", f); break;
+        case '#': fputs("\\#", f); break;
+        case '$': fputs("\\$", f); break;
+        case '%': fputs("\\%", f); break;
+        case '&': fputs("\\&", f); break;
+        case '~': fputs("\\textasciitilde{}", f); break;
+        case '^': fputs("\\textasciicircum{}", f); break;
+        case '_': fputs(code ? "\\_\\allowbreak{}" : "\\_", f); break;
+        case '<': fputs("\\textless{}", f); break;
+        case '>': fputs("\\textgreater{}", f); break;
+        case '|': fputs("\\textbar{}", f); break;
+        case '"': fputs("\\textquotedbl{}", f); break;
+        case '-': fputs(code ? "-{}" : "-", f); break; /* no -- ligature inside a name */
+        default: fputc(c, f);
+        }
+        i++;
+    }
+}
+
+void esc_latex_text(FILE *f, const char *s, size_t len) { latex_escaped(f, s, len, 0); }
+
+void esc_latex_code(FILE *f, const char *s, size_t len)
+{
+    fputs("\\texttt{", f);
+    latex_escaped(f, s, len, 1);
+    fputc('}', f);
+}
+
+static void latex_span(void *ctx, const char *t, size_t len, int is_code)
+{
+    if (is_code)
+        esc_latex_code((FILE *)ctx, t, len);
+    else
+        esc_latex_text((FILE *)ctx, t, len);
+}
+
+void latex_from_md(FILE *f, const char *md) { md_spans(md, latex_span, f); }
+
+static void tex(FILE *f, const char *s) { esc_latex_text(f, s, strlen(s)); }
+static void tex_code(FILE *f, const char *s) { esc_latex_code(f, s, strlen(s)); }
+
+static void version3(int v, char *out, size_t n)
+{
+    if (v <= 0)
+        snprintf(out, n, "--");
+    else
+        snprintf(out, n, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
+}
+
+/* "NVIDIA H200 (driver …, CUDA …, cuBLAS …, cuDNN …)" and the shape, for a caption. */
+static void caption_setup(FILE *f, const run_info *r)
+{
+    char cublas[32], cudnn[32];
+    version3(r->cublas_version, cublas, sizeof cublas);
+    version3(r->cudnn_version, cudnn, sizeof cudnn);
+    tex(f, r->device.name);
+    fputs(" (driver ", f);
+    tex(f, r->driver_version);
+    fprintf(f, ", CUDA runtime %d.%d, cuBLAS %s, cuDNN %s)", r->cuda_runtime_version / 1000,
+            r->cuda_runtime_version % 1000 / 10, cublas, cudnn);
+    fprintf(f, "; $B=%d$, $H=%d$, $S=%d$, $D=%d$, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+    tex(f, r->dtype);
+    fputs(r->causal ? ", causal" : ", not causal", f);
+}
+
+static void us_number(FILE *f, double us) { fprintf(f, us >= 100 ? "%.0f" : "%.1f", us); }
+
+/* "624 (620--625)": µs, the unit in the column head; precision as report.md's. */
+static void us_cell(FILE *f, const stats *s)
+{
+    if (!s->n || !isfinite(s->median)) {
+        fputs("--", f);
+        return;
+    }
+    us_number(f, s->median);
+    fputs(" (", f);
+    us_number(f, s->min);
+    fputs("--", f);
+    us_number(f, s->max);
+    fputc(')', f);
+}
+
+char *report_summary_tex(const analysis *a)
+{
+    const run_info *r = a->run;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    fputs("% attnprof summary.tex: \\input{summary.tex} in a document with \\usepackage{booktabs}.\n"
+          "% Generated from this archive's trace.json and run.json; every number is derived from the records.\n",
+          f);
+    fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n", f);
+    fputs("\\caption{Attention variants on ", f);
+    caption_setup(f, r);
+    fprintf(f, ". Median of %d recorded forwards per variant, min--max in parentheses; CUDA time is the sum of "
+               "the GPU operations of a forward, CPU time the host time of the forward call (under CUPTI). "
+               "Recorded ",
+            r->iters);
+    tex(f, r->date);
+    fputs(" with attnprof ", f);
+    tex(f, r->tool_version);
+    fputs(". The last column cites the series' own A100-SXM4-80GB numbers (kernels per forward; CUDA time per "
+          "forward, or $^\\ast$ the average \\texttt{*\\_fwd} CUDA time); the series does not state its shape, "
+          "so its times may be for another shape.}\n\\label{tab:attnprof-summary}\n", f);
+    fputs("\\begin{tabular}{lrrrlr}\n\\toprule\n", f);
+    fputs("Variant & Ops / forward & CUDA time (\\textmu{}s) & CPU time (\\textmu{}s) & Rel.\\ error & "
+          "Series, A100: kernels; CUDA (\\textmu{}s) \\\\\n"
+          "\\midrule\n",
+          f);
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        const variant_result *vr = va->result;
+        tex_code(f, vr->name);
+        if (vr->status != VARIANT_OK) {
+            fputs(" (", f);
+            tex(f, variant_status_name(vr->status));
+            fputc(')', f);
+        }
+        fputs(" & ", f);
+        if (va->n_forwards)
+            fprintf(f, "%d", va->ops_per_forward);
+        else
+            fputs("--", f);
+        fputs(" & ", f);
+        us_cell(f, &va->cuda_us);
+        fputs(" & ", f);
+        us_cell(f, &va->cpu_us);
+        fputs(" & ", f);
+        if (isfinite(vr->rel_error))
+            fprintf(f, "%.1e", vr->rel_error);
+        else
+            fputs("--", f);
+        const series_fact *sf = series_fact_of(vr->name);
+        fputs(" & ", f);
+        if (!sf)
+            fputs("--", f);
+        else if (isfinite(sf->cuda_us))
+            fprintf(f, "%d; %.1f", sf->kernels, sf->cuda_us);
+        else if (isfinite(sf->fwd_cuda_ms))
+            fprintf(f, "%d; %.0f$^\\ast$", sf->kernels, sf->fwd_cuda_ms * 1000);
+        else
+            fprintf(f, "%d; --", sf->kernels);
+        fputs(" \\\\\n", f);
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n\n", f);
+
+    /* The findings, one row per variant: what the trace revealed. */
+    fputs("\\begin{table*}[tbp]\n\\centering\n\\footnotesize\n", f);
+    fputs("\\caption{What the trace revealed, per variant (", f);
+    caption_setup(f, r);
+    fputs("); derived from the records by attnprof.}\n\\label{tab:attnprof-findings}\n", f);
+    fputs("\\begin{tabular}{@{}p{0.16\\linewidth}p{0.8\\linewidth}@{}}\n\\toprule\n"
+          "Variant & What the trace revealed \\\\\n\\midrule\n",
+          f);
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        tex_code(f, va->result->name);
+        fputs(" & ", f);
+        for (int k = 0; k < va->n_findings; k++) {
+            if (k)
+                fputs("; ", f);
+            latex_from_md(f, va->findings[k]);
+        }
+        fputs(" \\\\\n", f);
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n", f);
+    fclose(f);
+    return buf;
+}
+
+char *compare_tex(const compare_model *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    const compare_archive *base = m->in[m->baseline];
+    fputs("% attnprof compare.tex: \\input{compare.tex} in a document with \\usepackage{booktabs}.\n"
+          "% Generated from the archives' trace.json and run.json.\n",
+          f);
+    fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\caption{", f);
+    fputs(m->throughput ? "Throughput (TFLOP/s) per forward" : "CUDA time per forward (\\textmu{}s)", f);
+    fputs(", median (min--max) of each run's recorded forwards, and each run against the baseline (", f);
+    tex_code(f, base->label);
+    fputs("): ratio of medians with a seeded 95\\% bootstrap interval. Baseline: ", f);
+    caption_setup(f, &base->r);
+    fputc('.', f);
+    if (m->differs_sentence[0]) {
+        fputc(' ', f);
+        latex_from_md(f, m->differs_sentence);
+    }
+    fputs("}\n\\label{tab:attnprof-compare}\n", f);
+    fputs("\\begin{tabular}{l", f);
+    for (int i = 0; i < m->n; i++)
+        fputs(i == m->baseline ? "r" : "rl", f);
+    fputs("}\n\\toprule\nVariant", f);
+    for (int i = 0; i < m->n; i++) {
+        fputs(" & ", f);
+        tex_code(f, m->in[i]->label);
+        if (i != m->baseline)
+            fputs(" & vs.\\ baseline", f);
+    }
+    fputs(" \\\\\n\\midrule\n", f);
+    for (int v = 0; v < m->n_variants; v++) {
+        const compare_variant *cv = &m->variants[v];
+        tex_code(f, cv->name);
+        for (int i = 0; i < m->n; i++) {
+            const compare_cell *c = &cv->cell[i];
+            fputs(" & ", f);
+            if (c->va && c->n)
+                us_cell(f, &c->metric_stats);
+            else
+                tex(f, c->state ? c->state : "not run");
+            if (i == m->baseline)
+                continue;
+            fputs(" & ", f);
+            const compare_ratio *q = &c->metric_ratio;
+            if (q->verdict == VERDICT_NONE || !isfinite(q->ci.ratio))
+                fputs("--", f);
+            else
+                fprintf(f, "%.2f$\\times$ [%.2f--%.2f] %s", q->ci.ratio, q->ci.lo, q->ci.hi,
+                        compare_verdict_word(q->verdict));
+        }
+        fputs(" \\\\\n", f);
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n", f);
+    fclose(f);
+    return buf;
+}

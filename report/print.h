@@ -1,0 +1,18 @@
+/* report.pdf through headless Chromium (print.c). */
+#ifndef ATTNPROF_PRINT_H
+#define ATTNPROF_PRINT_H
+
+#include <stddef.h>
+
+/* Path of a Chromium to print with, from $ATTNPROF_CHROMIUM or PATH: 0, or -1
+ * when there is none. */
+int print_find_chromium(char *out, size_t n);
+/* 0 when $ATTNPROF_PDF is "0", "no" or "off" (tests, the golden comparison). */
+int print_pdf_enabled(void);
+/* Prints dir/html_name to dir/pdf_name on `page_size` paper ("A4", "letter").
+ * Returns 0; 1 when Chromium is not installed; -1 when printing failed; `msg`
+ * then holds one line saying so. Never leaves a partial PDF. */
+int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_name, const char *page_size, char *msg,
+                      size_t msglen);
+
+#endif

@@ -1,0 +1,52 @@
+/* References beside our numbers: the figures the series ("Profiling in PyTorch",
+ * part 3) published for its A100, as citations (never measurements), and the
+ * abstract paragraph derived from the records. report.c places them. */
+#ifndef ATTNPROF_SERIES_H
+#define ATTNPROF_SERIES_H
+
+#include "analysis.h"
+
+#include <stdio.h>
+
+/* The series' GPU as it names it; every cited number carries this label. */
+#define SERIES_LABEL "A100-SXM4-80GB, the series"
+
+/* What the series published for one variant; NAN / 0 / NULL where it gave nothing. */
+typedef struct series_fact {
+    const char *variant;       /* attnprof's variant name */
+    int kernels;               /* kernels per forward */
+    double fwd_cuda_ms;        /* `*_fwd` CUDA time, average */
+    double self_cuda_total_ms; /* self CUDA total of the profile */
+    double cuda_us, cpu_us;    /* CUDA / CPU time per forward */
+    int kineto_occ_pct;        /* Kineto's estimated achieved occupancy; -1 not given */
+    int kineto_occ_approx;     /* the series writes "≈" */
+    const char *kernel;        /* the kernel it names */
+    const char *kernel_note;   /* e.g. "240 registers × 256 threads" */
+} series_fact;
+
+/* The series' figure for `variant`, or NULL. */
+const series_fact *series_fact_of(const char *variant);
+
+/* The summary table's reference cell for a variant (Markdown, µs), "–" when the
+ * series gave nothing for it. */
+void series_cell(const char *variant, char *out, size_t n);
+
+/* "## Beside the series" (Markdown): our numbers next to the series', the
+ * ratios it discusses, and where its explanation and our records disagree. */
+void series_section(FILE *f, const analysis *a);
+
+/* The abstract: one paragraph derived from the records (fastest variant, the
+ * ratios the series discusses, what differs from the expectation). */
+void series_abstract(FILE *f, const analysis *a);
+
+/* "Why Kineto reads 0%" (Markdown), from the records: Kineto's occupancy call keeps
+ * the default per-block shared memory limit; the kernels above it, and their
+ * launch APIs, in the median forwards. */
+void series_kineto_paragraph(FILE *f, const analysis *a);
+/* What a --reference archive is (label, GPU, shape, version), and whether it ran
+ * on another GPU or shape. */
+void series_reference_note(FILE *f, const analysis *a, const analysis *ref, const char *label);
+/* "## Cite attnprof": the BibTeX entry with the version that recorded the run. */
+void series_citation(FILE *f, const analysis *a);
+
+#endif

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# summary.tex and compare.tex compile with pdflatex (issue 10): an H200 fixture, the
+# hostile fixture whose names hold LaTeX and Markdown syntax, and a comparison.
+# pdflatex missing: a failure in CI (CI set), a one-line notice elsewhere.
+set -euo pipefail
+bin=${ATTNPROF_BIN:-build/attnprof}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+if ! command -v pdflatex >/dev/null; then
+  if [ -n "${CI:-}" ]; then
+    echo "latex: pdflatex is missing (apt-get install texlive-latex-base texlive-latex-recommended)" >&2; exit 1
+  fi
+  echo "latex: pdflatex not installed here; summary.tex/compare.tex not compiled (CI compiles them)"; exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export ATTNPROF_PDF=0
+compile() { # compile DIR FILE: FILE \input into a minimal article with booktabs
+  printf '%s\n' '\documentclass{article}' '\usepackage[T1]{fontenc}' '\usepackage{booktabs}' \
+    '\begin{document}' "\\input{$1/$2}" '\end{document}' > "$work/doc.tex"
+  if ! (cd "$work" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >/dev/null 2>&1); then
+    echo "latex: $1/$2 does not compile:" >&2; grep -A3 '^!' "$work/doc.log" >&2 || tail -20 "$work/doc.log" >&2; exit 1
+  fi
+  pdftotext -layout "$work/doc.pdf" "$work/doc.txt"
+}
+expect() { grep -qF -- "$1" "$work/doc.txt" || { echo "latex: the compiled $2 lacks \"$1\"" >&2; cat "$work/doc.txt" >&2; exit 1; }; }
+
+cp -r "$here/tests/fixtures/h200-6var" "$work/six"
+"$bin" report "$work/six" -q --format png
+compile "$work/six" summary.tex
+for s in "Attention variants on NVIDIA H200" "cuDNN 9.19.0" "B = 2, H = 4, S = 256, D = 64" naive_inplace \
+         "attnprof_flash_fwd_bf16_d64_128x64_w4" "What the trace revealed" "µs"; do expect "$s" summary.tex; done
+
+cp -r "$here/tests/fixtures/hostile/d2-injection" "$work/hostile"
+"$bin" report "$work/hostile" -q --format png
+compile "$work/hostile" summary.tex
+expect "GPU # Fake heading |" "hostile summary.tex"
+
+"$bin" compare "$here/tests/fixtures/h200-cudnn914" "$here/tests/fixtures/h200-cudnn919-a" -o "$work/cmp" -q \
+  --format png >/dev/null
+compile "$work/cmp" compare.tex
+for s in h200-cudnn914 h200-cudnn919-a "faster" "95% bootstrap"; do expect "$s" compare.tex; done
+mkdir -p "$work/readme/out"
+cp -r "$here/out/example-h200" "$work/readme/out/"
+"$bin" report "$work/readme/out/example-h200" -q --format pdf --figure-size column
+# the README's excerpt of the example's summary: every row's numbers and each abridged finding
+# are what the report writes today
+md="$work/readme/out/example-h200/report.md"
+rows=$(awk '/^\| Variant \| Kernels \/ forward \|/ { on = 1; next } on && /^$/ { exit } on && /^\| `/' "$here/README.md")
+[ "$(printf '%s\n' "$rows" | wc -l)" = 6 ] || { echo "latex: the README's summary excerpt has no 6 rows" >&2; exit 1; }
+printf '%s\n' "$rows" | while IFS= read -r row; do
+  name=${row%% |*}
+  line=$(grep -F -- "$name |" "$md" | head -1)
+  printf '%s\n' "$row" | awk -F' [|] ' '{for (i = 2; i <= NF; i++) print $i}' | sed 's/ |$//' | tr -s '\n' |
+    while IFS= read -r cell; do
+      printf '%s\n' "$cell" | sed 's/; /\n/g' | while IFS= read -r part; do
+        case "$line" in *"$part"*) ;; *) echo "latex: README excerpt, $name: \"$part\" is not in the report" >&2; exit 1 ;; esac
+      done
+    done
+done
+# the README's example, as written, over the bundled archive
+"$bin" compare "$here/tests/fixtures/h200-cudnn914" "$here/tests/fixtures/h200-cudnn919-a" -o "$work/readme/out/a-vs-b" \
+  -q --format pdf >/dev/null
+sed -n '/^```latex$/,/^```$/p' "$here/README.md" | sed '1d;$d' > "$work/readme/paper.tex"
+if ! (cd "$work/readme" && pdflatex -interaction=nonstopmode -halt-on-error paper.tex >/dev/null 2>&1); then
+  echo "latex: the README's LaTeX example does not compile:" >&2; grep -A3 '^!' "$work/readme/paper.log" >&2; exit 1
+fi
+# the column figures fit the 3.5 in column: no box overfull by more than a rounding
+if grep -E 'Overfull \\hbox \(([2-9]|[1-9][0-9]+)\.[0-9]*pt' "$work/readme/paper.log" >&2; then
+  echo "latex: the README's example overflows its column or text width (above)" >&2; exit 1
+fi
+echo "latex: summary.tex (2 archives), compare.tex and the README's example compile with pdflatex"

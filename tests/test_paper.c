@@ -1,0 +1,657 @@
+/* Issue 10, "every sentence true": one test per sentence the review found wrong or
+ * confusing, on archives recorded on the H200. Each asserts the number or the name
+ * the records give, not only that some sentence is there. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "figures.h"
+#include "figures/fig.h"
+#include "fixture.h"
+#include "occupancy.h"
+#include "report.h"
+
+#define EXAMPLE "out/example-h200"
+#define CUDNN914 "tests/fixtures/h200-cudnn914"
+
+/* The table row of op `k` (1-based) in the section of `variant`. */
+static char *op_row(const char *md, const char *variant, int k, char *out, size_t n)
+{
+    char head[64], key[16];
+    snprintf(head, sizeof head, "### `%s`", variant);
+    const char *s = strstr(md, head);
+    cr_assert_not_null(s, "%s", head);
+    snprintf(key, sizeof key, "\n| %d | ", k);
+    const char *r = strstr(s, key);
+    cr_assert_not_null(r);
+    r++;
+    const char *e = strchr(r, '\n');
+    snprintf(out, n, "%.*s", (int)(e - r), r);
+    return out;
+}
+
+Test(paper, exc_is_its_own_launch_api)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    const variant_analysis *math = analysis_find(&f.a, "math");
+    cr_assert_geq(finding_with(math, "17 with `cudaLaunchKernel`, 2 with `cudaLaunchKernelExC`"), 0);
+    for (int i = 0; i < math->n_findings; i++)
+        cr_assert_null(strstr(math->findings[i], "every kernel launched with `cudaLaunchKernel`"), "%s",
+                       math->findings[i]);
+    /* and the op table shows the same two launches */
+    char *md = report_markdown(&f.a, NULL, NULL), row[2048];
+    int exc = 0;
+    for (int k = 1; k <= math->ops_per_forward; k++)
+        exc += strstr(op_row(md, "math", k, row, sizeof row), "`cudaLaunchKernelExC`") != NULL;
+    cr_assert_eq(exc, 2);
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, mask_rebuild_counts_the_neginf_fill)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    const variant_analysis *math = analysis_find(&f.a, "math");
+    int i = finding_with(math, "the causal mask is rebuilt in every forward: 4 kernels");
+    cr_assert_geq(i, 0);
+    const char *names[] = {"`attnprof_math_ones`", "`attnprof_math_tril`", "`attnprof_math_mask_fill_neginf`",
+                           "`attnprof_math_where_bias`"};
+    for (int k = 0; k < 4; k++)
+        cr_assert_not_null(strstr(math->findings[i], names[k]), "%s", names[k]);
+    cr_assert(builds_mask("attnprof_math_mask_fill_neginf"));
+    cr_assert(!builds_mask("attnprof_masked_fill_bf16"), "naive's masked_fill applies the mask, it rebuilds none");
+    fixture_free(&f);
+}
+
+/* cuDNN's forward starts with a Memset: the latency is read to its kernel. */
+Test(paper, first_launch_latency_is_to_the_first_kernel)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    const variant_analysis *cudnn = analysis_find(&f.a, "cudnn");
+    double lat[64], to_first_op[64];
+    int n = 0;
+    for (int i = 0; i < cudnn->n_forwards; i++) {
+        const forward *fw = &cudnn->forwards[i];
+        cr_assert_eq(fw->ops[0]->kind, GPU_MEMSET, "the fixture's forward starts with the Memset");
+        to_first_op[n] = (fw->ops[0]->start_ns - fw->launchers[0]->start_ns) / 1000.0;
+        for (int k = 0; k < fw->n_ops; k++)
+            if (fw->ops[k]->kind == GPU_KERNEL) {
+                lat[n++] = (fw->ops[k]->start_ns - fw->launchers[k]->start_ns) / 1000.0;
+                break;
+            }
+    }
+    stats s = stats_of(lat, n), wrong = stats_of(to_first_op, n);
+    char want[64], not_want[64];
+    snprintf(want, sizeof want, "first kernel launch → GPU start %.1f µs", s.median);
+    snprintf(not_want, sizeof not_want, "GPU start %.1f µs", wrong.median);
+    cr_assert_gt(fabs(s.median - wrong.median), 0.05, "the fixture tells the two apart");
+    cr_assert_geq(finding_with(cudnn, want), 0, "%s", want);
+    cr_assert_lt(finding_with(cudnn, not_want), 0);
+    fixture_free(&f);
+}
+
+Test(paper, library_memsets_are_attributed)
+{
+    fixture f;
+    fixture_load(&f, CUDNN914);
+    const variant_analysis *naive = analysis_find(&f.a, "naive"), *cudnn = analysis_find(&f.a, "cudnn");
+    cr_assert_geq(finding_with(naive, "issued by cuBLAS"), 0);
+    cr_assert_geq(finding_with(naive, "attributed by the launching library's API window"), 0, "says how");
+    const forward *fw = &cudnn->forwards[analysis_median_forward(cudnn)];
+    int k = 0;
+    while (k < fw->n_ops && fw->ops[k]->kind != GPU_MEMSET)
+        k++;
+    cr_assert_lt(k, fw->n_ops);
+    const char *lib;
+    const gpu_op *next;
+    cr_assert_eq(findings_memset_library(f.a.trace, fw, k, &lib, &next), 0);
+    cr_assert_str_eq(lib, "cuDNN");
+    cr_assert_not_null(strstr(next->name, "cudnn_generated"));
+    /* an op that is no Memset is attributed to nothing */
+    cr_assert_eq(findings_memset_library(f.a.trace, fw, k == 0 ? 1 : 0, &lib, &next), -1);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "`cudaMemsetAsync` (cuBLAS)"), "the op table names the library");
+    cr_assert_not_null(strstr(md, "`cudaMemsetAsync` (cuDNN)"));
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, kineto_zero_is_explained_by_shared_memory)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL), row[2048];
+    cr_assert_not_null(strstr(md, "### Why Kineto reads 0%\n\nKineto's estimate"));
+    cr_assert_not_null(strstr(md, "default per-block shared memory limit (49152 B)"));
+    /* our flash, launched with the runtime API, reads 0% too: the launch API is not the cause */
+    cr_assert_not_null(strstr(md, "`attnprof_flash_fwd_bf16_d64_128x64_w4` (55296 B, via `cudaLaunchKernel`)"));
+    cr_assert_not_null(strstr(md, "the launch API does not explain the 0%"));
+    cr_assert_null(strstr(md, "including those launched with `cuLaunchKernelEx`"), "the old hint is gone");
+    cr_assert_not_null(strstr(md, "| Kineto's estimate |"));
+    cr_assert_not_null(strstr(op_row(md, "flash", 1, row, sizeof row), "| 0% |"), "%s", row);
+    cr_assert_not_null(strstr(op_row(md, "efficient", 1, row, sizeof row), "27648 B"), "%s", row);
+    cr_assert_null(strstr(row, "| 0% |"), "27648 B is under the limit: %s", row);
+    free(md);
+    /* the limit, on the H200's properties: 49152 B reads like PyTorch's flash (not 0%), 55296 B reads 0% */
+    occupancy o;
+    occ_kernel at = {.threads_per_block = 128, .registers_per_thread = 64, .dynamic_smem = 49152, .grid_blocks = 1024};
+    cr_assert_eq(occupancy_compute(&at, &f.a.trace->device, &o, NULL, 0), 0);
+    cr_assert_eq(o.kineto_smem_limited, 0);
+    cr_assert_gt(o.kineto_pct, 0);
+    at.dynamic_smem = 55296;
+    cr_assert_eq(occupancy_compute(&at, &f.a.trace->device, &o, NULL, 0), 0);
+    cr_assert_eq(o.kineto_smem_limited, 1);
+    cr_assert_eq(o.kineto_pct, 0);
+    cr_assert_gt(o.est_achieved, 0);
+    fixture_free(&f);
+}
+
+Test(paper, cpu_times_are_reconciled)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "| summary CPU time (recorded forwards) |"));
+    const variant_analysis *naive = analysis_find(&f.a, "naive");
+    char hon[32], summ[32], row[256];
+    format_us_column(naive->result->host_us_cupti, hon, sizeof hon);
+    format_us_column(naive->cpu_us.median, summ, sizeof summ);
+    snprintf(row, sizeof row, "| %s | %s |\n", hon, summ);
+    cr_assert_not_null(strstr(md, row), "both numbers side by side: %s", row);
+    cr_assert_not_null(strstr(md, "two measurements of the same call"));
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, one_representative_forward)
+{
+    /* the lower median: an actual forward, ties to the earlier one */
+    forward fw[4] = {{.iteration = 0, .cuda_us = 5}, {.iteration = 1, .cuda_us = 1}, {.iteration = 2, .cuda_us = 3},
+                     {.iteration = 3, .cuda_us = 3}};
+    variant_analysis va = {.forwards = fw, .n_forwards = 4};
+    cr_assert_eq(analysis_median_forward(&va), 2);
+    va.n_forwards = 3;
+    cr_assert_eq(analysis_median_forward(&va), 2);
+    va.n_forwards = 0;
+    cr_assert_eq(analysis_median_forward(&va), -1);
+
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", path[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l;
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PDF, 0, &l, err, sizeof err), 0);
+    for (int i = 0; i < f.a.n; i++) {
+        const variant_analysis *v = &f.a.v[i];
+        int m = analysis_median_forward(v);
+        cr_assert_eq(fig_middle_forward(v), m, "the overview and occupancy figures show it");
+        char want[160];
+        snprintf(want, sizeof want, "### `%s`", v->result->name);
+        const char *sec = strstr(md, want);
+        snprintf(want, sizeof want, "The representative forward (iteration %d,", v->forwards[m].iteration);
+        cr_assert_not_null(sec && strstr(sec, want), "%s: %s", v->result->name, want);
+        /* the variant's own timeline shows it */
+        snprintf(path, sizeof path,
+                 "pdftotext -q %s/figures/timeline-%s.pdf - | tr '\\n' ' ' | "
+                 "grep -Eq 'iteration %d is the median one|iteration %d, the median one'",
+                 dir, v->result->name, v->forwards[m].iteration, v->forwards[m].iteration);
+        cr_assert_eq(system(path), 0, "%s", path);
+    }
+    figure_list_free(&l);
+    remove_tree(dir);
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, one_unit_per_column)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    /* the CUDA and CPU columns of the summary: math's 2.25 ms forward is written in µs like the others */
+    const char *sum = strstr(md, "## Summary");
+    cr_assert_not_null(sum);
+    for (int i = 0; i < f.a.n; i++) {
+        char head[64];
+        snprintf(head, sizeof head, "\n| `%s` |", f.a.v[i].result->name);
+        const char *r = strstr(sum, head);
+        cr_assert_not_null(r);
+        const char *c = r + 1;
+        for (int col = 0; col < 3; col++) /* name, what changed, ops: then CUDA and CPU */
+            c = strstr(c + 1, " | ");
+        const char *c_end = c;
+        for (int col = 0; col < 2; col++)
+            c_end = strstr(c_end + 1, " | ");
+        char cells[256];
+        snprintf(cells, sizeof cells, "%.*s", (int)(c_end - c), c);
+        cr_assert_null(strstr(cells, " ms"), "%s", cells);
+        cr_assert_not_null(strstr(cells, " µs ("), "%s", cells);
+    }
+    cr_assert_not_null(strstr(sum, "| 2245 µs (") || strstr(sum, "| 2246 µs (") || strstr(sum, "| 2247 µs ("));
+    char row[2048];
+    for (int k = 1; k <= 19; k++)
+        cr_assert_null(strstr(op_row(md, "math", k, row, sizeof row), " ms |"), "%s", row);
+    /* shared memory in bytes in the table and in the occupancy figure */
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l;
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PDF, 0, &l, err, sizeof err), 0);
+    snprintf(cmd, sizeof cmd, "pdftotext -q %s/figures/occupancy.pdf - | grep -q 'shared memory 213188 B/block'", dir);
+    cr_assert_eq(system(cmd), 0, "the nvjet GEMM's 213188 B, as in the op table");
+    snprintf(cmd, sizeof cmd, "pdftotext -q %s/figures/occupancy.pdf - | grep -q 'KiB/block'", dir);
+    cr_assert_neq(system(cmd), 0);
+    /* the chart's grey line says why Kineto reads 0%, whole */
+    snprintf(cmd, sizeof cmd, "pdftotext -q %s/figures/occupancy.pdf - | grep -qF 'Kineto: 0%% (55296 B shared memory > "
+             "its 49152 B limit)'", dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    figure_list_free(&l);
+    remove_tree(dir);
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, no_silent_truncation)
+{
+    char out[128];
+    const char *long_name = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_"
+                            "alignc4_execute_kernel_trmm";
+    findings_short_name(long_name, out, sizeof out);
+    size_t len = strlen(out);
+    cr_assert_str_eq(out + len - 3, "\xe2\x80\xa6", "ends in an ellipsis: %s", out);
+    cr_assert_eq(strncmp(out, long_name, len - 3), 0);
+    findings_short_name("attnprof_flash_fwd_bf16_d64_128x64_w4", out, sizeof out);
+    cr_assert_str_eq(out, "attnprof_flash_fwd_bf16_d64_128x64_w4");
+
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    /* the shortened GEMM names of math's table, in full below it */
+    const char *sec = strstr(md, "### `math`");
+    cr_assert_not_null(strstr(sec, "stage3_…` [1] |"));
+    cr_assert_not_null(strstr(sec, "[1] op 10: `sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1"));
+    free(md);
+    fixture_free(&f);
+    /* and the stylesheet breaks no identifier mid-word */
+    extern const char _binary_templates_style_css_start[], _binary_templates_style_css_end[];
+    char *css = strndup(_binary_templates_style_css_start,
+                        (size_t)(_binary_templates_style_css_end - _binary_templates_style_css_start));
+    cr_assert_null(strstr(css, "break-all"));
+    free(css);
+}
+
+/* report.html is self-contained: its figure notes name the vector files, no link
+ * points beside it. report.md keeps the links. */
+Test(paper, self_contained_page_links_nothing_beside_it)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l;
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PNG | FIG_SVG | FIG_PDF, 0, &l, err, sizeof err), 0);
+    char *md = report_markdown(&f.a, &l, NULL), *md_inline = report_markdown(&f.a, &l, dir);
+    char *html = report_html(md_inline, "t", err, sizeof err);
+    cr_assert_not_null(html, "%s", err);
+    cr_assert_null(strstr(html, "href=\"figures/"), "a link to a file beside the page");
+    cr_assert_not_null(strstr(html, "<code>figures/occupancy.svg</code>"));
+    cr_assert_not_null(strstr(md, "[SVG](figures/occupancy.svg)"));
+    free(md), free(md_inline), free(html);
+    figure_list_free(&l);
+    remove_tree(dir);
+    fixture_free(&f);
+}
+
+Test(paper, clocks_measured_or_not_recorded)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "maximum SM clock 1980 MHz"), "the device attribute says what it is");
+    cr_assert_null(strstr(md, ", SM clock 1980 MHz"));
+    cr_assert_not_null(strstr(md, "| Measured during the run | SM and memory clocks, power limit: not recorded"));
+    cr_assert_not_null(strstr(md, "| Host | host CPU and OS: not recorded |"));
+    free(md);
+    /* an archive that recorded them: written, read back, shown */
+    run_env *e = &f.r.env;
+    *e = (run_env){.clock_samples = 6, .sm_clock_mhz_min = 1755, .sm_clock_mhz_max = 1980, .mem_clock_mhz_min = 3201,
+                   .mem_clock_mhz_max = 3201, .power_limit_w = 700, .host_cpus = 16};
+    snprintf(e->host_cpu, sizeof e->host_cpu, "Test CPU | 9000");
+    snprintf(e->os, sizeof e->os, "Debian GNU/Linux 12, Linux 6.1");
+    snprintf(e->nvcc, sizeof e->nvcc, "13.0");
+    snprintf(e->build_flags, sizeof e->build_flags, "nvcc -O3; cc -O2");
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", path[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    cr_assert_eq(run_info_write_json(&f.r, path, err, sizeof err), 0, "%s", err);
+    run_info back;
+    cr_assert_eq(run_info_read_json(&back, path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(back.env.sm_clock_mhz_min, 1755);
+    cr_assert_eq(back.env.sm_clock_mhz_max, 1980);
+    cr_assert_eq(back.env.power_limit_w, 700);
+    cr_assert_str_eq(back.env.host_cpu, "Test CPU | 9000");
+    cr_assert_str_eq(back.env.nvcc, "13.0");
+    f.a.run = &back;
+    md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "| Measured during the run | SM clock 1755–1980 MHz, memory clock 3201 MHz (NVML, 6 samples"));
+    cr_assert_not_null(strstr(md, "power limit 700 W"));
+    cr_assert_not_null(strstr(md, "| Host | Test CPU \\| 9000 (16 logical CPUs); Debian GNU/Linux 12, Linux 6.1 |"));
+    cr_assert_not_null(strstr(md, "| Build | nvcc 13.0; `nvcc -O3; cc -O2` |"));
+    free(md);
+    f.a.run = &f.r;
+    remove_tree(dir);
+    fixture_free(&f);
+}
+
+/* ---- summary.csv and LaTeX: plain text, not Markdown ------------------------- */
+
+#include "latex.h"
+
+Test(paper, findings_read_back_as_plain_text)
+{
+    char *p = md_to_plain("via `cudaMemsetAsync` and `` a`b `` in \\[x\\] \\| y");
+    cr_assert_str_eq(p, "via cudaMemsetAsync and a`b in [x] | y");
+    free(p);
+    p = md_to_plain("unclosed ` stays");
+    cr_assert_str_eq(p, "unclosed ` stays");
+    free(p);
+
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *csv = report_summary_csv(&f.a);
+    cr_assert_null(strchr(csv, '`'), "no Markdown code span in summary.csv");
+    cr_assert_not_null(strstr(csv, "2 with cudaLaunchKernelExC"));
+    free(csv);
+    fixture_free(&f);
+}
+
+static char *latex_of(const char *s, int code)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    (code ? esc_latex_code : esc_latex_text)(f, s, strlen(s));
+    fclose(f);
+    return buf;
+}
+
+Test(paper, latex_escaping)
+{
+    char *t = latex_of("a_b #1 50% $x {y} \\z ~ ^ & µs → 2×", 0);
+    cr_assert_str_eq(t, "a\\_b \\#1 50\\% \\$x \\{y\\} \\textbackslash{}z \\textasciitilde{} \\textasciicircum{} \\& "
+                        "\\textmu{}s \\ensuremath{\\rightarrow} 2\\ensuremath{\\times}");
+    free(t);
+    t = latex_of("x\xe4\xb8\xad\ny", 0); /* an unknown character and a newline */
+    cr_assert_str_eq(t, "x? y");
+    free(t);
+    t = latex_of("attnprof_flash--x", 1);
+    cr_assert_str_eq(t, "\\texttt{attnprof\\_\\allowbreak{}flash-{}-{}x}");
+    free(t);
+
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *tex = report_summary_tex(&f.a);
+    cr_assert_not_null(strstr(tex, "\\toprule") && strstr(tex, "\\midrule") && strstr(tex, "\\bottomrule"));
+    cr_assert_not_null(strstr(tex, "\\caption{Attention variants on NVIDIA H200 (driver 580.159.04, CUDA runtime 13.0, "
+                                   "cuBLAS 13.1.0, cuDNN 9.19.0); $B=8$, $H=16$, $S=1024$, $D=64$, bf16, causal."));
+    cr_assert_not_null(strstr(tex, "\\texttt{math} & 19 & 2245 (2243--2248)"), "%s", tex);
+    cr_assert_not_null(strstr(tex, "& 20; 7239$^\\ast$ \\\\"), "the series' number, cited: %s", tex);
+    cr_assert_not_null(strstr(tex, "the series does not state its shape"));
+    cr_assert_null(strchr(tex, '`'));
+    free(tex);
+    fixture_free(&f);
+}
+
+/* ---- paper-sized figures ------------------------------------------------------ */
+
+/* The smallest text of a PDF in points, from pdftotext's word boxes: DejaVu Sans's
+ * box is 1.163 × the font size (ascent 0.928 + descent 0.236). */
+static double smallest_text_pt(const char *pdf)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "pdftotext -bbox '%s' - | grep -o 'yMin=\"[0-9.]*\" xMax=\"[0-9.]*\" yMax=\"[0-9.]*\"' | "
+             "awk -F'\"' '{h=$6-$2; if (min == \"\" || h < min) min = h} END {print min / 1.1640}'",
+             pdf);
+    FILE *p = popen(cmd, "r");
+    double pt = 0;
+    cr_assert_eq(fscanf(p, "%lf", &pt), 1, "%s", cmd);
+    pclose(p);
+    return pt;
+}
+
+static double page_width_pt(const char *pdf)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "pdfinfo '%s' | sed -n 's/^Page size: *\\([0-9.]*\\) x.*/\\1/p'", pdf);
+    FILE *p = popen(cmd, "r");
+    double w = 0;
+    cr_assert_eq(fscanf(p, "%lf", &w), 1);
+    pclose(p);
+    return w;
+}
+
+Test(paper, column_and_text_figures_keep_8pt_text)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", path[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l = {0};
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PDF, 0, &l, err, sizeof err), 0, "%s", err);
+    /* the screen figure has smaller text: the measure tells them apart */
+    snprintf(path, sizeof path, "%s/figures/occupancy.pdf", dir);
+    cr_assert_lt(smallest_text_pt(path), 7.9);
+    const struct { int size; const char *name; double width; } sizes[] = {
+        {FIG_SIZE_COLUMN, "column", 252}, {FIG_SIZE_TEXT, "text", 504}};
+    for (int s = 0; s < 2; s++) {
+        cr_assert_eq(figures_render_paper(&f.a, dir, FIG_PDF | FIG_SVG, sizes[s].size, &l, err, sizeof err), 0, "%s",
+                     err);
+        const char *figs[] = {"timeline-compact", "occupancy-table"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(path, sizeof path, "%s/figures/%s-%s.pdf", dir, figs[k], sizes[s].name);
+            cr_assert_float_eq(page_width_pt(path), sizes[s].width, 0.01, "%s: 3.5 in or 7 in", path);
+            double pt = smallest_text_pt(path);
+            cr_assert_geq(pt, 7.99, "%s: smallest text %.2f pt", path, pt);
+            snprintf(path, sizeof path, "%s/figures/%s-%s.svg", dir, figs[k], sizes[s].name);
+            cr_assert_eq(access(path, R_OK), 0, "%s", path);
+        }
+    }
+    /* every variant is in the compact timeline, and flash's Kineto 0% is marked in the table */
+    snprintf(path, sizeof path, "pdftotext -q %s/figures/timeline-compact-column.pdf - | tr '\\n' ' ' | "
+             "grep -q 'naive.*naive_inplace.*math.*efficient.*flash.*cudnn'", dir);
+    cr_assert_eq(system(path), 0);
+    snprintf(path, sizeof path, "pdftotext -q %s/figures/occupancy-table-column.pdf - | grep -q '0%%\\*'", dir);
+    cr_assert_eq(system(path), 0);
+    figure_list_free(&l);
+    remove_tree(dir);
+    fixture_free(&f);
+}
+
+/* ---- references, abstract, citation ------------------------------------------- */
+
+#include "series.h"
+
+Test(paper, series_numbers_beside_ours_are_labelled_citations)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_not_null(strstr(md, "| Reference: A100-SXM4-80GB, the series |"));
+    cr_assert_not_null(strstr(md, "| 1 kernel; CUDA 146.8 µs, CPU 138 µs; Kineto ≈ 13% |"), "flash's cited numbers");
+    cr_assert_not_null(strstr(md, "| 5 kernels; `*_fwd` CUDA 1955 µs (avg) |"));
+    cr_assert_not_null(strstr(md, "does not state its shape, so its times may be for another shape"));
+    cr_assert_not_null(strstr(md, "attnprof's own implementations"));
+    cr_assert_not_null(strstr(md, "they hold no PyTorch dispatcher"));
+    /* the ratios: ours derived, the series' cited */
+    const variant_analysis *m = analysis_find(&f.a, "math"), *ni = analysis_find(&f.a, "naive_inplace");
+    char want[160];
+    snprintf(want, sizeof want, "- math vs naive in-place: %.2f× here (CUDA time per forward); 3.70× in the series",
+             m->cuda_us.median / ni->cuda_us.median);
+    cr_assert_not_null(strstr(md, want), "%s", want);
+    cr_assert_not_null(strstr(md, "- cuDNN vs flash: 0.81× here (CUDA time per forward); 1.27× in the series"));
+    cr_assert_not_null(strstr(md, "**the order differs**"));
+    /* where the series' explanation and the records disagree, from the records */
+    cr_assert_not_null(strstr(md, "This run's records disagree: attnprof's flash kernel "
+                                  "`attnprof_flash_fwd_bf16_d64_128x64_w4` is launched with `cudaLaunchKernel`"));
+    cr_assert_not_null(strstr(md, "The cause is the shared-memory limit, not the launch API."));
+    /* the series' counts: ops without Memsets (naive 7 - 1 = 6, as the series) */
+    cr_assert_not_null(strstr(md, "| `naive` | 6 | 6 | 624 µs | – |"));
+    cr_assert_not_null(strstr(md, "| `math` | 19 | 20 |"));
+    free(md);
+    const series_fact *s = series_fact_of("cudnn");
+    cr_assert_not_null(s);
+    cr_assert_str_eq(s->kernel,
+                     "cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_6_128x64x64_4x1x1_cga1x1x1_kernel0_0");
+    cr_assert_null(series_fact_of("no_such_variant"));
+    fixture_free(&f);
+}
+
+Test(paper, abstract_is_derived_from_the_records)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    const char *abs = strstr(md, "## Abstract\n\n");
+    cr_assert_not_null(abs);
+    cr_assert_lt(abs, strstr(md, "## Summary"), "the abstract comes first");
+    const variant_analysis *c = analysis_find(&f.a, "cudnn"), *fl = analysis_find(&f.a, "flash");
+    const variant_analysis *m = analysis_find(&f.a, "math"), *n = analysis_find(&f.a, "naive");
+    const variant_analysis *ni = analysis_find(&f.a, "naive_inplace"), *e = analysis_find(&f.a, "efficient");
+    char want[256];
+    snprintf(want, sizeof want, "the fastest is `cudnn` at %.1f µs CUDA time per forward", c->cuda_us.median);
+    cr_assert_not_null(strstr(abs, want), "%s", want);
+    snprintf(want, sizeof want, "math / naive %.2f×, naive / naive_inplace %.2f×, flash / efficient %.2f×, "
+             "cudnn / flash %.2f×", m->cuda_us.median / n->cuda_us.median, n->cuda_us.median / ni->cuda_us.median,
+             fl->cuda_us.median / e->cuda_us.median, c->cuda_us.median / fl->cuda_us.median);
+    cr_assert_not_null(strstr(abs, want), "%s", want);
+    cr_assert_not_null(strstr(abs, "`naive` runs 7 GPU operations per forward where 6 were expected (1 Memset)"));
+    cr_assert_not_null(strstr(abs, "`math` runs 19 GPU operations per forward besides Memsets where the series counts 20"));
+    cr_assert_not_null(strstr(abs, "Kineto's estimate for `flash`'s kernel is 0% (55296 B shared memory per block)"));
+    free(md);
+    /* change the records, the abstract follows */
+    f.r.variants[5].status = VARIANT_UNAVAILABLE;
+    md = report_markdown(&f.a, NULL, NULL);
+    abs = strstr(md, "## Abstract\n\n");
+    cr_assert_not_null(strstr(abs, "the fastest is `flash`"), "%.300s", abs);
+    cr_assert_not_null(strstr(abs, "`cudnn` unavailable"));
+    free(md);
+    fixture_free(&f);
+}
+
+Test(paper, citation_in_the_footer_and_the_repository)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    const char *cite = strstr(md, "## Cite attnprof");
+    cr_assert_not_null(cite);
+    char want[160];
+    snprintf(want, sizeof want, "  version = {%s},\n  note    = {commit %s, run recorded 2026},", f.r.tool_version,
+             f.r.tool_version);
+    cr_assert_not_null(strstr(cite, "```bibtex\n@software{attnprof,"));
+    cr_assert_not_null(strstr(cite, want), "%s", cite);
+    free(md);
+    fixture_free(&f);
+    /* CITATION.cff: valid fields, and its commit is one of this repository's */
+    FILE *c = fopen("CITATION.cff", "r");
+    cr_assert_not_null(c);
+    char line[512], commit[64] = "";
+    int cff = 0, title = 0, authors = 0;
+    while (fgets(line, sizeof line, c)) {
+        cff |= !strncmp(line, "cff-version: 1.2.0", 18);
+        title |= !strncmp(line, "title: ", 7);
+        authors |= !strncmp(line, "authors:", 8);
+        sscanf(line, "commit: \"%40[0-9a-f]\"", commit);
+    }
+    fclose(c);
+    cr_assert(cff && title && authors);
+    cr_assert_eq(strlen(commit), 40);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "git merge-base --is-ancestor %s HEAD 2>/dev/null || ! git rev-parse HEAD >/dev/null 2>&1",
+             commit);
+    cr_assert_eq(system(cmd), 0, "CITATION.cff names commit %s, which this repository does not hold", commit);
+}
+
+Test(paper, reference_archive_beside_ours)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp -r tests/fixtures/h200-cudnn919-a/. %s/ && ATTNPROF_PDF=0 %s report %s -q "
+             "--reference tests/fixtures/h200-cudnn919-b", dir, bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    FILE *fm = fopen(path, "r");
+    char *md = calloc(1, 1 << 22);
+    size_t got = fread(md, 1, (1 << 22) - 1, fm);
+    md[got] = '\0';
+    fclose(fm);
+    cr_assert_not_null(strstr(md, "| Reference: h200-cudnn919-b, CUDA / CPU time per forward |"));
+    cr_assert_not_null(strstr(md, "The reference column holds another archive's medians"));
+    /* the reference's own cudnn median, derived from its records */
+    fixture b;
+    fixture_load(&b, "tests/fixtures/h200-cudnn919-b");
+    const variant_analysis *rc = analysis_find(&b.a, "cudnn");
+    char c1[32], c2[32], want[128];
+    format_us_column(rc->cuda_us.median, c1, sizeof c1);
+    format_us_column(rc->cpu_us.median, c2, sizeof c2);
+    snprintf(want, sizeof want, "| %s / %s (%d ops, n=%d) |", c1, c2, rc->ops_per_forward, rc->n_forwards);
+    cr_assert_not_null(strstr(strstr(md, "| `cudnn` |"), want), "%s", want);
+    fixture_free(&b);
+    free(md);
+    snprintf(cmd, sizeof cmd, "ATTNPROF_PDF=0 %s report %s -q --reference /nonexistent 2>/dev/null", bin, dir);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 6, "a reference that is no archive: exit 6");
+    snprintf(cmd, sizeof cmd, "ATTNPROF_PDF=0 %s report %s -q --figure-size huge 2>/dev/null", bin, dir);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 2, "--figure-size takes screen, column or text");
+    remove_tree(dir);
+}
+
+Test(paper, compare_tables_keep_one_unit)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "%s compare tests/fixtures/h200-cudnn914 tests/fixtures/h200-cudnn919-a -o %s/c -q "
+             "--format png >/dev/null", bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/c/compare.md", dir);
+    FILE *fm = fopen(path, "r");
+    char line[8192];
+    int math_rows = 0;
+    while (fgets(line, sizeof line, fm))
+        if (!strncmp(line, "| `math` |", 10)) {
+            math_rows++;
+            cr_assert_null(strstr(line, " ms"), "%s", line);
+        }
+    fclose(fm);
+    cr_assert_gt(math_rows, 0);
+    snprintf(path, sizeof path, "%s/c/compare.tex", dir);
+    cr_assert_eq(access(path, R_OK), 0, "compare.tex beside compare.md");
+    remove_tree(dir);
+}
+
+Test(paper, compare_figure_at_column_size)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "%s compare tests/fixtures/h200-cudnn914 tests/fixtures/h200-cudnn919-a "
+             "tests/fixtures/h200-cudnn919-b -o %s/c -q --format pdf --figure-size column >/dev/null", bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/c/figures/compare-speedup-column.pdf", dir);
+    cr_assert_float_eq(page_width_pt(path), 252, 0.01);
+    double pt = smallest_text_pt(path);
+    cr_assert_geq(pt, 7.99, "smallest text %.2f pt", pt);
+    snprintf(cmd, sizeof cmd, "pdftotext -q %s - | tr '\\n' ' ' | grep -q 'h200-cudnn919-a.*h200-cudnn919-b'", path);
+    cr_assert_eq(system(cmd), 0, "the runs' legend");
+    remove_tree(dir);
+}
