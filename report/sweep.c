@@ -502,7 +502,8 @@ int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f)
         ss_tot += (y - mean) * (y - mean);
         ss_res += e * e;
     }
-    f->r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
+    /* Times that do not vary (to rounding) fit a flat line exactly: R² is 1, not noise over noise. */
+    f->r2 = ss_tot > 1e-18 * n ? 1 - ss_res / ss_tot : 1;
     f->n = n;
     return 0;
 }

@@ -200,6 +200,9 @@ Test(sweep_fit, power_law_exponent_and_quality)
     cr_expect(fabs(f.k - 1) < 0.1, "k = %f", f.k);
     cr_expect(f.r2 < 0.99 && f.r2 > 0.8, "R² = %f", f.r2);
     cr_expect_eq(sweep_fit_power(s, t, 2, &f), -1, "two points are no fit");
+    double flat[6] = {5, 5, 5, 5, 5, 5 * (1 + 1e-15)};
+    cr_assert_eq(sweep_fit_power(s, flat, 6, &f), 0);
+    cr_expect(fabs(f.k) < 1e-9 && f.r2 == 1, "a flat series: k %g, R² %g", f.k, f.r2);
 }
 
 Test(sweep_fit, crossover_rule)
