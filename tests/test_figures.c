@@ -622,6 +622,46 @@ Test(figures, many_distinct_kernels_are_capped)
     synth_free(&fx);
 }
 
+/* One forward of 40000 operations (issue 15, D5): the timelines draw such a lane at the
+ * figure's resolution, so the vector files stay small (they held every box before:
+ * 97 MB of SVG and 5 GB of memory for 500k operations), and the PNG still shows ink
+ * across the GPU lane. */
+Test(figures, dense_forward_stays_small_in_vector_formats)
+{
+    synth fx;
+    synth_begin(&fx);
+    enum { N = 40000 };
+    op_spec *ops = calloc(N, sizeof *ops);
+    cr_assert_not_null(ops);
+    for (int i = 0; i < N; i++) {
+        ops[i] = NAIVE[i % 4];
+        ops[i].dur_us = 1 + i % 3;
+        ops[i].api_us10 = 10;
+    }
+    add_variant(&fx, "dense", ops, N, 1, VARIANT_OK);
+    synth_finish(&fx);
+    char dir[256], path[1024];
+    fresh_dir(dir, sizeof dir, "dense");
+    figure_list l;
+    render_ok(&fx.a, dir, FIG_PNG | FIG_SVG, 0, &l);
+    const char *figs[] = {"timeline-dense", "timeline-overview"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, find_file(&l, figs[i], "svg")->path);
+        size_t len = 0;
+        free(read_all(path, &len));
+        cr_assert_lt(len, 2u << 20, "%s: %zu bytes of SVG for 40000 operations", figs[i], len);
+    }
+    fig_timeline_geometry g = timeline_geometry(&fx.a, 0);
+    cairo_surface_t *img = load_png(dir, find_file(&l, "timeline-dense", "png"));
+    px_rect gpu = lane_px(&g, g.gpu_y, g.end_y);
+    cr_assert(ink_in(img, gpu), "the GPU lane is drawn");
+    cairo_surface_destroy(img);
+    figure_list_free(&l);
+    remove_dir(dir);
+    synth_free(&fx);
+    free(ops);
+}
+
 /* The committed H200 archive: real kernel names, cuBLAS launches through
  * cuLaunchKernelEx, kernels with more than 48 KiB of shared memory. */
 Test(figures, h200_archive)

@@ -349,6 +349,83 @@ static void draw_lane_backgrounds(cairo_t *cr, const tl_geom *g, const lane_styl
     fig_fill_rect(cr, lane_x0, p->gpu_y, g->x1 - lane_x0, p->end_y - p->gpu_y, LANE_BG);
 }
 
+static int same_rgb(rgb a, rgb b) { return a.r == b.r && a.g == b.g && a.b == b.b; }
+
+/* A lane with more items than the figure can show (one forward of 500k operations) is
+ * drawn at the figure's resolution: each row is cut into DENSE_COL-wide columns, each
+ * column takes the colour of the item that covers most of it, and neighbouring columns
+ * of one colour become one unlabelled box; launch arrows are left out. The SVG and PDF
+ * then hold a few thousand shapes, not a million (cairo's vector surfaces keep every
+ * shape in memory). Lanes under DENSE_ITEMS draw every item, exactly as before. */
+#define DENSE_ITEMS 20000
+#define DENSE_COL 0.5 /* pt */
+
+typedef struct dense_col {
+    double cover; /* the widest single item's share of the column, pt; 0: empty */
+    rgb fill;
+    int outline;
+} dense_col;
+
+typedef struct dense_lane {
+    int n_cols;
+    dense_col *col[MAX_ROWS];
+} dense_lane;
+
+static int dense_open(dense_lane *d, const tl_geom *g)
+{
+    d->n_cols = (int)ceil((g->x1 - g->x0) / DENSE_COL) + 1;
+    for (int r = 0; r < MAX_ROWS; r++)
+        if (!(d->col[r] = calloc((size_t)d->n_cols, sizeof *d->col[r])))
+            return -1;
+    return 0;
+}
+
+static void dense_add(dense_lane *d, const tl_geom *g, const tl_item *it, rgb fill, int outline)
+{
+    double xs = xof(g, it->s), xe = xof(g, it->e);
+    if (xs < g->x0) xs = g->x0;
+    if (xe > g->x1) xe = g->x1;
+    if (xe - xs < MIN_BOX_W)
+        xe = xs + MIN_BOX_W;
+    int c0 = (int)((xs - g->x0) / DENSE_COL), c1 = (int)((xe - g->x0) / DENSE_COL);
+    if (c0 < 0) c0 = 0;
+    if (c1 >= d->n_cols) c1 = d->n_cols - 1;
+    dense_col *row = d->col[it->row < MAX_ROWS ? it->row : MAX_ROWS - 1];
+    if (!row) /* out of memory: the lane is left empty rather than drawn wrong */
+        return;
+    for (int c = c0; c <= c1; c++) {
+        double lo = g->x0 + c * DENSE_COL, hi = lo + DENSE_COL;
+        double cover = (xe < hi ? xe : hi) - (xs > lo ? xs : lo);
+        if (cover > row[c].cover)
+            row[c] = (dense_col){cover, fill, outline};
+    }
+}
+
+/* Draws the columns, one box per run of one colour, and frees them. */
+static void dense_draw(cairo_t *cr, const tl_geom *g, dense_lane *d, double y0, double row_h)
+{
+    for (int r = 0; r < MAX_ROWS; r++) {
+        dense_col *row = d->col[r];
+        for (int c = 0; row && c < d->n_cols;) {
+            if (row[c].cover <= 0) {
+                c++;
+                continue;
+            }
+            int e = c + 1;
+            while (e < d->n_cols && row[e].cover > 0 && same_rgb(row[e].fill, row[c].fill) &&
+                   row[e].outline == row[c].outline)
+                e++;
+            double x = g->x0 + c * DENSE_COL, w = (e - c) * DENSE_COL;
+            if (x + w > g->x1)
+                w = g->x1 - x;
+            fig_fill_rect(cr, x, y0 + r * row_h + 1, w, row_h - 2, row[c].fill);
+            c = e;
+        }
+        free(row);
+        d->col[r] = NULL;
+    }
+}
+
 static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, const lane_style *st,
                             const lane_pos *p)
 {
@@ -375,15 +452,30 @@ static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, c
                      1, labels, 3, 4, NULL, st->font - 0.5);
         }
     }
+    dense_lane dl = {0};
+    const int dense = (sc->api.n > DENSE_ITEMS || sc->gpu.n > DENSE_ITEMS) && dense_open(&dl, g) == 0;
     for (int i = 0; i < sc->api.n; i++) {
         const tl_item *it = &sc->api.v[i];
         api_category c = categorize_api(it->api->name);
+        if (dense) {
+            dense_add(&dl, g, it, api_colour(c), 0);
+            continue;
+        }
         const char *labels[] = {it->api->name ? it->api->name : "?"};
         draw_box(cr, g, it, p->api_y + it->row * st->api_row + 1, st->api_row - 2, api_colour(c), 0,
                  labels, 1, 8, NULL, st->font - 0.5);
     }
+    if (dense) {
+        dense_draw(cr, g, &dl, p->api_y, st->api_row);
+        dense_open(&dl, g);
+    }
     for (int i = 0; i < sc->gpu.n; i++) {
         const tl_item *it = &sc->gpu.v[i];
+        if (dense) {
+            op_class dcls = classify_op(it->op);
+            dense_add(&dl, g, it, fig_class_colour(dcls), dcls == OPC_OTHER);
+            continue;
+        }
         fig_op_label(it->op, label, sizeof label);
         fig_format_us((it->e - it->s) / 1000.0, sub, sizeof sub);
         op_class cls = classify_op(it->op);
@@ -395,8 +487,10 @@ static void draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, c
                  fig_class_colour(cls), cls == OPC_OTHER, labels, 2, 4, st->sublabels ? sub : NULL,
                  st->font);
     }
-    /* launch -> GPU op, for the forwards shown */
-    for (int k = sc->first; k < sc->first + sc->count; k++) {
+    if (dense)
+        dense_draw(cr, g, &dl, p->gpu_y, st->gpu_row);
+    /* launch -> GPU op, for the forwards shown (a dense lane would be one black smear) */
+    for (int k = sc->first; !dense && k < sc->first + sc->count; k++) {
         const forward *f = &sc->va->forwards[k];
         for (int i = 0; i < f->n_ops; i++) {
             if (!f->launchers || !f->launchers[i])
