@@ -1,5 +1,6 @@
 # attnprof: `make` builds build/attnprof; `make run` runs the batch on this machine's GPU;
-# `make test` runs the test suite (no GPU needed); `make gpu-test` checks the variants on a GPU.
+# `make test` runs the test suite (no GPU needed); `make gpu-test` checks the variants on a GPU;
+# `make slurm-test` runs the sweep's Slurm array on a local slurmctld + slurmd (root).
 # The paper tests (tests/paper/) print with Chromium and compile with pdflatex: without them
 # they say so and pass, except in CI (CI set), where they fail.
 #
@@ -60,7 +61,7 @@ CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -lcudnn -lcublas -lcupti -lcudart -lstdc++ -lm -ldl -lpthread
 
 REPORT_SRC   := $(wildcard report/*.c report/figures/*.c)
-CLI_SRC      := src/main.c src/cli.c src/recorder_load.c
+CLI_SRC      := src/main.c src/cli.c src/recorder_load.c src/sweep_run.c
 RECORDER_SRC := $(filter-out $(CLI_SRC),$(wildcard src/*.c src/*/*.c))
 CU_SRC       := $(wildcard kernels/*.cu)
 TEMPLATES    := $(wildcard templates/*)
@@ -80,7 +81,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test hta-test install clean resources sanitize fuzz FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources sanitize fuzz FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -176,6 +177,11 @@ test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/latex.sh
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/print.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
+
+# `attnprof sweep --slurm` against a real slurmctld and slurmd on this host (root,
+# Debian's slurm-wlm and munge; .ci/run installs them). A missing piece fails.
+slurm-test: $(BUILD)/attnprof
+	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/slurm/run.sh
 
 # Holistic Trace Analysis (PyPI) reads our trace.json as a PyTorch trace: needs a Python
 # with HolisticTraceAnalysis and ijson (HTA_PYTHON; .ci/run makes a venv for it).

@@ -10,5 +10,6 @@ enum {
     EXIT_OUTPUT_EXISTS = 5,  /* -o DIR exists and --force was not given */
     EXIT_BAD_ARCHIVE = 6,    /* missing or corrupt trace.json / run.json */
     EXIT_IO = 7,             /* cannot write the output, or a CUDA/CUPTI failure outside any variant */
+    EXIT_INTERRUPTED = 130,  /* SIGINT/SIGTERM: stopped, only complete archives left (128 + SIGINT, as shells say) */
 };
 #endif

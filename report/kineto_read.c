@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,7 +259,14 @@ static int on_scalar(state *st, int is_num, int is_int, long long iv, double dv,
         }
         kineto_num *n = is_num ? event_num_field(st, k) : NULL;
         if (n)
-            *n = (kineto_num){.set = 1, .is_int = is_int, .i = is_int ? iv : (int64_t)dv, .d = is_int ? (double)iv : dv};
+            /* A float outside int64's range saturates (converting it is undefined); the range
+             * checks after reading then refuse it. Fuzz finding. */
+            *n = (kineto_num){.set = 1, .is_int = is_int,
+                              .i = is_int ? iv
+                                   : dv >= 9.2e18 ? INT64_MAX
+                                   : dv <= -9.2e18 ? INT64_MIN
+                                   : dv == dv ? (int64_t)dv : 0,
+                              .d = is_int ? (double)iv : dv};
         return 1;
     }
     case C_ARGS: {

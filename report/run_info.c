@@ -76,6 +76,8 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
             json_object_del(var, "expected_memcpy");
         json_object_set_new(var, "host_us_no_cupti", num(v->host_us_no_cupti));
         json_object_set_new(var, "host_us_cupti", num(v->host_us_cupti));
+        if (isfinite(v->device_bytes))
+            json_object_set_new(var, "device_bytes", json_integer((json_int_t)v->device_bytes));
         if (v->prediction.valid)
             json_object_set_new(var, "prediction", prediction_to_json(&v->prediction));
         json_array_append_new(vars, var);
@@ -105,6 +107,13 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
                                                 "blocks_per_sm", p->blocks_per_sm));
     }
     json_object_set_new(root, "occupancy_api", probes);
+    json_t *gpu = json_object_get(root, "gpu");
+    if (r->gpu_uuid[0])
+        json_object_set_new(gpu, "uuid", json_string(r->gpu_uuid));
+    if (r->gpu_pci_bus_id[0])
+        json_object_set_new(gpu, "pci_bus_id", json_string(r->gpu_pci_bus_id));
+    if (r->visible_devices[0])
+        json_object_set_new(gpu, "cuda_visible_devices", json_string(r->visible_devices));
     if (r->ceilings.measured || r->ceilings.error[0])
         json_object_set_new(root, "ceilings", ceilings_to_json(&r->ceilings));
     if (r->counters.meta.status != CTR_NOT_RUN || r->counters.meta.reason[0])
@@ -262,6 +271,9 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     r->device.mem_clock_khz = integer(R, "gpu", gpu, "memory_clock_khz");
     r->device.mem_bus_width = integer(R, "gpu", gpu, "memory_bus_width_bits");
     r->device.l2_bytes = integer(R, "gpu", gpu, "l2_bytes");
+    esc_copy_utf8(r->gpu_uuid, sizeof r->gpu_uuid, str(R, "gpu", gpu, "uuid"));
+    esc_copy_utf8(r->gpu_pci_bus_id, sizeof r->gpu_pci_bus_id, str(R, "gpu", gpu, "pci_bus_id"));
+    esc_copy_utf8(r->visible_devices, sizeof r->visible_devices, str(R, "gpu", gpu, "cuda_visible_devices"));
     esc_copy_utf8(r->driver_version, sizeof r->driver_version, str(R, "versions", ver, "driver"));
     r->cuda_runtime_version = integer(R, "versions", ver, "cuda_runtime_int");
     r->cuda_driver_version = integer(R, "versions", ver, "cuda_driver_int");
@@ -373,6 +385,9 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         x->host_us_cupti = real(R, where, v, "host_us_cupti");
         x->dropped_records = integer_in(R, where, v, "dropped_records", 0, INT64_MAX);
         prediction_from_json(json_object_get(v, "prediction"), &x->prediction);
+        x->device_bytes = real(R, where, v, "device_bytes");
+        if (isfinite(x->device_bytes) && x->device_bytes < 0)
+            bad(R, where, "device_bytes", "a number of bytes, not negative");
         const char *key;
         json_t *f;
         json_object_foreach(object(R, where, v, "facts"), key, f)

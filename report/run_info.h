@@ -31,6 +31,8 @@ typedef struct variant_result {
     int64_t dropped_records;
     attn_facts facts;
     attn_prediction prediction; /* declared by the variant from the shape (prediction.h) */
+    double device_bytes;        /* device memory the variant needs at this shape (inputs, output,
+                                 * mask and its own buffers); NAN: not recorded (older archives) */
 } variant_result;
 
 #define RUN_MAX_VARIANTS 16
@@ -86,6 +88,11 @@ typedef struct run_info {
     int iters, warmup;
     double rel_error_threshold;
     device_props device;
+    /* Which GPU ran it: CUDA's UUID ("GPU-…"), PCI bus id, and CUDA_VISIBLE_DEVICES as the
+     * process saw it (a sweep worker's GPU index). Empty: not recorded (older archives). */
+    char gpu_uuid[48];
+    char gpu_pci_bus_id[24];
+    char visible_devices[64];
     char driver_version[32];
     int cuda_runtime_version, cuda_driver_version;
     int cublas_version, cudnn_version, cupti_version;

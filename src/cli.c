@@ -17,6 +17,8 @@ void cli_usage(FILE *f)
           "                                    re-render an archived run (no GPU needed)\n"
           "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log] [--figure-size S]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
+          "       attnprof sweep [options] -o DIR   run every shape of a sweep, one child per shape\n"
+          "       attnprof sweep --collect DIR      (re)build DIR's sweep report from the shapes there\n"
           "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
           "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
           "       attnprof list                list the variants\n"
@@ -43,6 +45,20 @@ void cli_usage(FILE *f)
           "  --allow-shape-mismatch  compare runs of different shapes by throughput (TFLOP/s)\n"
           "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
           "  --force              replace DIR if it exists\n"
+          "sweep options (--variants, --heads, --iters, --warmup, --seed, --no-counters, --no-calibrate,\n"
+          "  --cudnn-replan, --no-pdf go to every shape's run; --force replaces a sweep; -q as for run):\n"
+          "  --seq LIST           sequence lengths: 256,512 or 256:16384:x2 (default 256:16384:x2)\n"
+          "  --dim LIST           head dims (default 64,128)\n"
+          "  --tokens N           B = N / S for every shape (default 32768); or --batch B for all\n"
+          "  --gpus 0,1 | all     one worker process per GPU (CUDA_VISIBLE_DEVICES), shapes from one queue\n"
+          "  --replicate          every GPU also runs one reference shape; the report flags GPUs that differ\n"
+          "  --resume             continue DIR's sweep: shapes with a complete archive are not run again\n"
+          "  --task-command CMD   run CMD (sh -c) per shape instead of `attnprof run`; placeholders {exe}\n"
+          "                       {dir} {shape} {batch} {heads} {seq} {dim} {variants} {iters} {warmup} {run_flags}\n"
+          "  --slurm              write DIR/sweep.sbatch (a job array, one task per shape) and print the sbatch line\n"
+          "    --partition P  --time T  --no-gres (no --gres=gpu:1)  --submit (run sbatch)\n"
+          "    --slurm-task-command CMD   the same as --task-command, for the array's tasks\n"
+          "  --collect DIR        build DIR's sweep report from the archives there; lists missing and failed shapes\n"
           "import options:\n"
           "  -o, --output DIR     the archive to write (required); --force replaces it\n"
           "  --variant A,B,...    the variants' names, one per trace (default: each file's base name)\n"
@@ -125,7 +141,9 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
        OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_COUNTERS,
        OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_NO_PDF,
-       OPT_FIGURE_SIZE, OPT_REFERENCE };
+       OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
+       OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
+       OPT_COLLECT, OPT_TASK };
 
 /* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
 static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
@@ -179,16 +197,42 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != 'o' && c != OPT_FORCE && c != OPT_VARIANT &&
         c != OPT_RANGE && c != OPT_DEVICE && c != OPT_SHAPE && !o->not_import_option)
         o->not_import_option = c;
+    if (c >= OPT_TOKENS && c <= OPT_TASK && !o->sweep.only_option)
+        o->sweep.only_option = c;
     switch (c) {
     case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
-    case OPT_BATCH: return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
-    case OPT_HEADS: return positive_int("heads", arg, 1 << 12, &rc->shape.heads, err, n);
-    case OPT_SEQ: return positive_int("seq", arg, 1 << 20, &rc->shape.seq, err, n);
-    case OPT_DIM: return positive_int("dim", arg, 1024, &rc->shape.dim, err, n);
-    case OPT_ITERS: return positive_int("iters", arg, 100000, &rc->iters, err, n);
+    case OPT_BATCH: o->sweep.batch_given = 1; return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
+    case OPT_HEADS: o->sweep.heads_given = 1; return positive_int("heads", arg, 1 << 12, &rc->shape.heads, err, n);
+    case OPT_SEQ:
+        o->sweep.seq = arg;
+        return o->command == CMD_SWEEP ? EXIT_OK : positive_int("seq", arg, 1 << 20, &rc->shape.seq, err, n);
+    case OPT_DIM:
+        o->sweep.dim = arg;
+        return o->command == CMD_SWEEP ? EXIT_OK : positive_int("dim", arg, 1024, &rc->shape.dim, err, n);
+    case OPT_ITERS: o->sweep.iters_given = 1; return positive_int("iters", arg, 100000, &rc->iters, err, n);
     case OPT_WARMUP:
+        o->sweep.warmup_given = 1;
         if ((r = whole_number("warmup", arg, 100000, &v, err, n)) == EXIT_OK)
             rc->warmup = (int)v;
+        return r;
+    case OPT_TOKENS:
+        if ((r = whole_number("tokens", arg, 1ULL << 30, &v, err, n)) == EXIT_OK && v == 0)
+            return usage_error(err, n, "--tokens %s: expected a whole number from 1 to 1073741824%s", arg, "");
+        o->sweep.tokens = (long)v;
+        return r;
+    case OPT_GPUS: o->sweep.gpus = arg; return EXIT_OK;
+    case OPT_REPLICATE: o->sweep.replicate = 1; return EXIT_OK;
+    case OPT_RESUME: o->sweep.resume = 1; return EXIT_OK;
+    case OPT_TASK_COMMAND: o->sweep.task_command = arg; return EXIT_OK;
+    case OPT_SLURM: o->sweep.slurm = 1; return EXIT_OK;
+    case OPT_NO_GRES: o->sweep.no_gres = 1; return EXIT_OK;
+    case OPT_SUBMIT: o->sweep.submit = 1; return EXIT_OK;
+    case OPT_PARTITION: o->sweep.partition = arg; return EXIT_OK;
+    case OPT_TIME: o->sweep.time_limit = arg; return EXIT_OK;
+    case OPT_COLLECT: o->sweep.collect = arg; return EXIT_OK;
+    case OPT_TASK:
+        if ((r = whole_number("task", arg, SWEEP_TASK_MAX, &v, err, n)) == EXIT_OK)
+            o->sweep.task = (int)v;
         return r;
     case OPT_SEED:
         if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
@@ -256,6 +300,44 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     return EXIT_USAGE;
 }
 
+/* Which sweep mode, and options that do not go together. */
+static int check_sweep(cli_options *o, int argc, char **argv, int operands, char *err, size_t n)
+{
+    sweep_options *w = &o->sweep;
+    if (w->task >= 0) {
+        if (operands != 1)
+            return usage_error(err, n, "sweep --task I takes the sweep directory: attnprof sweep --task I DIR%s%s", "",
+                               "");
+        w->task_dir = argv[optind];
+        return EXIT_OK;
+    }
+    if (operands > 0)
+        return usage_error(err, n, "unexpected argument '%s' after sweep; the directory goes after -o (or --collect)%s",
+                           argv[optind], "");
+    if (w->collect) {
+        if (o->out_dir || w->slurm || w->resume)
+            return usage_error(err, n, "sweep --collect DIR only reads DIR; drop -o, --slurm and --resume%s%s", "", "");
+        return EXIT_OK;
+    }
+    if (!o->out_dir)
+        return usage_error(err, n, "sweep needs -o DIR: the shapes' archives and the sweep report go there%s%s", "", "");
+    if (w->tokens && w->batch_given)
+        return usage_error(err, n, "--tokens and --batch do not go together: --tokens sets B = N / S for each shape%s%s",
+                           "", "");
+    if (w->resume && (w->seq || w->dim || w->tokens || w->batch_given || w->heads_given || o->force))
+        return usage_error(err, n, "--resume continues the plan in DIR/sweep.json; drop --seq, --dim, --tokens, "
+                           "--batch, --heads and --force%s%s", "", "");
+    if (!w->slurm && (w->no_gres || w->submit || w->partition || w->time_limit))
+        return usage_error(err, n, "--partition, --time, --no-gres and --submit go with --slurm%s%s", "", "");
+    if (w->slurm && (w->gpus || w->replicate))
+        return usage_error(err, n, "--gpus and --replicate are for one host; under --slurm each task gets a GPU from "
+                           "Slurm%s%s", "", "");
+    if (w->task_command && !w->task_command[strspn(w->task_command, " \t")])
+        return usage_error(err, n, "--task-command: empty command%s%s", "", "");
+    (void)argc;
+    return EXIT_OK;
+}
+
 int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
@@ -269,6 +351,19 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->calibrate = 1;
     o->formats = FIG_PNG | FIG_SVG;
     o->min_effect = 0.02;
+    o->sweep.task = -1;
+    /* The command decides how --seq and --dim read (one number, or a LIST for sweep):
+     * find it before parsing the options. */
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            if (!strcmp(argv[i], "--"))
+                break;
+            continue;
+        }
+        if (!strcmp(argv[i], "sweep"))
+            o->command = CMD_SWEEP;
+        break;
+    }
     o->import_device = -1;
 
     static const struct option longopts[] = {
@@ -281,6 +376,14 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"log", no_argument, 0, OPT_LOG},                 {"cudnn-replan", no_argument, 0, OPT_REPLAN},
         {"baseline", required_argument, 0, OPT_BASELINE}, {"allow-shape-mismatch", no_argument, 0, OPT_ALLOW_SHAPE},
         {"min-effect", required_argument, 0, OPT_MIN_EFFECT},
+        {"tokens", required_argument, 0, OPT_TOKENS},     {"gpus", required_argument, 0, OPT_GPUS},
+        {"replicate", no_argument, 0, OPT_REPLICATE},     {"resume", no_argument, 0, OPT_RESUME},
+        {"task-command", required_argument, 0, OPT_TASK_COMMAND},
+        {"slurm-task-command", required_argument, 0, OPT_TASK_COMMAND},
+        {"slurm", no_argument, 0, OPT_SLURM},             {"no-gres", no_argument, 0, OPT_NO_GRES},
+        {"submit", no_argument, 0, OPT_SUBMIT},           {"partition", required_argument, 0, OPT_PARTITION},
+        {"time", required_argument, 0, OPT_TIME},         {"collect", required_argument, 0, OPT_COLLECT},
+        {"task", required_argument, 0, OPT_TASK},
         {"counters", no_argument, 0, OPT_COUNTERS},       {"no-counters", no_argument, 0, OPT_NO_COUNTERS},
         {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
         {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
@@ -332,6 +435,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         o->command = CMD_COMPARE;
     else if (!strcmp(cmd, "list"))
         o->command = CMD_LIST;
+    else if (!strcmp(cmd, "sweep"))
+        o->command = CMD_SWEEP;
     else if (!strcmp(cmd, "help"))
         o->command = CMD_HELP;
     else if (!strcmp(cmd, "import"))
@@ -344,6 +449,13 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
                                      o->import_has_shape))
         return usage_error(err, errlen, "--variant, --range, --device and --shape are options of import, not of %s%s",
                            cmd, "");
+    if (o->command != CMD_SWEEP && o->command != CMD_HELP && o->sweep.only_option) {
+        const char *name = "?";
+        for (const struct option *l = longopts; l->name; l++)
+            if (l->val == o->sweep.only_option)
+                name = l->name;
+        return usage_error(err, errlen, "--%s is an option of sweep, not of %s", name, cmd);
+    }
     if (o->command == CMD_IMPORT) {
         if (operands < 1)
             return usage_error(err, errlen, "import needs at least one trace: attnprof import TRACE... -o DIR%s%s", "",
@@ -396,6 +508,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         o->n_inputs = operands;
         return EXIT_OK;
     }
+    if (o->command == CMD_SWEEP)
+        return check_sweep(o, argc, argv, operands, err, errlen);
     if (operands > 0)
         return usage_error(err, errlen, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);
     return EXIT_OK;

@@ -9,8 +9,25 @@
 #include <stdio.h>
 
 typedef enum cli_command {
-    CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_HELP, CMD_VERSION, CMD_IMPORT
+    CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_HELP, CMD_VERSION, CMD_IMPORT, CMD_SWEEP
 } cli_command;
+
+/* attnprof sweep: what the command line asked; src/sweep_run.c turns it into a plan. */
+#define SWEEP_TASK_MAX 4095
+typedef struct sweep_options {
+    const char *seq, *dim;       /* LIST, or NULL for the default sweep */
+    long tokens;                 /* --tokens N (0: not given) */
+    int batch_given, heads_given, iters_given, warmup_given;
+    const char *gpus;            /* --gpus 0,1 | all; NULL: one worker, environment as is */
+    int replicate, resume;
+    const char *task_command;    /* --task-command / --slurm-task-command template */
+    int slurm, no_gres, submit;
+    const char *partition, *time_limit;
+    const char *collect;         /* --collect DIR */
+    int task;                    /* --task I DIR (the Slurm array task); -1 otherwise */
+    const char *task_dir;
+    int only_option;             /* the first sweep-only option given (its getopt value), or 0 */
+} sweep_options;
 
 typedef struct cli_options {
     cli_command command;
@@ -38,6 +55,7 @@ typedef struct cli_options {
     attn_shape import_shape;
     char import_dtype[8];
     int import_causal;
+    sweep_options sweep;
 } cli_options;
 
 /* Returns EXIT_OK, or EXIT_USAGE with a one-line message in `err`. Variant names

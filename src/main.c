@@ -19,6 +19,7 @@
 #include "print.h"
 #include "report.h"
 #include "run_info.h"
+#include "sweep_run.h"
 #include "trace.h"
 
 #include <dirent.h>
@@ -533,6 +534,8 @@ int main(int argc, char **argv)
         return cmd_compare(&o);
     case CMD_IMPORT:
         return cmd_import(&o, cmdline);
+    case CMD_SWEEP:
+        return sweep_run(&o);
     default:
         cli_usage(stderr);
         return EXIT_USAGE;

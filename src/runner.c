@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <sys/utsname.h>
 #include <math.h>
 #include <stdio.h>
@@ -63,6 +64,23 @@ int runner_device_props(int dev, device_props *p, char *err, size_t errlen)
     if (cudaDeviceGetAttribute(&v, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess)
         p->mem_bus_width = v;
     return EXIT_OK;
+}
+
+/* Which GPU this process ran on: CUDA's UUID in nvidia-smi's form, the PCI bus id,
+ * and CUDA_VISIBLE_DEVICES as given (a sweep worker sets it to its GPU's index). */
+static void gpu_identity(int dev, run_info *info)
+{
+    struct cudaDeviceProp cp;
+    if (cudaGetDeviceProperties(&cp, dev) == cudaSuccess) {
+        const unsigned char *u = (const unsigned char *)cp.uuid.bytes;
+        snprintf(info->gpu_uuid, sizeof info->gpu_uuid,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
+                 u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    }
+    if (cudaDeviceGetPCIBusId(info->gpu_pci_bus_id, (int)sizeof info->gpu_pci_bus_id, dev) != cudaSuccess)
+        info->gpu_pci_bus_id[0] = '\0';
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    snprintf(info->visible_devices, sizeof info->visible_devices, "%s", vis ? vis : "");
 }
 
 /* The driver's version string ("580.159.04") is NVML's; loaded at run time so the
@@ -191,8 +209,19 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A sweep that runs this batch as its child reads the phase from the pipe it passes
+ * in ATTNPROF_PROGRESS_FD ("flash forward\n"), for its own progress line. */
 static void progress(const run_plan *cfg, int vi, const char *name, const char *what, int j, int n)
 {
+    static int fd = -2;
+    if (fd == -2)
+        fd = getenv("ATTNPROF_PROGRESS_FD") ? atoi(getenv("ATTNPROF_PROGRESS_FD")) : -1;
+    if (fd >= 0 && j == 1) {
+        char line[96];
+        int len = snprintf(line, sizeof line, "%s %s\n", name, what);
+        if (write(fd, line, (size_t)len) < 0 && errno != EAGAIN)
+            fd = -1;
+    }
     if (cfg->c.quiet || !isatty(STDERR_FILENO))
         return;
     fprintf(stderr, "\r\033[K[%d/%d] %-14s %s %d/%d", vi + 1, cfg->n_variants, name, what, j, n);
@@ -685,6 +714,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     if (rc != EXIT_OK)
         return rc;
     info->device = t->device;
+    gpu_identity(0, info);
     t->cuda_runtime_version = 0;
     cudaRuntimeGetVersion(&t->cuda_runtime_version);
     cudaDriverGetVersion(&t->cuda_driver_version);
@@ -695,6 +725,10 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     size_t free_b = 0, total_b = 0;
     if ((ce = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess)
         return fail(err, errlen, EXIT_IO, "cudaMemGetInfo: %s%s", cudaGetErrorString(ce), "");
+    /* Device bytes per variant, for run.json (NAN: a variant skipped before the memory check). */
+    double need_bytes[RUN_MAX_VARIANTS];
+    for (int i = 0; i < RUN_MAX_VARIANTS; i++)
+        need_bytes[i] = NAN;
     /* A copy: the memory check may skip more variants of the default list. */
     static char skip[RUN_MAX_VARIANTS][ATTN_ERR_LEN];
     memcpy(skip, cfg->skip, sizeof skip);
@@ -703,6 +737,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
         if (skip[i][0])
             continue;
         size_t need = io_bytes + cfg->variants[i]->device_bytes(s);
+        need_bytes[i] = (double)need;
         if (need > free_b) {
             if (!cfg->named) {
                 snprintf(skip[i], sizeof skip[i], "needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free",
@@ -786,6 +821,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
         res->expected_memcpy = v->expected_memcpy;
         res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
         res->host_us_cupti = res->host_us_no_cupti = NAN;
+        res->device_bytes = need_bytes[i];
         if (v->predict)
             v->predict(s, t->device.major, t->device.minor, &res->prediction);
         if (skip[i][0]) {

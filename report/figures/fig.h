@@ -121,6 +121,7 @@ void fig_draw_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const s
 /* ---- figure jobs (render.c runs them for every format) ------------------ */
 
 struct compare_model;
+struct sweep_model;
 typedef struct fig_job fig_job;
 struct fig_job {
     char name[64];
@@ -132,6 +133,7 @@ struct fig_job {
     int log_axis;
     int first_forward, n_forwards; /* timeline: forwards shown */
     const struct compare_model *cmp; /* compare figures */
+    const struct sweep_model *sweep; /* sweep figures */
     int size;     /* FIG_SIZE_*: paper figures */
 };
 
@@ -155,6 +157,26 @@ unsigned fig_archive_colour(int i);
 int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int log_axis);
 int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
 int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
+
+/* sweep_plot.c: the sweep's figures share one plot: a panel per head dim D, S on a
+ * log2 axis, one line per variant, and where a variant stops (skipped, failed,
+ * shape failed) an "x" at that S on the panel's top edge. Each figure is its own
+ * file (sweep_time.c, sweep_tflops.c, sweep_memory.c, sweep_kernels.c) and only
+ * says what to plot. */
+typedef enum fig_sweep_metric { FIG_SWEEP_TIME, FIG_SWEEP_TFLOPS, FIG_SWEEP_MEMORY, FIG_SWEEP_OPS } fig_sweep_metric;
+typedef struct fig_sweep_spec {
+    const char *title, *subtitle, *axis;
+    fig_sweep_metric metric;
+    int log_y;
+    double capacity; /* a dashed horizontal line at this value (NAN: none) */
+    const char *capacity_label;
+} fig_sweep_spec;
+int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec);
+double fig_sweep_height(const struct sweep_model *m);
+int fig_sweep_time_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
+int fig_sweep_tflops_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
+int fig_sweep_memory_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
+int fig_sweep_kernels_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
 
 /* Where a prepared timeline puts its lanes (points), so tests can look at the
  * pixels of each lane. -1 when the job shows no forward or out of memory. */

@@ -12,6 +12,7 @@
 #include "escape.h"
 #include "fig.h"
 #include "compare.h"
+#include "sweep.h"
 
 static int make_dir(const char *path, char *err, size_t errlen)
 {
@@ -282,6 +283,21 @@ int compare_figures_render(const compare_model *m, const char *dir, unsigned for
         return -1;
     }
     return fig_render_jobs(jobs, 3, dir, formats, out, err, errlen);
+}
+
+int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats, figure_list *out, char *err,
+                         size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    fig_job jobs[4];
+    memset(jobs, 0, sizeof jobs);
+    int rc = fig_sweep_time_prepare(&jobs[0], NULL, m) | fig_sweep_tflops_prepare(&jobs[1], NULL, m) |
+             fig_sweep_memory_prepare(&jobs[2], NULL, m) | fig_sweep_kernels_prepare(&jobs[3], NULL, m);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory while laying out the sweep figures");
+        return -1;
+    }
+    return fig_render_jobs(jobs, 4, dir, formats, out, err, errlen);
 }
 
 int figures_render_paper(const analysis *a, const char *dir, unsigned formats, int size, figure_list *out,

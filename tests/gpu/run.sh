@@ -4,7 +4,8 @@
 # launches the GPU operations its expectation says (extra library memsets are allowed and reported), and that the fully-masked-rows check
 # gives NaN for the plain softmax and 0 for the safe one; that the counter pass ran on
 # every shape, and at the default shape (score matrices far larger than the L2) that the
-# counters confirm the predictions (tests/gpu/check_counters.py). Needs a CUDA GPU.
+# counters confirm the predictions (tests/gpu/check_counters.py); and a two-shape
+# `attnprof sweep` whose archives record the GPU and device bytes. Needs a CUDA GPU.
 set -u
 bin=${ATTNPROF_BIN:-build/attnprof}
 work=$(mktemp -d)
@@ -70,5 +71,38 @@ if [ -f "$dir/counters.json" ] || [ -f "$dir/run.json" ]; then
 else
   echo "FAIL default shape with counters: no archive"; fail=$((fail + 1))
 fi
+# attnprof sweep for real (issue 13): two shapes, each a child `attnprof run` on GPU 0;
+# each archive records the GPU (UUID, CUDA_VISIBLE_DEVICES) and every variant's device bytes.
+dir="$work/sweep"
+"$bin" sweep --seq 256,512 --dim 64 --tokens 1024 --heads 4 --iters 2 --warmup 1 --no-counters --no-calibrate \
+  --gpus 0 -q -o "$dir"
+rc=$?
+python3 - "$dir" "$rc" <<'PY' && pass=$((pass + 1)) || fail=$((fail + 1))
+import json, os, sys
+d, rc = sys.argv[1], int(sys.argv[2])
+bad = [] if rc == 0 else [f"sweep exited {rc}"]
+for shape in ("4x4x256x64", "2x4x512x64"):
+    p = f"{d}/shapes/{shape}/run.json"
+    if not os.path.exists(p):
+        bad.append(f"{shape}: no archive"); continue
+    run = json.load(open(p))
+    gpu = run["gpu"]
+    if not gpu.get("uuid", "").startswith("GPU-") or gpu.get("cuda_visible_devices") != "0":
+        bad.append(f"{shape}: GPU not recorded: {gpu.get('uuid')!r} {gpu.get('cuda_visible_devices')!r}")
+    for v in run["variants"]:
+        if v["status"] in ("ok", "skipped") and not v.get("device_bytes", 0) > 0:
+            bad.append(f"{shape} {v['name']}: no device_bytes")
+    st = json.load(open(f"{d}/status/{shape}.json"))
+    if st["exit_code"] != 0 or st["gpu"] != "0":
+        bad.append(f"{shape}: status {st}")
+for f in ("sweep.md", "sweep.csv", "sweep.tex", "figures/sweep-memory.png"):
+    if not os.path.exists(f"{d}/{f}"):
+        bad.append(f"no {f}")
+for b in bad:
+    print(f"FAIL sweep: {b}")
+if not bad:
+    print("  sweep: 2 shapes archived with GPU UUID and device bytes")
+sys.exit(1 if bad else 0)
+PY
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,34 @@
+/* Sweep, figure 4: GPU operations per forward (kernels, memcpys, memsets)
+ * against S: a step in a line is a library changing its plan with the shape,
+ * e.g. cuBLAS adding a Memset. */
+#include "fig.h"
+
+#include "sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static int sweep_kernels_draw(cairo_t *cr, const fig_job *job)
+{
+    const sweep_model *m = job->sweep;
+    char sub[256];
+    snprintf(sub, sizeof sub, "%s \xc2\xb7 kernels + memcpys + memsets launched inside one forward (median)",
+             m->gpu_name);
+    fig_sweep_spec spec = {.title = "GPU operations per forward vs sequence length", .subtitle = sub,
+                           .axis = "GPU operations per forward", .metric = FIG_SWEEP_OPS, .log_y = 0,
+                           .capacity = NAN};
+    return fig_sweep_draw(cr, job, &spec);
+}
+
+int fig_sweep_kernels_prepare(fig_job *job, cairo_t *measure, const sweep_model *m)
+{
+    (void)measure;
+    snprintf(job->name, sizeof job->name, "sweep-kernels");
+    snprintf(job->caption, sizeof job->caption,
+             "GPU operations (kernels, memcpys, memsets) per forward against S, per head dim D.");
+    job->sweep = m;
+    job->draw = sweep_kernels_draw;
+    job->w = FIG_WIDTH;
+    job->h = fig_sweep_height(m);
+    return 0;
+}

@@ -1,0 +1,238 @@
+/* attnprof sweep, the GPU-free half: the plan (which shapes, written to
+ * DIR/sweep.json before anything runs), each shape's outcome (DIR/status/<shape>.json,
+ * written by whoever ran it: a local worker or a Slurm array task), and the sweep
+ * model read back from DIR/shapes/<B>x<H>x<S>x<D>/ archives — per variant and shape
+ * the CUDA time, TFLOP/s, device memory and GPU operations per forward — with the
+ * findings derived from it (crossovers, memory walls, scaling exponents, best
+ * throughput, GPUs that disagree). Writers (sweep_doc.c) and figures
+ * (figures/sweep_*.c) read the model; nothing here formats a document.
+ *
+ * Status convention: functions returning int give 0 (or EXIT_OK) on success, and
+ * on failure -1 (or an EXIT_* code) with a one-line reason in `err`. */
+#ifndef ATTNPROF_SWEEP_H
+#define ATTNPROF_SWEEP_H
+
+#include <stddef.h>
+
+#include "attn_types.h"
+#include "bootstrap.h"
+#include "figures.h"
+#include "run_info.h"
+
+#define SWEEP_MAX_SHAPES 256
+#define SWEEP_MAX_LIST 64
+#define SWEEP_MAX_GPUS 16
+#define SWEEP_MAX_FINDINGS 160
+#define SWEEP_DEFAULT_TOKENS 32768
+#define SWEEP_DEFAULT_HEADS 16
+
+/* ---- sweep_plan.c: the plan ------------------------------------------------ */
+
+typedef struct sweep_plan {
+    int n_shapes;
+    attn_shape shapes[SWEEP_MAX_SHAPES]; /* by D, then S */
+    char variants[256];                  /* --variants as given; "": run's default list */
+    int iters, warmup;                   /* 0: run's defaults */
+    char task_command[1024];             /* child command template; "": `attnprof run` */
+    char run_flags[128];                 /* run options passed on (--no-counters, --no-calibrate, --seed N, --cudnn-replan) */
+    int replicate;                       /* every GPU also runs `reference` */
+    attn_shape reference;
+    int n_gpus;                          /* local workers; 0 under Slurm */
+    char gpus[SWEEP_MAX_GPUS][32];       /* CUDA_VISIBLE_DEVICES of each worker */
+    char slurm_job_id[32];               /* the array's job id once submitted; "" otherwise */
+} sweep_plan;
+
+/* A LIST option: "256,512,1024" or a geometric range "256:32768:x2" (also
+ * "a:b:+k", arithmetic). Values are whole numbers in 1..max; at most
+ * SWEEP_MAX_LIST of them, sorted and without repeats. Returns the count, or -1
+ * with "--<opt> …: expected …" in `err`. */
+int sweep_parse_list(const char *opt, const char *s, int max, int *out, char *err, size_t errlen);
+
+/* Fills p->shapes with every (S, D): B = batch, or B = tokens / S when tokens > 0
+ * (then every S must divide tokens). Returns the count, or -1 with `err`. */
+int sweep_plan_shapes(sweep_plan *p, const int *seq, int n_seq, const int *dim, int n_dim, int batch, long tokens,
+                      int heads, char *err, size_t errlen);
+
+/* "8x16x1024x64": a shape's folder name under DIR/shapes/. */
+void sweep_shape_name(const attn_shape *s, char *out, size_t n);
+/* The inverse; 0, or -1 when `name` is no shape name. */
+int sweep_shape_parse(const char *name, attn_shape *s);
+/* Work of one forward in FLOPs: causal attention, half of 4·B·H·S²·D. */
+double sweep_flops(const attn_shape *s, int causal);
+
+/* DIR/sweep.json, written through a temporary file and a rename. */
+int sweep_plan_write(const sweep_plan *p, const char *dir, char *err, size_t errlen);
+/* 0; 1 when DIR has no sweep.json (p is zeroed); -1 with `err` when it is corrupt. */
+int sweep_plan_read(sweep_plan *p, const char *dir, char *err, size_t errlen);
+
+/* ---- sweep_plan.c: one shape's outcome ------------------------------------ */
+
+typedef struct sweep_status {
+    int exit_code;                /* the child's exit code; 128+N killed by signal N */
+    char error[ATTN_ERR_LEN];     /* the child's last line on stderr when it failed */
+    char gpu[32];                 /* CUDA_VISIBLE_DEVICES it ran with; "" inherited */
+    double seconds;               /* wall time of the child */
+    char slurm_job_id[32];        /* SLURM_ARRAY_JOB_ID, "" when run locally */
+    int slurm_task;               /* SLURM_ARRAY_TASK_ID, -1 when run locally */
+    char log[512];                /* the task's log, relative to DIR ("" locally) */
+    /* Variants the sweep left out of this shape after `run` refused it naming them
+     * (explicit --variants: exit 4 "variant X needs … GiB", exit 2 "variant X cannot
+     * take …"); the shape was run again without them. */
+    int n_skipped;
+    struct sweep_skip {
+        char variant[32];
+        char reason[ATTN_ERR_LEN];
+        double device_bytes; /* from "needs N GiB"; NAN otherwise */
+    } skipped[RUN_MAX_VARIANTS];
+} sweep_status;
+
+/* "…variant naive needs 512.00 GiB of device memory…" or "…variant flash cannot
+ * take …": the variant `run` names in a one-line refusal, and the bytes when given
+ * (NAN otherwise). 0, or -1 when the line names no variant. */
+int sweep_refused_variant(const char *error_line, char *variant, size_t n, double *bytes);
+
+/* DIR/status/<name>.json, atomically. */
+int sweep_status_write(const char *dir, const char *name, const sweep_status *s, char *err, size_t errlen);
+/* 0; 1 when there is none; -1 with `err` when it is corrupt. */
+int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *err, size_t errlen);
+
+/* ---- sweep.c: the model --------------------------------------------------- */
+
+typedef enum sweep_point_state {
+    SWEEP_OK = 0,
+    SWEEP_SKIPPED,     /* run.json says skipped: the variant cannot take the shape */
+    SWEEP_UNAVAILABLE, /* cannot run on this machine (library, GPU) */
+    SWEEP_FAILED,      /* the variant failed (error or wrong result) */
+    SWEEP_NOT_RUN,     /* the shape has no archive, or the variant is not in it */
+} sweep_point_state;
+
+/* One variant at one shape. */
+typedef struct sweep_point {
+    sweep_point_state state;
+    char reason[ATTN_ERR_LEN];   /* run.json's error, or the shape's failure */
+    double us, us_min, us_max;   /* CUDA time per forward: median, min, max */
+    double tflops;               /* at the median */
+    int ops, kernels, memcpys, memsets; /* GPU operations per forward (medians) */
+    double device_bytes;         /* NAN: not recorded */
+    double *samples;             /* per-forward CUDA µs (n_samples), for the GPU check */
+    int n_samples;
+} sweep_point;
+
+typedef enum sweep_shape_state {
+    SHAPE_COMPLETE = 0, /* archive read */
+    SHAPE_FAILED,       /* the child ran and failed: status has its exit code and error */
+    SHAPE_MISSING,      /* planned, no archive, no status (not run yet, or the task died) */
+    SHAPE_BAD_ARCHIVE,  /* an archive that does not read */
+} sweep_shape_state;
+
+typedef struct sweep_shape {
+    attn_shape shape;
+    char name[64];
+    sweep_shape_state state;
+    int have_status;
+    sweep_status status;
+    int status_rc;               /* sweep_status_read's answer, and its error */
+    char status_err[512];
+    char error[ATTN_ERR_LEN];    /* SHAPE_BAD_ARCHIVE: why */
+    char gpu_uuid[48], visible_devices[64];
+    double flops;
+    sweep_point *p;              /* [model n_variants] */
+} sweep_shape;
+
+/* A finding is data; sweep_doc.c turns it into words. */
+typedef enum sweep_finding_id {
+    SF_CROSSOVER,   /* variant faster than other for every S >= seq (at dim); value: ratio at the largest S */
+    SF_MEMORY_WALL, /* variant stops at seq: value bytes needed (NAN unknown), value2 GPU bytes */
+    SF_SCALING,     /* time ∝ S^value over [seq, seq2] (at dim), value2 R², n points */
+    SF_BEST_TFLOPS, /* a fused variant's best TFLOP/s (value) at shape; value2: share of the roof (NAN unknown) */
+    SF_OPS_CHANGE,  /* GPU operations per forward change from value to value2 at seq */
+    SF_GPU_DIFFERS, /* replicate: gpu's time on the reference shape over the first GPU's */
+    SF_GPU_AGREES,  /* replicate: no significant difference (one per GPU) */
+} sweep_finding_id;
+
+typedef struct sweep_finding {
+    sweep_finding_id id;
+    char variant[32], other[32];
+    int dim, seq, seq2, n;
+    attn_shape shape;
+    double value, value2;
+    ratio_ci ci;                 /* SF_GPU_* */
+    char gpu[64], gpu_other[64]; /* SF_GPU_*: "0 (GPU-…)" */
+} sweep_finding;
+
+/* The reference shape as run on one GPU (DIR/replicate/gpu<N>/). */
+typedef struct sweep_replica {
+    char gpu[64];
+    sweep_point *p; /* [n_variants] */
+} sweep_replica;
+
+typedef struct sweep_model {
+    char dir[1024];
+    int have_plan;
+    sweep_plan plan;
+    char gpu_name[128];
+    double gpu_bytes;           /* total memory of the GPU (first complete archive) */
+    double peak_tflops;         /* dense BF16 tensor-core peak at the recorded clock; NAN: unknown GPU */
+    double gemm_tflops;         /* cuBLAS bf16 GEMM ceiling measured by the runs (--calibrate),
+                                 * median over the shapes; NAN: not measured */
+    double roof_tflops;         /* the roof the figures and findings use: gemm_tflops, else peak_tflops */
+    const char *roof_name;      /* "measured cuBLAS bf16 GEMM ceiling" or "dense BF16 tensor peak" */
+    char cudnn[16];
+    int iters;
+    int n_variants;
+    char variants[RUN_MAX_VARIANTS][32]; /* series order, as the archives list them */
+    int n_shapes;
+    sweep_shape *shapes;        /* by D, then S, then B */
+    int n_dims;
+    int dims[SWEEP_MAX_LIST];
+    int n_complete, n_failed, n_missing, n_bad;
+    int n_replicas;
+    sweep_replica replicas[SWEEP_MAX_GPUS];
+    attn_shape reference;
+    int n_findings;
+    sweep_finding findings[SWEEP_MAX_FINDINGS];
+} sweep_model;
+
+/* Reads DIR/sweep.json (if any), every archive under DIR/shapes/ and
+ * DIR/replicate/, and every status file, then derives the findings. Shapes
+ * planned but absent are SHAPE_MISSING; a bad archive is listed, not fatal.
+ * Returns EXIT_OK, or EXIT_BAD_ARCHIVE when DIR holds no sweep at all.
+ * `threads` > 1 reads archives in parallel. sweep_free releases it. */
+int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t errlen);
+void sweep_free(sweep_model *m);
+/* (Re)derives m->findings from the shapes and replicas. */
+void sweep_derive(sweep_model *m);
+
+/* Pure helpers, tested on synthetic data. */
+/* Dense BF16 tensor-core FLOPs per clock per SM times SMs times the recorded clock, in
+ * TFLOP/s: 4096 FLOP/clk/SM on sm_90 (H100/H200), 2048 on sm_80 (A100); NAN otherwise. */
+double sweep_peak_tflops(int major, int minor, int sm_count, int clock_khz);
+typedef struct sweep_fit {
+    double k, c, r2; /* log t = c + k log S; R² of that line */
+    int n;
+} sweep_fit;
+/* Least squares in log-log over the n points (all > 0); 0, or -1 with fewer than 3 points. */
+int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f);
+/* a and b measured at the same ascending s. Returns the index i of the smallest S
+ * such that a is faster than b by at least min_effect at every j >= i (at least two
+ * points), and not at i-1; -1 when there is no such crossover (including a faster
+ * everywhere). */
+int sweep_crossover(const double *a, const double *b, int n, double min_effect);
+
+/* ---- sweep_doc.c: the documents ------------------------------------------ */
+
+/* One sentence for a finding, plain text (no Markdown), in `out`. */
+void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out, size_t n);
+char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir);
+char *sweep_csv(const sweep_model *m);
+char *sweep_latex(const sweep_model *m);
+/* Writes sweep.md, sweep.html, sweep.csv, sweep.tex and figures/sweep-* into
+ * m->dir: rendered beside it, then renamed in, so a failure leaves the previous
+ * report as it was. EXIT_OK or EXIT_IO. */
+int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen);
+
+/* figures/render.c: the sweep's four figures into <dir>/figures. */
+int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats, figure_list *out, char *err,
+                         size_t errlen);
+
+#endif

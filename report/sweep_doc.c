@@ -1,0 +1,496 @@
+/* The sweep's documents from the sweep model: sweep.md (and sweep.html through
+ * the report's Markdown renderer), sweep.csv (one row per shape and variant) and
+ * sweep.tex (a table and the findings for a paper). Findings are data in the
+ * model; sweep_finding_text is the one place that turns them into words. */
+#include "sweep.h"
+
+#include "archive.h"
+#include "escape.h"
+#include "exit_codes.h"
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void bytes_text(double b, char *out, size_t n)
+{
+    if (!isfinite(b))
+        snprintf(out, n, "not recorded");
+    else if (b >= 1099511627776.0)
+        snprintf(out, n, "%.1f TiB", b / 1099511627776.0);
+    else if (b >= 1073741824.0 * 100)
+        snprintf(out, n, "%.1f GiB", floor(b / 1073741824.0 * 10) / 10); /* 139.8, never rounded up past the GPU */
+    else if (b >= 1073741824.0)
+        snprintf(out, n, "%.2f GiB", b / 1073741824.0);
+    else
+        snprintf(out, n, "%.0f MiB", b / 1048576.0);
+}
+
+void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out, size_t n)
+{
+    char a[32], b[32], shape[64];
+    sweep_shape_name(&f->shape, shape, sizeof shape);
+    switch (f->id) {
+    case SF_CROSSOVER:
+        snprintf(out, n, "%s is faster than %s for every S >= %d at D = %d (not below; %.2fx its time at S = %d)",
+                 f->variant, f->other, f->seq, f->dim, f->value, f->seq2);
+        return;
+    case SF_MEMORY_WALL:
+        bytes_text(f->value, a, sizeof a);
+        bytes_text(f->value2, b, sizeof b);
+        if (isfinite(f->value) && f->value > f->value2)
+            snprintf(out, n, "%s needs %s at S = %d (%s); this GPU has %s: its curve ends there", f->variant, a,
+                     f->seq, shape, b);
+        else if (isfinite(f->value))
+            snprintf(out, n, "%s needs %s at S = %d (%s), more than was free on this %s GPU: its curve ends there",
+                     f->variant, a, f->seq, shape, b);
+        else
+            snprintf(out, n, "%s does not fit in device memory at S = %d (%s; need not recorded); this GPU has %s",
+                     f->variant, f->seq, shape, b);
+        return;
+    case SF_SCALING:
+        snprintf(out, n, "%s: time per forward grows as S^%.2f over S = %d-%d at D = %d (log-log fit, R^2 = %.3f, %d "
+                 "shapes)",
+                 f->variant, fabs(f->value) < 0.005 ? 0.0 : f->value, f->seq, f->seq2, f->dim, f->value2, f->n);
+        return;
+    case SF_BEST_TFLOPS:
+        if (isfinite(f->value2))
+            snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s: %.0f%% of the %s (%.0f TFLOP/s%s)", f->variant,
+                     f->value, shape, 100 * f->value2, m->roof_name, m->roof_tflops,
+                     isfinite(m->gemm_tflops) ? "" : " at the recorded clock");
+        else
+            snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s", f->variant, f->value, shape);
+        return;
+    case SF_OPS_CHANGE:
+        snprintf(out, n, "%s runs %.0f GPU operations per forward at S = %d but %.0f at S = %d (D = %d)", f->variant,
+                 f->value, f->seq2, f->value2, f->seq, f->dim);
+        return;
+    case SF_GPU_DIFFERS:
+        snprintf(out, n, "GPU %s takes %.3fx the time of GPU %s for %s on %s (95%% interval %.3f-%.3f)", f->gpu,
+                 f->value, f->gpu_other, f->variant, shape, f->ci.lo, f->ci.hi);
+        return;
+    case SF_GPU_AGREES:
+        snprintf(out, n, "GPU %s agrees with GPU %s on %s: no significant difference in %d variants (largest %.3fx)",
+                 f->gpu, f->gpu_other, shape, f->n, f->value);
+        return;
+    }
+    snprintf(out, n, "?");
+}
+
+static const char *point_word(const sweep_point *p)
+{
+    switch (p->state) {
+    case SWEEP_OK: return "ok";
+    case SWEEP_SKIPPED: return "skipped";
+    case SWEEP_UNAVAILABLE: return "unavailable";
+    case SWEEP_FAILED: return "FAILED";
+    case SWEEP_NOT_RUN: break;
+    }
+    return "not run";
+}
+
+static const char *shape_word(sweep_shape_state s)
+{
+    switch (s) {
+    case SHAPE_COMPLETE: return "complete";
+    case SHAPE_FAILED: return "failed";
+    case SHAPE_MISSING: return "missing";
+    case SHAPE_BAD_ARCHIVE: return "unreadable";
+    }
+    return "?";
+}
+
+/* Whether all shapes share B·S (the tokens rule); the common value or 0. */
+static long common_tokens(const sweep_model *m)
+{
+    long t = 0;
+    for (int i = 0; i < m->n_shapes; i++) {
+        long x = (long)m->shapes[i].shape.batch * m->shapes[i].shape.seq;
+        if (t && x != t)
+            return 0;
+        t = x;
+    }
+    return t;
+}
+
+static void table(FILE *f, const sweep_model *m, int dim, int tflops)
+{
+    fprintf(f, "| S | B |");
+    for (int k = 0; k < m->n_variants; k++) {
+        fputc(' ', f);
+        esc_md_code(f, m->variants[k], 1);
+        fputs(" |", f);
+    }
+    fprintf(f, "\n|---:|---:|");
+    for (int k = 0; k < m->n_variants; k++)
+        fprintf(f, "---:|");
+    fputc('\n', f);
+    for (int i = 0; i < m->n_shapes; i++) {
+        const sweep_shape *x = &m->shapes[i];
+        if (x->shape.dim != dim)
+            continue;
+        fprintf(f, "| %d | %d |", x->shape.seq, x->shape.batch);
+        for (int k = 0; k < m->n_variants; k++) {
+            const sweep_point *p = &x->p[k];
+            char buf[64];
+            if (p->state == SWEEP_OK && tflops)
+                snprintf(buf, sizeof buf, "%.1f", p->tflops);
+            else if (p->state == SWEEP_OK)
+                format_us(p->us, buf, sizeof buf);
+            else if (p->state == SWEEP_NOT_RUN && x->state != SHAPE_COMPLETE)
+                snprintf(buf, sizeof buf, "%s", shape_word(x->state));
+            else
+                snprintf(buf, sizeof buf, "%s", point_word(p));
+            fprintf(f, " %s |", buf);
+        }
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+}
+
+static int findings_of(const sweep_model *m, sweep_finding_id id) 
+{
+    int n = 0;
+    for (int i = 0; i < m->n_findings; i++)
+        n += m->findings[i].id == id;
+    return n;
+}
+
+char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fputs("# attnprof sweep: ", f);
+    esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
+    fprintf(f, ", %d shapes\n\n", m->n_shapes);
+    long tokens = common_tokens(m);
+    int heads = m->n_shapes ? m->shapes[0].shape.heads : 0;
+    fprintf(f, "bf16, causal, H = %d", heads);
+    if (tokens)
+        fprintf(f, ", B·S = %ld tokens in every shape", tokens);
+    fprintf(f, "; %d recorded forwards per variant; cuDNN %s. Shapes: %d complete, %d failed, %d missing, %d "
+               "unreadable.\n\n",
+            m->iters, m->cudnn[0] ? m->cudnn : "–", m->n_complete, m->n_failed, m->n_missing, m->n_bad);
+    fprintf(f, "Time is CUDA time per forward (median over the recorded forwards); TFLOP/s counts half of "
+               "4·B·H·S²·D for the causal mask. Each shape is a complete archive under `shapes/`.\n\n");
+
+    fprintf(f, "## Findings\n\n");
+    int any = 0;
+    for (int i = 0; i < m->n_findings; i++) { /* in sweep_derive's order: headlines first */
+        char text[1024];
+        sweep_finding_text(m, &m->findings[i], text, sizeof text);
+        fputs("- ", f);
+        esc_md_text(f, text);
+        fputs("\n", f);
+        any = 1;
+    }
+    if (!any)
+        fprintf(f, "No finding: too few complete shapes to compare.\n");
+    fputc('\n', f);
+    if (!findings_of(m, SF_CROSSOVER))
+        fprintf(f, "No crossover: where two variants were measured at the same S, the order never changes.\n\n");
+
+    fprintf(f, "## Figures\n\n");
+    static const char *fig_names[] = {"sweep-time", "sweep-tflops", "sweep-memory", "sweep-kernels"};
+    for (int i = 0; i < 4; i++)
+        report_md_figure(f, figs, fig_names[i], inline_from_dir);
+
+    for (int d = 0; d < m->n_dims; d++) {
+        fprintf(f, "## Time per forward, D = %d\n\n", m->dims[d]);
+        table(f, m, m->dims[d], 0);
+        fprintf(f, "## TFLOP/s, D = %d\n\n", m->dims[d]);
+        table(f, m, m->dims[d], 1);
+    }
+
+    int listed = 0;
+    for (int i = 0; i < m->n_shapes; i++) {
+        const sweep_shape *x = &m->shapes[i];
+        int skipped = 0;
+        for (int k = 0; k < m->n_variants; k++)
+            skipped |= x->p[k].state == SWEEP_SKIPPED || x->p[k].state == SWEEP_FAILED;
+        if (x->state == SHAPE_COMPLETE && !skipped)
+            continue;
+        if (!listed++)
+            fprintf(f, "## Failed, missing and skipped\n\n| Shape | State | Exit code | Reason | GPU | Slurm job | Log "
+                       "|\n|---|---|---:|---|---|---|---|\n");
+        char code[16] = "–", job[64] = "–";
+        const char *reason = x->state == SHAPE_BAD_ARCHIVE ? x->error
+                             : x->state == SHAPE_MISSING   ? "no archive and no exit status: not run yet, or the task died"
+                                                           : x->status.error;
+        if (x->have_status && x->state != SHAPE_MISSING)
+            snprintf(code, sizeof code, "%d", x->status.exit_code);
+        if (x->have_status && x->status.slurm_job_id[0])
+            snprintf(job, sizeof job, "%s_%d", x->status.slurm_job_id, x->status.slurm_task);
+        else if (m->plan.slurm_job_id[0]) {
+            for (int t = 0; t < m->plan.n_shapes; t++)
+                if (!memcmp(&m->plan.shapes[t], &x->shape, sizeof x->shape))
+                    snprintf(job, sizeof job, "%s_%d", m->plan.slurm_job_id, t);
+        }
+        fprintf(f, "| `%s` | %s | %s | ", x->name, shape_word(x->state), code);
+        if (x->state == SHAPE_COMPLETE) {
+            for (int k = 0; k < m->n_variants; k++)
+                if (x->p[k].state == SWEEP_SKIPPED || x->p[k].state == SWEEP_FAILED) {
+                    char t[ATTN_ERR_LEN + 64];
+                    snprintf(t, sizeof t, "%s %s: %s; ", m->variants[k], point_word(&x->p[k]), x->p[k].reason);
+                    esc_md_text(f, t);
+                }
+        } else {
+            esc_md_text(f, reason);
+        }
+        fprintf(f, " | ");
+        esc_md_text(f, x->have_status && x->status.gpu[0] ? x->status.gpu : "–");
+        fputs(" | ", f);
+        esc_md_text(f, job);
+        fputs(" | ", f);
+        char log[600] = "";
+        if (x->have_status && x->status.log[0])
+            snprintf(log, sizeof log, "%s", x->status.log);
+        else if (strcmp(job, "–"))
+            snprintf(log, sizeof log, "logs/%s.out", job);
+        if (log[0])
+            esc_md_code(f, log, 1);
+        else
+            fputs("–", f);
+        fprintf(f, " |\n");
+    }
+    if (listed)
+        fputc('\n', f);
+
+    if (m->n_replicas) {
+        char shape[64];
+        sweep_shape_name(&m->reference, shape, sizeof shape);
+        fprintf(f, "## GPUs on the reference shape %s\n\n| GPU |", shape);
+        for (int k = 0; k < m->n_variants; k++) {
+            fputc(' ', f);
+            esc_md_code(f, m->variants[k], 1);
+            fputs(" |", f);
+        }
+        fprintf(f, "\n|---|");
+        for (int k = 0; k < m->n_variants; k++)
+            fprintf(f, "---:|");
+        fputc('\n', f);
+        for (int r = 0; r < m->n_replicas; r++) {
+            fputs("| ", f);
+            esc_md_text(f, m->replicas[r].gpu);
+            fputs(" |", f);
+            for (int k = 0; k < m->n_variants; k++) {
+                char t[32] = "–";
+                if (m->replicas[r].p[k].state == SWEEP_OK)
+                    format_us(m->replicas[r].p[k].us, t, sizeof t);
+                fprintf(f, " %s |", t);
+            }
+            fputc('\n', f);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+    return buf;
+}
+
+static void csv_num(FILE *f, double x, const char *fmt)
+{
+    fputc(',', f);
+    if (isfinite(x))
+        fprintf(f, fmt, x);
+}
+
+char *sweep_csv(const sweep_model *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fputs("shape,batch,heads,seq,dim,variant,shape_state,state,reason,cuda_us_median,cuda_us_min,cuda_us_max,"
+          "tflops,ops_per_forward,kernels_per_forward,memcpy_per_forward,memset_per_forward,device_bytes,gpu,"
+          "gpu_uuid,exit_code\n",
+          f);
+    for (int i = 0; i < m->n_shapes; i++) {
+        const sweep_shape *x = &m->shapes[i];
+        for (int k = 0; k < m->n_variants; k++) {
+            const sweep_point *p = &x->p[k];
+            fprintf(f, "%s,%d,%d,%d,%d,", x->name, x->shape.batch, x->shape.heads, x->shape.seq, x->shape.dim);
+            esc_csv_field(f, m->variants[k], 0);
+            fprintf(f, ",%s,%s,", shape_word(x->state), point_word(p));
+            esc_csv_field(f, p->reason, 0);
+            csv_num(f, p->us, "%.3f");
+            csv_num(f, p->us_min, "%.3f");
+            csv_num(f, p->us_max, "%.3f");
+            csv_num(f, p->tflops, "%.3f");
+            csv_num(f, p->ops >= 0 ? p->ops : NAN, "%.0f");
+            csv_num(f, p->kernels >= 0 ? p->kernels : NAN, "%.0f");
+            csv_num(f, p->memcpys >= 0 ? p->memcpys : NAN, "%.0f");
+            csv_num(f, p->memsets >= 0 ? p->memsets : NAN, "%.0f");
+            csv_num(f, p->device_bytes, "%.0f");
+            fputc(',', f);
+            esc_csv_field(f, x->have_status ? x->status.gpu : x->visible_devices, 0);
+            fputc(',', f);
+            esc_csv_field(f, x->gpu_uuid, 0);
+            if (x->have_status)
+                fprintf(f, ",%d", x->status.exit_code);
+            else
+                fputc(',', f);
+            fputc('\n', f);
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+static void tex(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': case '%': case '$': case '#': case '_': case '{': case '}':
+            fprintf(f, "\\%c", *s);
+            break;
+        case '~': fputs("\\textasciitilde{}", f); break;
+        case '^': fputs("\\textasciicircum{}", f); break;
+        case '\\': fputs("\\textbackslash{}", f); break;
+        case '<': fputs("\\textless{}", f); break;
+        case '>': fputs("\\textgreater{}", f); break;
+        default:
+            if (!strncmp(s, "\xc2\xb5", 2)) { /* µ */
+                fputs("\\textmu{}", f);
+                s++;
+            } else if (!strncmp(s, "\xc2\xb7", 2)) { /* · */
+                fputs("\\textperiodcentered{}", f);
+                s++;
+            } else if (!strncmp(s, "\xe2\x80\x93", 3)) { /* – */
+                fputs("--", f);
+                s += 2;
+            } else {
+                fputc(*s, f);
+            }
+        }
+    }
+}
+
+char *sweep_latex(const sweep_model *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fputs("% attnprof sweep: \\input{sweep.tex} in a document with \\usepackage{booktabs}.\n", f);
+    for (int d = 0; d < m->n_dims; d++) {
+        fprintf(f, "\\begin{table}[t]\n\\centering\n\\caption{CUDA time per forward (median), ");
+        tex(f, m->gpu_name);
+        fprintf(f, ", bf16 causal, D = %d.}\n\\begin{tabular}{rr", m->dims[d]);
+        for (int k = 0; k < m->n_variants; k++)
+            fputc('r', f);
+        fputs("}\n\\toprule\nS & B", f);
+        for (int k = 0; k < m->n_variants; k++) {
+            fputs(" & ", f);
+            tex(f, m->variants[k]);
+        }
+        fputs(" \\\\\n\\midrule\n", f);
+        for (int i = 0; i < m->n_shapes; i++) {
+            const sweep_shape *x = &m->shapes[i];
+            if (x->shape.dim != m->dims[d])
+                continue;
+            fprintf(f, "%d & %d", x->shape.seq, x->shape.batch);
+            for (int k = 0; k < m->n_variants; k++) {
+                char t[64];
+                if (x->p[k].state == SWEEP_OK)
+                    format_us(x->p[k].us, t, sizeof t);
+                else
+                    snprintf(t, sizeof t, "%s", point_word(&x->p[k]));
+                fputs(" & ", f);
+                tex(f, t);
+            }
+            fputs(" \\\\\n", f);
+        }
+        fprintf(f, "\\bottomrule\n\\end{tabular}\n\\label{tab:sweep-d%d}\n\\end{table}\n\n", m->dims[d]);
+    }
+    if (m->n_findings) {
+        fputs("\\begin{itemize}\n", f);
+        for (int i = 0; i < m->n_findings; i++) {
+            char text[1024];
+            sweep_finding_text(m, &m->findings[i], text, sizeof text);
+            fputs("  \\item ", f);
+            tex(f, text);
+            fputc('\n', f);
+        }
+        fputs("\\end{itemize}\n", f);
+    }
+    fclose(f);
+    return buf;
+}
+
+int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen)
+{
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s/.sweep-report.tmp-%d", m->dir, (int)getpid());
+    remove_tree(tmp);
+    if (mkdir(tmp, 0755) != 0) {
+        snprintf(err, errlen, "%s: cannot write into the sweep directory: %s", m->dir, strerror(errno));
+        return EXIT_IO;
+    }
+    figure_list figs = {0};
+    int rc = EXIT_OK;
+    if (sweep_figures_render(m, tmp, formats, &figs, err, errlen) != 0)
+        rc = EXIT_IO;
+    char *md = NULL, *md_inline = NULL, *html = NULL, *csv = NULL, *latex = NULL;
+    if (rc == EXIT_OK) {
+        md = sweep_markdown(m, &figs, NULL);
+        md_inline = sweep_markdown(m, &figs, tmp);
+        char title[256];
+        snprintf(title, sizeof title, "attnprof sweep — %s, %d shapes", m->gpu_name, m->n_shapes);
+        html = md_inline ? report_html(md_inline, title, err, errlen) : NULL;
+        csv = sweep_csv(m);
+        latex = sweep_latex(m);
+        if (!md || !html || !csv || !latex) {
+            if (html)
+                snprintf(err, errlen, "out of memory");
+            rc = EXIT_IO;
+        }
+    }
+    static const char *files[] = {"sweep.md", "sweep.html", "sweep.csv", "sweep.tex"};
+    const char *texts[] = {md, html, csv, latex};
+    for (int i = 0; i < 4 && rc == EXIT_OK; i++)
+        if (report_write_file(tmp, files[i], texts[i], err, errlen) != 0)
+            rc = EXIT_IO;
+    free(md);
+    free(md_inline);
+    free(html);
+    free(csv);
+    free(latex);
+    /* Into place: the figures folder is swapped whole, then each document is renamed. */
+    char from[1400], to[1400], old[1400];
+    if (rc == EXIT_OK) {
+        snprintf(from, sizeof from, "%s/figures", tmp);
+        snprintf(to, sizeof to, "%s/figures", m->dir);
+        snprintf(old, sizeof old, "%s/.figures.old-%d", m->dir, (int)getpid());
+        if (path_exists(to) && rename(to, old) != 0) {
+            snprintf(err, errlen, "%s: cannot replace: %s", to, strerror(errno));
+            rc = EXIT_IO;
+        } else if (rename(from, to) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
+            rename(old, to);
+            rc = EXIT_IO;
+        } else {
+            remove_tree(old);
+        }
+    }
+    for (int i = 0; i < 4 && rc == EXIT_OK; i++) {
+        snprintf(from, sizeof from, "%s/%s", tmp, files[i]);
+        snprintf(to, sizeof to, "%s/%s", m->dir, files[i]);
+        if (rename(from, to) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
+            rc = EXIT_IO;
+        }
+    }
+    figure_list_free(&figs);
+    remove_tree(tmp);
+    return rc;
+}
