@@ -88,7 +88,7 @@ static compare_field *field(compare_model *m, const char *name, int in_sentence)
 static void fill_fields(compare_model *m)
 {
     m->n_fields = 0;
-    compare_field *gpu = field(m, "GPU", 1), *sms = field(m, "SMs", 1), *mem = field(m, "Memory", 1),
+    compare_field *gpu = field(m, "GPU", 1), *uuid = field(m, "GPU UUID", 1), *sms = field(m, "SMs", 1), *mem = field(m, "Memory", 1),
                   *clk = field(m, "SM clock", 1), *mclk = field(m, "Memory clock", 1),
                   *drv = field(m, "Driver", 1), *rt = field(m, "CUDA runtime", 1), *cublas = field(m, "cuBLAS", 1),
                   *cudnn = field(m, "cuDNN", 1), *cupti = field(m, "CUPTI", 1),
@@ -99,6 +99,8 @@ static void fill_fields(compare_model *m)
         const run_info *r = &m->in[i]->r;
         const device_props *d = &r->device;
         snprintf(gpu->value[i], sizeof gpu->value[i], "%s (sm_%d%d)", d->name, d->major, d->minor);
+        /* Which physical GPU: recorded since the sweep (run.json "gpu.uuid"). */
+        snprintf(uuid->value[i], sizeof uuid->value[i], "%s", r->gpu_uuid[0] ? r->gpu_uuid : "not recorded");
         /* An imported Kineto trace lacks some of these: say so rather than print 0. */
         const char *nr = "not recorded";
         if (d->sm_count > 0)

@@ -17,6 +17,7 @@
 #define CUDNN914 "tests/fixtures/h200-cudnn914"
 #define CUDNN919_A "tests/fixtures/h200-cudnn919-a"
 #define CUDNN919_B "tests/fixtures/h200-cudnn919-b"
+#define CUDNN919_GPU1 "tests/fixtures/h200-cudnn919-gpu1" /* the same batch on another physical H200 */
 #define SMALL "tests/fixtures/h200-6var" /* 2x4x256x64: another shape */
 
 typedef struct pair {
@@ -124,6 +125,31 @@ Test(compare, the_same_batch_twice_is_no_significant_difference)
     }
     cr_assert(!field_named(&p.m, "cuDNN")->differs);
     cr_assert(strstr(p.m.differs_sentence, "Nothing recorded differs but the date"), "%s", p.m.differs_sentence);
+    free_pair(&p);
+}
+
+/* A third fixture from a 2-GPU H200 machine (2026-11-30): the same batch and cuDNN on
+ * another physical H200. The metadata names the GPU's UUID; the verdicts are what the
+ * samples say, and every one is recomputed here from the rule. */
+Test(compare, another_physical_h200)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN919_A, CUDNN919_GPU1, 0, err, sizeof err), EXIT_OK, "%s", err);
+    const compare_field *uuid = field_named(&p.m, "GPU UUID");
+    cr_assert(uuid->differs);
+    cr_assert_str_eq(uuid->value[0], "not recorded", "the older fixture predates the UUID");
+    cr_assert(!strncmp(uuid->value[1], "GPU-", 4), "%s", uuid->value[1]);
+    cr_assert(!field_named(&p.m, "cuDNN")->differs && !field_named(&p.m, "Shape")->differs);
+    cr_assert(strstr(p.m.differs_sentence, "GPU UUID differs"), "%s", p.m.differs_sentence);
+    for (int v = 0; v < p.m.n_variants; v++) {
+        const compare_cell *b = &p.m.variants[v].cell[0], *c = &p.m.variants[v].cell[1];
+        const compare_ratio *r = &c->metric_ratio;
+        double ratio = median_of(c->metric, c->n) / median_of(b->metric, b->n);
+        int significant = (r->ci.hi < 1 || r->ci.lo > 1) && fabs(ratio - 1) >= 0.02;
+        cr_assert_eq(r->verdict, significant ? (ratio < 1 ? VERDICT_FASTER : VERDICT_SLOWER) : VERDICT_SAME, "%s",
+                     p.m.variants[v].name);
+    }
     free_pair(&p);
 }
 
