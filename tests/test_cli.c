@@ -10,26 +10,8 @@
 
 #include "archive.h"
 #include "exit_codes.h"
+#include "run_cli.h"
 
-static char err_text[4096];
-
-/* Runs `attnprof ARGS`, returns its exit code; stderr lands in err_text. */
-static int attnprof(const char *args)
-{
-    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
-    char errf[] = "/tmp/attnprof-stderr-XXXXXX";
-    close(mkstemp(errf));
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", bin, args, errf);
-    int st = system(cmd);
-    FILE *f = fopen(errf, "r");
-    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
-    err_text[n] = '\0';
-    if (f)
-        fclose(f);
-    unlink(errf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static void assert_one_line(void)
 {

@@ -13,6 +13,7 @@
 #include "bootstrap.h"
 #include "compare.h"
 #include "exit_codes.h"
+#include "run_cli.h"
 
 #define CUDNN914 "tests/fixtures/h200-cudnn914"
 #define CUDNN919_A "tests/fixtures/h200-cudnn919-a"
@@ -198,24 +199,6 @@ Test(compare, mismatched_shapes_refused_unless_allowed)
 
 /* ---- the command line ----------------------------------------------------- */
 
-static char err_text[4096];
-
-static int attnprof(const char *args)
-{
-    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
-    char errf[] = "/tmp/attnprof-stderr-XXXXXX";
-    close(mkstemp(errf));
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", bin, args, errf);
-    int st = system(cmd);
-    FILE *f = fopen(errf, "r");
-    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
-    err_text[n] = '\0';
-    if (f)
-        fclose(f);
-    unlink(errf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static char *slurp(const char *path)
 {

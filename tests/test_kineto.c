@@ -18,6 +18,7 @@
 #include "kineto_import.h"
 #include "kineto_read.h"
 #include "sha256.h"
+#include "run_cli.h"
 
 #define TORCH "tests/fixtures/torch-h200/"
 
@@ -388,24 +389,6 @@ Test(import, variant_names)
 
 /* ---- the command, as a user runs it --------------------------------------- */
 
-static char err_text[4096];
-
-static int attnprof(const char *args)
-{
-    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
-    char errf[] = "/tmp/attnprof-stderr-XXXXXX";
-    close(mkstemp(errf));
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", bin, args, errf);
-    int st = system(cmd);
-    FILE *f = fopen(errf, "r");
-    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
-    err_text[n] = '\0';
-    if (f)
-        fclose(f);
-    unlink(errf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static int one_line(void) { return strchr(err_text, '\n') == strrchr(err_text, '\n'); }
 
