@@ -363,14 +363,6 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     return buf;
 }
 
-static void csv_num(FILE *f, double x)
-{
-    if (isfinite(x))
-        fprintf(f, ",%.6g", x);
-    else
-        fputs(",", f);
-}
-
 char *compare_csv(const compare_model *m)
 {
     char *buf = NULL;
@@ -393,22 +385,22 @@ char *compare_csv(const compare_model *m)
             fprintf(f, ",%d,%s,", i == 0, c->state);
             esc_csv_field(f, c->reason, 1);
             fprintf(f, ",%d", c->n);
-            csv_num(f, c->metric_stats.median);
-            csv_num(f, c->metric_stats.min);
-            csv_num(f, c->metric_stats.max);
-            csv_num(f, c->metric_ratio.ci.ratio);
-            csv_num(f, c->metric_ratio.ci.lo);
-            csv_num(f, c->metric_ratio.ci.hi);
+            esc_csv_number(f, c->metric_stats.median);
+            esc_csv_number(f, c->metric_stats.min);
+            esc_csv_number(f, c->metric_stats.max);
+            esc_csv_number(f, c->metric_ratio.ci.ratio);
+            esc_csv_number(f, c->metric_ratio.ci.lo);
+            esc_csv_number(f, c->metric_ratio.ci.hi);
             fprintf(f, ",%s", compare_verdict_word(c->metric_ratio.verdict));
-            csv_num(f, c->cpu_stats.median);
-            csv_num(f, c->cpu_stats.min);
-            csv_num(f, c->cpu_stats.max);
-            csv_num(f, c->cpu_ratio.ci.ratio);
-            csv_num(f, c->cpu_ratio.ci.lo);
-            csv_num(f, c->cpu_ratio.ci.hi);
+            esc_csv_number(f, c->cpu_stats.median);
+            esc_csv_number(f, c->cpu_stats.min);
+            esc_csv_number(f, c->cpu_stats.max);
+            esc_csv_number(f, c->cpu_ratio.ci.ratio);
+            esc_csv_number(f, c->cpu_ratio.ci.lo);
+            esc_csv_number(f, c->cpu_ratio.ci.hi);
             fprintf(f, ",%s", compare_verdict_word(c->cpu_ratio.verdict));
-            csv_num(f, c->n ? c->ops_stats.median : NAN);
-            csv_num(f, c->n && cv->cell[0].n && i ? c->ops_stats.median - cv->cell[0].ops_stats.median : NAN);
+            esc_csv_number(f, c->n ? c->ops_stats.median : NAN);
+            esc_csv_number(f, c->n && cv->cell[0].n && i ? c->ops_stats.median - cv->cell[0].ops_stats.median : NAN);
             fputc('\n', f);
         }
     }

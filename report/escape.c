@@ -3,6 +3,7 @@
  * each one the strings the hardening audit used (issue 15, D2). */
 #include "escape.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,4 +163,12 @@ void esc_md_text_buf(char *out, size_t n, const char *s)
     if (k % 2)
         out[l - 1] = '\0';
     free(buf);
+}
+
+void esc_csv_number(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, ",%.6g", x);
+    else
+        fputs(",", f);
 }

@@ -31,6 +31,9 @@ void esc_md_code_buf(char *out, size_t n, const char *s);
  * a spreadsheet never reads the field as a formula. */
 void esc_csv_field(FILE *f, const char *s, int always_quote);
 
+/* A number as the next field (",%.6g"); an empty field when it is not finite. */
+void esc_csv_number(FILE *f, double x);
+
 /* ---- terminal ------------------------------------------------------------- */
 
 /* Copies `s` with every control character (C0, DEL, and C1 in UTF-8) dropped,

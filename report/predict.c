@@ -47,6 +47,19 @@ static int class_of(const attn_prediction *p, const char *name)
     return -1;
 }
 
+/* Adds one kernel range's traffic, FLOPs, instructions and time to a sum. */
+static void sum_add(pv_sum *s, const counter_range *r)
+{
+    s->n++;
+    s->dram += counters_dram_bytes(r);
+    s->l2 += counters_l2_bytes(r);
+    s->fp32_flops += counters_fp32_flops(r);
+    s->tensor_flops += counters_tensor_flops(r);
+    s->tensor_inst += r->v[M_TENSOR_INST];
+    s->gmma_inst += r->v[M_GMMA_INST];
+    s->seconds += counters_seconds(r);
+}
+
 pv_sum predict_sum_kernels(const counters_set *cs, const char *variant, const pred_class *c)
 {
     pv_sum s = {0};
@@ -56,14 +69,7 @@ pv_sum predict_sum_kernels(const counters_set *cs, const char *variant, const pr
             continue;
         if (c && !pred_class_matches(c, r->name))
             continue;
-        s.n++;
-        s.dram += counters_dram_bytes(r);
-        s.l2 += counters_l2_bytes(r);
-        s.fp32_flops += counters_fp32_flops(r);
-        s.tensor_flops += counters_tensor_flops(r);
-        s.tensor_inst += r->v[M_TENSOR_INST];
-        s.gmma_inst += r->v[M_GMMA_INST];
-        s.seconds += counters_seconds(r);
+        sum_add(&s, r);
     }
     return s;
 }
@@ -99,14 +105,7 @@ static pv_sum class_sum(const counters_set *cs, const variant_result *res, int c
         const counter_range *r = &cs->r[i];
         if (strcmp(r->variant, res->name) || strcmp(r->kind, "kernel") || class_of(&res->prediction, r->name) != ci)
             continue;
-        s.n++;
-        s.dram += counters_dram_bytes(r);
-        s.l2 += counters_l2_bytes(r);
-        s.fp32_flops += counters_fp32_flops(r);
-        s.tensor_flops += counters_tensor_flops(r);
-        s.tensor_inst += r->v[M_TENSOR_INST];
-        s.gmma_inst += r->v[M_GMMA_INST];
-        s.seconds += counters_seconds(r);
+        sum_add(&s, r);
     }
     return s;
 }

@@ -791,14 +791,6 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
     return buf;
 }
 
-static void csv_num(FILE *f, double x)
-{
-    if (isfinite(x))
-        fprintf(f, ",%.6g", x);
-    else
-        fputs(",", f);
-}
-
 char *report_summary_csv(const analysis *a)
 {
     char *buf = NULL;
@@ -821,16 +813,16 @@ char *report_summary_csv(const analysis *a)
         esc_csv_field(f, r->what_changed, 1);
         fprintf(f, ",%d,%d,%d,%d,%d", va->ops_per_forward, r->expected_ops, va->kernels_per_forward,
                 va->memcpy_per_forward, va->memset_per_forward);
-        csv_num(f, va->cuda_us.median);
-        csv_num(f, va->cuda_us.min);
-        csv_num(f, va->cuda_us.max);
+        esc_csv_number(f, va->cuda_us.median);
+        esc_csv_number(f, va->cuda_us.min);
+        esc_csv_number(f, va->cuda_us.max);
         fprintf(f, ",%d", va->n_forwards);
-        csv_num(f, va->cpu_us.median);
-        csv_num(f, va->cpu_us.min);
-        csv_num(f, va->cpu_us.max);
-        csv_num(f, r->rel_error);
-        csv_num(f, r->event_us_no_cupti);
-        csv_num(f, r->event_us_cupti);
+        esc_csv_number(f, va->cpu_us.median);
+        esc_csv_number(f, va->cpu_us.min);
+        esc_csv_number(f, va->cpu_us.max);
+        esc_csv_number(f, r->rel_error);
+        esc_csv_number(f, r->event_us_no_cupti);
+        esc_csv_number(f, r->event_us_cupti);
         fputc(',', f);
         /* plain text: the findings' Markdown (backticks, escapes) read back */
         char *all = NULL;

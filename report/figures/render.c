@@ -300,6 +300,26 @@ int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats
     return fig_render_jobs(jobs, 4, dir, formats, out, err, errlen);
 }
 
+/* Renders extra jobs (the paper-sized figures) and appends their files to `out`. */
+static int render_more(const fig_job *jobs, int n, const char *dir, unsigned formats, figure_list *out, char *err,
+                       size_t errlen)
+{
+    figure_list more = {0};
+    int rc = fig_render_jobs(jobs, n, dir, formats, &more, err, errlen);
+    for (int i = 0; i < more.n && rc == 0; i++) {
+        figure_file *grown = realloc(out->files, (size_t)(out->n + 1) * sizeof *grown);
+        if (!grown) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        out->files = grown;
+        out->files[out->n++] = more.files[i];
+    }
+    figure_list_free(&more);
+    return rc;
+}
+
 int figures_render_paper(const analysis *a, const char *dir, unsigned formats, int size, figure_list *out,
                          char *err, size_t errlen)
 {
@@ -318,20 +338,7 @@ int figures_render_paper(const analysis *a, const char *dir, unsigned formats, i
         return -1;
     }
     fig_measure_destroy(measure);
-    figure_list more = {0};
-    int rc = fig_render_jobs(jobs, 2, dir, formats, &more, err, errlen);
-    for (int i = 0; i < more.n && rc == 0; i++) {
-        figure_file *grown = realloc(out->files, (size_t)(out->n + 1) * sizeof *grown);
-        if (!grown) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-            break;
-        }
-        out->files = grown;
-        out->files[out->n++] = more.files[i];
-    }
-    figure_list_free(&more);
-    return rc;
+    return render_more(jobs, 2, dir, formats, out, err, errlen);
 }
 
 int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
@@ -347,20 +354,7 @@ int compare_figures_render_paper(const compare_model *m, const char *dir, unsign
     }
     fig_paper_compare_prepare(&job, measure, m, size);
     fig_measure_destroy(measure);
-    figure_list more = {0};
-    int rc = fig_render_jobs(&job, 1, dir, formats, &more, err, errlen);
-    for (int i = 0; i < more.n && rc == 0; i++) {
-        figure_file *grown = realloc(out->files, (size_t)(out->n + 1) * sizeof *grown);
-        if (!grown) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-            break;
-        }
-        out->files = grown;
-        out->files[out->n++] = more.files[i];
-    }
-    figure_list_free(&more);
-    return rc;
+    return render_more(&job, 1, dir, formats, out, err, errlen);
 }
 
 void figure_list_free(figure_list *l)
