@@ -130,6 +130,11 @@ $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
+# The Hopper flash kernel needs wgmma and setmaxnreg: sm_90a machine code only, and
+# the only object built for 90a. nvcc 13.0's `-arch=sm_90a` shorthand also runs a
+# plain sm_90 pass that rejects those instructions; the -gencode form does not.
+$(BUILD)/kernels/flash_fwd_sm90a.o: CUDA_ARCH = -gencode arch=compute_90a,code=sm_90a -DATTNPROF_HAVE_SM90A
+
 # Templates and stylesheet are linked into the report library so an installed
 # attnprof needs no data directory.
 $(BUILD)/templates.o: $(TEMPLATES)

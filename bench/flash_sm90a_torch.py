@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Check and time our sm_90a flash kernels (kernels/flash_fwd_sm90a.cu, loaded as
+a shared library through ctypes) against PyTorch in the same process.
+
+Correctness: every configuration (head dim) causal and non-causal on small
+shapes with odd S, plus padded head dims; fresh random normal inputs; the
+reference is PyTorch's math attention in float64 on the GPU; output poisoned
+with NaN before the launch; the log-sum-exp checked against float64; each
+launch run twice and the outputs must be bit-identical.
+
+Timing: our kernel and PyTorch's SDPA backends (flash = FlashAttention-2,
+cuDNN) interleaved in rounds on the same inputs, rotating among enough input
+sets to exceed the L2; CUDA events between back-to-back launches; median.
+
+Usage: python3 bench/flash_sm90a_torch.py LIB [check|bench|all]"""
+import ctypes
+import math
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+lib_path = sys.argv[1]
+what = sys.argv[2] if len(sys.argv) > 2 else "all"
+
+
+class Cfg(ctypes.Structure):  # flash_fwd_config
+    _fields_ = [("kernel_name", ctypes.c_char_p), ("head_dim", ctypes.c_int), ("block_m", ctypes.c_int),
+                ("block_n", ctypes.c_int), ("warps", ctypes.c_int), ("threads", ctypes.c_int),
+                ("smem_bytes", ctypes.c_size_t), ("path", ctypes.c_char_p)]
+
+
+lib = ctypes.CDLL(lib_path)
+P, I = ctypes.c_void_p, ctypes.c_int
+lib.flash_sm90a_config_at.restype = ctypes.POINTER(Cfg)
+lib.launch_flash_sm90a.argtypes = [I, P, P, P, P, P, I, I, I, I, I, P]
+assert lib.flash_sm90a_available() == 1, "sm_90a kernels not available on this GPU/build"
+configs = {}   # head dim -> default configuration
+variants = []  # every configuration: (index, name, head dim)
+for i in range(lib.flash_sm90a_config_count()):
+    c = lib.flash_sm90a_config_at(i).contents
+    rc = lib.flash_sm90a_prepare(i)
+    assert rc == 0, f"prepare {c.kernel_name}: {rc}"
+    blocks = ctypes.c_int()
+    lib.flash_sm90a_blocks_per_sm(i, ctypes.byref(blocks))
+    if c.head_dim not in configs:
+        configs[c.head_dim] = (i, c.kernel_name.decode(), c.smem_bytes, blocks.value)
+    variants.append((i, c.kernel_name.decode(), c.head_dim))
+    print(f"{c.kernel_name.decode()}: {c.smem_bytes} B smem, {c.threads} threads, {blocks.value} block/SM")
+print("torch", torch.__version__, torch.cuda.get_device_name(0), "cudnn", torch.backends.cudnn.version())
+
+
+def padded(d):
+    return min(x for x in configs if x >= d)
+
+
+def ours(q, k, v, causal, out=None, lse=None, idx=None):
+    B, H, S, D = q.shape
+    if idx is None:
+        idx = configs[padded(D)][0]
+    if out is None:
+        out = torch.empty_like(q)
+    if lse is None:
+        lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+    rc = lib.launch_flash_sm90a(idx, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
+                                B, H, S, D, int(causal), torch.cuda.current_stream().cuda_stream)
+    assert rc == 0, f"launch rc {rc}"
+    return out, lse
+
+
+def check():
+    fails = total = 0
+    shapes = []
+    for d in sorted(configs):
+        shapes += [(1, 3, 77, d), (2, 2, 333, d), (1, 2, 1024, d), (1, 1, 1, d), (1, 2, 129, d)]
+    for d in (8, 40, 80, 112, 200):
+        shapes += [(2, 2, 190, d), (1, 1, 257, d)]
+    print("| shape | causal | kernel | rel err | lse max abs err | bit-identical | result |")
+    print("| --- | --- | --- | ---: | ---: | --- | --- |")
+    for (B, H, S, D) in shapes:
+        for causal in (True, False):
+            q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+            ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=causal)
+            sc = (q.double() @ k.double().transpose(-1, -2)) / math.sqrt(D)
+            if causal:
+                sc = sc.masked_fill(torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
+            ref_lse = torch.logsumexp(sc, dim=-1)
+            for idx, name, d in variants:
+                if d != padded(D):
+                    continue
+                out = torch.full_like(q, float("nan"))
+                lse = torch.full((B, H, S), float("nan"), device="cuda", dtype=torch.float32)
+                ours(q, k, v, causal, out, lse, idx)
+                out2, lse2 = ours(q, k, v, causal, idx=idx)
+                torch.cuda.synchronize()
+                finite = bool(torch.isfinite(out).all()) and bool(torch.isfinite(lse).all())
+                err = ((out.double() - ref).norm() / ref.norm()).item() if finite else float("nan")
+                lerr = (lse.double() - ref_lse).abs().max().item() if finite else float("nan")
+                same = torch.equal(out, out2) and torch.equal(lse, lse2)
+                ok = finite and err <= 2.5e-3 and lerr <= 1e-2 and same
+                fails += not ok
+                total += 1
+                print(f"| {B}x{H}x{S}x{D} | {int(causal)} | {name} | {err:.2e} | {lerr:.1e} | "
+                      f"{same} | {'ok' if ok else 'FAIL'} |")
+    print(f"check: {total - fails}/{total} passed")
+    return fails
+
+
+def bench():
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    # About a second of work first: the GPU idles at a low clock.
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    for _ in range(400):
+        a @ a
+    torch.cuda.synchronize()
+    ROUNDS, ITERS, WARM = 7, 10, 3
+    for (B, H, S, D, causal) in [(8, 16, 1024, 64, True), (4, 16, 4096, 128, True), (4, 16, 4096, 128, False),
+                                 (2, 16, 4096, 256, True), (8, 16, 1024, 128, True), (4, 16, 4096, 64, True)]:
+        set_bytes = B * H * S * D * 2 * 3
+        nsets = max(2, -(-3 * l2 // set_bytes))
+        sets = [[torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
+                for _ in range(nsets)]
+        out = torch.empty(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+        lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+        flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+        impls = []
+        for name, be in [("torch flash", SDPBackend.FLASH_ATTENTION), ("torch cudnn", SDPBackend.CUDNN_ATTENTION)]:
+            def run(q, k, v, be=be):
+                with sdpa_kernel(be):
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            try:
+                run(*sets[0])
+                impls.append((name, run))
+            except Exception as e:  # noqa: BLE001 - report and go on
+                print(f"{name} {B}x{H}x{S}x{D}: unavailable: {e}")
+        for idx, name, d in variants:
+            if d == padded(D):
+                impls.append((name, lambda q, k, v, idx=idx: ours(q, k, v, causal, out, lse, idx)[0]))
+        ref = impls[0][1](*sets[0]).float()
+        samples = {n: [] for n, _ in impls}
+        for r in range(ROUNDS):
+            for n, run in impls:
+                for i in range(WARM):
+                    run(*sets[i % nsets])
+                ev = [torch.cuda.Event(enable_timing=True) for _ in range(ITERS + 1)]
+                ev[0].record()
+                for i in range(ITERS):
+                    run(*sets[(i + 1) % nsets])
+                    ev[i + 1].record()
+                torch.cuda.synchronize()
+                samples[n] += [ev[i].elapsed_time(ev[i + 1]) * 1e3 for i in range(ITERS)]
+        print(f"\n{B}x{H}x{S}x{D} causal={int(causal)}: {nsets} input sets, {ROUNDS} rounds x {ITERS}")
+        print("| implementation | median us | p10-p90 us | TFLOP/s | rel diff vs torch flash |")
+        print("| --- | ---: | --- | ---: | ---: |")
+        for n, run in impls:
+            t = sorted(samples[n])
+            m = t[len(t) // 2]
+            o = run(*sets[0]).float()
+            diff = ((o - ref).norm() / ref.norm()).item()
+            print(f"| {n} | {m:.1f} | {t[len(t) // 10]:.1f}-{t[(len(t) * 9) // 10]:.1f} | "
+                  f"{flops / (m * 1e-6) / 1e12:.1f} | {diff:.1e} |")
+
+
+fails = 0
+if what in ("check", "all"):
+    fails = check()
+if what in ("bench", "all"):
+    bench()
+sys.exit(1 if fails else 0)

@@ -1,0 +1,645 @@
+/* Hopper-native flash attention forward (sm_90a): the tensor memory
+ * accelerator (TMA) brings tiles into shared memory, wgmma multiplies them.
+ *
+ * One block computes 128 query rows of one head with three warpgroups:
+ *   - warpgroup 0, the producer: one thread issues TMA copies of the Q tile
+ *     and, for each key tile, of K and V into a ring of STAGES shared-memory
+ *     stages; an mbarrier per stage and operand says "landed" (transaction
+ *     bytes) and one per stage says "free again" (consumer arrivals). It gives
+ *     its registers away (setmaxnreg) to the consumers.
+ *   - warpgroups 1 and 2, the consumers: 64 query rows each. Per key tile,
+ *     S = Q K^T by wgmma with both operands in shared memory, the online
+ *     softmax in registers (exp2 domain, scale folded into one FMA), then
+ *     O += P V by wgmma with P straight from registers. The next tile's
+ *     Q K^T is issued before this tile's P V so that the tensor cores work
+ *     while the softmax runs (software pipelining within a warpgroup), and
+ *     the two consumer warpgroups interleave on the SM's schedulers.
+ *
+ * Shared-memory layout: every operand is stored in column chunks of one
+ * swizzle width (64 bf16 = 128 bytes with the 128-byte swizzle; 32 bf16 =
+ * 64 bytes with the 64-byte swizzle for D = 32 and 96), rows contiguous within
+ * a chunk. TMA writes that layout (one box per chunk) and wgmma reads it
+ * through matrix descriptors: Q and K as K-major operands, V as the
+ * MN-major ("transposed") B operand of P V, so V needs no transpose.
+ *
+ * Key tiles are visited from the last (the causal diagonal, the only ones
+ * that need a mask) to the first. Blocks are numbered heavy first: in the
+ * causal case the query tiles nearest the sequence end see the most keys and
+ * start first. */
+#include "flash_fwd_sm90a.h"
+
+#include <cuda.h> /* CUtensorMap and its enums only: the encoder is reached through cudart */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ptx_sm90a.cuh"
+#include "wgmma_bf16.cuh"
+
+typedef __nv_bfloat16 bf16;
+
+struct Sm90aParams {
+    bf16 *o;
+    float *lse;
+    int seq;
+    int head_dim;    /* real head dim: row stride of q/k/v/o, columns written */
+    int heads_total; /* batch * heads */
+    int q_tiles;
+    float scale_log2; /* log2(e) / sqrt(head_dim) */
+};
+
+namespace {
+
+constexpr int BLOCK_M = 128;       /* query rows per block: two consumer warpgroups of 64 */
+constexpr int CONSUMER_WGS = 2;
+constexpr int THREADS = 128 * (1 + CONSUMER_WGS);
+constexpr int PRODUCER_REGS = 24;  /* setmaxnreg: 128*24 + 256*240 <= 65536 */
+constexpr int CONSUMER_REGS = 240;
+
+template <int D, int BN, int STAGES> struct Sm90aTile {
+    static constexpr int CW = D % 64 == 0 ? 64 : 32;   /* chunk width, elements */
+    static constexpr int CHUNKS = D / CW;
+    static constexpr int ROW_BYTES = CW * 2;           /* 128 or 64 */
+    static constexpr uint32_t SWIZZLE = CW == 64 ? 1 : 2; /* descriptor code: 128-byte / 64-byte */
+    static constexpr uint32_t GROUP_BYTES = 8 * ROW_BYTES; /* between 8-row groups */
+    static constexpr int Q_BYTES = CHUNKS * BLOCK_M * ROW_BYTES;
+    static constexpr int KV_BYTES = CHUNKS * BN * ROW_BYTES; /* one stage of K (or V) */
+    static constexpr int BAR_BYTES = 8 * (1 + 4 * STAGES);
+    /* +1024: the dynamic shared memory base is aligned up to the swizzle pattern. */
+    static constexpr size_t SMEM = (size_t)Q_BYTES + 2ull * STAGES * KV_BYTES + BAR_BYTES + 1024;
+    static_assert(D % CW == 0 && D % 16 == 0, "head dim in whole chunks and k-steps");
+    static_assert(BN % 16 == 0 && BN <= 256, "key tile in whole k-steps");
+    static_assert(SMEM <= 227 * 1024, "shared memory per block");
+};
+
+/* Byte offset within a chunk of row `row` and byte column `cb`, after the
+ * swizzle the TMA applied: bits [4,7) of the offset are XORed with bits
+ * [7,10) (128-byte) or bits [4,6) with [7,9) (64-byte). */
+template <int ROW_BYTES> __device__ __forceinline__ uint32_t swizzled(int row, int cb)
+{
+    const uint32_t off = (uint32_t)(row * ROW_BYTES + cb);
+    constexpr uint32_t mask = ROW_BYTES == 128 ? 7u : 3u;
+    return off ^ (((off >> 7) & mask) << 4);
+}
+
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
+{
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
+template <int N> __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int acc)
+{
+    if constexpr (N == 64)
+        wgmma::ss_n64(d, a, b, acc);
+    else if constexpr (N == 128)
+        wgmma::ss_n128(d, a, b, acc);
+    else if constexpr (N == 192)
+        wgmma::ss_n192(d, a, b, acc);
+    else
+        static_assert(N == 64, "no wgmma wrapper for this key tile");
+}
+template <int N> __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b)
+{
+    if constexpr (N == 32)
+        wgmma::rs_n32(d, a, b, 1);
+    else if constexpr (N == 64)
+        wgmma::rs_n64(d, a, b, 1);
+    else if constexpr (N == 96)
+        wgmma::rs_n96(d, a, b, 1);
+    else if constexpr (N == 128)
+        wgmma::rs_n128(d, a, b, 1);
+    else if constexpr (N == 256)
+        wgmma::rs_n256(d, a, b, 1);
+    else
+        static_assert(N == 32, "no wgmma wrapper for this head dim");
+}
+
+/* Online-softmax state of the two rows a consumer thread holds (rows g and
+ * g + 8 of its warp's 16). */
+struct RowState {
+    float max[2]; /* running max, log2 domain, scaled */
+    float sum[2]; /* this thread's partial sum; the quad's lanes are summed at the end */
+};
+
+/* Turns the scores of one key tile into probabilities in place and returns
+ * each row's rescale factor for O. s: the m64nBN accumulator of this thread
+ * (s[4j + e]: row g + 8*(e >> 1), key 8j + 2*t4 + (e & 1)). MASK: some key of
+ * the tile is past a row's diagonal (causal) or past the sequence end. */
+template <int BN, bool CAUSAL, bool MASK>
+__device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, float (&alpha)[2], int key0,
+                                             int row0, int seq, float scale_log2, int t4)
+{
+    if constexpr (MASK) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) {
+            const int key = key0 + (i >> 2) * 8 + 2 * t4 + (i & 1);
+            const int row = row0 + ((i >> 1) & 1) * 8;
+            if (key >= seq || (CAUSAL && key > row))
+                s[i] = -INFINITY;
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++)
+            mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(st.max[h], mx * scale_log2);
+        /* A row that has seen no key yet keeps max -inf: subtract 0 instead so
+         * that exp2(-inf) gives 0, not NaN. */
+        const float m_use = m_new == -INFINITY ? 0.f : m_new;
+        alpha[h] = fast_exp2(st.max[h] - m_use);
+        st.max[h] = m_new;
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                float &x = s[4 * j + 2 * h + e];
+                x = fast_exp2(fmaf(x, scale_log2, -m_use));
+                sum += x;
+            }
+        st.sum[h] = st.sum[h] * alpha[h] + sum;
+    }
+}
+
+/* The probabilities as wgmma A fragments: for k-step kk (keys 16kk..16kk+15)
+ * the accumulator blocks 2kk and 2kk+1 are exactly the A layout. */
+template <int BN> __device__ __forceinline__ void pack_p(const float (&s)[BN / 2], uint32_t (&pa)[BN / 16][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            pa[kk][r] = pack_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+}
+
+template <int D, int BN, int STAGES, bool CAUSAL>
+__device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
+                                                 const Sm90aParams &p)
+{
+    typedef Sm90aTile<D, BN, STAGES> T;
+    constexpr int RB = T::ROW_BYTES;
+
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t smem_base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
+    unsigned char *smem = smem_raw + (smem_base - sm90::smem_addr(smem_raw));
+    const uint32_t sQ = smem_base;
+    const uint32_t sK = sQ + T::Q_BYTES;
+    const uint32_t sV = sK + STAGES * T::KV_BYTES;
+    const uint32_t bars = sV + STAGES * T::KV_BYTES;
+    const uint32_t q_full = bars;
+    auto k_full = [&](int s) { return bars + 8u * (1 + s); };
+    auto v_full = [&](int s) { return bars + 8u * (1 + STAGES + s); };
+    /* K and V of a stage are freed separately: K as soon as its Q K^T is done,
+     * V after its P V, one tile later. */
+    auto k_free = [&](int s) { return bars + 8u * (1 + 2 * STAGES + s); };
+    auto v_free = [&](int s) { return bars + 8u * (1 + 3 * STAGES + s); };
+
+    const int S = p.seq;
+    const int tile = blockIdx.x;
+    const int bh = tile % p.heads_total;
+    const int q_tile = CAUSAL ? p.q_tiles - 1 - tile / p.heads_total : tile / p.heads_total;
+    const int q0 = q_tile * BLOCK_M;
+    const int kv_end = CAUSAL ? min(q0 + BLOCK_M, S) : S;
+    const int n_kt = (kv_end + BN - 1) / BN;
+    const int warpgroup = threadIdx.x / 128;
+
+    if (threadIdx.x == 0) {
+        sm90::mbar_init(q_full, 1);
+        for (int s = 0; s < STAGES; s++) {
+            sm90::mbar_init(k_full(s), 1);
+            sm90::mbar_init(v_full(s), 1);
+            sm90::mbar_init(k_free(s), CONSUMER_WGS * 4); /* one arrival per consumer warp */
+            sm90::mbar_init(v_free(s), CONSUMER_WGS * 4);
+        }
+        sm90::mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {
+        sm90::regs_release<PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            sm90::tma_prefetch_descriptor(tk);
+            sm90::tma_prefetch_descriptor(tv);
+            sm90::mbar_arrive_expect_tx(q_full, T::Q_BYTES);
+#pragma unroll
+            for (int c = 0; c < T::CHUNKS; c++)
+                sm90::tma_load_3d(sQ + c * BLOCK_M * RB, tq, q_full, c * T::CW, q0, bh);
+            for (int i = 0; i < n_kt; i++) {
+                const int s = i % STAGES, use = i / STAGES, kt = n_kt - 1 - i;
+                if (use > 0)
+                    sm90::mbar_wait(k_free(s), (use - 1) & 1);
+                sm90::mbar_arrive_expect_tx(k_full(s), T::KV_BYTES);
+#pragma unroll
+                for (int c = 0; c < T::CHUNKS; c++)
+                    sm90::tma_load_3d(sK + s * T::KV_BYTES + c * BN * RB, tk, k_full(s), c * T::CW, kt * BN, bh);
+                if (use > 0)
+                    sm90::mbar_wait(v_free(s), (use - 1) & 1);
+                sm90::mbar_arrive_expect_tx(v_full(s), T::KV_BYTES);
+#pragma unroll
+                for (int c = 0; c < T::CHUNKS; c++)
+                    sm90::tma_load_3d(sV + s * T::KV_BYTES + c * BN * RB, tv, v_full(s), c * T::CW, kt * BN, bh);
+            }
+        }
+        return;
+    }
+
+    sm90::regs_claim<CONSUMER_REGS>();
+    const int wg = warpgroup - 1;
+    const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+    const int g = lane / 4, t4 = lane % 4;
+    const int wg_row0 = q0 + wg * 64;         /* first query row of this warpgroup */
+    const int row0 = wg_row0 + warp * 16 + g; /* this thread's rows: row0 and row0 + 8 */
+    const float scale_log2 = p.scale_log2;
+
+    float o[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; i++)
+        o[i] = 0.f;
+    float s[BN / 2];
+    uint32_t pa[BN / 16][4];
+    RowState st;
+    st.max[0] = st.max[1] = -INFINITY;
+    st.sum[0] = st.sum[1] = 0.f;
+
+    /* Q K^T of key tile in stage `stage`: D/16 k-steps; within a chunk a k-step
+     * moves the descriptor start by 32 bytes (the swizzle is applied to the
+     * absolute address, so an offset inside the pattern row is allowed). */
+    auto issue_qk = [&](int stage) {
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            const int c = kk * 16 / T::CW, within = (kk * 16 % T::CW) * 2;
+            const uint64_t da = sm90::matrix_descriptor(sQ + c * BLOCK_M * RB + wg * 64 * RB + within, 16,
+                                                        T::GROUP_BYTES, T::SWIZZLE);
+            const uint64_t db = sm90::matrix_descriptor(sK + stage * T::KV_BYTES + c * BN * RB + within, 16,
+                                                        T::GROUP_BYTES, T::SWIZZLE);
+            wgmma_ss<BN>(s, da, db, kk > 0);
+        }
+    };
+    /* O += P V: BN/16 k-steps of 16 keys; V is the MN-major B operand, its
+     * column chunks BN*RB bytes apart. */
+    auto issue_pv = [&](int stage) {
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+            const uint64_t db = sm90::matrix_descriptor(sV + stage * T::KV_BYTES + kk * 16 * RB, BN * RB,
+                                                        T::GROUP_BYTES, T::SWIZZLE);
+            wgmma_rs<D>(o, pa[kk], db);
+        }
+    };
+    /* A tile needs the mask when a key of it lies past the warpgroup's first
+     * row (causal) or past the sequence end. */
+    auto tile_needs_mask = [&](int kt) {
+        return (CAUSAL && kt * BN + BN - 1 > wg_row0) || kt * BN + BN > S;
+    };
+
+    /* One arrival per warp: wgmma.wait_group is warpgroup-wide, so once it
+     * returns no lane still reads the stage. */
+    auto release = [&](uint32_t bar) {
+        __syncwarp();
+        if (lane == 0)
+            sm90::mbar_arrive(bar);
+    };
+
+    sm90::mbar_wait(q_full, 0);
+
+    /* First tile (the last key tile): S, softmax, no O to rescale yet. */
+    {
+        const int kt = n_kt - 1;
+        sm90::mbar_wait(k_full(0), 0);
+        sm90::wgmma_fence();
+        issue_qk(0);
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<0>();
+        sm90::fence_registers(s);
+        release(k_free(0));
+        float alpha[2];
+        if (tile_needs_mask(kt))
+            softmax_tile<BN, CAUSAL, true>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+        else
+            softmax_tile<BN, CAUSAL, false>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+        pack_p<BN>(s, pa);
+    }
+
+    for (int i = 1; i < n_kt; i++) {
+        const int stage = i % STAGES, use = i / STAGES, kt = n_kt - 1 - i;
+        const int prev = (i - 1) % STAGES, prev_use = (i - 1) / STAGES;
+        sm90::mbar_wait(k_full(stage), use & 1);
+        sm90::wgmma_fence();
+        issue_qk(stage); /* S of this tile ... */
+        sm90::wgmma_commit();
+        sm90::mbar_wait(v_full(prev), prev_use & 1);
+        issue_pv(prev); /* ... while O += P V of the previous one */
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<1>(); /* S has landed; P V may still run */
+        sm90::fence_registers(s);
+        release(k_free(stage));
+        float alpha[2];
+        if (tile_needs_mask(kt))
+            softmax_tile<BN, CAUSAL, true>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+        else
+            softmax_tile<BN, CAUSAL, false>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+        sm90::wgmma_wait<0>(); /* P V done: its stage is free, O and pa may be touched */
+        sm90::fence_registers(o);
+        release(v_free(prev));
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) {
+            o[4 * j + 0] *= alpha[0];
+            o[4 * j + 1] *= alpha[0];
+            o[4 * j + 2] *= alpha[1];
+            o[4 * j + 3] *= alpha[1];
+        }
+        pack_p<BN>(s, pa);
+    }
+    {
+        const int last = (n_kt - 1) % STAGES, last_use = (n_kt - 1) / STAGES;
+        sm90::mbar_wait(v_full(last), last_use & 1);
+        sm90::wgmma_fence();
+        issue_pv(last);
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<0>();
+        sm90::fence_registers(o);
+    }
+
+    /* Epilogue: finish the row sums across each quad, write the log-sum-exp,
+     * normalise O into this warpgroup's rows of the Q tile (its Q K^T are all
+     * complete), then copy them out with 16-byte stores, only rows < S and
+     * columns < head_dim. */
+    float inv[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float l = st.sum[h];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        inv[h] = l > 0.f ? 1.f / l : 0.f;
+        const int row = row0 + 8 * h;
+        if (t4 == 0 && row < S)
+            p.lse[(size_t)bh * S + row] = (st.max[h] + __log2f(l)) * 0.69314718055994531f;
+    }
+#pragma unroll
+    for (int j = 0; j < D / 8; j++) {
+        const int col = 8 * j + 2 * t4, c = col / T::CW, cb = (col % T::CW) * 2;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = wg * 64 + warp * 16 + g + 8 * h;
+            const uint32_t packed = pack_bf16x2(o[4 * j + 2 * h] * inv[h], o[4 * j + 2 * h + 1] * inv[h]);
+            *reinterpret_cast<uint32_t *>(smem + c * BLOCK_M * RB + swizzled<RB>(r, cb)) = packed;
+        }
+    }
+    sm90::named_barrier_sync(1 + wg, 128);
+    constexpr int UNITS_PER_ROW = D / 8; /* 16-byte units */
+    bf16 *O = p.o + (size_t)bh * S * p.head_dim;
+#pragma unroll
+    for (int i = 0; i < 64 * UNITS_PER_ROW / 128; i++) {
+        const int unit = tid + 128 * i;
+        const int r = unit / UNITS_PER_ROW, u = unit % UNITS_PER_ROW;
+        const int col = u * 8, c = col / T::CW, cb = (col % T::CW) * 2;
+        const int row = wg_row0 + r;
+        if (row < S && col < p.head_dim)
+            *reinterpret_cast<uint4 *>(O + (size_t)row * p.head_dim + col) =
+                *reinterpret_cast<const uint4 *>(smem + c * BLOCK_M * RB + swizzled<RB>(wg * 64 + r, cb));
+    }
+}
+
+} // namespace
+
+/* One extern "C" kernel per (configuration, causal): the name CUPTI records is
+ * the name written here. Only the sm_90a pass has a body; any other target
+ * compiles an empty kernel that the host never launches. */
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define ATTNPROF_SM90A_BODY(D, BN, ST, CAUSAL) __trap();
+#else
+#define ATTNPROF_SM90A_BODY(D, BN, ST, CAUSAL) flash_sm90a_body<D, BN, ST, CAUSAL>(&tq, &tk, &tv, p);
+#endif
+#define ATTNPROF_SM90A_KERNEL(D, BN, ST, SUFFIX)                                                                \
+    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                    \
+        attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX(                                            \
+            const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,                    \
+            const __grid_constant__ CUtensorMap tv, Sm90aParams p)                                              \
+    {                                                                                                           \
+        ATTNPROF_SM90A_BODY(D, BN, ST, true)                                                                    \
+    }                                                                                                           \
+    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                    \
+        attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal(                                \
+            const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,                    \
+            const __grid_constant__ CUtensorMap tv, Sm90aParams p)                                              \
+    {                                                                                                           \
+        ATTNPROF_SM90A_BODY(D, BN, ST, false)                                                                   \
+    }
+
+ATTNPROF_SM90A_KERNEL(32, 128, 2, )
+ATTNPROF_SM90A_KERNEL(64, 128, 2, )
+ATTNPROF_SM90A_KERNEL(96, 128, 2, )
+ATTNPROF_SM90A_KERNEL(128, 128, 2, )
+ATTNPROF_SM90A_KERNEL(256, 64, 2, )
+/* Built only into the benchmark: other pipeline depths, measured against the
+ * defaults in the same run (bench/RESULTS.md). */
+#ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
+ATTNPROF_SM90A_KERNEL(64, 128, 4, _s4)
+ATTNPROF_SM90A_KERNEL(128, 128, 3, _s3)
+#endif
+
+namespace {
+
+typedef void (*sm90a_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, Sm90aParams);
+
+struct Sm90aEntry {
+    flash_fwd_config cfg;
+    sm90a_kernel_fn causal, noncausal;
+    int stages;
+    int chunk_width;
+};
+
+#define ATTNPROF_SM90A_ENTRY(D, BN, ST, SUFFIX)                                                                   \
+    {{"attnprof_flash_fwd_sm90a_bf16_d" #D "_128x" #BN "_wg2" #SUFFIX, D, BLOCK_M, BN, THREADS / 32, THREADS,    \
+      Sm90aTile<D, BN, ST>::SMEM,                                                                                 \
+      "wgmma (sm_90a) + TMA ring of " #ST " stages; 1 producer warp, 2 consumer warpgroups, setmaxnreg"},          \
+     attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX,                                                 \
+     attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal, ST, Sm90aTile<D, BN, ST>::CW}
+
+/* The first entry for a head dim is its default (flash_sm90a_config_for_dim). */
+const Sm90aEntry sm90a_entries[] = {
+    ATTNPROF_SM90A_ENTRY(32, 128, 2, ),  ATTNPROF_SM90A_ENTRY(64, 128, 2, ), ATTNPROF_SM90A_ENTRY(96, 128, 2, ),
+    ATTNPROF_SM90A_ENTRY(128, 128, 2, ), ATTNPROF_SM90A_ENTRY(256, 64, 2, ),
+#ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
+    ATTNPROF_SM90A_ENTRY(64, 128, 4, _s4), ATTNPROF_SM90A_ENTRY(128, 128, 3, _s3),
+#endif
+};
+const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
+
+typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                    const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+/* cuTensorMapEncodeTiled from the driver, through cudart, so that the binary
+ * does not link libcuda. */
+encode_tiled_fn tensor_map_encoder(void)
+{
+    static encode_tiled_fn fn = nullptr;
+    if (!fn) {
+        void *sym = nullptr;
+        cudaDriverEntryPointQueryResult found;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &sym, 12000, cudaEnableDefault, &found) ==
+                cudaSuccess &&
+            found == cudaDriverEntryPointSuccess)
+            fn = reinterpret_cast<encode_tiled_fn>(sym);
+    }
+    return fn;
+}
+
+/* Tensor maps of the buffers seen most recently, per thread: encoding is a
+ * host call of a few microseconds, and a forward reuses the same buffers. */
+struct MapKey {
+    const void *ptr;
+    int head_dim, seq, heads_total, box_rows, chunk_width;
+    bool operator==(const MapKey &o) const
+    {
+        return ptr == o.ptr && head_dim == o.head_dim && seq == o.seq && heads_total == o.heads_total &&
+               box_rows == o.box_rows && chunk_width == o.chunk_width;
+    }
+};
+struct MapCache {
+    enum { SLOTS = 24 };
+    MapKey key[SLOTS];
+    CUtensorMap map[SLOTS];
+    int used, next;
+};
+thread_local MapCache map_cache;
+
+cudaError_t tensor_map_for(const MapKey &k, CUtensorMap *out)
+{
+    MapCache &c = map_cache;
+    for (int i = 0; i < c.used; i++)
+        if (c.key[i] == k) {
+            *out = c.map[i];
+            return cudaSuccess;
+        }
+    encode_tiled_fn encode = tensor_map_encoder();
+    if (!encode)
+        return cudaErrorNotSupported;
+    /* [heads_total][seq][head_dim] bf16; one box = box_rows rows of one column
+     * chunk of one head. Columns at or past head_dim and rows at or past seq
+     * read as zeros. */
+    const cuuint64_t dims[3] = {(cuuint64_t)k.head_dim, (cuuint64_t)k.seq, (cuuint64_t)k.heads_total};
+    const cuuint64_t strides[2] = {(cuuint64_t)k.head_dim * 2, (cuuint64_t)k.seq * k.head_dim * 2};
+    const cuuint32_t box[3] = {(cuuint32_t)k.chunk_width, (cuuint32_t)k.box_rows, 1};
+    const cuuint32_t elem_strides[3] = {1, 1, 1};
+    CUtensorMap map;
+    const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(k.ptr), dims, strides,
+                              box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              k.chunk_width == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return cudaErrorInvalidValue;
+    const int slot = c.used < MapCache::SLOTS ? c.used++ : (c.next++ % MapCache::SLOTS);
+    c.key[slot] = k;
+    c.map[slot] = map;
+    *out = map;
+    return cudaSuccess;
+}
+
+} // namespace
+
+extern "C" int flash_sm90a_available(void)
+{
+#ifdef ATTNPROF_HAVE_SM90A
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return 0;
+    return major == 9 && minor == 0 && tensor_map_encoder() != nullptr;
+#else
+    return 0;
+#endif
+}
+
+extern "C" int flash_sm90a_config_count(void) { return sm90a_entry_count; }
+
+extern "C" const flash_fwd_config *flash_sm90a_config_at(int i)
+{
+    return i >= 0 && i < sm90a_entry_count ? &sm90a_entries[i].cfg : NULL;
+}
+
+extern "C" int flash_sm90a_config_for_dim(int d)
+{
+    for (int i = 0; i < sm90a_entry_count; i++)
+        if (sm90a_entries[i].cfg.head_dim == d)
+            return i;
+    return -1;
+}
+
+extern "C" int flash_sm90a_stages(int i) { return i >= 0 && i < sm90a_entry_count ? sm90a_entries[i].stages : 0; }
+
+extern "C" cudaError_t flash_sm90a_prepare(int i)
+{
+    if (i < 0 || i >= sm90a_entry_count)
+        return cudaErrorInvalidValue;
+    const Sm90aEntry &e = sm90a_entries[i];
+    cudaError_t rc = cudaFuncSetAttribute(e.causal, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
+    if (rc == cudaSuccess)
+        rc = cudaFuncSetAttribute(e.noncausal, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
+    return rc;
+}
+
+extern "C" cudaError_t flash_sm90a_blocks_per_sm(int i, int *blocks)
+{
+    if (i < 0 || i >= sm90a_entry_count || !blocks)
+        return cudaErrorInvalidValue;
+    const Sm90aEntry &e = sm90a_entries[i];
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.causal, e.cfg.threads, e.cfg.smem_bytes);
+}
+
+extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, const void *v, void *out, float *lse,
+                                         int batch, int heads, int seq, int head_dim, int causal, cudaStream_t stream)
+{
+#ifndef ATTNPROF_HAVE_SM90A
+    (void)i, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)batch, (void)heads, (void)seq, (void)head_dim,
+        (void)causal, (void)stream;
+    return cudaErrorNotSupported;
+#else
+    if (i < 0 || i >= sm90a_entry_count || batch < 1 || heads < 1 || seq < 1 || !lse || !out)
+        return cudaErrorInvalidValue;
+    const Sm90aEntry &e = sm90a_entries[i];
+    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || (causal != 0 && causal != 1))
+        return cudaErrorInvalidValue;
+    /* TMA needs 16-byte aligned bases; the epilogue's 16-byte stores too. */
+    if (((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)out) & 15)
+        return cudaErrorInvalidValue;
+    const long long q_tiles = (seq + BLOCK_M - 1) / BLOCK_M;
+    const long long heads_total = (long long)batch * heads;
+    if (q_tiles * heads_total > 0x7fffffffLL)
+        return cudaErrorInvalidValue;
+    CUtensorMap tq, tk, tv;
+    cudaError_t rc = tensor_map_for({q, head_dim, seq, (int)heads_total, BLOCK_M, e.chunk_width}, &tq);
+    if (rc == cudaSuccess)
+        rc = tensor_map_for({k, head_dim, seq, (int)heads_total, e.cfg.block_n, e.chunk_width}, &tk);
+    if (rc == cudaSuccess)
+        rc = tensor_map_for({v, head_dim, seq, (int)heads_total, e.cfg.block_n, e.chunk_width}, &tv);
+    if (rc != cudaSuccess)
+        return rc;
+    Sm90aParams p;
+    p.o = static_cast<bf16 *>(out);
+    p.lse = lse;
+    p.seq = seq;
+    p.head_dim = head_dim;
+    p.heads_total = (int)heads_total;
+    p.q_tiles = (int)q_tiles;
+    p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
+    (causal ? e.causal : e.noncausal)<<<(unsigned)(q_tiles * heads_total), THREADS, e.cfg.smem_bytes, stream>>>(
+        tq, tk, tv, p);
+    return cudaGetLastError();
+#endif
+}

@@ -1,0 +1,53 @@
+/* Hopper-native flash attention forward (kernels/flash_fwd_sm90a.cu), built
+ * for sm_90a only: K/V tiles by the tensor memory accelerator into a ring of
+ * shared-memory stages, a producer warp and two consumer warpgroups that run
+ * wgmma (S = Q K^T from shared memory, O += P V with P from registers).
+ * bf16 q/k/v/out [B, H, S, head_dim] contiguous, fp32 log-sum-exp [B, H, S]
+ * (natural log), scale 1/sqrt(head_dim), causal or not.
+ *
+ * Each configuration is compiled for one head dim D; a smaller head_dim that
+ * is a multiple of 8 runs on it with the missing columns zero-filled by the
+ * copy engine (no copy kernels). Kernel names say path, D and tile, e.g.
+ * attnprof_flash_fwd_sm90a_bf16_d128_128x128_wg2 (wg2: two consumer
+ * warpgroups); the non-causal kernels end in _noncausal.
+ *
+ * The functions below are in every build; the kernels exist only where the
+ * sm_90a object was built (ATTNPROF_HAVE_SM90A), and only an sm_90 GPU runs
+ * them: flash_sm90a_available() says whether both hold. */
+#ifndef ATTNPROF_FLASH_FWD_SM90A_H
+#define ATTNPROF_FLASH_FWD_SM90A_H
+
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+
+#include "flash_fwd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether this build carries the sm_90a kernels and the current device can
+ * run them (compute capability 9.0). */
+int flash_sm90a_available(void);
+int flash_sm90a_config_count(void);
+/* NULL when i is out of range. */
+const flash_fwd_config *flash_sm90a_config_at(int i);
+/* Index of the configuration compiled for head dim d, or -1. */
+int flash_sm90a_config_for_dim(int d);
+/* Shared-memory pipeline depth of a configuration (K and V stages). */
+int flash_sm90a_stages(int i);
+cudaError_t flash_sm90a_prepare(int i);
+cudaError_t flash_sm90a_blocks_per_sm(int i, int *blocks);
+/* One forward. head_dim: the tensors' real head dim, a multiple of 8 and at
+ * most the configuration's; causal: 0 or 1. Tensor maps are encoded on the
+ * first launch with a given buffer and cached per thread. Returns the launch
+ * status (cudaErrorInvalidValue for bad arguments or misaligned pointers,
+ * cudaErrorNotSupported when the build has no sm_90a code); does not
+ * synchronize. */
+cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, const void *v, void *out, float *lse,
+                               int batch, int heads, int seq, int head_dim, int causal, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
