@@ -66,23 +66,13 @@ template <int D, int BN, int STAGES> struct Sm90aTile {
     static constexpr uint32_t GROUP_BYTES = 8 * ROW_BYTES; /* between 8-row groups */
     static constexpr int Q_BYTES = CHUNKS * BLOCK_M * ROW_BYTES;
     static constexpr int KV_BYTES = CHUNKS * BN * ROW_BYTES; /* one stage of K (or V) */
-    static constexpr int BAR_BYTES = 8 * (1 + 4 * STAGES);
+    static constexpr int BAR_BYTES = 8 * (2 + 4 * STAGES);
     /* +1024: the dynamic shared memory base is aligned up to the swizzle pattern. */
     static constexpr size_t SMEM = (size_t)Q_BYTES + 2ull * STAGES * KV_BYTES + BAR_BYTES + 1024;
     static_assert(D % CW == 0 && D % 16 == 0, "head dim in whole chunks and k-steps");
     static_assert(BN % 16 == 0 && BN <= 256, "key tile in whole k-steps");
     static_assert(SMEM <= 227 * 1024, "shared memory per block");
 };
-
-/* Byte offset within a chunk of row `row` and byte column `cb`, after the
- * swizzle the TMA applied: bits [4,7) of the offset are XORed with bits
- * [7,10) (128-byte) or bits [4,6) with [7,9) (64-byte). */
-template <int ROW_BYTES> __device__ __forceinline__ uint32_t swizzled(int row, int cb)
-{
-    const uint32_t off = (uint32_t)(row * ROW_BYTES + cb);
-    constexpr uint32_t mask = ROW_BYTES == 128 ? 7u : 3u;
-    return off ^ (((off >> 7) & mask) << 4);
-}
 
 __device__ __forceinline__ float fast_exp2(float x)
 {
@@ -186,43 +176,59 @@ template <int BN> __device__ __forceinline__ void pack_p(const float (&s)[BN / 2
             pa[kk][r] = pack_bf16x2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
 }
 
-template <int D, int BN, int STAGES, bool CAUSAL>
+/* Options of the kernel body, so that the benchmark can build one tile
+ * configuration several ways and compare them in the same run. */
+enum {
+    /* The two consumer warpgroups take turns issuing their GEMMs (named
+     * barriers), so one's softmax runs while the other's GEMMs occupy the
+     * tensor cores. */
+    SM90A_OPT_PINGPONG = 1,
+};
+
+template <int D, int BN, int STAGES, bool CAUSAL, int OPT>
 __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
                                                  const Sm90aParams &p)
 {
     typedef Sm90aTile<D, BN, STAGES> T;
     constexpr int RB = T::ROW_BYTES;
+    constexpr bool PINGPONG = (OPT & SM90A_OPT_PINGPONG) != 0;
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t smem_base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
-    unsigned char *smem = smem_raw + (smem_base - sm90::smem_addr(smem_raw));
     const uint32_t sQ = smem_base;
     const uint32_t sK = sQ + T::Q_BYTES;
     const uint32_t sV = sK + STAGES * T::KV_BYTES;
     const uint32_t bars = sV + STAGES * T::KV_BYTES;
-    const uint32_t q_full = bars;
-    auto k_full = [&](int s) { return bars + 8u * (1 + s); };
-    auto v_full = [&](int s) { return bars + 8u * (1 + STAGES + s); };
+    /* q_full: the Q tile has landed; q_free: every consumer warp has issued its
+     * last Q K^T of the tile and it completed, so the next tile's Q may come. */
+    const uint32_t q_full = bars, q_free = bars + 8;
+    auto k_full = [&](int s) { return bars + 8u * (2 + s); };
+    auto v_full = [&](int s) { return bars + 8u * (2 + STAGES + s); };
     /* K and V of a stage are freed separately: K as soon as its Q K^T is done,
-     * V after its P V, one tile later. */
-    auto k_free = [&](int s) { return bars + 8u * (1 + 2 * STAGES + s); };
-    auto v_free = [&](int s) { return bars + 8u * (1 + 3 * STAGES + s); };
+     * V after its P V, one key tile later. */
+    auto k_free = [&](int s) { return bars + 8u * (2 + 2 * STAGES + s); };
+    auto v_free = [&](int s) { return bars + 8u * (2 + 3 * STAGES + s); };
 
     const int S = p.seq;
-    const int tile = blockIdx.x;
-    const int bh = tile % p.heads_total;
-    const int q_tile = CAUSAL ? p.q_tiles - 1 - tile / p.heads_total : tile / p.heads_total;
-    const int q0 = q_tile * BLOCK_M;
-    const int kv_end = CAUSAL ? min(q0 + BLOCK_M, S) : S;
-    const int n_kt = (kv_end + BN - 1) / BN;
     const int warpgroup = threadIdx.x / 128;
+    /* Persistent: block b computes tiles b, b + gridDim.x, ... Tiles are
+     * numbered heavy first (causal: the query tiles nearest the sequence end). */
+    const int total_tiles = p.q_tiles * p.heads_total;
+    auto tile_coords = [&](int tile, int &bh, int &q0, int &n_kt) {
+        bh = tile % p.heads_total;
+        const int q_tile = CAUSAL ? p.q_tiles - 1 - tile / p.heads_total : tile / p.heads_total;
+        q0 = q_tile * BLOCK_M;
+        const int kv_end = CAUSAL ? min(q0 + BLOCK_M, S) : S;
+        n_kt = (kv_end + BN - 1) / BN;
+    };
 
     if (threadIdx.x == 0) {
         sm90::mbar_init(q_full, 1);
+        sm90::mbar_init(q_free, CONSUMER_WGS * 4); /* one arrival per consumer warp */
         for (int s = 0; s < STAGES; s++) {
             sm90::mbar_init(k_full(s), 1);
             sm90::mbar_init(v_full(s), 1);
-            sm90::mbar_init(k_free(s), CONSUMER_WGS * 4); /* one arrival per consumer warp */
+            sm90::mbar_init(k_free(s), CONSUMER_WGS * 4);
             sm90::mbar_init(v_free(s), CONSUMER_WGS * 4);
         }
         sm90::mbar_fence_init();
@@ -232,26 +238,35 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     if (warpgroup == 0) {
         sm90::regs_release<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
+            sm90::tma_prefetch_descriptor(tq);
             sm90::tma_prefetch_descriptor(tk);
             sm90::tma_prefetch_descriptor(tv);
-            sm90::mbar_arrive_expect_tx(q_full, T::Q_BYTES);
-#pragma unroll
-            for (int c = 0; c < T::CHUNKS; c++)
-                sm90::tma_load_3d(sQ + c * BLOCK_M * RB, tq, q_full, c * T::CW, q0, bh);
-            for (int i = 0; i < n_kt; i++) {
-                const int s = i % STAGES, use = i / STAGES, kt = n_kt - 1 - i;
-                if (use > 0)
-                    sm90::mbar_wait(k_free(s), (use - 1) & 1);
-                sm90::mbar_arrive_expect_tx(k_full(s), T::KV_BYTES);
-#pragma unroll
-                for (int c = 0; c < T::CHUNKS; c++)
-                    sm90::tma_load_3d(sK + s * T::KV_BYTES + c * BN * RB, tk, k_full(s), c * T::CW, kt * BN, bh);
-                if (use > 0)
-                    sm90::mbar_wait(v_free(s), (use - 1) & 1);
-                sm90::mbar_arrive_expect_tx(v_full(s), T::KV_BYTES);
+            int it = 0; /* key tiles loaded so far, over all tiles: the ring position */
+            int local = 0;
+            for (int tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, local++) {
+                int bh, q0, n_kt;
+                tile_coords(tile, bh, q0, n_kt);
+                if (local > 0)
+                    sm90::mbar_wait(q_free, (local - 1) & 1);
+                sm90::mbar_arrive_expect_tx(q_full, T::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < T::CHUNKS; c++)
-                    sm90::tma_load_3d(sV + s * T::KV_BYTES + c * BN * RB, tv, v_full(s), c * T::CW, kt * BN, bh);
+                    sm90::tma_load_3d(sQ + c * BLOCK_M * RB, tq, q_full, c * T::CW, q0, bh);
+                for (int i = 0; i < n_kt; i++, it++) {
+                    const int s = it % STAGES, use = it / STAGES, kt = n_kt - 1 - i;
+                    if (use > 0)
+                        sm90::mbar_wait(k_free(s), (use - 1) & 1);
+                    sm90::mbar_arrive_expect_tx(k_full(s), T::KV_BYTES);
+#pragma unroll
+                    for (int c = 0; c < T::CHUNKS; c++)
+                        sm90::tma_load_3d(sK + s * T::KV_BYTES + c * BN * RB, tk, k_full(s), c * T::CW, kt * BN, bh);
+                    if (use > 0)
+                        sm90::mbar_wait(v_free(s), (use - 1) & 1);
+                    sm90::mbar_arrive_expect_tx(v_full(s), T::KV_BYTES);
+#pragma unroll
+                    for (int c = 0; c < T::CHUNKS; c++)
+                        sm90::tma_load_3d(sV + s * T::KV_BYTES + c * BN * RB, tv, v_full(s), c * T::CW, kt * BN, bh);
+                }
             }
         }
         return;
@@ -261,23 +276,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     const int wg = warpgroup - 1;
     const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
     const int g = lane / 4, t4 = lane % 4;
-    const int wg_row0 = q0 + wg * 64;         /* first query row of this warpgroup */
-    const int row0 = wg_row0 + warp * 16 + g; /* this thread's rows: row0 and row0 + 8 */
     const float scale_log2 = p.scale_log2;
 
     float o[D / 2];
-#pragma unroll
-    for (int i = 0; i < D / 2; i++)
-        o[i] = 0.f;
     float s[BN / 2];
     uint32_t pa[BN / 16][4];
-    RowState st;
-    st.max[0] = st.max[1] = -INFINITY;
-    st.sum[0] = st.sum[1] = 0.f;
 
-    /* Q K^T of key tile in stage `stage`: D/16 k-steps; within a chunk a k-step
-     * moves the descriptor start by 32 bytes (the swizzle is applied to the
-     * absolute address, so an offset inside the pattern row is allowed). */
+    /* Q K^T of the key tile in ring stage `stage`: D/16 k-steps; within a chunk
+     * a k-step moves the descriptor start by 32 bytes (the swizzle applies to
+     * the absolute address, so a start inside the pattern row is allowed). */
     auto issue_qk = [&](int stage) {
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
@@ -299,12 +306,6 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             wgmma_rs<D>(o, pa[kk], db);
         }
     };
-    /* A tile needs the mask when a key of it lies past the warpgroup's first
-     * row (causal) or past the sequence end. */
-    auto tile_needs_mask = [&](int kt) {
-        return (CAUSAL && kt * BN + BN - 1 > wg_row0) || kt * BN + BN > S;
-    };
-
     /* One arrival per warp: wgmma.wait_group is warpgroup-wide, so once it
      * returns no lane still reads the stage. */
     auto release = [&](uint32_t bar) {
@@ -312,104 +313,138 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         if (lane == 0)
             sm90::mbar_arrive(bar);
     };
+    /* Ping-pong turns: named barrier 2 + w means "warpgroup w may issue". Each
+     * warpgroup takes a turn per GEMM issue and then hands the turn over; the
+     * second warpgroup opens the first turn, and skips the hand-over of its
+     * very last turn (nobody waits for it). */
+    auto turn_wait = [&]() {
+        if constexpr (PINGPONG)
+            asm volatile("bar.sync %0, 256;\n" ::"r"(2 + wg) : "memory");
+    };
+    auto turn_pass = [&](bool last) {
+        if constexpr (PINGPONG)
+            if (!(last && wg == 1))
+                asm volatile("bar.arrive %0, 256;\n" ::"r"(2 + (wg ^ 1)) : "memory");
+    };
+    if (PINGPONG && wg == 1)
+        asm volatile("bar.arrive 2, 256;\n" ::: "memory");
 
-    sm90::mbar_wait(q_full, 0);
+    int it = 0; /* ring position, as the producer counts it */
+    int local = 0;
+    for (int tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, local++) {
+        int bh, q0, n_kt;
+        tile_coords(tile, bh, q0, n_kt);
+        const bool last_tile = tile + (int)gridDim.x >= total_tiles;
+        const int wg_row0 = q0 + wg * 64;         /* first query row of this warpgroup */
+        const int row0 = wg_row0 + warp * 16 + g; /* this thread's rows: row0 and row0 + 8 */
+        /* A tile needs the mask when a key of it lies past the warpgroup's
+         * first row (causal) or past the sequence end. */
+        auto tile_needs_mask = [&](int kt) {
+            return (CAUSAL && kt * BN + BN - 1 > wg_row0) || kt * BN + BN > S;
+        };
+        auto softmax = [&](int kt, float (&alpha)[2], RowState &st) {
+            if (tile_needs_mask(kt))
+                softmax_tile<BN, CAUSAL, true>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+            else
+                softmax_tile<BN, CAUSAL, false>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+        };
 
-    /* First tile (the last key tile): S, softmax, no O to rescale yet. */
-    {
-        const int kt = n_kt - 1;
-        sm90::mbar_wait(k_full(0), 0);
-        sm90::wgmma_fence();
-        issue_qk(0);
-        sm90::wgmma_commit();
-        sm90::wgmma_wait<0>();
-        sm90::fence_registers(s);
-        release(k_free(0));
-        float alpha[2];
-        if (tile_needs_mask(kt))
-            softmax_tile<BN, CAUSAL, true>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
-        else
-            softmax_tile<BN, CAUSAL, false>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
-        pack_p<BN>(s, pa);
-    }
-
-    for (int i = 1; i < n_kt; i++) {
-        const int stage = i % STAGES, use = i / STAGES, kt = n_kt - 1 - i;
-        const int prev = (i - 1) % STAGES, prev_use = (i - 1) / STAGES;
-        sm90::mbar_wait(k_full(stage), use & 1);
-        sm90::wgmma_fence();
-        issue_qk(stage); /* S of this tile ... */
-        sm90::wgmma_commit();
-        sm90::mbar_wait(v_full(prev), prev_use & 1);
-        issue_pv(prev); /* ... while O += P V of the previous one */
-        sm90::wgmma_commit();
-        sm90::wgmma_wait<1>(); /* S has landed; P V may still run */
-        sm90::fence_registers(s);
-        release(k_free(stage));
-        float alpha[2];
-        if (tile_needs_mask(kt))
-            softmax_tile<BN, CAUSAL, true>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
-        else
-            softmax_tile<BN, CAUSAL, false>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
-        sm90::wgmma_wait<0>(); /* P V done: its stage is free, O and pa may be touched */
-        sm90::fence_registers(o);
-        release(v_free(prev));
 #pragma unroll
-        for (int j = 0; j < D / 8; j++) {
-            o[4 * j + 0] *= alpha[0];
-            o[4 * j + 1] *= alpha[0];
-            o[4 * j + 2] *= alpha[1];
-            o[4 * j + 3] *= alpha[1];
+        for (int i = 0; i < D / 2; i++)
+            o[i] = 0.f;
+        RowState st;
+        st.max[0] = st.max[1] = -INFINITY;
+        st.sum[0] = st.sum[1] = 0.f;
+
+        sm90::mbar_wait(q_full, local & 1);
+
+        /* First key tile (the last one): S, softmax, nothing to rescale. */
+        {
+            const int stage = it % STAGES, use = it / STAGES;
+            sm90::mbar_wait(k_full(stage), use & 1);
+            turn_wait();
+            sm90::wgmma_fence();
+            issue_qk(stage);
+            sm90::wgmma_commit();
+            turn_pass(false);
+            sm90::wgmma_wait<0>();
+            sm90::fence_registers(s);
+            release(k_free(stage));
+            if (n_kt == 1)
+                release(q_free);
+            float alpha[2];
+            softmax(n_kt - 1, alpha, st);
+            pack_p<BN>(s, pa);
         }
-        pack_p<BN>(s, pa);
-    }
-    {
-        const int last = (n_kt - 1) % STAGES, last_use = (n_kt - 1) / STAGES;
-        sm90::mbar_wait(v_full(last), last_use & 1);
-        sm90::wgmma_fence();
-        issue_pv(last);
-        sm90::wgmma_commit();
-        sm90::wgmma_wait<0>();
-        sm90::fence_registers(o);
-    }
+        for (int i = 1; i < n_kt; i++) {
+            const int cur = it + i, prev = it + i - 1;
+            const int stage = cur % STAGES, prev_stage = prev % STAGES;
+            sm90::mbar_wait(k_full(stage), (cur / STAGES) & 1);
+            sm90::mbar_wait(v_full(prev_stage), (prev / STAGES) & 1);
+            turn_wait();
+            sm90::wgmma_fence();
+            issue_qk(stage); /* S of this tile ... */
+            sm90::wgmma_commit();
+            issue_pv(prev_stage); /* ... then O += P V of the previous one */
+            sm90::wgmma_commit();
+            turn_pass(false);
+            sm90::wgmma_wait<1>(); /* S has landed; P V may still run */
+            sm90::fence_registers(s);
+            release(k_free(stage));
+            if (i == n_kt - 1)
+                release(q_free);
+            float alpha[2];
+            softmax(n_kt - 1 - i, alpha, st);
+            sm90::wgmma_wait<0>(); /* P V done: its V is free, O and pa may be touched */
+            sm90::fence_registers(o);
+            release(v_free(prev_stage));
+#pragma unroll
+            for (int j = 0; j < D / 8; j++) {
+                o[4 * j + 0] *= alpha[0];
+                o[4 * j + 1] *= alpha[0];
+                o[4 * j + 2] *= alpha[1];
+                o[4 * j + 3] *= alpha[1];
+            }
+            pack_p<BN>(s, pa);
+        }
+        {
+            const int last = it + n_kt - 1, stage = last % STAGES;
+            sm90::mbar_wait(v_full(stage), (last / STAGES) & 1);
+            turn_wait();
+            sm90::wgmma_fence();
+            issue_pv(stage);
+            sm90::wgmma_commit();
+            turn_pass(last_tile);
+            sm90::wgmma_wait<0>();
+            sm90::fence_registers(o);
+            release(v_free(stage));
+        }
+        it += n_kt;
 
-    /* Epilogue: finish the row sums across each quad, write the log-sum-exp,
-     * normalise O into this warpgroup's rows of the Q tile (its Q K^T are all
-     * complete), then copy them out with 16-byte stores, only rows < S and
-     * columns < head_dim. */
-    float inv[2];
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        float l = st.sum[h];
-        l += __shfl_xor_sync(0xffffffffu, l, 1);
-        l += __shfl_xor_sync(0xffffffffu, l, 2);
-        inv[h] = l > 0.f ? 1.f / l : 0.f;
-        const int row = row0 + 8 * h;
-        if (t4 == 0 && row < S)
-            p.lse[(size_t)bh * S + row] = (st.max[h] + __log2f(l)) * 0.69314718055994531f;
-    }
-#pragma unroll
-    for (int j = 0; j < D / 8; j++) {
-        const int col = 8 * j + 2 * t4, c = col / T::CW, cb = (col % T::CW) * 2;
+        /* Epilogue, straight from the accumulators: the Q tile may already
+         * hold the next tile's queries. Each quad writes 16 contiguous bytes of
+         * a row per store; rows < S and columns < head_dim only. */
+        bf16 *O = p.o + (size_t)bh * S * p.head_dim;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int r = wg * 64 + warp * 16 + g + 8 * h;
-            const uint32_t packed = pack_bf16x2(o[4 * j + 2 * h] * inv[h], o[4 * j + 2 * h + 1] * inv[h]);
-            *reinterpret_cast<uint32_t *>(smem + c * BLOCK_M * RB + swizzled<RB>(r, cb)) = packed;
-        }
-    }
-    sm90::named_barrier_sync(1 + wg, 128);
-    constexpr int UNITS_PER_ROW = D / 8; /* 16-byte units */
-    bf16 *O = p.o + (size_t)bh * S * p.head_dim;
+            float l = st.sum[h];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float inv = l > 0.f ? 1.f / l : 0.f;
+            const int row = row0 + 8 * h;
+            if (row < S) {
+                if (t4 == 0)
+                    p.lse[(size_t)bh * S + row] = (st.max[h] + __log2f(l)) * 0.69314718055994531f;
+                bf16 *orow = O + (size_t)row * p.head_dim;
 #pragma unroll
-    for (int i = 0; i < 64 * UNITS_PER_ROW / 128; i++) {
-        const int unit = tid + 128 * i;
-        const int r = unit / UNITS_PER_ROW, u = unit % UNITS_PER_ROW;
-        const int col = u * 8, c = col / T::CW, cb = (col % T::CW) * 2;
-        const int row = wg_row0 + r;
-        if (row < S && col < p.head_dim)
-            *reinterpret_cast<uint4 *>(O + (size_t)row * p.head_dim + col) =
-                *reinterpret_cast<const uint4 *>(smem + c * BLOCK_M * RB + swizzled<RB>(wg * 64 + r, cb));
+                for (int j = 0; j < D / 8; j++) {
+                    const int col = 8 * j + 2 * t4;
+                    if (col < p.head_dim)
+                        *reinterpret_cast<uint32_t *>(orow + col) =
+                            pack_bf16x2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+                }
+            }
+        }
     }
 }
 
@@ -419,36 +454,39 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
  * the name written here. Only the sm_90a pass has a body; any other target
  * compiles an empty kernel that the host never launches. */
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define ATTNPROF_SM90A_BODY(D, BN, ST, CAUSAL) __trap();
+#define ATTNPROF_SM90A_BODY(D, BN, ST, CAUSAL, OPT) __trap();
 #else
-#define ATTNPROF_SM90A_BODY(D, BN, ST, CAUSAL) flash_sm90a_body<D, BN, ST, CAUSAL>(&tq, &tk, &tv, p);
+#define ATTNPROF_SM90A_BODY(D, BN, ST, CAUSAL, OPT) flash_sm90a_body<D, BN, ST, CAUSAL, OPT>(&tq, &tk, &tv, p);
 #endif
-#define ATTNPROF_SM90A_KERNEL(D, BN, ST, SUFFIX)                                                                \
+#define ATTNPROF_SM90A_KERNEL(D, BN, ST, OPT, SUFFIX)                                                           \
     extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                    \
         attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX(                                            \
             const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,                    \
             const __grid_constant__ CUtensorMap tv, Sm90aParams p)                                              \
     {                                                                                                           \
-        ATTNPROF_SM90A_BODY(D, BN, ST, true)                                                                    \
+        ATTNPROF_SM90A_BODY(D, BN, ST, true, OPT)                                                               \
     }                                                                                                           \
     extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                    \
         attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal(                                \
             const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,                    \
             const __grid_constant__ CUtensorMap tv, Sm90aParams p)                                              \
     {                                                                                                           \
-        ATTNPROF_SM90A_BODY(D, BN, ST, false)                                                                   \
+        ATTNPROF_SM90A_BODY(D, BN, ST, false, OPT)                                                              \
     }
 
-ATTNPROF_SM90A_KERNEL(32, 128, 2, )
-ATTNPROF_SM90A_KERNEL(64, 128, 2, )
-ATTNPROF_SM90A_KERNEL(96, 128, 2, )
-ATTNPROF_SM90A_KERNEL(128, 128, 2, )
-ATTNPROF_SM90A_KERNEL(256, 64, 2, )
-/* Built only into the benchmark: other pipeline depths, measured against the
+ATTNPROF_SM90A_KERNEL(32, 128, 2, SM90A_OPT_PINGPONG, )
+ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_PINGPONG, )
+ATTNPROF_SM90A_KERNEL(96, 128, 2, SM90A_OPT_PINGPONG, )
+ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG, )
+ATTNPROF_SM90A_KERNEL(256, 64, 2, SM90A_OPT_PINGPONG, )
+/* Built only into the benchmark: the other choices, measured against the
  * defaults in the same run (bench/RESULTS.md). */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-ATTNPROF_SM90A_KERNEL(64, 128, 4, _s4)
-ATTNPROF_SM90A_KERNEL(128, 128, 3, _s3)
+ATTNPROF_SM90A_KERNEL(64, 128, 2, 0, _nopp)
+ATTNPROF_SM90A_KERNEL(128, 128, 2, 0, _nopp)
+ATTNPROF_SM90A_KERNEL(256, 64, 2, 0, _nopp)
+ATTNPROF_SM90A_KERNEL(64, 192, 2, SM90A_OPT_PINGPONG, )
+ATTNPROF_SM90A_KERNEL(128, 128, 3, SM90A_OPT_PINGPONG, _s3)
 #endif
 
 namespace {
@@ -465,7 +503,8 @@ struct Sm90aEntry {
 #define ATTNPROF_SM90A_ENTRY(D, BN, ST, SUFFIX)                                                                   \
     {{"attnprof_flash_fwd_sm90a_bf16_d" #D "_128x" #BN "_wg2" #SUFFIX, D, BLOCK_M, BN, THREADS / 32, THREADS,    \
       Sm90aTile<D, BN, ST>::SMEM,                                                                                 \
-      "wgmma (sm_90a) + TMA ring of " #ST " stages; 1 producer warp, 2 consumer warpgroups, setmaxnreg"},          \
+      "wgmma (sm_90a) + TMA ring of " #ST " stages; persistent; 1 producer warp, 2 consumer warpgroups, "      \
+      "setmaxnreg" #SUFFIX},          \
      attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX,                                                 \
      attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal, ST, Sm90aTile<D, BN, ST>::CW}
 
@@ -474,7 +513,9 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(32, 128, 2, ),  ATTNPROF_SM90A_ENTRY(64, 128, 2, ), ATTNPROF_SM90A_ENTRY(96, 128, 2, ),
     ATTNPROF_SM90A_ENTRY(128, 128, 2, ), ATTNPROF_SM90A_ENTRY(256, 64, 2, ),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-    ATTNPROF_SM90A_ENTRY(64, 128, 4, _s4), ATTNPROF_SM90A_ENTRY(128, 128, 3, _s3),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, _nopp),  ATTNPROF_SM90A_ENTRY(128, 128, 2, _nopp),
+    ATTNPROF_SM90A_ENTRY(256, 64, 2, _nopp),  ATTNPROF_SM90A_ENTRY(64, 192, 2, ),
+    ATTNPROF_SM90A_ENTRY(128, 128, 3, _s3),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
@@ -638,8 +679,14 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     p.heads_total = (int)heads_total;
     p.q_tiles = (int)q_tiles;
     p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
-    (causal ? e.causal : e.noncausal)<<<(unsigned)(q_tiles * heads_total), THREADS, e.cfg.smem_bytes, stream>>>(
-        tq, tk, tv, p);
+    /* Persistent: one block per multiprocessor (one fits), each walks the tiles. */
+    int dev = 0, sms = 0;
+    if ((rc = cudaGetDevice(&dev)) != cudaSuccess ||
+        (rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+        return rc;
+    const long long tiles = q_tiles * heads_total;
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
+    (causal ? e.causal : e.noncausal)<<<grid, THREADS, e.cfg.smem_bytes, stream>>>(tq, tk, tv, p);
     return cudaGetLastError();
 #endif
 }
