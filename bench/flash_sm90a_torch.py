@@ -34,7 +34,8 @@ class Cfg(ctypes.Structure):  # flash_fwd_config
 lib = ctypes.CDLL(lib_path)
 P, I = ctypes.c_void_p, ctypes.c_int
 lib.flash_sm90a_config_at.restype = ctypes.POINTER(Cfg)
-lib.launch_flash_sm90a.argtypes = [I, P, P, P, P, P, I, I, I, I, I, P]
+lib.launch_flash_sm90a.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, P]
+workspace = torch.zeros(2, device="cuda", dtype=torch.int32)
 assert lib.flash_sm90a_available() == 1, "sm_90a kernels not available on this GPU/build"
 configs = {}   # head dim -> default configuration
 variants = []  # every configuration: (index, name, head dim)
@@ -64,7 +65,7 @@ def ours(q, k, v, causal, out=None, lse=None, idx=None):
     if lse is None:
         lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
     rc = lib.launch_flash_sm90a(idx, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
-                                B, H, S, D, int(causal), torch.cuda.current_stream().cuda_stream)
+                                workspace.data_ptr(), B, H, S, D, int(causal), torch.cuda.current_stream().cuda_stream)
     assert rc == 0, f"launch rc {rc}"
     return out, lse
 
@@ -97,7 +98,7 @@ def check():
                 finite = bool(torch.isfinite(out).all()) and bool(torch.isfinite(lse).all())
                 err = ((out.double() - ref).norm() / ref.norm()).item() if finite else float("nan")
                 lerr = (lse.double() - ref_lse).abs().max().item() if finite else float("nan")
-                same = torch.equal(out, out2) and torch.equal(lse, lse2)
+                same = torch.equal(out, out2) and torch.equal(lse, lse2) and not workspace.any().item()
                 ok = finite and err <= 2.5e-3 and lerr <= 1e-2 and same
                 fails += not ok
                 total += 1
@@ -164,7 +165,7 @@ def bench():
 
 def profile():
     """A few launches of each default kernel at the goal shapes, for ncu."""
-    for (B, H, S, D, causal) in [(4, 16, 4096, 128, True), (8, 16, 1024, 64, True)]:
+    for (B, H, S, D, causal) in [(8, 16, 1024, 64, True), (4, 16, 4096, 128, True)]:
         q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
         for _ in range(4):
             ours(q, k, v, causal)

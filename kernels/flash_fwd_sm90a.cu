@@ -48,6 +48,7 @@ struct Sm90aParams {
     int heads_total; /* batch * heads */
     int q_tiles;
     int heads_per_group; /* tile order: see flash_sm90a_body */
+    int *scheduler;      /* {next tile - gridDim.x, blocks finished}: zero between launches */
     float scale_log2; /* log2(e) / sqrt(head_dim) */
 };
 
@@ -56,8 +57,15 @@ namespace {
 constexpr int BLOCK_M = 128;       /* query rows per block: two consumer warpgroups of 64 */
 constexpr int CONSUMER_WGS = 2;
 constexpr int THREADS = 128 * (1 + CONSUMER_WGS);
-constexpr int PRODUCER_REGS = 24;  /* setmaxnreg: 128*24 + 256*240 <= 65536 */
-constexpr int CONSUMER_REGS = 240;
+/* setmaxnreg moves registers within the block's allocation at launch (168 per
+ * thread under __launch_bounds__(384, 1)): the consumers' increase waits until
+ * the producer's decrease has freed enough, so the two must balance or the
+ * block hangs. 24 producer registers spilled the causal tile arithmetic. */
+constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
+constexpr int PRODUCER_REGS = 40;
+constexpr int CONSUMER_REGS = 232;
+static_assert((LAUNCH_REGS - PRODUCER_REGS) * 128 >= (CONSUMER_REGS - LAUNCH_REGS) * 128 * CONSUMER_WGS,
+              "setmaxnreg: the consumers take more registers than the producer frees");
 
 template <int D, int BN, int STAGES> struct Sm90aTile {
     static constexpr int CW = D % 64 == 0 ? 64 : 32;   /* chunk width, elements */
@@ -203,6 +211,9 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     /* q_full: the Q tile has landed; q_free: every consumer warp has issued its
      * last Q K^T of the tile and it completed, so the next tile's Q may come. */
     const uint32_t q_full = bars, q_free = bars + 8;
+    /* The producer's next tile for the consumers, written before the arrival
+     * on q_full (release) and read after the wait (acquire); -1: no more. */
+    __shared__ int next_tile;
     auto k_full = [&](int s) { return bars + 8u * (2 + s); };
     auto v_full = [&](int s) { return bars + 8u * (2 + STAGES + s); };
     /* K and V of a stage are freed separately: K as soon as its Q K^T is done,
@@ -212,14 +223,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 
     const int S = p.seq;
     const int warpgroup = threadIdx.x / 128;
-    /* Persistent: block b computes tiles b, b + gridDim.x, ... The tiles are
+    /* Persistent: block b starts with tile b, then takes the next tile not yet
+     * taken (an atomic counter: a list schedule; a static round-robin left the
+     * busiest block 17-40% above the mean in the causal case). The tiles are
      * numbered in groups of heads_per_group heads, a group's K and V small
      * enough to stay in the L2 while the blocks running at any moment share
      * it (numbered over all heads at once, K and V came from DRAM about five
      * times over at 4x16x4096x128). Within a group, causal tiles go heavy
-     * first, query tile by query tile across the group's heads: neighbouring
-     * tiles weigh alike, so the round-robin hands every block a similar load,
-     * and the light tiles fill in at the end. */
+     * first, query tile by query tile across the group's heads, so the light
+     * ones fill in at the end. */
     const int total_tiles = p.q_tiles * p.heads_total;
     auto tile_coords = [&](int tile, int &bh, int &q0, int &n_kt) {
         const int group_tiles = p.heads_per_group * p.q_tiles;
@@ -254,11 +266,17 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             sm90::tma_prefetch_descriptor(tv);
             int it = 0; /* key tiles loaded so far, over all tiles: the ring position */
             int local = 0;
-            for (int tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, local++) {
-                int bh, q0, n_kt;
-                tile_coords(tile, bh, q0, n_kt);
+            for (int tile = blockIdx.x;; local++) {
                 if (local > 0)
                     sm90::mbar_wait(q_free, (local - 1) & 1);
+                if (tile >= total_tiles) {
+                    next_tile = -1;
+                    sm90::mbar_arrive(q_full);
+                    break;
+                }
+                int bh, q0, n_kt;
+                tile_coords(tile, bh, q0, n_kt);
+                next_tile = tile;
                 sm90::mbar_arrive_expect_tx(q_full, T::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < T::CHUNKS; c++)
@@ -278,6 +296,14 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
                     for (int c = 0; c < T::CHUNKS; c++)
                         sm90::tma_load_3d(sV + s * T::KV_BYTES + c * BN * RB, tv, v_full(s), c * T::CW, kt * BN, bh);
                 }
+                tile = (int)gridDim.x + atomicAdd(&p.scheduler[0], 1);
+            }
+            /* Every block takes tiles until one is out of range; the last block
+             * to get there leaves the counter at zero for the next launch (which
+             * the stream orders after this one). */
+            if (atomicAdd(&p.scheduler[1], 1) == (int)gridDim.x - 1) {
+                atomicExch(&p.scheduler[0], 0);
+                atomicExch(&p.scheduler[1], 0);
             }
         }
         return;
@@ -326,26 +352,28 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     };
     /* Ping-pong turns: named barrier 2 + w means "warpgroup w may issue". Each
      * warpgroup takes a turn per GEMM issue and then hands the turn over; the
-     * second warpgroup opens the first turn, and skips the hand-over of its
-     * very last turn (nobody waits for it). */
+     * second warpgroup opens the first turn, and the first takes one last
+     * turn at the end to absorb the second's final hand-over (both take the
+     * same number of turns: the tiles are the block's, not the warpgroup's). */
     auto turn_wait = [&]() {
         if constexpr (PINGPONG)
             asm volatile("bar.sync %0, 256;\n" ::"r"(2 + wg) : "memory");
     };
-    auto turn_pass = [&](bool last) {
+    auto turn_pass = [&]() {
         if constexpr (PINGPONG)
-            if (!(last && wg == 1))
-                asm volatile("bar.arrive %0, 256;\n" ::"r"(2 + (wg ^ 1)) : "memory");
+            asm volatile("bar.arrive %0, 256;\n" ::"r"(2 + (wg ^ 1)) : "memory");
     };
     if (PINGPONG && wg == 1)
         asm volatile("bar.arrive 2, 256;\n" ::: "memory");
 
     int it = 0; /* ring position, as the producer counts it */
-    int local = 0;
-    for (int tile = blockIdx.x; tile < total_tiles; tile += gridDim.x, local++) {
+    for (int local = 0;; local++) {
+        sm90::mbar_wait(q_full, local & 1);
+        const int tile = next_tile;
+        if (tile < 0)
+            break;
         int bh, q0, n_kt;
         tile_coords(tile, bh, q0, n_kt);
-        const bool last_tile = tile + (int)gridDim.x >= total_tiles;
         const int wg_row0 = q0 + wg * 64;         /* first query row of this warpgroup */
         const int row0 = wg_row0 + warp * 16 + g; /* this thread's rows: row0 and row0 + 8 */
         /* A tile needs the mask when a key of it lies past the warpgroup's
@@ -367,8 +395,6 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         st.max[0] = st.max[1] = -INFINITY;
         st.sum[0] = st.sum[1] = 0.f;
 
-        sm90::mbar_wait(q_full, local & 1);
-
         /* First key tile (the last one): S, softmax, nothing to rescale. */
         {
             const int stage = it % STAGES, use = it / STAGES;
@@ -377,7 +403,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             sm90::wgmma_fence();
             issue_qk(stage);
             sm90::wgmma_commit();
-            turn_pass(false);
+            turn_pass();
             sm90::wgmma_wait<0>();
             sm90::fence_registers(s);
             release(k_free(stage));
@@ -398,7 +424,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             sm90::wgmma_commit();
             issue_pv(prev_stage); /* ... then O += P V of the previous one */
             sm90::wgmma_commit();
-            turn_pass(false);
+            turn_pass();
             sm90::wgmma_wait<1>(); /* S has landed; P V may still run */
             sm90::fence_registers(s);
             release(k_free(stage));
@@ -425,7 +451,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             sm90::wgmma_fence();
             issue_pv(stage);
             sm90::wgmma_commit();
-            turn_pass(last_tile);
+            turn_pass();
             sm90::wgmma_wait<0>();
             sm90::fence_registers(o);
             release(v_free(stage));
@@ -457,6 +483,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             }
         }
     }
+    if (PINGPONG && wg == 0)
+        asm volatile("bar.sync 2, 256;\n" ::: "memory"); /* the second warpgroup's last hand-over */
 }
 
 } // namespace
@@ -485,19 +513,23 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         ATTNPROF_SM90A_BODY(D, BN, ST, false, OPT)                                                              \
     }
 
-ATTNPROF_SM90A_KERNEL(32, 128, 2, SM90A_OPT_PINGPONG, )
-ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_PINGPONG, )
-ATTNPROF_SM90A_KERNEL(96, 128, 2, SM90A_OPT_PINGPONG, )
-ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG, )
-ATTNPROF_SM90A_KERNEL(256, 64, 2, SM90A_OPT_PINGPONG, )
+/* The defaults, chosen from measurements on the H200 (bench/RESULTS.md): at
+ * D <= 64 the softmax outweighs the GEMMs and ping-pong turns only hold a
+ * warpgroup back (69.1 vs 70.7 us at 8x16x1024x64, 368 vs 382 us at
+ * 4x16x4096x64); at D >= 96 they pay (510 vs 528 us at 4x16x4096x128). The
+ * suffix _pp names a kernel with ping-pong turns. */
+ATTNPROF_SM90A_KERNEL(32, 128, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 128, 2, 0, )
+ATTNPROF_SM90A_KERNEL(96, 128, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(256, 64, 2, SM90A_OPT_PINGPONG, _pp)
 /* Built only into the benchmark: the other choices, measured against the
- * defaults in the same run (bench/RESULTS.md). */
+ * defaults in the same run. */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-ATTNPROF_SM90A_KERNEL(64, 128, 2, 0, _nopp)
-ATTNPROF_SM90A_KERNEL(128, 128, 2, 0, _nopp)
-ATTNPROF_SM90A_KERNEL(256, 64, 2, 0, _nopp)
-ATTNPROF_SM90A_KERNEL(64, 192, 2, SM90A_OPT_PINGPONG, )
-ATTNPROF_SM90A_KERNEL(128, 128, 3, SM90A_OPT_PINGPONG, _s3)
+ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(128, 128, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 192, 2, 0, )
+ATTNPROF_SM90A_KERNEL(128, 128, 3, SM90A_OPT_PINGPONG, _pp_s3)
 #endif
 
 namespace {
@@ -511,22 +543,28 @@ struct Sm90aEntry {
     int chunk_width;
 };
 
-#define ATTNPROF_SM90A_ENTRY(D, BN, ST, SUFFIX)                                                                   \
+#define ATTNPROF_SM90A_ENTRY(D, BN, ST, SUFFIX, NOTE)                                                                   \
     {{"attnprof_flash_fwd_sm90a_bf16_d" #D "_128x" #BN "_wg2" #SUFFIX, D, BLOCK_M, BN, THREADS / 32, THREADS,    \
       Sm90aTile<D, BN, ST>::SMEM,                                                                                 \
       "wgmma (sm_90a) + TMA ring of " #ST " stages; persistent; 1 producer warp, 2 consumer warpgroups, "      \
-      "setmaxnreg" #SUFFIX},          \
+      "setmaxnreg, atomic tile scheduler" NOTE},          \
      attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX,                                                 \
      attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal, ST, Sm90aTile<D, BN, ST>::CW}
 
+#define NOTE_PINGPONG ", ping-pong turns between the consumer warpgroups"
+
 /* The first entry for a head dim is its default (flash_sm90a_config_for_dim). */
 const Sm90aEntry sm90a_entries[] = {
-    ATTNPROF_SM90A_ENTRY(32, 128, 2, ),  ATTNPROF_SM90A_ENTRY(64, 128, 2, ), ATTNPROF_SM90A_ENTRY(96, 128, 2, ),
-    ATTNPROF_SM90A_ENTRY(128, 128, 2, ), ATTNPROF_SM90A_ENTRY(256, 64, 2, ),
+    ATTNPROF_SM90A_ENTRY(32, 128, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(96, 128, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(256, 64, 2, _pp, NOTE_PINGPONG),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, _nopp),  ATTNPROF_SM90A_ENTRY(128, 128, 2, _nopp),
-    ATTNPROF_SM90A_ENTRY(256, 64, 2, _nopp),  ATTNPROF_SM90A_ENTRY(64, 192, 2, ),
-    ATTNPROF_SM90A_ENTRY(128, 128, 3, _s3),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(128, 128, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 192, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(128, 128, 3, _pp_s3, NOTE_PINGPONG),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
@@ -633,6 +671,8 @@ extern "C" int flash_sm90a_config_for_dim(int d)
     return -1;
 }
 
+extern "C" size_t flash_sm90a_workspace_bytes(void) { return 2 * sizeof(int); }
+
 extern "C" int flash_sm90a_stages(int i) { return i >= 0 && i < sm90a_entry_count ? sm90a_entries[i].stages : 0; }
 
 extern "C" cudaError_t flash_sm90a_prepare(int i)
@@ -655,14 +695,15 @@ extern "C" cudaError_t flash_sm90a_blocks_per_sm(int i, int *blocks)
 }
 
 extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, const void *v, void *out, float *lse,
-                                         int batch, int heads, int seq, int head_dim, int causal, cudaStream_t stream)
+                                         int *workspace, int batch, int heads, int seq, int head_dim, int causal,
+                                         cudaStream_t stream)
 {
 #ifndef ATTNPROF_HAVE_SM90A
-    (void)i, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)batch, (void)heads, (void)seq, (void)head_dim,
+    (void)i, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)workspace, (void)batch, (void)heads, (void)seq, (void)head_dim,
         (void)causal, (void)stream;
     return cudaErrorNotSupported;
 #else
-    if (i < 0 || i >= sm90a_entry_count || batch < 1 || heads < 1 || seq < 1 || !lse || !out)
+    if (i < 0 || i >= sm90a_entry_count || batch < 1 || heads < 1 || seq < 1 || !lse || !out || !workspace)
         return cudaErrorInvalidValue;
     const Sm90aEntry &e = sm90a_entries[i];
     if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || (causal != 0 && causal != 1))
@@ -690,6 +731,7 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     p.heads_total = (int)heads_total;
     p.q_tiles = (int)q_tiles;
     p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
+    p.scheduler = workspace;
     /* Persistent: one block per multiprocessor (one fits), each walks the tiles. */
     int dev = 0, sms = 0, l2 = 0;
     if ((rc = cudaGetDevice(&dev)) != cudaSuccess ||

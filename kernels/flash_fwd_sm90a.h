@@ -38,6 +38,10 @@ int flash_sm90a_config_for_dim(int d);
 int flash_sm90a_stages(int i);
 cudaError_t flash_sm90a_prepare(int i);
 cudaError_t flash_sm90a_blocks_per_sm(int i, int *blocks);
+/* Device memory the launch needs for its tile scheduler (a counter). The
+ * caller allocates it once, zeroed; each launch leaves it zeroed again. Launches
+ * that may run at the same time (other streams) need workspaces of their own. */
+size_t flash_sm90a_workspace_bytes(void);
 /* One forward. head_dim: the tensors' real head dim, a multiple of 8 and at
  * most the configuration's; causal: 0 or 1. Tensor maps are encoded on the
  * first launch with a given buffer and cached per thread. Returns the launch
@@ -45,7 +49,8 @@ cudaError_t flash_sm90a_blocks_per_sm(int i, int *blocks);
  * cudaErrorNotSupported when the build has no sm_90a code); does not
  * synchronize. */
 cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, const void *v, void *out, float *lse,
-                               int batch, int heads, int seq, int head_dim, int causal, cudaStream_t stream);
+                               int *workspace, int batch, int heads, int seq, int head_dim, int causal,
+                               cudaStream_t stream);
 
 #ifdef __cplusplus
 }
