@@ -13,8 +13,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 pass=0
-for shape in 2x3x77x64 1x4x256x128 2x4x1000x64 1x2x1024x128 1x2x3000x64 1x2x4096x128 \
-             1x3x77x32 1x2x333x96 1x2x257x256 2x2x190x80; do
+# GPU_TEST_SHAPES="BxHxSxD ..." runs those shapes only, without the counters and sweep checks.
+shapes=${GPU_TEST_SHAPES:-"2x3x77x64 1x4x256x128 2x4x1000x64 1x2x1024x128 1x2x3000x64 1x2x4096x128
+        1x3x77x32 1x2x333x96 1x2x257x256 2x2x190x80"}
+for shape in $shapes; do
   IFS=x read -r B H S D <<<"$shape"
   dir="$work/$shape"
   "$bin" run --batch "$B" --heads "$H" --seq "$S" --dim "$D" --iters 3 --warmup 1 --no-calibrate --quiet -o "$dir" --format png
@@ -75,6 +77,10 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 done
+if [ -n "${GPU_TEST_SHAPES:-}" ]; then
+  echo "$pass passed, $fail failed (GPU_TEST_SHAPES: counters and sweep checks not run)"
+  [ "$fail" -eq 0 ]; exit
+fi
 # The predictions against the counters, at the default shape (8x16x1024x64).
 dir="$work/default-counters"
 "$bin" run --iters 3 --warmup 1 --quiet -o "$dir" --format png
