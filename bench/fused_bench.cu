@@ -4,8 +4,12 @@
  *   fused_bench              correctness on every shape, then timings, cuBLAS ceiling
  *   fused_bench --sanitize   small shapes only, correctness only (for compute-sanitizer)
  *
+ * Every head dim a kernel is compiled for (32, 64, 96, 128, 256) is checked, and
+ * padded ones (8, 40, 80, 112, 160, 200: the kernel of the next compiled D up,
+ * the missing columns zero-filled in shared memory), odd S included.
+ *
  * Correctness: fresh random normal inputs each run (seed printed), every kernel
- * compared with an FP64 CPU reference by relative Frobenius error over the
+ * compared with an FP64 CPU reference (at the real head dim) by relative Frobenius error over the
  * sampled heads (all heads when B*H <= 4, else three), the log-sum-exp of the
  * flash kernels by max absolute error; outputs are poisoned with NaN before
  * each launch and every element must come back finite; each kernel runs twice
@@ -27,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -84,8 +89,15 @@ static cudaError_t launch(const Kern &k, const bf16 *q, const bf16 *kk, const bf
                           float *lse, const Shape &s, cudaStream_t st)
 {
     if (k.flash)
-        return launch_flash_fwd(k.index, q, kk, v, o, lse, s.B, s.H, s.S, st);
-    return launch_efficient_fwd(k.index, q, kk, v, o, s.B, s.H, s.S, st);
+        return launch_flash_fwd(k.index, q, kk, v, o, lse, s.B, s.H, s.S, s.D, 1, st);
+    return launch_efficient_fwd(k.index, q, kk, v, o, s.B, s.H, s.S, s.D, st);
+}
+
+/* Whether a kernel runs this shape: its compiled head dim is the one the shape's
+ * head dim pads to (the same head dim, or the next compiled one up). */
+static bool runs_shape(const Kern &k, const Shape &s)
+{
+    return k.D == (k.flash ? flash_fwd_padded_dim(s.D) : efficient_fwd_padded_dim(s.D));
 }
 
 __device__ __forceinline__ uint64_t splitmix64(uint64_t x)
@@ -204,7 +216,7 @@ static void check_shape(const Shape &s, const std::vector<Kern> &ks, uint64_t se
                        ref_o[i], ref_lse[i]);
 
     for (const Kern &kern : ks) {
-        if (kern.D != s.D)
+        if (!runs_shape(kern, s))
             continue;
         std::vector<uint16_t> first;
         bool ok = true;
@@ -434,22 +446,32 @@ int main(int argc, char **argv)
         printf("kernel %-44s D=%3d tile %3dx%-3d warps %d smem %6zu B  blocks/SM %d\n", k.name.c_str(), k.D,
                k.bm, k.bn, k.warps, k.smem, blocks);
     }
-    const int d64 = flash_fwd_default_config(64, prop.major, prop.minor);
-    const int d128 = flash_fwd_default_config(128, prop.major, prop.minor);
-    printf("flash defaults: d64 %s, d128 %s\n", flash_fwd_config_at(d64)->kernel_name,
-           flash_fwd_config_at(d128)->kernel_name);
+    const int compiled_dims[] = {32, 64, 96, 128, 256};
+    printf("flash defaults:");
+    for (int D : compiled_dims) {
+        const int c = flash_fwd_default_config(D, prop.major, prop.minor);
+        printf(" d%d %s", D, c < 0 ? "none" : flash_fwd_config_at(c)->kernel_name);
+    }
+    printf("\n");
 
     std::vector<Shape> checks;
     if (sanitize) {
-        /* 520 keys: enough tiles that every K/V buffer is refilled at least once. */
+        /* 520 keys (200 at d256, whose tiles hold 32 keys): enough tiles that every
+         * K/V buffer is refilled at least once; 80 and 40 run padded kernels. */
         checks = {{1, 2, 77, 64}, {1, 2, 77, 128}, {1, 1, 200, 64}, {2, 1, 130, 128}, {1, 1, 520, 64},
-                  {1, 1, 520, 128}};
+                  {1, 1, 520, 128}, {1, 2, 77, 32}, {1, 1, 130, 96}, {1, 1, 200, 256}, {2, 1, 90, 80},
+                  {1, 1, 100, 40}};
     } else {
-        for (int D : {64, 128})
+        for (int D : compiled_dims)
             for (int S : {77, 1000, 1024, 4096}) {
                 checks.push_back({1, 2, S, D});
                 checks.push_back({S <= 1024 ? 8 : 4, 16, S, D});
             }
+        /* Odd S and head dims that run the kernel of the next compiled D up. */
+        const Shape odd[] = {{1, 3, 77, 32},   {1, 2, 333, 96},  {1, 2, 257, 256}, {2, 2, 190, 80},
+                             {1, 3, 77, 40},   {1, 2, 333, 200}, {1, 1, 100, 8},   {1, 2, 257, 160},
+                             {2, 2, 1000, 112}, {4, 16, 1024, 80}};
+        checks.insert(checks.end(), std::begin(odd), std::end(odd));
     }
     for (const Shape &s : checks)
         check_shape(s, ks, seed + (uint64_t)s.S * 1000 + s.D + s.B);
@@ -460,7 +482,10 @@ int main(int argc, char **argv)
 
     gemm_ceiling(seed);
 
-    const Shape goals[] = {{8, 16, 1024, 64}, {4, 16, 4096, 128}};
+    /* The two goal shapes of bench/RESULTS.md, and the other compiled head dims
+     * (80 runs the d96 kernels: the cost of padding) at 4x16x4096. */
+    const Shape goals[] = {{8, 16, 1024, 64},  {4, 16, 4096, 128}, {4, 16, 4096, 32},
+                           {4, 16, 4096, 96},  {4, 16, 4096, 80},  {4, 16, 4096, 256}};
     struct Row {
         std::string name;
         Shape s;
@@ -475,7 +500,7 @@ int main(int argc, char **argv)
         std::vector<Row> shape_rows;
         std::vector<const Kern *> shape_kerns;
         for (const Kern &k : ks)
-            if (k.D == s.D) {
+            if (runs_shape(k, s)) {
                 shape_rows.push_back({k.name, s, {}});
                 shape_kerns.push_back(&k);
             }

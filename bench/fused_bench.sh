@@ -59,9 +59,13 @@ for fam in ("flash", "efficient"):
     getattr(lib, fam + "_fwd_config_at").restype = ctypes.POINTER(Cfg)
     getattr(lib, fam + "_fwd_config_count").restype = I
     getattr(lib, fam + "_fwd_prepare").restype = I
-lib.launch_flash_fwd.argtypes = [I, P, P, P, P, P, I, I, I, P]
+    getattr(lib, fam + "_fwd_padded_dim").argtypes = [I]
+    getattr(lib, fam + "_fwd_padded_dim").restype = I
+# (config, q, k, v, out, lse, batch, heads, seq, head_dim, causal, stream)
+lib.launch_flash_fwd.argtypes = [I, P, P, P, P, P, I, I, I, I, I, P]
 lib.launch_flash_fwd.restype = I
-lib.launch_efficient_fwd.argtypes = [I, P, P, P, P, I, I, I, P]
+# (config, q, k, v, out, batch, heads, seq, head_dim, stream)
+lib.launch_efficient_fwd.argtypes = [I, P, P, P, P, I, I, I, I, P]
 lib.launch_efficient_fwd.restype = I
 ours = []
 for fam in ("efficient", "flash"):
@@ -73,7 +77,8 @@ for fam in ("efficient", "flash"):
 print("torch", torch.__version__, torch.cuda.get_device_name(0))
 l2 = torch.cuda.get_device_properties(0).L2_cache_size
 ROUNDS, ITERS, WARM = 7, 10, 3
-for (B, H, S, D) in [(8, 16, 1024, 64), (4, 16, 4096, 128)]:
+for (B, H, S, D) in [(8, 16, 1024, 64), (4, 16, 4096, 128), (4, 16, 4096, 32), (4, 16, 4096, 96),
+                     (4, 16, 4096, 80), (4, 16, 4096, 256)]:
     set_bytes = B * H * S * D * 2 * 3
     nsets = max(2, -(-3 * l2 // set_bytes))
     sets = [[torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3)] for _ in range(nsets)]
@@ -93,18 +98,18 @@ for (B, H, S, D) in [(8, 16, 1024, 64), (4, 16, 4096, 128)]:
         except Exception as e:
             print(f"{name} {B}x{H}x{S}x{D}: unavailable: {e}")
     for fam, idx, kname, d in ours:
-        if d != D:
+        if d != getattr(lib, fam + "_fwd_padded_dim")(D):  # the kernel of D, or of the next D up
             continue
         if fam == "flash":
             def run(q, k, v, idx=idx):
                 rc = lib.launch_flash_fwd(idx, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                                          lse.data_ptr(), B, H, S, stream)
+                                          lse.data_ptr(), B, H, S, D, 1, stream)
                 assert rc == 0, rc
                 return out
         else:
             def run(q, k, v, idx=idx):
                 rc = lib.launch_efficient_fwd(idx, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                                              B, H, S, stream)
+                                              B, H, S, D, stream)
                 assert rc == 0, rc
                 return out
         impls.append((kname, run))

@@ -1,14 +1,21 @@
 /* Memory-efficient causal attention forward in the xformers/CUTLASS style:
- * one fused kernel, 64 queries x 64 keys per step, 4 warps of 16 query rows
- * each, the working set (Q fragments, scores, output accumulator) in
- * registers, tensor-core mma.sync m16n8k16 bf16 with fp32 accumulation, and an
- * online softmax in the natural-exp domain.
+ * one fused kernel, 64 queries x BN keys per step (BN = 64 for every head dim
+ * so far), 4 warps of 16 query rows each, the working set (Q fragments, scores,
+ * output accumulator) in registers, tensor-core mma.sync m16n8k16 bf16 with
+ * fp32 accumulation, and an online softmax in the natural-exp domain. At
+ * D = 256 the output accumulator alone is 128 registers per lane, so the Q
+ * fragments are read from shared memory at every key step instead of being
+ * kept in registers.
  *
  * Unlike the flash kernel there is no multi-stage K/V pipeline: each step
  * copies one K tile and one V tile into shared memory, computes the scores as
  * soon as K has landed (V still in flight), then waits for V. Latency is hidden
  * by running several blocks per multiprocessor instead. Blocks are numbered in
- * plain (query tile, head) order, and no log-sum-exp is kept. */
+ * plain (query tile, head) order, and no log-sum-exp is kept.
+ *
+ * Each kernel is compiled for one head dim D and also runs any smaller head dim
+ * that is a multiple of 8 (the runtime head_dim, the global row stride): column
+ * chunks at or past it are zero-filled in shared memory and never stored. */
 #include "efficient_fwd.h"
 
 #include <cuda_bf16.h>
@@ -25,60 +32,77 @@ struct EfficientParams {
     const bf16 *q, *k, *v;
     bf16 *o;
     int seq;
-    float scale; /* 1 / sqrt(D) */
+    int head_dim; /* real D <= the compiled D: row stride in global memory */
+    float scale;  /* 1 / sqrt(head_dim) */
 };
 
 namespace {
 
 using namespace ptx;
 
-constexpr int EFF_BM = 64, EFF_BN = 64, EFF_WARPS = 4, EFF_THREADS = EFF_WARPS * 32;
+constexpr int EFF_BM = 64, EFF_WARPS = 4, EFF_THREADS = EFF_WARPS * 32;
 
-/* 64 x D tile into shared memory rows of D + 8 elements (the 16-byte pad puts
- * the 8 rows of an ldmatrix phase in 8 different bank groups). The source row
- * is clamped, and rows at or past rows_valid are zero-filled. */
-template <int D>
-__device__ __forceinline__ void load_tile_async(bf16 *sdst, const bf16 *gsrc, int rows_valid, int tid)
+/* ROWS x D tile from global (rows first_row... of a head at ghead, row stride
+ * ld = the real head dim) into shared-memory rows of D + 8 elements (the 16-byte
+ * pad puts the 8 rows of an ldmatrix phase in 8 different bank groups). Rows at
+ * or past seq and column chunks at or past ld are zero-filled; source rows and
+ * columns are clamped so that every address stays inside the head. Where the
+ * threads are no multiple of the chunks per row (D = 96: 12), the spare threads
+ * copy nothing and the last pass covers the rows that are left. */
+template <int D, int ROWS>
+__device__ __forceinline__ void load_tile_async(bf16 *sdst, const bf16 *ghead, int first_row, int seq, int ld,
+                                                int tid)
 {
     constexpr int LD = D + 8, CHUNKS_PER_ROW = D / 8, STEP = EFF_THREADS / CHUNKS_PER_ROW;
-    static_assert(EFF_BM % STEP == 0, "tile copy must divide evenly among threads");
+    constexpr int PASSES = (ROWS + STEP - 1) / STEP;
+    static_assert(STEP >= 1, "a pass copies at least one whole row");
     const int row0 = tid / CHUNKS_PER_ROW, chunk = tid % CHUNKS_PER_ROW;
+    if (EFF_THREADS % CHUNKS_PER_ROW != 0 && row0 >= STEP)
+        return;
+    const bool col_valid = chunk * 8 < ld;
+    const bf16 *src = ghead + (col_valid ? chunk * 8 : 0);
     const uint32_t dst = smem_addr(sdst + row0 * LD + chunk * 8);
 #pragma unroll
-    for (int i = 0; i < EFF_BM / STEP; i++) {
-        const int row = row0 + i * STEP;
-        cp_async_16(dst + i * STEP * LD * 2, gsrc + min(row, rows_valid - 1) * D + chunk * 8,
-                    row < rows_valid);
+    for (int i = 0; i < PASSES; i++) {
+        const int row = first_row + row0 + i * STEP;
+        if (ROWS % STEP == 0 || row0 + i * STEP < ROWS)
+            cp_async_16(dst + i * STEP * LD * 2, src + min(row, seq - 1) * ld, col_valid && row < seq);
     }
 }
 
-template <int D> struct EfficientTile {
+template <int D, int BN> struct EfficientTile {
     static constexpr int LD = D + 8;
-    static constexpr size_t SMEM = (size_t)(EFF_BM + 2 * EFF_BN) * LD * sizeof(bf16);
+    static constexpr int NT = BN / 8, DT = D / 8, KD = D / 16, KN = BN / 16;
+    /* Q fragments (KD * 4 registers) stay in registers unless the output
+     * accumulator (DT * 4) is already 128 registers (D = 256). */
+    static constexpr bool Q_IN_REGS = DT * 4 < 128;
+    static constexpr size_t SMEM = (size_t)(EFF_BM + 2 * BN) * LD * sizeof(bf16);
+    static_assert(NT % 2 == 0 && DT % 2 == 0, "ldmatrix.x4 loads two 8-wide tiles");
 };
 
-template <int D> __device__ __forceinline__ void efficient_fwd_body(const EfficientParams &p)
+template <int D, int BN> __device__ __forceinline__ void efficient_fwd_body(const EfficientParams &p)
 {
-    constexpr int LD = D + 8;
-    constexpr int NT = EFF_BN / 8, DT = D / 8, KD = D / 16, KN = EFF_BN / 16;
+    typedef EfficientTile<D, BN> T;
+    constexpr int LD = T::LD, NT = T::NT, DT = T::DT, KD = T::KD, KN = T::KN;
 
     extern __shared__ __align__(16) unsigned char smem_raw[];
     bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
     bf16 *sK = sQ + EFF_BM * LD;
-    bf16 *sV = sK + EFF_BN * LD;
+    bf16 *sV = sK + BN * LD;
 
     const int S = p.seq;
     const int q0 = blockIdx.x * EFF_BM;
-    const size_t head_off = (size_t)blockIdx.y * S * D;
+    const int ld = p.head_dim;
+    const size_t head_off = (size_t)blockIdx.y * S * ld;
     const bf16 *Q = p.q + head_off, *K = p.k + head_off, *V = p.v + head_off;
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t4 = lane & 3;
     const int wrow0 = q0 + warp * 16;
     const bool warp_has_rows = wrow0 < S;
-    const int n_kt = (min(q0 + EFF_BM, S) + EFF_BN - 1) / EFF_BN;
+    const int n_kt = (min(q0 + EFF_BM, S) + BN - 1) / BN;
 
-    load_tile_async<D>(sQ, Q + (size_t)q0 * D, S - q0, tid);
+    load_tile_async<D, EFF_BM>(sQ, Q, q0, S, ld, tid);
     cp_async_commit();
 
     /* ldmatrix lane addresses: Q as the A operand, K non-transposed and V
@@ -98,21 +122,23 @@ template <int D> __device__ __forceinline__ void efficient_fwd_body(const Effici
         for (int i = 0; i < 4; i++)
             o[dt][i] = 0.f;
     float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
-    uint32_t qf[KD][4];
+    uint32_t qf[T::Q_IN_REGS ? KD : 1][4];
     const float scale = p.scale;
 
     for (int kt = 0; kt < n_kt; kt++) {
-        const int k0 = kt * EFF_BN;
-        load_tile_async<D>(sK, K + (size_t)k0 * D, S - k0, tid);
+        const int k0 = kt * BN;
+        load_tile_async<D, BN>(sK, K, k0, S, ld, tid);
         cp_async_commit();
-        load_tile_async<D>(sV, V + (size_t)k0 * D, S - k0, tid);
+        load_tile_async<D, BN>(sV, V, k0, S, ld, tid);
         cp_async_commit();
         cp_async_wait<1>(); /* Q (first step) and K have landed; V may still be in flight */
         __syncthreads();
-        if (kt == 0) {
+        if constexpr (T::Q_IN_REGS) {
+            if (kt == 0) {
 #pragma unroll
-            for (int kk = 0; kk < KD; kk++)
-                ldmatrix_x4(q_lane + kk * 32, qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
+                for (int kk = 0; kk < KD; kk++)
+                    ldmatrix_x4(q_lane + kk * 32, qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
+            }
         }
 
         const bool active = warp_has_rows && k0 <= wrow0 + 15;
@@ -125,16 +151,25 @@ template <int D> __device__ __forceinline__ void efficient_fwd_body(const Effici
                 for (int i = 0; i < 4; i++)
                     s[nt][i] = 0.f;
 #pragma unroll
-            for (int kk = 0; kk < KD; kk++)
+            for (int kk = 0; kk < KD; kk++) {
+                uint32_t a[4];
+                if constexpr (T::Q_IN_REGS) {
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+                        a[i] = qf[kk][i];
+                } else {
+                    ldmatrix_x4(q_lane + kk * 32, a[0], a[1], a[2], a[3]);
+                }
 #pragma unroll
                 for (int np = 0; np < NT / 2; np++) {
                     uint32_t b0, b1, b2, b3;
                     ldmatrix_x4(k_lane + np * 16 * LD * 2 + kk * 32, b0, b1, b2, b3);
-                    mma_bf16_16816(s[2 * np], qf[kk], b0, b1);
-                    mma_bf16_16816(s[2 * np + 1], qf[kk], b2, b3);
+                    mma_bf16_16816(s[2 * np], a, b0, b1);
+                    mma_bf16_16816(s[2 * np + 1], a, b2, b3);
                 }
+            }
 
-            const bool needs_mask = k0 + EFF_BN - 1 > wrow0;
+            const bool needs_mask = k0 + BN - 1 > wrow0;
 #pragma unroll
             for (int nt = 0; nt < NT; nt++)
 #pragma unroll
@@ -198,7 +233,8 @@ template <int D> __device__ __forceinline__ void efficient_fwd_body(const Effici
     }
 
     /* Normalize and store straight from the accumulators: each quad writes 16
-     * contiguous bytes of a row per 8-wide tile. */
+     * contiguous bytes of a row per 8-wide tile, the tiles below the real head
+     * dim only (the padded ones hold zeros). */
     bf16 *O = p.o + head_off;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
@@ -210,23 +246,29 @@ template <int D> __device__ __forceinline__ void efficient_fwd_body(const Effici
         if (row < S) {
 #pragma unroll
             for (int dt = 0; dt < DT; dt++)
-                *reinterpret_cast<uint32_t *>(O + (size_t)row * D + dt * 8 + 2 * t4) =
-                    pack_bf16x2(o[dt][2 * h] * inv, o[dt][2 * h + 1] * inv);
+                if (dt * 8 < ld)
+                    *reinterpret_cast<uint32_t *>(O + (size_t)row * ld + dt * 8 + 2 * t4) =
+                        pack_bf16x2(o[dt][2 * h] * inv, o[dt][2 * h + 1] * inv);
         }
     }
 }
 
 } // namespace
 
-#define ATTNPROF_EFFICIENT_KERNEL(D)                                                               \
+/* One extern "C" kernel per head dim; the name CUPTI records is the name
+ * written here. */
+#define ATTNPROF_EFFICIENT_KERNEL(D, BN)                                                           \
     extern "C" __global__ void __launch_bounds__(EFF_THREADS)                                     \
-        attnprof_efficient_fwd_bf16_d##D##_64x64_w4(EfficientParams p)                             \
+        attnprof_efficient_fwd_bf16_d##D##_64x##BN##_w4(EfficientParams p)                         \
     {                                                                                              \
-        efficient_fwd_body<D>(p);                                                                  \
+        efficient_fwd_body<D, BN>(p);                                                              \
     }
 
-ATTNPROF_EFFICIENT_KERNEL(64)
-ATTNPROF_EFFICIENT_KERNEL(128)
+ATTNPROF_EFFICIENT_KERNEL(32, 64)
+ATTNPROF_EFFICIENT_KERNEL(64, 64)
+ATTNPROF_EFFICIENT_KERNEL(96, 64)
+ATTNPROF_EFFICIENT_KERNEL(128, 64)
+ATTNPROF_EFFICIENT_KERNEL(256, 64)
 
 namespace {
 
@@ -237,12 +279,20 @@ struct EfficientEntry {
     efficient_kernel_fn fn;
 };
 
-#define ATTNPROF_EFFICIENT_ENTRY(D)                                                                \
-    {{"attnprof_efficient_fwd_bf16_d" #D "_64x64_w4", D, EFF_BM, EFF_BN, EFF_WARPS, EFF_THREADS,   \
-      EfficientTile<D>::SMEM, "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+)"},                 \
-     attnprof_efficient_fwd_bf16_d##D##_64x64_w4}
+#define ATTNPROF_EFFICIENT_ENTRY(D, BN, NOTE)                                                      \
+    {{"attnprof_efficient_fwd_bf16_d" #D "_64x" #BN "_w4", D, EFF_BM, BN, EFF_WARPS, EFF_THREADS,  \
+      EfficientTile<D, BN>::SMEM, "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); " NOTE},      \
+     attnprof_efficient_fwd_bf16_d##D##_64x##BN##_w4}
+#define NOTE_Q_REGS "Q fragments in registers"
+#define NOTE_Q_SMEM "Q fragments re-read from shared memory every key step"
 
-const EfficientEntry efficient_entries[] = {ATTNPROF_EFFICIENT_ENTRY(64), ATTNPROF_EFFICIENT_ENTRY(128)};
+/* One configuration per head dim, in increasing order: it is the default for
+ * its head dim and the one efficient_fwd_padded_dim rounds up to. */
+const EfficientEntry efficient_entries[] = {
+    ATTNPROF_EFFICIENT_ENTRY(32, 64, NOTE_Q_REGS),  ATTNPROF_EFFICIENT_ENTRY(64, 64, NOTE_Q_REGS),
+    ATTNPROF_EFFICIENT_ENTRY(96, 64, NOTE_Q_REGS),  ATTNPROF_EFFICIENT_ENTRY(128, 64, NOTE_Q_REGS),
+    ATTNPROF_EFFICIENT_ENTRY(256, 64, NOTE_Q_SMEM),
+};
 const int efficient_entry_count = (int)(sizeof efficient_entries / sizeof efficient_entries[0]);
 
 } // namespace
@@ -254,15 +304,26 @@ extern "C" const efficient_fwd_config *efficient_fwd_config_at(int i)
     return i >= 0 && i < efficient_entry_count ? &efficient_entries[i].cfg : NULL;
 }
 
+extern "C" int efficient_fwd_padded_dim(int head_dim)
+{
+    if (head_dim < 8 || head_dim % 8 != 0)
+        return -1;
+    for (int i = 0; i < efficient_entry_count; i++) /* increasing head dims */
+        if (efficient_entries[i].cfg.head_dim >= head_dim)
+            return efficient_entries[i].cfg.head_dim;
+    return -1;
+}
+
 extern "C" int efficient_fwd_default_config(int head_dim, int cc_major, int cc_minor)
 {
     (void)cc_minor;
     /* Dispatch point: sm_80 and later run the portable mma.sync kernels; a
      * Hopper (sm_90a wgmma) kernel would be chosen here for cc_major == 9. */
-    if (cc_major < 8)
+    const int d = efficient_fwd_padded_dim(head_dim);
+    if (cc_major < 8 || d < 0)
         return -1;
     for (int i = 0; i < efficient_entry_count; i++)
-        if (efficient_entries[i].cfg.head_dim == head_dim)
+        if (efficient_entries[i].cfg.head_dim == d)
             return i;
     return -1;
 }
@@ -285,12 +346,17 @@ extern "C" cudaError_t efficient_fwd_blocks_per_sm(int config, int *blocks)
 }
 
 extern "C" cudaError_t launch_efficient_fwd(int config, const void *q, const void *k, const void *v,
-                                            void *out, int batch, int heads, int seq,
+                                            void *out, int batch, int heads, int seq, int head_dim,
                                             cudaStream_t stream)
 {
     if (config < 0 || config >= efficient_entry_count || batch < 1 || heads < 1 || seq < 1)
         return cudaErrorInvalidValue;
     const EfficientEntry &e = efficient_entries[config];
+    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim)
+        return cudaErrorInvalidValue;
+    /* Offsets inside one head are computed in int. */
+    if ((long long)seq * head_dim > 0x7fffffffLL)
+        return cudaErrorInvalidValue;
     const long long bh = (long long)batch * heads;
     if (bh > 65535)
         return cudaErrorInvalidValue; /* grid.y limit */
@@ -300,7 +366,8 @@ extern "C" cudaError_t launch_efficient_fwd(int config, const void *q, const voi
     p.v = static_cast<const bf16 *>(v);
     p.o = static_cast<bf16 *>(out);
     p.seq = seq;
-    p.scale = (float)(1.0 / sqrt((double)e.cfg.head_dim));
+    p.head_dim = head_dim;
+    p.scale = (float)(1.0 / sqrt((double)head_dim));
     const dim3 grid((unsigned)((seq + EFF_BM - 1) / EFF_BM), (unsigned)bh);
     e.fn<<<grid, e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
     return cudaGetLastError();

@@ -17,7 +17,13 @@
  *
  * Blocks are numbered heavy first: the query tiles nearest the end of the
  * sequence (which see the most keys) get the lowest block numbers, so the
- * scheduler starts them first and the short ones fill in at the end. */
+ * scheduler starts them first and the short ones fill in at the end.
+ *
+ * Each kernel is compiled for one head dim D; it also runs any smaller head dim
+ * that is a multiple of 8 (the runtime head_dim, the global row stride). The
+ * 16-byte chunks of columns at or past head_dim are zero-filled on the way into
+ * shared memory, exactly as rows past S are, so they add nothing to Q K^T and
+ * give zero output columns, which are never stored. */
 #include "flash_fwd.h"
 
 #include <cuda_bf16.h>
@@ -35,9 +41,10 @@ struct FlashParams {
     bf16 *o;
     float *lse;
     int seq;
+    int head_dim;    /* real D <= the compiled D: row stride in global memory */
     int heads_total; /* batch * heads */
     int q_tiles;
-    float scale_log2; /* log2(e) / sqrt(D) */
+    float scale_log2; /* log2(e) / sqrt(head_dim) */
 };
 
 namespace {
@@ -51,37 +58,53 @@ __device__ __forceinline__ float fast_exp2(float x)
     return y;
 }
 
+/* The running row max as the offset of the exponentials: a row with no visible
+ * key yet keeps max -inf, and 0 in its place keeps exp2(-inf - m) at 0 instead
+ * of NaN. */
+__device__ __forceinline__ float exp2_offset(float row_max) { return row_max == -INFINITY ? 0.f : row_max; }
+
 /* Shared-memory tiles hold D bf16 per row plus 16 bytes of padding: consecutive
- * rows then start 4 banks apart, so the 8 rows an ldmatrix phase reads hit 8
- * different bank groups. Padding rather than an XOR swizzle keeps every ldmatrix
+ * rows then start an odd number of 16-byte units apart (D/8 + 1, D a multiple
+ * of 16), so the 8 rows an ldmatrix phase reads hit 8 different bank groups. Padding rather than an XOR swizzle keeps every ldmatrix
  * address a per-lane base plus a compile-time offset (an immediate in the
  * instruction), which matters at 255 registers. */
 template <int D> struct Smem {
     static constexpr int LD = D + 8; /* row stride, elements */
 };
 
-/* rows x D tile from global (row 0 at gsrc, rows_valid >= 1) into padded shared
- * memory; rows at or past rows_valid are zero-filled. A thread copies the same 16-byte column
- * chunk of rows tid/CPR, tid/CPR + STEP, ...: one base address plus
- * compile-time offsets. */
+/* ROWS x D tile, rows first_row... of a head at ghead (row stride ld = the real
+ * head dim, a multiple of 8 and <= D, seq rows), into padded shared memory; rows
+ * at or past seq and column chunks at or past ld are zero-filled. A thread
+ * copies the same 16-byte column chunk of rows tid/CPR, tid/CPR + STEP, ...,
+ * with one column test per call. Where THREADS is no multiple of the chunks per
+ * row (D = 96: 12 chunks, 128 threads), the THREADS % CPR spare threads copy
+ * nothing and the last pass covers the rows that are left. Offsets within a
+ * head are int (the launcher checks seq * ld < 2^31). */
 template <int D, int ROWS, int THREADS>
-__device__ __forceinline__ void load_tile_async(bf16 *sdst, const bf16 *gsrc, int rows_valid, int tid)
+__device__ __forceinline__ void load_tile_async(bf16 *sdst, const bf16 *ghead, int first_row, int seq, int ld,
+                                                int tid)
 {
     constexpr int CHUNKS_PER_ROW = D / 8;
     constexpr int STEP = THREADS / CHUNKS_PER_ROW;
-    static_assert(THREADS % CHUNKS_PER_ROW == 0 && ROWS % STEP == 0,
-                  "tile copy must divide evenly among threads");
+    constexpr int PASSES = (ROWS + STEP - 1) / STEP;
+    static_assert(STEP >= 1, "a pass copies at least one whole row");
     const int row0 = tid / CHUNKS_PER_ROW, chunk = tid % CHUNKS_PER_ROW;
+    if (THREADS % CHUNKS_PER_ROW != 0 && row0 >= STEP)
+        return;
     constexpr int LD = Smem<D>::LD;
-    const bf16 *src = gsrc + chunk * 8;
+    /* A chunk past the real head dim reads nothing (src-size 0); its address is
+     * clamped to chunk 0 of the row, like a row past the end. */
+    const bool col_valid = chunk * 8 < ld;
+    const bf16 *src = ghead + (col_valid ? chunk * 8 : 0);
     const uint32_t dst = smem_addr(sdst + row0 * LD + chunk * 8);
 #pragma unroll
-    for (int i = 0; i < ROWS / STEP; i++) {
+    for (int i = 0; i < PASSES; i++) {
         /* The source row is clamped rather than selected between two pointers:
          * a select makes the compiler keep one 64-bit offset per row live across
          * the whole kernel (spills at 255 registers). */
-        const int row = row0 + i * STEP;
-        cp_async_16(dst + i * STEP * LD * 2, src + min(row, rows_valid - 1) * D, row < rows_valid);
+        const int row = first_row + row0 + i * STEP;
+        if (ROWS % STEP == 0 || row0 + i * STEP < ROWS)
+            cp_async_16(dst + i * STEP * LD * 2, src + min(row, seq - 1) * ld, col_valid && row < seq);
     }
 }
 
@@ -130,8 +153,14 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
     const int bh = tile % p.heads_total;
     const int q_tile = p.q_tiles - 1 - tile / p.heads_total; /* heavy first */
     const int q0 = q_tile * BM;
-    const size_t head_off = (size_t)bh * S * D;
+    const int ld = p.head_dim;
+    const size_t head_off = (size_t)bh * S * ld;
     const bf16 *Q = p.q + head_off, *K = p.k + head_off, *V = p.v + head_off;
+    /* In the main loop the V tile's address is K's plus this distance: one
+     * 64-bit source address per lane stays live across the loop instead of two
+     * (with the runtime row stride, d128 128x64 w4 spilled at 255 registers
+     * otherwise). */
+    const uintptr_t v_minus_k = reinterpret_cast<uintptr_t>(p.v) - reinterpret_cast<uintptr_t>(p.k);
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t4 = lane & 3;
@@ -142,13 +171,13 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
     const int kv_end = min(q0 + BM, S); /* causal: keys past the tile's last row are never needed */
     const int n_kt = (kv_end + BN - 1) / BN;
 
-    load_tile_async<D, BM, THREADS>(sQ, Q + (size_t)q0 * D, S - q0, tid);
-    load_tile_async<D, BN, THREADS>(sK, K, S, tid);
-    load_tile_async<D, BN, THREADS>(sV, V, S, tid);
+    load_tile_async<D, BM, THREADS>(sQ, Q, q0, S, ld, tid);
+    load_tile_async<D, BN, THREADS>(sK, K, 0, S, ld, tid);
+    load_tile_async<D, BN, THREADS>(sV, V, 0, S, ld, tid);
     cp_async_commit();
     if (n_kt > 1) {
-        load_tile_async<D, BN, THREADS>(sK + BN * LD, K + (size_t)BN * D, S - BN, tid);
-        load_tile_async<D, BN, THREADS>(sV + BN * LD, V + (size_t)BN * D, S - BN, tid);
+        load_tile_async<D, BN, THREADS>(sK + BN * LD, K, BN, S, ld, tid);
+        load_tile_async<D, BN, THREADS>(sV + BN * LD, V, BN, S, ld, tid);
     }
     cp_async_commit(); /* possibly empty: keeps "wait for all but the newest group" uniform */
 
@@ -269,7 +298,7 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
                  * Order: new maxima, O rescale, then exponentials packed straight into
                  * the bf16 A fragments of P, so each score register dies as soon as
                  * it is used (this keeps d128 128x64 within 255 registers). */
-                float m_use[MT][2], alpha[MT][2];
+                float row_max_prev[MT][2];
                 bool max_grew = false;
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
@@ -282,26 +311,30 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
                         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
                         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
                         const float m_new = fmaxf(row_max[mt][h], mx * scale_log2);
-                        /* A row with no visible key yet keeps max -inf: use 0 so that
-                         * exp2(-inf - m) stays 0 instead of NaN. */
-                        m_use[mt][h] = m_new == -INFINITY ? 0.f : m_new;
-                        alpha[mt][h] = fast_exp2(row_max[mt][h] - m_use[mt][h]);
                         max_grew |= m_new != row_max[mt][h];
+                        row_max_prev[mt][h] = row_max[mt][h];
                         row_max[mt][h] = m_new;
-                        row_sum[mt][h] *= alpha[mt][h];
                     }
                 /* Rescaling O costs one multiply per accumulator (MT*D/4 per lane) per
                  * key step. When no row max of the warp grew, every alpha is exactly 1
-                 * and the rescale is skipped (warp-uniform branch). Past the first few
-                 * key tiles a row's running max rarely grows. */
+                 * (or multiplies a row sum and accumulators that are still 0) and the
+                 * rescale is skipped (warp-uniform branch). Past the first few key
+                 * tiles a row's running max rarely grows. alpha is computed here, one
+                 * row at a time, rather than beside the maxima: fewer values live at
+                 * the kernel's register peak. */
                 if (!(OPT & FLASH_OPT_LAZY_RESCALE) || __any_sync(0xffffffffu, max_grew)) {
 #pragma unroll
                     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-                        for (int dt = 0; dt < DT; dt++)
+                        for (int h = 0; h < 2; h++) {
+                            const float alpha = fast_exp2(row_max_prev[mt][h] - exp2_offset(row_max[mt][h]));
+                            row_sum[mt][h] *= alpha;
 #pragma unroll
-                            for (int i = 0; i < 4; i++)
-                                o[mt][dt][i] *= alpha[mt][i >> 1];
+                            for (int dt = 0; dt < DT; dt++) {
+                                o[mt][dt][2 * h] *= alpha;
+                                o[mt][dt][2 * h + 1] *= alpha;
+                            }
+                        }
                 }
 
                 /* The score accumulator layout of two adjacent 8-key tiles is the
@@ -314,7 +347,7 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
                         float e[4];
 #pragma unroll
                         for (int i = 0; i < 4; i++)
-                            e[i] = fast_exp2(fmaf(s[mt][nt][i], scale_log2, -m_use[mt][i >> 1]));
+                            e[i] = fast_exp2(fmaf(s[mt][nt][i], scale_log2, -exp2_offset(row_max[mt][i >> 1])));
                         row_sum[mt][0] += e[0] + e[1];
                         row_sum[mt][1] += e[2] + e[3];
                         pa[mt][nt >> 1][(nt & 1) * 2 + 0] = pack_bf16x2(e[0], e[1]);
@@ -340,9 +373,11 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 
         __syncthreads(); /* every warp is done with buffer `buf` */
         if (kt + 2 < n_kt) {
-            const size_t next = (size_t)(kt + 2) * BN;
-            load_tile_async<D, BN, THREADS>(sK + buf * BN * LD, K + next * D, S - (int)next, tid);
-            load_tile_async<D, BN, THREADS>(sV + buf * BN * LD, V + next * D, S - (int)next, tid);
+            const int next = (kt + 2) * BN;
+            load_tile_async<D, BN, THREADS>(sK + buf * BN * LD, K, next, S, ld, tid);
+            load_tile_async<D, BN, THREADS>(sV + buf * BN * LD,
+                                            reinterpret_cast<const bf16 *>(reinterpret_cast<uintptr_t>(K) + v_minus_k),
+                                            next, S, ld, tid);
         }
         cp_async_commit();
     }
@@ -350,7 +385,8 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 
     /* Epilogue: finish the row sums across each quad, normalize, write the
      * log-sum-exp, stage this warp's rows of O in its own rows of sQ (no other
-     * warp reads them) and copy them out with 16-byte stores. */
+     * warp reads them) and copy them out with 16-byte stores, the columns below
+     * the real head dim only (the padded ones hold zeros). */
     __syncwarp();
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
@@ -381,8 +417,8 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
         const int r = c / CHUNKS_PER_ROW, chunk = c % CHUNKS_PER_ROW;
         const int row_local = wrow_local + r;
         const int row = q0 + row_local;
-        if (row < S)
-            *reinterpret_cast<uint4 *>(O + (size_t)row * D + chunk * 8) =
+        if (row < S && chunk * 8 < ld)
+            *reinterpret_cast<uint4 *>(O + (size_t)row * ld + chunk * 8) =
                 *reinterpret_cast<const uint4 *>(sQ + row_local * LD + chunk * 8);
     }
 }
@@ -409,19 +445,35 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
 #define FLASH_D128_128X64_STEP 64
 #endif
 
+/* Head dims 32, 64, 96 and 128: 128 query rows, 4 warps of 32 rows. d32 and d64
+ * rescale O every tile (the rescale is cheap there; the vote costs more than it
+ * saves at d64), d96 and d128 only when a row max grows. d256: the output
+ * accumulator alone is 128 registers per lane at 32 rows per warp, so the tile
+ * is 64 rows, 4 warps of 16; 32-key tiles keep the double-buffered K/V at 99 KB
+ * (two blocks per multiprocessor on sm_90), 64-key tiles halve the barriers per
+ * key at one block per multiprocessor. */
+ATTNPROF_FLASH_KERNEL(32, 128, 64, 4, 64, 0, )
+ATTNPROF_FLASH_KERNEL(32, 128, 128, 4, 128, 0, )
 ATTNPROF_FLASH_KERNEL(64, 128, 64, 4, 64, 0, )
 ATTNPROF_FLASH_KERNEL(64, 128, 128, 4, 128, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(96, 128, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, )
 ATTNPROF_FLASH_KERNEL(128, 128, 64, 4, FLASH_D128_128X64_STEP, FLASH_OPT_LAZY_RESCALE, )
 ATTNPROF_FLASH_KERNEL(128, 128, 32, 4, 32, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(256, 64, 32, 4, 32, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(256, 64, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, )
 /* Built only into the benchmark: configurations measured slower on the H200
- * (64x64 w4, 128x128 w8) and the other rescale choice of the d64 tiles
- * ("_lazy", "_eager"; d64 128x128 w4 eager spills in its sm_80 code). */
+ * (64x64 w4, 128x128 w8), the other rescale choice of the d64 and d96 tiles
+ * ("_lazy", "_eager"; d64 128x128 w4 eager spills in its sm_80 code), and
+ * FlashAttention-2's A100 tile for d256 (128x64 w8, 198 KB: one block per
+ * multiprocessor). */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
 ATTNPROF_FLASH_KERNEL(64, 128, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, _lazy)
 ATTNPROF_FLASH_KERNEL(64, 128, 128, 4, 128, 0, _eager)
 ATTNPROF_FLASH_KERNEL(64, 64, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, )
 ATTNPROF_FLASH_KERNEL(64, 128, 128, 8, 128, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(96, 128, 64, 4, 64, 0, _eager)
 ATTNPROF_FLASH_KERNEL(128, 128, 128, 8, 128, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(256, 128, 64, 8, 64, FLASH_OPT_LAZY_RESCALE, )
 #endif
 
 namespace {
@@ -441,19 +493,37 @@ struct FlashEntry {
 #define NOTE_LAZY "O rescaled only when a row max grows"
 
 const FlashEntry flash_entries[] = {
+    ATTNPROF_FLASH_ENTRY(32, 128, 64, 4, , NOTE_EAGER),
+    ATTNPROF_FLASH_ENTRY(32, 128, 128, 4, , NOTE_EAGER),
     ATTNPROF_FLASH_ENTRY(64, 128, 64, 4, , NOTE_EAGER),
     ATTNPROF_FLASH_ENTRY(64, 128, 128, 4, , NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(96, 128, 64, 4, , NOTE_LAZY),
     ATTNPROF_FLASH_ENTRY(128, 128, 64, 4, , NOTE_LAZY "; sm_80 code: 32-key compute steps"),
     ATTNPROF_FLASH_ENTRY(128, 128, 32, 4, , NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(256, 64, 32, 4, , NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(256, 64, 64, 4, , NOTE_LAZY),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
     ATTNPROF_FLASH_ENTRY(64, 128, 64, 4, _lazy, NOTE_LAZY),
     ATTNPROF_FLASH_ENTRY(64, 128, 128, 4, _eager, NOTE_EAGER),
     ATTNPROF_FLASH_ENTRY(64, 64, 64, 4, , NOTE_LAZY),
     ATTNPROF_FLASH_ENTRY(64, 128, 128, 8, , NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(96, 128, 64, 4, _eager, NOTE_EAGER),
     ATTNPROF_FLASH_ENTRY(128, 128, 128, 8, , NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(256, 128, 64, 8, , NOTE_LAZY),
 #endif
 };
 const int flash_entry_count = (int)(sizeof flash_entries / sizeof flash_entries[0]);
+
+/* The tile each supported head dim runs by default on the mma.sync path: the
+ * fastest measured on the H200 (bench/RESULTS.md). The head dims listed here
+ * are the ones flash_fwd_padded_dim rounds up to. */
+struct FlashDefault {
+    int d, bm, bn, warps;
+};
+const FlashDefault flash_defaults[] = {
+    {32, 128, 64, 4}, {64, 128, 64, 4}, {96, 128, 64, 4}, {128, 128, 64, 4}, {256, 64, 32, 4},
+};
+const int flash_default_count = (int)(sizeof flash_defaults / sizeof flash_defaults[0]);
 
 int find_flash_entry(int d, int bm, int bn, int w)
 {
@@ -474,20 +544,30 @@ extern "C" const flash_fwd_config *flash_fwd_config_at(int i)
     return i >= 0 && i < flash_entry_count ? &flash_entries[i].cfg : NULL;
 }
 
+extern "C" int flash_fwd_padded_dim(int head_dim)
+{
+    if (head_dim < 8 || head_dim % 8 != 0)
+        return -1;
+    int best = -1; /* the smallest supported head dim >= head_dim */
+    for (int i = 0; i < flash_default_count; i++)
+        if (flash_defaults[i].d >= head_dim && (best < 0 || flash_defaults[i].d < best))
+            best = flash_defaults[i].d;
+    return best;
+}
+
 extern "C" int flash_fwd_default_config(int head_dim, int cc_major, int cc_minor)
 {
     (void)cc_minor;
     /* Dispatch point. Everything from sm_80 up runs the portable mma.sync kernels
-     * below. A Hopper kernel (wgmma from shared memory, K/V by the tensor memory
+     * above. A Hopper kernel (wgmma from shared memory, K/V by the tensor memory
      * accelerator, built for sm_90a) belongs here as its own entry, chosen when
-     * cc_major == 9 and the binary carries sm_90a code. The tile sizes are the
-     * fastest measured on the H200 (bench/RESULTS.md). */
-    if (cc_major < 8)
+     * cc_major == 9 and the binary carries sm_90a code. */
+    const int d = flash_fwd_padded_dim(head_dim);
+    if (cc_major < 8 || d < 0)
         return -1;
-    if (head_dim == 64)
-        return find_flash_entry(64, 128, 64, 4);
-    if (head_dim == 128)
-        return find_flash_entry(128, 128, 64, 4);
+    for (int i = 0; i < flash_default_count; i++)
+        if (flash_defaults[i].d == d)
+            return find_flash_entry(d, flash_defaults[i].bm, flash_defaults[i].bn, flash_defaults[i].warps);
     return -1;
 }
 
@@ -510,11 +590,18 @@ extern "C" cudaError_t flash_fwd_blocks_per_sm(int config, int *blocks)
 
 extern "C" cudaError_t launch_flash_fwd(int config, const void *q, const void *k, const void *v,
                                         void *out, float *lse, int batch, int heads, int seq,
-                                        cudaStream_t stream)
+                                        int head_dim, int causal, cudaStream_t stream)
 {
     if (config < 0 || config >= flash_entry_count || batch < 1 || heads < 1 || seq < 1 || !lse)
         return cudaErrorInvalidValue;
     const FlashEntry &e = flash_entries[config];
+    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim)
+        return cudaErrorInvalidValue;
+    if (!causal)
+        return cudaErrorNotSupported; /* these kernels skip and mask the tiles above the diagonal */
+    /* Offsets inside one head are computed in int. */
+    if ((long long)seq * head_dim > 0x7fffffffLL)
+        return cudaErrorInvalidValue;
     const long long q_tiles = (seq + e.cfg.block_m - 1) / e.cfg.block_m;
     const long long blocks = q_tiles * batch * heads;
     if (blocks > 0x7fffffffLL)
@@ -526,9 +613,10 @@ extern "C" cudaError_t launch_flash_fwd(int config, const void *q, const void *k
     p.o = static_cast<bf16 *>(out);
     p.lse = lse;
     p.seq = seq;
+    p.head_dim = head_dim;
     p.heads_total = batch * heads;
     p.q_tiles = (int)q_tiles;
-    p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)e.cfg.head_dim));
+    p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
     e.fn<<<(unsigned)blocks, e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
     return cudaGetLastError();
 }

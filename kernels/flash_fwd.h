@@ -4,7 +4,10 @@
  *
  * Several tile configurations are compiled; each is its own __global__ function
  * whose name says what it is (attnprof_flash_fwd_bf16_d<D>_<BM>x<BN>_w<warps>), so a
- * CUPTI record names the configuration that ran. The variant runs the default
+ * CUPTI record names the configuration that ran. Kernels are compiled for
+ * D = 32, 64, 96, 128 and 256; any other head dim that is a multiple of 8 up to
+ * 256 runs the kernel of the next compiled D up, which zero-fills the missing
+ * columns in shared memory (flash_fwd_padded_dim). The variant runs the default
  * configuration for its head dim; the benchmark compares them all. */
 #ifndef ATTNPROF_FLASH_FWD_H
 #define ATTNPROF_FLASH_FWD_H
@@ -27,24 +30,35 @@ typedef struct flash_fwd_config {
     const char *path;        /* instruction path, e.g. "mma.sync (sm_80+)" */
 } flash_fwd_config;
 
+/* ---- configurations ---- */
 int flash_fwd_config_count(void);
 /* NULL when i is out of range. */
 const flash_fwd_config *flash_fwd_config_at(int i);
-/* The configuration to run for this head dim on a GPU of this compute
- * capability, or -1 when no kernel takes the head dim. This is the dispatch
- * point between instruction paths. */
+/* The compiled head dim a head_dim runs on: head_dim itself when a kernel is
+ * compiled for it, else the next compiled one up (80 -> 96); -1 when none takes
+ * it (not a multiple of 8, below 8 or above 256). */
+int flash_fwd_padded_dim(int head_dim);
+/* The configuration to run for this head dim (any that flash_fwd_padded_dim
+ * takes; the configuration's head_dim is the padded one) on a GPU of this
+ * compute capability, or -1 when no kernel takes it. This is the dispatch point
+ * between instruction paths. */
 int flash_fwd_default_config(int head_dim, int cc_major, int cc_minor);
+
+/* ---- launchers ---- */
 /* Raises the kernel's dynamic shared-memory limit (needed above 48 KB). Call once
  * per process and configuration before launching it. */
 cudaError_t flash_fwd_prepare(int config);
 /* Resident blocks per multiprocessor for this configuration on the current
  * device (cudaOccupancyMaxActiveBlocksPerMultiprocessor); call after prepare. */
 cudaError_t flash_fwd_blocks_per_sm(int config, int *blocks);
-/* One forward; lse may not be NULL. Returns the launch status; does not
- * synchronize. batch, heads, seq >= 1 and the config's head dim are the caller's
- * to check (cudaErrorInvalidValue otherwise). */
+/* One forward of tensors [batch, heads, seq, head_dim] (rows head_dim elements
+ * apart); lse may not be NULL. Returns the launch status; does not synchronize.
+ * cudaErrorInvalidValue unless batch, heads, seq >= 1, seq * head_dim < 2^31
+ * and head_dim is a multiple of 8 from 8 up to the config's head_dim; cudaErrorNotSupported when causal is
+ * 0 and the configuration is causal only (every mma.sync one). */
 cudaError_t launch_flash_fwd(int config, const void *q, const void *k, const void *v, void *out,
-                             float *lse, int batch, int heads, int seq, cudaStream_t stream);
+                             float *lse, int batch, int heads, int seq, int head_dim, int causal,
+                             cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -389,6 +389,13 @@ static void derive(analysis *a, int vi)
         add(va, "one fused kernel %s (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
             k->registers, k->static_smem + k->dynamic_smem);
     }
+    /* A head dim with no kernel of its own ran on a larger one: the time above
+     * includes tensor-core work on zero columns. */
+    const attn_fact *padding = fact(r, "head_dim_padding");
+    if (padding) {
+        esc_md_text_buf(text, sizeof text, padding->value);
+        add(va, "head dim padded: %s", text);
+    }
     launch_findings(va);
     if (va->cpu_us.median > va->cuda_us.median)
         add(va, "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",

@@ -56,6 +56,10 @@ void attn_fact_add(attn_facts *f, const char *key, double number, const char *fm
     __attribute__((format(printf, 4, 5)));
 int attn_fail(attn_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* When a fused kernel runs a head dim `dim` on the kernel compiled for the larger
+ * `padded_dim` (columns zero-filled in shared memory), the fact that says so:
+ * key "head_dim_padding", number padded_dim. Nothing when they are equal. */
+void attn_fact_head_dim_padding(attn_facts *f, int dim, int padded_dim);
 /* Compute capability and opt-in shared memory per block of the current device. */
 int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err);
 /* Prediction helpers: prediction.h (prediction_io_bytes, prediction_fused_tiles, ...). */

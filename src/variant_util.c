@@ -20,6 +20,17 @@ void attn_fact_add(attn_facts *f, const char *key, double number, const char *fm
     it->number = number;
 }
 
+void attn_fact_head_dim_padding(attn_facts *f, int dim, int padded_dim)
+{
+    if (padded_dim == dim || dim <= 0)
+        return;
+    /* Both matrix products scale with D: the tensor cores execute padded/real
+     * times the useful FLOPs. */
+    attn_fact_add(f, "head_dim_padding", padded_dim,
+                  "D=%d runs the D=%d kernel; columns %d-%d zero-filled in shared memory (+%.0f%% tensor-core FLOPs)",
+                  dim, padded_dim, dim, padded_dim - 1, 100.0 * (padded_dim - dim) / dim);
+}
+
 int attn_fail(attn_error *err, int code, const char *fmt, ...)
 {
     if (err) {

@@ -60,17 +60,26 @@ Test(cli, unknown_variant)
 
 Test(cli, head_dim_the_variants_cannot_take)
 {
-    /* Named explicitly, a variant that cannot take D = 96 stops the run (exit 2),
-     * and the message names it. */
-    cr_assert_eq(attnprof("run --variants efficient --dim 96"), EXIT_USAGE, "%s", err_text);
+    /* Named explicitly, a variant that cannot take D = 20 (the fused kernels take
+     * multiples of 8 up to 256) stops the run (exit 2), and the message names it
+     * and says what would do. */
+    cr_assert_eq(attnprof("run --variants efficient --dim 20"), EXIT_USAGE, "%s", err_text);
     assert_one_line();
-    cr_assert(strstr(err_text, "variant efficient cannot take 8x16x1024x96"), "%s", err_text);
+    cr_assert(strstr(err_text, "variant efficient cannot take 8x16x1024x20"), "%s", err_text);
+    cr_assert(strstr(err_text, "needs a multiple of 8 up to 256"), "%s", err_text);
+    cr_assert_eq(attnprof("run --variants flash --dim 264"), EXIT_USAGE, "%s", err_text);
+    cr_assert(strstr(err_text, "flash: head dim 264 not supported"), "%s", err_text);
     /* With the default list it is skipped and the others run: no usage error, so
-     * this machine gets as far as looking for the GPU (exit 3 without one). */
+     * this machine gets as far as looking for the GPU (exit 3 without one). A
+     * head dim between the compiled ones (80 runs the D = 96 kernels) is no
+     * usage error either. */
     struct stat st;
     if (stat("/dev/nvidia0", &st) == 0)
         cr_skip_test("a GPU is present: the batch would run");
-    cr_assert_eq(attnprof("run --dim 96 -o /tmp/attnprof-never-written"), EXIT_NO_DEVICE, "%s", err_text);
+    cr_assert_eq(attnprof("run --dim 20 -o /tmp/attnprof-never-written"), EXIT_NO_DEVICE, "%s", err_text);
+    assert_one_line();
+    cr_assert_eq(attnprof("run --variants efficient,flash --dim 80 -o /tmp/attnprof-never-written"), EXIT_NO_DEVICE,
+                 "%s", err_text);
     assert_one_line();
 }
 

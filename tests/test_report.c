@@ -151,3 +151,48 @@ Test(report, skipped_variant_round_trips_and_renders)
     remove_tree(dir);
     fixture_free(&f);
 }
+
+/* Issue 14: a fused kernel that ran a head dim on the kernel of the next compiled
+ * D up says so in a fact (src/variant_util.c, attn_fact_head_dim_padding); the fact
+ * survives run.json and the report shows it in the variant's summary row and its
+ * section. */
+Test(report, head_dim_padding_fact_reaches_the_report)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-6var");
+    variant_result *flash = NULL;
+    for (int i = 0; i < f.r.n_variants; i++)
+        if (!strcmp(f.r.variants[i].name, "flash"))
+            flash = &f.r.variants[i];
+    cr_assert_not_null(flash);
+    cr_assert_lt(flash->facts.n, ATTN_MAX_FACTS);
+    attn_fact *pad = &flash->facts.item[flash->facts.n++];
+    snprintf(pad->key, sizeof pad->key, "head_dim_padding");
+    snprintf(pad->value, sizeof pad->value,
+             "D=80 runs the D=96 kernel; columns 80-95 zero-filled in shared memory (+20%% tensor-core FLOPs)");
+    pad->number = 96;
+    char dir[] = "/tmp/attnprof-padding-XXXXXX", path[64], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    cr_assert_eq(run_info_write_json(&f.r, path, err, sizeof err), 0, "%s", err);
+    static run_info back;
+    cr_assert_eq(run_info_read_json(&back, path, err, sizeof err), 0, "%s", err);
+    analysis a;
+    cr_assert_eq(analysis_build(&a, &f.t, &back, err, sizeof err), 0, "%s", err);
+    findings_derive(&a);
+    const variant_analysis *va = analysis_find(&a, "flash");
+    cr_assert_geq(finding_with(va, "head dim padded: D=80 runs the D=96 kernel; columns 80-95 zero-filled"), 0);
+    cr_assert_lt(finding_with(analysis_find(&a, "efficient"), "head dim padded"), 0, "only where the fact is");
+    char *md = report_markdown(&a, NULL, NULL);
+    const char *row = strstr(md, "| `flash` |");
+    cr_assert_not_null(row, "summary row");
+    const char *row_end = strchr(row, '\n');
+    const char *note = strstr(row, "head dim padded: D=80 runs the D=96 kernel");
+    cr_assert(note && note < row_end, "the padding note is in flash's summary row");
+    cr_assert(strstr(md, "head_dim_padding = D=80 runs the D=96 kernel; columns 80-95 zero-filled"),
+              "the fact is listed in the variant's section");
+    free(md);
+    analysis_free(&a);
+    remove_tree(dir);
+    fixture_free(&f);
+}

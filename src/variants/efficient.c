@@ -1,12 +1,15 @@
 /* `efficient`: our memory-efficient attention kernel in the xformers/CUTLASS
  * style (kernels/efficient_fwd.cu), one launch per forward: 64x64 tiles, the
  * working set in registers, tensor-core MMA, online softmax; causal tiles above
- * the diagonal are skipped and partial tiles masked. No log-sum-exp is kept. */
+ * the diagonal are skipped and partial tiles masked. No log-sum-exp is kept. A
+ * head dim with no kernel of its own runs the next larger one, which zero-fills
+ * the missing columns in shared memory (efficient_fwd_padded_dim). */
 #include "check.h"
 #include "variant.h"
 
 #include "efficient_fwd.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +20,27 @@ typedef struct efficient_state {
     int config;
 } efficient_state;
 
+/* The largest head dim a kernel is compiled for. */
+static int max_head_dim(void)
+{
+    int d = 0;
+    for (int i = 0; i < efficient_fwd_config_count(); i++)
+        if (efficient_fwd_config_at(i)->head_dim > d)
+            d = efficient_fwd_config_at(i)->head_dim;
+    return d;
+}
+
 static int check_shape(const attn_shape *s, attn_error *why)
 {
-    if (s->dim != 64 && s->dim != 128)
-        return attn_fail(why, 1, "efficient: head dim %d not supported (our kernels take D = 64 or 128)", s->dim);
+    if (efficient_fwd_padded_dim(s->dim) < 0)
+        return attn_fail(why, 1, "efficient: head dim %d not supported: needs a multiple of 8 up to %d", s->dim,
+                         max_head_dim());
     if (s->seq < 1 || s->batch < 1 || s->heads < 1)
         return attn_fail(why, 1, "efficient: needs S >= 1, B >= 1, H >= 1 (got S=%d B=%d H=%d)", s->seq,
                          s->batch, s->heads);
+    if ((long long)s->seq * s->dim > INT_MAX)
+        return attn_fail(why, 1, "efficient: S*D = %lld exceeds the kernel's int offsets within a head",
+                         (long long)s->seq * s->dim);
     /* The grid is (query tiles, B*H): B*H is grid.y, at most 65535. */
     if ((long long)s->batch * s->heads > 65535)
         return attn_fail(why, 1, "efficient: B*H = %lld exceeds the grid's y limit 65535",
@@ -70,7 +87,7 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
 {
     efficient_state *st = state;
     CUDA_TRY(launch_efficient_fwd(st->config, q, k, v, out, st->shape.batch, st->shape.heads, st->shape.seq,
-                                  stream),
+                                  st->shape.dim, stream),
              err);
     return ATTN_OK;
 }
@@ -86,6 +103,7 @@ static void facts(void *state, attn_facts *f)
     attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q, K and V tiles, rows padded 16 B)",
                   c->smem_bytes);
     attn_fact_add(f, "path", NAN, "%s", c->path);
+    attn_fact_head_dim_padding(f, st->shape.dim, c->head_dim);
 }
 
 static void teardown(void *state)
@@ -95,7 +113,8 @@ static void teardown(void *state)
 
 /* One fused kernel: Q, K, V read from DRAM once and O written once (a head's K and V
  * stay in the L2 while its query tiles stream them); the tiles decide the K/V bytes each
- * block reads again from the L2 and the FLOPs of the diagonal tiles. */
+ * block reads again from the L2 and the FLOPs of the diagonal tiles. A padded head dim
+ * executes the FLOPs of the kernel's D but moves only the real columns. */
 static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
 {
     memset(p, 0, sizeof *p);
@@ -103,8 +122,11 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     if (config < 0)
         return;
     const efficient_fwd_config *c = efficient_fwd_config_at(config);
-    double flops = 0, kv_l2 = 0;
-    prediction_fused_tiles(s, c->block_m, c->block_n, &flops, &kv_l2);
+    attn_shape padded = *s;
+    padded.dim = c->head_dim;
+    double flops = 0, kv_l2 = 0, unused = 0;
+    prediction_fused_tiles(&padded, c->block_m, c->block_n, &flops, &unused);
+    prediction_fused_tiles(s, c->block_m, c->block_n, &unused, &kv_l2);
     const double io = prediction_io_bytes(s), extra = 0;
     p->useful_flops = prediction_useful_flops(s);
     pred_class *k = prediction_add(p, "fused kernel", "attnprof_efficient_fwd", 1, 4 * io + extra, flops, PIPE_TENSOR);

@@ -3,7 +3,9 @@
  * two-deep cp.async pipeline in shared memory, the softmax runs in the exp2
  * domain with the scale folded in, and each row's log-sum-exp is written to a
  * float buffer this variant owns (as FlashAttention's forward keeps it for the
- * backward pass). Tile sizes per head dim: flash_fwd_default_config. */
+ * backward pass). Tile sizes per head dim: flash_fwd_default_config; a head dim
+ * with no kernel of its own runs the next larger one, which zero-fills the
+ * missing columns in shared memory (flash_fwd_padded_dim). */
 #include "check.h"
 #include "variant.h"
 
@@ -22,13 +24,27 @@ typedef struct flash_state {
     size_t lse_bytes;
 } flash_state;
 
+/* The largest head dim a kernel is compiled for. */
+static int max_head_dim(void)
+{
+    int d = 0;
+    for (int i = 0; i < flash_fwd_config_count(); i++)
+        if (flash_fwd_config_at(i)->head_dim > d)
+            d = flash_fwd_config_at(i)->head_dim;
+    return d;
+}
+
 static int check_shape(const attn_shape *s, attn_error *why)
 {
-    if (s->dim != 64 && s->dim != 128)
-        return attn_fail(why, 1, "flash: head dim %d not supported (our kernels take D = 64 or 128)", s->dim);
+    if (flash_fwd_padded_dim(s->dim) < 0)
+        return attn_fail(why, 1, "flash: head dim %d not supported: needs a multiple of 8 up to %d", s->dim,
+                         max_head_dim());
     if (s->seq < 1 || s->batch < 1 || s->heads < 1)
         return attn_fail(why, 1, "flash: needs S >= 1, B >= 1, H >= 1 (got S=%d B=%d H=%d)", s->seq, s->batch,
                          s->heads);
+    if ((long long)s->seq * s->dim > INT_MAX)
+        return attn_fail(why, 1, "flash: S*D = %lld exceeds the kernel's int offsets within a head",
+                         (long long)s->seq * s->dim);
     /* One block per (64 or 128 query rows, head): the grid must fit in int. */
     if ((long long)s->batch * s->heads * ((s->seq + 63) / 64) > INT_MAX)
         return attn_fail(why, 1, "flash: B*H*ceil(S/64) exceeds the grid limit");
@@ -80,7 +96,7 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
 {
     flash_state *st = state;
     CUDA_TRY(launch_flash_fwd(st->config, q, k, v, out, st->lse, st->shape.batch, st->shape.heads, st->shape.seq,
-                              stream),
+                              st->shape.dim, 1, stream),
              err);
     return ATTN_OK;
 }
@@ -96,6 +112,7 @@ static void facts(void *state, attn_facts *f)
     attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q tile + 2 K and 2 V buffers, rows padded 16 B)",
                   c->smem_bytes);
     attn_fact_add(f, "path", NAN, "%s", c->path);
+    attn_fact_head_dim_padding(f, st->shape.dim, c->head_dim);
     attn_fact_add(f, "lse_bytes", (double)st->lse_bytes, "%zu (float log-sum-exp per row)", st->lse_bytes);
     attn_fact_add(f, "schedule", NAN, "heavy query tiles (nearest the sequence end) launched first");
 }
@@ -114,7 +131,8 @@ static void teardown(void *state)
 
 /* One fused kernel: Q, K, V read from DRAM once and O written once, plus the float log-sum-exp per row (a head's K and V
  * stay in the L2 while its query tiles stream them); the tiles decide the K/V bytes each
- * block reads again from the L2 and the FLOPs of the diagonal tiles. */
+ * block reads again from the L2 and the FLOPs of the diagonal tiles. A padded head dim
+ * executes the FLOPs of the kernel's D but moves only the real columns. */
 static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
 {
     memset(p, 0, sizeof *p);
@@ -122,8 +140,11 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     if (config < 0)
         return;
     const flash_fwd_config *c = flash_fwd_config_at(config);
-    double flops = 0, kv_l2 = 0;
-    prediction_fused_tiles(s, c->block_m, c->block_n, &flops, &kv_l2);
+    attn_shape padded = *s;
+    padded.dim = c->head_dim;
+    double flops = 0, kv_l2 = 0, unused = 0;
+    prediction_fused_tiles(&padded, c->block_m, c->block_n, &flops, &unused);
+    prediction_fused_tiles(s, c->block_m, c->block_n, &unused, &kv_l2);
     const double io = prediction_io_bytes(s), extra = (double)s->batch * s->heads * s->seq * sizeof(float);
     p->useful_flops = prediction_useful_flops(s);
     pred_class *k = prediction_add(p, "fused kernel", "attnprof_flash_fwd", 1, 4 * io + extra, flops, PIPE_TENSOR);
