@@ -221,8 +221,15 @@ fuzz:
 	cd $(FUZZ_BUILD) && ./fuzz_archive -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -max_len=65536 -print_final_stats=1 -artifact_prefix=../tests/fuzz/ ../tests/fuzz/corpus seeds
 
-gpu-test: $(PROGRAMS)
-	ATTNPROF_BIN=$(BUILD)/attnprof bash tests/gpu/run.sh
+# The fused kernels' own check (bench/fused_bench.cu --check): every configuration,
+# the sm_90a flash kernels causal and non-causal, against an FP64 reference.
+FUSED_BENCH := $(BUILD)/fused_bench
+$(FUSED_BENCH): bench/fused_bench.cu $(BUILD)/kernels/flash_fwd.o $(BUILD)/kernels/efficient_fwd.o \
+                $(BUILD)/kernels/flash_fwd_sm90a.o
+	$(NVCC) $(NVCCFLAGS) -Xcompiler -fopenmp $^ -o $@ -lcublas -lgomp
+
+gpu-test: $(PROGRAMS) $(FUSED_BENCH)
+	ATTNPROF_BIN=$(BUILD)/attnprof FUSED_BENCH=$(FUSED_BENCH) bash tests/gpu/run.sh
 
 # The compiler's resource report (registers, shared memory, spills) for every kernel.
 resources:

@@ -22,9 +22,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,po
 
 mkdir -p build/bench
 # sm_90 only: this program is for the H200; the library build keeps the Makefile's arch list.
-"$CUDA_HOME/bin/nvcc" -std=c++17 -O3 -lineinfo -gencode arch=compute_90,code=sm_90 \
-    -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels -Isrc -Ireport -Xcompiler -fopenmp -Xptxas -v \
-    bench/fused_bench.cu kernels/flash_fwd.cu kernels/efficient_fwd.cu -lcublas -lgomp -o "$BIN" \
+# The Hopper flash kernels are their own object, sm_90a (wgmma and setmaxnreg need it).
+NVCC_BENCH=("$CUDA_HOME/bin/nvcc" -std=c++17 -O3 -lineinfo -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels -Isrc
+            -Ireport -Xcompiler -fPIC -Xptxas -v)
+{ "${NVCC_BENCH[@]}" -gencode arch=compute_90a,code=sm_90a -DATTNPROF_HAVE_SM90A -c kernels/flash_fwd_sm90a.cu \
+      -o build/bench/flash_fwd_sm90a.o &&
+  "${NVCC_BENCH[@]}" -gencode arch=compute_90,code=sm_90 -Xcompiler -fopenmp bench/fused_bench.cu \
+      kernels/flash_fwd.cu kernels/efficient_fwd.cu build/bench/flash_fwd_sm90a.o -lcublas -lgomp -o "$BIN"; } \
     > "$LOG/build.txt" 2>&1 || { cat "$LOG/build.txt"; exit 1; }
 grep -E "spill" "$LOG/build.txt" | grep -v " 0 bytes spill stores" || true
 
@@ -39,9 +43,9 @@ if [ "$what" = all ] || [ "$what" = torch ]; then
     # Our kernels as a shared library, called through ctypes from the same Python
     # process as PyTorch: rounds interleave PyTorch's backends and ours on the
     # same inputs, so clock or power drift during the run affects all alike.
-    "$CUDA_HOME/bin/nvcc" -std=c++17 -O3 -shared -Xcompiler -fPIC -gencode arch=compute_90,code=sm_90 \
-        -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels -Isrc -Ireport kernels/flash_fwd.cu kernels/efficient_fwd.cu \
-        -o build/bench/libattnfused.so >> "$LOG/build.txt" 2>&1 || { tail "$LOG/build.txt"; exit 1; }
+    "${NVCC_BENCH[@]}" -shared -gencode arch=compute_90,code=sm_90 kernels/flash_fwd.cu kernels/efficient_fwd.cu \
+        build/bench/flash_fwd_sm90a.o -o build/bench/libattnfused.so >> "$LOG/build.txt" 2>&1 ||
+        { tail "$LOG/build.txt"; exit 1; }
     PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$LOG/torch.txt"
 import ctypes, torch
 import torch.nn.functional as F
@@ -61,8 +65,9 @@ for fam in ("flash", "efficient"):
     getattr(lib, fam + "_fwd_prepare").restype = I
     getattr(lib, fam + "_fwd_padded_dim").argtypes = [I]
     getattr(lib, fam + "_fwd_padded_dim").restype = I
-# (config, q, k, v, out, lse, batch, heads, seq, head_dim, causal, stream)
-lib.launch_flash_fwd.argtypes = [I, P, P, P, P, P, I, I, I, I, I, P]
+# (config, q, k, v, out, lse, workspace, batch, heads, seq, head_dim, causal, stream)
+lib.launch_flash_fwd.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, P]
+workspace = torch.zeros(16, device="cuda", dtype=torch.int32)  # the sm_90a kernels' tile counter
 lib.launch_flash_fwd.restype = I
 # (config, q, k, v, out, batch, heads, seq, head_dim, stream)
 lib.launch_efficient_fwd.argtypes = [I, P, P, P, P, I, I, I, I, P]
@@ -103,7 +108,7 @@ for (B, H, S, D) in [(8, 16, 1024, 64), (4, 16, 4096, 128), (4, 16, 4096, 32), (
         if fam == "flash":
             def run(q, k, v, idx=idx):
                 rc = lib.launch_flash_fwd(idx, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                                          lse.data_ptr(), B, H, S, D, 1, stream)
+                                          lse.data_ptr(), workspace.data_ptr(), B, H, S, D, 1, stream)
                 assert rc == 0, rc
                 return out
         else:

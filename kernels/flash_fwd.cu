@@ -25,6 +25,7 @@
  * shared memory, exactly as rows past S are, so they add nothing to Q K^T and
  * give zero output columns, which are never stored. */
 #include "flash_fwd.h"
+#include "flash_fwd_sm90a.h"
 
 #include <cuda_bf16.h>
 #include "ptx_bf16.cuh"
@@ -487,7 +488,9 @@ struct FlashEntry {
 
 #define ATTNPROF_FLASH_ENTRY(D, BM, BN, W, SUFFIX, NOTE)                                           \
     {{"attnprof_flash_fwd_bf16_d" #D "_" #BM "x" #BN "_w" #W #SUFFIX, D, BM, BN, W, W * 32,        \
-      flash_smem_bytes(D, BM, BN), "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); " NOTE},      \
+      flash_smem_bytes(D, BM, BN), "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); " NOTE,       \
+      #W " warps of " #BM "/" #W " query rows each",                                                \
+      "one block per query tile and head; heavy tiles (nearest the sequence end) launched first"},  \
      attnprof_flash_fwd_bf16_d##D##_##BM##x##BN##_w##W##SUFFIX}
 #define NOTE_EAGER "O rescaled every key tile"
 #define NOTE_LAZY "O rescaled only when a row max grows"
@@ -537,11 +540,19 @@ int find_flash_entry(int d, int bm, int bn, int w)
 
 } // namespace
 
-extern "C" int flash_fwd_config_count(void) { return flash_entry_count; }
+/* Configurations past the mma.sync table are the sm_90a ones, in their order. */
+extern "C" int flash_fwd_config_count(void) { return flash_entry_count + flash_sm90a_config_count(); }
 
 extern "C" const flash_fwd_config *flash_fwd_config_at(int i)
 {
-    return i >= 0 && i < flash_entry_count ? &flash_entries[i].cfg : NULL;
+    if (i >= flash_entry_count)
+        return flash_sm90a_config_at(i - flash_entry_count);
+    return i >= 0 ? &flash_entries[i].cfg : NULL;
+}
+
+extern "C" size_t flash_fwd_workspace_bytes(int config)
+{
+    return config >= flash_entry_count ? flash_sm90a_workspace_bytes() : 0;
 }
 
 extern "C" int flash_fwd_padded_dim(int head_dim)
@@ -557,14 +568,18 @@ extern "C" int flash_fwd_padded_dim(int head_dim)
 
 extern "C" int flash_fwd_default_config(int head_dim, int cc_major, int cc_minor)
 {
-    (void)cc_minor;
-    /* Dispatch point. Everything from sm_80 up runs the portable mma.sync kernels
-     * above. A Hopper kernel (wgmma from shared memory, K/V by the tensor memory
-     * accelerator, built for sm_90a) belongs here as its own entry, chosen when
-     * cc_major == 9 and the binary carries sm_90a code. */
+    /* Dispatch point. Compute capability 9.0 (H100, H200) runs the sm_90a kernel
+     * (wgmma, TMA, warp specialisation) when this build carries it; everything
+     * else from sm_80 up the portable mma.sync kernels above. sm_90a machine
+     * code runs on 9.0 only. */
     const int d = flash_fwd_padded_dim(head_dim);
     if (cc_major < 8 || d < 0)
         return -1;
+    if (cc_major == 9 && cc_minor == 0 && flash_sm90a_built()) {
+        const int h = flash_sm90a_config_for_dim(d);
+        if (h >= 0)
+            return flash_entry_count + h;
+    }
     for (int i = 0; i < flash_default_count; i++)
         if (flash_defaults[i].d == d)
             return find_flash_entry(d, flash_defaults[i].bm, flash_defaults[i].bn, flash_defaults[i].warps);
@@ -573,7 +588,9 @@ extern "C" int flash_fwd_default_config(int head_dim, int cc_major, int cc_minor
 
 extern "C" cudaError_t flash_fwd_prepare(int config)
 {
-    if (config < 0 || config >= flash_entry_count)
+    if (config >= flash_entry_count)
+        return flash_sm90a_available() ? flash_sm90a_prepare(config - flash_entry_count) : cudaErrorNotSupported;
+    if (config < 0)
         return cudaErrorInvalidValue;
     const FlashEntry &e = flash_entries[config];
     return cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -582,17 +599,23 @@ extern "C" cudaError_t flash_fwd_prepare(int config)
 
 extern "C" cudaError_t flash_fwd_blocks_per_sm(int config, int *blocks)
 {
-    if (config < 0 || config >= flash_entry_count || !blocks)
+    if (config >= flash_entry_count)
+        return flash_sm90a_blocks_per_sm(config - flash_entry_count, blocks);
+    if (config < 0 || !blocks)
         return cudaErrorInvalidValue;
     const FlashEntry &e = flash_entries[config];
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.fn, e.cfg.threads, e.cfg.smem_bytes);
 }
 
 extern "C" cudaError_t launch_flash_fwd(int config, const void *q, const void *k, const void *v,
-                                        void *out, float *lse, int batch, int heads, int seq,
-                                        int head_dim, int causal, cudaStream_t stream)
+                                        void *out, float *lse, void *workspace, int batch, int heads,
+                                        int seq, int head_dim, int causal, cudaStream_t stream)
 {
-    if (config < 0 || config >= flash_entry_count || batch < 1 || heads < 1 || seq < 1 || !lse)
+    if (config >= flash_entry_count)
+        return launch_flash_sm90a(config - flash_entry_count, q, k, v, out, lse, static_cast<int *>(workspace),
+                                  batch, heads, seq, head_dim, causal, stream);
+    (void)workspace; /* the mma.sync kernels need none */
+    if (config < 0 || batch < 1 || heads < 1 || seq < 1 || !lse)
         return cudaErrorInvalidValue;
     const FlashEntry &e = flash_entries[config];
     if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim)

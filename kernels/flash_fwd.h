@@ -28,9 +28,14 @@ typedef struct flash_fwd_config {
     int threads;
     size_t smem_bytes;       /* dynamic shared memory per block */
     const char *path;        /* instruction path, e.g. "mma.sync (sm_80+)" */
+    const char *layout;      /* how the tile is split among the threads, for the report */
+    const char *schedule;    /* how blocks take tiles, for the report */
 } flash_fwd_config;
 
-/* ---- configurations ---- */
+/* ---- configurations ----
+ * The table holds the portable mma.sync kernels (sm_80 and later) followed by
+ * the Hopper-native ones (kernels/flash_fwd_sm90a.h; wgmma + TMA, sm_90a code,
+ * causal or not), whose names contain "sm90a". */
 int flash_fwd_config_count(void);
 /* NULL when i is out of range. */
 const flash_fwd_config *flash_fwd_config_at(int i);
@@ -41,12 +46,19 @@ int flash_fwd_padded_dim(int head_dim);
 /* The configuration to run for this head dim (any that flash_fwd_padded_dim
  * takes; the configuration's head_dim is the padded one) on a GPU of this
  * compute capability, or -1 when no kernel takes it. This is the dispatch point
- * between instruction paths. */
+ * between instruction paths: compute capability 9.0 runs the sm_90a kernel when
+ * this build has it, everything else from 8.0 up the mma.sync one. */
 int flash_fwd_default_config(int head_dim, int cc_major, int cc_minor);
 
 /* ---- launchers ---- */
+/* Device memory a configuration's launches need (0 for the mma.sync kernels; a
+ * tile counter for the persistent sm_90a ones): allocate once, zeroed, and pass
+ * to every launch; launches that may overlap need workspaces of their own. */
+size_t flash_fwd_workspace_bytes(int config);
 /* Raises the kernel's dynamic shared-memory limit (needed above 48 KB). Call once
- * per process and configuration before launching it. */
+ * per process and configuration before launching it, on the device it will run
+ * on. cudaErrorNotSupported when the configuration cannot run here (an sm_90a
+ * kernel on another GPU, or a driver without the tensor-map encoder). */
 cudaError_t flash_fwd_prepare(int config);
 /* Resident blocks per multiprocessor for this configuration on the current
  * device (cudaOccupancyMaxActiveBlocksPerMultiprocessor); call after prepare. */
@@ -57,8 +69,8 @@ cudaError_t flash_fwd_blocks_per_sm(int config, int *blocks);
  * and head_dim is a multiple of 8 from 8 up to the config's head_dim; cudaErrorNotSupported when causal is
  * 0 and the configuration is causal only (every mma.sync one). */
 cudaError_t launch_flash_fwd(int config, const void *q, const void *k, const void *v, void *out,
-                             float *lse, int batch, int heads, int seq, int head_dim, int causal,
-                             cudaStream_t stream);
+                             float *lse, void *workspace, int batch, int heads, int seq, int head_dim,
+                             int causal, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

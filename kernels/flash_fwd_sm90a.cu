@@ -547,7 +547,10 @@ struct Sm90aEntry {
     {{"attnprof_flash_fwd_sm90a_bf16_d" #D "_128x" #BN "_wg2" #SUFFIX, D, BLOCK_M, BN, THREADS / 32, THREADS,    \
       Sm90aTile<D, BN, ST>::SMEM,                                                                                 \
       "wgmma (sm_90a) + TMA ring of " #ST " stages; persistent; 1 producer warp, 2 consumer warpgroups, "      \
-      "setmaxnreg, atomic tile scheduler" NOTE},          \
+      "setmaxnreg, atomic tile scheduler" NOTE,                                                             \
+      "1 producer warpgroup (one thread issues the TMA copies) + 2 consumer warpgroups of 64 query rows",        \
+      "persistent: one block per SM takes tiles from an atomic counter; heads in L2-sized groups, heavy "       \
+      "query tiles first"},          \
      attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX,                                                 \
      attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal, ST, Sm90aTile<D, BN, ST>::CW}
 
@@ -656,6 +659,15 @@ extern "C" int flash_sm90a_available(void)
 #endif
 }
 
+extern "C" int flash_sm90a_built(void)
+{
+#ifdef ATTNPROF_HAVE_SM90A
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 extern "C" int flash_sm90a_config_count(void) { return sm90a_entry_count; }
 
 extern "C" const flash_fwd_config *flash_sm90a_config_at(int i)
@@ -675,14 +687,29 @@ extern "C" size_t flash_sm90a_workspace_bytes(void) { return 2 * sizeof(int); }
 
 extern "C" int flash_sm90a_stages(int i) { return i >= 0 && i < sm90a_entry_count ? sm90a_entries[i].stages : 0; }
 
+/* The device facts a launch needs, read once by prepare (a launch makes no
+ * runtime calls but the launch itself: they would show in every forward's
+ * API trace). */
+struct DeviceFacts {
+    int multiprocessors, l2_bytes;
+};
+thread_local DeviceFacts device_facts;
+
 extern "C" cudaError_t flash_sm90a_prepare(int i)
 {
     if (i < 0 || i >= sm90a_entry_count)
         return cudaErrorInvalidValue;
     const Sm90aEntry &e = sm90a_entries[i];
+    int dev = 0;
     cudaError_t rc = cudaFuncSetAttribute(e.causal, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
     if (rc == cudaSuccess)
         rc = cudaFuncSetAttribute(e.noncausal, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
+    if (rc == cudaSuccess)
+        rc = cudaGetDevice(&dev);
+    if (rc == cudaSuccess)
+        rc = cudaDeviceGetAttribute(&device_facts.multiprocessors, cudaDevAttrMultiProcessorCount, dev);
+    if (rc == cudaSuccess)
+        rc = cudaDeviceGetAttribute(&device_facts.l2_bytes, cudaDevAttrL2CacheSize, dev);
     return rc;
 }
 
@@ -733,11 +760,9 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
     p.scheduler = workspace;
     /* Persistent: one block per multiprocessor (one fits), each walks the tiles. */
-    int dev = 0, sms = 0, l2 = 0;
-    if ((rc = cudaGetDevice(&dev)) != cudaSuccess ||
-        (rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-        (rc = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev)) != cudaSuccess)
-        return rc;
+    const int sms = device_facts.multiprocessors, l2 = device_facts.l2_bytes;
+    if (sms < 1)
+        return cudaErrorInitializationError; /* flash_sm90a_prepare was not called on this thread */
     /* Heads whose K and V together take half the L2. */
     const long long kv_bytes_per_head = 4LL * seq * head_dim;
     const long long group = (l2 / 2) / kv_bytes_per_head;

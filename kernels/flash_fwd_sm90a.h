@@ -26,8 +26,10 @@
 extern "C" {
 #endif
 
-/* Whether this build carries the sm_90a kernels and the current device can
- * run them (compute capability 9.0). */
+/* Whether this build carries the sm_90a kernels. */
+int flash_sm90a_built(void);
+/* Whether, besides, the current device can run them (compute capability 9.0)
+ * and the driver has the tensor-map encoder. */
 int flash_sm90a_available(void);
 int flash_sm90a_config_count(void);
 /* NULL when i is out of range. */
@@ -36,6 +38,9 @@ const flash_fwd_config *flash_sm90a_config_at(int i);
 int flash_sm90a_config_for_dim(int d);
 /* Shared-memory pipeline depth of a configuration (K and V stages). */
 int flash_sm90a_stages(int i);
+/* Raises the kernels' shared-memory limit and reads the current device's
+ * multiprocessor count and L2 size for the launches that follow on this
+ * thread. Call on the device the launches will use. */
 cudaError_t flash_sm90a_prepare(int i);
 cudaError_t flash_sm90a_blocks_per_sm(int i, int *blocks);
 /* Device memory the launch needs for its tile scheduler (a counter). The

@@ -1,9 +1,11 @@
-/* `flash`: our FlashAttention-2 style kernel (kernels/flash_fwd.cu), one launch
- * per forward. The query tile is split across warps, K/V stream through a
- * two-deep cp.async pipeline in shared memory, the softmax runs in the exp2
- * domain with the scale folded in, and each row's log-sum-exp is written to a
- * float buffer this variant owns (as FlashAttention's forward keeps it for the
- * backward pass). Tile sizes per head dim: flash_fwd_default_config; a head dim
+/* `flash`: our flash attention kernel, one launch per forward. On compute
+ * capability 9.0 the Hopper-native one (kernels/flash_fwd_sm90a.cu: TMA, wgmma,
+ * a producer warp and two consumer warpgroups, persistent); elsewhere the
+ * FlashAttention-2 style one (kernels/flash_fwd.cu: the query tile split across
+ * warps, K/V through a two-deep cp.async pipeline, mma.sync). Both run the
+ * softmax in the exp2 domain with the scale folded in and write each row's
+ * log-sum-exp to a float buffer this variant owns (as FlashAttention's forward
+ * keeps it for the backward pass). Tile sizes per head dim: flash_fwd_default_config; a head dim
  * with no kernel of its own runs the next larger one, which zero-fills the
  * missing columns in shared memory (flash_fwd_padded_dim). */
 #include "check.h"
@@ -22,6 +24,8 @@ typedef struct flash_state {
     int config;
     float *lse; /* [B, H, S] natural-log log-sum-exp */
     size_t lse_bytes;
+    void *workspace; /* the persistent kernels' tile counter (NULL when the kernel needs none) */
+    size_t workspace_bytes;
 } flash_state;
 
 /* The largest head dim a kernel is compiled for. */
@@ -79,10 +83,22 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
     st->shape = *shape;
     st->config = config;
     st->lse_bytes = device_bytes(shape);
+    st->workspace_bytes = flash_fwd_workspace_bytes(config);
     cudaError_t rc = flash_fwd_prepare(config);
+    if (rc == cudaErrorNotSupported) {
+        free(st);
+        return attn_fail(err, ATTN_UNAVAILABLE, "flash: %s cannot run on this GPU or driver", c->kernel_name);
+    }
     if (rc == cudaSuccess)
         rc = cudaMalloc((void **)&st->lse, st->lse_bytes);
+    if (rc == cudaSuccess && st->workspace_bytes) {
+        rc = cudaMalloc(&st->workspace, st->workspace_bytes);
+        if (rc == cudaSuccess)
+            rc = cudaMemset(st->workspace, 0, st->workspace_bytes);
+    }
     if (rc != cudaSuccess) {
+        cudaFree(st->workspace);
+        cudaFree(st->lse);
         free(st);
         return attn_fail(err, ATTN_FAILED, "flash: setup of %s: %s (%s:%d)", c->kernel_name, cudaGetErrorString(rc),
                          __FILE__, __LINE__);
@@ -95,8 +111,8 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
                    attn_error *err)
 {
     flash_state *st = state;
-    CUDA_TRY(launch_flash_fwd(st->config, q, k, v, out, st->lse, st->shape.batch, st->shape.heads, st->shape.seq,
-                              st->shape.dim, 1, stream),
+    CUDA_TRY(launch_flash_fwd(st->config, q, k, v, out, st->lse, st->workspace, st->shape.batch, st->shape.heads,
+                              st->shape.seq, st->shape.dim, 1, stream),
              err);
     return ATTN_OK;
 }
@@ -106,15 +122,13 @@ static void facts(void *state, attn_facts *f)
     flash_state *st = state;
     const flash_fwd_config *c = flash_fwd_config_at(st->config);
     attn_fact_add(f, "kernel", NAN, "%s", c->kernel_name);
-    attn_fact_add(f, "tile", NAN, "%d queries x %d keys, %d warps of %d query rows", c->block_m, c->block_n,
-                  c->warps, c->block_m / c->warps);
+    attn_fact_add(f, "tile", NAN, "%d queries x %d keys; %s", c->block_m, c->block_n, c->layout);
     attn_fact_add(f, "threads_per_block", c->threads, "%d", c->threads);
-    attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q tile + 2 K and 2 V buffers, rows padded 16 B)",
-                  c->smem_bytes);
+    attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q tile + 2 stages of K and V)", c->smem_bytes);
     attn_fact_add(f, "path", NAN, "%s", c->path);
     attn_fact_head_dim_padding(f, st->shape.dim, c->head_dim);
     attn_fact_add(f, "lse_bytes", (double)st->lse_bytes, "%zu (float log-sum-exp per row)", st->lse_bytes);
-    attn_fact_add(f, "schedule", NAN, "heavy query tiles (nearest the sequence end) launched first");
+    attn_fact_add(f, "schedule", NAN, "%s", c->schedule);
 }
 
 static void teardown(void *state)
@@ -124,6 +138,8 @@ static void teardown(void *state)
         return;
     /* No error channel here: report a failed free, then carry on. */
     cudaError_t rc = cudaFree(st->lse);
+    if (rc == cudaSuccess)
+        rc = cudaFree(st->workspace);
     if (rc != cudaSuccess)
         fprintf(stderr, "attnprof: flash teardown: cudaFree: %s\n", cudaGetErrorString(rc));
     free(st);
@@ -156,8 +172,8 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
 
 const attn_variant variant_flash = {
     .name = "flash",
-    .title = "FlashAttention-2 style fused kernel (ours)",
-    .what_changed = "FlashAttention-2: warps split Q, cp.async K/V pipeline, exp2 softmax",
+    .title = "Flash attention fused kernel (ours: TMA + wgmma on Hopper, FlashAttention-2 style elsewhere)",
+    .what_changed = "one fused kernel: Q tiles against streamed K/V, exp2 online softmax; Hopper: TMA ring, wgmma, producer/consumer warpgroups",
     .expected_ops = 1,
     .expected_memcpy = 0,
     .check_shape = check_shape,

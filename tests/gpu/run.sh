@@ -57,6 +57,12 @@ for x in run["variants"]:
             bad.append(f"{x['name']}: D={D} has its own kernel, yet: {pad['text']}")
         elif D not in (32, 64, 96, 128, 256) and not (pad and pad["text"].startswith(f"D={D} runs the D=")):
             bad.append(f"{x['name']}: D={D} runs a padded kernel but records no head_dim_padding fact")
+# On compute capability 9.0 the flash variant runs the Hopper-native (sm_90a) kernel.
+if run["gpu"].get("compute_capability") == "9.0":
+    for x in run["variants"]:
+        k = (x["facts"].get("kernel") or {}).get("text", "")
+        if x["name"] == "flash" and x["status"] == "ok" and "sm90a" not in k:
+            bad.append(f"flash ran {k!r} on a 9.0 GPU, not the sm_90a kernel")
 for x in run["variants"]:
     fm = x["facts"].get("fully_masked_rows")
     want = {"naive": "NaN", "naive_inplace": "NaN", "math": "0"}.get(x["name"])
@@ -122,5 +128,18 @@ if not bad:
     print("  sweep: 2 shapes archived with GPU UUID and device bytes")
 sys.exit(1 if bad else 0)
 PY
+# The fused kernels' own check (bench/fused_bench.cu --check): every configuration on
+# every head dim (and padded ones), odd S included, against an FP64 reference at rel.
+# error <= 2.5e-3; the sm_90a flash kernels (on a 9.0 GPU) causal and non-causal.
+if [ -z "${GPU_TEST_SHAPES:-}" ] && [ -x "${FUSED_BENCH:-}" ]; then
+  if "$FUSED_BENCH" --check > "$work/fused_check.txt" 2>&1; then
+    pass=$((pass + 1))
+    echo "  fused kernels: $(grep -c ' ok$' "$work/fused_check.txt") checks ok" \
+         "($(grep -c 'sm90a.*noncausal.* ok$' "$work/fused_check.txt") of them sm_90a non-causal)"
+  else
+    fail=$((fail + 1))
+    grep -E "FAIL|error|correctness" "$work/fused_check.txt" | head -20 | sed 's/^/FAIL fused: /'
+  fi
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The device run behind bench/RESULTS.md "flash on Hopper": the batch's flash and cudnn rows
+# (CUPTI kernel time) at both goal shapes, twice; the fused kernels' FP64 check (sm_90a causal
+# and non-causal); compute-sanitizer memcheck and racecheck; then make gpu-test's script.
+# Needs the GPU machine and the runtime packages of ../shared/device/prepare.sh:
+#   source .devdeps/env.sh && bash bench/sm90a_h200.sh      (logs under $OUT)
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out/sm90a}
+W=${WORK:-/tmp/attnprof-sm90a}
+mkdir -p "$OUT" "$W"
+TORCH_CUDNN=${TORCH_CUDNN:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib}
+cudnn919() { LD_LIBRARY_PATH="$TORCH_CUDNN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
+row() { python3 - "$1" <<'PY'
+import csv, json, sys
+d = sys.argv[1]
+run = json.load(open(f"{d}/run.json"))
+for r in csv.DictReader(open(f"{d}/summary.csv")):
+    v = next(x for x in run["variants"] if x["name"] == r["variant"])
+    k = (v["facts"].get("kernel") or {}).get("text", "")
+    print(f"{d.rsplit('/', 1)[-1]:>8} {r['variant']:>6} {r['status']:>4} cuda {float(r['cuda_us_median'] or 'nan'):8.1f} us"
+          f"  rel.err {float(r['rel_error'] or 'nan'):.1e}  {k}")
+PY
+}
+for rep in 1 2; do
+  cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 20 -q \
+    -o "$W/small-$rep" --force --format png > "$OUT/run-small-$rep.txt" 2>&1; row "$W/small-$rep"
+  cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 20 -q \
+    --batch 4 --seq 4096 --dim 128 -o "$W/large-$rep" --force --format png > "$OUT/run-large-$rep.txt" 2>&1
+  row "$W/large-$rep"
+done
+cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
+  --batch 2 --seq 4096 --dim 256 -o "$W/d256" --force --format png > "$OUT/run-d256.txt" 2>&1; row "$W/d256"
+tar czf "$OUT/archives.tgz" -C "$W" . 2>/dev/null
+timeout 150 build/fused_bench --check > "$OUT/fused_check.txt" 2>&1
+echo "fused_bench --check rc $?: $(grep -c ' ok$' "$OUT/fused_check.txt") ok," \
+  "$(grep -c 'sm90a.*noncausal.* ok$' "$OUT/fused_check.txt") sm_90a non-causal ok; $(grep correctness "$OUT/fused_check.txt")"
+grep FAIL "$OUT/fused_check.txt" | head
+for tool in memcheck racecheck; do
+  timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 build/fused_bench --sanitize > "$OUT/sanitize_$tool.txt" 2>&1
+  echo "compute-sanitizer $tool rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.txt" | head -2 | tr '\n' ' ')"
+done
+ATTNPROF_BIN=build/attnprof FUSED_BENCH= timeout 170 bash tests/gpu/run.sh > "$OUT/gpu_test.txt" 2>&1
+echo "gpu-test rc $?"; grep -E "FAIL|passed" "$OUT/gpu_test.txt" | tail -15
