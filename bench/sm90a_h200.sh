@@ -26,7 +26,7 @@ PY
 for rep in 1 2; do
   cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 20 -q \
     -o "$W/small-$rep" --force --format png > "$OUT/run-small-$rep.txt" 2>&1; row "$W/small-$rep"
-  cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 20 -q \
+  cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
     --batch 4 --seq 4096 --dim 128 -o "$W/large-$rep" --force --format png > "$OUT/run-large-$rep.txt" 2>&1
   row "$W/large-$rep"
 done
