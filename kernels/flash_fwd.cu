@@ -450,9 +450,9 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
  * rescale O every tile (the rescale is cheap there; the vote costs more than it
  * saves at d64), d96 and d128 only when a row max grows. d256: the output
  * accumulator alone is 128 registers per lane at 32 rows per warp, so the tile
- * is 64 rows, 4 warps of 16; 32-key tiles keep the double-buffered K/V at 99 KB
- * (two blocks per multiprocessor on sm_90), 64-key tiles halve the barriers per
- * key at one block per multiprocessor. */
+ * is 64 rows, 4 warps of 16, with 32-key tiles: the double-buffered K/V stay at
+ * 99 KB, which every sm_80+ GPU's shared memory takes (two blocks per
+ * multiprocessor on sm_90). */
 ATTNPROF_FLASH_KERNEL(32, 128, 64, 4, 64, 0, )
 ATTNPROF_FLASH_KERNEL(32, 128, 128, 4, 128, 0, )
 ATTNPROF_FLASH_KERNEL(64, 128, 64, 4, 64, 0, )
@@ -461,12 +461,12 @@ ATTNPROF_FLASH_KERNEL(96, 128, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, )
 ATTNPROF_FLASH_KERNEL(128, 128, 64, 4, FLASH_D128_128X64_STEP, FLASH_OPT_LAZY_RESCALE, )
 ATTNPROF_FLASH_KERNEL(128, 128, 32, 4, 32, FLASH_OPT_LAZY_RESCALE, )
 ATTNPROF_FLASH_KERNEL(256, 64, 32, 4, 32, FLASH_OPT_LAZY_RESCALE, )
-ATTNPROF_FLASH_KERNEL(256, 64, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, )
 /* Built only into the benchmark: configurations measured slower on the H200
- * (64x64 w4, 128x128 w8), the other rescale choice of the d64 and d96 tiles
- * ("_lazy", "_eager"; d64 128x128 w4 eager spills in its sm_80 code), and
- * FlashAttention-2's A100 tile for d256 (128x64 w8, 198 KB: one block per
- * multiprocessor). */
+ * (64x64 w4, 128x128 w8, d256 64x64 w4), the other rescale choice of the d64
+ * and d96 tiles ("_lazy", "_eager"; d64 128x128 w4 eager spills in its sm_80
+ * code), and FlashAttention-2's A100 tile for d256 (128x64 w8: measured faster
+ * than 64x32 w4 on the H200, but its 198 KB of shared memory exceed the A100's
+ * 163 KB per block). */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
 ATTNPROF_FLASH_KERNEL(64, 128, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, _lazy)
 ATTNPROF_FLASH_KERNEL(64, 128, 128, 4, 128, 0, _eager)
@@ -474,6 +474,7 @@ ATTNPROF_FLASH_KERNEL(64, 64, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, )
 ATTNPROF_FLASH_KERNEL(64, 128, 128, 8, 128, FLASH_OPT_LAZY_RESCALE, )
 ATTNPROF_FLASH_KERNEL(96, 128, 64, 4, 64, 0, _eager)
 ATTNPROF_FLASH_KERNEL(128, 128, 128, 8, 128, FLASH_OPT_LAZY_RESCALE, )
+ATTNPROF_FLASH_KERNEL(256, 64, 64, 4, 64, FLASH_OPT_LAZY_RESCALE, )
 ATTNPROF_FLASH_KERNEL(256, 128, 64, 8, 64, FLASH_OPT_LAZY_RESCALE, )
 #endif
 
@@ -504,7 +505,6 @@ const FlashEntry flash_entries[] = {
     ATTNPROF_FLASH_ENTRY(128, 128, 64, 4, , NOTE_LAZY "; sm_80 code: 32-key compute steps"),
     ATTNPROF_FLASH_ENTRY(128, 128, 32, 4, , NOTE_LAZY),
     ATTNPROF_FLASH_ENTRY(256, 64, 32, 4, , NOTE_LAZY),
-    ATTNPROF_FLASH_ENTRY(256, 64, 64, 4, , NOTE_LAZY),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
     ATTNPROF_FLASH_ENTRY(64, 128, 64, 4, _lazy, NOTE_LAZY),
     ATTNPROF_FLASH_ENTRY(64, 128, 128, 4, _eager, NOTE_EAGER),
@@ -512,19 +512,21 @@ const FlashEntry flash_entries[] = {
     ATTNPROF_FLASH_ENTRY(64, 128, 128, 8, , NOTE_LAZY),
     ATTNPROF_FLASH_ENTRY(96, 128, 64, 4, _eager, NOTE_EAGER),
     ATTNPROF_FLASH_ENTRY(128, 128, 128, 8, , NOTE_LAZY),
+    ATTNPROF_FLASH_ENTRY(256, 64, 64, 4, , NOTE_LAZY),
     ATTNPROF_FLASH_ENTRY(256, 128, 64, 8, , NOTE_LAZY),
 #endif
 };
 const int flash_entry_count = (int)(sizeof flash_entries / sizeof flash_entries[0]);
 
 /* The tile each supported head dim runs by default on the mma.sync path: the
- * fastest measured on the H200 (bench/RESULTS.md). The head dims listed here
+ * fastest library tile measured on the H200 (bench/RESULTS.md; d64: 128x64 and
+ * 128x128 tie, 128x64 needs 40% less shared memory). The head dims listed here
  * are the ones flash_fwd_padded_dim rounds up to. */
 struct FlashDefault {
     int d, bm, bn, warps;
 };
 const FlashDefault flash_defaults[] = {
-    {32, 128, 64, 4}, {64, 128, 64, 4}, {96, 128, 64, 4}, {128, 128, 64, 4}, {256, 64, 32, 4},
+    {32, 128, 128, 4}, {64, 128, 64, 4}, {96, 128, 64, 4}, {128, 128, 64, 4}, {256, 64, 32, 4},
 };
 const int flash_default_count = (int)(sizeof flash_defaults / sizeof flash_defaults[0]);
 
