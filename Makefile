@@ -91,7 +91,7 @@ $(BUILD)/src/main.o $(BUILD)/report/report.o: $(VERSION_STAMP)
 # run.json records how the recorder was built: the nvcc release and the flags.
 NVCC_RELEASE := $(if $(filter 1,$(WITH_CUDA)),$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
 $(BUILD)/src/runner.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
-    -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); cc $(strip $(CFLAGS))"'
+    -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); kernels/flash_fwd_sm90a.cu: $(SM90A_ARCH); cc $(strip $(CFLAGS))"'
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
 $(CLI_OBJ): SRC_INC := -Isrc -Ireport
 $(CLI_OBJ): BASE_CFLAGS += -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
@@ -133,7 +133,8 @@ $(BUILD)/%.o: %.cu
 # The Hopper flash kernel needs wgmma and setmaxnreg: sm_90a machine code only, and
 # the only object built for 90a. nvcc 13.0's `-arch=sm_90a` shorthand also runs a
 # plain sm_90 pass that rejects those instructions; the -gencode form does not.
-$(BUILD)/kernels/flash_fwd_sm90a.o: CUDA_ARCH = -gencode arch=compute_90a,code=sm_90a -DATTNPROF_HAVE_SM90A
+SM90A_ARCH := -gencode arch=compute_90a,code=sm_90a -DATTNPROF_HAVE_SM90A
+$(BUILD)/kernels/flash_fwd_sm90a.o: CUDA_ARCH = $(SM90A_ARCH)
 
 # Templates and stylesheet are linked into the report library so an installed
 # attnprof needs no data directory.

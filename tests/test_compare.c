@@ -1,6 +1,7 @@
 /* attnprof compare on archives recorded on the H200 in one device run
  * (2026-11-30): the default batch with the system cuDNN 9.14, and twice with
- * PyTorch's cuDNN 9.19 with nothing else changed. No GPU needed. */
+ * PyTorch's cuDNN 9.19 with nothing else changed; and a later run of flash and
+ * cudnn after flash moved to its sm_90a kernel (issue 14). No GPU needed. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #define CUDNN919_B "tests/fixtures/h200-cudnn919-b"
 #define CUDNN919_GPU1 "tests/fixtures/h200-cudnn919-gpu1" /* the same batch on another physical H200 */
 #define SMALL "tests/fixtures/h200-6var" /* 2x4x256x64: another shape */
+#define SM90A "tests/fixtures/h200-sm90a"  /* flash on attnprof_flash_fwd_sm90a_*, cudnn: same shape */
 
 typedef struct pair {
     compare_archive a, b;
@@ -287,6 +289,32 @@ Test(compare_cli, errors_are_one_line_with_their_exit_code)
     char *md = slurp(path);
     cr_assert(strstr(md, "Baseline: **h200-cudnn919-a**"), "%.300s", md);
     cr_assert(strstr(md, "cuDNN differs (9.19.0 vs 9.14.0)"));
+    free(md);
+    remove_tree(dir);
+}
+
+/* The same variant on another kernel: the kernel diff pairs the two as renamed
+ * (one kernel each side, same role) and the verdict follows the medians. */
+Test(compare_cli, flash_on_its_sm90a_kernel_is_a_renamed_kernel)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN919_A, SM90A, 0, err, sizeof err), EXIT_OK, "%s", err);
+    const compare_variant *f = variant(&p.m, "flash");
+    const compare_cell *b = &f->cell[0], *c = &f->cell[1];
+    cr_assert_eq(c->metric_ratio.verdict,
+                 median_of(c->metric, c->n) < median_of(b->metric, b->n) ? VERDICT_FASTER : VERDICT_SLOWER);
+    free_pair(&p);
+
+    char dir[] = "/tmp/attnprof-compare-XXXXXX", args[1024], path[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "compare %s %s -o %s/c -q", CUDNN919_A, SM90A, dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/c/compare.md", dir);
+    char *md = slurp(path);
+    cr_assert(strstr(md, "| **renamed** | `attnprof_flash_fwd_bf16_d64_128x64_w4` | "
+                         "`attnprof_flash_fwd_sm90a_bf16_d64_128x128_wg2` |"),
+              "%s", md);
     free(md);
     remove_tree(dir);
 }
