@@ -15,11 +15,15 @@ sets to exceed the L2; CUDA events between back-to-back launches; median.
 Usage: python3 bench/flash_sm90a_torch.py LIB [check|bench|all]"""
 import ctypes
 import math
+import os
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_rounds import interleaved_rounds  # noqa: E402
 
 lib_path = sys.argv[1]
 what = sys.argv[2] if len(sys.argv) > 2 else "all"
@@ -139,18 +143,8 @@ def bench():
             if d == padded(D):
                 impls.append((name, lambda q, k, v, idx=idx: ours(q, k, v, causal, out, lse, idx)[0]))
         ref = impls[0][1](*sets[0]).float()
-        samples = {n: [] for n, _ in impls}
-        for r in range(ROUNDS):
-            for n, run in impls:
-                for i in range(WARM):
-                    run(*sets[i % nsets])
-                ev = [torch.cuda.Event(enable_timing=True) for _ in range(ITERS + 1)]
-                ev[0].record()
-                for i in range(ITERS):
-                    run(*sets[(i + 1) % nsets])
-                    ev[i + 1].record()
-                torch.cuda.synchronize()
-                samples[n] += [ev[i].elapsed_time(ev[i + 1]) * 1e3 for i in range(ITERS)]
+        samples, _ = interleaved_rounds(impls, sets, ROUNDS, ITERS, WARM,
+                                        lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize)
         print(f"\n{B}x{H}x{S}x{D} causal={int(causal)}: {nsets} input sets, {ROUNDS} rounds x {ITERS}")
         print("| implementation | median us | p10-p90 us | TFLOP/s | rel diff vs torch flash |")
         print("| --- | ---: | --- | ---: | ---: |")

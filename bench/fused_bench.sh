@@ -47,7 +47,9 @@ if [ "$what" = all ] || [ "$what" = torch ]; then
         build/bench/flash_fwd_sm90a.o -o build/bench/libattnfused.so >> "$LOG/build.txt" 2>&1 ||
         { tail "$LOG/build.txt"; exit 1; }
     PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$LOG/torch.txt"
-import ctypes, torch
+import ctypes, sys, torch
+sys.path.insert(0, "bench")
+from torch_rounds import interleaved_rounds
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 
@@ -121,21 +123,8 @@ for (B, H, S, D) in [(8, 16, 1024, 64), (4, 16, 4096, 128), (4, 16, 4096, 32), (
     # Sanity: each of ours against PyTorch's flash on the same inputs.
     ref_run = dict(impls).get("torch flash")
     ref = ref_run(*sets[0]).float() if ref_run else None
-    samples = {n: [] for n, _ in impls}
-    rmed = {n: [] for n, _ in impls}
-    for r in range(ROUNDS):
-        for n, run in impls:
-            for i in range(WARM):
-                run(*sets[i % nsets])
-            ev = [torch.cuda.Event(enable_timing=True) for _ in range(ITERS + 1)]
-            ev[0].record()
-            for i in range(ITERS):
-                run(*sets[(i + 1) % nsets])
-                ev[i + 1].record()
-            torch.cuda.synchronize()
-            t = sorted(ev[i].elapsed_time(ev[i + 1]) * 1e3 for i in range(ITERS))
-            samples[n] += t
-            rmed[n].append(t[ITERS // 2])
+    samples, rmed = interleaved_rounds(impls, sets, ROUNDS, ITERS, WARM,
+                                       lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize)
     print(f"\n{B}x{H}x{S}x{D}: {nsets} input sets, {ROUNDS} interleaved rounds x {ITERS} launches")
     print("| implementation | median us | p10-p90 us | round medians us | TFLOP/s | rel diff vs torch flash |")
     print("| --- | ---: | --- | --- | ---: | ---: |")

@@ -1,0 +1,30 @@
+"""Interleaved timing rounds, shared by the benchmarks that set our kernels beside PyTorch in
+one process (bench/fused_bench.sh, bench/flash_sm90a_torch.py).
+
+Each round times every implementation in turn: `warm` untimed launches, then `iters` launches
+back to back with a device event after each, rotating among the input sets (enough of them to
+exceed the L2). Clock or power drift during the run then spreads over all implementations
+instead of favouring the ones timed first. An interval between two events is one launch plus
+the gap to the next, in microseconds."""
+
+
+def interleaved_rounds(impls, sets, rounds, iters, warm, event, synchronize):
+    """impls: [(name, run(q, k, v))]; sets: [(q, k, v)]; event(): a new timing event with
+    record() and elapsed_time(other) in ms; synchronize(): waits for the device.
+    Returns ({name: every interval, µs}, {name: each round's median, µs})."""
+    samples = {n: [] for n, _ in impls}
+    round_medians = {n: [] for n, _ in impls}
+    for _ in range(rounds):
+        for name, run in impls:
+            for i in range(warm):
+                run(*sets[i % len(sets)])
+            ev = [event() for _ in range(iters + 1)]
+            ev[0].record()
+            for i in range(iters):
+                run(*sets[(i + 1) % len(sets)])
+                ev[i + 1].record()
+            synchronize()
+            t = sorted(ev[i].elapsed_time(ev[i + 1]) * 1e3 for i in range(iters))
+            samples[name] += t
+            round_medians[name].append(t[iters // 2])
+    return samples, round_medians
