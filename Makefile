@@ -81,7 +81,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources sanitize fuzz FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sanitize fuzz FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -234,7 +234,12 @@ gpu-test: $(PROGRAMS) $(FUSED_BENCH)
 
 # The compiler's resource report (registers, shared memory, spills) for every kernel.
 resources:
-	@for f in $(CU_SRC); do $(NVCC) $(NVCCFLAGS) -Xptxas -v -c $$f -o /dev/null 2>&1 | grep -E "Compiling entry|registers|spill" ; done
+	@for f in $(filter-out kernels/flash_fwd_sm90a.cu,$(CU_SRC)); do \
+	  $(NVCC) $(NVCCFLAGS) -Xptxas -v -c $$f -o /dev/null 2>&1 | grep -E "Compiling entry|registers|spill" ; done
+	@$(MAKE) --no-print-directory CUDA_ARCH='$(SM90A_ARCH)' resources-sm90a
+resources-sm90a:
+	@$(NVCC) $(NVCCFLAGS) -Xptxas -v -c kernels/flash_fwd_sm90a.cu -o /dev/null 2>&1 | \
+	  grep -E "Compiling entry|registers|spill"
 
 install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/bin

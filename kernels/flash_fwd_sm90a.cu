@@ -1,31 +1,36 @@
 /* Hopper-native flash attention forward (sm_90a): the tensor memory
  * accelerator (TMA) brings tiles into shared memory, wgmma multiplies them.
  *
- * One block computes 128 query rows of one head with three warpgroups:
- *   - warpgroup 0, the producer: one thread issues TMA copies of the Q tile
- *     and, for each key tile, of K and V into a ring of STAGES shared-memory
- *     stages; an mbarrier per stage and operand says "landed" (transaction
- *     bytes) and one per stage says "free again" (consumer arrivals). It gives
- *     its registers away (setmaxnreg) to the consumers.
+ * Persistent: one block per SM takes output tiles (128 query rows of one
+ * head) from an atomic counter until none is left. A block has three
+ * warpgroups:
+ *   - warpgroup 0, the producer: one thread issues the TMA copies of each
+ *     tile's Q and, for each key tile, of K and V into a ring of STAGES
+ *     shared-memory stages; an mbarrier per stage and operand says "landed"
+ *     (transaction bytes), one per stage and operand says "free again"
+ *     (consumer arrivals: K as soon as its Q K^T is done, V after its P V).
+ *     It loads the next tile's Q and K/V while the consumers finish the
+ *     current one, and gives its registers away (setmaxnreg).
  *   - warpgroups 1 and 2, the consumers: 64 query rows each. Per key tile,
  *     S = Q K^T by wgmma with both operands in shared memory, the online
  *     softmax in registers (exp2 domain, scale folded into one FMA), then
- *     O += P V by wgmma with P straight from registers. The next tile's
- *     Q K^T is issued before this tile's P V so that the tensor cores work
- *     while the softmax runs (software pipelining within a warpgroup), and
- *     the two consumer warpgroups interleave on the SM's schedulers.
+ *     O += P V by wgmma with P straight from registers. The next key tile's
+ *     Q K^T is issued with this tile's P V, before the softmax, so that the
+ *     tensor cores work while it runs (pipelining within a warpgroup); at
+ *     D = 96 and 128 the two warpgroups also take turns to issue (ping-pong),
+ *     so one's softmax overlaps the other's GEMMs. O goes to global memory
+ *     straight from the accumulators.
  *
  * Shared-memory layout: every operand is stored in column chunks of one
  * swizzle width (64 bf16 = 128 bytes with the 128-byte swizzle; 32 bf16 =
  * 64 bytes with the 64-byte swizzle for D = 32 and 96), rows contiguous within
  * a chunk. TMA writes that layout (one box per chunk) and wgmma reads it
  * through matrix descriptors: Q and K as K-major operands, V as the
- * MN-major ("transposed") B operand of P V, so V needs no transpose.
+ * MN-major ("transposed") B operand of P V, so V needs no transpose. A head
+ * dim below the kernel's is zero-filled by TMA (out-of-range columns).
  *
  * Key tiles are visited from the last (the causal diagonal, the only ones
- * that need a mask) to the first. Blocks are numbered heavy first: in the
- * causal case the query tiles nearest the sequence end see the most keys and
- * start first. */
+ * that need a mask) to the first. Tile order: see flash_sm90a_body. */
 #include "flash_fwd_sm90a.h"
 
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder is reached through cudart */
