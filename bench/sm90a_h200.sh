@@ -32,14 +32,18 @@ for rep in 1 2; do
 done
 cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
   --batch 2 --seq 4096 --dim 256 -o "$W/d256" --force --format png > "$OUT/run-d256.txt" 2>&1; row "$W/d256"
-tar czf "$OUT/archives.tgz" -C "$W" . 2>/dev/null
+tar czf "$OUT/archives.tgz" -C "$W" small-1 small-2 large-1 large-2 d256 2>/dev/null
 timeout 150 build/fused_bench --check > "$OUT/fused_check.txt" 2>&1
 echo "fused_bench --check rc $?: $(grep -c ' ok$' "$OUT/fused_check.txt") ok," \
   "$(grep -c 'sm90a.*noncausal.* ok$' "$OUT/fused_check.txt") sm_90a non-causal ok; $(grep correctness "$OUT/fused_check.txt")"
 grep FAIL "$OUT/fused_check.txt" | head
 for tool in memcheck racecheck; do
-  timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 build/fused_bench --sanitize > "$OUT/sanitize_$tool.txt" 2>&1
-  echo "compute-sanitizer $tool rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.txt" | head -2 | tr '\n' ' ')"
+  timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 build/fused_bench --sanitize > "$W/sanitize_$tool.txt" 2>&1
+  echo "compute-sanitizer $tool rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$W/sanitize_$tool.txt" | head -2 | tr '\n' ' ')"
+  # Where a hazard is, in a few lines (the whole log is in logs.tgz).
+  grep -E "^========= (Error|Warning|Race)|^=========     (at|in) " "$W/sanitize_$tool.txt" | sort | uniq -c | sort -rn | head -8
 done
-ATTNPROF_BIN=build/attnprof FUSED_BENCH= timeout 170 bash tests/gpu/run.sh > "$OUT/gpu_test.txt" 2>&1
-echo "gpu-test rc $?"; grep -E "FAIL|passed" "$OUT/gpu_test.txt" | tail -15
+ATTNPROF_BIN=build/attnprof FUSED_BENCH= timeout 170 bash tests/gpu/run.sh > "$W/gpu_test.txt" 2>&1
+echo "gpu-test rc $?"; grep -E "FAIL|passed" "$W/gpu_test.txt" | tail -15
+# The device tool returns at most 8 files: the logs travel as one archive.
+tar czf "$OUT/logs.tgz" -C "$W" sanitize_memcheck.txt sanitize_racecheck.txt gpu_test.txt 2>/dev/null
