@@ -44,7 +44,7 @@ BASE_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter -Wno-format
 REPORT_CFLAGS = $(BASE_CFLAGS) -Ireport $(PKG_CFLAGS)
 SRC_INC      := -Isrc -Ireport -Ikernels -I$(CUDA_HOME)/include
 SRC_CFLAGS    = $(BASE_CFLAGS) $(SRC_INC) $(PKG_CFLAGS)
-TEST_CFLAGS   = $(BASE_CFLAGS) -Isrc -Ireport -Itests $(PKG_CFLAGS) -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
+TEST_CFLAGS   = $(BASE_CFLAGS) -Isrc -Ireport -Ikernels -Itests $(PKG_CFLAGS) -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
 
 # sm_80 (A100) and sm_90 (H100/H200) machine code, plus PTX for newer GPUs.
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \

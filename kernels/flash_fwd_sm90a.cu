@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "flash_tile_order.h"
 #include "ptx_sm90a.cuh"
 #include "wgmma_bf16.cuh"
 
@@ -239,12 +240,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
      * ones fill in at the end. */
     const int total_tiles = p.q_tiles * p.heads_total;
     auto tile_coords = [&](int tile, int &bh, int &q0, int &n_kt) {
-        const int group_tiles = p.heads_per_group * p.q_tiles;
-        const int group = tile / group_tiles, within = tile - group * group_tiles;
-        const int heads_here = min(p.heads_per_group, p.heads_total - group * p.heads_per_group);
-        const int level = within / heads_here;
-        bh = group * p.heads_per_group + within % heads_here;
-        const int q_tile = CAUSAL ? p.q_tiles - 1 - level : level;
+        int q_tile;
+        flash_tile_at(tile, p.q_tiles, p.heads_total, p.heads_per_group, CAUSAL, &bh, &q_tile);
         q0 = q_tile * BLOCK_M;
         const int kv_end = CAUSAL ? min(q0 + BLOCK_M, S) : S;
         n_kt = (kv_end + BN - 1) / BN;
@@ -768,10 +765,7 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     const int sms = device_facts.multiprocessors, l2 = device_facts.l2_bytes;
     if (sms < 1)
         return cudaErrorInitializationError; /* flash_sm90a_prepare was not called on this thread */
-    /* Heads whose K and V together take half the L2. */
-    const long long kv_bytes_per_head = 4LL * seq * head_dim;
-    const long long group = (l2 / 2) / kv_bytes_per_head;
-    p.heads_per_group = (int)(group < 1 ? 1 : group > heads_total ? heads_total : group);
+    p.heads_per_group = flash_heads_per_group(l2, seq, head_dim, (int)heads_total);
     const long long tiles = q_tiles * heads_total;
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
     (causal ? e.causal : e.noncausal)<<<grid, THREADS, e.cfg.smem_bytes, stream>>>(tq, tk, tv, p);
