@@ -229,6 +229,14 @@ $(FUSED_BENCH): bench/fused_bench.cu $(BUILD)/kernels/flash_fwd.o $(BUILD)/kerne
                 $(BUILD)/kernels/flash_fwd_sm90a.o
 	$(NVCC) $(NVCCFLAGS) -Xcompiler -fopenmp $^ -o $@ -lcublas -lgomp
 
+# The sm_90a flash kernels with the bench-only configurations, as a shared library for
+# bench/flash_sm90a_torch.py (ours against PyTorch's flash and cuDNN in one process).
+$(BUILD)/bench/libflash_sm90a.so: kernels/flash_fwd_sm90a.cu kernels/flash_fwd_sm90a.h kernels/ptx_sm90a.cuh \
+                                  kernels/wgmma_bf16.cuh kernels/flash_tile_order.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O3 -lineinfo -shared -Xcompiler -fPIC $(SM90A_ARCH) -DATTNPROF_FLASH_EXPERIMENTAL_TILES \
+	  -Ikernels -Xptxas -warn-spills $< -o $@
+
 gpu-test: $(PROGRAMS) $(FUSED_BENCH)
 	ATTNPROF_BIN=$(BUILD)/attnprof FUSED_BENCH=$(FUSED_BENCH) bash tests/gpu/run.sh
 

@@ -45,5 +45,12 @@ for tool in memcheck racecheck; do
 done
 ATTNPROF_BIN=build/attnprof FUSED_BENCH= timeout 170 bash tests/gpu/run.sh > "$W/gpu_test.txt" 2>&1
 echo "gpu-test rc $?"; grep -E "FAIL|passed" "$W/gpu_test.txt" | tail -15
+# Ours against PyTorch's flash and cuDNN, every sm_90a configuration incl. the bench-only
+# ones (build here first: make build/bench/libflash_sm90a.so; carry build).
+if [ -f build/bench/libflash_sm90a.so ]; then
+  timeout 200 python3 bench/flash_sm90a_torch.py build/bench/libflash_sm90a.so all > "$W/torch.txt" 2>&1
+  echo "flash_sm90a_torch.py rc $?"; grep -E "check:|FAIL|^[0-9]+x|attnprof_|torch (flash|cudnn)" "$W/torch.txt" |
+    grep -vE "smem|^\| [0-9]+x" | head -60
+fi
 # The device tool returns at most 8 files: the logs travel as one archive.
-tar czf "$OUT/logs.tgz" -C "$W" sanitize_memcheck.txt sanitize_racecheck.txt gpu_test.txt 2>/dev/null
+tar czf "$OUT/logs.tgz" -C "$W" sanitize_memcheck.txt sanitize_racecheck.txt gpu_test.txt torch.txt 2>/dev/null
