@@ -541,7 +541,6 @@ typedef void (*sm90a_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUte
 struct Sm90aEntry {
     flash_fwd_config cfg;
     sm90a_kernel_fn causal, noncausal;
-    int stages;
     int chunk_width;
 };
 
@@ -554,7 +553,7 @@ struct Sm90aEntry {
       "persistent: one block per SM takes tiles from an atomic counter; heads in L2-sized groups, heavy "       \
       "query tiles first"},          \
      attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX,                                                 \
-     attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal, ST, Sm90aTile<D, BN, ST>::CW}
+     attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal, Sm90aTile<D, BN, ST>::CW}
 
 #define NOTE_PINGPONG ", ping-pong turns between the consumer warpgroups"
 
@@ -686,8 +685,6 @@ extern "C" int flash_sm90a_config_for_dim(int d)
 }
 
 extern "C" size_t flash_sm90a_workspace_bytes(void) { return 2 * sizeof(int); }
-
-extern "C" int flash_sm90a_stages(int i) { return i >= 0 && i < sm90a_entry_count ? sm90a_entries[i].stages : 0; }
 
 /* The device facts a launch needs, read once by prepare (a launch makes no
  * runtime calls but the launch itself: they would show in every forward's

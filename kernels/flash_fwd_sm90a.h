@@ -36,8 +36,6 @@ int flash_sm90a_config_count(void);
 const flash_fwd_config *flash_sm90a_config_at(int i);
 /* Index of the configuration compiled for head dim d, or -1. */
 int flash_sm90a_config_for_dim(int d);
-/* Shared-memory pipeline depth of a configuration (K and V stages). */
-int flash_sm90a_stages(int i);
 /* Raises the kernels' shared-memory limit and reads the current device's
  * multiprocessor count and L2 size for the launches that follow on this
  * thread. Call on the device the launches will use. */

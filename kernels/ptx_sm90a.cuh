@@ -1,7 +1,7 @@
 /* PTX wrappers for the Hopper-only parts of the sm_90a flash kernel
  * (flash_fwd_sm90a.cu): mbarriers, the tensor memory accelerator
  * (cp.async.bulk.tensor), wgmma fences and shared-memory matrix descriptors,
- * setmaxnreg, named barriers. The wgmma instructions themselves are in the
+ * setmaxnreg. The wgmma instructions themselves are in the
  * generated wgmma_bf16.cuh. Everything here needs sm_90; wgmma and setmaxnreg
  * need the sm_90a target. */
 #ifndef ATTNPROF_PTX_SM90A_CUH
@@ -107,12 +107,6 @@ template <int REGS> __device__ __forceinline__ void regs_release()
 template <int REGS> __device__ __forceinline__ void regs_claim()
 {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
-}
-
-/* Named barrier among `threads` threads (a warpgroup: 128). */
-__device__ __forceinline__ void named_barrier_sync(int id, int threads)
-{
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 } // namespace sm90

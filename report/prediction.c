@@ -180,3 +180,21 @@ void prediction_fused_tiles(const attn_shape *s, int block_m, int block_n, doubl
     *flops = bh * f;
     *kv_l2_bytes = bh * kv;
 }
+
+void prediction_fused_kernel(attn_prediction *p, const attn_shape *s, int kernel_dim, int block_m, int block_n,
+                             double extra_bytes, const char *match)
+{
+    memset(p, 0, sizeof *p);
+    attn_shape padded = *s;
+    padded.dim = kernel_dim;
+    double flops = 0, kv_l2 = 0, unused = 0;
+    prediction_fused_tiles(&padded, block_m, block_n, &flops, &unused);
+    prediction_fused_tiles(s, block_m, block_n, &unused, &kv_l2);
+    const double io = prediction_io_bytes(s);
+    p->useful_flops = prediction_useful_flops(s);
+    pred_class *k = prediction_add(p, "fused kernel", match, 1, 4 * io + extra_bytes, flops, PIPE_TENSOR);
+    if (k)
+        k->l2_bytes = 2 * io + kv_l2 + extra_bytes; /* Q read, O written, K/V per query tile */
+    p->executed_flops = flops;
+    p->min_dram_bytes = 4 * io + extra_bytes;
+}

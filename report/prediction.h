@@ -73,6 +73,13 @@ double prediction_useful_flops(const attn_shape *s);
  * skips key tiles wholly above the diagonal: the FLOPs it executes (Q·Kᵀ and P·V) and the
  * K/V bytes its blocks read from the L2 (every query tile streams its keys again). */
 void prediction_fused_tiles(const attn_shape *s, int block_m, int block_n, double *flops, double *kv_l2_bytes);
+/* The whole prediction of a variant that is one such fused kernel (kernels whose name
+ * starts with `match`), compiled for kernel_dim >= s->dim: Q, K, V read from DRAM once and
+ * O written once plus extra_bytes (e.g. a log-sum-exp per row); the FLOPs executed at
+ * kernel_dim (a padded head dim computes its zero columns), the bytes moved at s->dim.
+ * Clears p first. */
+void prediction_fused_kernel(attn_prediction *p, const attn_shape *s, int kernel_dim, int block_m, int block_n,
+                             double extra_bytes, const char *match);
 
 /* Ridge point of the roofline in FLOP per DRAM byte (tensor roof / copy roof); NAN if unknown. */
 double ceilings_ridge(const ceilings *c);

@@ -122,18 +122,7 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     if (config < 0)
         return;
     const efficient_fwd_config *c = efficient_fwd_config_at(config);
-    attn_shape padded = *s;
-    padded.dim = c->head_dim;
-    double flops = 0, kv_l2 = 0, unused = 0;
-    prediction_fused_tiles(&padded, c->block_m, c->block_n, &flops, &unused);
-    prediction_fused_tiles(s, c->block_m, c->block_n, &unused, &kv_l2);
-    const double io = prediction_io_bytes(s), extra = 0;
-    p->useful_flops = prediction_useful_flops(s);
-    pred_class *k = prediction_add(p, "fused kernel", "attnprof_efficient_fwd", 1, 4 * io + extra, flops, PIPE_TENSOR);
-    if (k)
-        k->l2_bytes = 2 * io + kv_l2 + extra; /* Q read, O written, K/V per query tile */
-    p->executed_flops = flops;
-    p->min_dram_bytes = 4 * io + extra;
+    prediction_fused_kernel(p, s, c->head_dim, c->block_m, c->block_n, 0, "attnprof_efficient_fwd");
 }
 
 const attn_variant variant_efficient = {

@@ -5,9 +5,9 @@
  * warps, K/V through a two-deep cp.async pipeline, mma.sync). Both run the
  * softmax in the exp2 domain with the scale folded in and write each row's
  * log-sum-exp to a float buffer this variant owns (as FlashAttention's forward
- * keeps it for the backward pass). Tile sizes per head dim: flash_fwd_default_config; a head dim
- * with no kernel of its own runs the next larger one, which zero-fills the
- * missing columns in shared memory (flash_fwd_padded_dim). */
+ * keeps it for the backward pass). Tile sizes per head dim:
+ * flash_fwd_default_config; a head dim with no kernel of its own runs the next
+ * larger one, which zero-fills the missing columns (flash_fwd_padded_dim). */
 #include "check.h"
 #include "variant.h"
 
@@ -156,18 +156,8 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     if (config < 0)
         return;
     const flash_fwd_config *c = flash_fwd_config_at(config);
-    attn_shape padded = *s;
-    padded.dim = c->head_dim;
-    double flops = 0, kv_l2 = 0, unused = 0;
-    prediction_fused_tiles(&padded, c->block_m, c->block_n, &flops, &unused);
-    prediction_fused_tiles(s, c->block_m, c->block_n, &unused, &kv_l2);
-    const double io = prediction_io_bytes(s), extra = (double)s->batch * s->heads * s->seq * sizeof(float);
-    p->useful_flops = prediction_useful_flops(s);
-    pred_class *k = prediction_add(p, "fused kernel", "attnprof_flash_fwd", 1, 4 * io + extra, flops, PIPE_TENSOR);
-    if (k)
-        k->l2_bytes = 2 * io + kv_l2 + extra; /* Q read, O written, K/V per query tile */
-    p->executed_flops = flops;
-    p->min_dram_bytes = 4 * io + extra;
+    const double lse_bytes = (double)s->batch * s->heads * s->seq * sizeof(float);
+    prediction_fused_kernel(p, s, c->head_dim, c->block_m, c->block_n, lse_bytes, "attnprof_flash_fwd");
 }
 
 const attn_variant variant_flash = {
