@@ -217,9 +217,20 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     /* q_full: the Q tile has landed; q_free: every consumer warp has issued its
      * last Q K^T of the tile and it completed, so the next tile's Q may come. */
     const uint32_t q_full = bars, q_free = bars + 8;
-    /* The producer's next tile for the consumers, written before the arrival
-     * on q_full (release) and read after the wait (acquire); -1: no more. */
+    /* The producer's next tile for the consumers (-1: no more), handed over
+     * through two named barriers of the producer warp and the consumers:
+     * TILE_READY (written, read it) and TILE_TAKEN (read, the next may come).
+     * Ordinary barriers rather than the mbarriers: compute-sanitizer's
+     * racecheck follows these. */
     __shared__ int next_tile;
+    constexpr int HANDOFF_THREADS = 32 + 128 * CONSUMER_WGS;
+    auto handoff = [](bool wait, int id) {
+        if (wait)
+            asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(HANDOFF_THREADS) : "memory");
+        else
+            asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(HANDOFF_THREADS) : "memory");
+    };
+    constexpr int TILE_READY = 4, TILE_TAKEN = 5;
     auto k_full = [&](int s) { return bars + 8u * (2 + s); };
     auto v_full = [&](int s) { return bars + 8u * (2 + STAGES + s); };
     /* K and V of a stage are freed separately: K as soon as its Q K^T is done,
@@ -262,23 +273,32 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 
     if (warpgroup == 0) {
         sm90::regs_release<PRODUCER_REGS>();
-        if (threadIdx.x == 0) {
+        if (threadIdx.x >= 32)
+            return;
+        /* Warp 0 takes part in the tile handoff; its lane 0 does the work. */
+        const bool leader = threadIdx.x == 0;
+        if (leader) {
             sm90::tma_prefetch_descriptor(tq);
             sm90::tma_prefetch_descriptor(tk);
             sm90::tma_prefetch_descriptor(tv);
-            int it = 0; /* key tiles loaded so far, over all tiles: the ring position */
-            int local = 0;
-            for (int tile = blockIdx.x;; local++) {
-                if (local > 0)
+        }
+        int it = 0; /* key tiles loaded so far, over all tiles: the ring position */
+        for (int tile = blockIdx.x, local = 0;; local++) {
+            if (local > 0) {
+                if (leader)
                     sm90::mbar_wait(q_free, (local - 1) & 1);
-                if (tile >= total_tiles) {
-                    next_tile = -1;
-                    sm90::mbar_arrive(q_full);
-                    break;
-                }
+                __syncwarp();
+                handoff(true, TILE_TAKEN);
+            }
+            if (leader)
+                next_tile = tile < total_tiles ? tile : -1;
+            __syncwarp();
+            handoff(false, TILE_READY);
+            if (tile >= total_tiles)
+                break;
+            if (leader) {
                 int bh, q0, n_kt;
                 tile_coords(tile, bh, q0, n_kt);
-                next_tile = tile;
                 sm90::mbar_arrive_expect_tx(q_full, T::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < T::CHUNKS; c++)
@@ -300,13 +320,14 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
                 }
                 tile = (int)gridDim.x + atomicAdd(&p.scheduler[0], 1);
             }
-            /* Every block takes tiles until one is out of range; the last block
-             * to get there leaves the counter at zero for the next launch (which
-             * the stream orders after this one). */
-            if (atomicAdd(&p.scheduler[1], 1) == (int)gridDim.x - 1) {
-                atomicExch(&p.scheduler[0], 0);
-                atomicExch(&p.scheduler[1], 0);
-            }
+            tile = __shfl_sync(0xffffffffu, tile, 0);
+        }
+        /* Every block takes tiles until one is out of range; the last block to
+         * get there leaves the counter at zero for the next launch (which the
+         * stream orders after this one). */
+        if (leader && atomicAdd(&p.scheduler[1], 1) == (int)gridDim.x - 1) {
+            atomicExch(&p.scheduler[0], 0);
+            atomicExch(&p.scheduler[1], 0);
         }
         return;
     }
@@ -370,10 +391,12 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 
     int it = 0; /* ring position, as the producer counts it */
     for (int local = 0;; local++) {
-        sm90::mbar_wait(q_full, local & 1);
+        handoff(true, TILE_READY);
         const int tile = next_tile;
         if (tile < 0)
             break;
+        handoff(false, TILE_TAKEN);
+        sm90::mbar_wait(q_full, local & 1);
         int bh, q0, n_kt;
         tile_coords(tile, bh, q0, n_kt);
         const int wg_row0 = q0 + wg * 64;         /* first query row of this warpgroup */
@@ -518,13 +541,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 /* The defaults, chosen from measurements on the H200 (bench/RESULTS.md): at
  * D <= 64 the softmax outweighs the GEMMs and ping-pong turns only hold a
  * warpgroup back (69.1 vs 70.7 us at 8x16x1024x64, 368 vs 382 us at
- * 4x16x4096x64); at D >= 96 they pay (510 vs 528 us at 4x16x4096x128). The
- * suffix _pp names a kernel with ping-pong turns. */
+ * 4x16x4096x64); at D = 96 and 128 they pay (510 vs 528 us at 4x16x4096x128);
+ * at 256 they measured even (535.6 vs 534.8 us at 2x16x4096x256) and cost the
+ * causal kernel a 4-byte spill, so it goes without. The suffix _pp names a
+ * kernel with ping-pong turns. */
 ATTNPROF_SM90A_KERNEL(32, 128, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 128, 2, 0, )
 ATTNPROF_SM90A_KERNEL(96, 128, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG, _pp)
-ATTNPROF_SM90A_KERNEL(256, 64, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(256, 64, 2, 0, )
 /* Built only into the benchmark: the other choices, measured against the
  * defaults in the same run. */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
@@ -563,7 +588,7 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(64, 128, 2, , ""),
     ATTNPROF_SM90A_ENTRY(96, 128, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp, NOTE_PINGPONG),
-    ATTNPROF_SM90A_ENTRY(256, 64, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(256, 64, 2, , ""),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
     ATTNPROF_SM90A_ENTRY(64, 128, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(128, 128, 2, , ""),
