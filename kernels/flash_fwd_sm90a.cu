@@ -108,6 +108,8 @@ template <int N> __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uin
         wgmma::ss_n64(d, a, b, acc);
     else if constexpr (N == 128)
         wgmma::ss_n128(d, a, b, acc);
+    else if constexpr (N == 176)
+        wgmma::ss_n176(d, a, b, acc);
     else if constexpr (N == 192)
         wgmma::ss_n192(d, a, b, acc);
     else
@@ -557,6 +559,8 @@ ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(128, 128, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 192, 2, 0, )
 ATTNPROF_SM90A_KERNEL(128, 128, 3, SM90A_OPT_PINGPONG, _pp_s3)
+ATTNPROF_SM90A_KERNEL(128, 176, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(128, 176, 2, 0, )
 #endif
 
 namespace {
@@ -594,6 +598,8 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(128, 128, 2, , ""),
     ATTNPROF_SM90A_ENTRY(64, 192, 2, , ""),
     ATTNPROF_SM90A_ENTRY(128, 128, 3, _pp_s3, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(128, 176, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(128, 176, 2, , ""),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
