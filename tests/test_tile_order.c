@@ -41,14 +41,14 @@ Test(tile_order, every_tile_exactly_once)
 
 /* Causal: within a group the query tiles never get heavier again (the tile that
  * sees the most keys comes first); a new group starts where they do. Each group
- * is a run of neighbouring heads, whole (every query tile of each), of
- * heads_per_group heads but the last. */
-Test(tile_order, causal_heavy_first_within_groups_of_neighbouring_heads)
+ * is a run of neighbouring heads, whole (every query tile of each), of at most
+ * heads_per_group heads, and the groups differ by one head at most. */
+Test(tile_order, causal_heavy_first_within_even_groups_of_neighbouring_heads)
 {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const shape s = shapes[i];
         const int total = s.q_tiles * s.heads_total;
-        int prev_qt = -1, first_head = 0, last_head = -1, tiles_in_group = 0;
+        int prev_qt = -1, first_head = 0, last_head = -1, tiles_in_group = 0, min_size = 1 << 30, max_size = 0;
         for (int t = 0; t <= total; t++) {
             int bh = -1, qt = s.q_tiles;
             if (t < total)
@@ -57,8 +57,9 @@ Test(tile_order, causal_heavy_first_within_groups_of_neighbouring_heads)
                 const int size = last_head - first_head + 1;
                 cr_assert_eq(tiles_in_group, size * s.q_tiles, "shape %zu: group at head %d not whole", i,
                              first_head);
-                cr_assert(size == s.hpg || (t == total && size < s.hpg), "shape %zu: group of %d heads, not %d", i,
-                          size, s.hpg);
+                cr_assert(size <= s.hpg, "shape %zu: group of %d heads > %d", i, size, s.hpg);
+                min_size = size < min_size ? size : min_size;
+                max_size = size > max_size ? size : max_size;
                 first_head = last_head + 1;
                 tiles_in_group = 0;
             }
@@ -69,6 +70,7 @@ Test(tile_order, causal_heavy_first_within_groups_of_neighbouring_heads)
             tiles_in_group++;
             prev_qt = qt;
         }
+        cr_assert(max_size - min_size <= 1, "shape %zu: groups of %d to %d heads", i, min_size, max_size);
         int bh, qt;
         flash_tile_at(0, s.q_tiles, s.heads_total, s.hpg, 1, &bh, &qt);
         cr_assert_eq(qt, s.q_tiles - 1);
@@ -92,11 +94,10 @@ Test(tile_order, groups_hold_half_the_l2_of_k_and_v)
 }
 
 /* The kernel's blocks take the next tile from an atomic counter: a list schedule.
- * Simulated with a tile's cost = its key tiles + one for the prologue, 132 blocks,
- * at the goal shapes and D = 256: the static round-robin the kernel first used
- * leaves the busiest block 10-20% over the mean, the list schedule less. (The
- * smaller last group puts heavy tiles late: 12.5% over at 8x16x1024x64; branch
- * sm90a-handoff sizes the groups evenly, 1-2.5%, not yet run on the GPU.) */
+ * Simulated with a tile's cost = its key tiles + one for the prologue, 132 blocks:
+ * the busiest block within 2.5% of the mean at the goal shapes and D = 256, where
+ * the static round-robin the kernel first used lands 10-20% over (and where
+ * groups of heads_per_group heads plus a small last one put it 5-12% over). */
 static double busiest_over_mean(const shape *s, int list_schedule)
 {
     enum { BLOCKS = 132 };
@@ -120,12 +121,11 @@ static double busiest_over_mean(const shape *s, int list_schedule)
     return max / (sum / BLOCKS);
 }
 
-Test(tile_order, a_list_schedule_balances_better_than_round_robin)
+Test(tile_order, a_list_schedule_balances_the_causal_load)
 {
     for (int i = 0; i < 3; i++) {
         const double list = busiest_over_mean(&shapes[i], 1), round_robin = busiest_over_mean(&shapes[i], 0);
-        cr_assert(list < round_robin && list <= 1.13, "shape %d: list schedule %.3f, round-robin %.3f", i, list,
-                  round_robin);
+        cr_assert(list <= 1.025, "shape %d: list schedule %.3f", i, list);
         cr_assert(round_robin >= 1.10, "shape %d: round-robin %.3f", i, round_robin);
     }
 }
