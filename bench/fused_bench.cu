@@ -3,7 +3,8 @@
  *
  *   fused_bench              correctness on every shape, then timings, cuBLAS ceiling
  *   fused_bench --check      correctness on every shape only (make gpu-test)
- *   fused_bench --sanitize   small shapes only, correctness only (for compute-sanitizer)
+ *   fused_bench --sanitize [NAME]   small shapes only, correctness only (for compute-sanitizer);
+ *                                   NAME: only the kernels whose name contains it
  *
  * The sm_90a flash kernels (names with "sm90a") run where the GPU takes them
  * (compute capability 9.0), each causal and non-causal; the others are
@@ -463,6 +464,18 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&flash_workspace, 64));
     CK(cudaMemset(flash_workspace, 0, 64));
     std::vector<Kern> ks = all_kernels();
+    /* racecheck is slow: a run may check one family of kernels only. */
+    if (sanitize && argc > 2) {
+        std::vector<Kern> picked;
+        for (const Kern &k : ks)
+            if (strstr(k.name.c_str(), argv[2]))
+                picked.push_back(k);
+        if (picked.empty()) {
+            fprintf(stderr, "fused_bench: no kernel name contains '%s'; run without it to list them\n", argv[2]);
+            return 2;
+        }
+        ks = picked;
+    }
     for (const Kern &k : ks) {
         CK(k.flash ? flash_fwd_prepare(k.index) : efficient_fwd_prepare(k.index));
         int blocks = 0;

@@ -219,20 +219,21 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     /* q_full: the Q tile has landed; q_free: every consumer warp has issued its
      * last Q K^T of the tile and it completed, so the next tile's Q may come. */
     const uint32_t q_full = bars, q_free = bars + 8;
-    /* The producer's next tile for the consumers (-1: no more), handed over
-     * through two named barriers of the producer warp and the consumers:
-     * TILE_READY (written, read it) and TILE_TAKEN (read, the next may come).
-     * Ordinary barriers rather than the mbarriers: compute-sanitizer's
-     * racecheck follows these. */
-    __shared__ int next_tile;
-    constexpr int HANDOFF_THREADS = 32 + 128 * CONSUMER_WGS;
-    auto handoff = [](bool wait, int id) {
-        if (wait)
-            asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(HANDOFF_THREADS) : "memory");
-        else
-            asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(HANDOFF_THREADS) : "memory");
+    /* The tile index travels from the producer to the consumers through two
+     * shared slots, one per parity of the block's tile count, and one named
+     * barrier (bar.sync on both sides: compute-sanitizer's racecheck does not
+     * count bar.arrive as ordering, and reported the one-slot arrive/sync
+     * handoff). For its tile j the producer writes slot j&1, issues Q and the
+     * first STAGES key tiles (whose ring slots tile j-1 frees), and then meets
+     * the consumers, who come to the barrier when tile j-1 is done, so neither
+     * side waits longer than it would for the data. Slot j&1 is written again
+     * for tile j+2, after the barrier of tile j+1, which the consumers reach
+     * only after reading it. */
+    __shared__ int tile_slot[2];
+    constexpr int TILE_BARRIER = 4, TILE_BARRIER_THREADS = 32 + 128 * CONSUMER_WGS;
+    auto tile_barrier = []() {
+        asm volatile("bar.sync %0, %1;\n" ::"n"(TILE_BARRIER), "n"(TILE_BARRIER_THREADS) : "memory");
     };
-    constexpr int TILE_READY = 4, TILE_TAKEN = 5;
     auto k_full = [&](int s) { return bars + 8u * (2 + s); };
     auto v_full = [&](int s) { return bars + 8u * (2 + STAGES + s); };
     /* K and V of a stage are freed separately: K as soon as its Q K^T is done,
@@ -286,40 +287,48 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         }
         int it = 0; /* key tiles loaded so far, over all tiles: the ring position */
         for (int tile = blockIdx.x, local = 0;; local++) {
-            if (local > 0) {
-                if (leader)
-                    sm90::mbar_wait(q_free, (local - 1) & 1);
-                __syncwarp();
-                handoff(true, TILE_TAKEN);
-            }
-            if (leader)
-                next_tile = tile < total_tiles ? tile : -1;
-            __syncwarp();
-            handoff(false, TILE_READY);
-            if (tile >= total_tiles)
-                break;
-            if (leader) {
-                int bh, q0, n_kt;
+            const bool last = tile >= total_tiles;
+            int bh = 0, q0 = 0, n_kt = 0;
+            if (!last)
                 tile_coords(tile, bh, q0, n_kt);
-                sm90::mbar_arrive_expect_tx(q_full, T::Q_BYTES);
+            /* Key tiles i < head go before the barrier, the rest after it. */
+            const int head = min(STAGES, n_kt);
+            auto issue_kv = [&](int i) {
+                const int s = it % STAGES, use = it / STAGES, kt = n_kt - 1 - i;
+                if (use > 0)
+                    sm90::mbar_wait(k_free(s), (use - 1) & 1);
+                sm90::mbar_arrive_expect_tx(k_full(s), T::KV_BYTES);
 #pragma unroll
                 for (int c = 0; c < T::CHUNKS; c++)
-                    sm90::tma_load_3d(sQ + c * BLOCK_M * RB, tq, q_full, c * T::CW, q0, bh);
-                for (int i = 0; i < n_kt; i++, it++) {
-                    const int s = it % STAGES, use = it / STAGES, kt = n_kt - 1 - i;
-                    if (use > 0)
-                        sm90::mbar_wait(k_free(s), (use - 1) & 1);
-                    sm90::mbar_arrive_expect_tx(k_full(s), T::KV_BYTES);
+                    sm90::tma_load_3d(sK + s * T::KV_BYTES + c * BN * RB, tk, k_full(s), c * T::CW, kt * BN, bh);
+                if (use > 0)
+                    sm90::mbar_wait(v_free(s), (use - 1) & 1);
+                sm90::mbar_arrive_expect_tx(v_full(s), T::KV_BYTES);
+#pragma unroll
+                for (int c = 0; c < T::CHUNKS; c++)
+                    sm90::tma_load_3d(sV + s * T::KV_BYTES + c * BN * RB, tv, v_full(s), c * T::CW, kt * BN, bh);
+                it++;
+            };
+            if (leader) {
+                tile_slot[local & 1] = last ? -1 : tile;
+                if (!last) {
+                    if (local > 0)
+                        sm90::mbar_wait(q_free, (local - 1) & 1);
+                    sm90::mbar_arrive_expect_tx(q_full, T::Q_BYTES);
 #pragma unroll
                     for (int c = 0; c < T::CHUNKS; c++)
-                        sm90::tma_load_3d(sK + s * T::KV_BYTES + c * BN * RB, tk, k_full(s), c * T::CW, kt * BN, bh);
-                    if (use > 0)
-                        sm90::mbar_wait(v_free(s), (use - 1) & 1);
-                    sm90::mbar_arrive_expect_tx(v_full(s), T::KV_BYTES);
-#pragma unroll
-                    for (int c = 0; c < T::CHUNKS; c++)
-                        sm90::tma_load_3d(sV + s * T::KV_BYTES + c * BN * RB, tv, v_full(s), c * T::CW, kt * BN, bh);
+                        sm90::tma_load_3d(sQ + c * BLOCK_M * RB, tq, q_full, c * T::CW, q0, bh);
+                    for (int i = 0; i < head; i++)
+                        issue_kv(i);
                 }
+            }
+            __syncwarp();
+            tile_barrier();
+            if (last)
+                break;
+            if (leader) {
+                for (int i = head; i < n_kt; i++)
+                    issue_kv(i);
                 tile = (int)gridDim.x + atomicAdd(&p.scheduler[0], 1);
             }
             tile = __shfl_sync(0xffffffffu, tile, 0);
@@ -393,11 +402,10 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 
     int it = 0; /* ring position, as the producer counts it */
     for (int local = 0;; local++) {
-        handoff(true, TILE_READY);
-        const int tile = next_tile;
+        tile_barrier();
+        const int tile = tile_slot[local & 1];
         if (tile < 0)
             break;
-        handoff(false, TILE_TAKEN);
         sm90::mbar_wait(q_full, local & 1);
         int bh, q0, n_kt;
         tile_coords(tile, bh, q0, n_kt);
@@ -561,6 +569,8 @@ ATTNPROF_SM90A_KERNEL(64, 192, 2, 0, )
 ATTNPROF_SM90A_KERNEL(128, 128, 3, SM90A_OPT_PINGPONG, _pp_s3)
 ATTNPROF_SM90A_KERNEL(128, 176, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(128, 176, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 128, 3, 0, _s3)
+ATTNPROF_SM90A_KERNEL(64, 64, 2, 0, )
 #endif
 
 namespace {
@@ -600,6 +610,8 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(128, 128, 3, _pp_s3, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(128, 176, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(128, 176, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 128, 3, _s3, ""),
+    ATTNPROF_SM90A_ENTRY(64, 64, 2, , ""),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
