@@ -96,6 +96,15 @@ __device__ __forceinline__ float fast_exp2(float x)
     return y;
 }
 
+/* 1/x to about 1 ulp (the output is bf16); 1.f / x is the IEEE division with
+ * its slow path for tiny and huge x. */
+__device__ __forceinline__ float fast_rcp(float x)
+{
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
 {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
@@ -141,26 +150,64 @@ struct RowState {
 /* Turns the scores of one key tile into probabilities in place and returns
  * each row's rescale factor for O. s: the m64nBN accumulator of this thread
  * (s[4j + e]: row g + 8*(e >> 1), key 8j + 2*t4 + (e & 1)). MASK: some key of
- * the tile is past a row's diagonal (causal) or past the sequence end. */
-template <int BN, bool CAUSAL, bool MASK>
+ * the tile is past a row's diagonal (causal) or past the sequence end.
+ *
+ * LEAN (the default): the warp's 16 rows see the tile's 8-key groups as a
+ * prefix of whole groups (`full`: no key masked for any of its rows), a few
+ * groups that straddle the diagonal (masked per element), and groups masked
+ * for all its rows (from `live` on: probability 0 with no exp2). Both bounds
+ * are the same for the whole warp, so the skipped exponentials leave the
+ * MUFU pipe (16 per clock per SM, as busy as the tensor cores at D = 64); on
+ * a diagonal tile about half the elements are skipped. The row maximum is
+ * four chains and the row sum two, to shorten the dependent latency the
+ * ncu profile showed ("wait" the first stall reason). Without LEAN, every
+ * element of a masked tile is compared, and max and sum are single chains. */
+template <int BN, bool CAUSAL, bool MASK, bool LEAN>
 __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, float (&alpha)[2], int key0,
-                                             int row0, int seq, float scale_log2, int t4)
+                                             int row0, int warp_row0, int seq, float scale_log2, int t4)
 {
+    constexpr int GROUPS = BN / 8;
+    /* Only the causal diagonal has groups to skip; at the sequence end the
+     * whole-tile compare is enough (and the bounds cost the non-causal D = 128
+     * kernel a spill). */
+    constexpr bool SKIP = LEAN && CAUSAL;
+    int full = GROUPS, live = GROUPS;
     if constexpr (MASK) {
+        if constexpr (SKIP) {
+            /* Highest key every row of the warp may see, and the highest key
+             * any row of it may see. */
+            const int all_rows = min(warp_row0, seq - 1);
+            const int any_row = min(warp_row0 + 15, seq - 1);
+            full = min(GROUPS, max(0, all_rows - key0 + 1) / 8);
+            live = min(GROUPS, max(0, any_row - key0 + 8) / 8);
+        } else {
+            full = 0;
+        }
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) {
-            const int key = key0 + (i >> 2) * 8 + 2 * t4 + (i & 1);
+            const int j = i >> 2;
+            const int key = key0 + j * 8 + 2 * t4 + (i & 1);
             const int row = row0 + ((i >> 1) & 1) * 8;
-            if (key >= seq || (CAUSAL && key > row))
+            if (j >= live || (j >= full && (key >= seq || (CAUSAL && key > row))))
                 s[i] = -INFINITY;
         }
     }
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         float mx = -INFINITY;
+        if constexpr (LEAN) {
+            /* Four chains, not a full tree: a tree's temporaries spilled the
+             * D = 128 kernels. */
+            float m[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++)
-            mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+            for (int j = 0; j < GROUPS; j++)
+                m[j & 3] = fmaxf(m[j & 3], fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+            mx = fmaxf(fmaxf(m[0], m[1]), fmaxf(m[2], m[3]));
+        } else {
+#pragma unroll
+            for (int j = 0; j < GROUPS; j++)
+                mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+        }
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float m_new = fmaxf(st.max[h], mx * scale_log2);
@@ -169,16 +216,21 @@ __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, f
         const float m_use = m_new == -INFINITY ? 0.f : m_new;
         alpha[h] = fast_exp2(st.max[h] - m_use);
         st.max[h] = m_new;
-        float sum = 0.f;
+        float sum[2] = {0.f, 0.f};
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++)
+        for (int j = 0; j < GROUPS; j++) {
+            if (MASK && SKIP && j >= live) {
+                s[4 * j + 2 * h] = s[4 * j + 2 * h + 1] = 0.f;
+                continue;
+            }
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 float &x = s[4 * j + 2 * h + e];
                 x = fast_exp2(fmaf(x, scale_log2, -m_use));
-                sum += x;
+                sum[LEAN ? j & 1 : 0] += x;
             }
-        st.sum[h] = st.sum[h] * alpha[h] + sum;
+        }
+        st.sum[h] = st.sum[h] * alpha[h] + (sum[0] + sum[1]);
     }
 }
 
@@ -200,6 +252,9 @@ enum {
      * barriers), so one's softmax runs while the other's GEMMs occupy the
      * tensor cores. */
     SM90A_OPT_PINGPONG = 1,
+    /* Benchmark only: the softmax and epilogue as they were before the ncu
+     * source profile (softmax_tile without LEAN; row sums after the last P V). */
+    SM90A_OPT_CLASSIC = 2,
 };
 
 template <int D, int BN, int STAGES, bool CAUSAL, int OPT>
@@ -209,6 +264,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     typedef Sm90aTile<D, BN, STAGES> T;
     constexpr int RB = T::ROW_BYTES;
     constexpr bool PINGPONG = (OPT & SM90A_OPT_PINGPONG) != 0;
+    constexpr bool LEAN = (OPT & SM90A_OPT_CLASSIC) == 0;
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t smem_base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -416,11 +472,12 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         auto tile_needs_mask = [&](int kt) {
             return (CAUSAL && kt * BN + BN - 1 > wg_row0) || kt * BN + BN > S;
         };
+        const int warp_row0 = wg_row0 + warp * 16;
         auto softmax = [&](int kt, float (&alpha)[2], RowState &st) {
             if (tile_needs_mask(kt))
-                softmax_tile<BN, CAUSAL, true>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+                softmax_tile<BN, CAUSAL, true, LEAN>(s, st, alpha, kt * BN, row0, warp_row0, S, scale_log2, t4);
             else
-                softmax_tile<BN, CAUSAL, false>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+                softmax_tile<BN, CAUSAL, false, LEAN>(s, st, alpha, kt * BN, row0, warp_row0, S, scale_log2, t4);
         };
 
 #pragma unroll
@@ -479,6 +536,22 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             }
             pack_p<BN>(s, pa);
         }
+        /* The rows' sums, the reciprocals and the log-sum-exp, computed while
+         * the last P V runs (LEAN; the quad shuffles were the epilogue's
+         * stall in the profile). */
+        float inv[2];
+        auto finish_rows = [&]() {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float l = st.sum[h];
+                l += __shfl_xor_sync(0xffffffffu, l, 1);
+                l += __shfl_xor_sync(0xffffffffu, l, 2);
+                inv[h] = l > 0.f ? (LEAN ? fast_rcp(l) : 1.f / l) : 0.f;
+                const int row = row0 + 8 * h;
+                if (row < S && t4 == 0)
+                    p.lse[(size_t)bh * S + row] = (st.max[h] + __log2f(l)) * 0.69314718055994531f;
+            }
+        };
         {
             const int last = it + n_kt - 1, stage = last % STAGES;
             sm90::mbar_wait(v_full(stage), (last / STAGES) & 1);
@@ -487,11 +560,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             issue_pv(stage);
             sm90::wgmma_commit();
             turn_pass();
+            if (LEAN)
+                finish_rows();
             sm90::wgmma_wait<0>();
             sm90::fence_registers(o);
             release(v_free(stage));
         }
         it += n_kt;
+        if (!LEAN)
+            finish_rows();
 
         /* Epilogue, straight from the accumulators: the Q tile may already
          * hold the next tile's queries. Each quad writes 16 contiguous bytes of
@@ -499,21 +576,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         bf16 *O = p.o + (size_t)bh * S * p.head_dim;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            float l = st.sum[h];
-            l += __shfl_xor_sync(0xffffffffu, l, 1);
-            l += __shfl_xor_sync(0xffffffffu, l, 2);
-            const float inv = l > 0.f ? 1.f / l : 0.f;
             const int row = row0 + 8 * h;
             if (row < S) {
-                if (t4 == 0)
-                    p.lse[(size_t)bh * S + row] = (st.max[h] + __log2f(l)) * 0.69314718055994531f;
                 bf16 *orow = O + (size_t)row * p.head_dim;
 #pragma unroll
                 for (int j = 0; j < D / 8; j++) {
                     const int col = 8 * j + 2 * t4;
                     if (col < p.head_dim)
                         *reinterpret_cast<uint32_t *>(orow + col) =
-                            pack_bf16x2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+                            pack_bf16x2(o[4 * j + 2 * h] * inv[h], o[4 * j + 2 * h + 1] * inv[h]);
                 }
             }
         }
@@ -571,6 +642,8 @@ ATTNPROF_SM90A_KERNEL(128, 176, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(128, 176, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 128, 3, 0, _s3)
 ATTNPROF_SM90A_KERNEL(64, 64, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_CLASSIC, _classic)
+ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_CLASSIC, _pp_classic)
 #endif
 
 namespace {
@@ -612,6 +685,8 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(128, 176, 2, , ""),
     ATTNPROF_SM90A_ENTRY(64, 128, 3, _s3, ""),
     ATTNPROF_SM90A_ENTRY(64, 64, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, _classic, ", softmax and epilogue before the ncu profile"),
+    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_classic, NOTE_PINGPONG ", softmax and epilogue before the ncu profile"),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
