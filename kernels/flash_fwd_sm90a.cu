@@ -152,17 +152,15 @@ struct RowState {
  * (s[4j + e]: row g + 8*(e >> 1), key 8j + 2*t4 + (e & 1)). MASK: some key of
  * the tile is past a row's diagonal (causal) or past the sequence end.
  *
- * LEAN (the default): the warp's 16 rows see the tile's 8-key groups as a
- * prefix of whole groups (`full`: no key masked for any of its rows), a few
- * groups that straddle the diagonal (masked per element), and groups masked
- * for all its rows (from `live` on: probability 0 with no exp2). Both bounds
- * are the same for the whole warp, so the skipped exponentials leave the
- * MUFU pipe (16 per clock per SM, as busy as the tensor cores at D = 64); on
- * a diagonal tile about half the elements are skipped. The row maximum is
- * four chains and the row sum two, to shorten the dependent latency the
- * ncu profile showed ("wait" the first stall reason). Without LEAN, every
- * element of a masked tile is compared, and max and sum are single chains. */
-template <int BN, bool CAUSAL, bool MASK, bool LEAN>
+ * Two options, measured and not the default (bench/RESULTS.md):
+ * SKIP_MASKED: a warp's 16 rows see a causal tile's 8-key groups as a prefix
+ * of whole groups (`full`: no key masked for any of its rows), a few groups
+ * that straddle the diagonal (masked per element) and groups masked for all
+ * its rows (from `live` on: probability 0 with no exp2, the bounds the same
+ * for the whole warp). CHAINS: the row maximum in four chains and the row
+ * sum in two, to shorten the dependent latency ("wait", the first stall
+ * reason in the ncu source profile). */
+template <int BN, bool CAUSAL, bool MASK, bool SKIP_MASKED, bool CHAINS>
 __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, float (&alpha)[2], int key0,
                                              int row0, int warp_row0, int seq, float scale_log2, int t4)
 {
@@ -170,7 +168,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, f
     /* Only the causal diagonal has groups to skip; at the sequence end the
      * whole-tile compare is enough (and the bounds cost the non-causal D = 128
      * kernel a spill). */
-    constexpr bool SKIP = LEAN && CAUSAL;
+    constexpr bool SKIP = SKIP_MASKED && CAUSAL;
     int full = GROUPS, live = GROUPS;
     if constexpr (MASK) {
         if constexpr (SKIP) {
@@ -195,7 +193,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, f
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         float mx = -INFINITY;
-        if constexpr (LEAN) {
+        if constexpr (CHAINS) {
             /* Four chains, not a full tree: a tree's temporaries spilled the
              * D = 128 kernels. */
             float m[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
@@ -227,7 +225,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, f
             for (int e = 0; e < 2; e++) {
                 float &x = s[4 * j + 2 * h + e];
                 x = fast_exp2(fmaf(x, scale_log2, -m_use));
-                sum[LEAN ? j & 1 : 0] += x;
+                sum[CHAINS ? j & 1 : 0] += x;
             }
         }
         st.sum[h] = st.sum[h] * alpha[h] + (sum[0] + sum[1]);
@@ -252,9 +250,14 @@ enum {
      * barriers), so one's softmax runs while the other's GEMMs occupy the
      * tensor cores. */
     SM90A_OPT_PINGPONG = 1,
-    /* Benchmark only: the softmax and epilogue as they were before the ncu
-     * source profile (softmax_tile without LEAN; row sums after the last P V). */
-    SM90A_OPT_CLASSIC = 2,
+    /* Benchmark only, each measured against the default in the same run
+     * (bench/RESULTS.md: all three together were 4-7% slower): */
+    /* the causal diagonal skips the exp2 of 8-key groups masked for the whole warp */
+    SM90A_OPT_SKIP_MASKED = 2,
+    /* the row max in four chains and the row sum in two */
+    SM90A_OPT_CHAINS = 4,
+    /* row sums, reciprocals (approximate) and LSE while the last P V runs */
+    SM90A_OPT_EARLY_ROWS = 8,
 };
 
 template <int D, int BN, int STAGES, bool CAUSAL, int OPT>
@@ -264,7 +267,9 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     typedef Sm90aTile<D, BN, STAGES> T;
     constexpr int RB = T::ROW_BYTES;
     constexpr bool PINGPONG = (OPT & SM90A_OPT_PINGPONG) != 0;
-    constexpr bool LEAN = (OPT & SM90A_OPT_CLASSIC) == 0;
+    constexpr bool SKIP_MASKED = (OPT & SM90A_OPT_SKIP_MASKED) != 0;
+    constexpr bool CHAINS = (OPT & SM90A_OPT_CHAINS) != 0;
+    constexpr bool EARLY_ROWS = (OPT & SM90A_OPT_EARLY_ROWS) != 0;
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t smem_base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -475,9 +480,9 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         const int warp_row0 = wg_row0 + warp * 16;
         auto softmax = [&](int kt, float (&alpha)[2], RowState &st) {
             if (tile_needs_mask(kt))
-                softmax_tile<BN, CAUSAL, true, LEAN>(s, st, alpha, kt * BN, row0, warp_row0, S, scale_log2, t4);
+                softmax_tile<BN, CAUSAL, true, SKIP_MASKED, CHAINS>(s, st, alpha, kt * BN, row0, warp_row0, S, scale_log2, t4);
             else
-                softmax_tile<BN, CAUSAL, false, LEAN>(s, st, alpha, kt * BN, row0, warp_row0, S, scale_log2, t4);
+                softmax_tile<BN, CAUSAL, false, SKIP_MASKED, CHAINS>(s, st, alpha, kt * BN, row0, warp_row0, S, scale_log2, t4);
         };
 
 #pragma unroll
@@ -537,8 +542,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             pack_p<BN>(s, pa);
         }
         /* The rows' sums, the reciprocals and the log-sum-exp, computed while
-         * the last P V runs (LEAN; the quad shuffles were the epilogue's
-         * stall in the profile). */
+         * the last P V runs (EARLY_ROWS; the quad shuffles were the
+         * epilogue's stall in the profile), or after it. */
         float inv[2];
         auto finish_rows = [&]() {
 #pragma unroll
@@ -546,7 +551,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
                 float l = st.sum[h];
                 l += __shfl_xor_sync(0xffffffffu, l, 1);
                 l += __shfl_xor_sync(0xffffffffu, l, 2);
-                inv[h] = l > 0.f ? (LEAN ? fast_rcp(l) : 1.f / l) : 0.f;
+                inv[h] = l > 0.f ? (EARLY_ROWS ? fast_rcp(l) : 1.f / l) : 0.f;
                 const int row = row0 + 8 * h;
                 if (row < S && t4 == 0)
                     p.lse[(size_t)bh * S + row] = (st.max[h] + __log2f(l)) * 0.69314718055994531f;
@@ -560,14 +565,14 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             issue_pv(stage);
             sm90::wgmma_commit();
             turn_pass();
-            if (LEAN)
+            if (EARLY_ROWS)
                 finish_rows();
             sm90::wgmma_wait<0>();
             sm90::fence_registers(o);
             release(v_free(stage));
         }
         it += n_kt;
-        if (!LEAN)
+        if (!EARLY_ROWS)
             finish_rows();
 
         /* Epilogue, straight from the accumulators: the Q tile may already
@@ -642,8 +647,12 @@ ATTNPROF_SM90A_KERNEL(128, 176, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(128, 176, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 128, 3, 0, _s3)
 ATTNPROF_SM90A_KERNEL(64, 64, 2, 0, )
-ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_CLASSIC, _classic)
-ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_CLASSIC, _pp_classic)
+ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_SKIP_MASKED, _skip)
+ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_CHAINS, _chains)
+ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_EARLY_ROWS, _early)
+ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_SKIP_MASKED, _pp_skip)
+ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_CHAINS, _pp_chains)
+ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_EARLY_ROWS, _pp_early)
 #endif
 
 namespace {
@@ -685,8 +694,12 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(128, 176, 2, , ""),
     ATTNPROF_SM90A_ENTRY(64, 128, 3, _s3, ""),
     ATTNPROF_SM90A_ENTRY(64, 64, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, _classic, ", softmax and epilogue before the ncu profile"),
-    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_classic, NOTE_PINGPONG ", softmax and epilogue before the ncu profile"),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, _skip, ", masked groups skipped"),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, _chains, ", max and sum in chains"),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, _early, ", row sums early"),
+    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_skip, NOTE_PINGPONG ", masked groups skipped"),
+    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_chains, NOTE_PINGPONG ", max and sum in chains"),
+    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_early, NOTE_PINGPONG ", row sums early"),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
