@@ -96,15 +96,6 @@ __device__ __forceinline__ float fast_exp2(float x)
     return y;
 }
 
-/* 1/x to about 1 ulp (the output is bf16); 1.f / x is the IEEE division with
- * its slow path for tiny and huge x. */
-__device__ __forceinline__ float fast_rcp(float x)
-{
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
-
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
 {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
@@ -150,62 +141,26 @@ struct RowState {
 /* Turns the scores of one key tile into probabilities in place and returns
  * each row's rescale factor for O. s: the m64nBN accumulator of this thread
  * (s[4j + e]: row g + 8*(e >> 1), key 8j + 2*t4 + (e & 1)). MASK: some key of
- * the tile is past a row's diagonal (causal) or past the sequence end.
- *
- * Two options, measured and not the default (bench/RESULTS.md):
- * SKIP_MASKED: a warp's 16 rows see a causal tile's 8-key groups as a prefix
- * of whole groups (`full`: no key masked for any of its rows), a few groups
- * that straddle the diagonal (masked per element) and groups masked for all
- * its rows (from `live` on: probability 0 with no exp2, the bounds the same
- * for the whole warp). CHAINS: the row maximum in four chains and the row
- * sum in two, to shorten the dependent latency ("wait", the first stall
- * reason in the ncu source profile). */
-template <int BN, bool CAUSAL, bool MASK, bool SKIP_MASKED, bool CHAINS>
+ * the tile is past a row's diagonal (causal) or past the sequence end. */
+template <int BN, bool CAUSAL, bool MASK>
 __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, float (&alpha)[2], int key0,
-                                             int row0, int warp_row0, int seq, float scale_log2, int t4)
+                                             int row0, int seq, float scale_log2, int t4)
 {
-    constexpr int GROUPS = BN / 8;
-    /* Only the causal diagonal has groups to skip; at the sequence end the
-     * whole-tile compare is enough (and the bounds cost the non-causal D = 128
-     * kernel a spill). */
-    constexpr bool SKIP = SKIP_MASKED && CAUSAL;
-    int full = GROUPS, live = GROUPS;
     if constexpr (MASK) {
-        if constexpr (SKIP) {
-            /* Highest key every row of the warp may see, and the highest key
-             * any row of it may see. */
-            const int all_rows = min(warp_row0, seq - 1);
-            const int any_row = min(warp_row0 + 15, seq - 1);
-            full = min(GROUPS, max(0, all_rows - key0 + 1) / 8);
-            live = min(GROUPS, max(0, any_row - key0 + 8) / 8);
-        } else {
-            full = 0;
-        }
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) {
-            const int j = i >> 2;
-            const int key = key0 + j * 8 + 2 * t4 + (i & 1);
+            const int key = key0 + (i >> 2) * 8 + 2 * t4 + (i & 1);
             const int row = row0 + ((i >> 1) & 1) * 8;
-            if (j >= live || (j >= full && (key >= seq || (CAUSAL && key > row))))
+            if (key >= seq || (CAUSAL && key > row))
                 s[i] = -INFINITY;
         }
     }
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         float mx = -INFINITY;
-        if constexpr (CHAINS) {
-            /* Four chains, not a full tree: a tree's temporaries spilled the
-             * D = 128 kernels. */
-            float m[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
 #pragma unroll
-            for (int j = 0; j < GROUPS; j++)
-                m[j & 3] = fmaxf(m[j & 3], fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-            mx = fmaxf(fmaxf(m[0], m[1]), fmaxf(m[2], m[3]));
-        } else {
-#pragma unroll
-            for (int j = 0; j < GROUPS; j++)
-                mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-        }
+        for (int j = 0; j < BN / 8; j++)
+            mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float m_new = fmaxf(st.max[h], mx * scale_log2);
@@ -214,21 +169,16 @@ __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, f
         const float m_use = m_new == -INFINITY ? 0.f : m_new;
         alpha[h] = fast_exp2(st.max[h] - m_use);
         st.max[h] = m_new;
-        float sum[2] = {0.f, 0.f};
+        float sum = 0.f;
 #pragma unroll
-        for (int j = 0; j < GROUPS; j++) {
-            if (MASK && SKIP && j >= live) {
-                s[4 * j + 2 * h] = s[4 * j + 2 * h + 1] = 0.f;
-                continue;
-            }
+        for (int j = 0; j < BN / 8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 float &x = s[4 * j + 2 * h + e];
                 x = fast_exp2(fmaf(x, scale_log2, -m_use));
-                sum[CHAINS ? j & 1 : 0] += x;
+                sum += x;
             }
-        }
-        st.sum[h] = st.sum[h] * alpha[h] + (sum[0] + sum[1]);
+        st.sum[h] = st.sum[h] * alpha[h] + sum;
     }
 }
 
@@ -250,14 +200,9 @@ enum {
      * barriers), so one's softmax runs while the other's GEMMs occupy the
      * tensor cores. */
     SM90A_OPT_PINGPONG = 1,
-    /* Benchmark only, each measured against the default in the same run
-     * (bench/RESULTS.md: all three together were 4-7% slower): */
-    /* the causal diagonal skips the exp2 of 8-key groups masked for the whole warp */
-    SM90A_OPT_SKIP_MASKED = 2,
-    /* the row max in four chains and the row sum in two */
-    SM90A_OPT_CHAINS = 4,
-    /* row sums, reciprocals (approximate) and LSE while the last P V runs */
-    SM90A_OPT_EARLY_ROWS = 8,
+    /* The next tile's first Q K^T issued with this tile's last P V (one turn),
+     * before this tile's epilogue. */
+    SM90A_OPT_OVERLAP = 2,
 };
 
 template <int D, int BN, int STAGES, bool CAUSAL, int OPT>
@@ -267,9 +212,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     typedef Sm90aTile<D, BN, STAGES> T;
     constexpr int RB = T::ROW_BYTES;
     constexpr bool PINGPONG = (OPT & SM90A_OPT_PINGPONG) != 0;
-    constexpr bool SKIP_MASKED = (OPT & SM90A_OPT_SKIP_MASKED) != 0;
-    constexpr bool CHAINS = (OPT & SM90A_OPT_CHAINS) != 0;
-    constexpr bool EARLY_ROWS = (OPT & SM90A_OPT_EARLY_ROWS) != 0;
+    constexpr bool OVERLAP = (OPT & SM90A_OPT_OVERLAP) != 0;
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t smem_base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -285,8 +228,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
      * barrier (bar.sync on both sides: compute-sanitizer's racecheck does not
      * count bar.arrive as ordering, and reported the one-slot arrive/sync
      * handoff). For its tile j the producer writes slot j&1, issues Q and the
-     * first STAGES key tiles (whose ring slots tile j-1 frees), and then meets
-     * the consumers, who come to the barrier when tile j-1 is done, so neither
+     * first key tiles (whose ring slots tile j-1 frees), and then meets the
+     * consumers, who come to the barrier at the end of tile j-1, so neither
      * side waits longer than it would for the data. Slot j&1 is written again
      * for tile j+2, after the barrier of tile j+1, which the consumers reach
      * only after reading it. */
@@ -352,23 +295,24 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             int bh = 0, q0 = 0, n_kt = 0;
             if (!last)
                 tile_coords(tile, bh, q0, n_kt);
-            /* Key tiles i < head go before the barrier, the rest after it. */
-            const int head = min(STAGES, n_kt);
-            auto issue_kv = [&](int i) {
-                const int s = it % STAGES, use = it / STAGES, kt = n_kt - 1 - i;
+            /* Before the barrier go Q, K and V of key tiles i < STAGES - 1 and
+             * K of tile STAGES - 1: their ring slots are freed by consumers
+             * that have not yet issued tile j-1's last P V (with OVERLAP the
+             * consumers meet the barrier there, so V of tile STAGES - 1,
+             * whose slot that P V frees, must come after). */
+            const int head = min(STAGES - 1, n_kt);
+            const bool head_k = STAGES - 1 < n_kt;
+            const int it0 = it;
+            auto issue = [&](int i, bool v) {
+                const int s = (it0 + i) % STAGES, use = (it0 + i) / STAGES, kt = n_kt - 1 - i;
+                const uint32_t free_bar = v ? v_free(s) : k_free(s), full_bar = v ? v_full(s) : k_full(s);
+                const uint32_t dst = (v ? sV : sK) + s * T::KV_BYTES;
                 if (use > 0)
-                    sm90::mbar_wait(k_free(s), (use - 1) & 1);
-                sm90::mbar_arrive_expect_tx(k_full(s), T::KV_BYTES);
+                    sm90::mbar_wait(free_bar, (use - 1) & 1);
+                sm90::mbar_arrive_expect_tx(full_bar, T::KV_BYTES);
 #pragma unroll
                 for (int c = 0; c < T::CHUNKS; c++)
-                    sm90::tma_load_3d(sK + s * T::KV_BYTES + c * BN * RB, tk, k_full(s), c * T::CW, kt * BN, bh);
-                if (use > 0)
-                    sm90::mbar_wait(v_free(s), (use - 1) & 1);
-                sm90::mbar_arrive_expect_tx(v_full(s), T::KV_BYTES);
-#pragma unroll
-                for (int c = 0; c < T::CHUNKS; c++)
-                    sm90::tma_load_3d(sV + s * T::KV_BYTES + c * BN * RB, tv, v_full(s), c * T::CW, kt * BN, bh);
-                it++;
+                    sm90::tma_load_3d(dst + c * BN * RB, v ? tv : tk, full_bar, c * T::CW, kt * BN, bh);
             };
             if (leader) {
                 tile_slot[local & 1] = last ? -1 : tile;
@@ -379,8 +323,12 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 #pragma unroll
                     for (int c = 0; c < T::CHUNKS; c++)
                         sm90::tma_load_3d(sQ + c * BLOCK_M * RB, tq, q_full, c * T::CW, q0, bh);
-                    for (int i = 0; i < head; i++)
-                        issue_kv(i);
+                    for (int i = 0; i < head; i++) {
+                        issue(i, false);
+                        issue(i, true);
+                    }
+                    if (head_k)
+                        issue(STAGES - 1, false);
                 }
             }
             __syncwarp();
@@ -388,10 +336,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             if (last)
                 break;
             if (leader) {
-                for (int i = head; i < n_kt; i++)
-                    issue_kv(i);
+                if (head_k)
+                    issue(STAGES - 1, true);
+                for (int i = STAGES; i < n_kt; i++) {
+                    issue(i, false);
+                    issue(i, true);
+                }
                 tile = (int)gridDim.x + atomicAdd(&p.scheduler[0], 1);
             }
+            it += n_kt;
             tile = __shfl_sync(0xffffffffu, tile, 0);
         }
         /* Every block takes tiles until one is out of range; the last block to
@@ -462,12 +415,12 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         asm volatile("bar.arrive 2, 256;\n" ::: "memory");
 
     int it = 0; /* ring position, as the producer counts it */
-    for (int local = 0;; local++) {
-        tile_barrier();
-        const int tile = tile_slot[local & 1];
-        if (tile < 0)
-            break;
-        sm90::mbar_wait(q_full, local & 1);
+    /* OVERLAP: the next tile's first Q K^T was issued with this tile's last
+     * P V, and the tile index read then. */
+    tile_barrier();
+    int tile = tile_slot[0];
+    bool first_qk_issued = false;
+    for (int local = 0; tile >= 0; local++) {
         int bh, q0, n_kt;
         tile_coords(tile, bh, q0, n_kt);
         const int wg_row0 = q0 + wg * 64;         /* first query row of this warpgroup */
@@ -477,12 +430,11 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         auto tile_needs_mask = [&](int kt) {
             return (CAUSAL && kt * BN + BN - 1 > wg_row0) || kt * BN + BN > S;
         };
-        const int warp_row0 = wg_row0 + warp * 16;
         auto softmax = [&](int kt, float (&alpha)[2], RowState &st) {
             if (tile_needs_mask(kt))
-                softmax_tile<BN, CAUSAL, true, SKIP_MASKED, CHAINS>(s, st, alpha, kt * BN, row0, warp_row0, S, scale_log2, t4);
+                softmax_tile<BN, CAUSAL, true>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
             else
-                softmax_tile<BN, CAUSAL, false, SKIP_MASKED, CHAINS>(s, st, alpha, kt * BN, row0, warp_row0, S, scale_log2, t4);
+                softmax_tile<BN, CAUSAL, false>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
         };
 
 #pragma unroll
@@ -495,12 +447,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         /* First key tile (the last one): S, softmax, nothing to rescale. */
         {
             const int stage = it % STAGES, use = it / STAGES;
-            sm90::mbar_wait(k_full(stage), use & 1);
-            turn_wait();
-            sm90::wgmma_fence();
-            issue_qk(stage);
-            sm90::wgmma_commit();
-            turn_pass();
+            if (!first_qk_issued) {
+                sm90::mbar_wait(q_full, local & 1);
+                sm90::mbar_wait(k_full(stage), use & 1);
+                turn_wait();
+                sm90::wgmma_fence();
+                issue_qk(stage);
+                sm90::wgmma_commit();
+                turn_pass();
+            }
             sm90::wgmma_wait<0>();
             sm90::fence_registers(s);
             release(k_free(stage));
@@ -541,39 +496,40 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             }
             pack_p<BN>(s, pa);
         }
-        /* The rows' sums, the reciprocals and the log-sum-exp, computed while
-         * the last P V runs (EARLY_ROWS; the quad shuffles were the
-         * epilogue's stall in the profile), or after it. */
-        float inv[2];
-        auto finish_rows = [&]() {
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                float l = st.sum[h];
-                l += __shfl_xor_sync(0xffffffffu, l, 1);
-                l += __shfl_xor_sync(0xffffffffu, l, 2);
-                inv[h] = l > 0.f ? (EARLY_ROWS ? fast_rcp(l) : 1.f / l) : 0.f;
-                const int row = row0 + 8 * h;
-                if (row < S && t4 == 0)
-                    p.lse[(size_t)bh * S + row] = (st.max[h] + __log2f(l)) * 0.69314718055994531f;
-            }
-        };
+        /* The last P V. With OVERLAP, the next tile is taken first and its
+         * first Q K^T goes with this P V in one turn, so that it runs during
+         * this tile's epilogue (the profile: a tile's first Q K^T waited on
+         * alone, its epilogue and the tile barrier were about a quarter of
+         * the consumers' samples at 8x16x1024x64). */
+        int next = -1;
         {
-            const int last = it + n_kt - 1, stage = last % STAGES;
+            const int last = it + n_kt - 1, stage = last % STAGES, next_it = it + n_kt;
             sm90::mbar_wait(v_full(stage), (last / STAGES) & 1);
+            if (OVERLAP) {
+                tile_barrier();
+                next = tile_slot[(local + 1) & 1];
+                if (next >= 0) {
+                    sm90::mbar_wait(q_full, (local + 1) & 1);
+                    sm90::mbar_wait(k_full(next_it % STAGES), (next_it / STAGES) & 1);
+                }
+            }
             turn_wait();
             sm90::wgmma_fence();
             issue_pv(stage);
             sm90::wgmma_commit();
+            if (OVERLAP && next >= 0) {
+                issue_qk(next_it % STAGES);
+                sm90::wgmma_commit();
+            }
             turn_pass();
-            if (EARLY_ROWS)
-                finish_rows();
-            sm90::wgmma_wait<0>();
+            if (OVERLAP && next >= 0)
+                sm90::wgmma_wait<1>();
+            else
+                sm90::wgmma_wait<0>();
             sm90::fence_registers(o);
             release(v_free(stage));
         }
         it += n_kt;
-        if (!EARLY_ROWS)
-            finish_rows();
 
         /* Epilogue, straight from the accumulators: the Q tile may already
          * hold the next tile's queries. Each quad writes 16 contiguous bytes of
@@ -581,18 +537,30 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         bf16 *O = p.o + (size_t)bh * S * p.head_dim;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
+            float l = st.sum[h];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float inv = l > 0.f ? 1.f / l : 0.f;
             const int row = row0 + 8 * h;
             if (row < S) {
+                if (t4 == 0)
+                    p.lse[(size_t)bh * S + row] = (st.max[h] + __log2f(l)) * 0.69314718055994531f;
                 bf16 *orow = O + (size_t)row * p.head_dim;
 #pragma unroll
                 for (int j = 0; j < D / 8; j++) {
                     const int col = 8 * j + 2 * t4;
                     if (col < p.head_dim)
                         *reinterpret_cast<uint32_t *>(orow + col) =
-                            pack_bf16x2(o[4 * j + 2 * h] * inv[h], o[4 * j + 2 * h + 1] * inv[h]);
+                            pack_bf16x2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
                 }
             }
         }
+        if (!OVERLAP) {
+            tile_barrier();
+            next = tile_slot[(local + 1) & 1];
+        }
+        tile = next;
+        first_qk_issued = OVERLAP;
     }
     if (PINGPONG && wg == 0)
         asm volatile("bar.sync 2, 256;\n" ::: "memory"); /* the second warpgroup's last hand-over */
@@ -647,12 +615,9 @@ ATTNPROF_SM90A_KERNEL(128, 176, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(128, 176, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 128, 3, 0, _s3)
 ATTNPROF_SM90A_KERNEL(64, 64, 2, 0, )
-ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_SKIP_MASKED, _skip)
-ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_CHAINS, _chains)
-ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_EARLY_ROWS, _early)
-ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_SKIP_MASKED, _pp_skip)
-ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_CHAINS, _pp_chains)
-ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_EARLY_ROWS, _pp_early)
+ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_OVERLAP, _ov)
+ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_OVERLAP, _pp_ov)
+ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_OVERLAP, _pp_ov)
 #endif
 
 namespace {
@@ -694,12 +659,9 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(128, 176, 2, , ""),
     ATTNPROF_SM90A_ENTRY(64, 128, 3, _s3, ""),
     ATTNPROF_SM90A_ENTRY(64, 64, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, _skip, ", masked groups skipped"),
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, _chains, ", max and sum in chains"),
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, _early, ", row sums early"),
-    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_skip, NOTE_PINGPONG ", masked groups skipped"),
-    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_chains, NOTE_PINGPONG ", max and sum in chains"),
-    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_early, NOTE_PINGPONG ", row sums early"),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, _ov, ", next tile's first Q K^T overlapped with the epilogue"),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, _pp_ov, NOTE_PINGPONG ", next tile's first Q K^T overlapped with the epilogue"),
+    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_ov, NOTE_PINGPONG ", next tile's first Q K^T overlapped with the epilogue"),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
