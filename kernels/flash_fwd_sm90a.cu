@@ -200,9 +200,6 @@ enum {
      * barriers), so one's softmax runs while the other's GEMMs occupy the
      * tensor cores. */
     SM90A_OPT_PINGPONG = 1,
-    /* The next tile's first Q K^T issued with this tile's last P V (one turn),
-     * before this tile's epilogue. */
-    SM90A_OPT_OVERLAP = 2,
 };
 
 template <int D, int BN, int STAGES, bool CAUSAL, int OPT>
@@ -212,7 +209,6 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     typedef Sm90aTile<D, BN, STAGES> T;
     constexpr int RB = T::ROW_BYTES;
     constexpr bool PINGPONG = (OPT & SM90A_OPT_PINGPONG) != 0;
-    constexpr bool OVERLAP = (OPT & SM90A_OPT_OVERLAP) != 0;
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t smem_base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -296,10 +292,11 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             if (!last)
                 tile_coords(tile, bh, q0, n_kt);
             /* Before the barrier go Q, K and V of key tiles i < STAGES - 1 and
-             * K of tile STAGES - 1: their ring slots are freed by consumers
-             * that have not yet issued tile j-1's last P V (with OVERLAP the
-             * consumers meet the barrier there, so V of tile STAGES - 1,
-             * whose slot that P V frees, must come after). */
+             * K of tile STAGES - 1: their ring slots are free before the
+             * consumers issue tile j-1's last P V, which frees the slot of V
+             * of tile STAGES - 1: the producer meets the barrier without
+             * waiting for that P V (a consumer variant that met the barrier
+             * before it needed this; it measured slower, bench/RESULTS.md). */
             const int head = min(STAGES - 1, n_kt);
             const bool head_k = STAGES - 1 < n_kt;
             const int it0 = it;
@@ -415,12 +412,12 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         asm volatile("bar.arrive 2, 256;\n" ::: "memory");
 
     int it = 0; /* ring position, as the producer counts it */
-    /* OVERLAP: the next tile's first Q K^T was issued with this tile's last
-     * P V, and the tile index read then. */
-    tile_barrier();
-    int tile = tile_slot[0];
-    bool first_qk_issued = false;
-    for (int local = 0; tile >= 0; local++) {
+    for (int local = 0;; local++) {
+        tile_barrier();
+        const int tile = tile_slot[local & 1];
+        if (tile < 0)
+            break;
+        sm90::mbar_wait(q_full, local & 1);
         int bh, q0, n_kt;
         tile_coords(tile, bh, q0, n_kt);
         const int wg_row0 = q0 + wg * 64;         /* first query row of this warpgroup */
@@ -447,15 +444,12 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         /* First key tile (the last one): S, softmax, nothing to rescale. */
         {
             const int stage = it % STAGES, use = it / STAGES;
-            if (!first_qk_issued) {
-                sm90::mbar_wait(q_full, local & 1);
-                sm90::mbar_wait(k_full(stage), use & 1);
-                turn_wait();
-                sm90::wgmma_fence();
-                issue_qk(stage);
-                sm90::wgmma_commit();
-                turn_pass();
-            }
+            sm90::mbar_wait(k_full(stage), use & 1);
+            turn_wait();
+            sm90::wgmma_fence();
+            issue_qk(stage);
+            sm90::wgmma_commit();
+            turn_pass();
             sm90::wgmma_wait<0>();
             sm90::fence_registers(s);
             release(k_free(stage));
@@ -496,36 +490,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             }
             pack_p<BN>(s, pa);
         }
-        /* The last P V. With OVERLAP, the next tile is taken first and its
-         * first Q K^T goes with this P V in one turn, so that it runs during
-         * this tile's epilogue (the profile: a tile's first Q K^T waited on
-         * alone, its epilogue and the tile barrier were about a quarter of
-         * the consumers' samples at 8x16x1024x64). */
-        int next = -1;
         {
-            const int last = it + n_kt - 1, stage = last % STAGES, next_it = it + n_kt;
+            const int last = it + n_kt - 1, stage = last % STAGES;
             sm90::mbar_wait(v_full(stage), (last / STAGES) & 1);
-            if (OVERLAP) {
-                tile_barrier();
-                next = tile_slot[(local + 1) & 1];
-                if (next >= 0) {
-                    sm90::mbar_wait(q_full, (local + 1) & 1);
-                    sm90::mbar_wait(k_full(next_it % STAGES), (next_it / STAGES) & 1);
-                }
-            }
             turn_wait();
             sm90::wgmma_fence();
             issue_pv(stage);
             sm90::wgmma_commit();
-            if (OVERLAP && next >= 0) {
-                issue_qk(next_it % STAGES);
-                sm90::wgmma_commit();
-            }
             turn_pass();
-            if (OVERLAP && next >= 0)
-                sm90::wgmma_wait<1>();
-            else
-                sm90::wgmma_wait<0>();
+            sm90::wgmma_wait<0>();
             sm90::fence_registers(o);
             release(v_free(stage));
         }
@@ -555,12 +528,6 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
                 }
             }
         }
-        if (!OVERLAP) {
-            tile_barrier();
-            next = tile_slot[(local + 1) & 1];
-        }
-        tile = next;
-        first_qk_issued = OVERLAP;
     }
     if (PINGPONG && wg == 0)
         asm volatile("bar.sync 2, 256;\n" ::: "memory"); /* the second warpgroup's last hand-over */
@@ -592,22 +559,23 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         ATTNPROF_SM90A_BODY(D, BN, ST, false, OPT)                                                              \
     }
 
-/* The defaults, chosen from measurements on the H200 (bench/RESULTS.md): at
- * D <= 64 the softmax outweighs the GEMMs and ping-pong turns only hold a
- * warpgroup back (69.1 vs 70.7 us at 8x16x1024x64, 368 vs 382 us at
- * 4x16x4096x64); at D = 96 and 128 they pay (510 vs 528 us at 4x16x4096x128);
- * at 256 they measured even (535.6 vs 534.8 us at 2x16x4096x256) and cost the
- * causal kernel a 4-byte spill, so it goes without. The suffix _pp names a
- * kernel with ping-pong turns. */
+/* The defaults, chosen from measurements on the H200 (bench/RESULTS.md):
+ * ping-pong turns at D = 64, 96 and 128 (at 64: behind before the tile
+ * barrier, 70.7 vs 69.1 us at 8x16x1024x64, and 0.4-2.0 us ahead in each of
+ * the five same-run comparisons since; at 128, 510 vs 528 us at
+ * 4x16x4096x128); at 256 they measured even (535.6 vs 534.8 us at
+ * 2x16x4096x256) and cost the causal kernel a 4-byte spill, so it goes
+ * without; D = 32 was not timed and keeps the plain loop. The suffix _pp
+ * names a kernel with ping-pong turns. */
 ATTNPROF_SM90A_KERNEL(32, 128, 2, 0, )
-ATTNPROF_SM90A_KERNEL(64, 128, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(96, 128, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(256, 64, 2, 0, )
 /* Built only into the benchmark: the other choices, measured against the
  * defaults in the same run. */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(64, 128, 2, 0, )
 ATTNPROF_SM90A_KERNEL(128, 128, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 192, 2, 0, )
 ATTNPROF_SM90A_KERNEL(128, 128, 3, SM90A_OPT_PINGPONG, _pp_s3)
@@ -615,9 +583,6 @@ ATTNPROF_SM90A_KERNEL(128, 176, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(128, 176, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 128, 3, 0, _s3)
 ATTNPROF_SM90A_KERNEL(64, 64, 2, 0, )
-ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_OVERLAP, _ov)
-ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_OVERLAP, _pp_ov)
-ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG | SM90A_OPT_OVERLAP, _pp_ov)
 #endif
 
 namespace {
@@ -646,12 +611,12 @@ struct Sm90aEntry {
 /* The first entry for a head dim is its default (flash_sm90a_config_for_dim). */
 const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(32, 128, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(96, 128, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(256, 64, 2, , ""),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(64, 128, 2, , ""),
     ATTNPROF_SM90A_ENTRY(128, 128, 2, , ""),
     ATTNPROF_SM90A_ENTRY(64, 192, 2, , ""),
     ATTNPROF_SM90A_ENTRY(128, 128, 3, _pp_s3, NOTE_PINGPONG),
@@ -659,9 +624,6 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(128, 176, 2, , ""),
     ATTNPROF_SM90A_ENTRY(64, 128, 3, _s3, ""),
     ATTNPROF_SM90A_ENTRY(64, 64, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, _ov, ", next tile's first Q K^T overlapped with the epilogue"),
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, _pp_ov, NOTE_PINGPONG ", next tile's first Q K^T overlapped with the epilogue"),
-    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp_ov, NOTE_PINGPONG ", next tile's first Q K^T overlapped with the epilogue"),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
