@@ -32,7 +32,12 @@ for rep in 1 2; do
 done
 cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
   --batch 2 --seq 4096 --dim 256 -o "$W/d256" --force --format png > "$OUT/run-d256.txt" 2>&1; row "$W/d256"
-tar czf "$OUT/archives.tgz" -C "$W" small-1 small-2 large-1 large-2 d256 2>/dev/null
+# The other compiled head dims against cuDNN at 4x16x4096 (80 runs the d96 kernel, padded).
+for d in 32 80 96; do
+  cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
+    --batch 4 --seq 4096 --dim $d -o "$W/d$d" --force --format png > "$OUT/run-d$d.txt" 2>&1; row "$W/d$d"
+done
+tar czf "$OUT/archives.tgz" -C "$W" small-1 small-2 large-1 large-2 d256 d32 d80 d96 2>/dev/null
 timeout 150 build/fused_bench --check > "$OUT/fused_check.txt" 2>&1
 echo "fused_bench --check rc $?: $(grep -c ' ok$' "$OUT/fused_check.txt") ok," \
   "$(grep -c 'sm90a.*noncausal.* ok$' "$OUT/fused_check.txt") sm_90a non-causal ok; $(grep correctness "$OUT/fused_check.txt")"
