@@ -43,7 +43,7 @@ echo "fused_bench --check rc $?: $(grep -c ' ok$' "$OUT/fused_check.txt") ok," \
   "$(grep -c 'sm90a.*noncausal.* ok$' "$OUT/fused_check.txt") sm_90a non-causal ok; $(grep correctness "$OUT/fused_check.txt")"
 grep FAIL "$OUT/fused_check.txt" | head
 for tool in memcheck racecheck; do
-  timeout 170 compute-sanitizer --tool $tool --error-exitcode 3 build/fused_bench --sanitize ${SANITIZE_KERNELS:-} > "$W/sanitize_$tool.txt" 2>&1
+  timeout 400 compute-sanitizer --tool $tool --error-exitcode 3 build/fused_bench --sanitize ${SANITIZE_KERNELS:-} > "$W/sanitize_$tool.txt" 2>&1
   echo "compute-sanitizer $tool rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$W/sanitize_$tool.txt" | head -2 | tr '\n' ' ')"
   # Where a hazard is, in a few lines (the whole log is in logs.tgz).
   grep -E "^========= (Error|Warning|Race)|^=========     (at|in) " "$W/sanitize_$tool.txt" | sort | uniq -c | sort -rn | head -8
