@@ -17,7 +17,7 @@
  *     O += P V by wgmma with P straight from registers. The next key tile's
  *     Q K^T is issued with this tile's P V, before the softmax, so that the
  *     tensor cores work while it runs (pipelining within a warpgroup); at
- *     D = 96 and 128 the two warpgroups also take turns to issue (ping-pong),
+ *     D = 64, 96 and 128 the two warpgroups also take turns to issue (ping-pong),
  *     so one's softmax overlaps the other's GEMMs. O goes to global memory
  *     straight from the accumulators.
  *
