@@ -28,25 +28,10 @@ static void draw_value_axis(cairo_t *cr, const fig_yscale *s, double x0, double 
 {
     fig_ticks t;
     fig_nice_ticks(s->lo, s->hi, 7, &t);
-    fig_font(cr, 8.5, 0);
-    for (int i = 0; i < t.n; i++) {
-        double y = fig_yof(s, t.v[i]);
-        fig_set(cr, FIG_GRID);
-        cairo_set_line_width(cr, 0.5);
-        cairo_move_to(cr, x0, y);
-        cairo_line_to(cr, x1, y);
-        cairo_stroke(cr);
-        char label[32];
-        snprintf(label, sizeof label, "%g", t.v[i]);
-        fig_set(cr, FIG_INK);
-        fig_text(cr, x0 - 6, y + 3, label, ALIGN_RIGHT);
-    }
-    fig_set(cr, FIG_INK);
-    cairo_set_line_width(cr, 0.8);
-    cairo_move_to(cr, x0, s->y1);
-    cairo_line_to(cr, x0, s->y0);
-    cairo_line_to(cr, x1, s->y0);
-    cairo_stroke(cr);
+    char labels[sizeof t.v / sizeof t.v[0]][32];
+    for (int i = 0; i < t.n; i++)
+        snprintf(labels[i], sizeof labels[i], "%g", t.v[i]);
+    fig_draw_y_axis(cr, s, x0, x1, t.v, labels, t.n);
 }
 
 static int compare_time_draw(cairo_t *cr, const fig_job *job)

@@ -111,6 +111,10 @@ typedef struct fig_yscale {
  * data range [lo, hi]; y0/y1 are left to the caller. */
 void fig_yscale_fit(fig_yscale *s, double lo, double hi, int log_axis);
 double fig_yof(const fig_yscale *s, double us);
+/* A grid line and a label at each of the n values, then the axis lines at x0
+ * and y0. */
+void fig_draw_y_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1, const double *v,
+                     const char (*labels)[32], int n);
 /* Grid lines and time labels at round values, axis lines at x0 and y0. */
 void fig_draw_time_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1);
 /* A bar at the median with a min–max whisker and the median's label (written by

@@ -62,6 +62,28 @@ void fig_yscale_fit(fig_yscale *s, double lo, double hi, int log_axis)
     }
 }
 
+void fig_draw_y_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1, const double *v,
+                     const char (*labels)[32], int n)
+{
+    fig_font(cr, 8.5, 0);
+    for (int i = 0; i < n; i++) {
+        double y = fig_yof(s, v[i]);
+        fig_set(cr, FIG_GRID);
+        cairo_set_line_width(cr, 0.5);
+        cairo_move_to(cr, x0, y);
+        cairo_line_to(cr, x1, y);
+        cairo_stroke(cr);
+        fig_set(cr, FIG_INK);
+        fig_text(cr, x0 - 6, y + 3, labels[i], ALIGN_RIGHT);
+    }
+    fig_set(cr, FIG_INK);
+    cairo_set_line_width(cr, 0.8);
+    cairo_move_to(cr, x0, s->y1);
+    cairo_line_to(cr, x0, s->y0);
+    cairo_line_to(cr, x1, s->y0);
+    cairo_stroke(cr);
+}
+
 void fig_draw_time_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1)
 {
     double v[64];
@@ -82,31 +104,17 @@ void fig_draw_time_axis(cairo_t *cr, const fig_yscale *s, double x0, double x1)
             v[n++] = t.v[i];
         f = fig_time_fmt_for(s->hi, t.step);
     }
-    fig_font(cr, 8.5, 0);
+    char labels[64][32];
     for (int i = 0; i < n; i++) {
-        double y = fig_yof(s, v[i]);
-        fig_set(cr, FIG_GRID);
-        cairo_set_line_width(cr, 0.5);
-        cairo_move_to(cr, x0, y);
-        cairo_line_to(cr, x1, y);
-        cairo_stroke(cr);
-        char label[32];
         if (s->log) {
             /* each tick is exact in its own unit: 1 µs, 20 µs, 5 ms */
             fig_time_fmt lf = fig_time_fmt_for(v[i], v[i]);
-            fig_time_label(&lf, v[i], label, sizeof label);
+            fig_time_label(&lf, v[i], labels[i], sizeof labels[i]);
         } else {
-            fig_time_label(&f, v[i], label, sizeof label);
+            fig_time_label(&f, v[i], labels[i], sizeof labels[i]);
         }
-        fig_set(cr, FIG_INK);
-        fig_text(cr, x0 - 6, y + 3, label, ALIGN_RIGHT);
     }
-    fig_set(cr, FIG_INK);
-    cairo_set_line_width(cr, 0.8);
-    cairo_move_to(cr, x0, s->y1);
-    cairo_line_to(cr, x0, s->y0);
-    cairo_line_to(cr, x1, s->y0);
-    cairo_stroke(cr);
+    fig_draw_y_axis(cr, s, x0, x1, v, labels, n);
 }
 
 void fig_draw_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const stats *st, unsigned colour,
