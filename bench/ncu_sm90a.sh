@@ -17,8 +17,7 @@ timeout 240 ncu --kernel-name regex:sm90a --launch-skip 2 --launch-count 1 --set
   > "$W/ncu_run.txt" 2>&1
 echo "ncu rc $?"; tail -3 "$W/ncu_run.txt"
 ncu -i "$W/small.ncu-rep" --page details --csv > "$W/details.csv" 2> "$W/details.err"
-ncu -i "$W/small.ncu-rep" --page source --csv --print-source sass > "$W/source_sass.csv" 2> "$W/source.err" ||
-  ncu -i "$W/small.ncu-rep" --page source --csv > "$W/source_sass.csv" 2>> "$W/source.err"
+ncu -i "$W/small.ncu-rep" --page source --csv --print-source sass > "$W/source_sass.csv" 2> "$W/source.err"
 echo "details $(wc -l < "$W/details.csv") lines, source $(wc -l < "$W/source_sass.csv") lines"; head -c 300 "$W/source.err"
 grep -E '"(Duration|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Active Warps Per Scheduler|Eligible Warps Per Scheduler|Warp Cycles Per Issued Instruction|L2 Hit Rate|SM Frequency|DRAM Throughput)"' \
   "$W/details.csv" | cut -d, -f12- | head -20

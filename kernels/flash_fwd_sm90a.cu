@@ -291,14 +291,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             int bh = 0, q0 = 0, n_kt = 0;
             if (!last)
                 tile_coords(tile, bh, q0, n_kt);
-            /* Before the barrier go Q, K and V of key tiles i < STAGES - 1 and
-             * K of tile STAGES - 1: their ring slots are free before the
-             * consumers issue tile j-1's last P V, which frees the slot of V
-             * of tile STAGES - 1: the producer meets the barrier without
-             * waiting for that P V (a consumer variant that met the barrier
-             * before it needed this; it measured slower, bench/RESULTS.md). */
-            const int head = min(STAGES - 1, n_kt);
-            const bool head_k = STAGES - 1 < n_kt;
+            /* The tile's copies in order: K and V of key tile 0, of key tile
+             * 1, ... Before the barrier go Q and the first 2 * STAGES - 1 of
+             * them (up to K of key tile STAGES - 1): their ring slots are
+             * freed before the consumers' last P V of the previous tile, which
+             * frees the slot of the next one, so the producer never waits on
+             * that P V to reach the barrier (a consumer variant that met the
+             * barrier before it needed this; it measured slower,
+             * bench/RESULTS.md). */
+            const int copies = 2 * n_kt, before_barrier = min(2 * STAGES - 1, copies);
             const int it0 = it;
             auto issue = [&](int i, bool v) {
                 const int s = (it0 + i) % STAGES, use = (it0 + i) / STAGES, kt = n_kt - 1 - i;
@@ -320,12 +321,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 #pragma unroll
                     for (int c = 0; c < T::CHUNKS; c++)
                         sm90::tma_load_3d(sQ + c * BLOCK_M * RB, tq, q_full, c * T::CW, q0, bh);
-                    for (int i = 0; i < head; i++) {
-                        issue(i, false);
-                        issue(i, true);
-                    }
-                    if (head_k)
-                        issue(STAGES - 1, false);
+                    for (int c = 0; c < before_barrier; c++)
+                        issue(c / 2, c & 1);
                 }
             }
             __syncwarp();
@@ -333,12 +330,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             if (last)
                 break;
             if (leader) {
-                if (head_k)
-                    issue(STAGES - 1, true);
-                for (int i = STAGES; i < n_kt; i++) {
-                    issue(i, false);
-                    issue(i, true);
-                }
+                for (int c = before_barrier; c < copies; c++)
+                    issue(c / 2, c & 1);
                 tile = (int)gridDim.x + atomicAdd(&p.scheduler[0], 1);
             }
             it += n_kt;
