@@ -12,7 +12,11 @@ Timing: our kernel and PyTorch's SDPA backends (flash = FlashAttention-2,
 cuDNN) interleaved in rounds on the same inputs, rotating among enough input
 sets to exceed the L2; CUDA events between back-to-back launches; median.
 
-Usage: python3 bench/flash_sm90a_torch.py LIB [check|bench|all]"""
+Sweep: the moonshot grid of ../shared/bench/torch_sweep.py (S 512-16384, D 64
+and 128, causal and not), our defaults plus the configurations named.
+
+Usage: python3 bench/flash_sm90a_torch.py LIB [check|bench|all|profile]
+       python3 bench/flash_sm90a_torch.py LIB sweep [NAME_PART...]"""
 import ctypes
 import math
 import os
@@ -112,49 +116,73 @@ def check():
     return fails
 
 
-def bench():
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+def warm_up():
     # About a second of work first: the GPU idles at a low clock.
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     for _ in range(400):
         a @ a
     torch.cuda.synchronize()
-    ROUNDS, ITERS, WARM = 7, 10, 3
+
+
+def time_shape(B, H, S, D, causal, ours_wanted, rounds=7, iters=10, warm=3):
+    """PyTorch's flash (FA2) and cuDNN backends and our configurations for
+    which ours_wanted(name) holds, interleaved in rounds on the same inputs;
+    prints one table."""
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    set_bytes = B * H * S * D * 2 * 3
+    nsets = max(2, -(-3 * l2 // set_bytes))
+    sets = [[torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
+            for _ in range(nsets)]
+    out = torch.empty(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+    lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+    flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+    impls = []
+    for name, be in [("torch flash", SDPBackend.FLASH_ATTENTION), ("torch cudnn", SDPBackend.CUDNN_ATTENTION)]:
+        def run(q, k, v, be=be):
+            with sdpa_kernel(be):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        try:
+            run(*sets[0])
+            impls.append((name, run))
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"{name} {B}x{H}x{S}x{D}: unavailable: {e}")
+    for idx, name, d in variants:
+        if d == padded(D) and ours_wanted(name):
+            impls.append((name, lambda q, k, v, idx=idx: ours(q, k, v, causal, out, lse, idx)[0]))
+    ref = impls[0][1](*sets[0]).float()
+    samples, _ = interleaved_rounds(impls, sets, rounds, iters, warm,
+                                    lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize)
+    print(f"\n{B}x{H}x{S}x{D} causal={int(causal)}: {nsets} input sets, {rounds} rounds x {iters}")
+    print("| implementation | median us | p10-p90 us | TFLOP/s | rel diff vs torch flash |")
+    print("| --- | ---: | --- | ---: | ---: |")
+    for n, run in impls:
+        t = sorted(samples[n])
+        m = t[len(t) // 2]
+        o = run(*sets[0]).float()
+        diff = ((o - ref).norm() / ref.norm()).item()
+        print(f"| {n} | {m:.1f} | {t[len(t) // 10]:.1f}-{t[(len(t) * 9) // 10]:.1f} | "
+              f"{flops / (m * 1e-6) / 1e12:.1f} | {diff:.1e} |", flush=True)
+
+
+def bench():
+    warm_up()
     for (B, H, S, D, causal) in [(8, 16, 1024, 64, True), (4, 16, 4096, 128, True), (4, 16, 4096, 128, False),
                                  (2, 16, 4096, 256, True), (8, 16, 1024, 128, True), (4, 16, 4096, 64, True)]:
-        set_bytes = B * H * S * D * 2 * 3
-        nsets = max(2, -(-3 * l2 // set_bytes))
-        sets = [[torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
-                for _ in range(nsets)]
-        out = torch.empty(B, H, S, D, device="cuda", dtype=torch.bfloat16)
-        lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
-        flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
-        impls = []
-        for name, be in [("torch flash", SDPBackend.FLASH_ATTENTION), ("torch cudnn", SDPBackend.CUDNN_ATTENTION)]:
-            def run(q, k, v, be=be):
-                with sdpa_kernel(be):
-                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-            try:
-                run(*sets[0])
-                impls.append((name, run))
-            except Exception as e:  # noqa: BLE001 - report and go on
-                print(f"{name} {B}x{H}x{S}x{D}: unavailable: {e}")
-        for idx, name, d in variants:
-            if d == padded(D):
-                impls.append((name, lambda q, k, v, idx=idx: ours(q, k, v, causal, out, lse, idx)[0]))
-        ref = impls[0][1](*sets[0]).float()
-        samples, _ = interleaved_rounds(impls, sets, ROUNDS, ITERS, WARM,
-                                        lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize)
-        print(f"\n{B}x{H}x{S}x{D} causal={int(causal)}: {nsets} input sets, {ROUNDS} rounds x {ITERS}")
-        print("| implementation | median us | p10-p90 us | TFLOP/s | rel diff vs torch flash |")
-        print("| --- | ---: | --- | ---: | ---: |")
-        for n, run in impls:
-            t = sorted(samples[n])
-            m = t[len(t) // 2]
-            o = run(*sets[0]).float()
-            diff = ((o - ref).norm() / ref.norm()).item()
-            print(f"| {n} | {m:.1f} | {t[len(t) // 10]:.1f}-{t[(len(t) * 9) // 10]:.1f} | "
-                  f"{flops / (m * 1e-6) / 1e12:.1f} | {diff:.1e} |")
+        time_shape(B, H, S, D, causal, lambda name: True)
+
+
+def sweep(names):
+    """The issue's moonshot grid, as ../shared/bench/torch_sweep.py lays it
+    out: S from 512 to 16384 at D = 64 and 128, B = 32768 / S, H = 16, causal
+    and not; our default for each head dim, plus every configuration whose
+    name contains one of names."""
+    warm_up()
+    defaults = {name for idx, name, d in variants if configs[d][0] == idx}
+    wanted = lambda name: name in defaults or any(n in name for n in names)  # noqa: E731
+    for D in (64, 128):
+        for S in (512, 1024, 2048, 4096, 8192, 16384):
+            for causal in (True, False):
+                time_shape(max(1, 32768 // S), 16, S, D, causal, wanted, rounds=5)
 
 
 def profile():
@@ -173,4 +201,6 @@ if what in ("check", "all"):
     fails = check()
 if what in ("bench", "all"):
     bench()
+if what == "sweep":
+    sweep(sys.argv[3:])
 sys.exit(1 if fails else 0)

@@ -1,9 +1,9 @@
 /* Hopper-native flash attention forward (sm_90a): the tensor memory
  * accelerator (TMA) brings tiles into shared memory, wgmma multiplies them.
  *
- * Persistent: one block per SM takes output tiles (128 query rows of one
- * head) from an atomic counter until none is left. A block has three
- * warpgroups:
+ * Persistent: one block per SM takes output tiles (64 query rows per consumer
+ * warpgroup, of one head) from an atomic counter until none is left. A block
+ * has three or four warpgroups:
  *   - warpgroup 0, the producer: one thread issues the TMA copies of each
  *     tile's Q and, for each key tile, of K and V into a ring of STAGES
  *     shared-memory stages; an mbarrier per stage and operand says "landed"
@@ -11,14 +11,15 @@
  *     (consumer arrivals: K as soon as its Q K^T is done, V after its P V).
  *     It loads the next tile's Q and K/V while the consumers finish the
  *     current one, and gives its registers away (setmaxnreg).
- *   - warpgroups 1 and 2, the consumers: 64 query rows each. Per key tile,
+ *   - warpgroups 1 and 2 (and 3 at D = 64), the consumers: 64 query rows each. Per key tile,
  *     S = Q K^T by wgmma with both operands in shared memory, the online
  *     softmax in registers (exp2 domain, scale folded into one FMA), then
  *     O += P V by wgmma with P straight from registers. The next key tile's
  *     Q K^T is issued with this tile's P V, before the softmax, so that the
  *     tensor cores work while it runs (pipelining within a warpgroup); at
- *     D = 64, 96 and 128 the two warpgroups also take turns to issue (ping-pong),
- *     so one's softmax overlaps the other's GEMMs. O goes to global memory
+ *     D = 96 and 128 the two warpgroups also take turns to issue (ping-pong),
+ *     so one's softmax overlaps the other's GEMMs; at D = 64 a third
+ *     warpgroup does that without turns. O goes to global memory
  *     straight from the accumulators.
  *
  * Shared-memory layout: every operand is stored in column chunks of one
@@ -60,20 +61,25 @@ struct Sm90aParams {
 
 namespace {
 
-constexpr int BLOCK_M = 128;       /* query rows per block: two consumer warpgroups of 64 */
-constexpr int CONSUMER_WGS = 2;
-constexpr int THREADS = 128 * (1 + CONSUMER_WGS);
-/* setmaxnreg moves registers within the block's allocation at launch (168 per
- * thread under __launch_bounds__(384, 1)): the consumers' increase waits until
- * the producer's decrease has freed enough, so the two must balance or the
- * block hangs. 24 producer registers spilled the causal tile arithmetic. */
-constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
-constexpr int PRODUCER_REGS = 40;
-constexpr int CONSUMER_REGS = 232;
-static_assert((LAUNCH_REGS - PRODUCER_REGS) * 128 >= (CONSUMER_REGS - LAUNCH_REGS) * 128 * CONSUMER_WGS,
-              "setmaxnreg: the consumers take more registers than the producer frees");
+/* The block's roles for WGS consumer warpgroups of 64 query rows each (2 or
+ * 3) behind one producer warpgroup. setmaxnreg moves registers within the
+ * block's allocation at launch (168 per thread under __launch_bounds__(384, 1),
+ * 128 under (512, 1)): the consumers' increase waits until the producer's
+ * decrease has freed enough, so the two must balance or the block hangs. 24
+ * producer registers spilled the causal tile arithmetic. */
+template <int WGS> struct Sm90aRoles {
+    static constexpr int BLOCK_M = 64 * WGS; /* query rows per tile */
+    static constexpr int THREADS = 128 * (1 + WGS);
+    static constexpr int LAUNCH_REGS = 65536 / THREADS / 8 * 8;
+    static constexpr int PRODUCER_REGS = WGS == 2 ? 40 : 32;
+    static constexpr int CONSUMER_REGS = WGS == 2 ? 232 : 160;
+    static_assert(WGS == 2 || WGS == 3, "two or three consumer warpgroups");
+    static_assert((LAUNCH_REGS - PRODUCER_REGS) * 128 >= (CONSUMER_REGS - LAUNCH_REGS) * 128 * WGS,
+                  "setmaxnreg: the consumers take more registers than the producer frees");
+};
 
-template <int D, int BN, int STAGES> struct Sm90aTile {
+template <int D, int BN, int STAGES, int WGS> struct Sm90aTile {
+    static constexpr int BLOCK_M = Sm90aRoles<WGS>::BLOCK_M;
     static constexpr int CW = D % 64 == 0 ? 64 : 32;   /* chunk width, elements */
     static constexpr int CHUNKS = D / CW;
     static constexpr int ROW_BYTES = CW * 2;           /* 128 or 64 */
@@ -202,13 +208,21 @@ enum {
     SM90A_OPT_PINGPONG = 1,
 };
 
-template <int D, int BN, int STAGES, bool CAUSAL, int OPT>
+template <int D, int BN, int STAGES, int WGS, bool CAUSAL, int OPT>
 __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
                                                  const Sm90aParams &p)
 {
-    typedef Sm90aTile<D, BN, STAGES> T;
-    constexpr int RB = T::ROW_BYTES;
+    typedef Sm90aTile<D, BN, STAGES, WGS> T;
+    typedef Sm90aRoles<WGS> R;
+    constexpr int RB = T::ROW_BYTES, BLOCK_M = R::BLOCK_M;
     constexpr bool PINGPONG = (OPT & SM90A_OPT_PINGPONG) != 0;
+    static_assert(!PINGPONG || WGS == 2, "ping-pong turns between two consumer warpgroups");
+    /* With three warpgroups a tile's rows span more than one key tile: a
+     * warpgroup skips the key tiles wholly past its rows' diagonal (and a
+     * warpgroup wholly past the sequence end skips them all). With two and
+     * BLOCK_M == BN both see the same key tiles, bar a tile past the sequence
+     * end, and keep the turns' fixed count (ping-pong). */
+    constexpr bool SKIP = WGS > 2;
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t smem_base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -230,7 +244,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
      * for tile j+2, after the barrier of tile j+1, which the consumers reach
      * only after reading it. */
     __shared__ int tile_slot[2];
-    constexpr int TILE_BARRIER = 4, TILE_BARRIER_THREADS = 32 + 128 * CONSUMER_WGS;
+    constexpr int TILE_BARRIER = 4, TILE_BARRIER_THREADS = 32 + 128 * WGS;
     auto tile_barrier = []() {
         asm volatile("bar.sync %0, %1;\n" ::"n"(TILE_BARRIER), "n"(TILE_BARRIER_THREADS) : "memory");
     };
@@ -263,19 +277,19 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 
     if (threadIdx.x == 0) {
         sm90::mbar_init(q_full, 1);
-        sm90::mbar_init(q_free, CONSUMER_WGS * 4); /* one arrival per consumer warp */
+        sm90::mbar_init(q_free, WGS * 4); /* one arrival per consumer warp */
         for (int s = 0; s < STAGES; s++) {
             sm90::mbar_init(k_full(s), 1);
             sm90::mbar_init(v_full(s), 1);
-            sm90::mbar_init(k_free(s), CONSUMER_WGS * 4);
-            sm90::mbar_init(v_free(s), CONSUMER_WGS * 4);
+            sm90::mbar_init(k_free(s), WGS * 4);
+            sm90::mbar_init(v_free(s), WGS * 4);
         }
         sm90::mbar_fence_init();
     }
     __syncthreads();
 
     if (warpgroup == 0) {
-        sm90::regs_release<PRODUCER_REGS>();
+        sm90::regs_release<R::PRODUCER_REGS>();
         if (threadIdx.x >= 32)
             return;
         /* Warp 0 takes part in the tile handoff; its lane 0 does the work. */
@@ -347,7 +361,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         return;
     }
 
-    sm90::regs_claim<CONSUMER_REGS>();
+    sm90::regs_claim<R::CONSUMER_REGS>();
     const int wg = warpgroup - 1;
     const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
     const int g = lane / 4, t4 = lane % 4;
@@ -427,6 +441,29 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
                 softmax_tile<BN, CAUSAL, false>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
         };
 
+        /* This warpgroup's key tiles: the last n of the tile's n_kt (they are
+         * visited from the last key tile to the first, so the skipped ones
+         * come first). A skipped stage is released once it has landed: the
+         * arrival must fall in the phase the producer waits on next. */
+        int n = n_kt;
+        if (SKIP) {
+            const int rows_end = min(wg_row0 + 64, S);
+            n = wg_row0 >= S ? 0 : CAUSAL ? min(n_kt, (rows_end + BN - 1) / BN) : n_kt;
+        }
+        for (int i = 0; i < n_kt - n; i++) {
+            const int pos = it + i, stage = pos % STAGES;
+            sm90::mbar_wait(k_full(stage), (pos / STAGES) & 1);
+            release(k_free(stage));
+            sm90::mbar_wait(v_full(stage), (pos / STAGES) & 1);
+            release(v_free(stage));
+        }
+        if (n == 0) {
+            release(q_free);
+            it += n_kt;
+            continue; /* every row past the sequence end: nothing to write */
+        }
+        const int base = it + n_kt - n; /* ring position of this warpgroup's first key tile */
+
 #pragma unroll
         for (int i = 0; i < D / 2; i++)
             o[i] = 0.f;
@@ -436,7 +473,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 
         /* First key tile (the last one): S, softmax, nothing to rescale. */
         {
-            const int stage = it % STAGES, use = it / STAGES;
+            const int stage = base % STAGES, use = base / STAGES;
             sm90::mbar_wait(k_full(stage), use & 1);
             turn_wait();
             sm90::wgmma_fence();
@@ -446,14 +483,14 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             sm90::wgmma_wait<0>();
             sm90::fence_registers(s);
             release(k_free(stage));
-            if (n_kt == 1)
+            if (n == 1)
                 release(q_free);
             float alpha[2];
-            softmax(n_kt - 1, alpha, st);
+            softmax(n - 1, alpha, st);
             pack_p<BN>(s, pa);
         }
-        for (int i = 1; i < n_kt; i++) {
-            const int cur = it + i, prev = it + i - 1;
+        for (int i = 1; i < n; i++) {
+            const int cur = base + i, prev = base + i - 1;
             const int stage = cur % STAGES, prev_stage = prev % STAGES;
             sm90::mbar_wait(k_full(stage), (cur / STAGES) & 1);
             sm90::mbar_wait(v_full(prev_stage), (prev / STAGES) & 1);
@@ -467,10 +504,10 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             sm90::wgmma_wait<1>(); /* S has landed; P V may still run */
             sm90::fence_registers(s);
             release(k_free(stage));
-            if (i == n_kt - 1)
+            if (i == n - 1)
                 release(q_free);
             float alpha[2];
-            softmax(n_kt - 1 - i, alpha, st);
+            softmax(n - 1 - i, alpha, st);
             sm90::wgmma_wait<0>(); /* P V done: its V is free, O and pa may be touched */
             sm90::fence_registers(o);
             release(v_free(prev_stage));
@@ -484,7 +521,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             pack_p<BN>(s, pa);
         }
         {
-            const int last = it + n_kt - 1, stage = last % STAGES;
+            const int last = base + n - 1, stage = last % STAGES;
             sm90::mbar_wait(v_full(stage), (last / STAGES) & 1);
             turn_wait();
             sm90::wgmma_fence();
@@ -532,50 +569,57 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
  * the name written here. Only the sm_90a pass has a body; any other target
  * compiles an empty kernel that the host never launches. */
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define ATTNPROF_SM90A_BODY(D, BN, ST, CAUSAL, OPT) __trap();
+#define ATTNPROF_SM90A_BODY(D, BN, ST, WGS, CAUSAL, OPT) __trap();
 #else
-#define ATTNPROF_SM90A_BODY(D, BN, ST, CAUSAL, OPT) flash_sm90a_body<D, BN, ST, CAUSAL, OPT>(&tq, &tk, &tv, p);
+#define ATTNPROF_SM90A_BODY(D, BN, ST, WGS, CAUSAL, OPT) flash_sm90a_body<D, BN, ST, WGS, CAUSAL, OPT>(&tq, &tk, &tv, p);
 #endif
-#define ATTNPROF_SM90A_KERNEL(D, BN, ST, OPT, SUFFIX)                                                           \
-    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                    \
-        attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX(                                            \
+/* BM (query rows per tile) is spelled out for the name; it must be 64 * WGS. */
+#define ATTNPROF_SM90A_KERNEL(D, BM, BN, WGS, ST, OPT, SUFFIX)                                                  \
+    static_assert(BM == Sm90aRoles<WGS>::BLOCK_M, "tile rows: 64 per consumer warpgroup");                     \
+    extern "C" __global__ void __launch_bounds__(Sm90aRoles<WGS>::THREADS, 1)                                  \
+        attnprof_flash_fwd_sm90a_bf16_d##D##_##BM##x##BN##_wg##WGS##SUFFIX(                                     \
             const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,                    \
             const __grid_constant__ CUtensorMap tv, Sm90aParams p)                                              \
     {                                                                                                           \
-        ATTNPROF_SM90A_BODY(D, BN, ST, true, OPT)                                                               \
+        ATTNPROF_SM90A_BODY(D, BN, ST, WGS, true, OPT)                                                          \
     }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                    \
-        attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal(                                \
+    extern "C" __global__ void __launch_bounds__(Sm90aRoles<WGS>::THREADS, 1)                                  \
+        attnprof_flash_fwd_sm90a_bf16_d##D##_##BM##x##BN##_wg##WGS##SUFFIX##_noncausal(                         \
             const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,                    \
             const __grid_constant__ CUtensorMap tv, Sm90aParams p)                                              \
     {                                                                                                           \
-        ATTNPROF_SM90A_BODY(D, BN, ST, false, OPT)                                                              \
+        ATTNPROF_SM90A_BODY(D, BN, ST, WGS, false, OPT)                                                         \
     }
 
 /* The defaults, chosen from measurements on the H200 (bench/RESULTS.md):
- * ping-pong turns at D = 64, 96 and 128 (at 64: behind before the tile
- * barrier, 70.7 vs 69.1 us at 8x16x1024x64, and 0.4-2.0 us ahead in each of
- * the five same-run comparisons since; at 128, 510 vs 528 us at
- * 4x16x4096x128); at 256 they measured even (535.6 vs 534.8 us at
- * 2x16x4096x256) and cost the causal kernel a 4-byte spill, so it goes
- * without; D = 32 was not timed and keeps the plain loop. The suffix _pp
- * names a kernel with ping-pong turns. */
-ATTNPROF_SM90A_KERNEL(32, 128, 2, 0, )
-ATTNPROF_SM90A_KERNEL(64, 128, 2, SM90A_OPT_PINGPONG, _pp)
-ATTNPROF_SM90A_KERNEL(96, 128, 2, SM90A_OPT_PINGPONG, _pp)
-ATTNPROF_SM90A_KERNEL(128, 128, 2, SM90A_OPT_PINGPONG, _pp)
-ATTNPROF_SM90A_KERNEL(256, 64, 2, 0, )
+ * at D = 64 three consumer warpgroups on 192-row tiles (no turns: the third
+ * warpgroup gives each scheduler a third warp to hide the softmax behind;
+ * 65.4 vs 69.0 us at 8x16x1024x64 and 336 vs 379 us at 4x16x4096x64 against
+ * two warpgroups with turns, same run); ping-pong turns at D = 96 and 128
+ * (510 vs 528 us at 4x16x4096x128), where O leaves no registers for a third
+ * warpgroup; at 256 they measured even (535.6 vs 534.8 us at 2x16x4096x256)
+ * and cost the causal kernel a 4-byte spill, so it goes without; D = 32
+ * keeps the plain loop. The suffix _pp names a kernel with ping-pong turns,
+ * _wgN the consumer warpgroups. */
+ATTNPROF_SM90A_KERNEL(32, 128, 128, 2, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, 0, )
+ATTNPROF_SM90A_KERNEL(96, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(256, 128, 64, 2, 2, 0, )
 /* Built only into the benchmark: the other choices, measured against the
  * defaults in the same run. */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-ATTNPROF_SM90A_KERNEL(64, 128, 2, 0, )
-ATTNPROF_SM90A_KERNEL(128, 128, 2, 0, )
-ATTNPROF_SM90A_KERNEL(64, 192, 2, 0, )
-ATTNPROF_SM90A_KERNEL(128, 128, 3, SM90A_OPT_PINGPONG, _pp_s3)
-ATTNPROF_SM90A_KERNEL(128, 176, 2, SM90A_OPT_PINGPONG, _pp)
-ATTNPROF_SM90A_KERNEL(128, 176, 2, 0, )
-ATTNPROF_SM90A_KERNEL(64, 128, 3, 0, _s3)
-ATTNPROF_SM90A_KERNEL(64, 64, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(64, 128, 128, 2, 2, 0, )
+ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 128, 192, 2, 2, 0, )
+ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 3, SM90A_OPT_PINGPONG, _pp_s3)
+ATTNPROF_SM90A_KERNEL(128, 128, 176, 2, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(128, 128, 176, 2, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 128, 128, 2, 3, 0, _s3)
+ATTNPROF_SM90A_KERNEL(64, 128, 64, 2, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 3, 0, _s3)
+ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, 0, )
 #endif
 
 namespace {
@@ -588,35 +632,39 @@ struct Sm90aEntry {
     int chunk_width;
 };
 
-#define ATTNPROF_SM90A_ENTRY(D, BN, ST, SUFFIX, NOTE)                                                                   \
-    {{"attnprof_flash_fwd_sm90a_bf16_d" #D "_128x" #BN "_wg2" #SUFFIX, D, BLOCK_M, BN, THREADS / 32, THREADS,    \
-      Sm90aTile<D, BN, ST>::SMEM,                                                                                 \
-      "wgmma (sm_90a) + TMA ring of " #ST " stages; persistent; 1 producer warp, 2 consumer warpgroups, "      \
-      "setmaxnreg, atomic tile scheduler" NOTE,                                                             \
-      "1 producer warpgroup (one thread issues the TMA copies) + 2 consumer warpgroups of 64 query rows",        \
-      "persistent: one block per SM takes tiles from an atomic counter; heads in L2-sized groups, heavy "       \
-      "query tiles first"},          \
-     attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX,                                                 \
-     attnprof_flash_fwd_sm90a_bf16_d##D##_128x##BN##_wg2##SUFFIX##_noncausal, Sm90aTile<D, BN, ST>::CW}
+#define ATTNPROF_SM90A_ENTRY(D, BM, BN, WGS, ST, SUFFIX, NOTE)                                                   \
+    {{"attnprof_flash_fwd_sm90a_bf16_d" #D "_" #BM "x" #BN "_wg" #WGS #SUFFIX, D, BM, BN,                        \
+      Sm90aRoles<WGS>::THREADS / 32, Sm90aRoles<WGS>::THREADS, Sm90aTile<D, BN, ST, WGS>::SMEM,                  \
+      "wgmma (sm_90a) + TMA ring of " #ST " stages; persistent; 1 producer warp, " #WGS " consumer warpgroups, " \
+      "setmaxnreg, atomic tile scheduler" NOTE,                                                                  \
+      "1 producer warpgroup (one thread issues the TMA copies) + " #WGS " consumer warpgroups of 64 query rows", \
+      "persistent: one block per SM takes tiles from an atomic counter; heads in L2-sized groups, heavy "        \
+      "query tiles first"},                                                                                      \
+     attnprof_flash_fwd_sm90a_bf16_d##D##_##BM##x##BN##_wg##WGS##SUFFIX,                                         \
+     attnprof_flash_fwd_sm90a_bf16_d##D##_##BM##x##BN##_wg##WGS##SUFFIX##_noncausal,                             \
+     Sm90aTile<D, BN, ST, WGS>::CW}
 
 #define NOTE_PINGPONG ", ping-pong turns between the consumer warpgroups"
 
 /* The first entry for a head dim is its default (flash_sm90a_config_for_dim). */
 const Sm90aEntry sm90a_entries[] = {
-    ATTNPROF_SM90A_ENTRY(32, 128, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, _pp, NOTE_PINGPONG),
-    ATTNPROF_SM90A_ENTRY(96, 128, 2, _pp, NOTE_PINGPONG),
-    ATTNPROF_SM90A_ENTRY(128, 128, 2, _pp, NOTE_PINGPONG),
-    ATTNPROF_SM90A_ENTRY(256, 64, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(32, 128, 128, 2, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(96, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(256, 128, 64, 2, 2, , ""),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
-    ATTNPROF_SM90A_ENTRY(64, 128, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(128, 128, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(64, 192, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(128, 128, 3, _pp_s3, NOTE_PINGPONG),
-    ATTNPROF_SM90A_ENTRY(128, 176, 2, _pp, NOTE_PINGPONG),
-    ATTNPROF_SM90A_ENTRY(128, 176, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(64, 128, 3, _s3, ""),
-    ATTNPROF_SM90A_ENTRY(64, 64, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(64, 128, 128, 2, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 128, 192, 2, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 3, _pp_s3, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(128, 128, 176, 2, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(128, 128, 176, 2, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 128, 128, 2, 3, _s3, ""),
+    ATTNPROF_SM90A_ENTRY(64, 128, 64, 2, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 3, _s3, ""),
+    ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, , ""),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
@@ -785,12 +833,13 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     /* TMA needs 16-byte aligned bases; the epilogue's 16-byte stores too. */
     if (((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)out) & 15)
         return cudaErrorInvalidValue;
-    const long long q_tiles = (seq + BLOCK_M - 1) / BLOCK_M;
+    const int block_m = e.cfg.block_m;
+    const long long q_tiles = (seq + block_m - 1) / block_m;
     const long long heads_total = (long long)batch * heads;
     if (q_tiles * heads_total > 0x7fffffffLL)
         return cudaErrorInvalidValue;
     CUtensorMap tq, tk, tv;
-    cudaError_t rc = tensor_map_for({q, head_dim, seq, (int)heads_total, BLOCK_M, e.chunk_width}, &tq);
+    cudaError_t rc = tensor_map_for({q, head_dim, seq, (int)heads_total, block_m, e.chunk_width}, &tq);
     if (rc == cudaSuccess)
         rc = tensor_map_for({k, head_dim, seq, (int)heads_total, e.cfg.block_n, e.chunk_width}, &tk);
     if (rc == cudaSuccess)
@@ -813,7 +862,7 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     p.heads_per_group = flash_heads_per_group(l2, seq, head_dim, (int)heads_total);
     const long long tiles = q_tiles * heads_total;
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
-    (causal ? e.causal : e.noncausal)<<<grid, THREADS, e.cfg.smem_bytes, stream>>>(tq, tk, tv, p);
+    (causal ? e.causal : e.noncausal)<<<grid, e.cfg.threads, e.cfg.smem_bytes, stream>>>(tq, tk, tv, p);
     return cudaGetLastError();
 #endif
 }

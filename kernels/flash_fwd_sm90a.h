@@ -1,6 +1,6 @@
 /* Hopper-native flash attention forward (kernels/flash_fwd_sm90a.cu), built
  * for sm_90a only: K/V tiles by the tensor memory accelerator into a ring of
- * shared-memory stages, a producer warp and two consumer warpgroups that run
+ * shared-memory stages, a producer warp and two or three consumer warpgroups that run
  * wgmma (S = Q K^T from shared memory, O += P V with P from registers).
  * bf16 q/k/v/out [B, H, S, head_dim] contiguous, fp32 log-sum-exp [B, H, S]
  * (natural log), scale 1/sqrt(head_dim), causal or not.
@@ -8,8 +8,10 @@
  * Each configuration is compiled for one head dim D; a smaller head_dim that
  * is a multiple of 8 runs on it with the missing columns zero-filled by the
  * copy engine (no copy kernels). Kernel names say path, D and tile, e.g.
- * attnprof_flash_fwd_sm90a_bf16_d128_128x128_wg2 (wg2: two consumer
- * warpgroups); the non-causal kernels end in _noncausal.
+ * attnprof_flash_fwd_sm90a_bf16_d128_128x128_wg2_pp (128 query rows x 128
+ * keys; wg2: two consumer warpgroups; _pp: ping-pong turns) or
+ * attnprof_flash_fwd_sm90a_bf16_d64_192x128_wg3; the non-causal kernels end in
+ * _noncausal.
  *
  * The functions below are in every build; the kernels exist only where the
  * sm_90a object was built (ATTNPROF_HAVE_SM90A), and only an sm_90 GPU runs

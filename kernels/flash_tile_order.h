@@ -2,7 +2,7 @@
  * takes its output tiles, in plain C so that the tests check it without a GPU
  * (tests/test_tile_order.c).
  *
- * A tile is 128 query rows of one head. Tiles are numbered in groups of at most
+ * A tile is 128 or 192 query rows (the kernel's) of one head. Tiles are numbered in groups of at most
  * heads_per_group heads, a group's K and V together at most half the L2, so that
  * the blocks running at any moment share them there; within a group, query tile
  * by query tile across the group's heads, and in the causal case heavy first (the

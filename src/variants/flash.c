@@ -1,6 +1,6 @@
 /* `flash`: our flash attention kernel, one launch per forward. On compute
  * capability 9.0 the Hopper-native one (kernels/flash_fwd_sm90a.cu: TMA, wgmma,
- * a producer warp and two consumer warpgroups, persistent); elsewhere the
+ * a producer warp and two or three consumer warpgroups, persistent); elsewhere the
  * FlashAttention-2 style one (kernels/flash_fwd.cu: the query tile split across
  * warps, K/V through a two-deep cp.async pipeline, mma.sync). Both run the
  * softmax in the exp2 domain with the scale folded in and write each row's
