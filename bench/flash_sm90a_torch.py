@@ -167,7 +167,8 @@ def time_shape(B, H, S, D, causal, ours_wanted, rounds=7, iters=10, warm=3):
 def bench():
     warm_up()
     for (B, H, S, D, causal) in [(8, 16, 1024, 64, True), (4, 16, 4096, 128, True), (4, 16, 4096, 128, False),
-                                 (2, 16, 4096, 256, True), (8, 16, 1024, 128, True), (4, 16, 4096, 64, True)]:
+                                 (2, 16, 4096, 256, True), (8, 16, 1024, 128, True), (4, 16, 4096, 64, True),
+                                 (4, 16, 4096, 96, True), (4, 16, 4096, 32, True)]:
         time_shape(B, H, S, D, causal, lambda name: True)
 
 

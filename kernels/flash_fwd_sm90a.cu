@@ -11,16 +11,17 @@
  *     (consumer arrivals: K as soon as its Q K^T is done, V after its P V).
  *     It loads the next tile's Q and K/V while the consumers finish the
  *     current one, and gives its registers away (setmaxnreg).
- *   - warpgroups 1 and 2 (and 3 at D = 64), the consumers: 64 query rows each. Per key tile,
- *     S = Q K^T by wgmma with both operands in shared memory, the online
+ *   - warpgroups 1 and 2 (and 3 at D = 32 and 64), the consumers: 64 query
+ *     rows each. Per key tile, S = Q K^T by wgmma with both operands in
+ *     shared memory, the online
  *     softmax in registers (exp2 domain, scale folded into one FMA), then
  *     O += P V by wgmma with P straight from registers. The next key tile's
  *     Q K^T is issued with this tile's P V, before the softmax, so that the
  *     tensor cores work while it runs (pipelining within a warpgroup); at
  *     D = 96 and 128 the two warpgroups also take turns to issue (ping-pong),
- *     so one's softmax overlaps the other's GEMMs; at D = 64 a third
- *     warpgroup does that without turns. O goes to global memory
- *     straight from the accumulators.
+ *     so one's softmax overlaps the other's GEMMs; at D = 32 and 64 a third
+ *     warpgroup does that without turns. O goes to global memory straight
+ *     from the accumulators.
  *
  * Shared-memory layout: every operand is stored in column chunks of one
  * swizzle width (64 bf16 = 128 bytes with the 128-byte swizzle; 32 bf16 =
@@ -112,6 +113,8 @@ template <int N> __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uin
 {
     if constexpr (N == 64)
         wgmma::ss_n64(d, a, b, acc);
+    else if constexpr (N == 96)
+        wgmma::ss_n96(d, a, b, acc);
     else if constexpr (N == 128)
         wgmma::ss_n128(d, a, b, acc);
     else if constexpr (N == 176)
@@ -206,6 +209,9 @@ enum {
      * barriers), so one's softmax runs while the other's GEMMs occupy the
      * tensor cores. */
     SM90A_OPT_PINGPONG = 1,
+    /* Causal tiles aligned at the sequence end (three warpgroups only): see
+     * tile_coords. */
+    SM90A_OPT_END_ALIGNED = 2,
 };
 
 template <int D, int BN, int STAGES, int WGS, bool CAUSAL, int OPT>
@@ -223,6 +229,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
      * BLOCK_M == BN both see the same key tiles, bar a tile past the sequence
      * end, and keep the turns' fixed count (ping-pong). */
     constexpr bool SKIP = WGS > 2;
+    constexpr bool END_ALIGNED = (OPT & SM90A_OPT_END_ALIGNED) != 0 && CAUSAL;
+    static_assert(!(OPT & SM90A_OPT_END_ALIGNED) || SKIP, "end-aligned tiles need the warpgroups' skipping");
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t smem_base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -270,7 +278,13 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     auto tile_coords = [&](int tile, int &bh, int &q0, int &n_kt) {
         int q_tile;
         flash_tile_at(tile, p.q_tiles, p.heads_total, p.heads_per_group, CAUSAL, &bh, &q_tile);
-        q0 = q_tile * BLOCK_M;
+        /* Causal with three warpgroups: the tiles end at S, S - BLOCK_M, ...
+         * so that a ragged tile (S not a multiple of BLOCK_M) is the first,
+         * with the fewest keys, its first rows before row 0 (zero-filled by
+         * TMA, masked, never written); aligned at 0, it was the last, its
+         * one or two live warpgroups running the most key tiles while the
+         * rest idled. */
+        q0 = END_ALIGNED ? S - (p.q_tiles - q_tile) * BLOCK_M : q_tile * BLOCK_M;
         const int kv_end = CAUSAL ? min(q0 + BLOCK_M, S) : S;
         n_kt = (kv_end + BN - 1) / BN;
     };
@@ -448,7 +462,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         int n = n_kt;
         if (SKIP) {
             const int rows_end = min(wg_row0 + 64, S);
-            n = wg_row0 >= S ? 0 : CAUSAL ? min(n_kt, (rows_end + BN - 1) / BN) : n_kt;
+            n = wg_row0 >= S || rows_end <= 0 ? 0 : CAUSAL ? min(n_kt, (rows_end + BN - 1) / BN) : n_kt;
         }
         for (int i = 0; i < n_kt - n; i++) {
             const int pos = it + i, stage = pos % STAGES;
@@ -460,7 +474,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         if (n == 0) {
             release(q_free);
             it += n_kt;
-            continue; /* every row past the sequence end: nothing to write */
+            continue; /* every row past the sequence end (or before row 0): nothing to write */
         }
         const int base = it + n_kt - n; /* ring position of this warpgroup's first key tile */
 
@@ -545,7 +559,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             l += __shfl_xor_sync(0xffffffffu, l, 2);
             const float inv = l > 0.f ? 1.f / l : 0.f;
             const int row = row0 + 8 * h;
-            if (row < S) {
+            if (row >= 0 && row < S) {
                 if (t4 == 0)
                     p.lse[(size_t)bh * S + row] = (st.max[h] + __log2f(l)) * 0.69314718055994531f;
                 bf16 *orow = O + (size_t)row * p.head_dim;
@@ -592,23 +606,28 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     }
 
 /* The defaults, chosen from measurements on the H200 (bench/RESULTS.md):
- * at D = 64 three consumer warpgroups on 192-row tiles (no turns: the third
- * warpgroup gives each scheduler a third warp to hide the softmax behind;
- * 65.4 vs 69.0 us at 8x16x1024x64 and 336 vs 379 us at 4x16x4096x64 against
- * two warpgroups with turns, same run); ping-pong turns at D = 96 and 128
- * (510 vs 528 us at 4x16x4096x128), where O leaves no registers for a third
- * warpgroup; at 256 they measured even (535.6 vs 534.8 us at 2x16x4096x256)
- * and cost the causal kernel a 4-byte spill, so it goes without; D = 32
- * keeps the plain loop. The suffix _pp names a kernel with ping-pong turns,
- * _wgN the consumer warpgroups. */
-ATTNPROF_SM90A_KERNEL(32, 128, 128, 2, 2, 0, )
-ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, 0, )
+ * at D = 32 and 64 three consumer warpgroups on 192-row tiles, causal ones
+ * aligned at the sequence end (no turns: the third warpgroup gives each
+ * scheduler a third warp to hide the softmax behind; at 8x16x1024x64 64.4 us
+ * against 65.6 aligned at 0 and 69.2 with two warpgroups and turns, at
+ * 4x16x4096x64 332 against 335 and 380, at 4x16x4096x32 266 against 272 and
+ * 321 with two, same run); ping-pong turns at D = 96 and 128 (510 vs 528 us
+ * at 4x16x4096x128), where O leaves no registers for a third warpgroup with
+ * 128-key tiles (with 96-key tiles D = 96 measured even, 443.5 vs 446.6 us);
+ * at 256 they measured even (535.6 vs 534.8 us at 2x16x4096x256) and cost
+ * the causal kernel a 4-byte spill, so it goes without. Suffixes: _pp
+ * ping-pong turns, _ea end-aligned causal tiles; _wgN the consumer
+ * warpgroups. */
+ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED, _ea)
+ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED, _ea)
 ATTNPROF_SM90A_KERNEL(96, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(256, 128, 64, 2, 2, 0, )
 /* Built only into the benchmark: the other choices, measured against the
  * defaults in the same run. */
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
+ATTNPROF_SM90A_KERNEL(32, 128, 128, 2, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(64, 128, 128, 2, 2, 0, )
 ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, 0, )
@@ -620,6 +639,7 @@ ATTNPROF_SM90A_KERNEL(64, 128, 128, 2, 3, 0, _s3)
 ATTNPROF_SM90A_KERNEL(64, 128, 64, 2, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 3, 0, _s3)
 ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, 0, )
+ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, 0, )
 #endif
 
 namespace {
@@ -645,15 +665,18 @@ struct Sm90aEntry {
      Sm90aTile<D, BN, ST, WGS>::CW}
 
 #define NOTE_PINGPONG ", ping-pong turns between the consumer warpgroups"
+#define NOTE_END_ALIGNED ", causal tiles aligned at the sequence end"
 
 /* The first entry for a head dim is its default (flash_sm90a_config_for_dim). */
 const Sm90aEntry sm90a_entries[] = {
-    ATTNPROF_SM90A_ENTRY(32, 128, 128, 2, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, _ea, NOTE_END_ALIGNED),
+    ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, _ea, NOTE_END_ALIGNED),
     ATTNPROF_SM90A_ENTRY(96, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(256, 128, 64, 2, 2, , ""),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
+    ATTNPROF_SM90A_ENTRY(32, 128, 128, 2, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, , ""),
     ATTNPROF_SM90A_ENTRY(64, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(64, 128, 128, 2, 2, , ""),
     ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, , ""),
@@ -665,6 +688,7 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(64, 128, 64, 2, 2, , ""),
     ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 3, _s3, ""),
     ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(96, 192, 96, 3, 2, , ""),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);

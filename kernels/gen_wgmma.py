@@ -4,7 +4,7 @@ sm_90a flash kernel uses. One wrapper per shape because each N has its own
 number of accumulator registers (N/2 floats per thread) and inline asm needs
 every one of them as an operand. Run: python3 kernels/gen_wgmma.py > kernels/wgmma_bf16.cuh"""
 
-SS_N = (64, 128, 176, 192)        # S = Q K^T: N = keys per tile, A and B from shared memory
+SS_N = (64, 96, 128, 176, 192)       # S = Q K^T: N = keys per tile, A and B from shared memory
 RS_N = (32, 64, 96, 128, 256)     # O += P V: N = head dim, A (P) from registers
 
 def regs(n, first=0):
