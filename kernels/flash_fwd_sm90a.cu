@@ -11,15 +11,15 @@
  *     (consumer arrivals: K as soon as its Q K^T is done, V after its P V).
  *     It loads the next tile's Q and K/V while the consumers finish the
  *     current one, and gives its registers away (setmaxnreg).
- *   - warpgroups 1 and 2 (and 3 at D = 32 and 64), the consumers: 64 query
- *     rows each. Per key tile, S = Q K^T by wgmma with both operands in
+ *   - warpgroups 1 and 2 (and 3 at D = 32, 64 and 96), the consumers: 64
+ *     query rows each. Per key tile, S = Q K^T by wgmma with both operands in
  *     shared memory, the online
  *     softmax in registers (exp2 domain, scale folded into one FMA), then
  *     O += P V by wgmma with P straight from registers. The next key tile's
  *     Q K^T is issued with this tile's P V, before the softmax, so that the
  *     tensor cores work while it runs (pipelining within a warpgroup); at
- *     D = 96 and 128 the two warpgroups also take turns to issue (ping-pong),
- *     so one's softmax overlaps the other's GEMMs; at D = 32 and 64 a third
+ *     D = 128 the two warpgroups also take turns to issue (ping-pong), so
+ *     one's softmax overlaps the other's GEMMs; at D = 32, 64 and 96 a third
  *     warpgroup does that without turns. O goes to global memory straight
  *     from the accumulators.
  *
@@ -605,22 +605,27 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         ATTNPROF_SM90A_BODY(D, BN, ST, WGS, false, OPT)                                                         \
     }
 
-/* The defaults, chosen from measurements on the H200 (bench/RESULTS.md):
- * at D = 32 and 64 three consumer warpgroups on 192-row tiles, causal ones
- * aligned at the sequence end (no turns: the third warpgroup gives each
- * scheduler a third warp to hide the softmax behind; at 8x16x1024x64 64.4 us
- * against 65.6 aligned at 0 and 69.2 with two warpgroups and turns, at
- * 4x16x4096x64 332 against 335 and 380, at 4x16x4096x32 266 against 272 and
- * 321 with two, same run); ping-pong turns at D = 96 and 128 (510 vs 528 us
- * at 4x16x4096x128), where O leaves no registers for a third warpgroup with
- * 128-key tiles (with 96-key tiles D = 96 measured even, 443.5 vs 446.6 us);
- * at 256 they measured even (535.6 vs 534.8 us at 2x16x4096x256) and cost
- * the causal kernel a 4-byte spill, so it goes without. Suffixes: _pp
- * ping-pong turns, _ea end-aligned causal tiles; _wgN the consumer
- * warpgroups. */
+/* The defaults, chosen from measurements on the H200 (bench/RESULTS.md,
+ * harness timings in one run each):
+ *   - D = 32 and 64: three consumer warpgroups on 192-row tiles, causal ones
+ *     aligned at the sequence end; no turns (the third warpgroup gives each
+ *     scheduler a third warp to hide the softmax behind, and round-robin
+ *     turns among three measured slower: 67.3 against 64.6 us). At
+ *     8x16x1024x64 64.4 us against 65.6 aligned at 0 and 69.2 with two
+ *     warpgroups and turns; at 4x16x4096x64 332 against 335 and 380; at
+ *     4x16x4096x32 266 against 272 and 321 with two.
+ *   - D = 96: three warpgroups on 192x96 tiles (O and 128-key scores leave
+ *     too few registers for three: they spilled), 1-4% ahead of two with
+ *     turns in four runs (438.7 against 458.0 us at 4x16x4096x96).
+ *   - D = 128: two warpgroups with ping-pong turns (510 vs 528 us at
+ *     4x16x4096x128); with three, 192x96 tiles spilled.
+ *   - D = 256: two without turns (even, 535.6 vs 534.8 us at 2x16x4096x256,
+ *     and turns cost the causal kernel a 4-byte spill).
+ * Suffixes: _pp ping-pong turns, _ea end-aligned causal tiles; _wgN the
+ * consumer warpgroups. */
 ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED, _ea)
 ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED, _ea)
-ATTNPROF_SM90A_KERNEL(96, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, 0, )
 ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(256, 128, 64, 2, 2, 0, )
 /* Built only into the benchmark: the other choices, measured against the
@@ -639,7 +644,8 @@ ATTNPROF_SM90A_KERNEL(64, 128, 128, 2, 3, 0, _s3)
 ATTNPROF_SM90A_KERNEL(64, 128, 64, 2, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 3, 0, _s3)
 ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, 0, )
-ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, 0, )
+ATTNPROF_SM90A_KERNEL(96, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, SM90A_OPT_END_ALIGNED, _ea)
 #endif
 
 namespace {
@@ -671,7 +677,7 @@ struct Sm90aEntry {
 const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, _ea, NOTE_END_ALIGNED),
     ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, _ea, NOTE_END_ALIGNED),
-    ATTNPROF_SM90A_ENTRY(96, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(96, 192, 96, 3, 2, , ""),
     ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(256, 128, 64, 2, 2, , ""),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
@@ -688,7 +694,8 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(64, 128, 64, 2, 2, , ""),
     ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 3, _s3, ""),
     ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, , ""),
-    ATTNPROF_SM90A_ENTRY(96, 192, 96, 3, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(96, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(96, 192, 96, 3, 2, _ea, NOTE_END_ALIGNED),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
