@@ -313,7 +313,7 @@ Test(compare_cli, flash_on_its_sm90a_kernel_is_a_renamed_kernel)
     snprintf(path, sizeof path, "%s/c/compare.md", dir);
     char *md = slurp(path);
     cr_assert(strstr(md, "| **renamed** | `attnprof_flash_fwd_bf16_d64_128x64_w4` | "
-                         "`attnprof_flash_fwd_sm90a_bf16_d64_128x128_wg2_pp` |"),
+                         "`attnprof_flash_fwd_sm90a_bf16_d64_192x128_wg3_ea` |"),
               "%s", md);
     free(md);
     remove_tree(dir);
