@@ -135,6 +135,18 @@ $(BUILD)/%.o: %.cu
 # plain sm_90 pass that rejects those instructions; the -gencode form does not.
 SM90A_ARCH := -gencode arch=compute_90a,code=sm_90a -DATTNPROF_HAVE_SM90A
 $(BUILD)/kernels/flash_fwd_sm90a.o: CUDA_ARCH = $(SM90A_ARCH)
+# ptxas says so only in an info line, not a warning, when it serialises every wgmma of a
+# kernel (C7515-C7520: an accumulator written, or a wgmma issued, on some paths only); that
+# cost two tried kernels 10-60% (bench/RESULTS.md, steps 12 and 14), so it fails the build.
+WGMMA_SERIALISED := Potential Performance Loss: wgmma
+define check_wgmma_log
+@cat $@.ptxas >&2; if grep -q "$(WGMMA_SERIALISED)" $@.ptxas; then rm -f $@; \
+  echo "error: ptxas serialised the wgmma of a kernel (lines above); keep wgmma issue and accumulator writes on every path" >&2; exit 1; fi
+endef
+$(BUILD)/kernels/flash_fwd_sm90a.o: kernels/flash_fwd_sm90a.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@ 2> $@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }
+	$(check_wgmma_log)
 
 # Templates and stylesheet are linked into the report library so an installed
 # attnprof needs no data directory.
@@ -235,7 +247,8 @@ $(BUILD)/bench/libflash_sm90a.so: kernels/flash_fwd_sm90a.cu kernels/flash_fwd_s
                                   kernels/wgmma_bf16.cuh kernels/flash_tile_order.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -lineinfo -shared -Xcompiler -fPIC $(SM90A_ARCH) -DATTNPROF_FLASH_EXPERIMENTAL_TILES \
-	  -Ikernels -Xptxas -warn-spills $< -o $@
+	  -Ikernels -Xptxas -warn-spills $< -o $@ 2> $@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }
+	$(check_wgmma_log)
 
 gpu-test: $(PROGRAMS) $(FUSED_BENCH)
 	ATTNPROF_BIN=$(BUILD)/attnprof FUSED_BENCH=$(FUSED_BENCH) bash tests/gpu/run.sh
