@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_rounds import interleaved_rounds  # noqa: E402
+from torch_rounds import interleaved_rounds, spread  # noqa: E402
 
 lib_path = sys.argv[1]
 what = sys.argv[2] if len(sys.argv) > 2 else "all"
@@ -156,12 +156,10 @@ def time_shape(B, H, S, D, causal, ours_wanted, rounds=7, iters=10, warm=3):
     print("| implementation | median us | p10-p90 us | TFLOP/s | rel diff vs torch flash |")
     print("| --- | ---: | --- | ---: | ---: |")
     for n, run in impls:
-        t = sorted(samples[n])
-        m = t[len(t) // 2]
+        m, p10, p90 = spread(samples[n])
         o = run(*sets[0]).float()
         diff = ((o - ref).norm() / ref.norm()).item()
-        print(f"| {n} | {m:.1f} | {t[len(t) // 10]:.1f}-{t[(len(t) * 9) // 10]:.1f} | "
-              f"{flops / (m * 1e-6) / 1e12:.1f} | {diff:.1e} |", flush=True)
+        print(f"| {n} | {m:.1f} | {p10:.1f}-{p90:.1f} | {flops / (m * 1e-6) / 1e12:.1f} | {diff:.1e} |", flush=True)
 
 
 def bench():

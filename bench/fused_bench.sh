@@ -49,7 +49,7 @@ if [ "$what" = all ] || [ "$what" = torch ]; then
     PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$LOG/torch.txt"
 import ctypes, sys, torch
 sys.path.insert(0, "bench")
-from torch_rounds import interleaved_rounds
+from torch_rounds import interleaved_rounds, spread
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 
@@ -129,13 +129,12 @@ for (B, H, S, D) in [(8, 16, 1024, 64), (4, 16, 4096, 128), (4, 16, 4096, 32), (
     print("| implementation | median us | p10-p90 us | round medians us | TFLOP/s | rel diff vs torch flash |")
     print("| --- | ---: | --- | --- | ---: | ---: |")
     for n, run in impls:
-        t = sorted(samples[n])
-        m = t[len(t) // 2]
+        m, p10, p90 = spread(samples[n])
         diff = "-"
         if ref is not None and not n.startswith("torch"):
             o = run(*sets[0]).float()
             diff = f"{((o - ref).norm() / ref.norm()).item():.1e}"
-        print(f"| {n} | {m:.1f} | {t[len(t) // 10]:.1f}-{t[(len(t) * 9) // 10]:.1f} | "
+        print(f"| {n} | {m:.1f} | {p10:.1f}-{p90:.1f} | "
               f"{min(rmed[n]):.1f}-{max(rmed[n]):.1f} | {flops / (m * 1e-6) / 1e12:.1f} | {diff} |")
 PY
 fi

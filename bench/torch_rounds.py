@@ -28,3 +28,10 @@ def interleaved_rounds(impls, sets, rounds, iters, warm, event, synchronize):
             samples[name] += t
             round_medians[name].append(t[iters // 2])
     return samples, round_medians
+
+
+def spread(samples):
+    """Median, 10th and 90th percentile of one implementation's intervals, as the tables
+    print them ("median | p10-p90")."""
+    t = sorted(samples)
+    return t[len(t) // 2], t[len(t) // 10], t[(len(t) * 9) // 10]
