@@ -13,9 +13,9 @@
  *     current one, and gives its registers away (setmaxnreg).
  *   - warpgroups 1 and 2 (and 3 at D = 32, 64 and 96), the consumers: 64
  *     query rows each. Per key tile, S = Q K^T by wgmma with both operands in
- *     shared memory, the online
- *     softmax in registers (exp2 domain, scale folded into one FMA), then
- *     O += P V by wgmma with P straight from registers. The next key tile's
+ *     shared memory, the online softmax in registers (exp2 domain, scale
+ *     folded into one FMA), then O += P V by wgmma with P straight from
+ *     registers. The next key tile's
  *     Q K^T is issued with this tile's P V, before the softmax, so that the
  *     tensor cores work while it runs (pipelining within a warpgroup); at
  *     D = 128 the two warpgroups also take turns to issue (ping-pong), so
