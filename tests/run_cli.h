@@ -1,5 +1,5 @@
 /* Running the attnprof binary as a user would (tests of the command line): the binary
- * named by $ATTNPROF_BIN (make test sets it), stdout dropped, stderr kept in err_text. */
+ * named by $ATTNPROF_BIN (make test sets it), stderr kept in err_text. */
 #ifndef ATTNPROF_TEST_RUN_CLI_H
 #define ATTNPROF_TEST_RUN_CLI_H
 
@@ -10,22 +10,42 @@
 
 static char err_text[4096];
 
-/* Runs `attnprof ARGS` through the shell; returns its exit code (-1 if it did not exit). */
-static inline int attnprof(const char *args)
+static inline const char *attnprof_bin(void)
 {
-    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
-    char errf[] = "/tmp/attnprof-stderr-XXXXXX";
-    close(mkstemp(errf));
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", bin, args, errf);
-    int st = system(cmd);
-    FILE *f = fopen(errf, "r");
-    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
-    err_text[n] = '\0';
+    return getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+}
+
+/* Reads at most len - 1 bytes of path into text, NUL-terminated (empty if unreadable). */
+static inline void read_into(const char *path, char *text, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, len - 1, f) : 0;
+    text[n] = '\0';
     if (f)
         fclose(f);
+}
+
+/* Runs `attnprof ARGS` through the shell, stderr into err_text and stdout into out_text when
+ * one is given (dropped otherwise); returns its exit code (-1 if it did not exit). */
+static inline int attnprof_out(const char *args, char *out_text, size_t out_len)
+{
+    char errf[] = "/tmp/attnprof-stderr-XXXXXX", outf[] = "/tmp/attnprof-stdout-XXXXXX";
+    close(mkstemp(errf));
+    if (out_text)
+        close(mkstemp(outf));
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", attnprof_bin(), args, out_text ? outf : "/dev/null", errf);
+    int st = system(cmd);
+    read_into(errf, err_text, sizeof err_text);
     unlink(errf);
+    if (out_text) {
+        read_into(outf, out_text, out_len);
+        unlink(outf);
+    }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+/* Runs `attnprof ARGS`, stdout dropped. */
+static inline int attnprof(const char *args) { return attnprof_out(args, NULL, 0); }
 
 #endif

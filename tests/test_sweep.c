@@ -22,38 +22,8 @@
 #include "sweep.h"
 
 #include "fixture.h"
+#include "run_cli.h"
 
-static char err_text[4096];
-
-static const char *bin(void) { return getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof"; }
-
-/* Runs `attnprof ARGS`; stdout to out_text (when given), stderr to err_text. */
-static int attnprof_out(const char *args, char *out_text, size_t out_len)
-{
-    char errf[] = "/tmp/attnprof-stderr-XXXXXX", outf[] = "/tmp/attnprof-stdout-XXXXXX";
-    close(mkstemp(errf));
-    close(mkstemp(outf));
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bin(), args, outf, errf);
-    int st = system(cmd);
-    FILE *f = fopen(errf, "r");
-    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
-    err_text[n] = '\0';
-    if (f)
-        fclose(f);
-    if (out_text) {
-        f = fopen(outf, "r");
-        n = f ? fread(out_text, 1, out_len - 1, f) : 0;
-        out_text[n] = '\0';
-        if (f)
-            fclose(f);
-    }
-    unlink(errf);
-    unlink(outf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int attnprof(const char *args) { return attnprof_out(args, NULL, 0); }
 
 static char *slurp(const char *path)
 {
@@ -615,8 +585,8 @@ Test(sweep_cli, interrupt_leaves_only_complete_archives, .timeout = 60)
         int nul = open("/dev/null", 1);
         dup2(nul, 1);
         dup2(nul, 2);
-        execl(bin(), bin(), "sweep", "--seq", "256:2048:x2", "--dim", "64", "--tokens", "4096", "--heads", "4",
-              "--gpus", "0,1", "-o", dir, "--task-command", t, (char *)NULL);
+        execl(attnprof_bin(), attnprof_bin(), "sweep", "--seq", "256:2048:x2", "--dim", "64", "--tokens", "4096",
+              "--heads", "4", "--gpus", "0,1", "-o", dir, "--task-command", t, (char *)NULL);
         _exit(127);
     }
     struct timespec nap = {1, 200 * 1000 * 1000};
@@ -681,7 +651,7 @@ Test(sweep_cli, progress_on_a_terminal_names_shape_gpu_and_phase)
              "script -qec \"%s sweep --seq 256,512 --dim 64 --tokens 1024 --heads 4 --gpus 0,1 -o %s --task-command "
              "'echo flash forward >&\\$ATTNPROF_PROGRESS_FD; sleep 1.2; %s/tests/sweep/task.sh "
              "%s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0'\" %s >/dev/null",
-             bin(), dir, cwd, cwd, path);
+             attnprof_bin(), dir, cwd, cwd, path);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     char *t = slurp(path);
     cr_assert(t);
@@ -755,7 +725,7 @@ Test(sweep_cli, a_slurm_task_runs_its_shape_and_says_when_it_was_stopped, .timeo
         int nul = open("/dev/null", O_WRONLY);
         dup2(nul, 1);
         dup2(nul, 2);
-        execl(bin(), bin(), "sweep", "--task", "1", dir, (char *)NULL);
+        execl(attnprof_bin(), attnprof_bin(), "sweep", "--task", "1", dir, (char *)NULL);
         _exit(127);
     }
     struct timespec nap = {0, 700 * 1000 * 1000};
