@@ -363,6 +363,18 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     return buf;
 }
 
+/* ",median,min,max,ratio,ratio_lo,ratio_hi,verdict" of one measure of a cell. */
+static void csv_stats_ratio(FILE *f, const stats *st, const compare_ratio *r)
+{
+    esc_csv_number(f, st->median);
+    esc_csv_number(f, st->min);
+    esc_csv_number(f, st->max);
+    esc_csv_number(f, r->ci.ratio);
+    esc_csv_number(f, r->ci.lo);
+    esc_csv_number(f, r->ci.hi);
+    fprintf(f, ",%s", compare_verdict_word(r->verdict));
+}
+
 char *compare_csv(const compare_model *m)
 {
     char *buf = NULL;
@@ -385,20 +397,8 @@ char *compare_csv(const compare_model *m)
             fprintf(f, ",%d,%s,", i == 0, c->state);
             esc_csv_field(f, c->reason, 1);
             fprintf(f, ",%d", c->n);
-            esc_csv_number(f, c->metric_stats.median);
-            esc_csv_number(f, c->metric_stats.min);
-            esc_csv_number(f, c->metric_stats.max);
-            esc_csv_number(f, c->metric_ratio.ci.ratio);
-            esc_csv_number(f, c->metric_ratio.ci.lo);
-            esc_csv_number(f, c->metric_ratio.ci.hi);
-            fprintf(f, ",%s", compare_verdict_word(c->metric_ratio.verdict));
-            esc_csv_number(f, c->cpu_stats.median);
-            esc_csv_number(f, c->cpu_stats.min);
-            esc_csv_number(f, c->cpu_stats.max);
-            esc_csv_number(f, c->cpu_ratio.ci.ratio);
-            esc_csv_number(f, c->cpu_ratio.ci.lo);
-            esc_csv_number(f, c->cpu_ratio.ci.hi);
-            fprintf(f, ",%s", compare_verdict_word(c->cpu_ratio.verdict));
+            csv_stats_ratio(f, &c->metric_stats, &c->metric_ratio);
+            csv_stats_ratio(f, &c->cpu_stats, &c->cpu_ratio);
             esc_csv_number(f, c->n ? c->ops_stats.median : NAN);
             esc_csv_number(f, c->n && cv->cell[0].n && i ? c->ops_stats.median - cv->cell[0].ops_stats.median : NAN);
             fputc('\n', f);
