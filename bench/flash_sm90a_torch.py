@@ -15,7 +15,14 @@ sets to exceed the L2; CUDA events between back-to-back launches; median.
 Sweep: the moonshot grid of ../shared/bench/torch_sweep.py (S 512-16384, D 64
 and 128, causal and not), our defaults plus the configurations named.
 
-Usage: python3 bench/flash_sm90a_torch.py LIB [check|bench|all|profile]
+Timeline: the benchmark-only kernels whose names end in _tl stamp each tile's
+phases with the global timer (flash_fwd_sm90a.h); one launch after warm-up,
+summarised per tile size (key tiles) and per block: where a block's time goes.
+
+A/B: two configurations (name suffixes) launched alternately at one shape.
+
+Usage: python3 bench/flash_sm90a_torch.py LIB [check|bench|all|profile|profile-cudnn|timeline]
+       python3 bench/flash_sm90a_torch.py LIB ab NAME_A NAME_B B H S D CAUSAL [...]
        python3 bench/flash_sm90a_torch.py LIB sweep [NAME_PART...]"""
 import ctypes
 import math
@@ -184,18 +191,155 @@ def sweep(names):
                 time_shape(max(1, 32768 // S), 16, S, D, causal, wanted, rounds=5)
 
 
-def profile():
-    """A few launches of each default kernel at the goal shapes, for ncu."""
+def profile(cudnn=False):
+    """A few launches of each default kernel at the goal shapes, for ncu (with
+    cudnn, PyTorch's cuDNN backend's instead)."""
     for (B, H, S, D, causal) in [(8, 16, 1024, 64, True), (4, 16, 4096, 128, True)]:
         q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
         for _ in range(4):
-            ours(q, k, v, causal)
+            if cudnn:
+                with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                    F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            else:
+                ours(q, k, v, causal)
     torch.cuda.synchronize()
 
 
+def timeline():
+    """Where the time goes, from the _tl kernels' stamps (one launch each after
+    warm-up and a few untimed launches)."""
+    warm_up()
+    lib.flash_sm90a_set_timeline.argtypes = [P]
+    shapes = {64: [(8, 16, 1024, 64, True), (4, 16, 4096, 64, True)],
+              128: [(4, 16, 4096, 128, True), (4, 16, 4096, 128, False), (8, 16, 1024, 128, True)]}
+    for idx, name, d in variants:
+        if not name.endswith("_tl"):
+            continue
+        c = lib.flash_sm90a_config_at(idx).contents
+        for (B, H, S, D, causal) in shapes.get(d, []):
+            q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+            tiles = -(-S // c.block_m) * B * H
+            buf = torch.zeros(tiles * 16 + 4 * 1024, device="cuda", dtype=torch.int64)
+            for _ in range(5):
+                ours(q, k, v, causal, idx=idx)
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            lib.flash_sm90a_set_timeline(buf.data_ptr())
+            start.record()
+            ours(q, k, v, causal, idx=idx)
+            stop.record()
+            torch.cuda.synchronize()
+            lib.flash_sm90a_set_timeline(None)
+            ev_us = start.elapsed_time(stop) * 1e3
+            # The same launch without stamps, for the stamps' own cost.
+            plain = []
+            for _ in range(5):
+                start.record()
+                ours(q, k, v, causal)
+                stop.record()
+                torch.cuda.synchronize()
+                plain.append(start.elapsed_time(stop) * 1e3)
+            print(f"\nunstamped default kernel, 5 single launches: {' '.join(f'{x:.1f}' for x in plain)} us")
+            t = buf.cpu().tolist()
+            if os.environ.get("TIMELINE_DIR"):
+                buf.cpu().numpy().tofile(os.path.join(os.environ["TIMELINE_DIR"],
+                                                      f"{name}_{B}x{H}x{S}x{D}_c{int(causal)}.i64"))
+            rec = [t[16 * i:16 * i + 16] for i in range(tiles)]
+            blocks = {}
+            for b in range(1024):
+                e, x = t[tiles * 16 + 4 * b], t[tiles * 16 + 4 * b + 1]
+                if e:
+                    blocks[b] = (e, x)
+            t0 = min(e for e, x in blocks.values())
+            t_end = max(x for e, x in blocks.values())
+            wgs = c.threads // 128 - 1
+            by_block = {}
+            for i, r in enumerate(rec):
+                by_block.setdefault(r[0] & 0xffffffff, []).append(i)
+            print(f"\n{name} {B}x{H}x{S}x{D} causal={int(causal)}: events {ev_us:.1f} us, stamped span "
+                  f"{(t_end - t0) / 1e3:.1f} us, {len(blocks)} blocks, {tiles} tiles")
+            acc = {"entry skew": 0, "setup (entry to first start)": 0, "tiles (start to last warpgroup done)": 0,
+                   "between tiles (last done to next start)": 0, "last tile to exit": 0, "idle after exit": 0}
+            for b, (e, x) in blocks.items():
+                ts = sorted(by_block.get(b, []), key=lambda i: rec[i][1])
+                acc["entry skew"] += e - t0
+                acc["idle after exit"] += t_end - x
+                if not ts:
+                    acc["setup (entry to first start)"] += x - e
+                    continue
+                acc["setup (entry to first start)"] += rec[ts[0]][1] - e
+                for j, i in enumerate(ts):
+                    done = max(rec[i][7:7 + wgs])
+                    acc["tiles (start to last warpgroup done)"] += done - rec[i][1]
+                    nxt = rec[ts[j + 1]][1] if j + 1 < len(ts) else x
+                    acc["between tiles (last done to next start)" if j + 1 < len(ts) else "last tile to exit"] += \
+                        nxt - done
+            print("| per block, mean | us |")
+            print("| --- | ---: |")
+            for kname, v in acc.items():
+                print(f"| {kname} | {v / len(blocks) / 1e3:.2f} |")
+            print("| key tiles | tiles | duration us | Q landed after start us | first K landed after start us "
+                  "(per warpgroup) | warpgroup done after start us (per warpgroup) | Q issued before start us |")
+            print("| ---: | ---: | ---: | ---: | --- | --- | ---: |")
+            groups = {}
+            for r in rec:
+                groups.setdefault(r[10], []).append(r)
+            for n in sorted(groups):
+                g = groups[n]
+                m = lambda f: sum(f(r) for r in g) / len(g) / 1e3  # noqa: E731
+                dur = m(lambda r: max(r[7:7 + wgs]) - r[1])
+                qw = m(lambda r: r[3] - r[1])
+                kw = " / ".join(f"{m(lambda r, w=w: r[4 + w] - r[1]):.2f}" for w in range(wgs))
+                dn = " / ".join(f"{m(lambda r, w=w: r[7 + w] - r[1]):.2f}" for w in range(wgs))
+                qi = m(lambda r: r[1] - r[2])
+                print(f"| {n} | {len(g)} | {dur:.2f} | {qw:.2f} | {kw} | {dn} | {qi:.2f} |")
+
+
+def ab(name_a, name_b, B, H, S, D, causal, pairs=150):
+    """Two of our configurations launched alternately (A, B, A, B, ...), each
+    launch between its own events, rotating among input sets that exceed the
+    L2: a same-run comparison in which neither is timed after the other's
+    heat or clock state. Prints the medians and the median of the pairwise
+    ratios A/B."""
+    pick = lambda part: [(i, n) for i, n, d in variants if d == padded(D) and n.endswith(part)]  # noqa: E731
+    (ia, na), (ib, nb) = pick(name_a)[0], pick(name_b)[0]
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    nsets = max(2, -(-3 * l2 // (B * H * S * D * 2 * 3)))
+    sets = [[torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3)] for _ in range(nsets)]
+    out = torch.empty(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+    lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+    for i in range(20):
+        for idx in (ia, ib):
+            ours(*sets[i % nsets], causal, out, lse, idx)
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(4 * pairs)]
+    for i in range(pairs):
+        for j, idx in enumerate((ia, ib)):
+            ev[4 * i + 2 * j].record()
+            ours(*sets[i % nsets], causal, out, lse, idx)
+            ev[4 * i + 2 * j + 1].record()
+    torch.cuda.synchronize()
+    ta = [ev[4 * i].elapsed_time(ev[4 * i + 1]) * 1e3 for i in range(pairs)]
+    tb = [ev[4 * i + 2].elapsed_time(ev[4 * i + 3]) * 1e3 for i in range(pairs)]
+    ratio = sorted(a / b for a, b in zip(ta, tb))[pairs // 2]
+    flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+    (ma, a10, a90), (mb, b10, b90) = spread(ta), spread(tb)
+    print(f"| {B}x{H}x{S}x{D} causal={int(causal)} | {na} | {ma:.1f} ({a10:.1f}-{a90:.1f}), "
+          f"{flops / ma / 1e6:.0f} TFLOP/s | {nb} | {mb:.1f} ({b10:.1f}-{b90:.1f}), {flops / mb / 1e6:.0f} TFLOP/s "
+          f"| {ratio:.3f} |", flush=True)
+
+
 fails = 0
-if what == "profile":
-    profile()
+if what == "ab":
+    # ab NAME_A NAME_B B H S D CAUSAL [NAME_A NAME_B B H S D CAUSAL ...]
+    warm_up()
+    print("| shape | A | A median us (p10-p90) | B | B median us (p10-p90) | median A/B |")
+    print("| --- | --- | --- | --- | --- | ---: |")
+    a = sys.argv[3:]
+    for k in range(0, len(a) - 6, 7):
+        ab(a[k], a[k + 1], *(int(x) for x in a[k + 2:k + 7]))
+if what == "timeline":
+    timeline()
+if what in ("profile", "profile-cudnn"):
+    profile(what == "profile-cudnn")
 if what in ("check", "all"):
     fails = check()
 if what in ("bench", "all"):

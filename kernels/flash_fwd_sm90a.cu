@@ -55,9 +55,12 @@ struct Sm90aParams {
     int head_dim;    /* real head dim: row stride of q/k/v/o, columns written */
     int heads_total; /* batch * heads */
     int q_tiles;
-    int heads_per_group; /* tile order: see flash_sm90a_body */
+    flash_tile_order order; /* tile order: see flash_sm90a_body */
     int *scheduler;      /* {next tile - gridDim.x, blocks finished}: zero between launches */
     float scale_log2; /* log2(e) / sqrt(head_dim) */
+    /* Benchmark only (SM90A_OPT_TIMELINE kernels): when not null, the
+     * timestamps of every tile and block (flash_sm90a_set_timeline). */
+    unsigned long long *timeline;
 };
 
 namespace {
@@ -151,11 +154,27 @@ struct RowState {
  * each row's rescale factor for O. s: the m64nBN accumulator of this thread
  * (s[4j + e]: row g + 8*(e >> 1), key 8j + 2*t4 + (e & 1)). MASK: some key of
  * the tile is past a row's diagonal (causal) or past the sequence end. */
-template <int BN, bool CAUSAL, bool MASK>
+template <int BN, bool CAUSAL, bool MASK, bool LIMIT>
 __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], RowState &st, float (&alpha)[2], int key0,
                                              int row0, int seq, float scale_log2, int t4)
 {
-    if constexpr (MASK) {
+    if constexpr (MASK && LIMIT) {
+        /* One limit per row: element i's key is base + a constant of i, and it
+         * is masked when that constant exceeds the limit (one compare with an
+         * immediate and one select per element). */
+        const int base = key0 + 2 * t4;
+        int limit[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            limit[h] = seq - 1 - base;
+            if (CAUSAL)
+                limit[h] = min(limit[h], row0 + 8 * h - base);
+        }
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++)
+            if ((i >> 2) * 8 + (i & 1) > limit[(i >> 1) & 1])
+                s[i] = -INFINITY;
+    } else if constexpr (MASK) {
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) {
             const int key = key0 + (i >> 2) * 8 + 2 * t4 + (i & 1);
@@ -212,7 +231,25 @@ enum {
     /* Causal tiles aligned at the sequence end (three warpgroups only): see
      * tile_coords. */
     SM90A_OPT_END_ALIGNED = 2,
+    /* Benchmark only: global-timer stamps of each tile's phases and each
+     * block's entry and exit into p.timeline (layout: flash_fwd_sm90a.h). */
+    SM90A_OPT_TIMELINE = 4,
+    /* Benchmark only, the previous way: the warpgroup index and the tile
+     * state per thread, and the mask by key and row per element. By default
+     * they are made warp-uniform (a shuffle from lane 0), so that what derives
+     * from them (ring stages, barrier and descriptor addresses, loop bounds)
+     * lives in uniform registers on the uniform datapath, off the vector
+     * pipes and registers the softmax needs; and the mask is one limit per
+     * row (bench/RESULTS.md, step 23). */
+    SM90A_OPT_PER_THREAD = 8,
 };
+
+__device__ __forceinline__ unsigned long long global_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
 
 template <int D, int BN, int STAGES, int WGS, bool CAUSAL, int OPT>
 __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
@@ -231,6 +268,11 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     constexpr bool SKIP = WGS > 2;
     constexpr bool END_ALIGNED = (OPT & SM90A_OPT_END_ALIGNED) != 0 && CAUSAL;
     static_assert(!(OPT & SM90A_OPT_END_ALIGNED) || SKIP, "end-aligned tiles need the warpgroups' skipping");
+    constexpr bool TIMELINE = (OPT & SM90A_OPT_TIMELINE) != 0;
+    /* p.timeline read where used (a kernel parameter: no register held). */
+#define timeline p.timeline
+    if (TIMELINE && timeline && threadIdx.x == 128)
+        timeline[(size_t)p.q_tiles * p.heads_total * 16 + blockIdx.x * 4 + 0] = global_ns();
 
     extern __shared__ unsigned char smem_raw[];
     const uint32_t smem_base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -250,8 +292,11 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
      * consumers, who come to the barrier at the end of tile j-1, so neither
      * side waits longer than it would for the data. Slot j&1 is written again
      * for tile j+2, after the barrier of tile j+1, which the consumers reach
-     * only after reading it. */
-    __shared__ int tile_slot[2];
+     * only after reading it. A slot holds the tile's coordinates, which the
+     * producer computes anyway, so that the consumers find them there instead
+     * of computing them again between tiles: {tile (-1: none left), head,
+     * first query row, key tiles}. */
+    __shared__ int tile_slot[2][4];
     constexpr int TILE_BARRIER = 4, TILE_BARRIER_THREADS = 32 + 128 * WGS;
     auto tile_barrier = []() {
         asm volatile("bar.sync %0, %1;\n" ::"n"(TILE_BARRIER), "n"(TILE_BARRIER_THREADS) : "memory");
@@ -264,7 +309,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     auto v_free = [&](int s) { return bars + 8u * (2 + 3 * STAGES + s); };
 
     const int S = p.seq;
-    const int warpgroup = threadIdx.x / 128;
+    constexpr bool UNIFORM = (OPT & SM90A_OPT_PER_THREAD) == 0;
+    const int warpgroup = UNIFORM ? __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0) : threadIdx.x / 128;
     /* Persistent: block b starts with tile b, then takes the next tile not yet
      * taken (an atomic counter: a list schedule; a static round-robin left the
      * busiest block 17-40% above the mean in the causal case). The tiles are
@@ -277,7 +323,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     const int total_tiles = p.q_tiles * p.heads_total;
     auto tile_coords = [&](int tile, int &bh, int &q0, int &n_kt) {
         int q_tile;
-        flash_tile_at(tile, p.q_tiles, p.heads_total, p.heads_per_group, CAUSAL, &bh, &q_tile);
+        flash_tile_order_at(&p.order, tile, CAUSAL, &bh, &q_tile);
         /* Causal with three warpgroups: the tiles end at S, S - BLOCK_M, ...
          * so that a ragged tile (S not a multiple of BLOCK_M) is the first,
          * with the fewest keys, its first rows before row 0 (zero-filled by
@@ -341,10 +387,15 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
                     sm90::tma_load_3d(dst + c * BN * RB, v ? tv : tk, full_bar, c * T::CW, kt * BN, bh);
             };
             if (leader) {
-                tile_slot[local & 1] = last ? -1 : tile;
+                tile_slot[local & 1][0] = last ? -1 : tile;
+                tile_slot[local & 1][1] = bh;
+                tile_slot[local & 1][2] = q0;
+                tile_slot[local & 1][3] = n_kt;
                 if (!last) {
                     if (local > 0)
                         sm90::mbar_wait(q_free, (local - 1) & 1);
+                    if (TIMELINE && timeline)
+                        timeline[tile * 16 + 2] = global_ns();
                     sm90::mbar_arrive_expect_tx(q_full, T::Q_BYTES);
 #pragma unroll
                     for (int c = 0; c < T::CHUNKS; c++)
@@ -435,12 +486,27 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     int it = 0; /* ring position, as the producer counts it */
     for (int local = 0;; local++) {
         tile_barrier();
-        const int tile = tile_slot[local & 1];
-        if (tile < 0)
+        auto slot = [&](int i) {
+            return UNIFORM ? __shfl_sync(0xffffffffu, tile_slot[local & 1][i], 0) : tile_slot[local & 1][i];
+        };
+        const int tile = slot(0);
+        if (tile < 0) {
+            if (TIMELINE && timeline && tid == 0 && wg == 0) {
+                timeline[(size_t)p.q_tiles * p.heads_total * 16 + blockIdx.x * 4 + 1] = global_ns();
+            }
             break;
+        }
+        const unsigned long long t_start = TIMELINE ? global_ns() : 0;
         sm90::mbar_wait(q_full, local & 1);
-        int bh, q0, n_kt;
-        tile_coords(tile, bh, q0, n_kt);
+        const int bh = slot(1), q0 = slot(2), n_kt = slot(3);
+        if (TIMELINE && timeline && tid == 0 && wg == 0) {
+            unsigned smid;
+            asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
+            timeline[tile * 16 + 0] = blockIdx.x | (unsigned long long)smid << 32;
+            timeline[tile * 16 + 1] = t_start;
+            timeline[tile * 16 + 3] = global_ns();
+            timeline[tile * 16 + 10] = n_kt;
+        }
         const int wg_row0 = q0 + wg * 64;         /* first query row of this warpgroup */
         const int row0 = wg_row0 + warp * 16 + g; /* this thread's rows: row0 and row0 + 8 */
         /* A tile needs the mask when a key of it lies past the warpgroup's
@@ -450,9 +516,9 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         };
         auto softmax = [&](int kt, float (&alpha)[2], RowState &st) {
             if (tile_needs_mask(kt))
-                softmax_tile<BN, CAUSAL, true>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+                softmax_tile<BN, CAUSAL, true, UNIFORM>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
             else
-                softmax_tile<BN, CAUSAL, false>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
+                softmax_tile<BN, CAUSAL, false, UNIFORM>(s, st, alpha, kt * BN, row0, S, scale_log2, t4);
         };
 
         /* This warpgroup's key tiles: the last n of the tile's n_kt (they are
@@ -472,6 +538,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             release(v_free(stage));
         }
         if (n == 0) {
+            if (TIMELINE && timeline && tid == 0)
+                timeline[tile * 16 + 4 + wg] = timeline[tile * 16 + 7 + wg] = global_ns();
             release(q_free);
             it += n_kt;
             continue; /* every row past the sequence end (or before row 0): nothing to write */
@@ -489,6 +557,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         {
             const int stage = base % STAGES, use = base / STAGES;
             sm90::mbar_wait(k_full(stage), use & 1);
+            if (TIMELINE && timeline && tid == 0)
+                timeline[tile * 16 + 4 + wg] = global_ns();
             turn_wait();
             sm90::wgmma_fence();
             issue_qk(stage);
@@ -572,9 +642,12 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
                 }
             }
         }
+        if (TIMELINE && timeline && tid == 0)
+            timeline[tile * 16 + 7 + wg] = global_ns();
     }
     if (PINGPONG && wg == 0)
         asm volatile("bar.sync 2, 256;\n" ::: "memory"); /* the second warpgroup's last hand-over */
+#undef timeline
 }
 
 } // namespace
@@ -647,6 +720,13 @@ ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 3, 0, _s3)
 ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, 0, )
 ATTNPROF_SM90A_KERNEL(96, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, 0, )
+ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_TIMELINE, _ea_tl)
+ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG | SM90A_OPT_TIMELINE, _pp_tl)
+ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_PER_THREAD, _ea_pt)
+ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG | SM90A_OPT_PER_THREAD, _pp_pt)
+ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_PER_THREAD, _ea_pt)
+ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_PER_THREAD, _ea_pt)
+ATTNPROF_SM90A_KERNEL(256, 128, 64, 2, 2, SM90A_OPT_PER_THREAD, _pt)
 #endif
 
 namespace {
@@ -673,6 +753,7 @@ struct Sm90aEntry {
 
 #define NOTE_PINGPONG ", ping-pong turns between the consumer warpgroups"
 #define NOTE_END_ALIGNED ", causal tiles aligned at the sequence end"
+#define NOTE_PER_THREAD ", tile state per thread (the previous way)"
 
 /* The first entry for a head dim is its default (flash_sm90a_config_for_dim). */
 const Sm90aEntry sm90a_entries[] = {
@@ -697,6 +778,13 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, , ""),
     ATTNPROF_SM90A_ENTRY(96, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
     ATTNPROF_SM90A_ENTRY(96, 192, 96, 3, 2, , ""),
+    ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, _ea_tl, NOTE_END_ALIGNED ", timeline stamps"),
+    ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp_tl, NOTE_PINGPONG ", timeline stamps"),
+    ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, _ea_pt, NOTE_END_ALIGNED NOTE_PER_THREAD),
+    ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp_pt, NOTE_PINGPONG NOTE_PER_THREAD),
+    ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, _ea_pt, NOTE_END_ALIGNED NOTE_PER_THREAD),
+    ATTNPROF_SM90A_ENTRY(96, 192, 96, 3, 2, _ea_pt, NOTE_END_ALIGNED NOTE_PER_THREAD),
+    ATTNPROF_SM90A_ENTRY(256, 128, 64, 2, 2, _pt, NOTE_PER_THREAD),
 #endif
 };
 const int sm90a_entry_count = (int)(sizeof sm90a_entries / sizeof sm90a_entries[0]);
@@ -814,6 +902,10 @@ extern "C" int flash_sm90a_config_for_dim(int d)
 
 extern "C" size_t flash_sm90a_workspace_bytes(void) { return 2 * sizeof(int); }
 
+thread_local unsigned long long *timeline_buffer;
+
+extern "C" void flash_sm90a_set_timeline(unsigned long long *buffer) { timeline_buffer = buffer; }
+
 /* The device facts a launch needs, read once by prepare (a launch makes no
  * runtime calls but the launch itself: they would show in every forward's
  * API trace). */
@@ -887,11 +979,13 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     p.q_tiles = (int)q_tiles;
     p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
     p.scheduler = workspace;
+    p.timeline = timeline_buffer;
     /* Persistent: one block per multiprocessor (one fits), each walks the tiles. */
     const int sms = device_facts.multiprocessors, l2 = device_facts.l2_bytes;
     if (sms < 1)
         return cudaErrorInitializationError; /* flash_sm90a_prepare was not called on this thread */
-    p.heads_per_group = flash_heads_per_group(l2, seq, head_dim, (int)heads_total);
+    p.order = flash_tile_order_make((int)q_tiles, (int)heads_total,
+                                    flash_heads_per_group(l2, seq, head_dim, (int)heads_total));
     const long long tiles = q_tiles * heads_total;
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
     (causal ? e.causal : e.noncausal)<<<grid, e.cfg.threads, e.cfg.smem_bytes, stream>>>(tq, tk, tv, p);

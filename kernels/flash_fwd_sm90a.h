@@ -47,6 +47,13 @@ cudaError_t flash_sm90a_blocks_per_sm(int i, int *blocks);
  * caller allocates it once, zeroed; each launch leaves it zeroed again. Launches
  * that may run at the same time (other streams) need workspaces of their own. */
 size_t flash_sm90a_workspace_bytes(void);
+/* Benchmark only: the kernels built with SM90A_OPT_TIMELINE (names ending
+ * in _tl) write global-timer stamps (ns) into buffer when it is not NULL, for
+ * launches from this thread: per tile t, 16 words at 16t: block | smid << 32,
+ * consumers start, Q issued, Q landed, first key tile landed per warpgroup
+ * (3), warpgroup done (3), key tiles; then per block b, 4 words at
+ * 16 * tiles + 4b: entry, exit. Other kernels ignore it. */
+void flash_sm90a_set_timeline(unsigned long long *buffer);
 /* One forward. head_dim: the tensors' real head dim, a multiple of 8 and at
  * most the configuration's; causal: 0 or 1. Tensor maps are encoded on the
  * first launch with a given buffer and cached per thread. Returns the launch

@@ -26,32 +26,51 @@ FLASH_TILE_ORDER_FN int flash_heads_per_group(long long l2_bytes, int seq, int h
     return (int)(group < 1 ? 1 : group > heads_total ? heads_total : group);
 }
 
+/* The launch's constants of the order: the heads are split into
+ * ceil(heads_total / heads_per_group) groups of nearly equal size (the first
+ * heads_total % groups of them one head larger): a small last group would put
+ * heavy tiles at the end of the list and the busiest block 5-15% above the
+ * mean (tests/test_tile_order.c). Computed once per launch, so that finding a
+ * tile's place takes two divisions, not six (each a dependent chain of some
+ * twenty instructions, on the kernel's path between tiles). */
+typedef struct {
+    int q_tiles;
+    int small_heads;  /* heads in a smaller group */
+    int large_heads;  /* heads in the groups of small_heads + 1, which come first */
+    int large_tiles;  /* their tiles */
+} flash_tile_order;
+
+FLASH_TILE_ORDER_FN flash_tile_order flash_tile_order_make(int q_tiles, int heads_total, int heads_per_group)
+{
+    const int groups = (heads_total + heads_per_group - 1) / heads_per_group;
+    flash_tile_order o;
+    o.q_tiles = q_tiles;
+    o.small_heads = heads_total / groups;
+    o.large_heads = (heads_total % groups) * (o.small_heads + 1);
+    o.large_tiles = o.large_heads * q_tiles;
+    return o;
+}
+
 /* Tile number (0 .. q_tiles * heads_total - 1) -> its head (batch * heads
- * index) and query tile. The heads are split into ceil(heads_total /
- * heads_per_group) groups of nearly equal size (the first heads_total % groups
- * of them one head larger): a small last group would put heavy tiles at the end
- * of the list and the busiest block 5-15% above the mean (tests/test_tile_order.c). */
+ * index) and query tile. */
+FLASH_TILE_ORDER_FN void flash_tile_order_at(const flash_tile_order *o, int tile, int causal, int *bh, int *q_tile)
+{
+    const int in_large = tile < o->large_tiles;
+    const int heads_here = o->small_heads + in_large;
+    const int rest = in_large ? tile : tile - o->large_tiles;
+    const int group = rest / (heads_here * o->q_tiles);
+    const int head0 = (in_large ? 0 : o->large_heads) + group * heads_here;
+    const int within = rest - group * heads_here * o->q_tiles;
+    const int level = within / heads_here;
+    *bh = head0 + within - level * heads_here;
+    *q_tile = causal ? o->q_tiles - 1 - level : level;
+}
+
 FLASH_TILE_ORDER_FN void flash_tile_at(int tile, int q_tiles, int heads_total, int heads_per_group, int causal,
                                        int *bh, int *q_tile)
 {
-    const int groups = (heads_total + heads_per_group - 1) / heads_per_group;
-    const int small = heads_total / groups, large_groups = heads_total % groups;
-    const int large_tiles = (small + 1) * q_tiles * large_groups; /* tiles of the larger groups, first */
-    int heads_here, head0, within;
-    if (tile < large_tiles) {
-        const int group = tile / ((small + 1) * q_tiles);
-        heads_here = small + 1;
-        head0 = group * heads_here;
-        within = tile - group * heads_here * q_tiles;
-    } else {
-        const int rest = tile - large_tiles, group = rest / (small * q_tiles);
-        heads_here = small;
-        head0 = large_groups * (small + 1) + group * small;
-        within = rest - group * small * q_tiles;
-    }
-    const int level = within / heads_here;
-    *bh = head0 + within % heads_here;
-    *q_tile = causal ? q_tiles - 1 - level : level;
+    const flash_tile_order o = flash_tile_order_make(q_tiles, heads_total, heads_per_group);
+    flash_tile_order_at(&o, tile, causal, bh, q_tile);
 }
 
 #endif
