@@ -91,7 +91,8 @@ template <int D, int BN, int STAGES, int WGS> struct Sm90aTile {
     static constexpr uint32_t GROUP_BYTES = 8 * ROW_BYTES; /* between 8-row groups */
     static constexpr int Q_BYTES = CHUNKS * BLOCK_M * ROW_BYTES;
     static constexpr int KV_BYTES = CHUNKS * BN * ROW_BYTES; /* one stage of K (or V) */
-    static constexpr int BAR_BYTES = 8 * (2 + 4 * STAGES);
+    static constexpr int Q_SLICE_BYTES = CHUNKS * 64 * ROW_BYTES; /* one warpgroup's 64 rows */
+    static constexpr int BAR_BYTES = 8 * (2 * WGS + 4 * STAGES);
     /* +1024: the dynamic shared memory base is aligned up to the swizzle pattern. */
     static constexpr size_t SMEM = (size_t)Q_BYTES + 2ull * STAGES * KV_BYTES + BAR_BYTES + 1024;
     static_assert(D % CW == 0 && D % 16 == 0, "head dim in whole chunks and k-steps");
@@ -242,6 +243,10 @@ enum {
      * pipes and registers the softmax needs; and the mask is one limit per
      * row (bench/RESULTS.md, step 23). */
     SM90A_OPT_PER_THREAD = 8,
+    /* The producer meets each consumer warpgroup at a tile barrier of its
+     * own, and each warpgroup's 64 rows of Q have their own barriers: see the
+     * tile handoff in flash_sm90a_body. */
+    SM90A_OPT_DECOUPLED = 16,
 };
 
 __device__ __forceinline__ unsigned long long global_ns()
@@ -281,8 +286,12 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     const uint32_t sV = sK + STAGES * T::KV_BYTES;
     const uint32_t bars = sV + STAGES * T::KV_BYTES;
     /* q_full: the Q tile has landed; q_free: every consumer warp has issued its
-     * last Q K^T of the tile and it completed, so the next tile's Q may come. */
-    const uint32_t q_full = bars, q_free = bars + 8;
+     * last Q K^T of the tile and it completed, so the next tile's Q may come.
+     * Decoupled (see the tile handoff below), one pair per warpgroup and its 64
+     * rows; otherwise pair 0 for the whole tile. */
+    constexpr bool DECOUPLED = (OPT & SM90A_OPT_DECOUPLED) != 0;
+    auto q_full = [&](int w) { return bars + 8u * (DECOUPLED ? w : 0); };
+    auto q_free = [&](int w) { return bars + 8u * (WGS + (DECOUPLED ? w : 0)); };
     /* The tile index travels from the producer to the consumers through two
      * shared slots, one per parity of the block's tile count, and one named
      * barrier (bar.sync on both sides: compute-sanitizer's racecheck does not
@@ -295,18 +304,27 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
      * only after reading it. A slot holds the tile's coordinates, which the
      * producer computes anyway, so that the consumers find them there instead
      * of computing them again between tiles: {tile (-1: none left), head,
-     * first query row, key tiles}. */
+     * first query row, key tiles}.
+     * Decoupled, the producer meets each consumer warpgroup at a barrier of
+     * their own (named barrier 4 + w, 160 threads), in warpgroup order, so
+     * that a warpgroup done with its tile starts the next while the others
+     * finish theirs (with ping-pong turns, the first warpgroup is half a key
+     * tile ahead, and a block-wide barrier drained that lead at every tile);
+     * the slot argument above holds for each warpgroup. */
     __shared__ int tile_slot[2][4];
-    constexpr int TILE_BARRIER = 4, TILE_BARRIER_THREADS = 32 + 128 * WGS;
-    auto tile_barrier = []() {
-        asm volatile("bar.sync %0, %1;\n" ::"n"(TILE_BARRIER), "n"(TILE_BARRIER_THREADS) : "memory");
+    constexpr int TILE_BARRIER = 4;
+    auto tile_barrier = [](int w) {
+        if constexpr (DECOUPLED)
+            asm volatile("bar.sync %0, %1;\n" ::"r"(TILE_BARRIER + w), "n"(32 + 128) : "memory");
+        else
+            asm volatile("bar.sync %0, %1;\n" ::"n"(TILE_BARRIER), "n"(32 + 128 * WGS) : "memory");
     };
-    auto k_full = [&](int s) { return bars + 8u * (2 + s); };
-    auto v_full = [&](int s) { return bars + 8u * (2 + STAGES + s); };
+    auto k_full = [&](int s) { return bars + 8u * (2 * WGS + s); };
+    auto v_full = [&](int s) { return bars + 8u * (2 * WGS + STAGES + s); };
     /* K and V of a stage are freed separately: K as soon as its Q K^T is done,
      * V after its P V, one key tile later. */
-    auto k_free = [&](int s) { return bars + 8u * (2 + 2 * STAGES + s); };
-    auto v_free = [&](int s) { return bars + 8u * (2 + 3 * STAGES + s); };
+    auto k_free = [&](int s) { return bars + 8u * (2 * WGS + 2 * STAGES + s); };
+    auto v_free = [&](int s) { return bars + 8u * (2 * WGS + 3 * STAGES + s); };
 
     const int S = p.seq;
     constexpr bool UNIFORM = (OPT & SM90A_OPT_PER_THREAD) == 0;
@@ -336,8 +354,10 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     };
 
     if (threadIdx.x == 0) {
-        sm90::mbar_init(q_full, 1);
-        sm90::mbar_init(q_free, WGS * 4); /* one arrival per consumer warp */
+        for (int w = 0; w < (DECOUPLED ? WGS : 1); w++) {
+            sm90::mbar_init(q_full(w), 1);
+            sm90::mbar_init(q_free(w), (DECOUPLED ? 1 : WGS) * 4); /* one arrival per consumer warp */
+        }
         for (int s = 0; s < STAGES; s++) {
             sm90::mbar_init(k_full(s), 1);
             sm90::mbar_init(v_full(s), 1);
@@ -391,21 +411,44 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
                 tile_slot[local & 1][1] = bh;
                 tile_slot[local & 1][2] = q0;
                 tile_slot[local & 1][3] = n_kt;
-                if (!last) {
-                    if (local > 0)
-                        sm90::mbar_wait(q_free, (local - 1) & 1);
-                    if (TIMELINE && timeline)
-                        timeline[tile * 16 + 2] = global_ns();
-                    sm90::mbar_arrive_expect_tx(q_full, T::Q_BYTES);
+                /* Q in boxes of 64 rows, one per warpgroup. Decoupled, each
+                 * warpgroup's rows come as soon as it has freed them, between
+                 * the ring's first copies. */
+                auto issue_q = [&](int w) {
+                    if (local > 0 && (DECOUPLED || w == 0))
+                        sm90::mbar_wait(q_free(w), (local - 1) & 1);
+                    if (DECOUPLED || w == 0)
+                        sm90::mbar_arrive_expect_tx(q_full(w), DECOUPLED ? T::Q_SLICE_BYTES : T::Q_BYTES);
 #pragma unroll
                     for (int c = 0; c < T::CHUNKS; c++)
-                        sm90::tma_load_3d(sQ + c * BLOCK_M * RB, tq, q_full, c * T::CW, q0, bh);
-                    for (int c = 0; c < before_barrier; c++)
-                        issue(c / 2, c & 1);
+                        sm90::tma_load_3d(sQ + c * BLOCK_M * RB + w * 64 * RB, tq, q_full(w), c * T::CW, q0 + 64 * w,
+                                          bh);
+                };
+                if (!last) {
+                    if (TIMELINE && timeline)
+                        timeline[tile * 16 + 2] = global_ns();
+                    if constexpr (DECOUPLED) {
+                        for (int c = 0; c < max(WGS, before_barrier); c++) {
+                            if (c < WGS)
+                                issue_q(c);
+                            if (c < before_barrier)
+                                issue(c / 2, c & 1);
+                        }
+                    } else {
+                        for (int w = 0; w < WGS; w++)
+                            issue_q(w);
+                        for (int c = 0; c < before_barrier; c++)
+                            issue(c / 2, c & 1);
+                    }
                 }
             }
             __syncwarp();
-            tile_barrier();
+            if constexpr (DECOUPLED) {
+                for (int w = 0; w < WGS; w++)
+                    tile_barrier(w);
+            } else {
+                tile_barrier(0);
+            }
             if (last)
                 break;
             if (leader) {
@@ -485,7 +528,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
 
     int it = 0; /* ring position, as the producer counts it */
     for (int local = 0;; local++) {
-        tile_barrier();
+        tile_barrier(wg);
         auto slot = [&](int i) {
             return UNIFORM ? __shfl_sync(0xffffffffu, tile_slot[local & 1][i], 0) : tile_slot[local & 1][i];
         };
@@ -497,7 +540,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             break;
         }
         const unsigned long long t_start = TIMELINE ? global_ns() : 0;
-        sm90::mbar_wait(q_full, local & 1);
+        sm90::mbar_wait(q_full(wg), local & 1);
         const int bh = slot(1), q0 = slot(2), n_kt = slot(3);
         if (TIMELINE && timeline && tid == 0 && wg == 0) {
             unsigned smid;
@@ -540,7 +583,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
         if (n == 0) {
             if (TIMELINE && timeline && tid == 0)
                 timeline[tile * 16 + 4 + wg] = timeline[tile * 16 + 7 + wg] = global_ns();
-            release(q_free);
+            release(q_free(wg));
             it += n_kt;
             continue; /* every row past the sequence end (or before row 0): nothing to write */
         }
@@ -568,7 +611,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             sm90::fence_registers(s);
             release(k_free(stage));
             if (n == 1)
-                release(q_free);
+                release(q_free(wg));
             float alpha[2];
             softmax(n - 1, alpha, st);
             pack_p<BN>(s, pa);
@@ -589,7 +632,7 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
             sm90::fence_registers(s);
             release(k_free(stage));
             if (i == n - 1)
-                release(q_free);
+                release(q_free(wg));
             float alpha[2];
             softmax(n - 1 - i, alpha, st);
             sm90::wgmma_wait<0>(); /* P V done: its V is free, O and pa may be touched */
@@ -695,12 +738,20 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
  *     4x16x4096x128); with three, 192x96 tiles spilled.
  *   - D = 256: two without turns (even, 535.6 vs 534.8 us at 2x16x4096x256,
  *     and turns cost the causal kernel a 4-byte spill).
+ *   - D = 128 meets each warpgroup at a tile barrier of its own
+ *     (SM90A_OPT_DECOUPLED): 1-3% faster, launched alternately with the
+ *     block-wide barrier (1.012 at 4x16x4096x128, 1.025 at 8x16x1024x128, a
+ *     tie non-causal); at D = 32 and 64, 3% slower. D = 96 and 256 gained 1%
+ *     and 4% that way, but compute-sanitizer's racecheck reported the tile
+ *     slot of those two (no turns between their warpgroups) as racing, and
+ *     the D = 128 kernel, whose turns also order its warpgroups, as clean:
+ *     they keep the block-wide barrier (bench/RESULTS.md, step 25).
  * Suffixes: _pp ping-pong turns, _ea end-aligned causal tiles; _wgN the
  * consumer warpgroups. */
 ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED, _ea)
 ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED, _ea)
 ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, SM90A_OPT_END_ALIGNED, _ea)
-ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
+ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG | SM90A_OPT_DECOUPLED, _pp)
 ATTNPROF_SM90A_KERNEL(256, 128, 64, 2, 2, 0, )
 /* Built only into the benchmark: the other choices, measured against the
  * defaults in the same run. */
@@ -721,8 +772,18 @@ ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, 0, )
 ATTNPROF_SM90A_KERNEL(96, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp)
 ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, 0, )
 ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_TIMELINE, _ea_tl)
-ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG | SM90A_OPT_TIMELINE, _pp_tl)
+ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG | SM90A_OPT_DECOUPLED | SM90A_OPT_TIMELINE, _pp_tl)
 ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_PER_THREAD, _ea_pt)
+ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_DECOUPLED, _ea_dc)
+ATTNPROF_SM90A_KERNEL(128, 192, 64, 3, 2, SM90A_OPT_END_ALIGNED, _ea)
+ATTNPROF_SM90A_KERNEL(128, 192, 64, 3, 3, SM90A_OPT_END_ALIGNED, _ea_s3)
+ATTNPROF_SM90A_KERNEL(128, 192, 64, 3, 3, SM90A_OPT_END_ALIGNED | SM90A_OPT_DECOUPLED, _ea_s3_dc)
+ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp_bw)
+ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_DECOUPLED, _ea_dc)
+ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_DECOUPLED, _ea_dc)
+ATTNPROF_SM90A_KERNEL(256, 128, 64, 2, 2, SM90A_OPT_DECOUPLED, _dc)
+ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG | SM90A_OPT_TIMELINE, _pp_bw_tl)
+ATTNPROF_SM90A_KERNEL(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_DECOUPLED | SM90A_OPT_TIMELINE, _ea_dc_tl)
 ATTNPROF_SM90A_KERNEL(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG | SM90A_OPT_PER_THREAD, _pp_pt)
 ATTNPROF_SM90A_KERNEL(32, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_PER_THREAD, _ea_pt)
 ATTNPROF_SM90A_KERNEL(96, 192, 96, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_PER_THREAD, _ea_pt)
@@ -753,6 +814,8 @@ struct Sm90aEntry {
 
 #define NOTE_PINGPONG ", ping-pong turns between the consumer warpgroups"
 #define NOTE_END_ALIGNED ", causal tiles aligned at the sequence end"
+#define NOTE_DECOUPLED ", a tile barrier per consumer warpgroup"
+#define NOTE_BLOCK_WIDE ", one block-wide tile barrier (the previous way)"
 #define NOTE_PER_THREAD ", tile state per thread (the previous way)"
 
 /* The first entry for a head dim is its default (flash_sm90a_config_for_dim). */
@@ -760,7 +823,7 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, _ea, NOTE_END_ALIGNED),
     ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, _ea, NOTE_END_ALIGNED),
     ATTNPROF_SM90A_ENTRY(96, 192, 96, 3, 2, _ea, NOTE_END_ALIGNED),
-    ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp, NOTE_PINGPONG),
+    ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp, NOTE_PINGPONG NOTE_DECOUPLED),
     ATTNPROF_SM90A_ENTRY(256, 128, 64, 2, 2, , ""),
 #ifdef ATTNPROF_FLASH_EXPERIMENTAL_TILES
     ATTNPROF_SM90A_ENTRY(32, 128, 128, 2, 2, , ""),
@@ -781,6 +844,16 @@ const Sm90aEntry sm90a_entries[] = {
     ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, _ea_tl, NOTE_END_ALIGNED ", timeline stamps"),
     ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp_tl, NOTE_PINGPONG ", timeline stamps"),
     ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, _ea_pt, NOTE_END_ALIGNED NOTE_PER_THREAD),
+    ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, _ea_dc, NOTE_END_ALIGNED NOTE_DECOUPLED),
+    ATTNPROF_SM90A_ENTRY(128, 192, 64, 3, 2, _ea, NOTE_END_ALIGNED),
+    ATTNPROF_SM90A_ENTRY(128, 192, 64, 3, 3, _ea_s3, NOTE_END_ALIGNED),
+    ATTNPROF_SM90A_ENTRY(128, 192, 64, 3, 3, _ea_s3_dc, NOTE_END_ALIGNED NOTE_DECOUPLED),
+    ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp_bw, NOTE_PINGPONG NOTE_BLOCK_WIDE),
+    ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, _ea_dc, NOTE_END_ALIGNED NOTE_DECOUPLED),
+    ATTNPROF_SM90A_ENTRY(96, 192, 96, 3, 2, _ea_dc, NOTE_END_ALIGNED NOTE_DECOUPLED),
+    ATTNPROF_SM90A_ENTRY(256, 128, 64, 2, 2, _dc, NOTE_DECOUPLED),
+    ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp_bw_tl, NOTE_PINGPONG NOTE_BLOCK_WIDE ", timeline stamps"),
+    ATTNPROF_SM90A_ENTRY(64, 192, 128, 3, 2, _ea_dc_tl, NOTE_END_ALIGNED NOTE_DECOUPLED ", timeline stamps"),
     ATTNPROF_SM90A_ENTRY(128, 128, 128, 2, 2, _pp_pt, NOTE_PINGPONG NOTE_PER_THREAD),
     ATTNPROF_SM90A_ENTRY(32, 192, 128, 3, 2, _ea_pt, NOTE_END_ALIGNED NOTE_PER_THREAD),
     ATTNPROF_SM90A_ENTRY(96, 192, 96, 3, 2, _ea_pt, NOTE_END_ALIGNED NOTE_PER_THREAD),
@@ -963,7 +1036,9 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     if (q_tiles * heads_total > 0x7fffffffLL)
         return cudaErrorInvalidValue;
     CUtensorMap tq, tk, tv;
-    cudaError_t rc = tensor_map_for({q, head_dim, seq, (int)heads_total, block_m, e.chunk_width}, &tq);
+    /* Q in boxes of one warpgroup's 64 rows (the kernel loads a tile's as
+     * several). */
+    cudaError_t rc = tensor_map_for({q, head_dim, seq, (int)heads_total, 64, e.chunk_width}, &tq);
     if (rc == cudaSuccess)
         rc = tensor_map_for({k, head_dim, seq, (int)heads_total, e.cfg.block_n, e.chunk_width}, &tk);
     if (rc == cudaSuccess)
