@@ -9,8 +9,11 @@
  *     shared-memory stages; an mbarrier per stage and operand says "landed"
  *     (transaction bytes), one per stage and operand says "free again"
  *     (consumer arrivals: K as soon as its Q K^T is done, V after its P V).
- *     It loads the next tile's Q and K/V while the consumers finish the
- *     current one, and gives its registers away (setmaxnreg).
+ *     It loads the next tile's Q (in boxes of 64 rows, one per consumer
+ *     warpgroup) and K/V while the consumers finish the current one, hands
+ *     them the tile's coordinates through shared memory (so that they do no
+ *     integer division between tiles), and gives its registers away
+ *     (setmaxnreg).
  *   - warpgroups 1 and 2 (and 3 at D = 32, 64 and 96), the consumers: 64
  *     query rows each. Per key tile, S = Q K^T by wgmma with both operands in
  *     shared memory, the online softmax in registers (exp2 domain, scale
@@ -19,9 +22,13 @@
  *     Q K^T is issued with this tile's P V, before the softmax, so that the
  *     tensor cores work while it runs (pipelining within a warpgroup); at
  *     D = 128 the two warpgroups also take turns to issue (ping-pong), so
- *     one's softmax overlaps the other's GEMMs; at D = 32, 64 and 96 a third
- *     warpgroup does that without turns. O goes to global memory straight
- *     from the accumulators.
+ *     one's softmax overlaps the other's GEMMs, and each meets the producer
+ *     at a tile barrier of its own, so that the lead of the first survives
+ *     from tile to tile; at D = 32, 64 and 96 a third warpgroup does that
+ *     without turns. O goes to global memory straight from the accumulators.
+ *   - What every lane of a warp computes alike (the warpgroup, the tile, its
+ *     ring stages and barrier addresses) is made warp-uniform, so that it
+ *     lives in uniform registers, off the vector pipes the softmax needs.
  *
  * Shared-memory layout: every operand is stored in column chunks of one
  * swizzle width (64 bf16 = 128 bytes with the 128-byte swizzle; 32 bf16 =
