@@ -317,7 +317,9 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
      * that a warpgroup done with its tile starts the next while the others
      * finish theirs (with ping-pong turns, the first warpgroup is half a key
      * tile ahead, and a block-wide barrier drained that lead at every tile);
-     * the slot argument above holds for each warpgroup. */
+     * the slot argument above holds for each warpgroup. Only the kernels with
+     * turns use it: without them, racecheck reported the slot as racing
+     * (bench/RESULTS.md, step 25). */
     __shared__ int tile_slot[2][4];
     constexpr int TILE_BARRIER = 4;
     auto tile_barrier = [](int w) {
@@ -338,7 +340,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     const int warpgroup = UNIFORM ? __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0) : threadIdx.x / 128;
     /* Persistent: block b starts with tile b, then takes the next tile not yet
      * taken (an atomic counter: a list schedule; a static round-robin left the
-     * busiest block 17-40% above the mean in the causal case). The tiles are
+     * busiest block 17-40% above the mean in the causal case, and a static
+     * snake order, simulated with measured tile durations, 6-24%). The tiles are
      * numbered in groups of heads_per_group heads, a group's K and V small
      * enough to stay in the L2 while the blocks running at any moment share
      * it (numbered over all heads at once, K and V came from DRAM about five
