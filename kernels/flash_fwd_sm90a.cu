@@ -341,7 +341,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     /* Persistent: block b starts with tile b, then takes the next tile not yet
      * taken (an atomic counter: a list schedule; a static round-robin left the
      * busiest block 17-40% above the mean in the causal case, and a static
-     * snake order, simulated with measured tile durations, 6-24%). The tiles are
+     * snake order up to 24%, simulated with tile durations fitted to measured
+     * ones). The tiles are
      * numbered in groups of heads_per_group heads, a group's K and V small
      * enough to stay in the L2 while the blocks running at any moment share
      * it (numbered over all heads at once, K and V came from DRAM about five
