@@ -29,12 +29,32 @@ import math
 import os
 import sys
 
-import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+MODES = ("check", "bench", "all", "profile", "profile-cudnn", "timeline", "ab", "sweep")
+
+
+def usage_error(why):
+    """Bad arguments: one line on stderr and exit status 2, before any GPU work."""
+    print(f"flash_sm90a_torch.py: {why} (usage: see the top of bench/flash_sm90a_torch.py)", file=sys.stderr)
+    sys.exit(2)
+
+
+if len(sys.argv) < 2:
+    usage_error("no library given: pass build/bench/libflash_sm90a.so")
+if len(sys.argv) > 2 and sys.argv[2] not in MODES:
+    usage_error(f"unknown mode {sys.argv[2]!r}, expected one of {', '.join(MODES)}")
+if len(sys.argv) > 2 and sys.argv[2] == "ab":
+    ab_args = sys.argv[3:]
+    if not ab_args or len(ab_args) % 7:
+        usage_error("ab takes groups of seven: NAME_A NAME_B B H S D CAUSAL")
+    if not all(x.isdigit() for k in range(0, len(ab_args), 7) for x in ab_args[k + 2:k + 7]):
+        usage_error("ab: B H S D CAUSAL must be non-negative integers")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_rounds import interleaved_rounds, spread  # noqa: E402
+from torch_rounds import interleaved_rounds, print_table, spread  # noqa: E402
 
 lib_path = sys.argv[1]
 what = sys.argv[2] if len(sys.argv) > 2 else "all"
@@ -160,13 +180,8 @@ def time_shape(B, H, S, D, causal, ours_wanted, rounds=7, iters=10, warm=3):
     samples, _ = interleaved_rounds(impls, sets, rounds, iters, warm,
                                     lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize)
     print(f"\n{B}x{H}x{S}x{D} causal={int(causal)}: {nsets} input sets, {rounds} rounds x {iters}")
-    print("| implementation | median us | p10-p90 us | TFLOP/s | rel diff vs torch flash |")
-    print("| --- | ---: | --- | ---: | ---: |")
-    for n, run in impls:
-        m, p10, p90 = spread(samples[n])
-        o = run(*sets[0]).float()
-        diff = ((o - ref).norm() / ref.norm()).item()
-        print(f"| {n} | {m:.1f} | {p10:.1f}-{p90:.1f} | {flops / (m * 1e-6) / 1e12:.1f} | {diff:.1e} |", flush=True)
+    print_table(impls, samples, flops,
+                lambda n, run: f"{((run(*sets[0]).float() - ref).norm() / ref.norm()).item():.1e}")
 
 
 def bench():
@@ -300,8 +315,15 @@ def ab(name_a, name_b, B, H, S, D, causal, pairs=150):
     L2: a same-run comparison in which neither is timed after the other's
     heat or clock state. Prints the medians and the median of the pairwise
     ratios A/B."""
-    pick = lambda part: [(i, n) for i, n, d in variants if d == padded(D) and n.endswith(part)]  # noqa: E731
-    (ia, na), (ib, nb) = pick(name_a)[0], pick(name_b)[0]
+    if not 1 <= D <= max(configs):
+        usage_error(f"ab: head dim {D} is outside 1..{max(configs)}")
+
+    def pick(part):
+        found = [(i, n) for i, n, d in variants if d == padded(D) and n.endswith(part)]
+        if not found:
+            usage_error(f"ab: no configuration for head dim {D} ends in {part!r}")
+        return found[0]
+    (ia, na), (ib, nb) = pick(name_a), pick(name_b)
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     nsets = max(2, -(-3 * l2 // (B * H * S * D * 2 * 3)))
     sets = [[torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3)] for _ in range(nsets)]
@@ -333,9 +355,8 @@ if what == "ab":
     warm_up()
     print("| shape | A | A median us (p10-p90) | B | B median us (p10-p90) | median A/B |")
     print("| --- | --- | --- | --- | --- | ---: |")
-    a = sys.argv[3:]
-    for k in range(0, len(a) - 6, 7):
-        ab(a[k], a[k + 1], *(int(x) for x in a[k + 2:k + 7]))
+    for k in range(0, len(ab_args), 7):
+        ab(ab_args[k], ab_args[k + 1], *(int(x) for x in ab_args[k + 2:k + 7]))
 if what == "timeline":
     timeline()
 if what in ("profile", "profile-cudnn"):

@@ -49,7 +49,7 @@ if [ "$what" = all ] || [ "$what" = torch ]; then
     PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$LOG/torch.txt"
 import ctypes, sys, torch
 sys.path.insert(0, "bench")
-from torch_rounds import interleaved_rounds, spread
+from torch_rounds import interleaved_rounds, print_table
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 
@@ -126,16 +126,11 @@ for (B, H, S, D) in [(8, 16, 1024, 64), (4, 16, 4096, 128), (4, 16, 4096, 32), (
     samples, rmed = interleaved_rounds(impls, sets, ROUNDS, ITERS, WARM,
                                        lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize)
     print(f"\n{B}x{H}x{S}x{D}: {nsets} input sets, {ROUNDS} interleaved rounds x {ITERS} launches")
-    print("| implementation | median us | p10-p90 us | round medians us | TFLOP/s | rel diff vs torch flash |")
-    print("| --- | ---: | --- | --- | ---: | ---: |")
-    for n, run in impls:
-        m, p10, p90 = spread(samples[n])
-        diff = "-"
-        if ref is not None and not n.startswith("torch"):
-            o = run(*sets[0]).float()
-            diff = f"{((o - ref).norm() / ref.norm()).item():.1e}"
-        print(f"| {n} | {m:.1f} | {p10:.1f}-{p90:.1f} | "
-              f"{min(rmed[n]):.1f}-{max(rmed[n]):.1f} | {flops / (m * 1e-6) / 1e12:.1f} | {diff} |")
+    def diff(n, run):
+        if ref is None or n.startswith("torch"):
+            return "-"
+        return f"{((run(*sets[0]).float() - ref).norm() / ref.norm()).item():.1e}"
+    print_table(impls, samples, flops, diff, rmed)
 PY
 fi
 

@@ -35,3 +35,19 @@ def spread(samples):
     print them ("median | p10-p90")."""
     t = sorted(samples)
     return t[len(t) // 2], t[len(t) // 10], t[(len(t) * 9) // 10]
+
+
+def print_table(impls, samples, flops, diff, round_medians=None):
+    """The table both harnesses print, one row per implementation: median and
+    p10-p90 of its intervals (and the range of its round medians, when given),
+    TFLOP/s at that median, and diff(name, run), the text of the last column."""
+    print("| implementation | median us | p10-p90 us |" + (" round medians us |" if round_medians else "") +
+          " TFLOP/s | rel diff vs torch flash |")
+    print("| --- | ---: | --- |" + (" --- |" if round_medians else "") + " ---: | ---: |")
+    for name, run in impls:
+        m, p10, p90 = spread(samples[name])
+        cols = [name, f"{m:.1f}", f"{p10:.1f}-{p90:.1f}"]
+        if round_medians:
+            cols.append(f"{min(round_medians[name]):.1f}-{max(round_medians[name]):.1f}")
+        cols += [f"{flops / (m * 1e-6) / 1e12:.1f}", diff(name, run)]
+        print("| " + " | ".join(cols) + " |", flush=True)
