@@ -54,7 +54,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_rounds import interleaved_rounds, print_table, spread  # noqa: E402
+from torch_rounds import interleaved_rounds, print_table, sdpa_impls, spread  # noqa: E402
 
 lib_path = sys.argv[1]
 what = sys.argv[2] if len(sys.argv) > 2 else "all"
@@ -163,16 +163,8 @@ def time_shape(B, H, S, D, causal, ours_wanted, rounds=7, iters=10, warm=3):
     out = torch.empty(B, H, S, D, device="cuda", dtype=torch.bfloat16)
     lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
     flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
-    impls = []
-    for name, be in [("torch flash", SDPBackend.FLASH_ATTENTION), ("torch cudnn", SDPBackend.CUDNN_ATTENTION)]:
-        def run(q, k, v, be=be):
-            with sdpa_kernel(be):
-                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        try:
-            run(*sets[0])
-            impls.append((name, run))
-        except Exception as e:  # noqa: BLE001 - report and go on
-            print(f"{name} {B}x{H}x{S}x{D}: unavailable: {e}")
+    impls = sdpa_impls([("torch flash", SDPBackend.FLASH_ATTENTION), ("torch cudnn", SDPBackend.CUDNN_ATTENTION)],
+                       sets[0], causal, f"{B}x{H}x{S}x{D}")
     for idx, name, d in variants:
         if d == padded(D) and ours_wanted(name):
             impls.append((name, lambda q, k, v, idx=idx: ours(q, k, v, causal, out, lse, idx)[0]))

@@ -49,9 +49,8 @@ if [ "$what" = all ] || [ "$what" = torch ]; then
     PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$LOG/torch.txt"
 import ctypes, sys, torch
 sys.path.insert(0, "bench")
-from torch_rounds import interleaved_rounds, print_table
-import torch.nn.functional as F
-from torch.nn.attention import sdpa_kernel, SDPBackend
+from torch_rounds import interleaved_rounds, print_table, sdpa_impls
+from torch.nn.attention import SDPBackend
 
 class Cfg(ctypes.Structure):  # flash_fwd_config / efficient_fwd_config (same layout)
     _fields_ = [("kernel_name", ctypes.c_char_p), ("head_dim", ctypes.c_int), ("block_m", ctypes.c_int),
@@ -93,17 +92,9 @@ for (B, H, S, D) in [(8, 16, 1024, 64), (4, 16, 4096, 128), (4, 16, 4096, 32), (
     lse = torch.empty(B * H * S, device="cuda", dtype=torch.float32)
     stream = torch.cuda.current_stream().cuda_stream
     flops = 2.0 * B * H * S * S * D
-    impls = []
-    for name, be in [("torch efficient", SDPBackend.EFFICIENT_ATTENTION), ("torch flash", SDPBackend.FLASH_ATTENTION),
-                     ("torch cudnn", SDPBackend.CUDNN_ATTENTION)]:
-        def run(q, k, v, be=be):
-            with sdpa_kernel(be):
-                return F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        try:
-            run(*sets[0])
-            impls.append((name, run))
-        except Exception as e:
-            print(f"{name} {B}x{H}x{S}x{D}: unavailable: {e}")
+    impls = sdpa_impls([("torch efficient", SDPBackend.EFFICIENT_ATTENTION),
+                        ("torch flash", SDPBackend.FLASH_ATTENTION), ("torch cudnn", SDPBackend.CUDNN_ATTENTION)],
+                       sets[0], True, f"{B}x{H}x{S}x{D}")
     for fam, idx, kname, d in ours:
         if d != getattr(lib, fam + "_fwd_padded_dim")(D):  # the kernel of D, or of the next D up
             continue

@@ -51,3 +51,23 @@ def print_table(impls, samples, flops, diff, round_medians=None):
             cols.append(f"{min(round_medians[name]):.1f}-{max(round_medians[name]):.1f}")
         cols += [f"{flops / (m * 1e-6) / 1e12:.1f}", diff(name, run)]
         print("| " + " | ".join(cols) + " |", flush=True)
+
+
+def sdpa_impls(backends, probe, causal, shape_text):
+    """[(name, run(q, k, v))] for PyTorch's SDPA on each (name, SDPBackend) of
+    backends that runs on the inputs probe; one line for each that does not.
+    (PyTorch is imported here, so that the rest of this module needs none.)"""
+    import torch.nn.functional as F
+    from torch.nn.attention import sdpa_kernel
+
+    impls = []
+    for name, be in backends:
+        def run(q, k, v, be=be):
+            with sdpa_kernel(be):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        try:
+            run(*probe)
+            impls.append((name, run))
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"{name} {shape_text}: unavailable: {e}")
+    return impls
