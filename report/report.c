@@ -268,7 +268,20 @@ static void header(FILE *f, const analysis *a)
     fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
                "forward's `attn_fwd` range (CUPTI timestamps); CPU time is the host wall time of the forward call "
                "itself (no synchronization inside). Relative error: ‖out − ref‖ / ‖ref‖ against an FP64 CPU "
-               "reference on sampled heads.\n\n");
+               "reference on sampled heads");
+    /* Which rows: recorded since the check samples rows (run.json rows_checked); older archives
+     * checked every row and say nothing. */
+    const variant_result *checked = NULL;
+    for (int i = 0; i < r->n_variants && !checked; i++)
+        if (r->variants[i].rows_checked > 0 && r->variants[i].heads_checked > 0)
+            checked = &r->variants[i];
+    if (checked && checked->rows_checked >= r->shape.seq)
+        fprintf(f, " (%d heads, every query row)", checked->heads_checked);
+    else if (checked)
+        fprintf(f, " (%d heads, %d of %d query rows each: rows at both ends of the causal mask and the rest "
+                   "spread over the head at seeded offsets)", checked->heads_checked, checked->rows_checked,
+                r->shape.seq);
+    fputs(".\n\n", f);
 }
 
 static void ops_text(const variant_analysis *va, char *out, size_t n)

@@ -78,6 +78,8 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
         json_object_set_new(var, "host_us_cupti", num(v->host_us_cupti));
         if (isfinite(v->device_bytes))
             json_object_set_new(var, "device_bytes", json_integer((json_int_t)v->device_bytes));
+        if (v->rows_checked > 0)
+            json_object_set_new(var, "rows_checked", json_integer(v->rows_checked));
         if (v->prediction.valid)
             json_object_set_new(var, "prediction", prediction_to_json(&v->prediction));
         json_array_append_new(vars, var);
@@ -379,6 +381,11 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         x->status = st < 0 ? VARIANT_FAILED : (variant_status)st;
         x->rel_error = real(R, where, v, "rel_error");
         x->heads_checked = integer(R, where, v, "heads_checked");
+        /* Absent (archives from before the row sample, imports): 0, "not recorded"; those
+         * archives checked every row of their heads. */
+        x->rows_checked = json_object_get(v, "rows_checked") ? integer(R, where, v, "rows_checked") : 0;
+        if (x->rows_checked < 0 || (r->shape.seq > 0 && x->rows_checked > r->shape.seq))
+            bad(R, where, "rows_checked", "a number of query rows, at most the sequence length");
         x->event_us_no_cupti = real(R, where, v, "event_us_no_cupti");
         x->event_us_cupti = real(R, where, v, "event_us_cupti");
         x->host_us_no_cupti = real(R, where, v, "host_us_no_cupti");

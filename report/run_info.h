@@ -24,6 +24,8 @@ typedef struct variant_result {
     char error[ATTN_ERR_LEN];
     double rel_error;           /* vs FP64 CPU reference on sampled heads; NAN if not computed */
     int heads_checked;
+    int rows_checked;           /* query rows checked in each of those heads (reference.h);
+                                 * 0: not recorded (before the row sample every row was) */
     double event_us_no_cupti;   /* CUDA-event median per forward, CUPTI off */
     double event_us_cupti;      /* same, CUPTI collecting */
     double host_us_no_cupti;    /* host wall time of the forward call, median, CUPTI off */

@@ -33,6 +33,8 @@ void cli_usage(FILE *f)
           "  --iters N            recorded forwards per variant (default 20)\n"
           "  --warmup N           warm-up forwards per variant, not recorded (default 5)\n"
           "  --seed N             seed of the random normal inputs (default 0)\n"
+          "  --check-rows N       query rows of each sampled head checked against FP64 (0: every row;\n"
+          "                       default: every row up to S = 2048, else 640 spread over the head)\n"
           "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
           "  --no-counters        skip the hardware-counter pass (default: --counters, on)\n"
           "  --no-calibrate       skip measuring the GEMM and copy ceilings (default: --calibrate, on)\n"
@@ -143,7 +145,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_NO_PDF,
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
-       OPT_COLLECT, OPT_TASK };
+       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS };
 
 /* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
 static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
@@ -237,6 +239,10 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case OPT_SEED:
         if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
             rc->seed = v;
+        return r;
+    case OPT_CHECK_ROWS:
+        if ((r = whole_number("check-rows", arg, 1 << 20, &v, err, n)) == EXIT_OK)
+            rc->rows_to_check = (int)v;
         return r;
     case 'o':
         if (!*arg || strlen(arg) >= 4000)
@@ -347,6 +353,7 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     rc->warmup = 5;
     rc->rel_error_threshold = 2e-2;
     rc->heads_to_check = 3;
+    rc->rows_to_check = -1;
     rc->counters = 1;
     rc->calibrate = 1;
     o->formats = FIG_PNG | FIG_SVG;
@@ -383,7 +390,7 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"slurm", no_argument, 0, OPT_SLURM},             {"no-gres", no_argument, 0, OPT_NO_GRES},
         {"submit", no_argument, 0, OPT_SUBMIT},           {"partition", required_argument, 0, OPT_PARTITION},
         {"time", required_argument, 0, OPT_TIME},         {"collect", required_argument, 0, OPT_COLLECT},
-        {"task", required_argument, 0, OPT_TASK},
+        {"task", required_argument, 0, OPT_TASK},         {"check-rows", required_argument, 0, OPT_CHECK_ROWS},
         {"counters", no_argument, 0, OPT_COUNTERS},       {"no-counters", no_argument, 0, OPT_NO_COUNTERS},
         {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
         {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},

@@ -21,6 +21,8 @@ typedef struct run_config {
     const char *variant_list;
     double rel_error_threshold;
     int heads_to_check;
+    int rows_to_check; /* --check-rows: query rows per checked head; 0 every row, -1 the default
+                        * (every row up to S = REFERENCE_ALL_ROWS_SEQ, else REFERENCE_DEFAULT_ROWS) */
     int counters;  /* --counters (default) / --no-counters: the hardware-counter pass */
     int calibrate; /* --calibrate (default) / --no-calibrate: measure the ceilings */
 } run_config;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <sys/utsname.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,14 @@
 
 typedef struct sampled_head {
     int b, h;
-    double *ref; /* [S, D] FP64 reference */
+    double *ref; /* [n_rows, D] FP64 reference of the checked rows */
 } sampled_head;
+
+/* The query rows checked in every sampled head (reference.h), the same for each variant. */
+typedef struct checked_rows {
+    int *row;
+    int n;
+} checked_rows;
 
 static int fail(char *err, size_t n, int code, const char *fmt, const char *a, const char *b)
 {
@@ -228,39 +235,74 @@ static void progress(const run_plan *cfg, int vi, const char *name, const char *
     fflush(stderr);
 }
 
+/* A step that matters, as one plain line when stderr is no terminal (a Slurm job's or a CI
+ * log, a sweep's per-shape log): no carriage return, no escape sequence. On a terminal the
+ * live line above says the same. */
+static void step_line(const run_plan *cfg, const char *fmt, ...)
+{
+    if (cfg->c.quiet || isatty(STDERR_FILENO))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("attnprof: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+}
+
 static size_t tensor_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * s->seq * s->dim; }
 
-/* Heads checked against FP64: the first, the last and one in the middle; the
- * reference is the same for every variant, so it is computed once. */
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Heads checked against FP64: the first, the last and others spread between them; in each,
+ * the rows reference_check_rows picks (every row up to S = REFERENCE_ALL_ROWS_SEQ by
+ * default). The reference is the same for every variant, so it is computed once, on every
+ * core. */
 static int sample_heads(const run_plan *cfg, const uint16_t *q, const uint16_t *k, const uint16_t *v,
-                        sampled_head *heads)
+                        sampled_head *heads, checked_rows *rows)
 {
     const attn_shape *s = &cfg->c.shape;
     int bh = s->batch * s->heads, n = cfg->c.heads_to_check < bh ? cfg->c.heads_to_check : bh;
+    int max_rows = cfg->c.rows_to_check >= 0 ? cfg->c.rows_to_check
+                   : s->seq <= REFERENCE_ALL_ROWS_SEQ ? 0
+                                                      : REFERENCE_DEFAULT_ROWS;
+    rows->row = malloc(sizeof(int) * (size_t)s->seq);
+    if (!rows->row)
+        abort();
+    rows->n = reference_check_rows(s->seq, max_rows, cfg->c.seed, rows->row);
     size_t head = (size_t)s->seq * s->dim;
+    reference_job jobs[8];
     for (int i = 0; i < n; i++) {
         int idx = n == 1 ? 0 : (int)((long long)i * (bh - 1) / (n - 1));
         heads[i].b = idx / s->heads;
         heads[i].h = idx % s->heads;
-        heads[i].ref = malloc(sizeof(double) * head);
+        heads[i].ref = malloc(sizeof(double) * (size_t)rows->n * s->dim);
         if (!heads[i].ref)
             abort();
-        reference_attention_head(q + idx * head, k + idx * head, v + idx * head, s->seq, s->dim, NULL,
-                                 heads[i].ref);
+        jobs[i] = (reference_job){q + idx * head, k + idx * head, v + idx * head, s->seq, s->dim, NULL,
+                                  rows->row, rows->n, heads[i].ref};
     }
+    reference_run(jobs, n, online_cpus());
     return n;
 }
 
 typedef struct device_inputs {
     void *q, *k, *v, *out;
     uint16_t *host_out; /* one head */
-    uint8_t *mask;      /* fully-masked-rows check */
+    uint8_t *mask;      /* fully-masked-rows check: built on the first use, the same for every variant */
+    int mask_ready;
     cudaStream_t stream;
     cudaEvent_t ev0, ev1;
 } device_inputs;
 
 static double check_correctness(const run_plan *cfg, const attn_variant *var, void *state, device_inputs *d,
-                                const sampled_head *heads, int n_heads, attn_error *e, int *rc)
+                                const sampled_head *heads, int n_heads, const checked_rows *rows, attn_error *e,
+                                int *rc)
 {
     const attn_shape *s = &cfg->c.shape;
     size_t head = (size_t)s->seq * s->dim;
@@ -284,7 +326,7 @@ static double check_correctness(const run_plan *cfg, const attn_variant *var, vo
             *rc = attn_fail(e, ATTN_FAILED, "cudaMemcpy(out head): %s", cudaGetErrorString(ce));
             return NAN;
         }
-        double err = relative_error_bf16(d->host_out, heads[i].ref, head);
+        double err = relative_error_rows_bf16(d->host_out, s->dim, rows->row, rows->n, heads[i].ref);
         if (isnan(err) || err > worst)
             worst = err;
         if (isnan(err))
@@ -364,22 +406,24 @@ static void fully_masked_rows_check(const run_plan *cfg, const attn_variant *var
         return;
     const attn_shape *s = &cfg->c.shape;
     const int S = s->seq, D = s->dim;
-    uint8_t *m = malloc((size_t)S * S);
-    if (!m)
-        abort();
-    int masked_rows = 0;
-    for (int i = 0; i < S; i++) {
-        int full = i % 7 == 3;
-        masked_rows += full;
-        for (int j = 0; j < S; j++)
-            m[(size_t)i * S + j] = full ? 1 : j > i;
+    int masked_rows = (S + 3) / 7; /* rows 3, 10, 17, ... below S */
+    int ok = 1;
+    if (!d->mask_ready) {
+        /* S² bytes (256 MiB at S = 16384): built and copied once per run, not per variant. */
+        uint8_t *m = malloc((size_t)S * S);
+        if (!m)
+            abort();
+        for (int i = 0; i < S; i++)
+            for (int j = 0; j < S; j++)
+                m[(size_t)i * S + j] = i % 7 == 3 ? 1 : j > i;
+        ok = cudaMemcpy(d->mask, m, (size_t)S * S, cudaMemcpyHostToDevice) == cudaSuccess;
+        free(m);
+        d->mask_ready = ok;
     }
     attn_error e = {{0}};
-    int ok = cudaMemcpy(d->mask, m, (size_t)S * S, cudaMemcpyHostToDevice) == cudaSuccess &&
-             var->forward_masked(state, d->q, d->k, d->v, d->out, d->mask, d->stream, &e) == ATTN_OK &&
-             cudaStreamSynchronize(d->stream) == cudaSuccess &&
-             cudaMemcpy(d->host_out, d->out, (size_t)S * D * 2, cudaMemcpyDeviceToHost) == cudaSuccess;
-    free(m);
+    ok = ok && var->forward_masked(state, d->q, d->k, d->v, d->out, d->mask, d->stream, &e) == ATTN_OK &&
+         cudaStreamSynchronize(d->stream) == cudaSuccess &&
+         cudaMemcpy(d->host_out, d->out, (size_t)S * D * 2, cudaMemcpyDeviceToHost) == cudaSuccess;
     if (!ok) {
         attn_fact_add(facts, "fully_masked_rows", NAN, "check failed: %s",
                       e.msg[0] ? e.msg : cudaGetErrorString(cudaGetLastError()));
@@ -446,6 +490,7 @@ static void probe_occupancy(const trace *t, size_t first_op, run_info *info)
 }
 
 static int run_variant(const run_plan *cfg, int vi, device_inputs *d, const sampled_head *heads, int n_heads,
+                       const checked_rows *rows,
                        variant_result *res, trace *t, run_info *info)
 {
     const attn_variant *var = cfg->variants[vi];
@@ -467,8 +512,9 @@ static int run_variant(const run_plan *cfg, int vi, device_inputs *d, const samp
     if (rc == ATTN_OK && cudaStreamSynchronize(d->stream) != cudaSuccess)
         rc = attn_fail(&e, ATTN_FAILED, "warm-up: %s", cudaGetErrorString(cudaGetLastError()));
     if (rc == ATTN_OK) {
-        res->rel_error = check_correctness(cfg, var, state, d, heads, n_heads, &e, &rc);
+        res->rel_error = check_correctness(cfg, var, state, d, heads, n_heads, rows, &e, &rc);
         res->heads_checked = n_heads;
+        res->rows_checked = rows->n;
     }
     for (int i = 0; rc == ATTN_OK && i < cfg->c.iters; i++) {
         progress(cfg, vi, var->name, "forward", i + 1, cfg->c.iters);
@@ -771,9 +817,16 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
         abort();
     rng r;
     rng_seed(&r, cfg->c.seed);
-    fill_normal_bf16(host, n * 3, &r);
+    double t_inputs = host_us();
+    fill_normal_bf16_threads(host, n * 3, &r, online_cpus());
+    double t_reference = host_us();
     sampled_head heads[8];
-    int n_heads = sample_heads(cfg, host, host + n, host + 2 * n, heads);
+    checked_rows rows = {0};
+    int n_heads = sample_heads(cfg, host, host + n, host + 2 * n, heads, &rows);
+    double t_variants = host_us();
+    step_line(cfg, "inputs %dx%dx%dx%d drawn in %.1f s; FP64 reference of %d heads x %d rows in %.1f s (%d CPUs)",
+              s->batch, s->heads, s->seq, s->dim, (t_reference - t_inputs) / 1e6, n_heads, rows.n,
+              (t_variants - t_reference) / 1e6, online_cpus());
 
 #define SETUP_TRY(call)                                                                                      \
     do {                                                                                                     \
@@ -831,8 +884,13 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
                 fprintf(stderr, "attnprof: variant %s skipped: %s\n", v->name, res->error);
             continue;
         }
-        if (run_variant(cfg, i, &d, heads, n_heads, res, t, info) == VARIANT_FAILED)
+        double t0 = host_us();
+        if (run_variant(cfg, i, &d, heads, n_heads, &rows, res, t, info) == VARIANT_FAILED)
             rc = EXIT_VARIANT_FAILED;
+        double done_s = (host_us() - t_variants) / 1e6;
+        step_line(cfg, "[%d/%d] %s %s: %.1f µs per forward (CUDA events), rel. error %.2g; %.1f s, about %.0f s left",
+                  i + 1, cfg->n_variants, v->name, variant_status_name(res->status), res->event_us_no_cupti,
+                  res->rel_error, (host_us() - t0) / 1e6, done_s / (i + 1) * (cfg->n_variants - i - 1));
     }
     snprintf(info->marker_source, sizeof info->marker_source, "%s", cupti_marker_source());
     cupti_stop();
@@ -840,11 +898,17 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     if (cfg->c.calibrate) {
         if (!cfg->c.quiet && isatty(STDERR_FILENO))
             fprintf(stderr, "\r\033[Kcalibrating ceilings (GEMM bf16, SGEMM, DtoD copy)");
+        double t0 = host_us();
         calibrate_run(&info->ceilings);
+        step_line(cfg, "ceilings calibrated in %.1f s", (host_us() - t0) / 1e6);
     }
     trace_sort(t); /* the counter pass names its kernel ranges from the sorted records */
-    if (cfg->c.counters)
+    if (cfg->c.counters) {
+        double t0 = host_us();
         counter_batch(cfg, &d, info, t);
+        step_line(cfg, "counter pass: %s in %.1f s", counters_status_name(info->counters.meta.status),
+                  (host_us() - t0) / 1e6);
+    }
     if (!cfg->c.quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
 out:
@@ -861,6 +925,7 @@ out:
         cudaStreamDestroy(d.stream);
     for (int i = 0; i < n_heads; i++)
         free(heads[i].ref);
+    free(rows.row);
     free(host);
     free(d.host_out);
     return rc;

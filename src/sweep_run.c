@@ -515,11 +515,31 @@ static void fmt_eta(double s, char *out, size_t n)
         snprintf(out, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
 }
 
+/* How the sweep shows its progress on stderr: nothing (-q), one plain line per step that
+ * matters (stderr is a file or a pipe: a Slurm job's log, a CI log), or a live line redrawn
+ * in place (a terminal). */
+typedef enum progress_mode { PROGRESS_NONE, PROGRESS_LINES, PROGRESS_LIVE } progress_mode;
+
+static progress_mode progress_for(const cli_options *o)
+{
+    return o->run.quiet ? PROGRESS_NONE : isatty(STDERR_FILENO) ? PROGRESS_LIVE : PROGRESS_LINES;
+}
+
+/* PROGRESS_LINES: a phase the child reported ("flash forward"), once per change. */
+static void phase_line(child *ch, const char *gpu)
+{
+    char before[sizeof ch->phase];
+    snprintf(before, sizeof before, "%s", ch->phase);
+    read_phase(ch);
+    if (ch->phase[0] && strcmp(before, ch->phase))
+        fprintf(stderr, "sweep: %s%s%s: %s\n", ch->t->name, gpu ? " on GPU " : "", gpu ? gpu : "", ch->phase);
+}
+
 /* Runs the tasks on n_workers workers (gpus[i] or NULL to inherit). Returns
  * EXIT_OK, EXIT_VARIANT_FAILED (some shape failed), EXIT_INTERRUPTED or EXIT_IO;
  * *n_done counts the tasks that ran to an exit. */
-static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][32], int n_workers, int progress,
-                     int *last_code)
+static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][32], int n_workers,
+                     progress_mode progress, int *last_code)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -581,12 +601,28 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
                         failed++;
                     if (code != EXIT_OK)
                         *last_code = code;
+                    if (progress == PROGRESS_LINES) {
+                        /* The ETA scales the time so far by the cost model's share left. */
+                        char eta[32];
+                        double el = now_s() - t0;
+                        fmt_eta(done_cost > 0 ? el * (total_cost - done_cost) / done_cost : NAN, eta, sizeof eta);
+                        fprintf(stderr, "sweep: %s%s%s %s in %.1f s; %d/%d shapes done, %d left, ETA %s\n",
+                                running[w].t->name, gpus ? " on GPU " : "", gpus ? gpus[w] : "",
+                                code == EXIT_OK ? "done" : code == EXIT_VARIANT_FAILED ? "done, a variant failed"
+                                                                                       : "failed",
+                                now_s() - running[w].started, done, n_tasks, n_tasks - done, eta);
+                        fflush(stderr);
+                    }
                 }
             continue;
         }
+        if (progress == PROGRESS_LINES)
+            for (int w = 0; w < n_workers; w++)
+                if (busy[w])
+                    phase_line(&running[w], gpus ? gpus[w] : NULL);
         if (pid < 0 && errno != EINTR && errno != ECHILD)
             break;
-        if (progress && now_s() - last_draw >= 0.5) {
+        if (progress == PROGRESS_LIVE && now_s() - last_draw >= 0.5) {
             last_draw = now_s();
             char eta[32], what[512] = "";
             double el = now_s() - t0;
@@ -610,7 +646,7 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
         struct timespec nap = {0, 50 * 1000 * 1000};
         nanosleep(&nap, NULL);
     }
-    if (progress)
+    if (progress == PROGRESS_LIVE)
         fprintf(stderr, "\r\033[K");
     for (int w = 0; w < n_workers; w++)
         if (busy[w])
@@ -901,7 +937,7 @@ static int slurm_task(sweep_ctx *c)
     if (rc != EXIT_OK)
         return rc;
     int code;
-    rc = run_tasks(c, &t, 1, NULL, 1, 0, &code);
+    rc = run_tasks(c, &t, 1, NULL, 1, progress_for(c->o), &code);
     if (rc == EXIT_INTERRUPTED) {
         /* Slurm's time limit or scancel: say so in the task's status, for --collect. */
         sweep_status st = {.exit_code = EXIT_INTERRUPTED, .slurm_task = c->slurm_task};
@@ -1005,7 +1041,7 @@ int sweep_run(const cli_options *o)
         printf("resume: %d of %d shapes are complete already; running %d\n", skipped, c.plan.n_shapes, n);
     double t0 = now_s();
     int code;
-    rc = run_tasks(&c, tasks, n, n_gpus ? gpus : NULL, n_gpus ? n_gpus : 1, isatty(2) && !o->run.quiet, &code);
+    rc = run_tasks(&c, tasks, n, n_gpus ? gpus : NULL, n_gpus ? n_gpus : 1, progress_for(o), &code);
     double wall = now_s() - t0;
     char staging[PATH_MAX + 32];
     path_of(&c, ".staging", NULL, staging, sizeof staging);

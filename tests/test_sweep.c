@@ -662,6 +662,34 @@ Test(sweep_cli, progress_on_a_terminal_names_shape_gpu_and_phase)
     remove_tree(dir);
 }
 
+/* Issue 26: stderr a file (a Slurm or CI log): one plain line per phase change and per shape
+ * done, with its wall time, what is left and an ETA; never a carriage return or escape. */
+Test(sweep_cli, progress_in_a_log_is_plain_lines_per_shape_with_an_eta)
+{
+    char dir[256], args[4096], cwd[1024];
+    tmpdir(dir, sizeof dir, "progress-log");
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(args, sizeof args,
+             "sweep --seq 256,512 --dim 64 --tokens 1024 --heads 4 -o %s --task-command "
+             "'echo flash forward >&$ATTNPROF_PROGRESS_FD; sleep 0.3; %s/tests/sweep/task.sh "
+             "%s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0'",
+             dir, cwd, cwd);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    cr_expect(strchr(err_text, '\r') == NULL && strchr(err_text, '\033') == NULL, "plain lines only: %s", err_text);
+    cr_expect(strstr(err_text, "sweep: 2x4x512x64: flash forward\n") != NULL, "the phase: %s", err_text);
+    cr_expect(strstr(err_text, "sweep: 2x4x512x64 done in ") != NULL, "%s", err_text);
+    cr_expect(strstr(err_text, "; 1/2 shapes done, 1 left, ETA ") != NULL, "%s", err_text);
+    cr_expect(strstr(err_text, "; 2/2 shapes done, 0 left, ETA 0m00s\n") != NULL, "%s", err_text);
+    remove_tree(dir);
+    /* -q: nothing. */
+    snprintf(args, sizeof args, "sweep -q --seq 256 --dim 64 --tokens 1024 --heads 4 -o %s --task-command "
+             "'%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0'",
+             dir, cwd, cwd);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    cr_expect(strstr(err_text, "sweep: ") == NULL, "-q prints no progress: %s", err_text);
+    remove_tree(dir);
+}
+
 /* The small sweep recorded on the H200 by `bench/sweep_h200.sh fixture` (S 256, 1024,
  * 4096, 16384 x D 64, 128 at B·S = 32768, 3 forwards), committed as
  * tests/fixtures/sweep-h200. Until it is committed this test says so and is skipped. */
