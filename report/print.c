@@ -95,8 +95,60 @@ static int run_quietly(char *const argv[], int timeout_s)
     return -1;
 }
 
-int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_name, const char *page_size, char *msg,
-                      size_t msglen)
+/* Chromium's (Skia's) form of a date value: "(D:YYYYMMDDHHmmSS+00'00')". */
+enum { PDF_DATE_LEN = 25 };
+
+static int pdf_date_of(const char *iso, char out[PDF_DATE_LEN + 1])
+{
+    int y, mo, d, h, mi, s, used = 0;
+    if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &s, &used) != 6 || iso[used] ||
+        y < 1000 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+        return -1;
+    snprintf(out, PDF_DATE_LEN + 1, "(D:%04d%02d%02d%02d%02d%02d+00'00')", y, mo, d, h, mi, s);
+    return 0;
+}
+
+int print_pdf_set_dates(char *buf, size_t n, const char *date)
+{
+    static const char *keys[] = {"/CreationDate ", "/ModDate "};
+    char value[PDF_DATE_LEN + 1];
+    int have = pdf_date_of(date, value) == 0, done = 0;
+    for (int k = 0; k < 2; k++) {
+        size_t kl = strlen(keys[k]);
+        char *p = memmem(buf, n, keys[k], kl);
+        if (!p || (size_t)(p - buf) + kl + PDF_DATE_LEN > n || p[kl] != '(' || p[kl + 1] != 'D' ||
+            p[kl + PDF_DATE_LEN - 1] != ')')
+            continue;
+        if (have)
+            memcpy(p + kl, value, PDF_DATE_LEN);
+        else
+            memset(p, ' ', kl + PDF_DATE_LEN); /* no recorded time: the key goes, whitespace stays */
+        done++;
+    }
+    return done;
+}
+
+/* Rewrites the dates of the PDF at path in place (print_pdf_set_dates). */
+static int fix_pdf_dates(const char *path, const char *date)
+{
+    FILE *f = fopen(path, "r+b");
+    if (!f)
+        return -1;
+    char *buf = NULL;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    int rc = -1;
+    if (size > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size)) &&
+        fread(buf, 1, (size_t)size, f) == (size_t)size && print_pdf_set_dates(buf, (size_t)size, date) > 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && fwrite(buf, 1, (size_t)size, f) == (size_t)size)
+        rc = 0;
+    if (fclose(f) != 0)
+        rc = -1;
+    free(buf);
+    return rc;
+}
+
+int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_name, const char *page_size,
+                      const char *date, char *msg, size_t msglen)
 {
     char chromium[4096];
     if (print_find_chromium(chromium, sizeof chromium) != 0) {
@@ -156,7 +208,12 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
     free(profile_flag);
     struct stat sb;
     if (st == 0 && stat(pdf, &sb) == 0 && sb.st_size > 0) {
-        rc = 0;
+        rc = fix_pdf_dates(pdf, date);
+        if (rc != 0) {
+            unlink(pdf);
+            snprintf(msg, msglen, "%s not written: its dates could not be set from the run's (%s: no Info dates in "
+                                  "Chromium's form, or the file could not be rewritten)", pdf_name, pdf);
+        }
     } else {
         unlink(pdf);
         snprintf(msg, msglen, "%s not written: %s exited with status %d", pdf_name, chromium, st);

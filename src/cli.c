@@ -13,7 +13,7 @@
 void cli_usage(FILE *f)
 {
     fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
-          "       attnprof report DIR [--format F] [--log] [--figure-size S] [--reference DIR] [--no-pdf]\n"
+          "       attnprof report DIR [--format F] [--log] [--figure-size S] [--reference DIR] [--pdf]\n"
           "                                    re-render an archived run (no GPU needed)\n"
           "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log] [--figure-size S]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
@@ -48,7 +48,7 @@ void cli_usage(FILE *f)
           "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
           "  --force              replace DIR if it exists\n"
           "sweep options (--variants, --heads, --iters, --warmup, --seed, --no-counters, --no-calibrate,\n"
-          "  --cudnn-replan, --no-pdf go to every shape's run; --force replaces a sweep; -q as for run):\n"
+          "  --cudnn-replan, --pdf go to every shape's run; --force replaces a sweep; -q as for run):\n"
           "  --seq LIST           sequence lengths: 256,512 or 256:16384:x2 (default 256:16384:x2)\n"
           "  --dim LIST           head dims (default 64,128)\n"
           "  --tokens N           B = N / S for every shape (default 32768); or --batch B for all\n"
@@ -74,7 +74,8 @@ void cli_usage(FILE *f)
           "  --figure-size S      screen (default), column (3.5 in) or text (7 in): adds paper-sized figures\n"
           "                       (figures/<size>/, text at least 8 pt at that size) for a LaTeX document\n"
           "run and report options:\n"
-          "  --no-pdf             no report.pdf (printed by Chromium when installed; ATTNPROF_PDF=0 too)\n"
+          "  --pdf                also report.pdf, printed by headless Chromium (seconds; off by default;\n"
+          "                       ATTNPROF_PDF=0 keeps it off); --no-pdf: none (the default)\n"
           "  --reference DIR      an archive of PyTorch's variants on the same GPU: its numbers beside ours\n"
           "\n"
           "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
@@ -145,7 +146,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_NO_PDF,
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
-       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS };
+       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF };
 
 /* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
 static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
@@ -193,7 +194,7 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     run_config *rc = &o->run;
     unsigned long long v;
     int r;
-    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != OPT_NO_PDF && c != OPT_FIGURE_SIZE && c != OPT_REFERENCE &&
+    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != OPT_NO_PDF && c != OPT_PDF && c != OPT_FIGURE_SIZE && c != OPT_REFERENCE &&
         !o->run_only_option)
         o->run_only_option = c;
     if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != 'o' && c != OPT_FORCE && c != OPT_VARIANT &&
@@ -253,7 +254,8 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case 'q': rc->quiet = 1; return EXIT_OK;
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
-    case OPT_NO_PDF: o->no_pdf = 1; return EXIT_OK;
+    case OPT_NO_PDF: o->pdf = 0; return EXIT_OK;
+    case OPT_PDF: o->pdf = 1; return EXIT_OK;
     case OPT_FIGURE_SIZE:
         if (!strcmp(arg, "screen"))
             o->figure_size = FIG_SIZE_SCREEN;
@@ -395,7 +397,8 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
         {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
         {"device", required_argument, 0, OPT_DEVICE},     {"shape", required_argument, 0, OPT_SHAPE},
-        {"no-pdf", no_argument, 0, OPT_NO_PDF},           {"figure-size", required_argument, 0, OPT_FIGURE_SIZE},
+        {"no-pdf", no_argument, 0, OPT_NO_PDF},           {"pdf", no_argument, 0, OPT_PDF},
+                  {"figure-size", required_argument, 0, OPT_FIGURE_SIZE},
         {"reference", required_argument, 0, OPT_REFERENCE},
         {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -496,7 +499,7 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
                     name = l->name;
             return usage_error(err, errlen,
                                "report: --%s is a run option; report takes only --format, --log, --figure-size, "
-                               "--reference, --no-pdf and -q%s",
+                               "--reference, --pdf, --no-pdf and -q%s",
                                name, "");
         }
         o->archive = argv[optind];

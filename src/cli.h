@@ -42,7 +42,7 @@ typedef struct cli_options {
     int force;
     unsigned formats; /* FIG_* bits */
     int log_axis;
-    int no_pdf;          /* --no-pdf: no report.pdf (run, report) */
+    int pdf;             /* --pdf: also report.pdf (run, report, import); --no-pdf, the default: none */
     int figure_size;     /* --figure-size: FIG_SIZE_* (run, report, compare) */
     const char *reference; /* --reference DIR: an archive of PyTorch's variants beside ours (run, report) */
     int run_only_option; /* the first option given that only `run` takes (its getopt value), or 0 */

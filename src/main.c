@@ -58,7 +58,7 @@ static void command_line(int argc, char **argv, char *out, size_t n)
 
 /* Analysis, figures and report for an archive directory that holds trace.json and run.json. */
 static int render(const char *dir, const trace *t, const run_info *r, unsigned formats, int log_axis, int quiet,
-                  int no_pdf, int figure_size, const char *reference, char *err, size_t errlen)
+                  int pdf, int figure_size, const char *reference, char *err, size_t errlen)
 {
     analysis a;
     if (analysis_build(&a, t, r, err, errlen) != 0)
@@ -102,10 +102,12 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
         compare_archive_free(ref);
         free(ref);
     }
-    /* report.pdf: printed by Chromium when installed; its absence is one line, never a failure */
-    if (rc == EXIT_OK && !no_pdf && print_pdf_enabled()) {
+    /* --pdf: report.pdf printed by Chromium when installed, dated with the run's date so that
+     * two renders are the same bytes; its absence is one line, never a failure. Opt-in: one
+     * browser start costs seconds, the rest of a render well under one. */
+    if (rc == EXIT_OK && pdf && print_pdf_enabled()) {
         char msg[512];
-        if (print_html_to_pdf(dir, "report.html", "report.pdf", "A4", msg, sizeof msg) != 0 && !quiet)
+        if (print_html_to_pdf(dir, "report.html", "report.pdf", "A4", r->date, msg, sizeof msg) != 0 && !quiet)
             fprintf(stderr, "attnprof: %s\n", msg);
     }
     if (rc == EXIT_OK && !quiet) {
@@ -199,7 +201,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
         if (archive_read(tmp, &back, &back_info, err, sizeof err) != 0) {
             wrc = EXIT_IO;
         } else {
-            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size,
+            wrc = render(tmp, &back, &back_info, o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size,
                          o->reference, err, sizeof err);
             counters_free(&back_info.counters);
             trace_free(&back);
@@ -343,7 +345,7 @@ static int cmd_report(cli_options *o)
         free(tmp);
         return die(EXIT_IO, err);
     }
-    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size, o->reference, err, sizeof err);
+    int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size, o->reference, err, sizeof err);
     trace_free(&t);
     counters_free(&info.counters);
     if (rc == EXIT_OK)
@@ -487,7 +489,7 @@ static int cmd_import(cli_options *o, const char *cmdline)
     if (rc == EXIT_OK && run_info_read_json(&back_info, path, err, sizeof err) != 0)
         rc = EXIT_IO;
     if (rc == EXIT_OK)
-        rc = render(tmp, &t, &back_info, o->formats, o->log_axis, o->run.quiet, o->no_pdf, o->figure_size,
+        rc = render(tmp, &t, &back_info, o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size,
                     o->reference, err, sizeof err);
     counters_free(&back_info.counters);
     trace_free(&t);

@@ -784,7 +784,7 @@ static int make_plan(const cli_options *o, sweep_plan *p)
     /* run's own options that change what it does, passed on to every shape. */
     snprintf(p->run_flags, sizeof p->run_flags, "%s%s%s%s", o->run.counters ? "" : " --no-counters",
              o->run.calibrate ? "" : " --no-calibrate", o->run.options.cudnn_replan ? " --cudnn-replan" : "",
-             o->no_pdf ? " --no-pdf" : "");
+             o->pdf ? " --pdf" : "");
     if (o->run.seed) {
         size_t len = strlen(p->run_flags);
         snprintf(p->run_flags + len, sizeof p->run_flags - len, " --seed %llu", o->run.seed);

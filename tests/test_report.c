@@ -7,6 +7,7 @@
 
 #include "archive.h"
 #include "fixture.h"
+#include "print.h"
 #include "report.h"
 
 static int count(const char *hay, const char *needle)
@@ -195,4 +196,22 @@ Test(report, head_dim_padding_fact_reaches_the_report)
     analysis_free(&a);
     remove_tree(dir);
     fixture_free(&f);
+}
+
+/* Issue 26: report.pdf's dates come from the run, in place, so two prints are the same bytes
+ * and no offset of the PDF moves. */
+Test(report, pdf_dates_are_the_runs_and_keep_the_length)
+{
+    char pdf[] = "<</Creator (x)\n/CreationDate (D:20261201213445+00'00')\n/ModDate (D:20261201213445+00'00')>>";
+    size_t n = strlen(pdf);
+    cr_assert_eq(print_pdf_set_dates(pdf, n, "2026-11-30T04:18:30Z"), 2);
+    cr_assert_eq(strlen(pdf), n);
+    cr_assert_str_eq(pdf, "<</Creator (x)\n/CreationDate (D:20261130041830+00'00')\n/ModDate (D:20261130041830+00'00')>>");
+    /* No recorded time (an import without one): the dates go, whitespace keeps the offsets. */
+    cr_assert_eq(print_pdf_set_dates(pdf, n, ""), 2);
+    cr_assert_eq(strlen(pdf), n);
+    cr_assert(!strstr(pdf, "Date") && strstr(pdf, "/Creator (x)") && strstr(pdf, ">>"), "%s", pdf);
+    char other[] = "<</CreationDate (2026)>>";
+    cr_assert_eq(print_pdf_set_dates(other, strlen(other), "2026-11-30T04:18:30Z"), 0, "not Chromium's form: untouched");
+    cr_assert_str_eq(other, "<</CreationDate (2026)>>");
 }

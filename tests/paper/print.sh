@@ -49,14 +49,25 @@ for size in A4 letter; do
                if (x > w + 0.5) { print "print: " size ": a word beyond the page edge: " $0 > "/dev/stderr"; bad = 1 } }
     END { exit bad }'
 done
-# attnprof writes report.pdf itself when Chromium is there ...
+# report.pdf is opt-in (issue 26): without --pdf there is none ...
 "$bin" report "$work/a" -q --format png
+[ ! -e "$work/a/report.pdf" ] || { echo "print: report.pdf written without --pdf" >&2; exit 1; }
+# ... with --pdf attnprof writes it itself when Chromium is there, dated with the run's time ...
+"$bin" report "$work/a" -q --format png --pdf
 [ -s "$work/a/report.pdf" ] && pdfinfo "$work/a/report.pdf" | grep -qi "(A4)" || { echo "print: no A4 report.pdf" >&2; exit 1; }
+run_date=$(sed -n 's/^  "date": "\(.*\)",$/\1/p' "$work/a/run.json")
+pdf_date=$(pdfinfo -isodates "$work/a/report.pdf" | sed -n 's/^CreationDate: *//p')
+[ "$pdf_date" = "$run_date" ] || { echo "print: report.pdf is dated $pdf_date, the run $run_date" >&2; exit 1; }
+# ... and two renders of one archive are the same bytes, the PDF included.
+cp "$work/a/report.pdf" "$work/first.pdf"
+sleep 1
+"$bin" report "$work/a" -q --format png --pdf
+cmp -s "$work/first.pdf" "$work/a/report.pdf" || { echo "print: two renders gave different report.pdf bytes" >&2; exit 1; }
 # ... and says so in one line when it is not, without failing
-ATTNPROF_CHROMIUM=/nonexistent "$bin" report "$work/a" --format png >/dev/null 2>"$work/err"
+ATTNPROF_CHROMIUM=/nonexistent "$bin" report "$work/a" --format png --pdf >/dev/null 2>"$work/err"
 [ "$(wc -l < "$work/err")" = 1 ] && grep -q "report.pdf not written: Chromium is not installed" "$work/err" \
   || { echo "print: without Chromium: $(cat "$work/err")" >&2; exit 1; }
 [ ! -e "$work/a/report.pdf" ] || { echo "print: a stale report.pdf was left" >&2; exit 1; }
 "$bin" report "$work/a" --no-pdf --format png -q
 [ ! -e "$work/a/report.pdf" ] || { echo "print: --no-pdf wrote report.pdf" >&2; exit 1; }
-echo "print: A4 and Letter keep every column of $tables op tables; report.pdf written, or one line without Chromium"
+echo "print: A4 and Letter keep every column of $tables op tables; report.pdf only with --pdf, dated with the run and byte-identical across renders, or one line without Chromium"
