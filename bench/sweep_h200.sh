@@ -11,6 +11,11 @@
 #                                 run.json + trace.json per shape; ~2 MB)            ~2 min
 #   bench/sweep_h200.sh one       the default sweep (S 256…16384 x D 64,128, B·S = 32768,
 #                                 20 forwards) on one GPU (--gpus 0): its wall time   ~5-9 min
+#   bench/sweep_h200.sh default   issue 26: `attnprof sweep -o DIR` with no option at all (counters,
+#                                 calibration and the FP64 check on; no RUNFLAGS, no ITERS): its
+#                                 wall time, and from each shape's log (one plain line per step)
+#                                 the per-phase breakdown (inputs, reference, variants, ceilings,
+#                                 counters) of every shape                           goal <= 10 min
 #   bench/sweep_h200.sh all       the same sweep with --gpus all (run on the 2-GPU machine,
 #                                 after `one` there): its wall time and the speed-up
 #   bench/sweep_h200.sh replicate --gpus all --replicate on a small sweep: the GPU check
@@ -92,6 +97,19 @@ fixture)
 one)
   sweep "$W/one" --seq "$seq_default" --dim "$dims_default" --gpus 0 || true
   pack one "$W/one"
+  ;;
+default)
+  # No option but -o: what a new user types. The 560 s timeout of sweep() leaves the device
+  # command's 10 minutes room; a stop there is itself the answer (the goal is 10 minutes).
+  iters= runflags=
+  sweep "$W/default" || true
+  # Per shape and phase, from the lines `attnprof run` prints when stderr is a file.
+  for log in "$W"/default/logs/*.log; do
+    [ -f "$log" ] || continue
+    echo "-- $(basename "$log" .log)"
+    grep -E '^attnprof: (inputs|\[[0-9]+/[0-9]+\]|ceilings|counter pass)' "$log"
+  done | tee -a "$L"
+  pack default "$W/default"
   ;;
 all)
   # --gpus all counts /proc/driver/nvidia/gpus; should a container show more there than
