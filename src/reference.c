@@ -133,15 +133,43 @@ void fill_normal_bf16(uint16_t *x, size_t n, rng *r) { fill_normal_bf16_threads(
 /* ---- The FP64 reference over chosen rows ----
  * Row i of the output depends on q_i and on every key and value it may see, so a row is
  * checked in full or not at all. Rows are taken in blocks of REF_BLOCK: each key and value
- * row is converted and read once per block instead of once per row, which keeps a 16384-key
- * head in cache-sized passes. Every sum runs in one fixed order (key by key, dimension by
+ * row is read once per block instead of once per row (a head's keys and values are converted
+ * to double once, 16 MiB each at 16384 × 128). Every sum runs in one fixed order (key by key, dimension by
  * dimension in four fixed lanes), so the result does not depend on the thread count. */
 enum { REF_BLOCK = 16 };
 
-/* One block of rows of one head: scores, softmax and P·V in double precision. kf/vf are the
- * head's keys and values converted once to float (exact for bf16); scores is
+/* Two doubles as one value: GCC's vector extension, one SSE2 (x86-64) or NEON (AArch64)
+ * register. Two of them make four lanes, each keeping its own sum, so the order of every
+ * addition is fixed by the code, not by the compiler or the machine. */
+typedef double double2 __attribute__((vector_size(2 * sizeof(double))));
+
+static inline double2 load2(const double *p)
+{
+    double2 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Σ_d a[d]·b[d] over D values: lane l sums the d ≡ l (mod 4), then (l0 + l1) + (l2 + l3),
+ * then the D mod 4 left over. */
+static inline double dot(const double *a, const double *b, int D)
+{
+    double2 lo = {0, 0}, hi = {0, 0};
+    int d = 0;
+    for (; d + 4 <= D; d += 4) {
+        lo += load2(a + d) * load2(b + d);
+        hi += load2(a + d + 2) * load2(b + d + 2);
+    }
+    double s = (lo[0] + lo[1]) + (hi[0] + hi[1]);
+    for (; d < D; d++)
+        s += a[d] * b[d];
+    return s;
+}
+
+/* One block of rows of one head: scores, softmax and P·V in double precision. kd/vd are the
+ * head's keys and values converted once to double (exact for bf16); scores is
  * [REF_BLOCK][S] scratch. */
-static void reference_block(const uint16_t *q, const float *kf, const float *vf, int S, int D,
+static void reference_block(const uint16_t *q, const double *kd, const double *vd, int S, int D,
                             const uint8_t *mask, const int *rows, int n, double *scores, double *out)
 {
     const double scale = 1.0 / sqrt((double)D);
@@ -159,7 +187,7 @@ static void reference_block(const uint16_t *q, const float *kf, const float *vf,
     /* Causal rows see keys 0..row; with a mask any key may be seen. */
     int keys = mask ? S : last + 1;
     for (int j = 0; j < keys; j++) {
-        const float *kj = kf + (size_t)j * D;
+        const double *kj = kd + (size_t)j * D;
         for (int r = 0; r < n; r++) {
             double *p = scores + (size_t)r * S;
             int masked = mask ? mask[(size_t)rows[r] * S + j] != 0 : j > rows[r];
@@ -167,17 +195,7 @@ static void reference_block(const uint16_t *q, const float *kf, const float *vf,
                 p[j] = -INFINITY;
                 continue;
             }
-            double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-            int d = 0;
-            for (; d + 4 <= D; d += 4) {
-                a0 += qd[r][d] * kj[d];
-                a1 += qd[r][d + 1] * kj[d + 1];
-                a2 += qd[r][d + 2] * kj[d + 2];
-                a3 += qd[r][d + 3] * kj[d + 3];
-            }
-            for (; d < D; d++)
-                a0 += qd[r][d] * kj[d];
-            p[j] = ((a0 + a1) + (a2 + a3)) * scale;
+            p[j] = dot(qd[r], kj, D) * scale;
             if (p[j] > mx[r])
                 mx[r] = p[j];
         }
@@ -194,7 +212,7 @@ static void reference_block(const uint16_t *q, const float *kf, const float *vf,
         }
     }
     for (int j = 0; j < keys; j++) {
-        const float *vj = vf + (size_t)j * D;
+        const double *vj = vd + (size_t)j * D;
         for (int r = 0; r < n; r++) {
             if (mx[r] == -INFINITY)
                 continue;
@@ -203,7 +221,13 @@ static void reference_block(const uint16_t *q, const float *kf, const float *vf,
                 continue;
             w /= sum[r];
             double *o = out + (size_t)r * D;
-            for (int d = 0; d < D; d++)
+            double2 w2 = {w, w};
+            int d = 0;
+            for (; d + 2 <= D; d += 2) {
+                double2 acc = load2(o + d) + w2 * load2(vj + d);
+                memcpy(o + d, &acc, sizeof acc);
+            }
+            for (; d < D; d++)
                 o[d] += w * vj[d];
         }
     }
@@ -219,9 +243,9 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static float *convert_head(const uint16_t *x, size_t n)
+static double *convert_head(const uint16_t *x, size_t n)
 {
-    float *f = xmalloc(sizeof(float) * n);
+    double *f = xmalloc(sizeof(double) * n);
     for (size_t i = 0; i < n; i++)
         f[i] = bf16_to_float(x[i]);
     return f;
@@ -248,7 +272,7 @@ void reference_attention_head(const uint16_t *q, const uint16_t *k, const uint16
 typedef struct reference_pool {
     const reference_job *jobs;
     int n_jobs;
-    float **kf, **vf;         /* per job, converted once */
+    double **kf, **vf;        /* per job, converted once */
     int *first_block;         /* per job: its first block's global index; [n_jobs] = total */
     atomic_int next;
 } reference_pool;
@@ -281,8 +305,8 @@ static void *reference_worker(void *arg)
 int reference_run(const reference_job *jobs, int n_jobs, int threads)
 {
     reference_pool pool = {.jobs = jobs, .n_jobs = n_jobs};
-    pool.kf = xmalloc(sizeof(float *) * (size_t)n_jobs);
-    pool.vf = xmalloc(sizeof(float *) * (size_t)n_jobs);
+    pool.kf = xmalloc(sizeof(double *) * (size_t)n_jobs);
+    pool.vf = xmalloc(sizeof(double *) * (size_t)n_jobs);
     pool.first_block = xmalloc(sizeof(int) * ((size_t)n_jobs + 1));
     pool.first_block[0] = 0;
     for (int i = 0; i < n_jobs; i++) {
