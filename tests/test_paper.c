@@ -529,10 +529,11 @@ Test(paper, abstract_is_derived_from_the_records)
     char want[256];
     snprintf(want, sizeof want, "the fastest is `cudnn` at %.1f µs CUDA time per forward", c->cuda_us.median);
     cr_assert_not_null(strstr(abs, want), "%s", want);
-    snprintf(want, sizeof want, "math / naive %.2f×, naive / naive_inplace %.2f×, flash / efficient %.2f×, "
-             "cudnn / flash %.2f×", m->cuda_us.median / n->cuda_us.median, n->cuda_us.median / ni->cuda_us.median,
+    snprintf(want, sizeof want, "math / naive_inplace %.2f× (3.70×), flash / efficient %.2f× (0.53×), "
+             "cudnn / flash %.2f× (1.27×)", m->cuda_us.median / ni->cuda_us.median,
              fl->cuda_us.median / e->cuda_us.median, c->cuda_us.median / fl->cuda_us.median);
     cr_assert_not_null(strstr(abs, want), "%s", want);
+    (void)n;
     cr_assert_not_null(strstr(abs, "`naive` runs 7 GPU operations per forward where 6 were expected (1 Memset)"));
     cr_assert_not_null(strstr(abs, "`math` runs 19 GPU operations per forward besides Memsets where the series counts 20"));
     cr_assert_not_null(strstr(abs, "Kineto's estimate for `flash`'s kernel is 0% (55296 B shared memory per block)"));
@@ -543,6 +544,46 @@ Test(paper, abstract_is_derived_from_the_records)
     abs = strstr(md, "## Abstract\n\n");
     cr_assert_not_null(strstr(abs, "the fastest is `flash`"), "%.300s", abs);
     cr_assert_not_null(strstr(abs, "`cudnn` unavailable"));
+    free(md);
+    fixture_free(&f);
+}
+
+/* Issue 23: a ratio set beside the series' compares the series' own pair. The abstract
+ * had "math / naive 3.60×" beside the series' 3.7×, which is math over naive *in-place*
+ * (4.52× in the example). Every ratio of the abstract is a series pair, with the same
+ * value as the "Beside the series" line of that pair and the series' value beside it. */
+Test(paper, ratios_beside_the_series_use_the_series_pairs)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    const char *abs = strstr(md, "## Abstract\n\n"), *end = strstr(md, "## Summary");
+    cr_assert(abs && end);
+    char *abstract = strndup(abs, (size_t)(end - abs));
+    int n;
+    const series_ratio *rs = series_ratios(&n);
+    cr_assert_geq(n, 3);
+    int math_pair = 0;
+    for (int k = 0; k < n; k++) {
+        const variant_analysis *x = analysis_find(&f.a, rs[k].x), *y = analysis_find(&f.a, rs[k].y);
+        cr_assert(x && y);
+        const double here = x->cuda_us.median / y->cuda_us.median;
+        cr_assert_float_eq(series_ratio_here(&f.a, &rs[k]), here, 1e-12);
+        char want[200];
+        snprintf(want, sizeof want, "%s / %s %.2f× (%.2f×)", rs[k].x, rs[k].y, here, rs[k].series);
+        cr_assert_not_null(strstr(abstract, want), "abstract lacks \"%s\":\n%s", want, abstract);
+        snprintf(want, sizeof want, "- %s: %.2f× here (CUDA time per forward); %.2f× in the series", rs[k].what, here,
+                 rs[k].series);
+        cr_assert_not_null(strstr(md, want), "Beside the series lacks \"%s\"", want);
+        math_pair |= !strcmp(rs[k].x, "math") && !strcmp(rs[k].y, "naive_inplace");
+    }
+    cr_assert(math_pair, "the series' 3.7× is math over naive in-place");
+    /* the series' values come from its facts: 7.239 / 1.955 ms for math over naive in-place */
+    cr_assert_float_eq(rs[0].series, 7.239 / 1.955, 1e-9);
+    /* no pair the series does not make, e.g. math over (out-of-place) naive */
+    cr_assert_null(strstr(abstract, "math / naive "), "%s", abstract);
+    cr_assert_null(strstr(abstract, "math / naive 3."), "%s", abstract);
+    free(abstract);
     free(md);
     fixture_free(&f);
 }
