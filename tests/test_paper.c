@@ -696,3 +696,79 @@ Test(paper, compare_figure_at_column_size)
     cr_assert_eq(system(cmd), 0, "the runs' legend");
     remove_tree(dir);
 }
+
+/* Issue 23, item 5: a number printed in a figure is the table's number of the same name.
+ * The overview drew its variant's forward of median CUDA time and labelled it with that
+ * forward's own CPU time: cuDNN "CPU 63.9 µs" and math "CPU 242 µs" in the example, the
+ * maxima, where the table's medians are 21.1 and 160 µs. */
+static char *pdf_text_of(const char *pdf)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "pdftotext -q -enc UTF-8 '%s' -", pdf);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char *buf = calloc(1, 1 << 20);
+    size_t got = fread(buf, 1, (1 << 20) - 1, p);
+    buf[got] = '\0';
+    cr_assert_eq(pclose(p), 0, "pdftotext %s", pdf);
+    return buf;
+}
+
+Test(paper, figure_labels_are_the_table_medians)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", path[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l = {0};
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PDF, 0, &l, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/figures/timeline-overview.pdf", dir);
+    char *text = pdf_text_of(path);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    int drawn_differs = 0;
+    for (int i = 0; i < f.a.n; i++) {
+        const variant_analysis *va = &f.a.v[i];
+        char cuda[64], cpu[64], us[32], row[1200], want[96];
+        fig_overview_label(va, cuda, sizeof cuda, cpu, sizeof cpu);
+        /* the table's medians, one forward's times only where they are the medians */
+        fig_format_us(va->cuda_us.median, us, sizeof us);
+        snprintf(want, sizeof want, "median CUDA %s", us);
+        cr_assert_str_eq(cuda, want);
+        fig_format_us(va->cpu_us.median, us, sizeof us);
+        snprintf(want, sizeof want, "median CPU %s", us);
+        cr_assert_str_eq(cpu, want);
+        cr_assert_not_null(strstr(text, cuda), "overview lacks \"%s\":\n%s", cuda, text);
+        cr_assert_not_null(strstr(text, cpu), "overview lacks \"%s\":\n%s", cpu, text);
+        /* and the same value as the summary table's CPU median cell */
+        snprintf(want, sizeof want, "| `%s` | ", va->result->name);
+        const char *r = strstr(md, want);
+        cr_assert_not_null(r);
+        snprintf(row, sizeof row, "%.*s", (int)(strchr(r, '\n') - r), r);
+        format_us(va->cpu_us.median, us, sizeof us);
+        cr_assert_not_null(strstr(row, us), "%s: table row lacks CPU median %s", va->result->name, us);
+        const forward *fw = &va->forwards[analysis_median_forward(va)];
+        drawn_differs |= fabs(fw->cpu_us - va->cpu_us.median) > 1;
+    }
+    cr_assert(drawn_differs, "the example has a drawn forward whose CPU time is not the median: the case in point");
+    /* cuDNN's drawn forward has the largest CPU time, 63.9 µs: no label says so */
+    const variant_analysis *cu = analysis_find(&f.a, "cudnn");
+    cr_assert_float_eq(cu->forwards[analysis_median_forward(cu)].cpu_us, cu->cpu_us.max, 1e-9);
+    cr_assert_null(strstr(text, "CPU 63.9"), "%s", text);
+    cr_assert_not_null(strstr(text, "medians over all forwards"));
+    free(text);
+    free(md);
+    /* the compact paper timeline: each row ends with the median CUDA time */
+    cr_assert_eq(figures_render_paper(&f.a, dir, FIG_PDF, FIG_SIZE_TEXT, &l, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/figures/timeline-compact-text.pdf", dir);
+    text = pdf_text_of(path);
+    for (int i = 0; i < f.a.n; i++) {
+        char us[32];
+        fig_format_us(f.a.v[i].cuda_us.median, us, sizeof us);
+        cr_assert_not_null(strstr(text, us), "compact timeline lacks %s's median %s:\n%s", f.a.v[i].result->name, us,
+                           text);
+    }
+    free(text);
+    figure_list_free(&l);
+    remove_tree(dir);
+    fixture_free(&f);
+}
