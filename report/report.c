@@ -4,6 +4,7 @@
 #include "predict.h"
 #include "predict_report.h"
 #include "findings.h"
+#include "kernel_names.h"
 #include "latex.h"
 #include "occupancy.h"
 #include "series.h"
@@ -559,7 +560,7 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
     fprintf(f, "| # | Operation | Class | Duration | Grid | Block | Regs / thread | Shared mem / block | "
                "Occupancy (theor. / est., limiter) | Kineto's estimate | Launched by | Launch → start |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    int notes[16];
+    int notes[REPORT_MAX_OP_ROWS]; /* every shortened name of the table, however many */
     int n_notes = 0;
     int shown = fw->n_ops < REPORT_MAX_OP_ROWS ? fw->n_ops : REPORT_MAX_OP_ROWS;
     for (int k = 0; k < shown; k++) {
@@ -584,7 +585,7 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             esc_md_code(f, aten, 1);
         }
         /* a shortened name: the full one in a note under the table */
-        if (strcmp(name, o->name) && n_notes < 16) {
+        if (strcmp(name, o->name)) {
             notes[n_notes++] = k;
             fprintf(f, " [%d]", n_notes);
         }
@@ -685,6 +686,7 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
     fprintf(f, "## Variants\n\n");
     for (int i = 0; i < a->n; i++)
         variant_section(f, a, &a->v[i], figs, inline_from_dir);
+    kernel_names_appendix(f, a);
     series_citation(f, a);
     fclose(f);
     return buf;
