@@ -81,7 +81,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sanitize fuzz FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sanitize fuzz citation FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -113,6 +113,13 @@ $(BUILD)/attnprof: $(CLI_OBJ) $(REPORT_LIB)
 $(RECORDER): $(RECORDER_OBJ) $(REPORT_LIB)
 	$(CC) -shared -o $@ $(RECORDER_OBJ) $(REPORT_LIB) -Wl,--exclude-libs,ALL -Wl,--no-undefined \
 	  -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
+
+# The repository's CITATION.cff is written by the report library's citation writer, the
+# one every report's BibTeX comes from (report/citation.c): never edited by hand.
+$(BUILD)/citation_cff: $(BUILD)/tests/citation_cff.o $(REPORT_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS)
+citation: $(BUILD)/citation_cff
+	$< > CITATION.cff.tmp && mv CITATION.cff.tmp CITATION.cff
 
 $(BUILD)/report/%.o: report/%.c
 	@mkdir -p $(dir $@)

@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include "citation.h"
 #include "escape.h"
 #include "predict.h"
 #include "predict_report.h"
@@ -893,11 +894,17 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     char *html = report_html(md_inline, title, err, errlen);
     char *csv = report_summary_csv(a);
     char *tex = report_summary_tex(a);
+    char version[64], year[8]; /* the footer's BibTeX, from the same version string */
+    citation_version(r->tool_version, version, sizeof version);
+    citation_year(r->date, year, sizeof year);
+    char *cff = citation_cff(version, year);
     int rc = html ? 0 : -1;
     if (!rc)
         rc = write_atomic(dir, "summary.csv", csv, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "summary.tex", tex, err, errlen);
+    if (!rc)
+        rc = write_atomic(dir, "CITATION.cff", cff, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "report.md", md, err, errlen);
     if (!rc)
@@ -907,6 +914,7 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     free(html);
     free(csv);
     free(tex);
+    free(cff);
     return rc;
 }
 

@@ -5,6 +5,7 @@
  * run is derived from its records. */
 #include "series.h"
 
+#include "citation.h"
 #include "escape.h"
 #include "findings.h"
 #include "occupancy.h"
@@ -390,29 +391,19 @@ void series_reference_note(FILE *f, const analysis *a, const analysis *ref, cons
     fputs("\n\n", f);
 }
 
-/* The footer: how to cite the tool, with the version and commit that recorded this run. */
+/* The footer: how to cite the tool, with the version that recorded this run. The entry and
+ * the CITATION.cff written beside the report come from one writer (citation.c). */
 void series_citation(FILE *f, const analysis *a)
 {
     const run_info *r = a->run;
-    char year[8] = "";
-    snprintf(year, sizeof year, "%.4s", r->date);
-    for (char *c = year; *c; c++)
-        if (*c < '0' || *c > '9')
-            *c = '\0';
-    char version[64];
-    size_t j = 0; /* BibTeX field text: letters, digits and -._+ only */
-    for (const char *c = r->tool_version; *c && j + 1 < sizeof version; c++)
-        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr("-._+", *c))
-            version[j++] = *c;
-    version[j] = '\0';
+    char year[8], version[64];
+    citation_year(r->date, year, sizeof year);
+    citation_version(r->tool_version, version, sizeof version);
     fprintf(f, "## Cite attnprof\n\nThis run was recorded by attnprof %s (the `git describe` of its commit, from "
-               "run.json). CITATION.cff in the repository holds the same entry.\n\n",
+               "run.json). CITATION.cff beside this report holds the same entry; the repository's CITATION.cff "
+               "has the same fields without a version: cite the version that recorded your run.\n\n",
             version[0] ? version : "(version not recorded)");
-    fprintf(f, "```bibtex\n@software{attnprof,\n  title   = {attnprof: six attention variants profiled with CUPTI},\n"
-               "  author  = {{The attnprof authors}},\n  version = {%s},\n  note    = {commit %s%s%s},\n",
-            version[0] ? version : "unknown", version[0] ? version : "unknown", year[0] ? ", run recorded " : "",
-            year[0] ? year : "");
-    if (year[0])
-        fprintf(f, "  year    = {%s},\n", year);
-    fputs("}\n```\n", f);
+    fputs("```bibtex\n", f);
+    citation_write_bibtex(f, version, year);
+    fputs("```\n", f);
 }

@@ -14,6 +14,7 @@
 #include "figures/fig.h"
 #include "fixture.h"
 #include "occupancy.h"
+#include "citation.h"
 #include "report.h"
 
 #define EXAMPLE "out/example-h200"
@@ -602,24 +603,89 @@ Test(paper, citation_in_the_footer_and_the_repository)
     cr_assert_not_null(strstr(cite, want), "%s", cite);
     free(md);
     fixture_free(&f);
-    /* CITATION.cff: valid fields, and its commit is one of this repository's */
+    /* CITATION.cff: the repository's is the citation writer's output (`make citation`),
+     * with valid fields and no version of its own to disagree with a report's */
     FILE *c = fopen("CITATION.cff", "r");
     cr_assert_not_null(c);
-    char line[512], commit[64] = "";
-    int cff = 0, title = 0, authors = 0;
-    while (fgets(line, sizeof line, c)) {
-        cff |= !strncmp(line, "cff-version: 1.2.0", 18);
-        title |= !strncmp(line, "title: ", 7);
-        authors |= !strncmp(line, "authors:", 8);
-        sscanf(line, "commit: \"%40[0-9a-f]\"", commit);
-    }
+    char *repo = calloc(1, 1 << 16);
+    size_t got = fread(repo, 1, (1 << 16) - 1, c);
+    repo[got] = '\0';
     fclose(c);
-    cr_assert(cff && title && authors);
-    cr_assert_eq(strlen(commit), 40);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "git merge-base --is-ancestor %s HEAD 2>/dev/null || ! git rev-parse HEAD >/dev/null 2>&1",
-             commit);
-    cr_assert_eq(system(cmd), 0, "CITATION.cff names commit %s, which this repository does not hold", commit);
+    char *gen = citation_cff("", "");
+    cr_assert_str_eq(repo, gen, "CITATION.cff is not report/citation.c's output: run `make citation`");
+    cr_assert(strstr(repo, "cff-version: 1.2.0\n") && strstr(repo, "\ntitle: ") && strstr(repo, "\nauthors:\n"));
+    cr_assert_null(strstr(repo, "version: \""), "the repository's file names no version");
+    cr_assert_null(strstr(repo, "commit:"));
+    free(gen);
+    free(repo);
+}
+
+/* Issue 23: the report said "CITATION.cff in the repository holds the same entry" while
+ * the two named different commits. Now the report writes a CITATION.cff beside itself
+ * from the version string its BibTeX uses (run.json's tool_version), and the versions
+ * read back from the two files are that string. */
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    cr_assert_not_null(fp, "%s", path);
+    char *buf = calloc(1, 1 << 22);
+    size_t got = fread(buf, 1, (1 << 22) - 1, fp);
+    buf[got] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+Test(paper, citation_beside_the_report_has_the_bibtex_version)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp -r %s/. %s/ && ATTNPROF_PDF=0 %s report %s -q --format png", EXAMPLE, dir, bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    char *md = slurp(path);
+    snprintf(path, sizeof path, "%s/CITATION.cff", dir);
+    char *cff = slurp(path);
+    char bib_version[64] = "", cff_version[64] = "", pref_version[64] = "";
+    const char *b = strstr(md, "\n  version = {");
+    cr_assert_not_null(b);
+    sscanf(b, "\n  version = {%63[^}]}", bib_version);
+    const char *v = strstr(cff, "\nversion: \"");
+    cr_assert_not_null(v, "%s", cff);
+    sscanf(v, "\nversion: \"%63[^\"]\"", cff_version);
+    v = strstr(cff, "\n  version: \"");
+    cr_assert_not_null(v);
+    sscanf(v, "\n  version: \"%63[^\"]\"", pref_version);
+    cr_assert_str_eq(bib_version, f.r.tool_version);
+    cr_assert_str_eq(cff_version, f.r.tool_version);
+    cr_assert_str_eq(pref_version, f.r.tool_version);
+    cr_assert_not_null(strstr(cff, "\n  year: 2026\n"), "the run's year, as the BibTeX's");
+    cr_assert_not_null(strstr(md, "CITATION.cff beside this report holds the same entry"));
+    cr_assert_null(strstr(md, "CITATION.cff in the repository holds the same entry"));
+    /* the title and authors of the three are one */
+    char *repo = slurp("CITATION.cff");
+    const char *t = strstr(repo, "\ntitle: \"");
+    cr_assert_not_null(t);
+    char title[200] = "";
+    sscanf(t, "\ntitle: \"%199[^\"]\"", title);
+    char want[260];
+    snprintf(want, sizeof want, "\ntitle: \"%s\"\n", title);
+    cr_assert_not_null(strstr(cff, want));
+    snprintf(want, sizeof want, "  title   = {%s},", title);
+    cr_assert_not_null(strstr(md, want));
+    /* the YAML parses, where Python's yaml is there to read it */
+    snprintf(cmd, sizeof cmd, "! python3 -c 'import yaml' 2>/dev/null || python3 -c 'import sys, yaml; "
+             "d = yaml.safe_load(open(sys.argv[1])); assert d[\"version\"] == sys.argv[2], d' %s '%s'", path,
+             f.r.tool_version);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    free(repo);
+    free(cff);
+    free(md);
+    fixture_free(&f);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }
 
 Test(paper, reference_archive_beside_ours)
