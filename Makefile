@@ -29,7 +29,9 @@ DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extension
                 clang libclang-rt-14-dev python3 python3-venv
 # report.pdf and the paper tests (tests/paper/): installed with the others when root; when not,
 # `make` names them and goes on (the tests then say they did not run; in CI they fail).
-DEB_PAPER_PACKAGES := chromium texlive-latex-base texlive-latex-recommended
+# lmodern: outline fonts for T1 text (without them pdflatex embeds Type 3 bitmaps; the
+# paper test fails on any). texlive-base only recommends it.
+DEB_PAPER_PACKAGES := chromium texlive-latex-base texlive-latex-recommended lmodern
 PKGS      := cairo libpng libcmark-gfm jansson yajl zlib
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)

@@ -67,6 +67,9 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     predict_findings(&a);
     figure_list figs = {0};
     int rc = EXIT_OK;
+    /* report.html shows each figure as an inlined PNG (cmark-gfm's safe mode blanks an SVG
+     * data URI): PNGs are drawn whatever --format asks, or the page has no images. */
+    formats |= FIG_PNG;
     int frc = figures_render(&a, dir, formats, log_axis, &figs, err, errlen);
     if (frc == 0 && figure_size != FIG_SIZE_SCREEN)
         frc = figures_render_paper(&a, dir, formats, figure_size, &figs, err, errlen);
