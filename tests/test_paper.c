@@ -838,3 +838,32 @@ Test(paper, figure_labels_are_the_table_medians)
     remove_tree(dir);
     fixture_free(&f);
 }
+
+/* Issue 23: the README's paper recipe (`report DIR --figure-size column --format pdf`)
+ * left report.html with no image: its page inlines PNGs only. PNGs are now always drawn. */
+Test(paper, pdf_only_recipe_keeps_the_report_figures)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp -r %s/. %s/ && ATTNPROF_PDF=0 %s report %s -q --figure-size column --format pdf",
+             EXAMPLE, dir, bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    char *html = slurp(path);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    char *md = slurp(path);
+    int imgs = 0, links = 0;
+    for (const char *p = html; (p = strstr(p, "<img src=\"data:image/png;base64,")); p++)
+        imgs++;
+    for (const char *p = md; (p = strstr(p, "\n![")); p++)
+        links++;
+    cr_assert_gt(links, 8, "every figure of the example, paper ones included");
+    cr_assert_eq(imgs, links, "report.html shows %d of report.md's %d figures", imgs, links);
+    snprintf(path, sizeof path, "%s/figures/timeline-compact-column.pdf", dir);
+    cr_assert_eq(access(path, R_OK), 0, "the PDFs asked for are there: %s", path);
+    free(html);
+    free(md);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
