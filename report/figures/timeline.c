@@ -694,11 +694,11 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
     int rep = analysis_median_forward(va);
     if (sc.count > 1)
         snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing %d of %d forwards (iterations %d\xe2\x80\x93%d; "
-                 "iteration %d is the median one)",
+                 "iteration %d has the median CUDA time)",
                  shape, med, sc.count, va->n_forwards, va->forwards[sc.first].iteration,
                  va->forwards[sc.first + sc.count - 1].iteration, rep >= 0 ? va->forwards[rep].iteration : -1);
     else if (sc.count == 1)
-        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing 1 of %d forwards (iteration %d, the median one)",
+        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing 1 of %d forwards (iteration %d, of median CUDA time)",
                  shape, med, va->n_forwards, va->forwards[sc.first].iteration);
     else
         snprintf(buf, sizeof buf, "%s \xc2\xb7 %s", shape, med);
