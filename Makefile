@@ -29,7 +29,9 @@ DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extension
                 clang libclang-rt-14-dev python3 python3-venv
 # report.pdf and the paper tests (tests/paper/): installed with the others when root; when not,
 # `make` names them and goes on (the tests then say they did not run; in CI they fail).
-DEB_PAPER_PACKAGES := chromium texlive-latex-base texlive-latex-recommended
+# lmodern: outline fonts for T1 text (without them pdflatex embeds Type 3 bitmaps; the
+# paper test fails on any). texlive-base only recommends it.
+DEB_PAPER_PACKAGES := chromium texlive-latex-base texlive-latex-recommended lmodern
 PKGS      := cairo libpng libcmark-gfm jansson yajl zlib
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
@@ -81,7 +83,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sanitize fuzz FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sanitize fuzz citation FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -113,6 +115,13 @@ $(BUILD)/attnprof: $(CLI_OBJ) $(REPORT_LIB)
 $(RECORDER): $(RECORDER_OBJ) $(REPORT_LIB)
 	$(CC) -shared -o $@ $(RECORDER_OBJ) $(REPORT_LIB) -Wl,--exclude-libs,ALL -Wl,--no-undefined \
 	  -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
+
+# The repository's CITATION.cff is written by the report library's citation writer, the
+# one every report's BibTeX comes from (report/citation.c): never edited by hand.
+$(BUILD)/citation_cff: $(BUILD)/tests/citation_cff.o $(REPORT_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS)
+citation: $(BUILD)/citation_cff
+	$< > CITATION.cff.tmp && mv CITATION.cff.tmp CITATION.cff
 
 $(BUILD)/report/%.o: report/%.c
 	@mkdir -p $(dir $@)

@@ -236,7 +236,8 @@ char *report_summary_tex(const analysis *a)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         abort();
-    fputs("% attnprof summary.tex: \\input{summary.tex} in a document with \\usepackage{booktabs}.\n"
+    fputs("% attnprof summary.tex: \\input{summary.tex} in a document with \\usepackage{booktabs}\n"
+          "% With \\usepackage[T1]{fontenc} also \\usepackage{lmodern} (or cm-super): else T1 text is Type 3 bitmaps.\n"
           "% Generated from this archive's trace.json and run.json; every number is derived from the records.\n",
           f);
     fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n", f);
@@ -326,7 +327,8 @@ char *compare_tex(const compare_model *m)
     if (!f)
         abort();
     const compare_archive *base = m->in[m->baseline];
-    fputs("% attnprof compare.tex: \\input{compare.tex} in a document with \\usepackage{booktabs}.\n"
+    fputs("% attnprof compare.tex: \\input{compare.tex} in a document with \\usepackage{booktabs}\n"
+          "% With \\usepackage[T1]{fontenc} also \\usepackage{lmodern} (or cm-super): else T1 text is Type 3 bitmaps.\n"
           "% Generated from the archives' trace.json and run.json.\n",
           f);
     fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\caption{", f);

@@ -187,17 +187,25 @@ void predict_variant(const analysis *a, int vi, pv_variant *out)
         if (have && all.seconds > 0) {
             double f = or0(all.fp32_flops) + or0(all.tensor_flops);
             fc = f / all.seconds / (roof * 1e12);
-            fd = counters_dram_bytes(fwd) / all.seconds / (ce->copy_tbps * 1e12);
+            fd = all.dram / all.seconds / (ce->copy_tbps * 1e12);
             measured = fc >= fd;
         }
         const double predicted = ai > ridge;
-        pv_check *k = push(out, PV_REGIME, "forward", predicted, measured,
-                           !isfinite(measured) ? PV_NA : measured == predicted ? PV_OK : PV_MISS);
+        const pv_verdict v = !isfinite(measured)                                              ? PV_NA
+                             : fc > 1 + PV_TOL_ROOF || fd > 1 + PV_TOL_ROOF ? PV_INCONSISTENT
+                             : measured == predicted                                          ? PV_OK
+                                                                                              : PV_MISS;
+        pv_check *k = push(out, PV_REGIME, "forward", predicted, measured, v);
         if (k) {
             k->aux = ai;
             k->aux2 = ridge;
             k->frac_compute = fc;
             k->frac_dram = fd;
+            k->scope_dram = have ? all.dram : NAN;
+            k->scope_flops = have ? or0(all.fp32_flops) + or0(all.tensor_flops) : NAN;
+            k->scope_seconds = have ? all.seconds : NAN;
+            k->roof_tflops = roof;
+            k->roof_tbps = ce->copy_tbps;
         }
     }
 }
@@ -228,6 +236,13 @@ void predict_findings(analysis *a)
         /* The most interesting line first: the first missed prediction. */
         for (int k = 0; k < pv.n; k++) {
             const pv_check *c = &pv.c[k];
+            if (c->verdict == PV_INCONSISTENT) {
+                add_finding(va, "measurement inconsistent: the kernels reach %.0f%% of the compute roof and %.0f%% of "
+                                "the copy roof measured in this run (kernels' FLOPs and DRAM bytes over kernels' "
+                                "time); a share above 100%% means the roof or the counters are wrong here",
+                            100 * c->frac_compute, 100 * c->frac_dram);
+                break;
+            }
             if (c->verdict != PV_MISS || c->kind == PV_OPS)
                 continue;
             char cls[128]; /* a label from run.json: Markdown-escaped, as every archive string */

@@ -13,6 +13,7 @@ typedef enum pv_verdict {
     PV_OK,       /* ✔ within tolerance */
     PV_MISS,     /* ✘ the interesting line */
     PV_NA,       /* predicted, not measurable here (metric unavailable, no counters) */
+    PV_INCONSISTENT, /* the measurement contradicts itself (a share of a roof above 100%) */
 } pv_verdict;
 
 typedef enum pv_kind {
@@ -29,6 +30,9 @@ typedef enum pv_kind {
 #define PV_TOL_DRAM 0.05
 #define PV_TOL_L2 0.10
 #define PV_TOL_FLOPS 0.10
+/* A share of a measured roof above 1 + PV_TOL_ROOF is a measurement inconsistency, not a
+ * result: no tolerance, the roof and the counters come from the same run. */
+#define PV_TOL_ROOF 0.0
 
 typedef struct pv_check {
     pv_kind kind;
@@ -37,7 +41,12 @@ typedef struct pv_check {
     double measured;     /* same unit; PV_PIPE: tensor instructions; PV_REGIME 1 = compute-bound */
     double aux;          /* PV_PIPE: FP32 FLOPs; PV_REGIME: arithmetic intensity predicted */
     double aux2;         /* PV_REGIME: ridge point; PV_PIPE: HGMMA instructions */
-    double frac_compute, frac_dram; /* PV_REGIME: achieved share of the roofs */
+    /* PV_REGIME: achieved share of the roofs, one scope for numerator and denominator:
+     * the kernels' FLOPs and the kernels' DRAM bytes over the kernels' time (the forward's
+     * Memcpy is no kernel: its bytes are left out, as its time is). */
+    double frac_compute, frac_dram;
+    double scope_dram, scope_flops, scope_seconds; /* PV_REGIME: the kernels' sums behind those shares */
+    double roof_tflops, roof_tbps;                  /* PV_REGIME: the roofs they are shares of */
     pv_verdict verdict;
 } pv_check;
 

@@ -24,6 +24,8 @@ static const char *mark(pv_verdict v)
         return "✘";
     case PV_NA:
         return "n/a";
+    case PV_INCONSISTENT:
+        return "⚠ inconsistent";
     case PV_INFO:
         break;
     }
@@ -62,12 +64,13 @@ static void gap(FILE *f, const pv_check *c)
 static void check_row(FILE *f, const pv_check *c)
 {
     char p[64], m[64];
-    fputs(c->verdict == PV_MISS ? "| **" : "| ", f);
+    const int bold = c->verdict == PV_MISS || c->verdict == PV_INCONSISTENT;
+    fputs(bold ? "| **" : "| ", f);
     if (strcmp(c->cls, "forward")) {
         plain(f, c->cls);
         fputs(": ", f);
     }
-    const char *end = c->verdict == PV_MISS ? "**" : "";
+    const char *end = bold ? "**" : "";
     switch (c->kind) {
     case PV_OPS:
         fprintf(f, "GPU operations per forward%s | %.0f | %.0f (trace)", end, c->predicted, c->measured);
@@ -105,9 +108,23 @@ static void check_row(FILE *f, const pv_check *c)
     case PV_REGIME:
         fprintf(f, "regime%s | %s-bound (%.0f FLOP/B %s ridge %.0f FLOP/B) | ", end, c->predicted ? "compute" : "memory",
                 c->aux, c->predicted ? ">" : "≤", c->aux2);
-        if (isfinite(c->measured))
-            fprintf(f, "%s-bound: %.0f%% of the compute roof, %.0f%% of the copy roof", c->measured ? "compute" : "memory",
+        if (c->verdict == PV_INCONSISTENT) {
+            /* Never a verdict: say which share passes its roof and by how much. */
+            fprintf(f, "**measurement inconsistent**: %.0f%% of the compute roof, %.0f%% of the copy roof "
+                       "(kernels' FLOPs and DRAM bytes over kernels' time)",
                     100 * c->frac_compute, 100 * c->frac_dram);
+            if (c->frac_dram > 1 + PV_TOL_ROOF)
+                fprintf(f, "; the kernels moved %.2f TB/s, above the %.2f TB/s copy roof measured in this run",
+                        c->scope_dram / c->scope_seconds / 1e12, c->roof_tbps);
+            if (c->frac_compute > 1 + PV_TOL_ROOF)
+                fprintf(f, "; the kernels ran %.1f TFLOP/s, above the %.1f TFLOP/s compute roof measured in this run",
+                        c->scope_flops / c->scope_seconds / 1e12, c->roof_tflops);
+            fputs(": a roof that is passed is no upper bound, so the ceiling pass or the counter pass misread "
+                  "this forward (no tolerance above 100%)", f);
+        } else if (isfinite(c->measured))
+            fprintf(f, "%s-bound: %.0f%% of the compute roof, %.0f%% of the copy roof (kernels' FLOPs and DRAM "
+                       "bytes over kernels' time)",
+                    c->measured ? "compute" : "memory", 100 * c->frac_compute, 100 * c->frac_dram);
         else
             fputs("not measured", f);
         break;
@@ -220,7 +237,7 @@ void predict_write_markdown(FILE *f, const analysis *a)
         /* Missed predictions first: the interesting lines. */
         for (int pass = 0; pass < 2; pass++)
             for (int k = 0; k < pv.n; k++)
-                if ((pv.c[k].verdict == PV_MISS) == (pass == 0))
+                if ((pv.c[k].verdict == PV_MISS || pv.c[k].verdict == PV_INCONSISTENT) == (pass == 0))
                     check_row(f, &pv.c[k]);
         fputs("\n", f);
         kernel_table(f, &a->run->counters, pv.result->name);

@@ -1,9 +1,11 @@
 #include "report.h"
 
+#include "citation.h"
 #include "escape.h"
 #include "predict.h"
 #include "predict_report.h"
 #include "findings.h"
+#include "kernel_names.h"
 #include "latex.h"
 #include "occupancy.h"
 #include "series.h"
@@ -572,7 +574,7 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
     fprintf(f, "| # | Operation | Class | Duration | Grid | Block | Regs / thread | Shared mem / block | "
                "Occupancy (theor. / est., limiter) | Kineto's estimate | Launched by | Launch → start |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    int notes[16];
+    int notes[REPORT_MAX_OP_ROWS]; /* every shortened name of the table, however many */
     int n_notes = 0;
     int shown = fw->n_ops < REPORT_MAX_OP_ROWS ? fw->n_ops : REPORT_MAX_OP_ROWS;
     for (int k = 0; k < shown; k++) {
@@ -597,7 +599,7 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
             esc_md_code(f, aten, 1);
         }
         /* a shortened name: the full one in a note under the table */
-        if (strcmp(name, o->name) && n_notes < 16) {
+        if (strcmp(name, o->name)) {
             notes[n_notes++] = k;
             fprintf(f, " [%d]", n_notes);
         }
@@ -698,6 +700,7 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
     fprintf(f, "## Variants\n\n");
     for (int i = 0; i < a->n; i++)
         variant_section(f, a, &a->v[i], figs, inline_from_dir);
+    kernel_names_appendix(f, a);
     series_citation(f, a);
     fclose(f);
     return buf;
@@ -904,11 +907,17 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     char *html = report_html(md_inline, title, err, errlen);
     char *csv = report_summary_csv(a);
     char *tex = report_summary_tex(a);
+    char version[64], year[8]; /* the footer's BibTeX, from the same version string */
+    citation_version(r->tool_version, version, sizeof version);
+    citation_year(r->date, year, sizeof year);
+    char *cff = citation_cff(version, year);
     int rc = html ? 0 : -1;
     if (!rc)
         rc = write_atomic(dir, "summary.csv", csv, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "summary.tex", tex, err, errlen);
+    if (!rc)
+        rc = write_atomic(dir, "CITATION.cff", cff, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "report.md", md, err, errlen);
     if (!rc)
@@ -918,6 +927,7 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     free(html);
     free(csv);
     free(tex);
+    free(cff);
     return rc;
 }
 

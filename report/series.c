@@ -5,6 +5,7 @@
  * run is derived from its records. */
 #include "series.h"
 
+#include "citation.h"
 #include "escape.h"
 #include "findings.h"
 #include "occupancy.h"
@@ -50,6 +51,31 @@ void series_cell(const char *variant, char *out, size_t n)
     if (s->kineto_occ_pct >= 0)
         snprintf(out + len, n - (size_t)len, "; Kineto %s%d%%", s->kineto_occ_approx ? "≈ " : "", s->kineto_occ_pct);
 }
+
+/* The series' CUDA time of a variant: its per-forward time, else its `*_fwd` average. */
+static double series_time(const char *variant)
+{
+    const series_fact *s = series_fact_of(variant);
+    return !s ? NAN : isfinite(s->cuda_us) ? s->cuda_us : isfinite(s->fwd_cuda_ms) ? s->fwd_cuda_ms * 1000 : NAN;
+}
+
+const series_ratio *series_ratios(int *n)
+{
+    static series_ratio rs[] = {
+        {"math", "naive_inplace", "math vs naive in-place", NAN,
+         "`*_fwd` CUDA time avg 7.239 vs 1.955 ms, which it writes as 3.7×; self CUDA total 27.279 vs 7.194 ms"},
+        {"flash", "efficient", "flash vs efficient", NAN, NULL},
+        {"cudnn", "flash", "cuDNN vs flash", NAN, NULL},
+    };
+    for (size_t k = 0; k < sizeof rs / sizeof *rs; k++)
+        rs[k].series = series_time(rs[k].x) / series_time(rs[k].y);
+    *n = (int)(sizeof rs / sizeof *rs);
+    return rs;
+}
+
+static double ratio(const analysis *a, const char *x, const char *y);
+
+double series_ratio_here(const analysis *a, const series_ratio *r) { return ratio(a, r->x, r->y); }
 
 static const forward *rep(const variant_analysis *va)
 {
@@ -144,23 +170,19 @@ void series_section(FILE *f, const analysis *a)
     fputc('\n', f);
 
     /* The ratios the series discusses. */
-    struct { const char *x, *y, *what; double series; } rs[] = {
-        {"math", "naive_inplace", "math vs naive in-place", 7.239 / 1.955},
-        {"flash", "efficient", "flash vs efficient", 146.8 / 277.9},
-        {"cudnn", "flash", "cuDNN vs flash", 186.3 / 146.8},
-    };
+    int n_rs;
+    const series_ratio *rs = series_ratios(&n_rs);
     int any = 0;
-    for (size_t k = 0; k < sizeof rs / sizeof *rs; k++) {
-        double q = ratio(a, rs[k].x, rs[k].y);
-        if (!isfinite(q))
+    for (int k = 0; k < n_rs; k++) {
+        double q = series_ratio_here(a, &rs[k]);
+        if (!isfinite(q) || !isfinite(rs[k].series))
             continue;
         if (!any++)
             fputs("The ratios the series discusses, this run beside the series:\n\n", f);
         fprintf(f, "- %s: %.2f× here (CUDA time per forward); %.2f× in the series (%s", rs[k].what, q, rs[k].series,
                 SERIES_LABEL);
-        if (k == 0)
-            fputs(": `*_fwd` CUDA time avg 7.239 vs 1.955 ms, which it writes as 3.7×; self CUDA total 27.279 vs "
-                  "7.194 ms)", f);
+        if (rs[k].basis)
+            fprintf(f, ": %s)", rs[k].basis);
         else
             fputs(")", f);
         if ((q > 1) != (rs[k].series > 1))
@@ -232,15 +254,16 @@ void series_abstract(FILE *f, const analysis *a)
     fprintf(f, "%s), %d variant%s ran; the fastest is ", r->causal ? ", causal" : "", n_ok, n_ok == 1 ? "" : "s");
     esc_md_code(f, best->result->name, 0);
     fprintf(f, " at %.1f µs CUDA time per forward (median of %d).", best->cuda_us.median, best->cuda_us.n);
-    struct { const char *x, *y; } rs[] = {{"math", "naive"}, {"naive", "naive_inplace"}, {"flash", "efficient"},
-                                          {"cudnn", "flash"}};
+    /* Only the series' own pairs, each beside the series' value for the same pair. */
+    int n_rs;
+    const series_ratio *rs = series_ratios(&n_rs);
     int k_any = 0;
-    for (size_t k = 0; k < sizeof rs / sizeof *rs; k++) {
-        double q = ratio(a, rs[k].x, rs[k].y);
-        if (!isfinite(q))
+    for (int k = 0; k < n_rs; k++) {
+        double q = series_ratio_here(a, &rs[k]);
+        if (!isfinite(q) || !isfinite(rs[k].series))
             continue;
-        fputs(k_any++ ? ", " : " CUDA time ratios: ", f);
-        fprintf(f, "%s / %s %.2f×", rs[k].x, rs[k].y, q);
+        fputs(k_any++ ? ", " : " CUDA time ratios of the pairs the series compares (this run; the series): ", f);
+        fprintf(f, "%s / %s %.2f× (%.2f×)", rs[k].x, rs[k].y, q, rs[k].series);
     }
     if (k_any)
         fputs(".", f);
@@ -271,10 +294,12 @@ void series_abstract(FILE *f, const analysis *a)
                 "%s%d%% for its %s", len ? "; " : "", nm, op->static_smem + op->dynamic_smem,
                 s->kineto_occ_approx ? "≈ " : "", s->kineto_occ_pct, va->result->name);
     }
-    double q = ratio(a, "cudnn", "flash");
-    if (isfinite(q) && q < 1)
-        SAY("%scuDNN is faster than flash here (%.2f×), slower in the series (1.27×, %s)", len ? "; " : "", q,
-            SERIES_LABEL);
+    for (int k = 0; k < n_rs; k++) {
+        double q = series_ratio_here(a, &rs[k]);
+        if (isfinite(q) && isfinite(rs[k].series) && (q > 1) != (rs[k].series > 1))
+            SAY("%s%s is %s than %s here (%.2f×), %s in the series (%.2f×, %s)", len ? "; " : "", rs[k].x,
+                q < 1 ? "faster" : "slower", rs[k].y, q, q < 1 ? "slower" : "faster", rs[k].series, SERIES_LABEL);
+    }
 #undef SAY
     esc_utf8_trim(diff);
     if (len)
@@ -366,29 +391,19 @@ void series_reference_note(FILE *f, const analysis *a, const analysis *ref, cons
     fputs("\n\n", f);
 }
 
-/* The footer: how to cite the tool, with the version and commit that recorded this run. */
+/* The footer: how to cite the tool, with the version that recorded this run. The entry and
+ * the CITATION.cff written beside the report come from one writer (citation.c). */
 void series_citation(FILE *f, const analysis *a)
 {
     const run_info *r = a->run;
-    char year[8] = "";
-    snprintf(year, sizeof year, "%.4s", r->date);
-    for (char *c = year; *c; c++)
-        if (*c < '0' || *c > '9')
-            *c = '\0';
-    char version[64];
-    size_t j = 0; /* BibTeX field text: letters, digits and -._+ only */
-    for (const char *c = r->tool_version; *c && j + 1 < sizeof version; c++)
-        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr("-._+", *c))
-            version[j++] = *c;
-    version[j] = '\0';
+    char year[8], version[64];
+    citation_year(r->date, year, sizeof year);
+    citation_version(r->tool_version, version, sizeof version);
     fprintf(f, "## Cite attnprof\n\nThis run was recorded by attnprof %s (the `git describe` of its commit, from "
-               "run.json). CITATION.cff in the repository holds the same entry.\n\n",
+               "run.json). CITATION.cff beside this report holds the same entry; the repository's CITATION.cff "
+               "has the same fields without a version: cite the version that recorded your run.\n\n",
             version[0] ? version : "(version not recorded)");
-    fprintf(f, "```bibtex\n@software{attnprof,\n  title   = {attnprof: six attention variants profiled with CUPTI},\n"
-               "  author  = {{The attnprof authors}},\n  version = {%s},\n  note    = {commit %s%s%s},\n",
-            version[0] ? version : "unknown", version[0] ? version : "unknown", year[0] ? ", run recorded " : "",
-            year[0] ? year : "");
-    if (year[0])
-        fprintf(f, "  year    = {%s},\n", year);
-    fputs("}\n```\n", f);
+    fputs("```bibtex\n", f);
+    citation_write_bibtex(f, version, year);
+    fputs("```\n", f);
 }

@@ -27,6 +27,22 @@ typedef struct series_fact {
 /* The series' figure for `variant`, or NULL. */
 const series_fact *series_fact_of(const char *variant);
 
+/* A ratio the series discusses: CUDA time of variant x over variant y, with the series'
+ * own value (from its series_facts). Every ratio of this run set beside the series'
+ * (the abstract, "Beside the series") is one of these pairs, so ours compares the same
+ * two variants as the number it stands next to. */
+typedef struct series_ratio {
+    const char *x, *y; /* attnprof's variant names */
+    const char *what;  /* the series' wording, e.g. "math vs naive in-place" */
+    double series;     /* the series' ratio, NAN if its facts lack a time */
+    const char *basis; /* what the series' times are ("`*_fwd` CUDA time avg"), or NULL */
+} series_ratio;
+
+/* The series' ratios: *n of them, static storage. */
+const series_ratio *series_ratios(int *n);
+/* This run's value of a series ratio (median CUDA times), or NAN. */
+double series_ratio_here(const analysis *a, const series_ratio *r);
+
 /* The summary table's reference cell for a variant (Markdown, µs), "–" when the
  * series gave nothing for it. */
 void series_cell(const char *variant, char *out, size_t n);

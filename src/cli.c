@@ -69,7 +69,7 @@ void cli_usage(FILE *f)
           "  --shape BxHxSxD[,dtype][,causal]  the shape the traces were recorded at (Kineto records none;\n"
           "                       compare needs it), e.g. 8x16x1024x64,bf16,causal\n"
           "run, report, compare and import options:\n"
-          "  --format LIST        figure formats: png,svg,pdf (default png,svg)\n"
+          "  --format LIST        figure formats: png,svg,pdf (default png,svg; png always, for report.html)\n"
           "  --log                logarithmic time axis in the time chart\n"
           "  --figure-size S      screen (default), column (3.5 in) or text (7 in): adds paper-sized figures\n"
           "                       (figures/<size>/, text at least 8 pt at that size) for a LaTeX document\n"

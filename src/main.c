@@ -67,6 +67,9 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
     predict_findings(&a);
     figure_list figs = {0};
     int rc = EXIT_OK;
+    /* report.html shows each figure as an inlined PNG (cmark-gfm's safe mode blanks an SVG
+     * data URI): PNGs are drawn whatever --format asks, or the page has no images. */
+    formats |= FIG_PNG;
     int frc = figures_render(&a, dir, formats, log_axis, &figs, err, errlen);
     if (frc == 0 && figure_size != FIG_SIZE_SCREEN)
         frc = figures_render_paper(&a, dir, formats, figure_size, &figs, err, errlen);
@@ -221,7 +224,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
 
 /* The report's outputs in an archive directory: replaced all together or not at all. */
 static const char *const report_outputs[] = {"figures", "report.md", "report.html", "summary.csv", "summary.tex",
-                                             "report.pdf"};
+                                             "CITATION.cff", "report.pdf"};
 enum { N_OUTPUTS = sizeof report_outputs / sizeof report_outputs[0] };
 
 static char *join(const char *dir, const char *name)

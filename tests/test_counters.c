@@ -590,3 +590,67 @@ Test(predict, archive_strings_are_escaped_in_the_section)
     counters_free(&f.r.counters);
     fixture_free(&f);
 }
+
+/* Issue 23, item 4: a share of a roof takes numerator and denominator from one scope. The
+ * counters fixture's naive forward holds a 256 MiB Memcpy: whole-forward DRAM bytes over
+ * kernel-only time gave "113% of the copy roof ✔". Kernels' bytes over kernels' time is
+ * the share; above 100% it is a measurement inconsistency, never a ✔. */
+Test(counters_fixture, roof_shares_use_one_scope_and_never_pass_100_percent_with_a_tick)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-counters");
+    char err[256];
+    cr_assert_eq(counters_read_json(&f.r.counters, "tests/fixtures/h200-counters/counters.json", err, sizeof err), 0,
+                 "%s", err);
+    cr_assert(f.r.ceilings.measured);
+    for (int vi = 0; vi < f.a.n; vi++) {
+        pv_variant pv;
+        predict_variant(&f.a, vi, &pv);
+        const pv_check *c = find(&pv, PV_REGIME, "forward");
+        if (!c || !isfinite(c->measured))
+            continue;
+        pv_sum k = predict_sum_kernels(&f.r.counters, f.a.v[vi].result->name, NULL);
+        cr_assert_gt(k.seconds, 0);
+        cr_assert_float_eq(c->frac_dram, k.dram / k.seconds / (f.r.ceilings.copy_tbps * 1e12), 1e-9,
+                           "%s: kernels' bytes over kernels' time", f.a.v[vi].result->name);
+        cr_assert_leq(c->frac_dram, 1.0, "%s: %.0f%% of the copy roof on real counters", f.a.v[vi].result->name,
+                      100 * c->frac_dram);
+        cr_assert_neq(c->verdict, PV_INCONSISTENT);
+    }
+    /* the naive forward: the kernels alone give 87% */
+    int naive = vindex(&f.a, "naive");
+    pv_variant pv;
+    predict_variant(&f.a, naive, &pv);
+    cr_assert_lt(fabs(find(&pv, PV_REGIME, "forward")->frac_dram - 0.87), 0.005);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert_null(strstr(md, "113% of the copy roof"));
+    cr_assert_not_null(strstr(md, "87% of the copy roof (kernels' FLOPs and DRAM bytes over kernels' time) | ✔ |"));
+    free(md);
+
+    /* A roof below what the kernels reach (here: the copy roof set to half of it, a
+     * synthetic change of the fixture): inconsistent, said with both rates, no ✔. */
+    const double kernels_tbps = predict_sum_kernels(&f.r.counters, "naive", NULL).dram /
+                                predict_sum_kernels(&f.r.counters, "naive", NULL).seconds / 1e12;
+    f.r.ceilings.copy_tbps = kernels_tbps / 2;
+    predict_variant(&f.a, naive, &pv);
+    const pv_check *c = find(&pv, PV_REGIME, "forward");
+    cr_assert_eq(c->verdict, PV_INCONSISTENT);
+    cr_assert_float_eq(c->frac_dram, 2.0, 1e-9);
+    md = report_markdown(&f.a, NULL, NULL);
+    const char *row = strstr(md, "| **regime** | memory-bound");
+    cr_assert_not_null(row, "the inconsistent row is listed first and marked");
+    const char *eol = strchr(row, '\n');
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)(eol - row), row);
+    cr_assert_not_null(strstr(line, "**measurement inconsistent**: "), "%s", line);
+    cr_assert_not_null(strstr(line, "200% of the copy roof"), "%s", line);
+    char rates[128];
+    snprintf(rates, sizeof rates, "the kernels moved %.2f TB/s, above the %.2f TB/s copy roof", kernels_tbps,
+             kernels_tbps / 2);
+    cr_assert_not_null(strstr(line, rates), "%s", line);
+    cr_assert_null(strstr(line, "✔"), "%s", line);
+    cr_assert_not_null(strstr(line, "| ⚠ inconsistent |"), "%s", line);
+    free(md);
+    counters_free(&f.r.counters);
+    fixture_free(&f);
+}

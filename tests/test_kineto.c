@@ -16,6 +16,8 @@
 #include "exit_codes.h"
 #include "findings.h"
 #include "kineto_import.h"
+#include "kernel_names.h"
+#include "report.h"
 #include "kineto_read.h"
 #include "sha256.h"
 #include "run_cli.h"
@@ -645,4 +647,75 @@ Test(import_cli, hostile_names_are_escaped)
     cr_assert_null(strstr(buf, "<img src=x"), "a kernel's name is never HTML");
     cr_assert_null(strstr(buf, "<b>"), "a file's name is never HTML");
     remove_tree(dir);
+}
+
+/* Issue 23, item 6: every full kernel name that the report shortens appears in it. The
+ * op tables' footnotes stopped after 16, so math's 187 µs `aten::to` kernel (op 18 of the
+ * imported PyTorch math forward) had its name nowhere; the appendix lists them all. */
+static char *html_escaped(const char *s)
+{
+    char *out = malloc(strlen(s) * 6 + 1), *o = out;
+    for (; *s; s++)
+        o += *s == '<' ? sprintf(o, "&lt;") : *s == '>' ? sprintf(o, "&gt;") : *s == '&' ? sprintf(o, "&amp;")
+             : *s == '"' ? sprintf(o, "&quot;") : sprintf(o, "%c", *s);
+    *o = '\0';
+    return out;
+}
+
+Test(import, every_shortened_kernel_name_is_in_the_report_in_full)
+{
+    imported *im = import_torch();
+    char *md = report_markdown(&im->a, NULL, NULL);
+    char err[256];
+    char *html = report_html(md, "imported", err, sizeof err);
+    cr_assert_not_null(html, "%s", err);
+    /* the HTML writer puts <wbr> break hints into long code spans: read past them */
+    for (char *w; (w = strstr(html, "<wbr>"));)
+        memmove(w, w + 5, strlen(w + 5) + 1);
+    int shortened = 0, in_rep = 0;
+    for (size_t i = 0; i < im->t.n_ops; i++) {
+        const gpu_op *o = &im->t.ops[i];
+        char s[FINDING_NAME_MAX + 8];
+        if (o->kind != GPU_KERNEL)
+            continue;
+        findings_short_name(o->name, s, sizeof s);
+        if (!strcmp(s, o->name))
+            continue;
+        shortened++;
+        cr_assert_not_null(strstr(md, o->name), "report.md lacks the full name of %s:\n%s", s, o->name);
+        char *h = html_escaped(o->name);
+        cr_assert_not_null(strstr(html, h), "report.html lacks the full name of %s", s);
+        free(h);
+    }
+    cr_assert_gt(shortened, 16, "more shortened kernels than the 16 footnotes held");
+    /* the 187 µs kernel of math's representative forward, past the 16th footnote */
+    const variant_analysis *m = analysis_find(&im->a, "kineto_sdpa_math");
+    cr_assert_not_null(m);
+    const forward *fw = &m->forwards[analysis_median_forward(m)];
+    for (int k = 16; k < fw->n_ops; k++) {
+        const gpu_op *o = fw->ops[k];
+        char s[FINDING_NAME_MAX + 8];
+        findings_short_name(o->name, s, sizeof s);
+        if (o->kind == GPU_KERNEL && strcmp(s, o->name) && o->end_ns - o->start_ns > 100000) {
+            in_rep++;
+            /* its footnote under math's op table, past the 16th */
+            char want[2048];
+            snprintf(want, sizeof want, "] op %d: `%s`", k + 1, o->name);
+            const char *sec = strstr(md, "### `kineto_sdpa_math`");
+            cr_assert_not_null(sec);
+            cr_assert_not_null(strstr(sec, want), "math's op table has no footnote for op %d (%s)", k + 1, s);
+        }
+    }
+    cr_assert_gt(in_rep, 0, "math's long shortened kernels past the 16th op");
+    const char *app = strstr(md, "## Appendix: full kernel names");
+    cr_assert_not_null(app);
+    int rows = 0;
+    for (const char *p = strstr(app, "|---|---|---|\n"); p && (p = strstr(p + 1, "\n| `")) && p < strstr(app, "\n## Cite");)
+        rows++;
+    int n;
+    free(kernel_names_shortened(&im->a, &n));
+    cr_assert_eq(rows, n, "one appendix row per distinct shortened name");
+    free(html);
+    free(md);
+    imported_free(im);
 }

@@ -14,6 +14,7 @@
 #include "figures/fig.h"
 #include "fixture.h"
 #include "occupancy.h"
+#include "citation.h"
 #include "report.h"
 
 #define EXAMPLE "out/example-h200"
@@ -202,7 +203,7 @@ Test(paper, one_representative_forward)
         /* the variant's own timeline shows it */
         snprintf(path, sizeof path,
                  "pdftotext -q %s/figures/timeline-%s.pdf - | tr '\\n' ' ' | "
-                 "grep -Eq 'iteration %d is the median one|iteration %d, the median one'",
+                 "grep -Eq 'iteration %d has the median CUDA time|iteration %d, of median CUDA time'",
                  dir, v->result->name, v->forwards[m].iteration, v->forwards[m].iteration);
         cr_assert_eq(system(path), 0, "%s", path);
     }
@@ -529,10 +530,11 @@ Test(paper, abstract_is_derived_from_the_records)
     char want[256];
     snprintf(want, sizeof want, "the fastest is `cudnn` at %.1f µs CUDA time per forward", c->cuda_us.median);
     cr_assert_not_null(strstr(abs, want), "%s", want);
-    snprintf(want, sizeof want, "math / naive %.2f×, naive / naive_inplace %.2f×, flash / efficient %.2f×, "
-             "cudnn / flash %.2f×", m->cuda_us.median / n->cuda_us.median, n->cuda_us.median / ni->cuda_us.median,
+    snprintf(want, sizeof want, "math / naive_inplace %.2f× (3.70×), flash / efficient %.2f× (0.53×), "
+             "cudnn / flash %.2f× (1.27×)", m->cuda_us.median / ni->cuda_us.median,
              fl->cuda_us.median / e->cuda_us.median, c->cuda_us.median / fl->cuda_us.median);
     cr_assert_not_null(strstr(abs, want), "%s", want);
+    (void)n;
     cr_assert_not_null(strstr(abs, "`naive` runs 7 GPU operations per forward where 6 were expected (1 Memset)"));
     cr_assert_not_null(strstr(abs, "`math` runs 19 GPU operations per forward besides Memsets where the series counts 20"));
     cr_assert_not_null(strstr(abs, "Kineto's estimate for `flash`'s kernel is 0% (55296 B shared memory per block)"));
@@ -543,6 +545,46 @@ Test(paper, abstract_is_derived_from_the_records)
     abs = strstr(md, "## Abstract\n\n");
     cr_assert_not_null(strstr(abs, "the fastest is `flash`"), "%.300s", abs);
     cr_assert_not_null(strstr(abs, "`cudnn` unavailable"));
+    free(md);
+    fixture_free(&f);
+}
+
+/* Issue 23: a ratio set beside the series' compares the series' own pair. The abstract
+ * had "math / naive 3.60×" beside the series' 3.7×, which is math over naive *in-place*
+ * (4.52× in the example). Every ratio of the abstract is a series pair, with the same
+ * value as the "Beside the series" line of that pair and the series' value beside it. */
+Test(paper, ratios_beside_the_series_use_the_series_pairs)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    const char *abs = strstr(md, "## Abstract\n\n"), *end = strstr(md, "## Summary");
+    cr_assert(abs && end);
+    char *abstract = strndup(abs, (size_t)(end - abs));
+    int n;
+    const series_ratio *rs = series_ratios(&n);
+    cr_assert_geq(n, 3);
+    int math_pair = 0;
+    for (int k = 0; k < n; k++) {
+        const variant_analysis *x = analysis_find(&f.a, rs[k].x), *y = analysis_find(&f.a, rs[k].y);
+        cr_assert(x && y);
+        const double here = x->cuda_us.median / y->cuda_us.median;
+        cr_assert_float_eq(series_ratio_here(&f.a, &rs[k]), here, 1e-12);
+        char want[200];
+        snprintf(want, sizeof want, "%s / %s %.2f× (%.2f×)", rs[k].x, rs[k].y, here, rs[k].series);
+        cr_assert_not_null(strstr(abstract, want), "abstract lacks \"%s\":\n%s", want, abstract);
+        snprintf(want, sizeof want, "- %s: %.2f× here (CUDA time per forward); %.2f× in the series", rs[k].what, here,
+                 rs[k].series);
+        cr_assert_not_null(strstr(md, want), "Beside the series lacks \"%s\"", want);
+        math_pair |= !strcmp(rs[k].x, "math") && !strcmp(rs[k].y, "naive_inplace");
+    }
+    cr_assert(math_pair, "the series' 3.7× is math over naive in-place");
+    /* the series' values come from its facts: 7.239 / 1.955 ms for math over naive in-place */
+    cr_assert_float_eq(rs[0].series, 7.239 / 1.955, 1e-9);
+    /* no pair the series does not make, e.g. math over (out-of-place) naive */
+    cr_assert_null(strstr(abstract, "math / naive "), "%s", abstract);
+    cr_assert_null(strstr(abstract, "math / naive 3."), "%s", abstract);
+    free(abstract);
     free(md);
     fixture_free(&f);
 }
@@ -561,24 +603,89 @@ Test(paper, citation_in_the_footer_and_the_repository)
     cr_assert_not_null(strstr(cite, want), "%s", cite);
     free(md);
     fixture_free(&f);
-    /* CITATION.cff: valid fields, and its commit is one of this repository's */
+    /* CITATION.cff: the repository's is the citation writer's output (`make citation`),
+     * with valid fields and no version of its own to disagree with a report's */
     FILE *c = fopen("CITATION.cff", "r");
     cr_assert_not_null(c);
-    char line[512], commit[64] = "";
-    int cff = 0, title = 0, authors = 0;
-    while (fgets(line, sizeof line, c)) {
-        cff |= !strncmp(line, "cff-version: 1.2.0", 18);
-        title |= !strncmp(line, "title: ", 7);
-        authors |= !strncmp(line, "authors:", 8);
-        sscanf(line, "commit: \"%40[0-9a-f]\"", commit);
-    }
+    char *repo = calloc(1, 1 << 16);
+    size_t got = fread(repo, 1, (1 << 16) - 1, c);
+    repo[got] = '\0';
     fclose(c);
-    cr_assert(cff && title && authors);
-    cr_assert_eq(strlen(commit), 40);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "git merge-base --is-ancestor %s HEAD 2>/dev/null || ! git rev-parse HEAD >/dev/null 2>&1",
-             commit);
-    cr_assert_eq(system(cmd), 0, "CITATION.cff names commit %s, which this repository does not hold", commit);
+    char *gen = citation_cff("", "");
+    cr_assert_str_eq(repo, gen, "CITATION.cff is not report/citation.c's output: run `make citation`");
+    cr_assert(strstr(repo, "cff-version: 1.2.0\n") && strstr(repo, "\ntitle: ") && strstr(repo, "\nauthors:\n"));
+    cr_assert_null(strstr(repo, "version: \""), "the repository's file names no version");
+    cr_assert_null(strstr(repo, "commit:"));
+    free(gen);
+    free(repo);
+}
+
+/* Issue 23: the report said "CITATION.cff in the repository holds the same entry" while
+ * the two named different commits. Now the report writes a CITATION.cff beside itself
+ * from the version string its BibTeX uses (run.json's tool_version), and the versions
+ * read back from the two files are that string. */
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    cr_assert_not_null(fp, "%s", path);
+    char *buf = calloc(1, 1 << 22);
+    size_t got = fread(buf, 1, (1 << 22) - 1, fp);
+    buf[got] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+Test(paper, citation_beside_the_report_has_the_bibtex_version)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp -r %s/. %s/ && ATTNPROF_PDF=0 %s report %s -q --format png", EXAMPLE, dir, bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    char *md = slurp(path);
+    snprintf(path, sizeof path, "%s/CITATION.cff", dir);
+    char *cff = slurp(path);
+    char bib_version[64] = "", cff_version[64] = "", pref_version[64] = "";
+    const char *b = strstr(md, "\n  version = {");
+    cr_assert_not_null(b);
+    sscanf(b, "\n  version = {%63[^}]}", bib_version);
+    const char *v = strstr(cff, "\nversion: \"");
+    cr_assert_not_null(v, "%s", cff);
+    sscanf(v, "\nversion: \"%63[^\"]\"", cff_version);
+    v = strstr(cff, "\n  version: \"");
+    cr_assert_not_null(v);
+    sscanf(v, "\n  version: \"%63[^\"]\"", pref_version);
+    cr_assert_str_eq(bib_version, f.r.tool_version);
+    cr_assert_str_eq(cff_version, f.r.tool_version);
+    cr_assert_str_eq(pref_version, f.r.tool_version);
+    cr_assert_not_null(strstr(cff, "\n  year: 2026\n"), "the run's year, as the BibTeX's");
+    cr_assert_not_null(strstr(md, "CITATION.cff beside this report holds the same entry"));
+    cr_assert_null(strstr(md, "CITATION.cff in the repository holds the same entry"));
+    /* the title and authors of the three are one */
+    char *repo = slurp("CITATION.cff");
+    const char *t = strstr(repo, "\ntitle: \"");
+    cr_assert_not_null(t);
+    char title[200] = "";
+    sscanf(t, "\ntitle: \"%199[^\"]\"", title);
+    char want[260];
+    snprintf(want, sizeof want, "\ntitle: \"%s\"\n", title);
+    cr_assert_not_null(strstr(cff, want));
+    snprintf(want, sizeof want, "  title   = {%s},", title);
+    cr_assert_not_null(strstr(md, want));
+    /* the YAML parses, where Python's yaml is there to read it */
+    snprintf(cmd, sizeof cmd, "! python3 -c 'import yaml' 2>/dev/null || python3 -c 'import sys, yaml; "
+             "d = yaml.safe_load(open(sys.argv[1])); assert d[\"version\"] == sys.argv[2], d' %s '%s'", path,
+             f.r.tool_version);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    free(repo);
+    free(cff);
+    free(md);
+    fixture_free(&f);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }
 
 Test(paper, reference_archive_beside_ours)
@@ -654,4 +761,109 @@ Test(paper, compare_figure_at_column_size)
     snprintf(cmd, sizeof cmd, "pdftotext -q %s - | tr '\\n' ' ' | grep -q 'h200-cudnn919-a.*h200-cudnn919-b'", path);
     cr_assert_eq(system(cmd), 0, "the runs' legend");
     remove_tree(dir);
+}
+
+/* Issue 23, item 5: a number printed in a figure is the table's number of the same name.
+ * The overview drew its variant's forward of median CUDA time and labelled it with that
+ * forward's own CPU time: cuDNN "CPU 63.9 µs" and math "CPU 242 µs" in the example, the
+ * maxima, where the table's medians are 21.1 and 160 µs. */
+static char *pdf_text_of(const char *pdf)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "pdftotext -q -enc UTF-8 '%s' -", pdf);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char *buf = calloc(1, 1 << 20);
+    size_t got = fread(buf, 1, (1 << 20) - 1, p);
+    buf[got] = '\0';
+    cr_assert_eq(pclose(p), 0, "pdftotext %s", pdf);
+    return buf;
+}
+
+Test(paper, figure_labels_are_the_table_medians)
+{
+    fixture f;
+    fixture_load(&f, EXAMPLE);
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", path[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    figure_list l = {0};
+    cr_assert_eq(figures_render(&f.a, dir, FIG_PDF, 0, &l, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/figures/timeline-overview.pdf", dir);
+    char *text = pdf_text_of(path);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    int drawn_differs = 0;
+    for (int i = 0; i < f.a.n; i++) {
+        const variant_analysis *va = &f.a.v[i];
+        char cuda[64], cpu[64], us[32], row[1200], want[96];
+        fig_overview_label(va, cuda, sizeof cuda, cpu, sizeof cpu);
+        /* the table's medians, one forward's times only where they are the medians */
+        fig_format_us(va->cuda_us.median, us, sizeof us);
+        snprintf(want, sizeof want, "median CUDA %s", us);
+        cr_assert_str_eq(cuda, want);
+        fig_format_us(va->cpu_us.median, us, sizeof us);
+        snprintf(want, sizeof want, "median CPU %s", us);
+        cr_assert_str_eq(cpu, want);
+        cr_assert_not_null(strstr(text, cuda), "overview lacks \"%s\":\n%s", cuda, text);
+        cr_assert_not_null(strstr(text, cpu), "overview lacks \"%s\":\n%s", cpu, text);
+        /* and the same value as the summary table's CPU median cell */
+        snprintf(want, sizeof want, "| `%s` | ", va->result->name);
+        const char *r = strstr(md, want);
+        cr_assert_not_null(r);
+        snprintf(row, sizeof row, "%.*s", (int)(strchr(r, '\n') - r), r);
+        format_us(va->cpu_us.median, us, sizeof us);
+        cr_assert_not_null(strstr(row, us), "%s: table row lacks CPU median %s", va->result->name, us);
+        const forward *fw = &va->forwards[analysis_median_forward(va)];
+        drawn_differs |= fabs(fw->cpu_us - va->cpu_us.median) > 1;
+    }
+    cr_assert(drawn_differs, "the example has a drawn forward whose CPU time is not the median: the case in point");
+    /* cuDNN's drawn forward has the largest CPU time, 63.9 µs: no label says so */
+    const variant_analysis *cu = analysis_find(&f.a, "cudnn");
+    cr_assert_float_eq(cu->forwards[analysis_median_forward(cu)].cpu_us, cu->cpu_us.max, 1e-9);
+    cr_assert_null(strstr(text, "CPU 63.9"), "%s", text);
+    cr_assert_not_null(strstr(text, "medians over all forwards"));
+    free(text);
+    free(md);
+    /* the compact paper timeline: each row ends with the median CUDA time */
+    cr_assert_eq(figures_render_paper(&f.a, dir, FIG_PDF, FIG_SIZE_TEXT, &l, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/figures/timeline-compact-text.pdf", dir);
+    text = pdf_text_of(path);
+    for (int i = 0; i < f.a.n; i++) {
+        char us[32];
+        fig_format_us(f.a.v[i].cuda_us.median, us, sizeof us);
+        cr_assert_not_null(strstr(text, us), "compact timeline lacks %s's median %s:\n%s", f.a.v[i].result->name, us,
+                           text);
+    }
+    free(text);
+    figure_list_free(&l);
+    remove_tree(dir);
+    fixture_free(&f);
+}
+
+/* Issue 23: the README's paper recipe (`report DIR --figure-size column --format pdf`)
+ * left report.html with no image: its page inlines PNGs only. PNGs are now always drawn. */
+Test(paper, pdf_only_recipe_keeps_the_report_figures)
+{
+    const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
+    char dir[] = "/tmp/attnprof-paper-XXXXXX", cmd[1024], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp -r %s/. %s/ && ATTNPROF_PDF=0 %s report %s -q --figure-size column --format pdf",
+             EXAMPLE, dir, bin, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    char *html = slurp(path);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    char *md = slurp(path);
+    int imgs = 0, links = 0;
+    for (const char *p = html; (p = strstr(p, "<img src=\"data:image/png;base64,")); p++)
+        imgs++;
+    for (const char *p = md; (p = strstr(p, "\n![")); p++)
+        links++;
+    cr_assert_gt(links, 8, "every figure of the example, paper ones included");
+    cr_assert_eq(imgs, links, "report.html shows %d of report.md's %d figures", imgs, links);
+    snprintf(path, sizeof path, "%s/figures/timeline-compact-column.pdf", dir);
+    cr_assert_eq(access(path, R_OK), 0, "the PDFs asked for are there: %s", path);
+    free(html);
+    free(md);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }

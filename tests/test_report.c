@@ -54,7 +54,8 @@ Test(report, html_has_a_real_table)
     cr_assert(strstr(html, "<td><code>naive_<wbr>inplace</code></td>"), "a long name may break after its underscores");
     cr_assert(strstr(html, "masked_fill_ in place"), "text outside code is untouched");
     cr_assert(strstr(html, "<style>") && strstr(html, "border-collapse"), "stylesheet inlined");
-    cr_assert_eq(count(html, "<table>"), 1 + 1 + 1 + 1 + 4, "header, summary, beside the series, overhead, 4 op tables");
+    cr_assert_eq(count(html, "<table>"), 1 + 1 + 1 + 1 + 4 + 1,
+                 "header, summary, beside the series, overhead, 4 op tables, full kernel names");
     free(md);
     free(html);
     fixture_free(&f);
@@ -90,7 +91,7 @@ Test(report, write_leaves_no_temporary_files)
         cr_assert(!strstr(e->d_name, ".tmp"), "left behind: %s", e->d_name);
     }
     closedir(d);
-    cr_assert_eq(files, 4, "report.md, report.html, summary.csv, summary.tex");
+    cr_assert_eq(files, 5, "report.md, report.html, summary.csv, summary.tex, CITATION.cff");
     remove_tree(dir);
     fixture_free(&f);
 }

@@ -200,6 +200,9 @@ void fig_shape_text(const analysis *a, char *out, size_t n);
 /* The forward drawn for a variant in one-forward figures: the median one
  * (analysis_median_forward), or -1. */
 int fig_middle_forward(const variant_analysis *va);
+/* The overview's labels of a variant: "median CUDA 2.25 ms" and "median CPU 160 µs", the
+ * medians over all forwards that the summary table shows (not the drawn forward's own). */
+void fig_overview_label(const variant_analysis *va, char *cuda, size_t n_cuda, char *cpu, size_t n_cpu);
 /* Legend: colour swatches with labels, wrapped to `maxw`; returns its height. */
 typedef struct fig_legend_item {
     rgb colour;

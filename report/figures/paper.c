@@ -127,7 +127,9 @@ static int compact_draw(cairo_t *cr, const fig_job *job)
         fig_set(cr, FIG_INK);
         fig_font(cr, f, 0);
         double end_x = px0 + (px1 - px0) * fw->gpu_span_us / axis_hi;
-        fig_format_us(fw->cuda_us, buf, sizeof buf);
+        /* the table's median CUDA time, not the drawn forward's own (the two differ when
+         * the number of forwards is even) */
+        fig_format_us(va->cuda_us.n ? va->cuda_us.median : NAN, buf, sizeof buf);
         fig_text(cr, end_x + 2, y + rh - 4, buf, ALIGN_LEFT);
         y += rh;
     }
@@ -276,7 +278,9 @@ int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int si
     fig_job *t = &jobs[0], *o = &jobs[1];
     snprintf(t->name, sizeof t->name, "timeline-compact-%s", sz);
     snprintf(t->caption, sizeof t->caption,
-             "The median forward of each variant on one time scale, GPU operations coloured by class (%s width).", sz);
+             "The forward of median CUDA time of each variant on one time scale, GPU operations coloured by "
+             "class; each row ends with the variant's median CUDA time per forward, as in the summary table "
+             "(%s width).", sz);
     t->w = paper_width(size);
     t->h = ceil(compact_height(measure, a, size));
     t->draw = compact_draw;

@@ -694,11 +694,11 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
     int rep = analysis_median_forward(va);
     if (sc.count > 1)
         snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing %d of %d forwards (iterations %d\xe2\x80\x93%d; "
-                 "iteration %d is the median one)",
+                 "iteration %d has the median CUDA time)",
                  shape, med, sc.count, va->n_forwards, va->forwards[sc.first].iteration,
                  va->forwards[sc.first + sc.count - 1].iteration, rep >= 0 ? va->forwards[rep].iteration : -1);
     else if (sc.count == 1)
-        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing 1 of %d forwards (iteration %d, the median one)",
+        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing 1 of %d forwards (iteration %d, of median CUDA time)",
                  shape, med, va->n_forwards, va->forwards[sc.first].iteration);
     else
         snprintf(buf, sizeof buf, "%s \xc2\xb7 %s", shape, med);
@@ -848,7 +848,16 @@ static int overview_plan_build(overview_plan *pl, const analysis *a)
 static double overview_block_height(const tl_scene *sc)
 {
     lane_pos p = lane_layout(sc, &OVERVIEW_STYLE, 0);
-    return p.end_y > 40 ? p.end_y : 40;
+    return p.end_y > 48 ? p.end_y : 48; /* room for the name and its three label lines */
+}
+
+void fig_overview_label(const variant_analysis *va, char *cuda, size_t n_cuda, char *cpu, size_t n_cpu)
+{
+    char t[32];
+    fig_format_us(va->cuda_us.n ? va->cuda_us.median : NAN, t, sizeof t);
+    snprintf(cuda, n_cuda, "median CUDA %s", t);
+    fig_format_us(va->cpu_us.n ? va->cpu_us.median : NAN, t, sizeof t);
+    snprintf(cpu, n_cpu, "median CPU %s", t);
 }
 
 static int overview_draw(cairo_t *cr, const fig_job *job)
@@ -866,8 +875,8 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
     fig_text(cr, x, 28, "One forward of each variant, same time scale", ALIGN_LEFT);
     fig_shape_text(a, shape, sizeof shape);
     snprintf(buf, sizeof buf,
-             "%s \xc2\xb7 the middle recorded forward of each variant, aligned at the start of its "
-             "forward call; host API calls above, GPU operations below",
+             "%s \xc2\xb7 each variant's forward of median CUDA time, aligned at the start of its "
+             "forward call \xc2\xb7 labels: medians over all forwards, as in the summary table",
              shape);
     fig_font(cr, 9.5, 0);
     fig_set(cr, FIG_GREY);
@@ -894,14 +903,17 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
         fig_font(cr, 8, 0);
         fig_set(cr, FIG_GREY);
         if (sc->count > 0) {
-            char cuda[32], cpu[32];
-            fig_format_us(va->forwards[sc->first].cuda_us, cuda, sizeof cuda);
-            fig_format_us(va->forwards[sc->first].cpu_us, cpu, sizeof cpu);
-            snprintf(buf, sizeof buf, "CUDA %s \xc2\xb7 CPU %s", cuda, cpu);
-            fig_text(cr, x, y + 23, buf, ALIGN_LEFT);
-            snprintf(buf, sizeof buf, "%d GPU op%s (iteration %d)", va->forwards[sc->first].n_ops,
+            /* The table's numbers (medians over all forwards), not the drawn forward's own:
+             * that one is picked by CUDA time, so its CPU time can be any of the forwards'. */
+            char cuda[64], cpu[64];
+            fig_overview_label(va, cuda, sizeof cuda, cpu, sizeof cpu);
+            snprintf(buf, sizeof buf, "%d GPU op%s, iteration %d", va->forwards[sc->first].n_ops,
                      va->forwards[sc->first].n_ops == 1 ? "" : "s", va->forwards[sc->first].iteration);
-            fig_text(cr, x, y + 33, buf, ALIGN_LEFT);
+            const char *lines[] = {cuda, cpu, buf};
+            for (int l = 0; l < 3; l++) { /* left of the lanes' "CPU" / "GPU" names */
+                fig_fit_text(cr, lines[l], OVERVIEW_COL - 26, 4, fit, sizeof fit);
+                fig_text(cr, x, y + 23 + 10 * l, fit, ALIGN_LEFT);
+            }
             g.t0 = (double)sc->origin;
             g.t1 = (double)(sc->origin + pl.span);
             lane_pos p = lane_layout(sc, &OVERVIEW_STYLE, y);
@@ -940,8 +952,9 @@ int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a)
 {
     snprintf(job->name, sizeof job->name, "timeline-overview");
     snprintf(job->caption, sizeof job->caption,
-             "One forward of each of the %d variants on one time scale: host API calls above, "
-             "GPU operations below, aligned at the start of the forward call.", a->n);
+             "One forward of each of the %d variants (its forward of median CUDA time) on one time scale: "
+             "host API calls above, GPU operations below, aligned at the start of the forward call; the "
+             "labels are the median CUDA and CPU times per forward of the summary table.", a->n);
     job->a = a;
     job->draw = overview_draw;
     job->w = FIG_WIDTH;

@@ -15,12 +15,22 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export ATTNPROF_PDF=0
 compile() { # compile DIR FILE: FILE \input into a minimal article with booktabs
-  printf '%s\n' '\documentclass{article}' '\usepackage[T1]{fontenc}' '\usepackage{booktabs}' \
+  printf '%s\n' '\documentclass{article}' '\usepackage[T1]{fontenc}' '\usepackage{lmodern}' '\usepackage{booktabs}' \
     '\begin{document}' "\\input{$1/$2}" '\end{document}' > "$work/doc.tex"
   if ! (cd "$work" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >/dev/null 2>&1); then
     echo "latex: $1/$2 does not compile:" >&2; grep -A3 '^!' "$work/doc.log" >&2 || tail -20 "$work/doc.log" >&2; exit 1
   fi
   pdftotext -layout "$work/doc.pdf" "$work/doc.txt"
+  no_type3 "$work/doc.pdf" "$1/$2"
+}
+# Many venues reject PDFs with Type 3 (bitmap) fonts: pdflatex's T1 text without outline
+# fonts (lmodern or cm-super) is drawn in them. pdffonts lists each font and its type.
+no_type3() {
+  command -v pdffonts >/dev/null || { echo "latex: pdffonts is missing (apt-get install poppler-utils)" >&2; exit 1; }
+  local fonts; fonts=$(pdffonts "$1") || { echo "latex: pdffonts cannot read $1" >&2; exit 1; }
+  if printf '%s\n' "$fonts" | awk 'NR > 2' | grep -q 'Type 3'; then
+    echo "latex: $2 embeds Type 3 (bitmap) fonts:" >&2; printf '%s\n' "$fonts" >&2; exit 1
+  fi
 }
 expect() { grep -qF -- "$1" "$work/doc.txt" || { echo "latex: the compiled $2 lacks \"$1\"" >&2; cat "$work/doc.txt" >&2; exit 1; }; }
 
@@ -42,6 +52,13 @@ for s in h200-cudnn914 h200-cudnn919-a "faster" "95% bootstrap"; do expect "$s" 
 mkdir -p "$work/readme/out"
 cp -r "$here/out/example-h200" "$work/readme/out/"
 "$bin" report "$work/readme/out/example-h200" -q --format pdf --figure-size column
+# the recipe keeps the report's figures: report.html shows every figure report.md links
+html="$work/readme/out/example-h200/report.html"
+imgs=$(grep -o '<img src="data:image/png;base64,' "$html" | wc -l)
+want=$(grep -c '^!\[' "$work/readme/out/example-h200/report.md" || true)
+if [ "$imgs" -lt 1 ] || [ "$imgs" != "$want" ]; then
+  echo "latex: the README's recipe leaves report.html with $imgs of $want figures" >&2; exit 1
+fi
 # the README's excerpt of the example's summary: every row's numbers and each abridged finding
 # are what the report writes today
 md="$work/readme/out/example-h200/report.md"
@@ -64,8 +81,9 @@ sed -n '/^```latex$/,/^```$/p' "$here/README.md" | sed '1d;$d' > "$work/readme/p
 if ! (cd "$work/readme" && pdflatex -interaction=nonstopmode -halt-on-error paper.tex >/dev/null 2>&1); then
   echo "latex: the README's LaTeX example does not compile:" >&2; grep -A3 '^!' "$work/readme/paper.log" >&2; exit 1
 fi
+no_type3 "$work/readme/paper.pdf" "the README's LaTeX example"
 # the column figures fit the 3.5 in column: no box overfull by more than a rounding
 if grep -E 'Overfull \\hbox \(([2-9]|[1-9][0-9]+)\.[0-9]*pt' "$work/readme/paper.log" >&2; then
   echo "latex: the README's example overflows its column or text width (above)" >&2; exit 1
 fi
-echo "latex: summary.tex (2 archives), compare.tex and the README's example compile with pdflatex"
+echo "latex: summary.tex (2 archives), compare.tex and the README's example compile with pdflatex, no Type 3 font"
