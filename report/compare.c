@@ -23,6 +23,11 @@ int compare_load(compare_archive *ar, const char *dir, char *err, size_t errlen)
     snprintf(ar->dir, sizeof ar->dir, "%s", dir);
     if (archive_read(dir, &ar->t, &ar->r, err, errlen) != 0)
         return EXIT_BAD_ARCHIVE;
+    return compare_analyse(ar, err, errlen);
+}
+
+int compare_analyse(compare_archive *ar, char *err, size_t errlen)
+{
     if (analysis_build(&ar->a, &ar->t, &ar->r, err, errlen) != 0) {
         trace_free(&ar->t);
         return EXIT_BAD_ARCHIVE;
@@ -243,7 +248,15 @@ static void sample_push(sample_list *l, double x)
     l->v[l->n++] = x;
 }
 
-/* Every distinct GPU operation (kind + name) of a variant's forwards, with how
+/* The same operation in one forward and another: kind, role and name, and for
+ * copies and memsets the direction and the bytes, which the name does not carry. */
+static int same_operation(const kernel_summary *k, const gpu_op *op, op_role role)
+{
+    return k->op->kind == op->kind && k->role == role && !strcmp(k->op->name, op->name) &&
+           (op->kind == GPU_KERNEL || (k->op->bytes == op->bytes && !strcmp(k->op->copy_kind, op->copy_kind)));
+}
+
+/* Every distinct GPU operation of a variant's forwards, with its role, how
  * often it runs per forward and the median duration of one run. */
 static int summarise_kernels(const variant_analysis *va, const device_props *dev, kernel_summary **out)
 {
@@ -255,10 +268,14 @@ static int summarise_kernels(const variant_analysis *va, const device_props *dev
     sample_list *durs = NULL;
     for (int f = 0; f < va->n_forwards; f++) {
         const forward *fw = &va->forwards[f];
+        op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
+        if (!roles)
+            abort();
+        op_roles_of_forward(fw->ops, fw->n_ops, roles);
         for (int i = 0; i < fw->n_ops; i++) {
             const gpu_op *op = fw->ops[i];
             int j = 0;
-            while (j < n && !(k[j].op->kind == op->kind && !strcmp(k[j].op->name, op->name)))
+            while (j < n && !same_operation(&k[j], op, roles[i]))
                 j++;
             if (j == n) {
                 if (n == cap) {
@@ -272,6 +289,7 @@ static int summarise_kernels(const variant_analysis *va, const device_props *dev
                 memset(&durs[n], 0, sizeof durs[n]);
                 k[n].op = op;
                 k[n].cls = classify_op(op);
+                k[n].role = roles[i];
                 k[n].order = i;
                 k[n].registers = op->registers;
                 k[n].smem = op->static_smem + op->dynamic_smem;
@@ -285,6 +303,7 @@ static int summarise_kernels(const variant_analysis *va, const device_props *dev
                 k[j].order = i;
             sample_push(&durs[j], (double)(op->end_ns - op->start_ns) / 1000.0);
         }
+        free(roles);
     }
     for (int j = 0; j < n; j++) {
         k[j].per_forward = (double)durs[j].n / va->n_forwards;
@@ -332,12 +351,18 @@ static void add_row(kernel_diff *d, kernel_change ch, const kernel_summary *b, c
                  (b && o && fabs(b->per_forward - o->per_forward) > 1e-9);
 }
 
-/* The wording of a finding with its numbers taken out, so "126.0 µs" and
- * "131.2 µs" versions of one finding count as the same finding. */
+/* A finding's head: its wording up to the first ':', '(' or '`' (what was found,
+ * before the details: the numbers, the kernels' names, where it was launched),
+ * with numbers taken out, so "a 256 MiB Memcpy DtoD inside every forward (…)"
+ * is one finding whether or not the trace says which ATen op hid it, and one
+ * fused kernel is one finding whichever kernel it is (the kernel table shows
+ * the rename). */
 static void finding_key(const char *s, char *out, size_t n)
 {
     size_t j = 0;
-    for (; *s && j + 1 < n; s++) {
+    for (; *s && *s != ':' && *s != '(' && *s != '`' && j + 1 < n; s++) {
+        if (*s == '\\' && s[1] == '`') /* an escaped backquote starts a name too */
+            break;
         if (isdigit((unsigned char)*s)) {
             while (isdigit((unsigned char)s[1]) || s[1] == '.' || s[1] == ',')
                 s++;
@@ -346,6 +371,8 @@ static void finding_key(const char *s, char *out, size_t n)
             out[j++] = *s;
         }
     }
+    while (j > 0 && out[j - 1] == ' ')
+        j--;
     out[j] = '\0';
 }
 
@@ -360,29 +387,82 @@ static int has_finding_key(const variant_analysis *va, const char *key)
     return 0;
 }
 
+/* Findings that rest on a record not every archive holds, by head: without the
+ * record on the other side the finding cannot be tested there, so its absence
+ * says nothing. (The findings themselves are derived in findings.c from these
+ * same records: r->expected_ops and the variant's facts.) */
+static const struct finding_need {
+    const char *head;      /* prefix of finding_key */
+    const char *fact;      /* the variant fact it needs; NULL: the expected operation count */
+    const char *missing;
+} finding_needs[] = {
+    {"observed # GPU operations per forward where # were expected", NULL, "no expected operation count"},
+    {"one-off cost # ms in setup", "plan_build_us", "no setup phases"},
+    {"plan rebuilt in every forward", "plan_build_us", "no setup phases"},
+    {"fully-masked rows", "fully_masked_rows", "no check of the output's fully-masked rows"},
+};
+
+static int has_fact(const variant_result *r, const char *key)
+{
+    for (int i = 0; i < r->facts.n; i++)
+        if (!strcmp(r->facts.item[i].key, key))
+            return 1;
+    return 0;
+}
+
+/* What `other` lacks to test a finding with this head, or NULL when it has it all. */
+static const char *missing_for(const char *key, const variant_analysis *other)
+{
+    for (size_t k = 0; k < sizeof finding_needs / sizeof finding_needs[0]; k++) {
+        const struct finding_need *w = &finding_needs[k];
+        if (strncmp(key, w->head, strlen(w->head)))
+            continue;
+        const variant_result *r = other->result;
+        if (w->fact ? !has_fact(r, w->fact) : r->expected_ops < 0)
+            return w->missing;
+    }
+    return NULL;
+}
+
 static void diff_findings(kernel_diff *d, const variant_analysis *base, const variant_analysis *other)
 {
     d->only_base = calloc(MAX_FINDINGS, sizeof *d->only_base);
     d->only_other = calloc(MAX_FINDINGS, sizeof *d->only_other);
-    if (!d->only_base || !d->only_other)
+    d->gap_base = calloc(MAX_FINDINGS, sizeof *d->gap_base);
+    d->gap_other = calloc(MAX_FINDINGS, sizeof *d->gap_other);
+    if (!d->only_base || !d->only_other || !d->gap_base || !d->gap_other)
         abort();
     char key[400];
     for (int i = 0; base && i < base->n_findings; i++) {
         finding_key(base->findings[i], key, sizeof key);
-        if (!has_finding_key(other, key))
+        if (has_finding_key(other, key))
+            continue;
+        const char *missing = missing_for(key, other);
+        if (missing)
+            d->gap_base[d->n_gap_base++] = (finding_gap){base->findings[i], missing};
+        else
             d->only_base[d->n_only_base++] = base->findings[i];
     }
     for (int i = 0; other && i < other->n_findings; i++) {
         finding_key(other->findings[i], key, sizeof key);
-        if (!has_finding_key(base, key))
+        if (has_finding_key(base, key))
+            continue;
+        const char *missing = missing_for(key, base);
+        if (missing)
+            d->gap_other[d->n_gap_other++] = (finding_gap){other->findings[i], missing};
+        else
             d->only_other[d->n_only_other++] = other->findings[i];
     }
 }
 
-/* Same name first; then, in forward order, an unmatched kernel of the baseline
- * and one of the other archive of the same kind and class are one kernel
- * renamed (another cuDNN knob, an sm80 GEMM for an sm90 one); the rest were
- * added or removed. */
+/* Operations are paired only within a role (op_role.h), so a scale is never set
+ * beside a mask or a softmax beside a cast. Within a role: the same operation
+ * first (same_operation: name, and for copies and memsets direction and bytes);
+ * then a copy or memset of the same direction with other bytes; then, in forward
+ * order, an unmatched kernel of the baseline and one of the other archive are
+ * the step done by another kernel, "renamed" (another cuDNN knob, PyTorch's
+ * kernel for ours). What is left has no counterpart of its role on the other
+ * side: added or removed, listed under its role. */
 static void diff_kernels(kernel_diff *d, const kernel_summary *base, int nb, const kernel_summary *other, int no,
                          double min_effect)
 {
@@ -401,21 +481,26 @@ static void diff_kernels(kernel_diff *d, const kernel_summary *base, int nb, con
         abort();
     for (int i = 0; i < nb; i++)
         for (int j = 0; j < no; j++)
-            if (!used_o[j] && b[i]->op->kind == o[j]->op->kind && !strcmp(b[i]->op->name, o[j]->op->name)) {
+            if (!used_o[j] && same_operation(b[i], o[j]->op, o[j]->role)) {
                 add_row(d, KERNEL_SAME, b[i], o[j], min_effect);
                 used_b[i] = used_o[j] = 1;
                 break;
             }
-    for (int i = 0; i < nb; i++) {
-        if (used_b[i])
-            continue;
-        for (int j = 0; j < no; j++)
-            if (!used_o[j] && b[i]->op->kind == o[j]->op->kind && b[i]->cls == o[j]->cls) {
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < nb; i++) {
+            if (used_b[i])
+                continue;
+            for (int j = 0; j < no; j++) {
+                if (used_o[j] || b[i]->op->kind != o[j]->op->kind || b[i]->role != o[j]->role)
+                    continue;
+                /* Pass 0: copies and memsets of one direction; pass 1: the rest of the role. */
+                if (pass == 0 && (b[i]->op->kind == GPU_KERNEL || strcmp(b[i]->op->copy_kind, o[j]->op->copy_kind)))
+                    continue;
                 add_row(d, KERNEL_RENAMED, b[i], o[j], min_effect);
                 used_b[i] = used_o[j] = 1;
                 break;
             }
-    }
+        }
     for (int i = 0; i < nb; i++)
         if (!used_b[i])
             add_row(d, KERNEL_REMOVED, b[i], NULL, min_effect);
@@ -552,6 +637,8 @@ void compare_free(compare_model *m)
             free(cv->diff[i].rows);
             free(cv->diff[i].only_base);
             free(cv->diff[i].only_other);
+            free(cv->diff[i].gap_base);
+            free(cv->diff[i].gap_other);
         }
     }
     free(m->variants);

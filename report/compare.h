@@ -20,6 +20,7 @@
 #include "analysis.h"
 #include "bootstrap.h"
 #include "figures.h"
+#include "op_role.h"
 
 #define COMPARE_MAX_ARCHIVES 8
 /* A ratio is a difference only when its 95% interval excludes 1 and it is at
@@ -71,16 +72,19 @@ typedef struct compare_cell {
 } compare_cell;
 
 typedef enum kernel_change {
-    KERNEL_SAME = 0,       /* same name in both */
-    KERNEL_RENAMED,        /* another kernel in the same place (e.g. another cuDNN knob) */
-    KERNEL_ADDED,          /* only in the other archive */
+    KERNEL_SAME = 0,       /* same role and name (copies, memsets: same direction and bytes) in both */
+    KERNEL_RENAMED,        /* another kernel in the same role (another cuDNN knob, PyTorch's for ours),
+                              or a copy/memset of the same direction with other bytes */
+    KERNEL_ADDED,          /* only in the other archive: no operation of its role left in the baseline */
     KERNEL_REMOVED,        /* only in the baseline */
 } kernel_change;
 
-/* One GPU operation of a variant's forward, summarised over all its forwards. */
+/* One GPU operation of a variant's forward (kind, role and name; copies and
+ * memsets also by direction and bytes), summarised over all its forwards. */
 typedef struct kernel_summary {
     const gpu_op *op;      /* a representative record (first occurrence) */
     op_class cls;
+    op_role role;          /* in the forward (op_role.h): operations are paired only within a role */
     double per_forward;    /* occurrences per forward */
     double median_us;      /* median duration of one occurrence */
     int registers, smem;   /* per thread / per block (static + dynamic) */
@@ -98,12 +102,23 @@ typedef struct kernel_row {
     int notable;           /* renamed/added/removed, a significant time change, other resources or counts */
 } kernel_row;
 
+/* A finding of one side whose facts the other side does not record (an import
+ * has no expected operation count, no setup phases, no output check): it is
+ * neither "only in" one run nor shared, it cannot be tested on the other. */
+typedef struct finding_gap {
+    const char *text;      /* the finding */
+    const char *missing;   /* "the expected operation count", … */
+} finding_gap;
+
 typedef struct kernel_diff {
     kernel_row *rows;
     int n;
-    /* findings whose wording (numbers aside) appears on one side only */
+    /* findings of one side only: no finding of the other side has the same head
+     * (its wording up to the first ':', '(' or '`', numbers aside) */
     const char **only_base, **only_other;
     int n_only_base, n_only_other;
+    finding_gap *gap_base, *gap_other; /* one side's findings the other cannot test */
+    int n_gap_base, n_gap_other;
 } kernel_diff;
 
 typedef struct compare_variant {
@@ -138,6 +153,9 @@ typedef struct compare_model {
 /* Reads DIR/trace.json and DIR/run.json and analyses them. Returns EXIT_OK or
  * EXIT_BAD_ARCHIVE with a one-line reason. */
 int compare_load(compare_archive *ar, const char *dir, char *err, size_t errlen);
+/* The analysis of an archive already read into ar->t and ar->r (ar->dir set by the
+ * caller; an import in memory, say). EXIT_OK, or EXIT_BAD_ARCHIVE (ar->t freed). */
+int compare_analyse(compare_archive *ar, char *err, size_t errlen);
 void compare_archive_free(compare_archive *ar);
 
 /* Builds the model over loaded archives (labels are made unique here). Returns

@@ -8,6 +8,7 @@
 #include "escape.h"
 #include "latex.h"
 #include "exit_codes.h"
+#include "findings.h"
 #include "report.h"
 
 #include <math.h>
@@ -165,6 +166,13 @@ static void op_name(const kernel_summary *k, char *out, size_t n)
         snprintf(s, sizeof s, "%s", k->op->name);
     }
     esc_md_code_buf(out, n, s);
+    /* A copy's or memset's name says its direction, not its size: add the bytes,
+     * by which they are paired. */
+    if (k->op->kind != GPU_KERNEL) {
+        char b[32];
+        size_t len = strlen(out);
+        snprintf(out + len, len < n ? n - len : 0, " %s", human_bytes((double)k->op->bytes, b, sizeof b));
+    }
 }
 
 /* "168" when equal, "168 → 232" when not, "–" on a missing side. */
@@ -211,7 +219,7 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
         double per_forward = 0;
         for (int k = 0; k < d->n; k++)
             per_forward += d->rows[k].base ? d->rows[k].base->per_forward : 0;
-        if (!notable && !d->n_only_base && !d->n_only_other) {
+        if (!notable && !d->n_only_base && !d->n_only_other && !d->n_gap_base && !d->n_gap_other) {
             fprintf(f, "the same GPU operations (%d distinct, %g per forward), with the same resources and no "
                        "significant difference in time.\n\n",
                     d->n, per_forward);
@@ -224,11 +232,11 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
         else
             fprintf(f, "the same GPU operations (%d distinct), but not the same findings:\n\n", d->n);
         if (notable)
-            fputs("| Change | Baseline | This run | Per forward | Median time (baseline → this run) | Ratio [95%] | "
-                  "Regs / thread | Shared mem / block | Occupancy (theor.) |\n",
+            fputs("| Role | Change | Baseline | This run | Per forward | Median time of one launch (baseline → this run) "
+                  "| Ratio [95%] | Regs / thread | Shared mem / block | Occupancy (theor.) |\n",
                   f);
         if (notable)
-            fputs("|---|---|---|---|---|---|---|---|---|\n", f);
+            fputs("|---|---|---|---|---|---|---|---|---|---|\n", f);
         for (int k = 0; k < d->n; k++) {
             const kernel_row *r = &d->rows[k];
             if (!r->notable)
@@ -245,7 +253,7 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
             pair_int(r, r->base ? r->base->registers : 0, r->other ? r->other->registers : 0, "", regs, sizeof regs);
             pair_int(r, r->base ? r->base->smem : 0, r->other ? r->other->smem : 0, " B", smem, sizeof smem);
             pair_occ(r, occ, sizeof occ);
-            fprintf(f, "| %s | ", change_word(r->change));
+            fprintf(f, "| %s | %s | ", op_role_name(r->base ? r->base->role : r->other->role), change_word(r->change));
             fputs(bn, f);
             fputs(" | ", f);
             fputs(r->change == KERNEL_SAME ? "same" : on, f);
@@ -267,7 +275,17 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
             esc_md_text(f, d->only_base[k]);
             fputc('\n', f);
         }
-        if (d->n_only_base || d->n_only_other)
+        for (int k = 0; k < d->n_gap_base; k++) {
+            fprintf(f, "- Found in the baseline, not testable in this run (it records %s): ", d->gap_base[k].missing);
+            esc_md_text(f, d->gap_base[k].text);
+            fputc('\n', f);
+        }
+        for (int k = 0; k < d->n_gap_other; k++) {
+            fprintf(f, "- Found in this run, not testable in the baseline (it records %s): ", d->gap_other[k].missing);
+            esc_md_text(f, d->gap_other[k].text);
+            fputc('\n', f);
+        }
+        if (d->n_only_base || d->n_only_other || d->n_gap_base || d->n_gap_other)
             fputc('\n', f);
     }
 }
@@ -352,10 +370,18 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     report_md_figure(f, figs, "compare-timeline", inline_from_dir);
 
     fputs("## Kernels, variant by variant\n\n", f);
-    fputs("Each run's GPU operations are matched to the baseline's: by name first, then, in forward order, a "
-          "kernel of the same class in the same place is the same kernel *renamed* (another cuDNN knob, another "
-          "cuBLAS GEMM); the rest were *added* or *removed*. Findings are matched by their wording with the "
-          "numbers taken out.\n\n",
+    fputs("Each run's GPU operations are matched to the baseline's within their *role* in the attention forward "
+          "(QKᵀ GEMM, scale, mask build, mask apply, softmax, softmax NaN guard, PV GEMM, fused attention, cast, "
+          "copy, memset, other), read from the kernel's name, the record's kind, the ATen op that launched it "
+          "where the trace has one, and its place before or after the softmax; operations of different roles are "
+          "never paired. Within a role: the same name first (copies and memsets: the same direction and bytes); "
+          "then a copy or memset of the same direction with other bytes, or, in forward order, another kernel "
+          "doing the same step (*renamed*: another cuDNN knob, PyTorch's kernel for ours); what has no "
+          "counterpart of its role was *added* or *removed* and is listed under its role. Times are the median of "
+          "one launch. Findings are matched by their head (the wording before the first colon, parenthesis or "
+          "name, numbers taken out); a finding that rests on a record the other run does not hold (an import "
+          "records no expected operation count, setup phases or output check) is listed as not testable there, "
+          "not as found in one run only.\n\n",
           f);
     for (int v = 0; v < m->n_variants; v++)
         kernel_section(f, m, &m->variants[v]);
