@@ -73,10 +73,12 @@ compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, 
 
 /* ---- metadata ----------------------------------------------------------- */
 
+static const char nr_text[] = "not recorded";
+
 static void version_text(int v, char *out, size_t n)
 {
     if (v <= 0)
-        snprintf(out, n, "not recorded");
+        snprintf(out, n, "%s", nr_text);
     else
         snprintf(out, n, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
 }
@@ -98,16 +100,16 @@ static void fill_fields(compare_model *m)
                   *drv = field(m, "Driver", 1), *rt = field(m, "CUDA runtime", 1), *cublas = field(m, "cuBLAS", 1),
                   *cudnn = field(m, "cuDNN", 1), *cupti = field(m, "CUPTI", 1),
                   *tool = field(m, "attnprof", 1), *date = field(m, "Date", 0), *shape = field(m, "Shape", 1),
-                  *dtype = field(m, "Data type", 1), *iters = field(m, "Iterations", 1),
-                  *seed = field(m, "Seed", 1);
+                  *dtype = field(m, "Data type", 1), *iters = field(m, "Recorded forwards", 1),
+                  *warmup = field(m, "Warm-up forwards", 1), *seed = field(m, "Seed", 1);
     for (int i = 0; i < m->n; i++) {
         const run_info *r = &m->in[i]->r;
         const device_props *d = &r->device;
         snprintf(gpu->value[i], sizeof gpu->value[i], "%s (sm_%d%d)", d->name, d->major, d->minor);
         /* Which physical GPU: recorded since the sweep (run.json "gpu.uuid"). */
-        snprintf(uuid->value[i], sizeof uuid->value[i], "%s", r->gpu_uuid[0] ? r->gpu_uuid : "not recorded");
+        snprintf(uuid->value[i], sizeof uuid->value[i], "%s", r->gpu_uuid[0] ? r->gpu_uuid : nr_text);
         /* An imported Kineto trace lacks some of these: say so rather than print 0. */
-        const char *nr = "not recorded";
+        const char *nr = nr_text;
         if (d->sm_count > 0)
             snprintf(sms->value[i], sizeof sms->value[i], "%d", d->sm_count);
         else
@@ -124,7 +126,7 @@ static void fill_fields(compare_model *m)
             snprintf(mclk->value[i], sizeof mclk->value[i], "%d MHz", d->mem_clock_khz / 1000);
         else
             snprintf(mclk->value[i], sizeof mclk->value[i], "%s", nr);
-        snprintf(drv->value[i], sizeof drv->value[i], "%s", r->driver_version[0] ? r->driver_version : "not recorded");
+        snprintf(drv->value[i], sizeof drv->value[i], "%s", r->driver_version[0] ? r->driver_version : nr_text);
         if (r->cuda_runtime_version > 0)
             snprintf(rt->value[i], sizeof rt->value[i], "%d.%d", r->cuda_runtime_version / 1000,
                      r->cuda_runtime_version % 1000 / 10);
@@ -138,16 +140,38 @@ static void fill_fields(compare_model *m)
         snprintf(shape->value[i], sizeof shape->value[i], "%d×%d×%d×%d", r->shape.batch, r->shape.heads,
                  r->shape.seq, r->shape.dim);
         snprintf(dtype->value[i], sizeof dtype->value[i], "%s%s", r->dtype, r->causal ? ", causal" : "");
-        snprintf(iters->value[i], sizeof iters->value[i], "%d warm-up + %d recorded", r->warmup, r->iters);
-        snprintf(seed->value[i], sizeof seed->value[i], "%llu", r->seed);
+        snprintf(iters->value[i], sizeof iters->value[i], "%d", r->iters);
+        /* A Kineto trace holds neither the inputs' seed nor the forwards run
+         * before profiling: for an import both are not recorded, whatever
+         * run.json says (older imports wrote 0 for them). */
+        if (r->imported) {
+            snprintf(warmup->value[i], sizeof warmup->value[i], "%s", nr);
+            snprintf(seed->value[i], sizeof seed->value[i], "%s", nr);
+        } else {
+            snprintf(warmup->value[i], sizeof warmup->value[i], "%d", r->warmup);
+            snprintf(seed->value[i], sizeof seed->value[i], "%llu", r->seed);
+        }
     }
-    for (int f = 0; f < m->n_fields; f++)
-        for (int i = 1; i < m->n; i++)
-            if (strcmp(m->fields[f].value[i], m->fields[f].value[0]))
-                m->fields[f].differs = 1;
+    /* A field differs when two runs that record it hold different values; "not
+     * recorded" against a value is unknown, not a difference. */
+    for (int f = 0; f < m->n_fields; f++) {
+        compare_field *x = &m->fields[f];
+        int first = -1;
+        for (int i = 0; i < m->n; i++) {
+            if (!strcmp(x->value[i], nr_text)) {
+                x->unrecorded = 1;
+                continue;
+            }
+            if (first < 0)
+                first = i;
+            else if (strcmp(x->value[i], x->value[first]))
+                x->differs = 1;
+        }
+    }
 }
 
-/* "cuDNN differs (9.14.0 vs 9.19.0); GPU, driver and shape are equal." */
+/* "cuDNN differs (9.14.0 vs 9.19.0); GPU, driver and shape are equal.", then the
+ * fields some run does not record. */
 static void differs_sentence(compare_model *m)
 {
     char *s = m->differs_sentence;
@@ -171,7 +195,7 @@ static void differs_sentence(compare_model *m)
     int n_equal = 0;
     for (int k = 0; k < 3; k++)
         for (int f = 0; f < m->n_fields; f++)
-            if (!strcmp(m->fields[f].name, anchors[k]) && !m->fields[f].differs)
+            if (!strcmp(m->fields[f].name, anchors[k]) && !m->fields[f].differs && !m->fields[f].unrecorded)
                 equal[n_equal++] = k == 0 ? "GPU" : k == 1 ? "driver" : "shape";
     int date_differs = 0;
     for (int f = 0; f < m->n_fields; f++)
@@ -186,6 +210,13 @@ static void differs_sentence(compare_model *m)
         PUT(" %s equal", n_equal == 1 ? "is" : "are");
     }
     PUT(".");
+    /* What some run does not record is neither equal nor different: say which. */
+    int n_unrecorded = 0;
+    for (int f = 0; f < m->n_fields; f++)
+        if (m->fields[f].unrecorded && m->fields[f].in_sentence)
+            PUT("%s%s", n_unrecorded++ ? ", " : " Not recorded by every run, so not compared: ", m->fields[f].name);
+    if (n_unrecorded)
+        PUT(".");
 #undef PUT
 }
 
@@ -202,6 +233,9 @@ static int variant_index(const compare_model *m, const char *name)
 static void fill_cell(compare_cell *c, const compare_archive *ar, const char *name, int throughput)
 {
     memset(c, 0, sizeof *c);
+    /* No ratio until one is computed: NAN, never a 0 that reads as a value. */
+    compare_ratio none = {.ci = {NAN, NAN, NAN}, .verdict = VERDICT_NONE};
+    c->metric_ratio = c->cpu_ratio = c->ops_ratio = none;
     c->va = analysis_find(&ar->a, name);
     c->state = "not run";
     c->reason = "";
@@ -604,7 +638,12 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
             fill_cell(&cv->cell[i], m->in[i], cv->name, m->throughput);
             cv->n_kernels[i] = summarise_kernels(cv->cell[i].va, &m->in[i]->t.device, &cv->kernels[i]);
         }
-        const compare_cell *base = &cv->cell[0];
+        compare_cell *base = &cv->cell[0];
+        /* The baseline against itself: exactly 1 (no verdict, it is the reference). */
+        if (comparable(base)) {
+            compare_ratio one = {.ci = {1, 1, 1}, .verdict = VERDICT_NONE};
+            base->metric_ratio = base->cpu_ratio = base->ops_ratio = one;
+        }
         for (int i = 1; i < n; i++) {
             compare_cell *c = &cv->cell[i];
             if (comparable(base) && comparable(c)) {

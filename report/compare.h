@@ -133,7 +133,8 @@ typedef struct compare_variant {
 typedef struct compare_field {
     const char *name;
     char value[COMPARE_MAX_ARCHIVES][160];
-    int differs;
+    int differs;           /* two runs that record it hold different values */
+    int unrecorded;        /* some run does not record it ("not recorded"): never a difference */
     int in_sentence;       /* named in the "what differs" sentence (the date is not) */
 } compare_field;
 

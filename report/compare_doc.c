@@ -340,7 +340,9 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
         }
         fputc('\n', f);
     }
-    fputs("\n≠ marks a field whose value differs between the runs.\n\n", f);
+    fputs("\n≠ marks a field whose value differs between the runs that record it; \"not recorded\" is neither "
+          "equal nor different.\n\n",
+          f);
 
     fprintf(f, "## %s\n\n", m->throughput ? "Throughput per forward" : "CUDA time per forward");
     table_head(f, m, "Variant");
@@ -389,8 +391,9 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     return buf;
 }
 
-/* ",median,min,max,ratio,ratio_lo,ratio_hi,verdict" of one measure of a cell. */
-static void csv_stats_ratio(FILE *f, const stats *st, const compare_ratio *r)
+/* ",median,min,max,ratio,ratio_lo,ratio_hi,verdict" of one measure of a cell;
+ * the baseline's own rows read ratio 1 and verdict "baseline". */
+static void csv_stats_ratio(FILE *f, const stats *st, const compare_ratio *r, int is_baseline)
 {
     esc_csv_number(f, st->median);
     esc_csv_number(f, st->min);
@@ -398,7 +401,7 @@ static void csv_stats_ratio(FILE *f, const stats *st, const compare_ratio *r)
     esc_csv_number(f, r->ci.ratio);
     esc_csv_number(f, r->ci.lo);
     esc_csv_number(f, r->ci.hi);
-    fprintf(f, ",%s", compare_verdict_word(r->verdict));
+    fprintf(f, ",%s", is_baseline && isfinite(r->ci.ratio) ? "baseline" : compare_verdict_word(r->verdict));
 }
 
 char *compare_csv(const compare_model *m)
@@ -423,10 +426,10 @@ char *compare_csv(const compare_model *m)
             fprintf(f, ",%d,%s,", i == 0, c->state);
             esc_csv_field(f, c->reason, 1);
             fprintf(f, ",%d", c->n);
-            csv_stats_ratio(f, &c->metric_stats, &c->metric_ratio);
-            csv_stats_ratio(f, &c->cpu_stats, &c->cpu_ratio);
+            csv_stats_ratio(f, &c->metric_stats, &c->metric_ratio, i == 0);
+            csv_stats_ratio(f, &c->cpu_stats, &c->cpu_ratio, i == 0);
             esc_csv_number(f, c->n ? c->ops_stats.median : NAN);
-            esc_csv_number(f, c->n && cv->cell[0].n && i ? c->ops_stats.median - cv->cell[0].ops_stats.median : NAN);
+            esc_csv_number(f, c->n && cv->cell[0].n ? c->ops_stats.median - cv->cell[0].ops_stats.median : NAN);
             fputc('\n', f);
         }
     }

@@ -171,11 +171,14 @@ Test(compare, another_physical_h200)
     char err[1024];
     cr_assert_eq(build_pair(&p, CUDNN919_A, CUDNN919_GPU1, 0, err, sizeof err), EXIT_OK, "%s", err);
     const compare_field *uuid = field_named(&p.m, "GPU UUID");
-    cr_assert(uuid->differs);
     cr_assert_str_eq(uuid->value[0], "not recorded", "the older fixture predates the UUID");
     cr_assert(!strncmp(uuid->value[1], "GPU-", 4), "%s", uuid->value[1]);
+    /* One side does not record it: unknown, not a difference. */
+    cr_assert(!uuid->differs && uuid->unrecorded);
     cr_assert(!field_named(&p.m, "cuDNN")->differs && !field_named(&p.m, "Shape")->differs);
-    cr_assert(strstr(p.m.differs_sentence, "GPU UUID differs"), "%s", p.m.differs_sentence);
+    cr_assert_null(strstr(p.m.differs_sentence, "GPU UUID differs"), "%s", p.m.differs_sentence);
+    cr_assert(strstr(p.m.differs_sentence, "Not recorded by every run, so not compared: GPU UUID."), "%s",
+              p.m.differs_sentence);
     for (int v = 0; v < p.m.n_variants; v++) {
         const compare_cell *b = &p.m.variants[v].cell[0], *c = &p.m.variants[v].cell[1];
         const compare_ratio *r = &c->metric_ratio;
@@ -313,6 +316,56 @@ Test(compare_roles, the_same_memcpy_and_memset_are_in_both_runs)
     cr_assert_null(strstr(md, "Found only in this run: a 256 MiB Memcpy"), "%s", md);
     cr_assert_null(strstr(md, "Found only in the baseline: a 256 MiB Memcpy"));
     free(md);
+    free_pair(&p);
+}
+
+/* What an import does not record (clocks, driver, cuBLAS, cuDNN, seed, warm-up)
+ * is "not recorded": never called equal to ours, never marked as differing.
+ * Today the import's seed 0 and warm-up 0 were compared as values. */
+Test(compare_fields, not_recorded_is_neither_equal_nor_different)
+{
+    pair p;
+    build_ours_vs_torch(&p);
+    const char *unknown[] = {"SM clock", "Memory clock", "Driver", "cuBLAS", "cuDNN", "Warm-up forwards", "Seed"};
+    for (int k = 0; k < 7; k++) {
+        const compare_field *x = field_named(&p.m, unknown[k]);
+        cr_assert_str_eq(x->value[1], "not recorded", "%s: %s", unknown[k], x->value[1]);
+        cr_assert(x->unrecorded && !x->differs, "%s", unknown[k]);
+        char differs[64];
+        snprintf(differs, sizeof differs, "%s differ", unknown[k]);
+        cr_assert_null(strstr(p.m.differs_sentence, differs), "%s", p.m.differs_sentence);
+    }
+    cr_assert_str_eq(field_named(&p.m, "Seed")->value[0], "0", "ours records its seed");
+    cr_assert_null(strstr(p.m.differs_sentence, "driver"), "the driver is not called equal: %s", p.m.differs_sentence);
+    cr_assert(strstr(p.m.differs_sentence, "GPU and shape are equal"), "%s", p.m.differs_sentence);
+    cr_assert(!field_named(&p.m, "Recorded forwards")->differs, "5 and 5");
+    char *md = compare_markdown(&p.m, NULL, NULL);
+    cr_assert_null(strstr(md, "**Seed ≠**"));
+    cr_assert_null(strstr(md, "**cuDNN ≠**"));
+    free(md);
+    free_pair(&p);
+}
+
+/* The CSV's baseline rows: the baseline over itself is 1, not 0. */
+Test(compare_csv, the_baseline_rows_read_ratio_one)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN919_A, CUDNN919_B, 0, err, sizeof err), EXIT_OK, "%s", err);
+    char *csv = compare_csv(&p.m);
+    int rows = 0;
+    for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strstr(line, "\"h200-cudnn919-a\",1,"))
+            continue;
+        rows++;
+        /* ratio,ratio_lo,ratio_hi,verdict for CUDA and for CPU time */
+        cr_assert(strstr(line, ",1,1,1,baseline,"), "%s", line);
+        const char *cpu = strstr(strstr(line, ",1,1,1,baseline,") + 1, ",1,1,1,baseline,");
+        cr_assert_not_null(cpu, "CPU ratio 1 too: %s", line);
+        cr_assert(strlen(line) > 2 && !strcmp(line + strlen(line) - 2, ",0"), "ops vs baseline 0: %s", line);
+    }
+    cr_assert_eq(rows, 6);
+    free(csv);
     free_pair(&p);
 }
 
