@@ -48,26 +48,31 @@ void compare_archive_free(compare_archive *ar)
 const char *compare_verdict_word(compare_verdict v)
 {
     switch (v) {
-    case VERDICT_SAME: return "no significant difference";
+    case VERDICT_SAME: return "same";
     case VERDICT_FASTER: return "faster";
     case VERDICT_SLOWER: return "slower";
+    case VERDICT_AMBIGUOUS: return "ambiguous";
     case VERDICT_NONE: break;
     }
     return "";
 }
 
-compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double min_effect,
+compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double floor,
                                int higher_is_better)
 {
     compare_ratio r = {.verdict = VERDICT_NONE};
     r.ci = bootstrap_median_ratio(base, n_base, x, n_x, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
     if (!isfinite(r.ci.ratio) || !isfinite(r.ci.lo) || !isfinite(r.ci.hi))
         return r;
-    int excludes_one = r.ci.lo > 1.0 || r.ci.hi < 1.0;
-    if (!excludes_one || fabs(r.ci.ratio - 1.0) < min_effect)
+    /* The band is symmetric in ratio (×(1+f) and ÷(1+f)), so swapping baseline
+     * and run swaps faster and slower and nothing else. */
+    double hi_edge = 1.0 + floor, lo_edge = 1.0 / (1.0 + floor);
+    if (r.ci.lo >= lo_edge && r.ci.hi <= hi_edge)
         r.verdict = VERDICT_SAME;
-    else
+    else if (r.ci.lo > hi_edge || r.ci.hi < lo_edge)
         r.verdict = (r.ci.ratio > 1.0) == (higher_is_better != 0) ? VERDICT_FASTER : VERDICT_SLOWER;
+    else
+        r.verdict = VERDICT_AMBIGUOUS;
     return r;
 }
 
@@ -382,6 +387,7 @@ static void add_row(kernel_diff *d, kernel_change ch, const kernel_summary *b, c
                              fabs(b->occupancy - o->occupancy) > 1e-9));
     r->notable = ch != KERNEL_SAME || r->changed_resources ||
                  r->time.verdict == VERDICT_FASTER || r->time.verdict == VERDICT_SLOWER ||
+                 r->time.verdict == VERDICT_AMBIGUOUS ||
                  (b && o && fabs(b->per_forward - o->per_forward) > 1e-9);
 }
 
@@ -597,6 +603,7 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
             m->in[k++] = in[i];
     m->baseline = 0;
     m->min_effect = opt->min_effect;
+    m->cpu_floor = opt->min_effect > COMPARE_CPU_NOISE_FLOOR ? opt->min_effect : COMPARE_CPU_NOISE_FLOOR;
     unique_labels(m);
 
     const run_info *b = &m->in[0]->r;
@@ -649,7 +656,7 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
             if (comparable(base) && comparable(c)) {
                 c->metric_ratio = compare_ratio_of(base->metric, base->n, c->metric, c->n, m->min_effect,
                                                    m->throughput);
-                c->cpu_ratio = compare_ratio_of(base->cpu, base->n, c->cpu, c->n, m->min_effect, 0);
+                c->cpu_ratio = compare_ratio_of(base->cpu, base->n, c->cpu, c->n, m->cpu_floor, 0);
                 c->ops_ratio = compare_ratio_of(base->ops, base->n, c->ops, c->n, 0, 0);
             }
             if (base->va && c->va) {

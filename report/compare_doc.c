@@ -60,8 +60,8 @@ static void ratio_text(const compare_ratio *r, char *out, size_t n)
         return;
     }
     const char *w = compare_verdict_word(r->verdict);
-    snprintf(out, n, "%.2f× [%.2f–%.2f] %s%s%s", r->ci.ratio, r->ci.lo, r->ci.hi, r->verdict == VERDICT_SAME ? "" : "**",
-             w, r->verdict == VERDICT_SAME ? "" : "**");
+    int bold = r->verdict == VERDICT_FASTER || r->verdict == VERDICT_SLOWER;
+    snprintf(out, n, "%.2f× [%.2f–%.2f] %s%s%s", r->ci.ratio, r->ci.lo, r->ci.hi, bold ? "**" : "", w, bold ? "**" : "");
 }
 
 static void table_head(FILE *f, const compare_model *m, const char *first)
@@ -220,15 +220,17 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
         for (int k = 0; k < d->n; k++)
             per_forward += d->rows[k].base ? d->rows[k].base->per_forward : 0;
         if (!notable && !d->n_only_base && !d->n_only_other && !d->n_gap_base && !d->n_gap_other) {
-            fprintf(f, "the same GPU operations (%d distinct, %g per forward), with the same resources and no "
-                       "significant difference in time.\n\n",
-                    d->n, per_forward);
+            fprintf(f, "the same GPU operations (%d distinct, %g per forward), with the same resources and the "
+                       "same time (every interval within the %.0f%% noise floor).\n\n",
+                    d->n, per_forward, m->min_effect * 100);
             continue;
         }
         if (notable)
-            fprintf(f, "%d of the %d distinct GPU operations differ%s (below); the rest have the same name, "
-                       "resources, count and time (no significant difference).\n\n",
-                    notable, d->n, notable == 1 ? "s" : "");
+            fprintf(f, "%d of the %d distinct GPU operations %s below: another kernel, another count or other "
+                       "resources, or a time not shown to be the same (faster, slower or ambiguous against the "
+                       "%.0f%% noise floor); the rest have the same role, name, resources and count, and the same "
+                       "time.\n\n",
+                    notable, d->n, notable == 1 ? "is" : "are", m->min_effect * 100);
         else
             fprintf(f, "the same GPU operations (%d distinct), but not the same findings:\n\n", d->n);
         if (notable)
@@ -350,17 +352,24 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     fprintf(f,
             "Each cell: median (min – max, n) over the recorded forwards. *vs baseline*: the ratio of this run's "
             "median to the baseline's (%s), then its 95%% interval from %d bootstrap resamples of the per-forward "
-            "samples (seeded, so the numbers repeat), then the verdict. A run is called faster or slower only when "
-            "the interval excludes 1 and the ratio is at least %.0f%% from 1 (`--min-effect`): two identical "
-            "batches on one H200 differ by up to about 1.5%% in a fused kernel's median.\n\n",
-            m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES, m->min_effect * 100);
+            "samples (seeded, so the numbers repeat), then the verdict against a noise floor of %.0f%% "
+            "(`--min-effect`): *same* when the whole interval lies within ×/÷ %.2f, *faster* or *slower* when it "
+            "lies wholly beyond, *ambiguous* when it straddles the edge. The interval holds the spread of one "
+            "run's forwards only; the floor covers the drift between runs: two runs of one batch on the H200 "
+            "differed by up to 1.4%% in CUDA time (bench/RESULTS.md).\n\n",
+            m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES, m->min_effect * 100,
+            1 + m->min_effect);
 
     fputs("## CPU time per forward\n\n", f);
     table_head(f, m, "Variant");
     summary_rows(f, m, ROW_CPU);
-    fputs("CPU time is the host wall time of the forward call (recorded with CUPTI collecting); the same "
-          "statistics and threshold as above, below 1 is faster.\n\n",
-          f);
+    fprintf(f,
+            "CPU time is the host wall time of the forward call (recorded with CUPTI collecting), below 1 is "
+            "faster. Host time drifts between runs far more than GPU time: runs of one batch on the H200 differed "
+            "by up to 1.87× in a variant's median (bench/RESULTS.md), so the floor here is %.0f%%: a run is "
+            "faster or slower only when the whole interval lies beyond ×/÷ %.2f, and same or ambiguous otherwise. "
+            "The archives hold one batch each, no replicate runs to measure the floor from.\n\n",
+            m->cpu_floor * 100, 1 + m->cpu_floor);
 
     fputs("## GPU operations per forward\n\n", f);
     table_head(f, m, "Variant");

@@ -94,6 +94,19 @@ static const compare_field *field_named(const compare_model *m, const char *name
     return NULL;
 }
 
+/* The verdict rule of compare_ratio_of, restated: the interval against the band
+ * [1/(1+f), 1+f]. */
+static compare_verdict expected_verdict(const ratio_ci *ci, double f)
+{
+    if (ci->lo >= 1 / (1 + f) && ci->hi <= 1 + f)
+        return VERDICT_SAME;
+    if (ci->lo > 1 + f)
+        return VERDICT_SLOWER;
+    if (ci->hi < 1 / (1 + f))
+        return VERDICT_FASTER;
+    return VERDICT_AMBIGUOUS;
+}
+
 Test(bootstrap, deterministic_and_brackets_the_ratio)
 {
     double base[20], x[20];
@@ -129,8 +142,7 @@ Test(compare, cudnn_versions_named_and_cudnn_row_as_the_samples_say)
     const compare_cell *b = &cudnn->cell[0], *c = &cudnn->cell[1];
     double ratio = median_of(c->metric, c->n) / median_of(b->metric, b->n);
     cr_assert_float_eq(c->metric_ratio.ci.ratio, ratio, 1e-12);
-    int significant = (c->metric_ratio.ci.hi < 1 || c->metric_ratio.ci.lo > 1) && fabs(ratio - 1) >= 0.02;
-    cr_assert_eq(c->metric_ratio.verdict, significant ? (ratio < 1 ? VERDICT_FASTER : VERDICT_SLOWER) : VERDICT_SAME);
+    cr_assert_eq(c->metric_ratio.verdict, expected_verdict(&c->metric_ratio.ci, COMPARE_DEFAULT_MIN_EFFECT));
     /* 9.19 picked another knob and is ~8% faster on this GPU: a real difference. */
     cr_assert(ratio < 0.95 && c->metric_ratio.verdict == VERDICT_FASTER, "cudnn ratio %g", ratio);
     const kernel_diff *d = &cudnn->diff[1];
@@ -162,6 +174,80 @@ Test(compare, the_same_batch_twice_is_no_significant_difference)
     free_pair(&p);
 }
 
+/* Four verdicts, on synthetic samples (built here): a shift well beyond the
+ * floor, one well inside it, and one whose interval straddles its edge. */
+Test(compare, four_verdicts_against_a_noise_floor)
+{
+    double base[40], beyond[40], inside[40], straddle[40];
+    for (int i = 0; i < 40; i++) {
+        double jitter = (i * 7 % 11) - 5; /* -5 … 5 */
+        base[i] = 100 + 0.2 * jitter;
+        beyond[i] = 80 + 0.2 * jitter;
+        inside[i] = 99.5 + 0.2 * jitter;
+        straddle[i] = 97.5 + 3 * jitter; /* median 2.5% below, spread wider than the 2% band */
+    }
+    compare_ratio r = compare_ratio_of(base, 40, beyond, 40, 0.02, 0);
+    cr_assert_eq(r.verdict, VERDICT_FASTER, "[%g, %g]", r.ci.lo, r.ci.hi);
+    r = compare_ratio_of(base, 40, beyond, 40, 0.02, 1);
+    cr_assert_eq(r.verdict, VERDICT_SLOWER, "higher is better: lower is slower");
+    r = compare_ratio_of(beyond, 40, base, 40, 0.02, 0);
+    cr_assert_eq(r.verdict, VERDICT_SLOWER);
+    r = compare_ratio_of(base, 40, inside, 40, 0.02, 0);
+    cr_assert_eq(r.verdict, VERDICT_SAME, "[%g, %g]", r.ci.lo, r.ci.hi);
+    r = compare_ratio_of(base, 40, straddle, 40, 0.02, 0);
+    cr_assert(r.ci.lo < 1 / 1.02 && r.ci.hi > 1 / 1.02, "the interval straddles the edge: [%g, %g]", r.ci.lo, r.ci.hi);
+    cr_assert_eq(r.verdict, VERDICT_AMBIGUOUS);
+    /* The same shift under a wider floor (CPU time's) is within noise. */
+    r = compare_ratio_of(base, 40, beyond, 40, COMPARE_CPU_NOISE_FLOOR, 0);
+    cr_assert_eq(r.verdict, VERDICT_SAME);
+    cr_assert_str_eq(compare_verdict_word(VERDICT_AMBIGUOUS), "ambiguous");
+}
+
+/* Two runs of one batch (a and b: same binary, command line but -o, seed, GPU,
+ * driver and libraries; 4 s apart) are never faster or slower, neither in CUDA
+ * nor in CPU time. Today's CPU verdicts called them "faster" (math 0.85×,
+ * efficient 0.66×) and "slower" (naive 1.45×, naive_inplace 1.51×). */
+Test(compare, two_runs_of_one_batch_are_same_or_ambiguous_in_cuda_and_cpu_time)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN919_A, CUDNN919_B, 0, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(p.a.r.seed, p.b.r.seed);
+    cr_assert(p.a.r.iters == p.b.r.iters && p.a.r.warmup == p.b.r.warmup);
+    cr_assert_str_eq(p.a.r.tool_version, p.b.r.tool_version);
+    cr_assert_eq(p.m.n_variants, 6);
+    for (int v = 0; v < p.m.n_variants; v++) {
+        const compare_cell *c = &p.m.variants[v].cell[1];
+        const compare_ratio *q[2] = {&c->metric_ratio, &c->cpu_ratio};
+        for (int k = 0; k < 2; k++)
+            cr_assert(q[k]->verdict == VERDICT_SAME || q[k]->verdict == VERDICT_AMBIGUOUS, "%s %s: %g [%g, %g] %s",
+                      p.m.variants[v].name, k ? "CPU" : "CUDA", q[k]->ci.ratio, q[k]->ci.lo, q[k]->ci.hi,
+                      compare_verdict_word(q[k]->verdict));
+        for (int k = 0; k < p.m.variants[v].diff[1].n; k++) {
+            const kernel_row *row = &p.m.variants[v].diff[1].rows[k];
+            cr_assert(row->time.verdict != VERDICT_FASTER && row->time.verdict != VERDICT_SLOWER, "%s %s: %g [%g, %g]",
+                      p.m.variants[v].name, row->base->op->name, row->time.ci.ratio, row->time.ci.lo, row->time.ci.hi);
+        }
+    }
+    free_pair(&p);
+}
+
+/* cuDNN 9.14 against 9.19: the cudnn kernel is faster in CUDA time (another knob),
+ * but its 1.41× CPU time is inside the run-to-run noise of host time. */
+Test(compare, cudnn_914_vs_919_cpu_time_is_inside_the_noise)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN914, CUDNN919_A, 0, err, sizeof err), EXIT_OK, "%s", err);
+    const compare_cell *c = &variant(&p.m, "cudnn")->cell[1];
+    cr_assert_eq(c->metric_ratio.verdict, VERDICT_FASTER);
+    cr_assert(c->cpu_ratio.ci.ratio > 1.3, "%g", c->cpu_ratio.ci.ratio);
+    cr_assert(c->cpu_ratio.verdict == VERDICT_SAME || c->cpu_ratio.verdict == VERDICT_AMBIGUOUS, "%s",
+              compare_verdict_word(c->cpu_ratio.verdict));
+    cr_assert_eq(c->cpu_ratio.verdict, expected_verdict(&c->cpu_ratio.ci, COMPARE_CPU_NOISE_FLOOR));
+    free_pair(&p);
+}
+
 /* A third fixture from a 2-GPU H200 machine (2026-11-30): the same batch and cuDNN on
  * another physical H200. The metadata names the GPU's UUID; the verdicts are what the
  * samples say, and every one is recomputed here from the rule. */
@@ -183,9 +269,8 @@ Test(compare, another_physical_h200)
         const compare_cell *b = &p.m.variants[v].cell[0], *c = &p.m.variants[v].cell[1];
         const compare_ratio *r = &c->metric_ratio;
         double ratio = median_of(c->metric, c->n) / median_of(b->metric, b->n);
-        int significant = (r->ci.hi < 1 || r->ci.lo > 1) && fabs(ratio - 1) >= 0.02;
-        cr_assert_eq(r->verdict, significant ? (ratio < 1 ? VERDICT_FASTER : VERDICT_SLOWER) : VERDICT_SAME, "%s",
-                     p.m.variants[v].name);
+        cr_assert_float_eq(r->ci.ratio, ratio, 1e-12);
+        cr_assert_eq(r->verdict, expected_verdict(&r->ci, COMPARE_DEFAULT_MIN_EFFECT), "%s", p.m.variants[v].name);
     }
     free_pair(&p);
 }
@@ -206,7 +291,7 @@ Test(compare, an_archive_against_itself_is_exactly_one)
         cr_assert_eq(cv->diff[1].n_only_base + cv->diff[1].n_only_other, 0);
     }
     char *md = compare_markdown(&p.m, NULL, NULL);
-    cr_assert(strstr(md, "| `cudnn` |") && strstr(md, "1.00× [1.00–1.00] no significant difference"));
+    cr_assert(strstr(md, "| `cudnn` |") && strstr(md, "1.00× [1.00–1.00] same |"));
     free(md);
     free_pair(&p);
 }
