@@ -202,6 +202,11 @@ int compare_write(const compare_model *m, const char *dir, const compare_options
 /* figures/render.c: the comparison's figures into <dir>/figures. */
 int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
                            figure_list *out, char *err, size_t errlen);
+/* figures/compare_timeline.c: the label at the end of a lane of compare-timeline,
+ * "CUDA 61.9 µs (median) · span 74.0 µs incl. idle" (short_form: the first part):
+ * the variant's median CUDA time as the CUDA-time table prints it, and the drawn
+ * (median) forward's span. Empty when the cell has no forward. */
+void compare_timeline_label(const compare_cell *c, int short_form, char *out, size_t n);
 /* The paper-sized comparison figure (FIG_SIZE_COLUMN or _TEXT), appended to `out`. */
 int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
                                  figure_list *out, char *err, size_t errlen);

@@ -16,6 +16,7 @@
 #include "exit_codes.h"
 #include "kineto_import.h"
 #include "run_cli.h"
+#include "units.h"
 
 #define CUDNN914 "tests/fixtures/h200-cudnn914"
 #define CUDNN919_A "tests/fixtures/h200-cudnn919-a"
@@ -451,6 +452,42 @@ Test(compare_csv, the_baseline_rows_read_ratio_one)
     }
     cr_assert_eq(rows, 6);
     free(csv);
+    free_pair(&p);
+}
+
+/* compare-timeline's lane labels print the table's number by its name: the
+ * median CUDA time as the CUDA-time table prints it, and the span (idle gaps
+ * included) only as "span … incl. idle". Today the label was the bare span:
+ * cudnn "74.0 µs" beside a table that says 61.9 µs. */
+Test(compare_figures, timeline_labels_are_the_tables_numbers_or_say_what_they_are)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN914, CUDNN919_A, 0, err, sizeof err), EXIT_OK, "%s", err);
+    char *md = compare_markdown(&p.m, NULL, NULL);
+    const char *cuda_table = strstr(md, "## CUDA time per forward"), *cpu_table = strstr(md, "## CPU time per forward");
+    cr_assert(cuda_table && cpu_table);
+    for (int v = 0; v < p.m.n_variants; v++)
+        for (int i = 0; i < 2; i++) {
+            const compare_cell *c = &p.m.variants[v].cell[i];
+            char label[200], median[48], want[96], cell[96];
+            compare_timeline_label(c, 0, label, sizeof label);
+            units_us_column(c->metric_stats.median, median, sizeof median);
+            snprintf(want, sizeof want, "CUDA %s (median) · span ", median);
+            cr_assert(!strncmp(label, want, strlen(want)), "%s: label \"%s\", table median %s", p.m.variants[v].name,
+                      label, median);
+            cr_assert(strstr(label, " incl. idle"), "%s", label);
+            /* … and that is the number the CUDA-time table prints in this cell. */
+            snprintf(cell, sizeof cell, "| %s (", median);
+            const char *at = strstr(cuda_table, cell);
+            cr_assert(at && at < cpu_table, "%s: %s in the CUDA table", p.m.variants[v].name, cell);
+        }
+    /* cudnn's lane is longer than its CUDA time (idle between the Memset and the kernel). */
+    const compare_cell *cudnn = &variant(&p.m, "cudnn")->cell[0];
+    char label[200];
+    compare_timeline_label(cudnn, 0, label, sizeof label);
+    cr_assert(strstr(label, "CUDA 61.9 µs (median) · span 74.0 µs incl. idle"), "%s", label);
+    free(md);
     free_pair(&p);
 }
 
