@@ -13,8 +13,9 @@
  *   - a GEMM before the softmax computes Q·Kᵀ, one after it P·V;
  *   - mask steps before the QKᵀ GEMM build the mask; those after it (and an add,
  *     which puts a bias onto the scores) apply it;
- *   - what runs between the first mask-building step and the QKᵀ GEMM and is no
- *     scale or cast belongs to the mask build (the fills of a `where`);
+ *   - a fill between the first mask-building step and the QKᵀ GEMM belongs to
+ *     the mask build (the -inf and 0 a `where` selects from); other kernels there
+ *     (a model's rotary embedding, say) stay other;
  *   - between the softmax and the PV GEMM, every kernel but a cast guards the
  *     softmax against fully-masked rows (PyTorch's _safe_softmax, ours alike);
  *   - a scale after the softmax is no attention scale (dropout's, say): other.
@@ -34,6 +35,14 @@ static int aten_is(const gpu_op *op, const char *aten_op)
 {
     char a[128];
     return op_aten_name(op, a, sizeof a) && !strcmp(a, aten_op);
+}
+
+/* A fill (a constant written into a tensor: PyTorch's FillFunctor, aten::fill_,
+ * aten::full, aten::scalar_tensor): the -inf or 0 a `where` builds the mask from. */
+static int is_fill(const gpu_op *op)
+{
+    return has(op->name, "fill") || op_launched_in(op, "aten::fill_") || op_launched_in(op, "aten::full") ||
+           op_launched_in(op, "aten::scalar_tensor");
 }
 
 typedef enum step {
@@ -138,8 +147,8 @@ void op_roles_of_forward(const gpu_op *const *ops, int n, op_role *roles)
         case STEP_SCALE: r = in_guard_span ? ROLE_SOFTMAX_GUARD : before_softmax ? ROLE_SCALE : ROLE_OTHER; break;
         case STEP_OTHER:
             r = in_guard_span ? ROLE_SOFTMAX_GUARD
-                : first_mask >= 0 && i > first_mask && before_qk ? ROLE_MASK_BUILD
-                                                                 : ROLE_OTHER;
+                : first_mask >= 0 && i > first_mask && before_qk && is_fill(ops[i]) ? ROLE_MASK_BUILD
+                                                                                    : ROLE_OTHER;
             break;
         }
         roles[i] = r;

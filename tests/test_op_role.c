@@ -155,6 +155,12 @@ Test(op_role, position_decides_the_gemms_and_the_mask)
     cr_assert_eq(r[4], ROLE_PV_GEMM);
     cr_assert_eq(r[5], ROLE_OTHER);
     cr_assert_eq(r[6], ROLE_OTHER);
+    /* Between the mask build and the QKᵀ GEMM a fill belongs to the mask; another
+     * kernel (a model's rotary embedding) does not. */
+    const char *model[] = {"build_tril_mask", "rotary_embedding_kernel", "constant_fill_kernel", "gemm_qk",
+                           "softmax_rows", "gemm_pv"};
+    synthetic_roles(model, 6, r);
+    cr_assert(r[0] == ROLE_MASK_BUILD && r[1] == ROLE_OTHER && r[2] == ROLE_MASK_BUILD && r[3] == ROLE_QK_GEMM);
     /* Between the softmax and the PV GEMM everything but a cast guards the softmax. */
     const char *guard[] = {"gemm1", "softmax", "mystery_kernel", "downcast_probs", "gemm2", "Memcpy"};
     synthetic_roles(guard, 6, r);
