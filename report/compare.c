@@ -554,6 +554,48 @@ static void diff_kernels(kernel_diff *d, const kernel_summary *base, int nb, con
     free(used_o);
 }
 
+/* Per forward, the summed durations and the count of each role's operations. */
+static void summarise_roles(const variant_analysis *va, role_time *rt)
+{
+    for (int r = 0; r < ROLE_COUNT; r++) {
+        memset(&rt[r], 0, sizeof rt[r]);
+        rt[r].ratio = (compare_ratio){.ci = {NAN, NAN, NAN}, .verdict = VERDICT_NONE};
+    }
+    if (!va || !va->n_forwards)
+        return;
+    int nf = va->n_forwards;
+    double *us = calloc((size_t)nf * ROLE_COUNT, sizeof *us), *count = calloc((size_t)nf * ROLE_COUNT, sizeof *count);
+    if (!us || !count)
+        abort();
+    int present[ROLE_COUNT] = {0};
+    for (int f = 0; f < nf; f++) {
+        const forward *fw = &va->forwards[f];
+        op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
+        if (!roles)
+            abort();
+        op_roles_of_forward(fw->ops, fw->n_ops, roles);
+        for (int i = 0; i < fw->n_ops; i++) {
+            us[(size_t)roles[i] * nf + f] += (double)(fw->ops[i]->end_ns - fw->ops[i]->start_ns) / 1000.0;
+            count[(size_t)roles[i] * nf + f] += 1;
+            present[roles[i]] = 1;
+        }
+        free(roles);
+    }
+    for (int r = 0; r < ROLE_COUNT; r++) {
+        if (!present[r])
+            continue;
+        rt[r].us = malloc(sizeof *rt[r].us * (size_t)nf);
+        if (!rt[r].us)
+            abort();
+        memcpy(rt[r].us, us + (size_t)r * nf, sizeof *rt[r].us * (size_t)nf);
+        rt[r].n = nf;
+        rt[r].st = stats_of(rt[r].us, nf);
+        rt[r].ops = median_of(count + (size_t)r * nf, nf);
+    }
+    free(us);
+    free(count);
+}
+
 /* ---- the model ---------------------------------------------------------- */
 
 static void unique_labels(compare_model *m)
@@ -644,7 +686,16 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
         for (int i = 0; i < n; i++) {
             fill_cell(&cv->cell[i], m->in[i], cv->name, m->throughput);
             cv->n_kernels[i] = summarise_kernels(cv->cell[i].va, &m->in[i]->t.device, &cv->kernels[i]);
+            summarise_roles(cv->cell[i].va, cv->roles[i]);
         }
+        for (int i = 1; i < n; i++)
+            for (int r = 0; r < ROLE_COUNT; r++) {
+                const role_time *b = &cv->roles[0][r];
+                role_time *o = &cv->roles[i][r];
+                /* Times of different shapes are different work: no ratio then. */
+                if (b->n && o->n && !m->throughput)
+                    o->ratio = compare_ratio_of(b->us, b->n, o->us, o->n, m->min_effect, 0);
+            }
         compare_cell *base = &cv->cell[0];
         /* The baseline against itself: exactly 1 (no verdict, it is the reference). */
         if (comparable(base)) {
@@ -683,6 +734,8 @@ void compare_free(compare_model *m)
             free(cv->diff[i].rows);
             free(cv->diff[i].only_base);
             free(cv->diff[i].only_other);
+            for (int r = 0; r < ROLE_COUNT; r++)
+                free(cv->roles[i][r].us);
             free(cv->diff[i].gap_base);
             free(cv->diff[i].gap_other);
         }

@@ -137,8 +137,19 @@ typedef struct kernel_diff {
     int n_gap_base, n_gap_other;
 } kernel_diff;
 
+/* The time a variant's forward spends in one role: the like-with-like measure
+ * when two runs do a step with different kernels or a different number of them. */
+typedef struct role_time {
+    double *us;            /* per forward: the summed durations of the role's operations, µs */
+    int n;                 /* forwards; 0: no operation of this role in any forward */
+    double ops;            /* median number of the role's operations per forward */
+    stats st;              /* of us */
+    compare_ratio ratio;   /* against the baseline's; VERDICT_NONE when either side lacks the role */
+} role_time;
+
 typedef struct compare_variant {
     char name[32];
+    role_time roles[COMPARE_MAX_ARCHIVES][ROLE_COUNT];
     compare_cell cell[COMPARE_MAX_ARCHIVES];
     kernel_summary *kernels[COMPARE_MAX_ARCHIVES];
     int n_kernels[COMPARE_MAX_ARCHIVES];

@@ -199,6 +199,45 @@ static void pair_occ(const kernel_row *r, char *out, size_t n)
         snprintf(out, n, "**%.0f%% → %.0f%%**", b * 100, o * 100);
 }
 
+/* "4 ops, 12.2 µs" of one role in one run, or "–" when the run has none. */
+static void role_cell(const role_time *rt, char *out, size_t n)
+{
+    if (!rt->n) {
+        snprintf(out, n, "–");
+        return;
+    }
+    char us[48];
+    format_us_column(rt->st.median, us, sizeof us);
+    snprintf(out, n, "%g op%s, %s", rt->ops, rt->ops == 1 ? "" : "s", us);
+}
+
+/* Time per forward by role, when the forward has more than one role: the step
+ * by step comparison that holds when the two runs use other kernels or another
+ * number of them for a step. */
+static void role_table(FILE *f, const compare_model *m, const compare_variant *cv, int i)
+{
+    int n_roles = 0;
+    for (int r = 0; r < ROLE_COUNT; r++)
+        n_roles += cv->roles[0][r].n || cv->roles[i][r].n;
+    if (n_roles < 2)
+        return;
+    fputs("Time per forward by role (median over the forwards of the summed durations of the role's "
+          "operations, with the median operation count):\n\n",
+          f);
+    fputs("| Role | Baseline | This run | Ratio [95%] |\n|---|---|---|---|\n", f);
+    for (int r = 0; r < ROLE_COUNT; r++) {
+        const role_time *b = &cv->roles[0][r], *o = &cv->roles[i][r];
+        if (!b->n && !o->n)
+            continue;
+        char bt[96], ot[96], ratio[96];
+        role_cell(b, bt, sizeof bt);
+        role_cell(o, ot, sizeof ot);
+        ratio_text(&o->ratio, ratio, sizeof ratio);
+        fprintf(f, "| %s | %s | %s | %s |\n", op_role_name((op_role)r), bt, ot, ratio);
+    }
+    fputc('\n', f);
+}
+
 static void kernel_section(FILE *f, const compare_model *m, const compare_variant *cv)
 {
     fputs("### ", f);
@@ -233,6 +272,8 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
                     notable, d->n, notable == 1 ? "is" : "are", m->min_effect * 100);
         else
             fprintf(f, "the same GPU operations (%d distinct), but not the same findings:\n\n", d->n);
+        if (notable)
+            role_table(f, m, cv, i);
         if (notable)
             fputs("| Role | Change | Baseline | This run | Per forward | Median time of one launch (baseline → this run) "
                   "| Ratio [95%] | Regs / thread | Shared mem / block | Occupancy (theor.) |\n",
@@ -388,8 +429,11 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
           "never paired. Within a role: the same name first (copies and memsets: the same direction and bytes); "
           "then a copy or memset of the same direction with other bytes, or, in forward order, another kernel "
           "doing the same step (*renamed*: another cuDNN knob, PyTorch's kernel for ours); what has no "
-          "counterpart of its role was *added* or *removed* and is listed under its role. Times are the median of "
-          "one launch. Findings are matched by their head (the wording before the first colon, parenthesis or "
+          "counterpart of its role was *added* or *removed* and is listed under its role. Where the forward has "
+          "more than one role, a first table sets each role's time per forward side by side (the summed durations "
+          "of its operations, median over the forwards): the like-with-like measure when the runs do a step with "
+          "other kernels or another number of them. In the kernel table, times are the median of one launch. "
+          "Findings are matched by their head (the wording before the first colon, parenthesis or "
           "name, numbers taken out); a finding that rests on a record the other run does not hold (an import "
           "records no expected operation count, setup phases or output check) is listed as not testable there, "
           "not as found in one run only.\n\n",

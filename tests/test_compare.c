@@ -360,6 +360,33 @@ Test(compare_roles, ours_against_pytorch_pairs_only_operations_of_one_role)
     free_pair(&p);
 }
 
+/* Time per forward by role: every forward's roles add up to its CUDA time (the
+ * roles partition the forward), and the mask is applied once per forward on
+ * both sides. */
+Test(compare_roles, time_by_role_adds_up_to_the_forward)
+{
+    pair p;
+    build_ours_vs_torch(&p);
+    for (int v = 0; v < p.m.n_variants; v++)
+        for (int i = 0; i < 2; i++) {
+            const compare_variant *cv = &p.m.variants[v];
+            const variant_analysis *va = cv->cell[i].va;
+            for (int f = 0; f < va->n_forwards; f++) {
+                double sum = 0;
+                for (int r = 0; r < ROLE_COUNT; r++)
+                    if (cv->roles[i][r].n)
+                        sum += cv->roles[i][r].us[f];
+                cr_assert_float_eq(sum, va->forwards[f].cuda_us, 1e-6, "%s run %d forward %d", cv->name, i, f);
+            }
+        }
+    const compare_variant *math = variant(&p.m, "math");
+    const role_time *apply_ours = &math->roles[0][ROLE_MASK_APPLY], *apply_torch = &math->roles[1][ROLE_MASK_APPLY];
+    cr_assert(apply_ours->ops == 1 && apply_torch->ops == 1);
+    cr_assert_float_eq(apply_torch->ratio.ci.ratio, apply_torch->st.median / apply_ours->st.median, 1e-9);
+    cr_assert_eq(apply_torch->ratio.verdict, expected_verdict(&apply_torch->ratio.ci, COMPARE_DEFAULT_MIN_EFFECT));
+    free_pair(&p);
+}
+
 /* naive: both runs copy the 256 MiB scores (DtoD) and issue cuBLAS's 4-byte
  * Memset. Today the copy's finding was "found only in this run" and "found only
  * in the baseline", and the Memset's "only in the baseline". */
