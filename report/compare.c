@@ -23,6 +23,11 @@ int compare_load(compare_archive *ar, const char *dir, char *err, size_t errlen)
     snprintf(ar->dir, sizeof ar->dir, "%s", dir);
     if (archive_read(dir, &ar->t, &ar->r, err, errlen) != 0)
         return EXIT_BAD_ARCHIVE;
+    return compare_analyse(ar, err, errlen);
+}
+
+int compare_analyse(compare_archive *ar, char *err, size_t errlen)
+{
     if (analysis_build(&ar->a, &ar->t, &ar->r, err, errlen) != 0) {
         trace_free(&ar->t);
         return EXIT_BAD_ARCHIVE;
@@ -43,35 +48,42 @@ void compare_archive_free(compare_archive *ar)
 const char *compare_verdict_word(compare_verdict v)
 {
     switch (v) {
-    case VERDICT_SAME: return "no significant difference";
+    case VERDICT_SAME: return "same";
     case VERDICT_FASTER: return "faster";
     case VERDICT_SLOWER: return "slower";
+    case VERDICT_AMBIGUOUS: return "ambiguous";
     case VERDICT_NONE: break;
     }
     return "";
 }
 
-compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double min_effect,
+compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double floor,
                                int higher_is_better)
 {
     compare_ratio r = {.verdict = VERDICT_NONE};
     r.ci = bootstrap_median_ratio(base, n_base, x, n_x, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
     if (!isfinite(r.ci.ratio) || !isfinite(r.ci.lo) || !isfinite(r.ci.hi))
         return r;
-    int excludes_one = r.ci.lo > 1.0 || r.ci.hi < 1.0;
-    if (!excludes_one || fabs(r.ci.ratio - 1.0) < min_effect)
+    /* The band is symmetric in ratio (×(1+f) and ÷(1+f)), so swapping baseline
+     * and run swaps faster and slower and nothing else. */
+    double hi_edge = 1.0 + floor, lo_edge = 1.0 / (1.0 + floor);
+    if (r.ci.lo >= lo_edge && r.ci.hi <= hi_edge)
         r.verdict = VERDICT_SAME;
-    else
+    else if (r.ci.lo > hi_edge || r.ci.hi < lo_edge)
         r.verdict = (r.ci.ratio > 1.0) == (higher_is_better != 0) ? VERDICT_FASTER : VERDICT_SLOWER;
+    else
+        r.verdict = VERDICT_AMBIGUOUS;
     return r;
 }
 
 /* ---- metadata ----------------------------------------------------------- */
 
+static const char nr_text[] = "not recorded";
+
 static void version_text(int v, char *out, size_t n)
 {
     if (v <= 0)
-        snprintf(out, n, "not recorded");
+        snprintf(out, n, "%s", nr_text);
     else
         snprintf(out, n, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
 }
@@ -93,16 +105,16 @@ static void fill_fields(compare_model *m)
                   *drv = field(m, "Driver", 1), *rt = field(m, "CUDA runtime", 1), *cublas = field(m, "cuBLAS", 1),
                   *cudnn = field(m, "cuDNN", 1), *cupti = field(m, "CUPTI", 1),
                   *tool = field(m, "attnprof", 1), *date = field(m, "Date", 0), *shape = field(m, "Shape", 1),
-                  *dtype = field(m, "Data type", 1), *iters = field(m, "Iterations", 1),
-                  *seed = field(m, "Seed", 1);
+                  *dtype = field(m, "Data type", 1), *iters = field(m, "Recorded forwards", 1),
+                  *warmup = field(m, "Warm-up forwards", 1), *seed = field(m, "Seed", 1);
     for (int i = 0; i < m->n; i++) {
         const run_info *r = &m->in[i]->r;
         const device_props *d = &r->device;
         snprintf(gpu->value[i], sizeof gpu->value[i], "%s (sm_%d%d)", d->name, d->major, d->minor);
         /* Which physical GPU: recorded since the sweep (run.json "gpu.uuid"). */
-        snprintf(uuid->value[i], sizeof uuid->value[i], "%s", r->gpu_uuid[0] ? r->gpu_uuid : "not recorded");
+        snprintf(uuid->value[i], sizeof uuid->value[i], "%s", r->gpu_uuid[0] ? r->gpu_uuid : nr_text);
         /* An imported Kineto trace lacks some of these: say so rather than print 0. */
-        const char *nr = "not recorded";
+        const char *nr = nr_text;
         if (d->sm_count > 0)
             snprintf(sms->value[i], sizeof sms->value[i], "%d", d->sm_count);
         else
@@ -119,7 +131,7 @@ static void fill_fields(compare_model *m)
             snprintf(mclk->value[i], sizeof mclk->value[i], "%d MHz", d->mem_clock_khz / 1000);
         else
             snprintf(mclk->value[i], sizeof mclk->value[i], "%s", nr);
-        snprintf(drv->value[i], sizeof drv->value[i], "%s", r->driver_version[0] ? r->driver_version : "not recorded");
+        snprintf(drv->value[i], sizeof drv->value[i], "%s", r->driver_version[0] ? r->driver_version : nr_text);
         if (r->cuda_runtime_version > 0)
             snprintf(rt->value[i], sizeof rt->value[i], "%d.%d", r->cuda_runtime_version / 1000,
                      r->cuda_runtime_version % 1000 / 10);
@@ -133,16 +145,38 @@ static void fill_fields(compare_model *m)
         snprintf(shape->value[i], sizeof shape->value[i], "%d×%d×%d×%d", r->shape.batch, r->shape.heads,
                  r->shape.seq, r->shape.dim);
         snprintf(dtype->value[i], sizeof dtype->value[i], "%s%s", r->dtype, r->causal ? ", causal" : "");
-        snprintf(iters->value[i], sizeof iters->value[i], "%d warm-up + %d recorded", r->warmup, r->iters);
-        snprintf(seed->value[i], sizeof seed->value[i], "%llu", r->seed);
+        snprintf(iters->value[i], sizeof iters->value[i], "%d", r->iters);
+        /* A Kineto trace holds neither the inputs' seed nor the forwards run
+         * before profiling: for an import both are not recorded, whatever
+         * run.json says (older imports wrote 0 for them). */
+        if (r->imported) {
+            snprintf(warmup->value[i], sizeof warmup->value[i], "%s", nr);
+            snprintf(seed->value[i], sizeof seed->value[i], "%s", nr);
+        } else {
+            snprintf(warmup->value[i], sizeof warmup->value[i], "%d", r->warmup);
+            snprintf(seed->value[i], sizeof seed->value[i], "%llu", r->seed);
+        }
     }
-    for (int f = 0; f < m->n_fields; f++)
-        for (int i = 1; i < m->n; i++)
-            if (strcmp(m->fields[f].value[i], m->fields[f].value[0]))
-                m->fields[f].differs = 1;
+    /* A field differs when two runs that record it hold different values; "not
+     * recorded" against a value is unknown, not a difference. */
+    for (int f = 0; f < m->n_fields; f++) {
+        compare_field *x = &m->fields[f];
+        int first = -1;
+        for (int i = 0; i < m->n; i++) {
+            if (!strcmp(x->value[i], nr_text)) {
+                x->unrecorded = 1;
+                continue;
+            }
+            if (first < 0)
+                first = i;
+            else if (strcmp(x->value[i], x->value[first]))
+                x->differs = 1;
+        }
+    }
 }
 
-/* "cuDNN differs (9.14.0 vs 9.19.0); GPU, driver and shape are equal." */
+/* "cuDNN differs (9.14.0 vs 9.19.0); GPU, driver and shape are equal.", then the
+ * fields some run does not record. */
 static void differs_sentence(compare_model *m)
 {
     char *s = m->differs_sentence;
@@ -166,7 +200,7 @@ static void differs_sentence(compare_model *m)
     int n_equal = 0;
     for (int k = 0; k < 3; k++)
         for (int f = 0; f < m->n_fields; f++)
-            if (!strcmp(m->fields[f].name, anchors[k]) && !m->fields[f].differs)
+            if (!strcmp(m->fields[f].name, anchors[k]) && !m->fields[f].differs && !m->fields[f].unrecorded)
                 equal[n_equal++] = k == 0 ? "GPU" : k == 1 ? "driver" : "shape";
     int date_differs = 0;
     for (int f = 0; f < m->n_fields; f++)
@@ -181,6 +215,13 @@ static void differs_sentence(compare_model *m)
         PUT(" %s equal", n_equal == 1 ? "is" : "are");
     }
     PUT(".");
+    /* What some run does not record is neither equal nor different: say which. */
+    int n_unrecorded = 0;
+    for (int f = 0; f < m->n_fields; f++)
+        if (m->fields[f].unrecorded && m->fields[f].in_sentence)
+            PUT("%s%s", n_unrecorded++ ? ", " : " Not recorded by every run, so not compared: ", m->fields[f].name);
+    if (n_unrecorded)
+        PUT(".");
 #undef PUT
 }
 
@@ -197,6 +238,9 @@ static int variant_index(const compare_model *m, const char *name)
 static void fill_cell(compare_cell *c, const compare_archive *ar, const char *name, int throughput)
 {
     memset(c, 0, sizeof *c);
+    /* No ratio until one is computed: NAN, never a 0 that reads as a value. */
+    compare_ratio none = {.ci = {NAN, NAN, NAN}, .verdict = VERDICT_NONE};
+    c->metric_ratio = c->cpu_ratio = c->ops_ratio = none;
     c->va = analysis_find(&ar->a, name);
     c->state = "not run";
     c->reason = "";
@@ -243,7 +287,15 @@ static void sample_push(sample_list *l, double x)
     l->v[l->n++] = x;
 }
 
-/* Every distinct GPU operation (kind + name) of a variant's forwards, with how
+/* The same operation in one forward and another: kind, role and name, and for
+ * copies and memsets the direction and the bytes, which the name does not carry. */
+static int same_operation(const kernel_summary *k, const gpu_op *op, op_role role)
+{
+    return k->op->kind == op->kind && k->role == role && !strcmp(k->op->name, op->name) &&
+           (op->kind == GPU_KERNEL || (k->op->bytes == op->bytes && !strcmp(k->op->copy_kind, op->copy_kind)));
+}
+
+/* Every distinct GPU operation of a variant's forwards, with its role, how
  * often it runs per forward and the median duration of one run. */
 static int summarise_kernels(const variant_analysis *va, const device_props *dev, kernel_summary **out)
 {
@@ -255,10 +307,14 @@ static int summarise_kernels(const variant_analysis *va, const device_props *dev
     sample_list *durs = NULL;
     for (int f = 0; f < va->n_forwards; f++) {
         const forward *fw = &va->forwards[f];
+        op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
+        if (!roles)
+            abort();
+        op_roles_of_forward(fw->ops, fw->n_ops, roles);
         for (int i = 0; i < fw->n_ops; i++) {
             const gpu_op *op = fw->ops[i];
             int j = 0;
-            while (j < n && !(k[j].op->kind == op->kind && !strcmp(k[j].op->name, op->name)))
+            while (j < n && !same_operation(&k[j], op, roles[i]))
                 j++;
             if (j == n) {
                 if (n == cap) {
@@ -272,6 +328,7 @@ static int summarise_kernels(const variant_analysis *va, const device_props *dev
                 memset(&durs[n], 0, sizeof durs[n]);
                 k[n].op = op;
                 k[n].cls = classify_op(op);
+                k[n].role = roles[i];
                 k[n].order = i;
                 k[n].registers = op->registers;
                 k[n].smem = op->static_smem + op->dynamic_smem;
@@ -285,6 +342,7 @@ static int summarise_kernels(const variant_analysis *va, const device_props *dev
                 k[j].order = i;
             sample_push(&durs[j], (double)(op->end_ns - op->start_ns) / 1000.0);
         }
+        free(roles);
     }
     for (int j = 0; j < n; j++) {
         k[j].per_forward = (double)durs[j].n / va->n_forwards;
@@ -329,15 +387,22 @@ static void add_row(kernel_diff *d, kernel_change ch, const kernel_summary *b, c
                              fabs(b->occupancy - o->occupancy) > 1e-9));
     r->notable = ch != KERNEL_SAME || r->changed_resources ||
                  r->time.verdict == VERDICT_FASTER || r->time.verdict == VERDICT_SLOWER ||
+                 r->time.verdict == VERDICT_AMBIGUOUS ||
                  (b && o && fabs(b->per_forward - o->per_forward) > 1e-9);
 }
 
-/* The wording of a finding with its numbers taken out, so "126.0 µs" and
- * "131.2 µs" versions of one finding count as the same finding. */
+/* A finding's head: its wording up to the first ':', '(' or '`' (what was found,
+ * before the details: the numbers, the kernels' names, where it was launched),
+ * with numbers taken out, so "a 256 MiB Memcpy DtoD inside every forward (…)"
+ * is one finding whether or not the trace says which ATen op hid it, and one
+ * fused kernel is one finding whichever kernel it is (the kernel table shows
+ * the rename). */
 static void finding_key(const char *s, char *out, size_t n)
 {
     size_t j = 0;
-    for (; *s && j + 1 < n; s++) {
+    for (; *s && *s != ':' && *s != '(' && *s != '`' && j + 1 < n; s++) {
+        if (*s == '\\' && s[1] == '`') /* an escaped backquote starts a name too */
+            break;
         if (isdigit((unsigned char)*s)) {
             while (isdigit((unsigned char)s[1]) || s[1] == '.' || s[1] == ',')
                 s++;
@@ -346,6 +411,8 @@ static void finding_key(const char *s, char *out, size_t n)
             out[j++] = *s;
         }
     }
+    while (j > 0 && out[j - 1] == ' ')
+        j--;
     out[j] = '\0';
 }
 
@@ -360,29 +427,82 @@ static int has_finding_key(const variant_analysis *va, const char *key)
     return 0;
 }
 
+/* Findings that rest on a record not every archive holds, by head: without the
+ * record on the other side the finding cannot be tested there, so its absence
+ * says nothing. (The findings themselves are derived in findings.c from these
+ * same records: r->expected_ops and the variant's facts.) */
+static const struct finding_need {
+    const char *head;      /* prefix of finding_key */
+    const char *fact;      /* the variant fact it needs; NULL: the expected operation count */
+    const char *missing;
+} finding_needs[] = {
+    {"observed # GPU operations per forward where # were expected", NULL, "no expected operation count"},
+    {"one-off cost # ms in setup", "plan_build_us", "no setup phases"},
+    {"plan rebuilt in every forward", "plan_build_us", "no setup phases"},
+    {"fully-masked rows", "fully_masked_rows", "no check of the output's fully-masked rows"},
+};
+
+static int has_fact(const variant_result *r, const char *key)
+{
+    for (int i = 0; i < r->facts.n; i++)
+        if (!strcmp(r->facts.item[i].key, key))
+            return 1;
+    return 0;
+}
+
+/* What `other` lacks to test a finding with this head, or NULL when it has it all. */
+static const char *missing_for(const char *key, const variant_analysis *other)
+{
+    for (size_t k = 0; k < sizeof finding_needs / sizeof finding_needs[0]; k++) {
+        const struct finding_need *w = &finding_needs[k];
+        if (strncmp(key, w->head, strlen(w->head)))
+            continue;
+        const variant_result *r = other->result;
+        if (w->fact ? !has_fact(r, w->fact) : r->expected_ops < 0)
+            return w->missing;
+    }
+    return NULL;
+}
+
 static void diff_findings(kernel_diff *d, const variant_analysis *base, const variant_analysis *other)
 {
     d->only_base = calloc(MAX_FINDINGS, sizeof *d->only_base);
     d->only_other = calloc(MAX_FINDINGS, sizeof *d->only_other);
-    if (!d->only_base || !d->only_other)
+    d->gap_base = calloc(MAX_FINDINGS, sizeof *d->gap_base);
+    d->gap_other = calloc(MAX_FINDINGS, sizeof *d->gap_other);
+    if (!d->only_base || !d->only_other || !d->gap_base || !d->gap_other)
         abort();
     char key[400];
     for (int i = 0; base && i < base->n_findings; i++) {
         finding_key(base->findings[i], key, sizeof key);
-        if (!has_finding_key(other, key))
+        if (has_finding_key(other, key))
+            continue;
+        const char *missing = missing_for(key, other);
+        if (missing)
+            d->gap_base[d->n_gap_base++] = (finding_gap){base->findings[i], missing};
+        else
             d->only_base[d->n_only_base++] = base->findings[i];
     }
     for (int i = 0; other && i < other->n_findings; i++) {
         finding_key(other->findings[i], key, sizeof key);
-        if (!has_finding_key(base, key))
+        if (has_finding_key(base, key))
+            continue;
+        const char *missing = missing_for(key, base);
+        if (missing)
+            d->gap_other[d->n_gap_other++] = (finding_gap){other->findings[i], missing};
+        else
             d->only_other[d->n_only_other++] = other->findings[i];
     }
 }
 
-/* Same name first; then, in forward order, an unmatched kernel of the baseline
- * and one of the other archive of the same kind and class are one kernel
- * renamed (another cuDNN knob, an sm80 GEMM for an sm90 one); the rest were
- * added or removed. */
+/* Operations are paired only within a role (op_role.h), so a scale is never set
+ * beside a mask or a softmax beside a cast. Within a role: the same operation
+ * first (same_operation: name, and for copies and memsets direction and bytes);
+ * then a copy or memset of the same direction with other bytes; then, in forward
+ * order, an unmatched kernel of the baseline and one of the other archive are
+ * the step done by another kernel, "renamed" (another cuDNN knob, PyTorch's
+ * kernel for ours). What is left has no counterpart of its role on the other
+ * side: added or removed, listed under its role. */
 static void diff_kernels(kernel_diff *d, const kernel_summary *base, int nb, const kernel_summary *other, int no,
                          double min_effect)
 {
@@ -401,21 +521,26 @@ static void diff_kernels(kernel_diff *d, const kernel_summary *base, int nb, con
         abort();
     for (int i = 0; i < nb; i++)
         for (int j = 0; j < no; j++)
-            if (!used_o[j] && b[i]->op->kind == o[j]->op->kind && !strcmp(b[i]->op->name, o[j]->op->name)) {
+            if (!used_o[j] && same_operation(b[i], o[j]->op, o[j]->role)) {
                 add_row(d, KERNEL_SAME, b[i], o[j], min_effect);
                 used_b[i] = used_o[j] = 1;
                 break;
             }
-    for (int i = 0; i < nb; i++) {
-        if (used_b[i])
-            continue;
-        for (int j = 0; j < no; j++)
-            if (!used_o[j] && b[i]->op->kind == o[j]->op->kind && b[i]->cls == o[j]->cls) {
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < nb; i++) {
+            if (used_b[i])
+                continue;
+            for (int j = 0; j < no; j++) {
+                if (used_o[j] || b[i]->op->kind != o[j]->op->kind || b[i]->role != o[j]->role)
+                    continue;
+                /* Pass 0: copies and memsets of one direction; pass 1: the rest of the role. */
+                if (pass == 0 && (b[i]->op->kind == GPU_KERNEL || strcmp(b[i]->op->copy_kind, o[j]->op->copy_kind)))
+                    continue;
                 add_row(d, KERNEL_RENAMED, b[i], o[j], min_effect);
                 used_b[i] = used_o[j] = 1;
                 break;
             }
-    }
+        }
     for (int i = 0; i < nb; i++)
         if (!used_b[i])
             add_row(d, KERNEL_REMOVED, b[i], NULL, min_effect);
@@ -427,6 +552,48 @@ static void diff_kernels(kernel_diff *d, const kernel_summary *base, int nb, con
     free(o);
     free(used_b);
     free(used_o);
+}
+
+/* Per forward, the summed durations and the count of each role's operations. */
+static void summarise_roles(const variant_analysis *va, role_time *rt)
+{
+    for (int r = 0; r < ROLE_COUNT; r++) {
+        memset(&rt[r], 0, sizeof rt[r]);
+        rt[r].ratio = (compare_ratio){.ci = {NAN, NAN, NAN}, .verdict = VERDICT_NONE};
+    }
+    if (!va || !va->n_forwards)
+        return;
+    int nf = va->n_forwards;
+    double *us = calloc((size_t)nf * ROLE_COUNT, sizeof *us), *count = calloc((size_t)nf * ROLE_COUNT, sizeof *count);
+    if (!us || !count)
+        abort();
+    int present[ROLE_COUNT] = {0};
+    for (int f = 0; f < nf; f++) {
+        const forward *fw = &va->forwards[f];
+        op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
+        if (!roles)
+            abort();
+        op_roles_of_forward(fw->ops, fw->n_ops, roles);
+        for (int i = 0; i < fw->n_ops; i++) {
+            us[(size_t)roles[i] * nf + f] += (double)(fw->ops[i]->end_ns - fw->ops[i]->start_ns) / 1000.0;
+            count[(size_t)roles[i] * nf + f] += 1;
+            present[roles[i]] = 1;
+        }
+        free(roles);
+    }
+    for (int r = 0; r < ROLE_COUNT; r++) {
+        if (!present[r])
+            continue;
+        rt[r].us = malloc(sizeof *rt[r].us * (size_t)nf);
+        if (!rt[r].us)
+            abort();
+        memcpy(rt[r].us, us + (size_t)r * nf, sizeof *rt[r].us * (size_t)nf);
+        rt[r].n = nf;
+        rt[r].st = stats_of(rt[r].us, nf);
+        rt[r].ops = median_of(count + (size_t)r * nf, nf);
+    }
+    free(us);
+    free(count);
 }
 
 /* ---- the model ---------------------------------------------------------- */
@@ -478,6 +645,7 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
             m->in[k++] = in[i];
     m->baseline = 0;
     m->min_effect = opt->min_effect;
+    m->cpu_floor = opt->min_effect > COMPARE_CPU_NOISE_FLOOR ? opt->min_effect : COMPARE_CPU_NOISE_FLOOR;
     unique_labels(m);
 
     const run_info *b = &m->in[0]->r;
@@ -518,14 +686,28 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
         for (int i = 0; i < n; i++) {
             fill_cell(&cv->cell[i], m->in[i], cv->name, m->throughput);
             cv->n_kernels[i] = summarise_kernels(cv->cell[i].va, &m->in[i]->t.device, &cv->kernels[i]);
+            summarise_roles(cv->cell[i].va, cv->roles[i]);
         }
-        const compare_cell *base = &cv->cell[0];
+        for (int i = 1; i < n; i++)
+            for (int r = 0; r < ROLE_COUNT; r++) {
+                const role_time *b = &cv->roles[0][r];
+                role_time *o = &cv->roles[i][r];
+                /* Times of different shapes are different work: no ratio then. */
+                if (b->n && o->n && !m->throughput)
+                    o->ratio = compare_ratio_of(b->us, b->n, o->us, o->n, m->min_effect, 0);
+            }
+        compare_cell *base = &cv->cell[0];
+        /* The baseline against itself: exactly 1 (no verdict, it is the reference). */
+        if (comparable(base)) {
+            compare_ratio one = {.ci = {1, 1, 1}, .verdict = VERDICT_NONE};
+            base->metric_ratio = base->cpu_ratio = base->ops_ratio = one;
+        }
         for (int i = 1; i < n; i++) {
             compare_cell *c = &cv->cell[i];
             if (comparable(base) && comparable(c)) {
                 c->metric_ratio = compare_ratio_of(base->metric, base->n, c->metric, c->n, m->min_effect,
                                                    m->throughput);
-                c->cpu_ratio = compare_ratio_of(base->cpu, base->n, c->cpu, c->n, m->min_effect, 0);
+                c->cpu_ratio = compare_ratio_of(base->cpu, base->n, c->cpu, c->n, m->cpu_floor, 0);
                 c->ops_ratio = compare_ratio_of(base->ops, base->n, c->ops, c->n, 0, 0);
             }
             if (base->va && c->va) {
@@ -552,6 +734,10 @@ void compare_free(compare_model *m)
             free(cv->diff[i].rows);
             free(cv->diff[i].only_base);
             free(cv->diff[i].only_other);
+            for (int r = 0; r < ROLE_COUNT; r++)
+                free(cv->roles[i][r].us);
+            free(cv->diff[i].gap_base);
+            free(cv->diff[i].gap_other);
         }
     }
     free(m->variants);

@@ -20,12 +20,28 @@
 #include "analysis.h"
 #include "bootstrap.h"
 #include "figures.h"
+#include "op_role.h"
 
 #define COMPARE_MAX_ARCHIVES 8
-/* A ratio is a difference only when its 95% interval excludes 1 and it is at
- * least this far from 1: two identical H200 batches differ by up to ~1.5% in
- * a fused kernel's median (bench/RESULTS.md), which is noise, not a finding. */
+/* Run-to-run noise floors. The bootstrap interval of a ratio of medians holds
+ * the spread of the forwards of one run only; two runs of the same batch also
+ * differ by a drift the forwards of either cannot show. A ratio r is a
+ * difference only when its whole 95% interval lies beyond the floor f, outside
+ * [1/(1+f), 1+f] (compare_ratio_of).
+ *
+ * CUDA time (--min-effect, this default): 2%. Measured on the H200 (bench/
+ * RESULTS.md, "compare: run-to-run noise floors", 2026-12-01) over the runs of
+ * one batch recorded in one device run on 2026-11-30 (h200-cudnn919-a and -b:
+ * same binary, flags, seed, GPU, driver and libraries, 4 s apart; and
+ * h200-cudnn914 for the five variants that make no cuDNN call): the medians
+ * differ by at most 1.4% (cudnn, a vs b), whose interval excludes 1. */
 #define COMPARE_DEFAULT_MIN_EFFECT 0.02
+/* CPU time (host time of the forward call under CUPTI): 90%. Over the same runs
+ * the medians differ by up to 1.87× (math: 124.8 µs in h200-cudnn914, 233.2 µs
+ * in h200-cudnn919-a) and by 1.51× between a and b alone (naive_inplace 48.0 vs
+ * 72.6 µs, efficient 10.4 vs 6.9 µs); 1.87 rounded up to 1.9 is the floor. The
+ * archives carry one batch each, no replicates to measure it from. */
+#define COMPARE_CPU_NOISE_FLOOR 0.90
 
 typedef struct compare_options {
     int baseline;          /* index into the inputs */
@@ -47,9 +63,10 @@ typedef struct compare_archive {
 
 typedef enum compare_verdict {
     VERDICT_NONE = 0,      /* nothing to compare (not run, failed, baseline itself) */
-    VERDICT_SAME,          /* no significant difference */
-    VERDICT_FASTER,
+    VERDICT_SAME,          /* the whole interval within the noise floor */
+    VERDICT_FASTER,        /* the whole interval beyond it, faster */
     VERDICT_SLOWER,
+    VERDICT_AMBIGUOUS,     /* the interval straddles the floor: noise too large to say */
 } compare_verdict;
 
 typedef struct compare_ratio {
@@ -71,16 +88,19 @@ typedef struct compare_cell {
 } compare_cell;
 
 typedef enum kernel_change {
-    KERNEL_SAME = 0,       /* same name in both */
-    KERNEL_RENAMED,        /* another kernel in the same place (e.g. another cuDNN knob) */
-    KERNEL_ADDED,          /* only in the other archive */
+    KERNEL_SAME = 0,       /* same role and name (copies, memsets: same direction and bytes) in both */
+    KERNEL_RENAMED,        /* another kernel in the same role (another cuDNN knob, PyTorch's for ours),
+                              or a copy/memset of the same direction with other bytes */
+    KERNEL_ADDED,          /* only in the other archive: no operation of its role left in the baseline */
     KERNEL_REMOVED,        /* only in the baseline */
 } kernel_change;
 
-/* One GPU operation of a variant's forward, summarised over all its forwards. */
+/* One GPU operation of a variant's forward (kind, role and name; copies and
+ * memsets also by direction and bytes), summarised over all its forwards. */
 typedef struct kernel_summary {
     const gpu_op *op;      /* a representative record (first occurrence) */
     op_class cls;
+    op_role role;          /* in the forward (op_role.h): operations are paired only within a role */
     double per_forward;    /* occurrences per forward */
     double median_us;      /* median duration of one occurrence */
     int registers, smem;   /* per thread / per block (static + dynamic) */
@@ -98,16 +118,38 @@ typedef struct kernel_row {
     int notable;           /* renamed/added/removed, a significant time change, other resources or counts */
 } kernel_row;
 
+/* A finding of one side whose facts the other side does not record (an import
+ * has no expected operation count, no setup phases, no output check): it is
+ * neither "only in" one run nor shared, it cannot be tested on the other. */
+typedef struct finding_gap {
+    const char *text;      /* the finding */
+    const char *missing;   /* "the expected operation count", … */
+} finding_gap;
+
 typedef struct kernel_diff {
     kernel_row *rows;
     int n;
-    /* findings whose wording (numbers aside) appears on one side only */
+    /* findings of one side only: no finding of the other side has the same head
+     * (its wording up to the first ':', '(' or '`', numbers aside) */
     const char **only_base, **only_other;
     int n_only_base, n_only_other;
+    finding_gap *gap_base, *gap_other; /* one side's findings the other cannot test */
+    int n_gap_base, n_gap_other;
 } kernel_diff;
+
+/* The time a variant's forward spends in one role: the like-with-like measure
+ * when two runs do a step with different kernels or a different number of them. */
+typedef struct role_time {
+    double *us;            /* per forward: the summed durations of the role's operations, µs */
+    int n;                 /* forwards; 0: no operation of this role in any forward */
+    double ops;            /* median number of the role's operations per forward */
+    stats st;              /* of us */
+    compare_ratio ratio;   /* against the baseline's; VERDICT_NONE when either side lacks the role */
+} role_time;
 
 typedef struct compare_variant {
     char name[32];
+    role_time roles[COMPARE_MAX_ARCHIVES][ROLE_COUNT];
     compare_cell cell[COMPARE_MAX_ARCHIVES];
     kernel_summary *kernels[COMPARE_MAX_ARCHIVES];
     int n_kernels[COMPARE_MAX_ARCHIVES];
@@ -118,7 +160,8 @@ typedef struct compare_variant {
 typedef struct compare_field {
     const char *name;
     char value[COMPARE_MAX_ARCHIVES][160];
-    int differs;
+    int differs;           /* two runs that record it hold different values */
+    int unrecorded;        /* some run does not record it ("not recorded"): never a difference */
     int in_sentence;       /* named in the "what differs" sentence (the date is not) */
 } compare_field;
 
@@ -127,7 +170,8 @@ typedef struct compare_model {
     compare_archive *in[COMPARE_MAX_ARCHIVES];
     int baseline;
     int throughput;        /* shapes differ: TFLOP/s compared instead of time */
-    double min_effect;
+    double min_effect;     /* CUDA time's (and kernels') noise floor, fraction */
+    double cpu_floor;      /* CPU time's: the larger of min_effect and COMPARE_CPU_NOISE_FLOOR */
     compare_field fields[COMPARE_MAX_FIELDS];
     int n_fields;
     char differs_sentence[1024];
@@ -138,6 +182,9 @@ typedef struct compare_model {
 /* Reads DIR/trace.json and DIR/run.json and analyses them. Returns EXIT_OK or
  * EXIT_BAD_ARCHIVE with a one-line reason. */
 int compare_load(compare_archive *ar, const char *dir, char *err, size_t errlen);
+/* The analysis of an archive already read into ar->t and ar->r (ar->dir set by the
+ * caller; an import in memory, say). EXIT_OK, or EXIT_BAD_ARCHIVE (ar->t freed). */
+int compare_analyse(compare_archive *ar, char *err, size_t errlen);
 void compare_archive_free(compare_archive *ar);
 
 /* Builds the model over loaded archives (labels are made unique here). Returns
@@ -148,9 +195,11 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
 void compare_free(compare_model *m);
 
 const char *compare_verdict_word(compare_verdict v);
-/* Bootstrap a ratio of two cells' samples and give it a verdict. `higher_is_better`
- * for throughput; time and operation counts are better lower. */
-compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double min_effect,
+/* Bootstrap a ratio of two cells' samples and give it a verdict against the noise
+ * floor f: same when the whole 95% interval lies in [1/(1+f), 1+f], faster or
+ * slower when it lies wholly outside, ambiguous when it straddles an edge.
+ * `higher_is_better` for throughput; time and operation counts are better lower. */
+compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double floor,
                                int higher_is_better);
 
 /* compare_doc.c: compare.md, compare.html, compare.csv (malloc'd text). */
@@ -164,6 +213,11 @@ int compare_write(const compare_model *m, const char *dir, const compare_options
 /* figures/render.c: the comparison's figures into <dir>/figures. */
 int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
                            figure_list *out, char *err, size_t errlen);
+/* figures/compare_timeline.c: the label at the end of a lane of compare-timeline,
+ * "CUDA 61.9 µs (median) · span 74.0 µs incl. idle" (short_form: the first part):
+ * the variant's median CUDA time as the CUDA-time table prints it, and the drawn
+ * (median) forward's span. Empty when the cell has no forward. */
+void compare_timeline_label(const compare_cell *c, int short_form, char *out, size_t n);
 /* The paper-sized comparison figure (FIG_SIZE_COLUMN or _TEXT), appended to `out`. */
 int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
                                  figure_list *out, char *err, size_t errlen);

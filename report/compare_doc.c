@@ -8,6 +8,7 @@
 #include "escape.h"
 #include "latex.h"
 #include "exit_codes.h"
+#include "findings.h"
 #include "report.h"
 
 #include <math.h>
@@ -59,8 +60,8 @@ static void ratio_text(const compare_ratio *r, char *out, size_t n)
         return;
     }
     const char *w = compare_verdict_word(r->verdict);
-    snprintf(out, n, "%.2f× [%.2f–%.2f] %s%s%s", r->ci.ratio, r->ci.lo, r->ci.hi, r->verdict == VERDICT_SAME ? "" : "**",
-             w, r->verdict == VERDICT_SAME ? "" : "**");
+    int bold = r->verdict == VERDICT_FASTER || r->verdict == VERDICT_SLOWER;
+    snprintf(out, n, "%.2f× [%.2f–%.2f] %s%s%s", r->ci.ratio, r->ci.lo, r->ci.hi, bold ? "**" : "", w, bold ? "**" : "");
 }
 
 static void table_head(FILE *f, const compare_model *m, const char *first)
@@ -165,6 +166,13 @@ static void op_name(const kernel_summary *k, char *out, size_t n)
         snprintf(s, sizeof s, "%s", k->op->name);
     }
     esc_md_code_buf(out, n, s);
+    /* A copy's or memset's name says its direction, not its size: add the bytes,
+     * by which they are paired. */
+    if (k->op->kind != GPU_KERNEL) {
+        char b[32];
+        size_t len = strlen(out);
+        snprintf(out + len, len < n ? n - len : 0, " %s", human_bytes((double)k->op->bytes, b, sizeof b));
+    }
 }
 
 /* "168" when equal, "168 → 232" when not, "–" on a missing side. */
@@ -191,6 +199,45 @@ static void pair_occ(const kernel_row *r, char *out, size_t n)
         snprintf(out, n, "**%.0f%% → %.0f%%**", b * 100, o * 100);
 }
 
+/* "4 ops, 12.2 µs" of one role in one run, or "–" when the run has none. */
+static void role_cell(const role_time *rt, char *out, size_t n)
+{
+    if (!rt->n) {
+        snprintf(out, n, "–");
+        return;
+    }
+    char us[48];
+    format_us_column(rt->st.median, us, sizeof us);
+    snprintf(out, n, "%g op%s, %s", rt->ops, rt->ops == 1 ? "" : "s", us);
+}
+
+/* Time per forward by role, when the forward has more than one role: the step
+ * by step comparison that holds when the two runs use other kernels or another
+ * number of them for a step. */
+static void role_table(FILE *f, const compare_model *m, const compare_variant *cv, int i)
+{
+    int n_roles = 0;
+    for (int r = 0; r < ROLE_COUNT; r++)
+        n_roles += cv->roles[0][r].n || cv->roles[i][r].n;
+    if (n_roles < 2)
+        return;
+    fputs("Time per forward by role (median over the forwards of the summed durations of the role's "
+          "operations, with the median operation count):\n\n",
+          f);
+    fputs("| Role | Baseline | This run | Ratio [95%] |\n|---|---|---|---|\n", f);
+    for (int r = 0; r < ROLE_COUNT; r++) {
+        const role_time *b = &cv->roles[0][r], *o = &cv->roles[i][r];
+        if (!b->n && !o->n)
+            continue;
+        char bt[96], ot[96], ratio[96];
+        role_cell(b, bt, sizeof bt);
+        role_cell(o, ot, sizeof ot);
+        ratio_text(&o->ratio, ratio, sizeof ratio);
+        fprintf(f, "| %s | %s | %s | %s |\n", op_role_name((op_role)r), bt, ot, ratio);
+    }
+    fputc('\n', f);
+}
+
 static void kernel_section(FILE *f, const compare_model *m, const compare_variant *cv)
 {
     fputs("### ", f);
@@ -211,24 +258,28 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
         double per_forward = 0;
         for (int k = 0; k < d->n; k++)
             per_forward += d->rows[k].base ? d->rows[k].base->per_forward : 0;
-        if (!notable && !d->n_only_base && !d->n_only_other) {
-            fprintf(f, "the same GPU operations (%d distinct, %g per forward), with the same resources and no "
-                       "significant difference in time.\n\n",
-                    d->n, per_forward);
+        if (!notable && !d->n_only_base && !d->n_only_other && !d->n_gap_base && !d->n_gap_other) {
+            fprintf(f, "the same GPU operations (%d distinct, %g per forward), with the same resources and the "
+                       "same time (every interval within the %.0f%% noise floor).\n\n",
+                    d->n, per_forward, m->min_effect * 100);
             continue;
         }
         if (notable)
-            fprintf(f, "%d of the %d distinct GPU operations differ%s (below); the rest have the same name, "
-                       "resources, count and time (no significant difference).\n\n",
-                    notable, d->n, notable == 1 ? "s" : "");
+            fprintf(f, "%d of the %d distinct GPU operations %s below: another kernel, another count or other "
+                       "resources, or a time not shown to be the same (faster, slower or ambiguous against the "
+                       "%.0f%% noise floor); the rest have the same role, name, resources and count, and the same "
+                       "time.\n\n",
+                    notable, d->n, notable == 1 ? "is" : "are", m->min_effect * 100);
         else
             fprintf(f, "the same GPU operations (%d distinct), but not the same findings:\n\n", d->n);
         if (notable)
-            fputs("| Change | Baseline | This run | Per forward | Median time (baseline → this run) | Ratio [95%] | "
-                  "Regs / thread | Shared mem / block | Occupancy (theor.) |\n",
+            role_table(f, m, cv, i);
+        if (notable)
+            fputs("| Role | Change | Baseline | This run | Per forward | Median time of one launch (baseline → this run) "
+                  "| Ratio [95%] | Regs / thread | Shared mem / block | Occupancy (theor.) |\n",
                   f);
         if (notable)
-            fputs("|---|---|---|---|---|---|---|---|---|\n", f);
+            fputs("|---|---|---|---|---|---|---|---|---|---|\n", f);
         for (int k = 0; k < d->n; k++) {
             const kernel_row *r = &d->rows[k];
             if (!r->notable)
@@ -245,7 +296,7 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
             pair_int(r, r->base ? r->base->registers : 0, r->other ? r->other->registers : 0, "", regs, sizeof regs);
             pair_int(r, r->base ? r->base->smem : 0, r->other ? r->other->smem : 0, " B", smem, sizeof smem);
             pair_occ(r, occ, sizeof occ);
-            fprintf(f, "| %s | ", change_word(r->change));
+            fprintf(f, "| %s | %s | ", op_role_name(r->base ? r->base->role : r->other->role), change_word(r->change));
             fputs(bn, f);
             fputs(" | ", f);
             fputs(r->change == KERNEL_SAME ? "same" : on, f);
@@ -267,7 +318,17 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
             esc_md_text(f, d->only_base[k]);
             fputc('\n', f);
         }
-        if (d->n_only_base || d->n_only_other)
+        for (int k = 0; k < d->n_gap_base; k++) {
+            fprintf(f, "- Found in the baseline, not testable in this run (it records %s): ", d->gap_base[k].missing);
+            esc_md_text(f, d->gap_base[k].text);
+            fputc('\n', f);
+        }
+        for (int k = 0; k < d->n_gap_other; k++) {
+            fprintf(f, "- Found in this run, not testable in the baseline (it records %s): ", d->gap_other[k].missing);
+            esc_md_text(f, d->gap_other[k].text);
+            fputc('\n', f);
+        }
+        if (d->n_only_base || d->n_only_other || d->n_gap_base || d->n_gap_other)
             fputc('\n', f);
     }
 }
@@ -322,7 +383,9 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
         }
         fputc('\n', f);
     }
-    fputs("\n≠ marks a field whose value differs between the runs.\n\n", f);
+    fputs("\n≠ marks a field whose value differs between the runs that record it; \"not recorded\" is neither "
+          "equal nor different.\n\n",
+          f);
 
     fprintf(f, "## %s\n\n", m->throughput ? "Throughput per forward" : "CUDA time per forward");
     table_head(f, m, "Variant");
@@ -330,17 +393,24 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     fprintf(f,
             "Each cell: median (min – max, n) over the recorded forwards. *vs baseline*: the ratio of this run's "
             "median to the baseline's (%s), then its 95%% interval from %d bootstrap resamples of the per-forward "
-            "samples (seeded, so the numbers repeat), then the verdict. A run is called faster or slower only when "
-            "the interval excludes 1 and the ratio is at least %.0f%% from 1 (`--min-effect`): two identical "
-            "batches on one H200 differ by up to about 1.5%% in a fused kernel's median.\n\n",
-            m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES, m->min_effect * 100);
+            "samples (seeded, so the numbers repeat), then the verdict against a noise floor of %.0f%% "
+            "(`--min-effect`): *same* when the whole interval lies within ×/÷ %.2f, *faster* or *slower* when it "
+            "lies wholly beyond, *ambiguous* when it straddles the edge. The interval holds the spread of one "
+            "run's forwards only; the floor covers the drift between runs: two runs of one batch on the H200 "
+            "differed by up to 1.4%% in CUDA time (bench/RESULTS.md).\n\n",
+            m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES, m->min_effect * 100,
+            1 + m->min_effect);
 
     fputs("## CPU time per forward\n\n", f);
     table_head(f, m, "Variant");
     summary_rows(f, m, ROW_CPU);
-    fputs("CPU time is the host wall time of the forward call (recorded with CUPTI collecting); the same "
-          "statistics and threshold as above, below 1 is faster.\n\n",
-          f);
+    fprintf(f,
+            "CPU time is the host wall time of the forward call (recorded with CUPTI collecting), below 1 is "
+            "faster. Host time drifts between runs far more than GPU time: runs of one batch on the H200 differed "
+            "by up to 1.87× in a variant's median (bench/RESULTS.md), so the floor here is %.0f%%: a run is "
+            "faster or slower only when the whole interval lies beyond ×/÷ %.2f, and same or ambiguous otherwise. "
+            "The archives hold one batch each, no replicate runs to measure the floor from.\n\n",
+            m->cpu_floor * 100, 1 + m->cpu_floor);
 
     fputs("## GPU operations per forward\n\n", f);
     table_head(f, m, "Variant");
@@ -352,10 +422,21 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     report_md_figure(f, figs, "compare-timeline", inline_from_dir);
 
     fputs("## Kernels, variant by variant\n\n", f);
-    fputs("Each run's GPU operations are matched to the baseline's: by name first, then, in forward order, a "
-          "kernel of the same class in the same place is the same kernel *renamed* (another cuDNN knob, another "
-          "cuBLAS GEMM); the rest were *added* or *removed*. Findings are matched by their wording with the "
-          "numbers taken out.\n\n",
+    fputs("Each run's GPU operations are matched to the baseline's within their *role* in the attention forward "
+          "(QKᵀ GEMM, scale, mask build, mask apply, softmax, softmax NaN guard, PV GEMM, fused attention, cast, "
+          "copy, memset, other), read from the kernel's name, the record's kind, the ATen op that launched it "
+          "where the trace has one, and its place before or after the softmax; operations of different roles are "
+          "never paired. Within a role: the same name first (copies and memsets: the same direction and bytes); "
+          "then a copy or memset of the same direction with other bytes, or, in forward order, another kernel "
+          "doing the same step (*renamed*: another cuDNN knob, PyTorch's kernel for ours); what has no "
+          "counterpart of its role was *added* or *removed* and is listed under its role. Where the forward has "
+          "more than one role, a first table sets each role's time per forward side by side (the summed durations "
+          "of its operations, median over the forwards): the like-with-like measure when the runs do a step with "
+          "other kernels or another number of them. In the kernel table, times are the median of one launch. "
+          "Findings are matched by their head (the wording before the first colon, parenthesis or "
+          "name, numbers taken out); a finding that rests on a record the other run does not hold (an import "
+          "records no expected operation count, setup phases or output check) is listed as not testable there, "
+          "not as found in one run only.\n\n",
           f);
     for (int v = 0; v < m->n_variants; v++)
         kernel_section(f, m, &m->variants[v]);
@@ -363,8 +444,9 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     return buf;
 }
 
-/* ",median,min,max,ratio,ratio_lo,ratio_hi,verdict" of one measure of a cell. */
-static void csv_stats_ratio(FILE *f, const stats *st, const compare_ratio *r)
+/* ",median,min,max,ratio,ratio_lo,ratio_hi,verdict" of one measure of a cell;
+ * the baseline's own rows read ratio 1 and verdict "baseline". */
+static void csv_stats_ratio(FILE *f, const stats *st, const compare_ratio *r, int is_baseline)
 {
     esc_csv_number(f, st->median);
     esc_csv_number(f, st->min);
@@ -372,7 +454,7 @@ static void csv_stats_ratio(FILE *f, const stats *st, const compare_ratio *r)
     esc_csv_number(f, r->ci.ratio);
     esc_csv_number(f, r->ci.lo);
     esc_csv_number(f, r->ci.hi);
-    fprintf(f, ",%s", compare_verdict_word(r->verdict));
+    fprintf(f, ",%s", is_baseline && isfinite(r->ci.ratio) ? "baseline" : compare_verdict_word(r->verdict));
 }
 
 char *compare_csv(const compare_model *m)
@@ -397,10 +479,10 @@ char *compare_csv(const compare_model *m)
             fprintf(f, ",%d,%s,", i == 0, c->state);
             esc_csv_field(f, c->reason, 1);
             fprintf(f, ",%d", c->n);
-            csv_stats_ratio(f, &c->metric_stats, &c->metric_ratio);
-            csv_stats_ratio(f, &c->cpu_stats, &c->cpu_ratio);
+            csv_stats_ratio(f, &c->metric_stats, &c->metric_ratio, i == 0);
+            csv_stats_ratio(f, &c->cpu_stats, &c->cpu_ratio, i == 0);
             esc_csv_number(f, c->n ? c->ops_stats.median : NAN);
-            esc_csv_number(f, c->n && cv->cell[0].n && i ? c->ops_stats.median - cv->cell[0].ops_stats.median : NAN);
+            esc_csv_number(f, c->n && cv->cell[0].n ? c->ops_stats.median - cv->cell[0].ops_stats.median : NAN);
             fputc('\n', f);
         }
     }

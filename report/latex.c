@@ -335,7 +335,10 @@ char *compare_tex(const compare_model *m)
     fputs(m->throughput ? "Throughput (TFLOP/s) per forward" : "CUDA time per forward (\\textmu{}s)", f);
     fputs(", median (min--max) of each run's recorded forwards, and each run against the baseline (", f);
     tex_code(f, base->label);
-    fputs("): ratio of medians with a seeded 95\\% bootstrap interval. Baseline: ", f);
+    fputs("): ratio of medians with a seeded 95\\% bootstrap interval", f);
+    fprintf(f, "; same when the whole interval lies within $\\times$/$\\div$ %.2f (the run-to-run noise floor), "
+               "faster or slower when it lies wholly beyond, ambiguous when it straddles the edge. Baseline: ",
+            1 + m->min_effect);
     caption_setup(f, &base->r);
     fputc('.', f);
     if (m->differs_sentence[0]) {

@@ -1,4 +1,5 @@
 #include "report.h"
+#include "units.h"
 
 #include "citation.h"
 #include "escape.h"
@@ -36,15 +37,7 @@ void format_us(double us, char *out, size_t n)
         snprintf(out, n, "%.1f µs", us);
 }
 
-void format_us_column(double us, char *out, size_t n)
-{
-    if (!isfinite(us))
-        snprintf(out, n, "–");
-    else if (us >= 100)
-        snprintf(out, n, "%.0f µs", us);
-    else
-        snprintf(out, n, "%.1f µs", us);
-}
+void format_us_column(double us, char *out, size_t n) { units_us_column(us, out, n); }
 
 /* A table cell of medians and ranges: µs throughout (one unit per column). */
 static void time_stats_column(const stats *s, char *out, size_t n)

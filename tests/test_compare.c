@@ -14,7 +14,9 @@
 #include "bootstrap.h"
 #include "compare.h"
 #include "exit_codes.h"
+#include "kineto_import.h"
 #include "run_cli.h"
+#include "units.h"
 
 #define CUDNN914 "tests/fixtures/h200-cudnn914"
 #define CUDNN919_A "tests/fixtures/h200-cudnn919-a"
@@ -22,6 +24,8 @@
 #define CUDNN919_GPU1 "tests/fixtures/h200-cudnn919-gpu1" /* the same batch on another physical H200 */
 #define SMALL "tests/fixtures/h200-6var" /* 2x4x256x64: another shape */
 #define SM90A "tests/fixtures/h200-sm90a"  /* flash on attnprof_flash_fwd_sm90a_*, cudnn: same shape */
+#define EXAMPLE "out/example-h200"          /* the bundled default archive, 8x16x1024x64 */
+#define TORCH "tests/fixtures/torch-h200/"  /* PyTorch's six variants, Kineto traces of one H200 */
 
 typedef struct pair {
     compare_archive a, b;
@@ -36,6 +40,34 @@ static int build_pair(pair *p, const char *da, const char *db, int allow_shape, 
     compare_options opt = {.baseline = 0, .min_effect = COMPARE_DEFAULT_MIN_EFFECT,
                            .allow_shape_mismatch = allow_shape, .formats = FIG_PNG};
     return compare_build(&p->m, in, 2, &opt, err, n);
+}
+
+/* PyTorch's six variants imported in memory as `attnprof import … --variant
+ * naive,…,cudnn --shape 8x16x1024x64,bf16,causal` would archive them. */
+static void load_torch_import(compare_archive *ar)
+{
+    static const char *const files[] = {TORCH "kineto_naive.json.gz",      TORCH "kineto_naive_inplace.json.gz",
+                                        TORCH "kineto_sdpa_math.json.gz",  TORCH "kineto_sdpa_efficient.json.gz",
+                                        TORCH "kineto_sdpa_flash.json.gz", TORCH "kineto_sdpa_cudnn.json.gz"};
+    memset(ar, 0, sizeof *ar);
+    snprintf(ar->dir, sizeof ar->dir, "out/torch-h200");
+    attn_shape shape = {.batch = 8, .heads = 16, .seq = 1024, .dim = 64};
+    import_options o = {.device = -1, .variant = "naive,naive_inplace,math,efficient,flash,cudnn", .shape = &shape,
+                        .dtype = "bf16", .causal = 1};
+    char err[1024];
+    cr_assert_eq(kineto_import(files, 6, &o, &ar->t, &ar->r, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(compare_analyse(ar, err, sizeof err), EXIT_OK, "%s", err);
+}
+
+/* Ours (the default archive) as the baseline, PyTorch's imported as the other run. */
+static void build_ours_vs_torch(pair *p)
+{
+    char err[1024];
+    cr_assert_eq(compare_load(&p->a, EXAMPLE, err, sizeof err), EXIT_OK, "%s", err);
+    load_torch_import(&p->b);
+    compare_archive *in[2] = {&p->a, &p->b};
+    compare_options opt = {.baseline = 0, .min_effect = COMPARE_DEFAULT_MIN_EFFECT, .formats = FIG_PNG};
+    cr_assert_eq(compare_build(&p->m, in, 2, &opt, err, sizeof err), EXIT_OK, "%s", err);
 }
 
 static void free_pair(pair *p)
@@ -61,6 +93,19 @@ static const compare_field *field_named(const compare_model *m, const char *name
             return &m->fields[i];
     cr_assert_fail("no field %s", name);
     return NULL;
+}
+
+/* The verdict rule of compare_ratio_of, restated: the interval against the band
+ * [1/(1+f), 1+f]. */
+static compare_verdict expected_verdict(const ratio_ci *ci, double f)
+{
+    if (ci->lo >= 1 / (1 + f) && ci->hi <= 1 + f)
+        return VERDICT_SAME;
+    if (ci->lo > 1 + f)
+        return VERDICT_SLOWER;
+    if (ci->hi < 1 / (1 + f))
+        return VERDICT_FASTER;
+    return VERDICT_AMBIGUOUS;
 }
 
 Test(bootstrap, deterministic_and_brackets_the_ratio)
@@ -98,8 +143,7 @@ Test(compare, cudnn_versions_named_and_cudnn_row_as_the_samples_say)
     const compare_cell *b = &cudnn->cell[0], *c = &cudnn->cell[1];
     double ratio = median_of(c->metric, c->n) / median_of(b->metric, b->n);
     cr_assert_float_eq(c->metric_ratio.ci.ratio, ratio, 1e-12);
-    int significant = (c->metric_ratio.ci.hi < 1 || c->metric_ratio.ci.lo > 1) && fabs(ratio - 1) >= 0.02;
-    cr_assert_eq(c->metric_ratio.verdict, significant ? (ratio < 1 ? VERDICT_FASTER : VERDICT_SLOWER) : VERDICT_SAME);
+    cr_assert_eq(c->metric_ratio.verdict, expected_verdict(&c->metric_ratio.ci, COMPARE_DEFAULT_MIN_EFFECT));
     /* 9.19 picked another knob and is ~8% faster on this GPU: a real difference. */
     cr_assert(ratio < 0.95 && c->metric_ratio.verdict == VERDICT_FASTER, "cudnn ratio %g", ratio);
     const kernel_diff *d = &cudnn->diff[1];
@@ -131,6 +175,80 @@ Test(compare, the_same_batch_twice_is_no_significant_difference)
     free_pair(&p);
 }
 
+/* Four verdicts, on synthetic samples (built here): a shift well beyond the
+ * floor, one well inside it, and one whose interval straddles its edge. */
+Test(compare, four_verdicts_against_a_noise_floor)
+{
+    double base[40], beyond[40], inside[40], straddle[40];
+    for (int i = 0; i < 40; i++) {
+        double jitter = (i * 7 % 11) - 5; /* -5 … 5 */
+        base[i] = 100 + 0.2 * jitter;
+        beyond[i] = 80 + 0.2 * jitter;
+        inside[i] = 99.5 + 0.2 * jitter;
+        straddle[i] = 97.5 + 3 * jitter; /* median 2.5% below, spread wider than the 2% band */
+    }
+    compare_ratio r = compare_ratio_of(base, 40, beyond, 40, 0.02, 0);
+    cr_assert_eq(r.verdict, VERDICT_FASTER, "[%g, %g]", r.ci.lo, r.ci.hi);
+    r = compare_ratio_of(base, 40, beyond, 40, 0.02, 1);
+    cr_assert_eq(r.verdict, VERDICT_SLOWER, "higher is better: lower is slower");
+    r = compare_ratio_of(beyond, 40, base, 40, 0.02, 0);
+    cr_assert_eq(r.verdict, VERDICT_SLOWER);
+    r = compare_ratio_of(base, 40, inside, 40, 0.02, 0);
+    cr_assert_eq(r.verdict, VERDICT_SAME, "[%g, %g]", r.ci.lo, r.ci.hi);
+    r = compare_ratio_of(base, 40, straddle, 40, 0.02, 0);
+    cr_assert(r.ci.lo < 1 / 1.02 && r.ci.hi > 1 / 1.02, "the interval straddles the edge: [%g, %g]", r.ci.lo, r.ci.hi);
+    cr_assert_eq(r.verdict, VERDICT_AMBIGUOUS);
+    /* The same shift under a wider floor (CPU time's) is within noise. */
+    r = compare_ratio_of(base, 40, beyond, 40, COMPARE_CPU_NOISE_FLOOR, 0);
+    cr_assert_eq(r.verdict, VERDICT_SAME);
+    cr_assert_str_eq(compare_verdict_word(VERDICT_AMBIGUOUS), "ambiguous");
+}
+
+/* Two runs of one batch (a and b: same binary, command line but -o, seed, GPU,
+ * driver and libraries; 4 s apart) are never faster or slower, neither in CUDA
+ * nor in CPU time. Today's CPU verdicts called them "faster" (math 0.85×,
+ * efficient 0.66×) and "slower" (naive 1.45×, naive_inplace 1.51×). */
+Test(compare, two_runs_of_one_batch_are_same_or_ambiguous_in_cuda_and_cpu_time)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN919_A, CUDNN919_B, 0, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(p.a.r.seed, p.b.r.seed);
+    cr_assert(p.a.r.iters == p.b.r.iters && p.a.r.warmup == p.b.r.warmup);
+    cr_assert_str_eq(p.a.r.tool_version, p.b.r.tool_version);
+    cr_assert_eq(p.m.n_variants, 6);
+    for (int v = 0; v < p.m.n_variants; v++) {
+        const compare_cell *c = &p.m.variants[v].cell[1];
+        const compare_ratio *q[2] = {&c->metric_ratio, &c->cpu_ratio};
+        for (int k = 0; k < 2; k++)
+            cr_assert(q[k]->verdict == VERDICT_SAME || q[k]->verdict == VERDICT_AMBIGUOUS, "%s %s: %g [%g, %g] %s",
+                      p.m.variants[v].name, k ? "CPU" : "CUDA", q[k]->ci.ratio, q[k]->ci.lo, q[k]->ci.hi,
+                      compare_verdict_word(q[k]->verdict));
+        for (int k = 0; k < p.m.variants[v].diff[1].n; k++) {
+            const kernel_row *row = &p.m.variants[v].diff[1].rows[k];
+            cr_assert(row->time.verdict != VERDICT_FASTER && row->time.verdict != VERDICT_SLOWER, "%s %s: %g [%g, %g]",
+                      p.m.variants[v].name, row->base->op->name, row->time.ci.ratio, row->time.ci.lo, row->time.ci.hi);
+        }
+    }
+    free_pair(&p);
+}
+
+/* cuDNN 9.14 against 9.19: the cudnn kernel is faster in CUDA time (another knob),
+ * but its 1.41× CPU time is inside the run-to-run noise of host time. */
+Test(compare, cudnn_914_vs_919_cpu_time_is_inside_the_noise)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN914, CUDNN919_A, 0, err, sizeof err), EXIT_OK, "%s", err);
+    const compare_cell *c = &variant(&p.m, "cudnn")->cell[1];
+    cr_assert_eq(c->metric_ratio.verdict, VERDICT_FASTER);
+    cr_assert(c->cpu_ratio.ci.ratio > 1.3, "%g", c->cpu_ratio.ci.ratio);
+    cr_assert(c->cpu_ratio.verdict == VERDICT_SAME || c->cpu_ratio.verdict == VERDICT_AMBIGUOUS, "%s",
+              compare_verdict_word(c->cpu_ratio.verdict));
+    cr_assert_eq(c->cpu_ratio.verdict, expected_verdict(&c->cpu_ratio.ci, COMPARE_CPU_NOISE_FLOOR));
+    free_pair(&p);
+}
+
 /* A third fixture from a 2-GPU H200 machine (2026-11-30): the same batch and cuDNN on
  * another physical H200. The metadata names the GPU's UUID; the verdicts are what the
  * samples say, and every one is recomputed here from the rule. */
@@ -140,18 +258,20 @@ Test(compare, another_physical_h200)
     char err[1024];
     cr_assert_eq(build_pair(&p, CUDNN919_A, CUDNN919_GPU1, 0, err, sizeof err), EXIT_OK, "%s", err);
     const compare_field *uuid = field_named(&p.m, "GPU UUID");
-    cr_assert(uuid->differs);
     cr_assert_str_eq(uuid->value[0], "not recorded", "the older fixture predates the UUID");
     cr_assert(!strncmp(uuid->value[1], "GPU-", 4), "%s", uuid->value[1]);
+    /* One side does not record it: unknown, not a difference. */
+    cr_assert(!uuid->differs && uuid->unrecorded);
     cr_assert(!field_named(&p.m, "cuDNN")->differs && !field_named(&p.m, "Shape")->differs);
-    cr_assert(strstr(p.m.differs_sentence, "GPU UUID differs"), "%s", p.m.differs_sentence);
+    cr_assert_null(strstr(p.m.differs_sentence, "GPU UUID differs"), "%s", p.m.differs_sentence);
+    cr_assert(strstr(p.m.differs_sentence, "Not recorded by every run, so not compared: GPU UUID."), "%s",
+              p.m.differs_sentence);
     for (int v = 0; v < p.m.n_variants; v++) {
         const compare_cell *b = &p.m.variants[v].cell[0], *c = &p.m.variants[v].cell[1];
         const compare_ratio *r = &c->metric_ratio;
         double ratio = median_of(c->metric, c->n) / median_of(b->metric, b->n);
-        int significant = (r->ci.hi < 1 || r->ci.lo > 1) && fabs(ratio - 1) >= 0.02;
-        cr_assert_eq(r->verdict, significant ? (ratio < 1 ? VERDICT_FASTER : VERDICT_SLOWER) : VERDICT_SAME, "%s",
-                     p.m.variants[v].name);
+        cr_assert_float_eq(r->ci.ratio, ratio, 1e-12);
+        cr_assert_eq(r->verdict, expected_verdict(&r->ci, COMPARE_DEFAULT_MIN_EFFECT), "%s", p.m.variants[v].name);
     }
     free_pair(&p);
 }
@@ -172,7 +292,7 @@ Test(compare, an_archive_against_itself_is_exactly_one)
         cr_assert_eq(cv->diff[1].n_only_base + cv->diff[1].n_only_other, 0);
     }
     char *md = compare_markdown(&p.m, NULL, NULL);
-    cr_assert(strstr(md, "| `cudnn` |") && strstr(md, "1.00× [1.00–1.00] no significant difference"));
+    cr_assert(strstr(md, "| `cudnn` |") && strstr(md, "1.00× [1.00–1.00] same |"));
     free(md);
     free_pair(&p);
 }
@@ -195,6 +315,205 @@ Test(compare, mismatched_shapes_refused_unless_allowed)
     cr_assert_eq(flash->metric_ratio.verdict, VERDICT_FASTER, "the large shape runs at a higher TFLOP/s");
     char *md = compare_markdown(&p.m, NULL, NULL);
     cr_assert(strstr(md, "The shapes differ") && strstr(md, "TFLOP/s"));
+    free(md);
+    free_pair(&p);
+}
+
+/* ---- like with like: ours against PyTorch's --------------------------------- */
+
+static const kernel_row *row_with_base(const kernel_diff *d, const char *base_name)
+{
+    for (int k = 0; k < d->n; k++)
+        if (d->rows[k].base && !strcmp(d->rows[k].base->op->name, base_name))
+            return &d->rows[k];
+    cr_assert_fail("no row for %s", base_name);
+    return NULL;
+}
+
+/* Today's false pairs: attnprof_math_add_bias (274 µs, the mask applied to the
+ * scores) was set beside a 0.8 µs fill, "0.00× faster", and
+ * attnprof_math_mask_fill_neginf (0.7 µs, the mask build) beside PyTorch's
+ * 207 µs where, "293× slower". Only operations of one role are paired now. */
+Test(compare_roles, ours_against_pytorch_pairs_only_operations_of_one_role)
+{
+    pair p;
+    build_ours_vs_torch(&p);
+    for (int v = 0; v < p.m.n_variants; v++) {
+        const kernel_diff *d = &p.m.variants[v].diff[1];
+        for (int k = 0; k < d->n; k++) {
+            const kernel_row *r = &d->rows[k];
+            if (r->base && r->other)
+                cr_assert_eq(r->base->role, r->other->role, "%s: %s (%s) beside %s (%s)", p.m.variants[v].name,
+                             r->base->op->name, op_role_name(r->base->role), r->other->op->name,
+                             op_role_name(r->other->role));
+        }
+    }
+    const kernel_diff *math = &variant(&p.m, "math")->diff[1];
+    const kernel_row *add = row_with_base(math, "attnprof_math_add_bias");
+    cr_assert_not_null(add->other, "PyTorch applies the mask too");
+    cr_assert_eq(add->other->role, ROLE_MASK_APPLY);
+    cr_assert(op_launched_in(add->other->op, "aten::add_"), "%s", add->other->op->cpu_op_path);
+    cr_assert(add->time.ci.ratio > 0.5 && add->time.ci.ratio < 2, "%g", add->time.ci.ratio);
+    const kernel_row *fill = row_with_base(math, "attnprof_math_mask_fill_neginf");
+    cr_assert(!fill->other || fill->other->role == ROLE_MASK_BUILD);
+    cr_assert(!fill->other || (fill->time.ci.ratio > 0.2 && fill->time.ci.ratio < 5), "%g", fill->time.ci.ratio);
+    free_pair(&p);
+}
+
+/* Time per forward by role: every forward's roles add up to its CUDA time (the
+ * roles partition the forward), and the mask is applied once per forward on
+ * both sides. */
+Test(compare_roles, time_by_role_adds_up_to_the_forward)
+{
+    pair p;
+    build_ours_vs_torch(&p);
+    for (int v = 0; v < p.m.n_variants; v++)
+        for (int i = 0; i < 2; i++) {
+            const compare_variant *cv = &p.m.variants[v];
+            const variant_analysis *va = cv->cell[i].va;
+            for (int f = 0; f < va->n_forwards; f++) {
+                double sum = 0;
+                for (int r = 0; r < ROLE_COUNT; r++)
+                    if (cv->roles[i][r].n)
+                        sum += cv->roles[i][r].us[f];
+                cr_assert_float_eq(sum, va->forwards[f].cuda_us, 1e-6, "%s run %d forward %d", cv->name, i, f);
+            }
+        }
+    const compare_variant *math = variant(&p.m, "math");
+    const role_time *apply_ours = &math->roles[0][ROLE_MASK_APPLY], *apply_torch = &math->roles[1][ROLE_MASK_APPLY];
+    cr_assert(apply_ours->ops == 1 && apply_torch->ops == 1);
+    cr_assert_float_eq(apply_torch->ratio.ci.ratio, apply_torch->st.median / apply_ours->st.median, 1e-9);
+    cr_assert_eq(apply_torch->ratio.verdict, expected_verdict(&apply_torch->ratio.ci, COMPARE_DEFAULT_MIN_EFFECT));
+    free_pair(&p);
+}
+
+/* naive: both runs copy the 256 MiB scores (DtoD) and issue cuBLAS's 4-byte
+ * Memset. Today the copy's finding was "found only in this run" and "found only
+ * in the baseline", and the Memset's "only in the baseline". */
+Test(compare_roles, the_same_memcpy_and_memset_are_in_both_runs)
+{
+    pair p;
+    build_ours_vs_torch(&p);
+    const char *both[] = {"naive", "naive_inplace", "cudnn"};
+    for (int v = 0; v < 3; v++) {
+        const kernel_diff *d = &variant(&p.m, both[v])->diff[1];
+        int memsets = 0, copies = 0;
+        for (int k = 0; k < d->n; k++) {
+            const kernel_row *r = &d->rows[k];
+            const kernel_summary *any = r->base ? r->base : r->other;
+            if (any->op->kind == GPU_KERNEL)
+                continue;
+            cr_assert(r->base && r->other, "%s: %s %lld B on one side only", both[v], any->op->name,
+                      (long long)any->op->bytes);
+            cr_assert_eq(r->change, KERNEL_SAME, "%s: %s", both[v], any->op->name);
+            memsets += any->op->kind == GPU_MEMSET;
+            copies += any->op->kind == GPU_MEMCPY;
+        }
+        cr_assert_eq(memsets, 1, "%s", both[v]);
+        cr_assert_eq(copies, !strcmp(both[v], "naive"), "%s", both[v]);
+        for (int k = 0; k < d->n_only_base; k++)
+            cr_assert(!strstr(d->only_base[k], "Memcpy") && !strstr(d->only_base[k], "Memset"), "%s: only in the "
+                      "baseline: %s", both[v], d->only_base[k]);
+        for (int k = 0; k < d->n_only_other; k++)
+            cr_assert(!strstr(d->only_other[k], "Memcpy") && !strstr(d->only_other[k], "Memset"), "%s: only in this "
+                      "run: %s", both[v], d->only_other[k]);
+    }
+    /* The Memset finding rests on the expected operation count, which an import
+     * does not record: it is not testable there, not absent. */
+    const kernel_diff *naive = &variant(&p.m, "naive")->diff[1];
+    int gap = 0;
+    for (int k = 0; k < naive->n_gap_base; k++)
+        gap += strstr(naive->gap_base[k].text, "Memset") != NULL;
+    cr_assert_eq(gap, 1);
+    char *md = compare_markdown(&p.m, NULL, NULL);
+    cr_assert_null(strstr(md, "Found only in this run: a 256 MiB Memcpy"), "%s", md);
+    cr_assert_null(strstr(md, "Found only in the baseline: a 256 MiB Memcpy"));
+    free(md);
+    free_pair(&p);
+}
+
+/* What an import does not record (clocks, driver, cuBLAS, cuDNN, seed, warm-up)
+ * is "not recorded": never called equal to ours, never marked as differing.
+ * Today the import's seed 0 and warm-up 0 were compared as values. */
+Test(compare_fields, not_recorded_is_neither_equal_nor_different)
+{
+    pair p;
+    build_ours_vs_torch(&p);
+    const char *unknown[] = {"SM clock", "Memory clock", "Driver", "cuBLAS", "cuDNN", "Warm-up forwards", "Seed"};
+    for (int k = 0; k < 7; k++) {
+        const compare_field *x = field_named(&p.m, unknown[k]);
+        cr_assert_str_eq(x->value[1], "not recorded", "%s: %s", unknown[k], x->value[1]);
+        cr_assert(x->unrecorded && !x->differs, "%s", unknown[k]);
+        char differs[64];
+        snprintf(differs, sizeof differs, "%s differ", unknown[k]);
+        cr_assert_null(strstr(p.m.differs_sentence, differs), "%s", p.m.differs_sentence);
+    }
+    cr_assert_str_eq(field_named(&p.m, "Seed")->value[0], "0", "ours records its seed");
+    cr_assert_null(strstr(p.m.differs_sentence, "driver"), "the driver is not called equal: %s", p.m.differs_sentence);
+    cr_assert(strstr(p.m.differs_sentence, "GPU and shape are equal"), "%s", p.m.differs_sentence);
+    cr_assert(!field_named(&p.m, "Recorded forwards")->differs, "5 and 5");
+    char *md = compare_markdown(&p.m, NULL, NULL);
+    cr_assert_null(strstr(md, "**Seed ≠**"));
+    cr_assert_null(strstr(md, "**cuDNN ≠**"));
+    free(md);
+    free_pair(&p);
+}
+
+/* The CSV's baseline rows: the baseline over itself is 1, not 0. */
+Test(compare_csv, the_baseline_rows_read_ratio_one)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN919_A, CUDNN919_B, 0, err, sizeof err), EXIT_OK, "%s", err);
+    char *csv = compare_csv(&p.m);
+    int rows = 0;
+    for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strstr(line, "\"h200-cudnn919-a\",1,"))
+            continue;
+        rows++;
+        /* ratio,ratio_lo,ratio_hi,verdict for CUDA and for CPU time */
+        cr_assert(strstr(line, ",1,1,1,baseline,"), "%s", line);
+        const char *cpu = strstr(strstr(line, ",1,1,1,baseline,") + 1, ",1,1,1,baseline,");
+        cr_assert_not_null(cpu, "CPU ratio 1 too: %s", line);
+        cr_assert(strlen(line) > 2 && !strcmp(line + strlen(line) - 2, ",0"), "ops vs baseline 0: %s", line);
+    }
+    cr_assert_eq(rows, 6);
+    free(csv);
+    free_pair(&p);
+}
+
+/* compare-timeline's lane labels print the table's number by its name: the
+ * median CUDA time as the CUDA-time table prints it, and the span (idle gaps
+ * included) only as "span … incl. idle". Today the label was the bare span:
+ * cudnn "74.0 µs" beside a table that says 61.9 µs. */
+Test(compare_figures, timeline_labels_are_the_tables_numbers_or_say_what_they_are)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(build_pair(&p, CUDNN914, CUDNN919_A, 0, err, sizeof err), EXIT_OK, "%s", err);
+    char *md = compare_markdown(&p.m, NULL, NULL);
+    const char *cuda_table = strstr(md, "## CUDA time per forward"), *cpu_table = strstr(md, "## CPU time per forward");
+    cr_assert(cuda_table && cpu_table);
+    for (int v = 0; v < p.m.n_variants; v++)
+        for (int i = 0; i < 2; i++) {
+            const compare_cell *c = &p.m.variants[v].cell[i];
+            char label[200], median[48], want[96], cell[96];
+            compare_timeline_label(c, 0, label, sizeof label);
+            units_us_column(c->metric_stats.median, median, sizeof median);
+            snprintf(want, sizeof want, "CUDA %s (median) · span ", median);
+            cr_assert(!strncmp(label, want, strlen(want)), "%s: label \"%s\", table median %s", p.m.variants[v].name,
+                      label, median);
+            cr_assert(strstr(label, " incl. idle"), "%s", label);
+            /* … and that is the number the CUDA-time table prints in this cell. */
+            snprintf(cell, sizeof cell, "| %s (", median);
+            const char *at = strstr(cuda_table, cell);
+            cr_assert(at && at < cpu_table, "%s: %s in the CUDA table", p.m.variants[v].name, cell);
+        }
+    /* cudnn's lane is longer than its CUDA time (idle between the Memset and the kernel). */
+    const compare_cell *cudnn = &variant(&p.m, "cudnn")->cell[0];
+    char label[200];
+    compare_timeline_label(cudnn, 0, label, sizeof label);
+    cr_assert(strstr(label, "CUDA 61.9 µs (median) · span 74.0 µs incl. idle"), "%s", label);
     free(md);
     free_pair(&p);
 }
@@ -312,7 +631,7 @@ Test(compare_cli, flash_on_its_sm90a_kernel_is_a_renamed_kernel)
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
     snprintf(path, sizeof path, "%s/c/compare.md", dir);
     char *md = slurp(path);
-    cr_assert(strstr(md, "| **renamed** | `attnprof_flash_fwd_bf16_d64_128x64_w4` | "
+    cr_assert(strstr(md, "| fused attention | **renamed** | `attnprof_flash_fwd_bf16_d64_128x64_w4` | "
                          "`attnprof_flash_fwd_sm90a_bf16_d64_192x128_wg3_ea` |"),
               "%s", md);
     free(md);

@@ -1,6 +1,7 @@
 /* Compare, figure 2: speed-up of each run over the baseline, per variant, with
  * the 95% bootstrap interval as a whisker and a line at 1. Filled points are
- * significant differences; hollow ones are within the noise. */
+ * faster or slower (the interval wholly beyond the noise floor); hollow ones are
+ * same or ambiguous. */
 #include "fig.h"
 
 #include "compare.h"
@@ -39,7 +40,7 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
     fig_set(cr, FIG_GREY);
     snprintf(buf, sizeof buf,
              "baseline %s = 1 \xc2\xb7 above 1 is faster \xc2\xb7 whiskers: 95%% bootstrap interval \xc2\xb7 "
-             "hollow: within noise (interval holds 1, or under %.0f%%)",
+             "hollow: same or ambiguous (interval not wholly beyond the %.0f%% noise floor)",
              m->in[0]->label, m->min_effect * 100);
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
@@ -109,7 +110,7 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
             cairo_stroke(cr);
             cairo_new_path(cr);
             cairo_arc(cr, px, fig_yof(&s, v), 3.6, 0, 2 * M_PI);
-            if (c->metric_ratio.verdict == VERDICT_SAME) {
+            if (c->metric_ratio.verdict != VERDICT_FASTER && c->metric_ratio.verdict != VERDICT_SLOWER) {
                 fig_set(cr, FIG_WHITE);
                 cairo_fill_preserve(cr);
                 fig_set(cr, col);

@@ -1,10 +1,13 @@
 /* Compare, figure 3: one forward of every variant from every archive on one
  * time scale, one lane per archive, so a kernel that got longer, a Memset that
  * appeared or a GEMM that changed shows where it happened. Each lane starts at
- * its forward's first GPU operation; the forward drawn is the median one. */
+ * its forward's first GPU operation; the forward drawn is the median one. The
+ * numbers printed are named: the median CUDA time is the table's (a sum of
+ * operation durations), the span is the lane's length (idle gaps included). */
 #include "fig.h"
 
 #include "compare.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,17 +19,12 @@
 #define LANE_GAP 3.0
 #define GROUP_GAP 12.0
 
-/* The forward with the median CUDA time (the one the report's tables show). */
+/* The representative forward, the one every view of the report draws
+ * (analysis_median_forward); NULL when the variant has none with operations. */
 static const forward *median_forward_of(const variant_analysis *va)
 {
-    const forward *best = NULL;
-    double bd = INFINITY;
-    for (int i = 0; va && i < va->n_forwards; i++) {
-        double d = fabs(va->forwards[i].cuda_us - va->cuda_us.median);
-        if (va->forwards[i].n_ops && d < bd)
-            bd = d, best = &va->forwards[i];
-    }
-    return best;
+    int i = va ? analysis_median_forward(va) : -1;
+    return i >= 0 && va->forwards[i].n_ops ? &va->forwards[i] : NULL;
 }
 
 static double span_us(const forward *fw)
@@ -39,6 +37,26 @@ static double span_us(const forward *fw)
         if (fw->ops[i]->end_ns > e) e = fw->ops[i]->end_ns;
     }
     return (double)(e - s) / 1000.0;
+}
+
+void compare_timeline_label(const compare_cell *c, int short_form, char *out, size_t n)
+{
+    const forward *fw = median_forward_of(c->va);
+    if (!fw) {
+        snprintf(out, n, "%s", "");
+        return;
+    }
+    /* The lane's numbers, named: the variant's median CUDA time as the table
+     * prints it (a sum of operation durations), and the drawn forward's span
+     * (first start to last end, idle gaps included), which the lane's length
+     * shows. */
+    char cuda[48], span[48];
+    units_us_column(c->va->cuda_us.median, cuda, sizeof cuda);
+    units_us_column(span_us(fw), span, sizeof span);
+    if (short_form)
+        snprintf(out, n, "CUDA %s (median)", cuda);
+    else
+        snprintf(out, n, "CUDA %s (median) \xc2\xb7 span %s incl. idle", cuda, span);
 }
 
 static double plot_height(const compare_model *m)
@@ -57,8 +75,8 @@ static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
     fig_font(cr, 9.5, 0);
     fig_set(cr, FIG_GREY);
     snprintf(buf, sizeof buf,
-             "the median forward of each run \xc2\xb7 each lane starts at the forward's first GPU operation \xc2\xb7 "
-             "baseline: %s", m->in[0]->label);
+             "the median forward of each run \xc2\xb7 a lane spans its first to last GPU operation, idle gaps "
+             "included \xc2\xb7 baseline: %s", m->in[0]->label);
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
 
@@ -140,11 +158,16 @@ static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
                     fig_text(cr, bx + 2, y + LANE_H - 6, fit, ALIGN_LEFT);
                 }
             }
-            fig_format_us(span_us(fw), buf, sizeof buf);
+            /* The longest label that fits. */
+            char both[160];
+            compare_timeline_label(c, 0, both, sizeof both);
+            compare_timeline_label(c, 1, buf, sizeof buf);
             double end_x = x0 + span_us(fw) * scale;
             fig_font(cr, 7.5, 0);
             fig_set(cr, FIG_INK);
-            if (end_x + 4 + fig_text_width(cr, buf) <= right)
+            if (end_x + 4 + fig_text_width(cr, both) <= right)
+                fig_text(cr, end_x + 4, y + LANE_H - 5, both, ALIGN_LEFT);
+            else if (end_x + 4 + fig_text_width(cr, buf) <= right)
                 fig_text(cr, end_x + 4, y + LANE_H - 5, buf, ALIGN_LEFT);
             y += LANE_H + LANE_GAP;
         }
@@ -171,7 +194,9 @@ int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const compare_m
     (void)measure;
     snprintf(job->name, sizeof job->name, "compare-timeline");
     snprintf(job->caption, sizeof job->caption,
-             "One forward (the median one) of every variant from every run on one time scale, one lane per run.");
+             "One forward (the median one) of every variant from every run on one time scale, one lane per run; "
+             "each lane is labelled with the variant's median CUDA time (as in the table) and the drawn forward's "
+             "span, idle gaps included.");
     job->cmp = m;
     job->draw = compare_timeline_draw;
     job->w = FIG_WIDTH;

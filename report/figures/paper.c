@@ -388,7 +388,7 @@ static int cmp_draw(cairo_t *cr, const fig_job *job)
                 cairo_line_to(cr, XOF(h), cy);
                 cairo_stroke(cr);
                 cairo_arc(cr, XOF(v), cy, 2.6, 0, 2 * M_PI);
-                if (c->metric_ratio.verdict == VERDICT_SAME) {
+                if (c->metric_ratio.verdict != VERDICT_FASTER && c->metric_ratio.verdict != VERDICT_SLOWER) {
                     fig_set(cr, FIG_WHITE);
                     cairo_fill_preserve(cr);
                     fig_set(cr, col);
@@ -429,7 +429,7 @@ static int cmp_draw(cairo_t *cr, const fig_job *job)
     snprintf(line, sizeof line, "speed-up over %s; whiskers: 95%% interval", m->in[m->baseline]->label);
     fig_fit_text(cr, line, W - 2 * PAD, 8, fit, sizeof fit);
     fig_text(cr, PAD, y + f + 2, fit, ALIGN_LEFT);
-    fig_fit_text(cr, "hollow: no significant difference", W - 2 * PAD, 8, fit, sizeof fit);
+    fig_fit_text(cr, "hollow: same or ambiguous", W - 2 * PAD, 8, fit, sizeof fit);
     fig_text(cr, PAD, y + 2 * (f + 4), fit, ALIGN_LEFT);
     fig_legend_item items[COMPARE_MAX_ARCHIVES];
     int n = cmp_legend(m, items);
