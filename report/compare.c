@@ -625,6 +625,12 @@ static void unique_labels(compare_model *m)
     }
 }
 
+/* Whether an archive says its shape: imports without --shape hold zeros there. */
+static int shape_recorded(const run_info *r)
+{
+    return r->shape.batch > 0 && r->shape.heads > 0 && r->shape.seq > 0 && r->shape.dim > 0;
+}
+
 int compare_build(compare_model *m, compare_archive **in, int n, const compare_options *opt, char *err,
                   size_t errlen)
 {
@@ -653,6 +659,16 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
         const run_info *r = &m->in[i]->r;
         int shape_differs = memcmp(&r->shape, &b->shape, sizeof r->shape) != 0 || r->causal != b->causal;
         int dtype_differs = strcmp(r->dtype, b->dtype) != 0;
+        /* An import without --shape records none: no time per shape nor throughput compares. */
+        const run_info *unshaped = !shape_recorded(b) ? b : !shape_recorded(r) ? r : NULL;
+        if ((shape_differs || dtype_differs) && unshaped) {
+            snprintf(err, errlen,
+                     "%s records no shape (its traces carry none), so it compares with %s neither per forward nor "
+                     "in TFLOP/s; import it again with --shape BxHxSxD[,dtype][,causal]",
+                     unshaped == b ? m->in[0]->label : m->in[i]->label, unshaped == b ? m->in[i]->label
+                                                                                      : m->in[0]->label);
+            return EXIT_USAGE;
+        }
         if ((shape_differs || dtype_differs) && !opt->allow_shape_mismatch) {
             snprintf(err, errlen,
                      "%s is %dx%dx%dx%d %s%s but the baseline %s is %dx%dx%dx%d %s%s; compare runs of one shape, "

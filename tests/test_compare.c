@@ -637,3 +637,24 @@ Test(compare_cli, flash_on_its_sm90a_kernel_is_a_renamed_kernel)
     free(md);
     remove_tree(dir);
 }
+
+/* An import without --shape records none: compare says so and what to do, instead of
+ * "imp is 0x0x0x0 but the baseline is 8x16x1024x64", and --allow-shape-mismatch does not
+ * turn it into a throughput of nothing. */
+Test(compare_cli, an_import_without_a_shape_is_named_not_printed_as_zeros)
+{
+    char dir[] = "/tmp/attnprof-unshaped-XXXXXX", args[2048];
+    cr_assert(mkdtemp(dir));
+    snprintf(args, sizeof args, "import " TORCH "kineto_sdpa_flash.json.gz -o %s/imp -q", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    for (int allow = 0; allow < 2; allow++) {
+        snprintf(args, sizeof args, "compare out/example-h200 %s/imp -o %s/cmp -q%s", dir, dir,
+                 allow ? " --allow-shape-mismatch" : "");
+        cr_assert_eq(attnprof(args), EXIT_USAGE, "%s", err_text);
+        cr_expect(strstr(err_text, "imp records no shape") && strstr(err_text, "import it again with --shape"),
+                  "%s", err_text);
+        cr_expect(!strstr(err_text, "0x0x0x0"), "no placeholder shape: %s", err_text);
+    }
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_assert_eq(system(args), 0);
+}
