@@ -8,15 +8,7 @@
 #   4. PyTorch's six variants (Kineto traces) at the default shape, same run;
 #   5. start-up of `list` (loads the recorder) beside `report` here.
 # Everything lands under $OUT (logs, and archives.tgz).
-set -u
-cd "$(dirname "$0")/.."
-OUT=${OUT:-out/record}
-W=${WORK:-/tmp/attnprof-record}
-mkdir -p "$OUT" "$W"
-L=$OUT/record.log
-TORCH_CUDNN=${TORCH_CUDNN:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib}
-cudnn919() { LD_LIBRARY_PATH="$TORCH_CUDNN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
-say() { echo "== $*" | tee -a "$L"; }
+source "$(dirname "$0")/lib.sh" record
 
 say "$(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu \
@@ -27,13 +19,13 @@ say "list (loads the recorder)"
 build/attnprof list >>"$L" 2>&1; echo "rc=$?" >>"$L"
 
 say "example archive: default shape, 5 forwards, cuDNN 9.19"
-cudnn919 build/attnprof run --iters 5 --warmup 2 -o "$W/example-h200" --force >>"$L" 2>&1; echo "rc=$?" >>"$L"
+cudnn_torch build/attnprof run --iters 5 --warmup 2 -o "$W/example-h200" --force >>"$L" 2>&1; echo "rc=$?" >>"$L"
 
 say "compare fixtures: default batch, system cuDNN"
 build/attnprof run -o "$W/cudnn-system" --force -q >>"$L" 2>&1; echo "rc=$?" >>"$L"
 for rep in 1 2; do
   say "compare fixtures: default batch, cuDNN from PyTorch's folder, run $rep"
-  cudnn919 build/attnprof run -o "$W/cudnn-torch-$rep" --force -q >>"$L" 2>&1; echo "rc=$?" >>"$L"
+  cudnn_torch build/attnprof run -o "$W/cudnn-torch-$rep" --force -q >>"$L" 2>&1; echo "rc=$?" >>"$L"
 done
 for d in cudnn-system cudnn-torch-1 cudnn-torch-2; do
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[1], r['versions'])" "$W/$d/run.json" >>"$L"
@@ -46,7 +38,7 @@ OUT=$W/torch PYTHONUNBUFFERED=1 timeout 300 python3 bench/torch/torch_anchor.py 
 echo "rc=$?" >>"$L"; cp "$W/torch/torch.log" "$OUT/torch.log"
 
 say "gpu-test (cuDNN 9.19)"
-cudnn919 env ATTNPROF_BIN=build/attnprof bash tests/gpu/run.sh >>"$L" 2>&1; echo "rc=$?" >>"$L"
+cudnn_torch env ATTNPROF_BIN=build/attnprof bash tests/gpu/run.sh >>"$L" 2>&1; echo "rc=$?" >>"$L"
 
 tar czf "$OUT/archives.tgz" -C "$W" --exclude='*.png' --exclude='*.svg' --exclude='*.pdf' --exclude='report.*' \
   example-h200 cudnn-system cudnn-torch-1 cudnn-torch-2 torch

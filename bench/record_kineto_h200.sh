@@ -3,15 +3,8 @@
 # the H200 after `source .devdeps/env.sh`, build/ carried. Under $OUT: record.log and
 # fixtures.tgz (torch-h200/ from bench/torch_traces.py; h200-kineto/, a small batch written
 # by the new trace writer and collector).
-set -u
-cd "$(dirname "$0")/.."
-OUT=${OUT:-out/record-kineto}
-W=${WORK:-/tmp/attnprof-kineto}
-mkdir -p "$OUT" "$W"
+source "$(dirname "$0")/lib.sh" record-kineto
 L=$OUT/record.log
-TORCH_CUDNN=${TORCH_CUDNN:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib}
-cudnn919() { LD_LIBRARY_PATH="$TORCH_CUDNN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
-say() { echo "== $(date -u +%T) $*" | tee -a "$L"; }
 
 say "attnprof $(build/attnprof --version)"
 if [ -z "${SKIP_TORCH:-}" ]; then
@@ -22,7 +15,7 @@ if [ -z "${SKIP_TORCH:-}" ]; then
 fi
 
 say "small batch with the new writer and collector (cuDNN 9.19)"
-cudnn919 build/attnprof run --batch 2 --heads 4 --seq 256 --iters 4 --warmup 2 -o "$W/h200-kineto" --force \
+cudnn_torch build/attnprof run --batch 2 --heads 4 --seq 256 --iters 4 --warmup 2 -o "$W/h200-kineto" --force \
   --format png >>"$L" 2>&1; echo "rc=$?" >>"$L"
 python3 - "$W/h200-kineto/trace.json" >>"$L" 2>&1 <<'PY'
 import json, sys, collections
@@ -39,7 +32,7 @@ print("an API call's args:", a and a[0]["args"])
 PY
 
 say "gpu-test (cuDNN 9.19)"
-cudnn919 env ATTNPROF_BIN=build/attnprof bash tests/gpu/run.sh >>"$L" 2>&1; echo "gpu-test rc=$?" >>"$L"
+cudnn_torch env ATTNPROF_BIN=build/attnprof bash tests/gpu/run.sh >>"$L" 2>&1; echo "gpu-test rc=$?" >>"$L"
 
 mkdir -p "$W/fx/h200-kineto"
 cp "$W"/h200-kineto/{trace.json,run.json,counters.json} "$W/fx/h200-kineto/" 2>>"$L"

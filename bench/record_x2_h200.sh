@@ -7,28 +7,20 @@
 #      64x32x8192x128 (naive and math need more memory than the GPU has): skipped, the rest run;
 #   3. what run.json now records beside the device limits (measured clocks, power limit,
 #      host, build), and report.pdf's one line when Chromium is missing.
-set -u
-cd "$(dirname "$0")/.."
-OUT=${OUT:-out/x2}
-W=${WORK:-/tmp/attnprof-x2}
-mkdir -p "$OUT" "$W"
-L=$OUT/x2.log
-TORCH_CUDNN=${TORCH_CUDNN:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib}
-cudnn919() { LD_LIBRARY_PATH="$TORCH_CUDNN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
-say() { echo "== $(date -u +%T) $*" | tee -a "$L"; }
+source "$(dirname "$0")/lib.sh" x2
 
 say "attnprof $(build/attnprof --version)"
 nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,clocks.sm,power.limit --format=csv >>"$L" 2>&1
 
 say "1. default batch on GPU 1, cuDNN 9.19 (compare fixture)"
-CUDA_VISIBLE_DEVICES=1 cudnn919 build/attnprof run --no-counters --no-calibrate -o "$W/h200-gpu1" --force \
+CUDA_VISIBLE_DEVICES=1 cudnn_torch build/attnprof run --no-counters --no-calibrate -o "$W/h200-gpu1" --force \
   --format png >>"$L" 2>&1; echo "rc=$?" >>"$L"
 
 say "2a. --dim 96 with the default variant list"
-cudnn919 build/attnprof run --dim 96 --iters 3 --warmup 1 --no-counters --no-calibrate -o "$W/dim96" --force \
+cudnn_torch build/attnprof run --dim 96 --iters 3 --warmup 1 --no-counters --no-calibrate -o "$W/dim96" --force \
   --format png >>"$L" 2>&1; echo "rc=$?" >>"$L"
 say "2b. 64x32x8192x128 with the default variant list"
-cudnn919 build/attnprof run --batch 64 --heads 32 --seq 8192 --dim 128 --iters 2 --warmup 1 --no-counters \
+cudnn_torch build/attnprof run --batch 64 --heads 32 --seq 8192 --dim 128 --iters 2 --warmup 1 --no-counters \
   --no-calibrate -o "$W/wall" --force --format png >>"$L" 2>&1; echo "rc=$?" >>"$L"
 say "2c. an explicitly named variant that cannot take the shape still fails fast"
 build/attnprof run --variants efficient --dim 96 -o "$W/never" >>"$L" 2>&1; echo "rc=$? (expected 2)" >>"$L"

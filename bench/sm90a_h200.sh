@@ -5,13 +5,7 @@
 # Needs the GPU machine and the runtime packages of ../shared/device/prepare.sh:
 #   source .devdeps/env.sh && bash bench/sm90a_h200.sh      (logs under $OUT)
 # SANITIZE_KERNELS=NAME checks only the kernels whose name contains NAME.
-set -u
-cd "$(dirname "$0")/.."
-OUT=${OUT:-out/sm90a}
-W=${WORK:-/tmp/attnprof-sm90a}
-mkdir -p "$OUT" "$W"
-TORCH_CUDNN=${TORCH_CUDNN:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib}
-cudnn919() { LD_LIBRARY_PATH="$TORCH_CUDNN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
+source "$(dirname "$0")/lib.sh" sm90a
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
 row() { python3 - "$1" <<'PY'
 import csv, json, sys
@@ -25,17 +19,17 @@ for r in csv.DictReader(open(f"{d}/summary.csv")):
 PY
 }
 for rep in 1 2; do
-  cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 20 -q \
+  cudnn_torch timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 20 -q \
     -o "$W/small-$rep" --force --format png > "$OUT/run-small-$rep.txt" 2>&1; row "$W/small-$rep"
-  cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
+  cudnn_torch timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
     --batch 4 --seq 4096 --dim 128 -o "$W/large-$rep" --force --format png > "$OUT/run-large-$rep.txt" 2>&1
   row "$W/large-$rep"
 done
-cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
+cudnn_torch timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
   --batch 2 --seq 4096 --dim 256 -o "$W/d256" --force --format png > "$OUT/run-d256.txt" 2>&1; row "$W/d256"
 # The other compiled head dims against cuDNN at 4x16x4096 (80 runs the d96 kernel, padded).
 for d in 32 80 96; do
-  cudnn919 timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
+  cudnn_torch timeout 60 build/attnprof run --variants flash,cudnn --no-counters --no-calibrate --iters 10 -q \
     --batch 4 --seq 4096 --dim $d -o "$W/d$d" --force --format png > "$OUT/run-d$d.txt" 2>&1; row "$W/d$d"
 done
 tar czf "$OUT/archives.tgz" -C "$W" small-1 small-2 large-1 large-2 d256 d32 d80 d96 2>/dev/null
