@@ -201,14 +201,31 @@ static void caption_setup(FILE *f, const run_info *r)
     char cublas[32], cudnn[32];
     version3(r->cublas_version, cublas, sizeof cublas);
     version3(r->cudnn_version, cudnn, sizeof cudnn);
-    tex(f, r->device.name);
-    fputs(" (driver ", f);
-    tex(f, r->driver_version);
-    fprintf(f, ", CUDA runtime %d.%d, cuBLAS %s, cuDNN %s)", r->cuda_runtime_version / 1000,
-            r->cuda_runtime_version % 1000 / 10, cublas, cudnn);
-    fprintf(f, "; $B=%d$, $H=%d$, $S=%d$, $D=%d$, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
-    tex(f, r->dtype);
-    fputs(r->causal ? ", causal" : ", not causal", f);
+    tex(f, r->device.name[0] ? r->device.name : "a GPU whose name is not recorded");
+    /* what the archive does not hold is said once, never printed as 0 or an empty field */
+    fputs(" (", f);
+    if (r->driver_version[0]) {
+        fputs("driver ", f);
+        tex(f, r->driver_version);
+        fputs(", ", f);
+    }
+    if (r->cuda_runtime_version > 0)
+        fprintf(f, "CUDA runtime %d.%d", r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10);
+    else
+        fputs("CUDA runtime not recorded", f);
+    if (r->cublas_version > 0 || r->cudnn_version > 0)
+        fprintf(f, ", cuBLAS %s, cuDNN %s)", cublas, cudnn);
+    else
+        fputs(", cuBLAS and cuDNN versions not recorded)", f);
+    if (r->shape.batch > 0 && r->shape.heads > 0 && r->shape.seq > 0 && r->shape.dim > 0) {
+        fprintf(f, "; $B=%d$, $H=%d$, $S=%d$, $D=%d$", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+        if (r->dtype[0]) {
+            fputs(", ", f);
+            tex(f, r->dtype);
+        }
+        fputs(r->causal ? ", causal" : ", not causal", f);
+    } else
+        fputs("; shape not recorded", f);
 }
 
 static void us_number(FILE *f, double us) { fprintf(f, us >= 100 ? "%.0f" : "%.1f", us); }
@@ -243,9 +260,13 @@ char *report_summary_tex(const analysis *a)
     fputs("\\caption{Attention variants on ", f);
     caption_setup(f, r);
     fprintf(f, ". Median of %d recorded forwards per variant, min--max in parentheses; CUDA time is the sum of "
-               "the GPU operations of a forward, CPU time the host time of the forward call (under CUPTI). "
+               "the GPU operations of a forward, CPU time %s. "
                "Recorded ",
-            r->iters);
+            r->iters,
+            r->producer == PRODUCER_ATTNPROF ? "the host time of the forward call (under CUPTI)"
+            : r->producer == PRODUCER_PYTORCH ? "the duration of the forward's range under PyTorch's profiler, its "
+                                                "dispatcher included"
+                                              : "the duration of the forward's range in the traces");
     tex(f, r->date);
     fputs(" with attnprof ", f);
     tex(f, r->tool_version);

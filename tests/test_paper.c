@@ -489,7 +489,9 @@ Test(paper, series_numbers_beside_ours_are_labelled_citations)
     cr_assert_not_null(strstr(md, "| 1 kernel; CUDA 146.8 µs, CPU 138 µs; Kineto ≈ 13% |"), "flash's cited numbers");
     cr_assert_not_null(strstr(md, "| 5 kernels; `*_fwd` CUDA 1955 µs (avg) |"));
     cr_assert_not_null(strstr(md, "does not state its shape, so its times may be for another shape"));
-    cr_assert_not_null(strstr(md, "attnprof's own implementations"));
+    /* an attnprof run: the kernels' origins from their names, ours and the libraries' */
+    cr_assert_not_null(strstr(md, "`flash`: attnprof's own (kernels/)"));
+    cr_assert_not_null(strstr(md, "`cudnn`: cuDNN."));
     cr_assert_not_null(strstr(md, "they hold no PyTorch dispatcher"));
     /* the ratios: ours derived, the series' cited */
     const variant_analysis *m = analysis_find(&f.a, "math"), *ni = analysis_find(&f.a, "naive_inplace");
