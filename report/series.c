@@ -370,13 +370,21 @@ void series_abstract(FILE *f, const analysis *a)
             SERIES_LABEL);
 #undef SAY
     esc_utf8_trim(diff);
+    /* An expectation exists only where a variant states one (an attnprof run) or the
+     * series published the variant: a model's trace has neither. */
+    int expected = series_applies(a);
+    for (int i = 0; i < a->n; i++)
+        expected |= a->v[i].result->expected_ops >= 0;
     if (len)
         fprintf(f, " Differs from the expectation: %s.", diff);
-    else
+    else if (expected)
         fputs(" Nothing differs from the expectation the variants and the series state.", f);
-    fputs(" Every number here is derived from this archive's records; the series' are cited in \"Beside the "
-          "series\".\n\n",
-          f);
+    if (series_applies(a))
+        fputs(" Every number here is derived from this archive's records; the series' are cited in \"Beside the "
+              "series\".\n\n",
+              f);
+    else
+        fputs(" Every number here is derived from this archive's records.\n\n", f);
 }
 
 /* Why Kineto reads 0%, from the records: its occupancy call keeps the default
@@ -443,7 +451,8 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
         fprintf(f, " In this run: %s.", zero);
     if (zero_runtime)
         fprintf(f, " %s launched with the runtime's `cudaLaunchKernel*`, so the launch API does not explain the "
-                   "0%%: the shared memory does.", zero_runtime == 1 ? "One of them is" : "Some of them are");
+                   "0%%: the shared memory does.",
+                n_zero == 1 ? "It is" : zero_runtime == 1 ? "One of them is" : "Some of them are");
     if (n_nonzero_ex)
         fprintf(f, " Kernels launched with `cuLaunchKernelEx` below the limit read above 0%%: %s.", nonzero_ex);
     fputs("\n\n", f);
@@ -489,9 +498,9 @@ void series_citation(FILE *f, const analysis *a)
         if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr("-._+", *c))
             version[j++] = *c;
     version[j] = '\0';
-    fprintf(f, "## Cite attnprof\n\nThis run was recorded by attnprof %s (the `git describe` of its commit, from "
+    fprintf(f, "## Cite attnprof\n\nThis %s by attnprof %s (the `git describe` of its commit, from "
                "run.json). CITATION.cff in the repository holds the same entry.\n\n",
-            version[0] ? version : "(version not recorded)");
+            r->imported ? "archive was imported" : "run was recorded", version[0] ? version : "(version not recorded)");
     fprintf(f, "```bibtex\n@software{attnprof,\n  title   = {attnprof: six attention variants profiled with CUPTI},\n"
                "  author  = {{The attnprof authors}},\n  version = {%s},\n  note    = {commit %s%s%s},\n",
             version[0] ? version : "unknown", version[0] ? version : "unknown", year[0] ? ", run recorded " : "",
