@@ -112,23 +112,6 @@ static void version_text(int v, int scale_major, int scale_minor, char *out, siz
 
 static const char NOT_RECORDED[] = "not recorded";
 
-int report_shape_recorded(const run_info *r)
-{
-    return r->shape.batch > 0 && r->shape.heads > 0 && r->shape.seq > 0 && r->shape.dim > 0;
-}
-
-const char *report_producer_phrase(const run_info *r)
-{
-    switch (r->producer) {
-    case PRODUCER_PYTORCH:
-        return "imported PyTorch profiler traces";
-    case PRODUCER_KINETO:
-        return "imported Kineto traces";
-    default:
-        return "attnprof run";
-    }
-}
-
 /* Characters, not bytes: printf pads by bytes. */
 static size_t utf8_columns(const char *s)
 {
@@ -174,7 +157,7 @@ static void header_imported(FILE *f, const analysis *a)
     /* Every string here comes from the archive (and so from the traces): escaped. */
     fputs("# attnprof — ", f);
     esc_md_text(f, d->name[0] ? d->name : "GPU not recorded");
-    fprintf(f, ", %s\n\n| | |\n|---|---|\n", report_producer_phrase(r));
+    fprintf(f, ", %s\n\n| | |\n|---|---|\n", run_producer_phrase(r));
     if (d->name[0]) {
         fputs("| GPU | ", f);
         esc_md_text(f, d->name);
@@ -203,7 +186,7 @@ static void header_imported(FILE *f, const analysis *a)
     fputs(" — ", f);
     esc_md_text(f, r->producer_evidence);
     fputs(" |\n", f);
-    if (report_shape_recorded(r)) {
+    if (run_info_shape_recorded(r)) {
         fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
         esc_md_text(f, r->dtype[0] ? r->dtype : "dtype not given");
         fprintf(f, ", %s (declared with ", r->causal ? "causal" : "not causal");
@@ -973,7 +956,7 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     char title[256];
     if (r->imported)
         snprintf(title, sizeof title, "attnprof — %s, %s", r->device.name[0] ? r->device.name : "GPU not recorded",
-                 report_producer_phrase(r));
+                 run_producer_phrase(r));
     else
         snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch,
                  r->shape.heads, r->shape.seq, r->shape.dim, r->dtype);

@@ -41,10 +41,6 @@ int report_write_file(const char *dir, const char *name, const char *text, char 
 /* The terminal's summary after run/import/report: one line per variant, its
  * findings by id; what is not recorded is said, never printed as nan or -1. */
 void report_terminal_summary(FILE *f, const analysis *a);
-/* 1 when run.json holds a shape (an import holds one only when declared). */
-int report_shape_recorded(const run_info *r);
-/* "attnprof run", "imported PyTorch profiler traces", "imported Kineto traces". */
-const char *report_producer_phrase(const run_info *r);
 
 /* Shared formatting (tested). */
 void format_us(double us, char *out, size_t n); /* "93.4 µs", "1.08 ms" */

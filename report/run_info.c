@@ -40,6 +40,23 @@ const char *run_producer_name(run_producer p)
     return "?";
 }
 
+int run_info_shape_recorded(const run_info *r)
+{
+    return r->shape.batch > 0 && r->shape.heads > 0 && r->shape.seq > 0 && r->shape.dim > 0;
+}
+
+const char *run_producer_phrase(const run_info *r)
+{
+    switch (r->producer) {
+    case PRODUCER_PYTORCH:
+        return "imported PyTorch profiler traces";
+    case PRODUCER_KINETO:
+        return "imported Kineto traces";
+    default:
+        return "attnprof run";
+    }
+}
+
 /* -1 for a word that is no status. */
 static int status_from_name(const char *s)
 {

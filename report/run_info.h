@@ -144,5 +144,9 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen);
 const char *variant_status_name(variant_status s);
 /* "attnprof", "pytorch_profiler", "kineto": run.json's words. */
 const char *run_producer_name(run_producer p);
+/* "attnprof run", "imported PyTorch profiler traces", "imported Kineto traces". */
+const char *run_producer_phrase(const run_info *r);
+/* 1 when run.json holds a shape (an import holds one only when declared). */
+int run_info_shape_recorded(const run_info *r);
 
 #endif

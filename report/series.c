@@ -7,7 +7,6 @@
 
 #include "escape.h"
 #include "findings.h"
-#include "report.h"
 #include "occupancy.h"
 
 #include <math.h>
@@ -174,7 +173,7 @@ void series_section(FILE *f, const analysis *a)
                "are citations from the series, not measurements of this run, and are labelled *%s*. The series does "
                "not state its shape, so its times may be for another shape than this run's (",
             SERIES_LABEL);
-    if (report_shape_recorded(r))
+    if (run_info_shape_recorded(r))
         fprintf(f, "B=%d, H=%d, S=%d, D=%d", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
     else
         fputs("whose shape is not recorded", f);
@@ -310,7 +309,7 @@ void series_abstract(FILE *f, const analysis *a)
     fprintf(f, "On ");
     esc_md_text(f, r->device.name[0] ? r->device.name : "a GPU whose name is not recorded");
     /* an import knows its shape only when declared (import --shape): never B=0 */
-    if (report_shape_recorded(r)) {
+    if (run_info_shape_recorded(r)) {
         fprintf(f, " (B=%d, H=%d, S=%d, D=%d", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
         if (r->dtype[0]) {
             fputs(", ", f);
@@ -466,17 +465,17 @@ void series_reference_note(FILE *f, const analysis *a, const analysis *ref, cons
     esc_md_text(f, label);
     fputs(" (", f);
     esc_md_text(f, o->device.name[0] ? o->device.name : "GPU not recorded");
-    if (report_shape_recorded(o))
+    if (run_info_shape_recorded(o))
         fprintf(f, ", B=%d, H=%d, S=%d, D=%d, ", o->shape.batch, o->shape.heads, o->shape.seq, o->shape.dim);
     else
         fputs(", shape not recorded, ", f);
-    esc_md_text(f, report_producer_phrase(o));
+    esc_md_text(f, run_producer_phrase(o));
     fputs(", attnprof ", f);
     esc_md_text(f, o->tool_version);
     fputs(").", f);
     if (strcmp(o->device.name, r->device.name))
         fputs(" **It ran on another GPU.**", f);
-    if (!report_shape_recorded(o) || !report_shape_recorded(r))
+    if (!run_info_shape_recorded(o) || !run_info_shape_recorded(r))
         fputs(" Whether its shape is this run's is not recorded.", f);
     else if (memcmp(&o->shape, &r->shape, sizeof o->shape))
         fputs(" **Its shape differs from this run's.**", f);
