@@ -387,6 +387,9 @@ static void set_producer(run_info *r, size_t aten_ops, int files)
         snprintf(r->producer_evidence, sizeof r->producer_evidence,
                  "Kineto trace%s with no cpu_op named aten::*: not PyTorch's operators", files == 1 ? "" : "s");
     }
+    for (int i = 0; i < r->n_variants; i++) /* each variant's title says the same */
+        snprintf(r->variants[i].title, sizeof r->variants[i].title, "%s",
+                 aten_ops ? "PyTorch profiler trace" : "Kineto trace");
 }
 
 static int import_one(const char *path, const char *variant, const import_options *o, int first, trace *t,

@@ -444,6 +444,7 @@ Test(provenance, another_kineto_producer_is_not_called_pytorch)
 {
     loaded *l = import_synthetic(0);
     cr_assert_eq(l->r.producer, PRODUCER_KINETO);
+    cr_assert_str_eq(l->r.variants[0].title, "Kineto trace");
     assert_no_placeholder_anywhere(&l->a);
     char *md = report_markdown(&l->a, NULL, NULL);
     cr_assert_null(strstr(md, "PyTorch profiler traces"), "the title names Kineto, not PyTorch");

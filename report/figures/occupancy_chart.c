@@ -253,8 +253,8 @@ static int occupancy_draw(cairo_t *cr, const fig_job *job)
                  a->run && a->run->device_limits_note[0] ? ", limits not in the traces from the compute capability"
                                                          : "");
     else if (dev->sm_count > 0)
-        snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs): blocks per SM not recorded in the traces, so occupancy "
-                 "cannot be computed; Kineto's own estimate is in the op tables",
+        snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs): maximum blocks per SM (maxBlocksPerMultiprocessor) not "
+                 "recorded in the traces, so occupancy cannot be computed",
                  dev->name[0] ? dev->name : "GPU", dev->major, dev->minor, dev->sm_count);
     else
         snprintf(buf, sizeof buf, "device limits not recorded: occupancy cannot be computed");
