@@ -346,8 +346,14 @@ static void summary_table(FILE *f, const analysis *a, const report_reference *re
 {
     fprintf(f, "## Summary\n\n");
     int series = series_applies(a); /* the series' column only where it published the variants */
-    fprintf(f, "| Variant | What we changed | Kernels / forward | CUDA time / forward (median, min – max, n) | "
-               "CPU time / forward (under CUPTI) | rel. error vs FP64 |");
+    /* an import changed nothing: its variants are sources, and its CPU times were taken under the
+     * producer's profiler */
+    fprintf(f, "| Variant | %s | Kernels / forward | CUDA time / forward (median, min – max, n) | "
+               "CPU time / forward (%s) | rel. error vs FP64 |",
+            a->run->imported ? "Source" : "What we changed",
+            a->run->producer == PRODUCER_PYTORCH ? "under PyTorch's profiler"
+            : a->run->imported                   ? "under the producer's profiler"
+                                                 : "under CUPTI");
     if (series)
         fprintf(f, " Reference: %s |", SERIES_LABEL);
     if (ref) {
@@ -580,7 +586,7 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
     fputs(" — ", f);
     esc_md_text(f, r->title);
     fprintf(f, "%s\n\n", status_word(r));
-    fprintf(f, "*What we changed:* ");
+    fputs(a->run->imported ? "*Source:* " : "*What we changed:* ", f);
     esc_md_text(f, r->what_changed);
     fprintf(f, "\n\n");
     if (r->status != VARIANT_OK) {

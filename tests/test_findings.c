@@ -161,6 +161,9 @@ Test(provenance, pytorch_import_is_told_as_pytorchs)
     cr_assert_null(strstr(md, "hold no PyTorch dispatcher"));
     cr_assert_not_null(strstr(md, "they include PyTorch's dispatcher"));
     cr_assert_null(strstr(md, "seed 0"), "an import knows no seed");
+    cr_assert_not_null(strstr(md, "| Variant | Source |"), "an import changed nothing");
+    cr_assert_null(strstr(md, "What we changed"));
+    cr_assert_not_null(strstr(md, "CPU time / forward (under PyTorch's profiler)"));
     cr_assert_not_null(strstr(md, "seed, warm-up forwards, correctness against FP64"));
     free(md);
     /* origins from the kernel names, per variant */
