@@ -215,6 +215,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
 
 /* The report's outputs in an archive directory: replaced all together or not at all. */
 static const char *const report_outputs[] = {"figures", "report.md", "report.html", "summary.csv", "summary.tex",
+                                             "findings.json",
                                              "report.pdf"};
 enum { N_OUTPUTS = sizeof report_outputs / sizeof report_outputs[0] };
 

@@ -457,3 +457,38 @@ Test(provenance, another_kineto_producer_is_not_called_pytorch)
     free(md);
     loaded_free(l);
 }
+
+/* ---- the command line: findings.json in every rendered archive ----------------------- */
+
+#include "run_cli.h"
+
+Test(findings_cli, report_and_import_write_findings_json)
+{
+    char dir[] = "/tmp/attnprof-findings-cli-XXXXXX", cmd[1024], path[1200], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp tests/fixtures/h200-6var/trace.json tests/fixtures/h200-6var/run.json %s/", dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "report %s -q --no-pdf", dir);
+    cr_assert_eq(attnprof(cmd), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/findings.json", dir);
+    static findings_doc d;
+    cr_assert_eq(findings_read_json(path, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_not_null(findings_doc_find(&d, "math", "fp32_cuda_core_gemm"));
+    snprintf(cmd, sizeof cmd, "import " TORCH "kineto_sdpa_cudnn.json.gz -o %s/imp -q", dir);
+    cr_assert_eq(attnprof(cmd), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/imp/findings.json", dir);
+    cr_assert_eq(findings_read_json(path, &d, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(d.producer, "pytorch_profiler");
+    const finding *z = findings_doc_find(&d, "kineto_sdpa_cudnn", "kineto_zero_occupancy");
+    cr_assert_not_null(z);
+    cr_assert_eq(findings_value(z, "shared_mem_bytes"), 134144);
+    /* the terminal: findings by id, and what an import lacks said, not nan */
+    char out[4096];
+    snprintf(cmd, sizeof cmd, "report %s/imp --no-pdf", dir);
+    cr_assert_eq(attnprof_out(cmd, out, sizeof out), 0, "%s", err_text);
+    cr_assert_not_null(strstr(out, "kineto_zero_occupancy"), "%s", out);
+    cr_assert_not_null(strstr(out, "not recorded"), "%s", out);
+    cr_assert_null(strstr(out, "nan"), "%s", out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
