@@ -135,8 +135,11 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
         json_object_del(root, "seed");
     if (r->imported && !r->warmup_recorded)
         json_object_del(root, "warmup");
-    json_object_set_new(root, "provenance", json_pack("{s:s,s:s}", "producer", run_producer_name(r->producer),
-                                                      "evidence", r->producer_evidence));
+    json_object_set_new(root, "provenance",
+                        json_pack("{s:s,s:s}", "producer", run_producer_name(r->producer), "evidence",
+                                  r->producer_evidence[0] || r->producer != PRODUCER_ATTNPROF
+                                      ? r->producer_evidence
+                                      : "recorded by attnprof run (its CUPTI recorder)"));
     json_t *probes = json_array();
     for (int i = 0; i < r->n_probes; i++) {
         const occupancy_probe *p = &r->probes[i];

@@ -228,6 +228,33 @@ Test(provenance, older_attnprof_archive_reads_as_before)
     loaded_free(l);
 }
 
+Test(provenance, attnprof_run_json_round_trip)
+{
+    loaded *l = load_dir("tests/fixtures/h200-6var");
+    static run_info r, back;
+    r = l->r;
+    char err[512], path[] = "/tmp/attnprof-findings-prov-XXXXXX";
+    cr_assert_eq(findings_record_provenance(&r, &l->t, err, sizeof err), 0, "%s", err);
+    close(mkstemp(path));
+    cr_assert_eq(run_info_write_json(&r, path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_info_read_json(&back, path, err, sizeof err), 0, "%s", err);
+    unlink(path);
+    cr_assert_eq(back.producer, PRODUCER_ATTNPROF);
+    cr_assert_eq(back.provenance_recorded, 1);
+    cr_assert(back.producer_evidence[0]);
+    cr_assert(back.seed_recorded && back.seed == l->r.seed && back.warmup == l->r.warmup);
+    for (int i = 0; i < back.n_variants; i++) {
+        const char *name = back.variants[i].name, *o = back.variants[i].kernel_origin;
+        if (!strcmp(name, "cudnn"))
+            cr_assert_str_eq(o, "cuDNN");
+        else if (!strcmp(name, "flash") || !strcmp(name, "efficient"))
+            cr_assert_str_eq(o, "ours", "%s: %s", name, o);
+        else
+            cr_assert(strstr(o, "ours") && strstr(o, "cuBLAS"), "%s: %s", name, o);
+    }
+    loaded_free(l);
+}
+
 Test(placeholders, none_in_the_pytorch_import)
 {
     loaded *l = import_torch();
