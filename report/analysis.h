@@ -54,6 +54,10 @@ typedef struct finding {
     int n_records;
     uint32_t records[FINDING_MAX_RECORDS]; /* correlation ids, representative forward */
     char needs[64];             /* archive facts it needs, comma-separated: "expected_ops", "provenance", … */
+    /* The sentence in no output's syntax: plain text, names between FINDING_CODE_OPEN and
+     * FINDING_CODE_CLOSE (findings.h); each writer renders it (findings_write). Empty
+     * for a finding added as Markdown only: writers then convert findings[k]. */
+    char text[640];
 } finding;
 
 typedef struct variant_analysis {

@@ -26,6 +26,82 @@ int builds_mask(const char *n)
 
 int safe_softmax_check(const char *n) { return has(n, "isneginf") || has(n, "row_all") || has(n, "where_zero"); }
 
+/* ---- the sentence: plain text with marked names ------------------------------ */
+
+/* Archive text for a sentence: control characters (the markers among them) become a space. */
+static void text_buf(char *out, size_t n, const char *s)
+{
+    esc_copy_utf8(out, n, s ? s : "");
+    for (unsigned char *p = (unsigned char *)out; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+}
+
+/* A quoted name: the text between the two markers. */
+static void code_buf(char *out, size_t n, const char *s)
+{
+    char t[512];
+    text_buf(t, sizeof t, s);
+    snprintf(out, n, "%c%s%c", FINDING_CODE_OPEN, t, FINDING_CODE_CLOSE);
+    esc_utf8_trim(out);
+}
+
+void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx)
+{
+    const char *p = text;
+    while (*p) {
+        int code = *p == FINDING_CODE_OPEN;
+        if (code)
+            p++;
+        size_t len = strcspn(p, code ? "\x02" : "\x01");
+        if (len)
+            span(f, p, len, code, ctx);
+        p += len;
+        if (*p == FINDING_CODE_CLOSE)
+            p++;
+    }
+}
+
+static void md_span(FILE *f, const char *s, size_t len, int code, void *ctx)
+{
+    (void)ctx;
+    char *seg = strndup(s, len);
+    if (!seg)
+        abort();
+    if (code)
+        esc_md_code(f, seg, 0);
+    else
+        esc_md_text(f, seg);
+    free(seg);
+}
+
+static void plain_span(FILE *f, const char *s, size_t len, int code, void *ctx)
+{
+    (void)code, (void)ctx;
+    fwrite(s, 1, len, f);
+}
+
+/* Renders into out[n], an ellipsis marking a cut (never cut silently). */
+static void render_into(const char *text, finding_span_fn span, char *out, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    findings_write(f, text, span, NULL);
+    fclose(f);
+    if (!esc_copy_utf8(out, n, buf) && n >= 4) {
+        out[n - 4] = '\0';
+        esc_utf8_trim(out);
+        strcat(out, "\xe2\x80\xa6");
+    }
+    free(buf);
+}
+
+void findings_markdown(const char *text, char *out, size_t n) { render_into(text, md_span, out, n); }
+void findings_plain(const char *text, char *out, size_t n) { render_into(text, plain_span, out, n); }
+
 /* A finding to fill: its sentence formatted now, its numbers and records added by
  * the caller. Past MAX_FINDINGS the finding goes to a scratch slot, dropped. */
 static finding *add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
@@ -39,18 +115,23 @@ static finding *add(variant_analysis *va, const char *id, finding_severity sev, 
         return &scratch;
     }
     va->n_findings++;
-    va_list ap;
-    va_start(ap, fmt);
-    char *out = va->findings[va->n_findings - 1];
-    int len = vsnprintf(out, sizeof va->findings[0], fmt, ap);
-    va_end(ap);
-    if (len >= (int)sizeof va->findings[0]) { /* never cut silently: an ellipsis marks the cut */
-        out[sizeof va->findings[0] - 4] = '\0';
-        esc_utf8_trim(out);
-        strcat(out, "\xe2\x80\xa6");
-    }
     finding *f = &va->meta[va->n_findings - 1];
     memset(f, 0, sizeof *f);
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(f->text, sizeof f->text, fmt, ap);
+    va_end(ap);
+    if (len >= (int)sizeof f->text) { /* never cut silently: an ellipsis marks the cut */
+        f->text[sizeof f->text - 5] = '\0';
+        esc_utf8_trim(f->text);
+        int open = 0; /* a name cut in the middle is closed before the ellipsis */
+        for (const char *p = f->text; *p; p++)
+            open = *p == FINDING_CODE_OPEN ? 1 : *p == FINDING_CODE_CLOSE ? 0 : open;
+        if (open)
+            strcat(f->text, "\x02");
+        strcat(f->text, "\xe2\x80\xa6");
+    }
+    findings_markdown(f->text, va->findings[va->n_findings - 1], sizeof va->findings[0]);
     snprintf(f->id, sizeof f->id, "%s", id);
     f->severity = sev;
     snprintf(f->needs, sizeof f->needs, "%s", needs ? needs : "");
@@ -165,9 +246,9 @@ static void names_of(const variant_analysis *va, op_predicate pred, char *out, s
             continue;
         char s[FINDING_NAME_MAX + 8], quoted[400], code[200], aten[96], acode[200];
         findings_short_name(f->ops[k]->name, s, sizeof s);
-        esc_md_code_buf(code, sizeof code, s);
+        code_buf(code, sizeof code, s);
         if (op_aten_name(f->ops[k], aten, sizeof aten)) { /* imported: the ATen op that launched it */
-            esc_md_code_buf(acode, sizeof acode, aten);
+            code_buf(acode, sizeof acode, aten);
             snprintf(quoted, sizeof quoted, "%s from %s", code, acode);
         } else
             snprintf(quoted, sizeof quoted, "%s", code);
@@ -364,13 +445,13 @@ static void launch_findings(variant_analysis *va)
     char quoted[120];
     finding *fd;
     if (n_api == 1) {
-        esc_md_code_buf(quoted, sizeof quoted, api[0]);
+        code_buf(quoted, sizeof quoted, api[0]);
         fd = add(va, "launch_api", FINDING_INFO, "", "%s launched with %s%s%s", total == 1 ? "the kernel" : "every kernel",
                  quoted, !strncmp(api[0], "cu", 2) && strncmp(api[0], "cuda", 4) ? " (driver API)" : "", lat_text);
     } else {
         char list[320] = "";
         for (int j = 0; j < n_api; j++) {
-            esc_md_code_buf(quoted, sizeof quoted, api[j]);
+            code_buf(quoted, sizeof quoted, api[j]);
             size_t len = strlen(list);
             snprintf(list + len, sizeof list - len, "%s%d with %s%s", j ? ", " : "", count[j], quoted,
                      !strncmp(api[j], "cu", 2) && strncmp(api[j], "cuda", 4) ? " (driver API)" : "");
@@ -429,7 +510,7 @@ static void kineto_zero_finding(const analysis *a, variant_analysis *va)
         return;
     char nm[FINDING_NAME_MAX + 8], q[200];
     findings_short_name(op->name, nm, sizeof nm);
-    esc_md_code_buf(q, sizeof q, nm);
+    code_buf(q, sizeof q, nm);
     int smem = op->static_smem + op->dynamic_smem;
     finding *fd = add(va, "kineto_zero_occupancy", FINDING_NOTICE, "device.sharedMemPerBlock",
                       "Kineto's occupancy estimate for %s is 0%% (%s): it needs %d B of shared memory per block, "
@@ -448,7 +529,7 @@ static void derive(analysis *a, int vi)
     const variant_result *r = va->result;
     char buf[64], names[640], text[ATTN_ERR_LEN];
     finding *fd;
-    esc_md_text_buf(text, sizeof text, r->error);
+    text_buf(text, sizeof text, r->error);
     if (r->status == VARIANT_UNAVAILABLE) {
         add(va, "variant_unavailable", FINDING_WARNING, "", "not run: %s", text);
         return;
@@ -474,7 +555,7 @@ static void derive(analysis *a, int vi)
         char via_text[240] = "", whose[400] = "";
         if (via) {
             char via_name[200];
-            esc_md_code_buf(via_name, sizeof via_name, via->name);
+            code_buf(via_name, sizeof via_name, via->name);
             snprintf(via_text, sizeof via_text, ", via %s", via_name);
         }
         const char *lib;
@@ -482,7 +563,7 @@ static void derive(analysis *a, int vi)
         if (ms_k >= 0 && findings_memset_library(a->trace, rf, ms_k, &lib, &next) == 0) {
             char kn[FINDING_NAME_MAX + 8], kq[200];
             findings_short_name(next->name, kn, sizeof kn);
-            esc_md_code_buf(kq, sizeof kq, kn);
+            code_buf(kq, sizeof kq, kn);
             snprintf(whose, sizeof whose, ", issued by %s: the next launch on the same host thread is %s's %s, with "
                      "no launch between (CUPTI keeps no call stack, so the Memset is attributed by the launching "
                      "library's API window)",
@@ -511,13 +592,13 @@ static void derive(analysis *a, int vi)
     if (n > 0) {
         const gpu_op *m = first_match(va, is_memcpy);
         char kind[32];
-        esc_md_text_buf(kind, sizeof kind, m->copy_kind);
+        text_buf(kind, sizeof kind, m->copy_kind);
         char where[600] = "";
         if (m->cpu_op_path) { /* imported: named by its CPU op, the outermost first */
             char top[128], code[200], chain[400];
             snprintf(top, sizeof top, "%.*s", (int)strcspn(m->cpu_op_path, " "), m->cpu_op_path);
-            esc_md_code_buf(code, sizeof code, top);
-            esc_md_text_buf(chain, sizeof chain, m->cpu_op_path);
+            code_buf(code, sizeof code, top);
+            text_buf(chain, sizeof chain, m->cpu_op_path);
             if (strchr(m->cpu_op_path, ' '))
                 snprintf(where, sizeof where, ", hidden in %s (%s)", code, chain);
             else
@@ -540,7 +621,7 @@ static void derive(analysis *a, int vi)
         double d_us = va->cuda_us.median - pv->cuda_us.median;
         const char *prefix = pv->memcpy_per_forward > 0 && va->memcpy_per_forward == 0 ? "no Memcpy; " : "";
         char pname[100];
-        esc_md_text_buf(pname, sizeof pname, pv->result->name);
+        text_buf(pname, sizeof pname, pv->result->name);
         fd = NULL;
         if (d_ops)
             fd = add(va, "ops_vs_previous", FINDING_INFO, "", "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)",
@@ -567,7 +648,7 @@ static void derive(analysis *a, int vi)
             per_forward_median(ref, is_gemm, &rn, &rus);
         char rname[100] = "";
         if (ref)
-            esc_md_text_buf(rname, sizeof rname, ref->result->name);
+            text_buf(rname, sizeof rname, ref->result->name);
         if (rn > 0 && rus > 0)
             fd = add(va, "fp32_cuda_core_gemm", FINDING_NOTICE, "", "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
                     "%s (%.1f µs)", n, names, us, us / rus, rname, rus);
@@ -593,7 +674,7 @@ static void derive(analysis *a, int vi)
     if (n > 0) {
         names_of(va, is_safe_check, names, sizeof names);
         if (first_match(va, aten_safe_check))
-            fd = add(va, "safe_softmax", FINDING_INFO, "", "safe softmax (`aten::_safe_softmax`): %d extra kernels per forward (%s) replace NaN rows by 0, "
+            fd = add(va, "safe_softmax", FINDING_INFO, "", "safe softmax (\x01" "aten::_safe_softmax\x02): %d extra kernels per forward (%s) replace NaN rows by 0, "
                     "%.1f µs", n, names, us);
         else
             fd = add(va, "safe_softmax", FINDING_INFO, "", "safe softmax: %d extra kernels per forward (%s) replace NaN rows by 0, %.1f µs", n, names, us);
@@ -606,7 +687,7 @@ static void derive(analysis *a, int vi)
         const gpu_op *k = first_match(va, is_kernel);
         char shortname[256];
         short_kernel_name(k->name, shortname, sizeof shortname);
-        esc_md_code_buf(names, sizeof names, shortname);
+        code_buf(names, sizeof names, shortname);
         fd = add(va, "fused_kernel", FINDING_INFO, "", "one fused kernel %s (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
             k->registers, k->static_smem + k->dynamic_smem);
         findings_number(fd, "us_per_forward", us, "us");
@@ -619,7 +700,7 @@ static void derive(analysis *a, int vi)
      * includes tensor-core work on zero columns. */
     const attn_fact *padding = fact(r, "head_dim_padding");
     if (padding) {
-        esc_md_text_buf(text, sizeof text, padding->value);
+        text_buf(text, sizeof text, padding->value);
         fd = add(va, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", "head dim padded: %s", text);
         findings_number(fd, "value", padding->number, "");
     }
@@ -650,7 +731,7 @@ static void derive(analysis *a, int vi)
     }
     const attn_fact *fm = fact(r, "fully_masked_rows");
     if (fm) {
-        esc_md_text_buf(text, sizeof text, fm->value);
+        text_buf(text, sizeof text, fm->value);
         fd = add(va, "fully_masked_rows", FINDING_INFO, "facts.fully_masked_rows", "fully-masked rows → %s", text);
         findings_number(fd, "value", fm->number, "");
     }

@@ -6,6 +6,8 @@
 
 #include "analysis.h"
 
+#include <stdio.h>
+
 /* Fills a->v[i].findings for every variant of a built analysis. */
 void findings_derive(analysis *a);
 
@@ -28,6 +30,19 @@ const char *findings_launch_api_name(const api_call *l);
 int findings_memset_library(const trace *t, const forward *f, int k, const char **library, const gpu_op **next);
 
 /* ---- findings as data -------------------------------------------------- */
+
+/* A finding's sentence (finding.text) marks the names it quotes (kernels, APIs, ATen
+ * ops) with these two control characters, which archive strings never keep. */
+#define FINDING_CODE_OPEN '\x01'
+#define FINDING_CODE_CLOSE '\x02'
+/* One span of a sentence, for a writer: `code` 1 for a quoted name. */
+typedef void (*finding_span_fn)(FILE *f, const char *s, size_t len, int code, void *ctx);
+/* Calls span for each span of text, in order. */
+void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx);
+/* The sentence as Markdown (names as code spans, text escaped) or as plain text, into
+ * out[n]; cut at a character, with an ellipsis, if it must be. */
+void findings_markdown(const char *text, char *out, size_t n);
+void findings_plain(const char *text, char *out, size_t n);
 
 /* Adds a number (skipped when not finite: a finding never carries a placeholder) or
  * the correlation id of a record to a finding. */

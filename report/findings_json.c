@@ -7,6 +7,7 @@
  * Status convention: 0 / -1 with err set. */
 #include "findings_json.h"
 
+#include "escape.h"
 #include "latex.h"
 
 #include <jansson.h>
@@ -33,10 +34,17 @@ static json_t *finding_json(const finding *fd, const char *text_md)
             json_array_append_new(needs, json_stringn(p, len));
         p += len + (p[len] == ',');
     }
-    char *plain = md_to_plain(text_md);
+    char plain[640];
+    if (fd->text[0]) /* the sentence from the data */
+        findings_plain(fd->text, plain, sizeof plain);
+    else {
+        char *p = md_to_plain(text_md);
+        snprintf(plain, sizeof plain, "%s", p);
+        esc_utf8_trim(plain);
+        free(p);
+    }
     json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:o,s:s}", "id", fd->id, "severity", findings_severity_name(fd->severity),
                           "numbers", numbers, "correlation_ids", records, "needs", needs, "text", plain);
-    free(plain);
     return o;
 }
 

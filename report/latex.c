@@ -4,6 +4,8 @@
  * escaped here as everywhere (escape.h): a name never becomes a command. */
 #include "latex.h"
 
+#include "findings.h"
+
 #include "escape.h"
 #include "report.h"
 #include "series.h"
@@ -184,6 +186,13 @@ static void latex_span(void *ctx, const char *t, size_t len, int is_code)
 
 void latex_from_md(FILE *f, const char *md) { md_spans(md, latex_span, f); }
 
+/* A finding's sentence (findings.h) in LaTeX: its text and its names, straight from the data. */
+static void latex_finding_span(FILE *f, const char *t, size_t len, int is_code, void *ctx)
+{
+    (void)ctx;
+    latex_span(f, t, len, is_code);
+}
+
 static void tex(FILE *f, const char *s) { esc_latex_text(f, s, strlen(s)); }
 static void tex_code(FILE *f, const char *s) { esc_latex_code(f, s, strlen(s)); }
 
@@ -330,7 +339,10 @@ char *report_summary_tex(const analysis *a)
         for (int k = 0; k < va->n_findings; k++) {
             if (k)
                 fputs("; ", f);
-            latex_from_md(f, va->findings[k]);
+            if (va->meta[k].text[0])
+                findings_write(f, va->meta[k].text, latex_finding_span, NULL);
+            else /* added as Markdown only (predict.c) */
+                latex_from_md(f, va->findings[k]);
         }
         fputs(" \\\\\n", f);
     }

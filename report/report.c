@@ -910,9 +910,15 @@ char *report_summary_csv(const analysis *a)
         if (!af)
             abort();
         for (int k = 0; k < va->n_findings; k++) {
-            char *plain = md_to_plain(va->findings[k]);
+            char plain[640];
+            if (va->meta[k].text[0]) /* from the data, not from the Markdown */
+                findings_plain(va->meta[k].text, plain, sizeof plain);
+            else {
+                char *p = md_to_plain(va->findings[k]);
+                esc_copy_utf8(plain, sizeof plain, p);
+                free(p);
+            }
             fprintf(af, "%s%s", k ? "; " : "", plain);
-            free(plain);
         }
         fclose(af);
         esc_csv_field(f, all, 1);

@@ -382,6 +382,37 @@ Test(findings_data, json_round_trip_by_id)
     loaded_free(l);
 }
 
+/* Collects a sentence's quoted names, "|"-separated. */
+static void collect_code(FILE *f, const char *s, size_t len, int code, void *ctx)
+{
+    (void)f;
+    if (code) {
+        char *out = ctx;
+        size_t n = strlen(out);
+        snprintf(out + n, 1024 - n, "%.*s|", (int)len, s);
+    }
+}
+
+Test(findings_data, sentences_are_data_each_writer_renders)
+{
+    loaded *l = import_torch();
+    const variant_analysis *math = analysis_find(&l->a, "kineto_sdpa_math");
+    for (int k = 0; k < math->n_findings; k++) {
+        const finding *fd = &math->meta[k];
+        cr_assert(fd->text[0], "%s has its sentence as data", fd->id);
+        cr_assert_null(strchr(fd->text, '`'), "no Markdown in the data: %s", fd->text);
+        char md[640];
+        findings_markdown(fd->text, md, sizeof md);
+        cr_assert_str_eq(md, math->findings[k], "the Markdown writer gives the report's sentence");
+    }
+    const finding *g = findings_find(math, "fp32_cuda_core_gemm");
+    char names[1024] = "";
+    findings_write(NULL, g->text, collect_code, names);
+    cr_assert(strstr(names, "|aten::bmm|"), "names quoted as names: %s", names);
+    cr_assert(strstr(names, "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n"), "%s", names);
+    loaded_free(l);
+}
+
 /* ---- SYNTHETIC traces: a model step, and a producer other than PyTorch -------------- */
 
 /* A trace with the structure of a model's profiled steps, built here (synthetic: not
