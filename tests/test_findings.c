@@ -206,6 +206,21 @@ Test(provenance, import_records_no_seed_or_warmup)
     trace_free(&t);
 }
 
+Test(provenance, unknown_producer_is_one_line_naming_the_field)
+{
+    json_t *root = json_load_file("tests/fixtures/h200-4var/run.json", 0, NULL);
+    cr_assert_not_null(root);
+    json_object_set_new(root, "provenance", json_pack("{s:s,s:s}", "producer", "mystery", "evidence", ""));
+    char path[] = "/tmp/attnprof-findings-badprov-XXXXXX", err[512];
+    close(mkstemp(path));
+    cr_assert_eq(json_dump_file(root, path, 0), 0);
+    json_decref(root);
+    static run_info r;
+    cr_assert_eq(run_info_read_json(&r, path, err, sizeof err), -1);
+    cr_assert(strstr(err, "provenance.producer") && strstr(err, "pytorch_profiler") && !strchr(err, '\n'), "%s", err);
+    unlink(path);
+}
+
 Test(provenance, older_attnprof_archive_reads_as_before)
 {
     loaded *l = load_dir("tests/fixtures/h200-6var");
