@@ -479,9 +479,9 @@ static int cmd_import(cli_options *o, const char *cmdline)
     snprintf(path, sizeof path, "%s/trace.json", tmp);
     rc = trace_write_json(&t, path, err, sizeof err) != 0 ? EXIT_IO : EXIT_OK;
     snprintf(path, sizeof path, "%s/run.json", tmp);
-    char perr[512];
-    if (rc == EXIT_OK) /* best effort, as for a run: render re-derives what is missing */
-        (void)findings_record_provenance(&info, &t, perr, sizeof perr);
+    /* An import's kernels' origins are derived when it is rendered, from the analysis
+     * the render builds anyway: a second pass over a 2-million-event trace is not paid for
+     * (run.json's provenance names the producer). */
     if (rc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
         rc = EXIT_IO;
     if (rc == EXIT_OK && run_info_read_json(&back_info, path, err, sizeof err) != 0)
