@@ -266,7 +266,8 @@ char *report_summary_tex(const analysis *a)
           "% Generated from this archive's trace.json and run.json; every number is derived from the records.\n",
           f);
     fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n", f);
-    fputs("\\caption{Attention variants on ", f);
+    /* a model's trace imported is no set of attention variants */
+    fputs(series_applies(a) || !r->imported ? "\\caption{Attention variants on " : "\\caption{Imported traces on ", f);
     caption_setup(f, r);
     fprintf(f, ". Median of %d recorded forwards per variant, min--max in parentheses; CUDA time is the sum of "
                "the GPU operations of a forward, CPU time %s. "
@@ -279,14 +280,17 @@ char *report_summary_tex(const analysis *a)
     tex(f, r->date);
     fputs(" with attnprof ", f);
     tex(f, r->tool_version);
-    fputs(". The last column cites the series' own A100-SXM4-80GB numbers (kernels per forward; CUDA time per "
-          "forward, or $^\\ast$ the average \\texttt{*\\_fwd} CUDA time); the series does not state its shape, "
-          "so its times may be for another shape.}\n\\label{tab:attnprof-summary}\n", f);
-    fputs("\\begin{tabular}{lrrrlr}\n\\toprule\n", f);
-    fputs("Variant & Ops / forward & CUDA time (\\textmu{}s) & CPU time (\\textmu{}s) & Rel.\\ error & "
-          "Series, A100: kernels; CUDA (\\textmu{}s) \\\\\n"
-          "\\midrule\n",
-          f);
+    int series = series_applies(a); /* the series' column only where it published the variants */
+    if (series)
+        fputs(". The last column cites the series' own A100-SXM4-80GB numbers (kernels per forward; CUDA time per "
+              "forward, or $^\\ast$ the average \\texttt{*\\_fwd} CUDA time); the series does not state its shape, "
+              "so its times may be for another shape.}\n\\label{tab:attnprof-summary}\n", f);
+    else
+        fputs(".}\n\\label{tab:attnprof-summary}\n", f);
+    fputs(series ? "\\begin{tabular}{lrrrlr}\n\\toprule\n" : "\\begin{tabular}{lrrrl}\n\\toprule\n", f);
+    fprintf(f, "Variant & Ops / forward & CUDA time (\\textmu{}s) & CPU time (\\textmu{}s) & Rel.\\ error%s \\\\\n"
+               "\\midrule\n",
+            series ? " & Series, A100: kernels; CUDA (\\textmu{}s)" : "");
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         const variant_result *vr = va->result;
@@ -311,8 +315,11 @@ char *report_summary_tex(const analysis *a)
         else
             fputs("--", f);
         const series_fact *sf = series_fact_of(vr->name);
-        fputs(" & ", f);
-        if (!sf)
+        if (series)
+            fputs(" & ", f);
+        if (!series)
+            ;
+        else if (!sf)
             fputs("--", f);
         else if (isfinite(sf->cuda_us))
             fprintf(f, "%d; %.1f", sf->kernels, sf->cuda_us);

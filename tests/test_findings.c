@@ -517,6 +517,10 @@ Test(placeholders, none_in_a_synthetic_model_trace)
     cr_assert_null(strstr(md, "Reference: A100"));
     cr_assert_not_null(strstr(md, "(shape not recorded)"));
     free(md);
+    char *tex = report_summary_tex(&l->a);
+    cr_assert_null(strstr(tex, "Series, A100"), "no series column for a model");
+    cr_assert_null(strstr(tex, "Attention variants on"));
+    free(tex);
     loaded_free(l);
 }
 
