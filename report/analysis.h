@@ -30,6 +30,36 @@ typedef enum op_class {
 } op_class;
 
 #define MAX_FINDINGS 12
+#define FINDING_MAX_NUMBERS 6
+#define FINDING_MAX_RECORDS 8
+
+typedef enum finding_severity {
+    FINDING_INFO = 0,    /* what the records show, nothing wrong */
+    FINDING_NOTICE = 1,  /* a cost worth knowing (a hidden copy, a rebuilt mask) */
+    FINDING_WARNING = 2, /* the records may be incomplete or a variant did not run */
+} finding_severity;
+
+/* One finding as data (findings.h): a stable id, the numbers and record ids behind it,
+ * the archive facts it rests on. Its sentence, findings[k] of the variant, is derived
+ * from these; compare and findings.json key on the id. */
+typedef struct finding {
+    char id[32];                /* "hidden_memcpy", "fp32_cuda_core_gemm", "mask_rebuild", … */
+    finding_severity severity;
+    int n_numbers;
+    struct {
+        char key[24];           /* "us_per_forward", "bytes", "ops", … */
+        double value;
+        char unit[8];           /* "us", "B", "%", "x", "" */
+    } numbers[FINDING_MAX_NUMBERS];
+    int n_records;
+    uint32_t records[FINDING_MAX_RECORDS]; /* correlation ids, representative forward */
+    char needs[64];             /* archive facts it needs, comma-separated: "expected_ops", "provenance", … */
+    /* The sentence in no output's syntax: plain text, names between FINDING_CODE_OPEN and
+     * FINDING_CODE_CLOSE (findings.h); each writer renders it (findings_write). Empty
+     * for a finding added as Markdown only: writers then convert findings[k]. */
+    char text[640];
+} finding;
+
 typedef struct variant_analysis {
     const variant_result *result;
     forward *forwards;
@@ -40,7 +70,8 @@ typedef struct variant_analysis {
     int kernels_per_forward;
     int memset_per_forward;
     int n_findings;
-    char findings[MAX_FINDINGS][640];
+    char findings[MAX_FINDINGS][640]; /* the sentences (Markdown; writers convert it) */
+    finding meta[MAX_FINDINGS];       /* the data behind findings[k] */
 } variant_analysis;
 
 typedef struct analysis {

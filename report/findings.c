@@ -1,6 +1,7 @@
 #include "findings.h"
 
 #include "escape.h"
+#include "occupancy.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -25,22 +26,157 @@ int builds_mask(const char *n)
 
 int safe_softmax_check(const char *n) { return has(n, "isneginf") || has(n, "row_all") || has(n, "where_zero"); }
 
-static void add(variant_analysis *va, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(variant_analysis *va, const char *fmt, ...)
+/* ---- the sentence: plain text with marked names ------------------------------ */
+
+/* Archive text for a sentence: control characters (the markers among them) become a space. */
+static void text_buf(char *out, size_t n, const char *s)
 {
-    if (va->n_findings >= MAX_FINDINGS)
-        return;
-    va->n_findings++;
-    va_list ap;
-    va_start(ap, fmt);
-    char *out = va->findings[va->n_findings - 1];
-    int len = vsnprintf(out, sizeof va->findings[0], fmt, ap);
-    va_end(ap);
-    if (len >= (int)sizeof va->findings[0]) { /* never cut silently: an ellipsis marks the cut */
-        out[sizeof va->findings[0] - 4] = '\0';
+    esc_copy_utf8(out, n, s ? s : "");
+    for (unsigned char *p = (unsigned char *)out; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+}
+
+/* A quoted name: the text between the two markers. */
+static void code_buf(char *out, size_t n, const char *s)
+{
+    char t[512];
+    text_buf(t, sizeof t, s);
+    snprintf(out, n, "%c%s%c", FINDING_CODE_OPEN, t, FINDING_CODE_CLOSE);
+    esc_utf8_trim(out);
+}
+
+void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx)
+{
+    const char *p = text;
+    while (*p) {
+        int code = *p == FINDING_CODE_OPEN;
+        if (code)
+            p++;
+        size_t len = strcspn(p, code ? "\x02" : "\x01");
+        if (len)
+            span(f, p, len, code, ctx);
+        p += len;
+        if (*p == FINDING_CODE_CLOSE)
+            p++;
+    }
+}
+
+static void md_span(FILE *f, const char *s, size_t len, int code, void *ctx)
+{
+    (void)ctx;
+    char *seg = strndup(s, len);
+    if (!seg)
+        abort();
+    if (code)
+        esc_md_code(f, seg, 0);
+    else
+        esc_md_text(f, seg);
+    free(seg);
+}
+
+static void plain_span(FILE *f, const char *s, size_t len, int code, void *ctx)
+{
+    (void)code, (void)ctx;
+    fwrite(s, 1, len, f);
+}
+
+/* Renders into out[n], an ellipsis marking a cut (never cut silently). */
+static void render_into(const char *text, finding_span_fn span, char *out, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    findings_write(f, text, span, NULL);
+    fclose(f);
+    if (!esc_copy_utf8(out, n, buf) && n >= 4) {
+        out[n - 4] = '\0';
         esc_utf8_trim(out);
         strcat(out, "\xe2\x80\xa6");
     }
+    free(buf);
+}
+
+void findings_markdown(const char *text, char *out, size_t n) { render_into(text, md_span, out, n); }
+void findings_plain(const char *text, char *out, size_t n) { render_into(text, plain_span, out, n); }
+
+/* A finding to fill: its sentence formatted now, its numbers and records added by
+ * the caller. Past MAX_FINDINGS the finding goes to a scratch slot, dropped. */
+static finding *add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
+static finding *add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
+                    ...)
+{
+    static finding scratch;
+    if (va->n_findings >= MAX_FINDINGS) {
+        memset(&scratch, 0, sizeof scratch);
+        return &scratch;
+    }
+    va->n_findings++;
+    finding *f = &va->meta[va->n_findings - 1];
+    memset(f, 0, sizeof *f);
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(f->text, sizeof f->text, fmt, ap);
+    va_end(ap);
+    if (len >= (int)sizeof f->text) { /* never cut silently: an ellipsis marks the cut */
+        f->text[sizeof f->text - 5] = '\0';
+        esc_utf8_trim(f->text);
+        int open = 0; /* a name cut in the middle is closed before the ellipsis */
+        for (const char *p = f->text; *p; p++)
+            open = *p == FINDING_CODE_OPEN ? 1 : *p == FINDING_CODE_CLOSE ? 0 : open;
+        if (open)
+            strcat(f->text, "\x02");
+        strcat(f->text, "\xe2\x80\xa6");
+    }
+    findings_markdown(f->text, va->findings[va->n_findings - 1], sizeof va->findings[0]);
+    snprintf(f->id, sizeof f->id, "%s", id);
+    f->severity = sev;
+    snprintf(f->needs, sizeof f->needs, "%s", needs ? needs : "");
+    return f;
+}
+
+void findings_number(finding *f, const char *key, double value, const char *unit)
+{
+    if (f->n_numbers == FINDING_MAX_NUMBERS || !isfinite(value))
+        return;
+    snprintf(f->numbers[f->n_numbers].key, sizeof f->numbers[0].key, "%s", key);
+    f->numbers[f->n_numbers].value = value;
+    snprintf(f->numbers[f->n_numbers].unit, sizeof f->numbers[0].unit, "%s", unit ? unit : "");
+    f->n_numbers++;
+}
+
+void findings_record(finding *f, const gpu_op *o)
+{
+    if (!o || f->n_records == FINDING_MAX_RECORDS)
+        return;
+    for (int i = 0; i < f->n_records; i++)
+        if (f->records[i] == o->correlation)
+            return;
+    f->records[f->n_records++] = o->correlation;
+}
+
+const finding *findings_find(const variant_analysis *va, const char *id)
+{
+    for (int i = 0; va && i < va->n_findings; i++)
+        if (!strcmp(va->meta[i].id, id))
+            return &va->meta[i];
+    return NULL;
+}
+
+double findings_value(const finding *f, const char *key)
+{
+    for (int i = 0; f && i < f->n_numbers; i++)
+        if (!strcmp(f->numbers[i].key, key))
+            return f->numbers[i].value;
+    return NAN;
+}
+
+const char *findings_severity_name(finding_severity s)
+{
+    return s == FINDING_WARNING ? "warning" : s == FINDING_NOTICE ? "notice" : "info";
 }
 
 static int is_memcpy(const gpu_op *o) { return o->kind == GPU_MEMCPY; }
@@ -110,9 +246,9 @@ static void names_of(const variant_analysis *va, op_predicate pred, char *out, s
             continue;
         char s[FINDING_NAME_MAX + 8], quoted[400], code[200], aten[96], acode[200];
         findings_short_name(f->ops[k]->name, s, sizeof s);
-        esc_md_code_buf(code, sizeof code, s);
+        code_buf(code, sizeof code, s);
         if (op_aten_name(f->ops[k], aten, sizeof aten)) { /* imported: the ATen op that launched it */
-            esc_md_code_buf(acode, sizeof acode, aten);
+            code_buf(acode, sizeof acode, aten);
             snprintf(quoted, sizeof quoted, "%s from %s", code, acode);
         } else
             snprintf(quoted, sizeof quoted, "%s", code);
@@ -160,16 +296,79 @@ const char *findings_launch_api_name(const api_call *l)
     return l->name;
 }
 
+const char *findings_kernel_origin(const gpu_op *o)
+{
+    const char *n = o->name ? o->name : "";
+    if (!strncmp(n, "attnprof_", 9) || strstr(n, " attnprof_"))
+        return "ours";
+    if (has(n, "cudnn"))
+        return "cuDNN";
+    /* PyTorch's own kernels: ATen's, its flash and memory-efficient (CUTLASS-built)
+     * attention; checked before cuBLAS, whose names share "cutlass" */
+    if (has(n, "at::native") || has(n, "pytorch_flash") || !strncmp(n, "fmha_", 5) || has(n, " fmha_") ||
+        has(n, "softmax_warp_forward") || has(n, "at::cuda"))
+        return "PyTorch";
+    if (has(n, "nvjet") || has(n, "cublas") || has(n, "xmma_gemm") || has(n, "sgemm") || has(n, "gemv") ||
+        has(n, "cutlass") || has(n, "gemmk1") || has(n, "gemmSN"))
+        return "cuBLAS";
+    return "unattributed";
+}
+
+void findings_origins(const variant_analysis *va, char *out, size_t n)
+{
+    out[0] = '\0';
+    const char *seen[8]; /* static strings of findings_kernel_origin: compared by address */
+    int n_seen = 0;
+    const forward *f = rep_forward(va);
+    for (int k = 0; f && k < f->n_ops; k++) {
+        if (f->ops[k]->kind != GPU_KERNEL)
+            continue;
+        const char *o = findings_kernel_origin(f->ops[k]);
+        int j = 0;
+        while (j < n_seen && seen[j] != o)
+            j++;
+        if (j < n_seen || n_seen == 8)
+            continue;
+        seen[n_seen++] = o;
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, "%s%s", len ? ", " : "", o);
+    }
+}
+
+int findings_record_provenance(run_info *r, const trace *t, char *err, size_t errlen)
+{
+    analysis *a = calloc(1, sizeof *a);
+    if (!a)
+        abort();
+    if (analysis_build(a, t, r, err, errlen) != 0) {
+        free(a);
+        return -1;
+    }
+    for (int i = 0; i < a->n && i < r->n_variants; i++)
+        findings_origins(&a->v[i], r->variants[i].kernel_origin, sizeof r->variants[i].kernel_origin);
+    analysis_free(a);
+    free(a);
+    return 0;
+}
+
+const char *findings_variant_origin(const analysis *a, const variant_analysis *va, char *buf, size_t n)
+{
+    (void)a;
+    if (va->result->kernel_origin[0])
+        return va->result->kernel_origin;
+    findings_origins(va, buf, n);
+    return buf;
+}
+
 /* The library behind an op, from its kernel name (cuBLAS/cuBLASLt, cuDNN, ours). */
 static const char *library_of_kernel(const char *n)
 {
-    if (!strncmp(n, "attnprof_", 9) || strstr(n, " attnprof_"))
+    gpu_op o = {.name = (char *)n};
+    const char *origin = findings_kernel_origin(&o);
+    if (!strcmp(origin, "ours"))
         return "attnprof";
-    if (has(n, "cudnn"))
-        return "cuDNN";
-    if (has(n, "nvjet") || has(n, "cublas") || has(n, "xmma_gemm") || has(n, "sgemm") || has(n, "gemv") ||
-        has(n, "cutlass"))
-        return "cuBLAS";
+    if (!strcmp(origin, "cuDNN") || !strcmp(origin, "cuBLAS"))
+        return origin;
     return NULL;
 }
 
@@ -244,19 +443,84 @@ static void launch_findings(variant_analysis *va)
     if (s.n)
         snprintf(lat_text, sizeof lat_text, "; first kernel launch → GPU start %.1f µs (median)", s.median);
     char quoted[120];
+    finding *fd;
     if (n_api == 1) {
-        esc_md_code_buf(quoted, sizeof quoted, api[0]);
-        add(va, "%s launched with %s%s%s", total == 1 ? "the kernel" : "every kernel", quoted, !strncmp(api[0], "cu", 2) && strncmp(api[0], "cuda", 4) ? " (driver API)" : "", lat_text);
+        code_buf(quoted, sizeof quoted, api[0]);
+        fd = add(va, "launch_api", FINDING_INFO, "", "%s launched with %s%s%s", total == 1 ? "the kernel" : "every kernel",
+                 quoted, !strncmp(api[0], "cu", 2) && strncmp(api[0], "cuda", 4) ? " (driver API)" : "", lat_text);
+    } else {
+        char list[320] = "";
+        for (int j = 0; j < n_api; j++) {
+            code_buf(quoted, sizeof quoted, api[j]);
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%d with %s%s", j ? ", " : "", count[j], quoted,
+                     !strncmp(api[j], "cu", 2) && strncmp(api[j], "cuda", 4) ? " (driver API)" : "");
+        }
+        fd = add(va, "launch_api", FINDING_INFO, "", "kernels per forward by launch API: %s%s", list, lat_text);
+    }
+    findings_number(fd, "kernels", total, "");
+    findings_number(fd, "launch_apis", n_api, "");
+    if (s.n)
+        findings_number(fd, "launch_to_start_us", s.median, "us");
+}
+
+/* The correlation ids of the representative forward's ops that match. */
+static void records_of(finding *fd, const variant_analysis *va, op_predicate pred)
+{
+    const forward *f = rep_forward(va);
+    for (int k = 0; f && k < f->n_ops; k++)
+        if (pred(f->ops[k]))
+            findings_record(fd, f->ops[k]);
+}
+
+/* The first kernel of the representative forward whose Kineto estimate is 0% because
+ * it needs more shared memory per block than Kineto's occupancy call allows (the
+ * default limit, not the opted-in one): Kineto's own number when the trace carries
+ * it (an import), else Kineto's formula applied to the record. */
+int findings_kineto_zero(const analysis *a, const variant_analysis *va, const gpu_op **op, const api_call **via,
+                         int *own)
+{
+    const forward *fw = rep_forward(va);
+    const device_props *dev = &a->trace->device;
+    for (int k = 0; fw && k < fw->n_ops; k++) {
+        const gpu_op *o = fw->ops[k];
+        if (o->kind != GPU_KERNEL || dev->smem_per_block <= 0)
+            continue;
+        occupancy occ;
+        char err[64];
+        int computed = occupancy_of_op(o, dev, &occ, err, sizeof err) == 0;
+        int zero = o->has_kineto_occupancy ? o->kineto_occupancy == 0 : computed && occ.kineto_pct == 0;
+        long long smem = (long long)o->static_smem + o->dynamic_smem;
+        if (zero && smem > dev->smem_per_block) {
+            *op = o;
+            *via = fw->launchers[k];
+            *own = o->has_kineto_occupancy;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void kineto_zero_finding(const analysis *a, variant_analysis *va)
+{
+    const gpu_op *op;
+    const api_call *via;
+    int own;
+    if (!findings_kineto_zero(a, va, &op, &via, &own))
         return;
-    }
-    char list[320] = "";
-    for (int j = 0; j < n_api; j++) {
-        esc_md_code_buf(quoted, sizeof quoted, api[j]);
-        size_t len = strlen(list);
-        snprintf(list + len, sizeof list - len, "%s%d with %s%s", j ? ", " : "", count[j], quoted,
-                 !strncmp(api[j], "cu", 2) && strncmp(api[j], "cuda", 4) ? " (driver API)" : "");
-    }
-    add(va, "kernels per forward by launch API: %s%s", list, lat_text);
+    char nm[FINDING_NAME_MAX + 8], q[200];
+    findings_short_name(op->name, nm, sizeof nm);
+    code_buf(q, sizeof q, nm);
+    int smem = op->static_smem + op->dynamic_smem;
+    finding *fd = add(va, "kineto_zero_occupancy", FINDING_NOTICE, "device.sharedMemPerBlock",
+                      "Kineto's occupancy estimate for %s is 0%% (%s): it needs %d B of shared memory per block, "
+                      "above the %d B default limit that Kineto's occupancy call keeps",
+                      q, own ? "Kineto's own number in the trace" : "Kineto's formula on the record", smem,
+                      a->trace->device.smem_per_block);
+    findings_number(fd, "shared_mem_bytes", smem, "B");
+    findings_number(fd, "kineto_limit_bytes", a->trace->device.smem_per_block, "B");
+    findings_number(fd, "kineto_pct", 0, "%");
+    findings_record(fd, op);
 }
 
 static void derive(analysis *a, int vi)
@@ -264,19 +528,22 @@ static void derive(analysis *a, int vi)
     variant_analysis *va = &a->v[vi];
     const variant_result *r = va->result;
     char buf[64], names[640], text[ATTN_ERR_LEN];
-    esc_md_text_buf(text, sizeof text, r->error);
+    finding *fd;
+    text_buf(text, sizeof text, r->error);
     if (r->status == VARIANT_UNAVAILABLE) {
-        add(va, "not run: %s", text);
+        add(va, "variant_unavailable", FINDING_WARNING, "", "not run: %s", text);
         return;
     }
     if (r->status == VARIANT_SKIPPED) {
-        add(va, "skipped (cannot take this shape): %s", text);
+        add(va, "variant_skipped", FINDING_WARNING, "", "skipped (cannot take this shape): %s", text);
         return;
     }
     if (!va->n_forwards) {
-        add(va, "no forward recorded: %s", r->error[0] ? text : "the variant failed before its forwards");
+        add(va, "no_forward", FINDING_WARNING, "", "no forward recorded: %s",
+            r->error[0] ? text : "the variant failed before its forwards");
         return;
     }
+    /* Only a variant that states its expectation (an attnprof run) can differ from it. */
     if (r->expected_ops >= 0 && va->ops_per_forward != r->expected_ops) {
         const gpu_op *ms = first_match(va, is_memset);
         const api_call *via = NULL;
@@ -285,27 +552,38 @@ static void derive(analysis *a, int vi)
         for (int i = 0; ms && rf && i < rf->n_ops; i++)
             if (rf->ops[i] == ms)
                 via = rf->launchers[i], ms_k = i;
-        char via_name[200], whose[400] = "";
-        esc_md_code_buf(via_name, sizeof via_name, via ? via->name : "?");
+        char via_text[240] = "", whose[400] = "";
+        if (via) {
+            char via_name[200];
+            code_buf(via_name, sizeof via_name, via->name);
+            snprintf(via_text, sizeof via_text, ", via %s", via_name);
+        }
         const char *lib;
         const gpu_op *next;
         if (ms_k >= 0 && findings_memset_library(a->trace, rf, ms_k, &lib, &next) == 0) {
             char kn[FINDING_NAME_MAX + 8], kq[200];
             findings_short_name(next->name, kn, sizeof kn);
-            esc_md_code_buf(kq, sizeof kq, kn);
+            code_buf(kq, sizeof kq, kn);
             snprintf(whose, sizeof whose, ", issued by %s: the next launch on the same host thread is %s's %s, with "
                      "no launch between (CUPTI keeps no call stack, so the Memset is attributed by the launching "
                      "library's API window)",
                      lib, lib, kq);
         }
-        if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward)
-            add(va, "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s, "
-                    "via %s) outside the variant's own expectation%s",
-                va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
-                va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_name, whose);
-        else
-            add(va, "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
-                r->expected_ops);
+        if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward) {
+            fd = add(va, "memset_outside_expectation", FINDING_NOTICE, "expected_ops",
+                     "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s%s) "
+                     "outside the variant's own expectation%s",
+                     va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
+                     va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_text, whose);
+            findings_number(fd, "memset_bytes", (double)ms->bytes, "B");
+            findings_number(fd, "memsets", va->memset_per_forward, "");
+            records_of(fd, va, is_memset);
+        } else
+            fd = add(va, "unexpected_op_count", FINDING_NOTICE, "expected_ops",
+                     "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
+                     r->expected_ops);
+        findings_number(fd, "ops", va->ops_per_forward, "");
+        findings_number(fd, "expected_ops", r->expected_ops, "");
     }
 
     int n;
@@ -314,22 +592,25 @@ static void derive(analysis *a, int vi)
     if (n > 0) {
         const gpu_op *m = first_match(va, is_memcpy);
         char kind[32];
-        esc_md_text_buf(kind, sizeof kind, m->copy_kind);
+        text_buf(kind, sizeof kind, m->copy_kind);
+        char where[600] = "";
         if (m->cpu_op_path) { /* imported: named by its CPU op, the outermost first */
             char top[128], code[200], chain[400];
             snprintf(top, sizeof top, "%.*s", (int)strcspn(m->cpu_op_path, " "), m->cpu_op_path);
-            esc_md_code_buf(code, sizeof code, top);
-            esc_md_text_buf(chain, sizeof chain, m->cpu_op_path);
+            code_buf(code, sizeof code, top);
+            text_buf(chain, sizeof chain, m->cpu_op_path);
             if (strchr(m->cpu_op_path, ' '))
-                add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time), hidden in %s (%s)",
-                    human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median, code,
-                    chain);
+                snprintf(where, sizeof where, ", hidden in %s (%s)", code, chain);
             else
-                add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time), from %s",
-                    human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median, code);
-        } else
-            add(va, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)",
-                human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median);
+                snprintf(where, sizeof where, ", from %s", code);
+        }
+        fd = add(va, "hidden_memcpy", FINDING_NOTICE, "", "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)%s",
+                 human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median, where);
+        findings_number(fd, "bytes", (double)m->bytes, "B");
+        findings_number(fd, "copies", n, "");
+        findings_number(fd, "us_per_forward", us, "us");
+        findings_number(fd, "pct_of_cuda_time", 100.0 * us / va->cuda_us.median, "%");
+        records_of(fd, va, is_memcpy);
     }
     /* Against the previous variant of the run that recorded forwards. */
     for (int p = vi - 1; p >= 0; p--) {
@@ -340,12 +621,17 @@ static void derive(analysis *a, int vi)
         double d_us = va->cuda_us.median - pv->cuda_us.median;
         const char *prefix = pv->memcpy_per_forward > 0 && va->memcpy_per_forward == 0 ? "no Memcpy; " : "";
         char pname[100];
-        esc_md_text_buf(pname, sizeof pname, pv->result->name);
+        text_buf(pname, sizeof pname, pv->result->name);
+        fd = NULL;
         if (d_ops)
-            add(va, "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)", prefix, abs(d_ops),
-                d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pname, d_us);
+            fd = add(va, "ops_vs_previous", FINDING_INFO, "", "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)",
+                     prefix, abs(d_ops), d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pname, d_us);
         else if (*prefix)
-            add(va, "%sas many operations as %s (%+.1f µs)", prefix, pname, d_us);
+            fd = add(va, "ops_vs_previous", FINDING_INFO, "", "%sas many operations as %s (%+.1f µs)", prefix, pname, d_us);
+        if (fd) {
+            findings_number(fd, "ops_delta", d_ops, "");
+            findings_number(fd, "cuda_us_delta", d_us, "us");
+        }
         break;
     }
 
@@ -360,67 +646,99 @@ static void derive(analysis *a, int vi)
         double rus = 0;
         if (ref && ref->n_forwards)
             per_forward_median(ref, is_gemm, &rn, &rus);
+        char rname[100] = "";
+        if (ref)
+            text_buf(rname, sizeof rname, ref->result->name);
         if (rn > 0 && rus > 0)
-            add(va, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
-                    "%s (%.1f µs)", n, names, us, us / rus, ref->result->name, rus);
+            fd = add(va, "fp32_cuda_core_gemm", FINDING_NOTICE, "", "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
+                    "%s (%.1f µs)", n, names, us, us / rus, rname, rus);
         else
-            add(va, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward", n, names, us);
+            fd = add(va, "fp32_cuda_core_gemm", FINDING_NOTICE, "", "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward", n, names, us);
+        findings_number(fd, "gemms", n, "");
+        findings_number(fd, "us_per_forward", us, "us");
+        if (rn > 0 && rus > 0) {
+            findings_number(fd, "tensor_core_gemm_us", rus, "us");
+            findings_number(fd, "ratio", us / rus, "x");
+        }
+        records_of(fd, va, is_fp32_gemm);
     }
     per_forward_median(va, is_mask_build, &n, &us);
     if (n > 0) {
         names_of(va, is_mask_build, names, sizeof names);
-        add(va, "the causal mask is rebuilt in every forward: %d kernels (%s), %.1f µs", n, names, us);
+        fd = add(va, "mask_rebuild", FINDING_NOTICE, "", "the causal mask is rebuilt in every forward: %d kernels (%s), %.1f µs", n, names, us);
+        findings_number(fd, "kernels", n, "");
+        findings_number(fd, "us_per_forward", us, "us");
+        records_of(fd, va, is_mask_build);
     }
     per_forward_median(va, is_safe_check, &n, &us);
     if (n > 0) {
         names_of(va, is_safe_check, names, sizeof names);
         if (first_match(va, aten_safe_check))
-            add(va, "safe softmax (`aten::_safe_softmax`): %d extra kernels per forward (%s) replace NaN rows by 0, "
+            fd = add(va, "safe_softmax", FINDING_INFO, "", "safe softmax (\x01" "aten::_safe_softmax\x02): %d extra kernels per forward (%s) replace NaN rows by 0, "
                     "%.1f µs", n, names, us);
         else
-            add(va, "safe softmax: %d extra kernels per forward (%s) replace NaN rows by 0, %.1f µs", n, names, us);
+            fd = add(va, "safe_softmax", FINDING_INFO, "", "safe softmax: %d extra kernels per forward (%s) replace NaN rows by 0, %.1f µs", n, names, us);
+        findings_number(fd, "kernels", n, "");
+        findings_number(fd, "us_per_forward", us, "us");
+        records_of(fd, va, is_safe_check);
     }
     per_forward_median(va, is_kernel, &n, &us);
     if (n == 1 && va->ops_per_forward <= 2) {
         const gpu_op *k = first_match(va, is_kernel);
         char shortname[256];
         short_kernel_name(k->name, shortname, sizeof shortname);
-        esc_md_code_buf(names, sizeof names, shortname);
-        add(va, "one fused kernel %s (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
+        code_buf(names, sizeof names, shortname);
+        fd = add(va, "fused_kernel", FINDING_INFO, "", "one fused kernel %s (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
             k->registers, k->static_smem + k->dynamic_smem);
+        findings_number(fd, "us_per_forward", us, "us");
+        findings_number(fd, "registers", k->registers, "");
+        findings_number(fd, "shared_mem_bytes", k->static_smem + k->dynamic_smem, "B");
+        findings_record(fd, k);
     }
+    kineto_zero_finding(a, va);
     /* A head dim with no kernel of its own ran on a larger one: the time above
      * includes tensor-core work on zero columns. */
     const attn_fact *padding = fact(r, "head_dim_padding");
     if (padding) {
-        esc_md_text_buf(text, sizeof text, padding->value);
-        add(va, "head dim padded: %s", text);
+        text_buf(text, sizeof text, padding->value);
+        fd = add(va, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", "head dim padded: %s", text);
+        findings_number(fd, "value", padding->number, "");
     }
     launch_findings(va);
-    if (va->cpu_us.median > va->cuda_us.median)
-        add(va, "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
+    if (va->cpu_us.median > va->cuda_us.median) {
+        fd = add(va, "host_bound", FINDING_NOTICE, "", "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
             va->cpu_us.median, va->cuda_us.median);
+        findings_number(fd, "cpu_us", va->cpu_us.median, "us");
+        findings_number(fd, "cuda_us", va->cuda_us.median, "us");
+    }
     const attn_fact *plan = fact(r, "plan_build_us"), *graph = fact(r, "graph_build_us");
     const attn_fact *heur = fact(r, "heuristics_us"), *replan = fact(r, "replan");
     if (plan && isfinite(plan->number)) {
         double g = graph && isfinite(graph->number) ? graph->number : 0;
         double h = heur && isfinite(heur->number) ? heur->number : 0;
         if (replan && replan->number > 0)
-            add(va, "plan rebuilt in every forward (--cudnn-replan): %.0f µs host time per forward, against a "
+            fd = add(va, "plan_cpu_cost", FINDING_NOTICE, "facts.plan_build_us", "plan rebuilt in every forward (--cudnn-replan): %.0f µs host time per forward, against a "
                     "one-off %.0f µs (graph %.0f + heuristics %.0f + plan %.0f µs) when built once",
                 va->cpu_us.median, g + h + plan->number, g, h, plan->number);
         else
-            add(va, "one-off cost %.1f ms in setup (graph %.1f + heuristics %.1f + plan build %.1f ms) vs %.1f µs "
+            fd = add(va, "plan_cpu_cost", FINDING_INFO, "facts.plan_build_us", "one-off cost %.1f ms in setup (graph %.1f + heuristics %.1f + plan build %.1f ms) vs %.1f µs "
                     "host time per forward",
                 (g + h + plan->number) / 1000, g / 1000, h / 1000, plan->number / 1000, va->cpu_us.median);
+        findings_number(fd, "setup_us", g + h + plan->number, "us");
+        findings_number(fd, "plan_build_us", plan->number, "us");
+        findings_number(fd, "cpu_us_per_forward", va->cpu_us.median, "us");
+        findings_number(fd, "replan", replan && replan->number > 0, "");
     }
     const attn_fact *fm = fact(r, "fully_masked_rows");
     if (fm) {
-        esc_md_text_buf(text, sizeof text, fm->value);
-        add(va, "fully-masked rows → %s", text);
+        text_buf(text, sizeof text, fm->value);
+        fd = add(va, "fully_masked_rows", FINDING_INFO, "facts.fully_masked_rows", "fully-masked rows → %s", text);
+        findings_number(fd, "value", fm->number, "");
     }
-    if (r->dropped_records > 0)
-        add(va, "CUPTI dropped %lld records: counts above may be incomplete", (long long)r->dropped_records);
+    if (r->dropped_records > 0) {
+        fd = add(va, "dropped_records", FINDING_WARNING, "", "CUPTI dropped %lld records: counts above may be incomplete", (long long)r->dropped_records);
+        findings_number(fd, "records", (double)r->dropped_records, "");
+    }
 }
 
 void findings_derive(analysis *a)

@@ -6,6 +6,8 @@
 
 #include "analysis.h"
 
+#include <stdio.h>
+
 /* Fills a->v[i].findings for every variant of a built analysis. */
 void findings_derive(analysis *a);
 
@@ -26,6 +28,49 @@ const char *findings_launch_api_name(const api_call *l);
  * launch between, names it (cuBLAS, cuDNN or attnprof, from the kernel's name).
  * 0 with *library (static) and *next set, or -1 when no library is recognised. */
 int findings_memset_library(const trace *t, const forward *f, int k, const char **library, const gpu_op **next);
+
+/* ---- findings as data -------------------------------------------------- */
+
+/* A finding's sentence (finding.text) marks the names it quotes (kernels, APIs, ATen
+ * ops) with these two control characters, which archive strings never keep. */
+#define FINDING_CODE_OPEN '\x01'
+#define FINDING_CODE_CLOSE '\x02'
+/* One span of a sentence, for a writer: `code` 1 for a quoted name. */
+typedef void (*finding_span_fn)(FILE *f, const char *s, size_t len, int code, void *ctx);
+/* Calls span for each span of text, in order. */
+void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx);
+/* The sentence as Markdown (names as code spans, text escaped) or as plain text, into
+ * out[n]; cut at a character, with an ellipsis, if it must be. */
+void findings_markdown(const char *text, char *out, size_t n);
+void findings_plain(const char *text, char *out, size_t n);
+
+/* Adds a number (skipped when not finite: a finding never carries a placeholder) or
+ * the correlation id of a record to a finding. */
+void findings_number(finding *f, const char *key, double value, const char *unit);
+void findings_record(finding *f, const gpu_op *o);
+/* The finding of a variant with this id, or NULL; a number of it by key, or NAN. */
+const finding *findings_find(const variant_analysis *va, const char *id);
+double findings_value(const finding *f, const char *key);
+const char *findings_severity_name(finding_severity s); /* "info", "notice", "warning" */
+
+/* ---- provenance ----------------------------------------------------------- */
+
+/* Where a kernel comes from, from its name: "ours" (attnprof_*), "cuDNN", "cuBLAS",
+ * "PyTorch" (ATen, PyTorch's flash and memory-efficient kernels) or "unattributed". */
+const char *findings_kernel_origin(const gpu_op *o);
+/* The distinct origins of the kernels of a variant's representative forward,
+ * comma-separated in launch order ("" when it has no kernel). */
+void findings_origins(const variant_analysis *va, char *out, size_t n);
+/* Fills r->variants[i].kernel_origin from the records (before run.json is written).
+ * 0, or -1 with err set when the trace cannot be analysed. */
+int findings_record_provenance(run_info *r, const trace *t, char *err, size_t errlen);
+/* run.json's kernel_origin of the variant, or (older archives) derived now into buf. */
+const char *findings_variant_origin(const analysis *a, const variant_analysis *va, char *buf, size_t n);
+/* The first kernel of the variant's representative forward that Kineto's default
+ * shared-memory limit sets to 0%: 1 with it, its launcher and whether the 0% is
+ * Kineto's own number (an import) rather than its formula applied here. */
+int findings_kineto_zero(const analysis *a, const variant_analysis *va, const gpu_op **op, const api_call **via,
+                         int *own);
 
 /* "256 MiB", "4 B". */
 const char *human_bytes(double bytes, char *buf, size_t n);

@@ -52,6 +52,7 @@ typedef struct read_ctx {
     size_t n_flows, cap_flows;
     size_t *loose_ops, n_loose_ops, cap_loose_ops;
     size_t *loose_apis, n_loose_apis, cap_loose_apis;
+    size_t aten_ops; /* cpu_op events named aten::*: PyTorch's operators (provenance) */
 } read_ctx;
 
 static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
@@ -72,6 +73,8 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
 {
     read_ctx *c = ctx;
     (void)idx;
+    if (e->cat && !strcmp(e->cat, "cpu_op") && e->name && !strncmp(e->name, "aten::", 6))
+        c->aten_ops++;
     if ((e->ph[0] == 's' || e->ph[0] == 'f') && !e->ph[1] && e->cat && !strcmp(e->cat, "ac2g") && e->id.set &&
         e->ts.set && e->pid.is_int && e->tid.is_int) {
         if (c->n_flows == c->cap_flows) {
@@ -338,8 +341,60 @@ typedef struct span {
     const char *path;
 } span;
 
+/* PyTorch's deviceProperties carry no maxBlocksPerMultiprocessor and no
+ * reservedSharedMemPerBlock, without which occupancy cannot be computed. Both are
+ * fixed by the compute capability (CUDA C++ Programming Guide, "Technical
+ * Specifications per Compute Capability"; the reservation is 1 KiB from sm_80 on,
+ * as cudaDevAttrReservedSharedMemoryPerBlock reports on the H200 archives here).
+ * Only capabilities listed are filled; the note says what was taken and why. */
+static void fill_device_limits(device_props *d, run_info *r)
+{
+    static const struct { int major, minor, max_blocks, reserved; } caps[] = {
+        {7, 0, 32, 0}, {7, 5, 16, 0}, {8, 0, 32, 1024}, {8, 6, 16, 1024}, {8, 9, 24, 1024}, {9, 0, 32, 1024},
+    };
+    if (d->max_blocks_per_sm > 0)
+        return;
+    for (size_t i = 0; i < sizeof caps / sizeof *caps; i++)
+        if (caps[i].major == d->major && caps[i].minor == d->minor) {
+            d->max_blocks_per_sm = caps[i].max_blocks;
+            int reserved = d->smem_reserved_per_block == 0 && caps[i].reserved;
+            if (reserved)
+                d->smem_reserved_per_block = caps[i].reserved;
+            snprintf(r->device_limits_note, sizeof r->device_limits_note,
+                     "the traces' deviceProperties lack maxBlocksPerMultiprocessor%s: %d blocks per SM%s are compute "
+                     "capability %d.%d's documented limits",
+                     reserved ? " and reservedSharedMemPerBlock" : "", caps[i].max_blocks,
+                     reserved ? " and 1024 B reserved per block" : "", d->major, d->minor);
+            return;
+        }
+    snprintf(r->device_limits_note, sizeof r->device_limits_note,
+             "the traces' deviceProperties lack maxBlocksPerMultiprocessor, and compute capability %d.%d is not in "
+             "attnprof's table of documented limits: theoretical occupancy is not computed",
+             d->major, d->minor);
+}
+
+/* What produced the traces: PyTorch's profiler when its ATen operators are among the
+ * CPU ops, else another Kineto producer (the traces' metadata names no producer). */
+static void set_producer(run_info *r, size_t aten_ops, int files)
+{
+    if (aten_ops) {
+        r->producer = PRODUCER_PYTORCH;
+        snprintf(r->producer_evidence, sizeof r->producer_evidence,
+                 "%zu cpu_op events named aten::* (PyTorch's ATen operators) in %d trace%s", aten_ops, files,
+                 files == 1 ? "" : "s");
+    } else {
+        r->producer = PRODUCER_KINETO;
+        snprintf(r->producer_evidence, sizeof r->producer_evidence,
+                 "Kineto trace%s with no cpu_op named aten::*: not PyTorch's operators", files == 1 ? "" : "s");
+    }
+    for (int i = 0; i < r->n_variants; i++) /* each variant's title says the same */
+        snprintf(r->variants[i].title, sizeof r->variants[i].title, "%s",
+                 aten_ops ? "PyTorch profiler trace" : "Kineto trace");
+}
+
 static int import_one(const char *path, const char *variant, const import_options *o, int first, trace *t,
-                      run_info *r, uint32_t *corr_base, span *spans, int idx, char *err, size_t errlen)
+                      run_info *r, uint32_t *corr_base, span *spans, int idx, size_t *aten_ops, char *err,
+                      size_t errlen)
 {
     size_t ops0 = t->n_ops, apis0 = t->n_apis, ranges0 = t->n_ranges;
     read_ctx c = {.t = t};
@@ -349,6 +404,7 @@ static int import_one(const char *path, const char *variant, const import_option
         free(c.flows), free(c.loose_ops), free(c.loose_apis);
         return EXIT_BAD_ARCHIVE;
     }
+    *aten_ops += c.aten_ops;
     size_t uncorrelated = tie_by_flows(&c, ops0, apis0);
     const char *range = trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
     if (range) {
@@ -433,8 +489,11 @@ static int import_one(const char *path, const char *variant, const import_option
         return EXIT_BAD_ARCHIVE;
     }
     if (first) {
-        if (dp)
-            t->device = r->device = *dp;
+        if (dp) {
+            t->device = *dp;
+            fill_device_limits(&t->device, r);
+            r->device = t->device;
+        }
         t->pid = s.pid;
         t->cupti_version = r->cupti_version = h.cupti_version;
         t->cuda_runtime_version = r->cuda_runtime_version = h.cuda_runtime_version;
@@ -515,6 +574,7 @@ int kineto_import(const char *const *paths, int n, const import_options *o, trac
     const char *next_name = o->variant;
     span spans[RUN_MAX_VARIANTS];
     uint32_t corr_base = 0;
+    size_t aten_ops = 0;
     for (int i = 0; i < n; i++) {
         char name[512];
         if (next_name) {
@@ -536,12 +596,13 @@ int kineto_import(const char *const *paths, int n, const import_options *o, trac
                 trace_free(t);
                 return EXIT_USAGE;
             }
-        int rc = import_one(paths[i], name, o, i == 0, t, r, &corr_base, spans, i, err, errlen);
+        int rc = import_one(paths[i], name, o, i == 0, t, r, &corr_base, spans, i, &aten_ops, err, errlen);
         if (rc != EXIT_OK) {
             trace_free(t);
             return rc;
         }
     }
+    set_producer(r, aten_ops, n);
     trace_sort(t);
     return EXIT_OK;
 }

@@ -4,6 +4,8 @@
  * escaped here as everywhere (escape.h): a name never becomes a command. */
 #include "latex.h"
 
+#include "findings.h"
+
 #include "escape.h"
 #include "report.h"
 #include "series.h"
@@ -184,6 +186,13 @@ static void latex_span(void *ctx, const char *t, size_t len, int is_code)
 
 void latex_from_md(FILE *f, const char *md) { md_spans(md, latex_span, f); }
 
+/* A finding's sentence (findings.h) in LaTeX: its text and its names, straight from the data. */
+static void latex_finding_span(FILE *f, const char *t, size_t len, int is_code, void *ctx)
+{
+    (void)ctx;
+    latex_span(f, t, len, is_code);
+}
+
 static void tex(FILE *f, const char *s) { esc_latex_text(f, s, strlen(s)); }
 static void tex_code(FILE *f, const char *s) { esc_latex_code(f, s, strlen(s)); }
 
@@ -201,14 +210,31 @@ static void caption_setup(FILE *f, const run_info *r)
     char cublas[32], cudnn[32];
     version3(r->cublas_version, cublas, sizeof cublas);
     version3(r->cudnn_version, cudnn, sizeof cudnn);
-    tex(f, r->device.name);
-    fputs(" (driver ", f);
-    tex(f, r->driver_version);
-    fprintf(f, ", CUDA runtime %d.%d, cuBLAS %s, cuDNN %s)", r->cuda_runtime_version / 1000,
-            r->cuda_runtime_version % 1000 / 10, cublas, cudnn);
-    fprintf(f, "; $B=%d$, $H=%d$, $S=%d$, $D=%d$, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
-    tex(f, r->dtype);
-    fputs(r->causal ? ", causal" : ", not causal", f);
+    tex(f, r->device.name[0] ? r->device.name : "a GPU whose name is not recorded");
+    /* what the archive does not hold is said once, never printed as 0 or an empty field */
+    fputs(" (", f);
+    if (r->driver_version[0]) {
+        fputs("driver ", f);
+        tex(f, r->driver_version);
+        fputs(", ", f);
+    }
+    if (r->cuda_runtime_version > 0)
+        fprintf(f, "CUDA runtime %d.%d", r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10);
+    else
+        fputs("CUDA runtime not recorded", f);
+    if (r->cublas_version > 0 || r->cudnn_version > 0)
+        fprintf(f, ", cuBLAS %s, cuDNN %s)", cublas, cudnn);
+    else
+        fputs(", cuBLAS and cuDNN versions not recorded)", f);
+    if (r->shape.batch > 0 && r->shape.heads > 0 && r->shape.seq > 0 && r->shape.dim > 0) {
+        fprintf(f, "; $B=%d$, $H=%d$, $S=%d$, $D=%d$", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+        if (r->dtype[0]) {
+            fputs(", ", f);
+            tex(f, r->dtype);
+        }
+        fputs(r->causal ? ", causal" : ", not causal", f);
+    } else
+        fputs("; shape not recorded", f);
 }
 
 static void us_number(FILE *f, double us) { fprintf(f, us >= 100 ? "%.0f" : "%.1f", us); }
@@ -241,23 +267,31 @@ char *report_summary_tex(const analysis *a)
           "% Generated from this archive's trace.json and run.json; every number is derived from the records.\n",
           f);
     fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n", f);
-    fputs("\\caption{Attention variants on ", f);
+    /* a model's trace imported is no set of attention variants */
+    fputs(series_applies(a) || !r->imported ? "\\caption{Attention variants on " : "\\caption{Imported traces on ", f);
     caption_setup(f, r);
     fprintf(f, ". Median of %d recorded forwards per variant, min--max in parentheses; CUDA time is the sum of "
-               "the GPU operations of a forward, CPU time the host time of the forward call (under CUPTI). "
+               "the GPU operations of a forward, CPU time %s. "
                "Recorded ",
-            r->iters);
+            r->iters,
+            r->producer == PRODUCER_ATTNPROF ? "the host time of the forward call (under CUPTI)"
+            : r->producer == PRODUCER_PYTORCH ? "the duration of the forward's range under PyTorch's profiler, its "
+                                                "dispatcher included"
+                                              : "the duration of the forward's range in the traces");
     tex(f, r->date);
     fputs(" with attnprof ", f);
     tex(f, r->tool_version);
-    fputs(". The last column cites the series' own A100-SXM4-80GB numbers (kernels per forward; CUDA time per "
-          "forward, or $^\\ast$ the average \\texttt{*\\_fwd} CUDA time); the series does not state its shape, "
-          "so its times may be for another shape.}\n\\label{tab:attnprof-summary}\n", f);
-    fputs("\\begin{tabular}{lrrrlr}\n\\toprule\n", f);
-    fputs("Variant & Ops / forward & CUDA time (\\textmu{}s) & CPU time (\\textmu{}s) & Rel.\\ error & "
-          "Series, A100: kernels; CUDA (\\textmu{}s) \\\\\n"
-          "\\midrule\n",
-          f);
+    int series = series_applies(a); /* the series' column only where it published the variants */
+    if (series)
+        fputs(". The last column cites the series' own A100-SXM4-80GB numbers (kernels per forward; CUDA time per "
+              "forward, or $^\\ast$ the average \\texttt{*\\_fwd} CUDA time); the series does not state its shape, "
+              "so its times may be for another shape.}\n\\label{tab:attnprof-summary}\n", f);
+    else
+        fputs(".}\n\\label{tab:attnprof-summary}\n", f);
+    fputs(series ? "\\begin{tabular}{lrrrlr}\n\\toprule\n" : "\\begin{tabular}{lrrrl}\n\\toprule\n", f);
+    fprintf(f, "Variant & Ops / forward & CUDA time (\\textmu{}s) & CPU time (\\textmu{}s) & Rel.\\ error%s \\\\\n"
+               "\\midrule\n",
+            series ? " & Series, A100: kernels; CUDA (\\textmu{}s)" : "");
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         const variant_result *vr = va->result;
@@ -282,8 +316,11 @@ char *report_summary_tex(const analysis *a)
         else
             fputs("--", f);
         const series_fact *sf = series_fact_of(vr->name);
-        fputs(" & ", f);
-        if (!sf)
+        if (series)
+            fputs(" & ", f);
+        if (!series)
+            ;
+        else if (!sf)
             fputs("--", f);
         else if (isfinite(sf->cuda_us))
             fprintf(f, "%d; %.1f", sf->kernels, sf->cuda_us);
@@ -310,7 +347,10 @@ char *report_summary_tex(const analysis *a)
         for (int k = 0; k < va->n_findings; k++) {
             if (k)
                 fputs("; ", f);
-            latex_from_md(f, va->findings[k]);
+            if (va->meta[k].text[0])
+                findings_write(f, va->meta[k].text, latex_finding_span, NULL);
+            else /* added as Markdown only (predict.c) */
+                latex_from_md(f, va->findings[k]);
         }
         fputs(" \\\\\n", f);
     }

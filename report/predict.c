@@ -210,11 +210,15 @@ void predict_variant(const analysis *a, int vi, pv_variant *out)
     }
 }
 
-static void add_finding(variant_analysis *va, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_finding(variant_analysis *va, const char *fmt, ...)
+static void add_finding(variant_analysis *va, const char *id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add_finding(variant_analysis *va, const char *id, const char *fmt, ...)
 {
     if (va->n_findings >= MAX_FINDINGS)
         return;
+    memset(&va->meta[va->n_findings], 0, sizeof va->meta[0]); /* findings as data: the id (findings.h) */
+    snprintf(va->meta[va->n_findings].id, sizeof va->meta[0].id, "%s", id);
+    va->meta[va->n_findings].severity = FINDING_NOTICE;
+    snprintf(va->meta[va->n_findings].needs, sizeof va->meta[0].needs, "counters");
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(va->findings[va->n_findings], sizeof va->findings[0], fmt, ap);
@@ -237,10 +241,11 @@ void predict_findings(analysis *a)
         for (int k = 0; k < pv.n; k++) {
             const pv_check *c = &pv.c[k];
             if (c->verdict == PV_INCONSISTENT) {
-                add_finding(va, "measurement inconsistent: the kernels reach %.0f%% of the compute roof and %.0f%% of "
+                add_finding(va, "roof_share_inconsistent", "measurement inconsistent: the kernels reach %.0f%% of the compute roof and %.0f%% of "
                                 "the copy roof measured in this run (kernels' FLOPs and DRAM bytes over kernels' "
                                 "time); a share above 100%% means the roof or the counters are wrong here",
                             100 * c->frac_compute, 100 * c->frac_dram);
+                va->meta[va->n_findings - 1].severity = FINDING_WARNING; /* the records, not the kernel */
                 break;
             }
             if (c->verdict != PV_MISS || c->kind == PV_OPS)
@@ -248,11 +253,11 @@ void predict_findings(analysis *a)
             char cls[128]; /* a label from run.json: Markdown-escaped, as every archive string */
             esc_md_text_buf(cls, sizeof cls, c->cls);
             if (c->kind == PV_DRAM || c->kind == PV_L2)
-                add_finding(va, "prediction missed: %s, %s of %s traffic, predicted %s (%+.0f%%)", cls,
+                add_finding(va, "prediction_missed", "prediction missed: %s, %s of %s traffic, predicted %s (%+.0f%%)", cls,
                             human_bytes(nearbyint(c->measured), b1, sizeof b1), c->kind == PV_DRAM ? "DRAM" : "L2↔SM",
                             human_bytes(nearbyint(c->predicted), b2, sizeof b2), 100 * (c->measured / c->predicted - 1));
             else
-                add_finding(va, "prediction missed: %s (%s)", cls, pv_kind_id(c->kind));
+                add_finding(va, "prediction_missed", "prediction missed: %s (%s)", cls, pv_kind_id(c->kind));
             break;
         }
         for (int k = 0; k < pv.n; k++) {
@@ -262,7 +267,7 @@ void predict_findings(analysis *a)
             if (c->kind == PV_PIPE && c->predicted == PIPE_FMA && isfinite(c->measured)) {
                 char fl[48];
                 snprintf(fl, sizeof fl, "%.3g GFLOP", c->aux / 1e9);
-                add_finding(va, "%s do %.3g GFLOP of tensor-core math and %s on the FP32 pipes (counters; the tensor "
+                add_finding(va, "fp32_pipe_math", "%s do %.3g GFLOP of tensor-core math and %s on the FP32 pipes (counters; the tensor "
                                 "pipe issued %.0f other instructions)",
                             cls, c->measured / 1e9, fl, c->aux2);
             }
@@ -271,7 +276,7 @@ void predict_findings(analysis *a)
                 double us = 0;
                 per_forward_median(va, is_memcpy_op, &n, &us);
                 if (n && us > 0)
-                    add_finding(va, "the Memcpy DtoD moves %s each way at %.2f TB/s (counters)",
+                    add_finding(va, "memcpy_bandwidth", "the Memcpy DtoD moves %s each way at %.2f TB/s (counters)",
                                 human_bytes(nearbyint(c->measured / 2), b1, sizeof b1), c->measured / (us * 1e-6) / 1e12);
             }
         }

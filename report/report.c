@@ -7,6 +7,7 @@
 #include "predict_report.h"
 #include "findings.h"
 #include "kernel_names.h"
+#include "findings_json.h"
 #include "latex.h"
 #include "occupancy.h"
 #include "series.h"
@@ -106,6 +107,42 @@ static void version_text(int v, int scale_major, int scale_minor, char *out, siz
 
 static const char NOT_RECORDED[] = "not recorded";
 
+/* Characters, not bytes: printf pads by bytes. */
+static size_t utf8_columns(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+void report_terminal_summary(FILE *f, const analysis *a)
+{
+    fprintf(f, "%-22s %-11s %8s %14s %14s %12s  %s\n", "variant", "status", "ops/fwd", "CUDA µs/fwd", "CPU µs/fwd",
+            "rel.err", "findings");
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        char name[64], ops[16] = "–", cuda[32] = "–", cpu[32] = "–", err[32];
+        esc_terminal(name, sizeof name, va->result->name);
+        if (va->n_forwards) {
+            snprintf(ops, sizeof ops, "%d", va->ops_per_forward);
+            snprintf(cuda, sizeof cuda, "%.1f", va->cuda_us.median);
+            snprintf(cpu, sizeof cpu, "%.1f", va->cpu_us.median);
+        }
+        if (isfinite(va->result->rel_error))
+            snprintf(err, sizeof err, "%.1e", va->result->rel_error);
+        else
+            snprintf(err, sizeof err, "%s", a->run->imported ? NOT_RECORDED : "–");
+        /* "–" is three bytes and one column: pad by columns */
+        fprintf(f, "%-22s %-11s %*s %*s %*s %*s  ", name, variant_status_name(va->result->status),
+                8 + (int)(strlen(ops) - utf8_columns(ops)), ops, 14 + (int)(strlen(cuda) - utf8_columns(cuda)), cuda,
+                14 + (int)(strlen(cpu) - utf8_columns(cpu)), cpu, 12 + (int)(strlen(err) - utf8_columns(err)), err);
+        for (int k = 0; k < va->n_findings; k++)
+            fprintf(f, "%s%s", k ? ", " : "", va->meta[k].id[0] ? va->meta[k].id : "finding");
+        fputc('\n', f);
+    }
+}
+
 /* The header of an archive made by `attnprof import`: what the Kineto traces hold,
  * and "not recorded" for what they do not (never a made-up value). */
 static void header_imported(FILE *f, const analysis *a)
@@ -115,7 +152,7 @@ static void header_imported(FILE *f, const analysis *a)
     /* Every string here comes from the archive (and so from the traces): escaped. */
     fputs("# attnprof — ", f);
     esc_md_text(f, d->name[0] ? d->name : "GPU not recorded");
-    fputs(", imported PyTorch profiler traces\n\n| | |\n|---|---|\n", f);
+    fprintf(f, ", %s\n\n| | |\n|---|---|\n", run_producer_phrase(r));
     if (d->name[0]) {
         fputs("| GPU | ", f);
         esc_md_text(f, d->name);
@@ -132,9 +169,19 @@ static void header_imported(FILE *f, const analysis *a)
         snprintf(drv, sizeof drv, "%d.%d", r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10);
     else
         snprintf(drv, sizeof drv, "%s", NOT_RECORDED);
-    fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %d; driver, cuBLAS and cuDNN versions %s |\n", rt,
-            drv, r->cupti_version, NOT_RECORDED);
-    if (r->shape.batch > 0) {
+    char cupti[32];
+    if (r->cupti_version > 0)
+        snprintf(cupti, sizeof cupti, "%d", r->cupti_version);
+    else
+        snprintf(cupti, sizeof cupti, "%s", NOT_RECORDED);
+    fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %s; driver, cuBLAS and cuDNN versions %s |\n", rt,
+            drv, cupti, NOT_RECORDED);
+    fputs("| Produced by | ", f);
+    esc_md_text(f, r->producer == PRODUCER_PYTORCH ? "PyTorch's profiler (Kineto)" : "a Kineto producer other than PyTorch");
+    fputs(" — ", f);
+    esc_md_text(f, r->producer_evidence);
+    fputs(" |\n", f);
+    if (run_info_shape_recorded(r)) {
         fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
         esc_md_text(f, r->dtype[0] ? r->dtype : "dtype not given");
         fprintf(f, ", %s (declared with ", r->causal ? "causal" : "not causal");
@@ -145,7 +192,8 @@ static void header_imported(FILE *f, const analysis *a)
                    "declare it with `import --shape`) |\n", NOT_RECORDED);
     fputs("| Run | recorded ", f);
     esc_md_text(f, r->date[0] ? r->date : NOT_RECORDED);
-    fprintf(f, "; up to %d forwards per variant; correctness against FP64 and timings with the profiler off %s |\n",
+    fprintf(f, "; up to %d forwards per variant; seed, warm-up forwards, correctness against FP64 and timings with the "
+               "profiler off %s |\n",
             r->iters, NOT_RECORDED);
     fputs("| Tool | attnprof ", f);
     esc_md_text(f, r->tool_version);
@@ -174,7 +222,9 @@ static void header_imported(FILE *f, const analysis *a)
     fputs(") |\n\n", f);
     fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
                "forward's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
-               "the range on the host. Elementwise kernels are named by the ATen op that launched them.\n\n");
+               "the range on the host%s.%s\n\n",
+            r->producer == PRODUCER_PYTORCH ? ", PyTorch's dispatcher and the profiler's own cost included" : "",
+            r->producer == PRODUCER_PYTORCH ? " Elementwise kernels are named by the ATen op that launched them." : "");
 }
 
 static void header(FILE *f, const analysis *a)
@@ -303,15 +353,24 @@ static void ops_text(const variant_analysis *va, char *out, size_t n)
 static void summary_table(FILE *f, const analysis *a, const report_reference *ref)
 {
     fprintf(f, "## Summary\n\n");
-    fprintf(f, "| Variant | What we changed | Kernels / forward | CUDA time / forward (median, min – max, n) | "
-               "CPU time / forward (under CUPTI) | rel. error vs FP64 | Reference: %s |", SERIES_LABEL);
+    int series = series_applies(a); /* the series' column only where it published the variants */
+    /* an import changed nothing: its variants are sources, and its CPU times were taken under the
+     * producer's profiler */
+    fprintf(f, "| Variant | %s | Kernels / forward | CUDA time / forward (median, min – max, n) | "
+               "CPU time / forward (%s) | rel. error vs FP64 |",
+            a->run->imported ? "Source" : "What we changed",
+            a->run->producer == PRODUCER_PYTORCH ? "under PyTorch's profiler"
+            : a->run->imported                   ? "under the producer's profiler"
+                                                 : "under CUPTI");
+    if (series)
+        fprintf(f, " Reference: %s |", SERIES_LABEL);
     if (ref) {
         fputs(" Reference: ", f);
         esc_md_text(f, ref->label);
         fputs(", CUDA / CPU time per forward |", f);
     }
     fprintf(f, " What the trace revealed |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|%s---|\n", ref ? "---|" : "");
+    fprintf(f, "|---|---|---|---|---|---|%s%s---|\n", series ? "---|" : "", ref ? "---|" : "");
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         const variant_result *r = va->result;
@@ -328,9 +387,12 @@ static void summary_table(FILE *f, const analysis *a, const report_reference *re
         esc_md_code(f, r->name, 1);
         fprintf(f, "%s | ", status_word(r));
         esc_md_text(f, r->what_changed);
-        char series[256];
-        series_cell(r->name, series, sizeof series);
-        fprintf(f, " | %s | %s | %s | %s | %s | ", ops, cuda, cpu, err, series);
+        fprintf(f, " | %s | %s | %s | %s | ", ops, cuda, cpu, err);
+        if (series) {
+            char cellv[256];
+            series_cell(r->name, cellv, sizeof cellv);
+            fprintf(f, "%s | ", cellv);
+        }
         if (ref) {
             /* PyTorch's SDPA variants carry an "sdpa_" prefix in an imported archive */
             const variant_analysis *rv = analysis_find(ref->a, r->name);
@@ -532,7 +594,7 @@ static void variant_section(FILE *f, const analysis *a, const variant_analysis *
     fputs(" — ", f);
     esc_md_text(f, r->title);
     fprintf(f, "%s\n\n", status_word(r));
-    fprintf(f, "*What we changed:* ");
+    fputs(a->run->imported ? "*Source:* " : "*What we changed:* ", f);
     esc_md_text(f, r->what_changed);
     fprintf(f, "\n\n");
     if (r->status != VARIANT_OK) {
@@ -664,7 +726,8 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
     summary_table(f, a, ref);
     if (ref)
         series_reference_note(f, a, ref->a, ref->label);
-    series_section(f, a);
+    if (series_applies(a))
+        series_section(f, a);
     figure(f, figs, "timeline-overview", inline_from_dir);
     figure(f, figs, "time-per-forward", inline_from_dir);
     overhead_table(f, a);
@@ -676,6 +739,11 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
     fprintf(f, "Theoretical occupancy from each kernel's registers, shared memory and block size against the "
                "device limits; the estimate also accounts for the grid (blocks ÷ SMs), as Kineto's does, and is "
                "computed for every kernel, whatever API launched it.\n\n");
+    if (a->run->device_limits_note[0]) { /* an import: which device limits are not the traces' own */
+        fputs("Device limits: ", f);
+        esc_md_text(f, a->run->device_limits_note);
+        fputs(".\n\n", f);
+    }
     series_kineto_paragraph(f, a);
     figure(f, figs, "occupancy", inline_from_dir);
     int paper = 0;
@@ -820,8 +888,19 @@ char *report_summary_csv(const analysis *a)
         esc_csv_field(f, r->title, 1);
         fputc(',', f);
         esc_csv_field(f, r->what_changed, 1);
-        fprintf(f, ",%d,%d,%d,%d,%d", va->ops_per_forward, r->expected_ops, va->kernels_per_forward,
-                va->memcpy_per_forward, va->memset_per_forward);
+        /* counts of a variant with no forward, and an expectation nobody stated: empty */
+        if (va->n_forwards)
+            fprintf(f, ",%d", va->ops_per_forward);
+        else
+            fputc(',', f);
+        if (r->expected_ops >= 0)
+            fprintf(f, ",%d", r->expected_ops);
+        else
+            fputc(',', f);
+        if (va->n_forwards)
+            fprintf(f, ",%d,%d,%d", va->kernels_per_forward, va->memcpy_per_forward, va->memset_per_forward);
+        else
+            fputs(",,,", f);
         esc_csv_number(f, va->cuda_us.median);
         esc_csv_number(f, va->cuda_us.min);
         esc_csv_number(f, va->cuda_us.max);
@@ -840,9 +919,15 @@ char *report_summary_csv(const analysis *a)
         if (!af)
             abort();
         for (int k = 0; k < va->n_findings; k++) {
-            char *plain = md_to_plain(va->findings[k]);
+            char plain[640];
+            if (va->meta[k].text[0]) /* from the data, not from the Markdown */
+                findings_plain(va->meta[k].text, plain, sizeof plain);
+            else {
+                char *p = md_to_plain(va->findings[k]);
+                esc_copy_utf8(plain, sizeof plain, p);
+                free(p);
+            }
             fprintf(af, "%s%s", k ? "; " : "", plain);
-            free(plain);
         }
         fclose(af);
         esc_csv_field(f, all, 1);
@@ -891,7 +976,8 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     const run_info *r = a->run;
     char title[256];
     if (r->imported)
-        snprintf(title, sizeof title, "attnprof — %s, imported PyTorch profiler traces", r->device.name);
+        snprintf(title, sizeof title, "attnprof — %s, %s", r->device.name[0] ? r->device.name : "GPU not recorded",
+                 run_producer_phrase(r));
     else
         snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch,
                  r->shape.heads, r->shape.seq, r->shape.dim, r->dtype);
@@ -904,7 +990,10 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     citation_version(r->tool_version, version, sizeof version);
     citation_year(r->date, year, sizeof year);
     char *cff = citation_cff(version, year);
+    char *fjson = findings_json(a);
     int rc = html ? 0 : -1;
+    if (!rc)
+        rc = write_atomic(dir, "findings.json", fjson, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "summary.csv", csv, err, errlen);
     if (!rc)
@@ -921,6 +1010,7 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     free(csv);
     free(tex);
     free(cff);
+    free(fjson);
     return rc;
 }
 

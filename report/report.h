@@ -27,8 +27,8 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
 /* Markdown → complete HTML page (malloc'd), or NULL with `err` set. */
 char *report_html(const char *markdown, const char *title, char *err, size_t errlen);
 char *report_summary_csv(const analysis *a);
-/* Writes report.md, report.html and summary.csv into `dir`, each through a
- * temporary file and a rename. */
+/* Writes report.md, report.html, summary.csv, summary.tex and findings.json into
+ * `dir`, each through a temporary file and a rename. */
 int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen);
 
 /* Pieces the other documents (compare.md/.html/.csv) share with the report. */
@@ -37,6 +37,10 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
 void report_md_figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir);
 /* Writes dir/name through a temporary file and a rename; 0, or -1 with `err`. */
 int report_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen);
+
+/* The terminal's summary after run/import/report: one line per variant, its
+ * findings by id; what is not recorded is said, never printed as nan or -1. */
+void report_terminal_summary(FILE *f, const analysis *a);
 
 /* Shared formatting (tested). */
 void format_us(double us, char *out, size_t n); /* "93.4 µs", "1.08 ms" */

@@ -27,6 +27,36 @@ const char *variant_status_name(variant_status s)
     return "?";
 }
 
+const char *run_producer_name(run_producer p)
+{
+    switch (p) {
+    case PRODUCER_ATTNPROF:
+        return "attnprof";
+    case PRODUCER_PYTORCH:
+        return "pytorch_profiler";
+    case PRODUCER_KINETO:
+        return "kineto";
+    }
+    return "?";
+}
+
+int run_info_shape_recorded(const run_info *r)
+{
+    return r->shape.batch > 0 && r->shape.heads > 0 && r->shape.seq > 0 && r->shape.dim > 0;
+}
+
+const char *run_producer_phrase(const run_info *r)
+{
+    switch (r->producer) {
+    case PRODUCER_PYTORCH:
+        return "imported PyTorch profiler traces";
+    case PRODUCER_KINETO:
+        return "imported Kineto traces";
+    default:
+        return "attnprof run";
+    }
+}
+
 /* -1 for a word that is no status. */
 static int status_from_name(const char *s)
 {
@@ -82,6 +112,8 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
             json_object_set_new(var, "rows_checked", json_integer(v->rows_checked));
         if (v->prediction.valid)
             json_object_set_new(var, "prediction", prediction_to_json(&v->prediction));
+        if (v->kernel_origin[0])
+            json_object_set_new(var, "kernel_origin", json_string(v->kernel_origin));
         json_array_append_new(vars, var);
     }
     char cuda_rt[16], cuda_drv[16];
@@ -100,6 +132,16 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
         return -1;
     }
     json_object_set_new(root, "nvtx_ranges_from", json_string(r->marker_source));
+    /* What an import does not know is absent, never 0 (an attnprof run knows both). */
+    if (r->imported && !r->seed_recorded)
+        json_object_del(root, "seed");
+    if (r->imported && !r->warmup_recorded)
+        json_object_del(root, "warmup");
+    json_object_set_new(root, "provenance",
+                        json_pack("{s:s,s:s}", "producer", run_producer_name(r->producer), "evidence",
+                                  r->producer_evidence[0] || r->producer != PRODUCER_ATTNPROF
+                                      ? r->producer_evidence
+                                      : "recorded by attnprof run (its CUPTI recorder)"));
     json_t *probes = json_array();
     for (int i = 0; i < r->n_probes; i++) {
         const occupancy_probe *p = &r->probes[i];
@@ -148,6 +190,8 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
         }
         json_object_set_new(root, "imported_from", src);
         json_object_set_new(root, "shape_from", json_string(r->shape_source));
+        if (r->device_limits_note[0])
+            json_object_set_new(root, "device_limits_note", json_string(r->device_limits_note));
     }
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
@@ -261,6 +305,8 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     r->seed = (unsigned long long)integer_in(R, "", root, "seed", LLONG_MIN, LLONG_MAX);
     r->iters = integer(R, "", root, "iters");
     r->warmup = integer(R, "", root, "warmup");
+    r->seed_recorded = json_object_get(root, "seed") != NULL;
+    r->warmup_recorded = json_object_get(root, "warmup") != NULL;
     r->rel_error_threshold = real(R, "", root, "rel_error_threshold");
     esc_copy_utf8(r->device.name, sizeof r->device.name, str(R, "gpu", gpu, "name"));
     const char *cc = str(R, "gpu", gpu, "compute_capability");
@@ -308,7 +354,29 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     if (imported && !json_is_array(imported))
         bad(R, "", "imported_from", "an array");
     r->imported = json_is_array(imported);
+    /* An import never knew a seed or a warm-up: older imports wrote 0 for both. */
+    if (r->imported)
+        r->seed_recorded = r->warmup_recorded = 0, r->seed = 0, r->warmup = 0;
+    json_t *prov = object(R, "", root, "provenance");
+    if (prov) {
+        const char *p = str(R, "provenance", prov, "producer");
+        int known = 0;
+        for (int k = PRODUCER_ATTNPROF; k <= PRODUCER_KINETO; k++)
+            if (!strcmp(p, run_producer_name((run_producer)k)))
+                r->producer = (run_producer)k, known = 1;
+        if (!known)
+            bad(R, "provenance", "producer", "\"attnprof\", \"pytorch_profiler\" or \"kineto\"");
+        esc_copy_utf8(r->producer_evidence, sizeof r->producer_evidence, str(R, "provenance", prov, "evidence"));
+        r->provenance_recorded = 1;
+    } else {
+        /* Older archives: `import` took PyTorch profiler traces only. */
+        r->producer = r->imported ? PRODUCER_PYTORCH : PRODUCER_ATTNPROF;
+        snprintf(r->producer_evidence, sizeof r->producer_evidence, "%s",
+                 r->imported ? "inferred: an import from before attnprof recorded provenance"
+                             : "inferred: an attnprof run from before attnprof recorded provenance");
+    }
     esc_copy_utf8(r->shape_source, sizeof r->shape_source, str(R, "", root, "shape_from"));
+    esc_copy_utf8(r->device_limits_note, sizeof r->device_limits_note, str(R, "", root, "device_limits_note"));
     json_array_foreach(imported, i, v)
     {
         if (r->n_sources == RUN_MAX_VARIANTS)
@@ -372,6 +440,7 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         esc_copy_utf8(x->title, sizeof x->title, str(R, where, v, "title"));
         esc_copy_utf8(x->what_changed, sizeof x->what_changed, str(R, where, v, "what_changed"));
         esc_copy_utf8(x->error, sizeof x->error, str(R, where, v, "error"));
+        esc_copy_utf8(x->kernel_origin, sizeof x->kernel_origin, str(R, where, v, "kernel_origin"));
         /* Absent (an imported trace): nothing expected, -1. */
         x->expected_ops = json_object_get(v, "expected_ops") ? integer(R, where, v, "expected_ops") : -1;
         x->expected_memcpy = json_object_get(v, "expected_memcpy") ? integer(R, where, v, "expected_memcpy") : -1;

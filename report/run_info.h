@@ -17,6 +17,10 @@ typedef enum variant_status {
 
 typedef struct variant_result {
     char name[32];
+    /* Where the variant's kernels come from, from their names (provenance_derive):
+     * "ours", "cuBLAS", "cuDNN", "PyTorch", "unattributed", comma-separated in order of
+     * first launch; "" when not derived (run.json without provenance). */
+    char kernel_origin[64];
     char title[96];
     char what_changed[200];
     int expected_ops, expected_memcpy;
@@ -79,6 +83,14 @@ typedef struct run_env {
     char build_flags[512];          /* NVCCFLAGS and CFLAGS of the recorder */
 } run_env;
 
+/* What produced the records (run.json "provenance"). Every paragraph of a report
+ * that speaks of implementations or CPU cost is chosen by it. */
+typedef enum run_producer {
+    PRODUCER_ATTNPROF = 0,  /* `attnprof run`: our recorder, our kernels and the libraries' */
+    PRODUCER_PYTORCH = 1,   /* `attnprof import` of PyTorch profiler traces (ATen ops in them) */
+    PRODUCER_KINETO = 2,    /* `attnprof import` of another Kineto producer's traces */
+} run_producer;
+
 typedef struct run_info {
     char tool_version[64];
     char command_line[1024];
@@ -88,6 +100,12 @@ typedef struct run_info {
     int causal;
     unsigned long long seed;
     int iters, warmup;
+    /* 1 when run.json holds the field (an attnprof run always does); an import does not
+     * know them, and a report or compare says "not recorded", never 0. */
+    int seed_recorded, warmup_recorded;
+    run_producer producer;
+    char producer_evidence[160]; /* why this producer: e.g. "cpu_op events named aten::*" */
+    int provenance_recorded;     /* run.json had "provenance" (else inferred, see run_info_read_json) */
     double rel_error_threshold;
     device_props device;
     /* Which GPU ran it: CUDA's UUID ("GPU-…"), PCI bus id, and CUDA_VISIBLE_DEVICES as the
@@ -113,12 +131,24 @@ typedef struct run_info {
      * is "not recorded". */
     int imported;
     char shape_source[16];      /* imported: "--shape" when the user declared it, else "" (not recorded) */
+    /* imported: the device limits the traces' deviceProperties lack, taken from the
+     * compute capability's documented limits, said in a sentence ("" when none). */
+    char device_limits_note[240];
     int n_sources;
     import_source sources[RUN_MAX_VARIANTS];
 } run_info;
 
 int run_info_write_json(const run_info *r, const char *path, char *err, size_t errlen);
+/* Reads run.json. An archive without "provenance" (older ones) reads as an attnprof
+ * run unless it was imported, then as a PyTorch import (the only producer `import`
+ * was made for then); seed and warm-up of an import read as not recorded. */
 int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen);
 const char *variant_status_name(variant_status s);
+/* "attnprof", "pytorch_profiler", "kineto": run.json's words. */
+const char *run_producer_name(run_producer p);
+/* "attnprof run", "imported PyTorch profiler traces", "imported Kineto traces". */
+const char *run_producer_phrase(const run_info *r);
+/* 1 when run.json holds a shape (an import holds one only when declared). */
+int run_info_shape_recorded(const run_info *r);
 
 #endif

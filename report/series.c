@@ -28,11 +28,24 @@ static const series_fact facts[] = {
      "240 registers × 256 threads"},
 };
 
+/* A variant's name as the series names it: attnprof's names as they are; an import
+ * of the bench's PyTorch harness (bench/) names its files kineto_<variant> and its
+ * SDPA backends sdpa_<backend>, which the prefixes are taken off. */
+static const char *series_name(const char *variant)
+{
+    if (!strncmp(variant, "kineto_", 7))
+        variant += 7;
+    if (!strncmp(variant, "sdpa_", 5))
+        variant += 5;
+    return variant;
+}
+
 const series_fact *series_fact_of(const char *variant)
 {
-    for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
-        if (!strcmp(facts[i].variant, variant))
-            return &facts[i];
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
+            if (!strcmp(facts[i].variant, pass ? series_name(variant) : variant))
+                return &facts[i];
     return NULL;
 }
 
@@ -83,10 +96,77 @@ static const forward *rep(const variant_analysis *va)
     return m < 0 ? NULL : &va->forwards[m];
 }
 
+/* The variant the series calls `name` (series_fact_of's mapping), with forwards. */
 static const variant_analysis *ok_variant(const analysis *a, const char *name)
 {
     const variant_analysis *v = analysis_find(a, name);
+    for (int i = 0; !v && i < a->n; i++)
+        if (!strcmp(series_name(a->v[i].result->name), name))
+            v = &a->v[i];
     return v && v->n_forwards && v->cuda_us.n && v->cuda_us.median > 0 ? v : NULL;
+}
+
+int series_applies(const analysis *a)
+{
+    for (int i = 0; i < a->n; i++)
+        if (series_fact_of(a->v[i].result->name))
+            return 1;
+    return 0;
+}
+
+/* Where the kernels came from, per variant, and what the CPU times hold: chosen by
+ * what produced the records (run.json provenance), never assumed. */
+static void implementations_paragraph(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    char list[1600] = "";
+    size_t len = 0;
+    int all_pytorch = 1, n_listed = 0;
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        char buf[64], nm[100];
+        const char *o = findings_variant_origin(a, va, buf, sizeof buf);
+        if (!o[0])
+            continue;
+        esc_md_code_buf(nm, sizeof nm, va->result->name);
+        char words[160] = "";
+        size_t wl = 0;
+        for (const char *p = o; *p;) { /* "ours" is attnprof's kernels/ */
+            size_t l = strcspn(p, ",");
+            int ours = l == 4 && !strncmp(p, "ours", 4);
+            all_pytorch &= !ours && !(l == 12 && !strncmp(p, "unattributed", 12));
+            wl += (size_t)snprintf(words + wl, wl < sizeof words ? sizeof words - wl : 0, "%s%.*s", wl ? ", " : "",
+                                   ours ? 26 : (int)l, ours ? "attnprof's own (kernels/)" : p);
+            p += l;
+            while (*p == ',' || *p == ' ')
+                p++;
+        }
+        len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0, "%s%s: %s", len ? "; " : "", nm,
+                                words);
+        n_listed++;
+    }
+    esc_utf8_trim(list);
+    if (r->producer == PRODUCER_ATTNPROF) {
+        if (n_listed)
+            fprintf(f, "Where this run's kernels come from, read off their names: %s. attnprof's own kernels are its "
+                       "implementations, not PyTorch's. ", list);
+        fputs("CPU times are attnprof's C calls into CUDA, cuBLAS and cuDNN: they hold no PyTorch dispatcher, which "
+              "the series' CPU times include.\n\n", f);
+    } else if (r->producer == PRODUCER_PYTORCH) {
+        fputs("These records are PyTorch's own, as the series' are: imported profiler traces (", f);
+        esc_md_text(f, r->producer_evidence);
+        fputc(')', f);
+        if (n_listed)
+            fprintf(f, "; their kernels, read off their names: %s%s", list,
+                    all_pytorch ? "" : " (a kernel named neither by PyTorch nor by a library is unattributed)");
+        fputs(". CPU times are the durations of the traces' ranges: they include PyTorch's dispatcher and the "
+              "profiler's own cost, as the series' CPU times do.\n\n", f);
+    } else {
+        fputs("These records come from a Kineto producer other than PyTorch", f);
+        if (n_listed)
+            fprintf(f, "; their kernels, read off their names: %s", list);
+        fputs(". What the CPU times include is the producer's; the traces do not say.\n\n", f);
+    }
 }
 
 /* Median CUDA time of x over y, or NAN. */
@@ -97,22 +177,11 @@ static double ratio(const analysis *a, const char *x, const char *y)
 }
 
 /* The kernel of a variant's median forward that Kineto's default shared-memory
- * limit zeroes, if any: 1 with its bytes and launch API. */
+ * limit zeroes, if any (findings_kineto_zero): 1 with it and its launch API. */
 static int kineto_zero_kernel(const analysis *a, const variant_analysis *va, const gpu_op **op, const api_call **via)
 {
-    const forward *fw = rep(va);
-    for (int k = 0; fw && k < fw->n_ops; k++) {
-        occupancy o;
-        char err[64];
-        if (fw->ops[k]->kind == GPU_KERNEL &&
-            occupancy_of_op(fw->ops[k], &a->trace->device, &o, err, sizeof err) == 0 && o.kineto_smem_limited &&
-            o.kineto_pct == 0) {
-            *op = fw->ops[k];
-            *via = fw->launchers[k];
-            return 1;
-        }
-    }
-    return 0;
+    int own;
+    return findings_kineto_zero(a, va, op, via, &own);
 }
 
 static void code_name(const char *name, char *out, size_t n)
@@ -128,13 +197,14 @@ void series_section(FILE *f, const analysis *a)
     fprintf(f, "## Beside the series\n\n");
     fprintf(f, "The series (\"Profiling in PyTorch\", part 3) published the numbers below for an A100-SXM4-80GB. They "
                "are citations from the series, not measurements of this run, and are labelled *%s*. The series does "
-               "not state its shape, so its times may be for another shape than this run's (B=%d, H=%d, S=%d, D=%d): "
-               "compare counts and ratios, not absolute times.\n\n",
-            SERIES_LABEL, r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
-    fprintf(f, "attnprof's `efficient` and `flash` kernels and the elementwise, mask and softmax kernels of `naive`, "
-               "`naive_inplace` and `math` are attnprof's own implementations (kernels/), not PyTorch's; the GEMMs are "
-               "cuBLAS's and `cudnn` is cuDNN's. CPU times are C calls into CUDA, cuBLAS and cuDNN: they hold no "
-               "PyTorch dispatcher, which the series' CPU times include.\n\n");
+               "not state its shape, so its times may be for another shape than this run's (",
+            SERIES_LABEL);
+    if (run_info_shape_recorded(r))
+        fprintf(f, "B=%d, H=%d, S=%d, D=%d", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+    else
+        fputs("whose shape is not recorded", f);
+    fputs("): compare counts and ratios, not absolute times.\n\n", f);
+    implementations_paragraph(f, a);
     fprintf(f, "The series' kernel counts match GPU operations per forward with the Memsets left aside (its naive "
                "counts the Memcpy): this run's column counts the same.\n\n");
     fprintf(f, "| Variant | GPU operations / forward without Memsets, this run | Kernels / forward, %s | "
@@ -197,36 +267,47 @@ void series_section(FILE *f, const analysis *a)
                "occupancy as ≈ 13%% for flash and 0%% for cuDNN (%s), and explains cuDNN's 0%% by CUPTI not "
                "attributing occupancy to a `cuLaunchKernelEx` launch. ",
             SERIES_LABEL);
-    const variant_analysis *fl = ok_variant(a, "flash"), *cu = ok_variant(a, "cudnn");
-    const gpu_op *op;
-    const api_call *via;
-    int said = 0;
-    if (fl && kineto_zero_kernel(a, fl, &op, &via)) {
-        char q[200], api[96];
+    /* Every variant's kernel that reads 0% by the shared-memory rule, whoever wrote it. */
+    char list[1400] = "";
+    size_t len = 0;
+    int n_zero = 0, by_runtime = 0, own_any = 0;
+    for (int i = 0; i < a->n; i++) {
+        const gpu_op *op;
+        const api_call *via;
+        int own;
+        if (!a->v[i].n_forwards || !findings_kineto_zero(a, &a->v[i], &op, &via, &own))
+            continue;
+        char q[200], api[96] = "", vn[100];
         code_name(op->name, q, sizeof q);
-        esc_md_code_buf(api, sizeof api, via ? via->name : "?");
-        fprintf(f, "This run's records disagree: attnprof's flash kernel %s is launched with %s, not "
-                   "`cuLaunchKernelEx`, and Kineto's formula still gives it 0%%, because it uses %d B of shared "
-                   "memory per block, above the %d B that Kineto's occupancy call allows (the Occupancy section). ",
-                q, api, op->static_smem + op->dynamic_smem, a->trace->device.smem_per_block);
-        said = 1;
+        esc_md_code_buf(vn, sizeof vn, a->v[i].result->name);
+        if (via)
+            esc_md_code_buf(api, sizeof api, via->name);
+        len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0, "%s%s of %s (%d B per block%s%s)",
+                                len ? "; " : "", q, vn, op->static_smem + op->dynamic_smem, via ? ", launched with " : "",
+                                api);
+        n_zero++;
+        own_any |= own;
+        by_runtime += via && !strncmp(via->name, "cudaLaunchKernel", 16);
     }
-    if (cu && kineto_zero_kernel(a, cu, &op, &via)) {
-        char q[200];
-        code_name(op->name, q, sizeof q);
-        fprintf(f, "%s cuDNN kernel %s (%d B per block) reads 0%% for the same reason. ", said ? "The" : "This run's",
-                q, op->static_smem + op->dynamic_smem);
-        said = 1;
-    }
-    if (said)
-        fprintf(f, "The cause is the shared-memory limit, not the launch API. Applied to the series, the rule "
-                   "predicts 0%% for any kernel above %d B per block and a nonzero value at or below it; the series "
-                   "gives no shared memory per kernel, so its two readings are checked by a trace of the same "
-                   "kernels (an imported PyTorch archive, `--reference`), not by the series alone.\n\n",
+    esc_utf8_trim(list);
+    if (n_zero) {
+        fprintf(f, "This run's records hold %d kernel%s that Kineto's estimate puts at 0%%%s, each above the %d B of "
+                   "shared memory per block that Kineto's occupancy call allows (the Occupancy section): %s.",
+                n_zero, n_zero == 1 ? "" : "s", own_any ? " (Kineto's own number, recorded in the traces)" : "",
+                a->trace->device.smem_per_block, list);
+        if (by_runtime)
+            fprintf(f, " %s launched with the runtime's `cudaLaunchKernel*`, not `cuLaunchKernelEx`: the cause is the "
+                       "shared-memory limit, not the launch API.", by_runtime == 1 ? "One of them is" : "Some are");
+        fprintf(f, " Applied to the series, the rule predicts 0%% for any kernel above %d B per block and a nonzero "
+                   "value at or below it; the series gives no shared memory per kernel, so its readings are checked by "
+                   "a trace of the same kernels, not by the series alone.\n\n",
                 a->trace->device.smem_per_block);
-    else
+    } else if (a->trace->device.smem_per_block > 0)
         fputs("This run's records hold no kernel that Kineto's shared-memory limit sets to 0%, so they neither "
               "support nor contradict it.\n\n", f);
+    else
+        fputs("The records do not hold the device's default shared-memory limit per block (deviceProperties "
+              "sharedMemPerBlock), so the rule cannot be checked against them.\n\n", f);
 }
 
 void series_abstract(FILE *f, const analysis *a)
@@ -248,10 +329,21 @@ void series_abstract(FILE *f, const analysis *a)
         return;
     }
     fprintf(f, "On ");
-    esc_md_text(f, r->device.name);
-    fprintf(f, " (B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
-    esc_md_text(f, r->dtype);
-    fprintf(f, "%s), %d variant%s ran; the fastest is ", r->causal ? ", causal" : "", n_ok, n_ok == 1 ? "" : "s");
+    esc_md_text(f, r->device.name[0] ? r->device.name : "a GPU whose name is not recorded");
+    /* an import knows its shape only when declared (import --shape): never B=0 */
+    if (run_info_shape_recorded(r)) {
+        fprintf(f, " (B=%d, H=%d, S=%d, D=%d", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+        if (r->dtype[0]) {
+            fputs(", ", f);
+            esc_md_text(f, r->dtype);
+        }
+        fprintf(f, "%s)", r->causal ? ", causal" : "");
+    } else
+        fputs(" (shape not recorded)", f);
+    if (n_ok == 1)
+        fputs(", one variant ran: ", f);
+    else
+        fprintf(f, ", %d variants ran; the fastest is ", n_ok);
     esc_md_code(f, best->result->name, 0);
     fprintf(f, " at %.1f µs CUDA time per forward (median of %d).", best->cuda_us.median, best->cuda_us.n);
     /* Only the series' own pairs, each beside the series' value for the same pair. */
@@ -279,7 +371,7 @@ void series_abstract(FILE *f, const analysis *a)
             SAY("%s%s %s", len ? "; " : "", nm, variant_status_name(va->result->status));
             continue;
         }
-        if (va->n_forwards && va->ops_per_forward != va->result->expected_ops)
+        if (va->n_forwards && va->result->expected_ops >= 0 && va->ops_per_forward != va->result->expected_ops)
             SAY("%s%s runs %d GPU operations per forward where %d were expected (%d Memset%s)", len ? "; " : "", nm,
                 va->ops_per_forward, va->result->expected_ops, va->memset_per_forward,
                 va->memset_per_forward == 1 ? "" : "s");
@@ -292,7 +384,7 @@ void series_abstract(FILE *f, const analysis *a)
         if (va->n_forwards && s && s->kineto_occ_pct > 0 && kineto_zero_kernel(a, va, &op, &via))
             SAY("%sKineto's estimate for %s's kernel is 0%% (%d B shared memory per block), where the series reads "
                 "%s%d%% for its %s", len ? "; " : "", nm, op->static_smem + op->dynamic_smem,
-                s->kineto_occ_approx ? "≈ " : "", s->kineto_occ_pct, va->result->name);
+                s->kineto_occ_approx ? "≈ " : "", s->kineto_occ_pct, s->variant);
     }
     for (int k = 0; k < n_rs; k++) {
         double q = series_ratio_here(a, &rs[k]);
@@ -302,13 +394,21 @@ void series_abstract(FILE *f, const analysis *a)
     }
 #undef SAY
     esc_utf8_trim(diff);
+    /* An expectation exists only where a variant states one (an attnprof run) or the
+     * series published the variant: a model's trace has neither. */
+    int expected = series_applies(a);
+    for (int i = 0; i < a->n; i++)
+        expected |= a->v[i].result->expected_ops >= 0;
     if (len)
         fprintf(f, " Differs from the expectation: %s.", diff);
-    else
+    else if (expected)
         fputs(" Nothing differs from the expectation the variants and the series state.", f);
-    fputs(" Every number here is derived from this archive's records; the series' are cited in \"Beside the "
-          "series\".\n\n",
-          f);
+    if (series_applies(a))
+        fputs(" Every number here is derived from this archive's records; the series' are cited in \"Beside the "
+              "series\".\n\n",
+              f);
+    else
+        fputs(" Every number here is derived from this archive's records.\n\n", f);
 }
 
 /* Why Kineto reads 0%, from the records: its occupancy call keeps the default
@@ -326,7 +426,14 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
             const api_call *l = fw->launchers[k];
             occupancy occ;
             char oerr[64];
-            if (o->kind != GPU_KERNEL || occupancy_of_op(o, dev, &occ, oerr, sizeof oerr) != 0)
+            if (o->kind != GPU_KERNEL)
+                continue;
+            int computed = occupancy_of_op(o, dev, &occ, oerr, sizeof oerr) == 0;
+            /* an import carries Kineto's own number: the rule is checked against it */
+            long long smem = (long long)o->static_smem + o->dynamic_smem;
+            int reads_zero = dev->smem_per_block > 0 && smem > dev->smem_per_block &&
+                       (o->has_kineto_occupancy ? o->kineto_occupancy == 0 : computed && occ.kineto_pct == 0);
+            if (!computed && !o->has_kineto_occupancy)
                 continue;
             int seen = 0; /* one mention per kernel name */
             for (int j = 0; j < i && !seen; j++) {
@@ -341,18 +448,19 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
             char nm[FINDING_NAME_MAX + 8], q[200], api[100];
             findings_short_name(o->name, nm, sizeof nm);
             esc_md_code_buf(q, sizeof q, nm);
-            esc_md_code_buf(api, sizeof api, l ? l->name : "?");
+            esc_md_code_buf(api, sizeof api, l ? l->name : "no launch recorded");
             size_t len;
-            if (occ.kineto_smem_limited && occ.kineto_pct == 0 && n_zero < 8) {
+            if (reads_zero && n_zero < 8) {
                 len = strlen(zero);
                 snprintf(zero + len, sizeof zero - len, "%s%s (%d B, via %s)", n_zero ? ", " : "", q,
                          o->static_smem + o->dynamic_smem, api);
                 n_zero++;
                 zero_runtime += l && !strncmp(l->name, "cudaLaunchKernel", 16);
-            } else if (l && !strcmp(l->name, "cuLaunchKernelEx") && occ.kineto_pct > 0 && n_nonzero_ex < 4) {
+            } else if (l && !strcmp(l->name, "cuLaunchKernelEx") &&
+                       (o->has_kineto_occupancy ? o->kineto_occupancy > 0 : occ.kineto_pct > 0) && n_nonzero_ex < 4) {
                 len = strlen(nonzero_ex);
-                snprintf(nonzero_ex + len, sizeof nonzero_ex - len, "%s%s (%d%%)", n_nonzero_ex ? ", " : "", q,
-                         occ.kineto_pct);
+                snprintf(nonzero_ex + len, sizeof nonzero_ex - len, "%s%s (%.0f%%)", n_nonzero_ex ? ", " : "", q,
+                         o->has_kineto_occupancy ? o->kineto_occupancy : (double)occ.kineto_pct);
                 n_nonzero_ex++;
             }
         }
@@ -367,7 +475,8 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
         fprintf(f, " In this run: %s.", zero);
     if (zero_runtime)
         fprintf(f, " %s launched with the runtime's `cudaLaunchKernel*`, so the launch API does not explain the "
-                   "0%%: the shared memory does.", zero_runtime == 1 ? "One of them is" : "Some of them are");
+                   "0%%: the shared memory does.",
+                n_zero == 1 ? "It is" : zero_runtime == 1 ? "One of them is" : "Some of them are");
     if (n_nonzero_ex)
         fprintf(f, " Kernels launched with `cuLaunchKernelEx` below the limit read above 0%%: %s.", nonzero_ex);
     fputs("\n\n", f);
@@ -380,13 +489,20 @@ void series_reference_note(FILE *f, const analysis *a, const analysis *ref, cons
     fputs("The reference column holds another archive's medians, derived from its records as ours are: ", f);
     esc_md_text(f, label);
     fputs(" (", f);
-    esc_md_text(f, o->device.name);
-    fprintf(f, ", B=%d, H=%d, S=%d, D=%d, ", o->shape.batch, o->shape.heads, o->shape.seq, o->shape.dim);
+    esc_md_text(f, o->device.name[0] ? o->device.name : "GPU not recorded");
+    if (run_info_shape_recorded(o))
+        fprintf(f, ", B=%d, H=%d, S=%d, D=%d, ", o->shape.batch, o->shape.heads, o->shape.seq, o->shape.dim);
+    else
+        fputs(", shape not recorded, ", f);
+    esc_md_text(f, run_producer_phrase(o));
+    fputs(", attnprof ", f);
     esc_md_text(f, o->tool_version);
     fputs(").", f);
     if (strcmp(o->device.name, r->device.name))
         fputs(" **It ran on another GPU.**", f);
-    if (memcmp(&o->shape, &r->shape, sizeof o->shape))
+    if (!run_info_shape_recorded(o) || !run_info_shape_recorded(r))
+        fputs(" Whether its shape is this run's is not recorded.", f);
+    else if (memcmp(&o->shape, &r->shape, sizeof o->shape))
         fputs(" **Its shape differs from this run's.**", f);
     fputs("\n\n", f);
 }
@@ -399,10 +515,10 @@ void series_citation(FILE *f, const analysis *a)
     char year[8], version[64];
     citation_year(r->date, year, sizeof year);
     citation_version(r->tool_version, version, sizeof version);
-    fprintf(f, "## Cite attnprof\n\nThis run was recorded by attnprof %s (the `git describe` of its commit, from "
+    fprintf(f, "## Cite attnprof\n\nThis %s by attnprof %s (the `git describe` of its commit, from "
                "run.json). CITATION.cff beside this report holds the same entry; the repository's CITATION.cff "
-               "has the same fields without a version: cite the version that recorded your run.\n\n",
-            version[0] ? version : "(version not recorded)");
+               "has the same fields without a version: cite the version named here.\n\n",
+            r->imported ? "archive was imported" : "run was recorded", version[0] ? version : "(version not recorded)");
     fputs("```bibtex\n", f);
     citation_write_bibtex(f, version, year);
     fputs("```\n", f);

@@ -47,6 +47,11 @@ double series_ratio_here(const analysis *a, const series_ratio *r);
  * series gave nothing for it. */
 void series_cell(const char *variant, char *out, size_t n);
 
+/* 1 when a variant of the archive is one the series published (by name, or an import
+ * of the bench's harness: kineto_<variant>, sdpa_<backend>); else the report has no
+ * "Beside the series" section and no series column. */
+int series_applies(const analysis *a);
+
 /* "## Beside the series" (Markdown): our numbers next to the series', the
  * ratios it discusses, and where its explanation and our records disagree. */
 void series_section(FILE *f, const analysis *a);

@@ -113,17 +113,8 @@ static int render(const char *dir, const trace *t, const run_info *r, unsigned f
         if (print_html_to_pdf(dir, "report.html", "report.pdf", "A4", r->date, msg, sizeof msg) != 0 && !quiet)
             fprintf(stderr, "attnprof: %s\n", msg);
     }
-    if (rc == EXIT_OK && !quiet) {
-        printf("%-14s %-11s %8s %14s %14s %9s\n", "variant", "status", "ops/fwd", "CUDA µs/fwd", "CPU µs/fwd",
-               "rel.err");
-        for (int i = 0; i < a.n; i++) {
-            const variant_analysis *va = &a.v[i];
-            char name[64];
-            printf("%-14s %-11s %8d %14.1f %14.1f %9.1e\n", esc_terminal(name, sizeof name, va->result->name),
-                   variant_status_name(va->result->status),
-                   va->ops_per_forward, va->cuda_us.median, va->cpu_us.median, va->result->rel_error);
-        }
-    }
+    if (rc == EXIT_OK && !quiet)
+        report_terminal_summary(stdout, &a);
     figure_list_free(&figs);
     analysis_free(&a);
     return rc;
@@ -190,6 +181,11 @@ static int cmd_run(cli_options *o, const char *cmdline)
     if (trace_write_json(&t, path, err, sizeof err) != 0)
         wrc = EXIT_IO;
     snprintf(path, sizeof path, "%s/run.json", tmp);
+    /* provenance: each variant's kernels' origin, from their names; when the records cannot
+     * be analysed the render says so, and the origins are derived there again */
+    char perr[512];
+    if (wrc == EXIT_OK)
+        (void)findings_record_provenance(&info, &t, perr, sizeof perr);
     if (wrc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
         wrc = EXIT_IO;
     snprintf(path, sizeof path, "%s/counters.json", tmp);
@@ -224,7 +220,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
 
 /* The report's outputs in an archive directory: replaced all together or not at all. */
 static const char *const report_outputs[] = {"figures", "report.md", "report.html", "summary.csv", "summary.tex",
-                                             "CITATION.cff", "report.pdf"};
+                                             "CITATION.cff", "findings.json", "report.pdf"};
 enum { N_OUTPUTS = sizeof report_outputs / sizeof report_outputs[0] };
 
 static char *join(const char *dir, const char *name)
@@ -487,6 +483,9 @@ static int cmd_import(cli_options *o, const char *cmdline)
     snprintf(path, sizeof path, "%s/trace.json", tmp);
     rc = trace_write_json(&t, path, err, sizeof err) != 0 ? EXIT_IO : EXIT_OK;
     snprintf(path, sizeof path, "%s/run.json", tmp);
+    /* An import's kernels' origins are derived when it is rendered, from the analysis
+     * the render builds anyway: a second pass over a 2-million-event trace is not paid for
+     * (run.json's provenance names the producer). */
     if (rc == EXIT_OK && run_info_write_json(&info, path, err, sizeof err) != 0)
         rc = EXIT_IO;
     if (rc == EXIT_OK && run_info_read_json(&back_info, path, err, sizeof err) != 0)

@@ -490,7 +490,9 @@ Test(paper, series_numbers_beside_ours_are_labelled_citations)
     cr_assert_not_null(strstr(md, "| 1 kernel; CUDA 146.8 µs, CPU 138 µs; Kineto ≈ 13% |"), "flash's cited numbers");
     cr_assert_not_null(strstr(md, "| 5 kernels; `*_fwd` CUDA 1955 µs (avg) |"));
     cr_assert_not_null(strstr(md, "does not state its shape, so its times may be for another shape"));
-    cr_assert_not_null(strstr(md, "attnprof's own implementations"));
+    /* an attnprof run: the kernels' origins from their names, ours and the libraries' */
+    cr_assert_not_null(strstr(md, "`flash`: attnprof's own (kernels/)"));
+    cr_assert_not_null(strstr(md, "`cudnn`: cuDNN."));
     cr_assert_not_null(strstr(md, "they hold no PyTorch dispatcher"));
     /* the ratios: ours derived, the series' cited */
     const variant_analysis *m = analysis_find(&f.a, "math"), *ni = analysis_find(&f.a, "naive_inplace");
@@ -501,9 +503,9 @@ Test(paper, series_numbers_beside_ours_are_labelled_citations)
     cr_assert_not_null(strstr(md, "- cuDNN vs flash: 0.81× here (CUDA time per forward); 1.27× in the series"));
     cr_assert_not_null(strstr(md, "**the order differs**"));
     /* where the series' explanation and the records disagree, from the records */
-    cr_assert_not_null(strstr(md, "This run's records disagree: attnprof's flash kernel "
-                                  "`attnprof_flash_fwd_bf16_d64_128x64_w4` is launched with `cudaLaunchKernel`"));
-    cr_assert_not_null(strstr(md, "The cause is the shared-memory limit, not the launch API."));
+    cr_assert_not_null(strstr(md, "`attnprof_flash_fwd_bf16_d64_128x64_w4` of `flash` (55296 B per block, launched "
+                                  "with `cudaLaunchKernel`)"));
+    cr_assert_not_null(strstr(md, "the cause is the shared-memory limit, not the launch API."));
     /* the series' counts: ops without Memsets (naive 7 - 1 = 6, as the series) */
     cr_assert_not_null(strstr(md, "| `naive` | 6 | 6 | 624 µs | – |"));
     cr_assert_not_null(strstr(md, "| `math` | 19 | 20 |"));

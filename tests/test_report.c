@@ -91,7 +91,7 @@ Test(report, write_leaves_no_temporary_files)
         cr_assert(!strstr(e->d_name, ".tmp"), "left behind: %s", e->d_name);
     }
     closedir(d);
-    cr_assert_eq(files, 5, "report.md, report.html, summary.csv, summary.tex, CITATION.cff");
+    cr_assert_eq(files, 6, "report.md, report.html, summary.csv, summary.tex, CITATION.cff, findings.json");
     remove_tree(dir);
     fixture_free(&f);
 }

@@ -244,12 +244,18 @@ static int occupancy_draw(cairo_t *cr, const fig_job *job)
     fig_text(cr, x, 28, "Occupancy of each variant's kernels", ALIGN_LEFT);
     fig_font(cr, 9.5, 0);
     fig_set(cr, FIG_GREY);
-    if (dev->sm_count > 0)
+    if (dev->sm_count > 0 && dev->max_blocks_per_sm > 0)
         snprintf(buf, sizeof buf,
-                 "%s (sm_%d%d, %d SMs, %d warps and %d blocks per SM) \xc2\xb7 distinct kernel launches "
+                 "%s (sm_%d%d, %d SMs, %d warps and %d blocks per SM%s) \xc2\xb7 distinct kernel launches "
                  "of the median forward of each variant (the one every view shows)",
                  dev->name[0] ? dev->name : "GPU", dev->major, dev->minor, dev->sm_count,
-                 dev->warp_size ? dev->max_threads_per_sm / dev->warp_size : 0, dev->max_blocks_per_sm);
+                 dev->warp_size ? dev->max_threads_per_sm / dev->warp_size : 0, dev->max_blocks_per_sm,
+                 a->run && a->run->device_limits_note[0] ? ", limits not in the traces from the compute capability"
+                                                         : "");
+    else if (dev->sm_count > 0)
+        snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs): maximum blocks per SM (maxBlocksPerMultiprocessor) not "
+                 "recorded in the traces, so occupancy cannot be computed",
+                 dev->name[0] ? dev->name : "GPU", dev->major, dev->minor, dev->sm_count);
     else
         snprintf(buf, sizeof buf, "device limits not recorded: occupancy cannot be computed");
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);

@@ -774,9 +774,10 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
         return 0;
     }
     snprintf(job->caption, sizeof job->caption,
-             "Timeline of %s: CUDA API calls and NVTX ranges on the host above the GPU's "
+             "Timeline of %s: CUDA API calls and %s on the host above the GPU's "
              "operations for %d of %d forwards; %.90s.",
-             vname, job->n_forwards, va->n_forwards, med);
+             vname, a->run && a->run->imported ? "the traces' ranges and CPU ops" : "NVTX ranges", job->n_forwards,
+             va->n_forwards, med);
     tl_scene sc;
     if (scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0)) {
         scene_free(&sc);
