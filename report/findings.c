@@ -1,3 +1,4 @@
+#include "alloc.h"
 #include "findings.h"
 
 #include "escape.h"
@@ -206,7 +207,7 @@ static void launch_findings(variant_analysis *va)
     double *lat = calloc((size_t)(va->n_forwards ? va->n_forwards : 1), sizeof(double));
     int nl = 0;
     if (!lat)
-        abort();
+        attn_oom();
     for (int i = 0; i < va->n_forwards; i++) {
         const forward *f = &va->forwards[i];
         for (int k = 0; k < f->n_ops; k++)

@@ -2,6 +2,7 @@
  * comparison, booktabs tables a paper \input's as they are; and the findings'
  * Markdown read back as plain text (summary.csv) or LaTeX. Archive strings are
  * escaped here as everywhere (escape.h): a name never becomes a command. */
+#include "alloc.h"
 #include "latex.h"
 
 #include "escape.h"
@@ -18,7 +19,7 @@ void md_spans(const char *md, md_span_fn span, void *ctx)
 {
     char *buf = malloc(strlen(md) + 1);
     if (!buf)
-        abort();
+        attn_oom();
     size_t n = 0;
     const char *p = md;
     while (*p) {
@@ -89,7 +90,7 @@ char *md_to_plain(const char *md)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     md_spans(md, plain_span, f);
     fclose(f);
     return buf;
@@ -235,7 +236,7 @@ char *report_summary_tex(const analysis *a)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     fputs("% attnprof summary.tex: \\input{summary.tex} in a document with \\usepackage{booktabs}.\n"
           "% Generated from this archive's trace.json and run.json; every number is derived from the records.\n",
           f);
@@ -324,7 +325,7 @@ char *compare_tex(const compare_model *m)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     const compare_archive *base = m->in[m->baseline];
     fputs("% attnprof compare.tex: \\input{compare.tex} in a document with \\usepackage{booktabs}.\n"
           "% Generated from the archives' trace.json and run.json.\n",

@@ -1,0 +1,349 @@
+/* Issue 29 (first half): a sweep directory, an archive or a command line from a
+ * stranger. Every case is hostile and built here, in the test (synthetic: nothing
+ * in it was recorded): a sweep.json that carries a command or free flags, links
+ * planted where a sweep writes its logs, statuses and archives, #SBATCH options with
+ * newlines, output directories that are or hold an input, kills during the final
+ * renames, a disk too small for report.pdf, two renders of one archive at once, too
+ * little memory, an unreadable run.json and numbers that only look decimal. Each test
+ * fails on the code before the fix. No GPU needed. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "exit_codes.h"
+#include "report.h"
+#include "sweep.h"
+
+#include "run_cli.h"
+
+static char *slurp_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = '\0';
+    fclose(f);
+    return b;
+}
+
+static void tmpdir(char *out, size_t n, const char *tag)
+{
+    snprintf(out, n, "/tmp/attnprof-hard-%s-%d", tag, (int)getpid());
+    remove_tree(out);
+}
+
+static void sh(const char *cmd) { cr_assert_eq(system(cmd), 0, "%s", cmd); }
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s: %s", path, strerror(errno));
+    fputs(text, f);
+    fclose(f);
+}
+
+static void assert_one_line(const char *what)
+{
+    size_t len = strlen(err_text);
+    cr_expect(len > 0 && strchr(err_text, '\n') == err_text + len - 1 && !strncmp(err_text, "attnprof: ", 10),
+              "%s: one line: %s", what, err_text);
+}
+
+/* Runs the binary with argv (no shell), stderr into err_text; exit code or 128+signal. */
+static int run_argv(char *const argv[])
+{
+    char errf[] = "/tmp/attnprof-hard-stderr-XXXXXX";
+    int efd = mkstemp(errf);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 0);
+        dup2(nul, 1);
+        dup2(efd, 2);
+        execv(attnprof_bin(), argv);
+        _exit(127);
+    }
+    close(efd);
+    int st;
+    waitpid(pid, &st, 0);
+    read_into(errf, err_text, sizeof err_text);
+    unlink(errf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A sweep plan as `sweep --slurm` writes it (nothing runs), then one field of its
+ * sweep.json replaced by a hostile value. */
+static void planned_sweep(const char *dir, const char *task_command)
+{
+    char args[2048];
+    snprintf(args, sizeof args, "sweep --slurm --no-gres --seq 256 --dim 64 --tokens 1024 --heads 4 -o %s%s%s%s", dir,
+             task_command ? " --slurm-task-command '" : "", task_command ? task_command : "", task_command ? "'" : "");
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+}
+
+static void set_plan_field(const char *dir, const char *key, json_t *value)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    cr_assert(root, "%s", je.text);
+    json_object_set_new(root, key, value);
+    cr_assert_eq(json_dump_file(root, path, JSON_INDENT(2)), 0);
+    json_decref(root);
+}
+
+static void task_command(char *out, size_t n, const char *extra)
+{
+    char cwd[1024];
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(out, n, "%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0%s", cwd,
+             cwd, extra);
+}
+
+/* ---- D01: nothing from disk is a command ------------------------------------- */
+
+Test(hardening_sweep, a_stored_task_command_is_never_run)
+{
+    char dir[256], marker[300], cmd[600], args[2048];
+    tmpdir(dir, sizeof dir, "d01");
+    snprintf(marker, sizeof marker, "%s-ran", dir);
+    unlink(marker);
+    planned_sweep(dir, NULL);
+    /* Someone else's sweep.json: each shape "runs" a command of theirs. */
+    snprintf(cmd, sizeof cmd, "touch %s", marker);
+    set_plan_field(dir, "task_command", json_string(cmd));
+
+    snprintf(args, sizeof args, "sweep --resume -o %s", dir);
+    cr_expect_eq(attnprof(args), EXIT_REFUSED, "--resume: %s", err_text);
+    assert_one_line("--resume");
+    cr_expect(strstr(err_text, cmd) != NULL, "the refusal names the stored command: %s", err_text);
+    cr_expect(!path_exists(marker), "--resume ran the command stored in sweep.json");
+
+    snprintf(args, sizeof args, "sweep --task 0 %s", dir);
+    cr_expect_eq(attnprof(args), EXIT_REFUSED, "--task: %s", err_text);
+    assert_one_line("--task");
+    cr_expect(!path_exists(marker), "--task ran the command stored in sweep.json");
+
+    /* Another command on the command line than the plan's: refused too, nothing runs. */
+    snprintf(args, sizeof args, "sweep --resume -o %s --task-command 'true {dir}'", dir);
+    cr_expect_eq(attnprof(args), EXIT_REFUSED, "another command: %s", err_text);
+    assert_one_line("another command");
+    cr_expect(!path_exists(marker));
+
+    /* The same command, given on the command line by whoever resumes: that one runs. */
+    snprintf(args, sizeof args, "sweep --resume -o %s --task-command '%s'", dir, cmd);
+    cr_expect_eq(attnprof(args), EXIT_VARIANT_FAILED, "the shape leaves no archive: %s", err_text);
+    cr_expect(path_exists(marker), "a command the command line gives runs");
+    unlink(marker);
+    remove_tree(dir);
+}
+
+Test(hardening_sweep, the_generated_sbatch_gives_the_task_command_itself)
+{
+    char dir[256], t[1024], path[512];
+    tmpdir(dir, sizeof dir, "sbatchcmd");
+    task_command(t, sizeof t, " x'y");
+    char args[2048];
+    /* A quote inside the command: the sbatch line quotes it for the shell. */
+    snprintf(args, sizeof args,
+             "sweep --slurm --no-gres --seq 256 --dim 64 --tokens 1024 --heads 4 -o %s --slurm-task-command \"%s\"",
+             dir, t);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(path, sizeof path, "%s/sweep.sbatch", dir);
+    char *s = slurp_file(path);
+    cr_assert(s);
+    /* What bash makes of the exec line's --task-command word is the command itself. */
+    char check[4096];
+    snprintf(check, sizeof check,
+             "line=$(grep '^exec ' %s) && eval \"set -- ${line#exec }\" && while [ $# -gt 0 ] && [ \"$1\" != "
+             "--task-command ]; do shift; done && [ \"$2\" = \"$(cat %s/cmd)\" ]",
+             path, dir);
+    write_text((snprintf(path, sizeof path, "%s/cmd", dir), path), t);
+    cr_expect_eq(system(check), 0, "the sbatch's --task-command is the command given: %s", s);
+    free(s);
+    remove_tree(dir);
+}
+
+Test(hardening_sweep, run_flags_iters_and_variants_from_sweep_json_are_checked)
+{
+    char dir[256], args[1024];
+    tmpdir(dir, sizeof dir, "flags");
+    struct {
+        const char *key;
+        json_t *value;
+    } bad[] = {
+        {"run_flags", json_string(" --no-counters --output /etc")},
+        {"run_flags", json_string(" --seed 1;id")},
+        {"run_flags", json_string(" --seed")},
+        {"iters", json_string("5 --output /tmp")},
+        {"iters", json_integer(1000000000)},
+        {"warmup", json_integer(-1)},
+        {"variants", json_string("flash,--output=/etc")},
+        {"variants", json_string("flash;id")},
+        {"task_command", json_integer(3)},
+        {"slurm_job_id", json_string("1\n2")},
+        {"shapes", json_pack("[{s:i,s:i,s:i,s:i}]", "batch", 1, "heads", 1, "seq", 1 << 21, "dim", 64)},
+        {"gpus", json_pack("[s]", "0 --output /etc")},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        remove_tree(dir);
+        planned_sweep(dir, NULL);
+        char *text = json_dumps(bad[i].value, JSON_ENCODE_ANY);
+        set_plan_field(dir, bad[i].key, bad[i].value);
+        snprintf(args, sizeof args, "sweep --resume -o %s", dir);
+        cr_expect_eq(attnprof(args), EXIT_BAD_ARCHIVE, "%s = %s: %s", bad[i].key, text, err_text);
+        assert_one_line(bad[i].key);
+        cr_expect(strstr(err_text, bad[i].key) != NULL, "names the field %s: %s", bad[i].key, err_text);
+        snprintf(args, sizeof args, "sweep --task 0 %s", dir);
+        cr_expect_eq(attnprof(args), EXIT_BAD_ARCHIVE, "--task with %s = %s: %s", bad[i].key, text, err_text);
+        free(text);
+    }
+    remove_tree(dir);
+}
+
+Test(hardening_sweep, partition_and_time_cannot_add_lines_to_the_sbatch)
+{
+    char dir[256], path[512];
+    tmpdir(dir, sizeof dir, "sbatchnl");
+    char *p1[] = {"attnprof", "sweep", "--slurm", "--seq", "256", "--dim", "64", "--partition", "gpu\nrm -rf ~",
+                  "-o", dir, NULL};
+    char *p2[] = {"attnprof", "sweep", "--slurm", "--seq", "256", "--dim", "64", "--time", "10\n#SBATCH --uid=0",
+                  "-o", dir, NULL};
+    char *p3[] = {"attnprof", "sweep", "--slurm", "--seq", "256", "--dim", "64", "--partition", "gpu $(id)", "-o", dir,
+                  NULL};
+    char **cases[] = {p1, p2, p3};
+    for (size_t i = 0; i < 3; i++) {
+        cr_expect_eq(run_argv(cases[i]), EXIT_USAGE, "case %zu: %s", i, err_text);
+        assert_one_line("--partition/--time");
+        snprintf(path, sizeof path, "%s/sweep.sbatch", dir);
+        cr_expect(!path_exists(path), "case %zu: no sweep.sbatch written", i);
+        remove_tree(dir);
+    }
+    /* A directory whose path holds a newline cannot go into #SBATCH --output. */
+    char nl[300];
+    snprintf(nl, sizeof nl, "%s/a\nb", dir);
+    mkdir(dir, 0755);
+    char *p4[] = {"attnprof", "sweep", "--slurm", "--seq", "256", "--dim", "64", "-o", nl, NULL};
+    cr_expect_eq(run_argv(p4), EXIT_USAGE, "%s", err_text);
+    assert_one_line("a newline in -o");
+    remove_tree(dir);
+}
+
+/* ---- D02: logs, statuses, staging and archives never through a link ------------- */
+
+Test(hardening_sweep, a_link_in_logs_is_refused_and_its_target_untouched)
+{
+    char dir[256], victim[300], link[512], args[2048], t[1024];
+    tmpdir(dir, sizeof dir, "d02");
+    snprintf(victim, sizeof victim, "%s-victim", dir);
+    write_text(victim, "precious\n");
+    task_command(t, sizeof t, "");
+    planned_sweep(dir, t);
+    sh((snprintf(args, sizeof args, "mkdir -p %s/logs", dir), args));
+    snprintf(link, sizeof link, "%s/logs/4x4x256x64.log", dir);
+    cr_assert_eq(symlink(victim, link), 0);
+    snprintf(args, sizeof args, "sweep --resume -o %s --task-command '%s'", dir, t);
+    cr_expect_eq(attnprof(args), EXIT_REFUSED, "%s", err_text);
+    assert_one_line("a link in logs/");
+    cr_expect(strstr(err_text, "symbolic link") != NULL, "%s", err_text);
+    char *v = slurp_file(victim);
+    cr_expect(v && !strcmp(v, "precious\n"), "the link's target was written: '%s'", v ? v : "(gone)");
+    free(v);
+    /* The same through --task (the Slurm array's path). */
+    snprintf(args, sizeof args, "sweep --task 0 --task-command '%s' %s", t, dir);
+    cr_expect_eq(attnprof(args), EXIT_REFUSED, "--task: %s", err_text);
+    v = slurp_file(victim);
+    cr_expect(v && !strcmp(v, "precious\n"), "--task wrote through the link: '%s'", v ? v : "(gone)");
+    free(v);
+    unlink(victim);
+    remove_tree(dir);
+}
+
+Test(hardening_sweep, a_linked_shapes_or_status_folder_is_refused)
+{
+    char dir[256], outside[300], args[2048], t[1024], keep[512];
+    tmpdir(dir, sizeof dir, "d02b");
+    snprintf(outside, sizeof outside, "%s-outside", dir);
+    remove_tree(outside);
+    task_command(t, sizeof t, "");
+    const char *subs[] = {"shapes", "status", ".staging", "logs"};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        remove_tree(dir);
+        planned_sweep(dir, t);
+        /* Outside DIR: a folder named as the shape, holding a file someone keeps. */
+        sh((snprintf(args, sizeof args, "rm -rf %s && mkdir -p %s/4x4x256x64 && echo keep > %s/4x4x256x64/keep && "
+                     "echo keep > %s/4x4x256x64.json && echo keep > %s/4x4x256x64.log",
+                     outside, outside, outside, outside, outside),
+            args));
+        sh((snprintf(args, sizeof args, "rm -rf %s/%s && ln -s %s %s/%s", dir, subs[i], outside, dir, subs[i]), args));
+        snprintf(args, sizeof args, "sweep --resume -o %s --task-command '%s'", dir, t);
+        cr_expect_eq(attnprof(args), EXIT_REFUSED, "%s as a link: %s", subs[i], err_text);
+        assert_one_line(subs[i]);
+        snprintf(keep, sizeof keep, "%s/4x4x256x64/keep", outside);
+        cr_expect(path_exists(keep), "%s as a link: a file outside DIR was removed", subs[i]);
+        snprintf(args, sizeof args, "test \"$(cat %s/4x4x256x64.json %s/4x4x256x64.log)\" = \"$(printf 'keep\\nkeep')\" && "
+                 "test \"$(ls %s | wc -l)\" = 3", outside, outside, outside);
+        cr_expect_eq(system(args), 0, "%s as a link: something was written outside DIR", subs[i]);
+    }
+    remove_tree(outside);
+    remove_tree(dir);
+}
+
+Test(hardening_files, a_planted_link_at_the_temporary_name_is_not_written_through)
+{
+    char dir[256], victim[300], tmp[512], path[512], err[512];
+    tmpdir(dir, sizeof dir, "atomic");
+    mkdir(dir, 0755);
+    snprintf(victim, sizeof victim, "%s-victim", dir);
+    write_text(victim, "precious\n");
+    /* report_write_file's temporary is NAME.tmp-PID: predictable, so planted. */
+    snprintf(tmp, sizeof tmp, "%s/status.json.tmp-%d", dir, (int)getpid());
+    cr_assert_eq(symlink(victim, tmp), 0);
+    cr_expect_eq(report_write_file(dir, "status.json", "{}\n", err, sizeof err), 0, "%s", err);
+    char *v = slurp_file(victim);
+    cr_expect(v && !strcmp(v, "precious\n"), "written through the planted link: '%s'", v ? v : "(gone)");
+    free(v);
+    snprintf(path, sizeof path, "%s/status.json", dir);
+    v = slurp_file(path);
+    cr_expect(v && !strcmp(v, "{}\n"), "the file itself is written: '%s'", v ? v : "(none)");
+    free(v);
+    unlink(victim);
+    remove_tree(dir);
+}
+
+/* ---- numbers are decimal ---------------------------------------------------------- */
+
+Test(hardening_cli, numeric_options_are_strictly_decimal)
+{
+    const char *bad[] = {"compare a b -o c --min-effect 0x10",  "compare a b -o c --min-effect 1e1",
+                         "compare a b -o c --min-effect inf",   "compare a b -o c --min-effect ' 5'",
+                         "compare a b -o c --min-effect +5",    "compare a b -o c --min-effect .",
+                         "import t.json -o d --shape +8x16x1024x64", "import t.json -o d --shape '8x 16x1024x64'",
+                         "import t.json -o d --shape 8x16x1024x0x10", "sweep -o /tmp/x --seq ' 256'",
+                         "sweep -o /tmp/x --seq 256:+1024:x2",   "sweep -o /tmp/x --dim 0x40"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_expect_eq(attnprof(bad[i]), EXIT_USAGE, "%s: %s", bad[i], err_text);
+        assert_one_line(bad[i]);
+    }
+    /* Plain decimals still read. */
+    cr_expect_neq(attnprof("compare /nonexistent-a /nonexistent-b -o /tmp/attnprof-hard-never --min-effect 2.5"),
+                  EXIT_USAGE, "%s", err_text);
+}
