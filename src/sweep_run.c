@@ -20,6 +20,7 @@
 #include "sweep_run.h"
 
 #include "archive.h"
+#include "cleanup.h"
 #include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
@@ -1142,6 +1143,7 @@ int sweep_run(const cli_options *o)
     int code;
     rc = run_tasks(&c, tasks, n, n_gpus ? gpus : NULL, n_gpus ? n_gpus : 1, isatty(2) && !o->run.quiet, &code);
     double wall = now_s() - t0;
+    cleanup_install(); /* run_tasks had its own handlers; the collect's temporaries are cleanup.h's */
     char staging[PATH_MAX + 32];
     path_of(&c, ".staging", NULL, staging, sizeof staging);
     rmdir(staging);
