@@ -260,55 +260,64 @@ static const char *const report_outputs[] = {"figures", "report.md", "report.htm
                                              "report.pdf"};
 enum { N_OUTPUTS = sizeof report_outputs / sizeof report_outputs[0] };
 
-/* In the staging folder: the outputs the render made, one per line, written before the
- * first rename. With it, a commit that was killed can be finished by the next run. */
+/* In the staging folder: the outputs the render made, one per line ("figures" with the
+ * inode of the new figures folder), written before the first rename. With it a commit
+ * that was killed is finished by the next run (roll_forward). */
 #define REPORT_MANIFEST ".manifest"
 
 static char *join(const char *dir, const char *name) { return attn_asprintf("%s/%s", dir, name); }
 
 static int write_manifest(const char *tmp, char *err, size_t errlen)
 {
-    char text[256] = "";
+    char text[512] = "";
     size_t len = 0;
     for (int i = 0; i < N_OUTPUTS; i++) {
         char *from = join(tmp, report_outputs[i]);
-        if (path_exists(from))
-            len += (size_t)snprintf(text + len, sizeof text - len, "%s\n", report_outputs[i]);
+        struct stat st;
+        if (lstat(from, &st) == 0)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s %llu\n", report_outputs[i],
+                                    (unsigned long long)st.st_ino);
         free(from);
     }
     return report_write_file(tmp, REPORT_MANIFEST, text, err, errlen);
 }
 
-/* Whether `name` is listed in tmp's manifest; -1 when tmp has none (the render never finished). */
-static int in_manifest(const char *tmp, const char *name)
+/* tmp's manifest: listed[i] and the inode of each; -1 when tmp has none (the render
+ * never finished, and nothing was renamed). */
+static int read_manifest(const char *tmp, int listed[N_OUTPUTS], unsigned long long ino[N_OUTPUTS])
 {
-    char *path = join(tmp, REPORT_MANIFEST), line[64];
+    char *path = join(tmp, REPORT_MANIFEST), line[128], name[64];
     FILE *f = fopen(path, "r");
     free(path);
     if (!f)
         return -1;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        found = !strcmp(line, name);
-    }
+    for (int i = 0; i < N_OUTPUTS; i++)
+        listed[i] = 0, ino[i] = 0;
+    unsigned long long n;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%63s %llu", name, &n) == 2)
+            for (int i = 0; i < N_OUTPUTS; i++)
+                if (!strcmp(name, report_outputs[i]))
+                    listed[i] = 1, ino[i] = n;
     fclose(f);
-    return found;
+    return 0;
 }
 
-/* Finishes the commit of a finished render (its manifest written) that was killed: every
- * output the manifest lists and tmp still holds is moved in over whatever is there (the
- * old one, not yet moved aside); an output it does not list is old and is removed. The
- * archive then holds exactly the new report, as if the commit had run to its end. */
-static void roll_forward(const char *tmp, const char *dir)
+/* Finishes the commit of a finished render that was killed: every output the manifest
+ * lists and tmp still holds as the new one (for figures/: the inode it recorded; after
+ * the swap tmp holds the old figures) is moved in; an output it does not list is old
+ * and is removed. The archive then holds exactly the new report. */
+static void roll_forward(const char *tmp, const char *dir, const int listed[N_OUTPUTS],
+                         const unsigned long long ino[N_OUTPUTS])
 {
     for (int i = 0; i < N_OUTPUTS; i++) {
         char *from = join(tmp, report_outputs[i]), *to = join(dir, report_outputs[i]);
-        int listed = in_manifest(tmp, report_outputs[i]);
-        if (listed == 1 && path_exists(from)) {
-            remove_tree(to);
+        struct stat st;
+        if (listed[i] && lstat(from, &st) == 0 && (unsigned long long)st.st_ino == ino[i]) {
+            if (i == 0)
+                remove_tree(to); /* a folder is not renamed over a full one */
             rename(from, to);
-        } else if (listed == 0) {
+        } else if (!listed[i]) {
             remove_tree(to);
         }
         free(from);
@@ -316,20 +325,23 @@ static void roll_forward(const char *tmp, const char *dir)
     }
 }
 
-/* Moves the new outputs from `tmp` into `dir`, with SIGINT/SIGTERM held back. First every
- * old one that would be replaced is checked (a directory where a file belongs fails here,
- * before anything moves) and moved aside into `dir/.report.old-PID`; if a new one then
- * cannot be moved in, the ones moved in are taken out and the old ones put back. A
- * SIGKILL in between is finished by the next run (repair_killed_commits). */
+/* Moves the new outputs from `tmp` into `dir`, SIGINT/SIGTERM held back. Every output
+ * name that exists stays in place at every moment, old or new: a document is renamed
+ * over its old self (after a hard link to the old one in `dir/.report.old-PID`, for the
+ * roll-back), figures/ is swapped with the new one in one rename (RENAME_EXCHANGE).
+ * The old outputs the new report lacks (report.pdf without Chromium) go last. If a step
+ * fails, everything is put back. A SIGKILL in between leaves a mix of old and new
+ * outputs, none missing, that the next run finishes (repair_killed_commits). */
 static int move_report_into(const char *tmp, const char *dir, char *err, size_t errlen)
 {
     char old_name[64];
     snprintf(old_name, sizeof old_name, ".report.old-%d", (int)getpid());
     char *old = join(dir, old_name);
-    int moved_aside[N_OUTPUTS] = {0}, moved_in[N_OUTPUTS] = {0};
+    enum { KEPT_NONE, KEPT_LINK, KEPT_MOVED } kept[N_OUTPUTS] = {KEPT_NONE};
+    int fresh[N_OUTPUTS] = {0}, moved_in[N_OUTPUTS] = {0}, dropped[N_OUTPUTS] = {0}, swapped = 0;
     int rc = EXIT_OK;
     for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
-        char *to = join(dir, report_outputs[i]);
+        char *to = join(dir, report_outputs[i]), *from = join(tmp, report_outputs[i]);
         struct stat st;
         int want_dir = i == 0;
         if (lstat(to, &st) == 0 && (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
@@ -337,7 +349,9 @@ static int move_report_into(const char *tmp, const char *dir, char *err, size_t 
                      want_dir ? "directory" : "regular file");
             rc = EXIT_IO;
         }
+        fresh[i] = path_exists(from);
         free(to);
+        free(from);
     }
     if (rc == EXIT_OK && write_manifest(tmp, err, errlen) != 0)
         rc = EXIT_IO;
@@ -347,11 +361,16 @@ static int move_report_into(const char *tmp, const char *dir, char *err, size_t 
         snprintf(err, errlen, "%s: cannot write into the archive: %s", dir, strerror(errno));
         rc = EXIT_IO;
     }
-    for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
+    /* The old documents kept for the roll-back: hard links, so the names stay in place. */
+    for (int i = 1; i < N_OUTPUTS && rc == EXIT_OK; i++) {
         char *to = join(dir, report_outputs[i]), *aside = join(old, report_outputs[i]);
         if (path_exists(to)) {
-            if (rename(to, aside) == 0)
-                moved_aside[i] = 1;
+            if (link(to, aside) == 0)
+                kept[i] = KEPT_LINK;
+            else if (!fresh[i] && rename(to, aside) == 0)
+                kept[i] = KEPT_MOVED; /* no hard links here, and nothing new replaces it */
+            else if (fresh[i])
+                kept[i] = KEPT_NONE; /* no hard links: replaced without a copy to roll back to */
             else {
                 snprintf(err, errlen, "%s: cannot replace: %s; nothing was changed", to, strerror(errno));
                 rc = EXIT_IO;
@@ -362,10 +381,26 @@ static int move_report_into(const char *tmp, const char *dir, char *err, size_t 
     }
     for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
         char *from = join(tmp, report_outputs[i]), *to = join(dir, report_outputs[i]);
-        if (path_exists(from)) {
-            if (rename(from, to) == 0)
+        if (fresh[i]) {
+            if (i == 0 && path_exists(to)) {
+                if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
+                    swapped = 1;
+                } else {
+                    /* No RENAME_EXCHANGE: the old figures aside, the new ones in. */
+                    char *aside = join(old, report_outputs[i]);
+                    if (rename(to, aside) == 0 && rename(from, to) == 0) {
+                        swapped = 2;
+                    } else {
+                        snprintf(err, errlen, "%s: cannot replace: %s; nothing was changed", to, strerror(errno));
+                        if (path_exists(aside) && !path_exists(to))
+                            rename(aside, to);
+                        rc = EXIT_IO;
+                    }
+                    free(aside);
+                }
+            } else if (rename(from, to) == 0) {
                 moved_in[i] = 1;
-            else {
+            } else {
                 snprintf(err, errlen, "%s: cannot write: %s; nothing was changed", to, strerror(errno));
                 rc = EXIT_IO;
             }
@@ -373,18 +408,40 @@ static int move_report_into(const char *tmp, const char *dir, char *err, size_t 
         free(from);
         free(to);
     }
-    /* Roll back: new ones out, old ones back. */
-    for (int i = 0; i < N_OUTPUTS && rc != EXIT_OK; i++) {
-        char *to = join(dir, report_outputs[i]), *aside = join(old, report_outputs[i]);
-        if (moved_in[i])
-            remove_tree(to);
-        if (moved_aside[i])
-            rename(aside, to);
+    /* Old outputs the new report does not have. */
+    for (int i = 0; i < N_OUTPUTS && rc == EXIT_OK; i++) {
+        char *to = join(dir, report_outputs[i]);
+        if (!fresh[i] && kept[i] == KEPT_LINK && unlink(to) == 0)
+            dropped[i] = 1;
+        else if (!fresh[i] && i == 0 && path_exists(to)) {
+            char *aside = join(old, report_outputs[i]);
+            if (rename(to, aside) == 0)
+                dropped[i] = 1;
+            free(aside);
+        }
         free(to);
-        free(aside);
+    }
+    /* Roll back: the old ones back in place, the new ones out. */
+    if (rc != EXIT_OK) {
+        for (int i = 0; i < N_OUTPUTS; i++) {
+            char *to = join(dir, report_outputs[i]), *aside = join(old, report_outputs[i]),
+                 *from = join(tmp, report_outputs[i]);
+            if (i == 0 && swapped == 1)
+                renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE);
+            else if (i == 0 && (swapped == 2 || dropped[i])) {
+                remove_tree(to);
+                rename(aside, to);
+            } else if (i > 0 && (kept[i] == KEPT_LINK || kept[i] == KEPT_MOVED))
+                rename(aside, to);
+            else if (moved_in[i])
+                unlink(to);
+            free(to);
+            free(aside);
+            free(from);
+        }
     }
     /* The staging folder (and its manifest) goes first: a kill after it leaves only old
-     * outputs aside, which the next run removes. */
+     * copies aside, which the next run removes. */
     remove_tree(tmp);
     remove_tree(old);
     cleanup_unblock(&mask);
@@ -393,9 +450,8 @@ static int move_report_into(const char *tmp, const char *dir, char *err, size_t 
 }
 
 /* What a killed `report` left in DIR (its PID gone): a finished render whose commit was
- * cut off is committed now (roll_forward), an unfinished one removed; the outputs it had
- * moved aside are removed only after that, so the archive is never left without a
- * report. Runs under the archive's lock. */
+ * cut off is committed now (roll_forward), an unfinished one removed; the old copies it
+ * kept aside are removed only after that. Runs under the archive's lock. */
 static void repair_killed_commits(const char *dir)
 {
     for (int pass = 0; pass < 2; pass++) { /* tmp folders first, then old ones */
@@ -414,8 +470,18 @@ static void repair_killed_commits(const char *dir)
             if (pid > 0 && pid != (long)getpid() && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
                 continue; /* a live process (an attnprof without the lock) */
             char *p = join(dir, e->d_name);
-            if (pass == 0 && in_manifest(p, "report.md") >= 0)
-                roll_forward(p, dir);
+            int listed[N_OUTPUTS];
+            unsigned long long ino[N_OUTPUTS];
+            if (pass == 0 && read_manifest(p, listed, ino) == 0)
+                roll_forward(p, dir, listed, ino);
+            else if (pass == 1) {
+                /* Old figures moved aside (a file system without RENAME_EXCHANGE) and none in place. */
+                char *aside = join(p, "figures"), *to = join(dir, "figures");
+                if (path_exists(aside) && !path_exists(to))
+                    rename(aside, to);
+                free(aside);
+                free(to);
+            }
             remove_tree(p);
             free(p);
         }

@@ -347,3 +347,207 @@ Test(hardening_cli, numeric_options_are_strictly_decimal)
     cr_expect_neq(attnprof("compare /nonexistent-a /nonexistent-b -o /tmp/attnprof-hard-never --min-effect 2.5"),
                   EXIT_USAGE, "%s", err_text);
 }
+
+/* ---- all or nothing: outputs apart from inputs, kills, locks, a full disk ------------ */
+
+static void fixture_copy(const char *from, const char *to)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp %s/trace.json %s/run.json %s/", to, to, from, from, to);
+    sh(cmd);
+}
+
+Test(hardening_outputs, an_output_that_is_holds_or_lies_inside_an_input_is_refused)
+{
+    char dir[256], a[300], b[300], args[2048], path[512];
+    tmpdir(dir, sizeof dir, "overlap");
+    snprintf(a, sizeof a, "%s/A", dir);
+    snprintf(b, sizeof b, "%s/B", dir);
+    fixture_copy("tests/fixtures/h200-4var", a);
+    fixture_copy("tests/fixtures/h200-4var", b);
+    const char *outs[] = {"%s/A", "%s/A/", "%s", "%s/A/cmp", "%s/B/../A", "%s/new/../A"};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        char out[300];
+        snprintf(out, sizeof out, outs[i], dir);
+        snprintf(args, sizeof args, "compare %s %s -o %s --force -q", a, b, out);
+        cr_expect_eq(attnprof(args), EXIT_USAGE, "%s: %s", args, err_text);
+        assert_one_line(args);
+        snprintf(path, sizeof path, "%s/trace.json", a);
+        cr_expect(path_exists(path), "compare -o %s --force deleted its input", out);
+    }
+    /* A link to the input is the input. */
+    char link[300];
+    snprintf(link, sizeof link, "%s/linked", dir);
+    cr_assert_eq(symlink(a, link), 0);
+    snprintf(args, sizeof args, "compare %s %s -o %s --force -q", a, b, link);
+    cr_expect_eq(attnprof(args), EXIT_USAGE, "%s", err_text);
+    /* import: the archive to write holds the trace it reads. */
+    snprintf(args, sizeof args, "import %s/trace.json -o %s --force -q", a, a);
+    cr_expect_eq(attnprof(args), EXIT_USAGE, "%s", err_text);
+    snprintf(path, sizeof path, "%s/trace.json", a);
+    cr_expect(path_exists(path), "import -o A --force deleted its input");
+    /* Apart from the inputs, compare still writes. */
+    snprintf(args, sizeof args, "compare %s %s -o %s/C -q", a, b, dir);
+    cr_expect_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    remove_tree(dir);
+}
+
+static const char *const outputs[] = {"report.md", "report.html", "summary.csv", "summary.tex", "figures"};
+
+/* Marks the current outputs as old: a line in each document, a file in figures/. */
+static void mark_old(const char *dir)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && for f in report.md report.html summary.csv summary.tex; do echo OLD-OUTPUT >> "
+             "$f; done && touch figures/OLD-OUTPUT", dir);
+    sh(cmd);
+}
+
+/* How many of the five outputs carry the old mark (-1: one is missing). */
+static int old_marks(const char *dir)
+{
+    int n = 0;
+    char path[512];
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, outputs[i]);
+        if (!path_exists(path))
+            return -1;
+        if (i == 4) {
+            snprintf(path, sizeof path, "%s/figures/OLD-OUTPUT", dir);
+            n += path_exists(path);
+        } else {
+            char *t = slurp_file(path);
+            n += t && strstr(t, "OLD-OUTPUT") != NULL;
+            free(t);
+        }
+    }
+    return n;
+}
+
+static const char *slow_rename_lib(void)
+{
+    static char lib[128];
+    snprintf(lib, sizeof lib, "/tmp/attnprof-slow-rename-%d.so", (int)getpid());
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -O1 -o %s tests/fault/slow_rename.c -ldl 2>/dev/null", lib);
+    if (system(cmd) != 0)
+        cr_skip_test("no C compiler to build the slow-rename helper");
+    return lib;
+}
+
+static pid_t start_report(const char *dir, const char *preload, const char *extra)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 1);
+        dup2(nul, 2);
+        if (preload) {
+            setenv("LD_PRELOAD", preload, 1);
+            setenv("ATTNPROF_SLOW_RENAME_MS", "60", 1);
+        }
+        setenv("ATTNPROF_PDF", "0", 1);
+        execl(attnprof_bin(), attnprof_bin(), "report", dir, "-q", "--format", "png", extra, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int leftovers(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls -A %s | grep -q -e '^\\.report\\.' -e '\\.tmp-'", dir);
+    return system(cmd) == 0;
+}
+
+Test(hardening_outputs, a_kill_during_the_final_renames_leaves_every_output, .timeout = 240)
+{
+    char dir[256], args[1024];
+    tmpdir(dir, sizeof dir, "kill");
+    fixture_copy("tests/fixtures/h200-4var", dir);
+    const char *lib = slow_rename_lib();
+    snprintf(args, sizeof args, "report %s -q --format png", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    int in_commit = 0, rounds = 12;
+    for (int r = 0; r < rounds; r++) {
+        mark_old(dir);
+        pid_t pid = start_report(dir, lib, NULL);
+        /* The manifest is written just before the first rename of the commit: from then
+         * on, kills spread over the commit's renames (60 ms each, 7 of them). */
+        char manifest[600];
+        snprintf(manifest, sizeof manifest, "%s/.report.tmp-%d/.manifest", dir, (int)pid);
+        struct timespec poll = {0, 2 * 1000 * 1000};
+        for (int i = 0; i < 10000 && !path_exists(manifest); i++)
+            nanosleep(&poll, NULL);
+        long us = (long)r * 420000 / rounds;
+        struct timespec nap = {us / 1000000, (us % 1000000) * 1000};
+        nanosleep(&nap, NULL);
+        kill(pid, SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+        char probe[600];
+        snprintf(probe, sizeof probe, "ls -d %s/.report.old-* >/dev/null 2>&1", dir);
+        in_commit += system(probe) == 0;
+        int marks = old_marks(dir);
+        cr_expect_neq(marks, -1, "round %d (%ld ms): killed, the archive lacks an output", r, us / 1000);
+        /* The next run repairs first; this one then fails (no such reference), so what
+         * it leaves is the repair: the new report whole, or the old one whole. */
+        snprintf(args, sizeof args, "report %s -q --format png --reference %s/none", dir, dir);
+        cr_expect_eq(attnprof(args), EXIT_BAD_ARCHIVE, "%s", err_text);
+        marks = old_marks(dir);
+        cr_expect(marks == 0 || marks == 5, "round %d (%ld ms): after the repair %d of 5 outputs are old", r, us / 1000,
+                  marks);
+        cr_expect(!leftovers(dir), "round %d: temporaries left", r);
+    }
+    cr_log_info("%d of %d kills landed inside the commit", in_commit, rounds);
+    cr_expect_geq(in_commit, 3, "only %d of %d kills landed inside the commit: the test did not test it", in_commit,
+                  rounds);
+    unlink(lib);
+    remove_tree(dir);
+}
+
+Test(hardening_outputs, sigterm_while_rendering_removes_the_temporaries, .timeout = 60)
+{
+    char dir[256], args[1024];
+    tmpdir(dir, sizeof dir, "term");
+    fixture_copy("tests/fixtures/h200-4var", dir);
+    const char *lib = slow_rename_lib();
+    snprintf(args, sizeof args, "report %s -q --format png", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    for (int sig = 0; sig < 2; sig++) {
+        mark_old(dir);
+        pid_t pid = start_report(dir, lib, NULL);
+        struct timespec nap = {0, 150 * 1000 * 1000}; /* inside the render */
+        nanosleep(&nap, NULL);
+        kill(pid, sig ? SIGINT : SIGTERM);
+        int st;
+        waitpid(pid, &st, 0);
+        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == EXIT_INTERRUPTED, "exit %d signal %d", WEXITSTATUS(st),
+                  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        cr_expect(!leftovers(dir), "temporaries left after a signal");
+        cr_expect_eq(old_marks(dir), 5, "the old report stays whole");
+    }
+    unlink(lib);
+    remove_tree(dir);
+}
+
+Test(hardening_outputs, two_reports_of_one_archive_take_turns, .timeout = 60)
+{
+    char dir[256];
+    tmpdir(dir, sizeof dir, "lock");
+    fixture_copy("tests/fixtures/h200-4var", dir);
+    const char *lib = slow_rename_lib();
+    for (int round = 0; round < 3; round++) {
+        pid_t a = start_report(dir, lib, NULL), b = start_report(dir, lib, NULL);
+        int sa, sb;
+        waitpid(a, &sa, 0);
+        waitpid(b, &sb, 0);
+        cr_expect(WIFEXITED(sa) && WEXITSTATUS(sa) == 0 && WIFEXITED(sb) && WEXITSTATUS(sb) == 0,
+                  "round %d: exit %d and %d", round, WEXITSTATUS(sa), WEXITSTATUS(sb));
+        cr_expect_eq(old_marks(dir), 0, "round %d: outputs whole", round);
+        cr_expect(!leftovers(dir));
+    }
+    unlink(lib);
+    remove_tree(dir);
+}
