@@ -6,6 +6,7 @@
 #include "exit_codes.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,11 @@
 
 _Noreturn void attn_oom(void)
 {
+    /* Threads (figures, readers) may run out together: one says it, the others wait for the exit. */
+    static atomic_flag said = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&said))
+        for (;;)
+            pause();
     static const char line[] = "attnprof: out of memory (host RAM); free some, or give a smaller input "
                                "(exit 9)\n";
     (void)!write(STDERR_FILENO, line, sizeof line - 1);

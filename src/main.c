@@ -659,6 +659,7 @@ static void on_crash(int sig)
     (void)!write(STDERR_FILENO, "); call stack:\n", 15);
     void *frames[64];
     backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+    cleanup_now(); /* the command's temporaries and Chromium go too */
     signal(sig, SIG_DFL);
     raise(sig);
 }

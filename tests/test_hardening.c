@@ -20,7 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "archive.h"
+#include "archive_read.h"
+#include "cleanup.h"
 #include "exit_codes.h"
 #include "report.h"
 #include "sweep.h"
@@ -549,5 +552,247 @@ Test(hardening_outputs, two_reports_of_one_archive_take_turns, .timeout = 60)
         cr_expect(!leftovers(dir));
     }
     unlink(lib);
+    remove_tree(dir);
+}
+
+/* Every process whose command line names `needle` (not this one). */
+static int processes_naming(const char *needle)
+{
+    char cmd[512];
+    /* "[a]ttnprof…" matches "attnprof…" but not the shell's own command line, which holds the brackets */
+    snprintf(cmd, sizeof cmd, "pgrep -f -- '[%c]%s' | grep -v -x %d | wc -l > /tmp/attnprof-hard-pg-%d", needle[0],
+             needle + 1, (int)getpid(), (int)getpid());
+    if (system(cmd) != 0)
+        return -1;
+    snprintf(cmd, sizeof cmd, "/tmp/attnprof-hard-pg-%d", (int)getpid());
+    char *t = slurp_file(cmd);
+    int n = t ? atoi(t) : -1;
+    free(t);
+    unlink(cmd);
+    return n;
+}
+
+static int chromium_installed(void) { return system("command -v chromium >/dev/null 2>&1") == 0; }
+
+Test(hardening_outputs, chromium_dies_with_a_killed_attnprof_and_its_profile_is_removed, .timeout = 180)
+{
+    if (!chromium_installed())
+        cr_skip_test("Chromium is not installed");
+    char dir[256], args[1024], profile_glob[128];
+    tmpdir(dir, sizeof dir, "chromium");
+    fixture_copy("tests/fixtures/h200-4var", dir);
+    snprintf(args, sizeof args, "report %s -q --format png", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 1);
+        dup2(nul, 2);
+        unsetenv("ATTNPROF_PDF");
+        execl(attnprof_bin(), attnprof_bin(), "report", dir, "-q", "--format", "png", (char *)NULL);
+        _exit(127);
+    }
+    snprintf(profile_glob, sizeof profile_glob, "attnprof-chromium-%d-", (int)pid);
+    int running = 0;
+    struct timespec poll = {0, 50 * 1000 * 1000};
+    for (int i = 0; i < 600 && running <= 0; i++) {
+        nanosleep(&poll, NULL);
+        running = processes_naming(profile_glob);
+    }
+    cr_assert_gt(running, 0, "Chromium never started");
+    struct timespec settle = {0, 300 * 1000 * 1000};
+    nanosleep(&settle, NULL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    int left = -1;
+    for (int i = 0; i < 40 && left != 0; i++) { /* two seconds at most */
+        nanosleep(&poll, NULL);
+        left = processes_naming(profile_glob);
+    }
+    cr_expect_eq(left, 0, "%d Chromium processes outlived the attnprof that started them", left);
+    /* The profile a killed attnprof left in /tmp goes with the next print. */
+    snprintf(args, sizeof args, "ls -d /tmp/%s* >/dev/null 2>&1", profile_glob);
+    int had = system(args) == 0;
+    unsetenv("ATTNPROF_PDF");
+    snprintf(args, sizeof args, "report %s -q --format png", dir);
+    int rc = attnprof(args);
+    setenv("ATTNPROF_PDF", "0", 1);
+    cr_expect_eq(rc, EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "ls -d /tmp/%s* >/dev/null 2>&1", profile_glob);
+    cr_expect(system(args) != 0, "the killed run's Chromium profile is still in /tmp (it was %s)",
+              had ? "there" : "not there");
+    char pdf[512];
+    snprintf(pdf, sizeof pdf, "%s/report.pdf", dir);
+    cr_expect(path_exists(pdf));
+    remove_tree(dir);
+}
+
+/* The end of a PDF: "%%EOF" in its last kilobyte. */
+static int pdf_whole(const char *path)
+{
+    char *t = slurp_file(path);
+    if (!t)
+        return 0;
+    struct stat st;
+    stat(path, &st);
+    int ok = st.st_size > 16 && !memcmp(t, "%PDF-", 5);
+    int found = 0;
+    for (off_t i = st.st_size > 1024 ? st.st_size - 1024 : 0; ok && i + 5 <= st.st_size; i++)
+        found |= !memcmp(t + i, "%%EOF", 5);
+    free(t);
+    return ok && found;
+}
+
+/* A real disk that fills up: a tmpfs just big enough for the new report without its PDF
+ * (mounting needs root; elsewhere the test says so and is skipped). */
+Test(hardening_outputs, a_pdf_that_does_not_fit_is_an_error_and_the_old_one_stays, .timeout = 180)
+{
+    if (!chromium_installed())
+        cr_skip_test("Chromium is not installed");
+    char mnt[256], dir[300], cmd[2048];
+    tmpdir(mnt, sizeof mnt, "full");
+    mkdir(mnt, 0755);
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64m attnprof-test %s 2>/dev/null", mnt);
+    if (system(cmd) != 0) {
+        rmdir(mnt);
+        cr_skip_test("cannot mount a tmpfs here (needs root): the full-disk case is not tested");
+    }
+    snprintf(dir, sizeof dir, "%s/a", mnt);
+    fixture_copy("tests/fixtures/h200-4var", dir);
+    unsetenv("ATTNPROF_PDF");
+    snprintf(cmd, sizeof cmd, "report %s -q --format png", dir);
+    int rc = attnprof(cmd);
+    cr_assert_eq(rc, EXIT_OK, "%s", err_text);
+    char pdf[400];
+    snprintf(pdf, sizeof pdf, "%s/report.pdf", dir);
+    cr_assert(pdf_whole(pdf), "the first report has its PDF");
+    /* Room for the new outputs and the page copy Chromium prints from, not for the PDF. */
+    snprintf(cmd, sizeof cmd,
+             "used=$(df -k --output=used %s | tail -1) && out=$(du -sk --exclude=report.pdf --exclude=trace.json "
+             "--exclude=run.json %s | cut -f1) && html=$(du -k %s/report.html | cut -f1) && mount -o "
+             "remount,size=$((used + out + html + 256))k %s",
+             mnt, dir, dir, mnt);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    rc = attnprof((snprintf(cmd, sizeof cmd, "report %s -q --format png", dir), cmd));
+    setenv("ATTNPROF_PDF", "0", 1);
+    cr_expect(rc != EXIT_OK, "report.pdf did not fit and the report exited 0");
+    cr_expect(rc == EXIT_IO, "exit %d: %s", rc, err_text);
+    assert_one_line("a full disk");
+    cr_expect(strstr(err_text, "report.pdf") != NULL, "the line names report.pdf: %s", err_text);
+    cr_expect(pdf_whole(pdf), "the old report.pdf is gone or cut");
+    snprintf(cmd, sizeof cmd, "umount %s", mnt);
+    system(cmd);
+    rmdir(mnt);
+}
+
+/* ---- out of memory, unreadable files ------------------------------------------- */
+
+Test(hardening_memory, out_of_memory_is_one_line_and_exit_9, .timeout = 120)
+{
+    char dir[256];
+    tmpdir(dir, sizeof dir, "oom");
+    fixture_copy("tests/fixtures/h200-4var", dir);
+    int oom = 0, ok = 0, library_crash = 0;
+    for (int mb = 16; mb <= 72; mb += 2) {
+        char errf[] = "/tmp/attnprof-hard-oom-XXXXXX";
+        int efd = mkstemp(errf);
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+            struct rlimit lim = {(rlim_t)mb << 20, (rlim_t)mb << 20};
+            setrlimit(RLIMIT_AS, &lim);
+            int nul = open("/dev/null", O_RDWR);
+            dup2(nul, 1);
+            dup2(efd, 2);
+            execl(attnprof_bin(), attnprof_bin(), "report", dir, "-q", "--format", "png", (char *)NULL);
+            _exit(127);
+        }
+        close(efd);
+        int st;
+        waitpid(pid, &st, 0);
+        read_into(errf, err_text, sizeof err_text);
+        unlink(errf);
+        cr_expect(!(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) && !strstr(err_text, "signal 6"),
+                  "%d MB: a bare abort: %s", mb, err_text);
+        int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (strstr(err_text, "out of memory") || strstr(err_text, "Cannot allocate")) {
+            cr_expect_eq(rc, EXIT_NO_MEMORY, "%d MB: out of memory with exit %d: %s", mb, rc, err_text);
+            assert_one_line("out of memory");
+        }
+        if (rc == 139 && strstr(err_text, "crashed (signal 11)") && strstr(err_text, "libfontconfig"))
+            library_crash++; /* fontconfig does not check its own malloc (SECURITY.md) */
+        else if (rc != 127) /* 127: the loader could not map a library: attnprof never started */
+            cr_expect(rc == EXIT_OK || rc == EXIT_NO_MEMORY, "%d MB: exit %d: %s", mb, rc, err_text);
+        oom += rc == EXIT_NO_MEMORY;
+        ok += rc == EXIT_OK;
+        cr_expect(!leftovers(dir), "%d MB: temporaries left", mb);
+    }
+    cr_log_info("RLIMIT_AS 16..72 MB: %d exit 9, %d rendered, %d crashes inside fontconfig", oom, ok, library_crash);
+    cr_expect_gt(oom, 0, "no limit ran out of memory: the test did not test it");
+    cr_expect_gt(ok, 0, "no limit was enough to render");
+    remove_tree(dir);
+}
+
+Test(hardening_memory, attn_oom_removes_the_registered_temporaries)
+{
+    char dir[256];
+    tmpdir(dir, sizeof dir, "oomtmp");
+    mkdir(dir, 0755);
+    char inner[300];
+    snprintf(inner, sizeof inner, "%s/figures", dir);
+    mkdir(inner, 0755);
+    write_text((snprintf(inner, sizeof inner, "%s/figures/a.png", dir), inner), "x");
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 2);
+        cleanup_add_path(dir);
+        struct rlimit lim = {256 << 20, 256 << 20};
+        setrlimit(RLIMIT_AS, &lim);
+        void *p = attn_malloc((size_t)1 << 40);
+        _exit(p ? 0 : 1);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == EXIT_NO_MEMORY, "exit %d", WEXITSTATUS(st));
+    cr_expect(!path_exists(dir), "the registered temporary stayed");
+    remove_tree(dir);
+}
+
+Test(hardening_files, an_unreadable_run_json_is_called_unreadable)
+{
+    char dir[256];
+    tmpdir(dir, sizeof dir, "perm");
+    fixture_copy("tests/fixtures/h200-4var", dir);
+    chmod(dir, 0755);
+    char path[300];
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    chmod(path, 0);
+    int pfd[2];
+    cr_assert_eq(pipe(pfd), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        /* root reads anything: the check runs as nobody */
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(2);
+        static trace t;
+        static run_info r;
+        char err[1024] = "";
+        int rc = archive_read(dir, &t, &r, err, sizeof err);
+        dprintf(pfd[1], "%d %s", rc, err);
+        _exit(0);
+    }
+    close(pfd[1]);
+    char got[1200] = "";
+    ssize_t n = read(pfd[0], got, sizeof got - 1);
+    got[n > 0 ? n : 0] = '\0';
+    close(pfd[0]);
+    waitpid(pid, NULL, 0);
+    cr_expect(!strncmp(got, "-1 ", 3), "%s", got);
+    cr_expect(strstr(got, "unreadable") && strstr(got, "Permission denied") && !strstr(got, "JSON"), "%s", got);
+    chmod(path, 0644);
     remove_tree(dir);
 }
