@@ -52,7 +52,8 @@ void cli_usage(FILE *f)
           "  --tokens N           B = N / S for every shape (default 32768); or --batch B for all\n"
           "  --gpus 0,1 | all     one worker process per GPU (CUDA_VISIBLE_DEVICES), shapes from one queue\n"
           "  --replicate          every GPU also runs one reference shape; the report flags GPUs that differ\n"
-          "  --resume             continue DIR's sweep: shapes with a complete archive are not run again\n"
+          "  --resume             continue DIR's sweep: shapes with a complete archive are not run again; DIR's\n"
+          "                       stored task command is never run: give the same --task-command yourself\n"
           "  --task-command CMD   run CMD (sh -c) per shape instead of `attnprof run`; placeholders {exe}\n"
           "                       {dir} {shape} {batch} {heads} {seq} {dim} {variants} {iters} {warmup} {run_flags}\n"
           "  --slurm              write DIR/sweep.sbatch (a job array, one task per shape) and print the sbatch line\n"
@@ -76,7 +77,8 @@ void cli_usage(FILE *f)
           "  --reference DIR      an archive of PyTorch's variants on the same GPU: its numbers beside ours\n"
           "\n"
           "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
-          "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error\n",
+          "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error, 8 a sweep directory refused\n"
+          "            (a stored task command, a link), 9 out of memory, 130 interrupted\n",
           f);
 }
 
