@@ -476,14 +476,14 @@ Test(hardening_outputs, a_kill_during_the_final_renames_leaves_every_output, .ti
     for (int r = 0; r < rounds; r++) {
         mark_old(dir);
         pid_t pid = start_report(dir, lib, NULL);
-        /* The manifest is written just before the first rename of the commit: from then
-         * on, kills spread over the commit's renames (60 ms each, 7 of them). */
+        /* report.html is the last document the render writes: from then on, kills spread
+         * over the renames that follow (60 ms each, about 7 of them). */
         char manifest[600];
-        snprintf(manifest, sizeof manifest, "%s/.report.tmp-%d/.manifest", dir, (int)pid);
+        snprintf(manifest, sizeof manifest, "%s/.report.tmp-%d/report.html", dir, (int)pid);
         struct timespec poll = {0, 2 * 1000 * 1000};
         for (int i = 0; i < 10000 && !path_exists(manifest); i++)
             nanosleep(&poll, NULL);
-        long us = (long)r * 420000 / rounds;
+        long us = (long)r * 480000 / rounds;
         struct timespec nap = {us / 1000000, (us % 1000000) * 1000};
         nanosleep(&nap, NULL);
         kill(pid, SIGKILL);
@@ -794,5 +794,90 @@ Test(hardening_files, an_unreadable_run_json_is_called_unreadable)
     cr_expect(!strncmp(got, "-1 ", 3), "%s", got);
     cr_expect(strstr(got, "unreadable") && strstr(got, "Permission denied") && !strstr(got, "JSON"), "%s", got);
     chmod(path, 0644);
+    remove_tree(dir);
+}
+
+/* compare and sweep --collect: a signal removes their temporaries; a SIGKILL during
+ * compare --force's swap leaves the old comparison or the new one, and the next compare
+ * removes what the killed one left. */
+Test(hardening_outputs, compare_and_collect_leave_no_temporaries, .timeout = 180)
+{
+    char dir[256], a[300], b[300], c[300], args[2048];
+    tmpdir(dir, sizeof dir, "cmpkill");
+    snprintf(a, sizeof a, "%s/A", dir);
+    snprintf(b, sizeof b, "%s/B", dir);
+    snprintf(c, sizeof c, "%s/C", dir);
+    fixture_copy("tests/fixtures/h200-4var", a);
+    fixture_copy("tests/fixtures/h200-4var", b);
+    const char *lib = slow_rename_lib();
+    snprintf(args, sizeof args, "compare %s %s -o %s -q", a, b, c);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    char leftover_cmd[600], md[400];
+    snprintf(leftover_cmd, sizeof leftover_cmd, "ls -A %s | grep -q -e tmp- -e old-", dir);
+    snprintf(md, sizeof md, "%s/compare.md", c);
+    int rounds = 10;
+    for (int r = 0; r <= rounds; r++) {
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+            int nul = open("/dev/null", O_RDWR);
+            dup2(nul, 1);
+            dup2(nul, 2);
+            setenv("LD_PRELOAD", lib, 1);
+            setenv("ATTNPROF_SLOW_RENAME_MS", "60", 1);
+            execl(attnprof_bin(), attnprof_bin(), "compare", a, b, "-o", c, "--force", "-q", (char *)NULL);
+            _exit(127);
+        }
+        /* The last document written into the new folder is compare.tex: from then on the swap. */
+        char tex[600];
+        snprintf(tex, sizeof tex, "%s/.C.tmp-%d/compare.tex", dir, (int)pid);
+        struct timespec poll = {0, 2 * 1000 * 1000};
+        for (int i = 0; i < 10000 && !path_exists(tex); i++)
+            nanosleep(&poll, NULL);
+        long us = (long)r * 150000 / rounds;
+        struct timespec nap = {0, us * 1000};
+        nanosleep(&nap, NULL);
+        kill(pid, r == rounds ? SIGTERM : SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+        cr_expect(path_exists(md), "round %d (%ld ms): the comparison is gone after a kill during its swap", r,
+                  us / 1000);
+        if (r == rounds) {
+            cr_expect(WIFEXITED(st) && (WEXITSTATUS(st) == EXIT_INTERRUPTED || WEXITSTATUS(st) == EXIT_OK),
+                      "SIGTERM: exit %d", WEXITSTATUS(st));
+            cr_expect(system(leftover_cmd) != 0, "SIGTERM: temporaries left");
+        }
+        /* The next compare of the same -o removes what the killed one left. */
+        snprintf(args, sizeof args, "compare %s %s -o %s --force -q", a, b, c);
+        cr_expect_eq(attnprof(args), EXIT_OK, "%s", err_text);
+        cr_expect(system(leftover_cmd) != 0, "round %d: temporaries left after the next compare", r);
+    }
+    /* sweep --collect, stopped by SIGTERM while it renders. */
+    char sweep[300];
+    snprintf(sweep, sizeof sweep, "%s/S", dir);
+    snprintf(args, sizeof args, "mkdir -p %s/shapes && cp -r %s %s/shapes/8x16x1024x64", sweep, a, sweep);
+    sh(args);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 1);
+        dup2(nul, 2);
+        setenv("LD_PRELOAD", lib, 1);
+        execl(attnprof_bin(), attnprof_bin(), "sweep", "--collect", sweep, (char *)NULL);
+        _exit(127);
+    }
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s/.sweep-report.tmp-%d", sweep, (int)pid);
+    struct timespec poll = {0, 2 * 1000 * 1000};
+    for (int i = 0; i < 10000 && !path_exists(tmp); i++)
+        nanosleep(&poll, NULL);
+    kill(pid, SIGTERM);
+    int st;
+    waitpid(pid, &st, 0);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == EXIT_INTERRUPTED, "sweep --collect: exit %d signal %d",
+              WEXITSTATUS(st), WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    cr_expect(!path_exists(tmp), "sweep --collect left its staging folder");
+    unlink(lib);
     remove_tree(dir);
 }
