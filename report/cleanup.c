@@ -133,7 +133,7 @@ void cleanup_now(void)
 static void on_stop(int sig)
 {
     cleanup_now();
-    char line[] = "attnprof: stopped by signal NN; its temporaries were removed, the outputs are as before\n";
+    char line[] = "attnprof: stopped by signal NN; its temporaries were removed and no output is half-written\n";
     char *nn = strstr(line, "NN");
     nn[0] = (char)('0' + sig / 10 % 10);
     nn[1] = (char)('0' + sig % 10);
