@@ -754,7 +754,9 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
         snprintf(err, errlen, "cmark-gfm has no table extension: install libcmark-gfm-extensions");
         return NULL;
     }
-    cmark_parser *p = cmark_parser_new(CMARK_OPT_DEFAULT);
+    /* cmark's own allocator aborts when memory runs out: ours says so in one line (alloc.h). */
+    static cmark_mem mem = {attn_calloc, attn_realloc, free};
+    cmark_parser *p = cmark_parser_new_with_mem(CMARK_OPT_DEFAULT, &mem);
     cmark_parser_attach_syntax_extension(p, table);
     cmark_parser_feed(p, markdown, strlen(markdown));
     cmark_node *doc = cmark_parser_finish(p);

@@ -442,7 +442,20 @@ int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *
         json_decref(root);
         return -1;
     }
-    s->exit_code = (int)json_integer_value(json_object_get(root, "exit_code"));
+    /* From whoever wrote the directory: an exit code is 0..255, a task index that of a
+     * Slurm array (or -1), a log a relative path inside DIR. */
+    json_int_t code = json_integer_value(json_object_get(root, "exit_code"));
+    json_t *task = json_object_get(root, "slurm_task");
+    const char *logp = jstr(root, "log");
+    if (code < 0 || code > 255 || (task && (!json_is_integer(task) || json_integer_value(task) < -1 ||
+                                            json_integer_value(task) > 1000000)) ||
+        logp[0] == '/' || strstr(logp, "..")) {
+        snprintf(err, errlen, "%s: exit_code, slurm_task or log out of range (0-255, -1 or a task index, a path "
+                 "inside the sweep): not a status file attnprof wrote", path);
+        json_decref(root);
+        return -1;
+    }
+    s->exit_code = (int)code;
     esc_copy_utf8(s->error, sizeof s->error, jstr(root, "error"));
     esc_copy_utf8(s->gpu, sizeof s->gpu, jstr(root, "gpu"));
     esc_copy_utf8(s->slurm_job_id, sizeof s->slurm_job_id, jstr(root, "slurm_job_id"));

@@ -881,3 +881,22 @@ Test(hardening_outputs, compare_and_collect_leave_no_temporaries, .timeout = 180
     unlink(lib);
     remove_tree(dir);
 }
+
+Test(hardening_sweep, a_status_file_out_of_range_is_not_believed)
+{
+    char dir[256], path[512], args[1024], out[8192];
+    tmpdir(dir, sizeof dir, "status");
+    planned_sweep(dir, NULL);
+    const char *bad[] = {"{\"exit_code\": 99999}", "{\"exit_code\": -3}", "{\"exit_code\": 1, \"log\": \"../../etc/passwd\"}",
+                         "{\"exit_code\": 1, \"slurm_task\": \"7\"}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(path, sizeof path, "%s/status", dir);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/status/4x4x256x64.json", dir);
+        write_text(path, bad[i]);
+        snprintf(args, sizeof args, "sweep --collect %s", dir);
+        cr_expect_eq(attnprof_out(args, out, sizeof out), EXIT_VARIANT_FAILED, "%s", err_text);
+        cr_expect(strstr(out, "1 unreadable (of 1)") && strstr(out, "out of range"), "%s: %s", bad[i], out);
+    }
+    remove_tree(dir);
+}
