@@ -5,7 +5,12 @@
  * newlines, output directories that are or hold an input, kills during the final
  * renames, a disk too small for report.pdf, two renders of one archive at once, too
  * little memory, an unreadable run.json and numbers that only look decimal. Each test
- * fails on the code before the fix. No GPU needed. */
+ * that runs the binary fails with the binary of the commit before this work (26b40b0,
+ * checked); the in-process ones test report_write_file, archive_read and attn_oom, whose
+ * old forms wrote through the link, said "not valid JSON" and did not exist. The kill
+ * tests slow rename(2) down with tests/fault/slow_rename.c (LD_PRELOAD, built here), as
+ * a network file system would; the full disk is a small tmpfs (root only, else skipped).
+ * No GPU needed. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
