@@ -1,5 +1,5 @@
-#include "alloc.h"
 #include "analysis.h"
+#include "alloc.h"
 #include "escape.h"
 
 

@@ -1,8 +1,8 @@
 /* Seeded percentile bootstrap of a ratio of medians (bootstrap.h). The generator
  * is splitmix64: small, fast, and the same on every machine, which is all a
  * resampler needs. */
-#include "alloc.h"
 #include "bootstrap.h"
+#include "alloc.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * bootstrapped against the baseline's, and each variant's GPU operations
  * aligned kernel by kernel. Writers and figures read the model; nothing here
  * formats a document. */
-#include "alloc.h"
 #include "compare.h"
+#include "alloc.h"
 
 #include "archive_read.h"
 #include "exit_codes.h"

@@ -1,5 +1,5 @@
-#include "alloc.h"
 #include "findings.h"
+#include "alloc.h"
 
 #include "escape.h"
 

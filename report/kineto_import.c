@@ -6,8 +6,8 @@
  * so that files never share an id. Nothing is invented: what Kineto does not
  * record stays zero/NaN in run_info and the report says "not recorded".
  * Status convention: 0 / EXIT_* as the header says; static helpers 0 / -1. */
-#include "alloc.h"
 #include "kineto_import.h"
+#include "alloc.h"
 
 #include "bounds.h"
 #include "exit_codes.h"

@@ -8,8 +8,8 @@
  * With `info`, a second thread reads the file for its SHA-256 meanwhile.
  * Status convention: the static helpers return 0 / -1; yajl callbacks return
  * 1 to go on, 0 to stop (then `st->status` says why). */
-#include "alloc.h"
 #include "kineto_read.h"
+#include "alloc.h"
 
 #include "bounds.h"
 #include "escape.h"

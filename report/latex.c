@@ -2,8 +2,8 @@
  * comparison, booktabs tables a paper \input's as they are; and the findings'
  * Markdown read back as plain text (summary.csv) or LaTeX. Archive strings are
  * escaped here as everywhere (escape.h): a name never becomes a command. */
-#include "alloc.h"
 #include "latex.h"
+#include "alloc.h"
 
 #include "escape.h"
 #include "report.h"

@@ -10,7 +10,6 @@
  * profiles that a killed attnprof left (attnprof-chromium-PID-*, PID gone) are removed
  * by the next print. A PDF counts only when it is whole (%PDF- at the start, %%EOF at
  * the end): a disk that fills up while Chromium writes is a failure, not a short file. */
-#include "alloc.h"
 #include "print.h"
 
 #include "report.h"

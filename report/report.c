@@ -1,5 +1,5 @@
-#include "alloc.h"
 #include "report.h"
+#include "alloc.h"
 
 #include "escape.h"
 #include "predict.h"

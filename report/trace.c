@@ -1,5 +1,5 @@
-#include "alloc.h"
 #include "trace.h"
+#include "alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
