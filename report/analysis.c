@@ -1,4 +1,5 @@
 #include "analysis.h"
+#include "alloc.h"
 #include "escape.h"
 
 
@@ -21,7 +22,7 @@ stats stats_of(const double *x, int n)
         return s;
     double *c = malloc(sizeof(double) * (size_t)n);
     if (!c)
-        abort();
+        attn_oom();
     memcpy(c, x, sizeof(double) * (size_t)n);
     qsort(c, (size_t)n, sizeof(double), cmp_double);
     s.min = c[0];
@@ -208,7 +209,7 @@ static int group_forward(const trace *t, corr_index *idx, const host_range *r, f
     f->ops = malloc(cap * sizeof *f->ops);
     f->n_ops = 0;
     if (!f->ops)
-        abort();
+        attn_oom();
     /* API calls are sorted by start (trace_sort): only those starting inside the range. */
     uint32_t token = ++idx->token;
     size_t first = 0, last = t->n_apis;
@@ -241,7 +242,7 @@ static int group_forward(const trace *t, corr_index *idx, const host_range *r, f
                 cap *= 2;
                 f->ops = realloc(f->ops, cap * sizeof *f->ops);
                 if (!f->ops)
-                    abort();
+                    attn_oom();
             }
             f->ops[f->n_ops++] = idx->ops[lo];
         }
@@ -250,7 +251,7 @@ static int group_forward(const trace *t, corr_index *idx, const host_range *r, f
         qsort(f->ops, (size_t)f->n_ops, sizeof *f->ops, cmp_op_start);
     f->launchers = malloc(sizeof *f->launchers * (size_t)(f->n_ops ? f->n_ops : 1));
     if (!f->launchers)
-        abort();
+        attn_oom();
     double sum = 0;
     int64_t lo_ns = INT64_MAX, hi_ns = INT64_MIN;
     for (int k = 0; k < f->n_ops; k++) {
@@ -273,7 +274,7 @@ static int median_int(int *x, int n)
 {
     double *d = calloc((size_t)(n ? n : 1), sizeof(double));
     if (!d)
-        abort();
+        attn_oom();
     for (int i = 0; i < n; i++)
         d[i] = x[i];
     stats s = stats_of(d, n);
@@ -289,7 +290,7 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
     corr_index idx = {malloc(sizeof(gpu_op *) * (t->n_ops ? t->n_ops : 1)), t->n_ops,
                       calloc(t->n_ops ? t->n_ops : 1, sizeof(uint32_t)), 0};
     if (!idx.ops || !idx.mark)
-        abort();
+        attn_oom();
     for (size_t i = 0; i < t->n_ops; i++)
         idx.ops[i] = &t->ops[i];
     qsort(idx.ops, idx.n, sizeof *idx.ops, cmp_corr);
@@ -302,7 +303,7 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
             n += t->ranges[i].iteration >= 0 && !strcmp(t->ranges[i].variant, va->result->name);
         va->forwards = calloc((size_t)(n ? n : 1), sizeof *va->forwards);
         if (!va->forwards)
-            abort();
+            attn_oom();
         for (size_t i = 0; i < t->n_ranges; i++) {
             const host_range *h = &t->ranges[i];
             if (h->iteration >= 0 && !strcmp(h->variant, va->result->name))
@@ -313,7 +314,7 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
         int *ops = malloc(sizeof(int) * (size_t)(n ? n : 1)), *mc = malloc(sizeof(int) * (size_t)(n ? n : 1));
         int *kn = malloc(sizeof(int) * (size_t)(n ? n : 1)), *ms = malloc(sizeof(int) * (size_t)(n ? n : 1));
         if (!cu || !cp || !sp || !ops || !mc || !kn || !ms)
-            abort();
+            attn_oom();
         for (int i = 0; i < va->n_forwards; i++) {
             forward *f = &va->forwards[i];
             cu[i] = f->cuda_us;
@@ -386,7 +387,7 @@ int analysis_median_forward(const variant_analysis *va)
         return -1;
     ranked *r = malloc(sizeof *r * (size_t)n);
     if (!r)
-        abort();
+        attn_oom();
     for (int i = 0; i < n; i++)
         r[i] = (ranked){va->forwards[i].cuda_us, i};
     qsort(r, (size_t)n, sizeof *r, cmp_ranked);
@@ -400,7 +401,7 @@ void per_forward_median(const variant_analysis *va, op_predicate pred, int *coun
     int n = va->n_forwards;
     double *c = calloc((size_t)(n ? n : 1), sizeof(double)), *t = calloc((size_t)(n ? n : 1), sizeof(double));
     if (!c || !t)
-        abort();
+        attn_oom();
     for (int i = 0; i < n; i++) {
         c[i] = t[i] = 0;
         for (int k = 0; k < va->forwards[i].n_ops; k++) {

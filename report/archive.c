@@ -1,7 +1,20 @@
+/* The archive directory as a unit (archive.h): a new one is built under a temporary
+ * name beside its destination and swapped in with one rename (RENAME_EXCHANGE where the
+ * file system has it), so a kill leaves either the old or the new one at the
+ * destination, never neither; a temporary or a moved-aside old one that a killed
+ * process left is removed (or put back) by the next archive_begin of that destination.
+ * Also: removing trees without following links, and whether two paths overlap (an
+ * output that is, holds or lies inside an input is refused by the commands). */
 #include "archive.h"
 
+#include "cleanup.h"
+
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <ftw.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -49,6 +62,46 @@ static int mkdir_p(const char *dir)
     return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* PID of a ".NAME.tmp-PID" / "NAME.old-PID" entry when that process is gone; 0 otherwise. */
+static long dead_owner(const char *entry, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(entry, prefix, n) != 0)
+        return 0;
+    const char *num = entry + n;
+    if (!*num || strspn(num, "0123456789") != strlen(num) || strlen(num) > 9)
+        return 0;
+    long pid = strtol(num, NULL, 10);
+    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return 0;
+    return pid;
+}
+
+/* What a killed archive_commit of `parent/name` left: the old archive moved aside while
+ * the destination is gone goes back; temporaries are removed. */
+static void recover_killed(const char *parent, const char *name)
+{
+    char tmp_prefix[300], old_prefix[300], path[PATH_MAX + 300], dest[PATH_MAX + 300];
+    if (snprintf(tmp_prefix, sizeof tmp_prefix, ".%s.tmp-", name) >= (int)sizeof tmp_prefix ||
+        snprintf(old_prefix, sizeof old_prefix, "%s.old-", name) >= (int)sizeof old_prefix)
+        return;
+    snprintf(dest, sizeof dest, "%s/%s", parent, name);
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int old = dead_owner(e->d_name, old_prefix) != 0;
+        if (!old && !dead_owner(e->d_name, tmp_prefix))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+        if (old && !path_exists(dest) && rename(path, dest) == 0)
+            continue;
+        remove_tree(path);
+    }
+    closedir(d);
+}
+
 int archive_begin(const char *dest, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
     char a[4096], b[4096];
@@ -66,28 +119,49 @@ int archive_begin(const char *dest, char *tmp, size_t tmplen, char *err, size_t 
         snprintf(err, errlen, "%.200s...: path too long", dest);
         return -1;
     }
+    recover_killed(parent, name);
     remove_tree(tmp);
     if (mkdir(tmp, 0755) != 0) {
         snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
         return -1;
     }
+    cleanup_add_path(tmp);
     return 0;
 }
 
 int archive_commit(const char *tmp, const char *dest, int force, char *err, size_t errlen)
 {
     char old[4200] = "";
+    sigset_t mask;
+    cleanup_block(&mask); /* SIGINT/SIGTERM wait until dest is whole again */
+    int rc = 0;
     if (path_exists(dest)) {
         if (!force) {
             snprintf(err, errlen, "%s exists; pass --force to replace it or choose another -o", dest);
+            cleanup_unblock(&mask);
             return -1;
         }
+        /* One rename swaps the two: dest is the old archive or the new one, never absent. */
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dest, RENAME_EXCHANGE) == 0) {
+            remove_tree(tmp); /* the old archive, now under the temporary name */
+            cleanup_forget_path(tmp);
+            cleanup_unblock(&mask);
+            return 0;
+        }
+        if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) {
+            snprintf(err, errlen, "%s: cannot swap %s into place: %s", dest, tmp, strerror(errno));
+            cleanup_unblock(&mask);
+            return -1;
+        }
+        /* A file system without RENAME_EXCHANGE: aside, then in (archive_begin repairs a kill between). */
         if (snprintf(old, sizeof old, "%s.old-%d", dest, (int)getpid()) >= (int)sizeof old) {
             snprintf(err, errlen, "%.200s...: path too long", dest);
+            cleanup_unblock(&mask);
             return -1;
         }
         if (rename(dest, old) != 0) {
             snprintf(err, errlen, "%s: cannot move the old archive aside: %s", dest, strerror(errno));
+            cleanup_unblock(&mask);
             return -1;
         }
     }
@@ -95,11 +169,71 @@ int archive_commit(const char *tmp, const char *dest, int force, char *err, size
         snprintf(err, errlen, "%s: cannot rename %s into place: %s", dest, tmp, strerror(errno));
         if (old[0])
             rename(old, dest);
-        return -1;
+        rc = -1;
+    } else {
+        cleanup_forget_path(tmp);
+        if (old[0])
+            remove_tree(old);
     }
-    if (old[0])
-        remove_tree(old);
-    return 0;
+    cleanup_unblock(&mask);
+    return rc;
+}
+
+/* The canonical absolute form of a path that may not exist yet: realpath of its longest
+ * existing prefix, then the rest as written. 0, or -1. */
+static int canonical(const char *path, char *out, size_t n)
+{
+    char buf[PATH_MAX], real[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf || !*buf)
+        return -1;
+    size_t len = strlen(buf);
+    while (len > 1 && buf[len - 1] == '/')
+        buf[--len] = '\0';
+    if (realpath(buf, real))
+        return snprintf(out, n, "%s", real) < (int)n ? 0 : -1;
+    if (errno != ENOENT)
+        return -1;
+    char *slash = strrchr(buf, '/');
+    const char *last = slash ? slash + 1 : buf;
+    char parent[PATH_MAX];
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else if (slash == buf)
+        snprintf(parent, sizeof parent, "/");
+    else
+        snprintf(parent, sizeof parent, "%.*s", (int)(slash - buf), buf);
+    char cp[PATH_MAX];
+    if (canonical(parent, cp, sizeof cp) != 0)
+        return -1;
+    /* Folders that do not exist yet will be made as real ones: "." and ".." then read as written. */
+    if (!strcmp(last, "."))
+        return snprintf(out, n, "%s", cp) < (int)n ? 0 : -1;
+    if (!strcmp(last, "..")) {
+        char *up = strrchr(cp, '/');
+        if (up && up != cp)
+            *up = '\0';
+        else
+            snprintf(cp, sizeof cp, "/");
+        return snprintf(out, n, "%s", cp) < (int)n ? 0 : -1;
+    }
+    return snprintf(out, n, "%s%s%s", cp, strcmp(cp, "/") ? "/" : "", last) < (int)n ? 0 : -1;
+}
+
+/* a is b or lies inside b */
+static int within(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    if (!strcmp(b, "/"))
+        return 1;
+    return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/');
+}
+
+int archive_paths_overlap(const char *out, const char *in)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    if (canonical(out, a, sizeof a) != 0 || canonical(in, b, sizeof b) != 0)
+        return -1;
+    return within(a, b) || within(b, a);
 }
 
 void gpu_slug(const char *gpu_name, char *out, size_t n)

@@ -5,10 +5,18 @@
 
 #include <stddef.h>
 
-/* Creates `<parent>/.<name>.tmp-<pid>` (and the parent) for `dest`; the path goes to tmp. */
+/* Creates `<parent>/.<name>.tmp-<pid>` (and the parent) for `dest`; the path goes to tmp
+ * and is registered for removal if the process is stopped (cleanup.h). First, what a
+ * killed commit of the same dest left is repaired: its old archive put back when dest is
+ * missing, its temporaries removed. */
 int archive_begin(const char *dest, char *tmp, size_t tmplen, char *err, size_t errlen);
-/* Renames tmp → dest; with `force`, an existing dest is replaced (moved aside, then removed). */
+/* Renames tmp → dest; with `force`, an existing dest is replaced: swapped with tmp in one
+ * rename (RENAME_EXCHANGE; moved aside, then in, where the file system lacks it), then
+ * the old one removed. SIGINT/SIGTERM wait until it is done. */
 int archive_commit(const char *tmp, const char *dest, int force, char *err, size_t errlen);
+/* 1 when `out` is, holds, or lies inside `in` (after resolving links and "..", for paths
+ * that need not exist yet); 0 when not; -1 when either cannot be resolved. */
+int archive_paths_overlap(const char *out, const char *in);
 /* Removes a directory tree (used for the temporary one on failure). */
 int remove_tree(const char *path);
 int path_exists(const char *path);

@@ -5,7 +5,11 @@
  * counters_free when done). */
 #include "archive_read.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -27,6 +31,14 @@ static int archive_file(const char *dir, const char *name, const char *missing_h
         snprintf(err, errlen, "%s: not a regular file; an archive holds plain trace.json and run.json files", *path);
         return -1;
     }
+    /* A file that cannot be opened (permissions) is unreadable, not "invalid JSON". */
+    int fd = open(*path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: unreadable: %s; give this user read permission (chmod a+r)", *path,
+                 strerror(errno));
+        return -1;
+    }
+    close(fd);
     return 0;
 }
 

@@ -2,6 +2,7 @@
  * is splitmix64: small, fast, and the same on every machine, which is all a
  * resampler needs. */
 #include "bootstrap.h"
+#include "alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ double median_of(const double *v, int n)
         return NAN;
     double *c = malloc(sizeof *c * (size_t)n);
     if (!c)
-        abort();
+        attn_oom();
     memcpy(c, v, sizeof *c * (size_t)n);
     qsort(c, (size_t)n, sizeof *c, cmp_double);
     double m = median_sorted(c, n);
@@ -77,7 +78,7 @@ ratio_ci bootstrap_median_ratio(const double *base, int n_base, const double *x,
     double *ratios = malloc(sizeof *ratios * (size_t)resamples);
     double *scratch = malloc(sizeof *scratch * (size_t)(n_base > n_x ? n_base : n_x));
     if (!ratios || !scratch)
-        abort();
+        attn_oom();
     uint64_t state = seed;
     int kept = 0;
     for (int i = 0; i < resamples; i++) {

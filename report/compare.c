@@ -4,6 +4,7 @@
  * aligned kernel by kernel. Writers and figures read the model; nothing here
  * formats a document. */
 #include "compare.h"
+#include "alloc.h"
 
 #include "archive_read.h"
 #include "exit_codes.h"
@@ -255,7 +256,7 @@ static void fill_cell(compare_cell *c, const compare_archive *ar, const char *na
     c->cpu = malloc(bytes);
     c->ops = malloc(bytes);
     if (!c->metric || !c->cpu || !c->ops)
-        abort();
+        attn_oom();
     for (int i = 0; i < n; i++) {
         const forward *fw = &c->va->forwards[i];
         c->metric[i] = throughput ? (fw->cuda_us > 0 ? ar->flops / (fw->cuda_us * 1e-6) / 1e12 : NAN) : fw->cuda_us;
@@ -282,7 +283,7 @@ static void sample_push(sample_list *l, double x)
         l->cap = l->cap ? l->cap * 2 : 32;
         l->v = realloc(l->v, sizeof *l->v * (size_t)l->cap);
         if (!l->v)
-            abort();
+            attn_oom();
     }
     l->v[l->n++] = x;
 }
@@ -322,7 +323,7 @@ static int summarise_kernels(const variant_analysis *va, const device_props *dev
                     k = realloc(k, sizeof *k * (size_t)cap);
                     durs = realloc(durs, sizeof *durs * (size_t)cap);
                     if (!k || !durs)
-                        abort();
+                        attn_oom();
                 }
                 memset(&k[n], 0, sizeof k[n]);
                 memset(&durs[n], 0, sizeof durs[n]);
@@ -471,7 +472,7 @@ static void diff_findings(kernel_diff *d, const variant_analysis *base, const va
     d->gap_base = calloc(MAX_FINDINGS, sizeof *d->gap_base);
     d->gap_other = calloc(MAX_FINDINGS, sizeof *d->gap_other);
     if (!d->only_base || !d->only_other || !d->gap_base || !d->gap_other)
-        abort();
+        attn_oom();
     char key[400];
     for (int i = 0; base && i < base->n_findings; i++) {
         finding_key(base->findings[i], key, sizeof key);
@@ -509,7 +510,7 @@ static void diff_kernels(kernel_diff *d, const kernel_summary *base, int nb, con
     d->rows = calloc((size_t)(nb + no + 1), sizeof *d->rows);
     const kernel_summary **b = calloc((size_t)nb + 1, sizeof *b), **o = calloc((size_t)no + 1, sizeof *o);
     if (!d->rows || !b || !o)
-        abort();
+        attn_oom();
     for (int i = 0; i < nb; i++)
         b[i] = &base[i];
     for (int i = 0; i < no; i++)
@@ -518,7 +519,7 @@ static void diff_kernels(kernel_diff *d, const kernel_summary *base, int nb, con
     qsort(o, (size_t)no, sizeof *o, by_order);
     char *used_o = calloc((size_t)no + 1, 1), *used_b = calloc((size_t)nb + 1, 1);
     if (!used_o || !used_b)
-        abort();
+        attn_oom();
     for (int i = 0; i < nb; i++)
         for (int j = 0; j < no; j++)
             if (!used_o[j] && same_operation(b[i], o[j]->op, o[j]->role)) {
@@ -690,7 +691,7 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
         cap += m->in[i]->a.n;
     m->variants = calloc((size_t)(cap ? cap : 1), sizeof *m->variants);
     if (!m->variants)
-        abort();
+        attn_oom();
     for (int i = 0; i < n; i++)
         for (int v = 0; v < m->in[i]->a.n; v++) {
             const char *name = m->in[i]->a.v[v].result->name;

@@ -2,6 +2,7 @@
  * linked), compare.html (the same page self-contained, figures inlined) and
  * compare.csv (one row per variant and run), all from one compare_model, and
  * the atomic directory they are written into. */
+#include "alloc.h"
 #include "compare.h"
 
 #include "archive.h"
@@ -339,7 +340,7 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     const run_info *b = &m->in[0]->r;
     fprintf(f, "# attnprof compare — %d runs", m->n);
     if (!m->throughput)
@@ -463,7 +464,7 @@ char *compare_csv(const compare_model *m)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     const char *metric = m->throughput ? "tflops" : "cuda_us";
     fprintf(f, "variant,archive,baseline,state,reason,forwards,%s_median,%s_min,%s_max,ratio,ratio_lo,ratio_hi,"
                "verdict,cpu_us_median,cpu_us_min,cpu_us_max,cpu_ratio,cpu_ratio_lo,cpu_ratio_hi,cpu_verdict,"

@@ -10,6 +10,9 @@ enum {
     EXIT_OUTPUT_EXISTS = 5,  /* -o DIR exists and --force was not given */
     EXIT_BAD_ARCHIVE = 6,    /* missing or corrupt trace.json / run.json */
     EXIT_IO = 7,             /* cannot write the output, or a CUDA/CUPTI failure outside any variant */
+    EXIT_REFUSED = 8,        /* a sweep directory asks for what its command line did not (a stored --task-command
+                              * that differs), or holds a symbolic link where attnprof writes */
+    EXIT_NO_MEMORY = 9,      /* out of host memory: one line, temporaries removed */
     EXIT_INTERRUPTED = 130,  /* SIGINT/SIGTERM: stopped, only complete archives left (128 + SIGINT, as shells say) */
 };
 #endif

@@ -1,4 +1,5 @@
 #include "findings.h"
+#include "alloc.h"
 
 #include "escape.h"
 #include "occupancy.h"
@@ -405,7 +406,7 @@ static void launch_findings(variant_analysis *va)
     double *lat = calloc((size_t)(va->n_forwards ? va->n_forwards : 1), sizeof(double));
     int nl = 0;
     if (!lat)
-        abort();
+        attn_oom();
     for (int i = 0; i < va->n_forwards; i++) {
         const forward *f = &va->forwards[i];
         for (int k = 0; k < f->n_ops; k++)

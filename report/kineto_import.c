@@ -7,6 +7,7 @@
  * record stays zero/NaN in run_info and the report says "not recorded".
  * Status convention: 0 / EXIT_* as the header says; static helpers 0 / -1. */
 #include "kineto_import.h"
+#include "alloc.h"
 
 #include "bounds.h"
 #include "exit_codes.h"
@@ -61,7 +62,7 @@ static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
         *cap = *cap ? *cap * 2 : 64;
         *v = realloc(*v, *cap * sizeof **v);
         if (!*v)
-            abort();
+            attn_oom();
     }
     (*v)[(*n)++] = x;
 }
@@ -81,7 +82,7 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
             c->cap_flows = c->cap_flows ? c->cap_flows * 2 : 256;
             c->flows = realloc(c->flows, c->cap_flows * sizeof *c->flows);
             if (!c->flows)
-                abort();
+                attn_oom();
         }
         c->flows[c->n_flows++] = (flow_end){e->id.i, (int)e->pid.i, (int)e->tid.i, llround(e->ts.d * 1000.0),
                                             e->ph[0] == 's'};
@@ -155,7 +156,7 @@ static size_t tie_by_flows(read_ctx *c, size_t ops0, size_t apis0)
         keyed *apis = malloc((t->n_apis - apis0 + 1) * sizeof *apis);
         char *api_loose = calloc(t->n_apis - apis0 + 1, 1);
         if (!ops || !apis || !api_loose)
-            abort();
+            attn_oom();
         for (size_t i = 0; i < c->n_loose_ops; i++) {
             const gpu_op *o = &t->ops[c->loose_ops[i]];
             ops[i] = (keyed){o->device, o->stream, o->start_ns, c->loose_ops[i]};
@@ -225,7 +226,7 @@ static void set_variant(host_range *h, const char *variant, int iteration)
 {
     char *v = strdup(variant);
     if (!v)
-        abort();
+        attn_oom();
     free(h->variant);
     h->variant = v;
     h->iteration = iteration;
@@ -287,7 +288,7 @@ static int mark_forwards(trace *t, size_t ranges0, const char *path, const char 
     }
     host_range **fw = malloc(n * sizeof *fw);
     if (!fw)
-        abort();
+        attn_oom();
     size_t k = 0;
     for (size_t i = ranges0; i < t->n_ranges; i++) {
         host_range *h = &t->ranges[i];

@@ -9,6 +9,7 @@
  * Status convention: the static helpers return 0 / -1; yajl callbacks return
  * 1 to go on, 0 to stop (then `st->status` says why). */
 #include "kineto_read.h"
+#include "alloc.h"
 
 #include "bounds.h"
 #include "escape.h"
@@ -73,7 +74,7 @@ static int sbuf_set(sbuf *b, const unsigned char *s, size_t n)
             cap *= 2;
         char *p = realloc(b->s, cap);
         if (!p)
-            abort(); /* as trace.c: out of host memory is not recoverable here */
+            attn_oom(); /* as trace.c: out of host memory is not recoverable here */
         b->s = p;
         b->cap = cap;
     }
@@ -488,7 +489,7 @@ static void *digest_thread(void *arg)
         return NULL;
     unsigned char *buf = malloc(CHUNK);
     if (!buf)
-        abort();
+        attn_oom();
     sha256_ctx sha;
     sha256_init(&sha);
     ssize_t n;
@@ -524,7 +525,7 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
     state *st = calloc(1, sizeof *st);
     unsigned char *raw = malloc(CHUNK), *out = malloc(CHUNK);
     if (!st || !raw || !out)
-        abort();
+        attn_oom();
     st->path = path;
     st->fn = fn;
     st->user = ctx_user;
@@ -562,7 +563,7 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
             if (n >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
                 info->gzip = 1;
                 if (inflateInit2(&zs, 15 + 16) != Z_OK)
-                    abort();
+                    attn_oom();
                 z_open = 1;
             }
         }

@@ -3,6 +3,7 @@
  * Markdown read back as plain text (summary.csv) or LaTeX. Archive strings are
  * escaped here as everywhere (escape.h): a name never becomes a command. */
 #include "latex.h"
+#include "alloc.h"
 
 #include "findings.h"
 
@@ -20,7 +21,7 @@ void md_spans(const char *md, md_span_fn span, void *ctx)
 {
     char *buf = malloc(strlen(md) + 1);
     if (!buf)
-        abort();
+        attn_oom();
     size_t n = 0;
     const char *p = md;
     while (*p) {
@@ -91,7 +92,7 @@ char *md_to_plain(const char *md)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     md_spans(md, plain_span, f);
     fclose(f);
     return buf;
@@ -261,7 +262,7 @@ char *report_summary_tex(const analysis *a)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     fputs("% attnprof summary.tex: \\input{summary.tex} in a document with \\usepackage{booktabs}\n"
           "% With \\usepackage[T1]{fontenc} also \\usepackage{lmodern} (or cm-super): else T1 text is Type 3 bitmaps.\n"
           "% Generated from this archive's trace.json and run.json; every number is derived from the records.\n",
@@ -365,7 +366,7 @@ char *compare_tex(const compare_model *m)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     const compare_archive *base = m->in[m->baseline];
     fputs("% attnprof compare.tex: \\input{compare.tex} in a document with \\usepackage{booktabs}\n"
           "% With \\usepackage[T1]{fontenc} also \\usepackage{lmodern} (or cm-super): else T1 text is Type 3 bitmaps.\n"

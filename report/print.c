@@ -2,7 +2,14 @@
  * The page's print stylesheet (templates/style.css, @media print) keeps every
  * column on the paper; this only drives the browser. Chromium is found on PATH
  * (chromium, chromium-browser, google-chrome) or at $ATTNPROF_CHROMIUM; without it
- * the caller says so in one line and the archive is complete without the PDF. */
+ * the caller says so in one line and the archive is complete without the PDF.
+ *
+ * Chromium never outlives attnprof: it runs in its own process group, registered with
+ * cleanup.h (a signal kills the group), with PR_SET_PDEATHSIG (a SIGKILLed attnprof
+ * takes the browser with it), and its profile in /tmp is registered for removal too;
+ * profiles that a killed attnprof left (attnprof-chromium-PID-*, PID gone) are removed
+ * by the next print. A PDF counts only when it is whole (%PDF- at the start, %%EOF at
+ * the end): a disk that fills up while Chromium writes is a failure, not a short file. */
 #include "print.h"
 
 #include "report.h"
@@ -13,12 +20,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "archive.h"
+#include "cleanup.h"
 
 static int executable(const char *path)
 {
@@ -65,6 +76,7 @@ int print_pdf_enabled(void)
  * its exit status, or -1. */
 static int run_quietly(char *const argv[], int timeout_s)
 {
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -76,23 +88,84 @@ static int run_quietly(char *const argv[], int timeout_s)
             dup2(dn, 2);
         }
         setpgid(0, 0); /* its helpers go with it when it is killed */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127); /* attnprof died before the line above */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
         execv(argv[0], argv);
         _exit(127);
     }
+    setpgid(pid, pid);
+    cleanup_add_group(pid);
+    int rc = -1, exited = 0;
     struct timespec step = {0, 20 * 1000 * 1000};
     for (int waited = 0; waited < timeout_s * 50; waited++) {
-        int st;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-        if (r < 0)
-            return -1;
+        /* WNOWAIT: the browser stays a zombie, so its group id cannot be reused before
+         * the group is killed below. */
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+            break;
+        if (info.si_pid == pid) {
+            exited = 1;
+            rc = info.si_code == CLD_EXITED ? info.si_status : -1;
+            break;
+        }
         nanosleep(&step, NULL);
     }
+    /* The browser's helpers (zygote, renderer, GPU process) are in its group: none stays. */
     kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
+    if (!exited)
+        kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    return -1;
+    cleanup_forget_group(pid);
+    return rc;
+}
+
+/* A whole PDF: "%PDF-" first, "%%EOF" in its last kilobyte. */
+static int pdf_whole(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 16) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    char head[5], tail[1025];
+    off_t from = st.st_size > 1024 ? st.st_size - 1024 : 0;
+    ssize_t nh = pread(fd, head, sizeof head, 0), nt = pread(fd, tail, sizeof tail - 1, from);
+    close(fd);
+    if (nh != 5 || memcmp(head, "%PDF-", 5) || nt < 5)
+        return 0;
+    tail[nt] = '\0';
+    for (ssize_t i = nt - 5; i >= 0; i--)
+        if (!memcmp(tail + i, "%%EOF", 5))
+            return 1;
+    return 0;
+}
+
+/* /tmp/attnprof-chromium-PID-XXXXXX of processes that are gone (killed while printing). */
+static void remove_stale_profiles(void)
+{
+    DIR *d = opendir("/tmp");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "attnprof-chromium-", 18) != 0)
+            continue;
+        char *end;
+        long pid = strtol(e->d_name + 18, &end, 10);
+        if (pid <= 0 || *end != '-' || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char *p = attn_asprintf("/tmp/%s", e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+            remove_tree(p);
+        free(p);
+    }
+    if (d)
+        closedir(d);
 }
 
 /* Chromium's (Skia's) form of a date value: "(D:YYYYMMDDHHmmSS+00'00')". */
@@ -156,13 +229,17 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
                               "ATTNPROF_CHROMIUM names no program; the archive is complete without it", pdf_name);
         return 1;
     }
+    remove_stale_profiles();
     /* A copy of the page with the paper size set (the page itself leaves it to the printer). */
     char *html_path = NULL, *copy = NULL, *pdf = NULL, *profile = NULL, *url = NULL, *flag = NULL;
-    int rc = -1;
-    if (asprintf(&html_path, "%s/%s", dir, html_name) < 0 || asprintf(&copy, "%s/.print-%d.html", dir, (int)getpid()) < 0 ||
-        asprintf(&pdf, "%s/%s", dir, pdf_name) < 0 || asprintf(&profile, "/tmp/attnprof-chromium-%d-XXXXXX", (int)getpid()) < 0)
-        abort();
+    int rc = -1, profile_made = 0;
+    html_path = attn_asprintf("%s/%s", dir, html_name);
+    copy = attn_asprintf("%s/.print-%d.html", dir, (int)getpid());
+    pdf = attn_asprintf("%s/%s", dir, pdf_name);
+    profile = attn_asprintf("/tmp/attnprof-chromium-%d-XXXXXX", (int)getpid());
     FILE *in = fopen(html_path, "rb"), *out = in ? fopen(copy, "wb") : NULL;
+    if (out)
+        cleanup_add_path(copy);
     if (!in || !out) {
         snprintf(msg, msglen, "%s not written: cannot read %s or write beside it: %s", pdf_name, html_path,
                  strerror(errno));
@@ -173,21 +250,30 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
     char buf[65536];
     size_t n;
     int injected = 0;
+    int copied = 1;
     while ((n = fread(buf, 1, sizeof buf - 1, in)) > 0) {
         buf[n] = '\0';
         char *st = injected ? NULL : strstr(buf, "</style>");
         if (st) {
-            fwrite(buf, 1, (size_t)(st - buf), out);
-            fprintf(out, "@page { size: %s; }\n", page_size);
-            fwrite(st, 1, n - (size_t)(st - buf), out);
+            copied &= fwrite(buf, 1, (size_t)(st - buf), out) == (size_t)(st - buf);
+            copied &= fprintf(out, "@page { size: %s; }\n", page_size) > 0;
+            copied &= fwrite(st, 1, n - (size_t)(st - buf), out) == n - (size_t)(st - buf);
             injected = 1;
         } else {
-            fwrite(buf, 1, n, out);
+            copied &= fwrite(buf, 1, n, out) == n;
         }
     }
+    copied &= !ferror(in);
     fclose(in);
-    fclose(out);
-    if (!mkdtemp(profile)) {
+    copied &= fclose(out) == 0;
+    if (!copied) {
+        snprintf(msg, msglen, "%s not written: cannot copy %s beside it: %s", pdf_name, html_path, strerror(errno));
+        goto done;
+    }
+    if (mkdtemp(profile)) {
+        profile_made = 1;
+        cleanup_add_path(profile);
+    } else {
         snprintf(msg, msglen, "%s not written: no temporary directory: %s", pdf_name, strerror(errno));
         goto done;
     }
@@ -196,18 +282,15 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
         snprintf(msg, msglen, "%s not written: %s: %s", pdf_name, copy, strerror(errno));
         goto done;
     }
-    if (asprintf(&url, "file://%s", abs_copy) < 0 || asprintf(&flag, "--print-to-pdf=%s", pdf) < 0)
-        abort();
-    char *profile_flag = NULL;
-    if (asprintf(&profile_flag, "--user-data-dir=%s", profile) < 0)
-        abort();
+    url = attn_asprintf("file://%s", abs_copy);
+    flag = attn_asprintf("--print-to-pdf=%s", pdf);
+    char *profile_flag = attn_asprintf("--user-data-dir=%s", profile);
     char *argv[] = {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
                     "--no-first-run", profile_flag, flag, url, NULL};
     unlink(pdf);
     int st = run_quietly(argv, 120);
     free(profile_flag);
-    struct stat sb;
-    if (st == 0 && stat(pdf, &sb) == 0 && sb.st_size > 0) {
+    if (st == 0 && pdf_whole(pdf)) {
         rc = fix_pdf_dates(pdf, date);
         if (rc != 0) {
             unlink(pdf);
@@ -216,13 +299,22 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
         }
     } else {
         unlink(pdf);
-        snprintf(msg, msglen, "%s not written: %s exited with status %d", pdf_name, chromium, st);
+        if (st == 0)
+            snprintf(msg, msglen, "%s not written: %s left no whole PDF (is the disk full?); free space, or leave "
+                     "out --pdf", pdf_name, chromium);
+        else
+            snprintf(msg, msglen, "%s not written: %s exited with status %d; leave out --pdf to skip it", pdf_name,
+                     chromium, st);
     }
 done:
-    if (copy)
+    if (copy) {
         unlink(copy);
-    if (profile && profile[strlen(profile) - 1] != 'X')
+        cleanup_forget_path(copy);
+    }
+    if (profile_made) {
         remove_tree(profile);
+        cleanup_forget_path(profile);
+    }
     free(html_path), free(copy), free(pdf), free(profile), free(url), free(flag);
     return rc;
 }

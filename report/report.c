@@ -1,5 +1,6 @@
 #include "report.h"
 #include "units.h"
+#include "alloc.h"
 
 #include "citation.h"
 #include "escape.h"
@@ -15,6 +16,7 @@
 #include <cmark-gfm-core-extensions.h>
 #include <cmark-gfm.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -478,7 +480,7 @@ static char *base64_file(const char *path, size_t *len_out)
     size_t out_len = 4 * ((got + 2) / 3);
     char *out = malloc(out_len + 1), *o = out;
     if (!out)
-        abort();
+        attn_oom();
     for (size_t i = 0; i < got; i += 3) {
         unsigned v = raw[i] << 16 | (i + 1 < got ? raw[i + 1] << 8 : 0) | (i + 2 < got ? raw[i + 2] : 0);
         *o++ = tbl[v >> 18 & 63];
@@ -720,7 +722,7 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     header(f, a);
     series_abstract(f, a);
     summary_table(f, a, ref);
@@ -804,7 +806,7 @@ static char *code_break_points(const char *html)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     int in_code = 0;
     for (const char *p = html; *p; p++) {
         if (*p == '<') {
@@ -829,7 +831,9 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
         snprintf(err, errlen, "cmark-gfm has no table extension: install libcmark-gfm-extensions");
         return NULL;
     }
-    cmark_parser *p = cmark_parser_new(CMARK_OPT_DEFAULT);
+    /* cmark's own allocator aborts when memory runs out: ours says so in one line (alloc.h). */
+    static cmark_mem mem = {attn_calloc, attn_realloc, free};
+    cmark_parser *p = cmark_parser_new_with_mem(CMARK_OPT_DEFAULT, &mem);
     cmark_parser_attach_syntax_extension(p, table);
     cmark_parser_feed(p, markdown, strlen(markdown));
     cmark_node *doc = cmark_parser_finish(p);
@@ -855,7 +859,7 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     char *esc_title = strdup(title); /* titles are ours: no markup, but keep '<' out */
     for (char *c = esc_title; *c; c++)
         if (*c == '<' || *c == '>' || *c == '&')
@@ -874,7 +878,7 @@ char *report_summary_csv(const analysis *a)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     fputs("variant,status,title,what_changed,ops_per_forward,expected_ops,kernels_per_forward,memcpy_per_forward,"
           "memset_per_forward,"
           "cuda_us_median,cuda_us_min,cuda_us_max,forwards,cpu_us_median,cpu_us_min,cpu_us_max,rel_error,"
@@ -917,7 +921,7 @@ char *report_summary_csv(const analysis *a)
         size_t all_len = 0;
         FILE *af = open_memstream(&all, &all_len);
         if (!af)
-            abort();
+            attn_oom();
         for (int k = 0; k < va->n_findings; k++) {
             char plain[640];
             if (va->meta[k].text[0]) /* from the data, not from the Markdown */
@@ -939,21 +943,36 @@ char *report_summary_csv(const analysis *a)
 }
 
 /* Write through a temporary file in the same directory, then rename: readers
- * never see a half-written file. */
+ * never see a half-written file. The temporary's name is predictable (NAME.tmp-PID),
+ * and the directory may be someone else's (a sweep's status/): it is created with
+ * O_EXCL | O_NOFOLLOW, so a link planted there is never written through (a leftover
+ * of that name is unlinked, the link itself and not its target, and creation tried once
+ * more). The rename replaces a link at NAME by the file, never writes into its target. */
 static int write_atomic(const char *dir, const char *name, const char *text, char *err, size_t errlen)
 {
     char *path = NULL, *tmp = NULL;
     if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0)
-        abort();
+        attn_oom();
     int rc = 0;
-    FILE *f = fopen(tmp, "w");
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         rc = -1;
     } else {
         size_t n = strlen(text);
         int ok = fwrite(text, 1, n, f) == n;
+        ok &= fflush(f) == 0;
+        int saved = errno;
         ok &= fclose(f) == 0;
+        if (!ok && !errno)
+            errno = saved ? saved : EIO;
         if (!ok || rename(tmp, path) != 0) {
             snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
             unlink(tmp);

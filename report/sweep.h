@@ -60,9 +60,18 @@ int sweep_shape_parse(const char *name, attn_shape *s);
 /* Work of one forward in FLOPs: causal attention, half of 4·B·H·S²·D. */
 double sweep_flops(const attn_shape *s, int causal);
 
+/* run_flags as sweep.json may hold them: space-separated --no-counters, --no-calibrate,
+ * --cudnn-replan, --no-pdf and --seed N only. 0, or -1 with the first other word in `bad`. */
+int sweep_run_flags_valid(const char *flags, char *bad, size_t n);
+/* "" or comma-separated names of [A-Za-z0-9_.-] none of which starts with '-'; 0 or -1. */
+int sweep_variant_list_valid(const char *list);
+
 /* DIR/sweep.json, written through a temporary file and a rename. */
 int sweep_plan_write(const sweep_plan *p, const char *dir, char *err, size_t errlen);
-/* 0; 1 when DIR has no sweep.json (p is zeroed); -1 with `err` when it is corrupt. */
+/* 0; 1 when DIR has no sweep.json (p is zeroed); -1 with `err` when it is corrupt or any
+ * field is outside what `attnprof sweep` writes (types, ranges, the characters of names,
+ * run_flags beyond sweep_run_flags_valid, a string that would be cut). The task command
+ * read is data to compare with the command line's, never a command to run. */
 int sweep_plan_read(sweep_plan *p, const char *dir, char *err, size_t errlen);
 
 /* ---- sweep_plan.c: one shape's outcome ------------------------------------ */

@@ -5,12 +5,17 @@
 #include "sweep.h"
 
 #include "archive.h"
+#include "cleanup.h"
 #include "escape.h"
 #include "exit_codes.h"
 #include "report.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,15 +432,48 @@ char *sweep_latex(const sweep_model *m)
     return buf;
 }
 
+/* Temporaries of a killed sweep_write (.sweep-report.tmp-PID, .figures.old-PID, PID gone). */
+static void remove_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        const char *num = !strncmp(e->d_name, ".sweep-report.tmp-", 18) ? e->d_name + 18
+                          : !strncmp(e->d_name, ".figures.old-", 13)    ? e->d_name + 13
+                                                                        : NULL;
+        if (!num || !*num || strspn(num, "0123456789") != strlen(num) || strlen(num) > 9)
+            continue;
+        long pid = strtol(num, NULL, 10);
+        if (pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+            char path[1400];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            remove_tree(path);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
 int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen)
 {
+    /* One writer at a time per sweep directory (flock): a second --collect waits. */
+    int lock = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+        snprintf(err, errlen, "%s: cannot open or lock the sweep directory: %s", m->dir, strerror(errno));
+        if (lock >= 0)
+            close(lock);
+        return EXIT_IO;
+    }
+    remove_stale(m->dir);
     char tmp[1200];
     snprintf(tmp, sizeof tmp, "%s/.sweep-report.tmp-%d", m->dir, (int)getpid());
     remove_tree(tmp);
     if (mkdir(tmp, 0755) != 0) {
         snprintf(err, errlen, "%s: cannot write into the sweep directory: %s", m->dir, strerror(errno));
+        close(lock);
         return EXIT_IO;
     }
+    cleanup_add_path(tmp);
     figure_list figs = {0};
     int rc = EXIT_OK;
     if (sweep_figures_render(m, tmp, formats, &figs, err, errlen) != 0)
@@ -465,13 +503,19 @@ int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen
     free(html);
     free(csv);
     free(latex);
-    /* Into place: the figures folder is swapped whole, then each document is renamed. */
+    /* Into place, with SIGINT/SIGTERM held back: the figures folder is swapped whole in
+     * one rename (RENAME_EXCHANGE; aside and in where the file system lacks it), then
+     * each document is renamed over its old self. */
     char from[1400], to[1400], old[1400];
+    sigset_t mask;
+    cleanup_block(&mask);
     if (rc == EXIT_OK) {
         snprintf(from, sizeof from, "%s/figures", tmp);
         snprintf(to, sizeof to, "%s/figures", m->dir);
         snprintf(old, sizeof old, "%s/.figures.old-%d", m->dir, (int)getpid());
-        if (path_exists(to) && rename(to, old) != 0) {
+        if (path_exists(to) && renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
+            remove_tree(from); /* the old figures */
+        } else if (path_exists(to) && rename(to, old) != 0) {
             snprintf(err, errlen, "%s: cannot replace: %s", to, strerror(errno));
             rc = EXIT_IO;
         } else if (rename(from, to) != 0) {
@@ -492,5 +536,8 @@ int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen
     }
     figure_list_free(&figs);
     remove_tree(tmp);
+    cleanup_forget_path(tmp);
+    cleanup_unblock(&mask);
+    close(lock);
     return rc;
 }

@@ -25,8 +25,13 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A run of decimal digits: strtol alone would take " 5", "+5" and "0x10" as 0. */
 static int number(const char *s, const char **end, long *v)
 {
+    if (*s < '0' || *s > '9') {
+        *end = s;
+        return -1;
+    }
     char *e;
     errno = 0;
     *v = strtol(s, &e, 10);
@@ -191,17 +196,109 @@ static const char *jstr(json_t *o, const char *k)
     return s ? s : "";
 }
 
+/* The limits `attnprof sweep` itself takes on the command line (cli.c, sweep_plan_shapes). */
 static int jshape(json_t *o, attn_shape *s)
 {
     json_t *b = json_object_get(o, "batch"), *h = json_object_get(o, "heads"), *q = json_object_get(o, "seq"),
            *d = json_object_get(o, "dim");
-    if (!json_is_integer(b) || !json_is_integer(h) || !json_is_integer(q) || !json_is_integer(d))
+    if (!json_is_object(o) || !json_is_integer(b) || !json_is_integer(h) || !json_is_integer(q) || !json_is_integer(d))
         return -1;
     json_int_t v[4] = {json_integer_value(b), json_integer_value(h), json_integer_value(q), json_integer_value(d)};
+    static const json_int_t max[4] = {1 << 16, 1 << 12, 1 << 20, 1024};
     for (int i = 0; i < 4; i++)
-        if (v[i] < 1 || v[i] > (1 << 20))
+        if (v[i] < 1 || v[i] > max[i])
             return -1;
     *s = (attn_shape){(int)v[0], (int)v[1], (int)v[2], (int)v[3]};
+    json_t *name = json_object_get(o, "name");
+    char want[64];
+    sweep_shape_name(s, want, sizeof want);
+    return name && (!json_is_string(name) || strcmp(json_string_value(name), want)) ? -1 : 0;
+}
+
+/* A string field: absent is "", anything but a string shorter than n bytes whose
+ * characters are all in `allowed` (NULL: any but control characters) is an error. */
+static int jfield(json_t *root, const char *k, const char *allowed, char *out, size_t n, const char *path, char *err,
+                  size_t errlen)
+{
+    out[0] = '\0';
+    json_t *v = json_object_get(root, k);
+    if (!v)
+        return 0;
+    const char *s = json_string_value(v);
+    size_t len = s ? strlen(s) : 0;
+    int ok = s && len < n && len == json_string_length(v);
+    for (size_t i = 0; ok && i < len; i++)
+        ok = allowed ? strchr(allowed, s[i]) != NULL
+                     : ((unsigned char)s[i] >= 0x20 && s[i] != 0x7f) || s[i] == '\n' || s[i] == '\t';
+    if (!ok) {
+        snprintf(err, errlen, "%s: %s is not a string of at most %zu bytes%s; not a sweep.json attnprof wrote", path, k,
+                 n - 1, allowed ? " of the characters attnprof writes there" : " without control characters but newline and tab");
+        return -1;
+    }
+    memcpy(out, s, len + 1);
+    return 0;
+}
+
+/* An integer field in [lo, hi]; absent is 0. */
+static int jint(json_t *root, const char *k, json_int_t lo, json_int_t hi, int *out, const char *path, char *err,
+                size_t errlen)
+{
+    *out = 0;
+    json_t *v = json_object_get(root, k);
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+        snprintf(err, errlen, "%s: %s is not a whole number from %lld to %lld; not a sweep.json attnprof wrote", path,
+                 k, (long long)lo, (long long)hi);
+        return -1;
+    }
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."
+
+int sweep_run_flags_valid(const char *flags, char *bad, size_t n)
+{
+    char buf[sizeof ((sweep_plan *)0)->run_flags];
+    if (strlen(flags) >= sizeof buf) {
+        snprintf(bad, n, "%.40s...", flags);
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", flags);
+    int want_seed = 0;
+    for (char *save, *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        if (want_seed) {
+            want_seed = 0;
+            if (strspn(tok, "0123456789") == strlen(tok) && strlen(tok) <= 20)
+                continue;
+        } else if (!strcmp(tok, "--seed")) {
+            want_seed = 1;
+            continue;
+        } else if (!strcmp(tok, "--no-counters") || !strcmp(tok, "--no-calibrate") || !strcmp(tok, "--cudnn-replan") ||
+                   !strcmp(tok, "--no-pdf") || !strcmp(tok, "--pdf")) { /* --no-pdf: sweeps from before --pdf */
+            continue;
+        }
+        snprintf(bad, n, "%.60s", tok);
+        return -1;
+    }
+    if (want_seed) {
+        snprintf(bad, n, "--seed without a number");
+        return -1;
+    }
+    return 0;
+}
+
+int sweep_variant_list_valid(const char *list)
+{
+    if (!*list)
+        return 0;
+    if (strspn(list, NAME_CHARS ",") != strlen(list) || list[0] == ',' || list[strlen(list) - 1] == ',' ||
+        strstr(list, ",,") || list[0] == '-')
+        return -1;
+    for (const char *c = strchr(list, ','); c; c = strchr(c + 1, ','))
+        if (c[1] == '-')
+            return -1; /* a name that reads as an option */
     return 0;
 }
 
@@ -218,45 +315,74 @@ int sweep_plan_read(sweep_plan *p, const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
         return -1;
     }
-    json_t *shapes = json_object_get(root, "shapes");
-    if (!json_is_array(shapes) || json_array_size(shapes) > SWEEP_MAX_SHAPES) {
-        snprintf(err, errlen, "%s: no shapes list of at most %d shapes: not an attnprof sweep.json", path,
+    int rc = -1;
+    json_t *shapes = json_object_get(root, "shapes"), *version = json_object_get(root, "sweep_version");
+    if (!json_is_object(root) || (version && (!json_is_integer(version) || json_integer_value(version) != 1))) {
+        snprintf(err, errlen, "%s: not an attnprof sweep.json of sweep_version 1", path);
+        goto done;
+    }
+    if (!json_is_array(shapes) || json_array_size(shapes) == 0 || json_array_size(shapes) > SWEEP_MAX_SHAPES) {
+        snprintf(err, errlen, "%s: no shapes list of 1 to %d shapes: not an attnprof sweep.json", path,
                  SWEEP_MAX_SHAPES);
-        json_decref(root);
-        return -1;
+        goto done;
     }
     size_t i;
     json_t *v;
     json_array_foreach(shapes, i, v)
     {
         if (jshape(v, &p->shapes[p->n_shapes++]) != 0) {
-            snprintf(err, errlen, "%s: shapes[%zu] is not a shape of whole numbers", path, i);
-            json_decref(root);
-            return -1;
+            snprintf(err, errlen, "%s: shapes[%zu] is not a shape of whole numbers within run's limits (B <= 65536, "
+                     "H <= 4096, S <= 1048576, D <= 1024) named BxHxSxD", path, i);
+            goto done;
         }
     }
-    esc_copy_utf8(p->variants, sizeof p->variants, jstr(root, "variants"));
-    esc_copy_utf8(p->task_command, sizeof p->task_command, jstr(root, "task_command"));
-    esc_copy_utf8(p->slurm_job_id, sizeof p->slurm_job_id, jstr(root, "slurm_job_id"));
-    esc_copy_utf8(p->run_flags, sizeof p->run_flags, jstr(root, "run_flags"));
-    p->iters = (int)json_integer_value(json_object_get(root, "iters"));
-    p->warmup = (int)json_integer_value(json_object_get(root, "warmup"));
-    json_array_foreach(json_object_get(root, "gpus"), i, v)
+    /* Every field a later `--resume` or `--task` could act on is checked here: the
+     * variant names and run's options go onto `attnprof run`'s command line, and the
+     * task command is compared with the one the command line gives, never run on its own. */
+    if (jfield(root, "variants", NAME_CHARS ",", p->variants, sizeof p->variants, path, err, errlen) ||
+        jfield(root, "task_command", NULL, p->task_command, sizeof p->task_command, path, err, errlen) ||
+        jfield(root, "slurm_job_id", "0123456789", p->slurm_job_id, sizeof p->slurm_job_id, path, err, errlen) ||
+        jfield(root, "run_flags", NAME_CHARS " ", p->run_flags, sizeof p->run_flags, path, err, errlen) ||
+        jint(root, "iters", 0, 100000, &p->iters, path, err, errlen) ||
+        jint(root, "warmup", 0, 100000, &p->warmup, path, err, errlen))
+        goto done;
+    char bad[80];
+    if (sweep_variant_list_valid(p->variants) != 0) {
+        snprintf(err, errlen, "%s: variants is not a comma-separated list of variant names", path);
+        goto done;
+    }
+    if (sweep_run_flags_valid(p->run_flags, bad, sizeof bad) != 0) {
+        snprintf(err, errlen, "%s: run_flags: '%s' is not one of the run options a sweep passes on (--no-counters, "
+                 "--no-calibrate, --cudnn-replan, --pdf, --no-pdf, --seed N)", path, bad);
+        goto done;
+    }
+    json_t *gpus = json_object_get(root, "gpus");
+    if (gpus && (!json_is_array(gpus) || json_array_size(gpus) > SWEEP_MAX_GPUS)) {
+        snprintf(err, errlen, "%s: gpus is not a list of at most %d GPU indices", path, SWEEP_MAX_GPUS);
+        goto done;
+    }
+    json_array_foreach(gpus, i, v)
     {
-        if (p->n_gpus < SWEEP_MAX_GPUS)
-            snprintf(p->gpus[p->n_gpus++], sizeof p->gpus[0], "%s", json_string_value(v) ? json_string_value(v) : "");
+        const char *g = json_string_value(v);
+        /* CUDA_VISIBLE_DEVICES entries: indices, GPU-<uuid>, MIG-<uuid> or MIG-GPU-<uuid>/g/c */
+        if (!g || strlen(g) >= sizeof p->gpus[0] || strspn(g, NAME_CHARS "/:") != strlen(g)) {
+            snprintf(err, errlen, "%s: gpus[%zu] is not a GPU index or UUID", path, i);
+            goto done;
+        }
+        snprintf(p->gpus[p->n_gpus++], sizeof p->gpus[0], "%s", g);
     }
     json_t *rep = json_object_get(root, "replicate");
-    if (json_is_object(rep)) {
+    if (rep) {
         if (jshape(rep, &p->reference) != 0) {
-            snprintf(err, errlen, "%s: replicate is not a shape of whole numbers", path);
-            json_decref(root);
-            return -1;
+            snprintf(err, errlen, "%s: replicate is not a shape of whole numbers within run's limits", path);
+            goto done;
         }
         p->replicate = 1;
     }
+    rc = 0;
+done:
     json_decref(root);
-    return 0;
+    return rc;
 }
 
 int sweep_refused_variant(const char *error_line, char *variant, size_t n, double *bytes)
@@ -316,7 +442,20 @@ int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *
         json_decref(root);
         return -1;
     }
-    s->exit_code = (int)json_integer_value(json_object_get(root, "exit_code"));
+    /* From whoever wrote the directory: an exit code is 0..255, a task index that of a
+     * Slurm array (or -1), a log a relative path inside DIR. */
+    json_int_t code = json_integer_value(json_object_get(root, "exit_code"));
+    json_t *task = json_object_get(root, "slurm_task");
+    const char *logp = jstr(root, "log");
+    if (code < 0 || code > 255 || (task && (!json_is_integer(task) || json_integer_value(task) < -1 ||
+                                            json_integer_value(task) > 1000000)) ||
+        logp[0] == '/' || strstr(logp, "..")) {
+        snprintf(err, errlen, "%s: exit_code, slurm_task or log out of range (0-255, -1 or a task index, a path "
+                 "inside the sweep): not a status file attnprof wrote", path);
+        json_decref(root);
+        return -1;
+    }
+    s->exit_code = (int)code;
     esc_copy_utf8(s->error, sizeof s->error, jstr(root, "error"));
     esc_copy_utf8(s->gpu, sizeof s->gpu, jstr(root, "gpu"));
     esc_copy_utf8(s->slurm_job_id, sizeof s->slurm_job_id, jstr(root, "slurm_job_id"));

@@ -1,4 +1,5 @@
 #include "trace.h"
+#include "alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
     size_t nc = *cap ? *cap * 2 : 256;
     void *p = realloc(arr, nc * elem);
     if (!p)
-        abort(); /* a trace that does not fit in host memory is not recoverable here */
+        attn_oom(); /* a trace that does not fit in host memory is not recoverable here */
     *cap = nc;
     return p;
 }
@@ -161,7 +162,7 @@ static void link_cpu_ops(trace *t)
     const host_range **rs = malloc(nr * sizeof *rs), **stack = malloc(nr * sizeof *stack);
     cpu_query *qs = malloc(t->n_ops * sizeof *qs);
     if (!rs || !stack || !qs)
-        abort();
+        attn_oom();
     nr = 0;
     for (size_t i = 0; i < t->n_ranges; i++)
         if (t->ranges[i].kind == RANGE_CPU_OP)
@@ -197,7 +198,7 @@ static void link_cpu_ops(trace *t)
             len += strlen(stack[k]->name) + 3;
         char *p = malloc(len + 1);
         if (!p)
-            abort();
+            attn_oom();
         p[0] = '\0';
         for (size_t k = 0, at = 0; k < depth; k++)
             at += (size_t)sprintf(p + at, "%s%s", k ? " > " : "", stack[k]->name);
@@ -231,7 +232,7 @@ size_t *trace_api_enclosing(const trace *t, unsigned kinds)
     const host_range **stack = malloc((t->n_ranges ? t->n_ranges : 1) * sizeof *stack);
     api_query *qs = malloc((t->n_apis ? t->n_apis : 1) * sizeof *qs);
     if (!out || !rs || !stack || !qs)
-        abort();
+        attn_oom();
     size_t nr = 0;
     for (size_t i = 0; i < t->n_ranges; i++)
         if (kinds & (1u << t->ranges[i].kind))
@@ -275,7 +276,7 @@ void trace_sort(trace *t)
         return;
     t->apis_by_corr = malloc(t->n_apis * sizeof *t->apis_by_corr);
     if (!t->apis_by_corr)
-        abort();
+        attn_oom();
     for (size_t i = 0; i < t->n_apis; i++)
         t->apis_by_corr[i] = &t->apis[i];
     qsort(t->apis_by_corr, t->n_apis, sizeof *t->apis_by_corr, cmp_api_corr);

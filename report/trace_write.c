@@ -13,6 +13,7 @@
  *     context; context on memcpy/memset; cbid on API calls.
  * The document is streamed with stdio (memory does not grow with the trace).
  * Timestamps are µs relative to baseTimeNanoseconds with every nanosecond. */
+#include "alloc.h"
 #include "trace.h"
 
 #include "occupancy.h"
@@ -242,7 +243,7 @@ static void gpu_annotations(FILE *f, const trace *t, int64_t base)
     int *stream = calloc(t->n_ranges ? t->n_ranges : 1, sizeof *stream);
     int *device = calloc(t->n_ranges ? t->n_ranges : 1, sizeof *device);
     if (!lo || !hi || !stream || !device)
-        abort();
+        attn_oom();
     for (size_t r = 0; r < t->n_ranges; r++)
         lo[r] = INT64_MAX, hi[r] = INT64_MIN;
     for (size_t j = 0; j < t->n_ops; j++) {

@@ -54,7 +54,8 @@ void cli_usage(FILE *f)
           "  --tokens N           B = N / S for every shape (default 32768); or --batch B for all\n"
           "  --gpus 0,1 | all     one worker process per GPU (CUDA_VISIBLE_DEVICES), shapes from one queue\n"
           "  --replicate          every GPU also runs one reference shape; the report flags GPUs that differ\n"
-          "  --resume             continue DIR's sweep: shapes with a complete archive are not run again\n"
+          "  --resume             continue DIR's sweep: shapes with a complete archive are not run again; DIR's\n"
+          "                       stored task command is never run: give the same --task-command yourself\n"
           "  --task-command CMD   run CMD (sh -c) per shape instead of `attnprof run`; placeholders {exe}\n"
           "                       {dir} {shape} {batch} {heads} {seq} {dim} {variants} {iters} {warmup} {run_flags}\n"
           "  --slurm              write DIR/sweep.sbatch (a job array, one task per shape) and print the sbatch line\n"
@@ -79,7 +80,8 @@ void cli_usage(FILE *f)
           "  --reference DIR      an archive of PyTorch's variants on the same GPU: its numbers beside ours\n"
           "\n"
           "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
-          "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error\n",
+          "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error, 8 a sweep directory refused\n"
+          "            (a stored task command, a link), 9 out of memory, 130 interrupted\n",
           f);
 }
 
@@ -91,6 +93,36 @@ static int usage_error(char *err, size_t n, const char *fmt, const char *a, cons
 
 /* Digits only: strtol alone would take " 5", "+5" and "-0". */
 static int all_digits(const char *s) { return *s && strspn(s, "0123456789") == strlen(s); }
+
+/* Decimal digits with at most one '.', and a digit somewhere: strtod alone would take
+ * "0x10" (16), "1e1", "inf", " 5" and "+5". */
+static int plain_decimal(const char *s)
+{
+    size_t digits = strspn(s, "0123456789");
+    const char *rest = s + digits;
+    if (*rest == '.') {
+        size_t frac = strspn(rest + 1, "0123456789");
+        digits += frac;
+        rest += 1 + frac;
+    }
+    return digits > 0 && !*rest;
+}
+
+/* --partition and --time go into #SBATCH lines of DIR/sweep.sbatch, which sbatch reads
+ * without any quoting: only the characters Slurm's own names and times use pass. */
+static int slurm_word(const char *opt, const char *s, const char *allowed, const char *what, char *err, size_t n)
+{
+    if (!*s || strlen(s) > 128 || strspn(s, allowed) != strlen(s)) {
+        char safe[64];
+        size_t j = 0;
+        for (const char *c = s; *c && j + 1 < sizeof safe; c++)
+            safe[j++] = (*c >= 0x20 && *c < 0x7f) ? *c : '?';
+        safe[j] = '\0';
+        snprintf(err, n, "--%s %s: expected %s", opt, safe, what);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
 
 static int positive_int(const char *opt, const char *s, int max, int *out, char *err, size_t n)
 {
@@ -155,7 +187,11 @@ static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
     snprintf(buf, sizeof buf, "%s", s);
     char *dims = strtok_r(buf, ",", &save);
     int b, h, q, d, used = 0;
-    if (!dims || sscanf(dims, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || dims[used] || b <= 0 || h <= 0 ||
+    /* Four runs of digits joined by 'x': sscanf's %d alone would take " 8", "+8" and "-0". */
+    int strict = dims != NULL;
+    for (const char *c = dims; strict && *c; c++)
+        strict = (*c >= '0' && *c <= '9') || (*c == 'x' && c > dims && c[-1] != 'x' && c[1]);
+    if (!strict || sscanf(dims, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || dims[used] || b <= 0 || h <= 0 ||
         q <= 0 || d <= 0 || b > (1 << 16) || h > (1 << 12) || q > (1 << 20) || d > 1024) {
         snprintf(err, n, "--shape %s: expected BxHxSxD[,dtype][,causal], e.g. 8x16x1024x64,bf16,causal", s);
         return EXIT_USAGE;
@@ -230,8 +266,15 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case OPT_SLURM: o->sweep.slurm = 1; return EXIT_OK;
     case OPT_NO_GRES: o->sweep.no_gres = 1; return EXIT_OK;
     case OPT_SUBMIT: o->sweep.submit = 1; return EXIT_OK;
-    case OPT_PARTITION: o->sweep.partition = arg; return EXIT_OK;
-    case OPT_TIME: o->sweep.time_limit = arg; return EXIT_OK;
+    case OPT_PARTITION:
+        o->sweep.partition = arg;
+        return slurm_word("partition", arg,
+                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,",
+                          "a Slurm partition name (letters, digits, '_', '-', '.'; several comma-separated)", err, n);
+    case OPT_TIME:
+        o->sweep.time_limit = arg;
+        return slurm_word("time", arg, "0123456789:-",
+                          "a Slurm time limit: minutes, MM:SS, HH:MM:SS, D-HH or D-HH:MM:SS", err, n);
     case OPT_COLLECT: o->sweep.collect = arg; return EXIT_OK;
     case OPT_TASK:
         if ((r = whole_number("task", arg, SWEEP_TASK_MAX, &v, err, n)) == EXIT_OK)
@@ -293,7 +336,7 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         char *end;
         errno = 0;
         double pct = strtod(arg, &end);
-        if (errno || end == arg || *end || !(pct >= 0 && pct <= 100)) {
+        if (!plain_decimal(arg) || errno || end == arg || *end || !(pct >= 0 && pct <= 100)) {
             snprintf(err, n, "--min-effect %s: expected a percentage from 0 to 100", arg);
             return EXIT_USAGE;
         }

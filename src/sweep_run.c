@@ -20,6 +20,7 @@
 #include "sweep_run.h"
 
 #include "archive.h"
+#include "cleanup.h"
 #include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
@@ -48,6 +49,13 @@ static int say(int code, const char *msg)
 {
     fprintf(stderr, "attnprof: %s\n", msg);
     return code;
+}
+
+/* One line whose text may hold a path or a string from DIR: control characters dropped. */
+static int die_escaped(int code, const char *msg)
+{
+    char safe[2048];
+    return say(code, esc_terminal(safe, sizeof safe, msg));
 }
 
 static double now_s(void)
@@ -87,6 +95,7 @@ typedef struct sweep_ctx {
     sweep_plan plan;
     int slurm_task;         /* -1 locally */
     char slurm_job[32];
+    int logs_fd;            /* DIR/logs, opened once without following a link; -1 until make_dirs */
 } sweep_ctx;
 
 static void shell_quote(const char *s, char *out, size_t n)
@@ -184,24 +193,92 @@ static int archive_complete(const char *dir)
     return path_exists(a) && path_exists(b);
 }
 
-static int make_dirs(const sweep_ctx *c)
+/* The folders the sweep writes into. A sweep directory may come from someone else: a
+ * symbolic link (or anything but a directory) where one belongs would send archives,
+ * statuses, logs or remove_tree outside DIR, so it is refused (EXIT_REFUSED), and
+ * DIR/logs is opened once, without following a link, for the logs (openat). */
+static int make_dirs(sweep_ctx *c)
 {
-    static const char *subs[] = {"", "shapes", "status", "logs", ".staging"};
+    static const char *subs[] = {"", "shapes", "status", "logs", ".staging", "replicate"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
         char p[PATH_MAX + 32];
         path_of(c, subs[i], NULL, p, sizeof p);
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+        int optional = !strcmp(subs[i], "replicate") && !c->plan.replicate;
+        if (!optional && mkdir(p, 0755) != 0 && errno != EEXIST) {
             fprintf(stderr, "attnprof: %s: cannot create: %s\n", p, strerror(errno));
+            return EXIT_IO;
+        }
+        struct stat st;
+        if (i > 0 && lstat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            char safe[PATH_MAX];
+            fprintf(stderr, "attnprof: %s is %s, not a folder: a sweep writes only into its own folders; remove it "
+                            "(or start the sweep in a new -o)\n",
+                    esc_terminal(safe, sizeof safe, p), S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+            return EXIT_REFUSED;
+        }
+    }
+    if (c->logs_fd < 0) {
+        char p[PATH_MAX + 32];
+        path_of(c, "logs", NULL, p, sizeof p);
+        c->logs_fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (c->logs_fd < 0) {
+            fprintf(stderr, "attnprof: %s: cannot open: %s\n", p, strerror(errno));
             return EXIT_IO;
         }
     }
     return EXIT_OK;
 }
 
+/* DIR/logs/<name>.log for a child's stderr: a link or anything but a regular file there
+ * is refused and left as it is (its target untouched); a regular file is replaced by a
+ * new one (unlinked, then created with O_EXCL, so not even a hard link is written
+ * through). Returns the fd, or -1 with the process's exit code in *code. */
+static int open_log(const sweep_ctx *c, const char *name, int *code)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s.log", name);
+    struct stat st;
+    if (fstatat(c->logs_fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            char safe[PATH_MAX];
+            char path[PATH_MAX + 160];
+            snprintf(path, sizeof path, "%s/logs/%s", c->dir, file);
+            fprintf(stderr, "attnprof: %s is %s: a sweep writes its logs only as its own files; remove it and run "
+                            "again\n",
+                    esc_terminal(safe, sizeof safe, path), S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+            *code = EXIT_REFUSED;
+            return -1;
+        }
+        unlinkat(c->logs_fd, file, 0);
+    }
+    int fd = openat(c->logs_fd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "attnprof: %s/logs/%s: cannot create: %s\n", c->dir, file, strerror(errno));
+        *code = errno == EEXIST || errno == ELOOP ? EXIT_REFUSED : EXIT_IO;
+    }
+    return fd;
+}
+
+/* A log the sweep wrote, read back without following a link. */
+static FILE *read_log(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 /* Starts the child for `t`; its output goes to DIR/.staging/<name>/a. */
 static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch)
 {
-    char staging[PATH_MAX + 128], out[PATH_MAX + 160], log[PATH_MAX + 128];
+    char staging[PATH_MAX + 128], out[PATH_MAX + 160];
     path_of(c, ".staging", t->name, staging, sizeof staging);
     remove_tree(staging);
     if (mkdir(staging, 0755) != 0) {
@@ -209,12 +286,14 @@ static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch
         return EXIT_IO;
     }
     snprintf(out, sizeof out, "%s/a", staging);
-    snprintf(log, sizeof log, "%s/logs/%s.log", c->dir, t->name);
     static char cmd[8192];
     if (c->plan.task_command[0] && expand_template(c, t, out, cmd, sizeof cmd) != 0) {
         fprintf(stderr, "attnprof: --task-command: the expanded command is longer than %zu bytes\n", sizeof cmd);
         return EXIT_USAGE;
     }
+    int log_code = EXIT_OK, log_fd = open_log(c, t->name, &log_code);
+    if (log_fd < 0)
+        return log_code;
     char b[16], h[16], s[16], d[16], it[16], wu[16], fmt[32];
     snprintf(b, sizeof b, "%d", t->shape.batch);
     snprintf(h, sizeof h, "%d", t->shape.heads);
@@ -239,6 +318,12 @@ static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch
     argv[n++] = "--format", argv[n++] = fmt;
     static char flags[sizeof c->plan.run_flags];
     snprintf(flags, sizeof flags, "%s", c->plan.run_flags);
+    char bad[80];
+    if (sweep_run_flags_valid(flags, bad, sizeof bad) != 0 || sweep_variant_list_valid(list) != 0) {
+        close(log_fd); /* sweep_plan_read checks both; a plan built here is made of them */
+        fprintf(stderr, "attnprof: the sweep's run options or variant list are not ones a sweep passes on\n");
+        return EXIT_BAD_ARCHIVE;
+    }
     for (char *save, *tok = strtok_r(flags, " ", &save); tok && n < 28; tok = strtok_r(NULL, " ", &save))
         argv[n++] = tok;
     argv[n++] = "-o", argv[n++] = out, argv[n++] = "-q";
@@ -254,6 +339,7 @@ static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch
         fprintf(stderr, "attnprof: fork: %s\n", strerror(errno));
         if (pfd[0] >= 0)
             close(pfd[0]), close(pfd[1]);
+        close(log_fd);
         return EXIT_IO;
     }
     if (pid == 0) {
@@ -268,9 +354,8 @@ static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch
         signal(SIGTERM, SIG_DFL);
         if (gpu)
             setenv("CUDA_VISIBLE_DEVICES", gpu, 1);
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), nul = open("/dev/null", O_RDWR);
-        if (fd >= 0)
-            dup2(fd, 2);
+        int nul = open("/dev/null", O_RDWR);
+        dup2(log_fd, 2);
         if (nul >= 0) {
             dup2(nul, 0);
             dup2(nul, 1);
@@ -284,6 +369,7 @@ static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch
         _exit(127);
     }
     setpgid(pid, pid);
+    close(log_fd);
     if (pfd[1] >= 0) {
         close(pfd[1]);
         fcntl(pfd[0], F_SETFL, O_NONBLOCK);
@@ -321,7 +407,7 @@ static void close_phase(child *ch)
 static void last_line(const char *path, char *out, size_t n)
 {
     out[0] = '\0';
-    FILE *f = fopen(path, "r");
+    FILE *f = read_log(path);
     if (!f)
         return;
     char line[ATTN_ERR_LEN * 2];
@@ -779,6 +865,11 @@ static int make_plan(const cli_options *o, sweep_plan *p)
     snprintf(p->variants, sizeof p->variants, "%s", o->run.variant_list ? o->run.variant_list : "");
     p->iters = w->iters_given ? o->run.iters : 0;
     p->warmup = w->warmup_given ? o->run.warmup : 0;
+    if (w->task_command && strlen(w->task_command) >= sizeof p->task_command) {
+        char err2[128];
+        snprintf(err2, sizeof err2, "--task-command: longer than %zu bytes; put it in a script", sizeof p->task_command - 1);
+        return say(EXIT_USAGE, err2);
+    }
     if (w->task_command)
         snprintf(p->task_command, sizeof p->task_command, "%s", w->task_command);
     /* run's own options that change what it does, passed on to every shape. */
@@ -798,6 +889,32 @@ static int make_plan(const cli_options *o, sweep_plan *p)
         p->reference = p->shapes[n / 2];
     }
     return EXIT_OK;
+}
+
+/* --resume and --task continue a plan read from DIR, which may come from someone else:
+ * its task_command is compared with the one this command line gives and never run on
+ * its own word. A stored command that differs (none given, another given, or one given
+ * for a sweep of `attnprof run`) is refused in one line naming it (EXIT_REFUSED). */
+static int same_task_command(const sweep_ctx *c, const char *given)
+{
+    const char *stored = c->plan.task_command;
+    given = given ? given : "";
+    if (!strcmp(stored, given))
+        return EXIT_OK;
+    char safe[1200], line[1600];
+    esc_terminal(safe, sizeof safe, stored);
+    if (!given[0])
+        snprintf(line, sizeof line, "%s/sweep.json asks to run each shape with `%s`; attnprof runs no command read from "
+                 "a directory: if you trust it, give it yourself with --task-command", c->dir, safe);
+    else if (!stored[0])
+        snprintf(line, sizeof line, "%s/sweep.json runs its shapes with `attnprof run`, not with --task-command: drop "
+                 "--task-command, or start a new sweep", c->dir);
+    else
+        snprintf(line, sizeof line, "--task-command differs from the command %s/sweep.json records (`%s`): a sweep's "
+                 "shapes run one command; give that one, or start a new sweep", c->dir, safe);
+    char out[1600];
+    fprintf(stderr, "attnprof: %s\n", esc_terminal(out, sizeof out, line));
+    return EXIT_REFUSED;
 }
 
 static int start_dir(sweep_ctx *c)
@@ -848,11 +965,20 @@ static int write_sbatch(const sweep_ctx *c)
     shell_quote(c->exe, q_exe, sizeof q_exe);
     shell_quote(c->dir, q_dir, sizeof q_dir);
     snprintf(logs, sizeof logs, "%s/logs", c->dir);
+    /* The directory goes into comments and #SBATCH lines, which have no quoting, and
+     * sbatch expands % in --output: a path with a control character or % is refused. */
+    for (const char *p = c->dir; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '%')
+            return say(EXIT_USAGE, "--slurm: the sweep directory's path holds a control character or '%', which "
+                                   "sweep.sbatch's #SBATCH lines cannot quote; choose another -o");
+    char q_cmd[sizeof c->plan.task_command * 4 + 4] = "";
+    if (c->plan.task_command[0])
+        shell_quote(c->plan.task_command, q_cmd, sizeof q_cmd);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f)
-        return say(EXIT_IO, "out of memory");
+        return say(EXIT_NO_MEMORY, "out of memory");
     fprintf(f, "#!/bin/bash\n# attnprof sweep: one array task per shape (%d shapes); written by attnprof sweep --slurm.\n"
                "# Each task runs one shape into %s/shapes/ and records its exit status in status/.\n"
                "# After the array: attnprof sweep --collect %s\n",
@@ -865,7 +991,9 @@ static int write_sbatch(const sweep_ctx *c)
         fprintf(f, "#SBATCH --partition=%s\n", w->partition);
     if (w->time_limit)
         fprintf(f, "#SBATCH --time=%s\n", w->time_limit);
-    fprintf(f, "exec %s sweep --task \"$SLURM_ARRAY_TASK_ID\" %s\n", q_exe, q_dir);
+    /* --task takes the task command from this line, never from sweep.json. */
+    fprintf(f, "exec %s sweep --task \"$SLURM_ARRAY_TASK_ID\"%s%s %s\n", q_exe, q_cmd[0] ? " --task-command " : "", q_cmd,
+            q_dir);
     fclose(f);
     char err[512];
     int rc = report_write_file(c->dir, "sweep.sbatch", text, err, sizeof err);
@@ -917,6 +1045,8 @@ static int slurm_task(sweep_ctx *c)
     int r = sweep_plan_read(&c->plan, c->dir, err, sizeof err);
     if (r != 0)
         return say(EXIT_BAD_ARCHIVE, r > 0 ? "no sweep.json in the directory: not a sweep" : err);
+    if ((r = same_task_command(c, o->sweep.task_command)) != EXIT_OK)
+        return r;
     if (o->sweep.task >= c->plan.n_shapes) {
         snprintf(err, sizeof err, "--task %d: the sweep has %d shapes (tasks 0-%d)", o->sweep.task, c->plan.n_shapes,
                  c->plan.n_shapes - 1);
@@ -938,6 +1068,8 @@ static int slurm_task(sweep_ctx *c)
         return rc;
     int code;
     rc = run_tasks(c, &t, 1, NULL, 1, progress_for(c->o), &code);
+    if (rc != EXIT_OK && rc != EXIT_VARIANT_FAILED && rc != EXIT_INTERRUPTED)
+        return rc; /* the shape did not start (a refused log, no fork): said on stderr */
     if (rc == EXIT_INTERRUPTED) {
         /* Slurm's time limit or scancel: say so in the task's status, for --collect. */
         sweep_status st = {.exit_code = EXIT_INTERRUPTED, .slurm_task = c->slurm_task};
@@ -951,7 +1083,7 @@ static int slurm_task(sweep_ctx *c)
     /* The child's stderr into this task's Slurm log too. */
     char log[PATH_MAX + 128], line[1024];
     snprintf(log, sizeof log, "%s/logs/%s.log", c->dir, t.name);
-    FILE *f = fopen(log, "r");
+    FILE *f = read_log(log);
     while (f && fgets(line, sizeof line, f))
         fputs(line, stderr);
     if (f)
@@ -966,6 +1098,7 @@ int sweep_run(const cli_options *o)
     memset(&c, 0, sizeof c);
     c.o = o;
     c.slurm_task = -1;
+    c.logs_fd = -1;
     if (o->sweep.collect)
         return collect(o->sweep.collect, o, !o->run.quiet);
     if (self_exe(c.exe, sizeof c.exe) != 0)
@@ -980,12 +1113,15 @@ int sweep_run(const cli_options *o)
     if (o->sweep.gpus && (n_gpus = gpu_list(o->sweep.gpus, gpus, SWEEP_MAX_GPUS, err, sizeof err)) < 0)
         return say(!strcmp(o->sweep.gpus, "all") ? EXIT_NO_DEVICE : EXIT_USAGE, err);
     if (o->sweep.resume) {
-        if (!realpath(o->out_dir, c.dir) || sweep_plan_read(&c.plan, c.dir, err, sizeof err) != 0) {
-            snprintf(err, sizeof err, "--resume: %s holds no sweep.json; start the sweep without --resume", o->out_dir);
-            return say(EXIT_BAD_ARCHIVE, err);
+        int r = realpath(o->out_dir, c.dir) ? sweep_plan_read(&c.plan, c.dir, err, sizeof err) : 1;
+        if (r != 0) {
+            if (r > 0)
+                snprintf(err, sizeof err, "--resume: %s holds no sweep.json; start the sweep without --resume",
+                         o->out_dir);
+            return die_escaped(EXIT_BAD_ARCHIVE, err);
         }
-        if (o->sweep.task_command)
-            snprintf(c.plan.task_command, sizeof c.plan.task_command, "%s", o->sweep.task_command);
+        if ((rc = same_task_command(&c, o->sweep.task_command)) != EXIT_OK)
+            return rc;
     } else {
         if ((rc = make_plan(o, &c.plan)) != EXIT_OK)
             return rc;
@@ -1043,6 +1179,7 @@ int sweep_run(const cli_options *o)
     int code;
     rc = run_tasks(&c, tasks, n, n_gpus ? gpus : NULL, n_gpus ? n_gpus : 1, progress_for(o), &code);
     double wall = now_s() - t0;
+    cleanup_install(); /* run_tasks had its own handlers; the collect's temporaries are cleanup.h's */
     char staging[PATH_MAX + 32];
     path_of(&c, ".staging", NULL, staging, sizeof staging);
     rmdir(staging);

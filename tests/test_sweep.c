@@ -474,10 +474,20 @@ Test(sweep_cli, two_workers_one_queue_then_resume)
 {
     char dir[256], args[4096], t[1024], out[8192], path[512];
     tmpdir(dir, sizeof dir, "resume");
-    task_cmd(t, sizeof t, "h200-6var", "4096");
+    /* One task command for both runs (--resume takes only the one it is given, and the
+     * same as the plan's): the failing S comes from the environment. */
+    char cwd[1024];
+    cr_assert(getcwd(cwd, sizeof cwd));
+    snprintf(t, sizeof t,
+             "--task-command 'echo {shape} >> %s/ran; %s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} "
+             "{heads} {seq} {dim} ${ATTNPROF_TEST_FAIL_SEQ:-0}'",
+             dir, cwd, cwd);
     snprintf(args, sizeof args, "sweep --seq 256:4096:x2 --dim 64,128 --tokens 8192 --heads 4 --gpus 0,1 -o %s %s",
              dir, t);
-    cr_assert_eq(attnprof_out(args, out, sizeof out), EXIT_VARIANT_FAILED, "S = 4096 fails: %s", err_text);
+    setenv("ATTNPROF_TEST_FAIL_SEQ", "4096", 1);
+    int first = attnprof_out(args, out, sizeof out);
+    unsetenv("ATTNPROF_TEST_FAIL_SEQ");
+    cr_assert_eq(first, EXIT_VARIANT_FAILED, "S = 4096 fails: %s", err_text);
     cr_expect(strstr(out, "shapes: 8 complete, 2 failed, 0 missing") != NULL, "%s", out);
     cr_expect(strstr(out, "on 2 workers") != NULL, "%s", out);
     /* Both GPUs took shapes from the queue; each status says which. */
@@ -494,14 +504,9 @@ Test(sweep_cli, two_workers_one_queue_then_resume)
     cr_expect(!path_exists(path), "no staging folder left");
 
     /* Resume: one archive gone, the failed shapes now succeed; only those three run. */
-    snprintf(args, sizeof args, "rm -rf %s/shapes/4x4x2048x128", dir);
+    snprintf(args, sizeof args, "rm -rf %s/shapes/4x4x2048x128 %s/ran", dir, dir);
     cr_assert_eq(system(args), 0);
-    char cwd[1024];
-    cr_assert(getcwd(cwd, sizeof cwd));
-    snprintf(args, sizeof args,
-             "sweep --resume -o %s --task-command 'echo {shape} >> %s/ran; %s/tests/sweep/task.sh "
-             "%s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0'",
-             dir, dir, cwd, cwd);
+    snprintf(args, sizeof args, "sweep --resume -o %s %s", dir, t);
     cr_assert_eq(attnprof_out(args, out, sizeof out), EXIT_OK, "%s %s", err_text, out);
     cr_expect(strstr(out, "resume: 7 of 10 shapes are complete already; running 3") != NULL, "%s", out);
     cr_expect(strstr(out, "shapes: 10 complete, 0 failed, 0 missing") != NULL, "%s", out);
@@ -577,7 +582,9 @@ Test(sweep_cli, interrupt_leaves_only_complete_archives, .timeout = 60)
     char cwd[1024];
     cr_assert(getcwd(cwd, sizeof cwd));
     /* Four shapes on two workers; each task takes 3 s: SIGINT comes while two run. */
-    snprintf(t, sizeof t, "%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0 3",
+    snprintf(t, sizeof t,
+             "%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0 "
+             "${ATTNPROF_TEST_SLEEP:-0}",
              cwd, cwd);
     pid_t pid = fork();
     cr_assert(pid >= 0);
@@ -585,6 +592,7 @@ Test(sweep_cli, interrupt_leaves_only_complete_archives, .timeout = 60)
         int nul = open("/dev/null", 1);
         dup2(nul, 1);
         dup2(nul, 2);
+        setenv("ATTNPROF_TEST_SLEEP", "3", 1);
         execl(attnprof_bin(), attnprof_bin(), "sweep", "--seq", "256:2048:x2", "--dim", "64", "--tokens", "4096",
               "--heads", "4", "--gpus", "0,1", "-o", dir, "--task-command", t, (char *)NULL);
         _exit(127);
@@ -602,10 +610,7 @@ Test(sweep_cli, interrupt_leaves_only_complete_archives, .timeout = 60)
     cr_expect_eq(system(cmd), 0, "no partial folder");
     /* And resume finishes it. */
     char args[4096];
-    snprintf(args, sizeof args,
-             "sweep --resume -o %s --task-command '%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} "
-             "{heads} {seq} {dim} 0'",
-             dir, cwd, cwd);
+    snprintf(args, sizeof args, "sweep --resume -o %s --task-command '%s'", dir, t);
     char out[4096];
     cr_expect_eq(attnprof_out(args, out, sizeof out), EXIT_OK, "%s", err_text);
     cr_expect(strstr(out, "shapes: 4 complete") != NULL, "%s", out);
@@ -740,10 +745,12 @@ Test(sweep_cli, a_slurm_task_runs_its_shape_and_says_when_it_was_stopped, .timeo
     char dir[256], args[4096], cwd[1024], path[512], out[4096];
     tmpdir(dir, sizeof dir, "task");
     cr_assert(getcwd(cwd, sizeof cwd));
+    char t[1024];
+    snprintf(t, sizeof t, "%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0 2", cwd,
+             cwd);
     snprintf(args, sizeof args,
-             "sweep --slurm --no-gres --seq 256,512 --dim 64 --tokens 1024 --heads 4 -o %s --slurm-task-command "
-             "'%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0 2'",
-             dir, cwd, cwd);
+             "sweep --slurm --no-gres --seq 256,512 --dim 64 --tokens 1024 --heads 4 -o %s --slurm-task-command '%s'",
+             dir, t);
     cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
     setenv("SLURM_ARRAY_JOB_ID", "99", 1);
     /* Task 1, stopped by SIGTERM (a time limit) while its shape runs. */
@@ -753,7 +760,7 @@ Test(sweep_cli, a_slurm_task_runs_its_shape_and_says_when_it_was_stopped, .timeo
         int nul = open("/dev/null", O_WRONLY);
         dup2(nul, 1);
         dup2(nul, 2);
-        execl(attnprof_bin(), attnprof_bin(), "sweep", "--task", "1", dir, (char *)NULL);
+        execl(attnprof_bin(), attnprof_bin(), "sweep", "--task", "1", "--task-command", t, dir, (char *)NULL);
         _exit(127);
     }
     struct timespec nap = {0, 700 * 1000 * 1000};
@@ -771,7 +778,7 @@ Test(sweep_cli, a_slurm_task_runs_its_shape_and_says_when_it_was_stopped, .timeo
     snprintf(path, sizeof path, "%s/shapes/2x4x512x64", dir);
     cr_expect(!path_exists(path), "nothing partial in shapes/");
     /* Task 0 runs to the end. */
-    snprintf(args, sizeof args, "sweep --task 0 %s", dir);
+    snprintf(args, sizeof args, "sweep --task 0 --task-command '%s' %s", t, dir);
     cr_expect_eq(attnprof(args), EXIT_OK, "%s", err_text);
     cr_expect(strstr(err_text, "task.sh: 4 x 4 x 256 x 64") != NULL, "the child's stderr is in the task's log: %s",
               err_text);

@@ -1,4 +1,5 @@
 /* Surfaces, text, colours and axis arithmetic shared by all figures. */
+#include "alloc.h"
 #include "fig.h"
 
 #include <cairo-pdf.h>
@@ -111,7 +112,7 @@ int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double 
     c->kind = kind;
     c->path = strdup(path);
     if (!c->path)
-        return set_err(err, errlen, "%s: %s", path, "out of memory");
+        attn_oom();
     switch (kind) {
     case FIG_PNG:
         c->surface = image_surface(pixels, (int)ceil(w * FIG_PNG_SCALE), (int)ceil(h * FIG_PNG_SCALE));
@@ -135,6 +136,8 @@ int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double 
         c->path = NULL;
         return set_err(err, errlen, "%s: unknown figure format%s", path, "");
     }
+    if (cairo_surface_status(c->surface) == CAIRO_STATUS_NO_MEMORY)
+        attn_oom(); /* one line and exit 9, as every allocation (alloc.h) */
     if (cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS) {
         set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(c->surface)));
         cairo_surface_destroy(c->surface);
@@ -242,6 +245,8 @@ static void png_on_error(png_structp png, png_const_charp msg)
 {
     png_failure *f = png_get_error_ptr(png);
     int e = errno;
+    if (strcasestr(msg, "memory")) /* libpng's and zlib's "out of"/"insufficient memory": exit 9 as every allocation */
+        attn_oom();
     if (!strcmp(msg, "Write Error")) /* libpng's words for a failed fwrite: say why */
         set_err(f->err, f->errlen, "%s: cannot write: %s", f->path, e ? strerror(e) : "write failed");
     else
@@ -264,7 +269,7 @@ static int write_png_rows(FILE *f, cairo_surface_t *s, png_failure *fail, unsign
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!info) {
         png_destroy_write_struct(&png, NULL);
-        return set_err(fail->err, fail->errlen, "%s: %s", fail->path, "out of memory");
+        attn_oom();
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
@@ -296,7 +301,7 @@ static int write_png(cairo_surface_t *s, const char *path, char *err, size_t err
     png_failure fail = {err, errlen, path};
     unsigned char *row = malloc((size_t)cairo_image_surface_get_width(s) * 4 + 1);
     if (!row)
-        return set_err(err, errlen, "%s: %s", path, "out of memory");
+        attn_oom();
     FILE *f = fopen(path, "wb");
     if (!f) {
         free(row);
@@ -318,6 +323,8 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
     cairo_status_t st = cairo_status(c->cr);
     cairo_destroy(c->cr);
     c->cr = NULL;
+    if (st == CAIRO_STATUS_NO_MEMORY)
+        attn_oom();
     if (st != CAIRO_STATUS_SUCCESS) {
         rc = set_err(err, errlen, "%s: drawing failed: %s", c->path, cairo_status_to_string(st));
         if (st != CAIRO_STATUS_NO_MEMORY && st != CAIRO_STATUS_WRITE_ERROR)
@@ -327,6 +334,8 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
     } else {
         cairo_surface_finish(c->surface);
         st = cairo_surface_status(c->surface);
+        if (st == CAIRO_STATUS_NO_MEMORY || c->buf.failed)
+            attn_oom();
         if (st != CAIRO_STATUS_SUCCESS || c->buf.failed) {
             rc = set_err(err, errlen, "%s: %s", c->path,
                          c->buf.failed ? "out of memory" : cairo_status_to_string(st));

@@ -1,0 +1,45 @@
+/* Temporaries a command owns until it commits them — a render's staging folder, a
+ * Chromium profile, a child's process group — removed however the command ends: on
+ * SIGINT, SIGTERM or SIGHUP (cleanup_install's handler kills the registered process
+ * groups, removes the registered folders with async-signal-safe calls only, says so in
+ * one line and exits EXIT_INTERRUPTED), on out of memory (attn_oom, alloc.h), or by
+ * the command itself. The renames of a commit run with those signals blocked
+ * (cleanup_block), so no signal cuts a commit in half; SIGKILL still can, and the next
+ * run repairs that (archive.c, report.c).
+ *
+ * Paths are kept as given (relative ones against the working directory, which no
+ * command changes). Status convention: 0, or -1 when the table is full. */
+#ifndef ATTNPROF_CLEANUP_H
+#define ATTNPROF_CLEANUP_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#define CLEANUP_MAX 16
+
+/* ---- what to remove ------------------------------------------------------- */
+
+/* A folder (or file) to remove if the process is stopped before it forgets it. */
+int cleanup_add_path(const char *path);
+/* The path is committed (renamed into place) or already removed: no longer ours. */
+void cleanup_forget_path(const char *path);
+/* A child's process group, killed (SIGKILL) if the process is stopped. */
+int cleanup_add_group(pid_t pgid);
+void cleanup_forget_group(pid_t pgid);
+
+/* ---- when ------------------------------------------------------------------ */
+
+/* Handlers for SIGINT, SIGTERM and SIGHUP that remove what is registered and exit 130. */
+void cleanup_install(void);
+/* Kills the registered groups and removes the registered paths now (async-signal-safe). */
+void cleanup_now(void);
+/* Blocks SIGINT, SIGTERM and SIGHUP (the old mask into *old) for a critical section;
+ * cleanup_unblock restores it, and a signal that came meanwhile is handled then. */
+void cleanup_block(sigset_t *old);
+void cleanup_unblock(const sigset_t *old);
+
+/* Removes a tree with async-signal-safe calls only (openat, getdents64, unlinkat),
+ * never following a link, at most 32 levels deep. 0, or -1 when something stayed. */
+int cleanup_remove_tree(const char *path);
+
+#endif
