@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include "escape.h"
+#include "input.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -154,7 +155,9 @@ int counters_read_json(counters_set *s, const char *path, char *err, size_t errl
 {
     memset(s, 0, sizeof *s);
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = input_load_json(path, err, errlen, &je);
+    if (!root && je.position < 0)
+        return -1; /* not a regular file, too large, unreadable: err says which */
     if (!root) {
         snprintf(err, errlen, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
         return -1;

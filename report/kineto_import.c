@@ -84,8 +84,9 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
                                             e->ph[0] == 's'};
         return 0;
     }
+    /* A correlation of the wrong type or a fraction is not "absent": trace_add_kineto_event refuses it. */
     int loose = !strcmp(e->ph, "X") && e->cat && (is_gpu_cat(e->cat) || is_api_cat(e->cat)) &&
-                !(e->arg[KARG_CORRELATION].set && e->arg[KARG_CORRELATION].is_int);
+                !e->arg[KARG_CORRELATION].set && !e->arg[KARG_CORRELATION].wrong_type;
     if (!loose)
         return trace_add_kineto_event(c->t, e, 0, &c->skipped, err, errlen);
     /* Kept for now with id 0; tied by a flow below, or dropped and counted. */

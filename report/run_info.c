@@ -3,6 +3,7 @@
 #include "run_info.h"
 
 #include "escape.h"
+#include "input.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -222,7 +223,9 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = input_load_json(path, err, errlen, &je);
+    if (!root && je.position < 0)
+        return -1; /* not a regular file, too large, unreadable: err says which */
     if (!root) {
         snprintf(err, errlen, "%s: not valid JSON (line %d, column %d: %s); re-run `attnprof run` to record it again",
                  path, je.line, je.column, je.text);
