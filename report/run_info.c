@@ -219,6 +219,44 @@ static json_t *object(reader *rd, const char *where, json_t *o, const char *k)
     return json_is_object(v) ? v : NULL;
 }
 
+/* What one run.json cannot say of itself (issue 29): each is an error naming the
+ * variant, so no number is derived from a contradiction. */
+static void inconsistent(reader *rd, const char *fmt, const char *name, const char *detail)
+{
+    if (rd->failed++)
+        return;
+    char what[320];
+    snprintf(what, sizeof what, fmt, name, detail);
+    snprintf(rd->err, rd->errlen, "%s: inconsistent: %s", rd->path, what);
+}
+
+static void run_info_check(const run_info *r, reader *rd)
+{
+    for (int i = 0; i < r->n_variants; i++) {
+        const variant_result *v = &r->variants[i];
+        char name[40], detail[96];
+        esc_terminal(name, sizeof name, v->name);
+        for (int k = 0; k < i; k++)
+            if (!strcmp(r->variants[k].name, v->name)) {
+                snprintf(detail, sizeof detail, "%d and %d", k, i);
+                inconsistent(rd, "variants %2$s are both named %1$s (a name ties a variant to its records)", name,
+                             detail);
+            }
+        if (isfinite(v->rel_error) && v->rel_error < 0)
+            inconsistent(rd, "variant %s has a negative rel_error%s", name, "");
+        if (v->status == VARIANT_OK && isfinite(v->rel_error) && isfinite(r->rel_error_threshold) &&
+            v->rel_error > r->rel_error_threshold) {
+            snprintf(detail, sizeof detail, "%.3g above the threshold %.3g", v->rel_error, r->rel_error_threshold);
+            inconsistent(rd, "variant %s has status \"ok\" with rel_error %s (that is a wrong result)", name, detail);
+        }
+        if ((v->status == VARIANT_SKIPPED || v->status == VARIANT_UNAVAILABLE) &&
+            (isfinite(v->rel_error) || isfinite(v->event_us_no_cupti) || isfinite(v->event_us_cupti) ||
+             isfinite(v->host_us_no_cupti) || isfinite(v->host_us_cupti)))
+            inconsistent(rd, "variant %s is \"%s\" (it did not run) but has measured numbers", name,
+                         variant_status_name(v->status));
+    }
+}
+
 int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
@@ -410,5 +448,7 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         }
     }
     json_decref(root);
+    if (!rd.failed)
+        run_info_check(r, R);
     return rd.failed ? -1 : 0;
 }
