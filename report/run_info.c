@@ -191,6 +191,20 @@ static double real(reader *rd, const char *where, json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* A number in [lo, hi] or null/absent (NaN): wider ones would print as hundreds of
+ * digits or overflow what is derived from them. */
+static double real_in(reader *rd, const char *where, json_t *o, const char *k, double lo, double hi)
+{
+    double x = real(rd, where, o, k);
+    if (isfinite(x) && (x < lo || x > hi)) {
+        char what[96];
+        snprintf(what, sizeof what, "a number from %g to %g, or null", lo, hi);
+        bad(rd, where, k, what);
+        return NAN;
+    }
+    return x;
+}
+
 static long long integer_in(reader *rd, const char *where, json_t *o, const char *k, long long lo, long long hi)
 {
     json_t *v = json_object_get(o, k);
@@ -300,7 +314,7 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     r->seed = (unsigned long long)integer_in(R, "", root, "seed", LLONG_MIN, LLONG_MAX);
     r->iters = integer(R, "", root, "iters");
     r->warmup = integer(R, "", root, "warmup");
-    r->rel_error_threshold = real(R, "", root, "rel_error_threshold");
+    r->rel_error_threshold = real_in(R, "", root, "rel_error_threshold", 0, 1e30);
     esc_copy_utf8(r->device.name, sizeof r->device.name, str(R, "gpu", gpu, "name"));
     const char *cc = str(R, "gpu", gpu, "compute_capability");
     if (*cc && (sscanf(cc, "%3d.%3d", &r->device.major, &r->device.minor) != 2 || r->device.major < 0 ||
@@ -418,17 +432,16 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         if (st < 0)
             bad(R, where, "status", "\"ok\", \"FAILED\", \"unavailable\" or \"skipped\"");
         x->status = st < 0 ? VARIANT_FAILED : (variant_status)st;
-        x->rel_error = real(R, where, v, "rel_error");
+        /* Relative errors, µs and bytes: bounds far above any measurement (1e12 µs is 11 days). */
+        x->rel_error = real_in(R, where, v, "rel_error", 0, 1e30);
         x->heads_checked = integer(R, where, v, "heads_checked");
-        x->event_us_no_cupti = real(R, where, v, "event_us_no_cupti");
-        x->event_us_cupti = real(R, where, v, "event_us_cupti");
-        x->host_us_no_cupti = real(R, where, v, "host_us_no_cupti");
-        x->host_us_cupti = real(R, where, v, "host_us_cupti");
+        x->event_us_no_cupti = real_in(R, where, v, "event_us_no_cupti", 0, 1e12);
+        x->event_us_cupti = real_in(R, where, v, "event_us_cupti", 0, 1e12);
+        x->host_us_no_cupti = real_in(R, where, v, "host_us_no_cupti", 0, 1e12);
+        x->host_us_cupti = real_in(R, where, v, "host_us_cupti", 0, 1e12);
         x->dropped_records = integer_in(R, where, v, "dropped_records", 0, INT64_MAX);
         prediction_from_json(json_object_get(v, "prediction"), &x->prediction);
-        x->device_bytes = real(R, where, v, "device_bytes");
-        if (isfinite(x->device_bytes) && x->device_bytes < 0)
-            bad(R, where, "device_bytes", "a number of bytes, not negative");
+        x->device_bytes = real_in(R, where, v, "device_bytes", 0, 9007199254740992.0 /* 2^53 */);
         const char *key;
         json_t *f;
         json_object_foreach(object(R, where, v, "facts"), key, f)
@@ -444,7 +457,7 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
                 break;
             }
             esc_copy_utf8(it->value, sizeof it->value, str(R, where, f, "text"));
-            it->number = real(R, where, f, "value");
+            it->number = real_in(R, where, f, "value", -1e30, 1e30);
         }
     }
     json_decref(root);
