@@ -10,10 +10,12 @@
 
 /* ---- Markdown -------------------------------------------------------------- */
 
-/* Text (a table cell or a paragraph): '\\', '`', '|', '[', ']', '!', '<' are
- * backslash-escaped; newlines and other control characters become a space. The
- * result is one line of literal text: no link, image, HTML, code span or cell
- * boundary can start in it. */
+/* Text (a table cell or a paragraph): '\\', '`', '|', '[', ']', '!', '<', '#' are
+ * backslash-escaped, and so is a block marker at the start ('>', "- ", "+ ", "* ",
+ * "1. ", "---" after spaces), so the text may begin a line or a list item; newlines
+ * and other control characters become a space. The result is one line of literal
+ * text: no link, image, HTML, heading, list, quote, code span or cell boundary
+ * can start in it. */
 void esc_md_text(FILE *f, const char *s);
 /* The same text into out[n] (cut at a character boundary if it must be). */
 void esc_md_text_buf(char *out, size_t n, const char *s);
@@ -23,6 +25,8 @@ void esc_md_text_buf(char *out, size_t n, const char *s);
 void esc_md_code(FILE *f, const char *s, int in_table);
 /* The same code span into out[n] (cut at a character boundary if it must be). */
 void esc_md_code_buf(char *out, size_t n, const char *s);
+/* The same for a table cell ('|' written "\\|"). */
+void esc_md_code_cell_buf(char *out, size_t n, const char *s);
 
 /* ---- CSV (RFC 4180) ---------------------------------------------------------- */
 
@@ -36,9 +40,13 @@ void esc_csv_number(FILE *f, double x);
 
 /* ---- terminal ------------------------------------------------------------- */
 
-/* Copies `s` with every control character (C0, DEL, and C1 in UTF-8) dropped,
- * newlines and tabs included, so a one-line message stays one line. Returns out. */
+/* Copies `s` with every control character (C0 with ESC, DEL, C1, the bidirectional
+ * overrides, U+2028/2029) dropped, newlines and tabs included, so a one-line
+ * message stays one line; a byte that is not valid UTF-8 becomes '?'. Cut between
+ * characters when out is too small. Returns out. */
 char *esc_terminal(char *out, size_t n, const char *s);
+/* The same, written to f whatever its length. */
+void esc_terminal_fputs(const char *s, FILE *f);
 
 /* ---- UTF-8 ---------------------------------------------------------------- */
 
