@@ -256,8 +256,6 @@ static void run_info_check(const run_info *r, reader *rd)
                 inconsistent(rd, "variants %2$s are both named %1$s (a name ties a variant to its records)", name,
                              detail);
             }
-        if (isfinite(v->rel_error) && v->rel_error < 0)
-            inconsistent(rd, "variant %s has a negative rel_error%s", name, "");
         if (v->status == VARIANT_OK && isfinite(v->rel_error) && isfinite(r->rel_error_threshold) &&
             v->rel_error > r->rel_error_threshold) {
             snprintf(detail, sizeof detail, "%.3g above the threshold %.3g", v->rel_error, r->rel_error_threshold);

@@ -154,6 +154,11 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
         int total = int_or(&a[KARG_SHARED_MEMORY], 0);
         o.static_smem = int_or(&a[KARG_STATIC_SMEM], total);
         o.dynamic_smem = int_or(&a[KARG_DYNAMIC_SMEM], bounds_sub_sat(total, o.static_smem));
+        if (a[KARG_EST_OCCUPANCY].wrong_type ||
+            (a[KARG_EST_OCCUPANCY].set && !(a[KARG_EST_OCCUPANCY].d >= 0 && a[KARG_EST_OCCUPANCY].d <= 100))) {
+            snprintf(err, errlen, "args.est. achieved occupancy %%: expected a number from 0 to 100");
+            return -1;
+        }
         if (a[KARG_EST_OCCUPANCY].set)
             o.has_kineto_occupancy = 1, o.kineto_occupancy = a[KARG_EST_OCCUPANCY].d;
     }
