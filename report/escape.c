@@ -8,6 +8,8 @@
 #include <string.h>
 
 static int is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
+static size_t utf8_char_len(const unsigned char *p, unsigned *cp);
+static int terminal_control(unsigned c);
 
 /* Where a string starts (after spaces), these would open a block if the string
  * began a line ("- " + a name is a list item whose name may start another list,
@@ -106,10 +108,21 @@ void esc_csv_field(FILE *f, const char *s, int always_quote)
         fputc('"', f);
     if (neutralise)
         fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
+    /* Terminal controls (ESC, C0 but tab and line ends, DEL, C1, bidi overrides) are
+     * dropped: `cat summary.csv` must not act on them. */
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        unsigned cp;
+        size_t len = utf8_char_len(p, &cp);
+        if (!len) {
+            fputc(*p++, f); /* not UTF-8: kept as the byte it is */
+            continue;
+        }
+        if (!terminal_control(cp) || cp == '\t' || cp == '\n' || cp == '\r') {
+            if (cp == '"')
+                fputc('"', f);
+            fwrite(p, 1, len, f);
+        }
+        p += len;
     }
     if (quote)
         fputc('"', f);
@@ -256,4 +269,39 @@ void esc_csv_number(FILE *f, double x)
         fprintf(f, ",%.6g", x);
     else
         fputs(",", f);
+}
+
+char *esc_html_dup(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        abort();
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        unsigned cp;
+        size_t n = utf8_char_len(p, &cp);
+        if (!n) {
+            fputs("\xef\xbf\xbd", f); /* U+FFFD for a byte that is not UTF-8 */
+            p++;
+            continue;
+        }
+        if (terminal_control(cp))
+            ;
+        else if (cp == '&')
+            fputs("&amp;", f);
+        else if (cp == '<')
+            fputs("&lt;", f);
+        else if (cp == '>')
+            fputs("&gt;", f);
+        else if (cp == '"')
+            fputs("&quot;", f);
+        else if (cp == '\'')
+            fputs("&#39;", f);
+        else
+            fwrite(p, 1, n, f);
+        p += n;
+    }
+    fclose(f);
+    return buf;
 }

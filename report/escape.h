@@ -32,11 +32,18 @@ void esc_md_code_cell_buf(char *out, size_t n, const char *s);
 
 /* One field: quoted when it holds ',', '"', CR or LF, or when `always_quote`;
  * a leading '=', '+', '-', '@', tab or CR is neutralised with a leading '\'' so
- * a spreadsheet never reads the field as a formula. */
+ * a spreadsheet never reads the field as a formula; terminal controls (ESC and
+ * the rest of C0 but tab, CR, LF; DEL; C1) are dropped. */
 void esc_csv_field(FILE *f, const char *s, int always_quote);
 
 /* A number as the next field (",%.6g"); an empty field when it is not finite. */
 void esc_csv_number(FILE *f, double x);
+
+/* ---- HTML (text outside Markdown: <title>, attributes) ---------------------- */
+
+/* `s` with '&', '<', '>', '"', '\'' as entities, controls (as for the terminal)
+ * dropped and bytes that are not UTF-8 as U+FFFD. The caller frees it. */
+char *esc_html_dup(const char *s);
 
 /* ---- terminal ------------------------------------------------------------- */
 
