@@ -6,7 +6,7 @@
  * skipped by depth. An event is complete at the end of its object and goes to
  * the callback; its strings live in buffers reused for the next event.
  * The file is opened once (input.h: a regular file, no link followed) and its
- * SHA-256 taken over the very bytes parsed. Limits (input.h, SECURITY.md): no JSON
+ * SHA-256 taken over the very bytes parsed, by a second thread meanwhile. Limits (input.h, SECURITY.md): no JSON
  * token longer than INPUT_MAX_TOKEN_BYTES (yajl re-scans a token split across
  * chunks: quadratic in its length), and gzip inflates to at most
  * INPUT_MAX_INFLATE_RATIO × the compressed size (plus a slack): time and memory
@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,6 +502,62 @@ static int parse(state *st, yajl_handle h, const unsigned char *text, size_t len
     return 0;
 }
 
+/* The SHA-256 of the bytes read, computed by a second thread while the first parses
+ * them (2 cores: the digest, about 130 MB/s, costs no wall time). The reader hands
+ * over each chunk it has read and reads the next into the other of two buffers;
+ * before it reuses a buffer it waits until the digest is done with it. */
+typedef struct digest_pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const unsigned char *pending, *hashing; /* handed over / being hashed; NULL: none */
+    size_t len;
+    int closing;
+    sha256_ctx sha;
+} digest_pipe;
+
+static void *digest_thread(void *arg)
+{
+    digest_pipe *d = arg;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while (!d->pending && !d->closing)
+            pthread_cond_wait(&d->cv, &d->mu);
+        if (!d->pending)
+            break;
+        const unsigned char *p = d->hashing = d->pending;
+        size_t n = d->len;
+        d->pending = NULL;
+        pthread_cond_broadcast(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+        sha256_update(&d->sha, p, n);
+        pthread_mutex_lock(&d->mu);
+        d->hashing = NULL;
+        pthread_cond_broadcast(&d->cv);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+/* Waits until buf is neither handed over nor being hashed. */
+static void digest_release(digest_pipe *d, const unsigned char *buf)
+{
+    pthread_mutex_lock(&d->mu);
+    while (d->pending == buf || d->hashing == buf)
+        pthread_cond_wait(&d->cv, &d->mu);
+    pthread_mutex_unlock(&d->mu);
+}
+
+static void digest_hand(digest_pipe *d, const unsigned char *buf, size_t n)
+{
+    pthread_mutex_lock(&d->mu);
+    while (d->pending)
+        pthread_cond_wait(&d->cv, &d->mu);
+    d->pending = buf;
+    d->len = n;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+}
+
 kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, kineto_header *hdr,
                           kineto_file_info *info, char *err, size_t errlen)
 {
@@ -518,8 +575,8 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
     if (fd < 0)
         return KINETO_ERR_IO;
     state *st = calloc(1, sizeof *st);
-    unsigned char *raw = malloc(CHUNK), *out = malloc(CHUNK);
-    if (!st || !raw || !out)
+    unsigned char *raws[2] = {malloc(CHUNK), malloc(CHUNK)}, *raw = raws[0], *out = malloc(CHUNK);
+    if (!st || !raws[0] || !raws[1] || !out)
         abort();
     st->path = path;
     st->fn = fn;
@@ -531,12 +588,20 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
     yajl_config(h, yajl_allow_trailing_garbage, 0);
     sha256_ctx sha;
     sha256_init(&sha);
+    digest_pipe pipe_ = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    sha256_init(&pipe_.sha);
+    pthread_t digester;
+    int threaded = want_sha && pthread_create(&digester, NULL, digest_thread, &pipe_) == 0;
+    unsigned turn = 0;
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     int z_open = 0, z_ended = 0, first = 1, failed = 0;
     int64_t inflated = 0;
     position pos = {1, 1};
     for (;;) {
+        raw = raws[turn++ & 1];
+        if (threaded)
+            digest_release(&pipe_, raw);
         ssize_t n = read(fd, raw, CHUNK);
         if (n < 0) {
             if (errno == EINTR)
@@ -548,7 +613,9 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
         }
         if (n == 0)
             break;
-        if (want_sha)
+        if (threaded)
+            digest_hand(&pipe_, raw, (size_t)n);
+        else if (want_sha)
             sha256_update(&sha, raw, (size_t)n);
         info->size += n;
         if (first) {
@@ -624,6 +691,14 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
     }
     kineto_status status = st->status;
     info->n_events = st->index;
+    if (threaded) {
+        pthread_mutex_lock(&pipe_.mu);
+        pipe_.closing = 1;
+        pthread_cond_broadcast(&pipe_.cv);
+        pthread_mutex_unlock(&pipe_.mu);
+        pthread_join(digester, NULL);
+        sha = pipe_.sha;
+    }
     if (want_sha)
         sha256_final_hex(&sha, info->sha256);
     if (z_open)
@@ -632,7 +707,8 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
     close(fd);
     free(st->ph.s), free(st->cat.s), free(st->name.s), free(st->copy_kind.s), free(st->variant.s);
     free(st);
-    free(raw);
+    free(raws[0]);
+    free(raws[1]);
     free(out);
     return status;
 }
