@@ -803,3 +803,40 @@ Test(escape_targets, escapers)
     esc_md_code_cell_buf(buf, sizeof buf, "k|x");
     cr_assert_str_eq(buf, "`k\\|x`");
 }
+
+/* import: a kernel whose launch is not in the file is left out and counted (real
+ * traces start mid-stream); a contradiction is refused before anything is written. */
+Test(consistency, import_drops_orphans_refuses_contradictions)
+{
+    char *dir = temp_dir(), *p = path_in(dir, "k.json"), *out = NULL, *args = NULL;
+    char *s = small_trace(API_OK,
+                          KERNEL_OK "}},{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"orphan\",\"ts\":50,"
+                                    "\"dur\":1,\"pid\":0,\"tid\":7,\"args\":{\"correlation\":8,\"device\":0",
+                          "k");
+    write_text(p, s);
+    free(s);
+    cr_assert_geq(asprintf(&args, "import '%s' -o '%s/a' -q", p, dir), 0);
+    cr_assert_eq(run_cli(args, &out), 0, "%s", out);
+    free(out), free(args);
+    char *a = path_in(dir, "a"), *run = file_of(a, "run.json");
+    cr_assert_not_null(strstr(run, "whose launch call is not in the trace"), "%s", run);
+    free(run);
+    /* two runtime calls with one id */
+    char *api2 = NULL;
+    cr_assert_geq(asprintf(&api2, API_OK "}},{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+                                         "\"ts\":26,\"dur\":1,\"pid\":1,\"tid\":1,\"args\":{" API_OK),
+                  0);
+    s = small_trace(api2, KERNEL_OK, "k");
+    write_text(p, s);
+    cr_assert_geq(asprintf(&args, "import '%s' -o '%s/b' -q", p, dir), 0);
+    cr_assert_eq(run_cli(args, &out), EXIT_BAD_ARCHIVE, "%s", out);
+    cr_assert(strstr(out, "inconsistent: API calls cudaLaunchKernel") && strstr(out, "correlation id 7"), "%s", out);
+    struct stat sb;
+    char *b = path_in(dir, "b");
+    cr_assert_neq(stat(b, &sb), 0, "nothing written");
+    free(b), free(out), free(args), free(s), free(api2), free(a), free(p);
+    char *cmd = NULL;
+    cr_assert_geq(asprintf(&cmd, "rm -rf '%s'", dir), 0);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd), free(dir);
+}
