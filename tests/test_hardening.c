@@ -729,6 +729,18 @@ static void check_documents(const char *dir, const char *md, const char *html, c
     t = file_of(dir, tex);
     check_latex(tex, t);
     free(t);
+    /* and it compiles, where pdflatex is installed (CI has it: tests/paper/latex.sh) */
+    if (system("command -v pdflatex >/dev/null 2>&1") == 0) {
+        char *cmd = NULL;
+        cr_assert_geq(asprintf(&cmd,
+                               "cd '%s' && printf '%%s\\n' '\\documentclass{article}' '\\usepackage[T1]{fontenc}' "
+                               "'\\usepackage{booktabs}' '\\begin{document}' '\\input{%s}' '\\end{document}' "
+                               "> doc-%s && pdflatex -interaction=nonstopmode -halt-on-error doc-%s >/dev/null 2>&1",
+                               dir, tex, tex, tex),
+                      0);
+        cr_assert_eq(system(cmd), 0, "%s/%s does not compile", dir, tex);
+        free(cmd);
+    }
 }
 
 /* report: every writer (Markdown, HTML, CSV, LaTeX, the terminal) on an archive whose
