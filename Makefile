@@ -217,20 +217,23 @@ hta-test: $(BUILD)/attnprof
 	ATTNPROF_BIN=$(BUILD)/attnprof HTA_PYTHON=$(HTA_PYTHON) bash tests/hta/run.sh
 
 # The whole GPU-free suite (Criterion, golden re-renders, CLI tests, layout) under
-# AddressSanitizer + UndefinedBehaviorSanitizer; the first report fails the run.
-SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# AddressSanitizer + UndefinedBehaviorSanitizer, built with clang: its UBSan also has
+# float-cast-overflow (a double outside an integer's range converted to it), which
+# gcc's lacks. The first report fails the run.
+SANITIZE_FLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 sanitize: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 sanitize: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 sanitize:
-	$(MAKE) --no-print-directory CUDA_HOME=/nonexistent BUILD=build-sanitize \
+	@command -v clang >/dev/null || { echo "attnprof: make sanitize needs clang (Debian: apt-get install clang)" >&2; exit 1; }
+	$(MAKE) --no-print-directory CC=clang CUDA_HOME=/nonexistent BUILD=build-sanitize \
 	  CFLAGS="-O1 -g $(SANITIZE_FLAGS)" LDFLAGS="$(SANITIZE_FLAGS)" test
 
-# libFuzzer (clang) over the archive reader, analysis, findings and every writer, in
-# memory, seeded from the fixtures; tests/fuzz/corpus keeps what it finds. Runs
+# libFuzzer (clang) over the archive readers (run.json, trace.json, counters.json,
+# sweep.json), analysis, findings and every writer, in memory, seeded from the fixtures; tests/fuzz/corpus keeps what it finds. Runs
 # FUZZ_SECONDS (default 60) and fails on any crash or sanitizer report.
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build-fuzz
-FUZZ_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_FLAGS   := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 fuzz: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 fuzz:
 	@command -v clang >/dev/null || { echo "attnprof: make fuzz needs clang (Debian: apt-get install clang)" >&2; exit 1; }

@@ -282,11 +282,109 @@ static int median_int(int *x, int n)
     return n ? (int)lround(s.median) : 0;
 }
 
+static int cmp_forward_range(const void *a, const void *b)
+{
+    const host_range *x = *(const host_range *const *)a, *y = *(const host_range *const *)b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* A name from the archive for a one-line error: control characters dropped. */
+static const char *plain(const char *s, char *buf, size_t n) { return esc_terminal(buf, n, s); }
+
+/* Forwards of one process never overlap: an API call inside two of them would have its
+ * operations counted in both (8000 overlapping forwards took 98 s and multiplied the
+ * CUDA time). Sorting once makes the grouping below linear in the records. */
+static int check_forwards_disjoint(const trace *t, char *err, size_t errlen)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        n += t->ranges[i].iteration >= 0;
+    if (n < 2)
+        return 0;
+    const host_range **f = malloc(n * sizeof *f);
+    if (!f)
+        attn_oom();
+    n = 0;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        if (t->ranges[i].iteration >= 0)
+            f[n++] = &t->ranges[i];
+    qsort(f, n, sizeof *f, cmp_forward_range);
+    int bad = 0;
+    const host_range *open = f[0];
+    for (size_t i = 1; i < n && !bad; i++) {
+        if (f[i]->pid != open->pid) {
+            open = f[i];
+            continue;
+        }
+        if (f[i]->start_ns < open->end_ns) {
+            char a[48], b[48];
+            snprintf(err, errlen, "trace.json: inconsistent: forwards %s #%d and %s #%d of process %d overlap "
+                     "(%.3f us < %.3f us): an operation would be counted in both", plain(open->variant, a, sizeof a),
+                     open->iteration, plain(f[i]->variant, b, sizeof b), f[i]->iteration, open->pid,
+                     (double)f[i]->start_ns / 1e3, (double)open->end_ns / 1e3);
+            bad = 1;
+        }
+        if (f[i]->end_ns > open->end_ns)
+            open = f[i];
+    }
+    free(f);
+    return bad ? -1 : 0;
+}
+
+/* run.json's GPU against trace.json's deviceProperties (when both say). */
+static int check_device(const trace *t, const run_info *r, char *err, size_t errlen)
+{
+    const device_props *x = &r->device, *y = &t->device;
+    if (!x->name[0] || !y->name[0])
+        return 0;
+    const char *what = strcmp(x->name, y->name) ? "name"
+                       : x->sm_count && y->sm_count && x->sm_count != y->sm_count ? "SM count"
+                       : (x->major || x->minor) && (y->major || y->minor) && (x->major != y->major || x->minor != y->minor)
+                           ? "compute capability"
+                       : x->total_mem && y->total_mem && x->total_mem != y->total_mem ? "memory size"
+                                                                                     : NULL;
+    if (!what)
+        return 0;
+    char a[64], b[64];
+    snprintf(err, errlen, "inconsistent: run.json's GPU (%s, %d SMs, %d.%d) and trace.json's deviceProperties (%s, %d "
+             "SMs, %d.%d) differ in %s: the files are of two recordings", plain(x->name, a, sizeof a), x->sm_count,
+             x->major, x->minor, plain(y->name, b, sizeof b), y->sm_count, y->major, y->minor, what);
+    return -1;
+}
+
+/* One variant's forwards against run.json: iters, and whether it ran at all. */
+static int check_variant(const variant_analysis *va, const run_info *r, char *err, size_t errlen)
+{
+    const variant_result *v = va->result;
+    char name[48];
+    plain(v->name, name, sizeof name);
+    if ((v->status == VARIANT_SKIPPED || v->status == VARIANT_UNAVAILABLE) && va->n_forwards > 0) {
+        snprintf(err, errlen, "inconsistent: run.json says variant %s is \"%s\" (it did not run), but trace.json "
+                 "holds %d of its forwards", name, variant_status_name(v->status), va->n_forwards);
+        return -1;
+    }
+    /* An import takes iters as its longest file's count; a recording has exactly iters
+     * forwards per variant that ran, fewer only when CUPTI dropped records. */
+    int short_ok = r->imported || v->dropped_records > 0 || v->status != VARIANT_OK;
+    if (va->n_forwards > r->iters || (!short_ok && va->n_forwards != r->iters)) {
+        snprintf(err, errlen, "inconsistent: run.json says iters = %d, but trace.json holds %d forwards of variant "
+                 "%s", r->iters, va->n_forwards, name);
+        return -1;
+    }
+    return 0;
+}
+
 int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
     a->trace = t;
     a->run = r;
+    if (check_forwards_disjoint(t, err, errlen) != 0 || check_device(t, r, err, errlen) != 0)
+        return -1;
     corr_index idx = {malloc(sizeof(gpu_op *) * (t->n_ops ? t->n_ops : 1)), t->n_ops,
                       calloc(t->n_ops ? t->n_ops : 1, sizeof(uint32_t)), 0};
     if (!idx.ops || !idx.mark)
@@ -336,6 +434,12 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
         va->kernels_per_forward = median_int(kn, va->n_forwards);
         va->memset_per_forward = median_int(ms, va->n_forwards);
         free(cu), free(cp), free(sp), free(ops), free(mc), free(kn), free(ms);
+        if (check_variant(va, r, err, errlen) != 0) {
+            free(idx.ops);
+            free(idx.mark);
+            analysis_free(a);
+            return -1;
+        }
         if (va->result->status == VARIANT_OK && va->n_forwards == 0) {
             snprintf(err, errlen, "trace.json has no recorded forwards for variant %s, which run.json says ran; "
                      "the archive is incomplete", va->result->name);

@@ -2,6 +2,7 @@
  * version and the year are the only inputs, and both come from run.json for a report
  * (the `git describe` of the commit that recorded the run and the run's date). */
 #include "citation.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,7 @@ char *citation_cff(const char *version, const char *year)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     citation_write_cff(f, version, year);
     fclose(f);
     return buf;

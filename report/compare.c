@@ -310,7 +310,7 @@ static int summarise_kernels(const variant_analysis *va, const device_props *dev
         const forward *fw = &va->forwards[f];
         op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
         if (!roles)
-            abort();
+            attn_oom();
         op_roles_of_forward(fw->ops, fw->n_ops, roles);
         for (int i = 0; i < fw->n_ops; i++) {
             const gpu_op *op = fw->ops[i];
@@ -567,13 +567,13 @@ static void summarise_roles(const variant_analysis *va, role_time *rt)
     int nf = va->n_forwards;
     double *us = calloc((size_t)nf * ROLE_COUNT, sizeof *us), *count = calloc((size_t)nf * ROLE_COUNT, sizeof *count);
     if (!us || !count)
-        abort();
+        attn_oom();
     int present[ROLE_COUNT] = {0};
     for (int f = 0; f < nf; f++) {
         const forward *fw = &va->forwards[f];
         op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
         if (!roles)
-            abort();
+            attn_oom();
         op_roles_of_forward(fw->ops, fw->n_ops, roles);
         for (int i = 0; i < fw->n_ops; i++) {
             us[(size_t)roles[i] * nf + f] += (double)(fw->ops[i]->end_ns - fw->ops[i]->start_ns) / 1000.0;
@@ -587,7 +587,7 @@ static void summarise_roles(const variant_analysis *va, role_time *rt)
             continue;
         rt[r].us = malloc(sizeof *rt[r].us * (size_t)nf);
         if (!rt[r].us)
-            abort();
+            attn_oom();
         memcpy(rt[r].us, us + (size_t)r * nf, sizeof *rt[r].us * (size_t)nf);
         rt[r].n = nf;
         rt[r].st = stats_of(rt[r].us, nf);

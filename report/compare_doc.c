@@ -166,7 +166,7 @@ static void op_name(const kernel_summary *k, char *out, size_t n)
     } else {
         snprintf(s, sizeof s, "%s", k->op->name);
     }
-    esc_md_code_buf(out, n, s);
+    esc_md_code_cell_buf(out, n, s); /* a cell of the kernel table */
     /* A copy's or memset's name says its direction, not its size: add the bytes,
      * by which they are paired. */
     if (k->op->kind != GPU_KERNEL) {
@@ -343,9 +343,11 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
         attn_oom();
     const run_info *b = &m->in[0]->r;
     fprintf(f, "# attnprof compare — %d runs", m->n);
-    if (!m->throughput)
-        fprintf(f, " of %d×%d×%d×%d %s%s", b->shape.batch, b->shape.heads, b->shape.seq, b->shape.dim, b->dtype,
-                b->causal ? " causal" : "");
+    if (!m->throughput) {
+        fprintf(f, " of %d×%d×%d×%d ", b->shape.batch, b->shape.heads, b->shape.seq, b->shape.dim);
+        esc_md_text(f, b->dtype);
+        fputs(b->causal ? " causal" : "", f);
+    }
     fputs("\n\n", f);
     fputs("Baseline: **", f);
     esc_md_text(f, m->in[0]->label);

@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include "escape.h"
+#include "input.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +116,8 @@ void counters_meta_from_json(json_t *o, counters_meta *m)
     esc_copy_utf8(m->reason, sizeof m->reason, str(o, "reason"));
     esc_copy_utf8(m->method, sizeof m->method, str(o, "method"));
     esc_copy_utf8(m->chip, sizeof m->chip, str(o, "chip"));
-    m->passes = (int)json_integer_value(json_object_get(o, "passes"));
+    json_int_t passes = json_integer_value(json_object_get(o, "passes"));
+    m->passes = passes < 0 ? -1 : passes > INT_MAX ? INT_MAX : (int)passes; /* -1: refused by the reader */
     json_t *ps = json_object_get(o, "pass_seconds");
     m->pass_seconds = json_is_number(ps) ? json_number_value(ps) : NAN;
     size_t i;
@@ -154,7 +157,9 @@ int counters_read_json(counters_set *s, const char *path, char *err, size_t errl
 {
     memset(s, 0, sizeof *s);
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = input_load_json(path, err, errlen, &je);
+    if (!root && je.position < 0)
+        return -1; /* not a regular file, too large, unreadable: err says which */
     if (!root) {
         snprintf(err, errlen, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
         return -1;
@@ -180,13 +185,51 @@ int counters_read_json(counters_set *s, const char *path, char *err, size_t errl
             return -1;
         }
         json_t *vals = json_object_get(o, "metrics");
-        for (int m = 0; m < M_COUNT; m++) {
+        const char *why = json_is_object(o) ? NULL : "an object";
+        if (!why && idx && !(json_is_integer(idx) && json_integer_value(idx) >= -1 &&
+                             json_integer_value(idx) <= INT_MAX))
+            why = "index: a whole number from -1 to 2^31-1";
+        if (!why && vals && !json_is_object(vals))
+            why = "metrics: an object";
+        for (int m = 0; m < M_COUNT && !why; m++) {
             json_t *v = json_object_get(vals, counters_metric_names[m]);
+            if (v && !json_is_number(v) && !json_is_null(v))
+                why = "metrics: numbers or null";
             r->v[m] = json_is_number(v) ? json_number_value(v) : NAN;
+            if (!isfinite(r->v[m]))
+                continue;
+            double hi = counters_metric_max(m);
+            if (r->v[m] < 0 || r->v[m] > hi) {
+                snprintf(err, errlen, "%s: ranges[%zu].metrics.%s: out of range (0 to %g)", path, i,
+                         counters_metric_names[m], hi);
+                json_decref(root);
+                counters_free(s);
+                return -1;
+            }
+        }
+        if (why) {
+            snprintf(err, errlen, "%s: ranges[%zu]: expected %s", path, i, why);
+            json_decref(root);
+            counters_free(s);
+            return -1;
         }
     }
     json_decref(root);
+    if (s->meta.passes < 0 || (isfinite(s->meta.pass_seconds) && s->meta.pass_seconds < 0)) {
+        snprintf(err, errlen, "%s: meta: passes and pass_seconds must not be negative", path);
+        counters_free(s);
+        return -1;
+    }
     return 0;
+}
+
+double counters_metric_max(int m)
+{
+    /* Percentages of a peak; every other metric is a count (bytes, sectors, instructions,
+     * operations, ns) that 10^18 bounds far above any kernel (an H200 moves 4.8e12
+     * bytes and does about 1e15 tensor operations a second), so every number derived
+     * from them (bytes/s, FLOP/s, ratios) prints in a few digits. */
+    return m == M_WARPS_ACTIVE_PCT || m == M_SM_THROUGHPUT_PCT || m == M_DRAM_THROUGHPUT_PCT ? 100.0 * 1.05 : 1e18;
 }
 
 static double or0(double x) { return isfinite(x) ? x : 0; }

@@ -85,4 +85,8 @@ double counters_tensor_flops(const counter_range *r);
 double counters_flops(const counter_range *r);       /* FP32 + tensor (unavailable parts count 0) */
 double counters_seconds(const counter_range *r);
 
+/* The largest value counters.json may hold for metric m (percentages: 105; counts:
+ * 1e18); the reader refuses more, and anything negative, with exit 6. */
+double counters_metric_max(int m);
+
 #endif

@@ -10,10 +10,12 @@
 
 /* ---- Markdown -------------------------------------------------------------- */
 
-/* Text (a table cell or a paragraph): '\\', '`', '|', '[', ']', '!', '<' are
- * backslash-escaped; newlines and other control characters become a space. The
- * result is one line of literal text: no link, image, HTML, code span or cell
- * boundary can start in it. */
+/* Text (a table cell or a paragraph): '\\', '`', '|', '[', ']', '!', '<', '#' are
+ * backslash-escaped, and so is a block marker at the start ('>', "- ", "+ ", "* ",
+ * "1. ", "---" after spaces), so the text may begin a line or a list item; newlines
+ * and other control characters become a space. The result is one line of literal
+ * text: no link, image, HTML, heading, list, quote, code span or cell boundary
+ * can start in it. */
 void esc_md_text(FILE *f, const char *s);
 /* The same text into out[n] (cut at a character boundary if it must be). */
 void esc_md_text_buf(char *out, size_t n, const char *s);
@@ -23,22 +25,35 @@ void esc_md_text_buf(char *out, size_t n, const char *s);
 void esc_md_code(FILE *f, const char *s, int in_table);
 /* The same code span into out[n] (cut at a character boundary if it must be). */
 void esc_md_code_buf(char *out, size_t n, const char *s);
+/* The same for a table cell ('|' written "\\|"). */
+void esc_md_code_cell_buf(char *out, size_t n, const char *s);
 
 /* ---- CSV (RFC 4180) ---------------------------------------------------------- */
 
 /* One field: quoted when it holds ',', '"', CR or LF, or when `always_quote`;
  * a leading '=', '+', '-', '@', tab or CR is neutralised with a leading '\'' so
- * a spreadsheet never reads the field as a formula. */
+ * a spreadsheet never reads the field as a formula; terminal controls (ESC and
+ * the rest of C0 but tab, CR, LF; DEL; C1) are dropped. */
 void esc_csv_field(FILE *f, const char *s, int always_quote);
 
 /* A number as the next field (",%.6g"); an empty field when it is not finite. */
 void esc_csv_number(FILE *f, double x);
 
+/* ---- HTML (text outside Markdown: <title>, attributes) ---------------------- */
+
+/* `s` with '&', '<', '>', '"', '\'' as entities, controls (as for the terminal)
+ * dropped and bytes that are not UTF-8 as U+FFFD. The caller frees it. */
+char *esc_html_dup(const char *s);
+
 /* ---- terminal ------------------------------------------------------------- */
 
-/* Copies `s` with every control character (C0, DEL, and C1 in UTF-8) dropped,
- * newlines and tabs included, so a one-line message stays one line. Returns out. */
+/* Copies `s` with every control character (C0 with ESC, DEL, C1, the bidirectional
+ * overrides, U+2028/2029) dropped, newlines and tabs included, so a one-line
+ * message stays one line; a byte that is not valid UTF-8 becomes '?'. Cut between
+ * characters when out is too small. Returns out. */
 char *esc_terminal(char *out, size_t n, const char *s);
+/* The same, written to f whatever its length. */
+void esc_terminal_fputs(const char *s, FILE *f);
 
 /* ---- UTF-8 ---------------------------------------------------------------- */
 

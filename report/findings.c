@@ -68,7 +68,7 @@ static void md_span(FILE *f, const char *s, size_t len, int code, void *ctx)
     (void)ctx;
     char *seg = strndup(s, len);
     if (!seg)
-        abort();
+        attn_oom();
     if (code)
         esc_md_code(f, seg, 0);
     else
@@ -89,7 +89,7 @@ static void render_into(const char *text, finding_span_fn span, char *out, size_
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        abort();
+        attn_oom();
     findings_write(f, text, span, NULL);
     fclose(f);
     if (!esc_copy_utf8(out, n, buf) && n >= 4) {
@@ -340,7 +340,7 @@ int findings_record_provenance(run_info *r, const trace *t, char *err, size_t er
 {
     analysis *a = calloc(1, sizeof *a);
     if (!a)
-        abort();
+        attn_oom();
     if (analysis_build(a, t, r, err, errlen) != 0) {
         free(a);
         return -1;

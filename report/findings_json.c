@@ -6,6 +6,7 @@
  * shape back and refuses anything else with one line naming the field.
  * Status convention: 0 / -1 with err set. */
 #include "findings_json.h"
+#include "alloc.h"
 
 #include "escape.h"
 #include "latex.h"
@@ -64,11 +65,11 @@ char *findings_json(const analysis *a)
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
     if (!s)
-        abort();
+        attn_oom();
     size_t n = strlen(s);
     char *out = realloc(s, n + 2); /* a text file ends in a newline */
     if (!out)
-        abort();
+        attn_oom();
     out[n] = '\n', out[n + 1] = '\0';
     return out;
 }

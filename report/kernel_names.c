@@ -3,6 +3,7 @@
  * and a name listed once costs one table row. Distinct names are found by sorting
  * pointers, so an imported model trace with many thousand launches stays cheap. */
 #include "kernel_names.h"
+#include "alloc.h"
 
 #include "escape.h"
 #include "findings.h"
@@ -39,7 +40,7 @@ const char **kernel_names_shortened(const analysis *a, int *n)
     const trace *t = a->trace;
     named *all = malloc(sizeof *all * (t->n_ops ? t->n_ops : 1));
     if (!all)
-        abort();
+        attn_oom();
     size_t m = 0;
     for (size_t i = 0; i < t->n_ops; i++)
         if (t->ops[i].kind == GPU_KERNEL && t->ops[i].name && t->ops[i].name[0])
@@ -52,7 +53,7 @@ const char **kernel_names_shortened(const analysis *a, int *n)
     qsort(all, d, sizeof *all, by_order);
     const char **out = malloc(sizeof *out * (d ? d : 1));
     if (!out)
-        abort();
+        attn_oom();
     for (size_t i = 0; i < d; i++)
         out[i] = all[i].name;
     free(all);

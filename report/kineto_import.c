@@ -88,8 +88,9 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
                                             e->ph[0] == 's'};
         return 0;
     }
+    /* A correlation of the wrong type or a fraction is not "absent": trace_add_kineto_event refuses it. */
     int loose = !strcmp(e->ph, "X") && e->cat && (is_gpu_cat(e->cat) || is_api_cat(e->cat)) &&
-                !(e->arg[KARG_CORRELATION].set && e->arg[KARG_CORRELATION].is_int);
+                !e->arg[KARG_CORRELATION].set && !e->arg[KARG_CORRELATION].wrong_type;
     if (!loose)
         return trace_add_kineto_event(c->t, e, 0, &c->skipped, err, errlen);
     /* Kept for now with id 0; tied by a flow below, or dropped and counted. */
@@ -140,6 +141,12 @@ static const keyed *find_keyed(const keyed *v, size_t n, int pid, int tid, int64
 /* Ties the file's uncorrelated GPU ops to their launching calls through the ac2g
  * flows (same flow id at the call's and at the op's start), then drops what stays
  * loose. Returns how many events were dropped. */
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static size_t tie_by_flows(read_ctx *c, size_t ops0, size_t apis0)
 {
     trace *t = c->t;
@@ -184,12 +191,22 @@ static size_t tie_by_flows(read_ctx *c, size_t ops0, size_t apis0)
         }
         free(ops), free(apis), free(api_loose);
     }
-    /* Drop what no flow tied: an op or call left with id 0. */
+    /* Drop what no flow tied: an op or call left with id 0; and an op whose id no call
+     * of the file has (its launch fell before the profiler's window): kept, it would
+     * make the archive inconsistent (trace_check). */
+    size_t n_corr = t->n_apis - apis0;
+    uint32_t *corr = malloc((n_corr ? n_corr : 1) * sizeof *corr);
+    if (!corr)
+        attn_oom();
+    for (size_t i = 0; i < n_corr; i++)
+        corr[i] = t->apis[apis0 + i].correlation;
+    qsort(corr, n_corr, sizeof *corr, cmp_u32);
     size_t w = ops0;
     for (size_t i = ops0, k = 0; i < t->n_ops; i++) {
         int loose = k < c->n_loose_ops && c->loose_ops[k] == i;
         k += loose;
-        if (loose && !t->ops[i].correlation) {
+        uint32_t id = t->ops[i].correlation;
+        if ((loose && !id) || !bsearch(&id, corr, n_corr, sizeof *corr, cmp_u32)) {
             free(t->ops[i].name);
             dropped++;
             continue;
@@ -197,6 +214,7 @@ static size_t tie_by_flows(read_ctx *c, size_t ops0, size_t apis0)
         t->ops[w++] = t->ops[i];
     }
     t->n_ops = w;
+    free(corr);
     w = apis0;
     for (size_t i = apis0, k = 0; i < t->n_apis; i++) {
         int loose = k < c->n_loose_apis && c->loose_apis[k] == i;
@@ -527,8 +545,8 @@ static int import_one(const char *path, const char *variant, const import_option
         add_fact(v, "other_device_ops", text, (double)other);
     }
     if (uncorrelated) {
-        snprintf(text, sizeof text, "%zu GPU/API events without args.correlation or an ac2g flow not attributed",
-                 uncorrelated);
+        snprintf(text, sizeof text, "%zu GPU/API events not attributed (no args.correlation or ac2g flow, or a "
+                 "GPU operation whose launch call is not in the trace)", uncorrelated);
         add_fact(v, "uncorrelated_events", text, (double)uncorrelated);
     }
 
@@ -605,5 +623,13 @@ int kineto_import(const char *const *paths, int n, const import_options *o, trac
     }
     set_producer(r, aten_ops, n);
     trace_sort(t);
+    /* What a real recording cannot hold is refused here too: the archive written would
+     * not read back (trace_read_json checks the same). */
+    char why[400];
+    if (trace_check(t, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s", why);
+        trace_free(t);
+        return EXIT_BAD_ARCHIVE;
+    }
     return EXIT_OK;
 }

@@ -5,7 +5,12 @@
  * key, the event key and the args key; containers the readers do not need are
  * skipped by depth. An event is complete at the end of its object and goes to
  * the callback; its strings live in buffers reused for the next event.
- * With `info`, a second thread reads the file for its SHA-256 meanwhile.
+ * The file is opened once (input.h: a regular file, no link followed) and its
+ * SHA-256 taken over the very bytes parsed, by a second thread meanwhile. Limits (input.h, SECURITY.md): no JSON
+ * token longer than INPUT_MAX_TOKEN_BYTES (yajl re-scans a token split across
+ * chunks: quadratic in its length), and gzip inflates to at most
+ * INPUT_MAX_INFLATE_RATIO × the compressed size (plus a slack): time and memory
+ * stay linear in the file's size.
  * Status convention: the static helpers return 0 / -1; yajl callbacks return
  * 1 to go on, 0 to stop (then `st->status` says why). */
 #include "kineto_read.h"
@@ -13,6 +18,7 @@
 
 #include "bounds.h"
 #include "escape.h"
+#include "input.h"
 #include "sha256.h"
 
 #include <errno.h>
@@ -64,6 +70,7 @@ typedef struct state {
     kineto_status status;
     char *err;
     size_t errlen;
+    input_token_guard guard;
 } state;
 
 static int sbuf_set(sbuf *b, const unsigned char *s, size_t n)
@@ -139,6 +146,26 @@ static const char *const ARG_NAMES[KARG_COUNT] = {
     [KARG_WARPS_PER_SM] = "warps per SM",
     [KARG_EST_OCCUPANCY] = "est. achieved occupancy %",
 };
+
+/* A double as int64, saturated (converting one outside int64's range is undefined;
+ * the range checks after reading then refuse the saturated value). Fuzz finding. */
+static int64_t sat_i64(double d)
+{
+    return d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : d == d ? (int64_t)d : 0;
+}
+
+static kineto_num number(int is_int, long long iv, double dv)
+{
+    return (kineto_num){.set = 1, .is_int = is_int, .i = is_int ? iv : sat_i64(dv), .d = is_int ? (double)iv : dv};
+}
+
+static int arg_index(const char *key)
+{
+    for (int a = 0; a < KARG_COUNT; a++)
+        if (!strcmp(key, ARG_NAMES[a]))
+            return a;
+    return -1;
+}
 
 static kineto_num *event_num_field(state *st, const char *key)
 {
@@ -260,38 +287,25 @@ static int on_scalar(state *st, int is_num, int is_int, long long iv, double dv,
         }
         kineto_num *n = is_num ? event_num_field(st, k) : NULL;
         if (n)
-            /* A float outside int64's range saturates (converting it is undefined); the range
-             * checks after reading then refuse it. Fuzz finding. */
-            *n = (kineto_num){.set = 1, .is_int = is_int,
-                              .i = is_int ? iv
-                                   : dv >= 9.2e18 ? INT64_MAX
-                                   : dv <= -9.2e18 ? INT64_MIN
-                                   : dv == dv ? (int64_t)dv : 0,
-                              .d = is_int ? (double)iv : dv};
+            *n = number(is_int, iv, dv);
         return 1;
     }
     case C_ARGS: {
         const char *k = st->arg_key;
-        if (s) {
-            if (!strcmp(k, "copy kind"))
-                sbuf_set(&st->copy_kind, s, len);
-            else if (!strcmp(k, "variant"))
-                sbuf_set(&st->variant, s, len);
-            return 1;
-        }
-        if (!is_num)
-            return 1;
-        for (int a = 0; a < KARG_COUNT; a++)
-            if (!strcmp(k, ARG_NAMES[a])) {
-                st->ev.arg[a] = (kineto_num){.set = 1, .is_int = is_int, .i = is_int ? iv : (int64_t)dv,
-                                             .d = is_int ? (double)iv : dv};
-                break;
-            }
+        if (s && !strcmp(k, "copy kind"))
+            sbuf_set(&st->copy_kind, s, len);
+        else if (s && !strcmp(k, "variant"))
+            sbuf_set(&st->variant, s, len);
+        int a = arg_index(k);
+        if (a >= 0)
+            st->ev.arg[a] = is_num ? number(is_int, iv, dv) : (kineto_num){.wrong_type = 1};
         return 1;
     }
     case C_TRIPLE:
         if (st->triple_i < 3 && is_num && is_int)
             (st->triple_which ? st->ev.block : st->ev.grid)[st->triple_i] = bounds_int_sat(iv);
+        else /* a fraction, a string, or a fourth element: not a dim3 */
+            st->ev.bad_triple |= 1 << st->triple_which;
         st->triple_i++;
         return 1;
     }
@@ -336,6 +350,14 @@ static int cb_start_map(void *c)
             return push(st, C_ARGS);
         }
         return push(st, C_SKIP);
+    case C_ARGS: {
+        int a = arg_index(st->arg_key);
+        if (a >= 0)
+            st->ev.arg[a] = (kineto_num){.wrong_type = 1};
+        if (!strcmp(st->arg_key, "grid") || !strcmp(st->arg_key, "block"))
+            st->ev.bad_triple |= 1 << (st->arg_key[0] == 'b');
+        return push(st, C_SKIP);
+    }
     case C_DEVICES:
         memset(&st->dev, 0, sizeof st->dev);
         st->dev.warp_size = 32;
@@ -402,6 +424,8 @@ static int cb_start_array(void *c)
             st->triple_i = 0;
             return push(st, C_TRIPLE);
         }
+        if (arg_index(st->arg_key) >= 0)
+            st->ev.arg[arg_index(st->arg_key)] = (kineto_num){.wrong_type = 1};
         return push(st, C_SKIP);
     default:
         return push(st, C_SKIP);
@@ -464,6 +488,12 @@ static void json_error(state *st, yajl_handle h, const unsigned char *text, size
 /* Feeds one chunk of text to yajl. Returns 0, or -1 with st->status set. */
 static int parse(state *st, yajl_handle h, const unsigned char *text, size_t len, position *pos)
 {
+    if (input_token_check(&st->guard, text, len) != 0) {
+        st->status = KINETO_ERR_LIMIT;
+        snprintf(st->err, st->errlen, "%s: a JSON string or number longer than %zu MiB (after line %lld): not a "
+                 "profiler trace (limit in SECURITY.md)", st->path, INPUT_MAX_TOKEN_BYTES >> 20, pos->line);
+        return -1;
+    }
     if (yajl_parse(h, text, len) != yajl_status_ok) {
         if (st->status == KINETO_OK)
             json_error(st, h, text, len, *pos);
@@ -473,36 +503,60 @@ static int parse(state *st, yajl_handle h, const unsigned char *text, size_t len
     return 0;
 }
 
-/* The file's SHA-256, computed by a second thread that reads the file on its own
- * while the first parses it (2 cores: the digest costs no wall time). */
-typedef struct digest_job {
-    const char *path;
-    char hex[65];
-    int ok;
-} digest_job;
+/* The SHA-256 of the bytes read, computed by a second thread while the first parses
+ * them (2 cores: the digest, about 130 MB/s, costs no wall time). The reader hands
+ * over each chunk it has read and reads the next into the other of two buffers;
+ * before it reuses a buffer it waits until the digest is done with it. */
+typedef struct digest_pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const unsigned char *pending, *hashing; /* handed over / being hashed; NULL: none */
+    size_t len;
+    int closing;
+    sha256_ctx sha;
+} digest_pipe;
 
 static void *digest_thread(void *arg)
 {
-    digest_job *j = arg;
-    int fd = open(j->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    unsigned char *buf = malloc(CHUNK);
-    if (!buf)
-        attn_oom();
-    sha256_ctx sha;
-    sha256_init(&sha);
-    ssize_t n;
-    while ((n = read(fd, buf, CHUNK)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0)
-            sha256_update(&sha, buf, (size_t)n);
-    if (n == 0) {
-        sha256_final_hex(&sha, j->hex);
-        j->ok = 1;
+    digest_pipe *d = arg;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while (!d->pending && !d->closing)
+            pthread_cond_wait(&d->cv, &d->mu);
+        if (!d->pending)
+            break;
+        const unsigned char *p = d->hashing = d->pending;
+        size_t n = d->len;
+        d->pending = NULL;
+        pthread_cond_broadcast(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+        sha256_update(&d->sha, p, n);
+        pthread_mutex_lock(&d->mu);
+        d->hashing = NULL;
+        pthread_cond_broadcast(&d->cv);
     }
-    free(buf);
-    close(fd);
+    pthread_mutex_unlock(&d->mu);
     return NULL;
+}
+
+/* Waits until buf is neither handed over nor being hashed. */
+static void digest_release(digest_pipe *d, const unsigned char *buf)
+{
+    pthread_mutex_lock(&d->mu);
+    while (d->pending == buf || d->hashing == buf)
+        pthread_cond_wait(&d->cv, &d->mu);
+    pthread_mutex_unlock(&d->mu);
+}
+
+static void digest_hand(digest_pipe *d, const unsigned char *buf, size_t n)
+{
+    pthread_mutex_lock(&d->mu);
+    while (d->pending)
+        pthread_cond_wait(&d->cv, &d->mu);
+    d->pending = buf;
+    d->len = n;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
 }
 
 kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, kineto_header *hdr,
@@ -517,14 +571,13 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
         info = &info_local;
     memset(hdr, 0, sizeof *hdr);
     memset(info, 0, sizeof *info);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    int64_t file_size = 0;
+    int fd = input_open(path, &file_size, err, errlen);
+    if (fd < 0)
         return KINETO_ERR_IO;
-    }
     state *st = calloc(1, sizeof *st);
-    unsigned char *raw = malloc(CHUNK), *out = malloc(CHUNK);
-    if (!st || !raw || !out)
+    unsigned char *raws[2] = {malloc(CHUNK), malloc(CHUNK)}, *raw = raws[0], *out = malloc(CHUNK);
+    if (!st || !raws[0] || !raws[1] || !out)
         attn_oom();
     st->path = path;
     st->fn = fn;
@@ -534,16 +587,22 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
     st->errlen = errlen;
     yajl_handle h = yajl_alloc(&CALLBACKS, NULL, st);
     yajl_config(h, yajl_allow_trailing_garbage, 0);
-    digest_job job = {.path = path};
-    pthread_t digester;
-    int threaded = want_sha && pthread_create(&digester, NULL, digest_thread, &job) == 0;
     sha256_ctx sha;
     sha256_init(&sha);
+    digest_pipe pipe_ = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    sha256_init(&pipe_.sha);
+    pthread_t digester;
+    int threaded = want_sha && pthread_create(&digester, NULL, digest_thread, &pipe_) == 0;
+    unsigned turn = 0;
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     int z_open = 0, z_ended = 0, first = 1, failed = 0;
+    int64_t inflated = 0;
     position pos = {1, 1};
     for (;;) {
+        raw = raws[turn++ & 1];
+        if (threaded)
+            digest_release(&pipe_, raw);
         ssize_t n = read(fd, raw, CHUNK);
         if (n < 0) {
             if (errno == EINTR)
@@ -555,7 +614,9 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
         }
         if (n == 0)
             break;
-        if (want_sha && !threaded)
+        if (threaded)
+            digest_hand(&pipe_, raw, (size_t)n);
+        else if (want_sha)
             sha256_update(&sha, raw, (size_t)n);
         info->size += n;
         if (first) {
@@ -592,6 +653,16 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
             }
             if (zr == Z_STREAM_END)
                 z_ended = 1;
+            /* Against the size of the whole file (known from fstat): a bomb stops early. */
+            inflated += CHUNK - zs.avail_out;
+            if (inflated > INPUT_MAX_INFLATE_RATIO * (file_size > info->size ? file_size : info->size) +
+                               INPUT_INFLATE_SLACK_BYTES) {
+                st->status = KINETO_ERR_LIMIT;
+                snprintf(err, errlen, "%s: inflates to more than %d times its compressed size: refused as a "
+                         "decompression bomb (limit in SECURITY.md)", path, INPUT_MAX_INFLATE_RATIO);
+                failed = 1;
+                break;
+            }
             if (CHUNK - zs.avail_out && parse(st, h, out, CHUNK - zs.avail_out, &pos) != 0)
                 failed = 1;
             if (zr == Z_BUF_ERROR)
@@ -622,13 +693,14 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
     kineto_status status = st->status;
     info->n_events = st->index;
     if (threaded) {
+        pthread_mutex_lock(&pipe_.mu);
+        pipe_.closing = 1;
+        pthread_cond_broadcast(&pipe_.cv);
+        pthread_mutex_unlock(&pipe_.mu);
         pthread_join(digester, NULL);
-        if (!job.ok && status == KINETO_OK) {
-            status = KINETO_ERR_IO;
-            snprintf(err, errlen, "%s: cannot read it a second time for its SHA-256", path);
-        }
-        memcpy(info->sha256, job.hex, sizeof job.hex);
-    } else if (want_sha)
+        sha = pipe_.sha;
+    }
+    if (want_sha)
         sha256_final_hex(&sha, info->sha256);
     if (z_open)
         inflateEnd(&zs);
@@ -636,7 +708,8 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
     close(fd);
     free(st->ph.s), free(st->cat.s), free(st->name.s), free(st->copy_kind.s), free(st->variant.s);
     free(st);
-    free(raw);
+    free(raws[0]);
+    free(raws[1]);
     free(out);
     return status;
 }

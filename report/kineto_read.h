@@ -21,6 +21,7 @@ typedef enum kineto_arg {
 
 typedef struct kineto_num {
     int set;    /* present as a number */
+    int wrong_type; /* present, but a string, boolean, null, array or object */
     int is_int; /* written without fraction or exponent */
     int64_t i;  /* the integer value (when is_int) */
     double d;   /* the value as a double */
@@ -34,6 +35,7 @@ typedef struct kineto_event {
     int has_args;
     kineto_num arg[KARG_COUNT];
     int grid[3], block[3]; /* args.grid / args.block; 0 when absent */
+    int bad_triple;        /* bit 0 grid, bit 1 block: not an array of at most 3 whole numbers */
     const char *copy_kind, *variant; /* args "copy kind" / "variant"; NULL when absent */
 } kineto_event;
 
@@ -56,7 +58,8 @@ typedef struct kineto_header {
     device_props devices[KINETO_MAX_DEVICES];
 } kineto_header;
 
-/* What was read: the file's own size and SHA-256 (of its bytes as stored). */
+/* What was read: the file's own size and SHA-256 (of its bytes as stored, taken
+ * over the bytes the parser read: the file is opened once). */
 typedef struct kineto_file_info {
     int64_t size;
     char sha256[65];
@@ -69,7 +72,8 @@ typedef enum kineto_status {
     KINETO_ERR_IO = 1,    /* cannot open or read the file */
     KINETO_ERR_JSON = 2,  /* not JSON, or truncated (plain or gzip) */
     KINETO_ERR_EVENT = 3, /* the callback rejected an event, or an event is not an object */
-    KINETO_ERR_SCHEMA = 4 /* no traceEvents array */
+    KINETO_ERR_SCHEMA = 4, /* no traceEvents array */
+    KINETO_ERR_LIMIT = 5   /* a token or the inflated text beyond the limits of input.h */
 } kineto_status;
 
 /* Called once per element of traceEvents, in file order; `index` counts from 0.

@@ -384,7 +384,7 @@ char *compare_tex(const compare_model *m)
     fputc('.', f);
     if (m->differs_sentence[0]) {
         fputc(' ', f);
-        latex_from_md(f, m->differs_sentence);
+        tex(f, m->differs_sentence); /* plain text of archive values, not Markdown: a '`' is a '`' */
     }
     fputs("}\n\\label{tab:attnprof-compare}\n", f);
     fputs("\\begin{tabular}{l", f);

@@ -22,6 +22,7 @@
  * A forward with no softmax keeps its GEMMs unplaced (ROLE_GEMM) unless it has
  * exactly a first and a last one to call QKᵀ and PV. */
 #include "op_role.h"
+#include "alloc.h"
 
 #include "analysis.h"
 
@@ -92,7 +93,7 @@ void op_roles_of_forward(const gpu_op *const *ops, int n, op_role *roles)
 {
     step *steps = malloc(sizeof *steps * (size_t)(n > 0 ? n : 1));
     if (!steps)
-        abort();
+        attn_oom();
     int softmax = -1, first_gemm = -1, last_gemm = -1, n_gemm = 0;
     for (int i = 0; i < n; i++) {
         step s = steps[i] = step_of(ops[i]);

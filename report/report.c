@@ -860,10 +860,7 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         attn_oom();
-    char *esc_title = strdup(title); /* titles are ours: no markup, but keep '<' out */
-    for (char *c = esc_title; *c; c++)
-        if (*c == '<' || *c == '>' || *c == '&')
-            *c = ' ';
+    char *esc_title = esc_html_dup(title); /* it holds the GPU name and dtype from run.json */
     append_template_part(f, _binary_templates_report_html_start, _binary_templates_report_html_end, esc_title, body,
                          ATTNPROF_VERSION);
     fclose(f);

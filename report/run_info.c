@@ -3,6 +3,7 @@
 #include "run_info.h"
 
 #include "escape.h"
+#include "input.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -236,6 +237,20 @@ static double real(reader *rd, const char *where, json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* A number in [lo, hi] or null/absent (NaN): wider ones would print as hundreds of
+ * digits or overflow what is derived from them. */
+static double real_in(reader *rd, const char *where, json_t *o, const char *k, double lo, double hi)
+{
+    double x = real(rd, where, o, k);
+    if (isfinite(x) && (x < lo || x > hi)) {
+        char what[96];
+        snprintf(what, sizeof what, "a number from %g to %g, or null", lo, hi);
+        bad(rd, where, k, what);
+        return NAN;
+    }
+    return x;
+}
+
 static long long integer_in(reader *rd, const char *where, json_t *o, const char *k, long long lo, long long hi)
 {
     json_t *v = json_object_get(o, k);
@@ -264,11 +279,49 @@ static json_t *object(reader *rd, const char *where, json_t *o, const char *k)
     return json_is_object(v) ? v : NULL;
 }
 
+/* What one run.json cannot say of itself (issue 29): each is an error naming the
+ * variant, so no number is derived from a contradiction. */
+static void inconsistent(reader *rd, const char *fmt, const char *name, const char *detail)
+{
+    if (rd->failed++)
+        return;
+    char what[320];
+    snprintf(what, sizeof what, fmt, name, detail);
+    snprintf(rd->err, rd->errlen, "%s: inconsistent: %s", rd->path, what);
+}
+
+static void run_info_check(const run_info *r, reader *rd)
+{
+    for (int i = 0; i < r->n_variants; i++) {
+        const variant_result *v = &r->variants[i];
+        char name[40], detail[96];
+        esc_terminal(name, sizeof name, v->name);
+        for (int k = 0; k < i; k++)
+            if (!strcmp(r->variants[k].name, v->name)) {
+                snprintf(detail, sizeof detail, "%d and %d", k, i);
+                inconsistent(rd, "variants %2$s are both named %1$s (a name ties a variant to its records)", name,
+                             detail);
+            }
+        if (v->status == VARIANT_OK && isfinite(v->rel_error) && isfinite(r->rel_error_threshold) &&
+            v->rel_error > r->rel_error_threshold) {
+            snprintf(detail, sizeof detail, "%.3g above the threshold %.3g", v->rel_error, r->rel_error_threshold);
+            inconsistent(rd, "variant %s has status \"ok\" with rel_error %s (that is a wrong result)", name, detail);
+        }
+        if ((v->status == VARIANT_SKIPPED || v->status == VARIANT_UNAVAILABLE) &&
+            (isfinite(v->rel_error) || isfinite(v->event_us_no_cupti) || isfinite(v->event_us_cupti) ||
+             isfinite(v->host_us_no_cupti) || isfinite(v->host_us_cupti)))
+            inconsistent(rd, "variant %s is \"%s\" (it did not run) but has measured numbers", name,
+                         variant_status_name(v->status));
+    }
+}
+
 int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = input_load_json(path, err, errlen, &je);
+    if (!root && je.position < 0)
+        return -1; /* not a regular file, too large, unreadable: err says which */
     if (!root) {
         snprintf(err, errlen, "%s: not valid JSON (line %d, column %d: %s); re-run `attnprof run` to record it again",
                  path, je.line, je.column, je.text);
@@ -307,7 +360,7 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     r->warmup = integer(R, "", root, "warmup");
     r->seed_recorded = json_object_get(root, "seed") != NULL;
     r->warmup_recorded = json_object_get(root, "warmup") != NULL;
-    r->rel_error_threshold = real(R, "", root, "rel_error_threshold");
+    r->rel_error_threshold = real_in(R, "", root, "rel_error_threshold", 0, 1e30);
     esc_copy_utf8(r->device.name, sizeof r->device.name, str(R, "gpu", gpu, "name"));
     const char *cc = str(R, "gpu", gpu, "compute_capability");
     if (*cc && (sscanf(cc, "%3d.%3d", &r->device.major, &r->device.minor) != 2 || r->device.major < 0 ||
@@ -448,22 +501,21 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         if (st < 0)
             bad(R, where, "status", "\"ok\", \"FAILED\", \"unavailable\" or \"skipped\"");
         x->status = st < 0 ? VARIANT_FAILED : (variant_status)st;
-        x->rel_error = real(R, where, v, "rel_error");
+        /* Relative errors, µs and bytes: bounds far above any measurement (1e12 µs is 11 days). */
+        x->rel_error = real_in(R, where, v, "rel_error", 0, 1e30);
         x->heads_checked = integer(R, where, v, "heads_checked");
         /* Absent (archives from before the row sample, imports): 0, "not recorded"; those
          * archives checked every row of their heads. */
         x->rows_checked = json_object_get(v, "rows_checked") ? integer(R, where, v, "rows_checked") : 0;
         if (x->rows_checked < 0 || (r->shape.seq > 0 && x->rows_checked > r->shape.seq))
             bad(R, where, "rows_checked", "a number of query rows, at most the sequence length");
-        x->event_us_no_cupti = real(R, where, v, "event_us_no_cupti");
-        x->event_us_cupti = real(R, where, v, "event_us_cupti");
-        x->host_us_no_cupti = real(R, where, v, "host_us_no_cupti");
-        x->host_us_cupti = real(R, where, v, "host_us_cupti");
+        x->event_us_no_cupti = real_in(R, where, v, "event_us_no_cupti", 0, 1e12);
+        x->event_us_cupti = real_in(R, where, v, "event_us_cupti", 0, 1e12);
+        x->host_us_no_cupti = real_in(R, where, v, "host_us_no_cupti", 0, 1e12);
+        x->host_us_cupti = real_in(R, where, v, "host_us_cupti", 0, 1e12);
         x->dropped_records = integer_in(R, where, v, "dropped_records", 0, INT64_MAX);
         prediction_from_json(json_object_get(v, "prediction"), &x->prediction);
-        x->device_bytes = real(R, where, v, "device_bytes");
-        if (isfinite(x->device_bytes) && x->device_bytes < 0)
-            bad(R, where, "device_bytes", "a number of bytes, not negative");
+        x->device_bytes = real_in(R, where, v, "device_bytes", 0, 9007199254740992.0 /* 2^53 */);
         const char *key;
         json_t *f;
         json_object_foreach(object(R, where, v, "facts"), key, f)
@@ -479,9 +531,11 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
                 break;
             }
             esc_copy_utf8(it->value, sizeof it->value, str(R, where, f, "text"));
-            it->number = real(R, where, f, "value");
+            it->number = real_in(R, where, f, "value", -1e30, 1e30);
         }
     }
     json_decref(root);
+    if (!rd.failed)
+        run_info_check(r, R);
     return rd.failed ? -1 : 0;
 }

@@ -7,6 +7,7 @@
 #include "archive.h"
 #include "cleanup.h"
 #include "escape.h"
+#include "latex.h"
 #include "exit_codes.h"
 #include "report.h"
 
@@ -350,34 +351,8 @@ char *sweep_csv(const sweep_model *m)
     return buf;
 }
 
-static void tex(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': case '%': case '$': case '#': case '_': case '{': case '}':
-            fprintf(f, "\\%c", *s);
-            break;
-        case '~': fputs("\\textasciitilde{}", f); break;
-        case '^': fputs("\\textasciicircum{}", f); break;
-        case '\\': fputs("\\textbackslash{}", f); break;
-        case '<': fputs("\\textless{}", f); break;
-        case '>': fputs("\\textgreater{}", f); break;
-        default:
-            if (!strncmp(s, "\xc2\xb5", 2)) { /* µ */
-                fputs("\\textmu{}", f);
-                s++;
-            } else if (!strncmp(s, "\xc2\xb7", 2)) { /* · */
-                fputs("\\textperiodcentered{}", f);
-                s++;
-            } else if (!strncmp(s, "\xe2\x80\x93", 3)) { /* – */
-                fputs("--", f);
-                s += 2;
-            } else {
-                fputc(*s, f);
-            }
-        }
-    }
-}
+/* The one LaTeX escaper (latex.h): controls dropped, specials escaped. */
+static void tex(FILE *f, const char *s) { esc_latex_text(f, s, strlen(s)); }
 
 char *sweep_latex(const sweep_model *m)
 {

@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Bounds of gpu_op.cpu_op_path, so a trace's cost stays linear in its records
+ * whatever the nesting (PyTorch's ATen chains are about 10 deep). */
+#define TRACE_CPU_PATH_MAX_LEVELS 32
+#define TRACE_CPU_PATH_MAX_BYTES 4096
+
 typedef enum gpu_op_kind { GPU_KERNEL = 0, GPU_MEMCPY = 1, GPU_MEMSET = 2 } gpu_op_kind;
 
 typedef struct gpu_op {
@@ -28,9 +33,11 @@ typedef struct gpu_op {
      * cpu_op range around the launching API call. Set by trace_sort, borrowed from the
      * range's name (valid while the trace lives); NULL when the trace has no cpu_op. */
     const char *cpu_op;
-    /* The whole chain of cpu_op ranges around the launch, outermost first, joined by
-     * " > " ("aten::masked_fill > aten::clone > aten::copy_"); owned by the trace,
-     * set by trace_sort, NULL like cpu_op. */
+    /* The chain of cpu_op ranges around the launch, outermost first, joined by
+     * " > " ("aten::masked_fill > aten::clone > aten::copy_"): the innermost
+     * TRACE_CPU_PATH_MAX_LEVELS of them within TRACE_CPU_PATH_MAX_BYTES, "… > " in
+     * front when outer ones were left out; owned by the trace, set by trace_sort,
+     * NULL like cpu_op. */
     char *cpu_op_path;
 } gpu_op;
 
@@ -102,6 +109,12 @@ void trace_sort(trace *t);
  * start on the same thread whose kind is in `kinds` (bits 1u << range_kind), or 0.
  * The caller frees the array. */
 size_t *trace_api_enclosing(const trace *t, unsigned kinds);
+/* Checks what a real recording cannot hold (after trace_sort): two runtime (or two
+ * driver) calls with one correlation id; two GPU operations with one id unless a
+ * graph launch made them; an operation whose id no call has; an operation that
+ * starts before its launch call. Linear after an n·log n sort. Returns 0, or -1
+ * with one line in err ("inconsistent: …") naming the events. */
+int trace_check(const trace *t, char *err, size_t errlen);
 /* The API call that launched an op (same correlation id), or NULL. */
 const api_call *trace_launcher(const trace *t, const gpu_op *op);
 

@@ -10,11 +10,46 @@
 #include "escape.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 static int int_or(const kineto_num *n, int dflt) { return n->set && n->is_int ? bounds_int_sat(n->i) : dflt; }
 static int64_t i64_or(const kineto_num *n, int64_t dflt) { return n->set && n->is_int ? n->i : dflt; }
+
+/* The args the model reads as whole numbers (SECURITY.md: a fraction or a string
+ * there is an error, not a 0). "blocks per SM", "warps per SM" and the occupancy
+ * are fractions in Kineto's own traces. */
+static const struct {
+    kineto_arg arg;
+    const char *key;
+} WHOLE_ARGS[] = {
+    {KARG_CORRELATION, "correlation"}, {KARG_DEVICE, "device"}, {KARG_STREAM, "stream"},
+    {KARG_CONTEXT, "context"}, {KARG_REGISTERS, "registers per thread"}, {KARG_SHARED_MEMORY, "shared memory"},
+    {KARG_STATIC_SMEM, "static shared memory"}, {KARG_DYNAMIC_SMEM, "dynamic shared memory"},
+    {KARG_BYTES, "bytes"}, {KARG_ITERATION, "iteration"}, {KARG_CBID, "cbid"},
+};
+
+/* NULL when every arg the model reads is of its type and range; else the reason. */
+static const char *check_arg_types(const kineto_event *e, char *buf, size_t n)
+{
+    for (size_t i = 0; i < sizeof WHOLE_ARGS / sizeof WHOLE_ARGS[0]; i++) {
+        const kineto_num *a = &e->arg[WHOLE_ARGS[i].arg];
+        if (a->wrong_type || (a->set && !a->is_int)) {
+            snprintf(buf, n, "args.%s: expected a whole number, not %s", WHOLE_ARGS[i].key,
+                     a->wrong_type ? "a string, boolean, null, array or object" : "a fraction");
+            return buf;
+        }
+    }
+    if (e->bad_triple)
+        return e->bad_triple & 1 ? "args.grid: expected an array of at most 3 whole numbers"
+                                 : "args.block: expected an array of at most 3 whole numbers";
+    /* CUPTI's correlation ids are 32-bit: a larger one would be cut to another call's. */
+    const kineto_num *c = &e->arg[KARG_CORRELATION];
+    if (c->set && (c->i < 0 || c->i > (int64_t)UINT32_MAX))
+        return "args.correlation: out of range (0 to 2^32-1)";
+    return NULL;
+}
 
 int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen)
 {
@@ -28,9 +63,22 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
         snprintf(err, errlen, "complete event without a valid ts/dur");
         return -1;
     }
+    static const char *const model_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
+                                             "user_annotation", "cpu_op"};
+    int model = 0;
+    for (size_t i = 0; i < sizeof model_cats / sizeof model_cats[0]; i++)
+        model |= !strcmp(e->cat, model_cats[i]);
+    if (!model)
+        return 0; /* gpu_user_annotation and others are derived or foreign */
+    char why[160];
+    const char *range = check_arg_types(e, why, sizeof why);
+    if (range) {
+        snprintf(err, errlen, "%s", range);
+        return -1;
+    }
     /* Relative to the file here; moved by baseTimeNanoseconds (and checked again) at the end. */
     int64_t start, end;
-    const char *range = bounds_event_ns(0, e->ts.d, e->dur.d, &start, &end);
+    range = bounds_event_ns(0, e->ts.d, e->dur.d, &start, &end);
     if (range) {
         snprintf(err, errlen, "%s", range);
         return -1;
@@ -106,6 +154,11 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
         int total = int_or(&a[KARG_SHARED_MEMORY], 0);
         o.static_smem = int_or(&a[KARG_STATIC_SMEM], total);
         o.dynamic_smem = int_or(&a[KARG_DYNAMIC_SMEM], bounds_sub_sat(total, o.static_smem));
+        if (a[KARG_EST_OCCUPANCY].wrong_type ||
+            (a[KARG_EST_OCCUPANCY].set && !(a[KARG_EST_OCCUPANCY].d >= 0 && a[KARG_EST_OCCUPANCY].d <= 100))) {
+            snprintf(err, errlen, "args.est. achieved occupancy %%: expected a number from 0 to 100");
+            return -1;
+        }
         if (a[KARG_EST_OCCUPANCY].set)
             o.has_kineto_occupancy = 1, o.kineto_occupancy = a[KARG_EST_OCCUPANCY].d;
     }
@@ -178,5 +231,11 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
     t->cuda_runtime_version = h.cuda_runtime_version;
     t->cuda_driver_version = h.cuda_driver_version;
     trace_sort(t);
+    char why[400];
+    if (trace_check(t, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        trace_free(t);
+        return -1;
+    }
     return 0;
 }

@@ -19,6 +19,7 @@
 #include "occupancy.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,10 @@ static int is_step(const host_range *h) { return !strncmp(h->name, "ProfilerStep
 
 /* Process and thread names as Kineto writes them: host process and threads, GPU
  * devices and streams seen in the trace. */
+/* (pid, tid) or (device, stream) as one key; a negative id shifted left would be
+ * undefined (a hostile import writes one), its 32-bit pattern is not. */
+static uint64_t thread_key(int hi, int lo) { return (uint64_t)(uint32_t)hi << 32 | (uint32_t)lo; }
+
 static void metadata(FILE *f, const trace *t, int64_t ts)
 {
     int host_pid = t->pid;
@@ -187,7 +192,7 @@ static void metadata(FILE *f, const trace *t, int64_t ts)
     meta(f, "process_labels", host_pid, 0, ts, "labels", "CPU", 0);
     meta(f, "process_sort_index", host_pid, 0, ts, "sort_index", NULL, host_pid);
     int devices[64], n_dev = 0;
-    long streams[256];
+    uint64_t streams[256];
     int n_streams = 0;
     for (size_t i = 0; i < t->n_ops; i++) {
         const gpu_op *o = &t->ops[i];
@@ -202,7 +207,7 @@ static void metadata(FILE *f, const trace *t, int64_t ts)
             meta(f, "process_labels", o->device, 0, ts, "labels", label, 0);
             meta(f, "process_sort_index", o->device, 0, ts, "sort_index", NULL, 5000000L + o->device);
         }
-        long key = (long)o->device << 32 | (unsigned)o->stream;
+        uint64_t key = thread_key(o->device, o->stream);
         seen = 0;
         for (int k = 0; k < n_streams && !seen; k++)
             seen = streams[k] == key;
@@ -214,12 +219,12 @@ static void metadata(FILE *f, const trace *t, int64_t ts)
             meta(f, "thread_sort_index", o->device, o->stream, ts, "sort_index", NULL, o->stream);
         }
     }
-    long threads[256];
+    uint64_t threads[256];
     int n_threads = 0;
     for (size_t i = 0; i < t->n_apis + t->n_ranges; i++) {
         int pid = i < t->n_apis ? t->apis[i].pid : t->ranges[i - t->n_apis].pid;
         int tid = i < t->n_apis ? t->apis[i].tid : t->ranges[i - t->n_apis].tid;
-        long key = (long)pid << 32 | (unsigned)tid;
+        uint64_t key = thread_key(pid, tid);
         int seen = 0;
         for (int k = 0; k < n_threads && !seen; k++)
             seen = threads[k] == key;

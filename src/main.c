@@ -613,12 +613,13 @@ static int cmd_compare(const cli_options *o)
         if (rc == EXIT_OK) {
             rc = compare_write(&m, o->out_dir, &opt, o->force, err, sizeof err);
             if (rc == EXIT_OK && !o->run.quiet) {
+                char shown[64];
                 printf("%-14s", "variant");
                 for (int i = 1; i < m.n; i++)
-                    printf(" %28.28s", m.in[i]->label);
+                    printf(" %28.28s", esc_terminal(shown, sizeof shown, m.in[i]->label));
                 printf("\n");
                 for (int v = 0; v < m.n_variants; v++) {
-                    printf("%-14s", m.variants[v].name);
+                    printf("%-14s", esc_terminal(shown, sizeof shown, m.variants[v].name));
                     for (int i = 1; i < m.n; i++) {
                         const compare_ratio *r = &m.variants[v].cell[i].metric_ratio;
                         char cellbuf[64] = "-";
@@ -629,7 +630,8 @@ static int cmd_compare(const cli_options *o)
                     }
                     printf("\n");
                 }
-                printf("%s\ncompare: %s/compare.html\n", m.differs_sentence, o->out_dir);
+                esc_terminal_fputs(m.differs_sentence, stdout); /* GPU, driver, dtype from the archives */
+                printf("\ncompare: %s/compare.html\n", o->out_dir);
             }
             compare_free(&m);
         }

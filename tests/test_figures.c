@@ -89,6 +89,8 @@ static void add_variant(synth *fx, const char *name, const op_spec *specs, int n
                         variant_status status)
 {
     variant_result *vr = &fx->run.variants[fx->run.n_variants++];
+    if (n_fwd > fx->run.iters) /* run.json's iters: the forwards recorded per variant */
+        fx->run.iters = n_fwd;
     snprintf(vr->name, sizeof vr->name, "%s", name);
     snprintf(vr->title, sizeof vr->title, "%s attention", name);
     vr->status = status;

@@ -1,6 +1,7 @@
 /* libFuzzer target (make fuzz): one input is an archive, run.json and trace.json
- * separated by a line "\n#--trace.json--\n" (seeds.py writes the fixtures that
- * way). It goes through everything `attnprof report` does with an archive, in
+ * separated by a line "\n#--trace.json--\n", then optionally counters.json after
+ * "\n#--counters.json--\n" and a sweep.json after "\n#--sweep.json--\n" (seeds.py
+ * writes the fixtures that way; the sweep plan reader runs on its own). It goes through everything `attnprof report` does with an archive, in
  * memory where the code allows: the readers, the analysis, the findings, the
  * Markdown, HTML and CSV writers, and the figures (SVG, into a scratch folder).
  * Any crash, leak or sanitizer report stops the run. */
@@ -13,13 +14,16 @@
 
 #include "analysis.h"
 #include "archive.h"
+#include "counters.h"
 #include "figures.h"
 #include "findings.h"
 #include "report.h"
 #include "run_info.h"
+#include "sweep.h"
 #include "trace.h"
 
-static const char SEP[] = "\n#--trace.json--\n";
+static const char SEP[] = "\n#--trace.json--\n", SEP_COUNTERS[] = "\n#--counters.json--\n",
+                  SEP_SWEEP[] = "\n#--sweep.json--\n";
 static char dir[64];
 
 static void remove_scratch(void) { remove_tree(dir); }
@@ -46,16 +50,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char run_path[128], trace_path[128], err[1024];
     snprintf(run_path, sizeof run_path, "%s/run.json", dir);
     snprintf(trace_path, sizeof trace_path, "%s/trace.json", dir);
-    const uint8_t *tr = sep + sizeof SEP - 1;
+    const uint8_t *tr = sep + sizeof SEP - 1, *end = data + size;
+    /* the optional sections, in this order: each ends the one before it */
+    const uint8_t *sw = memmem(tr, (size_t)(end - tr), SEP_SWEEP, sizeof SEP_SWEEP - 1);
+    const uint8_t *sweep_text = sw ? sw + sizeof SEP_SWEEP - 1 : NULL, *tr_end = sw ? sw : end;
+    const uint8_t *ct = memmem(tr, (size_t)(tr_end - tr), SEP_COUNTERS, sizeof SEP_COUNTERS - 1);
+    const uint8_t *counters_text = ct ? ct + sizeof SEP_COUNTERS - 1 : NULL;
+    char counters_path[128], sweep_path[128];
+    snprintf(counters_path, sizeof counters_path, "%s/counters.json", dir);
+    snprintf(sweep_path, sizeof sweep_path, "%s/sweep.json", dir);
     if (write_file(run_path, data, (size_t)(sep - data)) ||
-        write_file(trace_path, tr, size - (size_t)(tr - data)))
+        write_file(trace_path, tr, (size_t)((ct ? ct : tr_end) - tr)))
         abort();
+    if (sweep_text) {
+        if (write_file(sweep_path, sweep_text, (size_t)(end - sweep_text)))
+            abort();
+        static sweep_plan plan;
+        sweep_plan_read(&plan, dir, err, sizeof err);
+        unlink(sweep_path);
+    }
     static run_info r;
     trace t;
     if (run_info_read_json(&r, run_path, err, sizeof err) != 0)
         return 0;
-    if (trace_read_json(&t, trace_path, err, sizeof err) != 0)
+    if (counters_text) {
+        counters_set cs;
+        if (write_file(counters_path, counters_text, (size_t)(tr_end - counters_text)))
+            abort();
+        if (counters_read_json(&cs, counters_path, err, sizeof err) != 0)
+            return 0;
+        r.counters = cs;
+    }
+    if (trace_read_json(&t, trace_path, err, sizeof err) != 0) {
+        counters_free(&r.counters);
         return 0;
+    }
     analysis a;
     if (analysis_build(&a, &t, &r, err, sizeof err) == 0) {
         findings_derive(&a);
@@ -74,5 +103,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         analysis_free(&a);
     }
     trace_free(&t);
+    counters_free(&r.counters);
     return 0;
 }

@@ -2,10 +2,13 @@
 """Seeds for `make fuzz`, written into the folder given: every fixture and hostile
 archive as one input (run.json, the separator line, trace.json), and small cuts
 of each (its first forwards only) so the fuzzer starts from inputs it can mutate
-quickly."""
+quickly. An archive with counters.json carries it after a second separator, and
+the sweep fixture's sweep.json rides along after a third on one seed."""
 import glob, json, os, sys
 
 SEP = "\n#--trace.json--\n"
+SEP_COUNTERS = "\n#--counters.json--\n"
+SEP_SWEEP = "\n#--sweep.json--\n"
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
@@ -16,8 +19,10 @@ for d in dirs:
     name = os.path.basename(d)
     run_text = open(os.path.join(d, "run.json")).read()
     trace_text = open(os.path.join(d, "trace.json")).read()
+    counters = os.path.join(d, "counters.json")
+    counters_text = SEP_COUNTERS + open(counters).read() if os.path.isfile(counters) else ""
     with open(os.path.join(out, name), "w") as f:
-        f.write(run_text + SEP + trace_text)
+        f.write(run_text + SEP + trace_text + counters_text)
     # A small cut: one variant, the events of its first forward's window.
     try:
         run, trace = json.loads(run_text), json.loads(trace_text)
@@ -35,3 +40,8 @@ for d in dirs:
     trace["traceEvents"] = keep
     with open(os.path.join(out, name + "-cut"), "w") as f:
         f.write(json.dumps(run) + SEP + json.dumps(trace, separators=(",", ":")))
+# The sweep plan reader: the H200 sweep's sweep.json after the smallest archive.
+small = min((d for d in dirs if os.path.isfile(os.path.join(d, "run.json"))), key=lambda d: os.path.getsize(os.path.join(d, "trace.json")))
+with open(os.path.join(out, "sweep-plan"), "w") as f:
+    f.write(open(os.path.join(small, "run.json")).read() + SEP + open(os.path.join(small, "trace.json")).read()
+            + SEP_SWEEP + open(os.path.join(root, "sweep-h200", "sweep.json")).read())
