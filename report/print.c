@@ -201,8 +201,64 @@ int print_pdf_set_dates(char *buf, size_t n, const char *date)
     return done;
 }
 
-/* Rewrites the dates of the PDF at path in place (print_pdf_set_dates). */
-static int fix_pdf_dates(const char *path, const char *date)
+/* Chromium's structure-element ids: "(node" 8 digits ")". */
+enum { NODE_ID_DIGITS = 8 };
+
+static int node_id_at(const char *p, const char *end, long *value)
+{
+    if (end - p < 5 + NODE_ID_DIGITS + 1 || memcmp(p, "(node", 5) || p[5 + NODE_ID_DIGITS] != ')')
+        return 0;
+    long v = 0;
+    for (int i = 0; i < NODE_ID_DIGITS; i++) {
+        if (p[5 + i] < '0' || p[5 + i] > '9')
+            return 0;
+        v = v * 10 + (p[5 + i] - '0');
+    }
+    *value = v;
+    return 1;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+int print_pdf_renumber_nodes(char *buf, size_t n)
+{
+    const char *end = buf + n;
+    size_t count = 0, cap = 0;
+    long *ids = NULL, v;
+    for (char *p = buf; (p = memmem(p, (size_t)(end - p), "(node", 5)); p++)
+        if (node_id_at(p, end, &v)) {
+            if (count == cap) {
+                cap = cap ? 2 * cap : 256;
+                ids = attn_realloc(ids, cap * sizeof *ids);
+            }
+            ids[count++] = v;
+        }
+    if (count)
+        qsort(ids, count, sizeof *ids, cmp_long);
+    size_t unique = 0;
+    for (size_t i = 0; i < count; i++)
+        if (!unique || ids[unique - 1] != ids[i])
+            ids[unique++] = ids[i];
+    int done = 0;
+    for (char *p = buf; (p = memmem(p, (size_t)(end - p), "(node", 5)); p++)
+        if (node_id_at(p, end, &v)) {
+            long *at = bsearch(&v, ids, unique, sizeof *ids, cmp_long);
+            char digits[NODE_ID_DIGITS + 1];
+            snprintf(digits, sizeof digits, "%0*ld", NODE_ID_DIGITS, (long)(at - ids));
+            memcpy(p + 5, digits, NODE_ID_DIGITS);
+            done++;
+        }
+    free(ids);
+    return done;
+}
+
+/* Makes the PDF at path reproducible in place: the run's dates (print_pdf_set_dates) and
+ * Chromium's node ids by rank (print_pdf_renumber_nodes). */
+static int make_pdf_reproducible(const char *path, const char *date)
 {
     FILE *f = fopen(path, "r+b");
     if (!f)
@@ -212,6 +268,7 @@ static int fix_pdf_dates(const char *path, const char *date)
     int rc = -1;
     if (size > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size)) &&
         fread(buf, 1, (size_t)size, f) == (size_t)size && print_pdf_set_dates(buf, (size_t)size, date) > 0 &&
+        print_pdf_renumber_nodes(buf, (size_t)size) >= 0 &&
         fseek(f, 0, SEEK_SET) == 0 && fwrite(buf, 1, (size_t)size, f) == (size_t)size)
         rc = 0;
     if (fclose(f) != 0)
@@ -291,7 +348,7 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
     int st = run_quietly(argv, 120);
     free(profile_flag);
     if (st == 0 && pdf_whole(pdf)) {
-        rc = fix_pdf_dates(pdf, date);
+        rc = make_pdf_reproducible(pdf, date);
         if (rc != 0) {
             unlink(pdf);
             snprintf(msg, msglen, "%s not written: its dates could not be set from the run's (%s: no Info dates in "

@@ -20,5 +20,10 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
  * at the same length, so that no byte offset of the file moves. Returns the number of dates
  * rewritten (0: none found in Chromium's form "/CreationDate (D:YYYYMMDDHHmmSS+00'00')"). */
 int print_pdf_set_dates(char *buf, size_t n, const char *date);
+/* Chromium tags a PDF's structure elements with its DOM node numbers, "(node00000017)", which
+ * move by one from print to print of the same page: renumbers them by rank (the smallest 0),
+ * in place at the same width, so the order (and the ID tree's sort) stays and two prints of one
+ * page are the same bytes. Returns the number of ids rewritten. */
+int print_pdf_renumber_nodes(char *buf, size_t n);
 
 #endif

@@ -222,3 +222,19 @@ Test(report, pdf_dates_are_the_runs_and_keep_the_length)
     cr_assert_eq(print_pdf_set_dates(other, strlen(other), "2026-11-30T04:18:30Z"), 0, "not Chromium's form: untouched");
     cr_assert_str_eq(other, "<</CreationDate (2026)>>");
 }
+
+/* Chromium's structure ids move by one between prints of one page: renumbered by rank, in
+ * place, the order kept and every reference to an id changed with it. */
+Test(report, pdf_node_ids_are_renumbered_by_rank)
+{
+    char a[] = "/ID (node00000017) /K (node00000020) x(node00000017) (node123) (nodeabcdefgh)";
+    char b[] = "/ID (node00000016) /K (node00000019) x(node00000016) (node123) (nodeabcdefgh)";
+    size_t n = strlen(a);
+    cr_assert_eq(print_pdf_renumber_nodes(a, n), 3);
+    cr_assert_eq(print_pdf_renumber_nodes(b, strlen(b)), 3);
+    cr_assert_str_eq(a, "/ID (node00000000) /K (node00000001) x(node00000000) (node123) (nodeabcdefgh)");
+    cr_assert_str_eq(a, b, "two prints whose ids moved by one are now the same bytes");
+    cr_assert_eq(strlen(a), n);
+    char none[] = "no ids here";
+    cr_assert_eq(print_pdf_renumber_nodes(none, strlen(none)), 0);
+}
