@@ -24,7 +24,7 @@ template <class C>
 __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
                                                  const Sm90aParams &p)
 {
-    if (stamping<C>(p) && threadIdx.x == 128)
+    if (C::TIMELINE && p.timeline && threadIdx.x == 128)
         stamp_block(p, BLOCK_STAMP_ENTRY, global_ns());
     extern __shared__ unsigned char smem_raw[];
     const Sm90aSmem<C> sm((sm90::smem_addr(smem_raw) + 1023u) & ~1023u);

@@ -170,7 +170,7 @@ __device__ __forceinline__ void consume_key_tiles(const Sm90aParams &p, const Sm
     {
         const int stage = base % STAGES, use = base / STAGES;
         sm90::mbar_wait(sm.k_full(stage), use & 1);
-        if (stamping<C>(p) && t.tid == 0)
+        if (C::TIMELINE && p.timeline && t.tid == 0)
             stamp_tile(p, tile, TILE_STAMP_FIRST_K + wg, global_ns());
         turns::wait(wg);
         sm90::wgmma_fence();
@@ -258,14 +258,14 @@ __device__ __forceinline__ void consumer_loop(const Sm90aParams &p, const Sm90aS
         auto slot = [&](int field) { return warp_uniform(tile_slot[local & 1][field]); };
         const int tile = slot(SLOT_TILE);
         if (tile < 0) {
-            if (stamping<C>(p) && t.tid == 0 && wg == 0)
+            if (C::TIMELINE && p.timeline && t.tid == 0 && wg == 0)
                 stamp_block(p, BLOCK_STAMP_EXIT, global_ns());
             break;
         }
         const unsigned long long t_start = C::TIMELINE ? global_ns() : 0;
         sm90::mbar_wait(sm.q_full(wg), local & 1);
         const int bh = slot(SLOT_HEAD), q0 = slot(SLOT_Q0), n_kt = slot(SLOT_KEY_TILES);
-        if (stamping<C>(p) && t.tid == 0 && wg == 0)
+        if (C::TIMELINE && p.timeline && t.tid == 0 && wg == 0)
             stamp_tile_start(p, tile, t_start, n_kt);
         const int wg_row0 = q0 + wg * 64;             /* first query row of this warpgroup */
         const int row0 = wg_row0 + t.warp * 16 + t.g; /* this thread's rows: row0 and row0 + 8 */
@@ -287,7 +287,7 @@ __device__ __forceinline__ void consumer_loop(const Sm90aParams &p, const Sm90aS
             release(sm.v_free(stage), t.lane);
         }
         if (n == 0) {
-            if (stamping<C>(p) && t.tid == 0) {
+            if (C::TIMELINE && p.timeline && t.tid == 0) {
                 const unsigned long long now = global_ns();
                 stamp_tile(p, tile, TILE_STAMP_DONE + wg, now);
                 stamp_tile(p, tile, TILE_STAMP_FIRST_K + wg, now);
@@ -301,7 +301,7 @@ __device__ __forceinline__ void consumer_loop(const Sm90aParams &p, const Sm90aS
         consume_key_tiles<C>(p, sm, t, o, s, pa, st, S, scale_log2, tile, base, n, wg_row0, row0);
         it += n_kt;
         epilogue_store<C>(p, o, st, S, bh, row0, t.t4);
-        if (stamping<C>(p) && t.tid == 0)
+        if (C::TIMELINE && p.timeline && t.tid == 0)
             stamp_tile(p, tile, TILE_STAMP_DONE + wg, global_ns());
     }
     turns::close(wg);

@@ -78,7 +78,7 @@ __device__ __forceinline__ void producer_loop(const CUtensorMap *tq, const CUten
                                       q0 + 64 * w, bh);
             };
             if (!last) {
-                if (stamping<C>(p))
+                if (C::TIMELINE && p.timeline)
                     stamp_tile(p, tile, TILE_STAMP_Q_ISSUED, global_ns());
                 if constexpr (DECOUPLED) {
                     for (int c = 0; c < max(WGS, before_barrier); c++) {

@@ -8,8 +8,13 @@
  *   then per block b: BLOCK_STAMP_WORDS words at
  *     TILE_STAMP_WORDS * tiles + BLOCK_STAMP_WORDS * b, indexed by
  *     Sm90aBlockStamp.
- * Stamps are nanoseconds of %globaltimer (8 ns steps on the H200). The other
- * kernels compile no stamp: every call site is under stamping<C>(p). */
+ * Stamps are nanoseconds of %globaltimer (8 ns steps on the H200). Every call
+ * site is under `C::TIMELINE && p.timeline` (p.timeline read where used: a
+ * kernel parameter, no register held for it), spelled out rather than behind
+ * a function so that the compiler's front end drops the stamps of the other
+ * kernels before optimising: a call there left their blocks (asm volatile, a
+ * store) in the code until inlined, and the kernels' machine code changed
+ * (bench/sass_identity.sh). */
 #ifndef ATTNPROF_SM90A_TIMELINE_CUH
 #define ATTNPROF_SM90A_TIMELINE_CUH
 
@@ -42,10 +47,6 @@ __device__ __forceinline__ unsigned long long global_ns()
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
     return t;
 }
-
-/* Whether this kernel stamps this launch. p.timeline is read where used (a
- * kernel parameter: no register held for it). */
-template <class C> __device__ __forceinline__ bool stamping(const Sm90aParams &p) { return C::TIMELINE && p.timeline; }
 
 __device__ __forceinline__ void stamp_tile(const Sm90aParams &p, int tile, int slot, unsigned long long value)
 {
