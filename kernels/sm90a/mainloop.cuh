@@ -235,7 +235,7 @@ __device__ __forceinline__ void consume_key_tiles(const Sm90aParams &p, const Sm
  * tile. */
 template <class C>
 __device__ __forceinline__ void consumer_loop(const Sm90aParams &p, const Sm90aSmem<C> &sm,
-                                              const TileSlot (&tile_slot)[2], const int &S, int warpgroup)
+                                              const TileSlot (&tile_slot)[2], int S, int warpgroup)
 {
     constexpr int BN = C::BN, STAGES = C::STAGES;
     typedef Turns<C::PINGPONG> turns;

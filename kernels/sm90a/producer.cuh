@@ -17,7 +17,7 @@ namespace {
 template <class C>
 __device__ __forceinline__ void producer_loop(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
                                               const Sm90aParams &p, const Sm90aSmem<C> &sm, TileSlot (&tile_slot)[2],
-                                              const int &S, const int &total_tiles)
+                                              int S, int total_tiles)
 {
     typedef typename C::Tile T;
     constexpr int BN = C::BN, STAGES = C::STAGES, WGS = C::WGS, BLOCK_M = C::BLOCK_M, RB = T::ROW_BYTES;
@@ -25,7 +25,6 @@ __device__ __forceinline__ void producer_loop(const CUtensorMap *tq, const CUten
     sm90::regs_release<C::Roles::PRODUCER_REGS>();
     if (threadIdx.x >= 32)
         return;
-    const TileCoords<C> tile_coords{p, S};
     /* Warp 0 takes part in the tile handoff; its lane 0 does the work. */
     const bool leader = threadIdx.x == 0;
     if (leader) {
@@ -38,7 +37,7 @@ __device__ __forceinline__ void producer_loop(const CUtensorMap *tq, const CUten
         const bool last = tile >= total_tiles;
         int bh = 0, q0 = 0, n_kt = 0;
         if (!last)
-            tile_coords(tile, bh, q0, n_kt);
+            tile_coords<C>(p, S, tile, bh, q0, n_kt);
         /* The tile's copies in order: K and V of key tile 0, of key tile
          * 1, ... Before the barrier go Q and the first 2 * STAGES - 1 of
          * them (up to K of key tile STAGES - 1): their ring slots are

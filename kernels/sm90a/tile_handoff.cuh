@@ -63,27 +63,22 @@ template <class C> __device__ __forceinline__ void tile_barrier(int w)
         asm volatile("bar.sync %0, %1;\n" ::"n"(TILE_BARRIER), "n"(32 + 128 * C::WGS) : "memory");
 }
 
-/* A tile's head, first query row and key tiles, for the sequence length S.
- * A function object over references, as a lambda capturing them would be (the
- * kernel's machine code was tuned with one: bench/sass_identity.sh). */
-template <class C> struct TileCoords {
-    const Sm90aParams &p;
-    const int &S;
-    __device__ void operator()(int tile, int &bh, int &q0, int &n_kt) const
-    {
-        int q_tile;
-        flash_tile_order_at(&p.order, tile, C::CAUSAL, &bh, &q_tile);
-        /* Causal with three warpgroups: the tiles end at S, S - BLOCK_M, ...
-         * so that a ragged tile (S not a multiple of BLOCK_M) is the first,
-         * with the fewest keys, its first rows before row 0 (zero-filled by
-         * TMA, masked, never written); aligned at 0, it was the last, its
-         * one or two live warpgroups running the most key tiles while the
-         * rest idled. */
-        q0 = C::END_ALIGNED ? S - (p.q_tiles - q_tile) * C::BLOCK_M : q_tile * C::BLOCK_M;
-        const int kv_end = C::CAUSAL ? min(q0 + C::BLOCK_M, S) : S;
-        n_kt = (kv_end + C::BN - 1) / C::BN;
-    }
-};
+/* A tile's head, first query row and key tiles (S: the sequence length). */
+template <class C>
+__device__ __forceinline__ void tile_coords(const Sm90aParams &p, int S, int tile, int &bh, int &q0, int &n_kt)
+{
+    int q_tile;
+    flash_tile_order_at(&p.order, tile, C::CAUSAL, &bh, &q_tile);
+    /* Causal with three warpgroups: the tiles end at S, S - BLOCK_M, ...
+     * so that a ragged tile (S not a multiple of BLOCK_M) is the first,
+     * with the fewest keys, its first rows before row 0 (zero-filled by
+     * TMA, masked, never written); aligned at 0, it was the last, its
+     * one or two live warpgroups running the most key tiles while the
+     * rest idled. */
+    q0 = C::END_ALIGNED ? S - (p.q_tiles - q_tile) * C::BLOCK_M : q_tile * C::BLOCK_M;
+    const int kv_end = C::CAUSAL ? min(q0 + C::BLOCK_M, S) : S;
+    n_kt = (kv_end + C::BN - 1) / C::BN;
+}
 
 /* By the producer's leader, before the tile barrier. */
 __device__ __forceinline__ void tile_publish(TileSlot &slot, int tile, int bh, int q0, int n_kt)
