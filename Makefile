@@ -81,7 +81,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sanitize fuzz FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sass-identity sanitize fuzz FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -263,6 +263,11 @@ resources:
 resources-sm90a:
 	@$(NVCC) $(NVCCFLAGS) -Xptxas -v -c kernels/flash_fwd_sm90a.cu -o /dev/null 2>&1 | \
 	  grep -E "Compiling entry|registers|spill"
+# The sm_90a kernels' SASS and resources against a git revision, kernel by kernel, for the
+# production object and the bench library (bench/sass_identity.sh; needs cuobjdump, CUOBJDUMP=).
+SASS_REV ?= HEAD
+sass-identity:
+	bench/sass_identity.sh $(SASS_REV)
 
 install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -8,7 +8,9 @@
  *                     ping-pong turns
  *   epilogue.cuh      O and the log-sum-exp from the accumulators
  *   tile_handoff.cuh  the tile schedule and the producer-to-consumer handoff
- *   timeline.cuh      the benchmark's timeline stamps and their slots */
+ *   timeline.cuh      the benchmark's timeline stamps and their slots
+ * and beside them configs.cuh (the production configurations) and launch.cuh
+ * (the host half). */
 #ifndef ATTNPROF_SM90A_KERNEL_CUH
 #define ATTNPROF_SM90A_KERNEL_CUH
 
