@@ -27,6 +27,7 @@ Usage: python3 bench/flash_sm90a_torch.py LIB [check|bench|all|profile|profile-c
 import ctypes
 import math
 import os
+import re
 import sys
 
 MODES = ("check", "bench", "all", "profile", "profile-cudnn", "timeline", "ab", "sweep")
@@ -212,10 +213,23 @@ def profile(cudnn=False):
     torch.cuda.synchronize()
 
 
-# The stamp slots of kernels/sm90a/timeline.cuh (Sm90aTileStamp, Sm90aBlockStamp).
-TILE_STAMP_BLOCK, TILE_STAMP_START, TILE_STAMP_Q_ISSUED, TILE_STAMP_Q_LANDED = 0, 1, 2, 3
-TILE_STAMP_FIRST_K, TILE_STAMP_DONE, TILE_STAMP_KEY_TILES, TILE_STAMP_WORDS = 4, 7, 10, 16
-BLOCK_STAMP_ENTRY, BLOCK_STAMP_EXIT, BLOCK_STAMP_WORDS = 0, 1, 4
+def stamp_slots():
+    """The stamp slots (Sm90aTileStamp, Sm90aBlockStamp), read from the kernels'
+    kernels/sm90a/timeline.cuh, so that the kernels and this reader share one layout."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels", "sm90a", "timeline.cuh")
+    with open(path) as f:
+        found = {k: int(v) for k, v in re.findall(r"\b((?:TILE|BLOCK)_STAMP_[A-Z_]+) = (\d+),", f.read())}
+    names = ("TILE_STAMP_BLOCK", "TILE_STAMP_START", "TILE_STAMP_Q_ISSUED", "TILE_STAMP_Q_LANDED",
+             "TILE_STAMP_FIRST_K", "TILE_STAMP_DONE", "TILE_STAMP_KEY_TILES", "TILE_STAMP_WORDS",
+             "BLOCK_STAMP_ENTRY", "BLOCK_STAMP_EXIT", "BLOCK_STAMP_WORDS")
+    missing = [n for n in names if n not in found]
+    if missing:
+        sys.exit(f"flash_sm90a_torch.py: {path} names no {', '.join(missing)}: the stamp layout changed")
+    return tuple(found[n] for n in names)
+
+
+(TILE_STAMP_BLOCK, TILE_STAMP_START, TILE_STAMP_Q_ISSUED, TILE_STAMP_Q_LANDED, TILE_STAMP_FIRST_K, TILE_STAMP_DONE,
+ TILE_STAMP_KEY_TILES, TILE_STAMP_WORDS, BLOCK_STAMP_ENTRY, BLOCK_STAMP_EXIT, BLOCK_STAMP_WORDS) = stamp_slots()
 
 
 def timeline():

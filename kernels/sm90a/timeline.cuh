@@ -1,8 +1,8 @@
 /* Benchmark only: the global-timer stamps of the sm_90a flash kernels built
  * with SM90A_OPT_TIMELINE (names ending in _tl), written into the buffer of
  * flash_sm90a_set_timeline when it is not null. bench/flash_sm90a_torch.py's
- * `timeline` mode reads this layout (its TILE_STAMP / BLOCK_STAMP names are
- * these):
+ * `timeline` mode reads this layout, taking the slots' values from the enums
+ * below (keep them one `NAME = value,` per line):
  *   per tile t: TILE_STAMP_WORDS words at TILE_STAMP_WORDS * t, indexed by
  *     Sm90aTileStamp;
  *   then per block b: BLOCK_STAMP_WORDS words at
