@@ -255,6 +255,9 @@ __device__ __forceinline__ void consumer_loop(const Sm90aParams &p, const Sm90aS
     int it = 0; /* ring position, as the producer counts it */
     for (int local = 0;; local++) {
         tile_barrier<C>(wg);
+        /* Read through a lambda over the parity, as the kernel was tuned:
+         * a reference to the slot reordered two loop counters in the code
+         * (bench/sass_identity.sh). */
         auto slot = [&](int field) { return warp_uniform(tile_slot[local & 1][field]); };
         const int tile = slot(SLOT_TILE);
         if (tile < 0) {
