@@ -59,7 +59,8 @@ __device__ __forceinline__ void stamp_block(const Sm90aParams &p, int slot, unsi
 }
 
 /* A tile's start, by consumer warpgroup 0 once its Q has landed. */
-__device__ __forceinline__ void stamp_tile_start(const Sm90aParams &p, int tile, unsigned long long start, int key_tiles)
+__device__ __forceinline__ void stamp_tile_start(const Sm90aParams &p, int tile, unsigned long long start,
+                                                 int key_tiles)
 {
     unsigned smid;
     asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
