@@ -83,7 +83,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sanitize fuzz citation FORCE
+.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sass-identity sanitize fuzz citation FORCE
 
 # main.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -253,12 +253,14 @@ $(FUSED_BENCH): bench/fused_bench.cu $(BUILD)/kernels/flash_fwd.o $(BUILD)/kerne
                 $(BUILD)/kernels/flash_fwd_sm90a.o
 	$(NVCC) $(NVCCFLAGS) -Xcompiler -fopenmp $^ -o $@ -lcublas -lgomp
 
-# The sm_90a flash kernels with the bench-only configurations, as a shared library for
-# bench/flash_sm90a_torch.py (ours against PyTorch's flash and cuDNN in one process).
-$(BUILD)/bench/libflash_sm90a.so: kernels/flash_fwd_sm90a.cu kernels/flash_fwd_sm90a.h kernels/ptx_sm90a.cuh \
-                                  kernels/wgmma_bf16.cuh kernels/flash_tile_order.h
+# The sm_90a flash kernels with the bench-only configurations (bench/flash_sm90a_experiments.cu
+# over the same kernels/sm90a/ headers), as a shared library for bench/flash_sm90a_torch.py
+# (ours against PyTorch's flash and cuDNN in one process).
+SM90A_HEADERS := kernels/flash_fwd_sm90a.h kernels/ptx_sm90a.cuh kernels/wgmma_bf16.cuh kernels/flash_tile_order.h \
+                 $(wildcard kernels/sm90a/*.cuh)
+$(BUILD)/bench/libflash_sm90a.so: bench/flash_sm90a_experiments.cu $(SM90A_HEADERS)
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -O3 -lineinfo -shared -Xcompiler -fPIC $(SM90A_ARCH) -DATTNPROF_FLASH_EXPERIMENTAL_TILES \
+	$(NVCC) -std=c++17 -O3 -lineinfo -shared -Xcompiler -fPIC $(SM90A_ARCH) \
 	  -Ikernels -Xptxas -warn-spills $< -o $@ 2> $@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }
 	$(check_wgmma_log)
 
@@ -273,6 +275,11 @@ resources:
 resources-sm90a:
 	@$(NVCC) $(NVCCFLAGS) -Xptxas -v -c kernels/flash_fwd_sm90a.cu -o /dev/null 2>&1 | \
 	  grep -E "Compiling entry|registers|spill"
+# The sm_90a kernels' SASS and resources against a git revision, kernel by kernel, for the
+# production object and the bench library (bench/sass_identity.sh; needs cuobjdump, CUOBJDUMP=).
+SASS_REV ?= HEAD
+sass-identity:
+	bench/sass_identity.sh $(SASS_REV)
 
 install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/bin

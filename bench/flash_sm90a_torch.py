@@ -27,6 +27,7 @@ Usage: python3 bench/flash_sm90a_torch.py LIB [check|bench|all|profile|profile-c
 import ctypes
 import math
 import os
+import re
 import sys
 
 MODES = ("check", "bench", "all", "profile", "profile-cudnn", "timeline", "ab", "sweep")
@@ -212,6 +213,25 @@ def profile(cudnn=False):
     torch.cuda.synchronize()
 
 
+def stamp_slots():
+    """The stamp slots (Sm90aTileStamp, Sm90aBlockStamp), read from the kernels'
+    kernels/sm90a/timeline.cuh, so that the kernels and this reader share one layout."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels", "sm90a", "timeline.cuh")
+    with open(path) as f:
+        found = {k: int(v) for k, v in re.findall(r"\b((?:TILE|BLOCK)_STAMP_[A-Z_]+) = (\d+),", f.read())}
+    names = ("TILE_STAMP_BLOCK", "TILE_STAMP_START", "TILE_STAMP_Q_ISSUED", "TILE_STAMP_Q_LANDED",
+             "TILE_STAMP_FIRST_K", "TILE_STAMP_DONE", "TILE_STAMP_KEY_TILES", "TILE_STAMP_WORDS",
+             "BLOCK_STAMP_ENTRY", "BLOCK_STAMP_EXIT", "BLOCK_STAMP_WORDS")
+    missing = [n for n in names if n not in found]
+    if missing:
+        sys.exit(f"flash_sm90a_torch.py: {path} names no {', '.join(missing)}: the stamp layout changed")
+    return tuple(found[n] for n in names)
+
+
+(TILE_STAMP_BLOCK, TILE_STAMP_START, TILE_STAMP_Q_ISSUED, TILE_STAMP_Q_LANDED, TILE_STAMP_FIRST_K, TILE_STAMP_DONE,
+ TILE_STAMP_KEY_TILES, TILE_STAMP_WORDS, BLOCK_STAMP_ENTRY, BLOCK_STAMP_EXIT, BLOCK_STAMP_WORDS) = stamp_slots()
+
+
 def timeline():
     """Where the time goes, from the _tl kernels' stamps (one launch each after
     warm-up and a few untimed launches)."""
@@ -226,7 +246,7 @@ def timeline():
         for (B, H, S, D, causal) in shapes.get(d, []):
             q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
             tiles = -(-S // c.block_m) * B * H
-            buf = torch.zeros(tiles * 16 + 4 * 1024, device="cuda", dtype=torch.int64)
+            buf = torch.zeros(tiles * TILE_STAMP_WORDS + BLOCK_STAMP_WORDS * 1024, device="cuda", dtype=torch.int64)
             for _ in range(5):
                 ours(q, k, v, causal, idx=idx)
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -250,10 +270,11 @@ def timeline():
             if os.environ.get("TIMELINE_DIR"):
                 buf.cpu().numpy().tofile(os.path.join(os.environ["TIMELINE_DIR"],
                                                       f"{name}_{B}x{H}x{S}x{D}_c{int(causal)}.i64"))
-            rec = [t[16 * i:16 * i + 16] for i in range(tiles)]
+            rec = [t[TILE_STAMP_WORDS * i:TILE_STAMP_WORDS * (i + 1)] for i in range(tiles)]
             blocks = {}
             for b in range(1024):
-                e, x = t[tiles * 16 + 4 * b], t[tiles * 16 + 4 * b + 1]
+                at = tiles * TILE_STAMP_WORDS + BLOCK_STAMP_WORDS * b
+                e, x = t[at + BLOCK_STAMP_ENTRY], t[at + BLOCK_STAMP_EXIT]
                 if e:
                     blocks[b] = (e, x)
             t0 = min(e for e, x in blocks.values())
@@ -261,23 +282,23 @@ def timeline():
             wgs = c.threads // 128 - 1
             by_block = {}
             for i, r in enumerate(rec):
-                by_block.setdefault(r[0] & 0xffffffff, []).append(i)
+                by_block.setdefault(r[TILE_STAMP_BLOCK] & 0xffffffff, []).append(i)
             print(f"\n{name} {B}x{H}x{S}x{D} causal={int(causal)}: events {ev_us:.1f} us, stamped span "
                   f"{(t_end - t0) / 1e3:.1f} us, {len(blocks)} blocks, {tiles} tiles")
             acc = {"entry skew": 0, "setup (entry to first start)": 0, "tiles (start to last warpgroup done)": 0,
                    "between tiles (last done to next start)": 0, "last tile to exit": 0, "idle after exit": 0}
             for b, (e, x) in blocks.items():
-                ts = sorted(by_block.get(b, []), key=lambda i: rec[i][1])
+                ts = sorted(by_block.get(b, []), key=lambda i: rec[i][TILE_STAMP_START])
                 acc["entry skew"] += e - t0
                 acc["idle after exit"] += t_end - x
                 if not ts:
                     acc["setup (entry to first start)"] += x - e
                     continue
-                acc["setup (entry to first start)"] += rec[ts[0]][1] - e
+                acc["setup (entry to first start)"] += rec[ts[0]][TILE_STAMP_START] - e
                 for j, i in enumerate(ts):
-                    done = max(rec[i][7:7 + wgs])
-                    acc["tiles (start to last warpgroup done)"] += done - rec[i][1]
-                    nxt = rec[ts[j + 1]][1] if j + 1 < len(ts) else x
+                    done = max(rec[i][TILE_STAMP_DONE:TILE_STAMP_DONE + wgs])
+                    acc["tiles (start to last warpgroup done)"] += done - rec[i][TILE_STAMP_START]
+                    nxt = rec[ts[j + 1]][TILE_STAMP_START] if j + 1 < len(ts) else x
                     acc["between tiles (last done to next start)" if j + 1 < len(ts) else "last tile to exit"] += \
                         nxt - done
             print("| per block, mean | us |")
@@ -289,15 +310,17 @@ def timeline():
             print("| ---: | ---: | ---: | ---: | --- | --- | ---: |")
             groups = {}
             for r in rec:
-                groups.setdefault(r[10], []).append(r)
+                groups.setdefault(r[TILE_STAMP_KEY_TILES], []).append(r)
             for n in sorted(groups):
                 g = groups[n]
                 m = lambda f: sum(f(r) for r in g) / len(g) / 1e3  # noqa: E731
-                dur = m(lambda r: max(r[7:7 + wgs]) - r[1])
-                qw = m(lambda r: r[3] - r[1])
-                kw = " / ".join(f"{m(lambda r, w=w: r[4 + w] - r[1]):.2f}" for w in range(wgs))
-                dn = " / ".join(f"{m(lambda r, w=w: r[7 + w] - r[1]):.2f}" for w in range(wgs))
-                qi = m(lambda r: r[1] - r[2])
+                dur = m(lambda r: max(r[TILE_STAMP_DONE:TILE_STAMP_DONE + wgs]) - r[TILE_STAMP_START])
+                qw = m(lambda r: r[TILE_STAMP_Q_LANDED] - r[TILE_STAMP_START])
+                kw = " / ".join(f"{m(lambda r, w=w: r[TILE_STAMP_FIRST_K + w] - r[TILE_STAMP_START]):.2f}"
+                                for w in range(wgs))
+                dn = " / ".join(f"{m(lambda r, w=w: r[TILE_STAMP_DONE + w] - r[TILE_STAMP_START]):.2f}"
+                                for w in range(wgs))
+                qi = m(lambda r: r[TILE_STAMP_START] - r[TILE_STAMP_Q_ISSUED])
                 print(f"| {n} | {len(g)} | {dur:.2f} | {qw:.2f} | {kw} | {dn} | {qi:.2f} |")
 
 

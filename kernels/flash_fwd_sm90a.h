@@ -52,7 +52,8 @@ size_t flash_sm90a_workspace_bytes(void);
  * launches from this thread: per tile t, 16 words at 16t: block | smid << 32,
  * consumers start, Q issued, Q landed, first key tile landed per warpgroup
  * (3), warpgroup done (3), key tiles; then per block b, 4 words at
- * 16 * tiles + 4b: entry, exit. Other kernels ignore it. */
+ * 16 * tiles + 4b: entry, exit (the slots are named in
+ * kernels/sm90a/timeline.cuh). Other kernels ignore it. */
 void flash_sm90a_set_timeline(unsigned long long *buffer);
 /* One forward. head_dim: the tensors' real head dim, a multiple of 8 and at
  * most the configuration's; causal: 0 or 1. Tensor maps are encoded on the
