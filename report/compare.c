@@ -143,9 +143,16 @@ static void fill_fields(compare_model *m)
         snprintf(cupti->value[i], sizeof cupti->value[i], "%d", r->cupti_version);
         snprintf(tool->value[i], sizeof tool->value[i], "%s", r->tool_version);
         snprintf(date->value[i], sizeof date->value[i], "%s", r->date);
-        snprintf(shape->value[i], sizeof shape->value[i], "%d×%d×%d×%d", r->shape.batch, r->shape.heads,
-                 r->shape.seq, r->shape.dim);
-        snprintf(dtype->value[i], sizeof dtype->value[i], "%s%s", r->dtype, r->causal ? ", causal" : "");
+        /* An import without --shape records neither shape nor dtype. */
+        if (run_info_shape_recorded(r))
+            snprintf(shape->value[i], sizeof shape->value[i], "%d×%d×%d×%d", r->shape.batch, r->shape.heads,
+                     r->shape.seq, r->shape.dim);
+        else
+            snprintf(shape->value[i], sizeof shape->value[i], "%s", nr);
+        if (r->dtype[0])
+            snprintf(dtype->value[i], sizeof dtype->value[i], "%s%s", r->dtype, r->causal ? ", causal" : "");
+        else
+            snprintf(dtype->value[i], sizeof dtype->value[i], "%s", nr);
         snprintf(iters->value[i], sizeof iters->value[i], "%d", r->iters);
         /* A Kineto trace holds neither the inputs' seed nor the forwards run
          * before profiling: for an import both are not recorded, whatever
@@ -626,12 +633,6 @@ static void unique_labels(compare_model *m)
     }
 }
 
-/* Whether an archive says its shape: imports without --shape hold zeros there. */
-static int shape_recorded(const run_info *r)
-{
-    return r->shape.batch > 0 && r->shape.heads > 0 && r->shape.seq > 0 && r->shape.dim > 0;
-}
-
 int compare_build(compare_model *m, compare_archive **in, int n, const compare_options *opt, char *err,
                   size_t errlen)
 {
@@ -661,7 +662,7 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
         int shape_differs = memcmp(&r->shape, &b->shape, sizeof r->shape) != 0 || r->causal != b->causal;
         int dtype_differs = strcmp(r->dtype, b->dtype) != 0;
         /* An import without --shape records none: no time per shape nor throughput compares. */
-        const run_info *unshaped = !shape_recorded(b) ? b : !shape_recorded(r) ? r : NULL;
+        const run_info *unshaped = !run_info_shape_recorded(b) ? b : !run_info_shape_recorded(r) ? r : NULL;
         if ((shape_differs || dtype_differs) && unshaped) {
             snprintf(err, errlen,
                      "%s records no shape (its traces carry none), so it compares with %s neither per forward nor "

@@ -343,7 +343,7 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
         attn_oom();
     const run_info *b = &m->in[0]->r;
     fprintf(f, "# attnprof compare — %d runs", m->n);
-    if (!m->throughput) {
+    if (!m->throughput && run_info_shape_recorded(b)) {
         fprintf(f, " of %d×%d×%d×%d ", b->shape.batch, b->shape.heads, b->shape.seq, b->shape.dim);
         esc_md_text(f, b->dtype);
         fputs(b->causal ? " causal" : "", f);

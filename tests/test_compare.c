@@ -655,6 +655,23 @@ Test(compare_cli, an_import_without_a_shape_is_named_not_printed_as_zeros)
                   "%s", err_text);
         cr_expect(!strstr(err_text, "0x0x0x0"), "no placeholder shape: %s", err_text);
     }
+    /* Two imports without a shape compare (same shape: none), and no writer prints zeros. */
+    snprintf(args, sizeof args, "import " TORCH "kineto_sdpa_flash.json.gz -o %s/imp2 -q", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "compare %s/imp %s/imp2 -o %s/both -q", dir, dir, dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    const char *outputs[] = {"compare.md", "compare.html", "compare.csv", "compare.tex"};
+    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+        snprintf(args, sizeof args, "%s/both/%s", dir, outputs[i]);
+        char *text = slurp(args);
+        cr_assert(text, "%s", args);
+        cr_expect(!strstr(text, "0×0×0×0") && !strstr(text, "0x0x0x0"), "%s prints a shape of zeros", outputs[i]);
+        if (i == 0) {
+            cr_expect(strstr(text, "| Shape | not recorded | not recorded |"), "%s", text);
+            cr_expect(!strstr(text, "shape are equal") && !strstr(text, "shape is equal"), "an unrecorded shape is not equal");
+        }
+        free(text);
+    }
     snprintf(args, sizeof args, "rm -rf %s", dir);
     cr_assert_eq(system(args), 0);
 }
