@@ -121,11 +121,12 @@ int archive_begin(const char *dest, char *tmp, size_t tmplen, char *err, size_t 
     }
     recover_killed(parent, name);
     remove_tree(tmp);
+    cleanup_add_path(tmp); /* before it exists: a signal right after mkdir still removes it */
     if (mkdir(tmp, 0755) != 0) {
+        cleanup_forget_path(tmp);
         snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
         return -1;
     }
-    cleanup_add_path(tmp);
     return 0;
 }
 

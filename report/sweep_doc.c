@@ -443,12 +443,13 @@ int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen
     char tmp[1200];
     snprintf(tmp, sizeof tmp, "%s/.sweep-report.tmp-%d", m->dir, (int)getpid());
     remove_tree(tmp);
+    cleanup_add_path(tmp); /* before it exists: a signal right after mkdir still removes it */
     if (mkdir(tmp, 0755) != 0) {
+        cleanup_forget_path(tmp);
         snprintf(err, errlen, "%s: cannot write into the sweep directory: %s", m->dir, strerror(errno));
         close(lock);
         return EXIT_IO;
     }
-    cleanup_add_path(tmp);
     figure_list figs = {0};
     int rc = EXIT_OK;
     if (sweep_figures_render(m, tmp, formats, &figs, err, errlen) != 0)

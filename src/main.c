@@ -539,7 +539,9 @@ static int cmd_report(cli_options *o)
     snprintf(tmp_name, sizeof tmp_name, ".report.tmp-%d", (int)getpid());
     char *tmp = join(o->archive, tmp_name);
     remove_tree(tmp);
+    cleanup_add_path(tmp); /* before it exists: a signal right after mkdir still removes it */
     if (mkdir(tmp, 0755) != 0) {
+        cleanup_forget_path(tmp);
         snprintf(err, sizeof err, "%s: cannot write into the archive: %s", o->archive, strerror(errno));
         trace_free(&t);
         counters_free(&info.counters);
@@ -547,7 +549,6 @@ static int cmd_report(cli_options *o)
         close(lock);
         return die(EXIT_IO, err);
     }
-    cleanup_add_path(tmp);
     int rc = render(tmp, &t, &info, o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size, o->reference, err, sizeof err);
     trace_free(&t);
     counters_free(&info.counters);
