@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h" /* after the CUDA libraries' headers: their parts */
+
 #define PROBE_SAMPLES 20
 #define PROBE_BATCH 8
 
@@ -34,9 +36,13 @@ typedef struct checked_rows {
     int n;
 } checked_rows;
 
-static int fail(char *err, size_t n, int code, const char *fmt, const char *a, const char *b)
+/* Writes one line into err; returns code (an EXIT_* code). */
+__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t n, int code, const char *fmt, ...)
 {
-    snprintf(err, n, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
     return code;
 }
 
@@ -45,7 +51,7 @@ int runner_device_props(int dev, device_props *p, char *err, size_t errlen)
     struct cudaDeviceProp cp;
     cudaError_t rc = cudaGetDeviceProperties(&cp, dev);
     if (rc != cudaSuccess)
-        return fail(err, errlen, EXIT_IO, "cudaGetDeviceProperties: %s%s", cudaGetErrorString(rc), "");
+        return fail(err, errlen, EXIT_IO, "cudaGetDeviceProperties: %s", cudaGetErrorString(rc));
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", cp.name);
     p->major = cp.major;
@@ -238,7 +244,7 @@ static void progress(const run_plan *cfg, int vi, const char *name, const char *
 /* A step that matters, as one plain line when stderr is no terminal (a Slurm job's or a CI
  * log, a sweep's per-shape log): no carriage return, no escape sequence. On a terminal the
  * live line above says the same. */
-static void step_line(const run_plan *cfg, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void step_line(const run_plan *cfg, const char *fmt, ...)
 {
     if (cfg->c.quiet || isatty(STDERR_FILENO))
         return;
@@ -701,7 +707,7 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
     } else {
         char *names = strdup(cfg->variant_list);
         if (!names)
-            return fail(err, errlen, EXIT_IO, "out of memory%s%s", "", "");
+            return fail(err, errlen, EXIT_IO, "out of memory");
         for (char *save, *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             int found = 0;
             for (int i = 0; i < attn_registry_count && i < RUN_MAX_VARIANTS; i++)
@@ -719,7 +725,7 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
         if (chosen[i])
             plan->variants[plan->n_variants++] = attn_registry[i];
     if (!plan->n_variants)
-        return fail(err, errlen, EXIT_USAGE, "--variants: empty list; name at least one variant%s%s", "", "");
+        return fail(err, errlen, EXIT_USAGE, "--variants: empty list; name at least one variant");
     /* Every named variant must take the shape; the message names the variant and what to
      * change. With the default list a misfit is skipped with the same reason. */
     plan->named = cfg->variant_list != NULL;
@@ -742,7 +748,7 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
     }
     if (!runnable)
         return fail(err, errlen, EXIT_USAGE, "no variant can take %s; change the shape (see the variants' limits in "
-                                             "`attnprof list`)%s", "this shape", "");
+                                             "`attnprof list`)", "this shape");
     return EXIT_OK;
 }
 
@@ -752,10 +758,10 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     cudaError_t ce = cudaGetDeviceCount(&n_dev);
     if (ce != cudaSuccess || n_dev == 0)
         return fail(err, errlen, EXIT_NO_DEVICE,
-                    "no usable CUDA device or driver (%s); `attnprof report DIR` re-renders an archived run without one%s",
-                    ce != cudaSuccess ? cudaGetErrorString(ce) : "none found", "");
+                    "no usable CUDA device or driver (%s); `attnprof report DIR` re-renders an archived run without one",
+                    ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
     if ((ce = cudaSetDevice(0)) != cudaSuccess || (ce = cudaFree(0)) != cudaSuccess)
-        return fail(err, errlen, EXIT_NO_DEVICE, "cannot use CUDA device 0: %s%s", cudaGetErrorString(ce), "");
+        return fail(err, errlen, EXIT_NO_DEVICE, "cannot use CUDA device 0: %s", cudaGetErrorString(ce));
     int rc = runner_device_props(0, &t->device, err, errlen);
     if (rc != EXIT_OK)
         return rc;
@@ -770,7 +776,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     size_t io_bytes = tensor_elems(s) * 2 * 4 + (size_t)s->seq * s->seq;
     size_t free_b = 0, total_b = 0;
     if ((ce = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess)
-        return fail(err, errlen, EXIT_IO, "cudaMemGetInfo: %s%s", cudaGetErrorString(ce), "");
+        return fail(err, errlen, EXIT_IO, "cudaMemGetInfo: %s", cudaGetErrorString(ce));
     /* Device bytes per variant, for run.json (NAN: a variant skipped before the memory check). */
     double need_bytes[RUN_MAX_VARIANTS];
     for (int i = 0; i < RUN_MAX_VARIANTS; i++)
@@ -806,7 +812,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
                          cfg->variants[i]->name, skip[i]);
                 return EXIT_DEVICE_MEMORY;
             }
-        return fail(err, errlen, EXIT_USAGE, "no variant can take this shape%s%s", "", "");
+        return fail(err, errlen, EXIT_USAGE, "no variant can take this shape");
     }
 
     device_inputs d = {0};
@@ -829,13 +835,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
               (t_variants - t_reference) / 1e6, online_cpus());
 
 #define SETUP_TRY(call)                                                                                      \
-    do {                                                                                                     \
-        if ((ce = (call)) != cudaSuccess) {                                                                  \
-            snprintf(err, errlen, "%s: %s", #call, cudaGetErrorString(ce));                                  \
-            rc = EXIT_IO;                                                                                    \
-            goto out;                                                                                        \
-        }                                                                                                    \
-    } while (0)
+    CHECK_CALL(cuda, call, snprintf(err, errlen, "%s", check_msg_); rc = EXIT_IO; goto out)
     SETUP_TRY(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
     SETUP_TRY(cudaEventCreate(&d.ev0));
     SETUP_TRY(cudaEventCreate(&d.ev1));

@@ -1,9 +1,10 @@
 #include "unfused.h"
 
+#include <cublas_v2.h> /* before check.h: its cuBLAS part */
+
 #include "check.h"
 #include "elementwise.h"
 
-#include <cublas_v2.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
