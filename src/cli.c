@@ -1,3 +1,8 @@
+/* The command line: one table of commands (cli_command_table) and one of options
+ * (cli_option_table: long name, short name, argument, which commands take it), from which
+ * getopt_long's options and the "--X is not an option of Y; Y takes: ..." check are both
+ * derived; apply_option reads each option's value with its bounds, and the per-command checks
+ * of operands and option combinations follow. Every refusal is one line in err and EXIT_USAGE. */
 #include "cli.h"
 
 #include "exit_codes.h"

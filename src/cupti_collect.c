@@ -1,3 +1,10 @@
+/* The CUPTI Activity API collector behind cupti_collect.h: buffers are handed to CUPTI
+ * (buffer_requested), each completed buffer's records are turned into trace events
+ * (buffer_completed -> record), and at each flush the records of one variant are kept or
+ * dropped, the host-stamped ranges the runner opened matched to CUPTI's NVTX markers (or to
+ * the host stamps when no marker came), and dropped records counted. Failures are 0 / -1 with
+ * the call, CUPTI's message and file:line in err (check.h); the runner says what each means
+ * (EXIT_IO when collection cannot start, a failed variant after that). */
 #include "cupti_collect.h"
 
 #include <cupti.h>
