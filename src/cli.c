@@ -78,6 +78,7 @@ void cli_usage(FILE *f)
           "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg; png always, for report.html)\n"
           "  --log                logarithmic time axis in the time chart\n"
+          "run, report and compare options:\n"
           "  --figure-size S      screen (default), column (3.5 in) or text (7 in): adds paper-sized figures\n"
           "                       (figures/<size>/, text at least 8 pt at that size) for a LaTeX document\n"
           "run and report options:\n"

@@ -43,7 +43,7 @@ typedef struct cli_options {
     int force;
     unsigned formats; /* FIG_* bits */
     int log_axis;
-    int pdf;             /* --pdf: also report.pdf (run, report, import); --no-pdf, the default: none */
+    int pdf;             /* --pdf: also report.pdf (run, report; import does not take it); --no-pdf, the default: none */
     int figure_size;     /* --figure-size: FIG_SIZE_* (run, report, compare) */
     const char *reference; /* --reference DIR: an archive of PyTorch's variants beside ours (run, report) */
     /* import TRACE... -o DIR (the traces are `inputs`) */
