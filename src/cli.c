@@ -1,3 +1,8 @@
+/* The command line: one table of commands (cli_command_table) and one of options
+ * (cli_option_table: long name, short name, argument, which commands take it), from which
+ * getopt_long's options and the "--X is not an option of Y; Y takes: ..." check are both
+ * derived; apply_option reads each option's value with its bounds, and the per-command checks
+ * of operands and option combinations follow. Every refusal is one line in err and EXIT_USAGE. */
 #include "cli.h"
 
 #include "exit_codes.h"
@@ -6,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +78,7 @@ void cli_usage(FILE *f)
           "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg; png always, for report.html)\n"
           "  --log                logarithmic time axis in the time chart\n"
+          "run, report and compare options:\n"
           "  --figure-size S      screen (default), column (3.5 in) or text (7 in): adds paper-sized figures\n"
           "                       (figures/<size>/, text at least 8 pt at that size) for a LaTeX document\n"
           "run and report options:\n"
@@ -85,9 +92,13 @@ void cli_usage(FILE *f)
           f);
 }
 
-static int usage_error(char *err, size_t n, const char *fmt, const char *a, const char *b)
+/* Writes one line into err; returns EXIT_USAGE. */
+__attribute__((format(printf, 3, 4))) static int usage_error(char *err, size_t n, const char *fmt, ...)
 {
-    snprintf(err, n, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
     return EXIT_USAGE;
 }
 
@@ -144,7 +155,7 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
     *out = 0;
     char *buf = strdup(s); /* any length: nothing is cut off */
     if (!buf)
-        return usage_error(err, n, "out of memory%s%s", "", "");
+        return usage_error(err, n, "out of memory");
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!strcmp(tok, "png"))
             *out |= FIG_PNG;
@@ -153,14 +164,14 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
         else if (!strcmp(tok, "pdf"))
             *out |= FIG_PDF;
         else {
-            int r = usage_error(err, n, "--format: unknown format '%.100s'; use a list of png, svg, pdf%s", tok, "");
+            int r = usage_error(err, n, "--format: unknown format '%.100s'; use a list of png, svg, pdf", tok);
             free(buf);
             return r;
         }
     }
     free(buf);
     if (!*out)
-        return usage_error(err, n, "--format: empty list; use e.g. --format png,svg,pdf%s%s", "", "");
+        return usage_error(err, n, "--format: empty list; use e.g. --format png,svg,pdf");
     return EXIT_OK;
 }
 
@@ -168,7 +179,7 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
 static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 {
     if (!s[strspn(s, ",")])
-        return usage_error(err, n, "--variants: empty list; name at least one variant%s%s", "", "");
+        return usage_error(err, n, "--variants: empty list; name at least one variant");
     rc->variant_list = s;
     return EXIT_OK;
 }
@@ -179,6 +190,73 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
        OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF };
+
+/* Which commands take an option. `run`, `compare` and `list` take every option but import's and
+ * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
+ * `report` takes only what changes how a report renders; `import` only its own, the output's and
+ * the figures' options. */
+#define ON_RCL (CLI_ON_RUN | CLI_ON_COMPARE | CLI_ON_LIST | CLI_ON_HELP)
+#define ON_ALL_BUT_IMPORT (ON_RCL | CLI_ON_REPORT | CLI_ON_SWEEP)
+#define ON_RUN_LIKE (ON_RCL | CLI_ON_SWEEP)
+#define ON_SWEEP_ONLY (CLI_ON_SWEEP | CLI_ON_HELP)
+#define ON_ALL (ON_ALL_BUT_IMPORT | CLI_ON_IMPORT)
+
+const cli_option_spec cli_option_table[] = {
+    {"variants", 0, required_argument, OPT_VARIANTS, ON_RUN_LIKE},
+    {"batch", 0, required_argument, OPT_BATCH, ON_RUN_LIKE},
+    {"heads", 0, required_argument, OPT_HEADS, ON_RUN_LIKE},
+    {"seq", 0, required_argument, OPT_SEQ, ON_RUN_LIKE},
+    {"dim", 0, required_argument, OPT_DIM, ON_RUN_LIKE},
+    {"iters", 0, required_argument, OPT_ITERS, ON_RUN_LIKE},
+    {"warmup", 0, required_argument, OPT_WARMUP, ON_RUN_LIKE},
+    {"seed", 0, required_argument, OPT_SEED, ON_RUN_LIKE},
+    {"check-rows", 0, required_argument, OPT_CHECK_ROWS, ON_RUN_LIKE},
+    {"cudnn-replan", 0, no_argument, OPT_REPLAN, ON_RUN_LIKE},
+    {"counters", 0, no_argument, OPT_COUNTERS, ON_RUN_LIKE},
+    {"no-counters", 0, no_argument, OPT_NO_COUNTERS, ON_RUN_LIKE},
+    {"calibrate", 0, no_argument, OPT_CALIBRATE, ON_RUN_LIKE},
+    {"no-calibrate", 0, no_argument, OPT_NO_CALIBRATE, ON_RUN_LIKE},
+    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT},
+    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT},
+    {"quiet", 'q', no_argument, 'q', ON_ALL},
+    {"format", 0, required_argument, OPT_FORMAT, ON_ALL},
+    {"log", 0, no_argument, OPT_LOG, ON_ALL},
+    {"figure-size", 0, required_argument, OPT_FIGURE_SIZE, ON_ALL_BUT_IMPORT},
+    {"reference", 0, required_argument, OPT_REFERENCE, ON_ALL_BUT_IMPORT},
+    {"pdf", 0, no_argument, OPT_PDF, ON_ALL_BUT_IMPORT},
+    {"no-pdf", 0, no_argument, OPT_NO_PDF, ON_ALL_BUT_IMPORT},
+    {"baseline", 0, required_argument, OPT_BASELINE, ON_RUN_LIKE},
+    {"allow-shape-mismatch", 0, no_argument, OPT_ALLOW_SHAPE, ON_RUN_LIKE},
+    {"min-effect", 0, required_argument, OPT_MIN_EFFECT, ON_RUN_LIKE},
+    {"tokens", 0, required_argument, OPT_TOKENS, ON_SWEEP_ONLY},
+    {"gpus", 0, required_argument, OPT_GPUS, ON_SWEEP_ONLY},
+    {"replicate", 0, no_argument, OPT_REPLICATE, ON_SWEEP_ONLY},
+    {"resume", 0, no_argument, OPT_RESUME, ON_SWEEP_ONLY},
+    {"task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
+    {"slurm-task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
+    {"slurm", 0, no_argument, OPT_SLURM, ON_SWEEP_ONLY},
+    {"no-gres", 0, no_argument, OPT_NO_GRES, ON_SWEEP_ONLY},
+    {"submit", 0, no_argument, OPT_SUBMIT, ON_SWEEP_ONLY},
+    {"partition", 0, required_argument, OPT_PARTITION, ON_SWEEP_ONLY},
+    {"time", 0, required_argument, OPT_TIME, ON_SWEEP_ONLY},
+    {"collect", 0, required_argument, OPT_COLLECT, ON_SWEEP_ONLY},
+    {"task", 0, required_argument, OPT_TASK, ON_SWEEP_ONLY},
+    {"variant", 0, required_argument, OPT_VARIANT, CLI_ON_IMPORT},
+    {"range", 0, required_argument, OPT_RANGE, CLI_ON_IMPORT},
+    {"device", 0, required_argument, OPT_DEVICE, CLI_ON_IMPORT},
+    {"shape", 0, required_argument, OPT_SHAPE, CLI_ON_IMPORT},
+};
+const size_t cli_option_count = sizeof cli_option_table / sizeof cli_option_table[0];
+_Static_assert(sizeof cli_option_table / sizeof cli_option_table[0] <= CLI_OPTION_ROWS_MAX,
+               "cli_options.given holds one slot per row");
+
+const cli_command_spec cli_command_table[] = {
+    {"run", CMD_RUN, CLI_ON_RUN},           {"report", CMD_REPORT, CLI_ON_REPORT},
+    {"compare", CMD_COMPARE, CLI_ON_COMPARE}, {"list", CMD_LIST, CLI_ON_LIST},
+    {"sweep", CMD_SWEEP, CLI_ON_SWEEP},     {"help", CMD_HELP, CLI_ON_HELP},
+    {"import", CMD_IMPORT, CLI_ON_IMPORT},
+};
+const size_t cli_command_count = sizeof cli_command_table / sizeof cli_command_table[0];
 
 /* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
 static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
@@ -230,14 +308,6 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     run_config *rc = &o->run;
     unsigned long long v;
     int r;
-    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != OPT_NO_PDF && c != OPT_PDF && c != OPT_FIGURE_SIZE && c != OPT_REFERENCE &&
-        !o->run_only_option)
-        o->run_only_option = c;
-    if (c != OPT_FORMAT && c != OPT_LOG && c != 'q' && c != 'o' && c != OPT_FORCE && c != OPT_VARIANT &&
-        c != OPT_RANGE && c != OPT_DEVICE && c != OPT_SHAPE && !o->not_import_option)
-        o->not_import_option = c;
-    if (c >= OPT_TOKENS && c <= OPT_TASK && !o->sweep.only_option)
-        o->sweep.only_option = c;
     switch (c) {
     case OPT_VARIANTS: return parse_variants(arg, rc, err, n);
     case OPT_BATCH: o->sweep.batch_given = 1; return positive_int("batch", arg, 1 << 16, &rc->shape.batch, err, n);
@@ -256,7 +326,7 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         return r;
     case OPT_TOKENS:
         if ((r = whole_number("tokens", arg, 1ULL << 30, &v, err, n)) == EXIT_OK && v == 0)
-            return usage_error(err, n, "--tokens %s: expected a whole number from 1 to 1073741824%s", arg, "");
+            return usage_error(err, n, "--tokens %s: expected a whole number from 1 to 1073741824", arg);
         o->sweep.tokens = (long)v;
         return r;
     case OPT_GPUS: o->sweep.gpus = arg; return EXIT_OK;
@@ -290,7 +360,7 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         return r;
     case 'o':
         if (!*arg || strlen(arg) >= 4000)
-            return usage_error(err, n, "-o: expected a directory path of 1 to 3999 bytes%s%s", "", "");
+            return usage_error(err, n, "-o: expected a directory path of 1 to 3999 bytes");
         o->out_dir = arg;
         return EXIT_OK;
     case OPT_FORCE: o->force = 1; return EXIT_OK;
@@ -307,22 +377,22 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         else if (!strcmp(arg, "text"))
             o->figure_size = FIG_SIZE_TEXT;
         else
-            return usage_error(err, n, "--figure-size %s: expected screen, column (3.5 in) or text (7 in)%s", arg, "");
+            return usage_error(err, n, "--figure-size %s: expected screen, column (3.5 in) or text (7 in)", arg);
         return EXIT_OK;
     case OPT_REFERENCE:
         if (!*arg)
-            return usage_error(err, n, "--reference: expected an archive directory%s%s", "", "");
+            return usage_error(err, n, "--reference: expected an archive directory");
         o->reference = arg;
         return EXIT_OK;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
     case OPT_VARIANT:
         if (!*arg)
-            return usage_error(err, n, "--variant needs a name%s%s", "", "");
+            return usage_error(err, n, "--variant needs a name");
         o->import_variant = arg;
         return EXIT_OK;
     case OPT_RANGE:
         if (!*arg)
-            return usage_error(err, n, "--range needs a range name%s%s", "", "");
+            return usage_error(err, n, "--range needs a range name");
         o->import_range = arg;
         return EXIT_OK;
     case OPT_DEVICE:
@@ -357,39 +427,38 @@ static int check_sweep(cli_options *o, int argc, char **argv, int operands, char
     sweep_options *w = &o->sweep;
     if (w->task >= 0) {
         if (operands != 1)
-            return usage_error(err, n, "sweep --task I takes the sweep directory: attnprof sweep --task I DIR%s%s", "",
-                               "");
+            return usage_error(err, n, "sweep --task I takes the sweep directory: attnprof sweep --task I DIR");
         w->task_dir = argv[optind];
         return EXIT_OK;
     }
     if (operands > 0)
-        return usage_error(err, n, "unexpected argument '%s' after sweep; the directory goes after -o (or --collect)%s",
-                           argv[optind], "");
+        return usage_error(err, n, "unexpected argument '%s' after sweep; the directory goes after -o (or --collect)",
+                           argv[optind]);
     if (w->collect) {
         if (o->out_dir || w->slurm || w->resume)
-            return usage_error(err, n, "sweep --collect DIR only reads DIR; drop -o, --slurm and --resume%s%s", "", "");
+            return usage_error(err, n, "sweep --collect DIR only reads DIR; drop -o, --slurm and --resume");
         return EXIT_OK;
     }
     if (!o->out_dir)
-        return usage_error(err, n, "sweep needs -o DIR: the shapes' archives and the sweep report go there%s%s", "", "");
+        return usage_error(err, n, "sweep needs -o DIR: the shapes' archives and the sweep report go there");
     if (w->tokens && w->batch_given)
-        return usage_error(err, n, "--tokens and --batch do not go together: --tokens sets B = N / S for each shape%s%s",
-                           "", "");
+        return usage_error(err, n, "--tokens and --batch do not go together: --tokens sets B = N / S for each shape");
     if (w->resume && (w->seq || w->dim || w->tokens || w->batch_given || w->heads_given || o->force))
         return usage_error(err, n, "--resume continues the plan in DIR/sweep.json; drop --seq, --dim, --tokens, "
-                           "--batch, --heads and --force%s%s", "", "");
+                           "--batch, --heads and --force");
     if (!w->slurm && (w->no_gres || w->submit || w->partition || w->time_limit))
-        return usage_error(err, n, "--partition, --time, --no-gres and --submit go with --slurm%s%s", "", "");
+        return usage_error(err, n, "--partition, --time, --no-gres and --submit go with --slurm");
     if (w->slurm && (w->gpus || w->replicate))
         return usage_error(err, n, "--gpus and --replicate are for one host; under --slurm each task gets a GPU from "
-                           "Slurm%s%s", "", "");
+                           "Slurm");
     if (w->task_command && !w->task_command[strspn(w->task_command, " \t")])
-        return usage_error(err, n, "--task-command: empty command%s%s", "", "");
+        return usage_error(err, n, "--task-command: empty command");
     (void)argc;
     return EXIT_OK;
 }
 
-int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
+/* The defaults of every command's options. */
+static void set_defaults(cli_options *o)
 {
     memset(o, 0, sizeof *o);
     run_config *rc = &o->run;
@@ -404,6 +473,106 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
     o->formats = FIG_PNG | FIG_SVG;
     o->min_effect = 0.02;
     o->sweep.task = -1;
+    o->import_device = -1;
+}
+
+/* getopt_long's options, from cli_option_table, with --help and --version. */
+static const struct option *long_options(void)
+{
+    static struct option longopts[CLI_OPTION_ROWS_MAX + 3];
+    if (!longopts[0].name) {
+        size_t i = 0;
+        for (; i < cli_option_count; i++)
+            longopts[i] = (struct option){cli_option_table[i].name, cli_option_table[i].has_arg, 0,
+                                          cli_option_table[i].id};
+        longopts[i++] = (struct option){"help", no_argument, 0, 'h'};
+        longopts[i++] = (struct option){"version", no_argument, 0, 'V'};
+        longopts[i] = (struct option){0, 0, 0, 0};
+    }
+    return longopts;
+}
+
+/* Notes row `row` as given (once, in the order first given). */
+static void note_given(cli_options *o, int row)
+{
+    for (int i = 0; i < o->n_given; i++)
+        if (o->given[i] == row)
+            return;
+    if (o->n_given < CLI_OPTION_ROWS_MAX)
+        o->given[o->n_given++] = row;
+}
+
+/* The row of a short option ('o', 'q'); -1 if none. */
+static int short_option_row(int c)
+{
+    for (size_t i = 0; i < cli_option_count; i++)
+        if (cli_option_table[i].short_name == c)
+            return (int)i;
+    return -1;
+}
+
+/* The first option given that the command does not take, named with every option it does
+ * take, all from cli_option_table. */
+static int check_options_taken(const cli_options *o, const cli_command_spec *cmd, char *err, size_t n)
+{
+    for (int g = 0; g < o->n_given; g++) {
+        const cli_option_spec *bad = &cli_option_table[o->given[g]];
+        if (bad->commands & cmd->bit)
+            continue;
+        int len = snprintf(err, n, "--%s is not an option of %s; %s takes:", bad->name, cmd->name, cmd->name);
+        const char *sep = " ";
+        for (size_t i = 0; i < cli_option_count && len >= 0 && (size_t)len < n; i++) {
+            if (!(cli_option_table[i].commands & cmd->bit))
+                continue;
+            len += snprintf(err + len, n - (size_t)len, "%s--%s", sep, cli_option_table[i].name);
+            sep = ", ";
+        }
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* The command's operands: how many it takes, and what else it needs. */
+static int check_operands(cli_options *o, const char *cmd, int argc, char **argv, char *err, size_t n)
+{
+    int operands = argc - optind;
+    switch (o->command) {
+    case CMD_IMPORT:
+        if (operands < 1)
+            return usage_error(err, n, "import needs at least one trace: attnprof import TRACE... -o DIR");
+        if (!o->out_dir)
+            return usage_error(err, n, "import needs -o DIR, the archive to write");
+        o->inputs = argv + optind;
+        o->n_inputs = operands;
+        return EXIT_OK;
+    case CMD_REPORT:
+        if (operands != 1)
+            return usage_error(err, n, "report takes one archive directory: attnprof report DIR");
+        if (!argv[optind][0])
+            return usage_error(err, n, "report: the archive directory is an empty string");
+        o->archive = argv[optind];
+        return EXIT_OK;
+    case CMD_COMPARE:
+        if (operands < 2)
+            return usage_error(err, n, "compare takes two or more archive directories: attnprof compare A B -o DIR");
+        if (operands > 8)
+            return usage_error(err, n, "compare takes at most 8 archives");
+        if (!o->out_dir)
+            return usage_error(err, n, "compare needs -o DIR for compare.md, compare.html and figures");
+        o->inputs = argv + optind;
+        o->n_inputs = operands;
+        return EXIT_OK;
+    case CMD_SWEEP: return check_sweep(o, argc, argv, operands, err, n);
+    default:
+        if (operands > 0)
+            return usage_error(err, n, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);
+        return EXIT_OK;
+    }
+}
+
+int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
+{
+    set_defaults(o);
     /* The command decides how --seq and --dim read (one number, or a LIST for sweep):
      * find it before parsing the options. */
     for (int i = 1; i < argc; i++) {
@@ -416,154 +585,43 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
             o->command = CMD_SWEEP;
         break;
     }
-    o->import_device = -1;
-
-    static const struct option longopts[] = {
-        {"variants", required_argument, 0, OPT_VARIANTS}, {"batch", required_argument, 0, OPT_BATCH},
-        {"heads", required_argument, 0, OPT_HEADS},       {"seq", required_argument, 0, OPT_SEQ},
-        {"dim", required_argument, 0, OPT_DIM},           {"iters", required_argument, 0, OPT_ITERS},
-        {"warmup", required_argument, 0, OPT_WARMUP},     {"seed", required_argument, 0, OPT_SEED},
-        {"output", required_argument, 0, 'o'},            {"force", no_argument, 0, OPT_FORCE},
-        {"quiet", no_argument, 0, 'q'},                   {"format", required_argument, 0, OPT_FORMAT},
-        {"log", no_argument, 0, OPT_LOG},                 {"cudnn-replan", no_argument, 0, OPT_REPLAN},
-        {"baseline", required_argument, 0, OPT_BASELINE}, {"allow-shape-mismatch", no_argument, 0, OPT_ALLOW_SHAPE},
-        {"min-effect", required_argument, 0, OPT_MIN_EFFECT},
-        {"tokens", required_argument, 0, OPT_TOKENS},     {"gpus", required_argument, 0, OPT_GPUS},
-        {"replicate", no_argument, 0, OPT_REPLICATE},     {"resume", no_argument, 0, OPT_RESUME},
-        {"task-command", required_argument, 0, OPT_TASK_COMMAND},
-        {"slurm-task-command", required_argument, 0, OPT_TASK_COMMAND},
-        {"slurm", no_argument, 0, OPT_SLURM},             {"no-gres", no_argument, 0, OPT_NO_GRES},
-        {"submit", no_argument, 0, OPT_SUBMIT},           {"partition", required_argument, 0, OPT_PARTITION},
-        {"time", required_argument, 0, OPT_TIME},         {"collect", required_argument, 0, OPT_COLLECT},
-        {"task", required_argument, 0, OPT_TASK},         {"check-rows", required_argument, 0, OPT_CHECK_ROWS},
-        {"counters", no_argument, 0, OPT_COUNTERS},       {"no-counters", no_argument, 0, OPT_NO_COUNTERS},
-        {"calibrate", no_argument, 0, OPT_CALIBRATE},     {"no-calibrate", no_argument, 0, OPT_NO_CALIBRATE},
-        {"variant", required_argument, 0, OPT_VARIANT},   {"range", required_argument, 0, OPT_RANGE},
-        {"device", required_argument, 0, OPT_DEVICE},     {"shape", required_argument, 0, OPT_SHAPE},
-        {"no-pdf", no_argument, 0, OPT_NO_PDF},           {"pdf", no_argument, 0, OPT_PDF},
-                  {"figure-size", required_argument, 0, OPT_FIGURE_SIZE},
-        {"reference", required_argument, 0, OPT_REFERENCE},
-        {"help", no_argument, 0, 'h'},                    {"version", no_argument, 0, 'V'},
-        {0, 0, 0, 0}};
 
     /* GNU getopt permutes: options may come before or after the command. */
     optind = 0;
     opterr = 0;
-    int c, help = 0, version = 0;
-    while ((c = getopt_long(argc, argv, ":o:qhV", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            help = 1;
-            continue;
-        }
-        if (c == 'V') {
-            version = 1;
+    int c, help = 0, version = 0, row = -1;
+    while ((c = getopt_long(argc, argv, ":o:qhV", long_options(), &row)) != -1) {
+        if (c == 'h' || c == 'V') {
+            help |= c == 'h';
+            version |= c == 'V';
+            row = -1;
             continue;
         }
         if (c == ':')
-            return usage_error(err, errlen, "%s needs a value; see attnprof --help%s", argv[optind - 1], "");
+            return usage_error(err, errlen, "%s needs a value; see attnprof --help", argv[optind - 1]);
         if (c == '?')
-            return usage_error(err, errlen, "unknown option '%s'; see attnprof --help%s", argv[optind - 1], "");
+            return usage_error(err, errlen, "unknown option '%s'; see attnprof --help", argv[optind - 1]);
+        note_given(o, row >= 0 ? row : short_option_row(c));
+        row = -1;
         int r = apply_option(c, optarg, o, err, errlen);
         if (r != EXIT_OK)
             return r;
     }
-    if (help) {
-        o->command = CMD_HELP;
-        return EXIT_OK;
-    }
-    if (version) {
-        o->command = CMD_VERSION;
+    if (help || version) {
+        o->command = help ? CMD_HELP : CMD_VERSION;
         return EXIT_OK;
     }
     if (optind >= argc)
-        return usage_error(err, errlen, "no command: use `attnprof run`, `attnprof report DIR` or `attnprof list`%s%s",
-                           "", "");
+        return usage_error(err, errlen, "no command: use `attnprof run`, `attnprof report DIR` or `attnprof list`");
     const char *cmd = argv[optind++];
-    int operands = argc - optind;
-    if (!strcmp(cmd, "run"))
-        o->command = CMD_RUN;
-    else if (!strcmp(cmd, "report"))
-        o->command = CMD_REPORT;
-    else if (!strcmp(cmd, "compare"))
-        o->command = CMD_COMPARE;
-    else if (!strcmp(cmd, "list"))
-        o->command = CMD_LIST;
-    else if (!strcmp(cmd, "sweep"))
-        o->command = CMD_SWEEP;
-    else if (!strcmp(cmd, "help"))
-        o->command = CMD_HELP;
-    else if (!strcmp(cmd, "import"))
-        o->command = CMD_IMPORT;
-    else
+    const cli_command_spec *spec = NULL;
+    for (size_t i = 0; i < cli_command_count && !spec; i++)
+        if (!strcmp(cmd, cli_command_table[i].name))
+            spec = &cli_command_table[i];
+    if (!spec)
         return usage_error(err, errlen,
-                           "unknown command '%s': use run, report, compare, import or list (attnprof --help)%s", cmd,
-                           "");
-    if (o->command != CMD_IMPORT && (o->import_variant || o->import_range || o->import_device >= 0 ||
-                                     o->import_has_shape))
-        return usage_error(err, errlen, "--variant, --range, --device and --shape are options of import, not of %s%s",
-                           cmd, "");
-    if (o->command != CMD_SWEEP && o->command != CMD_HELP && o->sweep.only_option) {
-        const char *name = "?";
-        for (const struct option *l = longopts; l->name; l++)
-            if (l->val == o->sweep.only_option)
-                name = l->name;
-        return usage_error(err, errlen, "--%s is an option of sweep, not of %s", name, cmd);
-    }
-    if (o->command == CMD_IMPORT) {
-        if (operands < 1)
-            return usage_error(err, errlen, "import needs at least one trace: attnprof import TRACE... -o DIR%s%s", "",
-                               "");
-        if (!o->out_dir)
-            return usage_error(err, errlen, "import needs -o DIR, the archive to write%s%s", "", "");
-        if (o->not_import_option) {
-            const char *name = "?";
-            for (const struct option *l = longopts; l->name; l++)
-                if (l->val == o->not_import_option)
-                    name = l->name;
-            return usage_error(err, errlen,
-                               "import: --%s is not an import option; import takes -o, --force, --variant, --range, "
-                               "--device, --shape, --format, --log and -q%s",
-                               name, "");
-        }
-        o->inputs = argv + optind;
-        o->n_inputs = operands;
-        return EXIT_OK;
-    }
-
-    if (o->command == CMD_REPORT) {
-        if (operands != 1)
-            return usage_error(err, errlen, "report takes one archive directory: attnprof report DIR%s%s", "", "");
-        if (!argv[optind][0])
-            return usage_error(err, errlen, "report: the archive directory is an empty string%s%s", "", "");
-        if (o->run_only_option) {
-            const char *name = "?";
-            for (const struct option *l = longopts; l->name; l++)
-                if (l->val == o->run_only_option)
-                    name = l->name;
-            return usage_error(err, errlen,
-                               "report: --%s is a run option; report takes only --format, --log, --figure-size, "
-                               "--reference, --pdf, --no-pdf and -q%s",
-                               name, "");
-        }
-        o->archive = argv[optind];
-        return EXIT_OK;
-    }
-    if (o->command == CMD_COMPARE) {
-        if (operands < 2)
-            return usage_error(err, errlen, "compare takes two or more archive directories: attnprof compare A B -o DIR%s%s",
-                               "", "");
-        if (operands > 8)
-            return usage_error(err, errlen, "compare takes at most 8 archives%s%s", "", "");
-        if (!o->out_dir)
-            return usage_error(err, errlen, "compare needs -o DIR for compare.md, compare.html and figures%s%s", "",
-                               "");
-        o->inputs = argv + optind;
-        o->n_inputs = operands;
-        return EXIT_OK;
-    }
-    if (o->command == CMD_SWEEP)
-        return check_sweep(o, argc, argv, operands, err, errlen);
-    if (operands > 0)
-        return usage_error(err, errlen, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);
-    return EXIT_OK;
+                           "unknown command '%s': use run, report, compare, import or list (attnprof --help)", cmd);
+    o->command = spec->command;
+    int r = check_options_taken(o, spec, err, errlen);
+    return r != EXIT_OK ? r : check_operands(o, cmd, argc, argv, err, errlen);
 }

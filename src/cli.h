@@ -14,6 +14,8 @@ typedef enum cli_command {
 
 /* attnprof sweep: what the command line asked; src/sweep_run.c turns it into a plan. */
 #define SWEEP_TASK_MAX 4095
+#define CLI_OPTION_ROWS_MAX 64
+
 typedef struct sweep_options {
     const char *seq, *dim;       /* LIST, or NULL for the default sweep */
     long tokens;                 /* --tokens N (0: not given) */
@@ -26,7 +28,6 @@ typedef struct sweep_options {
     const char *collect;         /* --collect DIR */
     int task;                    /* --task I DIR (the Slurm array task); -1 otherwise */
     const char *task_dir;
-    int only_option;             /* the first sweep-only option given (its getopt value), or 0 */
 } sweep_options;
 
 typedef struct cli_options {
@@ -42,21 +43,48 @@ typedef struct cli_options {
     int force;
     unsigned formats; /* FIG_* bits */
     int log_axis;
-    int pdf;             /* --pdf: also report.pdf (run, report, import); --no-pdf, the default: none */
+    int pdf;             /* --pdf: also report.pdf (run, report; import does not take it); --no-pdf, the default: none */
     int figure_size;     /* --figure-size: FIG_SIZE_* (run, report, compare) */
     const char *reference; /* --reference DIR: an archive of PyTorch's variants beside ours (run, report) */
-    int run_only_option; /* the first option given that only `run` takes (its getopt value), or 0 */
     /* import TRACE... -o DIR (the traces are `inputs`) */
     const char *import_variant; /* --variant */
     const char *import_range;   /* --range */
     int import_device;          /* --device; -1 when not given */
-    int not_import_option;      /* the first option given that import does not take, or 0 */
     int import_has_shape;       /* --shape BxHxSxD[,dtype][,causal]: declared, Kineto has none */
     attn_shape import_shape;
     char import_dtype[8];
     int import_causal;
     sweep_options sweep;
+    /* The rows of cli_option_table given, each once, in the order first given: the command,
+     * known only after the options are read, is checked against them. */
+    int given[CLI_OPTION_ROWS_MAX];
+    int n_given;
 } cli_options;
+
+/* The command table: each command's name and its bit in cli_option_spec.commands. */
+enum {
+    CLI_ON_RUN = 1 << 0, CLI_ON_REPORT = 1 << 1, CLI_ON_COMPARE = 1 << 2, CLI_ON_IMPORT = 1 << 3,
+    CLI_ON_SWEEP = 1 << 4, CLI_ON_LIST = 1 << 5, CLI_ON_HELP = 1 << 6
+};
+typedef struct cli_command_spec {
+    const char *name;
+    cli_command command;
+    unsigned bit;
+} cli_command_spec;
+extern const cli_command_spec cli_command_table[];
+extern const size_t cli_command_count;
+
+/* The option table, the one place that says which command takes which option: the getopt
+ * long options and the check "--X is not an option of Y; Y takes: ..." both come from it. */
+typedef struct cli_option_spec {
+    const char *name;     /* the long name, without "--" */
+    char short_name;      /* 'o', 'q', or 0 */
+    int has_arg;          /* getopt's no_argument / required_argument */
+    int id;               /* what apply_option switches on (two spellings may share one) */
+    unsigned commands;    /* CLI_ON_* bits of the commands that take it */
+} cli_option_spec;
+extern const cli_option_spec cli_option_table[];
+extern const size_t cli_option_count;
 
 /* Returns EXIT_OK, or EXIT_USAGE with a one-line message in `err`. Variant names
  * and whether they take the shape are checked by the recorder (runner_plan), which

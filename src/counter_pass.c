@@ -13,6 +13,8 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include "check.h" /* after cupti.h: its CUPTI part */
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,22 +39,15 @@ static struct {
 } P;
 
 /* "call: CUPTI_ERROR_X (text)" into err; returns the status. */
-static CUptiResult said(CUptiResult r, const char *call, char *err, size_t errlen)
+/* Writes the message of a failed call into err (when there is one); returns its status. */
+static CUptiResult said_at(CUptiResult r, const char *call, const char *file, int line, char *err, size_t errlen)
 {
-    if (r != CUPTI_SUCCESS && err) {
-        const char *s = NULL;
-        if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
-            s = "unknown CUPTI error";
-        snprintf(err, errlen, "%s: %s (%d)", call, s, (int)r);
-    }
+    if (r != CUPTI_SUCCESS && err)
+        check_cupti_describe(err, errlen, call, r, file, line);
     return r;
 }
-#define TRY(call)                                                                                            \
-    do {                                                                                                     \
-        CUptiResult r_ = said((call), #call, err, errlen);                                                   \
-        if (r_ != CUPTI_SUCCESS)                                                                             \
-            return r_;                                                                                       \
-    } while (0)
+#define said(r, call, err, errlen) said_at((r), (call), __FILE__, __LINE__, (err), (errlen))
+#define TRY(call) CHECK_CALL(cupti, call, if (err) snprintf(err, errlen, "%s", check_msg_); return check_st_)
 
 /* The GPU or the system refuses counters (no permission, another profiler holds the
  * hardware, a device kind without profiling): nothing a later variant would change. */

@@ -1,6 +1,16 @@
+/* The CUPTI Activity API collector behind cupti_collect.h: buffers are handed to CUPTI
+ * (buffer_requested), each completed buffer's records are turned into trace events
+ * (buffer_completed -> record), and at each flush the records of one variant are kept or
+ * dropped, the host-stamped ranges the runner opened matched to CUPTI's NVTX markers (or to
+ * the host stamps when no marker came), and dropped records counted. Failures are 0 / -1 with
+ * the call, CUPTI's message and file:line in err (check.h); the runner says what each means
+ * (EXIT_IO when collection cannot start, a failed variant after that). */
 #include "cupti_collect.h"
 
 #include <cupti.h>
+
+#include "check.h" /* after cupti.h: its CUPTI part */
+
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
@@ -46,20 +56,13 @@ static struct {
     int pid;
 } C;
 
-static int cupti_fail(char *err, size_t n, const char *call, CUptiResult r)
+static int cupti_fail_at(char *err, size_t n, const char *call, CUptiResult r, const char *file, int line)
 {
-    const char *s = NULL;
-    cuptiGetResultString(r, &s);
-    snprintf(err, n, "%s: %s", call, s ? s : "unknown CUPTI error");
+    check_cupti_describe(err, n, call, r, file, line);
     return -1;
 }
-
-#define CUPTI_TRY(call)                                                                                \
-    do {                                                                                               \
-        CUptiResult r_ = (call);                                                                       \
-        if (r_ != CUPTI_SUCCESS)                                                                       \
-            return cupti_fail(err, errlen, #call, r_);                                                 \
-    } while (0)
+#define cupti_fail(err, n, call, r) cupti_fail_at((err), (n), (call), (r), __FILE__, __LINE__)
+#define CUPTI_TRY(call) CHECK_CALL(cupti, call, snprintf(err, errlen, "%s", check_msg_); return -1)
 
 void cupti_prepare_nvtx(void)
 {

@@ -1,3 +1,9 @@
+/* The recorder's batch behind runner.h: runner_plan resolves the command line against the
+ * registry and the device (exit codes for what the user can change), runner_collect draws the
+ * inputs and their FP64 reference, then for each variant runs setup, warm-up, the correctness
+ * check, the recorded forwards under CUPTI, the overhead probe and the fully-masked-rows check,
+ * and fills the trace and run_info. Errors the user sees are EXIT_* codes with one line in err;
+ * the variants' own ATTN_* codes stay inside. */
 #include "runner.h"
 
 #include "calibrate.h"
@@ -20,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h" /* after the CUDA libraries' headers: their parts */
+
 #define PROBE_SAMPLES 20
 #define PROBE_BATCH 8
 
@@ -34,9 +42,13 @@ typedef struct checked_rows {
     int n;
 } checked_rows;
 
-static int fail(char *err, size_t n, int code, const char *fmt, const char *a, const char *b)
+/* Writes one line into err; returns code (an EXIT_* code). */
+__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t n, int code, const char *fmt, ...)
 {
-    snprintf(err, n, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
     return code;
 }
 
@@ -45,7 +57,7 @@ int runner_device_props(int dev, device_props *p, char *err, size_t errlen)
     struct cudaDeviceProp cp;
     cudaError_t rc = cudaGetDeviceProperties(&cp, dev);
     if (rc != cudaSuccess)
-        return fail(err, errlen, EXIT_IO, "cudaGetDeviceProperties: %s%s", cudaGetErrorString(rc), "");
+        return fail(err, errlen, EXIT_IO, "cudaGetDeviceProperties: %s", cudaGetErrorString(rc));
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", cp.name);
     p->major = cp.major;
@@ -238,7 +250,7 @@ static void progress(const run_plan *cfg, int vi, const char *name, const char *
 /* A step that matters, as one plain line when stderr is no terminal (a Slurm job's or a CI
  * log, a sweep's per-shape log): no carriage return, no escape sequence. On a terminal the
  * live line above says the same. */
-static void step_line(const run_plan *cfg, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void step_line(const run_plan *cfg, const char *fmt, ...)
 {
     if (cfg->c.quiet || isatty(STDERR_FILENO))
         return;
@@ -701,7 +713,7 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
     } else {
         char *names = strdup(cfg->variant_list);
         if (!names)
-            return fail(err, errlen, EXIT_IO, "out of memory%s%s", "", "");
+            return fail(err, errlen, EXIT_IO, "out of memory");
         for (char *save, *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             int found = 0;
             for (int i = 0; i < attn_registry_count && i < RUN_MAX_VARIANTS; i++)
@@ -719,7 +731,7 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
         if (chosen[i])
             plan->variants[plan->n_variants++] = attn_registry[i];
     if (!plan->n_variants)
-        return fail(err, errlen, EXIT_USAGE, "--variants: empty list; name at least one variant%s%s", "", "");
+        return fail(err, errlen, EXIT_USAGE, "--variants: empty list; name at least one variant");
     /* Every named variant must take the shape; the message names the variant and what to
      * change. With the default list a misfit is skipped with the same reason. */
     plan->named = cfg->variant_list != NULL;
@@ -742,20 +754,21 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
     }
     if (!runnable)
         return fail(err, errlen, EXIT_USAGE, "no variant can take %s; change the shape (see the variants' limits in "
-                                             "`attnprof list`)%s", "this shape", "");
+                                             "`attnprof list`)", "this shape");
     return EXIT_OK;
 }
 
-int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, size_t errlen)
+/* Step 1: CUDA device 0, opened, with its properties and versions in the trace and run_info. */
+static int open_device(trace *t, run_info *info, char *err, size_t errlen)
 {
     int n_dev = 0;
     cudaError_t ce = cudaGetDeviceCount(&n_dev);
     if (ce != cudaSuccess || n_dev == 0)
         return fail(err, errlen, EXIT_NO_DEVICE,
-                    "no usable CUDA device or driver (%s); `attnprof report DIR` re-renders an archived run without one%s",
-                    ce != cudaSuccess ? cudaGetErrorString(ce) : "none found", "");
+                    "no usable CUDA device or driver (%s); `attnprof report DIR` re-renders an archived run without one",
+                    ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
     if ((ce = cudaSetDevice(0)) != cudaSuccess || (ce = cudaFree(0)) != cudaSuccess)
-        return fail(err, errlen, EXIT_NO_DEVICE, "cannot use CUDA device 0: %s%s", cudaGetErrorString(ce), "");
+        return fail(err, errlen, EXIT_NO_DEVICE, "cannot use CUDA device 0: %s", cudaGetErrorString(ce));
     int rc = runner_device_props(0, &t->device, err, errlen);
     if (rc != EXIT_OK)
         return rc;
@@ -764,20 +777,23 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     t->cuda_runtime_version = 0;
     cudaRuntimeGetVersion(&t->cuda_runtime_version);
     cudaDriverGetVersion(&t->cuda_driver_version);
+    return EXIT_OK;
+}
 
-    /* Memory first, so a too-large shape fails before anything runs. */
+/* Step 2, memory first, so a too-large shape fails before anything runs: each variant's device
+ * bytes into need_bytes (NAN: a variant skipped before the memory check); a variant of the
+ * default list that does not fit is skipped (its reason in skip), a named one is an error. */
+static int check_device_memory(const run_plan *cfg, double *need_bytes, char (*skip)[ATTN_ERR_LEN], char *err,
+                               size_t errlen)
+{
     const attn_shape *s = &cfg->c.shape;
     size_t io_bytes = tensor_elems(s) * 2 * 4 + (size_t)s->seq * s->seq;
     size_t free_b = 0, total_b = 0;
+    cudaError_t ce;
     if ((ce = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess)
-        return fail(err, errlen, EXIT_IO, "cudaMemGetInfo: %s%s", cudaGetErrorString(ce), "");
-    /* Device bytes per variant, for run.json (NAN: a variant skipped before the memory check). */
-    double need_bytes[RUN_MAX_VARIANTS];
+        return fail(err, errlen, EXIT_IO, "cudaMemGetInfo: %s", cudaGetErrorString(ce));
     for (int i = 0; i < RUN_MAX_VARIANTS; i++)
         need_bytes[i] = NAN;
-    /* A copy: the memory check may skip more variants of the default list. */
-    static char skip[RUN_MAX_VARIANTS][ATTN_ERR_LEN];
-    memcpy(skip, cfg->skip, sizeof skip);
     int runnable = 0;
     for (int i = 0; i < cfg->n_variants; i++) {
         if (skip[i][0])
@@ -786,7 +802,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
         need_bytes[i] = (double)need;
         if (need > free_b) {
             if (!cfg->named) {
-                snprintf(skip[i], sizeof skip[i], "needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free",
+                snprintf(skip[i], ATTN_ERR_LEN, "needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free",
                          need / 1073741824.0, s->batch, s->heads, s->seq, s->dim, free_b / 1073741824.0);
                 continue;
             }
@@ -806,9 +822,98 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
                          cfg->variants[i]->name, skip[i]);
                 return EXIT_DEVICE_MEMORY;
             }
-        return fail(err, errlen, EXIT_USAGE, "no variant can take this shape%s%s", "", "");
+        return fail(err, errlen, EXIT_USAGE, "no variant can take this shape");
     }
+    return EXIT_OK;
+}
 
+/* Step 4: the stream, the events and the inputs on the device (the caller frees them). */
+static int upload_inputs(device_inputs *d, const uint16_t *host, size_t n, const attn_shape *s, char *err,
+                         size_t errlen)
+{
+#define SETUP_TRY(call) CHECK_CALL(cuda, call, snprintf(err, errlen, "%s", check_msg_); return EXIT_IO)
+    SETUP_TRY(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
+    SETUP_TRY(cudaEventCreate(&d->ev0));
+    SETUP_TRY(cudaEventCreate(&d->ev1));
+    SETUP_TRY(cudaMalloc(&d->q, n * 2));
+    SETUP_TRY(cudaMalloc(&d->k, n * 2));
+    SETUP_TRY(cudaMalloc(&d->v, n * 2));
+    SETUP_TRY(cudaMalloc(&d->out, n * 2));
+    SETUP_TRY(cudaMalloc((void **)&d->mask, (size_t)s->seq * s->seq));
+    SETUP_TRY(cudaMemcpy(d->q, host, n * 2, cudaMemcpyHostToDevice));
+    SETUP_TRY(cudaMemcpy(d->k, host + n, n * 2, cudaMemcpyHostToDevice));
+    SETUP_TRY(cudaMemcpy(d->v, host + 2 * n, n * 2, cudaMemcpyHostToDevice));
+#undef SETUP_TRY
+    return EXIT_OK;
+}
+
+/* Step 5: what run.json says of the whole run. */
+static void describe_run(const run_plan *cfg, run_info *info, trace *t)
+{
+    info->shape = cfg->c.shape;
+    info->seed = cfg->c.seed;
+    info->iters = cfg->c.iters;
+    info->warmup = cfg->c.warmup;
+    info->causal = 1;
+    info->rel_error_threshold = cfg->c.rel_error_threshold;
+    snprintf(info->dtype, sizeof info->dtype, "bf16");
+    iso_date(info->date, sizeof info->date);
+    fill_versions(info, t);
+    host_and_build(&info->env);
+}
+
+/* A variant's result before it runs: its names and expectations, nothing measured yet. */
+static void start_result(variant_result *res, const attn_variant *v, double device_bytes, const attn_shape *s,
+                         const trace *t)
+{
+    snprintf(res->name, sizeof res->name, "%s", v->name);
+    snprintf(res->title, sizeof res->title, "%s", v->title);
+    snprintf(res->what_changed, sizeof res->what_changed, "%s", v->what_changed);
+    res->expected_ops = v->expected_ops;
+    res->expected_memcpy = v->expected_memcpy;
+    res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
+    res->host_us_cupti = res->host_us_no_cupti = NAN;
+    res->device_bytes = device_bytes;
+    if (v->predict)
+        v->predict(s, t->device.major, t->device.minor, &res->prediction);
+}
+
+/* Step 7, after the timed batch, with activity collection off (neither perturbs the timings):
+ * the ceilings, then the counter pass. */
+static void after_batch(const run_plan *cfg, device_inputs *d, run_info *info, trace *t)
+{
+    if (cfg->c.calibrate) {
+        if (!cfg->c.quiet && isatty(STDERR_FILENO))
+            fprintf(stderr, "\r\033[Kcalibrating ceilings (GEMM bf16, SGEMM, DtoD copy)");
+        double t0 = host_us();
+        calibrate_run(&info->ceilings);
+        step_line(cfg, "ceilings calibrated in %.1f s", (host_us() - t0) / 1e6);
+    }
+    trace_sort(t); /* the counter pass names its kernel ranges from the sorted records */
+    if (cfg->c.counters) {
+        double t0 = host_us();
+        counter_batch(cfg, d, info, t);
+        step_line(cfg, "counter pass: %s in %.1f s", counters_status_name(info->counters.meta.status),
+                  (host_us() - t0) / 1e6);
+    }
+    if (!cfg->c.quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r\033[K");
+}
+
+int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, size_t errlen)
+{
+    int rc = open_device(t, info, err, errlen);
+    if (rc != EXIT_OK)
+        return rc;
+    const attn_shape *s = &cfg->c.shape;
+    double need_bytes[RUN_MAX_VARIANTS];
+    /* A copy: the memory check may skip more variants of the default list. */
+    static char skip[RUN_MAX_VARIANTS][ATTN_ERR_LEN];
+    memcpy(skip, cfg->skip, sizeof skip);
+    if ((rc = check_device_memory(cfg, need_bytes, skip, err, errlen)) != EXIT_OK)
+        return rc;
+
+    /* Step 3: the inputs and the FP64 reference of the sampled heads, on the host. */
     device_inputs d = {0};
     size_t n = tensor_elems(s);
     uint16_t *host = malloc(n * 2 * 3);
@@ -828,55 +933,20 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
               s->batch, s->heads, s->seq, s->dim, (t_reference - t_inputs) / 1e6, n_heads, rows.n,
               (t_variants - t_reference) / 1e6, online_cpus());
 
-#define SETUP_TRY(call)                                                                                      \
-    do {                                                                                                     \
-        if ((ce = (call)) != cudaSuccess) {                                                                  \
-            snprintf(err, errlen, "%s: %s", #call, cudaGetErrorString(ce));                                  \
-            rc = EXIT_IO;                                                                                    \
-            goto out;                                                                                        \
-        }                                                                                                    \
-    } while (0)
-    SETUP_TRY(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
-    SETUP_TRY(cudaEventCreate(&d.ev0));
-    SETUP_TRY(cudaEventCreate(&d.ev1));
-    SETUP_TRY(cudaMalloc(&d.q, n * 2));
-    SETUP_TRY(cudaMalloc(&d.k, n * 2));
-    SETUP_TRY(cudaMalloc(&d.v, n * 2));
-    SETUP_TRY(cudaMalloc(&d.out, n * 2));
-    SETUP_TRY(cudaMalloc((void **)&d.mask, (size_t)s->seq * s->seq));
-    SETUP_TRY(cudaMemcpy(d.q, host, n * 2, cudaMemcpyHostToDevice));
-    SETUP_TRY(cudaMemcpy(d.k, host + n, n * 2, cudaMemcpyHostToDevice));
-    SETUP_TRY(cudaMemcpy(d.v, host + 2 * n, n * 2, cudaMemcpyHostToDevice));
-
+    if ((rc = upload_inputs(&d, host, n, s, err, errlen)) != EXIT_OK)
+        goto out;
     if (cupti_start(t, err, errlen) != 0) {
         rc = EXIT_IO;
         goto out;
     }
-    info->shape = *s;
-    info->seed = cfg->c.seed;
-    info->iters = cfg->c.iters;
-    info->warmup = cfg->c.warmup;
-    info->causal = 1;
-    info->rel_error_threshold = cfg->c.rel_error_threshold;
-    snprintf(info->dtype, sizeof info->dtype, "bf16");
-    iso_date(info->date, sizeof info->date);
-    fill_versions(info, t);
-    host_and_build(&info->env);
+    describe_run(cfg, info, t);
 
+    /* Step 6: the variants, in series order. */
     rc = EXIT_OK;
     for (int i = 0; i < cfg->n_variants; i++) {
         variant_result *res = &info->variants[info->n_variants++];
         const attn_variant *v = cfg->variants[i];
-        snprintf(res->name, sizeof res->name, "%s", v->name);
-        snprintf(res->title, sizeof res->title, "%s", v->title);
-        snprintf(res->what_changed, sizeof res->what_changed, "%s", v->what_changed);
-        res->expected_ops = v->expected_ops;
-        res->expected_memcpy = v->expected_memcpy;
-        res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
-        res->host_us_cupti = res->host_us_no_cupti = NAN;
-        res->device_bytes = need_bytes[i];
-        if (v->predict)
-            v->predict(s, t->device.major, t->device.minor, &res->prediction);
+        start_result(res, v, need_bytes[i], s, t);
         if (skip[i][0]) {
             res->status = VARIANT_SKIPPED;
             snprintf(res->error, sizeof res->error, "%s", skip[i]);
@@ -894,23 +964,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     }
     snprintf(info->marker_source, sizeof info->marker_source, "%s", cupti_marker_source());
     cupti_stop();
-    /* After the timed batch, with activity collection off: neither perturbs the timings. */
-    if (cfg->c.calibrate) {
-        if (!cfg->c.quiet && isatty(STDERR_FILENO))
-            fprintf(stderr, "\r\033[Kcalibrating ceilings (GEMM bf16, SGEMM, DtoD copy)");
-        double t0 = host_us();
-        calibrate_run(&info->ceilings);
-        step_line(cfg, "ceilings calibrated in %.1f s", (host_us() - t0) / 1e6);
-    }
-    trace_sort(t); /* the counter pass names its kernel ranges from the sorted records */
-    if (cfg->c.counters) {
-        double t0 = host_us();
-        counter_batch(cfg, &d, info, t);
-        step_line(cfg, "counter pass: %s in %.1f s", counters_status_name(info->counters.meta.status),
-                  (host_us() - t0) / 1e6);
-    }
-    if (!cfg->c.quiet && isatty(STDERR_FILENO))
-        fprintf(stderr, "\r\033[K");
+    after_batch(cfg, &d, info, t);
 out:
     cudaFree(d.q);
     cudaFree(d.k);

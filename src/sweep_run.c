@@ -621,6 +621,52 @@ static void phase_line(child *ch, const char *gpu)
         fprintf(stderr, "sweep: %s%s%s: %s\n", ch->t->name, gpu ? " on GPU " : "", gpu ? gpu : "", ch->phase);
 }
 
+/* The live progress line (a terminal): shapes done, each worker's shape and phase, the ETA. */
+static void draw_live_line(child *running, const int *busy, int n_workers, char gpus[][32], int done, int n_tasks,
+                           int failed, double eta_s)
+{
+    char eta[32], what[512] = "";
+    fmt_eta(eta_s, eta, sizeof eta);
+    size_t len = 0;
+    for (int w = 0; w < n_workers && len + 40 < sizeof what; w++)
+        if (busy[w]) {
+            read_phase(&running[w]);
+            len += (size_t)snprintf(what + len, sizeof what - len, "%s%s%s%s%s%s%s", len ? ", " : "",
+                                    running[w].t->name, gpus ? " on GPU " : "", gpus ? gpus[w] : "",
+                                    running[w].phase[0] ? " (" : "", running[w].phase,
+                                    running[w].phase[0] ? ")" : "");
+        }
+    char failed_text[32] = "";
+    if (failed)
+        snprintf(failed_text, sizeof failed_text, " (%d failed)", failed);
+    fprintf(stderr, "\r\033[Ksweep: %d/%d shapes done%s, running %s, ETA %s", done, n_tasks, failed_text, what, eta);
+    fflush(stderr);
+}
+
+/* After SIGINT/SIGTERM/SIGHUP: the shapes in flight are stopped and their staging removed,
+ * so only complete archives stay. */
+static void discard_in_flight(const sweep_ctx *c, child *running, const int *busy, int n_workers)
+{
+    for (int w = 0; w < n_workers; w++)
+        if (busy[w])
+            kill(-running[w].pid, SIGTERM);
+    double deadline = now_s() + 10;
+    for (int w = 0; w < n_workers; w++) {
+        if (!busy[w])
+            continue;
+        int wstatus;
+        while (waitpid(running[w].pid, &wstatus, WNOHANG) == 0) {
+            if (now_s() > deadline)
+                kill(-running[w].pid, SIGKILL);
+            struct timespec nap = {0, 20 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+        }
+        char staging[PATH_MAX + 128];
+        path_of(c, ".staging", running[w].t->name, staging, sizeof staging);
+        remove_tree(staging);
+    }
+}
+
 /* Runs the tasks on n_workers workers (gpus[i] or NULL to inherit). Returns
  * EXIT_OK, EXIT_VARIANT_FAILED (some shape failed), EXIT_INTERRUPTED or EXIT_IO;
  * *n_done counts the tasks that ran to an exit. */
@@ -710,24 +756,9 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
             break;
         if (progress == PROGRESS_LIVE && now_s() - last_draw >= 0.5) {
             last_draw = now_s();
-            char eta[32], what[512] = "";
             double el = now_s() - t0;
-            fmt_eta(done_cost > 0 ? el * (total_cost - done_cost) / done_cost : NAN, eta, sizeof eta);
-            size_t len = 0;
-            for (int w = 0; w < n_workers && len + 40 < sizeof what; w++)
-                if (busy[w]) {
-                    read_phase(&running[w]);
-                    len += (size_t)snprintf(what + len, sizeof what - len, "%s%s%s%s%s%s%s", len ? ", " : "",
-                                            running[w].t->name, gpus ? " on GPU " : "", gpus ? gpus[w] : "",
-                                            running[w].phase[0] ? " (" : "", running[w].phase,
-                                            running[w].phase[0] ? ")" : "");
-                }
-            char failed_text[32] = "";
-            if (failed)
-                snprintf(failed_text, sizeof failed_text, " (%d failed)", failed);
-            fprintf(stderr, "\r\033[Ksweep: %d/%d shapes done%s, running %s, ETA %s", done, n_tasks, failed_text,
-                    what, eta);
-            fflush(stderr);
+            draw_live_line(running, busy, n_workers, gpus, done, n_tasks, failed,
+                           done_cost > 0 ? el * (total_cost - done_cost) / done_cost : NAN);
         }
         struct timespec nap = {0, 50 * 1000 * 1000};
         nanosleep(&nap, NULL);
@@ -738,25 +769,7 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
         if (busy[w])
             close_phase(&running[w]);
     if (stop_signal) {
-        /* Discard the shapes in flight: only complete archives stay. */
-        for (int w = 0; w < n_workers; w++)
-            if (busy[w])
-                kill(-running[w].pid, SIGTERM);
-        double deadline = now_s() + 10;
-        for (int w = 0; w < n_workers; w++) {
-            if (!busy[w])
-                continue;
-            int wstatus;
-            while (waitpid(running[w].pid, &wstatus, WNOHANG) == 0) {
-                if (now_s() > deadline)
-                    kill(-running[w].pid, SIGKILL);
-                struct timespec nap = {0, 20 * 1000 * 1000};
-                nanosleep(&nap, NULL);
-            }
-            char staging[PATH_MAX + 128];
-            path_of(c, ".staging", running[w].t->name, staging, sizeof staging);
-            remove_tree(staging);
-        }
+        discard_in_flight(c, running, busy, n_workers);
         return EXIT_INTERRUPTED;
     }
     if (rc != EXIT_OK) {

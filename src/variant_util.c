@@ -1,3 +1,6 @@
+/* Helpers every variant uses (declared in variant.h): facts for the archive (attn_fact_add,
+ * the head-dim padding fact), attn_fail, which writes one message and returns an ATTN_* code,
+ * and the device's compute capability and opt-in shared memory. */
 #include "variant.h"
 
 #include "check.h"

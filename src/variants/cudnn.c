@@ -19,10 +19,11 @@
  * The plan (heuristics + execution plan) is built once in setup; forward executes it.
  * With attn_options.cudnn_replan the whole build is redone inside every forward, the
  * cost a caller without a plan cache pays on each call. */
+#include <cudnn_graph.h> /* before check.h: its cuDNN part */
+
 #include "check.h"
 #include "variant.h"
 
-#include <cudnn_graph.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,21 +33,21 @@
 
 /* Every cuDNN call is checked. A NOT_SUPPORTED category status means the loaded
  * library cannot do this here: ATTN_UNAVAILABLE; anything else is a failure. */
+static int cudnn_failure_code(cudnnStatus_t st)
+{
+    return CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED ? ATTN_UNAVAILABLE : ATTN_FAILED;
+}
+
+/* For calls whose status is kept (cudnnBackendFinalize of a plan, the handle's setup). */
 static int cudnn_failure(attn_error *err, cudnnStatus_t st, const char *call, const char *file, int line)
 {
-    char last[256] = "";
-    cudnnGetLastErrorString(last, sizeof last);
-    const int code = CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED ? ATTN_UNAVAILABLE : ATTN_FAILED;
-    return attn_fail(err, code, "%s: %s (status %d)%s%s (%s:%d)", call, cudnnGetErrorString(st), (int)st,
-                     last[0] ? ": " : "", last, file, line);
+    char msg[CHECK_MSG_MAX];
+    check_cudnn_describe(msg, sizeof msg, call, st, file, line);
+    return attn_fail(err, cudnn_failure_code(st), "%s", msg);
 }
 
 #define CUDNN_TRY(call, err)                                                                             \
-    do {                                                                                                 \
-        cudnnStatus_t st_ = (call);                                                                      \
-        if (st_ != CUDNN_STATUS_SUCCESS)                                                                 \
-            return cudnn_failure((err), st_, #call, __FILE__, __LINE__);                                 \
-    } while (0)
+    CHECK_CALL(cudnn, call, return attn_fail((err), cudnn_failure_code(check_st_), "%s", check_msg_))
 
 /* Tensor uids of the variant pack; virtual tensors start at 100. */
 enum { UID_Q = 1, UID_K, UID_V, UID_O, UID_SCALE, UID_NEGINF, UID_VIRTUAL = 100 };

@@ -16,11 +16,12 @@
  *                                                 and SDPA's caller drops)
  *
  * 19 GPU operations per forward, every buffer allocated once in setup. */
+#include <cublas_v2.h> /* before check.h: its cuBLAS part */
+
 #include "check.h"
 #include "math_kernels.h"
 #include "variant.h"
 
-#include <cublas_v2.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

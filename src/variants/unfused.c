@@ -1,9 +1,13 @@
+/* The unfused attention of naive.c and naive_inplace.c (see unfused.h): cuBLAS batched GEMMs
+ * for Q·Kᵀ and P·V around the scale, causal masked_fill and softmax kernels of elementwise.h,
+ * each buffer allocated once in setup; `inplace` says whether the fill writes over the scores. */
 #include "unfused.h"
+
+#include <cublas_v2.h> /* before check.h: its cuBLAS part */
 
 #include "check.h"
 #include "elementwise.h"
 
-#include <cublas_v2.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
