@@ -24,14 +24,11 @@ EXAMPLE   ?= $(OUT)/example-h200
 
 WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 
-DEB_PACKAGES := libcairo2-dev libpng-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libjansson-dev \
-                libcriterion-dev fonts-dejavu-core pkg-config poppler-utils binutils libyajl-dev zlib1g-dev \
-                clang libclang-rt-14-dev python3 python3-venv
-# report.pdf and the paper tests (tests/paper/): installed with the others when root; when not,
+# The Debian packages: one list, .ci/packages, read here, by .ci/run and named in the README.
+# The paper ones (report.pdf, tests/paper/) are installed with the others when root; when not,
 # `make` names them and goes on (the tests then say they did not run; in CI they fail).
-# lmodern: outline fonts for T1 text (without them pdflatex embeds Type 3 bitmaps; the
-# paper test fails on any). texlive-base only recommends it.
-DEB_PAPER_PACKAGES := chromium texlive-latex-base texlive-latex-recommended lmodern
+DEB_PACKAGES       := $(shell sed -n 's/^build://p' .ci/packages)
+DEB_PAPER_PACKAGES := $(shell sed -n 's/^paper://p' .ci/packages)
 PKGS      := cairo libpng libcmark-gfm jansson yajl zlib
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
