@@ -10,6 +10,7 @@
 #include "archive.h"
 #include "archive_read.h"
 #include "exit_codes.h"
+#include "median.h"
 
 #include <dirent.h>
 #include <math.h>

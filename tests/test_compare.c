@@ -12,6 +12,7 @@
 
 #include "archive.h"
 #include "bootstrap.h"
+#include "median.h"
 #include "compare.h"
 #include "exit_codes.h"
 #include "kineto_import.h"
