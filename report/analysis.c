@@ -1,6 +1,7 @@
 #include "analysis.h"
 #include "alloc.h"
 #include "escape.h"
+#include "median.h"
 
 
 #include <ctype.h>
@@ -8,12 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 stats stats_of(const double *x, int n)
 {
@@ -24,10 +19,10 @@ stats stats_of(const double *x, int n)
     if (!c)
         attn_oom();
     memcpy(c, x, sizeof(double) * (size_t)n);
-    qsort(c, (size_t)n, sizeof(double), cmp_double);
+    qsort(c, (size_t)n, sizeof(double), median_cmp_double);
     s.min = c[0];
     s.max = c[n - 1];
-    s.median = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+    s.median = median_sorted(c, n);
     double sum = 0;
     for (int i = 0; i < n; i++)
         sum += c[i];

@@ -3,6 +3,7 @@
  * resampler needs. */
 #include "bootstrap.h"
 #include "alloc.h"
+#include "median.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,33 +20,11 @@ static uint64_t splitmix64(uint64_t *state)
 /* Uniform index in [0, n) without modulo bias worth mentioning for n < 2^32. */
 static int draw_index(uint64_t *state, int n) { return (int)(((splitmix64(state) >> 32) * (uint64_t)n) >> 32); }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_sorted(const double *v, int n) { return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
-
-double median_of(const double *v, int n)
-{
-    if (n <= 0)
-        return NAN;
-    double *c = malloc(sizeof *c * (size_t)n);
-    if (!c)
-        attn_oom();
-    memcpy(c, v, sizeof *c * (size_t)n);
-    qsort(c, (size_t)n, sizeof *c, cmp_double);
-    double m = median_sorted(c, n);
-    free(c);
-    return m;
-}
-
 static double resampled_median(const double *v, int n, double *scratch, uint64_t *state)
 {
     for (int i = 0; i < n; i++)
         scratch[i] = v[draw_index(state, n)];
-    qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
+    qsort(scratch, (size_t)n, sizeof *scratch, median_cmp_double);
     return median_sorted(scratch, n);
 }
 
@@ -88,7 +67,7 @@ ratio_ci bootstrap_median_ratio(const double *base, int n_base, const double *x,
             ratios[kept++] = v / b;
     }
     if (kept) {
-        qsort(ratios, (size_t)kept, sizeof *ratios, cmp_double);
+        qsort(ratios, (size_t)kept, sizeof *ratios, median_cmp_double);
         r.lo = quantile_sorted(ratios, kept, 0.025);
         r.hi = quantile_sorted(ratios, kept, 0.975);
     }

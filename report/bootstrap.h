@@ -21,7 +21,4 @@ typedef struct ratio_ci {
 ratio_ci bootstrap_median_ratio(const double *base, int n_base, const double *x, int n_x, int resamples,
                                 uint64_t seed);
 
-/* Median of n values (the array is left as it was); NAN for n = 0. */
-double median_of(const double *v, int n);
-
 #endif

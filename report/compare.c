@@ -9,6 +9,7 @@
 #include "archive_read.h"
 #include "exit_codes.h"
 #include "findings.h"
+#include "median.h"
 #include "occupancy.h"
 
 #include <ctype.h>

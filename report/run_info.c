@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
 #include <math.h>
@@ -67,132 +68,374 @@ static int status_from_name(const char *s)
     return -1;
 }
 
+/* run.json's scalar fields, one row each, in the order they are written: the writer
+ * walks the table to build the document and the reader walks it to fill the struct,
+ * so a field is added, renamed or bounded in one place. Rows of type FIELD_OBJECT
+ * open a nested object (later rows name it in .object); FIELD_PART rows stand for
+ * what is no scalar (arrays, other modules' objects) so that the key order stays the
+ * table's; their reading is done by hand after the scalars. */
+typedef enum field_type {
+    FIELD_OBJECT,       /* a nested object; written when .present says so (NULL: always) */
+    FIELD_PART,         /* written by .part (NULL from it: the key is left out); not read here */
+    FIELD_STR,          /* char[.size] */
+    FIELD_INT,          /* int in [.ilo, .ihi] */
+    FIELD_INT64,        /* int64_t in [.ilo, .ihi] */
+    FIELD_SEED,         /* unsigned long long, any 64-bit pattern */
+    FIELD_BOOL,         /* int, true or false */
+    FIELD_REAL,         /* double in [.rlo, .rhi], null when not finite */
+    FIELD_REAL_AS_INT,  /* double written as a whole number (when finite), read as a real */
+    FIELD_CC,           /* ints major (.offset) and minor (.aux) as "major.minor" */
+    FIELD_CUDA_VERSION, /* int 12080 written as "12.8"; never read (the _int key is) */
+} field_type;
+
+enum {
+    WHEN_NONEMPTY = 1,   /* a string: left out when "" */
+    WHEN_IMPORTED = 2,   /* written by imports only */
+    WHEN_RECORDED = 4,   /* int flag at .aux: 1 when read from the file; an import that
+                          * does not know it leaves the key out */
+    WHEN_NONNEG = 8,     /* an int: left out when negative, and absent reads as -1 */
+    WHEN_POSITIVE = 16,  /* an int: left out when 0 */
+    WHEN_FINITE = 32,    /* a real: left out when not finite */
+    MUST_BE_FINITE = 64, /* a real: the document cannot be written without it */
+    WHOLE_STRING = 128,  /* a string that must not be cut on reading */
+};
+
+typedef struct json_field {
+    const char *object; /* "" for the top level of the table's object */
+    const char *key;
+    field_type type;
+    size_t offset, aux, size;
+    int flags;
+    long long ilo, ihi; /* FIELD_INT, FIELD_INT64: both 0 means 0..INT_MAX */
+    double rlo, rhi;    /* FIELD_REAL, FIELD_REAL_AS_INT */
+    int (*present)(const void *base);     /* FIELD_OBJECT */
+    json_t *(*part)(const void *base);    /* FIELD_PART */
+    const char *object_error;             /* FIELD_OBJECT: the key named when it is no object */
+} json_field;
+
+/* A row for `member` of struct `st`; the optional arguments are designators
+ * (.flags, .ilo/.ihi, .rlo/.rhi, .aux). */
+#define FIELD_OF(st, obj, k, t, member, ...) \
+    {.object = obj, .key = k, .type = t, .offset = offsetof(st, member), .size = sizeof(((st *)0)->member), \
+     __VA_ARGS__}
+#define RUN_FIELD(obj, k, t, ...) FIELD_OF(run_info, obj, k, t, __VA_ARGS__)
+#define RUN_OBJECT(k, present_fn, object_error_key) \
+    {.object = "", .key = k, .type = FIELD_OBJECT, .present = present_fn, .object_error = object_error_key}
+#define RUN_PART(k, part_fn) {.object = "", .key = k, .type = FIELD_PART, .part = part_fn}
+#define VARIANT_FIELD(k, t, ...) FIELD_OF(variant_result, "", k, t, __VA_ARGS__)
+#define PROBE_FIELD(k, t, ...) FIELD_OF(occupancy_probe, "", k, t, __VA_ARGS__)
+#define SOURCE_FIELD(k, t, ...) FIELD_OF(import_source, "", k, t, __VA_ARGS__)
+
+static json_t *variants_part(const void *base);
+static json_t *provenance_part(const void *base);
+static json_t *probes_part(const void *base);
+static json_t *ceilings_part(const void *base);
+static json_t *counters_part(const void *base);
+static json_t *sources_part(const void *base);
+static json_t *status_part(const void *base);
+static json_t *facts_part(const void *base);
+static json_t *prediction_part(const void *base);
+
+static int measured_present(const void *base) { return ((const run_info *)base)->env.clock_samples > 0; }
+static int host_present(const void *base)
+{
+    const run_env *e = &((const run_info *)base)->env;
+    return e->host_cpu[0] || e->os[0];
+}
+static int build_present(const void *base)
+{
+    const run_env *e = &((const run_info *)base)->env;
+    return e->nvcc[0] || e->build_flags[0];
+}
+
+static const json_field run_fields[] = {
+    RUN_FIELD("", "tool_version", FIELD_STR, tool_version),
+    RUN_FIELD("", "command_line", FIELD_STR, command_line),
+    RUN_FIELD("", "date", FIELD_STR, date),
+    RUN_OBJECT("shape", NULL, NULL),
+    /* The shape's product and the sizes derived from it stay far inside 64 bits. */
+    RUN_FIELD("shape", "batch", FIELD_INT, shape.batch, .ihi = 1 << 20),
+    RUN_FIELD("shape", "heads", FIELD_INT, shape.heads, .ihi = 1 << 20),
+    RUN_FIELD("shape", "seq", FIELD_INT, shape.seq, .ihi = 1 << 24),
+    RUN_FIELD("shape", "dim", FIELD_INT, shape.dim, .ihi = 1 << 16),
+    RUN_FIELD("", "dtype", FIELD_STR, dtype),
+    RUN_FIELD("", "causal", FIELD_BOOL, causal),
+    RUN_FIELD("", "seed", FIELD_SEED, seed, .aux = offsetof(run_info, seed_recorded), .flags = WHEN_RECORDED,
+              .ilo = LLONG_MIN, .ihi = LLONG_MAX),
+    RUN_FIELD("", "iters", FIELD_INT, iters),
+    RUN_FIELD("", "warmup", FIELD_INT, warmup, .aux = offsetof(run_info, warmup_recorded), .flags = WHEN_RECORDED),
+    RUN_FIELD("", "rel_error_threshold", FIELD_REAL, rel_error_threshold, .flags = MUST_BE_FINITE, .rhi = 1e30),
+    RUN_OBJECT("gpu", NULL, NULL),
+    RUN_FIELD("gpu", "name", FIELD_STR, device.name),
+    RUN_FIELD("gpu", "compute_capability", FIELD_CC, device.major, .aux = offsetof(run_info, device.minor)),
+    RUN_FIELD("gpu", "sm_count", FIELD_INT, device.sm_count),
+    RUN_FIELD("gpu", "total_memory_bytes", FIELD_INT64, device.total_mem, .ihi = INT64_MAX),
+    RUN_FIELD("gpu", "clock_khz", FIELD_INT, device.clock_khz),
+    RUN_FIELD("gpu", "memory_clock_khz", FIELD_INT, device.mem_clock_khz),
+    RUN_FIELD("gpu", "memory_bus_width_bits", FIELD_INT, device.mem_bus_width),
+    RUN_FIELD("gpu", "l2_bytes", FIELD_INT, device.l2_bytes),
+    RUN_FIELD("gpu", "uuid", FIELD_STR, gpu_uuid, .flags = WHEN_NONEMPTY),
+    RUN_FIELD("gpu", "pci_bus_id", FIELD_STR, gpu_pci_bus_id, .flags = WHEN_NONEMPTY),
+    RUN_FIELD("gpu", "cuda_visible_devices", FIELD_STR, visible_devices, .flags = WHEN_NONEMPTY),
+    RUN_OBJECT("versions", NULL, NULL),
+    RUN_FIELD("versions", "driver", FIELD_STR, driver_version),
+    RUN_FIELD("versions", "cuda_runtime", FIELD_CUDA_VERSION, cuda_runtime_version),
+    RUN_FIELD("versions", "cuda_driver_api", FIELD_CUDA_VERSION, cuda_driver_version),
+    RUN_FIELD("versions", "cublas", FIELD_INT, cublas_version),
+    RUN_FIELD("versions", "cudnn", FIELD_INT, cudnn_version),
+    RUN_FIELD("versions", "cupti", FIELD_INT, cupti_version),
+    RUN_FIELD("versions", "cuda_runtime_int", FIELD_INT, cuda_runtime_version),
+    RUN_FIELD("versions", "cuda_driver_int", FIELD_INT, cuda_driver_version),
+    RUN_PART("variants", variants_part),
+    RUN_FIELD("", "nvtx_ranges_from", FIELD_STR, marker_source),
+    RUN_PART("provenance", provenance_part),
+    RUN_PART("occupancy_api", probes_part),
+    RUN_PART("ceilings", ceilings_part),
+    RUN_PART("counters", counters_part),
+    RUN_OBJECT("measured", measured_present, "measured/host/build"),
+    RUN_FIELD("measured", "clock_samples", FIELD_INT, env.clock_samples),
+    RUN_FIELD("measured", "sm_clock_mhz_min", FIELD_INT, env.sm_clock_mhz_min),
+    RUN_FIELD("measured", "sm_clock_mhz_max", FIELD_INT, env.sm_clock_mhz_max),
+    RUN_FIELD("measured", "memory_clock_mhz_min", FIELD_INT, env.mem_clock_mhz_min),
+    RUN_FIELD("measured", "memory_clock_mhz_max", FIELD_INT, env.mem_clock_mhz_max),
+    RUN_FIELD("measured", "power_limit_w", FIELD_INT, env.power_limit_w),
+    RUN_OBJECT("host", host_present, "measured/host/build"),
+    RUN_FIELD("host", "cpu", FIELD_STR, env.host_cpu),
+    RUN_FIELD("host", "logical_cpus", FIELD_INT, env.host_cpus),
+    RUN_FIELD("host", "os", FIELD_STR, env.os),
+    RUN_OBJECT("build", build_present, "measured/host/build"),
+    RUN_FIELD("build", "nvcc", FIELD_STR, env.nvcc),
+    RUN_FIELD("build", "flags", FIELD_STR, env.build_flags),
+    RUN_PART("imported_from", sources_part),
+    RUN_FIELD("", "shape_from", FIELD_STR, shape_source, .flags = WHEN_IMPORTED),
+    RUN_FIELD("", "device_limits_note", FIELD_STR, device_limits_note, .flags = WHEN_IMPORTED | WHEN_NONEMPTY),
+};
+
+/* Relative errors, µs and bytes: bounds far above any measurement (1e12 µs is 11 days). */
+static const json_field variant_fields[] = {
+    /* The name ties the variant to its ranges in trace.json: never cut it. */
+    VARIANT_FIELD("name", FIELD_STR, name, .flags = WHOLE_STRING),
+    VARIANT_FIELD("title", FIELD_STR, title),
+    VARIANT_FIELD("what_changed", FIELD_STR, what_changed),
+    /* Imported traces expect nothing: -1, written as no key at all. */
+    VARIANT_FIELD("expected_ops", FIELD_INT, expected_ops, .flags = WHEN_NONNEG),
+    VARIANT_FIELD("expected_memcpy", FIELD_INT, expected_memcpy, .flags = WHEN_NONNEG),
+    RUN_PART("status", status_part),
+    VARIANT_FIELD("error", FIELD_STR, error),
+    VARIANT_FIELD("rel_error", FIELD_REAL, rel_error, .rhi = 1e30),
+    VARIANT_FIELD("heads_checked", FIELD_INT, heads_checked),
+    VARIANT_FIELD("event_us_no_cupti", FIELD_REAL, event_us_no_cupti, .rhi = 1e12),
+    VARIANT_FIELD("event_us_cupti", FIELD_REAL, event_us_cupti, .rhi = 1e12),
+    VARIANT_FIELD("dropped_records", FIELD_INT64, dropped_records, .ihi = INT64_MAX),
+    RUN_PART("facts", facts_part),
+    VARIANT_FIELD("host_us_no_cupti", FIELD_REAL, host_us_no_cupti, .rhi = 1e12),
+    VARIANT_FIELD("host_us_cupti", FIELD_REAL, host_us_cupti, .rhi = 1e12),
+    VARIANT_FIELD("device_bytes", FIELD_REAL_AS_INT, device_bytes, .flags = WHEN_FINITE,
+                  .rhi = 9007199254740992.0 /* 2^53 */),
+    /* Absent (archives from before the row sample, imports): 0, "not recorded"; those
+     * archives checked every row of their heads. */
+    VARIANT_FIELD("rows_checked", FIELD_INT, rows_checked, .flags = WHEN_POSITIVE),
+    RUN_PART("prediction", prediction_part),
+    VARIANT_FIELD("kernel_origin", FIELD_STR, kernel_origin, .flags = WHEN_NONEMPTY),
+};
+
+/* Ground truth for tests only (cudaOccupancyMaxActiveBlocksPerMultiprocessor). */
+static const json_field probe_fields[] = {
+    PROBE_FIELD("kernel", FIELD_STR, kernel),
+    PROBE_FIELD("threads", FIELD_INT, threads),
+    PROBE_FIELD("registers", FIELD_INT, registers),
+    PROBE_FIELD("static_smem", FIELD_INT, static_smem),
+    PROBE_FIELD("dynamic_smem", FIELD_INT, dynamic_smem),
+    PROBE_FIELD("blocks_per_sm", FIELD_INT, blocks_per_sm),
+};
+
+static const json_field source_fields[] = {
+    SOURCE_FIELD("name", FIELD_STR, file),
+    SOURCE_FIELD("size", FIELD_INT64, size, .ihi = LLONG_MAX),
+    SOURCE_FIELD("sha256", FIELD_STR, sha256),
+    SOURCE_FIELD("variant", FIELD_STR, variant),
+    SOURCE_FIELD("schemaVersion", FIELD_INT, schema_version),
+    SOURCE_FIELD("baseTimeNanoseconds", FIELD_INT64, base_time_ns, .ihi = LLONG_MAX),
+    SOURCE_FIELD("trace_id", FIELD_STR, trace_id),
+};
+
+static const json_field distributed_fields[] = {
+    SOURCE_FIELD("backend", FIELD_STR, backend),
+    SOURCE_FIELD("rank", FIELD_INT, rank),
+    SOURCE_FIELD("world_size", FIELD_INT, world_size),
+};
+
+#define FIELDS(t) t, sizeof t / sizeof t[0]
+#define AT(base, off, type) ((type *)((char *)(base) + (off)))
+#define AT_C(base, off, type) ((const type *)((const char *)(base) + (off)))
+
 /* NaN is not JSON: unmeasured numbers are written as null. */
 static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
-static json_t *device_json(const device_props *d)
+/* 0: the row's key is left out of this document. */
+static int field_written(const json_field *f, const void *base)
 {
-    json_t *o = json_pack("{s:s,s:s,s:i,s:I,s:i,s:i}", "name", d->name, "compute_capability", "", "sm_count",
-                          d->sm_count, "total_memory_bytes", (json_int_t)d->total_mem, "clock_khz", d->clock_khz,
-                          "memory_clock_khz", d->mem_clock_khz);
-    char cc[16];
-    snprintf(cc, sizeof cc, "%d.%d", d->major, d->minor);
-    json_object_set_new(o, "compute_capability", json_string(cc));
-    json_object_set_new(o, "memory_bus_width_bits", json_integer(d->mem_bus_width));
-    json_object_set_new(o, "l2_bytes", json_integer(d->l2_bytes));
+    const run_info *r = base; /* read only for the run-level flags */
+    if ((f->flags & WHEN_IMPORTED) && !r->imported)
+        return 0;
+    if ((f->flags & WHEN_RECORDED) && r->imported && !*AT_C(base, f->aux, int))
+        return 0;
+    if ((f->flags & WHEN_NONEMPTY) && !*AT_C(base, f->offset, char))
+        return 0;
+    if ((f->flags & WHEN_NONNEG) && *AT_C(base, f->offset, int) < 0)
+        return 0;
+    if ((f->flags & WHEN_POSITIVE) && *AT_C(base, f->offset, int) <= 0)
+        return 0;
+    if ((f->flags & WHEN_FINITE) && !isfinite(*AT_C(base, f->offset, double)))
+        return 0;
+    if (f->type == FIELD_OBJECT && f->present)
+        return f->present(base);
+    return 1;
+}
+
+static json_t *field_value(const json_field *f, const void *base)
+{
+    char s[32];
+    switch (f->type) {
+    case FIELD_OBJECT:
+        return json_object();
+    case FIELD_PART:
+        return f->part(base);
+    case FIELD_STR:
+        return json_string(AT_C(base, f->offset, char));
+    case FIELD_INT:
+        return json_integer(*AT_C(base, f->offset, int));
+    case FIELD_INT64:
+        return json_integer((json_int_t)*AT_C(base, f->offset, int64_t));
+    case FIELD_SEED:
+        return json_integer((json_int_t)*AT_C(base, f->offset, unsigned long long));
+    case FIELD_BOOL:
+        return json_boolean(*AT_C(base, f->offset, int));
+    case FIELD_REAL:
+        return num(*AT_C(base, f->offset, double));
+    case FIELD_REAL_AS_INT:
+        return json_integer((json_int_t)*AT_C(base, f->offset, double));
+    case FIELD_CC:
+        snprintf(s, sizeof s, "%d.%d", *AT_C(base, f->offset, int), *AT_C(base, f->aux, int));
+        return json_string(s);
+    case FIELD_CUDA_VERSION: {
+        int v = *AT_C(base, f->offset, int);
+        snprintf(s, sizeof s, "%d.%d", v / 1000, v % 1000 / 10);
+        return json_string(s);
+    }
+    }
+    return NULL;
+}
+
+/* Adds the table's keys to `o` in the table's order. -1: a MUST_BE_FINITE number is not. */
+static int fields_write(json_t *o, const json_field *t, size_t n, const void *base)
+{
+    for (size_t i = 0; i < n; i++) {
+        const json_field *f = &t[i];
+        json_t *into = *f->object ? json_object_get(o, f->object) : o;
+        if (!into || !field_written(f, base))
+            continue; /* its object is left out, or the key is */
+        if ((f->flags & MUST_BE_FINITE) && !isfinite(*AT_C(base, f->offset, double)))
+            return -1;
+        json_t *v = field_value(f, base);
+        if (v)
+            json_object_set_new(into, f->key, v);
+    }
+    return 0;
+}
+
+static json_t *fields_object(const json_field *t, size_t n, const void *base)
+{
+    json_t *o = json_object();
+    fields_write(o, t, n, base);
     return o;
+}
+
+static json_t *status_part(const void *base)
+{
+    return json_string(variant_status_name(((const variant_result *)base)->status));
+}
+
+static json_t *facts_part(const void *base)
+{
+    const attn_facts *facts = &((const variant_result *)base)->facts;
+    json_t *o = json_object();
+    for (int f = 0; f < facts->n; f++)
+        json_object_set_new(o, facts->item[f].key,
+                            json_pack("{s:s,s:o}", "text", facts->item[f].value, "value", num(facts->item[f].number)));
+    return o;
+}
+
+static json_t *prediction_part(const void *base)
+{
+    const variant_result *v = base;
+    return v->prediction.valid ? prediction_to_json(&v->prediction) : NULL;
+}
+
+static json_t *variants_part(const void *base)
+{
+    const run_info *r = base;
+    json_t *vars = json_array();
+    for (int i = 0; i < r->n_variants; i++)
+        json_array_append_new(vars, fields_object(FIELDS(variant_fields), &r->variants[i]));
+    return vars;
+}
+
+static json_t *provenance_part(const void *base)
+{
+    const run_info *r = base;
+    return json_pack("{s:s,s:s}", "producer", run_producer_name(r->producer), "evidence",
+                     r->producer_evidence[0] || r->producer != PRODUCER_ATTNPROF
+                         ? r->producer_evidence
+                         : "recorded by attnprof run (its CUPTI recorder)");
+}
+
+static json_t *probes_part(const void *base)
+{
+    const run_info *r = base;
+    json_t *probes = json_array();
+    for (int i = 0; i < r->n_probes; i++)
+        json_array_append_new(probes, fields_object(FIELDS(probe_fields), &r->probes[i]));
+    return probes;
+}
+
+static json_t *ceilings_part(const void *base)
+{
+    const run_info *r = base;
+    return r->ceilings.measured || r->ceilings.error[0] ? ceilings_to_json(&r->ceilings) : NULL;
+}
+
+static json_t *counters_part(const void *base)
+{
+    const run_info *r = base;
+    return r->counters.meta.status != CTR_NOT_RUN || r->counters.meta.reason[0]
+               ? counters_meta_to_json(&r->counters.meta)
+               : NULL;
+}
+
+static json_t *sources_part(const void *base)
+{
+    const run_info *r = base;
+    if (!r->imported)
+        return NULL;
+    json_t *src = json_array();
+    for (int i = 0; i < r->n_sources; i++) {
+        const import_source *s = &r->sources[i];
+        json_t *o = fields_object(FIELDS(source_fields), s);
+        if (s->has_distributed)
+            json_object_set_new(o, "distributedInfo", fields_object(FIELDS(distributed_fields), s));
+        json_array_append_new(src, o);
+    }
+    return src;
 }
 
 int run_info_write_json(const run_info *r, const char *path, char *err, size_t errlen)
 {
-    json_t *vars = json_array();
-    for (int i = 0; i < r->n_variants; i++) {
-        const variant_result *v = &r->variants[i];
-        json_t *facts = json_object();
-        for (int f = 0; f < v->facts.n; f++)
-            json_object_set_new(facts, v->facts.item[f].key,
-                                json_pack("{s:s,s:o}", "text", v->facts.item[f].value, "value",
-                                          num(v->facts.item[f].number)));
-        json_t *var = json_pack("{s:s,s:s,s:s,s:i,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:o}", "name", v->name, "title",
-                            v->title, "what_changed", v->what_changed, "expected_ops", v->expected_ops,
-                            "expected_memcpy", v->expected_memcpy, "status", variant_status_name(v->status),
-                            "error", v->error, "rel_error", num(v->rel_error), "heads_checked", v->heads_checked,
-                            "event_us_no_cupti", num(v->event_us_no_cupti), "event_us_cupti",
-                            num(v->event_us_cupti), "dropped_records", (json_int_t)v->dropped_records, "facts",
-                            facts);
-        /* Imported traces expect nothing: -1 is written as no key at all. */
-        if (v->expected_ops < 0)
-            json_object_del(var, "expected_ops");
-        if (v->expected_memcpy < 0)
-            json_object_del(var, "expected_memcpy");
-        json_object_set_new(var, "host_us_no_cupti", num(v->host_us_no_cupti));
-        json_object_set_new(var, "host_us_cupti", num(v->host_us_cupti));
-        if (isfinite(v->device_bytes))
-            json_object_set_new(var, "device_bytes", json_integer((json_int_t)v->device_bytes));
-        if (v->rows_checked > 0)
-            json_object_set_new(var, "rows_checked", json_integer(v->rows_checked));
-        if (v->prediction.valid)
-            json_object_set_new(var, "prediction", prediction_to_json(&v->prediction));
-        if (v->kernel_origin[0])
-            json_object_set_new(var, "kernel_origin", json_string(v->kernel_origin));
-        json_array_append_new(vars, var);
-    }
-    char cuda_rt[16], cuda_drv[16];
-    snprintf(cuda_rt, sizeof cuda_rt, "%d.%d", r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10);
-    snprintf(cuda_drv, sizeof cuda_drv, "%d.%d", r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10);
-    json_t *root = json_pack(
-        "{s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i},s:s,s:b,s:I,s:i,s:i,s:f,s:o,s:{s:s,s:s,s:s,s:i,s:i,s:i},s:o}",
-        "tool_version", r->tool_version, "command_line", r->command_line, "date", r->date, "shape", "batch",
-        r->shape.batch, "heads", r->shape.heads, "seq", r->shape.seq, "dim", r->shape.dim, "dtype", r->dtype,
-        "causal", r->causal, "seed", (json_int_t)r->seed, "iters", r->iters, "warmup", r->warmup,
-        "rel_error_threshold", r->rel_error_threshold, "gpu", device_json(&r->device), "versions", "driver",
-        r->driver_version, "cuda_runtime", cuda_rt, "cuda_driver_api", cuda_drv, "cublas", r->cublas_version,
-        "cudnn", r->cudnn_version, "cupti", r->cupti_version, "variants", vars);
-    if (!root) {
+    json_t *root = json_object();
+    if (fields_write(root, FIELDS(run_fields), r) < 0) {
+        json_decref(root);
         snprintf(err, errlen, "%s: could not build the JSON document", path);
         return -1;
-    }
-    json_object_set_new(root, "nvtx_ranges_from", json_string(r->marker_source));
-    /* What an import does not know is absent, never 0 (an attnprof run knows both). */
-    if (r->imported && !r->seed_recorded)
-        json_object_del(root, "seed");
-    if (r->imported && !r->warmup_recorded)
-        json_object_del(root, "warmup");
-    json_object_set_new(root, "provenance",
-                        json_pack("{s:s,s:s}", "producer", run_producer_name(r->producer), "evidence",
-                                  r->producer_evidence[0] || r->producer != PRODUCER_ATTNPROF
-                                      ? r->producer_evidence
-                                      : "recorded by attnprof run (its CUPTI recorder)"));
-    json_t *probes = json_array();
-    for (int i = 0; i < r->n_probes; i++) {
-        const occupancy_probe *p = &r->probes[i];
-        json_array_append_new(probes, json_pack("{s:s,s:i,s:i,s:i,s:i,s:i}", "kernel", p->kernel, "threads",
-                                                p->threads, "registers", p->registers, "static_smem",
-                                                p->static_smem, "dynamic_smem", p->dynamic_smem,
-                                                "blocks_per_sm", p->blocks_per_sm));
-    }
-    json_object_set_new(root, "occupancy_api", probes);
-    json_t *gpu = json_object_get(root, "gpu");
-    if (r->gpu_uuid[0])
-        json_object_set_new(gpu, "uuid", json_string(r->gpu_uuid));
-    if (r->gpu_pci_bus_id[0])
-        json_object_set_new(gpu, "pci_bus_id", json_string(r->gpu_pci_bus_id));
-    if (r->visible_devices[0])
-        json_object_set_new(gpu, "cuda_visible_devices", json_string(r->visible_devices));
-    if (r->ceilings.measured || r->ceilings.error[0])
-        json_object_set_new(root, "ceilings", ceilings_to_json(&r->ceilings));
-    if (r->counters.meta.status != CTR_NOT_RUN || r->counters.meta.reason[0])
-        json_object_set_new(root, "counters", counters_meta_to_json(&r->counters.meta));
-    const run_env *e = &r->env;
-    if (e->clock_samples > 0)
-        json_object_set_new(root, "measured",
-                            json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "clock_samples", e->clock_samples,
-                                      "sm_clock_mhz_min", e->sm_clock_mhz_min, "sm_clock_mhz_max", e->sm_clock_mhz_max,
-                                      "memory_clock_mhz_min", e->mem_clock_mhz_min, "memory_clock_mhz_max",
-                                      e->mem_clock_mhz_max, "power_limit_w", e->power_limit_w));
-    if (e->host_cpu[0] || e->os[0])
-        json_object_set_new(root, "host",
-                            json_pack("{s:s,s:i,s:s}", "cpu", e->host_cpu, "logical_cpus", e->host_cpus, "os", e->os));
-    if (e->nvcc[0] || e->build_flags[0])
-        json_object_set_new(root, "build", json_pack("{s:s,s:s}", "nvcc", e->nvcc, "flags", e->build_flags));
-    json_object_set_new(json_object_get(root, "versions"), "cuda_runtime_int", json_integer(r->cuda_runtime_version));
-    json_object_set_new(json_object_get(root, "versions"), "cuda_driver_int", json_integer(r->cuda_driver_version));
-    if (r->imported) {
-        json_t *src = json_array();
-        for (int i = 0; i < r->n_sources; i++) {
-            const import_source *s = &r->sources[i];
-            json_t *o = json_pack("{s:s,s:I,s:s,s:s,s:i,s:I,s:s}", "name", s->file, "size", (json_int_t)s->size,
-                                  "sha256", s->sha256, "variant", s->variant, "schemaVersion", s->schema_version,
-                                  "baseTimeNanoseconds", (json_int_t)s->base_time_ns, "trace_id", s->trace_id);
-            if (s->has_distributed)
-                json_object_set_new(o, "distributedInfo", json_pack("{s:s,s:i,s:i}", "backend", s->backend, "rank",
-                                                                    s->rank, "world_size", s->world_size));
-            json_array_append_new(src, o);
-        }
-        json_object_set_new(root, "imported_from", src);
-        json_object_set_new(root, "shape_from", json_string(r->shape_source));
-        if (r->device_limits_note[0])
-            json_object_set_new(root, "device_limits_note", json_string(r->device_limits_note));
     }
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
@@ -265,12 +508,6 @@ static long long integer_in(reader *rd, const char *where, json_t *o, const char
     return json_integer_value(v);
 }
 
-/* Counts, sizes and versions: never negative, and they fit an int. */
-static int integer(reader *rd, const char *where, json_t *o, const char *k)
-{
-    return (int)integer_in(rd, where, o, k, 0, INT_MAX);
-}
-
 static json_t *object(reader *rd, const char *where, json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
@@ -315,6 +552,164 @@ static void run_info_check(const run_info *r, reader *rd)
     }
 }
 
+/* Fills `base` from the table's keys of `o`; `where` names the top level in errors
+ * (a nested object is named by its key). Parts are read by the caller. */
+static void fields_read(reader *rd, const json_field *t, size_t n, json_t *o, const char *where, void *base)
+{
+    for (size_t i = 0; i < n; i++) {
+        const json_field *f = &t[i];
+        json_t *in = *f->object ? json_object_get(o, f->object) : o;
+        const char *at = *f->object ? f->object : where;
+        long long lo = f->ilo, hi = f->ihi ? f->ihi : INT_MAX; /* counts, sizes, versions: fit an int */
+        switch (f->type) {
+        case FIELD_OBJECT: {
+            json_t *v = json_object_get(o, f->key);
+            if (f->object_error && v && !json_is_object(v))
+                bad(rd, at, f->object_error, "objects");
+            break;
+        }
+        case FIELD_PART:
+        case FIELD_CUDA_VERSION:
+            break;
+        case FIELD_STR:
+            if (!esc_copy_utf8(AT(base, f->offset, char), f->size, str(rd, at, in, f->key)) &&
+                (f->flags & WHOLE_STRING)) {
+                char what[32];
+                snprintf(what, sizeof what, "at most %zu bytes", f->size - 1);
+                bad(rd, at, f->key, what);
+            }
+            break;
+        case FIELD_INT:
+            if ((f->flags & WHEN_NONNEG) && !json_object_get(in, f->key))
+                *AT(base, f->offset, int) = -1;
+            else
+                *AT(base, f->offset, int) = (int)integer_in(rd, at, in, f->key, lo, hi);
+            break;
+        case FIELD_INT64:
+            *AT(base, f->offset, int64_t) = integer_in(rd, at, in, f->key, lo, hi);
+            break;
+        case FIELD_SEED:
+            *AT(base, f->offset, unsigned long long) = (unsigned long long)integer_in(rd, at, in, f->key, lo, hi);
+            break;
+        case FIELD_BOOL: {
+            json_t *v = json_object_get(in, f->key);
+            if (v && !json_is_boolean(v))
+                bad(rd, at, f->key, "true or false");
+            *AT(base, f->offset, int) = json_is_true(v);
+            break;
+        }
+        case FIELD_REAL:
+        case FIELD_REAL_AS_INT:
+            *AT(base, f->offset, double) = real_in(rd, at, in, f->key, f->rlo, f->rhi);
+            break;
+        case FIELD_CC: {
+            const char *cc = str(rd, at, in, f->key);
+            int *major = AT(base, f->offset, int), *minor = AT(base, f->aux, int);
+            if (*cc && (sscanf(cc, "%3d.%3d", major, minor) != 2 || *major < 0 || *minor < 0))
+                bad(rd, at, f->key, "\"major.minor\"");
+            break;
+        }
+        }
+        if (f->flags & WHEN_RECORDED)
+            *AT(base, f->aux, int) = json_object_get(in, f->key) != NULL;
+    }
+}
+
+static void read_provenance(reader *R, json_t *root, run_info *r)
+{
+    json_t *prov = object(R, "", root, "provenance");
+    if (prov) {
+        const char *p = str(R, "provenance", prov, "producer");
+        int known = 0;
+        for (int k = PRODUCER_ATTNPROF; k <= PRODUCER_KINETO; k++)
+            if (!strcmp(p, run_producer_name((run_producer)k)))
+                r->producer = (run_producer)k, known = 1;
+        if (!known)
+            bad(R, "provenance", "producer", "\"attnprof\", \"pytorch_profiler\" or \"kineto\"");
+        esc_copy_utf8(r->producer_evidence, sizeof r->producer_evidence, str(R, "provenance", prov, "evidence"));
+        r->provenance_recorded = 1;
+    } else {
+        /* Older archives: `import` took PyTorch profiler traces only. */
+        r->producer = r->imported ? PRODUCER_PYTORCH : PRODUCER_ATTNPROF;
+        snprintf(r->producer_evidence, sizeof r->producer_evidence, "%s",
+                 r->imported ? "inferred: an import from before attnprof recorded provenance"
+                             : "inferred: an attnprof run from before attnprof recorded provenance");
+    }
+}
+
+static void read_sources(reader *R, json_t *imported, run_info *r)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(imported, i, v)
+    {
+        if (r->n_sources == RUN_MAX_VARIANTS)
+            break;
+        char where[48];
+        snprintf(where, sizeof where, "imported_from[%zu]", i);
+        if (!json_is_object(v)) {
+            bad(R, "", where, "an object");
+            break;
+        }
+        import_source *s = &r->sources[r->n_sources++];
+        fields_read(R, FIELDS(source_fields), v, where, s);
+        json_t *d = json_object_get(v, "distributedInfo");
+        if ((s->has_distributed = json_is_object(d)))
+            fields_read(R, FIELDS(distributed_fields), d, where, s);
+    }
+}
+
+static void read_probes(reader *R, json_t *root, run_info *r)
+{
+    json_t *probes = json_object_get(root, "occupancy_api");
+    if (probes && !json_is_array(probes))
+        bad(R, "", "occupancy_api", "an array");
+    size_t i;
+    json_t *v;
+    json_array_foreach(probes, i, v)
+    {
+        if (r->n_probes == RUN_MAX_PROBES)
+            break; /* ground truth for tests only: the first ones are enough */
+        char where[48];
+        snprintf(where, sizeof where, "occupancy_api[%zu]", i);
+        if (!json_is_object(v)) {
+            bad(R, "", where, "an object");
+            break;
+        }
+        fields_read(R, FIELDS(probe_fields), v, where, &r->probes[r->n_probes++]);
+    }
+}
+
+/* One entry of "variants" (an object with a name: the caller checked). */
+static void read_variant(reader *R, json_t *v, const char *where, const run_info *r, variant_result *x)
+{
+    fields_read(R, FIELDS(variant_fields), v, where, x);
+    int st = status_from_name(str(R, where, v, "status"));
+    if (st < 0)
+        bad(R, where, "status", "\"ok\", \"FAILED\", \"unavailable\" or \"skipped\"");
+    x->status = st < 0 ? VARIANT_FAILED : (variant_status)st;
+    if (x->rows_checked < 0 || (r->shape.seq > 0 && x->rows_checked > r->shape.seq))
+        bad(R, where, "rows_checked", "a number of query rows, at most the sequence length");
+    prediction_from_json(json_object_get(v, "prediction"), &x->prediction);
+    const char *key;
+    json_t *f;
+    json_object_foreach(object(R, where, v, "facts"), key, f)
+    {
+        if (x->facts.n == ATTN_MAX_FACTS) {
+            bad(R, where, "facts", "at most 16 facts");
+            break;
+        }
+        attn_fact *it = &x->facts.item[x->facts.n++];
+        esc_copy_utf8(it->key, sizeof it->key, key);
+        if (!json_is_object(f)) {
+            bad(R, where, "facts", "an object of {text, value} objects");
+            break;
+        }
+        esc_copy_utf8(it->value, sizeof it->value, str(R, where, f, "text"));
+        it->number = real_in(R, where, f, "value", -1e30, 1e30);
+    }
+}
+
 int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
@@ -341,68 +736,9 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
         return -1;
     }
     reader rd = {path, err, errlen, 0}, *R = &rd;
-    esc_copy_utf8(r->tool_version, sizeof r->tool_version, str(R, "", root, "tool_version"));
-    esc_copy_utf8(r->command_line, sizeof r->command_line, str(R, "", root, "command_line"));
-    esc_copy_utf8(r->date, sizeof r->date, str(R, "", root, "date"));
-    esc_copy_utf8(r->dtype, sizeof r->dtype, str(R, "", root, "dtype"));
-    esc_copy_utf8(r->marker_source, sizeof r->marker_source, str(R, "", root, "nvtx_ranges_from"));
-    /* The shape's product and the sizes derived from it stay far inside 64 bits. */
-    r->shape = (attn_shape){(int)integer_in(R, "shape", shape, "batch", 0, 1 << 20),
-                            (int)integer_in(R, "shape", shape, "heads", 0, 1 << 20),
-                            (int)integer_in(R, "shape", shape, "seq", 0, 1 << 24),
-                            (int)integer_in(R, "shape", shape, "dim", 0, 1 << 16)};
-    json_t *causal = json_object_get(root, "causal");
-    if (causal && !json_is_boolean(causal))
-        bad(R, "", "causal", "true or false");
-    r->causal = json_is_true(causal);
-    r->seed = (unsigned long long)integer_in(R, "", root, "seed", LLONG_MIN, LLONG_MAX);
-    r->iters = integer(R, "", root, "iters");
-    r->warmup = integer(R, "", root, "warmup");
-    r->seed_recorded = json_object_get(root, "seed") != NULL;
-    r->warmup_recorded = json_object_get(root, "warmup") != NULL;
-    r->rel_error_threshold = real_in(R, "", root, "rel_error_threshold", 0, 1e30);
-    esc_copy_utf8(r->device.name, sizeof r->device.name, str(R, "gpu", gpu, "name"));
-    const char *cc = str(R, "gpu", gpu, "compute_capability");
-    if (*cc && (sscanf(cc, "%3d.%3d", &r->device.major, &r->device.minor) != 2 || r->device.major < 0 ||
-                r->device.minor < 0))
-        bad(R, "gpu", "compute_capability", "\"major.minor\"");
-    r->device.sm_count = integer(R, "gpu", gpu, "sm_count");
-    r->device.total_mem = integer_in(R, "gpu", gpu, "total_memory_bytes", 0, INT64_MAX);
-    r->device.clock_khz = integer(R, "gpu", gpu, "clock_khz");
-    r->device.mem_clock_khz = integer(R, "gpu", gpu, "memory_clock_khz");
-    r->device.mem_bus_width = integer(R, "gpu", gpu, "memory_bus_width_bits");
-    r->device.l2_bytes = integer(R, "gpu", gpu, "l2_bytes");
-    esc_copy_utf8(r->gpu_uuid, sizeof r->gpu_uuid, str(R, "gpu", gpu, "uuid"));
-    esc_copy_utf8(r->gpu_pci_bus_id, sizeof r->gpu_pci_bus_id, str(R, "gpu", gpu, "pci_bus_id"));
-    esc_copy_utf8(r->visible_devices, sizeof r->visible_devices, str(R, "gpu", gpu, "cuda_visible_devices"));
-    esc_copy_utf8(r->driver_version, sizeof r->driver_version, str(R, "versions", ver, "driver"));
-    r->cuda_runtime_version = integer(R, "versions", ver, "cuda_runtime_int");
-    r->cuda_driver_version = integer(R, "versions", ver, "cuda_driver_int");
-    r->cublas_version = integer(R, "versions", ver, "cublas");
-    r->cudnn_version = integer(R, "versions", ver, "cudnn");
-    r->cupti_version = integer(R, "versions", ver, "cupti");
-
+    fields_read(R, FIELDS(run_fields), root, "", r);
     ceilings_from_json(json_object_get(root, "ceilings"), &r->ceilings);
     counters_meta_from_json(json_object_get(root, "counters"), &r->counters.meta);
-    json_t *measured = json_object_get(root, "measured"), *host = json_object_get(root, "host");
-    json_t *build = json_object_get(root, "build");
-    if ((measured && !json_is_object(measured)) || (host && !json_is_object(host)) || (build && !json_is_object(build)))
-        bad(R, "", "measured/host/build", "objects");
-    run_env *e = &r->env;
-    e->clock_samples = integer(R, "measured", measured, "clock_samples");
-    e->sm_clock_mhz_min = integer(R, "measured", measured, "sm_clock_mhz_min");
-    e->sm_clock_mhz_max = integer(R, "measured", measured, "sm_clock_mhz_max");
-    e->mem_clock_mhz_min = integer(R, "measured", measured, "memory_clock_mhz_min");
-    e->mem_clock_mhz_max = integer(R, "measured", measured, "memory_clock_mhz_max");
-    e->power_limit_w = integer(R, "measured", measured, "power_limit_w");
-    esc_copy_utf8(e->host_cpu, sizeof e->host_cpu, str(R, "host", host, "cpu"));
-    e->host_cpus = integer(R, "host", host, "logical_cpus");
-    esc_copy_utf8(e->os, sizeof e->os, str(R, "host", host, "os"));
-    esc_copy_utf8(e->nvcc, sizeof e->nvcc, str(R, "build", build, "nvcc"));
-    esc_copy_utf8(e->build_flags, sizeof e->build_flags, str(R, "build", build, "flags"));
-
-    size_t i;
-    json_t *v;
     json_t *imported = json_object_get(root, "imported_from");
     if (imported && !json_is_array(imported))
         bad(R, "", "imported_from", "an array");
@@ -410,72 +746,11 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     /* An import never knew a seed or a warm-up: older imports wrote 0 for both. */
     if (r->imported)
         r->seed_recorded = r->warmup_recorded = 0, r->seed = 0, r->warmup = 0;
-    json_t *prov = object(R, "", root, "provenance");
-    if (prov) {
-        const char *p = str(R, "provenance", prov, "producer");
-        int known = 0;
-        for (int k = PRODUCER_ATTNPROF; k <= PRODUCER_KINETO; k++)
-            if (!strcmp(p, run_producer_name((run_producer)k)))
-                r->producer = (run_producer)k, known = 1;
-        if (!known)
-            bad(R, "provenance", "producer", "\"attnprof\", \"pytorch_profiler\" or \"kineto\"");
-        esc_copy_utf8(r->producer_evidence, sizeof r->producer_evidence, str(R, "provenance", prov, "evidence"));
-        r->provenance_recorded = 1;
-    } else {
-        /* Older archives: `import` took PyTorch profiler traces only. */
-        r->producer = r->imported ? PRODUCER_PYTORCH : PRODUCER_ATTNPROF;
-        snprintf(r->producer_evidence, sizeof r->producer_evidence, "%s",
-                 r->imported ? "inferred: an import from before attnprof recorded provenance"
-                             : "inferred: an attnprof run from before attnprof recorded provenance");
-    }
-    esc_copy_utf8(r->shape_source, sizeof r->shape_source, str(R, "", root, "shape_from"));
-    esc_copy_utf8(r->device_limits_note, sizeof r->device_limits_note, str(R, "", root, "device_limits_note"));
-    json_array_foreach(imported, i, v)
-    {
-        if (r->n_sources == RUN_MAX_VARIANTS)
-            break;
-        char where[48];
-        snprintf(where, sizeof where, "imported_from[%zu]", i);
-        if (!json_is_object(v)) {
-            bad(R, "", where, "an object");
-            break;
-        }
-        import_source *s = &r->sources[r->n_sources++];
-        esc_copy_utf8(s->file, sizeof s->file, str(R, where, v, "name"));
-        s->size = integer_in(R, where, v, "size", 0, LLONG_MAX);
-        esc_copy_utf8(s->sha256, sizeof s->sha256, str(R, where, v, "sha256"));
-        esc_copy_utf8(s->variant, sizeof s->variant, str(R, where, v, "variant"));
-        s->schema_version = integer(R, where, v, "schemaVersion");
-        s->base_time_ns = integer_in(R, where, v, "baseTimeNanoseconds", 0, LLONG_MAX);
-        esc_copy_utf8(s->trace_id, sizeof s->trace_id, str(R, where, v, "trace_id"));
-        json_t *d = json_object_get(v, "distributedInfo");
-        if ((s->has_distributed = json_is_object(d))) {
-            esc_copy_utf8(s->backend, sizeof s->backend, str(R, where, d, "backend"));
-            s->rank = integer(R, where, d, "rank");
-            s->world_size = integer(R, where, d, "world_size");
-        }
-    }
-    json_t *probes = json_object_get(root, "occupancy_api");
-    if (probes && !json_is_array(probes))
-        bad(R, "", "occupancy_api", "an array");
-    json_array_foreach(probes, i, v)
-    {
-        if (r->n_probes == RUN_MAX_PROBES)
-            break; /* ground truth for tests only: the first ones are enough */
-        char where[48];
-        snprintf(where, sizeof where, "occupancy_api[%zu]", i);
-        if (!json_is_object(v)) {
-            bad(R, "", where, "an object");
-            break;
-        }
-        occupancy_probe *p = &r->probes[r->n_probes++];
-        esc_copy_utf8(p->kernel, sizeof p->kernel, str(R, where, v, "kernel"));
-        p->threads = integer(R, where, v, "threads");
-        p->registers = integer(R, where, v, "registers");
-        p->static_smem = integer(R, where, v, "static_smem");
-        p->dynamic_smem = integer(R, where, v, "dynamic_smem");
-        p->blocks_per_sm = integer(R, where, v, "blocks_per_sm");
-    }
+    read_provenance(R, root, r);
+    read_sources(R, imported, r);
+    read_probes(R, root, r);
+    size_t i;
+    json_t *v;
     json_array_foreach(vars, i, v)
     {
         variant_result *x = &r->variants[r->n_variants++];
@@ -487,55 +762,11 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
             json_decref(root);
             return -1;
         }
-        /* The name ties the variant to its ranges in trace.json: never cut it. */
-        if (!esc_copy_utf8(x->name, sizeof x->name, str(R, where, v, "name")))
-            bad(R, where, "name", "at most 31 bytes");
-        esc_copy_utf8(x->title, sizeof x->title, str(R, where, v, "title"));
-        esc_copy_utf8(x->what_changed, sizeof x->what_changed, str(R, where, v, "what_changed"));
-        esc_copy_utf8(x->error, sizeof x->error, str(R, where, v, "error"));
-        esc_copy_utf8(x->kernel_origin, sizeof x->kernel_origin, str(R, where, v, "kernel_origin"));
-        /* Absent (an imported trace): nothing expected, -1. */
-        x->expected_ops = json_object_get(v, "expected_ops") ? integer(R, where, v, "expected_ops") : -1;
-        x->expected_memcpy = json_object_get(v, "expected_memcpy") ? integer(R, where, v, "expected_memcpy") : -1;
-        int st = status_from_name(str(R, where, v, "status"));
-        if (st < 0)
-            bad(R, where, "status", "\"ok\", \"FAILED\", \"unavailable\" or \"skipped\"");
-        x->status = st < 0 ? VARIANT_FAILED : (variant_status)st;
-        /* Relative errors, µs and bytes: bounds far above any measurement (1e12 µs is 11 days). */
-        x->rel_error = real_in(R, where, v, "rel_error", 0, 1e30);
-        x->heads_checked = integer(R, where, v, "heads_checked");
-        /* Absent (archives from before the row sample, imports): 0, "not recorded"; those
-         * archives checked every row of their heads. */
-        x->rows_checked = json_object_get(v, "rows_checked") ? integer(R, where, v, "rows_checked") : 0;
-        if (x->rows_checked < 0 || (r->shape.seq > 0 && x->rows_checked > r->shape.seq))
-            bad(R, where, "rows_checked", "a number of query rows, at most the sequence length");
-        x->event_us_no_cupti = real_in(R, where, v, "event_us_no_cupti", 0, 1e12);
-        x->event_us_cupti = real_in(R, where, v, "event_us_cupti", 0, 1e12);
-        x->host_us_no_cupti = real_in(R, where, v, "host_us_no_cupti", 0, 1e12);
-        x->host_us_cupti = real_in(R, where, v, "host_us_cupti", 0, 1e12);
-        x->dropped_records = integer_in(R, where, v, "dropped_records", 0, INT64_MAX);
-        prediction_from_json(json_object_get(v, "prediction"), &x->prediction);
-        x->device_bytes = real_in(R, where, v, "device_bytes", 0, 9007199254740992.0 /* 2^53 */);
-        const char *key;
-        json_t *f;
-        json_object_foreach(object(R, where, v, "facts"), key, f)
-        {
-            if (x->facts.n == ATTN_MAX_FACTS) {
-                bad(R, where, "facts", "at most 16 facts");
-                break;
-            }
-            attn_fact *it = &x->facts.item[x->facts.n++];
-            esc_copy_utf8(it->key, sizeof it->key, key);
-            if (!json_is_object(f)) {
-                bad(R, where, "facts", "an object of {text, value} objects");
-                break;
-            }
-            esc_copy_utf8(it->value, sizeof it->value, str(R, where, f, "text"));
-            it->number = real_in(R, where, f, "value", -1e30, 1e30);
-        }
+        read_variant(R, v, where, r, x);
     }
     json_decref(root);
     if (!rd.failed)
         run_info_check(r, R);
     return rd.failed ? -1 : 0;
 }
+

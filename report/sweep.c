@@ -10,6 +10,7 @@
 #include "archive.h"
 #include "archive_read.h"
 #include "exit_codes.h"
+#include "median.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -292,6 +293,94 @@ static int names_in(const char *dir, char names[][64], int max)
     return n;
 }
 
+/* The device, library and roof of the sweep, from its first readable archive; the
+ * roof is the median measured GEMM ceiling over the shapes, else the nominal peak. */
+static void merge_loaded(sweep_model *m, loaded *L, int n_dirs, int n_reps)
+{
+    for (int i = 0; i < n_dirs + n_reps; i++)
+        if (L[i].ok) {
+            merge_variants(m, &L[i]);
+            if (!m->gpu_name[0]) {
+                snprintf(m->gpu_name, sizeof m->gpu_name, "%s", L[i].gpu_name);
+                snprintf(m->cudnn, sizeof m->cudnn, "%s", L[i].cudnn);
+                m->gpu_bytes = L[i].gpu_bytes;
+                m->peak_tflops = L[i].peak;
+                m->iters = L[i].iters;
+            }
+        }
+    double gemm[SWEEP_MAX_SHAPES];
+    int n_gemm = 0;
+    for (int i = 0; i < n_dirs; i++)
+        if (L[i].ok && isfinite(L[i].gemm))
+            gemm[n_gemm++] = L[i].gemm;
+    m->gemm_tflops = median_of(gemm, n_gemm);
+    m->roof_tflops = isfinite(m->gemm_tflops) ? m->gemm_tflops : m->peak_tflops;
+    m->roof_name = isfinite(m->gemm_tflops) ? "measured cuBLAS bf16 GEMM ceiling" : "dense BF16 tensor peak";
+}
+
+/* Status files before the points: a variant the sweep skipped everywhere still gets its column. */
+static void read_statuses(sweep_model *m, const char *dir)
+{
+    for (int i = 0; i < m->n_shapes; i++) {
+        sweep_shape *x = &m->shapes[i];
+        char serr[512];
+        x->status_rc = sweep_status_read(dir, x->name, &x->status, serr, sizeof serr);
+        if (x->status_rc < 0)
+            snprintf(x->status_err, sizeof x->status_err, "%s", serr);
+        for (int k = 0; k < x->status.n_skipped; k++)
+            if (variant_index(m, x->status.skipped[k].variant) < 0 && m->n_variants < RUN_MAX_VARIANTS)
+                snprintf(m->variants[m->n_variants++], sizeof m->variants[0], "%s", x->status.skipped[k].variant);
+    }
+}
+
+/* Each shape's state from its archive and status file; a shape without points gets
+ * "not run" points saying why. -1: out of memory. */
+static int settle_states(sweep_model *m)
+{
+    for (int i = 0; i < m->n_shapes; i++) {
+        sweep_shape *x = &m->shapes[i];
+        char serr[512];
+        int st = x->status_rc;
+        snprintf(serr, sizeof serr, "%s", x->status_err);
+        x->have_status = st == 0;
+        if (st < 0 && x->state != SHAPE_COMPLETE) {
+            x->state = SHAPE_BAD_ARCHIVE;
+            snprintf(x->error, sizeof x->error, "%s", serr);
+        }
+        if (x->state == SHAPE_MISSING && x->have_status && x->status.exit_code != 0)
+            x->state = SHAPE_FAILED;
+        if (!x->p) {
+            const char *why = x->state == SHAPE_FAILED ? x->status.error
+                              : x->state == SHAPE_BAD_ARCHIVE ? x->error
+                                                              : "no archive";
+            if (alloc_points(&x->p, m->n_variants) != 0)
+                return -1;
+            for (int k = 0; k < m->n_variants; k++)
+                point_empty(&x->p[k], SWEEP_NOT_RUN, why);
+            if (x->state == SHAPE_FAILED)
+                attribute_failure(m, x);
+        }
+        apply_skips(m, x);
+        m->n_complete += x->state == SHAPE_COMPLETE;
+        m->n_failed += x->state == SHAPE_FAILED;
+        m->n_missing += x->state == SHAPE_MISSING;
+        m->n_bad += x->state == SHAPE_BAD_ARCHIVE;
+    }
+    return 0;
+}
+
+/* The head dims present, in shape order. */
+static void collect_dims(sweep_model *m)
+{
+    for (int i = 0; i < m->n_shapes; i++) {
+        int d = m->shapes[i].shape.dim, seen = 0;
+        for (int j = 0; j < m->n_dims; j++)
+            seen |= m->dims[j] == d;
+        if (!seen && m->n_dims < SWEEP_MAX_LIST)
+            m->dims[m->n_dims++] = d;
+    }
+}
+
 int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
@@ -328,25 +417,7 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
         snprintf(L[i].dir, sizeof L[i].dir, "%s/%s/%s", dir, i < n_dirs ? "shapes" : "replicate", names[i]);
     load_all(L, n_dirs + n_reps, threads < 1 ? 1 : threads);
 
-    for (int i = 0; i < n_dirs + n_reps; i++)
-        if (L[i].ok) {
-            merge_variants(m, &L[i]);
-            if (!m->gpu_name[0]) {
-                snprintf(m->gpu_name, sizeof m->gpu_name, "%s", L[i].gpu_name);
-                snprintf(m->cudnn, sizeof m->cudnn, "%s", L[i].cudnn);
-                m->gpu_bytes = L[i].gpu_bytes;
-                m->peak_tflops = L[i].peak;
-                m->iters = L[i].iters;
-            }
-        }
-    double gemm[SWEEP_MAX_SHAPES];
-    int n_gemm = 0;
-    for (int i = 0; i < n_dirs; i++)
-        if (L[i].ok && isfinite(L[i].gemm))
-            gemm[n_gemm++] = L[i].gemm;
-    m->gemm_tflops = median_of(gemm, n_gemm);
-    m->roof_tflops = isfinite(m->gemm_tflops) ? m->gemm_tflops : m->peak_tflops;
-    m->roof_name = isfinite(m->gemm_tflops) ? "measured cuBLAS bf16 GEMM ceiling" : "dense BF16 tensor peak";
+    merge_loaded(m, L, n_dirs, n_reps);
     for (int i = 0; i < m->plan.n_shapes; i++)
         add_shape(m, &m->plan.shapes[i]);
     int dir_shape[SWEEP_MAX_SHAPES];
@@ -354,17 +425,7 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
         attn_shape s;
         dir_shape[i] = sweep_shape_parse(names[i], &s) == 0 ? add_shape(m, &s) : -1; /* -1: not a shape folder */
     }
-    /* Status files before the points: a variant the sweep skipped everywhere still gets its column. */
-    for (int i = 0; i < m->n_shapes; i++) {
-        sweep_shape *x = &m->shapes[i];
-        char serr[512];
-        x->status_rc = sweep_status_read(dir, x->name, &x->status, serr, sizeof serr);
-        if (x->status_rc < 0)
-            snprintf(x->status_err, sizeof x->status_err, "%s", serr);
-        for (int k = 0; k < x->status.n_skipped; k++)
-            if (variant_index(m, x->status.skipped[k].variant) < 0 && m->n_variants < RUN_MAX_VARIANTS)
-                snprintf(m->variants[m->n_variants++], sizeof m->variants[0], "%s", x->status.skipped[k].variant);
-    }
+    read_statuses(m, dir);
     for (int i = 0; i < n_dirs; i++) {
         if (dir_shape[i] < 0)
             continue;
@@ -387,43 +448,10 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
                 goto oom;
         }
     }
-    for (int i = 0; i < m->n_shapes; i++) {
-        sweep_shape *x = &m->shapes[i];
-        char serr[512];
-        int st = x->status_rc;
-        snprintf(serr, sizeof serr, "%s", x->status_err);
-        x->have_status = st == 0;
-        if (st < 0 && x->state != SHAPE_COMPLETE) {
-            x->state = SHAPE_BAD_ARCHIVE;
-            snprintf(x->error, sizeof x->error, "%s", serr);
-        }
-        if (x->state == SHAPE_MISSING && x->have_status && x->status.exit_code != 0)
-            x->state = SHAPE_FAILED;
-        if (!x->p) {
-            const char *why = x->state == SHAPE_FAILED ? x->status.error
-                              : x->state == SHAPE_BAD_ARCHIVE ? x->error
-                                                              : "no archive";
-            if (alloc_points(&x->p, m->n_variants) != 0)
-                goto oom;
-            for (int k = 0; k < m->n_variants; k++)
-                point_empty(&x->p[k], SWEEP_NOT_RUN, why);
-            if (x->state == SHAPE_FAILED)
-                attribute_failure(m, x);
-        }
-        apply_skips(m, x);
-        m->n_complete += x->state == SHAPE_COMPLETE;
-        m->n_failed += x->state == SHAPE_FAILED;
-        m->n_missing += x->state == SHAPE_MISSING;
-        m->n_bad += x->state == SHAPE_BAD_ARCHIVE;
-    }
+    if (settle_states(m) != 0)
+        goto oom;
     qsort(m->shapes, (size_t)m->n_shapes, sizeof *m->shapes, cmp_shape);
-    for (int i = 0; i < m->n_shapes; i++) {
-        int d = m->shapes[i].shape.dim, seen = 0;
-        for (int j = 0; j < m->n_dims; j++)
-            seen |= m->dims[j] == d;
-        if (!seen && m->n_dims < SWEEP_MAX_LIST)
-            m->dims[m->n_dims++] = d;
-    }
+    collect_dims(m);
     for (int i = n_dirs; i < n_dirs + n_reps; i++) {
         if (!L[i].ok || m->n_replicas == SWEEP_MAX_GPUS)
             continue;

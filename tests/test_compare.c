@@ -3,6 +3,7 @@
  * PyTorch's cuDNN 9.19 with nothing else changed; and a later run of flash and
  * cudnn after flash moved to its sm_90a kernel (issue 14). No GPU needed. */
 #include <criterion/criterion.h>
+#include "slurp.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "archive.h"
 #include "bootstrap.h"
+#include "median.h"
 #include "compare.h"
 #include "exit_codes.h"
 #include "kineto_import.h"
@@ -521,20 +523,6 @@ Test(compare_figures, timeline_labels_are_the_tables_numbers_or_say_what_they_ar
 /* ---- the command line ----------------------------------------------------- */
 
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 Test(compare_cli, writes_every_output_in_every_format_deterministically)
 {
     char dir[] = "/tmp/attnprof-compare-XXXXXX", args[1024], path[1024];
@@ -554,19 +542,19 @@ Test(compare_cli, writes_every_output_in_every_format_deterministically)
         }
     }
     snprintf(path, sizeof path, "%s/a/compare.html", dir);
-    char *html = slurp(path);
+    char *html = slurp_required(path);
     cr_assert(strstr(html, "src=\"data:image/png;base64,"), "figures inlined");
     cr_assert_null(strstr(html, "src=\"figures/"), "no image read from beside the page");
     cr_assert(strstr(html, "cuDNN differs (9.14.0 vs 9.19.0 vs 9.19.0)"));
     free(html);
     snprintf(path, sizeof path, "%s/a/compare.csv", dir);
-    char *csv = slurp(path);
+    char *csv = slurp_required(path);
     cr_assert(strstr(csv, "\"cudnn\",\"h200-cudnn919-a\",0,ok,"), "%s", csv);
     /* Again into another directory: the same bytes. */
     snprintf(args, sizeof args, "compare %s %s %s -o %s/b --format png -q", CUDNN914, CUDNN919_A, CUDNN919_B, dir);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
     snprintf(path, sizeof path, "%s/b/compare.csv", dir);
-    char *csv2 = slurp(path);
+    char *csv2 = slurp_required(path);
     cr_assert_str_eq(csv, csv2);
     free(csv);
     free(csv2);
@@ -605,7 +593,7 @@ Test(compare_cli, errors_are_one_line_with_their_exit_code)
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
     char path[1024];
     snprintf(path, sizeof path, "%s/compare.md", dir);
-    char *md = slurp(path);
+    char *md = slurp_required(path);
     cr_assert(strstr(md, "Baseline: **h200-cudnn919-a**"), "%.300s", md);
     cr_assert(strstr(md, "cuDNN differs (9.19.0 vs 9.14.0)"));
     free(md);
@@ -630,7 +618,7 @@ Test(compare_cli, flash_on_its_sm90a_kernel_is_a_renamed_kernel)
     snprintf(args, sizeof args, "compare %s %s -o %s/c -q", CUDNN919_A, SM90A, dir);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
     snprintf(path, sizeof path, "%s/c/compare.md", dir);
-    char *md = slurp(path);
+    char *md = slurp_required(path);
     cr_assert(strstr(md, "| fused attention | **renamed** | `attnprof_flash_fwd_bf16_d64_128x64_w4` | "
                          "`attnprof_flash_fwd_sm90a_bf16_d64_192x128_wg3_ea` |"),
               "%s", md);

@@ -12,6 +12,7 @@
  * a network file system would; the full disk is a small tmpfs (root only, else skipped).
  * No GPU needed. */
 #include <criterion/criterion.h>
+#include "slurp.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -50,21 +51,6 @@
 #else
 #define SKIP_UNDER_ASAN() ((void)0)
 #endif
-
-static char *slurp_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    return b;
-}
 
 static void tmpdir(char *out, size_t n, const char *tag)
 {
@@ -192,7 +178,7 @@ Test(hardening_sweep, the_generated_sbatch_gives_the_task_command_itself)
              dir, t);
     cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
     snprintf(path, sizeof path, "%s/sweep.sbatch", dir);
-    char *s = slurp_file(path);
+    char *s = slurp(path);
     cr_assert(s);
     /* What bash makes of the exec line's --task-command word is the command itself. */
     char check[4096];
@@ -288,13 +274,13 @@ Test(hardening_sweep, a_link_in_logs_is_refused_and_its_target_untouched)
     cr_expect_eq(attnprof(args), EXIT_REFUSED, "%s", err_text);
     assert_one_line("a link in logs/");
     cr_expect(strstr(err_text, "symbolic link") != NULL, "%s", err_text);
-    char *v = slurp_file(victim);
+    char *v = slurp(victim);
     cr_expect(v && !strcmp(v, "precious\n"), "the link's target was written: '%s'", v ? v : "(gone)");
     free(v);
     /* The same through --task (the Slurm array's path). */
     snprintf(args, sizeof args, "sweep --task 0 --task-command '%s' %s", t, dir);
     cr_expect_eq(attnprof(args), EXIT_REFUSED, "--task: %s", err_text);
-    v = slurp_file(victim);
+    v = slurp(victim);
     cr_expect(v && !strcmp(v, "precious\n"), "--task wrote through the link: '%s'", v ? v : "(gone)");
     free(v);
     unlink(victim);
@@ -342,11 +328,11 @@ Test(hardening_files, a_planted_link_at_the_temporary_name_is_not_written_throug
     snprintf(tmp, sizeof tmp, "%s/status.json.tmp-%d", dir, (int)getpid());
     cr_assert_eq(symlink(victim, tmp), 0);
     cr_expect_eq(report_write_file(dir, "status.json", "{}\n", err, sizeof err), 0, "%s", err);
-    char *v = slurp_file(victim);
+    char *v = slurp(victim);
     cr_expect(v && !strcmp(v, "precious\n"), "written through the planted link: '%s'", v ? v : "(gone)");
     free(v);
     snprintf(path, sizeof path, "%s/status.json", dir);
-    v = slurp_file(path);
+    v = slurp(path);
     cr_expect(v && !strcmp(v, "{}\n"), "the file itself is written: '%s'", v ? v : "(none)");
     free(v);
     unlink(victim);
@@ -440,7 +426,7 @@ static int old_marks(const char *dir)
             snprintf(path, sizeof path, "%s/figures/OLD-OUTPUT", dir);
             n += path_exists(path);
         } else {
-            char *t = slurp_file(path);
+            char *t = slurp(path);
             n += t && strstr(t, "OLD-OUTPUT") != NULL;
             free(t);
         }
@@ -586,7 +572,7 @@ static int processes_naming(const char *needle)
     if (system(cmd) != 0)
         return -1;
     snprintf(cmd, sizeof cmd, "/tmp/attnprof-hard-pg-%d", (int)getpid());
-    char *t = slurp_file(cmd);
+    char *t = slurp(cmd);
     int n = t ? atoi(t) : -1;
     free(t);
     unlink(cmd);
@@ -652,7 +638,7 @@ Test(hardening_outputs, chromium_dies_with_a_killed_attnprof_and_its_profile_is_
 /* The end of a PDF: "%%EOF" in its last kilobyte. */
 static int pdf_whole(const char *path)
 {
-    char *t = slurp_file(path);
+    char *t = slurp(path);
     if (!t)
         return 0;
     struct stat st;

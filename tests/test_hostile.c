@@ -4,6 +4,7 @@
  * with every archive string escaped for its target. Plus unit tests of the
  * escaping (escape.h) and range checks (bounds.h). No GPU needed. */
 #include <criterion/criterion.h>
+#include "slurp.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,31 +26,6 @@
 static char err_text[4096];
 static char out_text[1 << 16];
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-    char chunk[65536];
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (n + got + 1 > cap) {
-            cap = (n + got + 1) * 2;
-            buf = realloc(buf, cap);
-        }
-        memcpy(buf + n, chunk, got);
-        n += got;
-    }
-    fclose(f);
-    if (!buf)
-        buf = calloc(1, 1);
-    buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
-}
-
 /* Runs `attnprof ARGS` (a shell fragment); stdout lands in out_text, stderr in err_text. */
 static int attnprof(const char *args)
 {
@@ -61,7 +37,7 @@ static int attnprof(const char *args)
     cr_assert_geq(asprintf(&cmd, "timeout 60 %s %s >%s 2>%s", bin, args, outf, errf), 0);
     int st = system(cmd);
     free(cmd);
-    char *e = slurp(errf, NULL), *o = slurp(outf, NULL);
+    char *e = slurp_len(errf, NULL), *o = slurp_len(outf, NULL);
     snprintf(err_text, sizeof err_text, "%s", e ? e : "");
     snprintf(out_text, sizeof out_text, "%s", o ? o : "");
     free(e);
@@ -105,7 +81,7 @@ static char *file_in(const char *dir, const char *name)
 {
     char *p = NULL;
     cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    char *text = slurp(p, NULL);
+    char *text = slurp_len(p, NULL);
     cr_assert_not_null(text, "%s", p);
     free(p);
     return text;
@@ -427,7 +403,7 @@ Test(hostile, d7_figure_files_unique_per_variant)
     char *p1 = NULL, *p2 = NULL;
     cr_assert_geq(asprintf(&p1, "%s/figures/timeline-a_b.png", dir), 0);
     cr_assert_geq(asprintf(&p2, "%s/figures/timeline-a_b-2.png", dir), 0);
-    char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
+    char *a = slurp_len(p1, &n1), *b = slurp_len(p2, &n2);
     cr_assert(a && b);
     cr_assert(n1 != n2 || memcmp(a, b, n1), "two different timelines");
     free(a), free(b), free(p1), free(p2), free(md);

@@ -2,6 +2,7 @@
  * confusing, on archives recorded on the H200. Each asserts the number or the name
  * the records give, not only that some sentence is there. */
 #include <criterion/criterion.h>
+#include "slurp.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -626,17 +627,6 @@ Test(paper, citation_in_the_footer_and_the_repository)
  * the two named different commits. Now the report writes a CITATION.cff beside itself
  * from the version string its BibTeX uses (run.json's tool_version), and the versions
  * read back from the two files are that string. */
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    cr_assert_not_null(fp, "%s", path);
-    char *buf = calloc(1, 1 << 22);
-    size_t got = fread(buf, 1, (1 << 22) - 1, fp);
-    buf[got] = '\0';
-    fclose(fp);
-    return buf;
-}
-
 Test(paper, citation_beside_the_report_has_the_bibtex_version)
 {
     const char *bin = getenv("ATTNPROF_BIN") ? getenv("ATTNPROF_BIN") : "build/attnprof";
@@ -647,9 +637,9 @@ Test(paper, citation_beside_the_report_has_the_bibtex_version)
     fixture f;
     fixture_load(&f, EXAMPLE);
     snprintf(path, sizeof path, "%s/report.md", dir);
-    char *md = slurp(path);
+    char *md = slurp_required(path);
     snprintf(path, sizeof path, "%s/CITATION.cff", dir);
-    char *cff = slurp(path);
+    char *cff = slurp_required(path);
     char bib_version[64] = "", cff_version[64] = "", pref_version[64] = "";
     const char *b = strstr(md, "\n  version = {");
     cr_assert_not_null(b);
@@ -667,7 +657,7 @@ Test(paper, citation_beside_the_report_has_the_bibtex_version)
     cr_assert_not_null(strstr(md, "CITATION.cff beside this report holds the same entry"));
     cr_assert_null(strstr(md, "CITATION.cff in the repository holds the same entry"));
     /* the title and authors of the three are one */
-    char *repo = slurp("CITATION.cff");
+    char *repo = slurp_required("CITATION.cff");
     const char *t = strstr(repo, "\ntitle: \"");
     cr_assert_not_null(t);
     char title[200] = "";
@@ -852,9 +842,9 @@ Test(paper, pdf_only_recipe_keeps_the_report_figures)
              EXAMPLE, dir, bin, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     snprintf(path, sizeof path, "%s/report.html", dir);
-    char *html = slurp(path);
+    char *html = slurp_required(path);
     snprintf(path, sizeof path, "%s/report.md", dir);
-    char *md = slurp(path);
+    char *md = slurp_required(path);
     int imgs = 0, links = 0;
     for (const char *p = html; (p = strstr(p, "<img src=\"data:image/png;base64,")); p++)
         imgs++;

@@ -5,6 +5,7 @@
  * command itself with a task command that re-renders fixtures: workers over
  * GPUs, resume, Ctrl-C, --slurm script, usage errors. */
 #include <criterion/criterion.h>
+#include "slurp.h"
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -24,21 +25,6 @@
 #include "fixture.h"
 #include "run_cli.h"
 
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    return b;
-}
 
 static void tmpdir(char *out, size_t n, const char *tag)
 {

@@ -156,6 +156,49 @@ static int run_tasks(render_task *tasks, int n, const char *dir)
     return 0;
 }
 
+/* The figures of an archive, one row each, in the order they are drawn and listed:
+ * how many files of it the archive gets (0: it does not apply) and how one is laid
+ * out (the prepare function names the file, e.g. "timeline-<variant>"). A new figure
+ * is one file under figures/ and one row here. */
+typedef struct archive_figure {
+    const char *figure;
+    int (*count)(const analysis *a);
+    int (*prepare)(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis);
+} archive_figure;
+
+static int one_per_series(const analysis *a) { return a->n; }
+static int one(const analysis *a) { return 1; }
+static int with_counters(const analysis *a) { return fig_roofline_wanted(a) ? 1 : 0; }
+
+static int timeline_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
+{
+    return fig_timeline_prepare(job, measure, a, index);
+}
+static int overview_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
+{
+    return fig_overview_prepare(job, measure, a);
+}
+static int occupancy_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
+{
+    return fig_occupancy_prepare(job, measure, a);
+}
+static int time_chart_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
+{
+    return fig_time_chart_prepare(job, measure, a, log_axis);
+}
+static int roofline_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
+{
+    return fig_roofline_prepare(job, measure, a);
+}
+
+static const archive_figure archive_figures[] = {
+    {"timeline of each series", one_per_series, timeline_row},
+    {"timeline overview", one, overview_row},
+    {"occupancy", one, occupancy_row},
+    {"time per forward", one, time_chart_row},
+    {"roofline (archives with counters)", with_counters, roofline_row},
+};
+
 int figures_render(const analysis *a, const char *dir, unsigned formats, int log_axis,
                    figure_list *out, char *err, size_t errlen)
 {
@@ -167,24 +210,16 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
     err[0] = '\0';
     memset(out, 0, sizeof *out);
 
-    /* timelines in series order, then the overview, occupancy and time charts, and the
-     * roofline when the archive has counters */
-    int n_jobs = a->n + 3 + (fig_roofline_wanted(a) ? 1 : 0);
-    fig_job *jobs = calloc((size_t)n_jobs, sizeof *jobs);
+    enum { N_ROWS = sizeof archive_figures / sizeof archive_figures[0] };
+    int counts[N_ROWS], n_jobs = 0;
+    for (int f = 0; f < N_ROWS; f++)
+        n_jobs += counts[f] = archive_figures[f].count(a);
+    fig_job *jobs = calloc((size_t)(n_jobs ? n_jobs : 1), sizeof *jobs);
     cairo_t *measure = fig_measure_create();
     int rc = jobs && measure ? 0 : -1;
-    for (int i = 0; i < n_jobs && rc == 0; i++) {
-        if (i < a->n)
-            rc = fig_timeline_prepare(&jobs[i], measure, a, i);
-        else if (i == a->n)
-            rc = fig_overview_prepare(&jobs[i], measure, a);
-        else if (i == a->n + 1)
-            rc = fig_occupancy_prepare(&jobs[i], measure, a);
-        else if (i == a->n + 2)
-            rc = fig_time_chart_prepare(&jobs[i], measure, a, log_axis);
-        else
-            rc = fig_roofline_prepare(&jobs[i], measure, a);
-    }
+    for (int f = 0, j = 0; f < N_ROWS && rc == 0; f++)
+        for (int i = 0; i < counts[f] && rc == 0; i++)
+            rc = archive_figures[f].prepare(&jobs[j++], measure, a, i, log_axis);
     fig_measure_destroy(measure);
     if (rc != 0) {
         snprintf(err, errlen, "out of memory while laying out the figures");
