@@ -473,6 +473,24 @@ static const char *missing_for(const char *key, const variant_analysis *other)
     return NULL;
 }
 
+/* The findings of `from` that `to` lacks: either a gap (`to` cannot test it, missing_for says
+ * why) or a finding of `from` only. Called once per direction. */
+static void one_sided_findings(const variant_analysis *from, const variant_analysis *to, finding_gap *gaps,
+                               int *n_gaps, const char **only, int *n_only)
+{
+    char key[400];
+    for (int i = 0; from && i < from->n_findings; i++) {
+        finding_key(from->findings[i], key, sizeof key);
+        if (has_finding_key(to, key))
+            continue;
+        const char *missing = missing_for(key, to);
+        if (missing)
+            gaps[(*n_gaps)++] = (finding_gap){from->findings[i], missing};
+        else
+            only[(*n_only)++] = from->findings[i];
+    }
+}
+
 static void diff_findings(kernel_diff *d, const variant_analysis *base, const variant_analysis *other)
 {
     d->only_base = calloc(MAX_FINDINGS, sizeof *d->only_base);
@@ -481,27 +499,8 @@ static void diff_findings(kernel_diff *d, const variant_analysis *base, const va
     d->gap_other = calloc(MAX_FINDINGS, sizeof *d->gap_other);
     if (!d->only_base || !d->only_other || !d->gap_base || !d->gap_other)
         attn_oom();
-    char key[400];
-    for (int i = 0; base && i < base->n_findings; i++) {
-        finding_key(base->findings[i], key, sizeof key);
-        if (has_finding_key(other, key))
-            continue;
-        const char *missing = missing_for(key, other);
-        if (missing)
-            d->gap_base[d->n_gap_base++] = (finding_gap){base->findings[i], missing};
-        else
-            d->only_base[d->n_only_base++] = base->findings[i];
-    }
-    for (int i = 0; other && i < other->n_findings; i++) {
-        finding_key(other->findings[i], key, sizeof key);
-        if (has_finding_key(base, key))
-            continue;
-        const char *missing = missing_for(key, base);
-        if (missing)
-            d->gap_other[d->n_gap_other++] = (finding_gap){other->findings[i], missing};
-        else
-            d->only_other[d->n_only_other++] = other->findings[i];
-    }
+    one_sided_findings(base, other, d->gap_base, &d->n_gap_base, d->only_base, &d->n_only_base);
+    one_sided_findings(other, base, d->gap_other, &d->n_gap_other, d->only_other, &d->n_only_other);
 }
 
 /* Operations are paired only within a role (op_role.h), so a scale is never set
