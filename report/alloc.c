@@ -14,11 +14,10 @@
 
 _Noreturn void attn_oom(void)
 {
-    /* Threads (figures, readers) may run out together: one says it, the others wait for the exit. */
-    static atomic_flag said = ATOMIC_FLAG_INIT;
-    if (atomic_flag_test_and_set(&said))
-        for (;;)
-            pause();
+    /* Threads (figures, readers) may run out together, or one crashes in a library that
+     * does not check its malloc: the first to claim the ending says it, the others wait. */
+    if (cleanup_claim_ending() == CLEANUP_ENDING_AGAIN)
+        _exit(EXIT_NO_MEMORY); /* ran out again inside our own cleanup */
     static const char line[] = "attnprof: out of memory (host RAM); free some, or give a smaller input "
                                "(exit 9)\n";
     (void)!write(STDERR_FILENO, line, sizeof line - 1);

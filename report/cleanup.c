@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -130,8 +131,22 @@ void cleanup_now(void)
             cleanup_remove_tree(paths[i]);
 }
 
+int cleanup_claim_ending(void)
+{
+    static atomic_long ending_thread; /* 0: nobody is ending the process yet */
+    long self = (long)syscall(SYS_gettid), none = 0;
+    if (atomic_compare_exchange_strong(&ending_thread, &none, self))
+        return CLEANUP_ENDING_OURS;
+    if (none == self)
+        return CLEANUP_ENDING_AGAIN;
+    for (;;)
+        pause(); /* the other thread's _exit ends this one too */
+}
+
 static void on_stop(int sig)
 {
+    if (cleanup_claim_ending() == CLEANUP_ENDING_AGAIN)
+        _exit(EXIT_INTERRUPTED);
     cleanup_now();
     char line[] = "attnprof: stopped by signal NN; its temporaries were removed and no output is half-written\n";
     char *nn = strstr(line, "NN");

@@ -38,6 +38,16 @@ void cleanup_now(void);
 void cleanup_block(sigset_t *old);
 void cleanup_unblock(const sigset_t *old);
 
+/* One thread ends the process. Out of memory (attn_oom), a crash (main.c) and a stop
+ * signal each claim the ending first: a thread that finds another thread's claim
+ * waits (pause) for that thread's exit, so a figure thread that crashes in fontconfig
+ * after a reader ran out of memory does not turn one "out of memory" line into a
+ * crash report, nor the other way round. CLEANUP_ENDING_OURS: this thread ends it
+ * (first claim); CLEANUP_ENDING_AGAIN: this thread had claimed it already (it failed
+ * inside its own ending: exit at once). Async-signal-safe. */
+enum { CLEANUP_ENDING_OURS, CLEANUP_ENDING_AGAIN };
+int cleanup_claim_ending(void);
+
 /* Removes a tree with async-signal-safe calls only (openat, getdents64, unlinkat),
  * never following a link, at most 32 levels deep. 0, or -1 when something stayed. */
 int cleanup_remove_tree(const char *path);

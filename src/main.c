@@ -651,6 +651,10 @@ static int cmd_compare(const cli_options *o)
  * recorder's exported symbols), on stderr. Async-signal-safe calls only. */
 static void on_crash(int sig)
 {
+    if (cleanup_claim_ending() == CLEANUP_ENDING_AGAIN) {
+        signal(sig, SIG_DFL); /* crashed while ending: no second report */
+        raise(sig);
+    }
     static const char head[] = "attnprof: crashed (signal ";
     char num[8];
     int n = 0, v = sig;
