@@ -107,7 +107,7 @@ default)
   for log in "$W"/default/logs/*.log; do
     [ -f "$log" ] || continue
     echo "-- $(basename "$log" .log)"
-    grep -E '^attnprof: (inputs|\[[0-9]+/[0-9]+\]|ceilings|counter pass)' "$log"
+    grep -E '^attnprof: (inputs|\[[0-9]+/[0-9]+\]|ceilings|counter pass|counters of)' "$log"
   done | tee -a "$L"
   pack default "$W/default"
   ;;

@@ -167,11 +167,15 @@ void predict_write_markdown(FILE *f, const analysis *a)
 {
     const counters_meta *m = &a->run->counters.meta;
     const ceilings *c = &a->run->ceilings;
+    int unmeasured = 0; /* variants with a "counters" fact: skipped (--counters-max-gib) or failed */
+    for (int i = 0; i < a->run->n_variants; i++)
+        for (int k = 0; k < a->run->variants[i].facts.n; k++)
+            unmeasured += !strcmp(a->run->variants[i].facts.item[k].key, "counters");
     fputs("## Predict, then verify\n\n", f);
-    fputs("Each variant states before it runs what one forward should cost at this shape (FLOPs, minimum DRAM "
-          "bytes per class of kernels, the pipe of each GEMM, operations per forward, the regime); the counter "
-          "pass measures one forward of each variant, per kernel, after the timed pass.\n\n",
-          f);
+    fprintf(f, "Each variant states before it runs what one forward should cost at this shape (FLOPs, minimum DRAM "
+               "bytes per class of kernels, the pipe of each GEMM, operations per forward, the regime); the counter "
+               "pass measures one forward of each variant%s, per kernel, after the timed pass.\n\n",
+            unmeasured ? " but those named below" : "");
     switch (m->status) {
     case CTR_OK:
         fputs("Counters", f);
@@ -187,6 +191,16 @@ void predict_write_markdown(FILE *f, const analysis *a)
             plain(f, m->method);
         }
         fputs(". ", f);
+        for (int i = 0; i < a->run->n_variants; i++) /* a variant the pass skipped or failed says why */
+            for (int k = 0; k < a->run->variants[i].facts.n; k++) {
+                const attn_fact *fa = &a->run->variants[i].facts.item[k];
+                if (strcmp(fa->key, "counters"))
+                    continue;
+                esc_md_code(f, a->run->variants[i].name, 0);
+                fputs(": ", f);
+                plain(f, fa->value);
+                fputs(". ", f);
+            }
         {
             int n = 0;
             for (int i = 0; i < M_COUNT; i++)

@@ -272,8 +272,8 @@ int sweep_run_flags_valid(const char *flags, char *bad, size_t n)
             want_seed = 0;
             if (strspn(tok, "0123456789") == strlen(tok) && strlen(tok) <= 20)
                 continue;
-        } else if (!strcmp(tok, "--seed")) {
-            want_seed = 1;
+        } else if (!strcmp(tok, "--seed") || !strcmp(tok, "--counters-max-gib")) {
+            want_seed = 1; /* both take a whole number */
             continue;
         } else if (!strcmp(tok, "--no-counters") || !strcmp(tok, "--no-calibrate") || !strcmp(tok, "--cudnn-replan") ||
                    !strcmp(tok, "--no-pdf") || !strcmp(tok, "--pdf")) { /* --no-pdf: sweeps from before --pdf */
@@ -283,7 +283,7 @@ int sweep_run_flags_valid(const char *flags, char *bad, size_t n)
         return -1;
     }
     if (want_seed) {
-        snprintf(bad, n, "--seed without a number");
+        snprintf(bad, n, "--seed or --counters-max-gib without a number");
         return -1;
     }
     return 0;
@@ -353,7 +353,7 @@ int sweep_plan_read(sweep_plan *p, const char *dir, char *err, size_t errlen)
     }
     if (sweep_run_flags_valid(p->run_flags, bad, sizeof bad) != 0) {
         snprintf(err, errlen, "%s: run_flags: '%s' is not one of the run options a sweep passes on (--no-counters, "
-                 "--no-calibrate, --cudnn-replan, --pdf, --no-pdf, --seed N)", path, bad);
+                 "--no-calibrate, --cudnn-replan, --pdf, --no-pdf, --seed N, --counters-max-gib N)", path, bad);
         goto done;
     }
     json_t *gpus = json_object_get(root, "gpus");

@@ -43,6 +43,8 @@ void cli_usage(FILE *f)
           "                       default: every row up to S = 2048, else 640 spread over the head)\n"
           "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
           "  --no-counters        skip the hardware-counter pass (default: --counters, on)\n"
+          "  --counters-max-gib N count a variant only if it needs at most N GiB of device memory\n"
+          "                       (kernel replay saves and restores it every pass; default 4)\n"
           "  --no-calibrate       skip measuring the GEMM and copy ceilings (default: --calibrate, on)\n"
           "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
           "  --force              replace DIR if it exists\n"
@@ -189,7 +191,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_NO_PDF,
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
-       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF };
+       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -214,6 +216,7 @@ const cli_option_spec cli_option_table[] = {
     {"cudnn-replan", 0, no_argument, OPT_REPLAN, ON_RUN_LIKE},
     {"counters", 0, no_argument, OPT_COUNTERS, ON_RUN_LIKE},
     {"no-counters", 0, no_argument, OPT_NO_COUNTERS, ON_RUN_LIKE},
+    {"counters-max-gib", 0, required_argument, OPT_COUNTERS_MAX_GIB, ON_RUN_LIKE},
     {"calibrate", 0, no_argument, OPT_CALIBRATE, ON_RUN_LIKE},
     {"no-calibrate", 0, no_argument, OPT_NO_CALIBRATE, ON_RUN_LIKE},
     {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT},
@@ -354,6 +357,10 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
             rc->seed = v;
         return r;
+    case OPT_COUNTERS_MAX_GIB:
+        if ((r = whole_number("counters-max-gib", arg, 1 << 16, &v, err, n)) == EXIT_OK)
+            rc->counters_max_gib = (int)v;
+        return r;
     case OPT_CHECK_ROWS:
         if ((r = whole_number("check-rows", arg, 1 << 20, &v, err, n)) == EXIT_OK)
             rc->rows_to_check = (int)v;
@@ -468,6 +475,7 @@ static void set_defaults(cli_options *o)
     rc->rel_error_threshold = 2e-2;
     rc->heads_to_check = 3;
     rc->rows_to_check = -1;
+    rc->counters_max_gib = RUN_COUNTERS_MAX_GIB_DEFAULT;
     rc->counters = 1;
     rc->calibrate = 1;
     o->formats = FIG_PNG | FIG_SVG;

@@ -4,6 +4,8 @@
 #ifndef ATTNPROF_RUN_CONFIG_H
 #define ATTNPROF_RUN_CONFIG_H
 
+#define RUN_COUNTERS_MAX_GIB_DEFAULT 4
+
 #include "attn_types.h"
 
 typedef struct attn_options {
@@ -25,6 +27,10 @@ typedef struct run_config {
                         * (every row up to S = REFERENCE_ALL_ROWS_SEQ, else REFERENCE_DEFAULT_ROWS) */
     int counters;  /* --counters (default) / --no-counters: the hardware-counter pass */
     int calibrate; /* --calibrate (default) / --no-calibrate: measure the ceilings */
+    /* --counters-max-gib: the counter pass measures a variant only when its device memory
+     * at this shape is at most this many GiB (kernel replay saves and restores it for every
+     * pass); a larger one's counters are skipped and the archive says why. */
+    int counters_max_gib;
 } run_config;
 
 #endif

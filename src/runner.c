@@ -28,8 +28,18 @@
 
 #include "check.h" /* after the CUDA libraries' headers: their parts */
 
-#define PROBE_SAMPLES 20
-#define PROBE_BATCH 8
+/* The CUPTI overhead probe (cupti_overhead_probe) takes samples of a few forwards each,
+ * alternately with activity collection off and on. A sample is PROBE_SAMPLE_US of GPU time
+ * at least (event resolution and launch gaps stay small against it), up to PROBE_MAX_BATCH
+ * forwards; the probe takes PROBE_MAX_SAMPLES per state, fewer (never under
+ * PROBE_MIN_SAMPLES) where that would cost more than PROBE_BUDGET_US of GPU time. Without
+ * the budget the probe's 320 forwards were 95% of a run's time at 2x16x16384x128 (math:
+ * 68 s of 194 ms forwards on the H200, bench/results/2026-12-02-default-sweep.md). */
+#define PROBE_MAX_SAMPLES 20
+#define PROBE_MIN_SAMPLES 5
+#define PROBE_MAX_BATCH 8
+#define PROBE_SAMPLE_US 2000.0
+#define PROBE_BUDGET_US 1.0e6
 
 typedef struct sampled_head {
     int b, h;
@@ -353,20 +363,21 @@ static double median_of(double *t, int n)
     return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
-/* One sample: PROBE_BATCH forwards queued back to back between two CUDA events,
- * so that where the host issues faster than the GPU runs, the host's own cost
- * (which CUPTI's API records raise) stays out of the GPU figure. Returns µs per
- * forward and appends each forward call's host wall time to h. */
-static double event_sample_us(const attn_variant *var, void *state, device_inputs *d, double *h, int *nh,
-                              attn_error *e, int *rc)
+/* One sample: `batch` forwards queued back to back between two CUDA events, so that
+ * where the host issues faster than the GPU runs, the host's own cost (which CUPTI's
+ * API records raise) stays out of the GPU figure. Returns µs per forward and appends
+ * each forward call's host wall time to h. */
+static double event_sample_us(const attn_variant *var, void *state, device_inputs *d, int batch, double *h,
+                              int *nh, attn_error *e, int *rc)
 {
     float ms = 0;
     cudaError_t ce = cudaEventRecord(d->ev0, d->stream);
-    for (int j = 0; ce == cudaSuccess && j < PROBE_BATCH; j++) {
+    for (int j = 0; ce == cudaSuccess && j < batch; j++) {
         double t0 = host_us();
         if ((*rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e)) != ATTN_OK)
             return NAN;
-        h[(*nh)++] = host_us() - t0;
+        if (h)
+            h[(*nh)++] = host_us() - t0;
     }
     if (ce == cudaSuccess)
         ce = cudaEventRecord(d->ev1, d->stream);
@@ -378,34 +389,47 @@ static double event_sample_us(const attn_variant *var, void *state, device_input
         *rc = attn_fail(e, ATTN_FAILED, "CUDA events: %s", cudaGetErrorString(ce));
         return NAN;
     }
-    return ms * 1000.0 / PROBE_BATCH;
+    return ms * 1000.0 / batch;
 }
 
 /* CUPTI's cost: samples with collection off and on, interleaved so that clock or
  * power drift of the GPU during the probe falls on both alike. Medians per forward
- * of GPU time (events) and of the host time of the call. */
+ * of GPU time (events) and of the host time of the call. The samples' size and count
+ * follow from one forward's time (PROBE_* above) and are recorded as a fact. */
 static int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d, variant_result *res,
                                 attn_error *e)
 {
-    double t_off[PROBE_SAMPLES], t_on[PROBE_SAMPLES];
-    double h_off[PROBE_SAMPLES * PROBE_BATCH], h_on[PROBE_SAMPLES * PROBE_BATCH];
+    double t_off[PROBE_MAX_SAMPLES], t_on[PROBE_MAX_SAMPLES];
+    double h_off[PROBE_MAX_SAMPLES * PROBE_MAX_BATCH], h_on[PROBE_MAX_SAMPLES * PROBE_MAX_BATCH];
     int n_off = 0, n_on = 0, rc = ATTN_OK;
     char cerr[256];
-    for (int i = 0; i < PROBE_SAMPLES && rc == ATTN_OK; i++) {
+    double one_us = event_sample_us(var, state, d, 1, NULL, NULL, e, &rc); /* sizes the samples */
+    if (rc != ATTN_OK)
+        return rc;
+    if (!(one_us > 0))
+        one_us = 1;
+    int batch = (int)ceil(PROBE_SAMPLE_US / one_us);
+    batch = batch < 1 ? 1 : batch > PROBE_MAX_BATCH ? PROBE_MAX_BATCH : batch;
+    double fit = PROBE_BUDGET_US / (2.0 * batch * one_us);
+    int samples = fit >= PROBE_MAX_SAMPLES ? PROBE_MAX_SAMPLES : fit < PROBE_MIN_SAMPLES ? PROBE_MIN_SAMPLES : (int)fit;
+    for (int i = 0; i < samples && rc == ATTN_OK; i++) {
         if (cupti_enable(0, cerr, sizeof cerr) != 0)
             return attn_fail(e, ATTN_FAILED, "%s", cerr);
-        t_off[i] = event_sample_us(var, state, d, h_off, &n_off, e, &rc);
+        t_off[i] = event_sample_us(var, state, d, batch, h_off, &n_off, e, &rc);
         if (cupti_enable(1, cerr, sizeof cerr) != 0)
             return attn_fail(e, ATTN_FAILED, "%s", cerr);
         if (rc == ATTN_OK)
-            t_on[i] = event_sample_us(var, state, d, h_on, &n_on, e, &rc);
+            t_on[i] = event_sample_us(var, state, d, batch, h_on, &n_on, e, &rc);
     }
     if (rc != ATTN_OK)
         return rc;
-    res->event_us_no_cupti = median_of(t_off, PROBE_SAMPLES);
-    res->event_us_cupti = median_of(t_on, PROBE_SAMPLES);
+    res->event_us_no_cupti = median_of(t_off, samples);
+    res->event_us_cupti = median_of(t_on, samples);
     res->host_us_no_cupti = median_of(h_off, n_off);
     res->host_us_cupti = median_of(h_on, n_on);
+    attn_fact_add(&res->facts, "overhead_probe_samples", samples,
+                  "CUPTI overhead probe: %d samples of %d forward%s per state (off, on), interleaved", samples, batch,
+                  batch == 1 ? "" : "s");
     return ATTN_OK;
 }
 
@@ -630,7 +654,7 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info,
 {
     counters_set *cs = &info->counters;
     double t0 = host_us();
-    int failed = 0;
+    int failed = 0, skipped = 0;
     char first_error[300] = "";
     if (counter_pass_open(&cs->meta) != 0) {
         if (!cfg->c.quiet)
@@ -643,7 +667,19 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info,
         variant_result *res = &info->variants[i];
         if (res->status != VARIANT_OK || strcmp(res->name, var->name))
             continue;
+        double max_bytes = (double)cfg->c.counters_max_gib * 1073741824.0;
+        if (res->device_bytes > max_bytes) {
+            attn_fact_add(&res->facts, "counters", NAN,
+                          "counter pass skipped: the variant needs %.1f GiB of device memory here, above "
+                          "--counters-max-gib %d (kernel replay saves and restores it on every pass)",
+                          res->device_bytes / 1073741824.0, cfg->c.counters_max_gib);
+            step_line(cfg, "counters of %s skipped: %.1f GiB of device memory > --counters-max-gib %d", var->name,
+                      res->device_bytes / 1073741824.0, cfg->c.counters_max_gib);
+            skipped++;
+            continue;
+        }
         progress(cfg, i, var->name, "counters", 1, 1);
+        double tv = host_us();
         counted_forward f = {.var = var, .d = d};
         char err[256] = "";
         int prc = 0;
@@ -676,6 +712,8 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info,
         if (var->teardown)
             var->teardown(f.state);
         cudaGetLastError();
+        step_line(cfg, "counters of %s: %s in %.1f s (%.2f GiB of device memory)", var->name, err[0] ? "failed" : "ok",
+                  (host_us() - tv) / 1e6, res->device_bytes / 1073741824.0);
         if (prc == -2)
             break;
     }

@@ -326,7 +326,7 @@ static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch
     }
     for (char *save, *tok = strtok_r(flags, " ", &save); tok && n < 28; tok = strtok_r(NULL, " ", &save))
         argv[n++] = tok;
-    argv[n++] = "-o", argv[n++] = out, argv[n++] = "-q";
+    argv[n++] = "-o", argv[n++] = out; /* no -q: the step lines go to the shape's log (stdout is /dev/null) */
     argv[n] = NULL;
 
     int pfd[2] = {-1, -1};
@@ -889,6 +889,10 @@ static int make_plan(const cli_options *o, sweep_plan *p)
     snprintf(p->run_flags, sizeof p->run_flags, "%s%s%s%s", o->run.counters ? "" : " --no-counters",
              o->run.calibrate ? "" : " --no-calibrate", o->run.options.cudnn_replan ? " --cudnn-replan" : "",
              o->pdf ? " --pdf" : "");
+    if (o->run.counters_max_gib != RUN_COUNTERS_MAX_GIB_DEFAULT) {
+        size_t len = strlen(p->run_flags);
+        snprintf(p->run_flags + len, sizeof p->run_flags - len, " --counters-max-gib %d", o->run.counters_max_gib);
+    }
     if (o->run.seed) {
         size_t len = strlen(p->run_flags);
         snprintf(p->run_flags + len, sizeof p->run_flags - len, " --seed %llu", o->run.seed);

@@ -654,3 +654,35 @@ Test(counters_fixture, roof_shares_use_one_scope_and_never_pass_100_percent_with
     counters_free(&f.r.counters);
     fixture_free(&f);
 }
+
+/* --counters-max-gib: a variant the counter pass skipped carries a "counters" fact with
+ * the reason; the section then no longer says every variant was measured, and names it. */
+Test(predict, a_variant_the_counter_pass_skipped_is_named_with_its_reason)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-6var");
+    declare(&f.r);
+    synthesize(&f, 0);
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert(strstr(md, "measures one forward of each variant, per kernel"), "nothing skipped: every variant");
+    free(md);
+    int m = -1;
+    for (int i = 0; i < f.r.n_variants; i++)
+        if (!strcmp(f.r.variants[i].name, "math"))
+            m = i;
+    cr_assert_geq(m, 0);
+    attn_facts *facts = &f.r.variants[m].facts;
+    cr_assert_lt(facts->n, ATTN_MAX_FACTS);
+    attn_fact *fa = &facts->item[facts->n++];
+    snprintf(fa->key, sizeof fa->key, "counters");
+    snprintf(fa->value, sizeof fa->value, "counter pass skipped: the variant needs 37.2 GiB of device memory here, "
+                                           "above --counters-max-gib 4 (kernel replay saves and restores it on every pass)");
+    fa->number = NAN;
+    md = report_markdown(&f.a, NULL, NULL);
+    cr_assert(strstr(md, "measures one forward of each variant but those named below, per kernel"), "%.2000s",
+              strstr(md, "## Predict") ? strstr(md, "## Predict") : md);
+    cr_assert(strstr(md, "`math`: counter pass skipped: the variant needs 37.2 GiB"));
+    free(md);
+    counters_free(&f.r.counters);
+    fixture_free(&f);
+}

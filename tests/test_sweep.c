@@ -861,3 +861,14 @@ Test(sweep_findings, tensor_peak_and_share_of_it)
         cr_expect(m.findings[i - 1].id != SF_SCALING || m.findings[i].id == SF_SCALING || m.findings[i].id == SF_OPS_CHANGE);
     sweep_free(&m);
 }
+
+/* The run options a sweep passes to every shape, as sweep.json holds them: the two that
+ * take a number take exactly one whole number. */
+Test(sweep_plan, run_flags_take_counters_max_gib_with_a_number)
+{
+    char bad[80];
+    cr_expect_eq(sweep_run_flags_valid(" --no-calibrate --counters-max-gib 8 --seed 3", bad, sizeof bad), 0, "%s", bad);
+    cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib", bad, sizeof bad), -1);
+    cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib 8x", bad, sizeof bad), -1);
+    cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib ;rm", bad, sizeof bad), -1);
+}
