@@ -15,6 +15,15 @@ typedef enum variant_status {
                               * memory); reason in `error`, the batch went on */
 } variant_status;
 
+/* How `--iters auto` ended for a variant (run.json "variants[].stop"; issue 25). */
+typedef struct stop_outcome {
+    char reason[24];  /* "noise" (below the target), "converged" (the median stopped moving),
+                       * "max_forwards", "time_cap", "fixed" (--iters N); "" not recorded */
+    int forwards;     /* recorded forwards, every pass together */
+    double noise;     /* the median's relative standard error when it stopped (0.005 = 0.5%) */
+    double gpu_s;     /* GPU time of those forwards (CUDA events), seconds */
+} stop_outcome;
+
 typedef struct variant_result {
     char name[32];
     /* Where the variant's kernels come from, from their names (provenance_derive):
@@ -39,7 +48,27 @@ typedef struct variant_result {
     attn_prediction prediction; /* declared by the variant from the shape (prediction.h) */
     double device_bytes;        /* device memory the variant needs at this shape (inputs, output,
                                  * mask and its own buffers); NAN: not recorded (older archives) */
+    stop_outcome stop;
 } variant_result;
+
+/* How the forwards were measured (run.json "measurement"; issue 25). recorded = 0 in
+ * archives from before it and in imports: the report says "not recorded". */
+typedef struct measurement_plan {
+    int recorded;
+    char l2[8];                 /* "warm" (back to back) or "cold" (flushed before each forward) */
+    int64_t l2_flush_bytes;     /* cold: bytes written by the flush before each recorded forward */
+    double flush_us;            /* cold: median GPU time of one flush (CUDA events) */
+    char iters_rule[8];         /* "auto" or "fixed" */
+    double noise_target;        /* auto: stop once the median's relative standard error is below */
+    int min_forwards, max_forwards; /* per variant and pass */
+    double min_gpu_s, time_cap_s;   /* per variant and pass */
+    int replicates;             /* --replicate K: passes of the whole batch (1: one) */
+    double throttle_fraction;   /* a forward whose SM clock is below this × the run's highest
+                                 * recorded SM clock is throttled: kept, left out of medians */
+    double nvml_sample_us;      /* median host time of one per-forward NVML sample */
+    int lock_clocks_requested;  /* --lock-clocks */
+    char lock_clocks[160];      /* what happened: "locked the SM clock at 1980 MHz", "refused: …" */
+} measurement_plan;
 
 #define RUN_MAX_VARIANTS 16
 #define RUN_MAX_PROBES 64
@@ -118,6 +147,7 @@ typedef struct run_info {
     int cublas_version, cudnn_version, cupti_version;
     char marker_source[96];     /* where the NVTX ranges came from (CUPTI markers or host stamps) */
     run_env env;
+    measurement_plan measurement;
     int n_variants;
     variant_result variants[RUN_MAX_VARIANTS];
     int n_probes;

@@ -65,6 +65,17 @@ typedef struct host_range {
     int iteration;
     int64_t start_ns, end_ns;
     int pid, tid;
+    /* A recorded forward of `attnprof run` (an attn_fwd range; issue 25): what was measured
+     * around it, outside its NVTX range, written as the range's args in trace.json.
+     * recorded = 0 in older archives, in imports and for every other range. */
+    struct forward_sample {
+        int recorded;
+        int pass;         /* --replicate K: the pass of the batch it belongs to, 0..K-1 */
+        double event_us;  /* CUDA events recorded on the stream just outside the range */
+        int sm_mhz, mem_mhz; /* NVML, sampled after the forward completed */
+        double power_w;
+        int temp_c;
+    } sample;
 } host_range;
 
 typedef struct device_props {
