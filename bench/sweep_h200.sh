@@ -18,7 +18,7 @@
 #                                 counters) of every shape                           goal <= 10 min
 #   bench/sweep_h200.sh all       the same sweep with --gpus all (run on the 2-GPU machine,
 #                                 after `one` there): its wall time and the speed-up
-#   bench/sweep_h200.sh replicate --gpus all --replicate on a small sweep: the GPU check
+#   bench/sweep_h200.sh replicate --gpus all --check-gpus on a small sweep: the GPU check
 #   bench/sweep_h200.sh wall      S = 32768 at B = 1, D 64: naive's and math's memory wall (~7 min: FP64 reference)
 #   bench/sweep_h200.sh render    render time of the last sweep's report, pinned to 2 cores
 # Env: ITERS (forwards per variant, default run's 20), SEQ and DIMS (override the lists),
@@ -131,7 +131,7 @@ all)
   ;;
 replicate)
   n_smi=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-  sweep "$W/replicate" --seq 1024,4096 --dim 64 --gpus "$(seq -s, 0 $((n_smi - 1)))" --replicate || true
+  sweep "$W/replicate" --seq 1024,4096 --dim 64 --gpus "$(seq -s, 0 $((n_smi - 1)))" --check-gpus || true
   grep -E '^- GPU' "$L" | tail -n 20
   pack replicate "$W/replicate"
   ;;

@@ -36,7 +36,11 @@ void cli_usage(FILE *f)
           "  --heads N            heads H (default 16)\n"
           "  --seq N              sequence length S (default 1024)\n"
           "  --dim N              head dimension D (default 64)\n"
-          "  --iters N            recorded forwards per variant (default 20)\n"
+          "  --iters auto|N       recorded forwards per variant: until the median is stable (auto, the\n"
+          "                       default; README states the rule) or exactly N\n"
+          "  --l2 warm|cold       warm: forwards back to back (default); cold: the L2 flushed before each\n"
+          "  --lock-clocks        lock the SM clock at its maximum through NVML where permitted\n"
+          "  --replicate K        K passes of the whole batch, variants interleaved (default 1)\n"
           "  --warmup N           warm-up forwards per variant, not recorded (default 5)\n"
           "  --seed N             seed of the random normal inputs (default 0)\n"
           "  --check-rows N       query rows of each sampled head checked against FP64 (0: every row;\n"
@@ -61,7 +65,7 @@ void cli_usage(FILE *f)
           "  --dim LIST           head dims (default 64,128)\n"
           "  --tokens N           B = N / S for every shape (default 32768); or --batch B for all\n"
           "  --gpus 0,1 | all     one worker process per GPU (CUDA_VISIBLE_DEVICES), shapes from one queue\n"
-          "  --replicate          every GPU also runs one reference shape; the report flags GPUs that differ\n"
+          "  --check-gpus         every GPU also runs one reference shape; the report flags GPUs that differ\n"
           "  --resume             continue DIR's sweep: shapes with a complete archive are not run again; DIR's\n"
           "                       stored task command is never run: give the same --task-command yourself\n"
           "  --task-command CMD   run CMD (sh -c) per shape instead of `attnprof run`; placeholders {exe}\n"
@@ -191,7 +195,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_NO_PDF,
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
-       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB };
+       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -233,7 +237,10 @@ const cli_option_spec cli_option_table[] = {
     {"min-effect", 0, required_argument, OPT_MIN_EFFECT, ON_RUN_LIKE},
     {"tokens", 0, required_argument, OPT_TOKENS, ON_SWEEP_ONLY},
     {"gpus", 0, required_argument, OPT_GPUS, ON_SWEEP_ONLY},
-    {"replicate", 0, no_argument, OPT_REPLICATE, ON_SWEEP_ONLY},
+    {"check-gpus", 0, no_argument, OPT_CHECK_GPUS, ON_SWEEP_ONLY},
+    {"replicate", 0, required_argument, OPT_REPLICATE, ON_RCL},
+    {"l2", 0, required_argument, OPT_L2, ON_RUN_LIKE},
+    {"lock-clocks", 0, no_argument, OPT_LOCK_CLOCKS, ON_RUN_LIKE},
     {"resume", 0, no_argument, OPT_RESUME, ON_SWEEP_ONLY},
     {"task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
     {"slurm-task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
@@ -321,7 +328,13 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     case OPT_DIM:
         o->sweep.dim = arg;
         return o->command == CMD_SWEEP ? EXIT_OK : positive_int("dim", arg, 1024, &rc->shape.dim, err, n);
-    case OPT_ITERS: o->sweep.iters_given = 1; return positive_int("iters", arg, 100000, &rc->iters, err, n);
+    case OPT_ITERS:
+        o->sweep.iters_given = 1;
+        if (!strcmp(arg, "auto")) {
+            rc->iters = 0; /* the stop rule decides (run_config.h) */
+            return EXIT_OK;
+        }
+        return positive_int("iters", arg, 100000, &rc->iters, err, n);
     case OPT_WARMUP:
         o->sweep.warmup_given = 1;
         if ((r = whole_number("warmup", arg, 100000, &v, err, n)) == EXIT_OK)
@@ -333,7 +346,15 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         o->sweep.tokens = (long)v;
         return r;
     case OPT_GPUS: o->sweep.gpus = arg; return EXIT_OK;
-    case OPT_REPLICATE: o->sweep.replicate = 1; return EXIT_OK;
+    case OPT_CHECK_GPUS: o->sweep.replicate = 1; return EXIT_OK;
+    case OPT_REPLICATE:
+        return positive_int("replicate", arg, RUN_MAX_REPLICATES, &rc->replicates, err, n);
+    case OPT_L2:
+        if (strcmp(arg, "cold") && strcmp(arg, "warm"))
+            return usage_error(err, n, "--l2: expected cold or warm, not '%s'", arg);
+        rc->l2_cold = !strcmp(arg, "cold");
+        return EXIT_OK;
+    case OPT_LOCK_CLOCKS: rc->lock_clocks = 1; return EXIT_OK;
     case OPT_RESUME: o->sweep.resume = 1; return EXIT_OK;
     case OPT_TASK_COMMAND: o->sweep.task_command = arg; return EXIT_OK;
     case OPT_SLURM: o->sweep.slurm = 1; return EXIT_OK;
@@ -456,7 +477,7 @@ static int check_sweep(cli_options *o, int argc, char **argv, int operands, char
     if (!w->slurm && (w->no_gres || w->submit || w->partition || w->time_limit))
         return usage_error(err, n, "--partition, --time, --no-gres and --submit go with --slurm");
     if (w->slurm && (w->gpus || w->replicate))
-        return usage_error(err, n, "--gpus and --replicate are for one host; under --slurm each task gets a GPU from "
+        return usage_error(err, n, "--gpus and --check-gpus are for one host; under --slurm each task gets a GPU from "
                            "Slurm");
     if (w->task_command && !w->task_command[strspn(w->task_command, " \t")])
         return usage_error(err, n, "--task-command: empty command");
@@ -470,7 +491,8 @@ static void set_defaults(cli_options *o)
     memset(o, 0, sizeof *o);
     run_config *rc = &o->run;
     rc->shape = (attn_shape){8, 16, 1024, 64};
-    rc->iters = 20;
+    rc->iters = 0; /* --iters auto */
+    rc->replicates = 1;
     rc->warmup = 5;
     rc->rel_error_threshold = 2e-2;
     rc->heads_to_check = 3;

@@ -5,6 +5,7 @@
 #define ATTNPROF_RUN_CONFIG_H
 
 #define RUN_COUNTERS_MAX_GIB_DEFAULT 4
+#define RUN_MAX_REPLICATES 10
 
 #include "attn_types.h"
 
@@ -15,7 +16,11 @@ typedef struct attn_options {
 typedef struct run_config {
     attn_shape shape;
     unsigned long long seed;
-    int iters, warmup;
+    int iters;      /* recorded forwards per variant and pass; 0: --iters auto (the stop rule) */
+    int warmup;
+    int replicates; /* --replicate K: passes of the whole batch, variants interleaved */
+    int l2_cold;    /* --l2 cold: the L2 flushed before each recorded forward */
+    int lock_clocks; /* --lock-clocks: lock the SM clock at its maximum (NVML) */
     int quiet;
     attn_options options;
     /* --variants as given (comma-separated names), or NULL for every variant. The

@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include "check.h" /* after the CUDA libraries' headers: their parts */
+#include "nvml_sampler.h"
+#include "stop_rule.h"
 
 /* The CUPTI overhead probe (cupti_overhead_probe) takes samples of a few forwards each,
  * alternately with activity collection off and on. A sample is PROBE_SAMPLE_US of GPU time
@@ -319,8 +321,43 @@ typedef struct device_inputs {
     uint8_t *mask;      /* fully-masked-rows check: built on the first use, the same for every variant */
     int mask_ready;
     cudaStream_t stream;
-    cudaEvent_t ev0, ev1;
+    cudaEvent_t ev0, ev1;    /* the overhead probe's samples */
+    cudaEvent_t fwd0, fwd1;  /* each recorded forward, just outside its NVTX range */
+    void *flush;             /* --l2 cold: the buffer written before each recorded forward */
+    size_t flush_bytes;
 } device_inputs;
+
+/* A throttled forward: its SM clock below this fraction of the highest SM clock the run
+ * recorded (nvbench's 75%). Recorded in run.json; the report applies it. */
+#define THROTTLE_FRACTION 0.75
+
+/* Each recorded forward's sample (trace.h's forward_sample), by variant, in the order
+ * recorded; attached to the trace's attn_fwd ranges once the run's records are in. */
+typedef struct forward_log {
+    struct forward_sample *s;
+    int *iteration;
+    int n, cap;
+} forward_log;
+
+static void forward_log_add(forward_log *l, int iteration, const struct forward_sample *fs)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->s = realloc(l->s, sizeof *l->s * (size_t)l->cap);
+        l->iteration = realloc(l->iteration, sizeof *l->iteration * (size_t)l->cap);
+        if (!l->s || !l->iteration)
+            abort();
+    }
+    l->s[l->n] = *fs;
+    l->iteration[l->n++] = iteration;
+}
+
+/* What the per-forward measurement costs and did, over the whole run. */
+typedef struct measure_state {
+    forward_log logs[RUN_MAX_VARIANTS];
+    double *nvml_us; /* host time of each NVML sample */
+    int n_nvml, cap_nvml;
+} measure_state;
 
 static double check_correctness(const run_plan *cfg, const attn_variant *var, void *state, device_inputs *d,
                                 const sampled_head *heads, int n_heads, const checked_rows *rows, attn_error *e,
@@ -525,9 +562,82 @@ static void probe_occupancy(const trace *t, size_t first_op, run_info *info)
     }
 }
 
-static int run_variant(const run_plan *cfg, int vi, device_inputs *d, const sampled_head *heads, int n_heads,
-                       const checked_rows *rows,
-                       variant_result *res, trace *t, run_info *info)
+/* The recorded forwards of one pass of a variant: --iters N of them, or (--iters auto) until
+ * the stop rule says (stop_rule.h). Each is timed by CUDA events just outside its NVTX range,
+ * preceded by the L2 flush under --l2 cold (outside the range too, so no variant counts it),
+ * and followed by an NVML sample once it completed. Returns rc (ATTN_*). */
+static int recorded_forwards(const run_plan *cfg, int vi, int pass, device_inputs *d, void *state,
+                             variant_result *res, measure_state *ms, attn_error *e, int rc)
+{
+    const attn_variant *var = cfg->variants[vi];
+    const stop_rule rule = STOP_RULE_DEFAULT;
+    forward_log *log = &ms->logs[vi];
+    int first = log->n; /* this pass's forwards are log->s[first..] */
+    double t_pass = host_us(), noise = NAN;
+    const char *why = NULL;
+    double *x = NULL;
+    int cap = cfg->c.iters ? cfg->c.iters : rule.max_forwards;
+    if (!(x = malloc(sizeof *x * (size_t)cap)))
+        abort();
+    int n = 0;
+    for (; rc == ATTN_OK && n < cap && !why; n++) {
+        progress(cfg, vi, var->name, "forward", n + 1, cap); /* auto: out of at most max_forwards */
+        cudaError_t ce = cudaSuccess;
+        if (d->flush)
+            ce = cudaMemsetAsync(d->flush, (pass * 131 + n) & 0xff, d->flush_bytes, d->stream);
+        if (ce == cudaSuccess)
+            ce = cudaEventRecord(d->fwd0, d->stream);
+        int iteration = log->n;
+        cupti_range_push("attn_fwd", iteration);
+        rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e);
+        cupti_range_pop();
+        if (ce == cudaSuccess)
+            ce = cudaEventRecord(d->fwd1, d->stream);
+        cudaError_t se = cudaStreamSynchronize(d->stream);
+        float ms_f = 0;
+        if (ce == cudaSuccess)
+            ce = se != cudaSuccess ? se : cudaEventElapsedTime(&ms_f, d->fwd0, d->fwd1);
+        if (rc == ATTN_OK && ce != cudaSuccess)
+            rc = attn_fail(e, ATTN_FAILED, "forward %d: %s", iteration, cudaGetErrorString(ce));
+        if (rc != ATTN_OK)
+            break;
+        double t0 = host_us();
+        nvml_reading nr = nvml_read();
+        if (ms->n_nvml == ms->cap_nvml) {
+            ms->cap_nvml = ms->cap_nvml ? 2 * ms->cap_nvml : 256;
+            if (!(ms->nvml_us = realloc(ms->nvml_us, sizeof *ms->nvml_us * (size_t)ms->cap_nvml)))
+                abort();
+        }
+        ms->nvml_us[ms->n_nvml++] = host_us() - t0;
+        struct forward_sample fs = {.recorded = 1, .pass = pass, .event_us = ms_f * 1000.0,
+                                    .sm_mhz = nr.ok ? nr.sm_mhz : -1, .mem_mhz = nr.ok ? nr.mem_mhz : -1,
+                                    .power_w = nr.ok ? nr.power_w : -1, .temp_c = nr.ok ? nr.temp_c : -1};
+        forward_log_add(log, iteration, &fs);
+        x[n] = fs.event_us;
+        if (!cfg->c.iters)
+            why = stop_rule_check(&rule, x, n + 1, (host_us() - t_pass) / 1e6, &noise);
+    }
+    /* The outcome over every pass so far: forwards, GPU time, the median's noise. */
+    double gpu_s = 0;
+    double *all = malloc(sizeof *all * (size_t)(log->n ? log->n : 1));
+    if (!all)
+        abort();
+    for (int i = 0; i < log->n; i++)
+        gpu_s += (all[i] = log->s[i].event_us) / 1e6;
+    res->stop.forwards = log->n;
+    res->stop.gpu_s = gpu_s;
+    res->stop.noise = stop_rule_noise(all, log->n);
+    snprintf(res->stop.reason, sizeof res->stop.reason, "%s",
+             cfg->c.iters ? "fixed" : why ? why : rc != ATTN_OK ? "failed" : "max_forwards");
+    (void)first;
+    free(all);
+    free(x);
+    return rc;
+}
+
+static int run_variant(const run_plan *cfg, int vi, int pass, device_inputs *d, const sampled_head *heads,
+                       int n_heads, const checked_rows *rows, variant_result *res, trace *t, run_info *info,
+                       measure_state *ms)
 {
     const attn_variant *var = cfg->variants[vi];
     attn_error e = {{0}};
@@ -540,27 +650,20 @@ static int run_variant(const run_plan *cfg, int vi, device_inputs *d, const samp
     double t0 = host_us();
     rc = var->setup(&state, &cfg->c.shape, &cfg->c.options, d->stream, &e);
     double setup_us = host_us() - t0;
-    attn_fact_add(&res->facts, "setup_us", setup_us, "%.0f µs host time in setup", setup_us);
+    if (pass == 0)
+        attn_fact_add(&res->facts, "setup_us", setup_us, "%.0f µs host time in setup", setup_us);
     for (int i = 0; rc == ATTN_OK && i < cfg->c.warmup; i++) {
         progress(cfg, vi, var->name, "warm-up", i + 1, cfg->c.warmup);
         rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, &e);
     }
     if (rc == ATTN_OK && cudaStreamSynchronize(d->stream) != cudaSuccess)
         rc = attn_fail(&e, ATTN_FAILED, "warm-up: %s", cudaGetErrorString(cudaGetLastError()));
-    if (rc == ATTN_OK) {
+    if (rc == ATTN_OK && pass == 0) { /* later passes run the very same code on the same inputs */
         res->rel_error = check_correctness(cfg, var, state, d, heads, n_heads, rows, &e, &rc);
         res->heads_checked = n_heads;
         res->rows_checked = rows->n;
     }
-    for (int i = 0; rc == ATTN_OK && i < cfg->c.iters; i++) {
-        progress(cfg, vi, var->name, "forward", i + 1, cfg->c.iters);
-        cupti_range_push("attn_fwd", i);
-        rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, &e);
-        cupti_range_pop();
-        cudaError_t ce = cudaStreamSynchronize(d->stream);
-        if (rc == ATTN_OK && ce != cudaSuccess)
-            rc = attn_fail(&e, ATTN_FAILED, "forward %d: %s", i, cudaGetErrorString(ce));
-    }
+    rc = recorded_forwards(cfg, vi, pass, d, state, res, ms, &e, rc);
     cupti_range_pop();
     int cur = 0;
     if (cudaGetDevice(&cur) == cudaSuccess)
@@ -568,21 +671,30 @@ static int run_variant(const run_plan *cfg, int vi, device_inputs *d, const samp
     size_t first_op = t->n_ops;
     if (cupti_flush(1, var->name, &dropped, cerr, sizeof cerr) != 0 && rc == ATTN_OK)
         rc = attn_fail(&e, ATTN_FAILED, "%s", cerr);
-    probe_occupancy(t, first_op, info);
+    if (pass == 0)
+        probe_occupancy(t, first_op, info);
 
-    if (rc == ATTN_OK) {
+    if (rc == ATTN_OK && pass == 0) {
         progress(cfg, vi, var->name, "overhead probe", 1, 1);
         rc = cupti_overhead_probe(var, state, d, res, &e);
         if (rc == ATTN_OK)
             fully_masked_rows_check(cfg, var, state, d, &res->facts);
         cupti_flush(0, var->name, NULL, cerr, sizeof cerr);
     }
-    if (state && var->facts)
+    if (state && var->facts && pass == 0)
         var->facts(state, &res->facts);
     if (var->teardown)
         var->teardown(state);
     cudaGetLastError(); /* a failed variant's sticky launch error must not fail the next one */
-    res->dropped_records = dropped;
+    res->dropped_records += dropped;
+    if (pass > 0) { /* it passed the check in pass 0: a later pass can only fail to run */
+        if (rc != ATTN_OK) {
+            res->status = VARIANT_FAILED;
+            snprintf(res->error, sizeof res->error, "pass %d of %d: %s", pass + 1, cfg->c.replicates, e.msg);
+            fprintf(stderr, "attnprof: variant %s failed: %s\n", var->name, res->error);
+        }
+        return res->status;
+    }
 
     if (rc == ATTN_UNAVAILABLE) {
         res->status = VARIANT_UNAVAILABLE;
@@ -744,6 +856,8 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
     memset(plan, 0, sizeof *plan);
     plan->c = *cfg;
     plan->c.variant_list = NULL;
+    if (plan->c.replicates < 1)
+        plan->c.replicates = 1;
     int chosen[RUN_MAX_VARIANTS] = {0};
     if (!cfg->variant_list) {
         for (int i = 0; i < attn_registry_count && i < RUN_MAX_VARIANTS; i++)
@@ -873,6 +987,8 @@ static int upload_inputs(device_inputs *d, const uint16_t *host, size_t n, const
     SETUP_TRY(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
     SETUP_TRY(cudaEventCreate(&d->ev0));
     SETUP_TRY(cudaEventCreate(&d->ev1));
+    SETUP_TRY(cudaEventCreate(&d->fwd0));
+    SETUP_TRY(cudaEventCreate(&d->fwd1));
     SETUP_TRY(cudaMalloc(&d->q, n * 2));
     SETUP_TRY(cudaMalloc(&d->k, n * 2));
     SETUP_TRY(cudaMalloc(&d->v, n * 2));
@@ -938,6 +1054,93 @@ static void after_batch(const run_plan *cfg, device_inputs *d, run_info *info, t
         fprintf(stderr, "\r\033[K");
 }
 
+/* How the forwards will be measured, into run.json's "measurement": NVML opened for the
+ * per-forward samples, --lock-clocks tried (refused: one line, the run goes on), and under
+ * --l2 cold the flush buffer (twice the L2) allocated and one flush timed. */
+static int measurement_begin(const run_plan *cfg, device_inputs *d, run_info *info, char *err, size_t errlen)
+{
+    measurement_plan *m = &info->measurement;
+    const stop_rule rule = STOP_RULE_DEFAULT;
+    memset(m, 0, sizeof *m);
+    m->recorded = 1;
+    snprintf(m->iters_rule, sizeof m->iters_rule, "%s", cfg->c.iters ? "fixed" : "auto");
+    m->noise_target = rule.noise_target;
+    m->min_forwards = cfg->c.iters ? cfg->c.iters : rule.min_forwards;
+    m->max_forwards = cfg->c.iters ? cfg->c.iters : rule.max_forwards;
+    m->min_gpu_s = cfg->c.iters ? 0 : rule.min_gpu_s;
+    m->time_cap_s = cfg->c.iters ? 0 : rule.time_cap_s;
+    m->replicates = cfg->c.replicates;
+    m->throttle_fraction = THROTTLE_FRACTION;
+    m->lock_clocks_requested = cfg->c.lock_clocks;
+    char why[200] = "";
+    int nvml_ok = nvml_open(0, why, sizeof why) == 0;
+    if (!nvml_ok && !cfg->c.quiet)
+        fprintf(stderr, "attnprof: no per-forward clocks (NVML: %s); the run goes on\n", why);
+    if (cfg->c.lock_clocks) {
+        if (nvml_lock_sm_clock(m->lock_clocks, sizeof m->lock_clocks) != 0 && !cfg->c.quiet)
+            fprintf(stderr, "attnprof: --lock-clocks %s; the run goes on with the clocks as they are\n",
+                    m->lock_clocks);
+    }
+    snprintf(m->l2, sizeof m->l2, "%s", cfg->c.l2_cold ? "cold" : "warm");
+    if (!cfg->c.l2_cold)
+        return EXIT_OK;
+    int l2 = info->device.l2_bytes > 0 ? info->device.l2_bytes : 64 << 20;
+    d->flush_bytes = 2 * (size_t)l2;
+    m->l2_flush_bytes = (int64_t)d->flush_bytes;
+    cudaError_t ce = cudaMalloc(&d->flush, d->flush_bytes);
+    if (ce != cudaSuccess) {
+        d->flush = NULL;
+        return fail(err, errlen, EXIT_DEVICE_MEMORY, "--l2 cold: cannot allocate the %.0f MiB flush buffer: %s; "
+                    "use --l2 warm or a smaller shape", d->flush_bytes / 1048576.0, cudaGetErrorString(ce));
+    }
+    double t[5];
+    for (int i = 0; i < 5 && ce == cudaSuccess; i++) {
+        float ms_f = 0;
+        if ((ce = cudaEventRecord(d->fwd0, d->stream)) == cudaSuccess &&
+            (ce = cudaMemsetAsync(d->flush, i, d->flush_bytes, d->stream)) == cudaSuccess &&
+            (ce = cudaEventRecord(d->fwd1, d->stream)) == cudaSuccess &&
+            (ce = cudaEventSynchronize(d->fwd1)) == cudaSuccess &&
+            (ce = cudaEventElapsedTime(&ms_f, d->fwd0, d->fwd1)) == cudaSuccess)
+            t[i] = ms_f * 1000.0;
+    }
+    if (ce != cudaSuccess)
+        return fail(err, errlen, EXIT_IO, "--l2 cold: the flush failed: %s", cudaGetErrorString(ce));
+    m->flush_us = median_of(t, 5);
+    return EXIT_OK;
+}
+
+/* After the last record: each forward's sample onto its attn_fwd range (by variant and
+ * iteration), the cost of an NVML sample, and run.json's iters as the most forwards any
+ * variant recorded (under --iters auto each variant has its own count, in its "stop"). */
+static void measurement_end(measure_state *ms, run_info *info, trace *t)
+{
+    for (size_t i = 0; i < t->n_ranges; i++) {
+        host_range *r = &t->ranges[i];
+        if (!r->variant || !r->name || strcmp(r->name, "attn_fwd") || r->iteration < 0)
+            continue;
+        for (int v = 0; v < info->n_variants; v++) {
+            forward_log *log = &ms->logs[v];
+            if (strcmp(info->variants[v].name, r->variant))
+                continue;
+            if (r->iteration < log->n && log->iteration[r->iteration] == r->iteration)
+                r->sample = log->s[r->iteration];
+        }
+    }
+    if (ms->n_nvml)
+        info->measurement.nvml_sample_us = median_of(ms->nvml_us, ms->n_nvml);
+    int most = 0;
+    for (int v = 0; v < info->n_variants; v++)
+        if (info->variants[v].stop.forwards > most)
+            most = info->variants[v].stop.forwards;
+    info->iters = most;
+    for (int v = 0; v < RUN_MAX_VARIANTS; v++) {
+        free(ms->logs[v].s);
+        free(ms->logs[v].iteration);
+    }
+    free(ms->nvml_us);
+    memset(ms, 0, sizeof *ms);
+}
+
 int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, size_t errlen)
 {
     int rc = open_device(t, info, err, errlen);
@@ -979,29 +1182,49 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
     }
     describe_run(cfg, info, t);
 
-    /* Step 6: the variants, in series order. */
+    /* Step 6: the variants, in series order; with --replicate K, K passes of them all. */
     rc = EXIT_OK;
+    static measure_state ms;
+    memset(&ms, 0, sizeof ms);
+    if ((rc = measurement_begin(cfg, &d, info, err, errlen)) != EXIT_OK)
+        goto out;
     for (int i = 0; i < cfg->n_variants; i++) {
         variant_result *res = &info->variants[info->n_variants++];
-        const attn_variant *v = cfg->variants[i];
-        start_result(res, v, need_bytes[i], s, t);
-        if (skip[i][0]) {
-            res->status = VARIANT_SKIPPED;
-            snprintf(res->error, sizeof res->error, "%s", skip[i]);
-            if (!cfg->c.quiet)
-                fprintf(stderr, "attnprof: variant %s skipped: %s\n", v->name, res->error);
-            continue;
-        }
-        double t0 = host_us();
-        if (run_variant(cfg, i, &d, heads, n_heads, &rows, res, t, info) == VARIANT_FAILED)
-            rc = EXIT_VARIANT_FAILED;
-        double done_s = (host_us() - t_variants) / 1e6;
-        step_line(cfg, "[%d/%d] %s %s: %.1f µs per forward (CUDA events), rel. error %.2g; %.1f s, about %.0f s left",
-                  i + 1, cfg->n_variants, v->name, variant_status_name(res->status), res->event_us_no_cupti,
-                  res->rel_error, (host_us() - t0) / 1e6, done_s / (i + 1) * (cfg->n_variants - i - 1));
+        start_result(res, cfg->variants[i], need_bytes[i], s, t);
     }
+    for (int pass = 0; pass < cfg->c.replicates; pass++)
+        for (int i = 0; i < cfg->n_variants; i++) {
+            variant_result *res = &info->variants[i];
+            const attn_variant *v = cfg->variants[i];
+            if (skip[i][0]) {
+                if (pass == 0) {
+                    res->status = VARIANT_SKIPPED;
+                    snprintf(res->error, sizeof res->error, "%s", skip[i]);
+                    if (!cfg->c.quiet)
+                        fprintf(stderr, "attnprof: variant %s skipped: %s\n", v->name, res->error);
+                }
+                continue;
+            }
+            if (pass > 0 && res->status != VARIANT_OK)
+                continue;
+            double t0 = host_us();
+            if (run_variant(cfg, i, pass, &d, heads, n_heads, &rows, res, t, info, &ms) == VARIANT_FAILED)
+                rc = EXIT_VARIANT_FAILED;
+            double done_s = (host_us() - t_variants) / 1e6;
+            int step = pass * cfg->n_variants + i + 1, steps = cfg->c.replicates * cfg->n_variants;
+            char pass_text[32] = "";
+            if (cfg->c.replicates > 1)
+                snprintf(pass_text, sizeof pass_text, " (pass %d/%d)", pass + 1, cfg->c.replicates);
+            step_line(cfg,
+                      "[%d/%d] %s%s %s: %.1f µs per forward (CUDA events), rel. error %.2g; %d forwards (%s, "
+                      "noise %.2g%%); %.1f s, about %.0f s left",
+                      i + 1, cfg->n_variants, v->name, pass_text, variant_status_name(res->status),
+                      res->event_us_no_cupti, res->rel_error, res->stop.forwards, res->stop.reason,
+                      100 * res->stop.noise, (host_us() - t0) / 1e6, done_s / step * (steps - step));
+        }
     snprintf(info->marker_source, sizeof info->marker_source, "%s", cupti_marker_source());
     cupti_stop();
+    measurement_end(&ms, info, t); /* every record is in: the samples go onto their ranges */
     after_batch(cfg, &d, info, t);
 out:
     cudaFree(d.q);
@@ -1013,6 +1236,12 @@ out:
         cudaEventDestroy(d.ev0);
     if (d.ev1)
         cudaEventDestroy(d.ev1);
+    if (d.fwd0)
+        cudaEventDestroy(d.fwd0);
+    if (d.fwd1)
+        cudaEventDestroy(d.fwd1);
+    cudaFree(d.flush);
+    nvml_close(); /* after the counter pass: a locked clock stays locked for it */
     if (d.stream)
         cudaStreamDestroy(d.stream);
     for (int i = 0; i < n_heads; i++)

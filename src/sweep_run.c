@@ -41,6 +41,14 @@
 #include <time.h>
 #include <unistd.h>
 
+/* --iters N as text for a {iters} placeholder (0 is --iters auto). */
+static const char *it_text(int iters)
+{
+    static char buf[16];
+    snprintf(buf, sizeof buf, "%d", iters);
+    return buf;
+}
+
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig) { stop_signal = sig; }
@@ -152,7 +160,7 @@ static int expand_template(const sweep_ctx *c, const task *t, const char *outdir
         else if (close && KEY("variants"))
             snprintf(val, sizeof val, "%s", t->variants[0] ? t->variants : c->plan.variants);
         else if (close && KEY("iters"))
-            snprintf(val, sizeof val, "%d", c->plan.iters ? c->plan.iters : 20);
+            snprintf(val, sizeof val, "%s", c->plan.iters ? it_text(c->plan.iters) : "auto");
         else if (close && KEY("run_flags"))
             snprintf(val, sizeof val, "%s", c->plan.run_flags);
         else if (close && KEY("warmup"))

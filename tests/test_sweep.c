@@ -508,13 +508,13 @@ Test(sweep_cli, two_workers_one_queue_then_resume)
     remove_tree(dir);
 }
 
-Test(sweep_cli, gpus_all_follows_cuda_visible_devices_and_replicate_runs_on_each)
+Test(sweep_cli, gpus_all_follows_cuda_visible_devices_and_check_gpus_runs_on_each)
 {
     char dir[256], args[4096], t[1024], out[8192];
     tmpdir(dir, sizeof dir, "gpus");
     task_cmd(t, sizeof t, "h200-6var", "0");
     snprintf(args, sizeof args,
-             "sweep --seq 256,512 --dim 64 --tokens 1024 --heads 4 --gpus all --replicate -o %s %s", dir, t);
+             "sweep --seq 256,512 --dim 64 --tokens 1024 --heads 4 --gpus all --check-gpus -o %s %s", dir, t);
     char env_args[4200];
     snprintf(env_args, sizeof env_args, "%s", args);
     setenv("CUDA_VISIBLE_DEVICES", "3,5", 1);
