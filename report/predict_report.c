@@ -225,7 +225,13 @@ void predict_write_markdown(FILE *f, const analysis *a)
     }
     if (c->measured)
     {
-        fprintf(f, "Ceilings measured in this run: %.0f TFLOP/s bf16 tensor-core GEMM, %.1f TFLOP/s FP32 FMA "
+        if (c->source[0]) {
+            fputs("Ceilings measured on the same GPU (the same UUID) in the archive ", f);
+            esc_md_code(f, c->source, 0);
+            fputs(", not again in this run", f);
+        } else
+            fputs("Ceilings measured in this run", f);
+        fprintf(f, ": %.0f TFLOP/s bf16 tensor-core GEMM, %.1f TFLOP/s FP32 FMA "
                    "(SGEMM), %.2f TB/s device-to-device copy; ridge point %.0f FLOP per DRAM byte",
                 c->tensor_bf16_tflops, c->fp32_fma_tflops, c->copy_tbps, ceilings_ridge(c));
         if (c->method[0]) {

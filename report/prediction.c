@@ -132,9 +132,12 @@ void prediction_from_json(json_t *o, attn_prediction *p)
 
 json_t *ceilings_to_json(const ceilings *c)
 {
-    return json_pack("{s:b,s:o,s:o,s:o,s:s,s:s}", "measured", c->measured, "tensor_bf16_tflops",
-                     num(c->tensor_bf16_tflops), "fp32_fma_tflops", num(c->fp32_fma_tflops), "copy_tbps",
-                     num(c->copy_tbps), "method", c->method, "error", c->error);
+    json_t *o = json_pack("{s:b,s:o,s:o,s:o,s:s,s:s}", "measured", c->measured, "tensor_bf16_tflops",
+                          num(c->tensor_bf16_tflops), "fp32_fma_tflops", num(c->fp32_fma_tflops), "copy_tbps",
+                          num(c->copy_tbps), "method", c->method, "error", c->error);
+    if (o && c->source[0])
+        json_object_set_new(o, "measured_in", json_string(c->source));
+    return o;
 }
 
 void ceilings_from_json(json_t *o, ceilings *c)
@@ -149,6 +152,11 @@ void ceilings_from_json(json_t *o, ceilings *c)
     c->copy_tbps = real(o, "copy_tbps");
     esc_copy_utf8(c->method, sizeof c->method, str(o, "method"));
     esc_copy_utf8(c->error, sizeof c->error, str(o, "error"));
+    /* An archive's directory name, shown in captions and sentences: kept to name characters. */
+    esc_copy_utf8(c->source, sizeof c->source, str(o, "measured_in"));
+    for (char *p = c->source; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-", *p))
+            *p = '_';
 }
 
 double ceilings_ridge(const ceilings *c)

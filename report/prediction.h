@@ -49,6 +49,10 @@ typedef struct ceilings {
     double copy_tbps;            /* cudaMemcpy DtoD: (read + write) bytes / s, in TB/s */
     char method[200];
     char error[200];             /* why not measured */
+    /* "" when measured in this run; else the archive (its directory's name) whose run on the
+     * same GPU (the same UUID) measured them: `run --ceilings-from`, which a sweep passes to
+     * every shape after a GPU's first, since the ceilings are the GPU's, not the shape's. */
+    char source[128];
 } ceilings;
 
 /* Adds a class (returns the class, or NULL when full). */

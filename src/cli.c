@@ -50,6 +50,8 @@ void cli_usage(FILE *f)
           "  --counters-max-gib N count a variant only if it needs at most N GiB of device memory\n"
           "                       (kernel replay saves and restores it every pass; default 4)\n"
           "  --no-calibrate       skip measuring the GEMM and copy ceilings (default: --calibrate, on)\n"
+          "  --ceilings-from F    take the ceilings from run.json F if it was recorded on this GPU (a sweep\n"
+          "                       passes its GPU's first shape to the others); else measure them\n"
           "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
           "  --force              replace DIR if it exists\n"
           "  -q, --quiet          no progress line, no summary on stdout\n"
@@ -195,7 +197,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_NO_PDF,
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
-       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS };
+       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS, OPT_CEILINGS_FROM };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -241,6 +243,7 @@ const cli_option_spec cli_option_table[] = {
     {"replicate", 0, required_argument, OPT_REPLICATE, ON_RCL},
     {"l2", 0, required_argument, OPT_L2, ON_RUN_LIKE},
     {"lock-clocks", 0, no_argument, OPT_LOCK_CLOCKS, ON_RUN_LIKE},
+    {"ceilings-from", 0, required_argument, OPT_CEILINGS_FROM, ON_RCL},
     {"resume", 0, no_argument, OPT_RESUME, ON_SWEEP_ONLY},
     {"task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
     {"slurm-task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
@@ -355,6 +358,11 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         rc->l2_cold = !strcmp(arg, "cold");
         return EXIT_OK;
     case OPT_LOCK_CLOCKS: rc->lock_clocks = 1; return EXIT_OK;
+    case OPT_CEILINGS_FROM:
+        if (!*arg || strlen(arg) >= 4000)
+            return usage_error(err, n, "--ceilings-from: expected the path of an archive's run.json (1 to 3999 bytes)");
+        rc->ceilings_from = arg;
+        return EXIT_OK;
     case OPT_RESUME: o->sweep.resume = 1; return EXIT_OK;
     case OPT_TASK_COMMAND: o->sweep.task_command = arg; return EXIT_OK;
     case OPT_SLURM: o->sweep.slurm = 1; return EXIT_OK;

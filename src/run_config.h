@@ -36,6 +36,9 @@ typedef struct run_config {
      * at this shape is at most this many GiB (kernel replay saves and restores it for every
      * pass); a larger one's counters are skipped and the archive says why. */
     int counters_max_gib;
+    /* --ceilings-from RUN.JSON: take the ceilings from that archive when it was recorded on this
+     * very GPU (same UUID) and measured them; otherwise measure them here (NULL: measure). */
+    const char *ceilings_from;
 } run_config;
 
 #endif

@@ -1034,8 +1034,46 @@ static void start_result(variant_result *res, const attn_variant *v, double devi
 
 /* Step 7, after the timed batch, with activity collection off (neither perturbs the timings):
  * the ceilings, then the counter pass. */
+/* --ceilings-from: the ceilings of an archive recorded on this GPU (same UUID) that measured
+ * them, with the archive's directory name as their source. 0, or -1 with why not in why. */
+static int ceilings_from_archive(const char *path, run_info *info, char *why, size_t why_len)
+{
+    static run_info other;
+    char err[512];
+    if (run_info_read_json(&other, path, err, sizeof err) != 0)
+        return snprintf(why, why_len, "%s", err), -1;
+    if (!other.ceilings.measured)
+        return snprintf(why, why_len, "%s measured no ceilings", path), -1;
+    if (!other.gpu_uuid[0] || strcmp(other.gpu_uuid, info->gpu_uuid))
+        return snprintf(why, why_len, "%s was recorded on GPU %s, this is %s", path,
+                        other.gpu_uuid[0] ? other.gpu_uuid : "(no UUID recorded)", info->gpu_uuid), -1;
+    info->ceilings = other.ceilings;
+    /* The archive's directory: "DIR/shapes/2x16x16384x128/run.json" -> "2x16x16384x128". */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : slash ? dir : ".";
+    size_t k = 0;
+    for (const char *p = name; *p && k + 1 < sizeof info->ceilings.source; p++)
+        info->ceilings.source[k++] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-", *p)
+                                         ? *p : '_';
+    info->ceilings.source[k] = '\0';
+    return 0;
+}
+
 static void after_batch(const run_plan *cfg, device_inputs *d, run_info *info, trace *t)
 {
+    char why[700] = "";
+    if (cfg->c.calibrate && cfg->c.ceilings_from) {
+        if (ceilings_from_archive(cfg->c.ceilings_from, info, why, sizeof why) == 0) {
+            step_line(cfg, "ceilings from %s (same GPU): not measured again", info->ceilings.source);
+            goto counters;
+        }
+        if (!cfg->c.quiet)
+            fprintf(stderr, "attnprof: --ceilings-from: %s; measuring them here\n", why);
+    }
     if (cfg->c.calibrate) {
         if (!cfg->c.quiet && isatty(STDERR_FILENO))
             fprintf(stderr, "\r\033[Kcalibrating ceilings (GEMM bf16, SGEMM, DtoD copy)");
@@ -1043,6 +1081,7 @@ static void after_batch(const run_plan *cfg, device_inputs *d, run_info *info, t
         calibrate_run(&info->ceilings);
         step_line(cfg, "ceilings calibrated in %.1f s", (host_us() - t0) / 1e6);
     }
+counters:
     trace_sort(t); /* the counter pass names its kernel ranges from the sorted records */
     if (cfg->c.counters) {
         double t0 = host_us();

@@ -283,8 +283,10 @@ static FILE *read_log(const char *path)
     return f;
 }
 
-/* Starts the child for `t`; its output goes to DIR/.staging/<name>/a. */
-static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch)
+/* Starts the child for `t`; its output goes to DIR/.staging/<name>/a. ceilings_from: the
+ * run.json of an earlier shape on this worker's GPU, whose ceilings the child takes (the
+ * child checks the GPU's UUID), or "" to measure them. */
+static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, const char *ceilings_from, child *ch)
 {
     char staging[PATH_MAX + 128], out[PATH_MAX + 160];
     path_of(c, ".staging", t->name, staging, sizeof staging);
@@ -310,7 +312,7 @@ static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch
     snprintf(it, sizeof it, "%d", c->plan.iters);
     snprintf(wu, sizeof wu, "%d", c->plan.warmup);
     formats_text(c->o->formats, fmt, sizeof fmt);
-    char *argv[32];
+    char *argv[40];
     int n = 0;
     argv[n++] = (char *)c->exe;
     argv[n++] = "run";
@@ -334,6 +336,8 @@ static int spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, child *ch
     }
     for (char *save, *tok = strtok_r(flags, " ", &save); tok && n < 28; tok = strtok_r(NULL, " ", &save))
         argv[n++] = tok;
+    if (ceilings_from[0])
+        argv[n++] = "--ceilings-from", argv[n++] = (char *)ceilings_from;
     argv[n++] = "-o", argv[n++] = out; /* no -q: the step lines go to the shape's log (stdout is /dev/null) */
     argv[n] = NULL;
 
@@ -691,6 +695,10 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
 
     child running[SWEEP_MAX_GPUS];
     int busy[SWEEP_MAX_GPUS] = {0}, taken[SWEEP_MAX_SHAPES + SWEEP_MAX_GPUS] = {0};
+    /* The ceilings are the GPU's: a worker's first complete shape measures them, the later
+     * ones take them from its run.json (not under a --task-command, which runs what it says). */
+    static char ceilings_from[SWEEP_MAX_GPUS][PATH_MAX + 160];
+    memset(ceilings_from, 0, sizeof ceilings_from);
     int done = 0, failed = 0, rc = EXIT_OK;
     double total_cost = 0, done_cost = 0, t0 = now_s(), last_draw = 0;
     for (int i = 0; i < n_tasks; i++)
@@ -712,7 +720,7 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
             if (pick < 0)
                 continue;
             taken[pick] = 1;
-            int s = spawn(c, &tasks[pick], pick, gpus ? gpus[w] : NULL, &running[w]);
+            int s = spawn(c, &tasks[pick], pick, gpus ? gpus[w] : NULL, ceilings_from[w], &running[w]);
             if (s != EXIT_OK)
                 rc = s;
             else
@@ -737,6 +745,13 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
                     }
                     done++;
                     done_cost += running[w].t->cost;
+                    if (!ceilings_from[w][0] && !c->plan.task_command[0] && !strstr(c->plan.run_flags, "--no-calibrate") &&
+                        (code == EXIT_OK || code == EXIT_VARIANT_FAILED)) {
+                        char rj[PATH_MAX + 160];
+                        snprintf(rj, sizeof rj, "%s/%s/run.json", c->dir, running[w].t->final_rel);
+                        if (access(rj, R_OK) == 0)
+                            snprintf(ceilings_from[w], sizeof ceilings_from[w], "%s", rj);
+                    }
                     if (code != EXIT_OK && code != EXIT_VARIANT_FAILED)
                         failed++;
                     if (code != EXIT_OK)

@@ -15,7 +15,7 @@ static const char *sample_value(const char *name)
     static const char *samples[][2] = {
         {"variants", "flash"}, {"batch", "2"},      {"heads", "4"},        {"seq", "128"},
         {"dim", "64"},         {"iters", "3"},      {"warmup", "1"},       {"seed", "7"},
-        {"check-rows", "16"}, {"counters-max-gib", "8"}, {"replicate", "3"}, {"l2", "cold"}, {"output", "/tmp/attnprof-never"},          {"format", "png"},
+        {"check-rows", "16"}, {"counters-max-gib", "8"}, {"replicate", "3"}, {"ceilings-from", "tests/fixtures/h200-6var/run.json"}, {"l2", "cold"}, {"output", "/tmp/attnprof-never"},          {"format", "png"},
         {"figure-size", "column"}, {"reference", "/tmp/attnprof-ref"},     {"baseline", "a"},
         {"min-effect", "5"},   {"tokens", "4096"},  {"gpus", "all"},       {"task-command", "true"},
         {"slurm-task-command", "true"},             {"partition", "gpu"},  {"time", "10"},

@@ -686,3 +686,41 @@ Test(predict, a_variant_the_counter_pass_skipped_is_named_with_its_reason)
     counters_free(&f.r.counters);
     fixture_free(&f);
 }
+
+/* Ceilings taken from an earlier archive on the same GPU (run --ceilings-from, a sweep's later
+ * shapes): run.json says which archive, the report says they were not measured in this run,
+ * and a hostile name is kept to name characters. */
+Test(prediction, ceilings_from_another_archive_say_where_they_were_measured)
+{
+    ceilings c = {.measured = 1, .tensor_bf16_tflops = 788, .fp32_fma_tflops = 51, .copy_tbps = 4.2}, d;
+    snprintf(c.source, sizeof c.source, "2x16x16384x128");
+    json_t *j = ceilings_to_json(&c);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "measured_in")), "2x16x16384x128");
+    ceilings_from_json(j, &d);
+    cr_assert_str_eq(d.source, "2x16x16384x128");
+    json_object_set_new(j, "measured_in", json_string("<b>x</b> `y`"));
+    ceilings_from_json(j, &d);
+    cr_assert_str_eq(d.source, "_b_x__b___y_");
+    json_decref(j);
+    c.source[0] = '\0';
+    j = ceilings_to_json(&c);
+    cr_assert_null(json_object_get(j, "measured_in"), "measured here: no source key (archives stay as before)");
+    json_decref(j);
+
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-6var");
+    declare(&f.r);
+    synthesize(&f, 0);
+    f.r.ceilings = (ceilings){.measured = 1, .tensor_bf16_tflops = 788, .fp32_fma_tflops = 51, .copy_tbps = 4.2};
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert(strstr(md, "Ceilings measured in this run: 788 TFLOP/s"));
+    free(md);
+    snprintf(f.r.ceilings.source, sizeof f.r.ceilings.source, "2x16x16384x128");
+    md = report_markdown(&f.a, NULL, NULL);
+    cr_assert(strstr(md, "Ceilings measured on the same GPU (the same UUID) in the archive `2x16x16384x128`, not again "
+                         "in this run: 788 TFLOP/s"), "%s", strstr(md, "Ceilings") ? strstr(md, "Ceilings") : md);
+    cr_assert_null(strstr(md, "Ceilings measured in this run"));
+    free(md);
+    counters_free(&f.r.counters);
+    fixture_free(&f);
+}

@@ -219,9 +219,11 @@ int fig_roofline_prepare(fig_job *job, cairo_t *measure, const analysis *a)
 {
     (void)measure;
     snprintf(job->name, sizeof job->name, "roofline");
+    const char *from = a->run ? a->run->ceilings.source : "";
     snprintf(job->caption, sizeof job->caption,
              "Roofline: each kernel's achieved FLOP/s against its arithmetic intensity (measured FLOPs per "
-             "measured DRAM byte), under the ceilings measured in the same run.");
+             "measured DRAM byte), under the ceilings measured %s%s.",
+             from[0] ? "on the same GPU in the archive " : "in the same run", from);
     job->a = a;
     job->draw = roofline_draw;
     job->w = FIG_WIDTH;
