@@ -1,5 +1,6 @@
 #include "report.h"
 #include "measurement_text.h"
+#include "samples_csv.h"
 #include "units.h"
 #include "alloc.h"
 
@@ -1042,7 +1043,12 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     citation_year(r->date, year, sizeof year);
     char *cff = citation_cff(version, year);
     char *fjson = findings_json(a);
+    char *samples = samples_csv(a), *kernels = kernels_csv(a);
     int rc = html ? 0 : -1;
+    if (!rc)
+        rc = write_atomic(dir, "samples.csv", samples, err, errlen);
+    if (!rc)
+        rc = write_atomic(dir, "kernels.csv", kernels, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "findings.json", fjson, err, errlen);
     if (!rc)
@@ -1062,6 +1068,8 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     free(tex);
     free(cff);
     free(fjson);
+    free(samples);
+    free(kernels);
     return rc;
 }
 
