@@ -181,6 +181,16 @@ static void fill_fields(compare_model *m)
             snprintf(seed->value[i], sizeof seed->value[i], "%llu", r->seed);
         }
     }
+    /* issue 25's fields are named in the sentence only where some run records them:
+     * archives before it record none, and listing them would say nothing. */
+    compare_field *measured[] = {l2, rule, passes};
+    for (size_t k = 0; k < sizeof measured / sizeof measured[0]; k++) {
+        compare_field *x = measured[k];
+        int any = 0;
+        for (int i = 0; i < m->n; i++)
+            any |= strcmp(x->value[i], nr_text) != 0;
+        x->in_sentence = any;
+    }
     /* A field differs when two runs that record it hold different values; "not
      * recorded" against a value is unknown, not a difference. */
     for (int f = 0; f < m->n_fields; f++) {
