@@ -365,14 +365,82 @@ static int check_variant(const variant_analysis *va, const run_info *r, char *er
     /* An import takes iters as its longest file's count; a recording has exactly iters
      * forwards per variant that ran, fewer only when CUPTI dropped records. */
     int short_ok = r->imported || v->dropped_records > 0 || v->status != VARIANT_OK;
-    /* --iters auto (run.json "stop"): each variant recorded its own count, iters the most. */
-    int expected = v->stop.reason[0] && v->stop.forwards > 0 ? v->stop.forwards : r->iters;
-    if (va->n_forwards > r->iters || (!short_ok && va->n_forwards != expected)) {
-        snprintf(err, errlen, "inconsistent: run.json says iters = %d, but trace.json holds %d forwards of variant "
-                 "%s", r->iters, va->n_forwards, name);
+    int expected = analysis_expected_forwards(r, v), have = va->n_forwards + va->n_throttled;
+    if (have > expected || (!short_ok && have != expected)) {
+        if (v->stop.reason[0])
+            snprintf(err, errlen, "inconsistent: run.json says variant %s stopped after %d forwards, but trace.json "
+                     "holds %d of its forwards", name, expected, have);
+        else
+            snprintf(err, errlen, "inconsistent: run.json says iters = %d%s, but trace.json holds %d forwards of "
+                     "variant %s", r->iters, expected != r->iters ? " per pass" : "", have, name);
         return -1;
     }
     return 0;
+}
+
+int analysis_expected_forwards(const run_info *r, const variant_result *v)
+{
+    if (v->stop.reason[0])
+        return v->stop.forwards;
+    int passes = r->measurement.recorded && r->measurement.replicates > 1 ? r->measurement.replicates : 1;
+    return r->iters * passes;
+}
+
+int analysis_forward_throttled(const analysis *a, const host_range *h)
+{
+    return a->throttle_judged && h->sample.recorded && h->sample.sm_mhz > 0 &&
+           (double)h->sample.sm_mhz < a->throttle_fraction * (double)a->max_sm_mhz;
+}
+
+/* The throttle line of the run: its highest sampled SM clock, over every variant. */
+static void throttle_rule(analysis *a, const trace *t, const run_info *r)
+{
+    for (size_t i = 0; i < t->n_ranges; i++)
+        if (t->ranges[i].iteration >= 0 && t->ranges[i].sample.recorded && t->ranges[i].sample.sm_mhz > a->max_sm_mhz)
+            a->max_sm_mhz = t->ranges[i].sample.sm_mhz;
+    a->throttle_fraction = r->measurement.recorded ? r->measurement.throttle_fraction : 0;
+    a->throttle_judged = a->max_sm_mhz > 0 && isfinite(a->throttle_fraction) && a->throttle_fraction > 0;
+}
+
+/* Moves the throttled forwards out of va->forwards (both keep the recorded order),
+ * unless every one is throttled; records the clock range of the samples. */
+static void set_throttled_apart(const analysis *a, variant_analysis *va)
+{
+    int n = va->n_forwards, kept = 0, out = 0;
+    for (int i = 0; i < n; i++) {
+        forward *f = &va->forwards[i];
+        const struct forward_sample *s = &f->range->sample;
+        f->throttled = analysis_forward_throttled(a, f->range);
+        out += f->throttled;
+        if (!s->recorded)
+            continue;
+        if (!va->n_sampled++)
+            va->sm_mhz_min = va->sm_mhz_max = s->sm_mhz, va->mem_mhz_min = va->mem_mhz_max = s->mem_mhz;
+        if (s->sm_mhz < va->sm_mhz_min)
+            va->sm_mhz_min = s->sm_mhz;
+        if (s->sm_mhz > va->sm_mhz_max)
+            va->sm_mhz_max = s->sm_mhz;
+        if (s->mem_mhz < va->mem_mhz_min)
+            va->mem_mhz_min = s->mem_mhz;
+        if (s->mem_mhz > va->mem_mhz_max)
+            va->mem_mhz_max = s->mem_mhz;
+    }
+    if (!out)
+        return;
+    if (out == n) {
+        va->all_throttled = 1;
+        return;
+    }
+    va->throttled = calloc((size_t)out, sizeof *va->throttled);
+    if (!va->throttled)
+        attn_oom();
+    for (int i = 0; i < n; i++) {
+        if (va->forwards[i].throttled)
+            va->throttled[va->n_throttled++] = va->forwards[i];
+        else
+            va->forwards[kept++] = va->forwards[i];
+    }
+    va->n_forwards = kept;
 }
 
 int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen)
@@ -389,6 +457,7 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
     for (size_t i = 0; i < t->n_ops; i++)
         idx.ops[i] = &t->ops[i];
     qsort(idx.ops, idx.n, sizeof *idx.ops, cmp_corr);
+    throttle_rule(a, t, r);
 
     for (int v = 0; v < r->n_variants; v++) {
         variant_analysis *va = &a->v[a->n++];
@@ -404,6 +473,7 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
             if (h->iteration >= 0 && !strcmp(h->variant, va->result->name))
                 group_forward(t, &idx, h, &va->forwards[va->n_forwards++]);
         }
+        set_throttled_apart(a, va);
         double *cu = malloc(sizeof(double) * (size_t)(n ? n : 1)), *cp = malloc(sizeof(double) * (size_t)(n ? n : 1));
         double *sp = malloc(sizeof(double) * (size_t)(n ? n : 1));
         int *ops = malloc(sizeof(int) * (size_t)(n ? n : 1)), *mc = malloc(sizeof(int) * (size_t)(n ? n : 1));
@@ -458,7 +528,12 @@ void analysis_free(analysis *a)
             free(a->v[v].forwards[i].ops);
             free(a->v[v].forwards[i].launchers);
         }
+        for (int i = 0; i < a->v[v].n_throttled; i++) {
+            free(a->v[v].throttled[i].ops);
+            free(a->v[v].throttled[i].launchers);
+        }
         free(a->v[v].forwards);
+        free(a->v[v].throttled);
     }
     memset(a, 0, sizeof *a);
 }

@@ -17,6 +17,7 @@ typedef struct forward {
     double cuda_us;              /* sum of GPU op durations */
     double cpu_us;               /* duration of the host range (the forward call, no sync) */
     double gpu_span_us;          /* first op start to last op end */
+    int throttled;               /* its SM clock was below the run's throttle line (issue 25) */
 } forward;
 
 typedef struct stats {
@@ -62,8 +63,18 @@ typedef struct finding {
 
 typedef struct variant_analysis {
     const variant_result *result;
+    /* The forwards every statistic, view and finding is drawn from: the recorded ones
+     * but the throttled (issue 25), which are in `throttled` (kept for samples.csv and
+     * named in the report). When every forward of a variant is throttled none is left
+     * out (all_throttled = 1): there is nothing else to draw from, and the report says so. */
     forward *forwards;
     int n_forwards;
+    forward *throttled;
+    int n_throttled;
+    int all_throttled;
+    int n_sampled;               /* forwards with a per-forward sample (trace.json args) */
+    int sm_mhz_min, sm_mhz_max;  /* over those samples; 0 when none */
+    int mem_mhz_min, mem_mhz_max;
     stats cuda_us, cpu_us, span_us;
     int ops_per_forward;         /* median over forwards */
     int memcpy_per_forward;
@@ -77,6 +88,13 @@ typedef struct variant_analysis {
 typedef struct analysis {
     const trace *trace;
     const run_info *run;
+    /* The throttle rule (issue 25): judged when run.json has a measurement plan with a
+     * throttle fraction and trace.json holds SM clocks; a forward whose sampled SM clock
+     * is below throttle_fraction × max_sm_mhz (the highest of the run, every variant) is
+     * throttled. A sample with no SM clock (0: NVML gave none) is never judged. */
+    int throttle_judged;
+    double throttle_fraction;
+    int max_sm_mhz;
     int n;
     variant_analysis v[RUN_MAX_VARIANTS];
 } analysis;
@@ -89,6 +107,11 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant);
  * CUDA time is the median, the lower middle one when the count is even (an actual
  * forward, not an average); ties go to the earlier iteration. -1 when none. */
 int analysis_median_forward(const variant_analysis *va);
+/* 1 when the forward's sample puts it below the run's throttle line. */
+int analysis_forward_throttled(const analysis *a, const host_range *r);
+/* The forwards a variant was expected to record: its stop outcome's count when
+ * recorded (--iters auto, every pass), else iters × replicates. */
+int analysis_expected_forwards(const run_info *r, const variant_result *v);
 
 /* Pure helpers, tested on their own. */
 stats stats_of(const double *x, int n);

@@ -108,7 +108,8 @@ static void fill_fields(compare_model *m)
                   *cudnn = field(m, "cuDNN", 1), *cupti = field(m, "CUPTI", 1),
                   *tool = field(m, "attnprof", 1), *date = field(m, "Date", 0), *shape = field(m, "Shape", 1),
                   *dtype = field(m, "Data type", 1), *iters = field(m, "Recorded forwards", 1),
-                  *warmup = field(m, "Warm-up forwards", 1), *seed = field(m, "Seed", 1);
+                  *warmup = field(m, "Warm-up forwards", 1), *seed = field(m, "Seed", 1),
+                  *l2 = field(m, "L2 state", 1), *rule = field(m, "Stop rule", 1), *passes = field(m, "Passes", 1);
     for (int i = 0; i < m->n; i++) {
         const run_info *r = &m->in[i]->r;
         const device_props *d = &r->device;
@@ -158,6 +159,20 @@ static void fill_fields(compare_model *m)
         /* A Kineto trace holds neither the inputs' seed nor the forwards run
          * before profiling: for an import both are not recorded, whatever
          * run.json says (older imports wrote 0 for them). */
+        /* issue 25: how the forwards were measured; archives before it do not say */
+        const measurement_plan *mp = &r->measurement;
+        snprintf(l2->value[i], sizeof l2->value[i], "%s", compare_l2_state(r) ? compare_l2_state(r) : nr);
+        if (mp->recorded && !strcmp(mp->iters_rule, "auto"))
+            snprintf(rule->value[i], sizeof rule->value[i], "auto (noise below %.2g%%, %d–%d forwards)",
+                     mp->noise_target * 100, mp->min_forwards, mp->max_forwards);
+        else if (mp->recorded)
+            snprintf(rule->value[i], sizeof rule->value[i], "fixed (%d forwards)", r->iters);
+        else
+            snprintf(rule->value[i], sizeof rule->value[i], "%s", nr);
+        if (mp->recorded)
+            snprintf(passes->value[i], sizeof passes->value[i], "%d", mp->replicates > 0 ? mp->replicates : 1);
+        else
+            snprintf(passes->value[i], sizeof passes->value[i], "%s", nr);
         if (r->imported) {
             snprintf(warmup->value[i], sizeof warmup->value[i], "%s", nr);
             snprintf(seed->value[i], sizeof seed->value[i], "%s", nr);
@@ -165,6 +180,16 @@ static void fill_fields(compare_model *m)
             snprintf(warmup->value[i], sizeof warmup->value[i], "%d", r->warmup);
             snprintf(seed->value[i], sizeof seed->value[i], "%llu", r->seed);
         }
+    }
+    /* issue 25's fields are named in the sentence only where some run records them:
+     * archives before it record none, and listing them would say nothing. */
+    compare_field *measured[] = {l2, rule, passes};
+    for (size_t k = 0; k < sizeof measured / sizeof measured[0]; k++) {
+        compare_field *x = measured[k];
+        int any = 0;
+        for (int i = 0; i < m->n; i++)
+            any |= strcmp(x->value[i], nr_text) != 0;
+        x->in_sentence = any;
     }
     /* A field differs when two runs that record it hold different values; "not
      * recorded" against a value is unknown, not a difference. */
@@ -684,6 +709,9 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
             m->throughput = 1;
     }
 
+    int l2rc = compare_l2_check(m->in, n, opt->allow_l2_mismatch, err, errlen);
+    if (l2rc != EXIT_OK)
+        return l2rc;
     fill_fields(m);
     differs_sentence(m);
 
@@ -703,6 +731,7 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
         compare_variant *cv = &m->variants[v];
         for (int i = 0; i < n; i++) {
             fill_cell(&cv->cell[i], m->in[i], cv->name, m->throughput);
+            compare_cell_passes(&cv->cell[i], &m->in[i]->r);
             cv->n_kernels[i] = summarise_kernels(cv->cell[i].va, &m->in[i]->t.device, &cv->kernels[i]);
             summarise_roles(cv->cell[i].va, cv->roles[i]);
         }
@@ -723,9 +752,15 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
         for (int i = 1; i < n; i++) {
             compare_cell *c = &cv->cell[i];
             if (comparable(base) && comparable(c)) {
-                c->metric_ratio = compare_ratio_of(base->metric, base->n, c->metric, c->n, m->min_effect,
+                /* Both runs hold replicates: the drift between their own passes is the floor
+                 * (compare_measurement.c); else the documented floors (compare.h). */
+                c->replicate_floor = compare_replicates_apply(base, c);
+                c->metric_floor = c->replicate_floor ? fmax(base->pass_spread_metric, c->pass_spread_metric)
+                                                     : m->min_effect;
+                c->cpu_floor = c->replicate_floor ? fmax(base->pass_spread_cpu, c->pass_spread_cpu) : m->cpu_floor;
+                c->metric_ratio = compare_ratio_of(base->metric, base->n, c->metric, c->n, c->metric_floor,
                                                    m->throughput);
-                c->cpu_ratio = compare_ratio_of(base->cpu, base->n, c->cpu, c->n, m->cpu_floor, 0);
+                c->cpu_ratio = compare_ratio_of(base->cpu, base->n, c->cpu, c->n, c->cpu_floor, 0);
                 c->ops_ratio = compare_ratio_of(base->ops, base->n, c->ops, c->n, 0, 0);
             }
             if (base->va && c->va) {

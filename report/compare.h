@@ -50,6 +50,7 @@ typedef struct compare_options {
     unsigned formats;      /* FIG_* */
     int log_axis;
     int figure_size;       /* FIG_SIZE_*: also compare-speedup-<size> for a paper */
+    int allow_l2_mismatch; /* compare runs that measured different L2 states (issue 25) */
 } compare_options;
 
 typedef struct compare_archive {
@@ -85,6 +86,14 @@ typedef struct compare_cell {
     int n;                      /* forwards */
     stats metric_stats, cpu_stats, ops_stats;
     compare_ratio metric_ratio, cpu_ratio, ops_ratio; /* against the baseline's cell */
+    /* Replicates (issue 25): the passes its forwards came from (0: not recorded) and the
+     * relative range (max ÷ min − 1) of its per-pass medians; NAN below 2 passes. */
+    int passes;
+    double pass_spread_metric, pass_spread_cpu;
+    /* The floors its metric and CPU verdicts were judged against, and 1 when they are the
+     * between-pass spread (both runs hold replicates) rather than the documented floors. */
+    double metric_floor, cpu_floor;
+    int replicate_floor;
 } compare_cell;
 
 typedef enum kernel_change {
@@ -195,6 +204,24 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
 void compare_free(compare_model *m);
 
 const char *compare_verdict_word(compare_verdict v);
+
+/* compare_measurement.c (issue 25). */
+/* "warm" or "cold" as run.json's measurement plan records it; NULL when not recorded. */
+const char *compare_l2_state(const run_info *r);
+/* EXIT_OK, or EXIT_L2_MISMATCH with one line when two runs measured different L2 states
+ * (an archive that records none ran its forwards back to back: it is taken as warm only
+ * when it is an attnprof run; an import's state is unknown and differs from cold). */
+int compare_l2_check(compare_archive *const *in, int n, int allow, char *err, size_t errlen);
+/* The cell's passes and per-pass spreads (after its samples are filled). */
+void compare_cell_passes(compare_cell *c, const run_info *r);
+/* 1 when both cells' runs hold replicates: their verdicts use the between-pass spread. */
+int compare_replicates_apply(const compare_cell *base, const compare_cell *x);
+/* Verdict bits for --fail-on (1u << VERDICT_*), from "slower,ambiguous"; -1 with one
+ * line in err for a word that is not a verdict. */
+int compare_fail_on_parse(const char *list, unsigned *mask, char *err, size_t errlen);
+/* The variants of non-baseline runs whose CUDA-time (or throughput) verdict is in
+ * `mask`, named in one line into msg; their count. */
+int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n);
 /* Bootstrap a ratio of two cells' samples and give it a verdict against the noise
  * floor f: same when the whole 95% interval lies in [1/(1+f), 1+f], faster or
  * slower when it lies wholly outside, ambiguous when it straddles an edge.

@@ -334,6 +334,42 @@ static void kernel_section(FILE *f, const compare_model *m, const compare_varian
     }
 }
 
+/* issue 25: 1 when some ratio was judged against the runs' between-pass spread. */
+static int any_replicate_floor(const compare_model *m)
+{
+    for (int v = 0; v < m->n_variants; v++)
+        for (int i = 1; i < m->n; i++)
+            if (m->variants[v].cell[i].replicate_floor)
+                return 1;
+    return 0;
+}
+
+/* The replicate rule and the floor each variant was judged against, where it applied. */
+static void replicate_rule(FILE *f, const compare_model *m, int which)
+{
+    if (!any_replicate_floor(m))
+        return;
+    fputs("Replicates: where the baseline and a run both hold two or more passes of their batch (`attnprof run "
+          "--replicate K`, each forward's pass recorded), the floor of that ratio is not the documented one but "
+          "the larger of the two runs' between-pass spreads, the relative range (max ÷ min − 1) of the medians "
+          "of each pass: the drift between batches measured in the runs themselves. Floors used:", f);
+    int first = 1;
+    for (int v = 0; v < m->n_variants; v++)
+        for (int i = 1; i < m->n; i++) {
+            const compare_cell *c = &m->variants[v].cell[i];
+            if (!c->replicate_floor)
+                continue;
+            fputs(first ? " " : "; ", f);
+            first = 0;
+            esc_md_code(f, m->variants[v].name, 1);
+            fputs(" in ", f);
+            esc_md_text(f, m->in[i]->label);
+            fprintf(f, " %.2f%% (%d and %d passes)", (which == ROW_CPU ? c->cpu_floor : c->metric_floor) * 100,
+                    m->variants[v].cell[0].passes, c->passes);
+        }
+    fputs(".\n\n", f);
+}
+
 char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir)
 {
     char *buf = NULL;
@@ -403,6 +439,7 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
             "differed by up to 1.4%% in CUDA time (bench/RESULTS.md).\n\n",
             m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES, m->min_effect * 100,
             1 + m->min_effect);
+    replicate_rule(f, m, ROW_METRIC);
 
     fputs("## CPU time per forward\n\n", f);
     table_head(f, m, "Variant");
@@ -412,8 +449,12 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
             "faster. Host time drifts between runs far more than GPU time: runs of one batch on the H200 differed "
             "by up to 1.87× in a variant's median (bench/RESULTS.md), so the floor here is %.0f%%: a run is "
             "faster or slower only when the whole interval lies beyond ×/÷ %.2f, and same or ambiguous otherwise. "
-            "The archives hold one batch each, no replicate runs to measure the floor from.\n\n",
-            m->cpu_floor * 100, 1 + m->cpu_floor);
+            "%s\n\n",
+            m->cpu_floor * 100, 1 + m->cpu_floor,
+            any_replicate_floor(m) ? "Where both runs hold replicates, the floor is their between-pass spread "
+                                     "instead (below)."
+                                   : "The archives hold one batch each, no replicate runs to measure the floor from.");
+    replicate_rule(f, m, ROW_CPU);
 
     fputs("## GPU operations per forward\n\n", f);
     table_head(f, m, "Variant");

@@ -13,6 +13,10 @@ enum {
     EXIT_REFUSED = 8,        /* a sweep directory asks for what its command line did not (a stored --task-command
                               * that differs), or holds a symbolic link where attnprof writes */
     EXIT_NO_MEMORY = 9,      /* out of host memory: one line, temporaries removed */
+    EXIT_L2_MISMATCH = 10,   /* compare: the runs measured different L2 states (cold, warm) and
+                              * --allow-l2-mismatch was not given; nothing written */
+    EXIT_VERDICT_GATE = 11,  /* compare --fail-on: a variant's CUDA-time verdict is in the list
+                              * (the outputs were written) */
     EXIT_INTERRUPTED = 130,  /* SIGINT/SIGTERM: stopped, only complete archives left (128 + SIGINT, as shells say) */
 };
 #endif

@@ -145,6 +145,12 @@ static const char *const ARG_NAMES[KARG_COUNT] = {
     [KARG_BLOCKS_PER_SM] = "blocks per SM",
     [KARG_WARPS_PER_SM] = "warps per SM",
     [KARG_EST_OCCUPANCY] = "est. achieved occupancy %",
+    [KARG_PASS] = "pass",
+    [KARG_EVENT_US] = "event_us",
+    [KARG_SM_MHZ] = "sm_mhz",
+    [KARG_MEM_MHZ] = "mem_mhz",
+    [KARG_POWER_W] = "power_w",
+    [KARG_TEMP_C] = "temp_c",
 };
 
 /* A double as int64, saturated (converting one outside int64's range is undefined;

@@ -3,6 +3,7 @@
  * Markdown read back as plain text (summary.csv) or LaTeX. Archive strings are
  * escaped here as everywhere (escape.h): a name never becomes a command. */
 #include "latex.h"
+#include "measurement_text.h"
 #include "alloc.h"
 
 #include "findings.h"
@@ -271,10 +272,19 @@ char *report_summary_tex(const analysis *a)
     /* a model's trace imported is no set of attention variants */
     fputs(series_applies(a) || !r->imported ? "\\caption{Attention variants on " : "\\caption{Imported traces on ", f);
     caption_setup(f, r);
-    fprintf(f, ". Median of %d recorded forwards per variant, min--max in parentheses; CUDA time is the sum of "
+    /* issue 25: with a measurement plan the count is each variant's own (stop rule, throttled
+     * forwards left out), so it is said per variant in report.md, and the plan here */
+    if (r->measurement.recorded) {
+        char plan[1024];
+        measurement_plan_text(a, plan, sizeof plan);
+        fputs(". Measurement: ", f);
+        tex(f, plan);
+        fputs(". Median of each variant's recorded forwards", f);
+    } else
+        fprintf(f, ". Median of %d recorded forwards per variant", r->iters);
+    fprintf(f, ", min--max in parentheses; CUDA time is the sum of "
                "the GPU operations of a forward, CPU time %s. "
                "Recorded ",
-            r->iters,
             r->producer == PRODUCER_ATTNPROF ? "the host time of the forward call (under CUPTI)"
             : r->producer == PRODUCER_PYTORCH ? "the duration of the forward's range under PyTorch's profiler, its "
                                                 "dispatcher included"

@@ -1,4 +1,6 @@
 #include "report.h"
+#include "measurement_text.h"
+#include "samples_csv.h"
 #include "units.h"
 #include "alloc.h"
 
@@ -275,6 +277,11 @@ static void header(FILE *f, const analysis *a)
         fputs("| Measured during the run | SM and memory clocks, power limit: not recorded (this archive predates "
               "attnprof recording them) |\n", f);
     }
+    char plan[1024];
+    measurement_plan_text(a, plan, sizeof plan);
+    fputs("| Measurement | ", f);
+    esc_md_text(f, plan);
+    fputs(" |\n", f);
     fputs("| Host | ", f);
     if (e->host_cpu[0] || e->os[0]) {
         esc_md_text(f, e->host_cpu[0] ? e->host_cpu : "CPU not recorded");
@@ -417,6 +424,34 @@ static void summary_table(FILE *f, const analysis *a, const report_reference *re
             cell(f, va->findings[k]);
         }
         fprintf(f, " |\n");
+    }
+    fputc('\n', f);
+}
+
+/* Per variant, how the stop rule ended, the clocks its forwards ran at and which were
+ * throttled (issue 25); absent for archives without a measurement plan or samples
+ * (the header's Measurement row says "not recorded"). */
+static void measurement_table(FILE *f, const analysis *a)
+{
+    if (!measurement_variant_applies(a))
+        return;
+    fputs("## Measurement\n\n| Variant | Stop rule outcome | Clocks of its forwards (NVML) | Throttled forwards |\n"
+          "|---|---|---|---|\n", f);
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        char stop[256], clocks[96], thr[192];
+        measurement_stop_text(a, va, stop, sizeof stop);
+        measurement_clock_text(va, clocks, sizeof clocks);
+        measurement_throttle_text(a, va, thr, sizeof thr);
+        fputs("| ", f);
+        esc_md_code(f, va->result->name, 1);
+        fputs(" | ", f);
+        esc_md_text(f, stop);
+        fputs(" | ", f);
+        esc_md_text(f, clocks);
+        fputs(" | ", f);
+        esc_md_text(f, thr);
+        fputs(" |\n", f);
     }
     fputc('\n', f);
 }
@@ -732,6 +767,7 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
         series_section(f, a);
     figure(f, figs, "timeline-overview", inline_from_dir);
     figure(f, figs, "time-per-forward", inline_from_dir);
+    measurement_table(f, a);
     overhead_table(f, a);
     if (predict_available(a)) {
         predict_write_markdown(f, a);
@@ -1007,7 +1043,12 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     citation_year(r->date, year, sizeof year);
     char *cff = citation_cff(version, year);
     char *fjson = findings_json(a);
+    char *samples = samples_csv(a), *kernels = kernels_csv(a);
     int rc = html ? 0 : -1;
+    if (!rc)
+        rc = write_atomic(dir, "samples.csv", samples, err, errlen);
+    if (!rc)
+        rc = write_atomic(dir, "kernels.csv", kernels, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "findings.json", fjson, err, errlen);
     if (!rc)
@@ -1027,6 +1068,8 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     free(tex);
     free(cff);
     free(fjson);
+    free(samples);
+    free(kernels);
     return rc;
 }
 

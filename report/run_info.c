@@ -142,6 +142,9 @@ static int host_present(const void *base)
     const run_env *e = &((const run_info *)base)->env;
     return e->host_cpu[0] || e->os[0];
 }
+/* Issue 25: absent in archives from before it and in imports (measurement.recorded = 0). */
+static int measurement_present(const void *base) { return ((const run_info *)base)->measurement.recorded; }
+static int stop_present(const void *base) { return ((const variant_result *)base)->stop.reason[0] != '\0'; }
 static int build_present(const void *base)
 {
     const run_env *e = &((const run_info *)base)->env;
@@ -199,6 +202,22 @@ static const json_field run_fields[] = {
     RUN_FIELD("measured", "memory_clock_mhz_min", FIELD_INT, env.mem_clock_mhz_min),
     RUN_FIELD("measured", "memory_clock_mhz_max", FIELD_INT, env.mem_clock_mhz_max),
     RUN_FIELD("measured", "power_limit_w", FIELD_INT, env.power_limit_w),
+    /* How the forwards were measured (issue 25); bounds far above any plan. */
+    RUN_OBJECT("measurement", measurement_present, "measurement"),
+    RUN_FIELD("measurement", "l2", FIELD_STR, measurement.l2),
+    RUN_FIELD("measurement", "l2_flush_bytes", FIELD_INT64, measurement.l2_flush_bytes, .ihi = INT64_MAX),
+    RUN_FIELD("measurement", "flush_us", FIELD_REAL, measurement.flush_us, .rhi = 1e12),
+    RUN_FIELD("measurement", "iters_rule", FIELD_STR, measurement.iters_rule),
+    RUN_FIELD("measurement", "noise_target", FIELD_REAL, measurement.noise_target, .rhi = 1),
+    RUN_FIELD("measurement", "min_forwards", FIELD_INT, measurement.min_forwards),
+    RUN_FIELD("measurement", "max_forwards", FIELD_INT, measurement.max_forwards),
+    RUN_FIELD("measurement", "min_gpu_s", FIELD_REAL, measurement.min_gpu_s, .rhi = 1e9),
+    RUN_FIELD("measurement", "time_cap_s", FIELD_REAL, measurement.time_cap_s, .rhi = 1e9),
+    RUN_FIELD("measurement", "replicates", FIELD_INT, measurement.replicates, .ilo = 1, .ihi = 1 << 16),
+    RUN_FIELD("measurement", "throttle_fraction", FIELD_REAL, measurement.throttle_fraction, .rhi = 1),
+    RUN_FIELD("measurement", "nvml_sample_us", FIELD_REAL, measurement.nvml_sample_us, .rhi = 1e12),
+    RUN_FIELD("measurement", "lock_clocks_requested", FIELD_BOOL, measurement.lock_clocks_requested),
+    RUN_FIELD("measurement", "lock_clocks", FIELD_STR, measurement.lock_clocks),
     RUN_OBJECT("host", host_present, "measured/host/build"),
     RUN_FIELD("host", "cpu", FIELD_STR, env.host_cpu),
     RUN_FIELD("host", "logical_cpus", FIELD_INT, env.host_cpus),
@@ -237,6 +256,12 @@ static const json_field variant_fields[] = {
     VARIANT_FIELD("rows_checked", FIELD_INT, rows_checked, .flags = WHEN_POSITIVE),
     RUN_PART("prediction", prediction_part),
     VARIANT_FIELD("kernel_origin", FIELD_STR, kernel_origin, .flags = WHEN_NONEMPTY),
+    /* How the stop rule ended (issue 25); absent: reason "", not recorded. */
+    {.object = "", .key = "stop", .type = FIELD_OBJECT, .present = stop_present, .object_error = "stop"},
+    FIELD_OF(variant_result, "stop", "reason", FIELD_STR, stop.reason),
+    FIELD_OF(variant_result, "stop", "forwards", FIELD_INT, stop.forwards),
+    FIELD_OF(variant_result, "stop", "noise", FIELD_REAL, stop.noise, .rhi = 1e6),
+    FIELD_OF(variant_result, "stop", "gpu_s", FIELD_REAL, stop.gpu_s, .rhi = 1e9),
 };
 
 /* Ground truth for tests only (cudaOccupancyMaxActiveBlocksPerMultiprocessor). */
@@ -527,8 +552,73 @@ static void inconsistent(reader *rd, const char *fmt, const char *name, const ch
     snprintf(rd->err, rd->errlen, "%s: inconsistent: %s", rd->path, what);
 }
 
+/* The words of the measurement plan and of each stop outcome (issue 25). */
+static int one_of(const char *s, const char *const *words)
+{
+    for (; *words; words++)
+        if (!strcmp(s, *words))
+            return 1;
+    return 0;
+}
+
+static const char *const STOP_REASONS[] = {"noise", "converged", "max_forwards", "time_cap", "fixed", NULL};
+
+/* What a measurement plan and the stop outcomes cannot say together: no medians
+ * are drawn from a plan that contradicts itself. */
+static void measurement_check(const run_info *r, reader *rd)
+{
+    const measurement_plan *m = &r->measurement;
+    char detail[96];
+    if (m->recorded) {
+        static const char *const L2[] = {"warm", "cold", NULL}, *const RULES[] = {"auto", "fixed", NULL};
+        if (!one_of(m->l2, L2))
+            bad(rd, "measurement", "l2", "\"warm\" or \"cold\"");
+        if (!one_of(m->iters_rule, RULES))
+            bad(rd, "measurement", "iters_rule", "\"auto\" or \"fixed\"");
+        if (m->replicates < 1)
+            bad(rd, "measurement", "replicates", "a whole number from 1 to 65536");
+        if (!strcmp(m->l2, "cold") && m->l2_flush_bytes <= 0)
+            inconsistent(rd, "measurement says the L2 was %s but no flush bytes are recorded%s", "cold", "");
+        if (!strcmp(m->l2, "warm") && m->l2_flush_bytes > 0) {
+            snprintf(detail, sizeof detail, "%lld", (long long)m->l2_flush_bytes);
+            inconsistent(rd, "measurement says the L2 was %s but records a flush of %s bytes", "warm", detail);
+        }
+        if (m->min_forwards > m->max_forwards && m->max_forwards > 0) {
+            snprintf(detail, sizeof detail, "%d above max_forwards %d", m->min_forwards, m->max_forwards);
+            inconsistent(rd, "measurement's %s is %s", "min_forwards", detail);
+        }
+    }
+    for (int i = 0; i < r->n_variants; i++) {
+        const stop_outcome *s = &r->variants[i].stop;
+        char name[40];
+        esc_terminal(name, sizeof name, r->variants[i].name);
+        if (!s->reason[0])
+            continue;
+        if (!one_of(s->reason, STOP_REASONS)) {
+            bad(rd, name, "stop.reason", "\"noise\", \"converged\", \"max_forwards\", \"time_cap\" or \"fixed\"");
+            continue;
+        }
+        if (!m->recorded) {
+            inconsistent(rd, "variant %s has a stop outcome but run.json has no measurement plan%s", name, "");
+            continue;
+        }
+        int fixed_reason = !strcmp(s->reason, "fixed"), fixed_rule = !strcmp(m->iters_rule, "fixed");
+        if (fixed_reason != fixed_rule) {
+            snprintf(detail, sizeof detail, "\"%s\" under the iters rule \"%s\"", s->reason, m->iters_rule);
+            inconsistent(rd, "variant %s stopped for %s", name, detail);
+        }
+        int reps = m->replicates > 0 ? m->replicates : 1;
+        if (m->max_forwards > 0 && (long long)s->forwards > (long long)m->max_forwards * reps) {
+            snprintf(detail, sizeof detail, "%d forwards, above max_forwards %d x %d passes", s->forwards,
+                     m->max_forwards, reps);
+            inconsistent(rd, "variant %s recorded %s", name, detail);
+        }
+    }
+}
+
 static void run_info_check(const run_info *r, reader *rd)
 {
+    measurement_check(r, rd);
     for (int i = 0; i < r->n_variants; i++) {
         const variant_result *v = &r->variants[i];
         char name[40], detail[96];
@@ -737,6 +827,7 @@ int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen)
     }
     reader rd = {path, err, errlen, 0}, *R = &rd;
     fields_read(R, FIELDS(run_fields), root, "", r);
+    r->measurement.recorded = json_is_object(json_object_get(root, "measurement"));
     ceilings_from_json(json_object_get(root, "ceilings"), &r->ceilings);
     counters_meta_from_json(json_object_get(root, "counters"), &r->counters.meta);
     json_t *imported = json_object_get(root, "imported_from");

@@ -51,6 +51,47 @@ static const char *check_arg_types(const kineto_event *e, char *buf, size_t n)
     return NULL;
 }
 
+/* A recorded forward's sample (issue 25): the six args come together, on a range of a
+ * recorded forward, or not at all (older archives: recorded = 0). NULL, or the reason. */
+static const char *read_sample(const kineto_event *e, struct forward_sample *s, char *buf, size_t n)
+{
+    static const struct {
+        kineto_arg arg;
+        const char *key;
+        int whole;
+        double lo, hi;
+    } KEYS[] = {
+        {KARG_PASS, "pass", 1, 0, 65535},          {KARG_EVENT_US, "event_us", 0, 0, 1e12},
+        {KARG_SM_MHZ, "sm_mhz", 1, 0, 1e6},        {KARG_MEM_MHZ, "mem_mhz", 1, 0, 1e6},
+        {KARG_POWER_W, "power_w", 0, 0, 1e6},      {KARG_TEMP_C, "temp_c", 1, -273, 1000},
+    };
+    int present = 0;
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++)
+        present += e->arg[KEYS[i].arg].set || e->arg[KEYS[i].arg].wrong_type;
+    if (!present)
+        return NULL;
+    const kineto_num *it = &e->arg[KARG_ITERATION];
+    if (!it->set || it->i < 0)
+        return "args.pass, event_us, sm_mhz, ...: a forward's sample on a range that is no recorded forward";
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
+        const kineto_num *a = &e->arg[KEYS[i].arg];
+        if (!a->set || (KEYS[i].whole && !a->is_int) || !(a->d >= KEYS[i].lo && a->d <= KEYS[i].hi)) {
+            snprintf(buf, n, "args.%s: expected %s from %g to %g (a forward's sample has all of pass, event_us, "
+                     "sm_mhz, mem_mhz, power_w and temp_c)", KEYS[i].key, KEYS[i].whole ? "a whole number" : "a number",
+                     KEYS[i].lo, KEYS[i].hi);
+            return buf;
+        }
+    }
+    *s = (struct forward_sample){.recorded = 1,
+                                 .pass = (int)e->arg[KARG_PASS].i,
+                                 .event_us = e->arg[KARG_EVENT_US].d,
+                                 .sm_mhz = (int)e->arg[KARG_SM_MHZ].i,
+                                 .mem_mhz = (int)e->arg[KARG_MEM_MHZ].i,
+                                 .power_w = e->arg[KARG_POWER_W].d,
+                                 .temp_c = (int)e->arg[KARG_TEMP_C].i};
+    return NULL;
+}
+
 int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen)
 {
     if (strcmp(e->ph, "X") != 0)
@@ -117,6 +158,11 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
          * readers; it carries no variant and is not read back. */
         if (strict && !e->variant && !strncmp(e->name, "ProfilerStep#", 13))
             return 0;
+        struct forward_sample sample = {0};
+        if (strict && (range = read_sample(e, &sample, why, sizeof why)) != NULL) {
+            snprintf(err, errlen, "%s", range);
+            return -1;
+        }
         host_range r = {.kind = cat[0] == 'c' ? RANGE_CPU_OP : RANGE_ANNOTATION,
                         .name = (char *)e->name,
                         .variant = (char *)(e->variant ? e->variant : ""),
@@ -124,7 +170,8 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
                         .start_ns = start,
                         .end_ns = end,
                         .pid = pid,
-                        .tid = tid};
+                        .tid = tid,
+                        .sample = sample};
         trace_add_range(t, &r);
         return 0;
     } else

@@ -258,7 +258,8 @@ static int cmd_run(cli_options *o, const char *cmdline)
 
 /* The report's outputs in an archive directory: replaced all together or not at all. */
 static const char *const report_outputs[] = {"figures", "report.md", "report.html", "summary.csv", "summary.tex",
-                                             "CITATION.cff", "findings.json", "report.pdf"};
+                                             "CITATION.cff", "findings.json", "samples.csv", "kernels.csv",
+                                             "report.pdf"};
 enum { N_OUTPUTS = sizeof report_outputs / sizeof report_outputs[0] };
 
 /* In the staging folder: the outputs the render made, one per line ("figures" with the
@@ -594,7 +595,8 @@ static int cmd_compare(const cli_options *o)
         return die(EXIT_OUTPUT_EXISTS, err);
     }
     compare_options opt = {.min_effect = o->min_effect, .allow_shape_mismatch = o->allow_shape_mismatch,
-                           .formats = o->formats, .log_axis = o->log_axis, .figure_size = o->figure_size};
+                           .formats = o->formats, .log_axis = o->log_axis, .figure_size = o->figure_size,
+                           .allow_l2_mismatch = o->allow_l2_mismatch};
     if ((opt.baseline = baseline_index(o, err, sizeof err)) < 0)
         return die(EXIT_USAGE, err);
     compare_archive *ars = calloc((size_t)o->n_inputs, sizeof *ars);
@@ -633,6 +635,14 @@ static int cmd_compare(const cli_options *o)
                 }
                 esc_terminal_fputs(m.differs_sentence, stdout); /* GPU, driver, dtype from the archives */
                 printf("\ncompare: %s/compare.html\n", o->out_dir);
+            }
+            /* --fail-on (issue 25): the outputs are written; the exit status gates a CI job */
+            char gate[1024];
+            if (rc == EXIT_OK && o->fail_on && compare_gate(&m, o->fail_on, gate, sizeof gate) > 0) {
+                char shown[1024];
+                snprintf(err, sizeof err, "--fail-on: %s (CUDA time against the baseline %s)",
+                         esc_terminal(shown, sizeof shown, gate), m.in[0]->label);
+                rc = EXIT_VERDICT_GATE;
             }
             compare_free(&m);
         }

@@ -92,7 +92,8 @@ Test(report, write_leaves_no_temporary_files)
         cr_assert(!strstr(e->d_name, ".tmp"), "left behind: %s", e->d_name);
     }
     closedir(d);
-    cr_assert_eq(files, 6, "report.md, report.html, summary.csv, summary.tex, CITATION.cff, findings.json");
+    cr_assert_eq(files, 8, "report.md, report.html, summary.csv, summary.tex, CITATION.cff, findings.json, "
+                 "samples.csv, kernels.csv");
     remove_tree(dir);
     fixture_free(&f);
 }
