@@ -15,7 +15,7 @@
 source "$(dirname "$0")/lib.sh" measure
 [ -f .devdeps/env.sh ] && source .devdeps/env.sh
 BIN=${BIN:-build/attnprof}
-LIMIT=${LIMIT:-420}
+LIMIT=${LIMIT:-270}
 t_start=$(date +%s)
 say "start; $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv,noheader)"
 run() { # run NAME [cudnn_torch] ARGS...: one archive, its wall time, its step lines
@@ -66,4 +66,6 @@ if [ "$left" -gt 60 ]; then
   for f in "$W"/sweep/status/*.json; do echo "$(basename "$f" .json) $(grep -o '"seconds": [0-9.]*' "$f")"; done >>"$L"
 fi
 (cd "$W" && tar -czf "$OUT/measure.tgz" */run.json */samples.csv */kernels.csv cmp-*/compare.md sweep/status sweep/logs sweep/sweep.md 2>/dev/null)
+# Fixtures with the new fields: whole archives of a1, a2, c914, c919 (run.json, trace.json, counters).
+(cd "$W" && tar -czf "$OUT/fixtures.tgz" a1/run.json a1/trace.json a2/run.json a2/trace.json c914/run.json c914/trace.json c919/run.json c919/trace.json cold/run.json cold/trace.json 2>/dev/null)
 say "done"
