@@ -757,7 +757,12 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
                 c->replicate_floor = compare_replicates_apply(base, c);
                 c->metric_floor = c->replicate_floor ? fmax(base->pass_spread_metric, c->pass_spread_metric)
                                                      : m->min_effect;
-                c->cpu_floor = c->replicate_floor ? fmax(base->pass_spread_cpu, c->pass_spread_cpu) : m->cpu_floor;
+                /* CPU time: never below the documented floor. Three passes in one process missed the
+                 * drift between processes: two identical batches came out 0.62x "faster" against a
+                 * 42% between-pass spread (bench/results/2026-12-02-measurement.md). */
+                c->cpu_floor = c->replicate_floor
+                                   ? fmax(m->cpu_floor, fmax(base->pass_spread_cpu, c->pass_spread_cpu))
+                                   : m->cpu_floor;
                 c->metric_ratio = compare_ratio_of(base->metric, base->n, c->metric, c->n, c->metric_floor,
                                                    m->throughput);
                 c->cpu_ratio = compare_ratio_of(base->cpu, base->n, c->cpu, c->n, c->cpu_floor, 0);

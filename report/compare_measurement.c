@@ -9,8 +9,10 @@
  *   - the regression gate: which verdicts make `compare --fail-on` exit non-zero.
  * The rule, stated in compare.md and README: for a variant whose baseline and run both
  * hold two or more passes, the noise floor of a measure is the larger of the two runs'
- * relative ranges (max ÷ min − 1) of their per-pass medians; the verdict is then read
- * from the bootstrap interval against that floor, as against the documented ones. */
+ * relative ranges (max ÷ min − 1) of their per-pass medians — for CPU time never below the
+ * documented floor, since host time drifts between processes more than between the passes
+ * of one (measured: bench/results/2026-12-02-measurement.md); the verdict is then read from
+ * the bootstrap interval against that floor, as against the documented ones. */
 #include "compare.h"
 
 #include "exit_codes.h"
