@@ -155,7 +155,10 @@ static void fill_fields(compare_model *m)
             snprintf(dtype->value[i], sizeof dtype->value[i], "%s%s", r->dtype, r->causal ? ", causal" : "");
         else
             snprintf(dtype->value[i], sizeof dtype->value[i], "%s", nr);
-        snprintf(iters->value[i], sizeof iters->value[i], "%d", r->iters);
+        if (!strcmp(r->measurement.iters_rule, "auto")) /* each variant its own count (the stop rule) */
+            snprintf(iters->value[i], sizeof iters->value[i], "up to %d (--iters auto)", r->iters);
+        else
+            snprintf(iters->value[i], sizeof iters->value[i], "%d", r->iters);
         /* A Kineto trace holds neither the inputs' seed nor the forwards run
          * before profiling: for an import both are not recorded, whatever
          * run.json says (older imports wrote 0 for them). */

@@ -307,8 +307,14 @@ static void header(FILE *f, const analysis *a)
     fprintf(f, ", %s, scale 1/√D |\n", r->causal ? "causal" : "not causal");
     fputs("| Run | ", f);
     esc_md_text(f, r->date);
-    fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant; rel. error threshold %.0e |\n", r->seed,
-            r->warmup, r->iters, r->rel_error_threshold);
+    if (!strcmp(r->measurement.iters_rule, "auto")) /* each variant its own count (Measurement) */
+        fprintf(f, "; seed %llu; %d warm-up forwards per variant, then recorded forwards until the stop rule "
+                   "said (%d to %d per variant and pass; each variant's count under Measurement); rel. error "
+                   "threshold %.0e |\n",
+                r->seed, r->warmup, r->measurement.min_forwards, r->measurement.max_forwards, r->rel_error_threshold);
+    else
+        fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant; rel. error threshold %.0e |\n",
+                r->seed, r->warmup, r->iters, r->rel_error_threshold);
     fputs("| Tool | attnprof ", f);
     esc_md_text(f, r->tool_version);
     fputs(": ", f);
@@ -463,21 +469,35 @@ static void overhead_table(FILE *f, const analysis *a)
         any |= isfinite(a->v[i].result->event_us_cupti);
     if (!any)
         return;
+    /* Archives since the probe sized its samples hold its sizes as a fact per variant. */
+    int sized = 0;
+    for (int i = 0; i < a->n; i++)
+        for (int k = 0; k < a->v[i].result->facts.n; k++)
+            sized |= !strcmp(a->v[i].result->facts.item[k].key, "overhead_probe_samples");
     fprintf(f, "## CUPTI overhead\n\n");
-    fprintf(f, "The same forward timed with CUDA events, CUPTI's activity collection off and on: 8 forwards "
-               "queued back to back between two events, 20 such samples with CUPTI off and 20 with it on, "
-               "interleaved, median per forward. Beside it, the "
+    if (sized)
+        fputs("The same forward timed with CUDA events, CUPTI's activity collection off and on: samples of 1 to 8 "
+              "forwards queued back to back between two events (enough for 2 ms of GPU time), up to 20 samples "
+              "with CUPTI off and 20 with it on (never under 5; fewer where 20 would take more than 1 s of GPU "
+              "time: each variant's count is among its facts), interleaved, median per forward. Beside it, the ",
+              f);
+    else
+        fputs("The same forward timed with CUDA events, CUPTI's activity collection off and on: 8 forwards "
+              "queued back to back between two events, 20 such samples with CUPTI off and 20 with it on, "
+              "interleaved, median per forward. Beside it, the ", f);
+    fprintf(f, ""
                "host wall time of one forward call in both cases: CUPTI's API records cost host time, so the CPU "
                "times of the summary, taken under CUPTI, are upper bounds.\n\n"
                "The summary's CPU time and the host time here are two measurements of the same call, taken "
                "differently. The summary's is the median length of the recorded forwards' `attn_fwd` ranges: each "
                "forward starts after the previous one was synchronized, so the host issues into an idle queue, and "
                "the range includes the NVTX push and pop. The host times here are forward calls queued back to back "
-               "(8 per sample, no synchronization between them), timed around the call alone. The last column "
+               "(%s per sample, no synchronization between them), timed around the call alone. The last column "
                "repeats the summary's number beside them.\n\n"
                "| Variant | GPU, CUPTI off | GPU, CUPTI on | overhead | host, CUPTI off | host, CUPTI on | "
                "summary CPU time (recorded forwards) |\n"
-               "|---|---|---|---|---|---|---|\n");
+               "|---|---|---|---|---|---|---|\n",
+            sized ? "1 to 8" : "8");
     for (int i = 0; i < a->n; i++) {
         const variant_result *r = a->v[i].result;
         if (!isfinite(r->event_us_cupti) || !isfinite(r->event_us_no_cupti))
