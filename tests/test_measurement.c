@@ -592,6 +592,20 @@ Test(measurement, replicates_set_the_floor_from_between_pass_spread)
     free(dir);
 }
 
+Test(measurement, fail_on_takes_every_verdict_word)
+{
+    char err[256];
+    for (compare_verdict v = VERDICT_SAME; v <= VERDICT_AMBIGUOUS; v++) {
+        unsigned mask = 0;
+        cr_assert_eq(compare_fail_on_parse(compare_verdict_word(v), &mask, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(mask, 1u << v, "%s", compare_verdict_word(v));
+    }
+    unsigned mask = 0;
+    cr_assert_eq(compare_fail_on_parse("slower,ambiguous", &mask, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(mask, 1u << VERDICT_SLOWER | 1u << VERDICT_AMBIGUOUS);
+    cr_assert_eq(compare_fail_on_parse("slower,", &mask, err, sizeof err), -1, "an empty word is no verdict");
+}
+
 Test(measurement, fail_on_gates_after_writing)
 {
     char *dir = temp_dir(), out[700], cmd[2000];
