@@ -120,6 +120,15 @@ int compare_replicates_apply(const compare_cell *base, const compare_cell *x)
            isfinite(x->pass_spread_metric) && isfinite(base->pass_spread_cpu) && isfinite(x->pass_spread_cpu);
 }
 
+/* The verdicts' words, as compare_verdict_word gives them (kept here: compare.c calls
+ * this module, and a call back would make the two modules a loop; tests check both). */
+static const char *verdict_word(compare_verdict v)
+{
+    static const char *const WORDS[] = {[VERDICT_SAME] = "same", [VERDICT_FASTER] = "faster",
+                                        [VERDICT_SLOWER] = "slower", [VERDICT_AMBIGUOUS] = "ambiguous"};
+    return v > VERDICT_NONE && v <= VERDICT_AMBIGUOUS ? WORDS[v] : "";
+}
+
 int compare_fail_on_parse(const char *list, unsigned *mask, char *err, size_t errlen)
 {
     static const compare_verdict GATED[] = {VERDICT_SLOWER, VERDICT_AMBIGUOUS, VERDICT_FASTER, VERDICT_SAME};
@@ -130,7 +139,7 @@ int compare_fail_on_parse(const char *list, unsigned *mask, char *err, size_t er
         size_t len = end ? (size_t)(end - p) : strlen(p);
         int known = 0;
         for (size_t i = 0; i < sizeof GATED / sizeof GATED[0]; i++) {
-            const char *w = compare_verdict_word(GATED[i]);
+            const char *w = verdict_word(GATED[i]);
             if (strlen(w) == len && !strncmp(p, w, len))
                 *mask |= 1u << GATED[i], known = 1;
         }
@@ -156,7 +165,7 @@ int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n)
                 continue;
             if (len < n)
                 len += (size_t)snprintf(msg + len, n - len, "%s%s %s in %s (%.3fx)", hits ? ", " : "",
-                                        m->variants[v].name, compare_verdict_word(vd), m->in[i]->label,
+                                        m->variants[v].name, verdict_word(vd), m->in[i]->label,
                                         m->variants[v].cell[i].metric_ratio.ci.ratio);
             hits++;
         }

@@ -1,4 +1,5 @@
 #include "findings.h"
+#include "measurement_text.h"
 #include "alloc.h"
 
 #include "escape.h"
@@ -739,6 +740,16 @@ static void derive(analysis *a, int vi)
     if (r->dropped_records > 0) {
         fd = add(va, "dropped_records", FINDING_WARNING, "", "CUPTI dropped %lld records: counts above may be incomplete", (long long)r->dropped_records);
         findings_number(fd, "records", (double)r->dropped_records, "");
+    }
+    int throttled = va->all_throttled ? va->n_forwards : va->n_throttled;
+    if (a->throttle_judged && throttled > 0) { /* issue 25: measurement_text.c words it for every writer */
+        char why[256];
+        measurement_throttle_text(a, va, why, sizeof why);
+        fd = add(va, "throttled_forwards", FINDING_WARNING, "measurement.throttle_fraction,samples", "%s", why);
+        findings_number(fd, "throttled", throttled, "");
+        findings_number(fd, "forwards", va->n_forwards + va->n_throttled, "");
+        findings_number(fd, "throttle_fraction", a->throttle_fraction, "");
+        findings_number(fd, "max_sm_mhz", a->max_sm_mhz, "MHz");
     }
 }
 

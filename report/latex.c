@@ -387,9 +387,16 @@ char *compare_tex(const compare_model *m)
     fputs(", median (min--max) of each run's recorded forwards, and each run against the baseline (", f);
     tex_code(f, base->label);
     fputs("): ratio of medians with a seeded 95\\% bootstrap interval", f);
-    fprintf(f, "; same when the whole interval lies within $\\times$/$\\div$ %.2f (the run-to-run noise floor), "
+    int replicates = 0; /* issue 25: some ratio judged against the runs' between-pass spread */
+    for (int v = 0; v < m->n_variants; v++)
+        for (int i = 1; i < m->n; i++)
+            replicates |= m->variants[v].cell[i].replicate_floor;
+    fprintf(f, "; same when the whole interval lies within $\\times$/$\\div$ %.2f (the run-to-run noise floor%s), "
                "faster or slower when it lies wholly beyond, ambiguous when it straddles the edge. Baseline: ",
-            1 + m->min_effect);
+            1 + m->min_effect,
+            replicates ? "; where both runs hold replicates, $1+f$ with $f$ the larger relative range of their "
+                         "per-pass medians instead, listed in compare.md"
+                       : "");
     caption_setup(f, &base->r);
     fputc('.', f);
     if (m->differs_sentence[0]) {

@@ -307,11 +307,14 @@ static void header(FILE *f, const analysis *a)
     fprintf(f, ", %s, scale 1/√D |\n", r->causal ? "causal" : "not causal");
     fputs("| Run | ", f);
     esc_md_text(f, r->date);
-    if (!strcmp(r->measurement.iters_rule, "auto")) /* each variant its own count (Measurement) */
-        fprintf(f, "; seed %llu; %d warm-up forwards per variant, then recorded forwards until the stop rule "
-                   "said (%d to %d per variant and pass; each variant's count under Measurement); rel. error "
-                   "threshold %.0e |\n",
-                r->seed, r->warmup, r->measurement.min_forwards, r->measurement.max_forwards, r->rel_error_threshold);
+    /* issue 25: with a plan, the count is per pass, or the stop rule's (each variant's own) */
+    if (r->measurement.recorded && !strcmp(r->measurement.iters_rule, "auto"))
+        fprintf(f, "; seed %llu; %d warm-up forwards per variant, then recorded forwards until the stop rule ended "
+                   "(Measurement); rel. error threshold %.0e |\n",
+                r->seed, r->warmup, r->rel_error_threshold);
+    else if (r->measurement.recorded)
+        fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant and pass; rel. error threshold %.0e |\n",
+                r->seed, r->warmup, r->iters, r->rel_error_threshold);
     else
         fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant; rel. error threshold %.0e |\n",
                 r->seed, r->warmup, r->iters, r->rel_error_threshold);

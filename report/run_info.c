@@ -462,7 +462,7 @@ int run_info_write_json(const run_info *r, const char *path, char *err, size_t e
         snprintf(err, errlen, "%s: could not build the JSON document", path);
         return -1;
     }
-    int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(17)); /* every double reads back as written */
     json_decref(root);
     if (rc) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));

@@ -1149,9 +1149,9 @@ static int measurement_begin(const run_plan *cfg, device_inputs *d, run_info *in
 }
 
 /* After the last record: each forward's sample onto its attn_fwd range (by variant and
- * iteration), the cost of an NVML sample, and run.json's iters as the most forwards any
- * variant recorded (under --iters auto each variant has its own count, in its "stop"). */
-static void measurement_end(measure_state *ms, run_info *info, trace *t)
+ * iteration), the cost of an NVML sample, and run.json's iters: --iters N per pass, or under
+ * --iters auto the most forwards any variant recorded (each has its own count, in its "stop"). */
+static void measurement_end(const run_plan *cfg, measure_state *ms, run_info *info, trace *t)
 {
     for (size_t i = 0; i < t->n_ranges; i++) {
         host_range *r = &t->ranges[i];
@@ -1171,7 +1171,7 @@ static void measurement_end(measure_state *ms, run_info *info, trace *t)
     for (int v = 0; v < info->n_variants; v++)
         if (info->variants[v].stop.forwards > most)
             most = info->variants[v].stop.forwards;
-    info->iters = most;
+    info->iters = cfg->c.iters ? cfg->c.iters : most; /* --iters N: per pass, as run.json reads it */
     for (int v = 0; v < RUN_MAX_VARIANTS; v++) {
         free(ms->logs[v].s);
         free(ms->logs[v].iteration);
@@ -1263,7 +1263,7 @@ int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, siz
         }
     snprintf(info->marker_source, sizeof info->marker_source, "%s", cupti_marker_source());
     cupti_stop();
-    measurement_end(&ms, info, t); /* every record is in: the samples go onto their ranges */
+    measurement_end(cfg, &ms, info, t); /* every record is in: the samples go onto their ranges */
     after_batch(cfg, &d, info, t);
 out:
     cudaFree(d.q);
