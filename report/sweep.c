@@ -29,6 +29,7 @@ typedef struct loaded {
     int causal, iters;
     char gpu_name[128], uuid[48], visible[64], cudnn[16];
     double gpu_bytes, peak, gemm;
+    int measured_clock; /* peak at the forwards' measured SM clock (else the device's maximum) */
     int n;
     char name[RUN_MAX_VARIANTS][32];
     sweep_point pt[RUN_MAX_VARIANTS];
@@ -82,7 +83,16 @@ static void load_archive(loaded *L)
     snprintf(L->cudnn, sizeof L->cudnn, "%d.%d.%d", r->cudnn_version / 10000, r->cudnn_version / 100 % 100,
              r->cudnn_version % 100);
     L->gpu_bytes = (double)r->device.total_mem;
-    L->peak = sweep_peak_tflops(r->device.major, r->device.minor, r->device.sm_count, r->device.clock_khz);
+    /* The nominal peak at the SM clock the forwards ran at (their NVML samples, issue 25), not
+     * the device's maximum clock, where the archive holds them. */
+    double sm_mhz[4096];
+    int n_sm = 0;
+    for (size_t k = 0; k < a->trace->n_ranges && n_sm < 4096; k++)
+        if (a->trace->ranges[k].sample.recorded && a->trace->ranges[k].sample.sm_mhz > 0)
+            sm_mhz[n_sm++] = a->trace->ranges[k].sample.sm_mhz;
+    L->measured_clock = n_sm > 0;
+    L->peak = sweep_peak_tflops(r->device.major, r->device.minor, r->device.sm_count,
+                                n_sm ? (int)(median_of(sm_mhz, n_sm) * 1000) : r->device.clock_khz);
     L->gemm = r->ceilings.measured && r->ceilings.tensor_bf16_tflops > 0 ? r->ceilings.tensor_bf16_tflops : NAN;
     double flops = sweep_flops(&r->shape, r->causal);
     L->n = r->n_variants;
@@ -305,6 +315,7 @@ static void merge_loaded(sweep_model *m, loaded *L, int n_dirs, int n_reps)
                 snprintf(m->cudnn, sizeof m->cudnn, "%s", L[i].cudnn);
                 m->gpu_bytes = L[i].gpu_bytes;
                 m->peak_tflops = L[i].peak;
+                m->peak_at_measured_clock = L[i].measured_clock;
                 m->iters = L[i].iters;
             }
         }
@@ -315,7 +326,9 @@ static void merge_loaded(sweep_model *m, loaded *L, int n_dirs, int n_reps)
             gemm[n_gemm++] = L[i].gemm;
     m->gemm_tflops = median_of(gemm, n_gemm);
     m->roof_tflops = isfinite(m->gemm_tflops) ? m->gemm_tflops : m->peak_tflops;
-    m->roof_name = isfinite(m->gemm_tflops) ? "measured cuBLAS bf16 GEMM ceiling" : "dense BF16 tensor peak";
+    m->roof_name = isfinite(m->gemm_tflops)     ? "measured cuBLAS bf16 GEMM ceiling"
+                   : m->peak_at_measured_clock ? "dense BF16 tensor peak at the measured SM clock"
+                                               : "dense BF16 tensor peak";
 }
 
 /* Status files before the points: a variant the sweep skipped everywhere still gets its column. */

@@ -182,6 +182,8 @@ typedef struct sweep_model {
     char gpu_name[128];
     double gpu_bytes;           /* total memory of the GPU (first complete archive) */
     double peak_tflops;         /* dense BF16 tensor-core peak at the recorded clock; NAN: unknown GPU */
+    int peak_at_measured_clock; /* that clock is the median SM clock of the forwards' NVML samples
+                                 * (issue 25), else the device's maximum clock */
     double gemm_tflops;         /* cuBLAS bf16 GEMM ceiling measured by the runs (--calibrate),
                                  * median over the shapes; NAN: not measured */
     double roof_tflops;         /* the roof the figures and findings use: gemm_tflops, else peak_tflops */
