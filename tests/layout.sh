@@ -16,9 +16,10 @@ if grep -rnE '#include\s*[<"](cuda|cupti|cudnn|cublas|nvtx|nvToolsExt|curand|dri
   fail "report/ includes a CUDA header (above)"
 fi
 if grep -rnE '#include\s*"(\.\./)*src/' report/; then fail "report/ includes a header of src/ (above)"; fi
-for h in $(cd src && ls *.h); do
-  if [ -e "report/$h" ]; then fail "src/$h and report/$h share a name"; fi
-  if grep -rnE "#include\s*\"$h\"" report/; then fail "report/ includes src/$h (above)"; fi
+for sh in $(find src -name '*.h' | LC_ALL=C sort); do
+  h=${sh##*/}
+  if [ -n "$(find report -name "$h")" ]; then fail "$sh and $(find report -name "$h") share a name"; fi
+  if grep -rnE "#include\s*\"$h\"" report/; then fail "report/ includes $sh (above)"; fi
 done
 
 # 2. Module graph: an edge A -> B when A's object uses a symbol B's object defines.

@@ -12,7 +12,7 @@
 
 #include "archive.h"
 #include "figures.h"
-#include "figures/fig.h"
+#include "fig.h"
 #include "fixture.h"
 #include "occupancy.h"
 #include "citation.h"
