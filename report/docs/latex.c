@@ -8,7 +8,6 @@
 #include "findings.h"
 
 #include "escape.h"
-#include "report.h"
 #include "series.h"
 
 #include <math.h>

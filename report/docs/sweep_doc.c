@@ -2,7 +2,7 @@
  * the report's Markdown renderer), sweep.csv (one row per shape and variant) and
  * sweep.tex (a table and the findings for a paper). Findings are data in the
  * model; sweep_finding_text is the one place that turns them into words. */
-#include "sweep.h"
+#include "sweep_doc.h"
 
 #include "archive.h"
 #include "cleanup.h"
@@ -472,7 +472,7 @@ int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen
     static const char *files[] = {"sweep.md", "sweep.html", "sweep.csv", "sweep.tex"};
     const char *texts[] = {md, html, csv, latex};
     for (int i = 0; i < 4 && rc == EXIT_OK; i++)
-        if (report_write_file(tmp, files[i], texts[i], err, errlen) != 0)
+        if (archive_write_file(tmp, files[i], texts[i], err, errlen) != 0)
             rc = EXIT_IO;
     free(md);
     free(md_inline);

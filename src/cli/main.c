@@ -9,7 +9,7 @@
 #include "archive_read.h"
 #include "cleanup.h"
 #include "cli.h"
-#include "compare.h"
+#include "compare_doc.h"
 #include "counters.h"
 #include "escape.h"
 #include "exit_codes.h"
@@ -280,7 +280,7 @@ static int write_manifest(const char *tmp, char *err, size_t errlen)
                                     (unsigned long long)st.st_ino);
         free(from);
     }
-    return report_write_file(tmp, REPORT_MANIFEST, text, err, errlen);
+    return archive_write_file(tmp, REPORT_MANIFEST, text, err, errlen);
 }
 
 /* tmp's manifest: listed[i] and the inode of each; -1 when tmp has none (the render
