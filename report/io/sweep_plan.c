@@ -3,7 +3,7 @@
  * (what was asked, written before anything runs, so `--collect` and `--resume`
  * know which shapes to expect) and DIR/status/<shape>.json (exit code and error
  * line of the child that ran a shape, the GPU it had, its Slurm job and log).
- * Pure data: the orchestration that runs the children lives in src/sweep.c. */
+ * Pure data: the orchestration that runs the children lives in src/cli/sweep_run.c. */
 #include "sweep_plan.h"
 
 #include "archive.h"
