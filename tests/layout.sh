@@ -4,7 +4,8 @@
 #     the layers of report/ include downward only (base < model < io < analysis < figures
 #     < docs: a file never includes a header of a later layer), and src/recorder/ (the
 #     recorder's shared object) includes nothing of src/cli/ (the executable);
-#  2. no two modules (object files of report/ and src/) call each other in a loop;
+#  2. no two modules (object files of report/ and src/) call each other in a loop, report/
+#     calls nothing of src/, and src/recorder/ nothing of src/cli/;
 #  3. the attnprof executable needs no CUDA library: ldd lists none, and rendering an
 #     archive loads none (LD_DEBUG);
 #  4. without CUDA, `attnprof run` says so in one line and exits 3.
@@ -79,6 +80,7 @@ if ! tsort "$edges" >/dev/null 2>"$defs.loop"; then
 fi
 rm -f "$defs.loop"
 if grep -E '^report/[^ ]+ src/' "$edges"; then fail "report/ calls into src/ (above)"; fi
+if grep -E '^src/recorder/[^ ]+ src/cli/' "$edges"; then fail "the recorder (src/recorder/) calls into the executable (src/cli/) (above)"; fi
 echo "layout: $(wc -l < "$edges") module edges, no loop; report/ includes nothing of src/ or CUDA"
 
 # 3. The executable links no CUDA library and loads none to render.
