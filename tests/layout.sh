@@ -33,6 +33,8 @@ rank() { local i=0 l; for l in $layers; do [ "$l" = "$1" ] && { echo $i; return;
 for d in report/*/; do
   d=${d%/}; [ "$(rank "${d#report/}")" -ge 0 ] || fail "$d is no layer of report/ ($layers): put it in one and name it here"
 done
+loose=$(find report -maxdepth 1 -type f -name '*.[ch]' | LC_ALL=C sort)
+[ -z "$loose" ] || fail "$(echo $loose) in no layer: move each into one of report/{${layers// /,}}/ (the Makefile builds only those)"
 dup=$(find report -name '*.h' -printf '%f\n' | LC_ALL=C sort | uniq -d)
 [ -z "$dup" ] || fail "report/ has two headers named $(echo $dup): a bare #include cannot tell them apart"
 upward=$(for f in $(find report -name '*.[ch]' | LC_ALL=C sort); do
