@@ -192,58 +192,49 @@ static fig_yscale sweep_yscale(const sweep_model *m, const fig_sweep_spec *spec,
     return ys;
 }
 
-/* A panel's horizontal grid and, on the first panel (`labels`), the y labels. */
-static void panel_grid(cairo_t *cr, const fig_sweep_spec *spec, const fig_yscale *ys_in, double x0, double x1,
+/* One horizontal grid line at value v across [x0, x1], in `colour`, with its y label
+ * at the left when `label` is set. */
+static void grid_row(cairo_t *cr, const fig_sweep_spec *spec, const fig_yscale *ys, double x0, double x1, double v,
+                     rgb colour, int label)
+{
+    char buf[256];
+    fig_set(cr, colour);
+    cairo_move_to(cr, x0, fig_yof(ys, v));
+    cairo_line_to(cr, x1, fig_yof(ys, v));
+    cairo_stroke(cr);
+    if (label) {
+        axis_label(spec->metric, v, buf, sizeof buf);
+        fig_set(cr, FIG_INK);
+        fig_text(cr, x0 - 6, fig_yof(ys, v) + 3, buf, ALIGN_RIGHT);
+    }
+}
+
+/* A panel's horizontal grid and, on the first panel (`labels`), the y labels: the
+ * memory axis at its own ticks, a log axis at 1-9 of each decade (labelled at 1, and
+ * at 2 and 5 over at most three decades), a linear one at nice ticks. */
+static void panel_grid(cairo_t *cr, const fig_sweep_spec *spec, const fig_yscale *ys, double x0, double x1,
                        int labels)
 {
-    const fig_yscale ys = *ys_in;
-    char buf[256];
     fig_font(cr, 8.5, 0);
     cairo_set_line_width(cr, 0.5);
-    if (ys.log && spec->metric == FIG_SWEEP_MEMORY) {
-        fig_ticks t;
-        memory_ticks(ys.lo, ys.hi, &t);
-        for (int i = 0; i < t.n; i++) {
-            fig_set(cr, FIG_GRID);
-            cairo_move_to(cr, x0, fig_yof(&ys, t.v[i]));
-            cairo_line_to(cr, x1, fig_yof(&ys, t.v[i]));
-            cairo_stroke(cr);
-            if (labels) {
-                axis_label(spec->metric, t.v[i], buf, sizeof buf);
-                fig_set(cr, FIG_INK);
-                fig_text(cr, x0 - 6, fig_yof(&ys, t.v[i]) + 3, buf, ALIGN_RIGHT);
-            }
-        }
-    } else if (ys.log) {
-        for (double dec = ys.lo; dec <= ys.hi * 1.0001; dec *= 10)
+    fig_ticks t;
+    if (ys->log && spec->metric == FIG_SWEEP_MEMORY) {
+        memory_ticks(ys->lo, ys->hi, &t);
+        for (int i = 0; i < t.n; i++)
+            grid_row(cr, spec, ys, x0, x1, t.v[i], FIG_GRID, labels);
+    } else if (ys->log) {
+        for (double dec = ys->lo; dec <= ys->hi * 1.0001; dec *= 10)
             for (int mult = 1; mult < 10; mult++) {
                 double y = dec * mult;
-                if (y > ys.hi * 1.0001)
+                if (y > ys->hi * 1.0001)
                     break;
-                fig_set(cr, mult == 1 ? FIG_GRID : fig_hex(0xF2F2F2));
-                cairo_move_to(cr, x0, fig_yof(&ys, y));
-                cairo_line_to(cr, x1, fig_yof(&ys, y));
-                cairo_stroke(cr);
-                if (labels && (mult == 1 || ((mult == 2 || mult == 5) && ys.hi / ys.lo <= 1000))) {
-                    axis_label(spec->metric, y, buf, sizeof buf);
-                    fig_set(cr, FIG_INK);
-                    fig_text(cr, x0 - 6, fig_yof(&ys, y) + 3, buf, ALIGN_RIGHT);
-                }
+                grid_row(cr, spec, ys, x0, x1, y, mult == 1 ? FIG_GRID : fig_hex(0xF2F2F2),
+                         labels && (mult == 1 || ((mult == 2 || mult == 5) && ys->hi / ys->lo <= 1000)));
             }
     } else {
-        fig_ticks t;
-        fig_nice_ticks(ys.lo, ys.hi, 6, &t);
-        for (int i = 0; i < t.n; i++) {
-            fig_set(cr, FIG_GRID);
-            cairo_move_to(cr, x0, fig_yof(&ys, t.v[i]));
-            cairo_line_to(cr, x1, fig_yof(&ys, t.v[i]));
-            cairo_stroke(cr);
-            if (labels) {
-                axis_label(spec->metric, t.v[i], buf, sizeof buf);
-                fig_set(cr, FIG_INK);
-                fig_text(cr, x0 - 6, fig_yof(&ys, t.v[i]) + 3, buf, ALIGN_RIGHT);
-            }
-        }
+        fig_nice_ticks(ys->lo, ys->hi, 6, &t);
+        for (int i = 0; i < t.n; i++)
+            grid_row(cr, spec, ys, x0, x1, t.v[i], FIG_GRID, labels);
     }
 }
 
