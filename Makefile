@@ -5,12 +5,13 @@
 # they say so and pass, except in CI (CI set), where they fail.
 #
 # Two halves (README "Layout of the source"):
-#   build/libattnprof_report.a     report/: reads and renders archives; Cairo, libpng,
-#                                  cmark-gfm, jansson, yajl, zlib and libm only, no CUDA header
-#   build/libattnprof_recorder.so  src/ + kernels/: runner, CUPTI, variants, kernels;
+#   build/libattnprof_report.a     report/{base,model,io,analysis,figures,docs}/: reads and
+#                                  renders archives; Cairo, libpng, cmark-gfm, jansson, yajl,
+#                                  zlib and libm only, no CUDA header
+#   build/libattnprof_recorder.so  src/recorder/ + kernels/: runner, CUPTI, variants, kernels;
 #                                  cudart, cuBLAS, cuDNN, CUPTI (built only with nvcc)
-#   build/attnprof                 src/main.c + src/cli.c over the report library; loads
-#                                  the recorder with dlopen for `run` and `list` only
+#   build/attnprof                 src/cli/ over the report library; loads the recorder
+#                                  with dlopen for `run` and `list` only
 # Without nvcc under CUDA_HOME the recorder is left out and attnprof has every GPU-free
 # command: `make CUDA_HOME=/nonexistent BUILD=build-nocuda test`.
 CUDA_HOME ?= /usr/local/cuda
@@ -39,11 +40,15 @@ CFLAGS   ?= -O2 -g
 BASE_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -D_GNU_SOURCE \
               -fPIC -MMD -MP -DATTNPROF_VERSION='"$(VERSION)"'
 # report/ sees only its own headers and the GPU-free libraries: a CUDA header or a
-# src/ header included there does not compile.
-REPORT_CFLAGS = $(BASE_CFLAGS) -Ireport $(PKG_CFLAGS)
-SRC_INC      := -Isrc -Ireport -Ikernels -I$(CUDA_HOME)/include
+# src/ header included there does not compile. One folder a layer, lowest first
+# (tests/layout.sh checks that no layer includes a header of a later one); a header is
+# included by its bare name, so the folders are all on the include path.
+REPORT_LAYERS := base model io analysis figures docs
+REPORT_INC   := $(addprefix -Ireport/,$(REPORT_LAYERS))
+REPORT_CFLAGS = $(BASE_CFLAGS) $(REPORT_INC) $(PKG_CFLAGS)
+SRC_INC      := -Isrc/recorder $(REPORT_INC) -Ikernels -I$(CUDA_HOME)/include
 SRC_CFLAGS    = $(BASE_CFLAGS) $(SRC_INC) $(PKG_CFLAGS)
-TEST_CFLAGS   = $(BASE_CFLAGS) -Isrc -Ireport -Ikernels -Itests $(PKG_CFLAGS) -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
+TEST_CFLAGS   = $(BASE_CFLAGS) -Isrc/cli -Isrc/recorder $(REPORT_INC) -Ikernels -Itests $(PKG_CFLAGS) -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
 
 # sm_80 (A100) and sm_90 (H100/H200) machine code, plus PTX for newer GPUs.
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
@@ -51,7 +56,7 @@ CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=s
 NVCCFLAGS ?= -O3 -lineinfo
 # Default visibility for the kernels' host stubs: the runner finds our kernels in the
 # recorder by the name CUPTI records and asks the occupancy API about them.
-NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Isrc -Ireport -Ikernels -MMD -MP -Xptxas -warn-spills \
+NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Ikernels -MMD -MP -Xptxas -warn-spills \
              -Xcompiler -fPIC -device-entity-has-hidden-visibility=false
 
 REPORT_LIBS   := -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lyajl -lz -lm
@@ -59,9 +64,11 @@ CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -lcudnn -lcublas -lcupti -lcudart -lstdc++ -lm -ldl -lpthread
 
-REPORT_SRC   := $(wildcard report/*.c report/figures/*.c)
-CLI_SRC      := src/main.c src/cli.c src/recorder_load.c src/sweep_run.c
-RECORDER_SRC := $(filter-out $(CLI_SRC),$(wildcard src/*.c src/*/*.c))
+# The folders say which binary a source belongs to: src/cli/ is the executable,
+# src/recorder/ (and its variants/) the recorder's shared object.
+REPORT_SRC   := $(foreach l,$(REPORT_LAYERS),$(wildcard report/$(l)/*.c))
+CLI_SRC      := $(wildcard src/cli/*.c)
+RECORDER_SRC := $(wildcard src/recorder/*.c src/recorder/variants/*.c)
 CU_SRC       := $(wildcard kernels/*.cu)
 TEMPLATES    := $(wildcard templates/*)
 REPORT_OBJ   := $(REPORT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/templates.o
@@ -86,17 +93,17 @@ endif
 VERSION_STAMP := $(BUILD)/version.stamp
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(BUILD); echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
-$(BUILD)/src/main.o $(BUILD)/report/report.o: $(VERSION_STAMP)
+$(BUILD)/src/cli/main.o $(BUILD)/report/docs/report.o: $(VERSION_STAMP)
 # run.json records how the recorder was built: the nvcc release and the flags.
 NVCC_RELEASE := $(if $(filter 1,$(WITH_CUDA)),$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
-$(BUILD)/src/runner.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
+$(BUILD)/src/recorder/runner.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
     -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); kernels/flash_fwd_sm90a.cu: $(SM90A_ARCH); cc $(strip $(CFLAGS))"'
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
-$(CLI_OBJ): SRC_INC := -Isrc -Ireport
+$(CLI_OBJ): SRC_INC := -Isrc/cli -Isrc/recorder $(REPORT_INC)
 $(CLI_OBJ): BASE_CFLAGS += -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
 # CUDA 13's cupti_profiler_host.h includes C++'s <string>: the C counter pass gets an
-# empty stand-in (src/cupti_c/string).
-$(BUILD)/src/counter_pass.o: SRC_INC += -Isrc/cupti_c
+# empty stand-in (src/recorder/cupti_c/string).
+$(BUILD)/src/recorder/counter_pass.o: SRC_INC += -Isrc/recorder/cupti_c
 
 all: deps-check $(PROGRAMS)
 
@@ -114,7 +121,7 @@ $(RECORDER): $(RECORDER_OBJ) $(REPORT_LIB)
 	  -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
 
 # The repository's CITATION.cff is written by the report library's citation writer, the
-# one every report's BibTeX comes from (report/citation.c): never edited by hand.
+# one every report's BibTeX comes from (report/docs/citation.c): never edited by hand.
 $(BUILD)/citation_cff: $(BUILD)/tests/citation_cff.o $(REPORT_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS)
 citation: $(BUILD)/citation_cff
@@ -161,12 +168,12 @@ $(BUILD)/templates.o: $(TEMPLATES)
 	ld -r -b binary -z noexecstack -o $@ $(TEMPLATES)
 
 # The GPU-free tests link the report library (and the pure-C FP64 reference and command line), never CUDA.
-$(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/reference.o $(BUILD)/src/stop_rule.o $(BUILD)/src/cli.o $(REPORT_LIB)
+$(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/recorder/reference.o $(BUILD)/src/recorder/stop_rule.o $(BUILD)/src/cli/cli.o $(REPORT_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS) -lcriterion
 
 # CUDA builds only: CUPTI's host half checks the counter pass's metric names (no GPU).
-$(BUILD)/host_metrics: tests/cupti/host_metrics.c $(BUILD)/src/counter_pass.o $(REPORT_LIB)
-	$(CC) $(SRC_CFLAGS) -o $@ $< $(BUILD)/src/counter_pass.o $(REPORT_LIB) -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
+$(BUILD)/host_metrics: tests/cupti/host_metrics.c $(BUILD)/src/recorder/counter_pass.o $(REPORT_LIB)
+	$(CC) $(SRC_CFLAGS) -o $@ $< $(BUILD)/src/recorder/counter_pass.o $(REPORT_LIB) -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
 HOST_CHECKS := $(if $(filter 1,$(WITH_CUDA)),$(BUILD)/host_metrics)
 
 # Missing Debian packages: installed when root, otherwise the exact command is printed.
@@ -236,7 +243,7 @@ fuzz:
 	@command -v clang >/dev/null || { echo "attnprof: make fuzz needs clang (Debian: apt-get install clang)" >&2; exit 1; }
 	$(MAKE) --no-print-directory CC=clang CUDA_HOME=/nonexistent BUILD=$(FUZZ_BUILD) \
 	  CFLAGS="-O1 -g $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_BUILD)/libattnprof_report.a
-	clang -O1 -g $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE -Ireport $(PKG_CFLAGS) \
+	clang -O1 -g $(FUZZ_FLAGS) -fsanitize=fuzzer -std=c11 -D_GNU_SOURCE $(REPORT_INC) $(PKG_CFLAGS) \
 	  tests/fuzz/fuzz_archive.c $(FUZZ_BUILD)/libattnprof_report.a $(REPORT_LIBS) -o $(FUZZ_BUILD)/fuzz_archive
 	@mkdir -p tests/fuzz/corpus $(FUZZ_BUILD)/seeds
 	python3 tests/fuzz/seeds.py $(FUZZ_BUILD)/seeds

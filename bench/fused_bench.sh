@@ -24,8 +24,8 @@ mkdir -p build/bench
 # sm_90 only: this program is for the H200; the library build keeps the Makefile's arch list.
 # The Hopper flash kernels are their own object, sm_90a (wgmma and setmaxnreg need it), with
 # their bench-only configurations (bench/flash_sm90a_experiments.cu).
-NVCC_BENCH=("$CUDA_HOME/bin/nvcc" -std=c++17 -O3 -lineinfo -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels -Isrc
-            -Ireport -Xcompiler -fPIC -Xptxas -v)
+NVCC_BENCH=("$CUDA_HOME/bin/nvcc" -std=c++17 -O3 -lineinfo -DATTNPROF_FLASH_EXPERIMENTAL_TILES -Ikernels
+            -Xcompiler -fPIC -Xptxas -v)
 { "${NVCC_BENCH[@]}" -gencode arch=compute_90a,code=sm_90a -DATTNPROF_HAVE_SM90A -c bench/flash_sm90a_experiments.cu \
       -o build/bench/flash_fwd_sm90a.o &&
   "${NVCC_BENCH[@]}" -gencode arch=compute_90,code=sm_90 -Xcompiler -fopenmp bench/fused_bench.cu \

@@ -1,5 +1,5 @@
 /* The FP64 check's host cost at one shape: input generation, then the reference of the
- * sampled heads over the rows the runner checks (src/reference.h), on every core or on as
+ * sampled heads over the rows the runner checks (src/recorder/reference.h), on every core or on as
  * many threads as asked. Run by `make bench-reference` (bench/RESULTS.md, "The FP64 check"):
  *   build/reference_cost B H S D [heads] [rows: 0 = every row, -1 = the runner's default] [threads]
  * It prints one line of seconds per phase. No GPU: this is the part of a run that is host

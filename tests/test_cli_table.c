@@ -1,4 +1,4 @@
-/* The command table of src/cli.c, checked through cli_parse itself: for every command, each
+/* The command table of src/cli/cli.c, checked through cli_parse itself: for every command, each
  * option the table lists for it is taken (not refused as "not an option"), and each option it
  * does not list is refused with exit 2 and the one line "--X is not an option of Y; Y takes: ...",
  * whose list is exactly the table's. No GPU, no binary: cli.o is linked in. */

@@ -14,7 +14,7 @@
 #include "archive.h"
 #include "bootstrap.h"
 #include "median.h"
-#include "compare.h"
+#include "compare_doc.h"
 #include "exit_codes.h"
 #include "kineto_import.h"
 #include "run_cli.h"

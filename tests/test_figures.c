@@ -13,7 +13,7 @@
 #include "analysis.h"
 #include "findings.h"
 #include "figures.h"
-#include "figures/fig.h"
+#include "fig.h"
 #include "fixture.h"
 
 #define US 1000LL /* ns */

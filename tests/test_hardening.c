@@ -6,7 +6,7 @@
  * renames, a disk too small for report.pdf, two renders of one archive at once, too
  * little memory, an unreadable run.json and numbers that only look decimal. Each test
  * that runs the binary fails with the binary of the commit before this work (26b40b0,
- * checked); the in-process ones test report_write_file, archive_read and attn_oom, whose
+ * checked); the in-process ones test archive_write_file, archive_read and attn_oom, whose
  * old forms wrote through the link, said "not valid JSON" and did not exist. The kill
  * tests slow rename(2) down with tests/fault/slow_rename.c (LD_PRELOAD, built here), as
  * a network file system would; the full disk is a small tmpfs (root only, else skipped).
@@ -32,7 +32,7 @@
 #include "cleanup.h"
 #include "exit_codes.h"
 #include "report.h"
-#include "sweep.h"
+#include "sweep_doc.h"
 
 #include "run_cli.h"
 
@@ -324,10 +324,10 @@ Test(hardening_files, a_planted_link_at_the_temporary_name_is_not_written_throug
     mkdir(dir, 0755);
     snprintf(victim, sizeof victim, "%s-victim", dir);
     write_text(victim, "precious\n");
-    /* report_write_file's temporary is NAME.tmp-PID: predictable, so planted. */
+    /* archive_write_file's temporary is NAME.tmp-PID: predictable, so planted. */
     snprintf(tmp, sizeof tmp, "%s/status.json.tmp-%d", dir, (int)getpid());
     cr_assert_eq(symlink(victim, tmp), 0);
-    cr_expect_eq(report_write_file(dir, "status.json", "{}\n", err, sizeof err), 0, "%s", err);
+    cr_expect_eq(archive_write_file(dir, "status.json", "{}\n", err, sizeof err), 0, "%s", err);
     char *v = slurp(victim);
     cr_expect(v && !strcmp(v, "precious\n"), "written through the planted link: '%s'", v ? v : "(gone)");
     free(v);

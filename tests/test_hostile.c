@@ -19,7 +19,7 @@
 #include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
-#include "figures/fig.h"
+#include "fig.h"
 
 #define HOSTILE "tests/fixtures/hostile/"
 

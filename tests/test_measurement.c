@@ -18,6 +18,8 @@
 
 #include "archive.h"
 #include "compare.h"
+#include "compare_doc.h"
+#include "figures.h"
 #include "exit_codes.h"
 #include "fixture.h"
 #include "measurement_text.h"

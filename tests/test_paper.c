@@ -12,7 +12,7 @@
 
 #include "archive.h"
 #include "figures.h"
-#include "figures/fig.h"
+#include "fig.h"
 #include "fixture.h"
 #include "occupancy.h"
 #include "citation.h"
@@ -615,7 +615,7 @@ Test(paper, citation_in_the_footer_and_the_repository)
     repo[got] = '\0';
     fclose(c);
     char *gen = citation_cff("", "");
-    cr_assert_str_eq(repo, gen, "CITATION.cff is not report/citation.c's output: run `make citation`");
+    cr_assert_str_eq(repo, gen, "CITATION.cff is not report/docs/citation.c's output: run `make citation`");
     cr_assert(strstr(repo, "cff-version: 1.2.0\n") && strstr(repo, "\ntitle: ") && strstr(repo, "\nauthors:\n"));
     cr_assert_null(strstr(repo, "version: \""), "the repository's file names no version");
     cr_assert_null(strstr(repo, "commit:"));

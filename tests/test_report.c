@@ -162,7 +162,7 @@ Test(report, skipped_variant_round_trips_and_renders)
 }
 
 /* Issue 14: a fused kernel that ran a head dim on the kernel of the next compiled
- * D up says so in a fact (src/variant_util.c, attn_fact_head_dim_padding); the fact
+ * D up says so in a fact (src/recorder/variant_util.c, attn_fact_head_dim_padding); the fact
  * survives run.json and the report shows it in the variant's summary row and its
  * section. */
 Test(report, head_dim_padding_fact_reaches_the_report)

@@ -20,7 +20,7 @@
 #include "analysis.h"
 #include "archive.h"
 #include "exit_codes.h"
-#include "sweep.h"
+#include "sweep_doc.h"
 
 #include "fixture.h"
 #include "run_cli.h"

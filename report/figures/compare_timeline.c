@@ -64,6 +64,91 @@ static double plot_height(const compare_model *m)
     return m->n_variants * (m->n * (LANE_H + LANE_GAP) + GROUP_GAP);
 }
 
+/* The time axis shared by every lane: ticks to the longest median forward, a grid line
+ * and label at each. Returns the scale in pixels per microsecond. */
+static double draw_time_axis(cairo_t *cr, const compare_model *m, double x0, double right, double bottom)
+{
+    char buf[512];
+    double max_us = 0;
+    for (int v = 0; v < m->n_variants; v++)
+        for (int i = 0; i < m->n; i++) {
+            double s = span_us(median_forward_of(m->variants[v].cell[i].va));
+            if (s > max_us) max_us = s;
+        }
+    if (!(max_us > 0))
+        max_us = 1;
+    fig_ticks t;
+    fig_nice_ticks(0, max_us, 8, &t);
+    double hi = t.n ? t.v[t.n - 1] : max_us;
+    if (hi < max_us) hi += t.step;
+    double scale = (right - x0) / hi;
+    fig_time_fmt tf = fig_time_fmt_for(hi, t.step);
+    fig_font(cr, 8.5, 0);
+    for (int i = 0; i < t.n; i++) {
+        double gx = x0 + t.v[i] * scale;
+        fig_set(cr, FIG_GRID);
+        cairo_set_line_width(cr, 0.5);
+        cairo_move_to(cr, gx, TOP - 4);
+        cairo_line_to(cr, gx, bottom);
+        cairo_stroke(cr);
+        fig_time_label(&tf, t.v[i], buf, sizeof buf);
+        fig_set(cr, FIG_INK);
+        fig_text(cr, gx, bottom + 12, buf, ALIGN_CENTER);
+    }
+    return scale;
+}
+
+/* One forward's GPU operations on a lane at height y, from its first start; each
+ * operation's class is marked in `present` for the legend. */
+static void draw_lane_ops(cairo_t *cr, const forward *fw, double x0, double y, double scale, int present[OPC_COUNT])
+{
+    char fit[512];
+    int64_t origin = fw->ops[0]->start_ns;
+    for (int k = 1; k < fw->n_ops; k++)
+        if (fw->ops[k]->start_ns < origin) origin = fw->ops[k]->start_ns;
+    for (int k = 0; k < fw->n_ops; k++) {
+        const gpu_op *op = fw->ops[k];
+        op_class cls = classify_op(op);
+        present[cls] = 1;
+        double bx = x0 + (double)(op->start_ns - origin) / 1000.0 * scale;
+        double bw = (double)(op->end_ns - op->start_ns) / 1000.0 * scale;
+        if (bw < 1.0) bw = 1.0;
+        rgb col = fig_class_colour(cls);
+        fig_fill_rect(cr, bx, y, bw, LANE_H, col);
+        if (cls == OPC_OTHER) {
+            fig_set(cr, FIG_GREY);
+            cairo_set_line_width(cr, 0.5);
+            cairo_rectangle(cr, bx, y, bw, LANE_H);
+            cairo_stroke(cr);
+        }
+        char label[160];
+        fig_op_label(op, label, sizeof label);
+        fig_font(cr, 7, 0);
+        if (bw > 24 && fig_fit_text(cr, label, bw - 4, 4, fit, sizeof fit)) {
+            fig_set(cr, fig_text_on(col));
+            fig_text(cr, bx + 2, y + LANE_H - 6, fit, ALIGN_LEFT);
+        }
+    }
+}
+
+/* The lane's end label: the longest of compare_timeline_label's two forms that fits
+ * before the right margin, or none. */
+static void draw_lane_label(cairo_t *cr, const compare_cell *c, const forward *fw, double x0, double y, double scale,
+                            double right)
+{
+    char buf[512];
+    char both[160];
+    compare_timeline_label(c, 0, both, sizeof both);
+    compare_timeline_label(c, 1, buf, sizeof buf);
+    double end_x = x0 + span_us(fw) * scale;
+    fig_font(cr, 7.5, 0);
+    fig_set(cr, FIG_INK);
+    if (end_x + 4 + fig_text_width(cr, both) <= right)
+        fig_text(cr, end_x + 4, y + LANE_H - 5, both, ALIGN_LEFT);
+    else if (end_x + 4 + fig_text_width(cr, buf) <= right)
+        fig_text(cr, end_x + 4, y + LANE_H - 5, buf, ALIGN_LEFT);
+}
+
 static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
 {
     const compare_model *m = job->cmp;
@@ -80,33 +165,8 @@ static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
 
-    double max_us = 0;
-    for (int v = 0; v < m->n_variants; v++)
-        for (int i = 0; i < m->n; i++) {
-            double s = span_us(median_forward_of(m->variants[v].cell[i].va));
-            if (s > max_us) max_us = s;
-        }
-    if (!(max_us > 0))
-        max_us = 1;
-    fig_ticks t;
-    fig_nice_ticks(0, max_us, 8, &t);
-    double hi = t.n ? t.v[t.n - 1] : max_us;
-    if (hi < max_us) hi += t.step;
-    double scale = (right - x0) / hi;
     double bottom = TOP + plot_height(m);
-    fig_time_fmt tf = fig_time_fmt_for(hi, t.step);
-    fig_font(cr, 8.5, 0);
-    for (int i = 0; i < t.n; i++) {
-        double gx = x0 + t.v[i] * scale;
-        fig_set(cr, FIG_GRID);
-        cairo_set_line_width(cr, 0.5);
-        cairo_move_to(cr, gx, TOP - 4);
-        cairo_line_to(cr, gx, bottom);
-        cairo_stroke(cr);
-        fig_time_label(&tf, t.v[i], buf, sizeof buf);
-        fig_set(cr, FIG_INK);
-        fig_text(cr, gx, bottom + 12, buf, ALIGN_CENTER);
-    }
+    double scale = draw_time_axis(cr, m, x0, right, bottom);
 
     int present[OPC_COUNT] = {0};
     double y = TOP;
@@ -132,43 +192,8 @@ static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
                 y += LANE_H + LANE_GAP;
                 continue;
             }
-            int64_t origin = fw->ops[0]->start_ns;
-            for (int k = 1; k < fw->n_ops; k++)
-                if (fw->ops[k]->start_ns < origin) origin = fw->ops[k]->start_ns;
-            for (int k = 0; k < fw->n_ops; k++) {
-                const gpu_op *op = fw->ops[k];
-                op_class cls = classify_op(op);
-                present[cls] = 1;
-                double bx = x0 + (double)(op->start_ns - origin) / 1000.0 * scale;
-                double bw = (double)(op->end_ns - op->start_ns) / 1000.0 * scale;
-                if (bw < 1.0) bw = 1.0;
-                rgb col = fig_class_colour(cls);
-                fig_fill_rect(cr, bx, y, bw, LANE_H, col);
-                if (cls == OPC_OTHER) {
-                    fig_set(cr, FIG_GREY);
-                    cairo_set_line_width(cr, 0.5);
-                    cairo_rectangle(cr, bx, y, bw, LANE_H);
-                    cairo_stroke(cr);
-                }
-                char label[160];
-                fig_op_label(op, label, sizeof label);
-                fig_font(cr, 7, 0);
-                if (bw > 24 && fig_fit_text(cr, label, bw - 4, 4, fit, sizeof fit)) {
-                    fig_set(cr, fig_text_on(col));
-                    fig_text(cr, bx + 2, y + LANE_H - 6, fit, ALIGN_LEFT);
-                }
-            }
-            /* The longest label that fits. */
-            char both[160];
-            compare_timeline_label(c, 0, both, sizeof both);
-            compare_timeline_label(c, 1, buf, sizeof buf);
-            double end_x = x0 + span_us(fw) * scale;
-            fig_font(cr, 7.5, 0);
-            fig_set(cr, FIG_INK);
-            if (end_x + 4 + fig_text_width(cr, both) <= right)
-                fig_text(cr, end_x + 4, y + LANE_H - 5, both, ALIGN_LEFT);
-            else if (end_x + 4 + fig_text_width(cr, buf) <= right)
-                fig_text(cr, end_x + 4, y + LANE_H - 5, buf, ALIGN_LEFT);
+            draw_lane_ops(cr, fw, x0, y, scale, present);
+            draw_lane_label(cr, c, fw, x0, y, scale, right);
             y += LANE_H + LANE_GAP;
         }
         y += GROUP_GAP;

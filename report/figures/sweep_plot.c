@@ -159,20 +159,10 @@ static const char *stop_word(const sweep_shape *x, const sweep_point *p)
     return NULL;
 }
 
-int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
+/* One y scale for all panels: every drawn value and the capacity line. The count of
+ * drawn values goes to n_values. */
+static fig_yscale sweep_yscale(const sweep_model *m, const fig_sweep_spec *spec, int *n_values_out)
 {
-    const sweep_model *m = job->sweep;
-    double right = job->w - FIG_MARGIN;
-    char buf[256], fit[256];
-    fig_set(cr, FIG_INK);
-    fig_font(cr, 13, 1);
-    fig_text(cr, FIG_MARGIN, 28, spec->title, ALIGN_LEFT);
-    fig_font(cr, 9.5, 0);
-    fig_set(cr, FIG_GREY);
-    fig_fit_text(cr, spec->subtitle, right - FIG_MARGIN, 8, fit, sizeof fit);
-    fig_text(cr, FIG_MARGIN, 45, fit, ALIGN_LEFT);
-
-    /* One y scale for all panels. */
     double lo = INFINITY, hi = 0, v;
     int hollow, n_values = 0;
     for (int i = 0; i < m->n_shapes; i++)
@@ -198,6 +188,182 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
         if (ys.hi < hi * 1.1)
             ys.hi += t.step;
     }
+    *n_values_out = n_values;
+    return ys;
+}
+
+/* One horizontal grid line at value v across [x0, x1], in `colour`, with its y label
+ * at the left when `label` is set. */
+static void grid_row(cairo_t *cr, const fig_sweep_spec *spec, const fig_yscale *ys, double x0, double x1, double v,
+                     rgb colour, int label)
+{
+    char buf[256];
+    fig_set(cr, colour);
+    cairo_move_to(cr, x0, fig_yof(ys, v));
+    cairo_line_to(cr, x1, fig_yof(ys, v));
+    cairo_stroke(cr);
+    if (label) {
+        axis_label(spec->metric, v, buf, sizeof buf);
+        fig_set(cr, FIG_INK);
+        fig_text(cr, x0 - 6, fig_yof(ys, v) + 3, buf, ALIGN_RIGHT);
+    }
+}
+
+/* A panel's horizontal grid and, on the first panel (`labels`), the y labels: the
+ * memory axis at its own ticks, a log axis at 1-9 of each decade (labelled at 1, and
+ * at 2 and 5 over at most three decades), a linear one at nice ticks. */
+static void panel_grid(cairo_t *cr, const fig_sweep_spec *spec, const fig_yscale *ys, double x0, double x1,
+                       int labels)
+{
+    fig_font(cr, 8.5, 0);
+    cairo_set_line_width(cr, 0.5);
+    fig_ticks t;
+    if (ys->log && spec->metric == FIG_SWEEP_MEMORY) {
+        memory_ticks(ys->lo, ys->hi, &t);
+        for (int i = 0; i < t.n; i++)
+            grid_row(cr, spec, ys, x0, x1, t.v[i], FIG_GRID, labels);
+    } else if (ys->log) {
+        for (double dec = ys->lo; dec <= ys->hi * 1.0001; dec *= 10)
+            for (int mult = 1; mult < 10; mult++) {
+                double y = dec * mult;
+                if (y > ys->hi * 1.0001)
+                    break;
+                grid_row(cr, spec, ys, x0, x1, y, mult == 1 ? FIG_GRID : fig_hex(0xF2F2F2),
+                         labels && (mult == 1 || ((mult == 2 || mult == 5) && ys->hi / ys->lo <= 1000)));
+            }
+    } else {
+        fig_nice_ticks(ys->lo, ys->hi, 6, &t);
+        for (int i = 0; i < t.n; i++)
+            grid_row(cr, spec, ys, x0, x1, t.v[i], FIG_GRID, labels);
+    }
+}
+
+/* A panel's x ticks at every S of its D, its frame and titles, and the capacity line. */
+static void panel_frame(cairo_t *cr, const sweep_model *m, const fig_sweep_spec *spec, const fig_yscale *ys_in,
+                        int dim, double slo, double shi, double x0, double x1, double top)
+{
+    const fig_yscale ys = *ys_in;
+    char buf[256];
+    int last_tick = -1;
+    for (int i = 0; i < m->n_shapes; i++) {
+        int s = m->shapes[i].shape.seq;
+        if (m->shapes[i].shape.dim != dim || s == last_tick)
+            continue;
+        last_tick = s;
+        double x = x_of(s, slo, shi, x0, x1);
+        fig_set(cr, FIG_GRID);
+        cairo_move_to(cr, x, ys.y1);
+        cairo_line_to(cr, x, ys.y0);
+        cairo_stroke(cr);
+        seq_label(s, buf, sizeof buf);
+        fig_set(cr, FIG_INK);
+        fig_text(cr, x, ys.y0 + 13, buf, ALIGN_CENTER);
+    }
+    fig_set(cr, FIG_INK);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, x0, ys.y1, x1 - x0, ys.y0 - ys.y1);
+    cairo_stroke(cr);
+    fig_font(cr, 10, 1);
+    snprintf(buf, sizeof buf, "D = %d", dim);
+    fig_text(cr, (x0 + x1) / 2, top - 8, buf, ALIGN_CENTER);
+    fig_font(cr, 9, 0);
+    fig_text(cr, (x0 + x1) / 2, ys.y0 + 28, "sequence length S", ALIGN_CENTER);
+
+    if (isfinite(spec->capacity) && spec->capacity > 0) {
+        double y = fig_yof(&ys, spec->capacity);
+        static const double dash[] = {5, 3};
+        cairo_set_dash(cr, dash, 2, 0);
+        fig_set(cr, FIG_INK);
+        cairo_set_line_width(cr, 1.2);
+        cairo_move_to(cr, x0, y);
+        cairo_line_to(cr, x1, y);
+        cairo_stroke(cr);
+        cairo_set_dash(cr, NULL, 0, 0);
+        if (spec->capacity_label) {
+            fig_font(cr, 8.5, 0);
+            fig_text(cr, x1 - 4, y - 4, spec->capacity_label, ALIGN_RIGHT);
+        }
+    }
+}
+
+/* A panel's curves, one per variant: a line between drawn points (dashed where hollow),
+ * and where a curve ends, a cross on the top edge with the reason (staggered per variant). */
+static void panel_series(cairo_t *cr, const sweep_model *m, const fig_sweep_spec *spec, const fig_yscale *ys_in,
+                         int dim, double slo, double shi, double x0, double x1)
+{
+    const fig_yscale ys = *ys_in;
+    double v;
+    int hollow;
+    for (int k = 0; k < m->n_variants; k++) {
+        rgb c = fig_hex(variant_colour(m, k));
+        double px = NAN, py = NAN;
+        int stopped = 0;
+        for (int i = 0; i < m->n_shapes; i++) {
+            const sweep_shape *x = &m->shapes[i];
+            if (x->shape.dim != dim)
+                continue;
+            const sweep_point *p = &x->p[k];
+            double sx = x_of(x->shape.seq, slo, shi, x0, x1);
+            if (value_of(p, spec->metric, &v, &hollow)) {
+                double sy = fig_yof(&ys, v);
+                fig_set(cr, c);
+                if (isfinite(px)) {
+                    cairo_set_line_width(cr, 1.8);
+                    if (hollow) {
+                        static const double dash[] = {3, 3};
+                        cairo_set_dash(cr, dash, 2, 0);
+                    }
+                    cairo_move_to(cr, px, py);
+                    cairo_line_to(cr, sx, sy);
+                    cairo_stroke(cr);
+                    cairo_set_dash(cr, NULL, 0, 0);
+                }
+                marker(cr, sx, sy, hollow);
+                px = sx, py = sy;
+                if (!hollow)
+                    stopped = 0;
+                continue;
+            }
+            const char *why = stop_word(x, p);
+            if (why && !stopped && spec->metric != FIG_SWEEP_MEMORY) {
+                /* End of the curve: an x on the top edge, staggered per variant. */
+                double cy = ys.y1 + 8 + 11 * (k % 6);
+                fig_set(cr, c);
+                cross(cr, sx, cy);
+                fig_font(cr, 7.5, 0);
+                if (sx + 8 + fig_text_width(cr, why) > x1)
+                    fig_text(cr, sx - 7, cy + 3, why, ALIGN_RIGHT);
+                else
+                    fig_text(cr, sx + 7, cy + 3, why, ALIGN_LEFT);
+                stopped = 1;
+            } else if (why && !stopped && !hollow) {
+                double cy = ys.y1 + 8 + 11 * (k % 6);
+                fig_set(cr, c);
+                cross(cr, sx, cy);
+                stopped = 1;
+            }
+            if (p->state != SWEEP_OK)
+                px = py = NAN;
+        }
+    }
+}
+
+int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
+{
+    const sweep_model *m = job->sweep;
+    double right = job->w - FIG_MARGIN;
+    char fit[256];
+    fig_set(cr, FIG_INK);
+    fig_font(cr, 13, 1);
+    fig_text(cr, FIG_MARGIN, 28, spec->title, ALIGN_LEFT);
+    fig_font(cr, 9.5, 0);
+    fig_set(cr, FIG_GREY);
+    fig_fit_text(cr, spec->subtitle, right - FIG_MARGIN, 8, fit, sizeof fit);
+    fig_text(cr, FIG_MARGIN, 45, fit, ALIGN_LEFT);
+
+    /* One y scale for all panels. */
+    int n_values;
+    fig_yscale ys = sweep_yscale(m, spec, &n_values);
     double top = TOP + 22;
     ys.y0 = top + PLOT_H;
     ys.y1 = top;
@@ -207,151 +373,12 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
     for (int d = 0; d < m->n_dims; d++) {
         double x0 = FIG_MARGIN + LEFT + d * (pw + GAP), x1 = x0 + pw;
         int dim = m->dims[d];
-        /* Grid and y labels. */
-        fig_font(cr, 8.5, 0);
-        cairo_set_line_width(cr, 0.5);
-        if (ys.log && spec->metric == FIG_SWEEP_MEMORY) {
-            fig_ticks t;
-            memory_ticks(ys.lo, ys.hi, &t);
-            for (int i = 0; i < t.n; i++) {
-                fig_set(cr, FIG_GRID);
-                cairo_move_to(cr, x0, fig_yof(&ys, t.v[i]));
-                cairo_line_to(cr, x1, fig_yof(&ys, t.v[i]));
-                cairo_stroke(cr);
-                if (d == 0) {
-                    axis_label(spec->metric, t.v[i], buf, sizeof buf);
-                    fig_set(cr, FIG_INK);
-                    fig_text(cr, x0 - 6, fig_yof(&ys, t.v[i]) + 3, buf, ALIGN_RIGHT);
-                }
-            }
-        } else if (ys.log) {
-            for (double dec = ys.lo; dec <= ys.hi * 1.0001; dec *= 10)
-                for (int mult = 1; mult < 10; mult++) {
-                    double y = dec * mult;
-                    if (y > ys.hi * 1.0001)
-                        break;
-                    fig_set(cr, mult == 1 ? FIG_GRID : fig_hex(0xF2F2F2));
-                    cairo_move_to(cr, x0, fig_yof(&ys, y));
-                    cairo_line_to(cr, x1, fig_yof(&ys, y));
-                    cairo_stroke(cr);
-                    if (d == 0 && (mult == 1 || ((mult == 2 || mult == 5) && ys.hi / ys.lo <= 1000))) {
-                        axis_label(spec->metric, y, buf, sizeof buf);
-                        fig_set(cr, FIG_INK);
-                        fig_text(cr, x0 - 6, fig_yof(&ys, y) + 3, buf, ALIGN_RIGHT);
-                    }
-                }
-        } else {
-            fig_ticks t;
-            fig_nice_ticks(ys.lo, ys.hi, 6, &t);
-            for (int i = 0; i < t.n; i++) {
-                fig_set(cr, FIG_GRID);
-                cairo_move_to(cr, x0, fig_yof(&ys, t.v[i]));
-                cairo_line_to(cr, x1, fig_yof(&ys, t.v[i]));
-                cairo_stroke(cr);
-                if (d == 0) {
-                    axis_label(spec->metric, t.v[i], buf, sizeof buf);
-                    fig_set(cr, FIG_INK);
-                    fig_text(cr, x0 - 6, fig_yof(&ys, t.v[i]) + 3, buf, ALIGN_RIGHT);
-                }
-            }
-        }
+        panel_grid(cr, spec, &ys, x0, x1, d == 0);
         double slo, shi;
         if (!seq_range(m, dim, &slo, &shi))
             continue;
-        /* x ticks at every S of this panel. */
-        int last_tick = -1;
-        for (int i = 0; i < m->n_shapes; i++) {
-            int s = m->shapes[i].shape.seq;
-            if (m->shapes[i].shape.dim != dim || s == last_tick)
-                continue;
-            last_tick = s;
-            double x = x_of(s, slo, shi, x0, x1);
-            fig_set(cr, FIG_GRID);
-            cairo_move_to(cr, x, ys.y1);
-            cairo_line_to(cr, x, ys.y0);
-            cairo_stroke(cr);
-            seq_label(s, buf, sizeof buf);
-            fig_set(cr, FIG_INK);
-            fig_text(cr, x, ys.y0 + 13, buf, ALIGN_CENTER);
-        }
-        fig_set(cr, FIG_INK);
-        cairo_set_line_width(cr, 1);
-        cairo_rectangle(cr, x0, ys.y1, x1 - x0, ys.y0 - ys.y1);
-        cairo_stroke(cr);
-        fig_font(cr, 10, 1);
-        snprintf(buf, sizeof buf, "D = %d", dim);
-        fig_text(cr, (x0 + x1) / 2, top - 8, buf, ALIGN_CENTER);
-        fig_font(cr, 9, 0);
-        fig_text(cr, (x0 + x1) / 2, ys.y0 + 28, "sequence length S", ALIGN_CENTER);
-
-        if (isfinite(spec->capacity) && spec->capacity > 0) {
-            double y = fig_yof(&ys, spec->capacity);
-            static const double dash[] = {5, 3};
-            cairo_set_dash(cr, dash, 2, 0);
-            fig_set(cr, FIG_INK);
-            cairo_set_line_width(cr, 1.2);
-            cairo_move_to(cr, x0, y);
-            cairo_line_to(cr, x1, y);
-            cairo_stroke(cr);
-            cairo_set_dash(cr, NULL, 0, 0);
-            if (spec->capacity_label) {
-                fig_font(cr, 8.5, 0);
-                fig_text(cr, x1 - 4, y - 4, spec->capacity_label, ALIGN_RIGHT);
-            }
-        }
-        /* Series. */
-        for (int k = 0; k < m->n_variants; k++) {
-            rgb c = fig_hex(variant_colour(m, k));
-            double px = NAN, py = NAN;
-            int stopped = 0;
-            for (int i = 0; i < m->n_shapes; i++) {
-                const sweep_shape *x = &m->shapes[i];
-                if (x->shape.dim != dim)
-                    continue;
-                const sweep_point *p = &x->p[k];
-                double sx = x_of(x->shape.seq, slo, shi, x0, x1);
-                if (value_of(p, spec->metric, &v, &hollow)) {
-                    double sy = fig_yof(&ys, v);
-                    fig_set(cr, c);
-                    if (isfinite(px)) {
-                        cairo_set_line_width(cr, 1.8);
-                        if (hollow) {
-                            static const double dash[] = {3, 3};
-                            cairo_set_dash(cr, dash, 2, 0);
-                        }
-                        cairo_move_to(cr, px, py);
-                        cairo_line_to(cr, sx, sy);
-                        cairo_stroke(cr);
-                        cairo_set_dash(cr, NULL, 0, 0);
-                    }
-                    marker(cr, sx, sy, hollow);
-                    px = sx, py = sy;
-                    if (!hollow)
-                        stopped = 0;
-                    continue;
-                }
-                const char *why = stop_word(x, p);
-                if (why && !stopped && spec->metric != FIG_SWEEP_MEMORY) {
-                    /* End of the curve: an x on the top edge, staggered per variant. */
-                    double cy = ys.y1 + 8 + 11 * (k % 6);
-                    fig_set(cr, c);
-                    cross(cr, sx, cy);
-                    fig_font(cr, 7.5, 0);
-                    if (sx + 8 + fig_text_width(cr, why) > x1)
-                        fig_text(cr, sx - 7, cy + 3, why, ALIGN_RIGHT);
-                    else
-                        fig_text(cr, sx + 7, cy + 3, why, ALIGN_LEFT);
-                    stopped = 1;
-                } else if (why && !stopped && !hollow) {
-                    double cy = ys.y1 + 8 + 11 * (k % 6);
-                    fig_set(cr, c);
-                    cross(cr, sx, cy);
-                    stopped = 1;
-                }
-                if (p->state != SWEEP_OK)
-                    px = py = NAN;
-            }
-        }
+        panel_frame(cr, m, spec, &ys, dim, slo, shi, x0, x1, top);
+        panel_series(cr, m, spec, &ys, dim, slo, shi, x0, x1);
     }
     if (!n_values) {
         fig_set(cr, FIG_GREY);

@@ -19,7 +19,7 @@
 #include "findings.h"
 #include "report.h"
 #include "run_info.h"
-#include "sweep.h"
+#include "sweep_doc.h"
 #include "trace.h"
 
 static const char SEP[] = "\n#--trace.json--\n", SEP_COUNTERS[] = "\n#--counters.json--\n",

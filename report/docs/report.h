@@ -35,8 +35,6 @@ int report_write(const analysis *a, const figure_list *figs, const char *dir, ch
 /* A figure as Markdown: the PNG (or SVG) image, inlined as a data: URI when
  * `inline_dir` is set, then its caption and links to the vector files. */
 void report_md_figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir);
-/* Writes dir/name through a temporary file and a rename; 0, or -1 with `err`. */
-int report_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen);
 
 /* The terminal's summary after run/import/report: one line per variant, its
  * findings by id; what is not recorded is said, never printed as nan or -1. */

@@ -9,7 +9,6 @@
 #include "findings.h"
 
 #include "escape.h"
-#include "report.h"
 #include "series.h"
 
 #include <math.h>

@@ -12,7 +12,7 @@ typedef enum cli_command {
     CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_HELP, CMD_VERSION, CMD_IMPORT, CMD_SWEEP
 } cli_command;
 
-/* attnprof sweep: what the command line asked; src/sweep_run.c turns it into a plan. */
+/* attnprof sweep: what the command line asked; src/cli/sweep_run.c turns it into a plan. */
 #define SWEEP_TASK_MAX 4095
 #define CLI_OPTION_ROWS_MAX 64
 

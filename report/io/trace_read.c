@@ -51,6 +51,33 @@ static const char *check_arg_types(const kineto_event *e, char *buf, size_t n)
     return NULL;
 }
 
+/* A cuda_runtime or cuda_driver event: an API call, found by its correlation id. */
+static int add_api_call(trace *t, const kineto_event *e, int64_t start, int64_t end, int strict, size_t *skipped,
+                        char *err, size_t errlen)
+{
+    const kineto_num *a = e->arg;
+    const char *cat = e->cat;
+    int pid = int_or(&e->pid, 0), tid = int_or(&e->tid, 0);
+    if (!e->has_args || !a[KARG_CORRELATION].set || !a[KARG_CORRELATION].is_int) {
+        if (!strict) {
+            ++*skipped;
+            return 0;
+        }
+        snprintf(err, errlen, "API event without args.correlation");
+        return -1;
+    }
+    api_call c = {.kind = cat[5] == 'r' ? API_RUNTIME : API_DRIVER,
+                  .name = (char *)e->name,
+                  .start_ns = start,
+                  .end_ns = end,
+                  .correlation = (uint32_t)a[KARG_CORRELATION].i,
+                  .pid = pid,
+                  .tid = tid,
+                  .cbid = int_or(&a[KARG_CBID], 0)};
+    trace_add_api(t, &c);
+    return 0;
+}
+
 /* A recorded forward's sample (issue 25): the six args come together, on a range of a
  * recorded forward, or not at all (older archives: recorded = 0). NULL, or the reason. */
 static const char *read_sample(const kineto_event *e, struct forward_sample *s, char *buf, size_t n)
@@ -92,91 +119,46 @@ static const char *read_sample(const kineto_event *e, struct forward_sample *s, 
     return NULL;
 }
 
-int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen)
+/* A user_annotation or cpu_op event: a host range (NVTX range, ATen op), with a recorded
+ * forward's sample where it has one. 0, or -1 with err. */
+static int add_host_range(trace *t, const kineto_event *e, int64_t start, int64_t end, int strict, char *err,
+                          size_t errlen)
 {
-    if (strcmp(e->ph, "X") != 0)
-        return 0;
-    if (!e->cat || !e->name) {
-        snprintf(err, errlen, "complete event without cat or name");
-        return -1;
-    }
-    if (!e->ts.set || !e->dur.set || e->dur.d < 0) {
-        snprintf(err, errlen, "complete event without a valid ts/dur");
-        return -1;
-    }
-    static const char *const model_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
-                                             "user_annotation", "cpu_op"};
-    int model = 0;
-    for (size_t i = 0; i < sizeof model_cats / sizeof model_cats[0]; i++)
-        model |= !strcmp(e->cat, model_cats[i]);
-    if (!model)
-        return 0; /* gpu_user_annotation and others are derived or foreign */
-    char why[160];
-    const char *range = check_arg_types(e, why, sizeof why);
-    if (range) {
-        snprintf(err, errlen, "%s", range);
-        return -1;
-    }
-    /* Relative to the file here; moved by baseTimeNanoseconds (and checked again) at the end. */
-    int64_t start, end;
-    range = bounds_event_ns(0, e->ts.d, e->dur.d, &start, &end);
-    if (range) {
-        snprintf(err, errlen, "%s", range);
-        return -1;
-    }
-    int pid = int_or(&e->pid, 0), tid = int_or(&e->tid, 0);
     const kineto_num *a = e->arg;
     const char *cat = e->cat;
-    gpu_op_kind kind;
-    if (!strcmp(cat, "kernel"))
-        kind = GPU_KERNEL;
-    else if (!strcmp(cat, "gpu_memcpy"))
-        kind = GPU_MEMCPY;
-    else if (!strcmp(cat, "gpu_memset"))
-        kind = GPU_MEMSET;
-    else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
-        if (!e->has_args || !a[KARG_CORRELATION].set || !a[KARG_CORRELATION].is_int) {
-            if (!strict) {
-                ++*skipped;
-                return 0;
-            }
-            snprintf(err, errlen, "API event without args.correlation");
-            return -1;
-        }
-        api_call c = {.kind = cat[5] == 'r' ? API_RUNTIME : API_DRIVER,
-                      .name = (char *)e->name,
-                      .start_ns = start,
-                      .end_ns = end,
-                      .correlation = (uint32_t)a[KARG_CORRELATION].i,
-                      .pid = pid,
-                      .tid = tid,
-                      .cbid = int_or(&a[KARG_CBID], 0)};
-        trace_add_api(t, &c);
+    int pid = int_or(&e->pid, 0), tid = int_or(&e->tid, 0);
+    /* attnprof's writer derives a ProfilerStep#N around each forward for Kineto
+     * readers; it carries no variant and is not read back. */
+    if (strict && !e->variant && !strncmp(e->name, "ProfilerStep#", 13))
         return 0;
-    } else if (!strcmp(cat, "user_annotation") || !strcmp(cat, "cpu_op")) {
-        /* attnprof's writer derives a ProfilerStep#N around each forward for Kineto
-         * readers; it carries no variant and is not read back. */
-        if (strict && !e->variant && !strncmp(e->name, "ProfilerStep#", 13))
-            return 0;
-        struct forward_sample sample = {0};
-        if (strict && (range = read_sample(e, &sample, why, sizeof why)) != NULL) {
-            snprintf(err, errlen, "%s", range);
-            return -1;
-        }
-        host_range r = {.kind = cat[0] == 'c' ? RANGE_CPU_OP : RANGE_ANNOTATION,
-                        .name = (char *)e->name,
-                        .variant = (char *)(e->variant ? e->variant : ""),
-                        .iteration = int_or(&a[KARG_ITERATION], -1),
-                        .start_ns = start,
-                        .end_ns = end,
-                        .pid = pid,
-                        .tid = tid,
-                        .sample = sample};
-        trace_add_range(t, &r);
-        return 0;
-    } else
-        return 0; /* gpu_user_annotation and others are derived or foreign */
+    struct forward_sample sample = {0};
+    char why[200];
+    const char *bad = strict ? read_sample(e, &sample, why, sizeof why) : NULL;
+    if (bad) {
+        snprintf(err, errlen, "%s", bad);
+        return -1;
+    }
+    host_range r = {.kind = cat[0] == 'c' ? RANGE_CPU_OP : RANGE_ANNOTATION,
+                    .name = (char *)e->name,
+                    .variant = (char *)(e->variant ? e->variant : ""),
+                    .iteration = int_or(&a[KARG_ITERATION], -1),
+                    .start_ns = start,
+                    .end_ns = end,
+                    .pid = pid,
+                    .tid = tid,
+                    .sample = sample};
+    trace_add_range(t, &r);
+    return 0;
+}
 
+/* A kernel, gpu_memcpy or gpu_memset event: a GPU operation, its launch found by its
+ * correlation id, its numbers range-checked. */
+static int add_gpu_op(trace *t, const kineto_event *e, gpu_op_kind kind, int64_t start, int64_t end, int strict,
+                      size_t *skipped, char *err, size_t errlen)
+{
+    const kineto_num *a = e->arg;
+    int pid = int_or(&e->pid, 0), tid = int_or(&e->tid, 0);
+    const char *range;
     if (!e->has_args || !a[KARG_CORRELATION].set || !a[KARG_CORRELATION].is_int) {
         if (!strict) {
             ++*skipped;
@@ -221,6 +203,52 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
     }
     trace_add_op(t, &o);
     return 0;
+}
+
+int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen)
+{
+    if (strcmp(e->ph, "X") != 0)
+        return 0;
+    if (!e->cat || !e->name) {
+        snprintf(err, errlen, "complete event without cat or name");
+        return -1;
+    }
+    if (!e->ts.set || !e->dur.set || e->dur.d < 0) {
+        snprintf(err, errlen, "complete event without a valid ts/dur");
+        return -1;
+    }
+    static const char *const model_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
+                                             "user_annotation", "cpu_op"};
+    int model = 0;
+    for (size_t i = 0; i < sizeof model_cats / sizeof model_cats[0]; i++)
+        model |= !strcmp(e->cat, model_cats[i]);
+    if (!model)
+        return 0; /* gpu_user_annotation and others are derived or foreign */
+    char why[160];
+    const char *range = check_arg_types(e, why, sizeof why);
+    if (range) {
+        snprintf(err, errlen, "%s", range);
+        return -1;
+    }
+    /* Relative to the file here; moved by baseTimeNanoseconds (and checked again) at the end. */
+    int64_t start, end;
+    range = bounds_event_ns(0, e->ts.d, e->dur.d, &start, &end);
+    if (range) {
+        snprintf(err, errlen, "%s", range);
+        return -1;
+    }
+    const char *cat = e->cat;
+    if (!strcmp(cat, "kernel"))
+        return add_gpu_op(t, e, GPU_KERNEL, start, end, strict, skipped, err, errlen);
+    if (!strcmp(cat, "gpu_memcpy"))
+        return add_gpu_op(t, e, GPU_MEMCPY, start, end, strict, skipped, err, errlen);
+    if (!strcmp(cat, "gpu_memset"))
+        return add_gpu_op(t, e, GPU_MEMSET, start, end, strict, skipped, err, errlen);
+    if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver"))
+        return add_api_call(t, e, start, end, strict, skipped, err, errlen);
+    if (!strcmp(cat, "user_annotation") || !strcmp(cat, "cpu_op"))
+        return add_host_range(t, e, start, end, strict, err, errlen);
+    return 0; /* gpu_user_annotation and others are derived or foreign */
 }
 
 static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, size_t errlen)

@@ -17,6 +17,9 @@ int archive_commit(const char *tmp, const char *dest, int force, char *err, size
 /* 1 when `out` is, holds, or lies inside `in` (after resolving links and "..", for paths
  * that need not exist yet); 0 when not; -1 when either cannot be resolved. */
 int archive_paths_overlap(const char *out, const char *in);
+/* Writes dir/name through a temporary file (NAME.tmp-PID) and a rename, so a reader
+ * never sees a half-written file; 0, or -1 with `err`. */
+int archive_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen);
 /* Removes a directory tree (used for the temporary one on failure). */
 int remove_tree(const char *path);
 int path_exists(const char *path);

@@ -3,6 +3,7 @@
 #include "samples_csv.h"
 #include "units.h"
 #include "alloc.h"
+#include "archive.h"
 
 #include "citation.h"
 #include "escape.h"
@@ -998,48 +999,6 @@ char *report_summary_csv(const analysis *a)
     return buf;
 }
 
-/* Write through a temporary file in the same directory, then rename: readers
- * never see a half-written file. The temporary's name is predictable (NAME.tmp-PID),
- * and the directory may be someone else's (a sweep's status/): it is created with
- * O_EXCL | O_NOFOLLOW, so a link planted there is never written through (a leftover
- * of that name is unlinked, the link itself and not its target, and creation tried once
- * more). The rename replaces a link at NAME by the file, never writes into its target. */
-static int write_atomic(const char *dir, const char *name, const char *text, char *err, size_t errlen)
-{
-    char *path = NULL, *tmp = NULL;
-    if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0)
-        attn_oom();
-    int rc = 0;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        rc = -1;
-    } else {
-        size_t n = strlen(text);
-        int ok = fwrite(text, 1, n, f) == n;
-        ok &= fflush(f) == 0;
-        int saved = errno;
-        ok &= fclose(f) == 0;
-        if (!ok && !errno)
-            errno = saved ? saved : EIO;
-        if (!ok || rename(tmp, path) != 0) {
-            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-            unlink(tmp);
-            rc = -1;
-        }
-    }
-    free(path);
-    free(tmp);
-    return rc;
-}
-
 int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen)
 {
     return report_write_ref(a, figs, dir, NULL, err, errlen);
@@ -1069,21 +1028,21 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
     char *samples = samples_csv(a), *kernels = kernels_csv(a);
     int rc = html ? 0 : -1;
     if (!rc)
-        rc = write_atomic(dir, "samples.csv", samples, err, errlen);
+        rc = archive_write_file(dir, "samples.csv", samples, err, errlen);
     if (!rc)
-        rc = write_atomic(dir, "kernels.csv", kernels, err, errlen);
+        rc = archive_write_file(dir, "kernels.csv", kernels, err, errlen);
     if (!rc)
-        rc = write_atomic(dir, "findings.json", fjson, err, errlen);
+        rc = archive_write_file(dir, "findings.json", fjson, err, errlen);
     if (!rc)
-        rc = write_atomic(dir, "summary.csv", csv, err, errlen);
+        rc = archive_write_file(dir, "summary.csv", csv, err, errlen);
     if (!rc)
-        rc = write_atomic(dir, "summary.tex", tex, err, errlen);
+        rc = archive_write_file(dir, "summary.tex", tex, err, errlen);
     if (!rc)
-        rc = write_atomic(dir, "CITATION.cff", cff, err, errlen);
+        rc = archive_write_file(dir, "CITATION.cff", cff, err, errlen);
     if (!rc)
-        rc = write_atomic(dir, "report.md", md, err, errlen);
+        rc = archive_write_file(dir, "report.md", md, err, errlen);
     if (!rc)
-        rc = write_atomic(dir, "report.html", html, err, errlen);
+        rc = archive_write_file(dir, "report.html", html, err, errlen);
     free(md);
     free(md_inline);
     free(html);
@@ -1103,7 +1062,3 @@ void report_md_figure(FILE *f, const figure_list *figs, const char *name, const 
     figure(f, figs, name, inline_dir);
 }
 
-int report_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen)
-{
-    return write_atomic(dir, name, text, err, errlen);
-}

@@ -13,6 +13,8 @@
 #include <stddef.h>
 
 #include "analysis.h"
+#include "compare.h"
+#include "sweep.h"
 
 enum { FIG_PNG = 1, FIG_SVG = 2, FIG_PDF = 4 };
 /* Figure sizes (--figure-size): screen is the report's own; column (3.5 in) and
@@ -47,5 +49,21 @@ void figure_list_free(figure_list *l);
  * appended to `out`. FIG_SIZE_SCREEN adds nothing. Returns as figures_render. */
 int figures_render_paper(const analysis *a, const char *dir, unsigned formats, int size, figure_list *out,
                          char *err, size_t errlen);
+
+/* The comparison's figures (compare.h) into <dir>/figures (figures/render.c). */
+int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
+                           figure_list *out, char *err, size_t errlen);
+/* figures/compare_timeline.c: the label at the end of a lane of compare-timeline,
+ * "CUDA 61.9 µs (median) · span 74.0 µs incl. idle" (short_form: the first part):
+ * the variant's median CUDA time as the CUDA-time table prints it, and the drawn
+ * (median) forward's span. Empty when the cell has no forward. */
+void compare_timeline_label(const compare_cell *c, int short_form, char *out, size_t n);
+/* The paper-sized comparison figure (FIG_SIZE_COLUMN or _TEXT), appended to `out`. */
+int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
+                                 figure_list *out, char *err, size_t errlen);
+
+/* The sweep's four figures (sweep.h) into <dir>/figures (figures/render.c). */
+int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats, figure_list *out, char *err,
+                         size_t errlen);
 
 #endif

@@ -1,6 +1,6 @@
 /* What a variant predicts about its own forward before anything runs, and the ceilings
  * attnprof measures on the GPU to judge the predictions against. Plain C, no CUDA type:
- * the variants fill a prediction (one file per variant under src/variants, from the shape alone), it travels in
+ * the variants fill a prediction (one file per variant under src/recorder/variants, from the shape alone), it travels in
  * run.json, and the report compares it with counters.json without a GPU (predict.h). */
 #ifndef ATTNPROF_PREDICTION_H
 #define ATTNPROF_PREDICTION_H
@@ -41,7 +41,7 @@ typedef struct attn_prediction {
     pred_class cls[PRED_MAX_CLASSES];
 } attn_prediction;
 
-/* Ceilings measured in the same run (src/calibrate.c). NAN where not measured. */
+/* Ceilings measured in the same run (src/recorder/calibrate.c). NAN where not measured. */
 typedef struct ceilings {
     int measured;                /* 1 when --calibrate ran */
     double tensor_bf16_tflops;   /* cuBLAS bf16 GEMM, large square */

@@ -25,7 +25,7 @@
 #include "exit_codes.h"
 #include "figures.h"
 #include "report.h"
-#include "sweep.h"
+#include "sweep_doc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1036,7 +1036,7 @@ static int write_sbatch(const sweep_ctx *c)
             q_dir);
     fclose(f);
     char err[512];
-    int rc = report_write_file(c->dir, "sweep.sbatch", text, err, sizeof err);
+    int rc = archive_write_file(c->dir, "sweep.sbatch", text, err, sizeof err);
     free(text);
     if (rc == 0)
         chmod(path, 0755);

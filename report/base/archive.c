@@ -7,6 +7,7 @@
  * output that is, holds or lies inside an input is refused by the commands). */
 #include "archive.h"
 
+#include "alloc.h"
 #include "cleanup.h"
 
 #include <ctype.h>
@@ -255,4 +256,46 @@ void gpu_slug(const char *gpu_name, char *out, size_t n)
     out[j] = '\0';
     if (!j)
         snprintf(out, n, "gpu");
+}
+
+/* Write through a temporary file in the same directory, then rename: readers
+ * never see a half-written file. The temporary's name is predictable (NAME.tmp-PID),
+ * and the directory may be someone else's (a sweep's status/): it is created with
+ * O_EXCL | O_NOFOLLOW, so a link planted there is never written through (a leftover
+ * of that name is unlinked, the link itself and not its target, and creation tried once
+ * more). The rename replaces a link at NAME by the file, never writes into its target. */
+int archive_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen)
+{
+    char *path = NULL, *tmp = NULL;
+    if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0)
+        attn_oom();
+    int rc = 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        rc = -1;
+    } else {
+        size_t n = strlen(text);
+        int ok = fwrite(text, 1, n, f) == n;
+        ok &= fflush(f) == 0;
+        int saved = errno;
+        ok &= fclose(f) == 0;
+        if (!ok && !errno)
+            errno = saved ? saved : EIO;
+        if (!ok || rename(tmp, path) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+            unlink(tmp);
+            rc = -1;
+        }
+    }
+    free(path);
+    free(tmp);
+    return rc;
 }

@@ -565,6 +565,76 @@ static void digest_hand(digest_pipe *d, const unsigned char *buf, size_t n)
     pthread_mutex_unlock(&d->mu);
 }
 
+/* One chunk read from a gzip file: inflated (member after member, as `cat a.gz b.gz`
+ * makes) and parsed, against the decompression-bomb limit of INPUT_MAX_INFLATE_RATIO
+ * times `limit_base` (the file's size). 0, or 1 when it failed (st->status and err set). */
+static int inflate_and_parse(state *st, yajl_handle h, z_stream *zs, int *z_ended, unsigned char *out,
+                             int64_t *inflated, int64_t limit_base, position *pos)
+{
+    int failed = 0;
+    while (zs->avail_in > 0 && !failed) {
+        if (*z_ended) { /* another gzip member follows (as `cat a.gz b.gz` makes) */
+            inflateReset(zs);
+            *z_ended = 0;
+        }
+        zs->next_out = out;
+        zs->avail_out = CHUNK;
+        int zr = inflate(zs, Z_NO_FLUSH);
+        if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+            st->status = KINETO_ERR_JSON;
+            snprintf(st->err, st->errlen, "%s: corrupt gzip data: %s", st->path,
+                     zs->msg ? zs->msg : "inflate failed");
+            failed = 1;
+            break;
+        }
+        if (zr == Z_STREAM_END)
+            *z_ended = 1;
+        /* Against the size of the whole file (known from fstat): a bomb stops early. */
+        *inflated += CHUNK - zs->avail_out;
+        if (*inflated > INPUT_MAX_INFLATE_RATIO * limit_base + INPUT_INFLATE_SLACK_BYTES) {
+            st->status = KINETO_ERR_LIMIT;
+            snprintf(st->err, st->errlen, "%s: inflates to more than %d times its compressed size: refused as a "
+                     "decompression bomb (limit in SECURITY.md)", st->path, INPUT_MAX_INFLATE_RATIO);
+            failed = 1;
+            break;
+        }
+        if (CHUNK - zs->avail_out && parse(st, h, out, CHUNK - zs->avail_out, pos) != 0)
+            failed = 1;
+        if (zr == Z_BUF_ERROR)
+            break;
+    }
+    return failed;
+}
+
+/* The checks once the file is read whole: a gzip stream that ended, a file that was not
+ * empty, a complete JSON document, a traceEvents array. 0, or 1 when it is not a trace
+ * (st->status and err set; a missing traceEvents array leaves 0: the events were read). */
+static int check_whole_file(state *st, yajl_handle h, const kineto_header *hdr, const kineto_file_info *info,
+                            int z_ended, position pos)
+{
+    if (info->gzip && !z_ended) {
+        st->status = KINETO_ERR_JSON;
+        snprintf(st->err, st->errlen, "%s: truncated gzip stream (the file ends inside the compressed data)",
+                 st->path);
+        return 1;
+    }
+    if (info->size == 0) {
+        st->status = KINETO_ERR_JSON;
+        snprintf(st->err, st->errlen, "%s: not valid JSON (line 1, column 1: empty file)", st->path);
+        return 1;
+    }
+    if (yajl_complete_parse(h) != yajl_status_ok) {
+        if (st->status == KINETO_OK)
+            json_error(st, h, (const unsigned char *)"", 0, pos);
+        return 1;
+    }
+    if (!hdr->has_trace_events) {
+        st->status = KINETO_ERR_SCHEMA;
+        snprintf(st->err, st->errlen, "%s: no traceEvents array: not an attnprof/Kineto trace", st->path);
+    }
+    return 0;
+}
+
 kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, kineto_header *hdr,
                           kineto_file_info *info, char *err, size_t errlen)
 {
@@ -643,59 +713,14 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
         }
         zs.next_in = raw;
         zs.avail_in = (uInt)n;
-        while (zs.avail_in > 0 && !failed) {
-            if (z_ended) { /* another gzip member follows (as `cat a.gz b.gz` makes) */
-                inflateReset(&zs);
-                z_ended = 0;
-            }
-            zs.next_out = out;
-            zs.avail_out = CHUNK;
-            int zr = inflate(&zs, Z_NO_FLUSH);
-            if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
-                st->status = KINETO_ERR_JSON;
-                snprintf(err, errlen, "%s: corrupt gzip data: %s", path, zs.msg ? zs.msg : "inflate failed");
-                failed = 1;
-                break;
-            }
-            if (zr == Z_STREAM_END)
-                z_ended = 1;
-            /* Against the size of the whole file (known from fstat): a bomb stops early. */
-            inflated += CHUNK - zs.avail_out;
-            if (inflated > INPUT_MAX_INFLATE_RATIO * (file_size > info->size ? file_size : info->size) +
-                               INPUT_INFLATE_SLACK_BYTES) {
-                st->status = KINETO_ERR_LIMIT;
-                snprintf(err, errlen, "%s: inflates to more than %d times its compressed size: refused as a "
-                         "decompression bomb (limit in SECURITY.md)", path, INPUT_MAX_INFLATE_RATIO);
-                failed = 1;
-                break;
-            }
-            if (CHUNK - zs.avail_out && parse(st, h, out, CHUNK - zs.avail_out, &pos) != 0)
-                failed = 1;
-            if (zr == Z_BUF_ERROR)
-                break;
-        }
-        if (failed)
+        if (inflate_and_parse(st, h, &zs, &z_ended, out, &inflated,
+                              file_size > info->size ? file_size : info->size, &pos) != 0) {
+            failed = 1;
             break;
+        }
     }
-    if (!failed && info->gzip && !z_ended) {
-        st->status = KINETO_ERR_JSON;
-        snprintf(err, errlen, "%s: truncated gzip stream (the file ends inside the compressed data)", path);
-        failed = 1;
-    }
-    if (!failed && info->size == 0) {
-        st->status = KINETO_ERR_JSON;
-        snprintf(err, errlen, "%s: not valid JSON (line 1, column 1: empty file)", path);
-        failed = 1;
-    }
-    if (!failed && yajl_complete_parse(h) != yajl_status_ok) {
-        if (st->status == KINETO_OK)
-            json_error(st, h, (const unsigned char *)"", 0, pos);
-        failed = 1;
-    }
-    if (!failed && !hdr->has_trace_events) {
-        st->status = KINETO_ERR_SCHEMA;
-        snprintf(err, errlen, "%s: no traceEvents array: not an attnprof/Kineto trace", path);
-    }
+    if (!failed)
+        failed = check_whole_file(st, h, hdr, info, z_ended, pos);
     kineto_status status = st->status;
     info->n_events = st->index;
     if (threaded) {

@@ -1,7 +1,7 @@
 /* attnprof compare: two or more archived runs side by side, with no GPU. The
  * model is built from each archive's trace.json and run.json exactly as `report`
- * builds its analysis; the writers (compare_doc.c) and the figures
- * (figures/compare_*.c) only read it.
+ * builds its analysis; the writers (docs/compare_doc.h) and the figures
+ * (figures/figures.h, figures/compare_*.c) only read it.
  *
  *   metadata     one row per field (GPU, clocks, driver, libraries, shape...),
  *                the fields that differ marked and named in one sentence;
@@ -19,7 +19,6 @@
 
 #include "analysis.h"
 #include "bootstrap.h"
-#include "figures.h"
 #include "op_role.h"
 
 #define COMPARE_MAX_ARCHIVES 8
@@ -228,25 +227,5 @@ int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n);
  * `higher_is_better` for throughput; time and operation counts are better lower. */
 compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double floor,
                                int higher_is_better);
-
-/* compare_doc.c: compare.md, compare.html, compare.csv (malloc'd text). */
-char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir);
-char *compare_csv(const compare_model *m);
-/* Everything into DIR, atomically (a temporary directory renamed into place):
- * figures first, then the documents. EXIT_OK, EXIT_OUTPUT_EXISTS, or EXIT_IO. */
-int compare_write(const compare_model *m, const char *dir, const compare_options *opt, int force, char *err,
-                  size_t errlen);
-
-/* figures/render.c: the comparison's figures into <dir>/figures. */
-int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
-                           figure_list *out, char *err, size_t errlen);
-/* figures/compare_timeline.c: the label at the end of a lane of compare-timeline,
- * "CUDA 61.9 µs (median) · span 74.0 µs incl. idle" (short_form: the first part):
- * the variant's median CUDA time as the CUDA-time table prints it, and the drawn
- * (median) forward's span. Empty when the cell has no forward. */
-void compare_timeline_label(const compare_cell *c, int short_form, char *out, size_t n);
-/* The paper-sized comparison figure (FIG_SIZE_COLUMN or _TEXT), appended to `out`. */
-int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
-                                 figure_list *out, char *err, size_t errlen);
 
 #endif

@@ -2,7 +2,7 @@
  * the report's Markdown renderer), sweep.csv (one row per shape and variant) and
  * sweep.tex (a table and the findings for a paper). Findings are data in the
  * model; sweep_finding_text is the one place that turns them into words. */
-#include "sweep.h"
+#include "sweep_doc.h"
 
 #include "archive.h"
 #include "cleanup.h"
@@ -167,55 +167,11 @@ static int findings_of(const sweep_model *m, sweep_finding_id id)
     return n;
 }
 
-char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir)
+/* "Failed, missing and skipped": a row per shape that is not complete or has a variant
+ * skipped or failed, with its exit code, reason, GPU, Slurm job and log; nothing when
+ * every shape is complete. */
+static void md_failed_shapes(FILE *f, const sweep_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
-    fputs("# attnprof sweep: ", f);
-    esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
-    fprintf(f, ", %d shapes\n\n", m->n_shapes);
-    long tokens = common_tokens(m);
-    int heads = m->n_shapes ? m->shapes[0].shape.heads : 0;
-    fprintf(f, "bf16, causal, H = %d", heads);
-    if (tokens)
-        fprintf(f, ", B·S = %ld tokens in every shape", tokens);
-    fprintf(f, "; %d recorded forwards per variant; cuDNN %s. Shapes: %d complete, %d failed, %d missing, %d "
-               "unreadable.\n\n",
-            m->iters, m->cudnn[0] ? m->cudnn : "–", m->n_complete, m->n_failed, m->n_missing, m->n_bad);
-    fprintf(f, "Time is CUDA time per forward (median over the recorded forwards); TFLOP/s counts half of "
-               "4·B·H·S²·D for the causal mask. Each shape is a complete archive under `shapes/`.\n\n");
-
-    fprintf(f, "## Findings\n\n");
-    int any = 0;
-    for (int i = 0; i < m->n_findings; i++) { /* in sweep_derive's order: headlines first */
-        char text[1024];
-        sweep_finding_text(m, &m->findings[i], text, sizeof text);
-        fputs("- ", f);
-        esc_md_text(f, text);
-        fputs("\n", f);
-        any = 1;
-    }
-    if (!any)
-        fprintf(f, "No finding: too few complete shapes to compare.\n");
-    fputc('\n', f);
-    if (!findings_of(m, SF_CROSSOVER))
-        fprintf(f, "No crossover: where two variants were measured at the same S, the order never changes.\n\n");
-
-    fprintf(f, "## Figures\n\n");
-    static const char *fig_names[] = {"sweep-time", "sweep-tflops", "sweep-memory", "sweep-kernels"};
-    for (int i = 0; i < 4; i++)
-        report_md_figure(f, figs, fig_names[i], inline_from_dir);
-
-    for (int d = 0; d < m->n_dims; d++) {
-        fprintf(f, "## Time per forward, D = %d\n\n", m->dims[d]);
-        table(f, m, m->dims[d], 0);
-        fprintf(f, "## TFLOP/s, D = %d\n\n", m->dims[d]);
-        table(f, m, m->dims[d], 1);
-    }
-
     int listed = 0;
     for (int i = 0; i < m->n_shapes; i++) {
         const sweep_shape *x = &m->shapes[i];
@@ -269,34 +225,91 @@ char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *
     }
     if (listed)
         fputc('\n', f);
+}
 
-    if (m->n_replicas) {
-        char shape[64];
-        sweep_shape_name(&m->reference, shape, sizeof shape);
-        fprintf(f, "## GPUs on the reference shape %s\n\n| GPU |", shape);
+/* The reference shape's time on each GPU that replicated it (--replicate). */
+static void md_replicas(FILE *f, const sweep_model *m)
+{
+    if (!m->n_replicas)
+        return;
+    char shape[64];
+    sweep_shape_name(&m->reference, shape, sizeof shape);
+    fprintf(f, "## GPUs on the reference shape %s\n\n| GPU |", shape);
+    for (int k = 0; k < m->n_variants; k++) {
+        fputc(' ', f);
+        esc_md_code(f, m->variants[k], 1);
+        fputs(" |", f);
+    }
+    fprintf(f, "\n|---|");
+    for (int k = 0; k < m->n_variants; k++)
+        fprintf(f, "---:|");
+    fputc('\n', f);
+    for (int r = 0; r < m->n_replicas; r++) {
+        fputs("| ", f);
+        esc_md_text(f, m->replicas[r].gpu);
+        fputs(" |", f);
         for (int k = 0; k < m->n_variants; k++) {
-            fputc(' ', f);
-            esc_md_code(f, m->variants[k], 1);
-            fputs(" |", f);
-        }
-        fprintf(f, "\n|---|");
-        for (int k = 0; k < m->n_variants; k++)
-            fprintf(f, "---:|");
-        fputc('\n', f);
-        for (int r = 0; r < m->n_replicas; r++) {
-            fputs("| ", f);
-            esc_md_text(f, m->replicas[r].gpu);
-            fputs(" |", f);
-            for (int k = 0; k < m->n_variants; k++) {
-                char t[32] = "–";
-                if (m->replicas[r].p[k].state == SWEEP_OK)
-                    format_us(m->replicas[r].p[k].us, t, sizeof t);
-                fprintf(f, " %s |", t);
-            }
-            fputc('\n', f);
+            char t[32] = "–";
+            if (m->replicas[r].p[k].state == SWEEP_OK)
+                format_us(m->replicas[r].p[k].us, t, sizeof t);
+            fprintf(f, " %s |", t);
         }
         fputc('\n', f);
     }
+    fputc('\n', f);
+}
+
+char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fputs("# attnprof sweep: ", f);
+    esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
+    fprintf(f, ", %d shapes\n\n", m->n_shapes);
+    long tokens = common_tokens(m);
+    int heads = m->n_shapes ? m->shapes[0].shape.heads : 0;
+    fprintf(f, "bf16, causal, H = %d", heads);
+    if (tokens)
+        fprintf(f, ", B·S = %ld tokens in every shape", tokens);
+    fprintf(f, "; %d recorded forwards per variant; cuDNN %s. Shapes: %d complete, %d failed, %d missing, %d "
+               "unreadable.\n\n",
+            m->iters, m->cudnn[0] ? m->cudnn : "–", m->n_complete, m->n_failed, m->n_missing, m->n_bad);
+    fprintf(f, "Time is CUDA time per forward (median over the recorded forwards); TFLOP/s counts half of "
+               "4·B·H·S²·D for the causal mask. Each shape is a complete archive under `shapes/`.\n\n");
+
+    fprintf(f, "## Findings\n\n");
+    int any = 0;
+    for (int i = 0; i < m->n_findings; i++) { /* in sweep_derive's order: headlines first */
+        char text[1024];
+        sweep_finding_text(m, &m->findings[i], text, sizeof text);
+        fputs("- ", f);
+        esc_md_text(f, text);
+        fputs("\n", f);
+        any = 1;
+    }
+    if (!any)
+        fprintf(f, "No finding: too few complete shapes to compare.\n");
+    fputc('\n', f);
+    if (!findings_of(m, SF_CROSSOVER))
+        fprintf(f, "No crossover: where two variants were measured at the same S, the order never changes.\n\n");
+
+    fprintf(f, "## Figures\n\n");
+    static const char *fig_names[] = {"sweep-time", "sweep-tflops", "sweep-memory", "sweep-kernels"};
+    for (int i = 0; i < 4; i++)
+        report_md_figure(f, figs, fig_names[i], inline_from_dir);
+
+    for (int d = 0; d < m->n_dims; d++) {
+        fprintf(f, "## Time per forward, D = %d\n\n", m->dims[d]);
+        table(f, m, m->dims[d], 0);
+        fprintf(f, "## TFLOP/s, D = %d\n\n", m->dims[d]);
+        table(f, m, m->dims[d], 1);
+    }
+
+    md_failed_shapes(f, m);
+    md_replicas(f, m);
     fclose(f);
     return buf;
 }
@@ -472,7 +485,7 @@ int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen
     static const char *files[] = {"sweep.md", "sweep.html", "sweep.csv", "sweep.tex"};
     const char *texts[] = {md, html, csv, latex};
     for (int i = 0; i < 4 && rc == EXIT_OK; i++)
-        if (report_write_file(tmp, files[i], texts[i], err, errlen) != 0)
+        if (archive_write_file(tmp, files[i], texts[i], err, errlen) != 0)
             rc = EXIT_IO;
     free(md);
     free(md_inline);

@@ -42,7 +42,7 @@ typedef struct attn_variant {
     /* Optional: what one forward should cost, from the shape and the GPU's compute
      * capability alone (before anything runs): FLOPs, minimum DRAM bytes and the pipe
      * of each class of kernels (prediction.h). It travels in run.json; the report checks
-     * it against the counter pass (report/predict.c). */
+     * it against the counter pass (report/analysis/predict.c). */
     void (*predict)(const attn_shape *shape, int cc_major, int cc_minor, attn_prediction *p);
 } attn_variant;
 

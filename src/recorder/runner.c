@@ -609,9 +609,11 @@ static int recorded_forwards(const run_plan *cfg, int vi, int pass, device_input
                 abort();
         }
         ms->nvml_us[ms->n_nvml++] = host_us() - t0;
+        /* 0: not sampled (no NVML, or it refused one reading); the reader takes 0 as that. */
         struct forward_sample fs = {.recorded = 1, .pass = pass, .event_us = ms_f * 1000.0,
-                                    .sm_mhz = nr.ok ? nr.sm_mhz : -1, .mem_mhz = nr.ok ? nr.mem_mhz : -1,
-                                    .power_w = nr.ok ? nr.power_w : -1, .temp_c = nr.ok ? nr.temp_c : -1};
+                                    .sm_mhz = nr.ok ? nr.sm_mhz : 0, .mem_mhz = nr.ok ? nr.mem_mhz : 0,
+                                    .power_w = nr.ok && nr.power_w >= 0 ? nr.power_w : 0,
+                                    .temp_c = nr.ok && nr.temp_c >= 0 ? nr.temp_c : 0};
         forward_log_add(log, iteration, &fs);
         x[n] = fs.event_us;
         if (!cfg->c.iters)

@@ -3,7 +3,7 @@
  * compare.csv (one row per variant and run), all from one compare_model, and
  * the atomic directory they are written into. */
 #include "alloc.h"
-#include "compare.h"
+#include "compare_doc.h"
 
 #include "archive.h"
 #include "escape.h"
@@ -569,10 +569,10 @@ int compare_write(const compare_model *m, const char *dest, const compare_option
         if (!html)
             rc = EXIT_IO;
     }
-    if (rc == EXIT_OK && (report_write_file(tmp, "compare.md", md, err, errlen) != 0 ||
-                          report_write_file(tmp, "compare.html", html, err, errlen) != 0 ||
-                          report_write_file(tmp, "compare.csv", csv, err, errlen) != 0 ||
-                          report_write_file(tmp, "compare.tex", tex, err, errlen) != 0))
+    if (rc == EXIT_OK && (archive_write_file(tmp, "compare.md", md, err, errlen) != 0 ||
+                          archive_write_file(tmp, "compare.html", html, err, errlen) != 0 ||
+                          archive_write_file(tmp, "compare.csv", csv, err, errlen) != 0 ||
+                          archive_write_file(tmp, "compare.tex", tex, err, errlen) != 0))
         rc = EXIT_IO;
     free(md);
     free(md_inline);

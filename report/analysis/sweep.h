@@ -4,8 +4,9 @@
  * model read back from DIR/shapes/<B>x<H>x<S>x<D>/ archives — per variant and shape
  * the CUDA time, TFLOP/s, device memory and GPU operations per forward — with the
  * findings derived from it (crossovers, memory walls, scaling exponents, best
- * throughput, GPUs that disagree). Writers (sweep_doc.c) and figures
- * (figures/sweep_*.c) read the model; nothing here formats a document.
+ * throughput, GPUs that disagree). The plan and the status files are io/sweep_plan.h;
+ * the writers (docs/sweep_doc.h) and the figures (figures/figures.h, figures/sweep_*.c)
+ * read the model; nothing here formats a document.
  *
  * Status convention: functions returning int give 0 (or EXIT_OK) on success, and
  * on failure -1 (or an EXIT_* code) with a one-line reason in `err`. */
@@ -16,94 +17,10 @@
 
 #include "attn_types.h"
 #include "bootstrap.h"
-#include "figures.h"
 #include "run_info.h"
+#include "sweep_plan.h"
 
-#define SWEEP_MAX_SHAPES 256
-#define SWEEP_MAX_LIST 64
-#define SWEEP_MAX_GPUS 16
 #define SWEEP_MAX_FINDINGS 160
-#define SWEEP_DEFAULT_TOKENS 32768
-#define SWEEP_DEFAULT_HEADS 16
-
-/* ---- sweep_plan.c: the plan ------------------------------------------------ */
-
-typedef struct sweep_plan {
-    int n_shapes;
-    attn_shape shapes[SWEEP_MAX_SHAPES]; /* by D, then S */
-    char variants[256];                  /* --variants as given; "": run's default list */
-    int iters, warmup;                   /* 0: run's defaults */
-    char task_command[1024];             /* child command template; "": `attnprof run` */
-    char run_flags[128];                 /* run options passed on (--no-counters, --no-calibrate, --seed N, --cudnn-replan) */
-    int replicate;                       /* every GPU also runs `reference` */
-    attn_shape reference;
-    int n_gpus;                          /* local workers; 0 under Slurm */
-    char gpus[SWEEP_MAX_GPUS][32];       /* CUDA_VISIBLE_DEVICES of each worker */
-    char slurm_job_id[32];               /* the array's job id once submitted; "" otherwise */
-} sweep_plan;
-
-/* A LIST option: "256,512,1024" or a geometric range "256:32768:x2" (also
- * "a:b:+k", arithmetic). Values are whole numbers in 1..max; at most
- * SWEEP_MAX_LIST of them, sorted and without repeats. Returns the count, or -1
- * with "--<opt> …: expected …" in `err`. */
-int sweep_parse_list(const char *opt, const char *s, int max, int *out, char *err, size_t errlen);
-
-/* Fills p->shapes with every (S, D): B = batch, or B = tokens / S when tokens > 0
- * (then every S must divide tokens). Returns the count, or -1 with `err`. */
-int sweep_plan_shapes(sweep_plan *p, const int *seq, int n_seq, const int *dim, int n_dim, int batch, long tokens,
-                      int heads, char *err, size_t errlen);
-
-/* "8x16x1024x64": a shape's folder name under DIR/shapes/. */
-void sweep_shape_name(const attn_shape *s, char *out, size_t n);
-/* The inverse; 0, or -1 when `name` is no shape name. */
-int sweep_shape_parse(const char *name, attn_shape *s);
-/* Work of one forward in FLOPs: causal attention, half of 4·B·H·S²·D. */
-double sweep_flops(const attn_shape *s, int causal);
-
-/* run_flags as sweep.json may hold them: space-separated --no-counters, --no-calibrate,
- * --cudnn-replan, --no-pdf and --seed N only. 0, or -1 with the first other word in `bad`. */
-int sweep_run_flags_valid(const char *flags, char *bad, size_t n);
-/* "" or comma-separated names of [A-Za-z0-9_.-] none of which starts with '-'; 0 or -1. */
-int sweep_variant_list_valid(const char *list);
-
-/* DIR/sweep.json, written through a temporary file and a rename. */
-int sweep_plan_write(const sweep_plan *p, const char *dir, char *err, size_t errlen);
-/* 0; 1 when DIR has no sweep.json (p is zeroed); -1 with `err` when it is corrupt or any
- * field is outside what `attnprof sweep` writes (types, ranges, the characters of names,
- * run_flags beyond sweep_run_flags_valid, a string that would be cut). The task command
- * read is data to compare with the command line's, never a command to run. */
-int sweep_plan_read(sweep_plan *p, const char *dir, char *err, size_t errlen);
-
-/* ---- sweep_plan.c: one shape's outcome ------------------------------------ */
-
-typedef struct sweep_status {
-    int exit_code;                /* the child's exit code; 128+N killed by signal N */
-    char error[ATTN_ERR_LEN];     /* the child's last line on stderr when it failed */
-    char gpu[32];                 /* CUDA_VISIBLE_DEVICES it ran with; "" inherited */
-    double seconds;               /* wall time of the child */
-    char slurm_job_id[32];        /* SLURM_ARRAY_JOB_ID, "" when run locally */
-    int slurm_task;               /* SLURM_ARRAY_TASK_ID, -1 when run locally */
-    char log[512];                /* the task's log, relative to DIR ("" locally) */
-    /* Variants the sweep left out of this shape after `run` refused it naming them
-     * (explicit --variants: exit 4 "variant X needs … GiB", exit 2 "variant X cannot
-     * take …"); the shape was run again without them. */
-    int n_skipped;
-    struct sweep_skip {
-        char variant[32];
-        char reason[ATTN_ERR_LEN];
-        double device_bytes; /* from "needs N GiB"; NAN otherwise */
-    } skipped[RUN_MAX_VARIANTS];
-} sweep_status;
-
-/* "…variant naive needs 512.00 GiB of device memory…" or "…variant flash cannot
- * take …": the variant `run` names in a one-line refusal, and the bytes when given
- * (NAN otherwise). 0, or -1 when the line names no variant. */
-int sweep_refused_variant(const char *error_line, char *variant, size_t n, double *bytes);
-
-/* DIR/status/<name>.json, atomically. */
-int sweep_status_write(const char *dir, const char *name, const sweep_status *s, char *err, size_t errlen);
-/* 0; 1 when there is none; -1 with `err` when it is corrupt. */
-int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *err, size_t errlen);
 
 /* ---- sweep.c: the model --------------------------------------------------- */
 
@@ -229,21 +146,5 @@ int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f);
  * points), and not at i-1; -1 when there is no such crossover (including a faster
  * everywhere). */
 int sweep_crossover(const double *a, const double *b, int n, double min_effect);
-
-/* ---- sweep_doc.c: the documents ------------------------------------------ */
-
-/* One sentence for a finding, plain text (no Markdown), in `out`. */
-void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out, size_t n);
-char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir);
-char *sweep_csv(const sweep_model *m);
-char *sweep_latex(const sweep_model *m);
-/* Writes sweep.md, sweep.html, sweep.csv, sweep.tex and figures/sweep-* into
- * m->dir: rendered beside it, then renamed in, so a failure leaves the previous
- * report as it was. EXIT_OK or EXIT_IO. */
-int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen);
-
-/* figures/render.c: the sweep's four figures into <dir>/figures. */
-int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats, figure_list *out, char *err,
-                         size_t errlen);
 
 #endif

@@ -3,12 +3,11 @@
  * (what was asked, written before anything runs, so `--collect` and `--resume`
  * know which shapes to expect) and DIR/status/<shape>.json (exit code and error
  * line of the child that ran a shape, the GPU it had, its Slurm job and log).
- * Pure data: the orchestration that runs the children lives in src/sweep.c. */
-#include "sweep.h"
+ * Pure data: the orchestration that runs the children lives in src/cli/sweep_run.c. */
+#include "sweep_plan.h"
 
 #include "archive.h"
 #include "escape.h"
-#include "report.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -168,7 +167,7 @@ static int write_json(json_t *root, const char *dir, const char *name, char *err
     nl[len] = '\n';
     nl[len + 1] = '\0';
     free(text);
-    int rc = report_write_file(dir, name, nl, err, errlen);
+    int rc = archive_write_file(dir, name, nl, err, errlen);
     free(nl);
     return rc;
 }

@@ -1,5 +1,5 @@
 /* counters.json: hardware counters of one forward of each variant, per kernel, collected
- * by the counter pass (src/counters.c, CUPTI Range Profiler, auto range per kernel, kernel
+ * by the counter pass (src/recorder/counter_pass.c, CUPTI Range Profiler, auto range per kernel, kernel
  * replay) plus one user range around the whole forward, so traffic of operations that are
  * not kernels (a Memcpy) shows as forward minus kernels. The model, its JSON form and the
  * quantities derived from raw metrics (bytes, FLOPs, pipes) live here, GPU-free. */

@@ -1,0 +1,19 @@
+/* attnprof compare's documents (compare_doc.c): compare.md, compare.html, compare.csv and
+ * compare.tex written from the comparison model (compare.h), with its figures. */
+#ifndef ATTNPROF_COMPARE_DOC_H
+#define ATTNPROF_COMPARE_DOC_H
+
+#include <stddef.h>
+
+#include "compare.h"
+#include "figures.h"
+
+/* compare.md, compare.html, compare.csv (malloc'd text). */
+char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir);
+char *compare_csv(const compare_model *m);
+/* Everything into DIR, atomically (a temporary directory renamed into place):
+ * figures first, then the documents. EXIT_OK, EXIT_OUTPUT_EXISTS, or EXIT_IO. */
+int compare_write(const compare_model *m, const char *dir, const compare_options *opt, int force, char *err,
+                  size_t errlen);
+
+#endif

@@ -1,0 +1,21 @@
+/* attnprof sweep's documents (sweep_doc.c): sweep.md, sweep.html, sweep.csv and
+ * sweep.tex written from the sweep model (sweep.h), with its figures. */
+#ifndef ATTNPROF_SWEEP_DOC_H
+#define ATTNPROF_SWEEP_DOC_H
+
+#include <stddef.h>
+
+#include "figures.h"
+#include "sweep.h"
+
+/* One sentence for a finding, plain text (no Markdown), in `out`. */
+void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out, size_t n);
+char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir);
+char *sweep_csv(const sweep_model *m);
+char *sweep_latex(const sweep_model *m);
+/* Writes sweep.md, sweep.html, sweep.csv, sweep.tex and figures/sweep-* into
+ * m->dir: rendered beside it, then renamed in, so a failure leaves the previous
+ * report as it was. EXIT_OK or EXIT_IO. */
+int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen);
+
+#endif
