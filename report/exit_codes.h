@@ -12,7 +12,8 @@ enum {
     EXIT_IO = 7,             /* cannot write the output, or a CUDA/CUPTI failure outside any variant */
     EXIT_REFUSED = 8,        /* a sweep directory asks for what its command line did not (a stored --task-command
                               * that differs), or holds a symbolic link where attnprof writes */
-    EXIT_NO_MEMORY = 9,      /* out of host memory: one line, temporaries removed */
+    EXIT_NO_MEMORY = 9,
+    EXIT_SHAPE_CONFLICT = 10, /* import: a declared --shape contradicts the shapes the trace recorded */      /* out of host memory: one line, temporaries removed */
     EXIT_INTERRUPTED = 130,  /* SIGINT/SIGTERM: stopped, only complete archives left (128 + SIGINT, as shells say) */
 };
 #endif

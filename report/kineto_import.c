@@ -12,6 +12,7 @@
 #include "bounds.h"
 #include "exit_codes.h"
 #include "kineto_read.h"
+#include "model_inputs.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -54,6 +55,7 @@ typedef struct read_ctx {
     size_t *loose_ops, n_loose_ops, cap_loose_ops;
     size_t *loose_apis, n_loose_apis, cap_loose_apis;
     size_t aten_ops; /* cpu_op events named aten::*: PyTorch's operators (provenance) */
+    model_inputs_scan inputs; /* record_shapes: the first attention's inputs */
 } read_ctx;
 
 static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
@@ -76,6 +78,7 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
     (void)idx;
     if (e->cat && !strcmp(e->cat, "cpu_op") && e->name && !strncmp(e->name, "aten::", 6))
         c->aten_ops++;
+    model_inputs_see(&c->inputs, e);
     if ((e->ph[0] == 's' || e->ph[0] == 'f') && !e->ph[1] && e->cat && !strcmp(e->cat, "ac2g") && e->id.set &&
         e->ts.set && e->pid.is_int && e->tid.is_int) {
         if (c->n_flows == c->cap_flows) {
@@ -540,6 +543,20 @@ static int import_one(const char *path, const char *variant, const import_option
     char text[200];
     snprintf(text, sizeof text, "%d", device);
     add_fact(v, "device", text, device);
+    if (c.inputs.found.kind != MODEL_ATTN_NONE) {
+        const model_attn_inputs *m = &c.inputs.found;
+        /* A declared shape must agree with what the trace recorded (H: the query heads). */
+        if (o->shape && (o->shape->batch != m->batch || o->shape->heads != m->heads_q || o->shape->seq != m->seq_q ||
+                         o->shape->dim != m->dim)) {
+            snprintf(err, errlen, "%s: --shape B=%d,H=%d,S=%d,D=%d contradicts the recorded Input Dims of %s "
+                     "(B=%d, H=%d, S=%d, D=%d); drop --shape (the recorded shape is used) or fix it", path,
+                     o->shape->batch, o->shape->heads, o->shape->seq, o->shape->dim, m->op, m->batch, m->heads_q,
+                     m->seq_q, m->dim);
+            return EXIT_SHAPE_CONFLICT;
+        }
+        model_inputs_format(m, text, sizeof text);
+        add_fact(v, "attn_inputs", text, NAN);
+    }
     if (other) {
         snprintf(text, sizeof text, "%zu GPU operations on other devices ignored (--device picks one)", other);
         add_fact(v, "other_device_ops", text, (double)other);
