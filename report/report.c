@@ -10,6 +10,8 @@
 #include "kernel_names.h"
 #include "findings_json.h"
 #include "latex.h"
+#include "model_inputs.h"
+#include "model_roles.h"
 #include "occupancy.h"
 #include "series.h"
 
@@ -147,6 +149,15 @@ void report_terminal_summary(FILE *f, const analysis *a)
 
 /* The header of an archive made by `attnprof import`: what the Kineto traces hold,
  * and "not recorded" for what they do not (never a made-up value). */
+static int imported_inputs_recorded(const run_info *r)
+{
+    model_attn_inputs m;
+    for (int i = 0; i < r->n_variants; i++)
+        if (model_inputs_of(&r->variants[i], &m))
+            return 1;
+    return 0;
+}
+
 static void header_imported(FILE *f, const analysis *a)
 {
     const run_info *r = a->run;
@@ -189,7 +200,9 @@ static void header_imported(FILE *f, const analysis *a)
         fprintf(f, ", %s (declared with ", r->causal ? "causal" : "not causal");
         esc_md_code(f, r->shape_source[0] ? r->shape_source : "?", 1);
         fputs(": the traces carry no shapes) |\n", f);
-    } else
+    } else if (imported_inputs_recorded(r))
+        fputs("| Shape | recorded with record_shapes: each trace's attention inputs are in *Model* |\n", f);
+    else
         fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
                    "declare it with `import --shape`) |\n", NOT_RECORDED);
     fputs("| Run | recorded ", f);
@@ -726,6 +739,7 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
     header(f, a);
     series_abstract(f, a);
     summary_table(f, a, ref);
+    model_section_md(f, a);
     if (ref)
         series_reference_note(f, a, ref->a, ref->label);
     if (series_applies(a))
@@ -1014,6 +1028,11 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
         rc = write_atomic(dir, "summary.csv", csv, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "summary.tex", tex, err, errlen);
+    if (!rc && r->imported) { /* roles of a model trace's operations (model_roles.h) */
+        char *roles = model_roles_csv(a);
+        rc = write_atomic(dir, "roles.csv", roles, err, errlen);
+        free(roles);
+    }
     if (!rc)
         rc = write_atomic(dir, "CITATION.cff", cff, err, errlen);
     if (!rc)
