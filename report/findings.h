@@ -44,6 +44,10 @@ void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx);
 void findings_markdown(const char *text, char *out, size_t n);
 void findings_plain(const char *text, char *out, size_t n);
 
+/* Adds a finding to a variant (its sentence formatted now; past MAX_FINDINGS it is
+ * dropped): for the findings derived outside findings.c (model_findings.c). */
+finding *findings_add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
+                      ...) __attribute__((format(printf, 5, 6)));
 /* Adds a number (skipped when not finite: a finding never carries a placeholder) or
  * the correlation id of a record to a finding. */
 void findings_number(finding *f, const char *key, double value, const char *unit);

@@ -5,8 +5,10 @@
  * *Backward0 node); optimizer when under an optimizer step, a fused Adam/AdamW or a
  * _foreach_ op. Role: communication (NCCL, c10d), attention (an SDPA backend op or a
  * FlexAttention op in the chain; a fused-attention kernel name), memcpy → copy,
- * memset, convolution, GEMM (analysis.c's classify_op), normalization, softmax,
- * reduction, copy (copy_/_to_copy/clone/cat), elementwise, other. Eager attention is
+ * copy (innermost op copy_/_to_copy/cat, copy kernels: autocast's casts inside a
+ * conv2d or linear too), convolution (its memsets too), memset (one launched in
+ * aten::mm/addmm/bmm/baddbmm is the GEMM's), GEMM (analysis.c's classify_op),
+ * normalization, softmax, reduction, elementwise, other. Eager attention is
  * found from the ops around a softmax (not log_softmax): the nearest GEMM launched by
  * aten::matmul/bmm/baddbmm before it (at most EAGER_WINDOW ops away) is QKᵀ, the
  * nearest after it is PV; mul/div between QKᵀ and softmax are the scale, add,
@@ -112,14 +114,24 @@ model_role model_role_of(const gpu_op *op, model_phase *phase)
         return *phase == MPHASE_BACKWARD || strstr(path, "attention_backward") ? MROLE_ATTN_BACKWARD : MROLE_ATTN_FUSED;
     if (op->kind == GPU_MEMCPY)
         return MROLE_COPY;
-    if (op->kind == GPU_MEMSET)
-        return MROLE_MEMSET;
+    /* a copy first: autocast's cast of a weight inside aten::conv2d or aten::linear is a copy */
+    static const char *const copy_ops[] = {"aten::copy_", "aten::_to_copy", "aten::clone", "aten::cat",
+                                           "aten::contiguous"};
+    if ((op->cpu_op && launched_in_any(op, copy_ops, sizeof copy_ops / sizeof *copy_ops) &&
+         (!strcmp(op->cpu_op, "aten::copy_") || !strcmp(op->cpu_op, "aten::cat") ||
+          !strcmp(op->cpu_op, "aten::_to_copy"))) ||
+        has(n, "copy_kernel") || has(n, "CatArrayBatchedCopy"))
+        return MROLE_COPY;
     static const char *const conv_ops[] = {"aten::convolution", "aten::_convolution", "aten::cudnn_convolution",
                                            "aten::convolution_backward", "aten::conv1d", "aten::conv2d",
                                            "aten::conv3d"};
     if (launched_in_any(op, conv_ops, sizeof conv_ops / sizeof *conv_ops) || has(n, "convolve") ||
         has(n, "fprop") || has(n, "dgrad") || has(n, "wgrad"))
         return MROLE_CONV;
+    static const char *const gemm_ops[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_scaled_mm"};
+    if (op->kind == GPU_MEMSET) /* a library's workspace memset belongs to the GEMM that asked for it */
+        return op->cpu_op && launched_in_any(op, gemm_ops, sizeof gemm_ops / sizeof *gemm_ops) ? MROLE_GEMM
+                                                                                                : MROLE_MEMSET;
     if (classify_op(op) == OPC_GEMM)
         return MROLE_GEMM;
     if (has(path, "layer_norm") || has(path, "rms_norm") || has(path, "group_norm") || has(path, "batch_norm") ||
@@ -129,13 +141,6 @@ model_role model_role_of(const gpu_op *op, model_phase *phase)
         return MROLE_SOFTMAX;
     if (classify_op(op) == OPC_REDUCTION)
         return MROLE_REDUCTION;
-    static const char *const copy_ops[] = {"aten::copy_", "aten::_to_copy", "aten::clone", "aten::cat",
-                                           "aten::contiguous"};
-    if ((op->cpu_op && launched_in_any(op, copy_ops, sizeof copy_ops / sizeof *copy_ops) &&
-         (!strcmp(op->cpu_op, "aten::copy_") || !strcmp(op->cpu_op, "aten::cat") ||
-          !strcmp(op->cpu_op, "aten::_to_copy"))) ||
-        has(n, "copy_kernel") || has(n, "CatArrayBatchedCopy"))
-        return MROLE_COPY;
     op_class c = classify_op(op);
     if (c == OPC_ELEMENTWISE || c == OPC_MASK || c == OPC_SOFTMAX)
         return MROLE_ELEMENTWISE;
@@ -153,10 +158,12 @@ static int attn_gemm(const gpu_op *op, model_role r)
            launched_in_any(op, mm, sizeof mm / sizeof *mm);
 }
 
+/* Launched in a softmax over the scores (its dtype casts too), not a log_softmax. */
 static int eager_softmax(const gpu_op *op, model_role r)
 {
-    return r == MROLE_SOFTMAX && (op_launched_in(op, "aten::softmax") || op_launched_in(op, "aten::_softmax") ||
-                                 op_launched_in(op, "aten::_safe_softmax"));
+    (void)r;
+    return op_launched_in(op, "aten::softmax") || op_launched_in(op, "aten::_softmax") ||
+           op_launched_in(op, "aten::_safe_softmax");
 }
 
 /* Roles and phases of a forward's ops, eager attention's parts included; returns the eager blocks found. */
