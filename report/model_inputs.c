@@ -201,6 +201,15 @@ int model_inputs_of(const variant_result *v, model_attn_inputs *m)
     return 0;
 }
 
+int model_inputs_any(const run_info *r)
+{
+    model_attn_inputs m;
+    for (int i = 0; i < r->n_variants; i++)
+        if (model_inputs_of(&r->variants[i], &m))
+            return 1;
+    return 0;
+}
+
 int model_dtype_bytes(const char *dtype)
 {
     if (!strcmp(dtype, "bf16") || !strcmp(dtype, "fp16"))

@@ -43,6 +43,8 @@ void model_inputs_format(const model_attn_inputs *m, char *out, size_t n);
 int model_inputs_parse(const char *text, model_attn_inputs *m);
 /* The variant's recorded attention inputs (its fact "attn_inputs"): 1 with *m, 0 without. */
 int model_inputs_of(const variant_result *v, model_attn_inputs *m);
+/* 1 when some variant of the run has recorded attention inputs. */
+int model_inputs_any(const run_info *r);
 /* Bytes of one element of the recorded dtype; 0 when unknown. */
 int model_dtype_bytes(const char *dtype);
 const char *model_attn_kind_name(model_attn_kind k); /* "sdpa", "flex", "eager" */

@@ -149,15 +149,6 @@ void report_terminal_summary(FILE *f, const analysis *a)
 
 /* The header of an archive made by `attnprof import`: what the Kineto traces hold,
  * and "not recorded" for what they do not (never a made-up value). */
-static int imported_inputs_recorded(const run_info *r)
-{
-    model_attn_inputs m;
-    for (int i = 0; i < r->n_variants; i++)
-        if (model_inputs_of(&r->variants[i], &m))
-            return 1;
-    return 0;
-}
-
 static void header_imported(FILE *f, const analysis *a)
 {
     const run_info *r = a->run;
@@ -200,7 +191,7 @@ static void header_imported(FILE *f, const analysis *a)
         fprintf(f, ", %s (declared with ", r->causal ? "causal" : "not causal");
         esc_md_code(f, r->shape_source[0] ? r->shape_source : "?", 1);
         fputs(": the traces carry no shapes) |\n", f);
-    } else if (imported_inputs_recorded(r))
+    } else if (model_inputs_any(r))
         fputs("| Shape | recorded with record_shapes: each trace's attention inputs are in *Model* |\n", f);
     else
         fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
