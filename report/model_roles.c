@@ -542,10 +542,92 @@ static void variant_model(FILE *f, const analysis *a, const variant_analysis *va
         fputs("No repeated block of operations found in the forward (no layers numbered).\n\n", f);
 }
 
+static const model_role_row *find_row(const model_view *v, int phase, int role)
+{
+    for (int k = 0; k < v->n_rows; k++)
+        if ((int)v->rows[k].phase == phase && (int)v->rows[k].role == role)
+            return &v->rows[k];
+    return NULL;
+}
+
+/* Two or more traces in one archive: their roles side by side, each against the first. */
+static void side_by_side(FILE *f, const analysis *a, model_view *const *views, const int *vi, int n)
+{
+    fputs("### Role by role\n\nCUDA µs per step (median) and share of the step for each trace; the ratio is each "
+          "trace's time against the first's (", f);
+    esc_md_code(f, a->v[vi[0]].result->name, 0);
+    fputs("); – where a trace has no operation of the role.\n\n| Phase | Role |", f);
+    for (int j = 0; j < n; j++) {
+        fputc(' ', f);
+        esc_md_code(f, a->v[vi[j]].result->name, 1);
+        fputs(" |", f);
+        if (j)
+            fputs(" ratio |", f);
+    }
+    fputs("\n|---|---|", f);
+    for (int j = 0; j < n; j++)
+        fputs(j ? "---|---|" : "---|", f);
+    fputs("\n", f);
+    for (int p = 0; p < MPHASE_COUNT; p++)
+        for (int r = 0; r < MROLE_COUNT; r++) {
+            int any = 0;
+            for (int j = 0; j < n; j++)
+                any |= find_row(views[j], p, r) != NULL;
+            if (!any)
+                continue;
+            fprintf(f, "| %s | %s |", model_phase_name((model_phase)p), model_role_name((model_role)r));
+            const model_role_row *first = find_row(views[0], p, r);
+            for (int j = 0; j < n; j++) {
+                const model_role_row *row = find_row(views[j], p, r);
+                if (row) {
+                    fprintf(f, " %.1f (", row->us);
+                    md_share(f, row->share);
+                    fputs(") |", f);
+                } else
+                    fputs(" – |", f);
+                if (j) {
+                    if (row && first && first->us > 0)
+                        fprintf(f, " %.2f× |", row->us / first->us);
+                    else
+                        fputs(" – |", f);
+                }
+            }
+            fputs("\n", f);
+        }
+    fputs("| all | attention |", f);
+    for (int j = 0; j < n; j++) {
+        double us = 0;
+        for (int p = 0; p < MPHASE_COUNT; p++)
+            us += views[j]->attn_us[p];
+        fprintf(f, " %.1f (", us);
+        md_share(f, views[j]->attn_share_total);
+        fputs(") |", f);
+        if (j) {
+            double u0 = 0;
+            for (int p = 0; p < MPHASE_COUNT; p++)
+                u0 += views[0]->attn_us[p];
+            if (u0 > 0)
+                fprintf(f, " %.2f× |", us / u0);
+            else
+                fputs(" – |", f);
+        }
+    }
+    fputs("\n| all | step |", f);
+    for (int j = 0; j < n; j++) {
+        fprintf(f, " %.1f |", views[j]->step_us);
+        if (j)
+            fprintf(f, views[0]->step_us > 0 ? " %.2f× |" : " – |", views[j]->step_us / views[0]->step_us);
+    }
+    fputs("\n\n", f);
+}
+
 void model_section_md(FILE *f, const analysis *a)
 {
     if (!a->run->imported)
         return;
+    enum { SIDE_MAX = 4 };
+    model_view *views[SIDE_MAX] = {0};
+    int vi[SIDE_MAX], n_side = 0;
     model_view *v = malloc(sizeof *v);
     if (!v)
         attn_oom();
@@ -553,6 +635,13 @@ void model_section_md(FILE *f, const analysis *a)
     for (int i = 0; i < a->n; i++) {
         if (model_view_build(&a->v[i], v) != 0)
             continue;
+        if (n_side < SIDE_MAX) {
+            views[n_side] = malloc(sizeof *v);
+            if (!views[n_side])
+                attn_oom();
+            *views[n_side] = *v;
+            vi[n_side++] = i;
+        }
         if (!header) {
             fputs("## Model\n\nWhere each trace's GPU time goes, by role: each operation's role comes from the CPU op "
                   "chain that launched it (Kineto's op nesting and correlation ids), then its kernel name; a step "
@@ -562,5 +651,9 @@ void model_section_md(FILE *f, const analysis *a)
         }
         variant_model(f, a, &a->v[i], v);
     }
+    if (n_side >= 2) /* the first SIDE_MAX traces: a wider table would not read */
+        side_by_side(f, a, views, vi, n_side);
+    for (int j = 0; j < n_side; j++)
+        free(views[j]);
     free(v);
 }

@@ -276,6 +276,7 @@ static int is_cudnn_bwd(const char *n) { return strstr(n, "_scaled_dot_product_c
 static int is_softmax(const char *n) { return !strcmp(n, "aten::softmax") || !strcmp(n, "aten::_softmax"); }
 static int is_flex(const char *n) { return strstr(n, "flex_attention") != NULL; }
 static int is_conv(const char *n) { return !strcmp(n, "aten::cudnn_convolution") || !strcmp(n, "aten::_convolution"); }
+static int always(const char *n) { return n != NULL; }
 static int is_optimizer(const char *n) { return !strncmp(n, "aten::_fused_adam", 17) || !strncmp(n, "aten::_foreach_", 15); }
 
 static void assert_inputs(const imported *im, const jtrace *t, const char *op, model_attn_kind kind)
@@ -485,4 +486,32 @@ Test(model_import_cli, shape_conflict_refused_and_rerender_identical)
     cr_assert(!strstr(end + 1, "B=0") && !strstr(end + 1, "-1 were expected"), "no placeholder");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+Test(model_import_cli, eager_and_sdpa_side_by_side)
+{
+    char dir[] = "/tmp/attnprof-model-XXXXXX", args[1024], path[1200];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args,
+             "import " MODELS "llama-gqa-eager-infer.json.gz " MODELS "llama-gqa-sdpa-infer.json.gz -o %s/a -q", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    static char text[1 << 20];
+    snprintf(path, sizeof path, "%s/a/report.md", dir);
+    read_into(path, text, sizeof text);
+    const char *side = strstr(text, "### Role by role");
+    cr_assert_not_null(side);
+    /* the step ratio, from the two traces' own step times */
+    jtrace e, s;
+    jtrace_load(&e, MODELS "llama-gqa-eager-infer.json.gz");
+    jtrace_load(&s, MODELS "llama-gqa-sdpa-infer.json.gz");
+    double te = count_under(&e, always).us / count_under(&e, always).share;
+    double ts = count_under(&s, always).us / count_under(&s, always).share;
+    char want[64];
+    snprintf(want, sizeof want, "| all | step | %.1f | %.1f | %.2f× |", te, ts, ts / te);
+    cr_assert(strstr(side, want), "want %s", want);
+    cr_assert(strstr(side, "| forward | attention_softmax | ") && strstr(side, "| forward | attention | – | "),
+              "eager's parts beside SDPA's one op");
+    jtrace_free(&e), jtrace_free(&s);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_assert_eq(system(args), 0);
 }
