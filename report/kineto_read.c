@@ -133,6 +133,17 @@ static void event_reset(state *st)
         st->inputs[i].set = st->inputs_too_long[i] = 0;
 }
 
+static void inputs_append(state *st, const char *s, size_t n);
+
+/* A string list's element that is not a scalar: an empty field, so later ones keep their index. */
+static void inputs_skip_element(state *st)
+{
+    if (st->inputs_count++)
+        inputs_append(st, "\x1f", 1);
+    else
+        inputs_append(st, "", 0);
+}
+
 static const char *const INPUT_KEYS[3] = {"Input Dims", "Input type", "Concrete Inputs"};
 
 /* Appends text to the record_shapes buffer being read; past KINETO_MAX_INPUTS_TEXT it is dropped. */
@@ -403,6 +414,10 @@ static int cb_start_map(void *c)
             st->ev.bad_triple |= 1 << (st->arg_key[0] == 'b');
         return push(st, C_SKIP);
     }
+    case C_INPUTS: /* an object inside the record_shapes lists: not read, but it holds a place */
+        if (st->inputs_which != 0)
+            inputs_skip_element(st);
+        return push(st, C_SKIP);
     case C_DEVICES:
         memset(&st->dev, 0, sizeof st->dev);
         st->dev.warp_size = 32;
@@ -493,7 +508,8 @@ static int cb_start_array(void *c)
             inputs_append(st, "[", 1);
             return push(st, C_INPUTS);
         }
-        return push(st, C_SKIP); /* a list among the types or concrete inputs: not read */
+        inputs_skip_element(st); /* a list among the types or concrete inputs: kept as an empty field */
+        return push(st, C_SKIP);
     default:
         return push(st, C_SKIP);
     }

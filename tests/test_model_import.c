@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "analysis.h"
@@ -17,6 +18,7 @@
 #include "exit_codes.h"
 #include "findings.h"
 #include "kineto_import.h"
+#include "kineto_read.h"
 #include "model_inputs.h"
 #include "model_roles.h"
 #include "run_cli.h"
@@ -514,4 +516,134 @@ Test(model_import_cli, eager_and_sdpa_side_by_side)
     jtrace_free(&e), jtrace_free(&s);
     snprintf(args, sizeof args, "rm -rf %s", dir);
     cr_assert_eq(system(args), 0);
+}
+
+/* The series' own PyTorch traces (tests/fixtures/torch-h200, recorded on the H200 by
+ * bench/torch_traces.py, one forward per attn_fwd range): the naive variant's
+ * out-of-place masked_fill, and SDPA's math backend. */
+static int is_math(const char *n) { return strstr(n, "_scaled_dot_product_attention_math") != NULL; }
+static int is_masked_fill(const char *n) { return !strcmp(n, "aten::masked_fill"); }
+
+Test(model_import, series_traces_math_fallback_and_masked_fill_copy)
+{
+    char err[512];
+    const char *files[] = {"tests/fixtures/torch-h200/kineto_naive.json.gz",
+                           "tests/fixtures/torch-h200/kineto_sdpa_math.json.gz"};
+    imported *im = calloc(1, sizeof *im);
+    import_options o = {.device = -1};
+    cr_assert_eq(kineto_import(files, 2, &o, &im->t, &im->r, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(analysis_build(&im->a, &im->t, &im->r, err, sizeof err), 0, "%s", err);
+    findings_derive(&im->a);
+    model_view *naive = calloc(1, sizeof *naive), *math = calloc(1, sizeof *math);
+    cr_assert_eq(model_view_build(&im->a.v[0], naive), 0);
+    cr_assert_eq(model_view_build(&im->a.v[1], math), 0);
+    /* attn_fwd ranges are the steps here: count GPU ops launched inside them */
+    jtrace t;
+    jtrace_load(&t, files[0]);
+    json_t *ev = json_object_get(t.root, "traceEvents"), *e;
+    size_t k;
+    t.n_steps = 0;
+    json_array_foreach(ev, k, e) {
+        const char *cat = jstr(e, "cat"), *name = jstr(e, "name");
+        if (cat && name && !strcmp(cat, "user_annotation") && !strcmp(name, "attn_fwd") && t.n_steps < 8)
+            t.steps[t.n_steps++] = (jop){name, json_number_value(json_object_get(e, "ts")),
+                                         json_number_value(json_object_get(e, "dur")), 0};
+    }
+    for (size_t g = 0; g < t.n_gpu; g++) {
+        t.gpu[g].step = -1;
+        for (int s = 0; s < t.n_steps; s++)
+            if (t.gpu[g].launch_ts >= t.steps[s].ts && t.gpu[g].launch_ts <= t.steps[s].ts + t.steps[s].dur)
+                t.gpu[g].step = s;
+    }
+    cr_assert_eq(naive->eager_blocks, 1);
+    cr_assert_eq(naive->eager_out_of_place_mask, 1, "aten::masked_fill copies the scores");
+    counted fill = count_under(&t, is_masked_fill);
+    cr_assert_eq(fill.ops, 2, "the masked_fill's copy and fill: %g", fill.ops);
+    cr_assert_geq(row_of(naive, MPHASE_FORWARD, MROLE_ATTN_MASK)->ops, fill.ops);
+    cr_assert_not_null(findings_find(&im->a.v[0], "attention_share"));
+    cr_assert_str_eq(math->backend, "math");
+    const finding *fd = findings_find(&im->a.v[1], "math_fallback");
+    cr_assert_not_null(fd);
+    jtrace_free(&t);
+    jtrace_load(&t, files[1]);
+    t.n_steps = 0;
+    ev = json_object_get(t.root, "traceEvents");
+    json_array_foreach(ev, k, e) {
+        const char *cat = jstr(e, "cat"), *name = jstr(e, "name");
+        if (cat && name && !strcmp(cat, "user_annotation") && !strcmp(name, "attn_fwd") && t.n_steps < 8)
+            t.steps[t.n_steps++] = (jop){name, json_number_value(json_object_get(e, "ts")),
+                                         json_number_value(json_object_get(e, "dur")), 0};
+    }
+    for (size_t g = 0; g < t.n_gpu; g++) {
+        t.gpu[g].step = -1;
+        for (int s = 0; s < t.n_steps; s++)
+            if (t.gpu[g].launch_ts >= t.steps[s].ts && t.gpu[g].launch_ts <= t.steps[s].ts + t.steps[s].dur)
+                t.gpu[g].step = s;
+    }
+    counted m = count_under(&t, is_math);
+    cr_assert_eq(findings_value(fd, "ops_per_step"), m.ops, "math: %g ops, counted %g", findings_value(fd, "ops_per_step"),
+                 m.ops);
+    within_1pct(findings_value(fd, "us_per_step"), m.us, "math backend µs");
+    jtrace_free(&t);
+    free(naive), free(math);
+    imported_free(im);
+    free(im);
+}
+
+/* Synthetic traces (written here, not recorded): record_shapes args the reader must not misread. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int see_event(void *ctx, size_t idx, const kineto_event *e, char *err, size_t errlen)
+{
+    (void)idx, (void)err, (void)errlen;
+    model_inputs_see(ctx, e);
+    return 0;
+}
+
+Test(model_import, record_shapes_args_synthetic)
+{
+    char path[] = "/tmp/attnprof-shapes-XXXXXX";
+    close(mkstemp(path));
+    char err[256];
+    /* nested lists in Concrete Inputs, a string with a comma, empty leading types */
+    write_text(path, "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::scaled_dot_product_attention\","
+                     "\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1,\"args\":{\"Input Dims\":[[2,8,128,64],[2,2,256,64],"
+                     "[2,2,256,64],[],[],[],[],[]],\"Input type\":[\"c10::Half\",\"c10::Half\",\"c10::Half\",\"\","
+                     "\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\"],\"Concrete Inputs\":[\"\",\"\",\"\",[\"1, 2\",[3]],"
+                     "\"0.\",\"True\",\"0.125\",\"True\"]}}]}");
+    model_inputs_scan scan = {0};
+    cr_assert_eq(kineto_read(path, see_event, &scan, NULL, NULL, err, sizeof err), KINETO_OK, "%s", err);
+    const model_attn_inputs *m = &scan.found;
+    cr_assert_eq(m->kind, MODEL_ATTN_SDPA);
+    cr_assert(m->batch == 2 && m->heads_q == 8 && m->heads_kv == 2 && m->seq_q == 128 && m->seq_kv == 256 &&
+              m->dim == 64, "B %d Hq %d Hkv %d S_q %d S_kv %d D %d", m->batch, m->heads_q, m->heads_kv, m->seq_q,
+              m->seq_kv, m->dim);
+    cr_assert_str_eq(m->dtype, "fp16");
+    cr_assert_eq(m->causal, 1, "is_causal is the 6th input whatever the lists before it");
+    char text[200];
+    model_inputs_format(m, text, sizeof text);
+    model_attn_inputs back;
+    cr_assert_eq(model_inputs_parse(text, &back), 0, "%s", text);
+    cr_assert(back.batch == 2 && back.heads_kv == 2 && back.seq_kv == 256 && back.causal == 1, "%s", text);
+    /* dims past KINETO_MAX_INPUTS_TEXT are not read as shapes; 3-D inputs are passed over */
+    FILE *f = fopen(path, "w");
+    fputs("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::scaled_dot_product_attention\","
+          "\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1,\"args\":{\"Input Dims\":[[2,8,128,64],[2,2,256,64]", f);
+    for (int i = 0; i < 2000; i++)
+        fputs(",[1,2,3]", f);
+    fputs("]}},{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::scaled_dot_product_attention\",\"ts\":5,\"dur\":1,"
+          "\"pid\":1,\"tid\":1,\"args\":{\"Input Dims\":[[8,128,64],[8,128,64]]}}]}", f);
+    fclose(f);
+    memset(&scan, 0, sizeof scan);
+    cr_assert_eq(kineto_read(path, see_event, &scan, NULL, NULL, err, sizeof err), KINETO_OK, "%s", err);
+    cr_assert_eq(scan.found.kind, MODEL_ATTN_NONE, "a cut Input Dims or a 3-D q is no shape");
+    cr_assert_eq(model_inputs_parse("sdpa: B=0, Hq=1, Hkv=1, S_q=1, S_kv=1, D=1, bf16, causal, from x", &back), -1,
+                 "B=0 is never a recorded shape");
+    unlink(path);
 }
