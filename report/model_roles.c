@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EAGER_WINDOW = 12, MAX_LAYER_OPS = 20000 };
+enum { EAGER_WINDOW = 12 };
 
 static const char *const MROLE_NAMES[MROLE_COUNT] = {
     [MROLE_ATTN_FUSED] = "attention", [MROLE_ATTN_QK] = "attention_qk_gemm", [MROLE_ATTN_SCALE] = "attention_scale",
@@ -240,7 +240,7 @@ static int cmp_token(const void *x, const void *y)
 static void find_layers(const gpu_op **fw, int n, int *period, int *first, int *count)
 {
     *period = *first = *count = 0;
-    if (n < 4 || n > MAX_LAYER_OPS)
+    if (n < 4 || n > MODEL_MAX_LAYER_OPS)
         return;
     token *tk = malloc((size_t)n * sizeof *tk);
     int *id = malloc((size_t)n * sizeof *id);
@@ -350,6 +350,7 @@ int model_view_build(const variant_analysis *va, model_view *v)
             v->eager_blocks = blocks;
             v->eager_out_of_place_mask = oop;
             int period, first, count;
+            v->forward_ops = n_fw;
             find_layers(fw, n_fw, &period, &first, &count);
             if (count > MODEL_MAX_LAYERS)
                 count = 0;
@@ -538,7 +539,10 @@ static void variant_model(FILE *f, const analysis *a, const variant_analysis *va
             fputs(" |\n", f);
         }
         fputs("\n", f);
-    } else
+    } else if (v->forward_ops > MODEL_MAX_LAYER_OPS)
+        fprintf(f, "Repeated blocks (layers) not searched: the representative step's forward has %d operations, above "
+                   "the %d the search takes (it is quadratic in them).\n\n", v->forward_ops, MODEL_MAX_LAYER_OPS);
+    else
         fputs("No repeated block of operations found in the forward (no layers numbered).\n\n", f);
 }
 

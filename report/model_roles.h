@@ -54,6 +54,7 @@ typedef struct model_layer {
 } model_layer;
 
 #define MODEL_MAX_LAYERS 512
+#define MODEL_MAX_LAYER_OPS 20000 /* the period search is quadratic in the step's forward ops */
 
 typedef struct model_view {
     int n_steps;
@@ -66,6 +67,7 @@ typedef struct model_view {
     int has_phase[MPHASE_COUNT];
     /* layers of the forward phase of the representative step (period of the repeating op sequence) */
     int n_layers, layer_period, layer_first_op;
+    int forward_ops;              /* forward-phase ops of the representative step (searched up to MODEL_MAX_LAYER_OPS) */
     model_layer layers[MODEL_MAX_LAYERS];
     int eager_blocks;             /* eager attention blocks (QKᵀ … softmax … PV) in the representative step */
     int eager_out_of_place_mask;  /* of them, with an out-of-place aten::masked_fill (a copy of the scores) */
