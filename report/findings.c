@@ -1,5 +1,4 @@
 #include "findings.h"
-#include "model_findings.h"
 #include "alloc.h"
 
 #include "escape.h"
@@ -725,7 +724,7 @@ static void derive(analysis *a, int vi)
     }
     launch_findings(va);
     /* A model trace's CPU-bound step is said by model_findings.c, with its own numbers. */
-    if (va->cpu_us.median > va->cuda_us.median && !model_findings_apply(a, va)) {
+    if (va->cpu_us.median > va->cuda_us.median && !findings_model_trace(a, va)) {
         fd = add(va, "host_bound", FINDING_NOTICE, "", "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
             va->cpu_us.median, va->cuda_us.median);
         findings_number(fd, "cpu_us", va->cpu_us.median, "us");
@@ -761,11 +760,21 @@ static void derive(analysis *a, int vi)
     }
 }
 
-void findings_derive(analysis *a)
+int findings_model_trace(const analysis *a, const variant_analysis *va)
+{
+    if (!a->run->imported || va->n_forwards < 1)
+        return 0;
+    for (int s = 0; s < va->n_forwards; s++)
+        for (int k = 0; k < va->forwards[s].n_ops; k++)
+            if (va->forwards[s].ops[k]->cpu_op_path)
+                return 1;
+    return 0;
+}
+
+void findings_derive_series(analysis *a)
 {
     for (int i = 0; i < a->n; i++) {
         a->v[i].n_findings = 0;
         derive(a, i);
-        model_findings_derive(a, &a->v[i]);
     }
 }

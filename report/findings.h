@@ -8,8 +8,14 @@
 
 #include <stdio.h>
 
-/* Fills a->v[i].findings for every variant of a built analysis. */
+/* Fills a->v[i].findings for every variant of a built analysis: the series' findings
+ * (findings.c) and, for a model trace, the model's (model_findings.c); findings_derive.c. */
 void findings_derive(analysis *a);
+/* The series' findings only (findings.c). */
+void findings_derive_series(analysis *a);
+/* 1 when the variant is a model trace: an imported run whose steps hold CPU op chains (a
+ * PyTorch trace); the series' host_bound is then left to model_findings.c. */
+int findings_model_trace(const analysis *a, const variant_analysis *va);
 
 /* Pure predicates on kernel names, shared with the report and tested. */
 int gemm_on_cuda_cores(const char *kernel_name); /* FP32 FFMA/SIMT GEMM rather than tensor cores */

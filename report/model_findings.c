@@ -1,8 +1,9 @@
 /* Model findings (model_findings.h). Rules and their thresholds:
  * - attention_share (info): attention was recognised; its implementation and share.
- * - kernel_arch (notice): a kernel of the representative step whose name carries an
- *   smXY tag (model_kernel_sm) below the recorded GPU's compute capability; the one
- *   with the most time is named, all such kernels counted.
+ * - kernel_arch: a kernel of the representative step whose name carries an smXY or
+ *   cutlass_XY_ tag (model_kernel_sm) below the recorded GPU's compute capability; the
+ *   one with the most time is named, all such kernels counted; a notice from
+ *   ARCH_NOTICE_SHARE of the step's CUDA time on, info below.
  * - math_fallback (notice): operations launched under aten::_scaled_dot_product_attention_math.
  * - eager_scores (notice): eager attention blocks found and the recorded inputs are the
  *   eager QKᵀ matmul's: B·H·S_q·S_kv elements of the matmul's dtype per layer.
@@ -23,16 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int model_findings_apply(const analysis *a, const variant_analysis *va)
-{
-    if (!a->run->imported || va->n_forwards < 1)
-        return 0;
-    for (int s = 0; s < va->n_forwards; s++)
-        for (int k = 0; k < va->forwards[s].n_ops; k++)
-            if (va->forwards[s].ops[k]->cpu_op_path)
-                return 1;
-    return 0;
-}
+#define ARCH_NOTICE_SHARE 0.01
 
 static double op_us(const gpu_op *o) { return (double)(o->end_ns - o->start_ns) / 1000.0; }
 
@@ -62,12 +54,18 @@ static void arch_finding(const analysis *a, variant_analysis *va)
     findings_short_name(worst->name, kn, sizeof kn);
     int sm = model_kernel_sm(worst->name);
     const char *origin = findings_kernel_origin(worst);
-    finding *fd = findings_add(va, "kernel_arch", FINDING_NOTICE, "device.computeMajor",
-                               "%d kernel%s per step built for an older architecture than the GPU's: \x01%s\x02 (%s) "
-                               "is an sm_%d kernel on this compute capability %d.%d GPU, %.1f µs per step (%.1f%% of "
-                               "the step's CUDA time)%s",
-                               n, n == 1 ? "" : "s", kn, origin, sm, a->run->device.major, a->run->device.minor, us,
-                               f->cuda_us > 0 ? 100.0 * us / f->cuda_us : 0.0,
+    char tag[16];
+    snprintf(tag, sizeof tag, "cutlass_%d_", sm);
+    if (!strstr(worst->name, tag))
+        snprintf(tag, sizeof tag, "sm%d", sm);
+    double share = f->cuda_us > 0 ? us / f->cuda_us : 0.0;
+    finding *fd = findings_add(va, "kernel_arch", share >= ARCH_NOTICE_SHARE ? FINDING_NOTICE : FINDING_INFO,
+                               "device.computeMajor",
+                               "%d kernel%s per step built for an older architecture than the GPU's: \x01%s\x02 (%s, "
+                               "\x01%s\x02 in its name) is an sm_%d kernel on this compute capability %d.%d GPU, %.1f "
+                               "µs per step (%.1f%% of the step's CUDA time)%s",
+                               n, n == 1 ? "" : "s", kn, origin, tag, sm, a->run->device.major, a->run->device.minor,
+                               us, 100.0 * share,
                                dev == 90 ? ": it runs without Hopper's wgmma and TMA instructions" : "");
     findings_number(fd, "kernel_sm", sm, "");
     findings_number(fd, "device_sm", dev, "");
@@ -189,7 +187,7 @@ static void host_copy_finding(variant_analysis *va)
 
 void model_findings_derive(const analysis *a, variant_analysis *va)
 {
-    if (!model_findings_apply(a, va))
+    if (!findings_model_trace(a, va))
         return;
     model_view *v = malloc(sizeof *v);
     if (!v)

@@ -8,9 +8,6 @@
 
 #include "analysis.h"
 
-/* 1 when the model findings apply to the variant: an imported run whose steps hold
- * CPU op chains (a PyTorch trace); findings.c then leaves the series' host_bound to them. */
-int model_findings_apply(const analysis *a, const variant_analysis *va);
 /* Adds the variant's model findings (nothing when they do not apply). */
 void model_findings_derive(const analysis *a, variant_analysis *va);
 

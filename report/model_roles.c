@@ -75,6 +75,11 @@ const char *model_attn_backend(const gpu_op *op)
 
 int model_kernel_sm(const char *n)
 {
+    /* cuBLAS's CUTLASS kernels carry the architecture they target as cutlass_XY_ (cutlass_75_tensorop_…,
+     * cutlass_80_simt_sgemm_…); "cutlass__5x" (CUTLASS 3.x/2.x families) carries none. */
+    for (const char *p = n; p && (p = strstr(p, "cutlass_")) != NULL; p += 8)
+        if (p[8] >= '5' && p[8] <= '9' && p[9] >= '0' && p[9] <= '9' && p[10] == '_')
+            return (p[8] - '0') * 10 + (p[9] - '0');
     for (const char *p = n; p && (p = strstr(p, "sm")) != NULL; p += 2) {
         int before_ok = p == n || p[-1] == '_' || p[-1] == ' ';
         if (before_ok && p[2] >= '5' && p[2] <= '9' && p[3] >= '0' && p[3] <= '9' &&

@@ -38,7 +38,8 @@ model_role model_role_of(const gpu_op *op, model_phase *phase);
 /* The SDPA backend or fused implementation an attention op ran in: "cuDNN", "flash",
  * "memory-efficient", "math", "FlexAttention (Triton)", "fused kernel", or NULL. */
 const char *model_attn_backend(const gpu_op *op);
-/* The GPU architecture a kernel's name says it was built for (…_sm80_… → 80), or 0. */
+/* The GPU architecture a kernel's name says it was built for (…_sm80_… → 80, cuBLAS's
+ * cutlass_75_… → 75), or 0. */
 int model_kernel_sm(const char *kernel_name);
 
 typedef struct model_role_row {

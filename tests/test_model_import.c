@@ -354,6 +354,20 @@ Test(model_import, gpt2_eager_fp16)
     model_attn_inputs m;
     model_inputs_of(&im->r.variants[0], &m);
     cr_assert_str_eq(m.dtype, "fp16");
+    /* cuBLAS's cutlass_75 (Turing) tensor-core GEMM on the sm_90 H200: the kernels of an older
+     * architecture per step, counted here from the names in the trace */
+    const finding *fd = findings_find(&im->a.v[0], "kernel_arch");
+    cr_assert_not_null(fd);
+    cr_assert_eq(findings_value(fd, "kernel_sm"), 75);
+    double old[8] = {0};
+    for (size_t g = 0; g < t.n_gpu; g++)
+        if (t.gpu[g].step >= 0 && t.gpu[g].name &&
+            (strstr(t.gpu[g].name, "cutlass_75_") || strstr(t.gpu[g].name, "cutlass_80_") ||
+             strstr(t.gpu[g].name, "_sm80_") || strstr(t.gpu[g].name, "sm80_")))
+            old[t.gpu[g].step] += t.gpu[g].dur;
+    double got = findings_value(fd, "us_per_step");
+    cr_assert(fabs(got - old[0]) <= 0.01 * old[0] || fabs(got - old[1]) <= 0.01 * old[1],
+              "older-architecture kernels: attnprof %.1f µs, counted %.1f / %.1f µs per step", got, old[0], old[1]);
     jtrace_free(&t);
     imported_free(im);
     free(im);
@@ -449,7 +463,10 @@ Test(model_import, roles_of_single_ops)
     gpu_op c = {.kind = GPU_KERNEL, .name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*)"};
     cr_assert_eq(model_role_of(&c, &p), MROLE_COMM);
     cr_assert_eq(model_kernel_sm("sm90_xmma_gemm_bf16"), 90);
-    cr_assert_eq(model_kernel_sm("cutlass_80_simt_sgemm"), 0, "cutlass_80 is not an sm tag");
+    cr_assert_eq(model_kernel_sm("void cutlass::Kernel2<cutlass_75_tensorop_f16_s1688gemm_f16_256x128_tn_align1>"), 75);
+    cr_assert_eq(model_kernel_sm("void cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816fprop>"), 0,
+                 "no architecture in the name");
+    cr_assert_eq(model_kernel_sm("nvjet_tst_128x64"), 0);
     cr_assert_eq(model_kernel_sm("x_sm100a_y"), 100);
 }
 
