@@ -423,16 +423,21 @@ static int import_one(const char *path, const char *variant, const import_option
     kineto_header h;
     kineto_file_info info;
     if (kineto_read(path, on_event, &c, &h, &info, err, errlen) != KINETO_OK) {
-        free(c.flows), free(c.loose_ops), free(c.loose_apis);
+        free(c.flows), free(c.loose_ops), free(c.loose_apis), free(c.inputs.gemms);
         return EXIT_BAD_ARCHIVE;
     }
     *aten_ops += c.aten_ops;
     size_t uncorrelated = tie_by_flows(&c, ops0, apis0);
     const char *range = trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
     if (range) {
+        free(c.inputs.gemms);
         snprintf(err, errlen, "%s: %s", path, range);
         return EXIT_BAD_ARCHIVE;
     }
+    int fp32_16 = 0, fp32_32 = 0;
+    char fp32_text[200];
+    model_inputs_fp32_cores(&c.inputs, t, ops0, apis0, h.base_time_ns, &fp32_16, &fp32_32, fp32_text,
+                            sizeof fp32_text);
 
     char marker[96];
     int n_fwd = mark_forwards(t, ranges0, path, variant, o->range ? o->range : "attn_fwd", marker, sizeof marker,
@@ -557,6 +562,8 @@ static int import_one(const char *path, const char *variant, const import_option
         model_inputs_format(m, text, sizeof text);
         add_fact(v, "attn_inputs", text, NAN);
     }
+    if (fp32_16 + fp32_32) /* record_shapes: what the FP32 CUDA-core kernels' ops were given */
+        add_fact(v, "fp32_core_inputs", fp32_text, fp32_16);
     if (other) {
         snprintf(text, sizeof text, "%zu GPU operations on other devices ignored (--device picks one)", other);
         add_fact(v, "other_device_ops", text, (double)other);

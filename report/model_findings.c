@@ -7,6 +7,8 @@
  * - math_fallback (notice): operations launched under aten::_scaled_dot_product_attention_math.
  * - eager_scores (notice): eager attention blocks found and the recorded inputs are the
  *   eager QKᵀ matmul's: B·H·S_q·S_kv elements of the matmul's dtype per layer.
+ * - fp32_cuda_core_16bit (notice) / fp32_cuda_core_inputs (info): the import's record of
+ *   the dtypes the ops behind FP32 CUDA-core kernels were given (16-bit: a notice).
  * - host_copies (notice): Memcpy HtoD / DtoH in the representative step, each with the
  *   CPU op chain that launched it, its bytes and direction; one under aten::item or
  *   aten::_local_scalar_dense is a host sync (the host waits for the value).
@@ -185,6 +187,29 @@ static void host_copy_finding(variant_analysis *va)
     findings_number(fd, "us_per_step", us, "us");
 }
 
+/* What the ops behind FP32 CUDA-core kernels were given (the import's fact fp32_core_inputs). */
+static void fp32_inputs_finding(variant_analysis *va)
+{
+    const variant_result *r = va->result;
+    for (int i = 0; i < r->facts.n; i++) {
+        const attn_fact *fa = &r->facts.item[i];
+        if (strcmp(fa->key, "fp32_core_inputs") || !isfinite(fa->number))
+            continue;
+        finding *fd;
+        if (fa->number > 0)
+            fd = findings_add(va, "fp32_cuda_core_16bit", FINDING_NOTICE, "facts.fp32_core_inputs",
+                              "%.0f FP32 CUDA-core GEMM or convolution kernel%s in the trace ran on 16-bit inputs "
+                              "(record_shapes; first: %s): tensor cores would take them",
+                              fa->number, fa->number == 1 ? "" : "s", fa->value);
+        else
+            fd = findings_add(va, "fp32_cuda_core_inputs", FINDING_INFO, "facts.fp32_core_inputs",
+                              "the FP32 CUDA-core kernels' ops had fp32 inputs (record_shapes; %s): FP32 is what the "
+                              "model asked for there", fa->value);
+        findings_number(fd, "kernels_16bit", fa->number, "");
+        return;
+    }
+}
+
 void model_findings_derive(const analysis *a, variant_analysis *va)
 {
     if (!findings_model_trace(a, va))
@@ -206,6 +231,7 @@ void model_findings_derive(const analysis *a, variant_analysis *va)
         eager_finding(a, va, v);
     }
     arch_finding(a, va);
+    fp32_inputs_finding(va);
     host_copy_finding(va);
     cpu_bound_finding(va);
     free(v);

@@ -5,6 +5,9 @@
  * Input Dims, never guessed: an op whose dims are not 4-D tensors is passed over. */
 #include "model_inputs.h"
 
+#include "alloc.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,8 +106,84 @@ static int qkv_from(const kineto_event *e, model_attn_kind kind, model_attn_inpu
     return 1;
 }
 
+static const char *const GEMM_OPS[] = {"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::matmul",
+                                       "aten::linear", "aten::_convolution", "aten::cudnn_convolution",
+                                       "aten::convolution"};
+
+static void see_gemm(model_inputs_scan *s, const kineto_event *e)
+{
+    if (!e->input_types || !e->ts.set || !e->dur.set || !e->tid.is_int || s->n_gemms >= MODEL_MAX_GEMM_OPS)
+        return;
+    size_t g = 0;
+    while (g < sizeof GEMM_OPS / sizeof *GEMM_OPS && strcmp(e->name, GEMM_OPS[g]))
+        g++;
+    if (g == sizeof GEMM_OPS / sizeof *GEMM_OPS)
+        return;
+    if (s->n_gemms == s->cap_gemms) {
+        s->cap_gemms = s->cap_gemms ? s->cap_gemms * 2 : 256;
+        s->gemms = realloc(s->gemms, s->cap_gemms * sizeof *s->gemms);
+        if (!s->gemms)
+            attn_oom();
+    }
+    model_op_dtype *o = &s->gemms[s->n_gemms++];
+    o->tid = (int)e->tid.i;
+    o->start_ns = llround(e->ts.d * 1000.0);
+    o->end_ns = llround((e->ts.d + e->dur.d) * 1000.0);
+    char t[48] = "";
+    for (int i = 0; i < 4 && !t[0]; i++) /* the first tensor input (addmm's bias, a conv's input) */
+        list_field(e->input_types, i, t, sizeof t);
+    dtype_short(t, o->dtype, sizeof o->dtype);
+    snprintf(o->op, sizeof o->op, "%s", e->name);
+}
+
+static int fp32_core_kernel(const char *n)
+{
+    return strcasestr(n, "sgemm") || strcasestr(n, "ffma") || strcasestr(n, "simt") || strcasestr(n, "f32f32_f32f32") ||
+           strcasestr(n, "convolve_sgemm");
+}
+
+void model_inputs_fp32_cores(model_inputs_scan *s, const trace *t, size_t ops0, size_t apis0, int64_t shift_ns,
+                             int *n16, int *n32, char *text, size_t n)
+{
+    *n16 = *n32 = 0;
+    text[0] = '\0';
+    int first16 = 0;
+    for (size_t i = ops0; i < t->n_ops && s->n_gemms; i++) {
+        const gpu_op *o = &t->ops[i];
+        if (o->kind != GPU_KERNEL || !o->name || !fp32_core_kernel(o->name))
+            continue;
+        const api_call *a = NULL; /* few such kernels: a scan of the file's calls is enough */
+        for (size_t k = apis0; k < t->n_apis && !a; k++)
+            if (t->apis[k].correlation == o->correlation)
+                a = &t->apis[k];
+        if (!a)
+            continue;
+        const model_op_dtype *best = NULL;
+        for (size_t g = 0; g < s->n_gemms; g++) {
+            const model_op_dtype *m = &s->gemms[g];
+            if (m->tid == a->tid && m->start_ns + shift_ns <= a->start_ns && a->start_ns <= m->end_ns + shift_ns &&
+                (!best || m->end_ns - m->start_ns < best->end_ns - best->start_ns))
+                best = m;
+        }
+        if (!best)
+            continue;
+        int half = model_dtype_bytes(best->dtype) == 2;
+        *n16 += half;
+        *n32 += !strcmp(best->dtype, "fp32");
+        if ((half && !first16) || !text[0]) {
+            snprintf(text, n, "%s with %s inputs", best->op, best->dtype);
+            first16 |= half;
+        }
+    }
+    free(s->gemms);
+    s->gemms = NULL;
+    s->n_gemms = s->cap_gemms = 0;
+}
+
 void model_inputs_see(model_inputs_scan *s, const kineto_event *e)
 {
+    if (e->cat && !strcmp(e->cat, "cpu_op") && e->name)
+        see_gemm(s, e);
     /* Under autocast the public SDPA op sees the caller's dtype; the backend op it
      * dispatches to (the next aten::_scaled_dot_product_*) sees the one that ran. */
     if (s->found.kind == MODEL_ATTN_SDPA && !s->backend_seen && e->cat && !strcmp(e->cat, "cpu_op") && e->name &&

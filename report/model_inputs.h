@@ -25,8 +25,18 @@ typedef struct model_attn_inputs {
     char op[64];     /* the op the dims were read from */
 } model_attn_inputs;
 
+/* A GEMM or convolution CPU op's interval and first input's dtype (file-relative ns). */
+typedef struct model_op_dtype {
+    int tid;
+    int64_t start_ns, end_ns;
+    char dtype[16];
+    char op[32];
+} model_op_dtype;
+
 /* What the import keeps while a file streams by. */
 typedef struct model_inputs_scan {
+    model_op_dtype *gemms; /* GEMM/convolution cpu_ops with Input type, at most MODEL_MAX_GEMM_OPS */
+    size_t n_gemms, cap_gemms;
     model_attn_inputs found;
     int backend_seen; /* sdpa: the backend op after it was looked at */
     /* eager: the last 4-D × 4-D aten::matmul seen, waiting for a softmax over its output */
@@ -34,8 +44,19 @@ typedef struct model_inputs_scan {
     model_attn_inputs matmul;
 } model_inputs_scan;
 
+#define MODEL_MAX_GEMM_OPS (1u << 20)
+
 /* Looks at one event (any; only cpu_op events with Input Dims count). */
 void model_inputs_see(model_inputs_scan *s, const kineto_event *e);
+
+/* The dtypes of the ops that launched the file's FP32 CUDA-core GEMM and convolution
+ * kernels (kernel names with sgemm, ffma, simt, f32f32_f32f32, as findings.c's
+ * gemm_on_cuda_cores, or convolve_sgemm): ops [ops0, n_ops) and calls [apis0, n_apis)
+ * of `t`, whose times are the file's moved by shift_ns. Counts the kernels whose op had
+ * 16-bit and fp32 inputs and describes the first of them in text (16-bit first);
+ * frees the scan's list. */
+void model_inputs_fp32_cores(model_inputs_scan *s, const trace *t, size_t ops0, size_t apis0, int64_t shift_ns,
+                             int *n16, int *n32, char *text, size_t n);
 
 /* The fact's text ("sdpa: B=4, Hq=16, Hkv=4, S_q=1024, S_kv=1024, D=128, bf16, causal, from
  * aten::scaled_dot_product_attention"), and back. Parsing returns 0, or -1 when the text is not one. */

@@ -316,6 +316,10 @@ Test(model_import, llama_sdpa_inference_runs_cudnn_with_gqa)
     cr_assert_eq(im->v.n_layers, layers_in_notes("llama-gqa-sdpa-infer"));
     cr_assert_eq(model_kernel_sm(im->v.attn_kernel->name), 90);
     cr_assert_null(row_of(&im->v, MPHASE_BACKWARD, MROLE_GEMM), "no backward in inference");
+    /* the rotary embedding's FP32 bmm (cutlass_80_simt_sgemm): its inputs are recorded as fp32 */
+    const finding *fp = findings_find(&im->a.v[0], "fp32_cuda_core_inputs");
+    cr_assert(fp && strstr(fp->text, "aten::bmm with fp32 inputs"), "%s", fp ? fp->text : "none");
+    cr_assert_null(findings_find(&im->a.v[0], "fp32_cuda_core_16bit"));
     jtrace_free(&t);
     imported_free(im);
     free(im);
@@ -662,5 +666,43 @@ Test(model_import, record_shapes_args_synthetic)
     cr_assert_eq(scan.found.kind, MODEL_ATTN_NONE, "a cut Input Dims or a 3-D q is no shape");
     cr_assert_eq(model_inputs_parse("sdpa: B=0, Hq=1, Hkv=1, S_q=1, S_kv=1, D=1, bf16, causal, from x", &back), -1,
                  "B=0 is never a recorded shape");
+    unlink(path);
+}
+
+/* Synthetic (written here, not recorded): an FP32 CUDA-core GEMM kernel launched by an aten::bmm whose
+ * recorded inputs are bf16, inside one ProfilerStep. */
+Test(model_import, fp32_cuda_core_kernel_on_16bit_inputs_synthetic)
+{
+    char path[] = "/tmp/attnprof-fp32-XXXXXX";
+    close(mkstemp(path));
+    write_text(path,
+               "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H200\",\"computeMajor\":9,"
+               "\"computeMinor\":0,\"numSms\":132,\"sharedMemPerBlock\":49152,\"sharedMemPerBlockOptin\":232448,"
+               "\"regsPerBlock\":65536,\"regsPerMultiprocessor\":65536,\"maxThreadsPerBlock\":1024,"
+               "\"maxThreadsPerMultiprocessor\":2048,\"warpSize\":32,\"sharedMemPerMultiprocessor\":233472,"
+               "\"totalGlobalMem\":150000000000}],\"traceEvents\":["
+               "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":100,"
+               "\"dur\":100},"
+               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::bmm\",\"pid\":1,\"tid\":1,\"ts\":110,\"dur\":20,"
+               "\"args\":{\"Input Dims\":[[16,64,64],[16,64,64]],\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\"]}},"
+               "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":115,"
+               "\"dur\":5,\"args\":{\"correlation\":7}},"
+               "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>"
+               "(int)\",\"pid\":0,\"tid\":7,\"ts\":125,\"dur\":10,\"args\":{\"correlation\":7,\"device\":0,\"stream\":7,"
+               "\"grid\":[1,1,1],\"block\":[128,1,1],\"registers per thread\":80,\"shared memory\":0}}]}");
+    imported *im = calloc(1, sizeof *im);
+    char err[512];
+    const char *files[] = {path};
+    import_options o = {.device = -1, .variant = "synthetic"};
+    cr_assert_eq(kineto_import(files, 1, &o, &im->t, &im->r, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(analysis_build(&im->a, &im->t, &im->r, err, sizeof err), 0, "%s", err);
+    findings_derive(&im->a);
+    const finding *fd = findings_find(&im->a.v[0], "fp32_cuda_core_16bit");
+    cr_assert_not_null(fd, "an FP32 CUDA-core kernel on bf16 inputs");
+    cr_assert_eq(findings_value(fd, "kernels_16bit"), 1);
+    cr_assert(strstr(fd->text, "aten::bmm with bf16 inputs"), "%s", fd->text);
+    cr_assert_null(findings_find(&im->a.v[0], "fp32_cuda_core_inputs"));
+    imported_free(im);
+    free(im);
     unlink(path);
 }
