@@ -8,6 +8,7 @@
 #include "alloc.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,38 +143,83 @@ static int fp32_core_kernel(const char *n)
            strcasestr(n, "convolve_sgemm");
 }
 
+typedef struct corr_index {
+    uint32_t correlation;
+    size_t index;
+} corr_index;
+
+static int cmp_corr(const void *a, const void *b)
+{
+    const corr_index *x = a, *y = b;
+    return (x->correlation > y->correlation) - (x->correlation < y->correlation);
+}
+
+static int cmp_gemm(const void *a, const void *b)
+{
+    const model_op_dtype *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* How far back from the last op started before a launch the innermost enclosing one is
+ * looked for: ops on one thread nest, and a GEMM op holds few others. */
+enum { ENCLOSING_LOOKBACK = 64 };
+
 void model_inputs_fp32_cores(model_inputs_scan *s, const trace *t, size_t ops0, size_t apis0, int64_t shift_ns,
                              int *n16, int *n32, char *text, size_t n)
 {
     *n16 = *n32 = 0;
     text[0] = '\0';
-    int first16 = 0;
-    for (size_t i = ops0; i < t->n_ops && s->n_gemms; i++) {
-        const gpu_op *o = &t->ops[i];
-        if (o->kind != GPU_KERNEL || !o->name || !fp32_core_kernel(o->name))
-            continue;
-        const api_call *a = NULL; /* few such kernels: a scan of the file's calls is enough */
-        for (size_t k = apis0; k < t->n_apis && !a; k++)
-            if (t->apis[k].correlation == o->correlation)
-                a = &t->apis[k];
-        if (!a)
-            continue;
-        const model_op_dtype *best = NULL;
-        for (size_t g = 0; g < s->n_gemms; g++) {
-            const model_op_dtype *m = &s->gemms[g];
-            if (m->tid == a->tid && m->start_ns + shift_ns <= a->start_ns && a->start_ns <= m->end_ns + shift_ns &&
-                (!best || m->end_ns - m->start_ns < best->end_ns - best->start_ns))
-                best = m;
+    size_t n_apis = t->n_apis - apis0;
+    if (s->n_gemms && n_apis) {
+        /* n·log n: the file's calls by correlation id, the GEMM ops by thread and start */
+        corr_index *by_corr = malloc(n_apis * sizeof *by_corr);
+        if (!by_corr)
+            attn_oom();
+        for (size_t k = 0; k < n_apis; k++)
+            by_corr[k] = (corr_index){t->apis[apis0 + k].correlation, apis0 + k};
+        qsort(by_corr, n_apis, sizeof *by_corr, cmp_corr);
+        qsort(s->gemms, s->n_gemms, sizeof *s->gemms, cmp_gemm);
+        int first16 = 0;
+        for (size_t i = ops0; i < t->n_ops; i++) {
+            const gpu_op *o = &t->ops[i];
+            if (o->kind != GPU_KERNEL || !o->name || !fp32_core_kernel(o->name))
+                continue;
+            corr_index key = {o->correlation, 0};
+            const corr_index *ci = bsearch(&key, by_corr, n_apis, sizeof *by_corr, cmp_corr);
+            if (!ci)
+                continue;
+            const api_call *a = &t->apis[ci->index];
+            /* the last GEMM op of the thread started at or before the launch */
+            size_t lo = 0, hi = s->n_gemms;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const model_op_dtype *m = &s->gemms[mid];
+                if (m->tid < a->tid || (m->tid == a->tid && m->start_ns + shift_ns <= a->start_ns))
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            const model_op_dtype *best = NULL;
+            for (size_t g = lo, back = 0; g > 0 && back < ENCLOSING_LOOKBACK && !best; g--, back++) {
+                const model_op_dtype *m = &s->gemms[g - 1];
+                if (m->tid != a->tid)
+                    break;
+                if (a->start_ns <= m->end_ns + shift_ns)
+                    best = m;
+            }
+            if (!best)
+                continue;
+            int half = model_dtype_bytes(best->dtype) == 2;
+            *n16 += half;
+            *n32 += !strcmp(best->dtype, "fp32");
+            if ((half && !first16) || !text[0]) {
+                snprintf(text, n, "%s with %s inputs", best->op, best->dtype);
+                first16 |= half;
+            }
         }
-        if (!best)
-            continue;
-        int half = model_dtype_bytes(best->dtype) == 2;
-        *n16 += half;
-        *n32 += !strcmp(best->dtype, "fp32");
-        if ((half && !first16) || !text[0]) {
-            snprintf(text, n, "%s with %s inputs", best->op, best->dtype);
-            first16 |= half;
-        }
+        free(by_corr);
     }
     free(s->gemms);
     s->gemms = NULL;
