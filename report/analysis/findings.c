@@ -108,8 +108,8 @@ void findings_plain(const char *text, char *out, size_t n) { render_into(text, p
  * the caller. Past MAX_FINDINGS the finding goes to a scratch slot, dropped. */
 static finding *add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
                     ...) __attribute__((format(printf, 5, 6)));
-static finding *add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
-                    ...)
+static finding *vadd(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
+                     va_list ap)
 {
     static finding scratch;
     if (va->n_findings >= MAX_FINDINGS) {
@@ -119,10 +119,7 @@ static finding *add(variant_analysis *va, const char *id, finding_severity sev, 
     va->n_findings++;
     finding *f = &va->meta[va->n_findings - 1];
     memset(f, 0, sizeof *f);
-    va_list ap;
-    va_start(ap, fmt);
     int len = vsnprintf(f->text, sizeof f->text, fmt, ap);
-    va_end(ap);
     if (len >= (int)sizeof f->text) { /* never cut silently: an ellipsis marks the cut */
         f->text[sizeof f->text - 5] = '\0';
         esc_utf8_trim(f->text);
@@ -137,6 +134,26 @@ static finding *add(variant_analysis *va, const char *id, finding_severity sev, 
     snprintf(f->id, sizeof f->id, "%s", id);
     f->severity = sev;
     snprintf(f->needs, sizeof f->needs, "%s", needs ? needs : "");
+    return f;
+}
+
+static finding *add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
+                    ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    finding *f = vadd(va, id, sev, needs, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+finding *findings_add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
+                      ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    finding *f = vadd(va, id, sev, needs, fmt, ap);
+    va_end(ap);
     return f;
 }
 
@@ -707,7 +724,8 @@ static void derive(analysis *a, int vi)
         findings_number(fd, "value", padding->number, "");
     }
     launch_findings(va);
-    if (va->cpu_us.median > va->cuda_us.median) {
+    /* A model trace's CPU-bound step is said by model_findings.c, with its own numbers. */
+    if (va->cpu_us.median > va->cuda_us.median && !findings_model_trace(a, va)) {
         fd = add(va, "host_bound", FINDING_NOTICE, "", "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
             va->cpu_us.median, va->cuda_us.median);
         findings_number(fd, "cpu_us", va->cpu_us.median, "us");
@@ -753,7 +771,18 @@ static void derive(analysis *a, int vi)
     }
 }
 
-void findings_derive(analysis *a)
+int findings_model_trace(const analysis *a, const variant_analysis *va)
+{
+    if (!a->run->imported || va->n_forwards < 1)
+        return 0;
+    for (int s = 0; s < va->n_forwards; s++)
+        for (int k = 0; k < va->forwards[s].n_ops; k++)
+            if (va->forwards[s].ops[k]->cpu_op_path)
+                return 1;
+    return 0;
+}
+
+void findings_derive_series(analysis *a)
 {
     for (int i = 0; i < a->n; i++) {
         a->v[i].n_findings = 0;

@@ -8,8 +8,14 @@
 
 #include <stdio.h>
 
-/* Fills a->v[i].findings for every variant of a built analysis. */
+/* Fills a->v[i].findings for every variant of a built analysis: the series' findings
+ * (findings.c) and, for a model trace, the model's (model_findings.c); findings_derive.c. */
 void findings_derive(analysis *a);
+/* The series' findings only (findings.c). */
+void findings_derive_series(analysis *a);
+/* 1 when the variant is a model trace: an imported run whose steps hold CPU op chains (a
+ * PyTorch trace); the series' host_bound is then left to model_findings.c. */
+int findings_model_trace(const analysis *a, const variant_analysis *va);
 
 /* Pure predicates on kernel names, shared with the report and tested. */
 int gemm_on_cuda_cores(const char *kernel_name); /* FP32 FFMA/SIMT GEMM rather than tensor cores */
@@ -44,6 +50,10 @@ void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx);
 void findings_markdown(const char *text, char *out, size_t n);
 void findings_plain(const char *text, char *out, size_t n);
 
+/* Adds a finding to a variant (its sentence formatted now; past MAX_FINDINGS it is
+ * dropped): for the findings derived outside findings.c (model_findings.c). */
+finding *findings_add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
+                      ...) __attribute__((format(printf, 5, 6)));
 /* Adds a number (skipped when not finite: a finding never carries a placeholder) or
  * the correlation id of a record to a finding. */
 void findings_number(finding *f, const char *key, double value, const char *unit);

@@ -7,6 +7,7 @@
 #include "alloc.h"
 
 #include "findings.h"
+#include "model_inputs.h"
 
 #include "escape.h"
 #include "series.h"
@@ -234,7 +235,9 @@ static void caption_setup(FILE *f, const run_info *r)
             tex(f, r->dtype);
         }
         fputs(r->causal ? ", causal" : ", not causal", f);
-    } else
+    } else if (model_inputs_any(r))
+        fputs("; attention inputs recorded with record\\_shapes", f);
+    else
         fputs("; shape not recorded", f);
 }
 

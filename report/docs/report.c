@@ -13,6 +13,8 @@
 #include "kernel_names.h"
 #include "findings_json.h"
 #include "latex.h"
+#include "model_inputs.h"
+#include "model_roles.h"
 #include "occupancy.h"
 #include "series.h"
 
@@ -192,7 +194,9 @@ static void header_imported(FILE *f, const analysis *a)
         fprintf(f, ", %s (declared with ", r->causal ? "causal" : "not causal");
         esc_md_code(f, r->shape_source[0] ? r->shape_source : "?", 1);
         fputs(": the traces carry no shapes) |\n", f);
-    } else
+    } else if (model_inputs_any(r))
+        fputs("| Shape | recorded with record_shapes: each trace's attention inputs are in *Model* |\n", f);
+    else
         fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
                    "declare it with `import --shape`) |\n", NOT_RECORDED);
     fputs("| Run | recorded ", f);
@@ -785,6 +789,7 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
     header(f, a);
     series_abstract(f, a);
     summary_table(f, a, ref);
+    model_section_md(f, a);
     if (ref)
         series_reference_note(f, a, ref->a, ref->label);
     if (series_applies(a))
@@ -1033,6 +1038,11 @@ int report_write_ref(const analysis *a, const figure_list *figs, const char *dir
         rc = archive_write_file(dir, "kernels.csv", kernels, err, errlen);
     if (!rc)
         rc = archive_write_file(dir, "findings.json", fjson, err, errlen);
+    if (!rc && r->imported) { /* roles of a model trace's operations (model_roles.h) */
+        char *roles = model_roles_csv(a);
+        rc = archive_write_file(dir, "roles.csv", roles, err, errlen);
+        free(roles);
+    }
     if (!rc)
         rc = archive_write_file(dir, "summary.csv", csv, err, errlen);
     if (!rc)

@@ -105,7 +105,7 @@ int report_render(const char *dir, const trace *t, const run_info *r, const repo
 /* The report's outputs in an archive directory: replaced all together or not at all. */
 static const char *const report_outputs[] = {"figures", "report.md", "report.html", "summary.csv", "summary.tex",
                                              "CITATION.cff", "findings.json", "samples.csv", "kernels.csv",
-                                             "report.pdf"};
+                                             "roles.csv", "report.pdf"};
 enum { N_OUTPUTS = sizeof report_outputs / sizeof report_outputs[0] };
 
 /* In the staging folder: the outputs the render made, one per line ("figures" with the

@@ -8,6 +8,7 @@
 #include "citation.h"
 #include "escape.h"
 #include "findings.h"
+#include "model_inputs.h"
 #include "occupancy.h"
 
 #include <math.h>
@@ -338,7 +339,9 @@ void series_abstract(FILE *f, const analysis *a)
             esc_md_text(f, r->dtype);
         }
         fprintf(f, "%s)", r->causal ? ", causal" : "");
-    } else
+    } else if (model_inputs_any(r))
+        fputs(" (attention inputs recorded with record_shapes: see *Model*)", f);
+    else
         fputs(" (shape not recorded)", f);
     if (n_ok == 1)
         fputs(", one variant ran: ", f);

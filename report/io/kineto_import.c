@@ -12,6 +12,7 @@
 #include "bounds.h"
 #include "exit_codes.h"
 #include "kineto_read.h"
+#include "model_inputs.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -54,6 +55,7 @@ typedef struct read_ctx {
     size_t *loose_ops, n_loose_ops, cap_loose_ops;
     size_t *loose_apis, n_loose_apis, cap_loose_apis;
     size_t aten_ops; /* cpu_op events named aten::*: PyTorch's operators (provenance) */
+    model_inputs_scan inputs; /* record_shapes: the first attention's inputs */
 } read_ctx;
 
 static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
@@ -76,6 +78,7 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
     (void)idx;
     if (e->cat && !strcmp(e->cat, "cpu_op") && e->name && !strncmp(e->name, "aten::", 6))
         c->aten_ops++;
+    model_inputs_see(&c->inputs, e);
     if ((e->ph[0] == 's' || e->ph[0] == 'f') && !e->ph[1] && e->cat && !strcmp(e->cat, "ac2g") && e->id.set &&
         e->ts.set && e->pid.is_int && e->tid.is_int) {
         if (c->n_flows == c->cap_flows) {
@@ -420,16 +423,21 @@ static int import_one(const char *path, const char *variant, const import_option
     kineto_header h;
     kineto_file_info info;
     if (kineto_read(path, on_event, &c, &h, &info, err, errlen) != KINETO_OK) {
-        free(c.flows), free(c.loose_ops), free(c.loose_apis);
+        free(c.flows), free(c.loose_ops), free(c.loose_apis), free(c.inputs.gemms);
         return EXIT_BAD_ARCHIVE;
     }
     *aten_ops += c.aten_ops;
     size_t uncorrelated = tie_by_flows(&c, ops0, apis0);
     const char *range = trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
     if (range) {
+        free(c.inputs.gemms);
         snprintf(err, errlen, "%s: %s", path, range);
         return EXIT_BAD_ARCHIVE;
     }
+    int fp32_16 = 0, fp32_32 = 0;
+    char fp32_text[200];
+    model_inputs_fp32_cores(&c.inputs, t, ops0, apis0, h.base_time_ns, &fp32_16, &fp32_32, fp32_text,
+                            sizeof fp32_text);
 
     char marker[96];
     int n_fwd = mark_forwards(t, ranges0, path, variant, o->range ? o->range : "attn_fwd", marker, sizeof marker,
@@ -540,6 +548,22 @@ static int import_one(const char *path, const char *variant, const import_option
     char text[200];
     snprintf(text, sizeof text, "%d", device);
     add_fact(v, "device", text, device);
+    if (c.inputs.found.kind != MODEL_ATTN_NONE) {
+        const model_attn_inputs *m = &c.inputs.found;
+        /* A declared shape must agree with what the trace recorded (H: the query heads). */
+        if (o->shape && (o->shape->batch != m->batch || o->shape->heads != m->heads_q || o->shape->seq != m->seq_q ||
+                         o->shape->dim != m->dim)) {
+            snprintf(err, errlen, "%s: --shape B=%d,H=%d,S=%d,D=%d contradicts the recorded Input Dims of %s "
+                     "(B=%d, H=%d, S=%d, D=%d); drop --shape (the recorded shape is used) or fix it", path,
+                     o->shape->batch, o->shape->heads, o->shape->seq, o->shape->dim, m->op, m->batch, m->heads_q,
+                     m->seq_q, m->dim);
+            return EXIT_SHAPE_CONFLICT;
+        }
+        model_inputs_format(m, text, sizeof text);
+        add_fact(v, "attn_inputs", text, NAN);
+    }
+    if (fp32_16 + fp32_32) /* record_shapes: what the FP32 CUDA-core kernels' ops were given */
+        add_fact(v, "fp32_core_inputs", fp32_text, fp32_16);
     if (other) {
         snprintf(text, sizeof text, "%zu GPU operations on other devices ignored (--device picks one)", other);
         add_fact(v, "other_device_ops", text, (double)other);

@@ -43,6 +43,7 @@ typedef enum ctx {
     C_DEVICES,   /* deviceProperties */
     C_DEVICE,    /* one of them */
     C_DIST,      /* distributedInfo */
+    C_INPUTS,    /* args "Input Dims" / "Input type" / "Concrete Inputs" (record_shapes), any depth */
     C_SKIP       /* anything else */
 } ctx;
 
@@ -65,6 +66,8 @@ typedef struct state {
     size_t index;
     kineto_event ev;
     sbuf ph, cat, name, copy_kind, variant;
+    sbuf inputs[3];  /* Input Dims, Input type, Concrete Inputs */
+    int inputs_which, inputs_too_long[3], inputs_count; /* count: elements of a string list so far */
     device_props dev;
     int dev_id;
     kineto_status status;
@@ -126,6 +129,40 @@ static void event_reset(state *st)
 {
     memset(&st->ev, 0, sizeof st->ev);
     st->ph.set = st->cat.set = st->name.set = st->copy_kind.set = st->variant.set = 0;
+    for (int i = 0; i < 3; i++)
+        st->inputs[i].set = st->inputs_too_long[i] = 0;
+}
+
+static void inputs_append(state *st, const char *s, size_t n);
+
+/* A string list's element that is not a scalar: an empty field, so later ones keep their index. */
+static void inputs_skip_element(state *st)
+{
+    if (st->inputs_count++)
+        inputs_append(st, "\x1f", 1);
+    else
+        inputs_append(st, "", 0);
+}
+
+static const char *const INPUT_KEYS[3] = {"Input Dims", "Input type", "Concrete Inputs"};
+
+/* Appends text to the record_shapes buffer being read; past KINETO_MAX_INPUTS_TEXT it is dropped. */
+static void inputs_append(state *st, const char *s, size_t n)
+{
+    sbuf *b = &st->inputs[st->inputs_which];
+    size_t have = b->set ? strlen(b->s) : 0;
+    if (have + n >= KINETO_MAX_INPUTS_TEXT) {
+        st->inputs_too_long[st->inputs_which] = 1;
+        return;
+    }
+    char *joined = malloc(have + n + 1);
+    if (!joined)
+        attn_oom();
+    if (have)
+        memcpy(joined, b->s, have);
+    memcpy(joined + have, s, n);
+    sbuf_set(b, (const unsigned char *)joined, have + n);
+    free(joined);
 }
 
 static const char *const ARG_NAMES[KARG_COUNT] = {
@@ -307,6 +344,25 @@ static int on_scalar(state *st, int is_num, int is_int, long long iv, double dv,
             st->ev.arg[a] = is_num ? number(is_int, iv, dv) : (kineto_num){.wrong_type = 1};
         return 1;
     }
+    case C_INPUTS: {
+        char num[32];
+        sbuf *b = &st->inputs[st->inputs_which];
+        if (st->inputs_which == 0) {
+            size_t have = b->set ? strlen(b->s) : 0;
+            if (have && b->s[have - 1] != '[')
+                inputs_append(st, ",", 1);
+        } else if (st->inputs_count++)
+            inputs_append(st, "\x1f", 1);
+        else
+            inputs_append(st, "", 0);
+        if (s)
+            inputs_append(st, (const char *)s, len);
+        else if (is_num) {
+            int k = is_int ? snprintf(num, sizeof num, "%lld", iv) : snprintf(num, sizeof num, "%.17g", dv);
+            inputs_append(st, num, (size_t)k);
+        }
+        return 1;
+    }
     case C_TRIPLE:
         if (st->triple_i < 3 && is_num && is_int)
             (st->triple_which ? st->ev.block : st->ev.grid)[st->triple_i] = bounds_int_sat(iv);
@@ -364,6 +420,10 @@ static int cb_start_map(void *c)
             st->ev.bad_triple |= 1 << (st->arg_key[0] == 'b');
         return push(st, C_SKIP);
     }
+    case C_INPUTS: /* an object inside the record_shapes lists: not read, but it holds a place */
+        if (st->inputs_which != 0)
+            inputs_skip_element(st);
+        return push(st, C_SKIP);
     case C_DEVICES:
         memset(&st->dev, 0, sizeof st->dev);
         st->dev.warp_size = 32;
@@ -398,6 +458,9 @@ static int cb_end_map(void *c)
     e->name = st->name.set ? st->name.s : NULL;
     e->copy_kind = st->copy_kind.set ? st->copy_kind.s : NULL;
     e->variant = st->variant.set ? st->variant.s : NULL;
+    e->input_dims = st->inputs[0].set && !st->inputs_too_long[0] ? st->inputs[0].s : NULL;
+    e->input_types = st->inputs[1].set && !st->inputs_too_long[1] ? st->inputs[1].s : NULL;
+    e->concrete_inputs = st->inputs[2].set && !st->inputs_too_long[2] ? st->inputs[2].s : NULL;
     char why[512] = "";
     if (st->fn && st->fn(st->user, st->index, e, why, sizeof why) != 0)
         return event_error(st, why);
@@ -432,6 +495,26 @@ static int cb_start_array(void *c)
         }
         if (arg_index(st->arg_key) >= 0)
             st->ev.arg[arg_index(st->arg_key)] = (kineto_num){.wrong_type = 1};
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(st->arg_key, INPUT_KEYS[i])) {
+                st->inputs_which = i;
+                st->inputs[i].set = 0;
+                st->inputs_count = 0;
+                if (i == 0)
+                    inputs_append(st, "[", 1);
+                return push(st, C_INPUTS);
+            }
+        return push(st, C_SKIP);
+    case C_INPUTS:
+        if (st->inputs_which == 0) { /* a tensor's dims inside Input Dims */
+            sbuf *b = &st->inputs[0];
+            size_t have = b->set ? strlen(b->s) : 0;
+            if (have && b->s[have - 1] != '[')
+                inputs_append(st, ",", 1);
+            inputs_append(st, "[", 1);
+            return push(st, C_INPUTS);
+        }
+        inputs_skip_element(st); /* a list among the types or concrete inputs: kept as an empty field */
         return push(st, C_SKIP);
     default:
         return push(st, C_SKIP);
@@ -441,8 +524,11 @@ static int cb_start_array(void *c)
 static int cb_end_array(void *c)
 {
     state *st = c;
-    if (st->depth)
+    if (st->depth) {
+        if (st->stack[st->depth - 1] == C_INPUTS && st->inputs_which == 0)
+            inputs_append(st, "]", 1);
         st->depth--;
+    }
     return 1;
 }
 
@@ -738,6 +824,8 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx_user, 
     yajl_free(h);
     close(fd);
     free(st->ph.s), free(st->cat.s), free(st->name.s), free(st->copy_kind.s), free(st->variant.s);
+    for (int i = 0; i < 3; i++)
+        free(st->inputs[i].s);
     free(st);
     free(raws[0]);
     free(raws[1]);

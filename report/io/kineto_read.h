@@ -39,7 +39,13 @@ typedef struct kineto_event {
     int grid[3], block[3]; /* args.grid / args.block; 0 when absent */
     int bad_triple;        /* bit 0 grid, bit 1 block: not an array of at most 3 whole numbers */
     const char *copy_kind, *variant; /* args "copy kind" / "variant"; NULL when absent */
+    /* record_shapes (cpu_op events): args "Input Dims" as compact JSON ("[[4,16,1024,128],[],[]]"),
+     * "Input type" and "Concrete Inputs" as their strings joined by '\x1f'; NULL when absent
+     * or longer than KINETO_MAX_INPUTS_TEXT (then cut: not read as shapes). */
+    const char *input_dims, *input_types, *concrete_inputs;
 } kineto_event;
+
+#define KINETO_MAX_INPUTS_TEXT 4096
 
 #define KINETO_MAX_DEVICES 16
 

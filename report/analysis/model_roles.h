@@ -1,0 +1,86 @@
+/* Roles and layers of the GPU operations of an imported model trace: what each
+ * operation is for (attention and its parts, GEMM, convolution, normalization, ...),
+ * in which phase it ran (forward, backward, optimizer), and which repeated block
+ * (layer) it belongs to; per step (a forward range: ProfilerStep#N) and as medians
+ * over steps. Derived from the trace alone (each op's launching CPU op chain,
+ * gpu_op.cpu_op_path, then its kernel name), so a report re-rendered from the archive
+ * gives the same numbers. roles.csv and the report's model section are written
+ * from it. */
+#ifndef ATTNPROF_MODEL_ROLES_H
+#define ATTNPROF_MODEL_ROLES_H
+
+#include "analysis.h"
+
+#include <stdio.h>
+
+typedef enum model_role {
+    MROLE_ATTN_FUSED = 0, /* one fused attention op: SDPA's flash/efficient/cuDNN/math backend, FlexAttention */
+    MROLE_ATTN_QK,        /* eager attention: the QKᵀ GEMM */
+    MROLE_ATTN_SCALE,     /* eager: the 1/√D scale (mul/div between QKᵀ and softmax) */
+    MROLE_ATTN_MASK,      /* eager: the mask (add/masked_fill/where between QKᵀ and softmax) */
+    MROLE_ATTN_SOFTMAX,   /* eager: the softmax over the scores */
+    MROLE_ATTN_DROPOUT,   /* eager: dropout on the probabilities */
+    MROLE_ATTN_PV,        /* eager: the PV GEMM */
+    MROLE_ATTN_BACKWARD,  /* the backward of a fused attention op */
+    MROLE_GEMM, MROLE_CONV, MROLE_NORM, MROLE_SOFTMAX, MROLE_ELEMENTWISE, MROLE_REDUCTION, MROLE_OPTIMIZER, MROLE_COPY,
+    MROLE_MEMSET, MROLE_COMM, MROLE_OTHER, MROLE_COUNT
+} model_role;
+
+typedef enum model_phase { MPHASE_FORWARD = 0, MPHASE_BACKWARD, MPHASE_OPTIMIZER, MPHASE_COUNT } model_phase;
+
+const char *model_role_name(model_role r);   /* "attention_fused", "gemm", ... (roles.csv) */
+const char *model_phase_name(model_phase p); /* "forward", "backward", "optimizer" */
+int model_role_is_attention(model_role r);
+
+/* The role and phase of one op from its CPU op chain and kernel name, without the
+ * ops around it (eager attention's parts need those: model_view_build). */
+model_role model_role_of(const gpu_op *op, model_phase *phase);
+/* The SDPA backend or fused implementation an attention op ran in: "cuDNN", "flash",
+ * "memory-efficient", "math", "FlexAttention (Triton)", "fused kernel", or NULL. */
+const char *model_attn_backend(const gpu_op *op);
+/* The GPU architecture a kernel's name says it was built for (…_sm80_… → 80, cuBLAS's
+ * cutlass_75_… → 75), or 0. */
+int model_kernel_sm(const char *kernel_name);
+
+typedef struct model_role_row {
+    model_phase phase;
+    model_role role;
+    char implementation[96];
+    double ops, us, share; /* medians over steps: ops and µs per step, fraction of the step's CUDA time */
+} model_role_row;
+
+typedef struct model_layer {
+    int ops;
+    double us, attn_us; /* in the representative step */
+} model_layer;
+
+#define MODEL_MAX_LAYERS 512
+#define MODEL_MAX_LAYER_OPS 20000 /* the period search is quadratic in the step's forward ops */
+
+typedef struct model_view {
+    int n_steps;
+    double step_us;               /* median CUDA time per step */
+    int n_rows;
+    model_role_row rows[MPHASE_COUNT * MROLE_COUNT];
+    double attn_share[MPHASE_COUNT]; /* attention roles' share of the step (median), per phase */
+    double attn_us[MPHASE_COUNT];
+    double attn_share_total;      /* all phases together (median over steps of their sum) */
+    int has_phase[MPHASE_COUNT];
+    /* layers of the forward phase of the representative step (period of the repeating op sequence) */
+    int n_layers, layer_period, layer_first_op;
+    int forward_ops;              /* forward-phase ops of the representative step (searched up to MODEL_MAX_LAYER_OPS) */
+    model_layer layers[MODEL_MAX_LAYERS];
+    int eager_blocks;             /* eager attention blocks (QKᵀ … softmax … PV) in the representative step */
+    int eager_out_of_place_mask;  /* of them, with an out-of-place aten::masked_fill (a copy of the scores) */
+    const gpu_op *attn_kernel;    /* the longest attention kernel of the representative step */
+    const char *backend;
+} model_view;
+
+/* Builds the view of a variant; 0, or -1 when it has no step or no CPU op chains (then nothing to say). */
+int model_view_build(const variant_analysis *va, model_view *v);
+/* roles.csv of an analysis (malloc'd): one row per variant, phase and role that ran. */
+char *model_roles_csv(const analysis *a);
+/* The report's "Model" section (imported runs whose traces hold CPU ops); nothing otherwise. */
+void model_section_md(FILE *f, const analysis *a);
+
+#endif
