@@ -323,7 +323,10 @@ static int whole_number(const char *opt, const char *s, unsigned long long max, 
     return EXIT_OK;
 }
 
-static int apply_option(int c, const char *arg, cli_options *o, char *err, size_t n)
+enum { OPTION_NOT_HERE = -1 }; /* an apply_*_option group does not take this option */
+
+/* What the batch runs and measures: run's options, which a sweep passes to every shape. */
+static int apply_run_option(int c, const char *arg, cli_options *o, char *err, size_t n)
 {
     run_config *rc = &o->run;
     unsigned long long v;
@@ -350,13 +353,6 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         if ((r = whole_number("warmup", arg, 100000, &v, err, n)) == EXIT_OK)
             rc->warmup = (int)v;
         return r;
-    case OPT_TOKENS:
-        if ((r = whole_number("tokens", arg, 1ULL << 30, &v, err, n)) == EXIT_OK && v == 0)
-            return usage_error(err, n, "--tokens %s: expected a whole number from 1 to 1073741824", arg);
-        o->sweep.tokens = (long)v;
-        return r;
-    case OPT_GPUS: o->sweep.gpus = arg; return EXIT_OK;
-    case OPT_CHECK_GPUS: o->sweep.replicate = 1; return EXIT_OK;
     case OPT_REPLICATE:
         return positive_int("replicate", arg, RUN_MAX_REPLICATES, &rc->replicates, err, n);
     case OPT_L2:
@@ -370,6 +366,40 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
             return usage_error(err, n, "--ceilings-from: expected the path of an archive's run.json (1 to 3999 bytes)");
         rc->ceilings_from = arg;
         return EXIT_OK;
+    case OPT_SEED:
+        if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
+            rc->seed = v;
+        return r;
+    case OPT_COUNTERS_MAX_GIB:
+        if ((r = whole_number("counters-max-gib", arg, 1 << 16, &v, err, n)) == EXIT_OK)
+            rc->counters_max_gib = (int)v;
+        return r;
+    case OPT_CHECK_ROWS:
+        if ((r = whole_number("check-rows", arg, 1 << 20, &v, err, n)) == EXIT_OK)
+            rc->rows_to_check = (int)v;
+        return r;
+    case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
+    case OPT_COUNTERS: rc->counters = 1; return EXIT_OK;
+    case OPT_NO_COUNTERS: rc->counters = 0; return EXIT_OK;
+    case OPT_CALIBRATE: rc->calibrate = 1; return EXIT_OK;
+    case OPT_NO_CALIBRATE: rc->calibrate = 0; return EXIT_OK;
+    }
+    return OPTION_NOT_HERE;
+}
+
+/* How a sweep plans and places its shapes (one host, Slurm). */
+static int apply_sweep_option(int c, const char *arg, cli_options *o, char *err, size_t n)
+{
+    unsigned long long v;
+    int r;
+    switch (c) {
+    case OPT_TOKENS:
+        if ((r = whole_number("tokens", arg, 1ULL << 30, &v, err, n)) == EXIT_OK && v == 0)
+            return usage_error(err, n, "--tokens %s: expected a whole number from 1 to 1073741824", arg);
+        o->sweep.tokens = (long)v;
+        return r;
+    case OPT_GPUS: o->sweep.gpus = arg; return EXIT_OK;
+    case OPT_CHECK_GPUS: o->sweep.replicate = 1; return EXIT_OK;
     case OPT_RESUME: o->sweep.resume = 1; return EXIT_OK;
     case OPT_TASK_COMMAND: o->sweep.task_command = arg; return EXIT_OK;
     case OPT_SLURM: o->sweep.slurm = 1; return EXIT_OK;
@@ -389,18 +419,17 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         if ((r = whole_number("task", arg, SWEEP_TASK_MAX, &v, err, n)) == EXIT_OK)
             o->sweep.task = (int)v;
         return r;
-    case OPT_SEED:
-        if ((r = whole_number("seed", arg, ULLONG_MAX, &v, err, n)) == EXIT_OK)
-            rc->seed = v;
-        return r;
-    case OPT_COUNTERS_MAX_GIB:
-        if ((r = whole_number("counters-max-gib", arg, 1 << 16, &v, err, n)) == EXIT_OK)
-            rc->counters_max_gib = (int)v;
-        return r;
-    case OPT_CHECK_ROWS:
-        if ((r = whole_number("check-rows", arg, 1 << 20, &v, err, n)) == EXIT_OK)
-            rc->rows_to_check = (int)v;
-        return r;
+    }
+    return OPTION_NOT_HERE;
+}
+
+/* Where the outputs go and how they look; compare's and import's own options. */
+static int apply_output_option(int c, const char *arg, cli_options *o, char *err, size_t n)
+{
+    run_config *rc = &o->run;
+    unsigned long long v;
+    int r;
+    switch (c) {
     case 'o':
         if (!*arg || strlen(arg) >= 4000)
             return usage_error(err, n, "-o: expected a directory path of 1 to 3999 bytes");
@@ -427,7 +456,6 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
             return usage_error(err, n, "--reference: expected an archive directory");
         o->reference = arg;
         return EXIT_OK;
-    case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
     case OPT_VARIANT:
         if (!*arg)
             return usage_error(err, n, "--variant needs a name");
@@ -458,12 +486,19 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
         o->min_effect = pct / 100;
         return EXIT_OK;
     }
-    case OPT_COUNTERS: rc->counters = 1; return EXIT_OK;
-    case OPT_NO_COUNTERS: rc->counters = 0; return EXIT_OK;
-    case OPT_CALIBRATE: rc->calibrate = 1; return EXIT_OK;
-    case OPT_NO_CALIBRATE: rc->calibrate = 0; return EXIT_OK;
     }
-    return EXIT_USAGE;
+    return OPTION_NOT_HERE;
+}
+
+/* One option into o: each group above takes its own (OPTION_NOT_HERE when not). */
+static int apply_option(int c, const char *arg, cli_options *o, char *err, size_t n)
+{
+    int r = apply_run_option(c, arg, o, err, n);
+    if (r == OPTION_NOT_HERE)
+        r = apply_sweep_option(c, arg, o, err, n);
+    if (r == OPTION_NOT_HERE)
+        r = apply_output_option(c, arg, o, err, n);
+    return r == OPTION_NOT_HERE ? EXIT_USAGE : r;
 }
 
 /* Which sweep mode, and options that do not go together. */

@@ -682,6 +682,31 @@ static void discard_in_flight(const sweep_ctx *c, child *running, const int *bus
 /* Runs the tasks on n_workers workers (gpus[i] or NULL to inherit). Returns
  * EXIT_OK, EXIT_VARIANT_FAILED (some shape failed), EXIT_INTERRUPTED or EXIT_IO;
  * *n_done counts the tasks that ran to an exit. */
+/* A worker's first complete shape measured its GPU's ceilings: its run.json is where the
+ * worker's later shapes take them from (not under a --task-command, which runs what it says). */
+static void ceilings_of_gpu(const sweep_ctx *c, const task *t, int code, char *dst, size_t n)
+{
+    if (c->plan.task_command[0] || strstr(c->plan.run_flags, "--no-calibrate") ||
+        (code != EXIT_OK && code != EXIT_VARIANT_FAILED))
+        return;
+    char rj[PATH_MAX + 160];
+    snprintf(rj, sizeof rj, "%s/%s/run.json", c->dir, t->final_rel);
+    if (access(rj, R_OK) == 0)
+        snprintf(dst, n, "%s", rj);
+}
+
+/* PROGRESS_LINES: one plain line when a shape ends, with the shapes left and the ETA. */
+static void shape_done_line(const child *ch, const char *gpu, int code, int done, int n_tasks, double eta_s)
+{
+    char eta[32];
+    fmt_eta(eta_s, eta, sizeof eta);
+    fprintf(stderr, "sweep: %s%s%s %s in %.1f s; %d/%d shapes done, %d left, ETA %s\n", ch->t->name,
+            gpu ? " on GPU " : "", gpu ? gpu : "",
+            code == EXIT_OK ? "done" : code == EXIT_VARIANT_FAILED ? "done, a variant failed" : "failed",
+            now_s() - ch->started, done, n_tasks, n_tasks - done, eta);
+    fflush(stderr);
+}
+
 static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][32], int n_workers,
                      progress_mode progress, int *last_code)
 {
@@ -745,28 +770,17 @@ static int run_tasks(const sweep_ctx *c, task *tasks, int n_tasks, char gpus[][3
                     }
                     done++;
                     done_cost += running[w].t->cost;
-                    if (!ceilings_from[w][0] && !c->plan.task_command[0] && !strstr(c->plan.run_flags, "--no-calibrate") &&
-                        (code == EXIT_OK || code == EXIT_VARIANT_FAILED)) {
-                        char rj[PATH_MAX + 160];
-                        snprintf(rj, sizeof rj, "%s/%s/run.json", c->dir, running[w].t->final_rel);
-                        if (access(rj, R_OK) == 0)
-                            snprintf(ceilings_from[w], sizeof ceilings_from[w], "%s", rj);
-                    }
+                    if (!ceilings_from[w][0])
+                        ceilings_of_gpu(c, running[w].t, code, ceilings_from[w], sizeof ceilings_from[w]);
                     if (code != EXIT_OK && code != EXIT_VARIANT_FAILED)
                         failed++;
                     if (code != EXIT_OK)
                         *last_code = code;
                     if (progress == PROGRESS_LINES) {
                         /* The ETA scales the time so far by the cost model's share left. */
-                        char eta[32];
                         double el = now_s() - t0;
-                        fmt_eta(done_cost > 0 ? el * (total_cost - done_cost) / done_cost : NAN, eta, sizeof eta);
-                        fprintf(stderr, "sweep: %s%s%s %s in %.1f s; %d/%d shapes done, %d left, ETA %s\n",
-                                running[w].t->name, gpus ? " on GPU " : "", gpus ? gpus[w] : "",
-                                code == EXIT_OK ? "done" : code == EXIT_VARIANT_FAILED ? "done, a variant failed"
-                                                                                       : "failed",
-                                now_s() - running[w].started, done, n_tasks, n_tasks - done, eta);
-                        fflush(stderr);
+                        shape_done_line(&running[w], gpus ? gpus[w] : NULL, code, done, n_tasks,
+                                        done_cost > 0 ? el * (total_cost - done_cost) / done_cost : NAN);
                     }
                 }
             continue;
