@@ -542,96 +542,112 @@ static void kineto_zero_finding(const analysis *a, variant_analysis *va)
     findings_record(fd, op);
 }
 
-static void derive(analysis *a, int vi)
+/* A variant that never recorded a forward gets one warning saying why, and nothing else. */
+static int unrecorded_finding(variant_analysis *va)
 {
-    variant_analysis *va = &a->v[vi];
     const variant_result *r = va->result;
-    char buf[64], names[640], text[ATTN_ERR_LEN];
-    finding *fd;
+    char text[ATTN_ERR_LEN];
     text_buf(text, sizeof text, r->error);
     if (r->status == VARIANT_UNAVAILABLE) {
         add(va, "variant_unavailable", FINDING_WARNING, "", "not run: %s", text);
-        return;
+        return 1;
     }
     if (r->status == VARIANT_SKIPPED) {
         add(va, "variant_skipped", FINDING_WARNING, "", "skipped (cannot take this shape): %s", text);
-        return;
+        return 1;
     }
     if (!va->n_forwards) {
         add(va, "no_forward", FINDING_WARNING, "", "no forward recorded: %s",
             r->error[0] ? text : "the variant failed before its forwards");
-        return;
+        return 1;
     }
-    /* Only a variant that states its expectation (an attnprof run) can differ from it. */
-    if (r->expected_ops >= 0 && va->ops_per_forward != r->expected_ops) {
-        const gpu_op *ms = first_match(va, is_memset);
-        const api_call *via = NULL;
-        const forward *rf = rep_forward(va);
-        int ms_k = -1;
-        for (int i = 0; ms && rf && i < rf->n_ops; i++)
-            if (rf->ops[i] == ms)
-                via = rf->launchers[i], ms_k = i;
-        char via_text[240] = "", whose[400] = "";
-        if (via) {
-            char via_name[200];
-            code_buf(via_name, sizeof via_name, via->name);
-            snprintf(via_text, sizeof via_text, ", via %s", via_name);
-        }
-        const char *lib;
-        const gpu_op *next;
-        if (ms_k >= 0 && findings_memset_library(a->trace, rf, ms_k, &lib, &next) == 0) {
-            char kn[FINDING_NAME_MAX + 8], kq[200];
-            findings_short_name(next->name, kn, sizeof kn);
-            code_buf(kq, sizeof kq, kn);
-            snprintf(whose, sizeof whose, ", issued by %s: the next launch on the same host thread is %s's %s, with "
-                     "no launch between (CUPTI keeps no call stack, so the Memset is attributed by the launching "
-                     "library's API window)",
-                     lib, lib, kq);
-        }
-        if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward) {
-            fd = add(va, "memset_outside_expectation", FINDING_NOTICE, "expected_ops",
-                     "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s%s) "
-                     "outside the variant's own expectation%s",
-                     va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
-                     va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_text, whose);
-            findings_number(fd, "memset_bytes", (double)ms->bytes, "B");
-            findings_number(fd, "memsets", va->memset_per_forward, "");
-            records_of(fd, va, is_memset);
-        } else
-            fd = add(va, "unexpected_op_count", FINDING_NOTICE, "expected_ops",
-                     "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
-                     r->expected_ops);
-        findings_number(fd, "ops", va->ops_per_forward, "");
-        findings_number(fd, "expected_ops", r->expected_ops, "");
-    }
+    return 0;
+}
 
+static void op_count_finding(const analysis *a, variant_analysis *va)
+{
+    const variant_result *r = va->result;
+    char buf[64];
+    finding *fd;
+    /* Only a variant that states its expectation (an attnprof run) can differ from it. */
+    if (r->expected_ops < 0 || va->ops_per_forward == r->expected_ops)
+        return;
+    const gpu_op *ms = first_match(va, is_memset);
+    const api_call *via = NULL;
+    const forward *rf = rep_forward(va);
+    int ms_k = -1;
+    for (int i = 0; ms && rf && i < rf->n_ops; i++)
+        if (rf->ops[i] == ms)
+            via = rf->launchers[i], ms_k = i;
+    char via_text[240] = "", whose[400] = "";
+    if (via) {
+        char via_name[200];
+        code_buf(via_name, sizeof via_name, via->name);
+        snprintf(via_text, sizeof via_text, ", via %s", via_name);
+    }
+    const char *lib;
+    const gpu_op *next;
+    if (ms_k >= 0 && findings_memset_library(a->trace, rf, ms_k, &lib, &next) == 0) {
+        char kn[FINDING_NAME_MAX + 8], kq[200];
+        findings_short_name(next->name, kn, sizeof kn);
+        code_buf(kq, sizeof kq, kn);
+        snprintf(whose, sizeof whose, ", issued by %s: the next launch on the same host thread is %s's %s, with "
+                 "no launch between (CUPTI keeps no call stack, so the Memset is attributed by the launching "
+                 "library's API window)",
+                 lib, lib, kq);
+    }
+    if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward) {
+        fd = add(va, "memset_outside_expectation", FINDING_NOTICE, "expected_ops",
+                 "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s%s) "
+                 "outside the variant's own expectation%s",
+                 va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
+                 va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_text, whose);
+        findings_number(fd, "memset_bytes", (double)ms->bytes, "B");
+        findings_number(fd, "memsets", va->memset_per_forward, "");
+        records_of(fd, va, is_memset);
+    } else
+        fd = add(va, "unexpected_op_count", FINDING_NOTICE, "expected_ops",
+                 "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
+                 r->expected_ops);
+    findings_number(fd, "ops", va->ops_per_forward, "");
+    findings_number(fd, "expected_ops", r->expected_ops, "");
+}
+
+static void hidden_memcpy_finding(variant_analysis *va)
+{
     int n;
     double us;
     per_forward_median(va, is_memcpy, &n, &us);
-    if (n > 0) {
-        const gpu_op *m = first_match(va, is_memcpy);
-        char kind[32];
-        text_buf(kind, sizeof kind, m->copy_kind);
-        char where[600] = "";
-        if (m->cpu_op_path) { /* imported: named by its CPU op, the outermost first */
-            char top[128], code[200], chain[400];
-            snprintf(top, sizeof top, "%.*s", (int)strcspn(m->cpu_op_path, " "), m->cpu_op_path);
-            code_buf(code, sizeof code, top);
-            text_buf(chain, sizeof chain, m->cpu_op_path);
-            if (strchr(m->cpu_op_path, ' '))
-                snprintf(where, sizeof where, ", hidden in %s (%s)", code, chain);
-            else
-                snprintf(where, sizeof where, ", from %s", code);
-        }
-        fd = add(va, "hidden_memcpy", FINDING_NOTICE, "", "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)%s",
-                 human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median, where);
-        findings_number(fd, "bytes", (double)m->bytes, "B");
-        findings_number(fd, "copies", n, "");
-        findings_number(fd, "us_per_forward", us, "us");
-        findings_number(fd, "pct_of_cuda_time", 100.0 * us / va->cuda_us.median, "%");
-        records_of(fd, va, is_memcpy);
+    if (n <= 0)
+        return;
+    char buf[64];
+    const gpu_op *m = first_match(va, is_memcpy);
+    char kind[32];
+    text_buf(kind, sizeof kind, m->copy_kind);
+    char where[600] = "";
+    if (m->cpu_op_path) { /* imported: named by its CPU op, the outermost first */
+        char top[128], code[200], chain[400];
+        snprintf(top, sizeof top, "%.*s", (int)strcspn(m->cpu_op_path, " "), m->cpu_op_path);
+        code_buf(code, sizeof code, top);
+        text_buf(chain, sizeof chain, m->cpu_op_path);
+        if (strchr(m->cpu_op_path, ' '))
+            snprintf(where, sizeof where, ", hidden in %s (%s)", code, chain);
+        else
+            snprintf(where, sizeof where, ", from %s", code);
     }
-    /* Against the previous variant of the run that recorded forwards. */
+    finding *fd = add(va, "hidden_memcpy", FINDING_NOTICE, "", "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)%s",
+                      human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median, where);
+    findings_number(fd, "bytes", (double)m->bytes, "B");
+    findings_number(fd, "copies", n, "");
+    findings_number(fd, "us_per_forward", us, "us");
+    findings_number(fd, "pct_of_cuda_time", 100.0 * us / va->cuda_us.median, "%");
+    records_of(fd, va, is_memcpy);
+}
+
+/* Against the previous variant of the run that recorded forwards. */
+static void vs_previous_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
     for (int p = vi - 1; p >= 0; p--) {
         const variant_analysis *pv = &a->v[p];
         if (!pv->n_forwards)
@@ -641,7 +657,7 @@ static void derive(analysis *a, int vi)
         const char *prefix = pv->memcpy_per_forward > 0 && va->memcpy_per_forward == 0 ? "no Memcpy; " : "";
         char pname[100];
         text_buf(pname, sizeof pname, pv->result->name);
-        fd = NULL;
+        finding *fd = NULL;
         if (d_ops)
             fd = add(va, "ops_vs_previous", FINDING_INFO, "", "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)",
                      prefix, abs(d_ops), d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pname, d_us);
@@ -653,34 +669,52 @@ static void derive(analysis *a, int vi)
         }
         break;
     }
+}
 
+static void fp32_gemm_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    int n;
+    double us;
+    char names[640];
+    finding *fd;
     per_forward_median(va, is_fp32_gemm, &n, &us);
-    if (n > 0) {
-        names_of(va, is_fp32_gemm, names, sizeof names);
-        const variant_analysis *ref = analysis_find(a, "naive_inplace");
-        for (int p = 0; !ref && a->run->imported && p < a->n; p++) /* imported: the first with tensor-core GEMMs */
-            if (p != vi && a->v[p].n_forwards && first_match(&a->v[p], is_gemm) && !first_match(&a->v[p], is_fp32_gemm))
-                ref = &a->v[p];
-        int rn = 0;
-        double rus = 0;
-        if (ref && ref->n_forwards)
-            per_forward_median(ref, is_gemm, &rn, &rus);
-        char rname[100] = "";
-        if (ref)
-            text_buf(rname, sizeof rname, ref->result->name);
-        if (rn > 0 && rus > 0)
-            fd = add(va, "fp32_cuda_core_gemm", FINDING_NOTICE, "", "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
-                    "%s (%.1f µs)", n, names, us, us / rus, rname, rus);
-        else
-            fd = add(va, "fp32_cuda_core_gemm", FINDING_NOTICE, "", "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward", n, names, us);
-        findings_number(fd, "gemms", n, "");
-        findings_number(fd, "us_per_forward", us, "us");
-        if (rn > 0 && rus > 0) {
-            findings_number(fd, "tensor_core_gemm_us", rus, "us");
-            findings_number(fd, "ratio", us / rus, "x");
-        }
-        records_of(fd, va, is_fp32_gemm);
+    if (n <= 0)
+        return;
+    names_of(va, is_fp32_gemm, names, sizeof names);
+    const variant_analysis *ref = analysis_find(a, "naive_inplace");
+    for (int p = 0; !ref && a->run->imported && p < a->n; p++) /* imported: the first with tensor-core GEMMs */
+        if (p != vi && a->v[p].n_forwards && first_match(&a->v[p], is_gemm) && !first_match(&a->v[p], is_fp32_gemm))
+            ref = &a->v[p];
+    int rn = 0;
+    double rus = 0;
+    if (ref && ref->n_forwards)
+        per_forward_median(ref, is_gemm, &rn, &rus);
+    char rname[100] = "";
+    if (ref)
+        text_buf(rname, sizeof rname, ref->result->name);
+    if (rn > 0 && rus > 0)
+        fd = add(va, "fp32_cuda_core_gemm", FINDING_NOTICE, "", "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
+                "%s (%.1f µs)", n, names, us, us / rus, rname, rus);
+    else
+        fd = add(va, "fp32_cuda_core_gemm", FINDING_NOTICE, "", "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward", n, names, us);
+    findings_number(fd, "gemms", n, "");
+    findings_number(fd, "us_per_forward", us, "us");
+    if (rn > 0 && rus > 0) {
+        findings_number(fd, "tensor_core_gemm_us", rus, "us");
+        findings_number(fd, "ratio", us / rus, "x");
     }
+    records_of(fd, va, is_fp32_gemm);
+}
+
+/* The mask rebuild, the safe-softmax checks and the single fused kernel: what the
+ * representative forward's kernels say about the variant's attention. */
+static void kernel_shape_findings(variant_analysis *va)
+{
+    int n;
+    double us;
+    char names[640];
+    finding *fd;
     per_forward_median(va, is_mask_build, &n, &us);
     if (n > 0) {
         names_of(va, is_mask_build, names, sizeof names);
@@ -714,43 +748,65 @@ static void derive(analysis *a, int vi)
         findings_number(fd, "shared_mem_bytes", k->static_smem + k->dynamic_smem, "B");
         findings_record(fd, k);
     }
-    kineto_zero_finding(a, va);
+}
+
+static void head_dim_padding_finding(variant_analysis *va)
+{
     /* A head dim with no kernel of its own ran on a larger one: the time above
      * includes tensor-core work on zero columns. */
-    const attn_fact *padding = fact(r, "head_dim_padding");
-    if (padding) {
-        text_buf(text, sizeof text, padding->value);
-        fd = add(va, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", "head dim padded: %s", text);
-        findings_number(fd, "value", padding->number, "");
-    }
-    launch_findings(va);
+    const attn_fact *padding = fact(va->result, "head_dim_padding");
+    if (!padding)
+        return;
+    char text[ATTN_ERR_LEN];
+    text_buf(text, sizeof text, padding->value);
+    finding *fd = add(va, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", "head dim padded: %s", text);
+    findings_number(fd, "value", padding->number, "");
+}
+
+static void host_bound_finding(const analysis *a, variant_analysis *va)
+{
     /* A model trace's CPU-bound step is said by model_findings.c, with its own numbers. */
     if (va->cpu_us.median > va->cuda_us.median && !findings_model_trace(a, va)) {
-        fd = add(va, "host_bound", FINDING_NOTICE, "", "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
+        finding *fd = add(va, "host_bound", FINDING_NOTICE, "", "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
             va->cpu_us.median, va->cuda_us.median);
         findings_number(fd, "cpu_us", va->cpu_us.median, "us");
         findings_number(fd, "cuda_us", va->cuda_us.median, "us");
     }
+}
+
+static void plan_cost_finding(variant_analysis *va)
+{
+    const variant_result *r = va->result;
+    finding *fd;
     const attn_fact *plan = fact(r, "plan_build_us"), *graph = fact(r, "graph_build_us");
     const attn_fact *heur = fact(r, "heuristics_us"), *replan = fact(r, "replan");
-    if (plan && isfinite(plan->number)) {
-        double g = graph && isfinite(graph->number) ? graph->number : 0;
-        double h = heur && isfinite(heur->number) ? heur->number : 0;
-        if (replan && replan->number > 0)
-            fd = add(va, "plan_cpu_cost", FINDING_NOTICE, "facts.plan_build_us", "plan rebuilt in every forward (--cudnn-replan): %.0f µs host time per forward, against a "
-                    "one-off %.0f µs (graph %.0f + heuristics %.0f + plan %.0f µs) when built once",
-                va->cpu_us.median, g + h + plan->number, g, h, plan->number);
-        else
-            fd = add(va, "plan_cpu_cost", FINDING_INFO, "facts.plan_build_us", "one-off cost %.1f ms in setup (graph %.1f + heuristics %.1f + plan build %.1f ms) vs %.1f µs "
-                    "host time per forward",
-                (g + h + plan->number) / 1000, g / 1000, h / 1000, plan->number / 1000, va->cpu_us.median);
-        findings_number(fd, "setup_us", g + h + plan->number, "us");
-        findings_number(fd, "plan_build_us", plan->number, "us");
-        findings_number(fd, "cpu_us_per_forward", va->cpu_us.median, "us");
-        findings_number(fd, "replan", replan && replan->number > 0, "");
-    }
+    if (!plan || !isfinite(plan->number))
+        return;
+    double g = graph && isfinite(graph->number) ? graph->number : 0;
+    double h = heur && isfinite(heur->number) ? heur->number : 0;
+    if (replan && replan->number > 0)
+        fd = add(va, "plan_cpu_cost", FINDING_NOTICE, "facts.plan_build_us", "plan rebuilt in every forward (--cudnn-replan): %.0f µs host time per forward, against a "
+                "one-off %.0f µs (graph %.0f + heuristics %.0f + plan %.0f µs) when built once",
+            va->cpu_us.median, g + h + plan->number, g, h, plan->number);
+    else
+        fd = add(va, "plan_cpu_cost", FINDING_INFO, "facts.plan_build_us", "one-off cost %.1f ms in setup (graph %.1f + heuristics %.1f + plan build %.1f ms) vs %.1f µs "
+                "host time per forward",
+            (g + h + plan->number) / 1000, g / 1000, h / 1000, plan->number / 1000, va->cpu_us.median);
+    findings_number(fd, "setup_us", g + h + plan->number, "us");
+    findings_number(fd, "plan_build_us", plan->number, "us");
+    findings_number(fd, "cpu_us_per_forward", va->cpu_us.median, "us");
+    findings_number(fd, "replan", replan && replan->number > 0, "");
+}
+
+/* Fully-masked rows, dropped CUPTI records and throttled forwards: what the run's
+ * own facts and samples say about how far its numbers can be trusted. */
+static void record_quality_findings(const analysis *a, variant_analysis *va)
+{
+    const variant_result *r = va->result;
+    finding *fd;
     const attn_fact *fm = fact(r, "fully_masked_rows");
     if (fm) {
+        char text[ATTN_ERR_LEN];
         text_buf(text, sizeof text, fm->value);
         fd = add(va, "fully_masked_rows", FINDING_INFO, "facts.fully_masked_rows", "fully-masked rows → %s", text);
         findings_number(fd, "value", fm->number, "");
@@ -769,6 +825,25 @@ static void derive(analysis *a, int vi)
         findings_number(fd, "throttle_fraction", a->throttle_fraction, "");
         findings_number(fd, "max_sm_mhz", a->max_sm_mhz, "MHz");
     }
+}
+
+/* The findings of one variant, in the order the report lists them. */
+static void derive(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    if (unrecorded_finding(va))
+        return;
+    op_count_finding(a, va);
+    hidden_memcpy_finding(va);
+    vs_previous_finding(a, vi);
+    fp32_gemm_finding(a, vi);
+    kernel_shape_findings(va);
+    kineto_zero_finding(a, va);
+    head_dim_padding_finding(va);
+    launch_findings(va);
+    host_bound_finding(a, va);
+    plan_cost_finding(va);
+    record_quality_findings(a, va);
 }
 
 int findings_model_trace(const analysis *a, const variant_analysis *va)

@@ -292,127 +292,172 @@ static void origin_list(char *out, size_t n, const char *origin)
     snprintf(out + len, n - len, "%s%s", len ? ", " : "", origin);
 }
 
-int model_view_build(const variant_analysis *va, model_view *v)
+/* Only a trace whose GPU ops carry their CPU ops (an imported model trace) has roles. */
+static int has_cpu_op_paths(const variant_analysis *va)
 {
-    memset(v, 0, sizeof *v);
-    if (va->n_forwards < 1)
-        return -1;
-    int any_path = 0;
-    for (int s = 0; s < va->n_forwards && !any_path; s++)
-        for (int k = 0; k < va->forwards[s].n_ops && !any_path; k++)
-            any_path = va->forwards[s].ops[k]->cpu_op_path != NULL;
-    if (!any_path)
-        return -1;
-    int S = va->n_forwards, rep = analysis_median_forward(va);
-    v->n_steps = S;
-    double *us = calloc((size_t)S * MPHASE_COUNT * MROLE_COUNT, sizeof *us);
-    double *cnt = calloc((size_t)S * MPHASE_COUNT * MROLE_COUNT, sizeof *cnt);
-    double *steps = malloc((size_t)S * sizeof *steps), *tmp = malloc((size_t)S * sizeof *tmp);
-    if (!us || !cnt || !steps || !tmp)
+    for (int s = 0; s < va->n_forwards; s++)
+        for (int k = 0; k < va->forwards[s].n_ops; k++)
+            if (va->forwards[s].ops[k]->cpu_op_path != NULL)
+                return 1;
+    return 0;
+}
+
+/* The per-step tallies: time and op count by step, phase and role, each step's CUDA
+ * time, and the implementations seen per phase and role. */
+typedef struct step_tally {
+    int n_steps;
+    double *us, *cnt, *steps, *tmp;
+    char (*impl)[96];
+} step_tally;
+
+static size_t tally_cell(int s, int p, int r) { return ((size_t)s * MPHASE_COUNT + p) * MROLE_COUNT + r; }
+
+/* Adds to the implementations of op o's role: the fused attention's backend, "eager"
+ * for the attention's own pieces, else the kernel's origin. */
+static void note_implementation(char *im, model_role role, const gpu_op *o)
+{
+    if (model_role_is_attention(role) && role != MROLE_ATTN_QK && role != MROLE_ATTN_PV &&
+        role != MROLE_ATTN_SCALE && role != MROLE_ATTN_MASK && role != MROLE_ATTN_SOFTMAX &&
+        role != MROLE_ATTN_DROPOUT)
+        origin_list(im, 96, model_attn_backend(o));
+    else if (model_role_is_attention(role))
+        origin_list(im, 96, "eager");
+    else if (o->kind == GPU_KERNEL)
+        origin_list(im, 96, findings_kernel_origin(o));
+}
+
+/* The layers of the representative step, from its forward-phase ops fw (fw_k: their
+ * indices in the step, to look up their roles). */
+static void view_layers(model_view *v, const gpu_op **fw, const int *fw_k, int n_fw, const model_role *role)
+{
+    int period, first, count;
+    v->forward_ops = n_fw;
+    find_layers(fw, n_fw, &period, &first, &count);
+    if (count > MODEL_MAX_LAYERS)
+        count = 0;
+    v->n_layers = count, v->layer_period = period, v->layer_first_op = first;
+    for (int l = 0; l < count; l++)
+        for (int x = first + l * period; x < first + (l + 1) * period; x++) {
+            model_layer *L = &v->layers[l];
+            L->ops++;
+            L->us += op_us(fw[x]);
+            if (model_role_is_attention(role[fw_k[x]]))
+                L->attn_us += op_us(fw[x]);
+        }
+}
+
+/* Tallies step s; the representative step rep also gives the attention kernel, the
+ * eager blocks and the layers. */
+static void tally_step(const variant_analysis *va, int s, int rep, step_tally *t, model_view *v,
+                       double *attn_kernel_us)
+{
+    const forward *f = &va->forwards[s];
+    model_role *role = malloc(((size_t)f->n_ops + 1) * sizeof *role);
+    model_phase *phase = malloc(((size_t)f->n_ops + 1) * sizeof *phase);
+    if (!role || !phase)
         attn_oom();
-    char impl[MPHASE_COUNT * MROLE_COUNT][96];
-    memset(impl, 0, sizeof impl);
-    double attn_kernel_us = 0;
-    for (int s = 0; s < S; s++) {
-        const forward *f = &va->forwards[s];
-        model_role *role = malloc(((size_t)f->n_ops + 1) * sizeof *role);
-        model_phase *phase = malloc(((size_t)f->n_ops + 1) * sizeof *phase);
-        if (!role || !phase)
-            attn_oom();
-        int oop = 0;
-        int blocks = step_roles(f, role, phase, &oop);
-        steps[s] = f->cuda_us;
-        const gpu_op **fw = malloc(((size_t)f->n_ops + 1) * sizeof *fw);
-        int *fw_k = malloc(((size_t)f->n_ops + 1) * sizeof *fw_k);
-        if (!fw || !fw_k)
-            attn_oom();
-        int n_fw = 0;
-        for (int k = 0; k < f->n_ops; k++) {
-            const gpu_op *o = f->ops[k];
-            size_t cell = ((size_t)s * MPHASE_COUNT + phase[k]) * MROLE_COUNT + role[k];
-            us[cell] += op_us(o);
-            cnt[cell] += 1;
-            char *im = impl[phase[k] * MROLE_COUNT + role[k]];
-            if (model_role_is_attention(role[k]) && role[k] != MROLE_ATTN_QK && role[k] != MROLE_ATTN_PV &&
-                role[k] != MROLE_ATTN_SCALE && role[k] != MROLE_ATTN_MASK && role[k] != MROLE_ATTN_SOFTMAX &&
-                role[k] != MROLE_ATTN_DROPOUT)
-                origin_list(im, 96, model_attn_backend(o));
-            else if (model_role_is_attention(role[k]))
-                origin_list(im, 96, "eager");
-            else if (o->kind == GPU_KERNEL)
-                origin_list(im, 96, findings_kernel_origin(o));
-            if (s == rep && model_role_is_attention(role[k]) && o->kind == GPU_KERNEL && op_us(o) > attn_kernel_us) {
-                attn_kernel_us = op_us(o);
-                v->attn_kernel = o;
-                v->backend = model_attn_backend(o);
-            }
-            if (phase[k] == MPHASE_FORWARD) {
-                fw_k[n_fw] = k;
-                fw[n_fw++] = o;
-            }
+    int oop = 0;
+    int blocks = step_roles(f, role, phase, &oop);
+    t->steps[s] = f->cuda_us;
+    const gpu_op **fw = malloc(((size_t)f->n_ops + 1) * sizeof *fw);
+    int *fw_k = malloc(((size_t)f->n_ops + 1) * sizeof *fw_k);
+    if (!fw || !fw_k)
+        attn_oom();
+    int n_fw = 0;
+    for (int k = 0; k < f->n_ops; k++) {
+        const gpu_op *o = f->ops[k];
+        size_t cell = tally_cell(s, phase[k], role[k]);
+        t->us[cell] += op_us(o);
+        t->cnt[cell] += 1;
+        note_implementation(t->impl[phase[k] * MROLE_COUNT + role[k]], role[k], o);
+        if (s == rep && model_role_is_attention(role[k]) && o->kind == GPU_KERNEL && op_us(o) > *attn_kernel_us) {
+            *attn_kernel_us = op_us(o);
+            v->attn_kernel = o;
+            v->backend = model_attn_backend(o);
         }
-        if (s == rep) {
-            v->eager_blocks = blocks;
-            v->eager_out_of_place_mask = oop;
-            int period, first, count;
-            v->forward_ops = n_fw;
-            find_layers(fw, n_fw, &period, &first, &count);
-            if (count > MODEL_MAX_LAYERS)
-                count = 0;
-            v->n_layers = count, v->layer_period = period, v->layer_first_op = first;
-            for (int l = 0; l < count; l++)
-                for (int x = first + l * period; x < first + (l + 1) * period; x++) {
-                    model_layer *L = &v->layers[l];
-                    L->ops++;
-                    L->us += op_us(fw[x]);
-                    if (model_role_is_attention(role[fw_k[x]]))
-                        L->attn_us += op_us(fw[x]);
-                }
+        if (phase[k] == MPHASE_FORWARD) {
+            fw_k[n_fw] = k;
+            fw[n_fw++] = o;
         }
-        free(fw), free(fw_k), free(role), free(phase);
     }
-    v->step_us = median_of(steps, S);
-    for (int s = 0; s < S; s++) {
-        double a = 0;
-        for (int p = 0; p < MPHASE_COUNT; p++)
-            for (int r = 0; r <= MROLE_ATTN_BACKWARD; r++)
-                a += us[((size_t)s * MPHASE_COUNT + p) * MROLE_COUNT + r];
-        tmp[s] = steps[s] > 0 ? a / steps[s] : NAN;
+    if (s == rep) {
+        v->eager_blocks = blocks;
+        v->eager_out_of_place_mask = oop;
+        view_layers(v, fw, fw_k, n_fw, role);
     }
-    v->attn_share_total = median_of(tmp, S);
+    free(fw), free(fw_k), free(role), free(phase);
+}
+
+/* One row per phase and role that ran in any step: medians over the steps. */
+static void view_rows(model_view *v, const step_tally *t)
+{
+    int S = t->n_steps;
+    double *tmp = t->tmp;
     for (int p = 0; p < MPHASE_COUNT; p++) {
         for (int r = 0; r < MROLE_COUNT; r++) {
             int ran = 0;
             for (int s = 0; s < S; s++)
-                ran |= cnt[((size_t)s * MPHASE_COUNT + p) * MROLE_COUNT + r] > 0;
+                ran |= t->cnt[tally_cell(s, p, r)] > 0;
             if (!ran)
                 continue;
             v->has_phase[p] = 1;
             model_role_row *row = &v->rows[v->n_rows++];
             row->phase = (model_phase)p, row->role = (model_role)r;
-            snprintf(row->implementation, sizeof row->implementation, "%s", impl[p * MROLE_COUNT + r]);
+            snprintf(row->implementation, sizeof row->implementation, "%s", t->impl[p * MROLE_COUNT + r]);
             for (int s = 0; s < S; s++)
-                tmp[s] = cnt[((size_t)s * MPHASE_COUNT + p) * MROLE_COUNT + r];
+                tmp[s] = t->cnt[tally_cell(s, p, r)];
             row->ops = median_of(tmp, S);
             for (int s = 0; s < S; s++)
-                tmp[s] = us[((size_t)s * MPHASE_COUNT + p) * MROLE_COUNT + r];
+                tmp[s] = t->us[tally_cell(s, p, r)];
             row->us = median_of(tmp, S);
             for (int s = 0; s < S; s++)
-                tmp[s] = steps[s] > 0 ? us[((size_t)s * MPHASE_COUNT + p) * MROLE_COUNT + r] / steps[s] : NAN;
+                tmp[s] = t->steps[s] > 0 ? t->us[tally_cell(s, p, r)] / t->steps[s] : NAN;
             row->share = median_of(tmp, S);
         }
         for (int s = 0; s < S; s++) {
             double a = 0;
             for (int r = 0; r <= MROLE_ATTN_BACKWARD; r++)
-                a += us[((size_t)s * MPHASE_COUNT + p) * MROLE_COUNT + r];
+                a += t->us[tally_cell(s, p, r)];
             tmp[s] = a;
         }
         v->attn_us[p] = median_of(tmp, S);
         for (int s = 0; s < S; s++)
-            tmp[s] = steps[s] > 0 ? tmp[s] / steps[s] : NAN;
+            tmp[s] = t->steps[s] > 0 ? tmp[s] / t->steps[s] : NAN;
         v->attn_share[p] = median_of(tmp, S);
     }
-    free(us), free(cnt), free(steps), free(tmp);
+}
+
+int model_view_build(const variant_analysis *va, model_view *v)
+{
+    memset(v, 0, sizeof *v);
+    if (va->n_forwards < 1)
+        return -1;
+    if (!has_cpu_op_paths(va))
+        return -1;
+    int S = va->n_forwards, rep = analysis_median_forward(va);
+    v->n_steps = S;
+    char impl[MPHASE_COUNT * MROLE_COUNT][96];
+    memset(impl, 0, sizeof impl);
+    step_tally t = {.n_steps = S, .impl = impl};
+    t.us = calloc((size_t)S * MPHASE_COUNT * MROLE_COUNT, sizeof *t.us);
+    t.cnt = calloc((size_t)S * MPHASE_COUNT * MROLE_COUNT, sizeof *t.cnt);
+    t.steps = malloc((size_t)S * sizeof *t.steps), t.tmp = malloc((size_t)S * sizeof *t.tmp);
+    if (!t.us || !t.cnt || !t.steps || !t.tmp)
+        attn_oom();
+    double attn_kernel_us = 0;
+    for (int s = 0; s < S; s++)
+        tally_step(va, s, rep, &t, v, &attn_kernel_us);
+    v->step_us = median_of(t.steps, S);
+    for (int s = 0; s < S; s++) {
+        double a = 0;
+        for (int p = 0; p < MPHASE_COUNT; p++)
+            for (int r = 0; r <= MROLE_ATTN_BACKWARD; r++)
+                a += t.us[tally_cell(s, p, r)];
+        t.tmp[s] = t.steps[s] > 0 ? a / t.steps[s] : NAN;
+    }
+    v->attn_share_total = median_of(t.tmp, S);
+    view_rows(v, &t);
+    free(t.us), free(t.cnt), free(t.steps), free(t.tmp);
     return 0;
 }
 

@@ -414,6 +414,171 @@ static void set_producer(run_info *r, size_t aten_ops, int files)
                  aten_ops ? "PyTorch profiler trace" : "Kineto trace");
 }
 
+/* The device whose GPU ops a file keeps: --device N, else the lowest one in the file. */
+static int pick_device(const trace *t, size_t ops0, int wanted)
+{
+    if (wanted >= 0)
+        return wanted;
+    int device = t->ops[ops0].device;
+    for (size_t i = ops0; i < t->n_ops; i++)
+        if (t->ops[i].device < device)
+            device = t->ops[i].device;
+    return device;
+}
+
+/* Shifts the file's correlation ids past those of the files before it, so that ids
+ * stay unique across the files of one archive. */
+static int offset_correlations(trace *t, size_t ops0, size_t apis0, uint32_t *corr_base, const char *path,
+                               char *err, size_t errlen)
+{
+    uint32_t max_corr = 0;
+    for (size_t i = ops0; i < t->n_ops; i++)
+        if (t->ops[i].correlation > max_corr)
+            max_corr = t->ops[i].correlation;
+    for (size_t i = apis0; i < t->n_apis; i++)
+        if (t->apis[i].correlation > max_corr)
+            max_corr = t->apis[i].correlation;
+    if ((uint64_t)*corr_base + max_corr + 1 > UINT32_MAX) {
+        snprintf(err, errlen, "%s: correlation ids of the traces together exceed 32 bits; import fewer files at once",
+                 path);
+        return EXIT_BAD_ARCHIVE;
+    }
+    for (size_t i = ops0; i < t->n_ops; i++)
+        t->ops[i].correlation += *corr_base;
+    for (size_t i = apis0; i < t->n_apis; i++)
+        t->apis[i].correlation += *corr_base;
+    *corr_base += max_corr + 1;
+    return EXIT_OK;
+}
+
+/* The time span of the file's forwards, refused where it overlaps another file's in
+ * the same process, then recorded in spans[idx] and as the variant's own range. */
+static int claim_forward_span(trace *t, size_t ranges0, const char *path, const char *variant, span *spans, int idx,
+                              span *out, char *err, size_t errlen)
+{
+    /* Forwards are matched to API calls by process and time: two files of one
+     * process whose forwards overlap in time cannot be told apart. */
+    span s = {0, INT64_MAX, INT64_MIN, path};
+    int tid = 0;
+    for (size_t i = ranges0; i < t->n_ranges; i++) {
+        const host_range *hr = &t->ranges[i];
+        if (hr->iteration < 0)
+            continue;
+        s.pid = hr->pid;
+        tid = hr->tid;
+        if (hr->start_ns < s.lo)
+            s.lo = hr->start_ns;
+        if (hr->end_ns > s.hi)
+            s.hi = hr->end_ns;
+    }
+    for (int j = 0; j < idx; j++)
+        if (spans[j].pid == s.pid && spans[j].lo <= s.hi && s.lo <= spans[j].hi) {
+            snprintf(err, errlen, "%s: its forwards overlap in time with those of %s in the same process (pid %d); "
+                     "import them into separate archives", path, spans[j].path, s.pid);
+            return EXIT_BAD_ARCHIVE;
+        }
+    spans[idx] = s;
+    /* The variant's own range around its forwards, as attnprof's runner records it:
+     * Kineto readers (HTA) tell the variants apart by it. */
+    host_range outer = {.kind = RANGE_ANNOTATION, .name = (char *)variant, .variant = (char *)variant,
+                        .iteration = -1, .start_ns = s.lo, .end_ns = s.hi, .pid = s.pid, .tid = tid};
+    trace_add_range(t, &outer);
+    *out = s;
+    return EXIT_OK;
+}
+
+/* The run's device, versions, marker and date, taken from the first file. */
+static void take_run_header(trace *t, run_info *r, const kineto_header *h, const device_props *dp, const span *s,
+                            const char *marker)
+{
+    if (dp) {
+        t->device = *dp;
+        fill_device_limits(&t->device, r);
+        r->device = t->device;
+    }
+    t->pid = s->pid;
+    t->cupti_version = r->cupti_version = h->cupti_version;
+    t->cuda_runtime_version = r->cuda_runtime_version = h->cuda_runtime_version;
+    t->cuda_driver_version = r->cuda_driver_version = h->cuda_driver_version;
+    snprintf(r->marker_source, sizeof r->marker_source, "%s", marker);
+    /* Kineto's clock: ts (µs) + baseTimeNanoseconds is wall-clock time since the epoch. */
+    time_t sec = (time_t)(s->lo / 1000000000);
+    struct tm tm;
+    if (s->lo > 0 && gmtime_r(&sec, &tm))
+        strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* A new variant for the file: named, with what an import cannot know left unstated. */
+static variant_result *new_imported_variant(run_info *r, const char *variant, const char *path)
+{
+    variant_result *v = &r->variants[r->n_variants++];
+    snprintf(v->name, sizeof v->name, "%s", variant);
+    snprintf(v->title, sizeof v->title, "PyTorch profiler trace");
+    const char *base = strrchr(path, '/');
+    snprintf(v->what_changed, sizeof v->what_changed, "imported from %s", base ? base + 1 : path);
+    v->expected_ops = -1;
+    v->expected_memcpy = -1;
+    v->status = VARIANT_OK;
+    v->rel_error = v->event_us_no_cupti = v->event_us_cupti = NAN;
+    v->host_us_no_cupti = v->host_us_cupti = NAN;
+    return v;
+}
+
+/* The variant's facts: its device, the attention's recorded inputs (checked against
+ * --shape), the FP32 CUDA-core kernels' inputs and what the import left out. */
+static int add_import_facts(variant_result *v, const import_options *o, const model_inputs_scan *inputs,
+                            int device, int fp32_16, int fp32_32, const char *fp32_text, size_t other, size_t uncorrelated,
+                            const char *path, char *err, size_t errlen)
+{
+    char text[200];
+    snprintf(text, sizeof text, "%d", device);
+    add_fact(v, "device", text, device);
+    if (inputs->found.kind != MODEL_ATTN_NONE) {
+        const model_attn_inputs *m = &inputs->found;
+        /* A declared shape must agree with what the trace recorded (H: the query heads). */
+        if (o->shape && (o->shape->batch != m->batch || o->shape->heads != m->heads_q || o->shape->seq != m->seq_q ||
+                         o->shape->dim != m->dim)) {
+            snprintf(err, errlen, "%s: --shape B=%d,H=%d,S=%d,D=%d contradicts the recorded Input Dims of %s "
+                     "(B=%d, H=%d, S=%d, D=%d); drop --shape (the recorded shape is used) or fix it", path,
+                     o->shape->batch, o->shape->heads, o->shape->seq, o->shape->dim, m->op, m->batch, m->heads_q,
+                     m->seq_q, m->dim);
+            return EXIT_SHAPE_CONFLICT;
+        }
+        model_inputs_format(m, text, sizeof text);
+        add_fact(v, "attn_inputs", text, NAN);
+    }
+    if (fp32_16 + fp32_32) /* record_shapes: what the FP32 CUDA-core kernels' ops were given */
+        add_fact(v, "fp32_core_inputs", fp32_text, fp32_16);
+    if (other) {
+        snprintf(text, sizeof text, "%zu GPU operations on other devices ignored (--device picks one)", other);
+        add_fact(v, "other_device_ops", text, (double)other);
+    }
+    if (uncorrelated) {
+        snprintf(text, sizeof text, "%zu GPU/API events not attributed (no args.correlation or ac2g flow, or a "
+                 "GPU operation whose launch call is not in the trace)", uncorrelated);
+        add_fact(v, "uncorrelated_events", text, (double)uncorrelated);
+    }
+    return EXIT_OK;
+}
+
+/* The file's provenance for run.json: its name, size, sum and Kineto header. */
+static void add_import_source(run_info *r, const char *path, const char *variant, const kineto_file_info *info,
+                              const kineto_header *h)
+{
+    import_source *src = &r->sources[r->n_sources++];
+    snprintf(src->file, sizeof src->file, "%s", path);
+    src->size = info->size;
+    snprintf(src->sha256, sizeof src->sha256, "%s", info->sha256);
+    snprintf(src->variant, sizeof src->variant, "%s", variant);
+    src->schema_version = h->schema_version;
+    src->base_time_ns = h->base_time_ns;
+    snprintf(src->trace_id, sizeof src->trace_id, "%s", h->trace_id);
+    src->has_distributed = h->has_distributed;
+    snprintf(src->backend, sizeof src->backend, "%s", h->dist_backend);
+    src->rank = h->rank;
+    src->world_size = h->world_size;
+}
+
 static int import_one(const char *path, const char *variant, const import_options *o, int first, trace *t,
                       run_info *r, uint32_t *corr_base, span *spans, int idx, size_t *aten_ops, char *err,
                       size_t errlen)
@@ -449,64 +614,17 @@ static int import_one(const char *path, const char *variant, const import_option
                  "CPU-only trace? profile with ProfilerActivity.CUDA", path);
         return EXIT_BAD_ARCHIVE;
     }
-    int device = o->device;
-    if (device < 0) {
-        device = t->ops[ops0].device;
-        for (size_t i = ops0; i < t->n_ops; i++)
-            if (t->ops[i].device < device)
-                device = t->ops[i].device;
-    }
+    int device = pick_device(t, ops0, o->device);
     size_t other = keep_device(t, ops0, device);
     if (t->n_ops == ops0) {
         snprintf(err, errlen, "%s: no GPU events on device %d (pick another with --device N)", path, device);
         return EXIT_BAD_ARCHIVE;
     }
-    /* Correlation ids: unique across files. */
-    uint32_t max_corr = 0;
-    for (size_t i = ops0; i < t->n_ops; i++)
-        if (t->ops[i].correlation > max_corr)
-            max_corr = t->ops[i].correlation;
-    for (size_t i = apis0; i < t->n_apis; i++)
-        if (t->apis[i].correlation > max_corr)
-            max_corr = t->apis[i].correlation;
-    if ((uint64_t)*corr_base + max_corr + 1 > UINT32_MAX) {
-        snprintf(err, errlen, "%s: correlation ids of the traces together exceed 32 bits; import fewer files at once",
-                 path);
+    if (offset_correlations(t, ops0, apis0, corr_base, path, err, errlen) != EXIT_OK)
         return EXIT_BAD_ARCHIVE;
-    }
-    for (size_t i = ops0; i < t->n_ops; i++)
-        t->ops[i].correlation += *corr_base;
-    for (size_t i = apis0; i < t->n_apis; i++)
-        t->apis[i].correlation += *corr_base;
-    *corr_base += max_corr + 1;
-
-    /* Forwards are matched to API calls by process and time: two files of one
-     * process whose forwards overlap in time cannot be told apart. */
-    span s = {0, INT64_MAX, INT64_MIN, path};
-    int tid = 0;
-    for (size_t i = ranges0; i < t->n_ranges; i++) {
-        const host_range *hr = &t->ranges[i];
-        if (hr->iteration < 0)
-            continue;
-        s.pid = hr->pid;
-        tid = hr->tid;
-        if (hr->start_ns < s.lo)
-            s.lo = hr->start_ns;
-        if (hr->end_ns > s.hi)
-            s.hi = hr->end_ns;
-    }
-    for (int j = 0; j < idx; j++)
-        if (spans[j].pid == s.pid && spans[j].lo <= s.hi && s.lo <= spans[j].hi) {
-            snprintf(err, errlen, "%s: its forwards overlap in time with those of %s in the same process (pid %d); "
-                     "import them into separate archives", path, spans[j].path, s.pid);
-            return EXIT_BAD_ARCHIVE;
-        }
-    spans[idx] = s;
-    /* The variant's own range around its forwards, as attnprof's runner records it:
-     * Kineto readers (HTA) tell the variants apart by it. */
-    host_range outer = {.kind = RANGE_ANNOTATION, .name = (char *)variant, .variant = (char *)variant,
-                        .iteration = -1, .start_ns = s.lo, .end_ns = s.hi, .pid = s.pid, .tid = tid};
-    trace_add_range(t, &outer);
+    span s;
+    if (claim_forward_span(t, ranges0, path, variant, spans, idx, &s, err, errlen) != EXIT_OK)
+        return EXIT_BAD_ARCHIVE;
 
     const device_props *dp = kineto_header_device(&h, device);
     if (!dp && h.n_devices)
@@ -515,77 +633,17 @@ static int import_one(const char *path, const char *variant, const import_option
         snprintf(err, errlen, "%s: %s", path, range);
         return EXIT_BAD_ARCHIVE;
     }
-    if (first) {
-        if (dp) {
-            t->device = *dp;
-            fill_device_limits(&t->device, r);
-            r->device = t->device;
-        }
-        t->pid = s.pid;
-        t->cupti_version = r->cupti_version = h.cupti_version;
-        t->cuda_runtime_version = r->cuda_runtime_version = h.cuda_runtime_version;
-        t->cuda_driver_version = r->cuda_driver_version = h.cuda_driver_version;
-        snprintf(r->marker_source, sizeof r->marker_source, "%s", marker);
-        /* Kineto's clock: ts (µs) + baseTimeNanoseconds is wall-clock time since the epoch. */
-        time_t sec = (time_t)(s.lo / 1000000000);
-        struct tm tm;
-        if (s.lo > 0 && gmtime_r(&sec, &tm))
-            strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    }
+    if (first)
+        take_run_header(t, r, &h, dp, &s, marker);
     if (n_fwd > r->iters)
         r->iters = n_fwd;
 
-    variant_result *v = &r->variants[r->n_variants++];
-    snprintf(v->name, sizeof v->name, "%s", variant);
-    snprintf(v->title, sizeof v->title, "PyTorch profiler trace");
-    const char *base = strrchr(path, '/');
-    snprintf(v->what_changed, sizeof v->what_changed, "imported from %s", base ? base + 1 : path);
-    v->expected_ops = -1;
-    v->expected_memcpy = -1;
-    v->status = VARIANT_OK;
-    v->rel_error = v->event_us_no_cupti = v->event_us_cupti = NAN;
-    v->host_us_no_cupti = v->host_us_cupti = NAN;
-    char text[200];
-    snprintf(text, sizeof text, "%d", device);
-    add_fact(v, "device", text, device);
-    if (c.inputs.found.kind != MODEL_ATTN_NONE) {
-        const model_attn_inputs *m = &c.inputs.found;
-        /* A declared shape must agree with what the trace recorded (H: the query heads). */
-        if (o->shape && (o->shape->batch != m->batch || o->shape->heads != m->heads_q || o->shape->seq != m->seq_q ||
-                         o->shape->dim != m->dim)) {
-            snprintf(err, errlen, "%s: --shape B=%d,H=%d,S=%d,D=%d contradicts the recorded Input Dims of %s "
-                     "(B=%d, H=%d, S=%d, D=%d); drop --shape (the recorded shape is used) or fix it", path,
-                     o->shape->batch, o->shape->heads, o->shape->seq, o->shape->dim, m->op, m->batch, m->heads_q,
-                     m->seq_q, m->dim);
-            return EXIT_SHAPE_CONFLICT;
-        }
-        model_inputs_format(m, text, sizeof text);
-        add_fact(v, "attn_inputs", text, NAN);
-    }
-    if (fp32_16 + fp32_32) /* record_shapes: what the FP32 CUDA-core kernels' ops were given */
-        add_fact(v, "fp32_core_inputs", fp32_text, fp32_16);
-    if (other) {
-        snprintf(text, sizeof text, "%zu GPU operations on other devices ignored (--device picks one)", other);
-        add_fact(v, "other_device_ops", text, (double)other);
-    }
-    if (uncorrelated) {
-        snprintf(text, sizeof text, "%zu GPU/API events not attributed (no args.correlation or ac2g flow, or a "
-                 "GPU operation whose launch call is not in the trace)", uncorrelated);
-        add_fact(v, "uncorrelated_events", text, (double)uncorrelated);
-    }
-
-    import_source *src = &r->sources[r->n_sources++];
-    snprintf(src->file, sizeof src->file, "%s", path);
-    src->size = info.size;
-    snprintf(src->sha256, sizeof src->sha256, "%s", info.sha256);
-    snprintf(src->variant, sizeof src->variant, "%s", variant);
-    src->schema_version = h.schema_version;
-    src->base_time_ns = h.base_time_ns;
-    snprintf(src->trace_id, sizeof src->trace_id, "%s", h.trace_id);
-    src->has_distributed = h.has_distributed;
-    snprintf(src->backend, sizeof src->backend, "%s", h.dist_backend);
-    src->rank = h.rank;
-    src->world_size = h.world_size;
+    variant_result *v = new_imported_variant(r, variant, path);
+    int rc = add_import_facts(v, o, &c.inputs, device, fp32_16, fp32_32, fp32_text, other,
+                              uncorrelated, path, err, errlen);
+    if (rc != EXIT_OK)
+        return rc;
+    add_import_source(r, path, variant, &info, &h);
     return EXIT_OK;
 }
 
