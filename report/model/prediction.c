@@ -152,11 +152,15 @@ void ceilings_from_json(json_t *o, ceilings *c)
     c->copy_tbps = real(o, "copy_tbps");
     esc_copy_utf8(c->method, sizeof c->method, str(o, "method"));
     esc_copy_utf8(c->error, sizeof c->error, str(o, "error"));
-    /* An archive's directory name, shown in captions and sentences: kept to name characters. */
-    esc_copy_utf8(c->source, sizeof c->source, str(o, "measured_in"));
-    for (char *p = c->source; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-", *p))
-            *p = '_';
+    ceilings_set_source(c, str(o, "measured_in"));
+}
+
+void ceilings_set_source(ceilings *c, const char *name)
+{
+    size_t k = 0;
+    for (const char *p = name; p && *p && k + 1 < sizeof c->source; p++)
+        c->source[k++] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-", *p) ? *p : '_';
+    c->source[k] = '\0';
 }
 
 double ceilings_ridge(const ceilings *c)

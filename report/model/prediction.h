@@ -55,6 +55,10 @@ typedef struct ceilings {
     char source[128];
 } ceilings;
 
+/* c->source = name with every byte but letters, digits and "._+-" made '_' (it is shown in
+ * captions and sentences of every format). */
+void ceilings_set_source(ceilings *c, const char *name);
+
 /* Adds a class (returns the class, or NULL when full). */
 pred_class *prediction_add(attn_prediction *p, const char *label, const char *match, int count, double dram_bytes,
                            double flops, attn_pipe pipe);

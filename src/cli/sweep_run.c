@@ -41,14 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* --iters N as text for a {iters} placeholder (0 is --iters auto). */
-static const char *it_text(int iters)
-{
-    static char buf[16];
-    snprintf(buf, sizeof buf, "%d", iters);
-    return buf;
-}
-
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig) { stop_signal = sig; }
@@ -159,8 +151,10 @@ static int expand_template(const sweep_ctx *c, const task *t, const char *outdir
             snprintf(val, sizeof val, "%d", t->shape.dim);
         else if (close && KEY("variants"))
             snprintf(val, sizeof val, "%s", t->variants[0] ? t->variants : c->plan.variants);
-        else if (close && KEY("iters"))
-            snprintf(val, sizeof val, "%s", c->plan.iters ? it_text(c->plan.iters) : "auto");
+        else if (close && KEY("iters") && c->plan.iters)
+            snprintf(val, sizeof val, "%d", c->plan.iters);
+        else if (close && KEY("iters")) /* --iters auto */
+            snprintf(val, sizeof val, "auto");
         else if (close && KEY("run_flags"))
             snprintf(val, sizeof val, "%s", c->plan.run_flags);
         else if (close && KEY("warmup"))

@@ -10,6 +10,7 @@
 #include "counter_pass.h"
 #include "cupti_collect.h"
 #include "exit_codes.h"
+#include "median.h"
 #include "reference.h"
 
 #include <cublas_v2.h>
@@ -234,12 +235,6 @@ static double host_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* A sweep that runs this batch as its child reads the phase from the pipe it passes
  * in ATTNPROF_PROGRESS_FD ("flash forward\n"), for its own progress line. */
 static void progress(const run_plan *cfg, int vi, const char *name, const char *what, int j, int n)
@@ -331,25 +326,22 @@ typedef struct device_inputs {
  * recorded (nvbench's 75%). Recorded in run.json; the report applies it. */
 #define THROTTLE_FRACTION 0.75
 
-/* Each recorded forward's sample (trace.h's forward_sample), by variant, in the order
- * recorded; attached to the trace's attn_fwd ranges once the run's records are in. */
+/* Each recorded forward's sample (trace.h's forward_sample), by variant: s[i] is the
+ * forward of iteration i (every pass continues the numbering); attached to the trace's
+ * attn_fwd ranges once the run's records are in. */
 typedef struct forward_log {
     struct forward_sample *s;
-    int *iteration;
     int n, cap;
 } forward_log;
 
-static void forward_log_add(forward_log *l, int iteration, const struct forward_sample *fs)
+static void forward_log_add(forward_log *l, const struct forward_sample *fs)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 64;
-        l->s = realloc(l->s, sizeof *l->s * (size_t)l->cap);
-        l->iteration = realloc(l->iteration, sizeof *l->iteration * (size_t)l->cap);
-        if (!l->s || !l->iteration)
+        if (!(l->s = realloc(l->s, sizeof *l->s * (size_t)l->cap)))
             abort();
     }
-    l->s[l->n] = *fs;
-    l->iteration[l->n++] = iteration;
+    l->s[l->n++] = *fs;
 }
 
 /* What the per-forward measurement costs and did, over the whole run. */
@@ -392,12 +384,6 @@ static double check_correctness(const run_plan *cfg, const attn_variant *var, vo
             break;
     }
     return worst;
-}
-
-static double median_of(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof t[0], cmp_double);
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
 /* One sample: `batch` forwards queued back to back between two CUDA events, so that
@@ -572,7 +558,6 @@ static int recorded_forwards(const run_plan *cfg, int vi, int pass, device_input
     const attn_variant *var = cfg->variants[vi];
     const stop_rule rule = STOP_RULE_DEFAULT;
     forward_log *log = &ms->logs[vi];
-    int first = log->n; /* this pass's forwards are log->s[first..] */
     double t_pass = host_us(), noise = NAN;
     const char *why = NULL;
     double *x = NULL;
@@ -614,7 +599,7 @@ static int recorded_forwards(const run_plan *cfg, int vi, int pass, device_input
                                     .sm_mhz = nr.ok ? nr.sm_mhz : 0, .mem_mhz = nr.ok ? nr.mem_mhz : 0,
                                     .power_w = nr.ok && nr.power_w >= 0 ? nr.power_w : 0,
                                     .temp_c = nr.ok && nr.temp_c >= 0 ? nr.temp_c : 0};
-        forward_log_add(log, iteration, &fs);
+        forward_log_add(log, &fs);
         x[n] = fs.event_us;
         if (!cfg->c.iters)
             why = stop_rule_check(&rule, x, n + 1, (host_us() - t_pass) / 1e6, &noise);
@@ -631,7 +616,6 @@ static int recorded_forwards(const run_plan *cfg, int vi, int pass, device_input
     res->stop.noise = stop_rule_noise(all, log->n);
     snprintf(res->stop.reason, sizeof res->stop.reason, "%s",
              cfg->c.iters ? "fixed" : why ? why : rc != ATTN_OK ? "failed" : "max_forwards");
-    (void)first;
     free(all);
     free(x);
     return rc;
@@ -1056,12 +1040,7 @@ static int ceilings_from_archive(const char *path, run_info *info, char *why, si
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
-    const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : slash ? dir : ".";
-    size_t k = 0;
-    for (const char *p = name; *p && k + 1 < sizeof info->ceilings.source; p++)
-        info->ceilings.source[k++] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-", *p)
-                                         ? *p : '_';
-    info->ceilings.source[k] = '\0';
+    ceilings_set_source(&info->ceilings, strrchr(dir, '/') ? strrchr(dir, '/') + 1 : slash ? dir : ".");
     return 0;
 }
 
@@ -1163,7 +1142,7 @@ static void measurement_end(const run_plan *cfg, measure_state *ms, run_info *in
             forward_log *log = &ms->logs[v];
             if (strcmp(info->variants[v].name, r->variant))
                 continue;
-            if (r->iteration < log->n && log->iteration[r->iteration] == r->iteration)
+            if (r->iteration < log->n)
                 r->sample = log->s[r->iteration];
         }
     }
@@ -1174,10 +1153,8 @@ static void measurement_end(const run_plan *cfg, measure_state *ms, run_info *in
         if (info->variants[v].stop.forwards > most)
             most = info->variants[v].stop.forwards;
     info->iters = cfg->c.iters ? cfg->c.iters : most; /* --iters N: per pass, as run.json reads it */
-    for (int v = 0; v < RUN_MAX_VARIANTS; v++) {
+    for (int v = 0; v < RUN_MAX_VARIANTS; v++)
         free(ms->logs[v].s);
-        free(ms->logs[v].iteration);
-    }
     free(ms->nvml_us);
     memset(ms, 0, sizeof *ms);
 }
