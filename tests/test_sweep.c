@@ -872,3 +872,28 @@ Test(sweep_plan, run_flags_take_counters_max_gib_with_a_number)
     cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib 8x", bad, sizeof bad), -1);
     cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib ;rm", bad, sizeof bad), -1);
 }
+
+/* {iters} in a task command: the sweep's --iters N, or "auto" (run's default stop rule) when
+ * the sweep was given none or --iters auto. */
+Test(sweep_cli, iters_placeholder_is_the_number_or_auto)
+{
+    const char *given[] = {"", "--iters 7", "--iters auto"}, *want[] = {"auto\n", "7\n", "auto\n"};
+    char cwd[1024];
+    cr_assert(getcwd(cwd, sizeof cwd));
+    for (int i = 0; i < 3; i++) {
+        char dir[256], args[4096], path[512];
+        tmpdir(dir, sizeof dir, "itersph");
+        snprintf(args, sizeof args,
+                 "sweep -o %s --seq 256 --dim 64 --tokens 512 --heads 4 %s --task-command 'echo {iters} >> %s.iters; "
+                 "%s/tests/sweep/task.sh %s/tests/fixtures/h200-6var {dir} {batch} {heads} {seq} {dim} 0' -q",
+                 dir, given[i], dir, cwd, cwd);
+        cr_assert_eq(attnprof(args), EXIT_OK, "%s: %s", given[i], err_text);
+        snprintf(path, sizeof path, "%s.iters", dir);
+        char *text = slurp(path);
+        cr_assert(text, "the task command ran");
+        cr_expect_str_eq(text, want[i], "%s", given[i]);
+        free(text);
+        unlink(path);
+        remove_tree(dir);
+    }
+}
