@@ -183,3 +183,41 @@ Test(measured_h200, samples_are_the_recorded_forwards)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* A variant that failed while its forwards were recorded keeps a stop outcome ("failed"),
+ * under either rule: the archive stays readable and says so; an unknown reason is refused. */
+Test(measured_h200, a_variant_that_failed_while_recording_reads_back)
+{
+    const char *reasons[] = {"failed", "bogus"};
+    for (int k = 0; k < 2; k++) {
+        char dir[] = "/tmp/attnprof-measured-XXXXXX", cmd[512], path[300];
+        cr_assert(mkdtemp(dir));
+        snprintf(cmd, sizeof cmd, "cp -r " FX "h200-l2cold %s/a", dir);
+        cr_assert_eq(system(cmd), 0);
+        snprintf(path, sizeof path, "%s/a/run.json", dir);
+        json_error_t je;
+        json_t *run = json_load_file(path, 0, &je);
+        cr_assert(run, "%s", je.text);
+        json_t *stop = json_object_get(json_array_get(json_object_get(run, "variants"), 0), "stop");
+        json_object_set_new(stop, "reason", json_string(reasons[k]));
+        cr_assert_eq(json_dump_file(run, path, JSON_INDENT(2)), 0);
+        json_decref(run);
+        snprintf(cmd, sizeof cmd, "report %s/a -q --format png", dir);
+        int rc = attnprof(cmd);
+        if (k == 0) {
+            cr_expect_eq(rc, EXIT_OK, "%s", err_text);
+            snprintf(path, sizeof path, "%s/a/report.md", dir);
+            FILE *f = fopen(path, "r");
+            cr_assert(f);
+            static char md[1 << 20];
+            md[fread(md, 1, sizeof md - 1, f)] = '\0';
+            fclose(f);
+            cr_expect(strstr(md, "the variant failed while its forwards were recorded"));
+        } else {
+            cr_expect_eq(rc, EXIT_BAD_ARCHIVE, "%s", err_text);
+            cr_expect(strstr(err_text, "stop.reason"), "%s", err_text);
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        cr_assert_eq(system(cmd), 0);
+    }
+}

@@ -127,6 +127,7 @@ void measurement_stop_text(const analysis *a, const variant_analysis *va, char *
         {"max_forwards", "it reached the most forwards allowed"},
         {"time_cap", "it reached the time cap"},
         {"fixed", "a fixed count (--iters N)"},
+        {"failed", "the variant failed while its forwards were recorded"},
     };
     const char *why = s->reason;
     for (size_t i = 0; i < sizeof WHY / sizeof WHY[0]; i++)

@@ -561,7 +561,7 @@ static int one_of(const char *s, const char *const *words)
     return 0;
 }
 
-static const char *const STOP_REASONS[] = {"noise", "converged", "max_forwards", "time_cap", "fixed", NULL};
+static const char *const STOP_REASONS[] = {"noise", "converged", "max_forwards", "time_cap", "fixed", "failed", NULL};
 
 /* What a measurement plan and the stop outcomes cannot say together: no medians
  * are drawn from a plan that contradicts itself. */
@@ -595,15 +595,16 @@ static void measurement_check(const run_info *r, reader *rd)
         if (!s->reason[0])
             continue;
         if (!one_of(s->reason, STOP_REASONS)) {
-            bad(rd, name, "stop.reason", "\"noise\", \"converged\", \"max_forwards\", \"time_cap\" or \"fixed\"");
+            bad(rd, name, "stop.reason", "\"noise\", \"converged\", \"max_forwards\", \"time_cap\", \"fixed\" or \"failed\"");
             continue;
         }
         if (!m->recorded) {
             inconsistent(rd, "variant %s has a stop outcome but run.json has no measurement plan%s", name, "");
             continue;
         }
+        /* "failed": the variant failed while recording, under either rule */
         int fixed_reason = !strcmp(s->reason, "fixed"), fixed_rule = !strcmp(m->iters_rule, "fixed");
-        if (fixed_reason != fixed_rule) {
+        if (strcmp(s->reason, "failed") && fixed_reason != fixed_rule) {
             snprintf(detail, sizeof detail, "\"%s\" under the iters rule \"%s\"", s->reason, m->iters_rule);
             inconsistent(rd, "variant %s stopped for %s", name, detail);
         }

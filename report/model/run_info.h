@@ -18,7 +18,8 @@ typedef enum variant_status {
 /* How `--iters auto` ended for a variant (run.json "variants[].stop"; issue 25). */
 typedef struct stop_outcome {
     char reason[24];  /* "noise" (below the target), "converged" (the median stopped moving),
-                       * "max_forwards", "time_cap", "fixed" (--iters N); "" not recorded */
+                       * "max_forwards", "time_cap", "fixed" (--iters N), "failed" (the variant
+                       * failed while recording); "" not recorded */
     int forwards;     /* recorded forwards, every pass together */
     double noise;     /* the median's relative standard error when it stopped (0.005 = 0.5%) */
     double gpu_s;     /* GPU time of those forwards (CUDA events), seconds */

@@ -615,7 +615,7 @@ static int recorded_forwards(const run_plan *cfg, int vi, int pass, device_input
     res->stop.gpu_s = gpu_s;
     res->stop.noise = stop_rule_noise(all, log->n);
     snprintf(res->stop.reason, sizeof res->stop.reason, "%s",
-             cfg->c.iters ? "fixed" : why ? why : rc != ATTN_OK ? "failed" : "max_forwards");
+             rc != ATTN_OK ? "failed" : cfg->c.iters ? "fixed" : why ? why : "max_forwards");
     free(all);
     free(x);
     return rc;
