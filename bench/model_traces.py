@@ -10,6 +10,8 @@ error goes into the log and into $OUT/model-traces.txt.
     python3 bench/model_traces.py OUTDIR [name ...]
 
 Writes OUTDIR/<name>.json.gz and OUTDIR/model-traces.txt (versions, what each trace holds).
+MODEL_TRACE_STEPS=N records N active steps instead of 2 (compare's verdicts bootstrap over
+steps); MODEL_TRACE_SUFFIX=-x appends -x to every file name (two recordings of one model).
 """
 import gzip
 import json
@@ -25,6 +27,8 @@ ONLY = set(sys.argv[2:])
 os.makedirs(OUT, exist_ok=True)
 DEV = "cuda"
 LOG = open(os.path.join(OUT, "model-traces.txt"), "a")
+ACTIVE = int(os.environ.get("MODEL_TRACE_STEPS", "2"))
+SUFFIX = os.environ.get("MODEL_TRACE_SUFFIX", "")
 
 
 def say(*a):
@@ -35,20 +39,20 @@ def say(*a):
 
 
 def profile(name, step, meta):
-    """Runs step() under the profiler for 4 steps (2 recorded) and writes NAME.json.gz."""
+    """Runs step() under the profiler for ACTIVE + 2 steps (ACTIVE recorded) and writes NAME.json.gz."""
     if ONLY and name not in ONLY:
         return
-    path = os.path.join(OUT, name + ".json")
+    path = os.path.join(OUT, name + SUFFIX + ".json")
     try:
         for _ in range(2):  # compile, autotune and cuDNN plan caches before the profiler's steps
             step()
         torch.cuda.synchronize()
         acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-        sched = torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1)
+        sched = torch.profiler.schedule(wait=1, warmup=1, active=ACTIVE, repeat=1)
         t0 = time.time()
         with torch.profiler.profile(activities=acts, schedule=sched, record_shapes=True,
                                     on_trace_ready=lambda p: p.export_chrome_trace(path)) as p:
-            for _ in range(4):
+            for _ in range(ACTIVE + 2):
                 step()
                 torch.cuda.synchronize()
                 p.step()
@@ -58,7 +62,7 @@ def profile(name, step, meta):
         events = json.load(gzip.open(path + ".gz"))["traceEvents"]
         kernels = [e for e in events if e.get("cat") == "kernel"]
         sdpa = sorted({e["name"] for e in events if e.get("cat") == "cpu_op" and "scaled_dot_product" in e["name"]})
-        say(f"{name}: {meta}; {len(events)} events, {len(kernels)} kernels in 2 steps, "
+        say(f"{name}{SUFFIX}: {meta}; {len(events)} events, {len(kernels)} kernels in {ACTIVE} steps, "
             f"{os.path.getsize(path + '.gz') / 1e6:.2f} MB gz, {time.time() - t0:.1f} s; sdpa ops: {sdpa}")
     except Exception:
         say(f"{name}: FAILED\n" + traceback.format_exc())
@@ -97,6 +101,21 @@ def main():
                     f"B 4 x S 1024, bf16, attn_implementation={attn}, inference (no_grad)")
             del model
             torch.cuda.empty_cache()
+
+    if not ONLY or "llama-gqa-sdpa-math-infer" in ONLY:
+        # SDPA held to its math backend (the series' 20-kernel reference): what a fallback looks
+        # like beside the backend PyTorch picks, for `attnprof compare` of two model traces.
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        model, plain_step = llama_infer("sdpa")
+
+        def step():
+            with sdpa_kernel([SDPBackend.MATH]):
+                plain_step()
+        profile("llama-gqa-sdpa-math-infer", step,
+                "LlamaForCausalLM 4 layers, GQA 16/4, B 4 x S 1024, bf16, attn_implementation=sdpa "
+                "under sdpa_kernel([SDPBackend.MATH]), inference (no_grad)")
+        del model
+        torch.cuda.empty_cache()
 
     if not ONLY or "llama-gqa-sdpa-train" in ONLY:
         model = llama("sdpa", layers=2).train()
