@@ -75,29 +75,6 @@ Test(report, summary_csv_is_the_table_as_data)
     fixture_free(&f);
 }
 
-Test(report, write_leaves_no_temporary_files)
-{
-    fixture f;
-    fixture_load(&f, FIXTURE_4VAR);
-    char dir[] = "/tmp/attnprof-report-XXXXXX", err[256];
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_eq(report_write(&f.a, NULL, dir, err, sizeof err), 0, "%s", err);
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int files = 0;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        files++;
-        cr_assert(!strstr(e->d_name, ".tmp"), "left behind: %s", e->d_name);
-    }
-    closedir(d);
-    cr_assert_eq(files, 8, "report.md, report.html, summary.csv, summary.tex, CITATION.cff, findings.json, "
-                 "samples.csv, kernels.csv");
-    remove_tree(dir);
-    fixture_free(&f);
-}
-
 Test(report, time_formatting)
 {
     char b[32];

@@ -63,8 +63,7 @@ static int mkdir_p(const char *dir)
     return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* PID of a ".NAME.tmp-PID" / "NAME.old-PID" entry when that process is gone; 0 otherwise. */
-static long dead_owner(const char *entry, const char *prefix)
+long archive_dead_owner(const char *entry, const char *prefix, int self_is_gone)
 {
     size_t n = strlen(prefix);
     if (strncmp(entry, prefix, n) != 0)
@@ -73,8 +72,12 @@ static long dead_owner(const char *entry, const char *prefix)
     if (!*num || strspn(num, "0123456789") != strlen(num) || strlen(num) > 9)
         return 0;
     long pid = strtol(num, NULL, 10);
-    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+    if (pid <= 0)
         return 0;
+    if (pid == (long)getpid())
+        return self_is_gone ? pid : 0;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return 0; /* a live process */
     return pid;
 }
 
@@ -92,8 +95,8 @@ static void recover_killed(const char *parent, const char *name)
         return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        int old = dead_owner(e->d_name, old_prefix) != 0;
-        if (!old && !dead_owner(e->d_name, tmp_prefix))
+        int old = archive_dead_owner(e->d_name, old_prefix, 0) != 0;
+        if (!old && !archive_dead_owner(e->d_name, tmp_prefix, 0))
             continue;
         snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
         if (old && !path_exists(dest) && rename(path, dest) == 0)

@@ -20,6 +20,10 @@ int archive_paths_overlap(const char *out, const char *in);
 /* Writes dir/name through a temporary file (NAME.tmp-PID) and a rename, so a reader
  * never sees a half-written file; 0, or -1 with `err`. */
 int archive_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen);
+/* The PID of a directory entry named "<prefix><PID>" when that process is gone (when it is
+ * this one too, with `self_is_gone`: a writer that holds the lock left it earlier); 0 for
+ * another name or a live process. What a killed writer left is found with it. */
+long archive_dead_owner(const char *entry, const char *prefix, int self_is_gone);
 /* Removes a directory tree (used for the temporary one on failure). */
 int remove_tree(const char *path);
 int path_exists(const char *path);

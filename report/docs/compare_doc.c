@@ -1,11 +1,13 @@
 /* The comparison as documents: compare.md (GitHub-flavoured Markdown, figures
- * linked), compare.html (the same page self-contained, figures inlined) and
- * compare.csv (one row per variant and run), all from one compare_model, and
- * the atomic directory they are written into. */
+ * linked), compare.html (the same page self-contained, figures inlined),
+ * compare.csv (one row per variant and run) and compare.tex, all from one
+ * compare_model: the rows of the comparison's bundle, which the document pipeline
+ * (doc_bundle.h) writes as a directory of its own. */
 #include "alloc.h"
 #include "compare_doc.h"
 
 #include "archive.h"
+#include "doc_bundle.h"
 #include "escape.h"
 #include "latex.h"
 #include "exit_codes.h"
@@ -542,47 +544,53 @@ char *compare_csv(const compare_model *m)
     return buf;
 }
 
+/* ---- the comparison's bundle (doc_bundle.h) ------------------------------------------ */
+
+typedef struct compare_doc {
+    const compare_model *m;
+    const compare_options *opt;
+} compare_doc;
+
+static int draw_compare(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
+{
+    const compare_doc *d = b->model;
+    if (compare_figures_render(d->m, dir, d->opt->formats, d->opt->log_axis, figs, err, errlen) != 0 ||
+        compare_figures_render_paper(d->m, dir, d->opt->formats, d->opt->figure_size, figs, err, errlen) != 0)
+        return EXIT_IO;
+    return EXIT_OK;
+}
+
+static char *compare_md(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)
+{
+    return compare_markdown(((const compare_doc *)b->model)->m, figs, inline_from_dir);
+}
+
+static int compare_csv_row(const doc_page *p, char **out, char *err, size_t n)
+{
+    return doc_text(compare_csv(((const compare_doc *)p->bundle->model)->m), out, err, n);
+}
+static int compare_tex_row(const doc_page *p, char **out, char *err, size_t n)
+{
+    return doc_text(compare_tex(((const compare_doc *)p->bundle->model)->m), out, err, n);
+}
+
+/* compare.tex is the last document written: from then on the directory is renamed in. */
+static const doc_output compare_outputs[] = {
+    {"compare.md", doc_markdown_row, NULL},
+    {"compare.html", doc_html_row, NULL},
+    {"compare.csv", compare_csv_row, NULL},
+    {"compare.tex", compare_tex_row, NULL},
+};
+
 int compare_write(const compare_model *m, const char *dest, const compare_options *opt, int force, char *err,
                   size_t errlen)
 {
-    if (path_exists(dest) && !force) {
-        snprintf(err, errlen, "%s exists; pass --force to replace it or choose another -o", dest);
-        return EXIT_OUTPUT_EXISTS;
-    }
-    char tmp[PATH_MAX + 64];
-    if (archive_begin(dest, tmp, sizeof tmp, err, errlen) != 0)
-        return EXIT_IO;
-    figure_list figs = {0};
-    int rc = EXIT_OK;
-    if (compare_figures_render(m, tmp, opt->formats, opt->log_axis, &figs, err, errlen) != 0 ||
-        compare_figures_render_paper(m, tmp, opt->formats, opt->figure_size, &figs, err, errlen) != 0)
-        rc = EXIT_IO;
-    char *md = NULL, *md_inline = NULL, *html = NULL, *csv = NULL, *tex = NULL;
-    if (rc == EXIT_OK) {
-        md = compare_markdown(m, &figs, NULL);
-        md_inline = compare_markdown(m, &figs, tmp);
-        char title[256];
-        snprintf(title, sizeof title, "attnprof compare — %d runs, baseline %s", m->n, m->in[0]->label);
-        html = report_html(md_inline, title, err, errlen);
-        csv = compare_csv(m);
-        tex = compare_tex(m);
-        if (!html)
-            rc = EXIT_IO;
-    }
-    if (rc == EXIT_OK && (archive_write_file(tmp, "compare.md", md, err, errlen) != 0 ||
-                          archive_write_file(tmp, "compare.html", html, err, errlen) != 0 ||
-                          archive_write_file(tmp, "compare.csv", csv, err, errlen) != 0 ||
-                          archive_write_file(tmp, "compare.tex", tex, err, errlen) != 0))
-        rc = EXIT_IO;
-    free(md);
-    free(md_inline);
-    free(html);
-    free(csv);
-    free(tex);
-    figure_list_free(&figs);
-    if (rc == EXIT_OK && archive_commit(tmp, dest, force, err, errlen) != 0)
-        rc = force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
-    if (rc != EXIT_OK)
-        remove_tree(tmp);
-    return rc;
+    compare_doc d = {m, opt};
+    char title[256];
+    snprintf(title, sizeof title, "attnprof compare — %d runs, baseline %s", m->n, m->in[0]->label);
+    const doc_bundle b = {.kind = "compare", .noun = "comparison", .title = title, .model = &d,
+                          .draw = draw_compare, .markdown = compare_md, .outputs = compare_outputs,
+                          .n_outputs = (int)(sizeof compare_outputs / sizeof compare_outputs[0]),
+                          .placement = DOC_OWN_DIRECTORY, .quiet = 1};
+    return doc_bundle_write(&b, dest, force, err, errlen);
 }

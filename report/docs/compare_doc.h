@@ -11,8 +11,9 @@
 /* compare.md, compare.html, compare.csv (malloc'd text). */
 char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir);
 char *compare_csv(const compare_model *m);
-/* Everything into DIR, atomically (a temporary directory renamed into place):
- * figures first, then the documents. EXIT_OK, EXIT_OUTPUT_EXISTS, or EXIT_IO. */
+/* Everything into DIR through the document pipeline (doc_bundle.h), as a directory of
+ * its own: built beside DIR and renamed into place (swapped with an old one under
+ * `force`). EXIT_OK, EXIT_OUTPUT_EXISTS, or EXIT_IO. */
 int compare_write(const compare_model *m, const char *dir, const compare_options *opt, int force, char *err,
                   size_t errlen);
 

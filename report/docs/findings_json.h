@@ -1,5 +1,5 @@
 /* findings.json (findings_json.c): an archive's findings as data, by stable id, for
- * compare and other tools. Written by report_write_ref beside report.md. */
+ * compare and other tools. Written beside report.md (one row of the report's bundle, report_render.c). */
 #ifndef ATTNPROF_FINDINGS_JSON_H
 #define ATTNPROF_FINDINGS_JSON_H
 

@@ -1035,67 +1035,6 @@ char *report_summary_csv(const analysis *a)
     return buf;
 }
 
-int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen)
-{
-    return report_write_ref(a, figs, dir, NULL, err, errlen);
-}
-
-int report_write_ref(const analysis *a, const figure_list *figs, const char *dir, const report_reference *ref,
-                     char *err, size_t errlen)
-{
-    const run_info *r = a->run;
-    char title[256];
-    if (r->imported)
-        snprintf(title, sizeof title, "attnprof — %s, %s", r->device.name[0] ? r->device.name : "GPU not recorded",
-                 run_producer_phrase(r));
-    else
-        snprintf(title, sizeof title, "attnprof — %s, %d×%d×%d×%d %s", r->device.name, r->shape.batch,
-                 r->shape.heads, r->shape.seq, r->shape.dim, r->dtype);
-    char *md = report_markdown_ref(a, figs, NULL, ref);
-    char *md_inline = report_markdown_ref(a, figs, dir, ref);
-    char *html = report_html(md_inline, title, err, errlen);
-    char *csv = report_summary_csv(a);
-    char *tex = report_summary_tex(a);
-    char version[64], year[8]; /* the footer's BibTeX, from the same version string */
-    citation_version(r->tool_version, version, sizeof version);
-    citation_year(r->date, year, sizeof year);
-    char *cff = citation_cff(version, year);
-    char *fjson = findings_json(a);
-    char *samples = samples_csv(a), *kernels = kernels_csv(a);
-    int rc = html ? 0 : -1;
-    if (!rc)
-        rc = archive_write_file(dir, "samples.csv", samples, err, errlen);
-    if (!rc)
-        rc = archive_write_file(dir, "kernels.csv", kernels, err, errlen);
-    if (!rc)
-        rc = archive_write_file(dir, "findings.json", fjson, err, errlen);
-    if (!rc && r->imported) { /* roles of a model trace's operations (model_roles.h) */
-        char *roles = model_roles_csv(a);
-        rc = archive_write_file(dir, "roles.csv", roles, err, errlen);
-        free(roles);
-    }
-    if (!rc)
-        rc = archive_write_file(dir, "summary.csv", csv, err, errlen);
-    if (!rc)
-        rc = archive_write_file(dir, "summary.tex", tex, err, errlen);
-    if (!rc)
-        rc = archive_write_file(dir, "CITATION.cff", cff, err, errlen);
-    if (!rc)
-        rc = archive_write_file(dir, "report.md", md, err, errlen);
-    if (!rc)
-        rc = archive_write_file(dir, "report.html", html, err, errlen);
-    free(md);
-    free(md_inline);
-    free(html);
-    free(csv);
-    free(tex);
-    free(cff);
-    free(fjson);
-    free(samples);
-    free(kernels);
-    return rc;
-}
-
 /* ---- shared with the other documents (compare) -------------------------- */
 
 void report_md_figure(FILE *f, const figure_list *figs, const char *name, const char *inline_dir)

@@ -21,15 +21,9 @@ typedef struct report_reference {
 /* report_markdown with a reference column (ref may be NULL). */
 char *report_markdown_ref(const analysis *a, const figure_list *figs, const char *inline_from_dir,
                           const report_reference *ref);
-/* report_write with a reference (ref may be NULL). */
-int report_write_ref(const analysis *a, const figure_list *figs, const char *dir, const report_reference *ref,
-                     char *err, size_t errlen);
 /* Markdown → complete HTML page (malloc'd), or NULL with `err` set. */
 char *report_html(const char *markdown, const char *title, char *err, size_t errlen);
 char *report_summary_csv(const analysis *a);
-/* Writes report.md, report.html, summary.csv, summary.tex and findings.json into
- * `dir`, each through a temporary file and a rename. */
-int report_write(const analysis *a, const figure_list *figs, const char *dir, char *err, size_t errlen);
 
 /* Pieces the other documents (compare.md/.html/.csv) share with the report. */
 /* A figure as Markdown: the PNG (or SVG) image, inlined as a data: URI when

@@ -5,23 +5,16 @@
 #include "sweep_doc.h"
 
 #include "archive.h"
-#include "cleanup.h"
+#include "doc_bundle.h"
 #include "escape.h"
 #include "latex.h"
 #include "exit_codes.h"
 #include "report.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <signal.h>
-#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static void bytes_text(double b, char *out, size_t n)
 {
@@ -420,113 +413,49 @@ char *sweep_latex(const sweep_model *m)
     return buf;
 }
 
-/* Temporaries of a killed sweep_write (.sweep-report.tmp-PID, .figures.old-PID, PID gone). */
-static void remove_stale(const char *dir)
+/* ---- the sweep's bundle (doc_bundle.h) ----------------------------------------------- */
+
+typedef struct sweep_doc {
+    const sweep_model *m;
+    unsigned formats;
+} sweep_doc;
+
+static int draw_sweep(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        const char *num = !strncmp(e->d_name, ".sweep-report.tmp-", 18) ? e->d_name + 18
-                          : !strncmp(e->d_name, ".figures.old-", 13)    ? e->d_name + 13
-                                                                        : NULL;
-        if (!num || !*num || strspn(num, "0123456789") != strlen(num) || strlen(num) > 9)
-            continue;
-        long pid = strtol(num, NULL, 10);
-        if (pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
-            char path[1400];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            remove_tree(path);
-        }
-    }
-    if (d)
-        closedir(d);
+    const sweep_doc *d = b->model;
+    return sweep_figures_render(d->m, dir, d->formats, figs, err, errlen) == 0 ? EXIT_OK : EXIT_IO;
 }
+
+static char *sweep_md(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)
+{
+    return sweep_markdown(((const sweep_doc *)b->model)->m, figs, inline_from_dir);
+}
+
+static int sweep_csv_row(const doc_page *p, char **out, char *err, size_t n)
+{
+    return doc_text(sweep_csv(((const sweep_doc *)p->bundle->model)->m), out, err, n);
+}
+static int sweep_tex_row(const doc_page *p, char **out, char *err, size_t n)
+{
+    return doc_text(sweep_latex(((const sweep_doc *)p->bundle->model)->m), out, err, n);
+}
+
+static const doc_output sweep_outputs[] = {
+    {"sweep.md", doc_markdown_row, NULL},
+    {"sweep.html", doc_html_row, NULL},
+    {"sweep.csv", sweep_csv_row, NULL},
+    {"sweep.tex", sweep_tex_row, NULL},
+};
 
 int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen)
 {
-    /* One writer at a time per sweep directory (flock): a second --collect waits. */
-    int lock = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
-        snprintf(err, errlen, "%s: cannot open or lock the sweep directory: %s", m->dir, strerror(errno));
-        if (lock >= 0)
-            close(lock);
-        return EXIT_IO;
-    }
-    remove_stale(m->dir);
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s/.sweep-report.tmp-%d", m->dir, (int)getpid());
-    remove_tree(tmp);
-    cleanup_add_path(tmp); /* before it exists: a signal right after mkdir still removes it */
-    if (mkdir(tmp, 0755) != 0) {
-        cleanup_forget_path(tmp);
-        snprintf(err, errlen, "%s: cannot write into the sweep directory: %s", m->dir, strerror(errno));
-        close(lock);
-        return EXIT_IO;
-    }
-    figure_list figs = {0};
-    int rc = EXIT_OK;
-    if (sweep_figures_render(m, tmp, formats, &figs, err, errlen) != 0)
-        rc = EXIT_IO;
-    char *md = NULL, *md_inline = NULL, *html = NULL, *csv = NULL, *latex = NULL;
-    if (rc == EXIT_OK) {
-        md = sweep_markdown(m, &figs, NULL);
-        md_inline = sweep_markdown(m, &figs, tmp);
-        char title[256];
-        snprintf(title, sizeof title, "attnprof sweep — %s, %d shapes", m->gpu_name, m->n_shapes);
-        html = md_inline ? report_html(md_inline, title, err, errlen) : NULL;
-        csv = sweep_csv(m);
-        latex = sweep_latex(m);
-        if (!md || !html || !csv || !latex) {
-            if (html)
-                snprintf(err, errlen, "out of memory");
-            rc = EXIT_IO;
-        }
-    }
-    static const char *files[] = {"sweep.md", "sweep.html", "sweep.csv", "sweep.tex"};
-    const char *texts[] = {md, html, csv, latex};
-    for (int i = 0; i < 4 && rc == EXIT_OK; i++)
-        if (archive_write_file(tmp, files[i], texts[i], err, errlen) != 0)
-            rc = EXIT_IO;
-    free(md);
-    free(md_inline);
-    free(html);
-    free(csv);
-    free(latex);
-    /* Into place, with SIGINT/SIGTERM held back: the figures folder is swapped whole in
-     * one rename (RENAME_EXCHANGE; aside and in where the file system lacks it), then
-     * each document is renamed over its old self. */
-    char from[1400], to[1400], old[1400];
-    sigset_t mask;
-    cleanup_block(&mask);
-    if (rc == EXIT_OK) {
-        snprintf(from, sizeof from, "%s/figures", tmp);
-        snprintf(to, sizeof to, "%s/figures", m->dir);
-        snprintf(old, sizeof old, "%s/.figures.old-%d", m->dir, (int)getpid());
-        if (path_exists(to) && renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
-            remove_tree(from); /* the old figures */
-        } else if (path_exists(to) && rename(to, old) != 0) {
-            snprintf(err, errlen, "%s: cannot replace: %s", to, strerror(errno));
-            rc = EXIT_IO;
-        } else if (rename(from, to) != 0) {
-            snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
-            rename(old, to);
-            rc = EXIT_IO;
-        } else {
-            remove_tree(old);
-        }
-    }
-    for (int i = 0; i < 4 && rc == EXIT_OK; i++) {
-        snprintf(from, sizeof from, "%s/%s", tmp, files[i]);
-        snprintf(to, sizeof to, "%s/%s", m->dir, files[i]);
-        if (rename(from, to) != 0) {
-            snprintf(err, errlen, "%s: cannot write: %s", to, strerror(errno));
-            rc = EXIT_IO;
-        }
-    }
-    figure_list_free(&figs);
-    remove_tree(tmp);
-    cleanup_forget_path(tmp);
-    cleanup_unblock(&mask);
-    close(lock);
-    return rc;
+    sweep_doc d = {m, formats};
+    char title[256];
+    snprintf(title, sizeof title, "attnprof sweep — %s, %d shapes", m->gpu_name, m->n_shapes);
+    /* One writer at a time per sweep directory (the pipeline's lock): a second --collect waits. */
+    const doc_bundle b = {.kind = "sweep-report", .noun = "sweep report", .title = title, .model = &d,
+                          .draw = draw_sweep, .markdown = sweep_md, .outputs = sweep_outputs,
+                          .n_outputs = (int)(sizeof sweep_outputs / sizeof sweep_outputs[0]),
+                          .placement = DOC_BESIDE_INPUTS, .quiet = 0};
+    return doc_bundle_write(&b, m->dir, 0, err, errlen);
 }

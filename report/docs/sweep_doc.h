@@ -14,8 +14,9 @@ char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *
 char *sweep_csv(const sweep_model *m);
 char *sweep_latex(const sweep_model *m);
 /* Writes sweep.md, sweep.html, sweep.csv, sweep.tex and figures/sweep-* into
- * m->dir: rendered beside it, then renamed in, so a failure leaves the previous
- * report as it was. EXIT_OK or EXIT_IO. */
+ * m->dir through the document pipeline (doc_bundle.h), beside the shapes and logs:
+ * rendered into a staging folder, then moved in all together, so a failure leaves
+ * the previous documents as they were. EXIT_OK or EXIT_IO. */
 int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen);
 
 #endif
