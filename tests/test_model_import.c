@@ -1053,3 +1053,34 @@ Test(model_compare, model_import_against_an_attnprof_run_is_refused)
     snprintf(args, sizeof args, "rm -rf %s", dir);
     cr_assert_eq(system(args), 0);
 }
+
+Test(model_compare, math_backend_against_cudnn_is_slower_and_gates, .timeout = 120)
+{
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-sdpa-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-math-infer-s8a.json.gz", "");
+    const trace_pair *pr = &c->m.traces.pairs[0];
+    const trace_role_row *fused = pair_row(pr, MPHASE_FORWARD, MROLE_ATTN_FUSED, 0);
+    cr_assert(fused && fused->present[0] && fused->present[1]);
+    cr_assert_str_eq(fused->impl[0], "cuDNN");
+    cr_assert_str_eq(fused->impl[1], "math");
+    jtrace s, m;
+    jtrace_load(&s, MODELS "llama-gqa-sdpa-infer-s8a.json.gz");
+    jtrace_load(&m, MODELS "llama-gqa-sdpa-math-infer-s8a.json.gz");
+    within_1pct(fused->st[1].median, count_under(&m, is_math).us, "math attention");
+    cr_assert_eq(fused->ops[1], count_under(&m, is_math).ops);
+    double ms[16], cs[16];
+    int nm = per_step(&m, is_math, ms), ncs = per_step(&s, is_cudnn_fwd, cs);
+    cr_assert(min_of(ms, nm) > max_of(cs, ncs) * (1 + COMPARE_DEFAULT_MIN_EFFECT), "the data separate them");
+    cr_assert_eq(fused->ratio.verdict, VERDICT_SLOWER);
+    int math = 0;
+    for (int k = 0; k < pr->n_only[1]; k++)
+        math |= !strcmp(pr->only[1][k]->id, "math_fallback");
+    cr_assert(math, "math_fallback only in the math run");
+    char args[512];
+    snprintf(args, sizeof args, "compare %s/a %s/b -o %s/cmp -q --fail-on slower", c->dir, c->dir, c->dir);
+    cr_assert_eq(attnprof(args), EXIT_VERDICT_GATE, "%s", err_text);
+    cr_assert(strstr(err_text, "model trace llama-gqa-sdpa-math-infer-s8a's step slower"), "%s", err_text);
+    jtrace_free(&s), jtrace_free(&m);
+    compared_free(c);
+    free(c);
+}
