@@ -1030,6 +1030,23 @@ Test(model_compare, several_traces_pair_by_name_and_the_rest_is_listed, .timeout
     cr_assert(strstr(text, "No model trace is paired."));
     cr_assert(strstr(text, "- `llama-gqa-sdpa-infer-s8b` of **b**: no model trace of its name in a, which holds 2."),
               "each unpaired trace listed");
+    /* --pair names one pair across the names; the rest stays listed */
+    snprintf(args, sizeof args, "compare %s/a %s/b -o %s --force -q --pair llama-gqa-sdpa-infer-s8a=llama-gqa-sdpa-infer-s8b",
+             c->dir, c->dir, out);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "%s/compare.md", out);
+    read_into(args, text, sizeof text);
+    cr_assert(strstr(text, "Paired by `--pair`: `llama-gqa-sdpa-infer-s8b` of **b** against `llama-gqa-sdpa-infer-s8a` of **a**"));
+    cr_assert(strstr(text, "- `llama-gqa-eager-infer-s8b` of **b**: no model trace of its name in a"));
+    cr_assert(!strstr(text, "- `llama-gqa-sdpa-infer-s8b` of **b**"), "paired, so not listed");
+    /* a name that is no model trace of the baseline: one line, exit 2, nothing written */
+    snprintf(args, sizeof args, "compare %s/a %s/b -o %s/none -q --pair llama-gqa-sdpa-infer-s8b=llama-gqa-sdpa-infer-s8a",
+             c->dir, c->dir, c->dir);
+    cr_assert_eq(attnprof(args), EXIT_USAGE, "%s", err_text);
+    cr_assert(strstr(err_text, "llama-gqa-sdpa-infer-s8b is no model trace of a") &&
+              strchr(err_text, '\n') == strrchr(err_text, '\n'), "%s", err_text);
+    snprintf(args, sizeof args, "%s/none", c->dir);
+    cr_assert(!path_exists(args));
     compared_free(c);
     free(c);
 }

@@ -766,8 +766,10 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
             }
         }
     }
-    compare_traces_build(m);
-    return EXIT_OK;
+    int rc = compare_traces_build(m, opt, err, errlen);
+    if (rc != EXIT_OK)
+        compare_free(m);
+    return rc;
 }
 
 void compare_free(compare_model *m)

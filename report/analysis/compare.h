@@ -43,6 +43,13 @@
  * archives carry one batch each, no replicates to measure it from. */
 #define COMPARE_CPU_NOISE_FLOOR 0.90
 
+/* --pair A=B[,C=D]: a model trace of the baseline (A) set against one of another run (B)
+ * whatever their names (compare_traces.c). */
+#define COMPARE_MAX_PAIRS 8
+typedef struct compare_pair_name {
+    char base[32], other[32];  /* variant names (run.json's are at most 31 bytes) */
+} compare_pair_name;
+
 typedef struct compare_options {
     int baseline;          /* index into the inputs */
     int allow_shape_mismatch;
@@ -51,6 +58,8 @@ typedef struct compare_options {
     int log_axis;
     int figure_size;       /* FIG_SIZE_*: also compare-speedup-<size> for a paper */
     int allow_l2_mismatch; /* compare runs that measured different L2 states (issue 25) */
+    compare_pair_name pair[COMPARE_MAX_PAIRS]; /* --pair */
+    int n_pair;
 } compare_options;
 
 typedef struct compare_archive {
@@ -209,7 +218,8 @@ typedef struct trace_layer_row {
 typedef struct trace_pair {
     int archive;               /* the run set against the baseline (index into compare_model.in) */
     const variant_analysis *va[2]; /* [0] the baseline's trace, [1] the run's */
-    int by_name;               /* 1: the same name; 0: the one model trace of each run */
+    int by_name;               /* 1: the same name; 0: the one model trace of each run, or --pair */
+    int by_option;             /* 1: named by --pair */
     int verdicts;              /* both sides hold COMPARE_MIN_STEPS steps or more */
     stats step[2];             /* CUDA µs per step */
     compare_ratio step_ratio;
@@ -298,8 +308,12 @@ compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, 
                                int higher_is_better);
 
 /* compare_traces.c: pairs the runs' model traces against the baseline's and compares them
- * step by step (compare_build calls it; compare_free frees it). */
-void compare_traces_build(compare_model *m);
+ * step by step (compare_build calls it; compare_free frees it): the --pair names first, then
+ * the same names, then the one of each run. EXIT_OK, or EXIT_USAGE with one line when a
+ * --pair name is no model trace of the baseline or of any other run. */
+int compare_traces_build(compare_model *m, const compare_options *opt, char *err, size_t errlen);
+/* --pair A=B[,C=D] into opt->pair; -1 with one line in err when malformed. */
+int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_t errlen);
 void compare_traces_free(compare_traces *t);
 
 #endif

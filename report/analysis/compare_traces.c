@@ -9,13 +9,16 @@
  * when both traces have the same number of layers of the same period (else the blocks are
  * not the same sequence of operations and are not paired); the finding ids of one side only.
  * Ratios, intervals and verdicts come from compare_ratio_of against compare's CUDA-time
- * floor (--min-effect), and only with COMPARE_MIN_STEPS steps on each side. */
+ * floor (--min-effect), and only with COMPARE_MIN_STEPS steps on each side. --pair A=B names
+ * pairs across runs whose traces have other names (several traces a side), before the rules. */
 #include "compare.h"
 #include "alloc.h"
 
+#include "exit_codes.h"
 #include "median.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,16 +233,34 @@ static const variant_analysis **model_traces_of(const compare_archive *ar, int *
     return out;
 }
 
-/* Pairs the baseline's model traces B with run i's O; what is left goes to the unpaired list. */
-static void pair_run(compare_model *m, int i, const variant_analysis **B, int nb, const variant_analysis **O, int no)
+static int index_of(const variant_analysis **list, int n, const char *name)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(list[k]->result->name, name))
+            return k;
+    return -1;
+}
+
+/* Pairs the baseline's model traces B with run i's O: --pair names first, then the same names,
+ * then the one of each; what is left goes to the unpaired list. */
+static void pair_run(compare_model *m, const compare_options *opt, int i, const variant_analysis **B, int nb,
+                     const variant_analysis **O, int no)
 {
     compare_traces *t = &m->traces;
     char *used_b = calloc((size_t)nb + 1, 1), *used_o = calloc((size_t)no + 1, 1);
     if (!used_b || !used_o)
         attn_oom();
+    for (int k = 0; k < opt->n_pair; k++) {
+        int b = index_of(B, nb, opt->pair[k].base), o = index_of(O, no, opt->pair[k].other);
+        if (b >= 0 && o >= 0 && !used_b[b] && !used_o[o]) {
+            build_pair(&t->pairs[t->n_pairs++], i, B[b], O[o], 0, m->min_effect);
+            t->pairs[t->n_pairs - 1].by_option = 1;
+            used_b[b] = used_o[o] = 1;
+        }
+    }
     for (int b = 0; b < nb; b++)
         for (int o = 0; o < no; o++)
-            if (!used_o[o] && !strcmp(B[b]->result->name, O[o]->result->name)) {
+            if (!used_b[b] && !used_o[o] && !strcmp(B[b]->result->name, O[o]->result->name)) {
                 build_pair(&t->pairs[t->n_pairs++], i, B[b], O[o], 1, m->min_effect);
                 used_b[b] = used_o[o] = 1;
                 break;
@@ -257,7 +278,49 @@ static void pair_run(compare_model *m, int i, const variant_analysis **B, int nb
     free(used_b), free(used_o);
 }
 
-void compare_traces_build(compare_model *m)
+int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_t errlen)
+{
+    opt->n_pair = 0;
+    const char *p = list;
+    do {
+        const char *end = strchr(p, ','), *eq = memchr(p, '=', end ? (size_t)(end - p) : strlen(p));
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        size_t lb = eq ? (size_t)(eq - p) : 0, lo = eq ? len - lb - 1 : 0;
+        compare_pair_name *pn = &opt->pair[opt->n_pair];
+        if (!eq || !lb || !lo || lb >= sizeof pn->base || lo >= sizeof pn->other || opt->n_pair == COMPARE_MAX_PAIRS) {
+            snprintf(err, errlen, "--pair %s: expected BASELINE_TRACE=OTHER_TRACE[,...] (at most %d, names of 1 to %zu "
+                     "bytes), e.g. --pair llama-eager=llama-sdpa", list, COMPARE_MAX_PAIRS, sizeof pn->base - 1);
+            return -1;
+        }
+        memcpy(pn->base, p, lb), pn->base[lb] = '\0';
+        memcpy(pn->other, eq + 1, lo), pn->other[lo] = '\0';
+        opt->n_pair++;
+        p = end ? end + 1 : NULL;
+    } while (p);
+    return 0;
+}
+
+/* EXIT_OK when every --pair name is a model trace: A of the baseline, B of some other run. */
+static int pairs_known(const compare_model *m, const compare_options *opt, const variant_analysis ***lists,
+                       char *err, size_t errlen)
+{
+    for (int k = 0; k < opt->n_pair; k++) {
+        const compare_pair_name *pn = &opt->pair[k];
+        int other = 0;
+        for (int i = 1; i < m->n; i++)
+            other |= index_of(lists[i], m->traces.n_model[i], pn->other) >= 0;
+        if (index_of(lists[0], m->traces.n_model[0], pn->base) < 0 || !other) {
+            int base_missing = index_of(lists[0], m->traces.n_model[0], pn->base) < 0;
+            snprintf(err, errlen, "--pair %s=%s: %s is no model trace of %s; name a trace of the baseline, then one "
+                     "of another run (their variant names, as in their report.md)", pn->base, pn->other,
+                     base_missing ? pn->base : pn->other, base_missing ? m->in[0]->label : "the other runs");
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
+
+int compare_traces_build(compare_model *m, const compare_options *opt, char *err, size_t errlen)
 {
     compare_traces *t = &m->traces;
     memset(t, 0, sizeof *t);
@@ -268,16 +331,18 @@ void compare_traces_build(compare_model *m)
         total += t->n_model[i];
         t->any |= t->n_model[i] > 0;
     }
+    int rc = pairs_known(m, opt, lists, err, errlen);
     /* each run's traces pair with the baseline's at most once each: room for all of them */
     size_t room = (size_t)(total + t->n_model[0] * m->n + 1);
     t->pairs = calloc(room, sizeof *t->pairs);
     t->unpaired = calloc(room, sizeof *t->unpaired);
     if (!t->pairs || !t->unpaired)
         attn_oom();
-    for (int i = 1; t->any && i < m->n; i++)
-        pair_run(m, i, lists[0], t->n_model[0], lists[i], t->n_model[i]);
+    for (int i = 1; rc == EXIT_OK && t->any && i < m->n; i++)
+        pair_run(m, opt, i, lists[0], t->n_model[0], lists[i], t->n_model[i]);
     for (int i = 0; i < m->n; i++)
         free(lists[i]);
+    return rc;
 }
 
 void compare_traces_free(compare_traces *t)

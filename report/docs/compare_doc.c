@@ -381,7 +381,17 @@ static void trace_pair_head(FILE *f, const compare_model *m, const trace_pair *p
     fputs(" against ", f);
     trace_name(f, m, pr, 1);
     fputs("\n\n", f);
-    if (pr->by_name) {
+    if (pr->by_option) {
+        fputs("Paired by `--pair`: ", f);
+        esc_md_code(f, pr->va[1]->result->name, 0);
+        fputs(" of **", f);
+        esc_md_text(f, m->in[pr->archive]->label);
+        fputs("** against ", f);
+        esc_md_code(f, pr->va[0]->result->name, 0);
+        fputs(" of **", f);
+        esc_md_text(f, m->in[0]->label);
+        fputs("** (the baseline). ", f);
+    } else if (pr->by_name) {
         fputs("Paired by name: ", f);
         esc_md_code(f, pr->va[0]->result->name, 0);
         fputs(" in both runs. ", f);
@@ -550,8 +560,8 @@ static void trace_unpaired_list(FILE *f, const compare_model *m)
     const compare_traces *t = &m->traces;
     if (!t->n_unpaired)
         return;
-    fputs("Not paired (a trace pairs with one of the same name in the other run, or, when each run holds exactly "
-          "one model trace, with that one):\n\n", f);
+    fputs("Not paired (a trace pairs with the one `--pair` names, or with one of the same name in the other run, "
+          "or, when each run holds exactly one model trace, with that one):\n\n", f);
     for (int k = 0; k < t->n_unpaired; k++) {
         const trace_unpaired *u = &t->unpaired[k];
         fputs("- ", f);

@@ -240,6 +240,8 @@ static int cmd_compare(const cli_options *o)
                            .allow_l2_mismatch = o->allow_l2_mismatch};
     if ((opt.baseline = baseline_index(o, err, sizeof err)) < 0)
         return die(EXIT_USAGE, err);
+    if (o->pairs && compare_pairs_parse(o->pairs, &opt, err, sizeof err) != 0)
+        return die(EXIT_USAGE, err);
     compare_archive *ars = calloc((size_t)o->n_inputs, sizeof *ars);
     compare_archive *in[COMPARE_MAX_ARCHIVES];
     if (!ars)
