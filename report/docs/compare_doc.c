@@ -589,10 +589,11 @@ static void traces_section(FILE *f, const compare_model *m)
     fprintf(f, "## Model traces, step by step\n\nA model trace is an imported PyTorch profiler trace whose forwards "
                "are its `ProfilerStep#N` steps and whose GPU operations carry the CPU ops that launched them; its "
                "roles are those of the report's Model section. Each run's model traces are set against the "
-               "baseline's: by name, or, when the two runs hold exactly one each, that one against that one. The "
-               "steps are the samples: ratios are of the medians over steps, with a 95%% interval from %d bootstrap "
-               "resamples of the steps and the verdict against the %.0f%% floor of CUDA time (`--min-effect`), "
-               "as above; with fewer than %d steps in either run there is no interval and no verdict.\n\n",
+               "baseline's: as `--pair` names them, then by name, then, when the two runs hold exactly one each, "
+               "that one against that one. The steps are the samples: ratios are of the medians over steps, with a "
+               "95%% interval from %d bootstrap resamples of the steps and the verdict against the %.0f%% floor of "
+               "CUDA time (`--min-effect`), read as in the tables below; with fewer than %d steps in either run "
+               "there is no interval and no verdict.\n\n",
             BOOTSTRAP_RESAMPLES, m->min_effect * 100, COMPARE_MIN_STEPS);
     if (!t->n_pairs)
         fputs("No model trace is paired.\n\n", f);
