@@ -813,6 +813,9 @@ Test(model_compare, eager_against_sdpa_role_by_role, .timeout = 120)
     cr_assert_str_eq(fused->impl[1], "cuDNN");
     cr_assert_str_eq(soft->impl[0], "eager");
     within_1pct(attn->st[1].median, count_under(&s, is_cudnn_fwd).us, "sdpa attention, all parts");
+    within_1pct(attn->share[1], count_under(&s, is_cudnn_fwd).share, "sdpa attention's share");
+    within_1pct(pr->attn_share[1], count_under(&s, is_cudnn_fwd).share, "sdpa attention's share of the step");
+    within_1pct(soft->share[0], count_under(&e, is_softmax).share, "eager softmax's share");
     /* The verdict from the data alone: eager's attention holds at least its softmax; when every
      * step of SDPA's attention is below every step of eager's softmax by more than the floor, every
      * resampled ratio is, and so the whole interval: faster. */

@@ -456,22 +456,25 @@ static void trace_role_cells(FILE *f, const trace_role_row *row, int j)
         fputs(" – | – | – |", f);
         return;
     }
-    char us[48];
+    char us[48], share[24];
     format_us_column(row->st[j].median, us, sizeof us);
-    fprintf(f, " %g | %s | ", row->ops[j], us);
+    share_text(row->share[j], share, sizeof share);
+    fprintf(f, " %g | %s (%s) | ", row->ops[j], us, share);
     esc_md_text(f, row->impl[j][0] ? row->impl[j] : "–");
     fputs(" |", f);
 }
 
 static void trace_role_table(FILE *f, const compare_model *m, const trace_pair *pr)
 {
-    fputs("Role by role (µs per step: median over the steps of the summed durations of the role's operations; a "
-          "step without the role counts 0; *attention, all parts* is every attention role of the phase together, "
-          "eager attention's kernels against one fused op):\n\n| Phase | Role | ", f);
+    fputs("Role by role (µs per step: median over the steps of the summed durations of the role's operations, a "
+          "step without the role counting 0, and its share of the step's CUDA time, median over steps; *attention, "
+          "all parts* is every attention role of the phase together, eager attention's kernels against one fused "
+          "op):\n\n| Phase | Role | ", f);
     esc_md_text(f, m->in[0]->label);
-    fputs(": ops / step | µs / step | implementation | ", f);
+    fputs(": ops / step | µs / step (share) | implementation | ", f);
     esc_md_text(f, m->in[pr->archive]->label);
-    fputs(": ops / step | µs / step | implementation | Ratio [95%] |\n|---|---|---|---|---|---|---|---|---|\n", f);
+    fputs(": ops / step | µs / step (share) | implementation | Ratio [95%] |\n|---|---|---|---|---|---|---|---|---|\n",
+          f);
     for (int k = 0; k < pr->n_rows; k++) {
         const trace_role_row *row = &pr->rows[k];
         char r[96];
