@@ -17,7 +17,7 @@ static const char *sample_value(const char *name)
         {"dim", "64"},         {"iters", "3"},      {"warmup", "1"},       {"seed", "7"},
         {"check-rows", "16"}, {"counters-max-gib", "8"}, {"replicate", "3"}, {"ceilings-from", "tests/fixtures/h200-6var/run.json"}, {"l2", "cold"}, {"output", "/tmp/attnprof-never"},          {"format", "png"},
         {"figure-size", "column"}, {"reference", "/tmp/attnprof-ref"},     {"baseline", "a"},
-        {"min-effect", "5"},   {"fail-on", "slower"},   {"tokens", "4096"},  {"gpus", "all"},       {"task-command", "true"},
+        {"min-effect", "5"},   {"fail-on", "slower"}, {"pair", "a=b"},   {"tokens", "4096"},  {"gpus", "all"},       {"task-command", "true"},
         {"slurm-task-command", "true"},             {"partition", "gpu"},  {"time", "10"},
         {"collect", "/tmp/attnprof-never"},         {"task", "0"},         {"variant", "flash"},
         {"range", "attn_fwd"}, {"device", "0"},     {"shape", "8x16x1024x64"}};

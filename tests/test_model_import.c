@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "archive.h"
+#include "compare.h"
 #include "exit_codes.h"
 #include "findings.h"
 #include "kineto_import.h"
@@ -37,7 +38,7 @@ typedef struct jtrace {
     json_t *root;
     jop *cpu;
     size_t n_cpu;
-    jop steps[8];
+    jop steps[16];
     int n_steps;
     /* GPU ops with their launcher's ts and tid */
     struct jgpu {
@@ -101,7 +102,7 @@ static void jtrace_load(jtrace *t, const char *path)
         int tid = (int)json_integer_value(json_object_get(e, "tid"));
         if (!strcmp(cat, "cpu_op"))
             t->cpu[t->n_cpu++] = (jop){name, ts, dur, tid};
-        else if (!strcmp(cat, "user_annotation") && !strncmp(name, "ProfilerStep#", 13) && t->n_steps < 8)
+        else if (!strcmp(cat, "user_annotation") && !strncmp(name, "ProfilerStep#", 13) && t->n_steps < 16)
             t->steps[t->n_steps++] = (jop){name, ts, dur, tid};
         else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
             json_t *c = json_object_get(json_object_get(e, "args"), "correlation");
@@ -176,7 +177,7 @@ static double median2(double *v, int n)
 
 static counted count_under(const jtrace *t, name_pred pred)
 {
-    double ops[8] = {0}, us[8] = {0}, total[8] = {0}, share[8];
+    double ops[16] = {0}, us[16] = {0}, total[16] = {0}, share[16];
     for (size_t g = 0; g < t->n_gpu; g++) {
         int s = t->gpu[g].step;
         if (s < 0)
@@ -705,4 +706,401 @@ Test(model_import, fp32_cuda_core_kernel_on_16bit_inputs_synthetic)
     imported_free(im);
     free(im);
     unlink(path);
+}
+
+/* ---- compare of two model imports (compare_traces.c), the steps as the samples ----------- */
+
+/* Per step: the summed durations of the GPU ops launched under a CPU op for which pred holds. */
+static int per_step(const jtrace *t, name_pred pred, double *out)
+{
+    for (int s = 0; s < t->n_steps; s++)
+        out[s] = 0;
+    for (size_t g = 0; g < t->n_gpu; g++)
+        if (t->gpu[g].step >= 0 && launched_under(t, &t->gpu[g], pred))
+            out[t->gpu[g].step] += t->gpu[g].dur;
+    return t->n_steps;
+}
+
+static double min_of(const double *v, int n)
+{
+    double x = INFINITY;
+    for (int i = 0; i < n; i++)
+        x = v[i] < x ? v[i] : x;
+    return x;
+}
+
+static double max_of(const double *v, int n)
+{
+    double x = -INFINITY;
+    for (int i = 0; i < n; i++)
+        x = v[i] > x ? v[i] : x;
+    return x;
+}
+
+typedef struct compared {
+    char dir[64];
+    compare_archive ar[2];
+    compare_model m;
+} compared;
+
+/* Imports each list of traces (`import FILES [extra] -o DIR/a|b`) with the binary, then builds
+ * compare's model over the two archives in this process. */
+static void compare_imports(compared *c, const char *a_files, const char *b_files, const char *extra)
+{
+    snprintf(c->dir, sizeof c->dir, "/tmp/attnprof-mcmp-XXXXXX");
+    cr_assert_not_null(mkdtemp(c->dir));
+    char args[2048], err[1024];
+    const char *files[2] = {a_files, b_files};
+    compare_archive *in[2];
+    for (int j = 0; j < 2; j++) {
+        snprintf(args, sizeof args, "import %s %s -o %s/%c -q", files[j], extra, c->dir, 'a' + j);
+        cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+        snprintf(args, sizeof args, "%s/%c", c->dir, 'a' + j);
+        cr_assert_eq(compare_load(&c->ar[j], args, err, sizeof err), EXIT_OK, "%s", err);
+        in[j] = &c->ar[j];
+    }
+    compare_options o = {.min_effect = COMPARE_DEFAULT_MIN_EFFECT};
+    cr_assert_eq(compare_build(&c->m, in, 2, &o, err, sizeof err), EXIT_OK, "%s", err);
+}
+
+static void compared_free(compared *c)
+{
+    compare_free(&c->m);
+    compare_archive_free(&c->ar[0]);
+    compare_archive_free(&c->ar[1]);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", c->dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static const trace_role_row *pair_row(const trace_pair *pr, model_phase p, model_role r, int attention_total)
+{
+    for (int k = 0; k < pr->n_rows; k++)
+        if (pr->rows[k].phase == p && pr->rows[k].attention_total == attention_total &&
+            (attention_total || pr->rows[k].role == r))
+            return &pr->rows[k];
+    return NULL;
+}
+
+Test(model_compare, eager_against_sdpa_role_by_role, .timeout = 120)
+{
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-eager-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-infer-s8a.json.gz", "");
+    cr_assert_eq(c->m.traces.n_pairs, 1, "the one model trace of each run");
+    cr_assert_eq(c->m.traces.n_unpaired, 0);
+    const trace_pair *pr = &c->m.traces.pairs[0];
+    cr_assert_eq(pr->by_name, 0, "their names differ");
+    jtrace e, s;
+    jtrace_load(&e, MODELS "llama-gqa-eager-infer-s8a.json.gz");
+    jtrace_load(&s, MODELS "llama-gqa-sdpa-infer-s8a.json.gz");
+    cr_assert(e.n_steps >= COMPARE_MIN_STEPS && s.n_steps >= COMPARE_MIN_STEPS);
+    cr_assert_eq(pr->step[0].n, e.n_steps);
+    cr_assert_eq(pr->step[1].n, s.n_steps);
+    cr_assert(pr->verdicts);
+    /* µs per step of each side's roles, against the count from the trace JSON */
+    within_1pct(pr->step[0].median, count_under(&e, always).us, "eager step");
+    within_1pct(pr->step[1].median, count_under(&s, always).us, "sdpa step");
+    const trace_role_row *soft = pair_row(pr, MPHASE_FORWARD, MROLE_ATTN_SOFTMAX, 0);
+    const trace_role_row *fused = pair_row(pr, MPHASE_FORWARD, MROLE_ATTN_FUSED, 0);
+    const trace_role_row *attn = pair_row(pr, MPHASE_FORWARD, 0, 1);
+    cr_assert(soft && fused && attn);
+    within_1pct(soft->st[0].median, count_under(&e, is_softmax).us, "eager softmax");
+    cr_assert_eq(soft->ops[0], count_under(&e, is_softmax).ops);
+    cr_assert(!soft->present[1] && !fused->present[0], "eager's parts beside SDPA's one op, no ratio across");
+    cr_assert_eq(fused->ratio.verdict, VERDICT_NONE);
+    within_1pct(fused->st[1].median, count_under(&s, is_cudnn_fwd).us, "sdpa attention");
+    cr_assert_eq(fused->ops[1], count_under(&s, is_cudnn_fwd).ops);
+    cr_assert_str_eq(fused->impl[1], "cuDNN");
+    cr_assert_str_eq(soft->impl[0], "eager");
+    within_1pct(attn->st[1].median, count_under(&s, is_cudnn_fwd).us, "sdpa attention, all parts");
+    within_1pct(attn->share[1], count_under(&s, is_cudnn_fwd).share, "sdpa attention's share");
+    within_1pct(pr->attn_share[1], count_under(&s, is_cudnn_fwd).share, "sdpa attention's share of the step");
+    within_1pct(soft->share[0], count_under(&e, is_softmax).share, "eager softmax's share");
+    /* The verdict from the data alone: eager's attention holds at least its softmax; when every
+     * step of SDPA's attention is below every step of eager's softmax by more than the floor, every
+     * resampled ratio is, and so the whole interval: faster. */
+    double sa[16], es[16];
+    int ns = per_step(&s, is_cudnn_fwd, sa), ne = per_step(&e, is_softmax, es);
+    cr_assert(max_of(sa, ns) * (1 + COMPARE_DEFAULT_MIN_EFFECT) < min_of(es, ne), "the data separate them");
+    cr_assert_eq(attn->ratio.verdict, VERDICT_FASTER, "ratio %.3f [%.3f, %.3f]", attn->ratio.ci.ratio,
+                 attn->ratio.ci.lo, attn->ratio.ci.hi);
+    cr_assert(attn->ratio.ci.hi <= max_of(sa, ns) / min_of(es, ne), "attention below SDPA's ÷ eager's softmax alone");
+    cr_assert(attn->st[0].median > count_under(&e, is_softmax).us, "eager's attention is more than its softmax");
+    /* the step: every SDPA step below every eager step by more than the floor */
+    double ea[16], sst[16];
+    per_step(&e, always, ea), per_step(&s, always, sst);
+    cr_assert(max_of(sst, ns) * (1 + COMPARE_DEFAULT_MIN_EFFECT) < min_of(ea, ne));
+    cr_assert_eq(pr->step_ratio.verdict, VERDICT_FASTER);
+    cr_assert(pr->step_ratio.ci.lo >= min_of(sst, ns) / max_of(ea, ne) && pr->step_ratio.ci.hi <= max_of(sst, ns) / min_of(ea, ne));
+    within_1pct(pr->step_ratio.ci.ratio, count_under(&s, always).us / count_under(&e, always).us, "step ratio");
+    /* layers: 4 each, of different periods (eager's block launches more ops): not paired */
+    cr_assert_eq(pr->n_layers[0], layers_in_notes("llama-gqa-eager-infer-s8a"));
+    cr_assert_eq(pr->n_layers[1], layers_in_notes("llama-gqa-sdpa-infer-s8a"));
+    cr_assert_neq(pr->layer_period[0], pr->layer_period[1]);
+    cr_assert_eq(pr->layers_paired, 0);
+    /* eager's score matrix is a finding of its side only */
+    int eager_scores = 0;
+    for (int k = 0; k < pr->n_only[0]; k++)
+        eager_scores |= !strcmp(pr->only[0][k]->id, "eager_scores");
+    cr_assert(eager_scores && pr->n_only[1] == 0);
+    /* the documents: the pairing sentence, the verdict, the CSV rows */
+    char out[256], args[512];
+    static char text[1 << 20];
+    snprintf(out, sizeof out, "%s/cmp", c->dir);
+    snprintf(args, sizeof args, "compare %s/a %s/b -o %s -q", c->dir, c->dir, out);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "%s/compare.md", out);
+    read_into(args, text, sizeof text);
+    cr_assert(strstr(text, "Each run holds one model trace, so the two are set against each other"), "pairing");
+    cr_assert(strstr(text, "| forward | **attention, all parts** | 24 |"), "eager's 24 attention ops per step");
+    cr_assert(strstr(text, "Layers not paired"));
+    snprintf(args, sizeof args, "%s/compare.csv", out);
+    read_into(args, text, sizeof text);
+    cr_assert(strstr(text, "ops_per_forward,ops_vs_baseline,kind,phase,part,implementation\n"));
+    char want[160];
+    snprintf(want, sizeof want, ",faster,,,,,,,,8,-16,attention,forward,attention,cuDNN\n");
+    cr_assert(strstr(text, want), "the attention row of the SDPA side: %s", want);
+    jtrace_free(&e), jtrace_free(&s);
+    compared_free(c);
+    free(c);
+}
+
+/* Two recordings of one model (bench/model_traces.py run twice, 30 s apart): what the data
+ * support. Every bootstrap ratio of the steps lies in [min(b)/max(a), max(b)/min(a)]; where
+ * that range is inside the 2% floor, the verdict can only be same. */
+static void same_model_twice(const char *a, const char *b, const char *name)
+{
+    compared *c = calloc(1, sizeof *c);
+    char fa[256], fb[256], extra[128];
+    snprintf(fa, sizeof fa, MODELS "%s.json.gz", a);
+    snprintf(fb, sizeof fb, MODELS "%s.json.gz", b);
+    snprintf(extra, sizeof extra, "--variant %s", name);
+    compare_imports(c, fa, fb, extra);
+    cr_assert_eq(c->m.traces.n_pairs, 1);
+    const trace_pair *pr = &c->m.traces.pairs[0];
+    cr_assert_eq(pr->by_name, 1, "both named %s", name);
+    jtrace ta, tb;
+    jtrace_load(&ta, fa);
+    jtrace_load(&tb, fb);
+    double sa[16], sb[16];
+    int na = per_step(&ta, always, sa), nb = per_step(&tb, always, sb);
+    double lo = min_of(sb, nb) / max_of(sa, na), hi = max_of(sb, nb) / min_of(sa, na);
+    cr_assert(lo >= 1 / (1 + COMPARE_DEFAULT_MIN_EFFECT) && hi <= 1 + COMPARE_DEFAULT_MIN_EFFECT,
+              "the recordings' steps lie within the floor of each other: [%.4f, %.4f]", lo, hi);
+    cr_assert_eq(pr->step_ratio.verdict, VERDICT_SAME, "%.4f [%.4f, %.4f]", pr->step_ratio.ci.ratio,
+                 pr->step_ratio.ci.lo, pr->step_ratio.ci.hi);
+    cr_assert(pr->step_ratio.ci.lo >= lo - 1e-12 && pr->step_ratio.ci.hi <= hi + 1e-12);
+    /* no role and no layer comes out faster or slower between two recordings of one model */
+    for (int k = 0; k < pr->n_rows; k++) {
+        const trace_role_row *r = &pr->rows[k];
+        cr_assert(r->present[0] && r->present[1], "%s in both", model_role_name(r->role));
+        cr_assert(r->ratio.verdict == VERDICT_SAME || r->ratio.verdict == VERDICT_AMBIGUOUS, "%s: %s %.3f [%.3f, %.3f]",
+                  model_role_name(r->role), compare_verdict_word(r->ratio.verdict), r->ratio.ci.ratio, r->ratio.ci.lo,
+                  r->ratio.ci.hi);
+    }
+    cr_assert(pr->layers_paired, "the same layers: %d×%d and %d×%d", pr->n_layers[0], pr->layer_period[0],
+              pr->n_layers[1], pr->layer_period[1]);
+    cr_assert_eq(pr->n_layers[0], layers_in_notes(a));
+    cr_assert_eq(pr->layer_steps[0], na, "every step launches the same ops");
+    cr_assert(pr->layer_verdicts);
+    for (int l = 0; l < pr->n_layers[0]; l++)
+        cr_assert(pr->layers[l].ratio.verdict == VERDICT_SAME || pr->layers[l].ratio.verdict == VERDICT_AMBIGUOUS,
+                  "layer %d", l);
+    cr_assert_eq(pr->n_only[0] + pr->n_only[1], 0, "the same findings");
+    jtrace_free(&ta), jtrace_free(&tb);
+    compared_free(c);
+    free(c);
+}
+
+Test(model_compare, two_recordings_of_eager_are_the_same, .timeout = 120)
+{
+    same_model_twice("llama-gqa-eager-infer-s8a", "llama-gqa-eager-infer-s8b", "llama-eager");
+}
+
+Test(model_compare, two_recordings_of_sdpa_are_the_same, .timeout = 120)
+{
+    same_model_twice("llama-gqa-sdpa-infer-s8a", "llama-gqa-sdpa-infer-s8b", "llama-sdpa");
+}
+
+/* The attention µs of layer l in each step, counted from the JSON: the step's SDPA ops in launch
+ * order, k per layer (k = the step's count ÷ layers); their median over steps. */
+static double layer_attention(const jtrace *t, int l, int layers)
+{
+    double per[16];
+    for (int s = 0; s < t->n_steps; s++) {
+        double ts[64], dur[64];
+        int n = 0;
+        for (size_t g = 0; g < t->n_gpu; g++)
+            if (t->gpu[g].step == s && launched_under(t, &t->gpu[g], is_cudnn_fwd) && n < 64)
+                ts[n] = t->gpu[g].launch_ts, dur[n++] = t->gpu[g].dur;
+        for (int a = 0; a < n; a++) /* launch order */
+            for (int b = a + 1; b < n; b++)
+                if (ts[b] < ts[a]) {
+                    double x = ts[a], y = dur[a];
+                    ts[a] = ts[b], dur[a] = dur[b], ts[b] = x, dur[b] = y;
+                }
+        int k = n / layers;
+        per[s] = 0;
+        for (int i = l * k; i < (l + 1) * k; i++)
+            per[s] += dur[i];
+    }
+    return median2(per, t->n_steps);
+}
+
+Test(model_compare, layer_by_layer_from_every_step, .timeout = 120)
+{
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-sdpa-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-infer-s8b.json.gz",
+                    "--variant llama");
+    const trace_pair *pr = &c->m.traces.pairs[0];
+    cr_assert(pr->layers_paired);
+    jtrace t[2];
+    jtrace_load(&t[0], MODELS "llama-gqa-sdpa-infer-s8a.json.gz");
+    jtrace_load(&t[1], MODELS "llama-gqa-sdpa-infer-s8b.json.gz");
+    for (int j = 0; j < 2; j++) {
+        cr_assert_eq(pr->layers[0].st[j].n, t[j].n_steps, "every step has layer times");
+        double sum = 0;
+        for (int l = 0; l < pr->n_layers[j]; l++) {
+            sum += pr->layers[l].st[j].median;
+            within_1pct(pr->layers[l].attn_us[j], layer_attention(&t[j], l, pr->n_layers[j]), "a layer's attention");
+        }
+        cr_assert(sum > 0.5 * pr->step[j].median && sum < pr->step[j].median, "layers %.1f of a %.1f µs step", sum,
+                  pr->step[j].median);
+    }
+    jtrace_free(&t[0]), jtrace_free(&t[1]);
+    compared_free(c);
+    free(c);
+}
+
+Test(model_compare, two_steps_give_no_verdict, .timeout = 120)
+{
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-eager-infer.json.gz", MODELS "llama-gqa-sdpa-infer.json.gz", "");
+    const trace_pair *pr = &c->m.traces.pairs[0];
+    cr_assert_eq(pr->step[0].n, 2);
+    cr_assert_eq(pr->verdicts, 0);
+    cr_assert_eq(pr->step_ratio.verdict, VERDICT_NONE, "no verdict on 2 steps");
+    jtrace e, s;
+    jtrace_load(&e, MODELS "llama-gqa-eager-infer.json.gz");
+    jtrace_load(&s, MODELS "llama-gqa-sdpa-infer.json.gz");
+    within_1pct(pr->step_ratio.ci.ratio, count_under(&s, always).us / count_under(&e, always).us,
+                "the ratio of the medians");
+    cr_assert(!isfinite(pr->step_ratio.ci.lo), "no interval either");
+    for (int k = 0; k < pr->n_rows; k++)
+        cr_assert_eq(pr->rows[k].ratio.verdict, VERDICT_NONE);
+    char out[256], args[512];
+    static char text[1 << 20];
+    snprintf(out, sizeof out, "%s/cmp", c->dir);
+    snprintf(args, sizeof args, "compare %s/a %s/b -o %s -q", c->dir, c->dir, out);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "%s/compare.md", out);
+    read_into(args, text, sizeof text);
+    char *sec = strstr(text, "## Model traces"), *end = sec ? strstr(sec, "\n## ") : NULL;
+    cr_assert(sec && end);
+    *end = '\0';
+    cr_assert(strstr(sec, "2 and 2 steps (ProfilerStep#N): no interval and no verdict below 5 steps"), "%s", sec);
+    cr_assert(!strstr(sec, "faster") && !strstr(sec, "slower") && !strstr(sec, "same |"), "no verdict word");
+    jtrace_free(&e), jtrace_free(&s);
+    compared_free(c);
+    free(c);
+}
+
+Test(model_compare, several_traces_pair_by_name_and_the_rest_is_listed, .timeout = 180)
+{
+    compared *c = calloc(1, sizeof *c);
+    /* the same two names on both sides: two pairs by name */
+    compare_imports(c, MODELS "llama-gqa-eager-infer-s8a.json.gz " MODELS "llama-gqa-sdpa-infer-s8a.json.gz",
+                    MODELS "llama-gqa-eager-infer-s8b.json.gz " MODELS "llama-gqa-sdpa-infer-s8b.json.gz",
+                    "--variant eager,sdpa");
+    cr_assert_eq(c->m.traces.n_pairs, 2);
+    cr_assert(c->m.traces.pairs[0].by_name && c->m.traces.pairs[1].by_name);
+    cr_assert_str_eq(c->m.traces.pairs[0].va[1]->result->name, "eager");
+    cr_assert_eq(c->m.traces.n_unpaired, 0);
+    compared_free(c);
+    /* names from the files: no name in common and two traces a side: nothing pairs, all four listed */
+    memset(c, 0, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-eager-infer-s8a.json.gz " MODELS "llama-gqa-sdpa-infer-s8a.json.gz",
+                    MODELS "llama-gqa-eager-infer-s8b.json.gz " MODELS "llama-gqa-sdpa-infer-s8b.json.gz", "");
+    cr_assert_eq(c->m.traces.n_pairs, 0);
+    cr_assert_eq(c->m.traces.n_unpaired, 4);
+    char out[256], args[512];
+    static char text[1 << 20];
+    snprintf(out, sizeof out, "%s/cmp", c->dir);
+    snprintf(args, sizeof args, "compare %s/a %s/b -o %s -q", c->dir, c->dir, out);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "%s/compare.md", out);
+    read_into(args, text, sizeof text);
+    cr_assert(strstr(text, "No model trace is paired."));
+    cr_assert(strstr(text, "- `llama-gqa-sdpa-infer-s8b` of **b**: no model trace of its name in a, which holds 2."),
+              "each unpaired trace listed");
+    /* --pair names one pair across the names; the rest stays listed */
+    snprintf(args, sizeof args, "compare %s/a %s/b -o %s --force -q --pair llama-gqa-sdpa-infer-s8a=llama-gqa-sdpa-infer-s8b",
+             c->dir, c->dir, out);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "%s/compare.md", out);
+    read_into(args, text, sizeof text);
+    cr_assert(strstr(text, "Paired by `--pair`: `llama-gqa-sdpa-infer-s8b` of **b** against `llama-gqa-sdpa-infer-s8a` of **a**"));
+    cr_assert(strstr(text, "- `llama-gqa-eager-infer-s8b` of **b**: no model trace of its name in a"));
+    cr_assert(!strstr(text, "- `llama-gqa-sdpa-infer-s8b` of **b**"), "paired, so not listed");
+    /* a name that is no model trace of the baseline: one line, exit 2, nothing written */
+    snprintf(args, sizeof args, "compare %s/a %s/b -o %s/none -q --pair llama-gqa-sdpa-infer-s8b=llama-gqa-sdpa-infer-s8a",
+             c->dir, c->dir, c->dir);
+    cr_assert_eq(attnprof(args), EXIT_USAGE, "%s", err_text);
+    cr_assert(strstr(err_text, "llama-gqa-sdpa-infer-s8b is no model trace of a") &&
+              strchr(err_text, '\n') == strrchr(err_text, '\n'), "%s", err_text);
+    snprintf(args, sizeof args, "%s/none", c->dir);
+    cr_assert(!path_exists(args));
+    compared_free(c);
+    free(c);
+}
+
+Test(model_compare, model_import_against_an_attnprof_run_is_refused)
+{
+    char dir[] = "/tmp/attnprof-mcmp-XXXXXX", args[1024], path[1100];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "import " MODELS "llama-gqa-sdpa-infer.json.gz -o %s/model -q", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    for (int order = 0; order < 2; order++) {
+        snprintf(args, sizeof args, order ? "compare %s/model tests/fixtures/h200-6var -o %s/cmp -q"
+                                          : "compare tests/fixtures/h200-6var %s/model -o %s/cmp -q", dir, dir);
+        cr_assert_eq(attnprof(args), EXIT_USAGE, "%s", err_text);
+        cr_assert(strstr(err_text, "model holds model traces") && strstr(err_text, "h200-6var none") &&
+                  !strstr(err_text, "--shape") && strchr(err_text, '\n') == strrchr(err_text, '\n'),
+                  "one true line, no --shape advice: %s", err_text);
+        snprintf(path, sizeof path, "%s/cmp", dir);
+        cr_assert(!path_exists(path), "nothing written");
+    }
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_assert_eq(system(args), 0);
+}
+
+Test(model_compare, math_backend_against_cudnn_is_slower_and_gates, .timeout = 120)
+{
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-sdpa-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-math-infer-s8a.json.gz", "");
+    const trace_pair *pr = &c->m.traces.pairs[0];
+    const trace_role_row *fused = pair_row(pr, MPHASE_FORWARD, MROLE_ATTN_FUSED, 0);
+    cr_assert(fused && fused->present[0] && fused->present[1]);
+    cr_assert_str_eq(fused->impl[0], "cuDNN");
+    cr_assert_str_eq(fused->impl[1], "math");
+    jtrace s, m;
+    jtrace_load(&s, MODELS "llama-gqa-sdpa-infer-s8a.json.gz");
+    jtrace_load(&m, MODELS "llama-gqa-sdpa-math-infer-s8a.json.gz");
+    within_1pct(fused->st[1].median, count_under(&m, is_math).us, "math attention");
+    cr_assert_eq(fused->ops[1], count_under(&m, is_math).ops);
+    double ms[16], cs[16];
+    int nm = per_step(&m, is_math, ms), ncs = per_step(&s, is_cudnn_fwd, cs);
+    cr_assert(min_of(ms, nm) > max_of(cs, ncs) * (1 + COMPARE_DEFAULT_MIN_EFFECT), "the data separate them");
+    cr_assert_eq(fused->ratio.verdict, VERDICT_SLOWER);
+    int math = 0;
+    for (int k = 0; k < pr->n_only[1]; k++)
+        math |= !strcmp(pr->only[1][k]->id, "math_fallback");
+    cr_assert(math, "math_fallback only in the math run");
+    char args[512];
+    snprintf(args, sizeof args, "compare %s/a %s/b -o %s/cmp -q --fail-on slower", c->dir, c->dir, c->dir);
+    cr_assert_eq(attnprof(args), EXIT_VERDICT_GATE, "%s", err_text);
+    cr_assert(strstr(err_text, "model trace llama-gqa-sdpa-math-infer-s8a's step slower"), "%s", err_text);
+    jtrace_free(&s), jtrace_free(&m);
+    compared_free(c);
+    free(c);
 }

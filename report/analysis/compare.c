@@ -47,37 +47,6 @@ void compare_archive_free(compare_archive *ar)
     trace_free(&ar->t);
 }
 
-const char *compare_verdict_word(compare_verdict v)
-{
-    switch (v) {
-    case VERDICT_SAME: return "same";
-    case VERDICT_FASTER: return "faster";
-    case VERDICT_SLOWER: return "slower";
-    case VERDICT_AMBIGUOUS: return "ambiguous";
-    case VERDICT_NONE: break;
-    }
-    return "";
-}
-
-compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double floor,
-                               int higher_is_better)
-{
-    compare_ratio r = {.verdict = VERDICT_NONE};
-    r.ci = bootstrap_median_ratio(base, n_base, x, n_x, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
-    if (!isfinite(r.ci.ratio) || !isfinite(r.ci.lo) || !isfinite(r.ci.hi))
-        return r;
-    /* The band is symmetric in ratio (×(1+f) and ÷(1+f)), so swapping baseline
-     * and run swaps faster and slower and nothing else. */
-    double hi_edge = 1.0 + floor, lo_edge = 1.0 / (1.0 + floor);
-    if (r.ci.lo >= lo_edge && r.ci.hi <= hi_edge)
-        r.verdict = VERDICT_SAME;
-    else if (r.ci.lo > hi_edge || r.ci.hi < lo_edge)
-        r.verdict = (r.ci.ratio > 1.0) == (higher_is_better != 0) ? VERDICT_FASTER : VERDICT_SLOWER;
-    else
-        r.verdict = VERDICT_AMBIGUOUS;
-    return r;
-}
-
 /* ---- metadata ----------------------------------------------------------- */
 
 static const char nr_text[] = "not recorded";
@@ -661,6 +630,15 @@ static void unique_labels(compare_model *m)
     }
 }
 
+/* How many of an archive's variants are model traces (model_is_step_trace). */
+static int model_traces_in(const compare_archive *ar)
+{
+    int n = 0;
+    for (int v = 0; v < ar->a.n; v++)
+        n += model_is_step_trace(&ar->a.v[v]);
+    return n;
+}
+
 int compare_build(compare_model *m, compare_archive **in, int n, const compare_options *opt, char *err,
                   size_t errlen)
 {
@@ -691,6 +669,16 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
         int dtype_differs = strcmp(r->dtype, b->dtype) != 0;
         /* An import without --shape records none: no time per shape nor throughput compares. */
         const run_info *unshaped = !run_info_shape_recorded(b) ? b : !run_info_shape_recorded(r) ? r : NULL;
+        const compare_archive *ua = unshaped == b ? m->in[0] : m->in[i], *sa = unshaped == b ? m->in[i] : m->in[0];
+        if ((shape_differs || dtype_differs) && unshaped && model_traces_in(ua) && !model_traces_in(sa)) {
+            /* --shape would be the wrong advice: a model's step is no one attention shape */
+            snprintf(err, errlen,
+                     "%s holds model traces (ProfilerStep#N steps with their CPU ops) and %s none: a model's step is "
+                     "not a forward of one attention shape, so nothing of the one pairs with the other; compare a "
+                     "model import with another import of a model",
+                     ua->label, sa->label);
+            return EXIT_USAGE;
+        }
         if ((shape_differs || dtype_differs) && unshaped) {
             snprintf(err, errlen,
                      "%s records no shape (its traces carry none), so it compares with %s neither per forward nor "
@@ -778,7 +766,10 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
             }
         }
     }
-    return EXIT_OK;
+    int rc = compare_traces_build(m, opt, err, errlen);
+    if (rc != EXIT_OK)
+        compare_free(m);
+    return rc;
 }
 
 void compare_free(compare_model *m)
@@ -802,5 +793,6 @@ void compare_free(compare_model *m)
         }
     }
     free(m->variants);
+    compare_traces_free(&m->traces);
     memset(m, 0, sizeof *m);
 }

@@ -19,6 +19,7 @@
 
 #include "analysis.h"
 #include "bootstrap.h"
+#include "model_roles.h"
 #include "op_role.h"
 
 #define COMPARE_MAX_ARCHIVES 8
@@ -42,6 +43,13 @@
  * archives carry one batch each, no replicates to measure it from. */
 #define COMPARE_CPU_NOISE_FLOOR 0.90
 
+/* --pair A=B[,C=D]: a model trace of the baseline (A) set against one of another run (B)
+ * whatever their names (compare_traces.c). */
+#define COMPARE_MAX_PAIRS 8
+typedef struct compare_pair_name {
+    char base[32], other[32];  /* variant names (run.json's are at most 31 bytes) */
+} compare_pair_name;
+
 typedef struct compare_options {
     int baseline;          /* index into the inputs */
     int allow_shape_mismatch;
@@ -50,6 +58,8 @@ typedef struct compare_options {
     int log_axis;
     int figure_size;       /* FIG_SIZE_*: also compare-speedup-<size> for a paper */
     int allow_l2_mismatch; /* compare runs that measured different L2 states (issue 25) */
+    compare_pair_name pair[COMPARE_MAX_PAIRS]; /* --pair */
+    int n_pair;
 } compare_options;
 
 typedef struct compare_archive {
@@ -173,6 +183,74 @@ typedef struct compare_field {
     int in_sentence;       /* named in the "what differs" sentence (the date is not) */
 } compare_field;
 
+/* ---- model traces (compare_traces.c) ----------------------------------------------
+ * Imported model traces (model_is_step_trace: ProfilerStep#N steps, CPU op chains) set
+ * against the baseline's, with the steps as the samples: each step's CUDA time, then role
+ * by role (phase × model role, and each phase's attention roles together), then layer by
+ * layer. Pairing, for each run against the baseline: traces of the same name; else, when
+ * each of the two runs holds exactly one model trace, those two. A trace left unpaired is
+ * listed, never dropped. */
+
+/* A verdict needs this many steps in each run: below it the bootstrap of a median has too
+ * few distinct resamples to bound it (two steps give three medians), so only the ratio of
+ * the medians is given, with no interval and no verdict. */
+#define COMPARE_MIN_STEPS 5
+
+typedef struct trace_role_row {
+    model_phase phase;
+    model_role role;
+    int attention_total;       /* 1: the phase's attention roles summed (eager's parts against one fused op) */
+    int present[2];            /* the role ran in some step of the side ([0] the baseline's trace) */
+    stats st[2];               /* µs per step over the side's steps (0 in a step without it) */
+    double ops[2], share[2];   /* medians over steps: ops per step, fraction of the step's CUDA time */
+    char impl[2][96];
+    compare_ratio ratio;       /* [1] / [0]: verdict only with COMPARE_MIN_STEPS steps a side; ci.ratio alone below */
+} trace_role_row;
+
+typedef struct trace_layer_row {
+    stats st[2];               /* µs per step of the layer, over the steps with layer times */
+    double attn_us[2];         /* median attention µs in the layer */
+    compare_ratio ratio;
+} trace_layer_row;
+
+#define TRACE_MAX_ROWS (MPHASE_COUNT * (MROLE_COUNT + 1))
+
+typedef struct trace_pair {
+    int archive;               /* the run set against the baseline (index into compare_model.in) */
+    const variant_analysis *va[2]; /* [0] the baseline's trace, [1] the run's */
+    int by_name;               /* 1: the same name; 0: the one model trace of each run, or --pair */
+    int by_option;             /* 1: named by --pair */
+    int verdicts;              /* both sides hold COMPARE_MIN_STEPS steps or more */
+    stats step[2];             /* CUDA µs per step */
+    compare_ratio step_ratio;
+    double attn_share[2];      /* attention's share of the step, all phases (median) */
+    const char *backend[2];    /* the fused attention's backend, or NULL */
+    int eager_blocks[2];
+    trace_role_row rows[TRACE_MAX_ROWS];
+    int n_rows;
+    int n_layers[2], layer_period[2], layer_steps[2];
+    int layers_paired;         /* same count (≥ 2) and period, and steps with layer times on both sides */
+    trace_layer_row layers[MODEL_MAX_LAYERS];
+    int layer_verdicts;        /* COMPARE_MIN_STEPS steps with layer times on both sides */
+    const finding *only[2][MAX_FINDINGS]; /* finding ids of one side only (the first of each id) */
+    int n_only[2];
+} trace_pair;
+
+typedef struct trace_unpaired {
+    int archive;               /* the run that holds it */
+    int against;               /* the run it found no partner in */
+    const variant_analysis *va;
+} trace_unpaired;
+
+typedef struct compare_traces {
+    int n_model[COMPARE_MAX_ARCHIVES]; /* model traces per run */
+    int any;                   /* some run holds a model trace */
+    trace_pair *pairs;
+    int n_pairs;
+    trace_unpaired *unpaired;
+    int n_unpaired;
+} compare_traces;
+
 typedef struct compare_model {
     int n;
     compare_archive *in[COMPARE_MAX_ARCHIVES];
@@ -185,6 +263,7 @@ typedef struct compare_model {
     char differs_sentence[1024];
     compare_variant *variants; /* union of the archives' variants, series order */
     int n_variants;
+    compare_traces traces;     /* model traces, step by step (compare_traces.c) */
 } compare_model;
 
 /* Reads DIR/trace.json and DIR/run.json and analyses them. Returns EXIT_OK or
@@ -227,5 +306,14 @@ int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n);
  * `higher_is_better` for throughput; time and operation counts are better lower. */
 compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, int n_x, double floor,
                                int higher_is_better);
+
+/* compare_traces.c: pairs the runs' model traces against the baseline's and compares them
+ * step by step (compare_build calls it; compare_free frees it): the --pair names first, then
+ * the same names, then the one of each run. EXIT_OK, or EXIT_USAGE with one line when a
+ * --pair name is no model trace of the baseline or of any other run. */
+int compare_traces_build(compare_model *m, const compare_options *opt, char *err, size_t errlen);
+/* --pair A=B[,C=D] into opt->pair; -1 with one line in err when malformed. */
+int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_t errlen);
+void compare_traces_free(compare_traces *t);
 
 #endif

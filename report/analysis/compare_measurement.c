@@ -169,5 +169,17 @@ int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n)
                                         m->variants[v].cell[i].metric_ratio.ci.ratio);
             hits++;
         }
+    /* a model trace's step time (compare_traces.c) gates as a variant's forward does */
+    for (int k = 0; k < m->traces.n_pairs; k++) {
+        const trace_pair *pr = &m->traces.pairs[k];
+        compare_verdict vd = pr->step_ratio.verdict;
+        if (vd == VERDICT_NONE || !(mask & (1u << vd)))
+            continue;
+        if (len < n)
+            len += (size_t)snprintf(msg + len, n - len, "%smodel trace %s's step %s in %s (%.3fx)", hits ? ", " : "",
+                                    pr->va[1]->result->name, verdict_word(vd), m->in[pr->archive]->label,
+                                    pr->step_ratio.ci.ratio);
+        hits++;
+    }
     return hits;
 }

@@ -310,7 +310,6 @@ typedef struct step_tally {
     char (*impl)[96];
 } step_tally;
 
-static size_t tally_cell(int s, int p, int r) { return ((size_t)s * MPHASE_COUNT + p) * MROLE_COUNT + r; }
 
 /* Adds to the implementations of op o's role: the fused attention's backend, "eager"
  * for the attention's own pieces, else the kernel's origin. */
@@ -366,7 +365,7 @@ static void tally_step(const variant_analysis *va, int s, int rep, step_tally *t
     int n_fw = 0;
     for (int k = 0; k < f->n_ops; k++) {
         const gpu_op *o = f->ops[k];
-        size_t cell = tally_cell(s, phase[k], role[k]);
+        size_t cell = model_steps_cell(s, phase[k], role[k]);
         t->us[cell] += op_us(o);
         t->cnt[cell] += 1;
         note_implementation(t->impl[phase[k] * MROLE_COUNT + role[k]], role[k], o);
@@ -397,7 +396,7 @@ static void view_rows(model_view *v, const step_tally *t)
         for (int r = 0; r < MROLE_COUNT; r++) {
             int ran = 0;
             for (int s = 0; s < S; s++)
-                ran |= t->cnt[tally_cell(s, p, r)] > 0;
+                ran |= t->cnt[model_steps_cell(s, p, r)] > 0;
             if (!ran)
                 continue;
             v->has_phase[p] = 1;
@@ -405,19 +404,19 @@ static void view_rows(model_view *v, const step_tally *t)
             row->phase = (model_phase)p, row->role = (model_role)r;
             snprintf(row->implementation, sizeof row->implementation, "%s", t->impl[p * MROLE_COUNT + r]);
             for (int s = 0; s < S; s++)
-                tmp[s] = t->cnt[tally_cell(s, p, r)];
+                tmp[s] = t->cnt[model_steps_cell(s, p, r)];
             row->ops = median_of(tmp, S);
             for (int s = 0; s < S; s++)
-                tmp[s] = t->us[tally_cell(s, p, r)];
+                tmp[s] = t->us[model_steps_cell(s, p, r)];
             row->us = median_of(tmp, S);
             for (int s = 0; s < S; s++)
-                tmp[s] = t->steps[s] > 0 ? t->us[tally_cell(s, p, r)] / t->steps[s] : NAN;
+                tmp[s] = t->steps[s] > 0 ? t->us[model_steps_cell(s, p, r)] / t->steps[s] : NAN;
             row->share = median_of(tmp, S);
         }
         for (int s = 0; s < S; s++) {
             double a = 0;
             for (int r = 0; r <= MROLE_ATTN_BACKWARD; r++)
-                a += t->us[tally_cell(s, p, r)];
+                a += t->us[model_steps_cell(s, p, r)];
             tmp[s] = a;
         }
         v->attn_us[p] = median_of(tmp, S);
@@ -427,9 +426,80 @@ static void view_rows(model_view *v, const step_tally *t)
     }
 }
 
-int model_view_build(const variant_analysis *va, model_view *v)
+/* Step s's layer times into st (NAN when its forward launches another op sequence than the
+ * representative step's, rep_fw, over the layers' span). */
+static void step_layers(const variant_analysis *va, int s, const model_view *v, const gpu_op **rep_fw, int n_rep,
+                        model_steps *st)
+{
+    const forward *f = &va->forwards[s];
+    model_role *role = malloc(((size_t)f->n_ops + 1) * sizeof *role);
+    model_phase *phase = malloc(((size_t)f->n_ops + 1) * sizeof *phase);
+    const gpu_op **fw = malloc(((size_t)f->n_ops + 1) * sizeof *fw);
+    int *fw_k = malloc(((size_t)f->n_ops + 1) * sizeof *fw_k);
+    if (!role || !phase || !fw || !fw_k)
+        attn_oom();
+    int oop, n_fw = 0;
+    step_roles(f, role, phase, &oop);
+    for (int k = 0; k < f->n_ops; k++)
+        if (phase[k] == MPHASE_FORWARD)
+            fw_k[n_fw] = k, fw[n_fw++] = f->ops[k];
+    int L = v->n_layers, from = v->layer_first_op, to = from + L * v->layer_period;
+    int same = n_fw == n_rep;
+    for (int x = from; same && x < to; x++)
+        same = token_cmp_str(fw[x], rep_fw[x]) == 0;
+    for (int l = 0; l < L; l++) {
+        double us = 0, attn = 0;
+        for (int x = from + l * v->layer_period; same && x < from + (l + 1) * v->layer_period; x++) {
+            us += op_us(fw[x]);
+            if (model_role_is_attention(role[fw_k[x]]))
+                attn += op_us(fw[x]);
+        }
+        st->layer_us[(size_t)s * L + l] = same ? us : NAN;
+        st->layer_attn_us[(size_t)s * L + l] = same ? attn : NAN;
+    }
+    st->layer_steps += same;
+    free(role), free(phase), free(fw), free(fw_k);
+}
+
+/* The forward-phase ops of step s (malloc'd) and their count. */
+static const gpu_op **forward_ops_of(const variant_analysis *va, int s, int *n)
+{
+    const forward *f = &va->forwards[s];
+    const gpu_op **fw = malloc(((size_t)f->n_ops + 1) * sizeof *fw);
+    if (!fw)
+        attn_oom();
+    *n = 0;
+    for (int k = 0; k < f->n_ops; k++) {
+        model_phase p;
+        model_role_of(f->ops[k], &p);
+        if (p == MPHASE_FORWARD)
+            fw[(*n)++] = f->ops[k];
+    }
+    return fw;
+}
+
+static void steps_layers(const variant_analysis *va, const model_view *v, model_steps *st)
+{
+    st->n_layers = v->n_layers;
+    size_t cells = (size_t)st->n_steps * (size_t)(v->n_layers ? v->n_layers : 1);
+    st->layer_us = malloc(cells * sizeof *st->layer_us);
+    st->layer_attn_us = malloc(cells * sizeof *st->layer_attn_us);
+    if (!st->layer_us || !st->layer_attn_us)
+        attn_oom();
+    if (v->n_layers < 2)
+        return;
+    int n_rep;
+    const gpu_op **rep_fw = forward_ops_of(va, analysis_median_forward(va), &n_rep);
+    for (int s = 0; s < st->n_steps; s++)
+        step_layers(va, s, v, rep_fw, n_rep, st);
+    free(rep_fw);
+}
+
+int model_view_build_steps(const variant_analysis *va, model_view *v, model_steps *st)
 {
     memset(v, 0, sizeof *v);
+    if (st)
+        memset(st, 0, sizeof *st);
     if (va->n_forwards < 1)
         return -1;
     if (!has_cpu_op_paths(va))
@@ -452,13 +522,39 @@ int model_view_build(const variant_analysis *va, model_view *v)
         double a = 0;
         for (int p = 0; p < MPHASE_COUNT; p++)
             for (int r = 0; r <= MROLE_ATTN_BACKWARD; r++)
-                a += t.us[tally_cell(s, p, r)];
+                a += t.us[model_steps_cell(s, p, r)];
         t.tmp[s] = t.steps[s] > 0 ? a / t.steps[s] : NAN;
     }
     v->attn_share_total = median_of(t.tmp, S);
     view_rows(v, &t);
-    free(t.us), free(t.cnt), free(t.steps), free(t.tmp);
+    free(t.tmp);
+    if (!st) {
+        free(t.us), free(t.cnt), free(t.steps);
+        return 0;
+    }
+    *st = (model_steps){.n_steps = S, .step_us = t.steps, .us = t.us, .ops = t.cnt};
+    steps_layers(va, v, st);
     return 0;
+}
+
+int model_view_build(const variant_analysis *va, model_view *v) { return model_view_build_steps(va, v, NULL); }
+
+void model_steps_free(model_steps *st)
+{
+    free(st->step_us), free(st->us), free(st->ops), free(st->layer_us), free(st->layer_attn_us);
+    memset(st, 0, sizeof *st);
+}
+
+int model_is_step_trace(const variant_analysis *va)
+{
+    if (va->n_forwards < 1 || !has_cpu_op_paths(va))
+        return 0;
+    for (int s = 0; s < va->n_forwards; s++) {
+        const host_range *h = va->forwards[s].range;
+        if (!h || !h->name || strncmp(h->name, "ProfilerStep#", 13))
+            return 0;
+    }
+    return 1;
 }
 
 /* ---- roles.csv and the report's section ----------------------------------------- */

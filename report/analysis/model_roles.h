@@ -78,6 +78,32 @@ typedef struct model_view {
 
 /* Builds the view of a variant; 0, or -1 when it has no step or no CPU op chains (then nothing to say). */
 int model_view_build(const variant_analysis *va, model_view *v);
+
+/* The per-step numbers the view's medians are taken over, for compare (a step is a sample):
+ * each step's CUDA time, µs and op count by phase and role, and per layer. A step's layer k
+ * is its forward-phase ops at the positions of the representative step's layer k, when the
+ * step launches the same forward op sequence (each op's CPU op chain and kernel name, over the
+ * layers' span); a step that launches another sequence has no layer times (NAN). */
+typedef struct model_steps {
+    int n_steps;
+    double *step_us;                 /* [s] */
+    double *us, *ops;                /* [model_steps_cell(s, phase, role)] */
+    int n_layers;                    /* the view's */
+    double *layer_us, *layer_attn_us; /* [s * n_layers + l]; NAN for a step of another op sequence */
+    int layer_steps;                 /* steps with layer times */
+} model_steps;
+
+static inline size_t model_steps_cell(int s, int phase, int role)
+{
+    return ((size_t)s * MPHASE_COUNT + (size_t)phase) * MROLE_COUNT + (size_t)role;
+}
+/* The view and its per-step numbers (free with model_steps_free); 0 or -1 as model_view_build. */
+int model_view_build_steps(const variant_analysis *va, model_view *v, model_steps *st);
+void model_steps_free(model_steps *st);
+/* 1 when a variant is a model trace: its forwards are the profiler's ProfilerStep#N ranges
+ * (an import that found no --range) and its GPU ops carry their CPU op chains; an attn_fwd
+ * range of the series' pattern is one attention forward, not a model's step. */
+int model_is_step_trace(const variant_analysis *va);
 /* roles.csv of an analysis (malloc'd): one row per variant, phase and role that ran. */
 char *model_roles_csv(const analysis *a);
 /* The report's "Model" section (imported runs whose traces hold CPU ops); nothing otherwise. */

@@ -64,6 +64,8 @@ void cli_usage(FILE *f)
           "  --allow-l2-mismatch  compare runs that measured different L2 states (cold, warm)\n"
           "  --fail-on V[,V]      after writing, exit 11 when a variant's CUDA-time verdict is one of\n"
           "                       slower, ambiguous, faster, same (a CI gate: --fail-on slower,ambiguous)\n"
+          "  --pair A=B[,C=D]     set the baseline's model trace A against trace B of another run (their\n"
+          "                       names differ); traces of one name pair anyway, as do the one of each run\n"
           "  --force              replace DIR if it exists\n"
           "sweep options (--variants, --heads, --iters, --warmup, --seed, --no-counters, --counters-max-gib,\n"
           "  --no-calibrate, --cudnn-replan, --pdf go to every shape's run; --force replaces a sweep; -q as for run):\n"
@@ -202,7 +204,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
        OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS,
-       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON };
+       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -244,6 +246,7 @@ const cli_option_spec cli_option_table[] = {
     {"min-effect", 0, required_argument, OPT_MIN_EFFECT, ON_RUN_LIKE},
     {"allow-l2-mismatch", 0, no_argument, OPT_ALLOW_L2, CLI_ON_COMPARE | CLI_ON_HELP},
     {"fail-on", 0, required_argument, OPT_FAIL_ON, CLI_ON_COMPARE | CLI_ON_HELP},
+    {"pair", 0, required_argument, OPT_PAIR, CLI_ON_COMPARE | CLI_ON_HELP},
     {"tokens", 0, required_argument, OPT_TOKENS, ON_SWEEP_ONLY},
     {"gpus", 0, required_argument, OPT_GPUS, ON_SWEEP_ONLY},
     {"check-gpus", 0, no_argument, OPT_CHECK_GPUS, ON_SWEEP_ONLY},
@@ -475,6 +478,11 @@ static int apply_output_option(int c, const char *arg, cli_options *o, char *err
     case OPT_ALLOW_SHAPE: o->allow_shape_mismatch = 1; return EXIT_OK;
     case OPT_ALLOW_L2: o->allow_l2_mismatch = 1; return EXIT_OK;
     case OPT_FAIL_ON: return compare_fail_on_parse(arg, &o->fail_on, err, n) == 0 ? EXIT_OK : EXIT_USAGE;
+    case OPT_PAIR: {
+        compare_options check = {0};
+        o->pairs = arg;
+        return compare_pairs_parse(arg, &check, err, n) == 0 ? EXIT_OK : EXIT_USAGE;
+    }
     case OPT_MIN_EFFECT: {
         char *end;
         errno = 0;

@@ -42,6 +42,7 @@ typedef struct cli_options {
     double min_effect;   /* compare --min-effect, as a fraction */
     int allow_l2_mismatch;  /* compare --allow-l2-mismatch (issue 25) */
     unsigned fail_on;       /* compare --fail-on: 1u << VERDICT_* bits; 0: never fail on a verdict */
+    const char *pairs;      /* compare --pair A=B[,C=D]: model traces set against each other (checked when parsed) */
     int force;
     unsigned formats; /* FIG_* bits */
     int log_axis;

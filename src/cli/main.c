@@ -240,6 +240,8 @@ static int cmd_compare(const cli_options *o)
                            .allow_l2_mismatch = o->allow_l2_mismatch};
     if ((opt.baseline = baseline_index(o, err, sizeof err)) < 0)
         return die(EXIT_USAGE, err);
+    if (o->pairs && compare_pairs_parse(o->pairs, &opt, err, sizeof err) != 0)
+        return die(EXIT_USAGE, err);
     compare_archive *ars = calloc((size_t)o->n_inputs, sizeof *ars);
     compare_archive *in[COMPARE_MAX_ARCHIVES];
     if (!ars)
@@ -273,6 +275,19 @@ static int cmd_compare(const cli_options *o)
                         printf(" %28s", cellbuf);
                     }
                     printf("\n");
+                }
+                for (int k = 0; k < m.traces.n_pairs; k++) { /* model traces, step by step */
+                    const trace_pair *pr = &m.traces.pairs[k];
+                    char a[64], b[64];
+                    esc_terminal(a, sizeof a, pr->va[0]->result->name);
+                    esc_terminal(b, sizeof b, pr->va[1]->result->name);
+                    if (pr->step_ratio.verdict != VERDICT_NONE)
+                        printf("model trace %s vs %s: step %.3fx %s (%d and %d steps)\n", b, a,
+                               pr->step_ratio.ci.ratio, compare_verdict_word(pr->step_ratio.verdict), pr->step[1].n,
+                               pr->step[0].n);
+                    else
+                        printf("model trace %s vs %s: step %.3fx, no verdict (%d and %d steps, %d needed)\n", b, a,
+                               pr->step_ratio.ci.ratio, pr->step[1].n, pr->step[0].n, COMPARE_MIN_STEPS);
                 }
                 esc_terminal_fputs(m.differs_sentence, stdout); /* GPU, driver, dtype from the archives */
                 printf("\ncompare: %s/compare.html\n", o->out_dir);
