@@ -639,31 +639,13 @@ static int model_traces_in(const compare_archive *ar)
     return n;
 }
 
-int compare_build(compare_model *m, compare_archive **in, int n, const compare_options *opt, char *err,
-                  size_t errlen)
+/* The shapes and dtypes of the runs against the baseline's: equal, or compared in TFLOP/s
+ * under --allow-shape-mismatch (m->throughput); an import without a shape, or a model's
+ * traces against a run of one attention shape, compare neither way. EXIT_OK or EXIT_USAGE. */
+static int check_shapes(compare_model *m, const compare_options *opt, char *err, size_t errlen)
 {
-    memset(m, 0, sizeof *m);
-    if (n < 2 || n > COMPARE_MAX_ARCHIVES) {
-        snprintf(err, errlen, "compare takes 2 to %d archives, got %d", COMPARE_MAX_ARCHIVES, n);
-        return EXIT_USAGE;
-    }
-    if (opt->baseline < 0 || opt->baseline >= n) {
-        snprintf(err, errlen, "--baseline: no such archive among the %d given", n);
-        return EXIT_USAGE;
-    }
-    /* The baseline goes first: every table reads left to right from it. */
-    m->n = n;
-    m->in[0] = in[opt->baseline];
-    for (int i = 0, k = 1; i < n; i++)
-        if (i != opt->baseline)
-            m->in[k++] = in[i];
-    m->baseline = 0;
-    m->min_effect = opt->min_effect;
-    m->cpu_floor = opt->min_effect > COMPARE_CPU_NOISE_FLOOR ? opt->min_effect : COMPARE_CPU_NOISE_FLOOR;
-    unique_labels(m);
-
     const run_info *b = &m->in[0]->r;
-    for (int i = 1; i < n; i++) {
+    for (int i = 1; i < m->n; i++) {
         const run_info *r = &m->in[i]->r;
         int shape_differs = memcmp(&r->shape, &b->shape, sizeof r->shape) != 0 || r->causal != b->causal;
         int dtype_differs = strcmp(r->dtype, b->dtype) != 0;
@@ -699,6 +681,35 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
         if (shape_differs || dtype_differs)
             m->throughput = 1;
     }
+    return EXIT_OK;
+}
+
+int compare_build(compare_model *m, compare_archive **in, int n, const compare_options *opt, char *err,
+                  size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    if (n < 2 || n > COMPARE_MAX_ARCHIVES) {
+        snprintf(err, errlen, "compare takes 2 to %d archives, got %d", COMPARE_MAX_ARCHIVES, n);
+        return EXIT_USAGE;
+    }
+    if (opt->baseline < 0 || opt->baseline >= n) {
+        snprintf(err, errlen, "--baseline: no such archive among the %d given", n);
+        return EXIT_USAGE;
+    }
+    /* The baseline goes first: every table reads left to right from it. */
+    m->n = n;
+    m->in[0] = in[opt->baseline];
+    for (int i = 0, k = 1; i < n; i++)
+        if (i != opt->baseline)
+            m->in[k++] = in[i];
+    m->baseline = 0;
+    m->min_effect = opt->min_effect;
+    m->cpu_floor = opt->min_effect > COMPARE_CPU_NOISE_FLOOR ? opt->min_effect : COMPARE_CPU_NOISE_FLOOR;
+    unique_labels(m);
+
+    int src = check_shapes(m, opt, err, errlen);
+    if (src != EXIT_OK)
+        return src;
 
     int l2rc = compare_l2_check(m->in, n, opt->allow_l2_mismatch, err, errlen);
     if (l2rc != EXIT_OK)
