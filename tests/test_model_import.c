@@ -922,6 +922,43 @@ Test(model_compare, two_recordings_of_sdpa_are_the_same, .timeout = 120)
     same_model_twice("llama-gqa-sdpa-infer-s8a", "llama-gqa-sdpa-infer-s8b", "llama-sdpa");
 }
 
+Test(model_compare, two_recordings_of_a_vision_model_are_the_same, .timeout = 120)
+{
+    same_model_twice("vit-b16-bf16-s8a", "vit-b16-bf16-s8b", "vit");
+}
+
+/* A training step: forward, backward and optimizer compared phase by phase; each phase's
+ * attention and the optimizer against the JSON's own per-step sums. */
+Test(model_compare, two_recordings_of_a_training_step_phase_by_phase, .timeout = 180)
+{
+    same_model_twice("llama-gqa-sdpa-train-s8a", "llama-gqa-sdpa-train-s8b", "train");
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-sdpa-train-s8a.json.gz", MODELS "llama-gqa-sdpa-train-s8b.json.gz",
+                    "--variant train");
+    const trace_pair *pr = &c->m.traces.pairs[0];
+    const struct { model_phase phase; model_role role; name_pred pred; } want[] = {
+        {MPHASE_FORWARD, MROLE_ATTN_FUSED, is_cudnn_fwd},
+        {MPHASE_BACKWARD, MROLE_ATTN_BACKWARD, is_cudnn_bwd},
+        {MPHASE_OPTIMIZER, MROLE_OPTIMIZER, is_optimizer},
+    };
+    jtrace t[2];
+    jtrace_load(&t[0], MODELS "llama-gqa-sdpa-train-s8a.json.gz");
+    jtrace_load(&t[1], MODELS "llama-gqa-sdpa-train-s8b.json.gz");
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        const trace_role_row *row = pair_row(pr, want[w].phase, want[w].role, 0);
+        cr_assert_not_null(row, "%s/%s compared", model_phase_name(want[w].phase), model_role_name(want[w].role));
+        for (int j = 0; j < 2; j++) {
+            double us[16];
+            int n = per_step(&t[j], want[w].pred, us);
+            double expect = median2(us, n);
+            cr_assert(fabs(row->st[j].median - expect) <= 0.01 * expect, "%s side %d: %.2f µs, the JSON says %.2f",
+                      model_role_name(want[w].role), j, row->st[j].median, expect);
+        }
+    }
+    jtrace_free(&t[0]), jtrace_free(&t[1]);
+    compared_free(c);
+}
+
 /* The attention µs of layer l in each step, counted from the JSON: the step's SDPA ops in launch
  * order, k per layer (k = the step's count ÷ layers); their median over steps. */
 static double layer_attention(const jtrace *t, int l, int layers)
