@@ -918,6 +918,77 @@ Test(hardening_outputs, compare_and_collect_leave_no_temporaries, .timeout = 180
     remove_tree(dir);
 }
 
+/* sweep --collect's documents go through the document pipeline's commit beside the shapes
+ * (doc_bundle.c): a SIGKILL anywhere in its final renames leaves every document, old or new,
+ * and the next --collect finishes or removes what it left. */
+Test(hardening_outputs, a_kill_during_the_sweeps_renames_leaves_every_document, .timeout = 240)
+{
+    static const char *const docs[] = {"sweep.md", "sweep.html", "sweep.csv", "sweep.tex", "figures/OLD-OUTPUT"};
+    char dir[256], sweep[300], args[2048], path[600];
+    tmpdir(dir, sizeof dir, "sweepkill");
+    snprintf(sweep, sizeof sweep, "%s/S", dir);
+    snprintf(args, sizeof args, "mkdir -p %s/shapes && cp -r tests/fixtures/h200-4var %s/shapes/2x4x256x64", sweep,
+             sweep);
+    sh(args);
+    snprintf(args, sizeof args, "sweep --collect %s", sweep);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    const char *lib = slow_rename_lib();
+    int in_commit = 0, rounds = 8;
+    for (int r = 0; r < rounds; r++) {
+        snprintf(args, sizeof args, "cd %s && for f in sweep.md sweep.html sweep.csv sweep.tex; do echo OLD-OUTPUT >> $f; "
+                 "done && touch figures/OLD-OUTPUT", sweep);
+        sh(args);
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+            int nul = open("/dev/null", O_RDWR);
+            dup2(nul, 1);
+            dup2(nul, 2);
+            setenv("LD_PRELOAD", lib, 1);
+            setenv("ATTNPROF_SLOW_RENAME_MS", "60", 1);
+            execl(attnprof_bin(), attnprof_bin(), "sweep", "--collect", sweep, (char *)NULL);
+            _exit(127);
+        }
+        /* sweep.tex is the last document the render writes: from then on, the commit. */
+        char last[700];
+        snprintf(last, sizeof last, "%s/.sweep-report.tmp-%d/sweep.tex", sweep, (int)pid);
+        struct timespec poll = {0, 2 * 1000 * 1000};
+        for (int i = 0; i < 10000 && !path_exists(last); i++)
+            nanosleep(&poll, NULL);
+        long us = (long)r * 360000 / rounds;
+        struct timespec nap = {0, us * 1000};
+        nanosleep(&nap, NULL);
+        kill(pid, SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+        snprintf(args, sizeof args, "ls -d %s/.sweep-report.old-* >/dev/null 2>&1", sweep);
+        in_commit += system(args) == 0;
+        for (int d = 0; d < 4; d++) {
+            snprintf(path, sizeof path, "%s/%s", sweep, docs[d]);
+            cr_expect(path_exists(path), "round %d (%ld ms): killed, %s is missing", r, us / 1000, docs[d]);
+        }
+        snprintf(path, sizeof path, "%s/figures", sweep);
+        cr_expect(path_exists(path), "round %d: killed, figures/ is missing", r);
+        /* The next collect repairs first, then writes the documents anew: none old, none left over. */
+        snprintf(args, sizeof args, "sweep --collect %s", sweep);
+        cr_expect_eq(attnprof(args), EXIT_OK, "%s", err_text);
+        for (int d = 0; d < 5; d++) {
+            snprintf(path, sizeof path, "%s/%s", sweep, docs[d]);
+            char *t = d < 4 ? slurp(path) : NULL;
+            cr_expect(d < 4 ? t && !strstr(t, "OLD-OUTPUT") : !path_exists(path), "round %d: %s is old after the next "
+                      "collect", r, docs[d]);
+            free(t);
+        }
+        snprintf(args, sizeof args, "ls -A %s | grep -q -e tmp- -e old-", sweep);
+        cr_expect(system(args) != 0, "round %d: temporaries left after the next collect", r);
+    }
+    cr_log_info("%d of %d kills landed inside the commit", in_commit, rounds);
+    cr_expect_geq(in_commit, 2, "only %d of %d kills landed inside the commit: the test did not test it", in_commit,
+                  rounds);
+    unlink(lib);
+    remove_tree(dir);
+}
+
 Test(hardening_sweep, a_status_file_out_of_range_is_not_believed)
 {
     char dir[256], path[512], args[1024], out[8192];
