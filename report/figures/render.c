@@ -267,10 +267,17 @@ static int compare_timeline_row(fig_job *job, cairo_t *measure, const figure_inp
     return fig_compare_timeline_prepare(job, measure, in->cmp);
 }
 
+static int one_per_model_pair(const figure_input *in) { return in->cmp->traces.n_pairs; }
+static int model_roles_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_compare_model_roles_prepare(job, measure, in->cmp, index);
+}
+
 static const figure_row compare_figures[] = {
     {"time per forward, run by run", one, compare_time_row},
     {"speed-up over the baseline", one, compare_speedup_row},
     {"timeline of each variant, run by run", one, compare_timeline_row},
+    {"role by role, each pair of model traces", one_per_model_pair, model_roles_row},
 };
 
 int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
