@@ -22,7 +22,8 @@
 #define PLOT_X0 (FIG_MARGIN + LABEL_COL + 10)
 #define RATIO_COL 190.0
 #define VALUE_ROOM 48.0  /* right of the longest bar: its label */
-#define TOP 104.0        /* the first row's top */
+#define LEGEND_Y 54.0
+#define TOP_MIN 104.0    /* the first row's top under a one-line legend */
 #define PHASE_H 20.0
 #define ROW_H 24.0
 #define BAR_H 8.5
@@ -148,6 +149,8 @@ static void draw_ratio(cairo_t *cr, const compare_model *m, const trace_pair *pr
     compare_model_roles_ratio_text(m, pr, row, ratio, sizeof ratio, verdict, sizeof verdict);
     fig_font(cr, 8.5, 0);
     fig_set(cr, row->present[0] && row->present[1] ? FIG_INK : FIG_GREY);
+    if (fig_text_width(cr, ratio) > right - x && (!row->present[0] || !row->present[1])) /* a long run label */
+        snprintf(ratio, sizeof ratio, "only in the %s", row->present[0] ? "baseline" : "other run");
     fig_fit_text(cr, ratio, right - x, 4, fit, sizeof fit);
     fig_text(cr, x, y, fit, ALIGN_LEFT);
     if (!verdict[0])
@@ -176,6 +179,27 @@ static void draw_row_label(cairo_t *cr, const trace_role_row *row, double y)
     fig_text(cr, FIG_MARGIN + 10, y + ROW_H / 2 + 3.5, fit, ALIGN_LEFT);
 }
 
+/* The legend under the subtitle (draw 0: only measured); its height. Long run labels wrap it. */
+static double legend(cairo_t *cr, const compare_model *m, const trace_pair *pr, double right, int draw)
+{
+    char labels[2][160];
+    fig_legend_item items[3];
+    for (int j = 0; j < 2; j++) {
+        snprintf(labels[j], sizeof labels[j], "%s (%s%s)", pr->va[j]->result->name, side_label(m, pr, j),
+                 j ? "" : ", baseline");
+        items[j] = (fig_legend_item){fig_hex(fig_archive_colour(j ? pr->archive : 0)), labels[j], 0};
+    }
+    items[2] = (fig_legend_item){fig_hex(ATTENTION_BAND), "attention roles of a phase, then their sum", 1};
+    return fig_legend(cr, FIG_MARGIN, LEGEND_Y, right - FIG_MARGIN, items, 3, draw);
+}
+
+/* The first row's top: below the legend, however many lines it takes, and the axis labels. */
+static double rows_top(cairo_t *cr, const compare_model *m, const trace_pair *pr, double right)
+{
+    double top = LEGEND_Y + legend(cr, m, pr, right, 0) + 35;
+    return top > TOP_MIN ? top : TOP_MIN;
+}
+
 static void draw_head(cairo_t *cr, const fig_job *job, const trace_pair *pr, double right)
 {
     const compare_model *m = job->cmp;
@@ -199,15 +223,7 @@ static void draw_head(cairo_t *cr, const fig_job *job, const trace_pair *pr, dou
     fig_fit_text(cr, buf, right - FIG_MARGIN, 8, fit, sizeof fit);
     fig_text(cr, FIG_MARGIN, 45, fit, ALIGN_LEFT);
 
-    char labels[2][160];
-    fig_legend_item items[3];
-    for (int j = 0; j < 2; j++) {
-        snprintf(labels[j], sizeof labels[j], "%s (%s%s)", pr->va[j]->result->name, side_label(m, pr, j),
-                 j ? "" : ", baseline");
-        items[j] = (fig_legend_item){fig_hex(fig_archive_colour(j ? pr->archive : 0)), labels[j], 0};
-    }
-    items[2] = (fig_legend_item){fig_hex(ATTENTION_BAND), "attention roles of a phase, then their sum", 1};
-    fig_legend(cr, FIG_MARGIN, 54, right - FIG_MARGIN, items, 3, 1);
+    legend(cr, m, pr, right, 1);
 }
 
 static int compare_model_roles_draw(cairo_t *cr, const fig_job *job)
@@ -216,6 +232,7 @@ static int compare_model_roles_draw(cairo_t *cr, const fig_job *job)
     const trace_pair *pr = &m->traces.pairs[job->pair];
     double right = job->w - FIG_MARGIN, ratio_x = right - RATIO_COL + 10, limit = right - RATIO_COL;
     draw_head(cr, job, pr, right);
+    const double top = rows_top(cr, m, pr, right);
 
     double hi = largest_median(pr);
     fig_ticks t;
@@ -226,21 +243,23 @@ static int compare_model_roles_draw(cairo_t *cr, const fig_job *job)
         fig_nice_ticks(0, axis_hi, 6, &t);
     }
     double scale = (limit - VALUE_ROOM - PLOT_X0) / axis_hi;
-    double bottom = TOP + rows_height(pr);
+    double bottom = top + rows_height(pr);
 
     fig_font(cr, 8, 0);
     fig_set(cr, FIG_GREY);
     char head[160];
     snprintf(head, sizeof head, "%s / %s", side_label(m, pr, 1), side_label(m, pr, 0));
     char fit[160];
+    if (fig_text_width(cr, head) > RATIO_COL - 10) /* long run labels */
+        snprintf(head, sizeof head, "other run / baseline");
     fig_fit_text(cr, head, RATIO_COL - 10, 4, fit, sizeof fit);
-    fig_text(cr, ratio_x, TOP - 18, fit, ALIGN_LEFT);
-    fig_text(cr, ratio_x, TOP - 6, pr->verdicts ? "[95% interval] verdict" : "ratio of the medians", ALIGN_LEFT);
+    fig_text(cr, ratio_x, top - 18, fit, ALIGN_LEFT);
+    fig_text(cr, ratio_x, top - 6, pr->verdicts ? "[95% interval] verdict" : "ratio of the medians", ALIGN_LEFT);
 
     int order[TRACE_MAX_ROWS];
     int n = compare_model_roles_order(pr, order);
     /* bands and phase heads first, under the grid */
-    double y = TOP;
+    double y = top;
     for (int i = 0; i < n; i++) {
         const trace_role_row *row = &pr->rows[order[i]];
         if (i == 0 || pr->rows[order[i - 1]].phase != row->phase)
@@ -258,9 +277,9 @@ static int compare_model_roles_draw(cairo_t *cr, const fig_job *job)
         }
         y += ROW_H;
     }
-    draw_axis(cr, &t, scale, TOP, bottom);
+    draw_axis(cr, &t, scale, top, bottom);
 
-    y = TOP;
+    y = top;
     for (int i = 0; i < n; i++) {
         const trace_role_row *row = &pr->rows[order[i]];
         if (i == 0 || pr->rows[order[i - 1]].phase != row->phase) {
@@ -298,7 +317,6 @@ static int compare_model_roles_draw(cairo_t *cr, const fig_job *job)
 
 int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const compare_model *m, int pair)
 {
-    (void)measure;
     const trace_pair *pr = &m->traces.pairs[pair];
     snprintf(job->name, sizeof job->name, "compare-model-roles-%d", pair + 1);
     const char *a = side_label(m, pr, 0), *b = side_label(m, pr, 1);
@@ -319,6 +337,6 @@ int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const compar
     job->pair = pair;
     job->draw = compare_model_roles_draw;
     job->w = FIG_WIDTH;
-    job->h = TOP + rows_height(pr) + BOTTOM;
+    job->h = rows_top(measure, m, pr, FIG_WIDTH - FIG_MARGIN) + rows_height(pr) + BOTTOM;
     return 0;
 }
