@@ -169,6 +169,27 @@ static void draw_band(cairo_t *cr, double y, double h, double right)
     fig_fill_rect(cr, FIG_MARGIN, y, 3, h, fig_hex(ATTENTION_MARK));
 }
 
+static int is_attention_row(const trace_role_row *r) { return r->attention_total || model_role_is_attention(r->role); }
+
+/* The attention band of each phase, from its first attention row to their sum. */
+static void draw_bands(cairo_t *cr, const trace_pair *pr, const int *order, int n, double top, double right)
+{
+    double y = top;
+    for (int i = 0; i < n; i++) {
+        const trace_role_row *row = &pr->rows[order[i]];
+        int new_phase = i == 0 || pr->rows[order[i - 1]].phase != row->phase;
+        if (new_phase)
+            y += PHASE_H;
+        if (is_attention_row(row) && (new_phase || !is_attention_row(&pr->rows[order[i - 1]]))) {
+            int k = i;
+            while (k < n && pr->rows[order[k]].phase == row->phase && is_attention_row(&pr->rows[order[k]]))
+                k++;
+            draw_band(cr, y, (k - i) * ROW_H, right);
+        }
+        y += ROW_H;
+    }
+}
+
 static void draw_row_label(cairo_t *cr, const trace_role_row *row, double y)
 {
     char fit[96];
@@ -258,28 +279,10 @@ static int compare_model_roles_draw(cairo_t *cr, const fig_job *job)
 
     int order[TRACE_MAX_ROWS];
     int n = compare_model_roles_order(pr, order);
-    /* bands and phase heads first, under the grid */
-    double y = top;
-    for (int i = 0; i < n; i++) {
-        const trace_role_row *row = &pr->rows[order[i]];
-        if (i == 0 || pr->rows[order[i - 1]].phase != row->phase)
-            y += PHASE_H;
-        int attention = row->attention_total || model_role_is_attention(row->role);
-        int starts = attention && (i == 0 || pr->rows[order[i - 1]].phase != row->phase ||
-                                   !(pr->rows[order[i - 1]].attention_total ||
-                                     model_role_is_attention(pr->rows[order[i - 1]].role)));
-        if (starts) {
-            int k = i;
-            while (k < n && pr->rows[order[k]].phase == row->phase &&
-                   (pr->rows[order[k]].attention_total || model_role_is_attention(pr->rows[order[k]].role)))
-                k++;
-            draw_band(cr, y, (k - i) * ROW_H, right);
-        }
-        y += ROW_H;
-    }
+    draw_bands(cr, pr, order, n, top, right); /* under the grid */
     draw_axis(cr, &t, scale, top, bottom);
 
-    y = top;
+    double y = top;
     for (int i = 0; i < n; i++) {
         const trace_role_row *row = &pr->rows[order[i]];
         if (i == 0 || pr->rows[order[i - 1]].phase != row->phase) {
