@@ -586,7 +586,7 @@ static void trace_unpaired_list(FILE *f, const compare_model *m)
     fputc('\n', f);
 }
 
-static void traces_section(FILE *f, const compare_model *m)
+static void traces_section(FILE *f, const compare_model *m, const figure_list *figs, const char *inline_from_dir)
 {
     const compare_traces *t = &m->traces;
     if (!t->any)
@@ -607,6 +607,9 @@ static void traces_section(FILE *f, const compare_model *m)
         trace_pair_head(f, m, pr);
         trace_step_table(f, m, pr);
         trace_role_table(f, m, pr);
+        char figure[64];
+        snprintf(figure, sizeof figure, "compare-model-roles-%d", k + 1); /* figures/compare_model_roles.c */
+        report_md_figure(f, figs, figure, inline_from_dir);
         trace_layers(f, m, pr);
         trace_findings(f, m, pr);
     }
@@ -713,7 +716,7 @@ char *compare_markdown(const compare_model *m, const figure_list *figs, const ch
           "equal nor different.\n\n",
           f);
 
-    traces_section(f, m);
+    traces_section(f, m, figs, inline_from_dir);
 
     fprintf(f, "## %s\n\n", m->throughput ? "Throughput per forward" : "CUDA time per forward");
     table_head(f, m, "Variant");

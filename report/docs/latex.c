@@ -372,6 +372,82 @@ char *report_summary_tex(const analysis *a)
     return buf;
 }
 
+/* ---- compare.tex: a pair of model traces (compare_traces.c) ---------------------------- */
+
+/* "0.59$\times$ [0.59--0.59] & faster", "0.59$\times$ (medians) & no verdict (2 steps)", or "-- & --"
+ * when a side lacks the measure. */
+static void trace_ratio_tex(FILE *f, const trace_pair *pr, const compare_ratio *r)
+{
+    if (!isfinite(r->ci.ratio))
+        fputs("-- & --", f);
+    else if (r->verdict != VERDICT_NONE)
+        fprintf(f, "%.2f$\\times$ [%.2f--%.2f] & %s", r->ci.ratio, r->ci.lo, r->ci.hi, compare_verdict_word(r->verdict));
+    else if (pr->step[0].n == pr->step[1].n)
+        fprintf(f, "%.2f$\\times$ (medians) & no verdict (%d steps)", r->ci.ratio, pr->step[0].n);
+    else
+        fprintf(f, "%.2f$\\times$ (medians) & no verdict (%d and %d steps)", r->ci.ratio, pr->step[0].n, pr->step[1].n);
+}
+
+static void trace_side_tex(FILE *f, const compare_model *m, const trace_pair *pr, int j)
+{
+    tex_code(f, pr->va[j]->result->name);
+    fputs(" (", f);
+    tex_code(f, m->in[j ? pr->archive : 0]->label);
+    fputc(')', f);
+}
+
+/* One table per pair: the step's CUDA time and each phase's attention, all parts, µs per step
+ * each side (median and min--max over the steps), the ratio with its interval and the verdict. */
+static void trace_pair_tex(FILE *f, const compare_model *m, const trace_pair *pr, int k)
+{
+    fputs("\n\\begin{table*}[tbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n\\caption{Model traces, step by step: ", f);
+    trace_side_tex(f, m, pr, 1);
+    fputs(" against ", f);
+    trace_side_tex(f, m, pr, 0);
+    fprintf(f, ", the baseline. CUDA time per step (\\textmu{}s), median (min--max) over %d and %d steps "
+               "(ProfilerStep\\#N), and attention, all parts: every attention role of the phase together (eager "
+               "attention's kernels against one fused op), a step without it counting 0. ",
+            pr->step[0].n, pr->step[1].n);
+    if (pr->verdicts)
+        fprintf(f, "Ratio of medians with a seeded 95\\%% bootstrap interval of the steps; same when the whole "
+                   "interval lies within $\\times$/$\\div$ %.2f (the noise floor of CUDA time), faster or slower when "
+                   "it lies wholly beyond, ambiguous when it straddles the edge.",
+                1 + m->min_effect);
+    else
+        fprintf(f, "Ratio of the medians alone: no interval and no verdict below %d steps in each run.",
+                COMPARE_MIN_STEPS);
+    fprintf(f, "}\n\\label{tab:attnprof-compare-model-%d}\n", k + 1);
+    fputs("\\begin{tabular}{lrrll}\n\\toprule\nMeasure & ", f);
+    tex_code(f, m->in[0]->label);
+    fputs(" & ", f);
+    tex_code(f, m->in[pr->archive]->label);
+    fputs(" & Ratio [95\\%] & Verdict \\\\\n\\midrule\nCUDA time per step & ", f);
+    us_cell(f, &pr->step[0]);
+    fputs(" & ", f);
+    us_cell(f, &pr->step[1]);
+    fputs(" & ", f);
+    trace_ratio_tex(f, pr, &pr->step_ratio);
+    fputs(" \\\\\n", f);
+    for (int r = 0; r < pr->n_rows; r++) {
+        const trace_role_row *row = &pr->rows[r];
+        if (!row->attention_total)
+            continue;
+        fputs("Attention, all parts, ", f);
+        tex(f, model_phase_name(row->phase));
+        for (int j = 0; j < 2; j++) {
+            fputs(" & ", f);
+            if (row->present[j])
+                us_cell(f, &row->st[j]);
+            else
+                fputs("none", f);
+        }
+        fputs(" & ", f);
+        trace_ratio_tex(f, pr, &row->ratio);
+        fputs(" \\\\\n", f);
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n", f);
+}
+
 char *compare_tex(const compare_model *m)
 {
     char *buf = NULL;
@@ -440,6 +516,8 @@ char *compare_tex(const compare_model *m)
         fputs(" \\\\\n", f);
     }
     fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n", f);
+    for (int k = 0; k < m->traces.n_pairs; k++)
+        trace_pair_tex(f, m, &m->traces.pairs[k], k);
     fclose(f);
     return buf;
 }

@@ -137,6 +137,7 @@ struct fig_job {
     int log_axis;
     int first_forward, n_forwards; /* timeline: forwards shown */
     const struct compare_model *cmp; /* compare figures */
+    int pair;     /* compare-model-roles: index into cmp->traces.pairs */
     const struct sweep_model *sweep; /* sweep figures */
     int size;     /* FIG_SIZE_*: paper figures */
 };
@@ -161,6 +162,8 @@ unsigned fig_archive_colour(int i);
 int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int log_axis);
 int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
 int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
+/* compare_model_roles.c: compare-model-roles-<pair + 1>, one per pair of model traces. */
+int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int pair);
 
 /* sweep_plot.c: the sweep's figures share one plot: a panel per head dim D, S on a
  * log2 axis, one line per variant, and where a variant stops (skipped, failed,

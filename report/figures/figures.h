@@ -5,6 +5,8 @@
  *   occupancy           theoretical vs estimated occupancy of each variant's kernels
  *   time-per-forward    CUDA vs CPU time per forward (median, min-max)
  *   roofline            kernels' achieved FLOP/s vs arithmetic intensity (archives with counters)
+ * and compare's (compare-time, compare-speedup, compare-timeline, compare-model-roles-<N> per
+ * pair of model traces) and the sweep's (sweep-time, -tflops, -memory, -kernels).
  * Files go to <dir>/figures/<figure>.<png|svg|pdf>; the same input gives the
  * same bytes. */
 #ifndef ATTNPROF_FIGURES_H
@@ -58,6 +60,16 @@ int compare_figures_render(const compare_model *m, const char *dir, unsigned for
  * the variant's median CUDA time as the CUDA-time table prints it, and the drawn
  * (median) forward's span. Empty when the cell has no forward. */
 void compare_timeline_label(const compare_cell *c, int short_form, char *out, size_t n);
+/* figures/compare_model_roles.c, the figure of a pair of model traces (compare-model-roles-<N>):
+ * the rows it draws top to bottom, as indices into pr->rows written to `order` (room for
+ * TRACE_MAX_ROWS): per phase, its attention roles, their sum, then its other roles. Returns
+ * their count, every row of the pair once (pr->n_rows). */
+int compare_model_roles_order(const trace_pair *pr, int *order);
+/* The text beside a row: `ratio` "0.07× [0.07–0.07]" with `verdict` "faster"; "0.59× (medians)"
+ * and an empty verdict below COMPARE_MIN_STEPS steps a side; "only in <run>" when one side
+ * lacks the role. */
+void compare_model_roles_ratio_text(const compare_model *m, const trace_pair *pr, const trace_role_row *row,
+                                    char *ratio, size_t n_ratio, char *verdict, size_t n_verdict);
 /* The paper-sized comparison figure (FIG_SIZE_COLUMN or _TEXT), appended to `out`. */
 int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
                                  figure_list *out, char *err, size_t errlen);

@@ -156,42 +156,81 @@ static int run_tasks(render_task *tasks, int n, const char *dir)
     return 0;
 }
 
-/* The figures of an archive, one row each, in the order they are drawn and listed:
- * how many files of it the archive gets (0: it does not apply) and how one is laid
- * out (the prepare function names the file, e.g. "timeline-<variant>"). A new figure
- * is one file under figures/ and one row here. */
-typedef struct archive_figure {
+/* ---- the figure tables ------------------------------------------------------------
+ * A document's figures are a table, one row each, in the order they are drawn and listed:
+ * how many files of it the document gets (0: it does not apply, n: one per series, per
+ * pair of model traces, ...) and how the i-th is laid out (prepare names the file, e.g.
+ * "timeline-<variant>"). A new figure is one file under figures/ and one row in its
+ * document's table; render_table is the one loop over all three. */
+typedef struct figure_input {
+    const analysis *a;          /* an archive's figures */
+    const compare_model *cmp;   /* a comparison's */
+    const sweep_model *sweep;   /* a sweep's */
+    int log_axis;
+} figure_input;
+
+typedef struct figure_row {
     const char *figure;
-    int (*count)(const analysis *a);
-    int (*prepare)(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis);
-} archive_figure;
+    int (*count)(const figure_input *in);
+    int (*prepare)(fig_job *job, cairo_t *measure, const figure_input *in, int index);
+} figure_row;
 
-static int one_per_series(const analysis *a) { return a->n; }
-static int one(const analysis *a) { return 1; }
-static int with_counters(const analysis *a) { return fig_roofline_wanted(a) ? 1 : 0; }
+static int one(const figure_input *in) { return 1; }
 
-static int timeline_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
+/* Lays out every file of every row, then draws them all in every requested format. */
+static int render_table(const figure_row *rows, int n_rows, const figure_input *in, const char *noun,
+                        const char *dir, unsigned formats, figure_list *out, char *err, size_t errlen)
 {
-    return fig_timeline_prepare(job, measure, a, index);
-}
-static int overview_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
-{
-    return fig_overview_prepare(job, measure, a);
-}
-static int occupancy_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
-{
-    return fig_occupancy_prepare(job, measure, a);
-}
-static int time_chart_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
-{
-    return fig_time_chart_prepare(job, measure, a, log_axis);
-}
-static int roofline_row(fig_job *job, cairo_t *measure, const analysis *a, int index, int log_axis)
-{
-    return fig_roofline_prepare(job, measure, a);
+    memset(out, 0, sizeof *out);
+    int n_jobs = 0;
+    int *counts = calloc((size_t)n_rows + 1, sizeof *counts);
+    for (int f = 0; counts && f < n_rows; f++)
+        n_jobs += counts[f] = rows[f].count(in);
+    fig_job *jobs = calloc((size_t)(n_jobs ? n_jobs : 1), sizeof *jobs);
+    cairo_t *measure = fig_measure_create();
+    int rc = counts && jobs && measure ? 0 : -1;
+    for (int f = 0, j = 0; f < n_rows && rc == 0; f++)
+        for (int i = 0; i < counts[f] && rc == 0; i++)
+            rc = rows[f].prepare(&jobs[j++], measure, in, i);
+    fig_measure_destroy(measure);
+    free(counts);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory while laying out the %s", noun);
+        free(jobs);
+        return -1;
+    }
+    rc = fig_render_jobs(jobs, n_jobs, dir, formats, out, err, errlen);
+    free(jobs);
+    return rc;
 }
 
-static const archive_figure archive_figures[] = {
+/* ---- an archive's figures ---- */
+
+static int one_per_series(const figure_input *in) { return in->a->n; }
+static int with_counters(const figure_input *in) { return fig_roofline_wanted(in->a) ? 1 : 0; }
+
+static int timeline_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_timeline_prepare(job, measure, in->a, index);
+}
+static int overview_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_overview_prepare(job, measure, in->a);
+}
+static int occupancy_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_occupancy_prepare(job, measure, in->a);
+}
+static int time_chart_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_time_chart_prepare(job, measure, in->a, in->log_axis);
+}
+static int roofline_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_roofline_prepare(job, measure, in->a);
+}
+
+static const figure_row archive_figures[] = {
     {"timeline of each series", one_per_series, timeline_row},
     {"timeline overview", one, overview_row},
     {"occupancy", one, occupancy_row},
@@ -208,28 +247,79 @@ int figures_render(const analysis *a, const char *dir, unsigned formats, int log
         errlen = sizeof scratch;
     }
     err[0] = '\0';
-    memset(out, 0, sizeof *out);
+    const figure_input in = {.a = a, .log_axis = log_axis};
+    return render_table(archive_figures, (int)(sizeof archive_figures / sizeof archive_figures[0]), &in, "figures",
+                        dir, formats, out, err, errlen);
+}
 
-    enum { N_ROWS = sizeof archive_figures / sizeof archive_figures[0] };
-    int counts[N_ROWS], n_jobs = 0;
-    for (int f = 0; f < N_ROWS; f++)
-        n_jobs += counts[f] = archive_figures[f].count(a);
-    fig_job *jobs = calloc((size_t)(n_jobs ? n_jobs : 1), sizeof *jobs);
-    cairo_t *measure = fig_measure_create();
-    int rc = jobs && measure ? 0 : -1;
-    for (int f = 0, j = 0; f < N_ROWS && rc == 0; f++)
-        for (int i = 0; i < counts[f] && rc == 0; i++)
-            rc = archive_figures[f].prepare(&jobs[j++], measure, a, i, log_axis);
-    fig_measure_destroy(measure);
-    if (rc != 0) {
-        snprintf(err, errlen, "out of memory while laying out the figures");
-        free(jobs);
-        return -1;
-    }
+/* ---- a comparison's figures ---- */
 
-    rc = fig_render_jobs(jobs, n_jobs, dir, formats, out, err, errlen);
-    free(jobs);
-    return rc;
+static int compare_time_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_compare_time_prepare(job, measure, in->cmp, in->log_axis);
+}
+static int compare_speedup_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_compare_speedup_prepare(job, measure, in->cmp);
+}
+static int compare_timeline_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_compare_timeline_prepare(job, measure, in->cmp);
+}
+
+static int one_per_model_pair(const figure_input *in) { return in->cmp->traces.n_pairs; }
+static int model_roles_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_compare_model_roles_prepare(job, measure, in->cmp, index);
+}
+
+static const figure_row compare_figures[] = {
+    {"time per forward, run by run", one, compare_time_row},
+    {"speed-up over the baseline", one, compare_speedup_row},
+    {"timeline of each variant, run by run", one, compare_timeline_row},
+    {"role by role, each pair of model traces", one_per_model_pair, model_roles_row},
+};
+
+int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
+                           figure_list *out, char *err, size_t errlen)
+{
+    const figure_input in = {.cmp = m, .log_axis = log_axis};
+    return render_table(compare_figures, (int)(sizeof compare_figures / sizeof compare_figures[0]), &in, "figures",
+                        dir, formats, out, err, errlen);
+}
+
+/* ---- a sweep's figures ---- */
+
+static int sweep_time_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_sweep_time_prepare(job, measure, in->sweep);
+}
+static int sweep_tflops_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_sweep_tflops_prepare(job, measure, in->sweep);
+}
+static int sweep_memory_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_sweep_memory_prepare(job, measure, in->sweep);
+}
+static int sweep_kernels_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_sweep_kernels_prepare(job, measure, in->sweep);
+}
+
+static const figure_row sweep_figures[] = {
+    {"time per forward against S", one, sweep_time_row},
+    {"throughput against S", one, sweep_tflops_row},
+    {"device memory against S", one, sweep_memory_row},
+    {"GPU operations per forward against S", one, sweep_kernels_row},
+};
+
+int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats, figure_list *out, char *err,
+                         size_t errlen)
+{
+    const figure_input in = {.sweep = m};
+    return render_table(sweep_figures, (int)(sizeof sweep_figures / sizeof sweep_figures[0]), &in, "sweep figures",
+                        dir, formats, out, err, errlen);
 }
 
 int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned formats, figure_list *out,
@@ -296,43 +386,6 @@ int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned f
     }
     free(tasks);
     return rc;
-}
-
-int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
-                           figure_list *out, char *err, size_t errlen)
-{
-    memset(out, 0, sizeof *out);
-    fig_job jobs[3];
-    memset(jobs, 0, sizeof jobs);
-    cairo_t *measure = fig_measure_create();
-    int rc = measure ? 0 : -1;
-    if (rc == 0)
-        rc = fig_compare_time_prepare(&jobs[0], measure, m, log_axis);
-    if (rc == 0)
-        rc = fig_compare_speedup_prepare(&jobs[1], measure, m);
-    if (rc == 0)
-        rc = fig_compare_timeline_prepare(&jobs[2], measure, m);
-    fig_measure_destroy(measure);
-    if (rc != 0) {
-        snprintf(err, errlen, "out of memory while laying out the figures");
-        return -1;
-    }
-    return fig_render_jobs(jobs, 3, dir, formats, out, err, errlen);
-}
-
-int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats, figure_list *out, char *err,
-                         size_t errlen)
-{
-    memset(out, 0, sizeof *out);
-    fig_job jobs[4];
-    memset(jobs, 0, sizeof jobs);
-    int rc = fig_sweep_time_prepare(&jobs[0], NULL, m) | fig_sweep_tflops_prepare(&jobs[1], NULL, m) |
-             fig_sweep_memory_prepare(&jobs[2], NULL, m) | fig_sweep_kernels_prepare(&jobs[3], NULL, m);
-    if (rc != 0) {
-        snprintf(err, errlen, "out of memory while laying out the sweep figures");
-        return -1;
-    }
-    return fig_render_jobs(jobs, 4, dir, formats, out, err, errlen);
 }
 
 /* Renders extra jobs (the paper-sized figures) and appends their files to `out`. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # summary.tex and compare.tex compile with pdflatex (issue 10): an H200 fixture, the
-# hostile fixture whose names hold LaTeX and Markdown syntax, and a comparison.
+# hostile fixture whose names hold LaTeX and Markdown syntax, a comparison of runs and two of model traces.
 # pdflatex missing: a failure in CI (CI set), a one-line notice elsewhere.
 set -euo pipefail
 bin=${ATTNPROF_BIN:-build/attnprof}
@@ -49,6 +49,30 @@ expect "GPU # Fake heading |" "hostile summary.tex"
   --format png >/dev/null
 compile "$work/cmp" compare.tex
 for s in h200-cudnn914 h200-cudnn919-a "faster" "95% bootstrap"; do expect "$s" compare.tex; done
+# a comparison of two model traces (issue 24): its table per pair, with the step's verdict, and
+# with 2 steps a side the ratio of the medians and no verdict
+models="$here/tests/fixtures/models-h200"
+for t in eager-infer-s8a sdpa-infer-s8a eager-infer sdpa-infer; do
+  "$bin" import "$models/llama-gqa-$t.json.gz" -o "$work/m-$t" -q
+done
+"$bin" compare "$work/m-eager-infer-s8a" "$work/m-sdpa-infer-s8a" -o "$work/mcmp" -q --format png >/dev/null
+compile "$work/mcmp" compare.tex
+for s in "Model traces, step by step" llama-gqa-sdpa-infer-s8a "8 and 8 steps" "CUDA time per step" \
+         "Attention, all parts" "faster"; do expect "$s" "model compare.tex"; done
+"$bin" compare "$work/m-eager-infer" "$work/m-sdpa-infer" -o "$work/mcmp2" -q --format png >/dev/null
+compile "$work/mcmp2" compare.tex
+expect "no verdict (2 steps)" "two-step model compare.tex"
+# its tables span a two-column paper's text width (the README's geometry) without overflowing
+for d in mcmp mcmp2; do
+  printf '%s\n' '\documentclass[twocolumn]{article}' '\usepackage[letterpaper,textwidth=7.25in,columnsep=0.25in]{geometry}' \
+    '\usepackage[T1]{fontenc}' '\usepackage{lmodern}' '\usepackage{booktabs}' '\begin{document}' \
+    "\\input{$work/$d/compare.tex}" '\end{document}' > "$work/wide.tex"
+  (cd "$work" && pdflatex -interaction=nonstopmode -halt-on-error wide.tex >/dev/null 2>&1) ||
+    { echo "latex: $d/compare.tex does not compile in a two-column paper" >&2; exit 1; }
+  if grep -E 'Overfull \\hbox \(([2-9]|[1-9][0-9]+)\.[0-9]*pt' "$work/wide.log" >&2; then
+    echo "latex: $d/compare.tex overflows a two-column paper's text width (above)" >&2; exit 1
+  fi
+done
 mkdir -p "$work/readme/out"
 cp -r "$here/out/example-h200" "$work/readme/out/"
 "$bin" report "$work/readme/out/example-h200" -q --format pdf --figure-size column
@@ -86,4 +110,4 @@ no_type3 "$work/readme/paper.pdf" "the README's LaTeX example"
 if grep -E 'Overfull \\hbox \(([2-9]|[1-9][0-9]+)\.[0-9]*pt' "$work/readme/paper.log" >&2; then
   echo "latex: the README's example overflows its column or text width (above)" >&2; exit 1
 fi
-echo "latex: summary.tex (2 archives), compare.tex and the README's example compile with pdflatex, no Type 3 font"
+echo "latex: summary.tex (2 archives), compare.tex (of runs and of model traces) and the README's example compile with pdflatex, no Type 3 font"
