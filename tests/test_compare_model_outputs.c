@@ -14,6 +14,7 @@
 
 #include "archive.h"
 #include "compare.h"
+#include "units.h"
 #include "exit_codes.h"
 #include "figures.h"
 #include "run_cli.h"
@@ -292,7 +293,16 @@ static void check_ratio_texts(const compare_model *m, const trace_pair *pr)
             cr_assert_str_eq(ratio, want);
             cr_assert_str_eq(verdict, "");
         } else if (pr->verdicts) {
-            snprintf(want, sizeof want, "%.2f× [%.2f–%.2f]", r->ratio.ci.ratio, r->ratio.ci.lo, r->ratio.ci.hi);
+            /* the interval's ends print apart: as many decimals (2 to 4) as that takes */
+            int d = 2;
+            char lo[32], hi[32];
+            for (;; d++) {
+                snprintf(lo, sizeof lo, "%.*f", d, r->ratio.ci.lo);
+                snprintf(hi, sizeof hi, "%.*f", d, r->ratio.ci.hi);
+                if (strcmp(lo, hi) || d == 4)
+                    break;
+            }
+            snprintf(want, sizeof want, "%.*f× [%s–%s]", d, r->ratio.ci.ratio, lo, hi);
             cr_assert_str_eq(ratio, want);
             cr_assert(verdict[0], "%s has a verdict", model_role_name(r->role));
             cr_assert_str_eq(verdict, compare_verdict_word(r->ratio.verdict));
@@ -380,7 +390,8 @@ static void check_tex_against_csv(const char *dir, int steps_each)
     char *row = strstr(table, "\nCUDA time per step & ");
     cr_assert_not_null(row);
     if (s.verdict[0]) {
-        snprintf(want, sizeof want, "%.2f$\\times$ [%.2f--%.2f] & %s \\\\", s.ratio, s.lo, s.hi, s.verdict);
+        int d = units_ratio_decimals(s.lo, s.hi); /* tested in report::a_ratio_interval_prints_its_ends_apart */
+        snprintf(want, sizeof want, "%.*f$\\times$ [%.*f--%.*f] & %s \\\\", d, s.ratio, d, s.lo, d, s.hi, s.verdict);
     } else {
         cr_assert(!isfinite(s.lo), "no interval in compare.csv either");
         snprintf(want, sizeof want, "%.2f$\\times$ (medians) & no verdict (%d steps) \\\\", s.ratio, steps_each);

@@ -10,6 +10,7 @@
 #include "fixture.h"
 #include "print.h"
 #include "report.h"
+#include "units.h"
 
 static int count(const char *hay, const char *needle)
 {
@@ -215,4 +216,13 @@ Test(report, pdf_node_ids_are_renumbered_by_rank)
     cr_assert_eq(strlen(a), n);
     char none[] = "no ids here";
     cr_assert_eq(print_pdf_renumber_nodes(none, strlen(none)), 0);
+}
+
+Test(report, a_ratio_interval_prints_its_ends_apart)
+{
+    cr_assert_eq(units_ratio_decimals(0.92, 0.94), 2);
+    cr_assert_eq(units_ratio_decimals(0.978, 0.982), 3, "[0.98–0.98] would hide the 2%% floor's edge");
+    cr_assert_eq(units_ratio_decimals(0.99912, 0.99948), 4);
+    cr_assert_eq(units_ratio_decimals(0.99991, 0.99996), 4, "at most 4 decimals");
+    cr_assert_eq(units_ratio_decimals(1.0, 1.0), 2, "equal ends: nothing to tell apart");
 }

@@ -3,6 +3,7 @@
 #include "units.h"
 
 #include <math.h>
+#include <string.h>
 #include <stdio.h>
 
 void units_us_column(double us, char *out, size_t n)
@@ -13,4 +14,17 @@ void units_us_column(double us, char *out, size_t n)
         snprintf(out, n, "%.0f µs", us);
     else
         snprintf(out, n, "%.1f µs", us);
+}
+
+int units_ratio_decimals(double lo, double hi)
+{
+    int d = 2;
+    for (; d < 4 && lo != hi; d++) {
+        char a[48], b[48];
+        snprintf(a, sizeof a, "%.*f", d, lo);
+        snprintf(b, sizeof b, "%.*f", d, hi);
+        if (strcmp(a, b) != 0)
+            break;
+    }
+    return d;
 }

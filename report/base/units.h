@@ -9,4 +9,11 @@
  * below, "–" when not finite. Writes at most n bytes into out. */
 void units_us_column(double us, char *out, size_t n);
 
+/* The decimals a ratio and its interval print with: 2, or up to 4 while the interval's two
+ * ends would print alike ([0.98–0.98] beside "ambiguous" reads as a contradiction; at 3
+ * decimals it is [0.978–0.982], which straddles the 2% floor's edge 0.980); 2 when the
+ * ends are equal (a run against itself: [1.00–1.00]). The ratio prints with the same
+ * decimals as its ends. */
+int units_ratio_decimals(double lo, double hi);
+
 #endif

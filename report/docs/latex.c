@@ -3,6 +3,7 @@
  * Markdown read back as plain text (summary.csv) or LaTeX. Archive strings are
  * escaped here as everywhere (escape.h): a name never becomes a command. */
 #include "latex.h"
+#include "units.h"
 #include "measurement_text.h"
 #include "alloc.h"
 
@@ -380,8 +381,11 @@ static void trace_ratio_tex(FILE *f, const trace_pair *pr, const compare_ratio *
 {
     if (!isfinite(r->ci.ratio))
         fputs("-- & --", f);
-    else if (r->verdict != VERDICT_NONE)
-        fprintf(f, "%.2f$\\times$ [%.2f--%.2f] & %s", r->ci.ratio, r->ci.lo, r->ci.hi, compare_verdict_word(r->verdict));
+    else if (r->verdict != VERDICT_NONE) {
+        int d = units_ratio_decimals(r->ci.lo, r->ci.hi);
+        fprintf(f, "%.*f$\\times$ [%.*f--%.*f] & %s", d, r->ci.ratio, d, r->ci.lo, d, r->ci.hi,
+                compare_verdict_word(r->verdict));
+    }
     else if (pr->step[0].n == pr->step[1].n)
         fprintf(f, "%.2f$\\times$ (medians) & no verdict (%d steps)", r->ci.ratio, pr->step[0].n);
     else
@@ -509,9 +513,11 @@ char *compare_tex(const compare_model *m)
             const compare_ratio *q = &c->metric_ratio;
             if (q->verdict == VERDICT_NONE || !isfinite(q->ci.ratio))
                 fputs("--", f);
-            else
-                fprintf(f, "%.2f$\\times$ [%.2f--%.2f] %s", q->ci.ratio, q->ci.lo, q->ci.hi,
+            else {
+                int d = units_ratio_decimals(q->ci.lo, q->ci.hi);
+                fprintf(f, "%.*f$\\times$ [%.*f--%.*f] %s", d, q->ci.ratio, d, q->ci.lo, d, q->ci.hi,
                         compare_verdict_word(q->verdict));
+            }
         }
         fputs(" \\\\\n", f);
     }

@@ -11,6 +11,7 @@
  * op are ratios of 10× and more that a log axis would flatten; every bar carries its number,
  * so a short bar stays readable. Reads only the compare model. */
 #include "fig.h"
+#include "units.h"
 
 #include "compare.h"
 
@@ -61,8 +62,9 @@ void compare_model_roles_ratio_text(const compare_model *m, const trace_pair *pr
     if (!row->present[0] || !row->present[1])
         snprintf(ratio, n_ratio, "only in %s", side_label(m, pr, row->present[0] ? 0 : 1));
     else if (row->ratio.verdict != VERDICT_NONE) {
-        snprintf(ratio, n_ratio, "%.2f\xc3\x97 [%.2f\xe2\x80\x93%.2f]", row->ratio.ci.ratio, row->ratio.ci.lo,
-                 row->ratio.ci.hi);
+        int d = units_ratio_decimals(row->ratio.ci.lo, row->ratio.ci.hi);
+        snprintf(ratio, n_ratio, "%.*f\xc3\x97 [%.*f\xe2\x80\x93%.*f]", d, row->ratio.ci.ratio, d,
+                 row->ratio.ci.lo, d, row->ratio.ci.hi);
         snprintf(verdict, n_verdict, "%s", compare_verdict_word(row->ratio.verdict));
     } else if (isfinite(row->ratio.ci.ratio))
         snprintf(ratio, n_ratio, "%.2f\xc3\x97 (medians)", row->ratio.ci.ratio);
