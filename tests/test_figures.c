@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "findings.h"
+#include "exit_codes.h"
 #include "figures.h"
 #include "fig.h"
 #include "fixture.h"
@@ -695,7 +696,7 @@ Test(figures, unwritable_directory_is_an_error)
     synth_series(&fx);
     figure_list l;
     char err[256] = "";
-    cr_expect_eq(figures_render(&fx.a, "/proc/attnprof-no-such-dir", FIG_PNG, 0, &l, err, sizeof err), -1);
+    cr_expect_eq(figures_render(&fx.a, "/proc/attnprof-no-such-dir", FIG_PNG, 0, &l, err, sizeof err), EXIT_IO);
     cr_expect(strlen(err) > 0);
     figure_list_free(&l);
     synth_free(&fx);

@@ -548,8 +548,8 @@ Test(escape, csv_and_terminal)
     cr_assert_str_eq(esc_terminal(out, sizeof out, "a\x1b[2Jb\nc\xc2\x9b" "d\x7f"), "a[2Jbcd");
 }
 
-/* D4: text cairo refuses (not UTF-8) is the archive's fault: FIG_ERR_BAD_INPUT, which
- * `report` turns into exit 6, not the I/O exit 7. */
+/* D4: text cairo refuses (not UTF-8) is the archive's fault: EXIT_BAD_ARCHIVE (exit 6),
+ * not the I/O exit 7, from the canvas that knows it through to `report`. */
 Test(hostile, cairo_text_error_is_bad_input)
 {
     static const int kinds[] = {FIG_PNG, FIG_SVG, FIG_PDF};
@@ -560,7 +560,7 @@ Test(hostile, cairo_text_error_is_bad_input)
                                      sizeof err),
                      0, "%s", err);
         fig_text(c.cr, 10, 10, "ab\xe2\x86", ALIGN_LEFT); /* half of '→' */
-        cr_assert_eq(fig_canvas_close(&c, err, sizeof err), FIG_ERR_BAD_INPUT, "%s", err);
+        cr_assert_eq(fig_canvas_close(&c, err, sizeof err), EXIT_BAD_ARCHIVE, "%s", err);
         cr_assert(!path_exists("/tmp/attnprof-never-written.fig"));
     }
 }

@@ -13,6 +13,7 @@
 #include "exit_codes.h"
 #include "findings.h"
 #include "report.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,7 +65,9 @@ static void ratio_text(const compare_ratio *r, char *out, size_t n)
     }
     const char *w = compare_verdict_word(r->verdict);
     int bold = r->verdict == VERDICT_FASTER || r->verdict == VERDICT_SLOWER;
-    snprintf(out, n, "%.2f× [%.2f–%.2f] %s%s%s", r->ci.ratio, r->ci.lo, r->ci.hi, bold ? "**" : "", w, bold ? "**" : "");
+    int d = units_ratio_decimals(r->ci.lo, r->ci.hi);
+    snprintf(out, n, "%.*f× [%.*f–%.*f] %s%s%s", d, r->ci.ratio, d, r->ci.lo, d, r->ci.hi, bold ? "**" : "", w,
+             bold ? "**" : "");
 }
 
 static void table_head(FILE *f, const compare_model *m, const char *first)
@@ -383,22 +386,15 @@ static void trace_pair_head(FILE *f, const compare_model *m, const trace_pair *p
     fputs(" against ", f);
     trace_name(f, m, pr, 1);
     fputs("\n\n", f);
-    if (pr->by_option) {
-        fputs("Paired by `--pair`: ", f);
-        esc_md_code(f, pr->va[1]->result->name, 0);
-        fputs(" of **", f);
-        esc_md_text(f, m->in[pr->archive]->label);
-        fputs("** against ", f);
-        esc_md_code(f, pr->va[0]->result->name, 0);
-        fputs(" of **", f);
-        esc_md_text(f, m->in[0]->label);
-        fputs("** (the baseline). ", f);
-    } else if (pr->by_name) {
+    if (pr->by_name) {
         fputs("Paired by name: ", f);
         esc_md_code(f, pr->va[0]->result->name, 0);
         fputs(" in both runs. ", f);
     } else {
-        fputs("Each run holds one model trace, so the two are set against each other although their names differ: ", f);
+        fputs(pr->by_option ? "Paired by `--pair`: "
+                            : "Each run holds one model trace, so the two are set against each other although "
+                              "their names differ: ",
+              f);
         esc_md_code(f, pr->va[1]->result->name, 0);
         fputs(" of **", f);
         esc_md_text(f, m->in[pr->archive]->label);
@@ -888,10 +884,10 @@ typedef struct compare_doc {
 static int draw_compare(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
 {
     const compare_doc *d = b->model;
-    if (compare_figures_render(d->m, dir, d->opt->formats, d->opt->log_axis, figs, err, errlen) != 0 ||
-        compare_figures_render_paper(d->m, dir, d->opt->formats, d->opt->figure_size, figs, err, errlen) != 0)
-        return EXIT_IO;
-    return EXIT_OK;
+    int rc = compare_figures_render(d->m, dir, d->opt->formats, d->opt->log_axis, figs, err, errlen);
+    if (rc == EXIT_OK)
+        rc = compare_figures_render_paper(d->m, dir, d->opt->formats, d->opt->figure_size, figs, err, errlen);
+    return rc;
 }
 
 static char *compare_md(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)

@@ -49,7 +49,7 @@ static int draw_report(const doc_bundle *b, const char *dir, figure_list *figs, 
     int frc = figures_render(&d->a, dir, formats, d->o->log_axis, figs, err, errlen);
     if (frc == 0 && d->o->figure_size != FIG_SIZE_SCREEN)
         frc = figures_render_paper(&d->a, dir, formats, d->o->figure_size, figs, err, errlen);
-    return frc == 0 ? EXIT_OK : frc == FIG_ERR_BAD_INPUT ? EXIT_BAD_ARCHIVE : EXIT_IO;
+    return frc; /* EXIT_OK, EXIT_IO or EXIT_BAD_ARCHIVE, as the figures know it */
 }
 
 static char *report_md(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)

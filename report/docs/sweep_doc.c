@@ -423,7 +423,7 @@ typedef struct sweep_doc {
 static int draw_sweep(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
 {
     const sweep_doc *d = b->model;
-    return sweep_figures_render(d->m, dir, d->formats, figs, err, errlen) == 0 ? EXIT_OK : EXIT_IO;
+    return sweep_figures_render(d->m, dir, d->formats, figs, err, errlen);
 }
 
 static char *sweep_md(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)

@@ -14,7 +14,20 @@
 #include <string.h>
 
 #include "escape.h"
+#include "exit_codes.h"
 #include "figures.h"
+
+#include <pthread.h>
+
+/* Every call that can touch a scaled font (choosing a font, measuring or drawing text,
+ * destroying a context, finishing or destroying a surface, which subsets the fonts of a
+ * PDF or SVG) runs under this lock. Figures are drawn on up to four threads that share
+ * cairo's toy font faces and so their scaled fonts, and cairo 1.16 can abort when one
+ * thread releases a scaled font whose glyph cache another holds frozen ("Assertion
+ * `! scaled_font->cache_frozen' failed", seen once in the test suite under load; reported
+ * against cairo by other programs that draw text on threads). Shapes and the PNG encoding,
+ * most of the time, stay parallel. */
+static pthread_mutex_t font_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const rgb FIG_INK = {0.13, 0.13, 0.13};
 const rgb FIG_GREY = {0.42, 0.42, 0.42};
@@ -27,7 +40,7 @@ static int set_err(char *err, size_t errlen, const char *fmt, const char *a, con
 {
     if (err && errlen)
         snprintf(err, errlen, fmt, a, b);
-    return -1;
+    return EXIT_IO;
 }
 
 static cairo_status_t buffer_write(void *closure, const unsigned char *data, unsigned int len)
@@ -54,6 +67,7 @@ static cairo_status_t buffer_write(void *closure, const unsigned char *data, uns
  * layout measured once is the same in PNG, SVG and PDF. */
 static void set_font_options(cairo_t *cr, int kind)
 {
+    pthread_mutex_lock(&font_lock);
     cairo_font_options_t *fo = cairo_font_options_create();
     cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
     cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
@@ -62,15 +76,31 @@ static void set_font_options(cairo_t *cr, int kind)
     cairo_set_font_options(cr, fo);
     cairo_font_options_destroy(fo);
     cairo_select_font_face(cr, FIG_FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    pthread_mutex_unlock(&font_lock);
+}
+
+/* cairo_destroy and cairo_surface_destroy under the font lock (they may release a scaled font). */
+static void destroy_context(cairo_t *cr)
+{
+    pthread_mutex_lock(&font_lock);
+    cairo_destroy(cr);
+    pthread_mutex_unlock(&font_lock);
+}
+
+static void destroy_surface(cairo_surface_t *s)
+{
+    pthread_mutex_lock(&font_lock);
+    cairo_surface_destroy(s);
+    pthread_mutex_unlock(&font_lock);
 }
 
 cairo_t *fig_measure_create(void)
 {
     cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
     cairo_t *cr = cairo_create(s);
-    cairo_surface_destroy(s);
+    destroy_surface(s);
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
-        cairo_destroy(cr);
+        destroy_context(cr);
         return NULL;
     }
     set_font_options(cr, FIG_PDF);
@@ -80,7 +110,7 @@ cairo_t *fig_measure_create(void)
 void fig_measure_destroy(cairo_t *cr)
 {
     if (cr)
-        cairo_destroy(cr);
+        destroy_context(cr);
 }
 
 /* A fresh image surface is freshly mapped memory: the kernel zeroes every
@@ -140,11 +170,11 @@ int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double 
         attn_oom(); /* one line and exit 9, as every allocation (alloc.h) */
     if (cairo_surface_status(c->surface) != CAIRO_STATUS_SUCCESS) {
         set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(c->surface)));
-        cairo_surface_destroy(c->surface);
+        destroy_surface(c->surface);
         c->surface = NULL;
         free(c->path);
         c->path = NULL;
-        return -1;
+        return EXIT_IO;
     }
     c->cr = cairo_create(c->surface);
     set_font_options(c->cr, kind);
@@ -182,11 +212,11 @@ static int write_svg_normalised(FILE *f, const fig_buffer *b)
             seen[n_seen++] = id;
         if (fwrite(b->data + copied, 1, i - copied, f) != i - copied ||
             fprintf(f, "surface%d", k + 1) < 0)
-            return -1;
+            return EXIT_IO;
         copied = i = j;
     }
     if (fwrite(b->data + copied, 1, b->len - copied, f) != b->len - copied)
-        return -1;
+        return EXIT_IO;
     return 0;
 }
 
@@ -256,7 +286,7 @@ static void png_on_error(png_structp png, png_const_charp msg)
 
 static void png_on_warning(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
 
-/* Encodes into `f`; 0, or -1 with `err` set. Everything that lives across
+/* Encodes into `f`; 0, or EXIT_IO with `err` set. Everything that lives across
  * the setjmp is allocated before it, so a longjmp leaks nothing. */
 static int write_png_rows(FILE *f, cairo_surface_t *s, png_failure *fail, unsigned char *row)
 {
@@ -273,7 +303,7 @@ static int write_png_rows(FILE *f, cairo_surface_t *s, png_failure *fail, unsign
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
-        return -1;
+        return EXIT_IO;
     }
     png_init_io(png, f);
     png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
@@ -319,20 +349,22 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
 {
     int rc = 0;
     if (!c->surface)
-        return -1;
+        return EXIT_IO;
     cairo_status_t st = cairo_status(c->cr);
-    cairo_destroy(c->cr);
+    destroy_context(c->cr);
     c->cr = NULL;
     if (st == CAIRO_STATUS_NO_MEMORY)
         attn_oom();
     if (st != CAIRO_STATUS_SUCCESS) {
         rc = set_err(err, errlen, "%s: drawing failed: %s", c->path, cairo_status_to_string(st));
         if (st != CAIRO_STATUS_NO_MEMORY && st != CAIRO_STATUS_WRITE_ERROR)
-            rc = FIG_ERR_BAD_INPUT; /* invalid string, bad matrix...: from the archive's data */
+            rc = EXIT_BAD_ARCHIVE; /* invalid string, bad matrix...: from the archive's data */
     } else if (c->kind == FIG_PNG) {
         rc = write_png(c->surface, c->path, err, errlen);
     } else {
-        cairo_surface_finish(c->surface);
+        pthread_mutex_lock(&font_lock);
+        cairo_surface_finish(c->surface); /* subsets the PDF/SVG fonts */
+        pthread_mutex_unlock(&font_lock);
         st = cairo_surface_status(c->surface);
         if (st == CAIRO_STATUS_NO_MEMORY || c->buf.failed)
             attn_oom();
@@ -352,7 +384,7 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
             }
         }
     }
-    cairo_surface_destroy(c->surface);
+    destroy_surface(c->surface);
     c->surface = NULL;
     free(c->buf.data);
     memset(&c->buf, 0, sizeof c->buf);
@@ -365,25 +397,37 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
 
 void fig_font(cairo_t *cr, double size, int bold)
 {
+    pthread_mutex_lock(&font_lock);
     cairo_select_font_face(cr, FIG_FONT, CAIRO_FONT_SLANT_NORMAL,
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, size);
+    pthread_mutex_unlock(&font_lock);
 }
 
-double fig_text_width(cairo_t *cr, const char *s)
+static double text_width_locked(cairo_t *cr, const char *s)
 {
     cairo_text_extents_t e;
     cairo_text_extents(cr, s, &e);
     return e.x_advance;
 }
 
+double fig_text_width(cairo_t *cr, const char *s)
+{
+    pthread_mutex_lock(&font_lock);
+    double w = text_width_locked(cr, s);
+    pthread_mutex_unlock(&font_lock);
+    return w;
+}
+
 void fig_text(cairo_t *cr, double x, double y, const char *s, fig_align align)
 {
     if (!s || !*s)
         return;
-    double w = align == ALIGN_LEFT ? 0 : fig_text_width(cr, s);
+    pthread_mutex_lock(&font_lock);
+    double w = align == ALIGN_LEFT ? 0 : text_width_locked(cr, s);
     cairo_move_to(cr, align == ALIGN_LEFT ? x : align == ALIGN_CENTER ? x - w / 2 : x - w, y);
     cairo_show_text(cr, s);
+    pthread_mutex_unlock(&font_lock);
 }
 
 /* Byte offset of the end of the first `chars` UTF-8 characters of s. */

@@ -43,9 +43,9 @@ typedef struct fig_canvas {
  * for the next canvas (the caller frees its data); NULL: one per canvas. */
 int fig_canvas_open(fig_canvas *c, int kind, const char *path, double w, double h,
                     const char *title, fig_buffer *pixels, char *err, size_t errlen);
-/* Finishes the surface and writes the file; frees everything either way. Returns 0;
- * -1 with `err` set (I/O, memory); FIG_ERR_BAD_INPUT when cairo refused what was
- * drawn (e.g. a string that is not UTF-8): the archive's fault, not the disk's. */
+/* Finishes the surface and writes the file; frees everything either way. Returns
+ * EXIT_OK; EXIT_IO with `err` set (I/O, memory); EXIT_BAD_ARCHIVE when cairo refused
+ * what was drawn (e.g. a string that is not UTF-8): the archive's fault, not the disk's. */
 int fig_canvas_close(fig_canvas *c, char *err, size_t errlen);
 
 /* A context for measuring text before a canvas exists (same font options as

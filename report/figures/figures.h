@@ -22,8 +22,9 @@ enum { FIG_PNG = 1, FIG_SVG = 2, FIG_PDF = 4 };
 /* Figure sizes (--figure-size): screen is the report's own; column (3.5 in) and
  * text (7 in) add paper-sized figures whose text is at least 8 pt at that size. */
 enum { FIG_SIZE_SCREEN = 0, FIG_SIZE_COLUMN = 1, FIG_SIZE_TEXT = 2 };
-/* figures_render's return when the archive holds what cannot be drawn (exit 6). */
-enum { FIG_ERR_BAD_INPUT = -2 };
+/* Every function here that can fail returns an exit code (exit_codes.h) where the failure is
+ * known: EXIT_OK; EXIT_IO for the disk or memory; EXIT_BAD_ARCHIVE when cairo refused what the
+ * archive holds (text that is not UTF-8), the archive's fault and not the disk's. */
 
 typedef struct figure_file {
     char path[256];    /* relative to `dir`: "figures/timeline-naive.png" */
@@ -39,8 +40,8 @@ typedef struct figure_list {
 
 /* Renders every figure in every requested format (FIG_* bits) into
  * <dir>/figures/ (created if missing). `log_axis` makes the time chart's axis
- * logarithmic. Returns 0; on failure -1 (I/O, memory) or FIG_ERR_BAD_INPUT (cairo
- * refused the archive's text) with a one-line reason in `err`, and `out` lists
+ * logarithmic. Returns EXIT_OK; on failure EXIT_IO (I/O, memory) or EXIT_BAD_ARCHIVE
+ * (cairo refused the archive's text) with a one-line reason in `err`, and `out` lists
  * the files written so far. Each figure has its own file name, even for variants
  * whose names differ only in characters a file name cannot hold ("a/b", "a_b"). */
 int figures_render(const analysis *a, const char *dir, unsigned formats, int log_axis,

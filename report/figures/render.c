@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "exit_codes.h"
 #include "fig.h"
 #include "compare.h"
 #include "sweep.h"
@@ -21,10 +22,10 @@ static int make_dir(const char *path, char *err, size_t errlen)
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
             return 0;
         snprintf(err, errlen, "%s exists and is not a directory", path);
-        return -1;
+        return EXIT_IO;
     }
     snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-    return -1;
+    return EXIT_IO;
 }
 
 /* Variant names become file names: keep them to [A-Za-z0-9_.-]. */
@@ -43,7 +44,7 @@ static int list_add(figure_list *l, const fig_job *job, const char *kind, const 
 {
     figure_file *grown = realloc(l->files, (size_t)(l->n + 1) * sizeof *grown);
     if (!grown)
-        return -1;
+        return EXIT_IO;
     l->files = grown;
     figure_file *f = &l->files[l->n++];
     memset(f, 0, sizeof *f);
@@ -78,7 +79,7 @@ static void run_task(render_task *t, const char *dir, fig_buffer *pixels)
     char *path = NULL;
     if (asprintf(&path, "%s/%s", dir, t->rel) < 0) {
         snprintf(t->err, sizeof t->err, "out of memory");
-        t->rc = -1;
+        t->rc = EXIT_IO;
         return;
     }
     fig_canvas c;
@@ -87,7 +88,7 @@ static void run_task(render_task *t, const char *dir, fig_buffer *pixels)
     if (t->rc == 0 && t->job->draw(c.cr, t->job) != 0) {
         fig_canvas_close(&c, NULL, 0);
         snprintf(t->err, sizeof t->err, "%.400s: out of memory while drawing", path);
-        t->rc = -1;
+        t->rc = EXIT_IO;
     } else if (t->rc == 0) {
         t->rc = fig_canvas_close(&c, t->err, sizeof t->err);
     }
@@ -133,7 +134,7 @@ static int run_tasks(render_task *tasks, int n, const char *dir)
 {
     int *order = malloc(sizeof *order * (size_t)(n ? n : 1));
     if (!order)
-        return -1;
+        return EXIT_IO;
     for (int i = 0; i < n; i++)
         order[i] = i;
     qsort_r(order, (size_t)n, sizeof *order, by_cost, tasks);
@@ -188,7 +189,7 @@ static int render_table(const figure_row *rows, int n_rows, const figure_input *
         n_jobs += counts[f] = rows[f].count(in);
     fig_job *jobs = calloc((size_t)(n_jobs ? n_jobs : 1), sizeof *jobs);
     cairo_t *measure = fig_measure_create();
-    int rc = counts && jobs && measure ? 0 : -1;
+    int rc = counts && jobs && measure ? EXIT_OK : EXIT_IO;
     for (int f = 0, j = 0; f < n_rows && rc == 0; f++)
         for (int i = 0; i < counts[f] && rc == 0; i++)
             rc = rows[f].prepare(&jobs[j++], measure, in, i);
@@ -197,7 +198,7 @@ static int render_table(const figure_row *rows, int n_rows, const figure_input *
     if (rc != 0) {
         snprintf(err, errlen, "out of memory while laying out the %s", noun);
         free(jobs);
-        return -1;
+        return EXIT_IO;
     }
     rc = fig_render_jobs(jobs, n_jobs, dir, formats, out, err, errlen);
     free(jobs);
@@ -329,16 +330,16 @@ int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned f
     char *figdir = NULL;
     if (asprintf(&figdir, "%s/figures", dir) < 0) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return EXIT_IO;
     }
     int made = make_dir(dir, err, errlen) || make_dir(figdir, err, errlen);
     free(figdir);
     if (made)
-        return -1;
+        return EXIT_IO;
     render_task *tasks = calloc((size_t)n_jobs * 3 + 1, sizeof *tasks);
     if (!tasks) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return EXIT_IO;
     }
     static const struct { unsigned bit; const char *ext; } kinds[] = {
         {FIG_PNG, "png"}, {FIG_SVG, "svg"}, {FIG_PDF, "pdf"}};
@@ -347,7 +348,7 @@ int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned f
     if (!files) {
         snprintf(err, errlen, "out of memory");
         free(tasks);
-        return -1;
+        return EXIT_IO;
     }
     for (int i = 0; i < n_jobs; i++) {
         char *file = files[i], base[64];
@@ -373,15 +374,15 @@ int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned f
     if (run_tasks(tasks, n_tasks, dir)) {
         snprintf(err, errlen, "out of memory");
         free(tasks);
-        return -1;
+        return EXIT_IO;
     }
     for (int i = 0; i < n_tasks && rc == 0; i++) {
         if (tasks[i].rc != 0) {
             snprintf(err, errlen, "%s", tasks[i].err);
-            rc = tasks[i].rc == FIG_ERR_BAD_INPUT ? FIG_ERR_BAD_INPUT : -1;
+            rc = tasks[i].rc == EXIT_BAD_ARCHIVE ? EXIT_BAD_ARCHIVE : EXIT_IO;
         } else if (list_add(out, tasks[i].job, tasks[i].ext, tasks[i].rel)) {
             snprintf(err, errlen, "out of memory");
-            rc = -1;
+            rc = EXIT_IO;
         }
     }
     free(tasks);
@@ -398,7 +399,7 @@ static int render_more(const fig_job *jobs, int n, const char *dir, unsigned for
         figure_file *grown = realloc(out->files, (size_t)(out->n + 1) * sizeof *grown);
         if (!grown) {
             snprintf(err, errlen, "out of memory");
-            rc = -1;
+            rc = EXIT_IO;
             break;
         }
         out->files = grown;
@@ -423,7 +424,7 @@ int figures_render_paper(const analysis *a, const char *dir, unsigned formats, i
     if (!measure || fig_paper_prepare(jobs, measure, a, size) != 0) {
         fig_measure_destroy(measure);
         snprintf(err, errlen, "out of memory while laying out the figures");
-        return -1;
+        return EXIT_IO;
     }
     fig_measure_destroy(measure);
     return render_more(jobs, 2, dir, formats, out, err, errlen);
@@ -438,7 +439,7 @@ int compare_figures_render_paper(const compare_model *m, const char *dir, unsign
     cairo_t *measure = fig_measure_create();
     if (!measure) {
         snprintf(err, errlen, "out of memory while laying out the figures");
-        return -1;
+        return EXIT_IO;
     }
     fig_paper_compare_prepare(&job, measure, m, size);
     fig_measure_destroy(measure);
