@@ -60,6 +60,12 @@ int attn_fail(attn_error *err, int code, const char *fmt, ...)
  * `padded_dim` (columns zero-filled in shared memory), the fact that says so:
  * key "head_dim_padding", number padded_dim. Nothing when they are equal. */
 void attn_fact_head_dim_padding(attn_facts *f, int dim, int padded_dim);
+/* The checks every fused kernel of ours makes of a shape (flash, efficient): its head dim
+ * compiled for (`padded_dim` < 0: none up to `max_head_dim`), S, B, H at least 1, and S*D
+ * within the kernels' int offsets inside a head. 0, or attn_fail's code with "NAME: ..." in
+ * why; the kernel's own grid limits are checked after it. */
+int attn_fused_shape_check(const char *name, const attn_shape *s, int padded_dim, int max_head_dim,
+                           attn_error *why);
 /* Compute capability and opt-in shared memory per block of the current device. */
 int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err);
 /* Prediction helpers: prediction.h (prediction_io_bytes, prediction_fused_tiles, ...). */

@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,4 +54,19 @@ int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err)
     CUDA_TRY(cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, dev), err);
     CUDA_TRY(cudaDeviceGetAttribute(smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err);
     return ATTN_OK;
+}
+
+int attn_fused_shape_check(const char *name, const attn_shape *s, int padded_dim, int max_head_dim,
+                           attn_error *why)
+{
+    if (padded_dim < 0)
+        return attn_fail(why, 1, "%s: head dim %d not supported: needs a multiple of 8 up to %d", name, s->dim,
+                         max_head_dim);
+    if (s->seq < 1 || s->batch < 1 || s->heads < 1)
+        return attn_fail(why, 1, "%s: needs S >= 1, B >= 1, H >= 1 (got S=%d B=%d H=%d)", name, s->seq, s->batch,
+                         s->heads);
+    if ((long long)s->seq * s->dim > INT_MAX)
+        return attn_fail(why, 1, "%s: S*D = %lld exceeds the kernel's int offsets within a head", name,
+                         (long long)s->seq * s->dim);
+    return 0;
 }

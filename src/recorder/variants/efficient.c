@@ -32,15 +32,9 @@ static int max_head_dim(void)
 
 static int check_shape(const attn_shape *s, attn_error *why)
 {
-    if (efficient_fwd_padded_dim(s->dim) < 0)
-        return attn_fail(why, 1, "efficient: head dim %d not supported: needs a multiple of 8 up to %d", s->dim,
-                         max_head_dim());
-    if (s->seq < 1 || s->batch < 1 || s->heads < 1)
-        return attn_fail(why, 1, "efficient: needs S >= 1, B >= 1, H >= 1 (got S=%d B=%d H=%d)", s->seq,
-                         s->batch, s->heads);
-    if ((long long)s->seq * s->dim > INT_MAX)
-        return attn_fail(why, 1, "efficient: S*D = %lld exceeds the kernel's int offsets within a head",
-                         (long long)s->seq * s->dim);
+    int rc = attn_fused_shape_check("efficient", s, efficient_fwd_padded_dim(s->dim), max_head_dim(), why);
+    if (rc != 0)
+        return rc;
     /* The grid is (query tiles, B*H): B*H is grid.y, at most 65535. */
     if ((long long)s->batch * s->heads > 65535)
         return attn_fail(why, 1, "efficient: B*H = %lld exceeds the grid's y limit 65535",

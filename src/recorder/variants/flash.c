@@ -40,15 +40,9 @@ static int max_head_dim(void)
 
 static int check_shape(const attn_shape *s, attn_error *why)
 {
-    if (flash_fwd_padded_dim(s->dim) < 0)
-        return attn_fail(why, 1, "flash: head dim %d not supported: needs a multiple of 8 up to %d", s->dim,
-                         max_head_dim());
-    if (s->seq < 1 || s->batch < 1 || s->heads < 1)
-        return attn_fail(why, 1, "flash: needs S >= 1, B >= 1, H >= 1 (got S=%d B=%d H=%d)", s->seq, s->batch,
-                         s->heads);
-    if ((long long)s->seq * s->dim > INT_MAX)
-        return attn_fail(why, 1, "flash: S*D = %lld exceeds the kernel's int offsets within a head",
-                         (long long)s->seq * s->dim);
+    int rc = attn_fused_shape_check("flash", s, flash_fwd_padded_dim(s->dim), max_head_dim(), why);
+    if (rc != 0)
+        return rc;
     /* One block per (64 or 128 query rows, head): the grid must fit in int. */
     if ((long long)s->batch * s->heads * ((s->seq + 63) / 64) > INT_MAX)
         return attn_fail(why, 1, "flash: B*H*ceil(S/64) exceeds the grid limit");
