@@ -19,43 +19,9 @@
 #include "figures.h"
 #include "run_cli.h"
 #include "slurp.h"
+#include "imported_compare.h"
 
 #define MODELS "tests/fixtures/models-h200/"
-
-typedef struct imported_pair {
-    char dir[64];
-    compare_archive ar[2];
-    compare_model m;
-} imported_pair;
-
-/* `import A_FILES EXTRA -o DIR/a`, the same for B, then compare's model over DIR/a and DIR/b. */
-static void import_and_build(imported_pair *c, const char *a_files, const char *b_files, const char *extra)
-{
-    snprintf(c->dir, sizeof c->dir, "/tmp/attnprof-cmo-XXXXXX");
-    cr_assert_not_null(mkdtemp(c->dir));
-    char args[2048], err[1024];
-    const char *files[2] = {a_files, b_files};
-    compare_archive *in[2];
-    for (int j = 0; j < 2; j++) {
-        snprintf(args, sizeof args, "import %s %s -o %s/%c -q", files[j], extra, c->dir, 'a' + j);
-        cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
-        snprintf(args, sizeof args, "%s/%c", c->dir, 'a' + j);
-        cr_assert_eq(compare_load(&c->ar[j], args, err, sizeof err), EXIT_OK, "%s", err);
-        in[j] = &c->ar[j];
-    }
-    compare_options o = {.min_effect = COMPARE_DEFAULT_MIN_EFFECT};
-    cr_assert_eq(compare_build(&c->m, in, 2, &o, err, sizeof err), EXIT_OK, "%s", err);
-}
-
-static void imported_pair_free(imported_pair *c)
-{
-    compare_free(&c->m);
-    compare_archive_free(&c->ar[0]);
-    compare_archive_free(&c->ar[1]);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", c->dir);
-    cr_assert_eq(system(cmd), 0);
-}
 
 /* Splits one CSV line (RFC 4180 quotes) into at most max fields, in place; their count. */
 static int csv_fields(char *line, char **field, int max)
@@ -158,8 +124,8 @@ static int starts_with(const char *path, const char *magic)
 
 Test(compare_model_figure, one_per_pair_in_every_format_and_none_without_model_traces, .timeout = 180)
 {
-    imported_pair *c = calloc(1, sizeof *c);
-    import_and_build(c, MODELS "llama-gqa-eager-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-infer-s8a.json.gz", "");
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-eager-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-infer-s8a.json.gz", "");
     char args[1024], path[512], a[256], b[256];
     snprintf(a, sizeof a, "%s/a", c->dir);
     snprintf(b, sizeof b, "%s/b", c->dir);
@@ -227,14 +193,14 @@ Test(compare_model_figure, one_per_pair_in_every_format_and_none_without_model_t
     md = slurp_len(path, NULL);
     cr_assert(md && !strstr(md, "compare-model-roles"));
     free(md);
-    imported_pair_free(c);
+    compared_free(c);
     free(c);
 }
 
 Test(compare_model_figure, every_phase_of_a_training_step, .timeout = 180)
 {
-    imported_pair *c = calloc(1, sizeof *c);
-    import_and_build(c, MODELS "llama-gqa-sdpa-train.json.gz", MODELS "llama-gqa-sdpa-train.json.gz", "");
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-sdpa-train.json.gz", MODELS "llama-gqa-sdpa-train.json.gz", "");
     char a[256], b[256];
     snprintf(a, sizeof a, "%s/a", c->dir);
     snprintf(b, sizeof b, "%s/b", c->dir);
@@ -245,15 +211,15 @@ Test(compare_model_figure, every_phase_of_a_training_step, .timeout = 180)
     cr_assert(phases[MPHASE_FORWARD] && phases[MPHASE_BACKWARD] && phases[MPHASE_OPTIMIZER], "three phases");
     cr_assert_eq(pr->n_rows, rows_from_roles_csv(a, b));
     check_order(pr);
-    imported_pair_free(c);
+    compared_free(c);
     free(c);
 }
 
 /* Two pairs (the same two names on both sides): two figures, numbered in compare.md's order. */
 Test(compare_model_figure, a_figure_per_pair, .timeout = 180)
 {
-    imported_pair *c = calloc(1, sizeof *c);
-    import_and_build(c, MODELS "llama-gqa-eager-infer-s8a.json.gz " MODELS "llama-gqa-sdpa-infer-s8a.json.gz",
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-eager-infer-s8a.json.gz " MODELS "llama-gqa-sdpa-infer-s8a.json.gz",
                      MODELS "llama-gqa-eager-infer-s8b.json.gz " MODELS "llama-gqa-sdpa-infer-s8b.json.gz",
                      "--variant eager,sdpa");
     cr_assert_eq(c->m.traces.n_pairs, 2);
@@ -276,7 +242,7 @@ Test(compare_model_figure, a_figure_per_pair, .timeout = 180)
     figure_list_free(&l);
     for (int k = 0; k < 2; k++)
         check_order(&c->m.traces.pairs[k]);
-    imported_pair_free(c);
+    compared_free(c);
     free(c);
 }
 
@@ -316,18 +282,18 @@ static void check_ratio_texts(const compare_model *m, const trace_pair *pr)
 
 Test(compare_model_figure, verdict_text_only_with_five_steps, .timeout = 180)
 {
-    imported_pair *c = calloc(1, sizeof *c);
-    import_and_build(c, MODELS "llama-gqa-eager-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-infer-s8a.json.gz", "");
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-eager-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-infer-s8a.json.gz", "");
     cr_assert(c->m.traces.pairs[0].verdicts);
     check_ratio_texts(&c->m, &c->m.traces.pairs[0]);
-    imported_pair_free(c);
+    compared_free(c);
     memset(c, 0, sizeof *c);
-    import_and_build(c, MODELS "llama-gqa-eager-infer.json.gz", MODELS "llama-gqa-sdpa-infer.json.gz", "");
+    compare_imports(c, MODELS "llama-gqa-eager-infer.json.gz", MODELS "llama-gqa-sdpa-infer.json.gz", "");
     const trace_pair *pr = &c->m.traces.pairs[0];
     cr_assert_eq(pr->step[0].n, 2);
     cr_assert(!pr->verdicts);
     check_ratio_texts(&c->m, pr);
-    imported_pair_free(c);
+    compared_free(c);
     free(c);
 }
 
@@ -407,21 +373,21 @@ static void check_tex_against_csv(const char *dir, int steps_each)
 
 Test(compare_model_tex, the_step_ratio_and_verdict_of_compare_csv, .timeout = 180)
 {
-    imported_pair *c = calloc(1, sizeof *c);
-    import_and_build(c, MODELS "llama-gqa-eager-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-infer-s8a.json.gz", "");
+    compared *c = calloc(1, sizeof *c);
+    compare_imports(c, MODELS "llama-gqa-eager-infer-s8a.json.gz", MODELS "llama-gqa-sdpa-infer-s8a.json.gz", "");
     char args[1024], dir[256];
     snprintf(dir, sizeof dir, "%s/cmp", c->dir);
     snprintf(args, sizeof args, "compare %s/a %s/b -o %s -q --format svg", c->dir, c->dir, dir);
     cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
     check_tex_against_csv(dir, 8);
     cr_assert_eq(c->m.traces.pairs[0].step_ratio.verdict, VERDICT_FASTER, "the fixtures' step: faster");
-    imported_pair_free(c);
+    compared_free(c);
     memset(c, 0, sizeof *c);
-    import_and_build(c, MODELS "llama-gqa-eager-infer.json.gz", MODELS "llama-gqa-sdpa-infer.json.gz", "");
+    compare_imports(c, MODELS "llama-gqa-eager-infer.json.gz", MODELS "llama-gqa-sdpa-infer.json.gz", "");
     snprintf(dir, sizeof dir, "%s/cmp", c->dir);
     snprintf(args, sizeof args, "compare %s/a %s/b -o %s -q --format svg", c->dir, c->dir, dir);
     cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
     check_tex_against_csv(dir, 2);
-    imported_pair_free(c);
+    compared_free(c);
     free(c);
 }

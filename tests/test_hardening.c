@@ -445,6 +445,38 @@ static const char *slow_rename_lib(void)
     return lib;
 }
 
+/* Starts `attnprof ARGV...` (argv[0] is the first argument, NULL-terminated) with stdout and
+ * stderr on /dev/null and, when `preload` is set, the slow-rename helper preloaded (renames of
+ * slow_ms each; NULL: the helper's default). The child's pid. */
+static pid_t spawn_attnprof(const char *preload, const char *slow_ms, const char *const argv[])
+{
+    const char *args[16] = {attnprof_bin()};
+    for (int i = 0; argv[i] && i < 14; i++)
+        args[i + 1] = argv[i];
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 1);
+        dup2(nul, 2);
+        if (preload)
+            setenv("LD_PRELOAD", preload, 1);
+        if (slow_ms)
+            setenv("ATTNPROF_SLOW_RENAME_MS", slow_ms, 1);
+        execv(attnprof_bin(), (char *const *)args);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits (2 ms polls, 20 s at most) until `path` exists: the point a kill is timed from. */
+static void wait_for_path(const char *path)
+{
+    struct timespec poll = {0, 2 * 1000 * 1000};
+    for (int i = 0; i < 10000 && !path_exists(path); i++)
+        nanosleep(&poll, NULL);
+}
+
 static pid_t start_report(const char *dir, const char *preload, const char *extra)
 {
     pid_t pid = fork();
@@ -487,9 +519,7 @@ Test(hardening_outputs, a_kill_during_the_final_renames_leaves_every_output, .ti
          * over the renames that follow (60 ms each, about 7 of them). */
         char manifest[600];
         snprintf(manifest, sizeof manifest, "%s/.report.tmp-%d/report.html", dir, (int)pid);
-        struct timespec poll = {0, 2 * 1000 * 1000};
-        for (int i = 0; i < 10000 && !path_exists(manifest); i++)
-            nanosleep(&poll, NULL);
+        wait_for_path(manifest);
         long us = (long)r * 480000 / rounds;
         struct timespec nap = {us / 1000000, (us % 1000000) * 1000};
         nanosleep(&nap, NULL);
@@ -853,23 +883,12 @@ Test(hardening_outputs, compare_and_collect_leave_no_temporaries, .timeout = 180
     snprintf(md, sizeof md, "%s/compare.md", c);
     int rounds = 10;
     for (int r = 0; r <= rounds; r++) {
-        pid_t pid = fork();
-        cr_assert(pid >= 0);
-        if (pid == 0) {
-            int nul = open("/dev/null", O_RDWR);
-            dup2(nul, 1);
-            dup2(nul, 2);
-            setenv("LD_PRELOAD", lib, 1);
-            setenv("ATTNPROF_SLOW_RENAME_MS", "60", 1);
-            execl(attnprof_bin(), attnprof_bin(), "compare", a, b, "-o", c, "--force", "-q", (char *)NULL);
-            _exit(127);
-        }
+        const char *const argv[] = {"compare", a, b, "-o", c, "--force", "-q", NULL};
+        pid_t pid = spawn_attnprof(lib, "60", argv);
         /* The last document written into the new folder is compare.tex: from then on the swap. */
         char tex[600];
         snprintf(tex, sizeof tex, "%s/.C.tmp-%d/compare.tex", dir, (int)pid);
-        struct timespec poll = {0, 2 * 1000 * 1000};
-        for (int i = 0; i < 10000 && !path_exists(tex); i++)
-            nanosleep(&poll, NULL);
+        wait_for_path(tex);
         long us = (long)r * 150000 / rounds;
         struct timespec nap = {0, us * 1000};
         nanosleep(&nap, NULL);
@@ -893,21 +912,11 @@ Test(hardening_outputs, compare_and_collect_leave_no_temporaries, .timeout = 180
     snprintf(sweep, sizeof sweep, "%s/S", dir);
     snprintf(args, sizeof args, "mkdir -p %s/shapes && cp -r %s %s/shapes/8x16x1024x64", sweep, a, sweep);
     sh(args);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
-        dup2(nul, 1);
-        dup2(nul, 2);
-        setenv("LD_PRELOAD", lib, 1);
-        execl(attnprof_bin(), attnprof_bin(), "sweep", "--collect", sweep, (char *)NULL);
-        _exit(127);
-    }
+    const char *const argv[] = {"sweep", "--collect", sweep, NULL};
+    pid_t pid = spawn_attnprof(lib, NULL, argv);
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s/.sweep-report.tmp-%d", sweep, (int)pid);
-    struct timespec poll = {0, 2 * 1000 * 1000};
-    for (int i = 0; i < 10000 && !path_exists(tmp); i++)
-        nanosleep(&poll, NULL);
+    wait_for_path(tmp);
     kill(pid, SIGTERM);
     int st;
     waitpid(pid, &st, 0);
@@ -938,23 +947,12 @@ Test(hardening_outputs, a_kill_during_the_sweeps_renames_leaves_every_document, 
         snprintf(args, sizeof args, "cd %s && for f in sweep.md sweep.html sweep.csv sweep.tex; do echo OLD-OUTPUT >> $f; "
                  "done && touch figures/OLD-OUTPUT", sweep);
         sh(args);
-        pid_t pid = fork();
-        cr_assert(pid >= 0);
-        if (pid == 0) {
-            int nul = open("/dev/null", O_RDWR);
-            dup2(nul, 1);
-            dup2(nul, 2);
-            setenv("LD_PRELOAD", lib, 1);
-            setenv("ATTNPROF_SLOW_RENAME_MS", "60", 1);
-            execl(attnprof_bin(), attnprof_bin(), "sweep", "--collect", sweep, (char *)NULL);
-            _exit(127);
-        }
+        const char *const argv[] = {"sweep", "--collect", sweep, NULL};
+        pid_t pid = spawn_attnprof(lib, "60", argv);
         /* sweep.tex is the last document the render writes: from then on, the commit. */
         char last[700];
         snprintf(last, sizeof last, "%s/.sweep-report.tmp-%d/sweep.tex", sweep, (int)pid);
-        struct timespec poll = {0, 2 * 1000 * 1000};
-        for (int i = 0; i < 10000 && !path_exists(last); i++)
-            nanosleep(&poll, NULL);
+        wait_for_path(last);
         long us = (long)r * 360000 / rounds;
         struct timespec nap = {0, us * 1000};
         nanosleep(&nap, NULL);

@@ -23,6 +23,7 @@
 #include "model_inputs.h"
 #include "model_roles.h"
 #include "run_cli.h"
+#include "imported_compare.h"
 
 #define MODELS "tests/fixtures/models-h200/"
 
@@ -239,6 +240,27 @@ static void assert_row(const model_view *v, model_phase p, model_role r, counted
     cr_assert_eq(row->ops, want.ops, "%s: %g ops per step, counted %g", what, row->ops, want.ops);
     within_1pct(row->us, want.us, what);
     within_1pct(row->share, want.share, what);
+}
+
+/* The steps of a trace recorded without ProfilerStep#N: its user_annotation ranges named
+ * `range` (at most 8), each GPU op in the step whose range holds its launch. */
+static void steps_from_ranges(jtrace *t, const char *range)
+{
+    json_t *ev = json_object_get(t->root, "traceEvents"), *e;
+    size_t k;
+    t->n_steps = 0;
+    json_array_foreach(ev, k, e) {
+        const char *cat = jstr(e, "cat"), *name = jstr(e, "name");
+        if (cat && name && !strcmp(cat, "user_annotation") && !strcmp(name, range) && t->n_steps < 8)
+            t->steps[t->n_steps++] = (jop){name, json_number_value(json_object_get(e, "ts")),
+                                           json_number_value(json_object_get(e, "dur")), 0};
+    }
+    for (size_t g = 0; g < t->n_gpu; g++) {
+        t->gpu[g].step = -1;
+        for (int s = 0; s < t->n_steps; s++)
+            if (t->gpu[g].launch_ts >= t->steps[s].ts && t->gpu[g].launch_ts <= t->steps[s].ts + t->steps[s].dur)
+                t->gpu[g].step = s;
+    }
 }
 
 /* The first cpu_op named `name` whose first input is 4-D: its Input Dims, tensor i, dimension d. */
@@ -562,21 +584,7 @@ Test(model_import, series_traces_math_fallback_and_masked_fill_copy)
     /* attn_fwd ranges are the steps here: count GPU ops launched inside them */
     jtrace t;
     jtrace_load(&t, files[0]);
-    json_t *ev = json_object_get(t.root, "traceEvents"), *e;
-    size_t k;
-    t.n_steps = 0;
-    json_array_foreach(ev, k, e) {
-        const char *cat = jstr(e, "cat"), *name = jstr(e, "name");
-        if (cat && name && !strcmp(cat, "user_annotation") && !strcmp(name, "attn_fwd") && t.n_steps < 8)
-            t.steps[t.n_steps++] = (jop){name, json_number_value(json_object_get(e, "ts")),
-                                         json_number_value(json_object_get(e, "dur")), 0};
-    }
-    for (size_t g = 0; g < t.n_gpu; g++) {
-        t.gpu[g].step = -1;
-        for (int s = 0; s < t.n_steps; s++)
-            if (t.gpu[g].launch_ts >= t.steps[s].ts && t.gpu[g].launch_ts <= t.steps[s].ts + t.steps[s].dur)
-                t.gpu[g].step = s;
-    }
+    steps_from_ranges(&t, "attn_fwd");
     cr_assert_eq(naive->eager_blocks, 1);
     cr_assert_eq(naive->eager_out_of_place_mask, 1, "aten::masked_fill copies the scores");
     counted fill = count_under(&t, is_masked_fill);
@@ -588,20 +596,7 @@ Test(model_import, series_traces_math_fallback_and_masked_fill_copy)
     cr_assert_not_null(fd);
     jtrace_free(&t);
     jtrace_load(&t, files[1]);
-    t.n_steps = 0;
-    ev = json_object_get(t.root, "traceEvents");
-    json_array_foreach(ev, k, e) {
-        const char *cat = jstr(e, "cat"), *name = jstr(e, "name");
-        if (cat && name && !strcmp(cat, "user_annotation") && !strcmp(name, "attn_fwd") && t.n_steps < 8)
-            t.steps[t.n_steps++] = (jop){name, json_number_value(json_object_get(e, "ts")),
-                                         json_number_value(json_object_get(e, "dur")), 0};
-    }
-    for (size_t g = 0; g < t.n_gpu; g++) {
-        t.gpu[g].step = -1;
-        for (int s = 0; s < t.n_steps; s++)
-            if (t.gpu[g].launch_ts >= t.steps[s].ts && t.gpu[g].launch_ts <= t.steps[s].ts + t.steps[s].dur)
-                t.gpu[g].step = s;
-    }
+    steps_from_ranges(&t, "attn_fwd");
     counted m = count_under(&t, is_math);
     cr_assert_eq(findings_value(fd, "ops_per_step"), m.ops, "math: %g ops, counted %g", findings_value(fd, "ops_per_step"),
                  m.ops);
@@ -735,42 +730,6 @@ static double max_of(const double *v, int n)
     for (int i = 0; i < n; i++)
         x = v[i] > x ? v[i] : x;
     return x;
-}
-
-typedef struct compared {
-    char dir[64];
-    compare_archive ar[2];
-    compare_model m;
-} compared;
-
-/* Imports each list of traces (`import FILES [extra] -o DIR/a|b`) with the binary, then builds
- * compare's model over the two archives in this process. */
-static void compare_imports(compared *c, const char *a_files, const char *b_files, const char *extra)
-{
-    snprintf(c->dir, sizeof c->dir, "/tmp/attnprof-mcmp-XXXXXX");
-    cr_assert_not_null(mkdtemp(c->dir));
-    char args[2048], err[1024];
-    const char *files[2] = {a_files, b_files};
-    compare_archive *in[2];
-    for (int j = 0; j < 2; j++) {
-        snprintf(args, sizeof args, "import %s %s -o %s/%c -q", files[j], extra, c->dir, 'a' + j);
-        cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
-        snprintf(args, sizeof args, "%s/%c", c->dir, 'a' + j);
-        cr_assert_eq(compare_load(&c->ar[j], args, err, sizeof err), EXIT_OK, "%s", err);
-        in[j] = &c->ar[j];
-    }
-    compare_options o = {.min_effect = COMPARE_DEFAULT_MIN_EFFECT};
-    cr_assert_eq(compare_build(&c->m, in, 2, &o, err, sizeof err), EXIT_OK, "%s", err);
-}
-
-static void compared_free(compared *c)
-{
-    compare_free(&c->m);
-    compare_archive_free(&c->ar[0]);
-    compare_archive_free(&c->ar[1]);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", c->dir);
-    cr_assert_eq(system(cmd), 0);
 }
 
 static const trace_role_row *pair_row(const trace_pair *pr, model_phase p, model_role r, int attention_total)

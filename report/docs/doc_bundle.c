@@ -98,9 +98,14 @@ typedef struct output_set {
 
 static void output_set_of(const doc_bundle *b, output_set *s)
 {
+    if (b->n_outputs + 1 > DOC_MAX_OUTPUTS) { /* a bundle's table, not input: fail loudly, never drop a row */
+        fprintf(stderr, "attnprof: internal error: the %s bundle has %d outputs, at most %d fit\n", b->kind,
+                b->n_outputs, DOC_MAX_OUTPUTS - 1);
+        abort();
+    }
     s->n = 0;
     s->name[s->n++] = "figures";
-    for (int i = 0; i < b->n_outputs && s->n < DOC_MAX_OUTPUTS; i++)
+    for (int i = 0; i < b->n_outputs; i++)
         s->name[s->n++] = b->outputs[i].name;
 }
 
