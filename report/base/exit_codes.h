@@ -1,4 +1,8 @@
-/* Distinct exit codes, so scripts can tell what went wrong. */
+/* Distinct exit codes, so scripts can tell what went wrong.
+ *
+ * They are also the status every function of report/ returns: EXIT_OK (0) on success,
+ * otherwise the code the command exits with, its one-line reason written with err_set
+ * (err.h). This is the only place the convention is stated. */
 #ifndef ATTNPROF_EXIT_CODES_H
 #define ATTNPROF_EXIT_CODES_H
 enum {
