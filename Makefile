@@ -99,7 +99,7 @@ $(VERSION_STAMP): FORCE
 $(BUILD)/src/cli/main.o $(BUILD)/report/docs/report.o: $(VERSION_STAMP)
 # run.json records how the recorder was built: the nvcc release and the flags.
 NVCC_RELEASE := $(if $(filter 1,$(WITH_CUDA)),$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
-$(BUILD)/src/recorder/runner.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
+$(BUILD)/src/recorder/runner_env.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
     -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); kernels/flash_fwd_sm90a.cu: $(SM90A_ARCH); cc $(strip $(CFLAGS))"'
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
 $(CLI_OBJ): SRC_INC := -Isrc/cli -Isrc/recorder $(REPORT_INC)
