@@ -135,27 +135,20 @@ int sweep_make_dirs(sweep_ctx *c)
         char p[PATH_MAX + 32];
         sweep_path_of(c, subs[i], NULL, p, sizeof p);
         int optional = !strcmp(subs[i], "replicate") && !c->plan.replicate;
-        if (!optional && mkdir(p, 0755) != 0 && errno != EEXIST) {
-            fprintf(stderr, "attnprof: %s: cannot create: %s\n", p, strerror(errno));
-            return EXIT_IO;
-        }
+        if (!optional && mkdir(p, 0755) != 0 && errno != EEXIST)
+            return cli_fail(EXIT_IO, "%s: cannot create: %s", p, strerror(errno));
         struct stat st;
         if (i > 0 && lstat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
-            char safe[PATH_MAX];
-            fprintf(stderr, "attnprof: %s is %s, not a folder: a sweep writes only into its own folders; remove it "
-                            "(or start the sweep in a new -o)\n",
-                    esc_terminal(safe, sizeof safe, p), S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
-            return EXIT_REFUSED;
+            return cli_fail(EXIT_REFUSED, "%s is %s, not a folder: a sweep writes only into its own folders; remove it "
+                            "(or start the sweep in a new -o)", p, S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
         }
     }
     if (c->logs_fd < 0) {
         char p[PATH_MAX + 32];
         sweep_path_of(c, "logs", NULL, p, sizeof p);
         c->logs_fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (c->logs_fd < 0) {
-            fprintf(stderr, "attnprof: %s: cannot open: %s\n", p, strerror(errno));
-            return EXIT_IO;
-        }
+        if (c->logs_fd < 0)
+            return cli_fail(EXIT_IO, "%s: cannot open: %s", p, strerror(errno));
     }
     return EXIT_OK;
 }
@@ -171,21 +164,18 @@ static int open_log(const sweep_ctx *c, const char *name, int *code)
     struct stat st;
     if (fstatat(c->logs_fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (!S_ISREG(st.st_mode)) {
-            char safe[PATH_MAX];
-            char path[PATH_MAX + 160];
-            snprintf(path, sizeof path, "%s/logs/%s", c->dir, file);
-            fprintf(stderr, "attnprof: %s is %s: a sweep writes its logs only as its own files; remove it and run "
-                            "again\n",
-                    esc_terminal(safe, sizeof safe, path), S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
-            *code = EXIT_REFUSED;
+            *code = cli_fail(EXIT_REFUSED, "%s/logs/%s is %s: a sweep writes its logs only as its own files; remove "
+                             "it and run again", c->dir, file,
+                             S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
             return -1;
         }
         unlinkat(c->logs_fd, file, 0);
     }
     int fd = openat(c->logs_fd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        fprintf(stderr, "attnprof: %s/logs/%s: cannot create: %s\n", c->dir, file, strerror(errno));
-        *code = errno == EEXIST || errno == ELOOP ? EXIT_REFUSED : EXIT_IO;
+        int e = errno;
+        *code = cli_fail(e == EEXIST || e == ELOOP ? EXIT_REFUSED : EXIT_IO, "%s/logs/%s: cannot create: %s", c->dir,
+                         file, strerror(e));
     }
     return fd;
 }
@@ -242,8 +232,7 @@ static int build_run_argv(const sweep_ctx *c, const task *t, const char *out, co
     char bad[80];
     if (sweep_run_flags_valid(a->flags, bad, sizeof bad) != 0 || sweep_variant_list_valid(list) != 0) {
         /* sweep_plan_read checks both; a plan built here is made of them */
-        fprintf(stderr, "attnprof: the sweep's run options or variant list are not ones a sweep passes on\n");
-        return EXIT_BAD_ARCHIVE;
+        return cli_fail(EXIT_BAD_ARCHIVE, "the sweep's run options or variant list are not ones a sweep passes on");
     }
     for (char *save, *tok = strtok_r(a->flags, " ", &save); tok && n < 28; tok = strtok_r(NULL, " ", &save))
         argv[n++] = tok;
@@ -262,16 +251,12 @@ int sweep_child_spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, cons
     char staging[PATH_MAX + 128], out[PATH_MAX + 160];
     sweep_path_of(c, ".staging", t->name, staging, sizeof staging);
     remove_tree(staging);
-    if (mkdir(staging, 0755) != 0) {
-        fprintf(stderr, "attnprof: %s: cannot create: %s\n", staging, strerror(errno));
-        return EXIT_IO;
-    }
+    if (mkdir(staging, 0755) != 0)
+        return cli_fail(EXIT_IO, "%s: cannot create: %s", staging, strerror(errno));
     snprintf(out, sizeof out, "%s/a", staging);
     static char cmd[8192];
-    if (c->plan.task_command[0] && expand_template(c, t, out, cmd, sizeof cmd) != 0) {
-        fprintf(stderr, "attnprof: --task-command: the expanded command is longer than %zu bytes\n", sizeof cmd);
-        return EXIT_USAGE;
-    }
+    if (c->plan.task_command[0] && expand_template(c, t, out, cmd, sizeof cmd) != 0)
+        return cli_fail(EXIT_USAGE, "--task-command: the expanded command is longer than %zu bytes", sizeof cmd);
     int log_code = EXIT_OK, log_fd = open_log(c, t->name, &log_code);
     if (log_fd < 0)
         return log_code;
@@ -290,11 +275,11 @@ int sweep_child_spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, cons
         fcntl(pfd[1], F_SETFL, O_NONBLOCK); /* a full pipe never stops the child */
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "attnprof: fork: %s\n", strerror(errno));
+        int e = errno;
         if (pfd[0] >= 0)
             close(pfd[0]), close(pfd[1]);
         close(log_fd);
-        return EXIT_IO;
+        return cli_fail(EXIT_IO, "fork: %s", strerror(e));
     }
     if (pid == 0) {
         setpgid(0, 0); /* its own group: the sweep signals the child and everything it starts */
@@ -318,8 +303,7 @@ int sweep_child_spawn(const sweep_ctx *c, task *t, int ti, const char *gpu, cons
             execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         else
             execv(c->exe, argv);
-        fprintf(stderr, "attnprof: cannot start %s: %s\n", c->plan.task_command[0] ? "/bin/sh" : c->exe,
-                strerror(errno));
+        cli_fail(127, "cannot start %s: %s", c->plan.task_command[0] ? "/bin/sh" : c->exe, strerror(errno));
         _exit(127);
     }
     setpgid(pid, pid);
@@ -484,7 +468,7 @@ int sweep_child_finish(const sweep_ctx *c, const child *ch, int wstatus)
     memcpy(st.skipped, t->skipped, sizeof t->skipped);
     char err[512];
     if (sweep_status_write(c->dir, t->name, &st, err, sizeof err) != 0)
-        fprintf(stderr, "attnprof: %s\n", err);
+        cli_fail(EXIT_IO, "%s", err); /* the shape's outcome stands; its status file could not be written */
     return st.exit_code;
 }
 

@@ -97,9 +97,9 @@ static int self_exe(char *out, size_t n)
 {
     ssize_t len = readlink("/proc/self/exe", out, n - 1);
     if (len <= 0)
-        return -1;
+        return EXIT_IO;
     out[len] = '\0';
-    return 0;
+    return EXIT_OK;
 }
 
 void sweep_task_for(task *t, const attn_shape *s)
@@ -117,17 +117,15 @@ static int make_plan(const cli_options *o, sweep_plan *p)
     const sweep_options *w = &o->sweep;
     char err[512];
     int seq[SWEEP_MAX_LIST], dim[SWEEP_MAX_LIST];
-    int ns = sweep_parse_list("seq", w->seq ? w->seq : "256:16384:x2", 1 << 20, seq, err, sizeof err);
-    if (ns < 0)
-        return cli_fail(EXIT_USAGE, "%s", err);
-    int nd = sweep_parse_list("dim", w->dim ? w->dim : "64,128", 1024, dim, err, sizeof err);
-    if (nd < 0)
-        return cli_fail(EXIT_USAGE, "%s", err);
+    int ns, nd, rc;
+    if ((rc = sweep_parse_list("seq", w->seq ? w->seq : "256:16384:x2", 1 << 20, seq, &ns, err, sizeof err)) ||
+        (rc = sweep_parse_list("dim", w->dim ? w->dim : "64,128", 1024, dim, &nd, err, sizeof err)))
+        return cli_fail(rc, "%s", err);
     long tokens = w->batch_given ? 0 : w->tokens ? w->tokens : SWEEP_DEFAULT_TOKENS;
     int heads = w->heads_given ? o->run.shape.heads : SWEEP_DEFAULT_HEADS;
     memset(p, 0, sizeof *p);
-    if (sweep_plan_shapes(p, seq, ns, dim, nd, o->run.shape.batch, tokens, heads, err, sizeof err) < 0)
-        return cli_fail(EXIT_USAGE, "%s", err);
+    if ((rc = sweep_plan_shapes(p, seq, ns, dim, nd, o->run.shape.batch, tokens, heads, err, sizeof err)) != EXIT_OK)
+        return cli_fail(rc, "%s", err);
     snprintf(p->variants, sizeof p->variants, "%s", o->run.variant_list ? o->run.variant_list : "");
     p->iters = w->iters_given ? o->run.iters : 0;
     p->warmup = w->warmup_given ? o->run.warmup : 0;
@@ -182,9 +180,7 @@ int sweep_same_task_command(const sweep_ctx *c, const char *given)
     else
         snprintf(line, sizeof line, "--task-command differs from the command %s/sweep.json records (`%s`): a sweep's "
                  "shapes run one command; give that one, or start a new sweep", c->dir, safe);
-    char out[1600];
-    fprintf(stderr, "attnprof: %s\n", esc_terminal(out, sizeof out, line));
-    return EXIT_REFUSED;
+    return cli_fail(EXIT_REFUSED, "%s", line);
 }
 
 static int start_dir(sweep_ctx *c)
@@ -192,9 +188,8 @@ static int start_dir(sweep_ctx *c)
     const cli_options *o = c->o;
     if (path_exists(o->out_dir) && !o->sweep.resume) {
         if (!o->force) {
-            fprintf(stderr, "attnprof: %s exists; pass --resume to continue its sweep, --force to replace it, or "
-                            "choose another -o\n", o->out_dir);
-            return EXIT_OUTPUT_EXISTS;
+            return cli_fail(EXIT_OUTPUT_EXISTS, "%s exists; pass --resume to continue its sweep, --force to replace "
+                            "it, or choose another -o", o->out_dir);
         }
         /* --force replaces a sweep (or an empty folder), never some other directory. */
         char plan[PATH_MAX + 16];
@@ -207,23 +202,16 @@ static int start_dir(sweep_ctx *c)
         if (d)
             closedir(d);
         if (!path_exists(plan) && entries) {
-            fprintf(stderr, "attnprof: %s exists and holds no sweep.json: --force replaces only a sweep; choose another "
-                            "-o\n", o->out_dir);
-            return EXIT_OUTPUT_EXISTS;
+            return cli_fail(EXIT_OUTPUT_EXISTS, "%s exists and holds no sweep.json: --force replaces only a sweep; "
+                            "choose another -o", o->out_dir);
         }
-        if (remove_tree(o->out_dir) != 0) {
-            fprintf(stderr, "attnprof: %s: cannot remove: %s\n", o->out_dir, strerror(errno));
-            return EXIT_IO;
-        }
+        if (remove_tree(o->out_dir) != 0)
+            return cli_fail(EXIT_IO, "%s: cannot remove: %s", o->out_dir, strerror(errno));
     }
-    if (mkdir(o->out_dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "attnprof: %s: cannot create: %s\n", o->out_dir, strerror(errno));
-        return EXIT_IO;
-    }
-    if (!realpath(o->out_dir, c->dir)) {
-        fprintf(stderr, "attnprof: %s: %s\n", o->out_dir, strerror(errno));
-        return EXIT_IO;
-    }
+    if (mkdir(o->out_dir, 0755) != 0 && errno != EEXIST)
+        return cli_fail(EXIT_IO, "%s: cannot create: %s", o->out_dir, strerror(errno));
+    if (!realpath(o->out_dir, c->dir))
+        return cli_fail(EXIT_IO, "%s: %s", o->out_dir, strerror(errno));
     return EXIT_OK;
 }
 
@@ -280,9 +268,8 @@ static int run_local(sweep_ctx *c, char gpus[][32], int n_gpus)
     sweep_path_of(c, ".staging", NULL, staging, sizeof staging);
     rmdir(staging);
     if (rc == EXIT_INTERRUPTED) {
-        fprintf(stderr, "attnprof: interrupted; the shapes in flight were discarded, shapes/ holds only complete "
-                        "archives; `attnprof sweep --resume -o %s` continues\n", o->out_dir);
-        return rc;
+        return cli_fail(rc, "interrupted; the shapes in flight were discarded, shapes/ holds only complete "
+                        "archives; `attnprof sweep --resume -o %s` continues", o->out_dir);
     }
     if (rc != EXIT_OK && rc != EXIT_VARIANT_FAILED)
         return rc;
@@ -304,12 +291,13 @@ static int plan_of(sweep_ctx *c)
         return rc != EXIT_OK ? rc : start_dir(c);
     }
     char err[1024];
-    int r = realpath(o->out_dir, c->dir) ? sweep_plan_read(&c->plan, c->dir, err, sizeof err) : 1;
-    if (r != 0) {
-        if (r > 0)
-            snprintf(err, sizeof err, "--resume: %s holds no sweep.json; start the sweep without --resume", o->out_dir);
-        return cli_fail(EXIT_BAD_ARCHIVE, "%s", err);
-    }
+    int found = 0;
+    int r = realpath(o->out_dir, c->dir) ? sweep_plan_read(&c->plan, c->dir, &found, err, sizeof err) : EXIT_OK;
+    if (r != EXIT_OK)
+        return cli_fail(r, "%s", err);
+    if (!found)
+        return cli_fail(EXIT_BAD_ARCHIVE, "--resume: %s holds no sweep.json; start the sweep without --resume",
+                        o->out_dir);
     return sweep_same_task_command(c, o->sweep.task_command);
 }
 
@@ -340,8 +328,8 @@ int sweep_run(const cli_options *o)
         snprintf(c.plan.gpus[i], sizeof c.plan.gpus[i], "%s", gpus[i]);
     if ((rc = sweep_make_dirs(&c)) != EXIT_OK)
         return rc;
-    if (sweep_plan_write(&c.plan, c.dir, err, sizeof err) != 0)
-        return cli_fail(EXIT_IO, "%s", err);
+    if ((rc = sweep_plan_write(&c.plan, c.dir, err, sizeof err)) != EXIT_OK)
+        return cli_fail(rc, "%s", err);
     if (!o->sweep.slurm)
         return run_local(&c, gpus, n_gpus);
     if ((rc = sweep_slurm_write_sbatch(&c)) != EXIT_OK)

@@ -86,8 +86,9 @@ int sweep_slurm_submit(sweep_ctx *c)
     last[strspn(last, "0123456789")] = '\0'; /* "123;cluster" → "123" */
     snprintf(c->plan.slurm_job_id, sizeof c->plan.slurm_job_id, "%s", last);
     char err[512];
-    if (sweep_plan_write(&c->plan, c->dir, err, sizeof err) != 0)
-        return cli_fail(EXIT_IO, "%s", err);
+    int r = sweep_plan_write(&c->plan, c->dir, err, sizeof err);
+    if (r != EXIT_OK)
+        return cli_fail(r, "%s", err);
     printf("submitted: job %s (%d array tasks); logs in %s/logs/; then: attnprof sweep --collect %s\n", last,
            c->plan.n_shapes, c->dir, c->dir);
     return EXIT_OK;
@@ -101,9 +102,11 @@ int sweep_slurm_task(sweep_ctx *c)
         snprintf(err, sizeof err, "%s: %s", o->sweep.task_dir, strerror(errno));
         return cli_fail(EXIT_BAD_ARCHIVE, "%s", err);
     }
-    int r = sweep_plan_read(&c->plan, c->dir, err, sizeof err);
-    if (r != 0)
-        return cli_fail(EXIT_BAD_ARCHIVE, "%s", r > 0 ? "no sweep.json in the directory: not a sweep" : err);
+    int found = 0, r = sweep_plan_read(&c->plan, c->dir, &found, err, sizeof err);
+    if (r != EXIT_OK)
+        return cli_fail(r, "%s", err);
+    if (!found)
+        return cli_fail(EXIT_BAD_ARCHIVE, "no sweep.json in the directory: not a sweep");
     if ((r = sweep_same_task_command(c, o->sweep.task_command)) != EXIT_OK)
         return r;
     if (o->sweep.task >= c->plan.n_shapes) {
@@ -137,7 +140,7 @@ int sweep_slurm_task(sweep_ctx *c)
         snprintf(st.slurm_job_id, sizeof st.slurm_job_id, "%s", c->slurm_job);
         snprintf(st.log, sizeof st.log, "logs/%s_%d.out", c->slurm_job, c->slurm_task);
         if (sweep_status_write(c->dir, t.name, &st, err, sizeof err) != 0)
-            fprintf(stderr, "attnprof: %s\n", err);
+            cli_fail(EXIT_IO, "%s", err); /* the interruption is the task's outcome */
     }
     /* The child's stderr into this task's Slurm log too. */
     char log[PATH_MAX + 128], line[1024];
