@@ -92,11 +92,11 @@ endif
 .DEFAULT_GOAL := all
 .PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sass-identity sanitize fuzz citation FORCE
 
-# main.o and report.o carry the version: rebuild them when `git describe` changes.
+# main.o, cmd_archive.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(BUILD); echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
-$(BUILD)/src/cli/main.o $(BUILD)/report/docs/report.o: $(VERSION_STAMP)
+$(BUILD)/src/cli/main.o $(BUILD)/src/cli/cmd_archive.o $(BUILD)/report/docs/report.o: $(VERSION_STAMP)
 # run.json records how the recorder was built: the nvcc release and the flags.
 NVCC_RELEASE := $(if $(filter 1,$(WITH_CUDA)),$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
 $(BUILD)/src/recorder/runner_env.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \

@@ -337,8 +337,10 @@ static void read_statuses(sweep_model *m, const char *dir)
     for (int i = 0; i < m->n_shapes; i++) {
         sweep_shape *x = &m->shapes[i];
         char serr[512];
-        x->status_rc = sweep_status_read(dir, x->name, &x->status, serr, sizeof serr);
-        if (x->status_rc < 0)
+        int found = 0;
+        x->status_rc = sweep_status_read(dir, x->name, &x->status, &found, serr, sizeof serr);
+        x->have_status = x->status_rc == EXIT_OK && found;
+        if (x->status_rc != EXIT_OK)
             snprintf(x->status_err, sizeof x->status_err, "%s", serr);
         for (int k = 0; k < x->status.n_skipped; k++)
             if (variant_index(m, x->status.skipped[k].variant) < 0 && m->n_variants < RUN_MAX_VARIANTS)
@@ -353,10 +355,8 @@ static int settle_states(sweep_model *m)
     for (int i = 0; i < m->n_shapes; i++) {
         sweep_shape *x = &m->shapes[i];
         char serr[512];
-        int st = x->status_rc;
         snprintf(serr, sizeof serr, "%s", x->status_err);
-        x->have_status = st == 0;
-        if (st < 0 && x->state != SHAPE_COMPLETE) {
+        if (x->status_rc != EXIT_OK && x->state != SHAPE_COMPLETE) {
             x->state = SHAPE_BAD_ARCHIVE;
             snprintf(x->error, sizeof x->error, "%s", serr);
         }
@@ -400,10 +400,9 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
     m->peak_tflops = m->gemm_tflops = m->roof_tflops = NAN;
     m->roof_name = "";
     snprintf(m->dir, sizeof m->dir, "%s", dir);
-    int rc = sweep_plan_read(&m->plan, dir, err, errlen);
-    if (rc < 0)
-        return EXIT_BAD_ARCHIVE;
-    m->have_plan = rc == 0;
+    int rc = sweep_plan_read(&m->plan, dir, &m->have_plan, err, errlen);
+    if (rc != EXIT_OK)
+        return rc;
     m->shapes = calloc(SWEEP_MAX_SHAPES, sizeof *m->shapes);
     static char names[SWEEP_MAX_SHAPES + SWEEP_MAX_GPUS][64];
     char sub[1200];

@@ -66,7 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (write_file(sweep_path, sweep_text, (size_t)(end - sweep_text)))
             abort();
         static sweep_plan plan;
-        sweep_plan_read(&plan, dir, err, sizeof err);
+        int found;
+        sweep_plan_read(&plan, dir, &found, err, sizeof err);
         unlink(sweep_path);
     }
     static run_info r;
