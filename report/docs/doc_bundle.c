@@ -90,6 +90,8 @@ int doc_bundle_render(const doc_bundle *b, const char *dir, char *err, size_t er
 /* In the staging folder: the outputs the render made, one per line ("figures" with the
  * inode of the new figures folder), written before the first rename. */
 #define DOC_MANIFEST ".manifest"
+/* The manifest's line for a render under clean (the outputs it did not make are removed). */
+#define DOC_MANIFEST_CLEAN "--clean"
 /* A manifest names at most DOC_MAX_OUTPUTS outputs in short lines: anything longer is not one. */
 #define DOC_MANIFEST_MAX_BYTES 4096
 /* In every staging and roll-back folder, written right after mkdir: "attnprof KIND PID DEV INO". */
@@ -230,10 +232,10 @@ static void output_set_of(const doc_bundle *b, output_set *s)
         s->name[s->n++] = b->outputs[i].name;
 }
 
-static int write_manifest(const output_set *s, const char *tmp, char *err, size_t errlen)
+static int write_manifest(const output_set *s, const char *tmp, int clean, char *err, size_t errlen)
 {
     char text[DOC_MANIFEST_MAX_BYTES] = "";
-    size_t len = 0;
+    size_t len = clean ? (size_t)snprintf(text, sizeof text, "%s\n", DOC_MANIFEST_CLEAN) : 0;
     for (int i = 0; i < s->n; i++) {
         char *from = join(tmp, s->name[i]);
         struct stat st;
@@ -248,17 +250,21 @@ static int write_manifest(const output_set *s, const char *tmp, char *err, size_
     return archive_write_file(tmp, DOC_MANIFEST, text, err, errlen) == 0 ? EXIT_OK : EXIT_IO;
 }
 
-void doc_manifest_parse(char *text, const char *const names[], int n, int listed[], unsigned long long ino[])
+void doc_manifest_parse(char *text, const char *const names[], int n, int listed[], unsigned long long ino[],
+                        int *clean)
 {
     for (int i = 0; i < n; i++)
         listed[i] = 0, ino[i] = 0;
+    *clean = 0;
     char name[128];
     unsigned long long v;
     for (char *line = text, *next; *line; line = next) {
         next = line + strcspn(line, "\n");
         if (*next)
             *next++ = '\0';
-        if (sscanf(line, "%127s %llu", name, &v) == 2)
+        if (!strcmp(line, DOC_MANIFEST_CLEAN))
+            *clean = 1;
+        else if (sscanf(line, "%127s %llu", name, &v) == 2)
             for (int i = 0; i < n; i++)
                 if (!strcmp(name, names[i]))
                     listed[i] = 1, ino[i] = v;
@@ -270,7 +276,7 @@ void doc_manifest_parse(char *text, const char *const names[], int n, int listed
  * renamed); EXIT_BAD_ARCHIVE with `err` when it is not a regular file of at most
  * DOC_MANIFEST_MAX_BYTES (a FIFO, a link, a device: never read). */
 static int read_manifest(const output_set *s, const char *tmp, int listed[DOC_MAX_OUTPUTS],
-                         unsigned long long ino[DOC_MAX_OUTPUTS], int *missing, char *err, size_t errlen)
+                         unsigned long long ino[DOC_MAX_OUTPUTS], int *clean, int *missing, char *err, size_t errlen)
 {
     char *path = join(tmp, DOC_MANIFEST), text[DOC_MANIFEST_MAX_BYTES + 1];
     int rc = read_small_file(path, text, sizeof text, missing, err, errlen);
@@ -279,17 +285,17 @@ static int read_manifest(const output_set *s, const char *tmp, int listed[DOC_MA
         return EXIT_OK;
     if (rc != EXIT_OK)
         return rc;
-    doc_manifest_parse(text, s->name, s->n, listed, ino);
+    doc_manifest_parse(text, s->name, s->n, listed, ino, clean);
     return EXIT_OK;
 }
 
 /* Finishes the commit of a finished render that was killed: every output the manifest
  * lists and tmp still holds as the new one (a directory for figures/, a regular file for a
  * document, of the inode it recorded; after the swap tmp holds the old figures) is moved
- * in; an output it does not list is old and is removed. The directory then holds exactly
- * the new outputs. */
+ * in; an output it does not list stays as it was, or, when that render was a clean one, is
+ * old and is removed. The directory then holds the new outputs and the kept ones. */
 static void roll_forward(const output_set *s, const char *tmp, const char *dir, const int listed[DOC_MAX_OUTPUTS],
-                         const unsigned long long ino[DOC_MAX_OUTPUTS])
+                         const unsigned long long ino[DOC_MAX_OUTPUTS], int clean)
 {
     for (int i = 0; i < s->n; i++) {
         char *from = join(tmp, s->name[i]), *to = join(dir, s->name[i]);
@@ -300,7 +306,7 @@ static void roll_forward(const output_set *s, const char *tmp, const char *dir, 
             if (i == 0)
                 remove_tree(to); /* a folder is not renamed over a full one */
             rename(from, to);
-        } else if (!listed[i]) {
+        } else if (!listed[i] && clean) {
             remove_tree(to);
         }
         free(from);
@@ -313,13 +319,14 @@ typedef struct output_move {
     enum { KEPT_NONE, KEPT_LINK, KEPT_MOVED } kept; /* the old one aside: hard link, moved, or not at all */
     int fresh;    /* the new render has it */
     int moved_in; /* renamed in where nothing was */
-    int dropped;  /* an old output the new render lacks, removed */
+    int dropped;  /* an old output the new render lacks, removed (under clean) */
+    int stays;    /* an old output the new render lacks, kept as it is (without clean) */
 } output_move;
 
 /* Before anything moves: every name in place is of the kind the render makes (a file, or
  * figures/ a directory), and which names the render made. */
-static int check_outputs(const output_set *s, const char *tmp, const char *dir, output_move *mv, char *err,
-                         size_t errlen)
+static int check_outputs(const output_set *s, const char *tmp, const char *dir, int clean, output_move *mv,
+                         char *err, size_t errlen)
 {
     for (int i = 0; i < s->n; i++) {
         char *to = join(dir, s->name[i]), *from = join(tmp, s->name[i]);
@@ -329,6 +336,7 @@ static int check_outputs(const output_set *s, const char *tmp, const char *dir, 
             err_set(err, errlen, EXIT_IO, "%s: cannot replace: it is not a %s; nothing was changed", to,
                     want_dir ? "directory" : "regular file");
         mv[i].fresh = path_exists(from);
+        mv[i].stays = !mv[i].fresh && !clean;
         free(to);
         free(from);
         if (bad)
@@ -344,7 +352,7 @@ static int keep_old_documents(const output_set *s, const char *dir, const char *
     for (int i = 1; i < s->n; i++) {
         char *to = join(dir, s->name[i]), *aside = join(old, s->name[i]);
         int rc = EXIT_OK;
-        if (path_exists(to)) {
+        if (!mv[i].stays && path_exists(to)) {
             if (link(to, aside) == 0)
                 mv[i].kept = KEPT_LINK;
             else if (!mv[i].fresh && rename(to, aside) == 0)
@@ -426,9 +434,9 @@ static int move_outputs_in(const doc_bundle *b, const char *tmp, const char *dir
     char *old = join(dir, old_name);
     output_move mv[DOC_MAX_OUTPUTS] = {{0}};
     int swapped = 0, rc = EXIT_OK;
-    rc = check_outputs(&s, tmp, dir, mv, err, errlen);
+    rc = check_outputs(&s, tmp, dir, b->clean, mv, err, errlen);
     if (rc == EXIT_OK)
-        rc = write_manifest(&s, tmp, err, errlen);
+        rc = write_manifest(&s, tmp, b->clean, err, errlen);
     sigset_t mask;
     cleanup_block(&mask);
     if (rc == EXIT_OK)
@@ -450,7 +458,7 @@ static int move_outputs_in(const doc_bundle *b, const char *tmp, const char *dir
         free(from);
         free(to);
     }
-    for (int i = 0; i < s.n && rc == EXIT_OK; i++) { /* old outputs the new render does not have */
+    for (int i = 0; i < s.n && rc == EXIT_OK && b->clean; i++) { /* old outputs the new render does not have */
         char *to = join(dir, s.name[i]);
         if (!mv[i].fresh && mv[i].kept == KEPT_LINK && unlink(to) == 0)
             mv[i].dropped = 1;
@@ -491,14 +499,14 @@ static void repair_one(const output_set *s, const doc_bundle *b, const char *dir
         return;
     }
     if (staging) {
-        int listed[DOC_MAX_OUTPUTS], missing;
+        int listed[DOC_MAX_OUTPUTS], missing, clean;
         unsigned long long ino[DOC_MAX_OUTPUTS];
-        if (read_manifest(s, p, listed, ino, &missing, why, sizeof why) != EXIT_OK) {
+        if (read_manifest(s, p, listed, ino, &clean, &missing, why, sizeof why) != EXIT_OK) {
             say_left_alone(p, why);
             return;
         }
         if (!missing)
-            roll_forward(s, p, dir, listed, ino);
+            roll_forward(s, p, dir, listed, ino, clean);
     } else {
         /* Old figures moved aside (a file system without RENAME_EXCHANGE) and none in place. */
         char *aside = join(p, "figures"), *to = join(dir, "figures");

@@ -60,6 +60,8 @@ struct doc_bundle {
     int n_outputs;
     doc_placement placement;
     int quiet;               /* no "waiting for" line while another attnprof holds the lock */
+    int clean;               /* beside the inputs: an old output this render does not make is removed
+                              * (--clean); without, it stays as an earlier render left it */
 };
 
 /* Rows any bundle can use: its Markdown (images linked), and the HTML page of its Markdown
@@ -82,14 +84,16 @@ int doc_bundle_render(const doc_bundle *b, const char *dir, char *err, size_t er
  * DOC_BESIDE_INPUTS: dest exists; under an exclusive lock on it, after finishing or removing
  *   what a killed write left, the outputs are rendered into dest/.KIND.tmp-PID and moved in
  *   together: every output name present stays present, old or new, at every moment; an old
- *   output the new render lacks is removed; a failure leaves the old outputs as they were.
+ *   output the new render lacks stays (removed under b->clean); a failure leaves the old
+ *   outputs as they were.
  * EXIT_OK, or an EXIT_* code with `err`. */
 int doc_bundle_write(const doc_bundle *b, const char *dest, int force, char *err, size_t errlen);
 
 /* A staging folder's manifest, `text` (modified: split into lines), against the n output
- * names: listed[i] and ino[i] for each name it lists ("NAME INODE" lines; any other line is
- * ignored, a name listed twice keeps its last inode). The reader of a killed commit's
- * leftovers (and the fuzz target's entry to it). */
-void doc_manifest_parse(char *text, const char *const names[], int n, int listed[], unsigned long long ino[]);
+ * names: listed[i] and ino[i] for each name it lists ("NAME INODE" lines; a name listed twice
+ * keeps its last inode), *clean when it holds the line "--clean"; any other line is ignored.
+ * The reader of a killed commit's leftovers (and the fuzz target's entry to it). */
+void doc_manifest_parse(char *text, const char *const names[], int n, int listed[], unsigned long long ino[],
+                        int *clean);
 
 #endif

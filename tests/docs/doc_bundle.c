@@ -121,16 +121,21 @@ Test(doc_bundle, beside_inputs_the_outputs_are_replaced_as_one_set)
     free(a), free(fig), free(html);
     cr_assert(exists_in(dir, "b.txt"));
 
-    /* The second render has nothing for b.txt: the old one goes, the rest is replaced. */
+    /* The second render has nothing for b.txt: the old one stays, the rest is replaced. */
     toy_model m2 = {"second a\n", NULL, "<svg>2</svg>"};
     b = toy_bundle(&m2, DOC_BESIDE_INPUTS);
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
     a = read_in(dir, "a.txt");
     fig = read_in(dir, "figures/chart.svg");
+    char *kept = read_in(dir, "b.txt");
     cr_assert_str_eq(a, "second a\n");
     cr_assert_str_eq(fig, "<svg>2</svg>");
-    free(a), free(fig);
-    cr_assert(!exists_in(dir, "b.txt"), "an output the new render lacks is removed");
+    cr_assert(kept && !strcmp(kept, "first b\n"), "an output the new render lacks stays as it was");
+    free(a), free(fig), free(kept);
+    /* The same under clean: the old one goes. */
+    b.clean = 1;
+    cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert(!exists_in(dir, "b.txt"), "under clean, an output the new render lacks is removed");
     char *in = read_in(dir, "input.json");
     cr_assert_str_eq(in, "{\"kept\": true}\n", "the inputs stay");
     free(in);

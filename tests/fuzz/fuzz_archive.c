@@ -54,9 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(text, mf + sizeof SEP_MANIFEST - 1, n);
         text[n] = '\0';
         static const char *const names[] = {"figures", "samples.csv", "report.md", "report.html", "report.pdf"};
-        int listed[5];
+        int listed[5], clean;
         unsigned long long ino[5];
-        doc_manifest_parse(text, names, 5, listed, ino);
+        doc_manifest_parse(text, names, 5, listed, ino, &clean);
         free(text);
         size = (size_t)(mf - data);
     }
