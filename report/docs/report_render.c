@@ -11,7 +11,7 @@
 #include "citation.h"
 #include "compare.h"
 #include "doc_bundle.h"
-#include "exit_codes.h"
+#include "err.h"
 #include "figures.h"
 #include "findings.h"
 #include "findings_json.h"
@@ -85,7 +85,7 @@ static int roles_row(const doc_page *p, char **out, char *err, size_t n)
     const report_doc *d = doc_of(p);
     if (!d->r->imported) {
         *out = NULL;
-        return 0;
+        return EXIT_OK;
     }
     return doc_text(model_roles_csv(&d->a), out, err, n);
 }
@@ -111,15 +111,11 @@ static int pdf_row(const doc_page *p, const char *dir, char *err, size_t errlen)
     if (!d->o->pdf || !print_pdf_enabled())
         return EXIT_OK;
     char msg[512];
-    int prc = print_html_to_pdf(dir, "report.html", "report.pdf", "A4", d->r->date, msg, sizeof msg);
-    if (prc > 0) {
-        fprintf(stderr, "attnprof: %s\n", msg);
-        return 1;
-    }
-    if (prc < 0) {
-        snprintf(err, errlen, "%s", msg);
-        return EXIT_IO;
-    }
+    int printed, prc = print_html_to_pdf(dir, "report.html", "report.pdf", "A4", d->r->date, &printed, msg, sizeof msg);
+    if (prc != EXIT_OK)
+        return err_set(err, errlen, prc, "%s", msg);
+    if (!printed)
+        fprintf(stderr, "attnprof: %s\n", msg); /* a stated skip: the archive is complete without it */
     return EXIT_OK;
 }
 
