@@ -6,6 +6,21 @@
 #include <string.h>
 #include <stdio.h>
 
+/* A time in prose: "93.4 µs", "1.08 ms", "12.3 ms". */
+void format_us(double us, char *out, size_t n)
+{
+    if (!isfinite(us))
+        snprintf(out, n, "–");
+    else if (us >= 10000)
+        snprintf(out, n, "%.1f ms", us / 1000);
+    else if (us >= 1000)
+        snprintf(out, n, "%.2f ms", us / 1000);
+    else if (us >= 100)
+        snprintf(out, n, "%.0f µs", us);
+    else
+        snprintf(out, n, "%.1f µs", us);
+}
+
 void units_us_column(double us, char *out, size_t n)
 {
     if (!isfinite(us))
@@ -27,4 +42,14 @@ int units_ratio_decimals(double lo, double hi)
             break;
     }
     return d;
+}
+
+void format_us_column(double us, char *out, size_t n) { units_us_column(us, out, n); }
+
+size_t units_utf8_columns(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
 }

@@ -5,9 +5,16 @@
 
 #include <stddef.h>
 
+/* A time in µs as prose prints it: "93.4 µs", "1.08 ms" (two decimals from 1 ms, one from
+ * 10 ms), "–" when not finite. */
+void format_us(double us, char *out, size_t n);
 /* A time in µs as a table column prints it: "2243 µs" from 100 µs up, "61.9 µs"
  * below, "–" when not finite. Writes at most n bytes into out. */
 void units_us_column(double us, char *out, size_t n);
+/* The same, by the name the documents use. */
+void format_us_column(double us, char *out, size_t n);
+/* Characters (columns of a terminal), not bytes, of UTF-8 text: printf pads by bytes. */
+size_t units_utf8_columns(const char *s);
 
 /* The decimals a ratio and its interval print with: 2, or up to 4 while the interval's two
  * ends would print alike ([0.98–0.98] beside "ambiguous" reads as a contradiction; at 3

@@ -20,7 +20,7 @@
 #include "predict.h"
 #include "print.h"
 #include "report.h"
-#include "samples_csv.h"
+#include "report_csv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

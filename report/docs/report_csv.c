@@ -1,5 +1,6 @@
-/* The raw samples of an archive as CSV (issue 25), so a paper's figure can be drawn
- * with any plotting library from what was recorded and not from attnprof's medians:
+/* The report's CSVs: summary.csv, one row per variant (the summary table's numbers and its
+ * findings as plain text), and the raw samples, so a paper's figure can be drawn with any
+ * plotting library from what was recorded and not from attnprof's medians:
  *   samples.csv  one row per recorded forward per variant, throttled ones included
  *                (marked), in the order they were recorded;
  *   kernels.csv  one row per GPU operation of each of those forwards, with its role
@@ -8,10 +9,12 @@
  * archives get them too; what an archive did not record is an empty field, never 0.
  * Times are the trace's nanoseconds as µs with three decimals (exact); the sample's
  * own reals are printed with the fewest digits that read back to the same double. */
-#include "samples_csv.h"
+#include "report_csv.h"
 
 #include "alloc.h"
 #include "escape.h"
+#include "findings.h"
+#include "latex.h"
 #include "occupancy.h"
 #include "op_role.h"
 
@@ -183,6 +186,76 @@ char *kernels_csv(const analysis *a)
             free(roles);
         }
         free(all);
+    }
+    fclose(f);
+    return buf;
+}
+
+char *report_summary_csv(const analysis *a)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        attn_oom();
+    fputs("variant,status,title,what_changed,ops_per_forward,expected_ops,kernels_per_forward,memcpy_per_forward,"
+          "memset_per_forward,"
+          "cuda_us_median,cuda_us_min,cuda_us_max,forwards,cpu_us_median,cpu_us_min,cpu_us_max,rel_error,"
+          "event_us_cupti_off,event_us_cupti_on,findings\n",
+          f);
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        const variant_result *r = va->result;
+        esc_csv_field(f, r->name, 0);
+        fprintf(f, ",%s,", variant_status_name(r->status));
+        esc_csv_field(f, r->title, 1);
+        fputc(',', f);
+        esc_csv_field(f, r->what_changed, 1);
+        /* counts of a variant with no forward, and an expectation nobody stated: empty */
+        if (va->n_forwards)
+            fprintf(f, ",%d", va->ops_per_forward);
+        else
+            fputc(',', f);
+        if (r->expected_ops >= 0)
+            fprintf(f, ",%d", r->expected_ops);
+        else
+            fputc(',', f);
+        if (va->n_forwards)
+            fprintf(f, ",%d,%d,%d", va->kernels_per_forward, va->memcpy_per_forward, va->memset_per_forward);
+        else
+            fputs(",,,", f);
+        esc_csv_number(f, va->cuda_us.median);
+        esc_csv_number(f, va->cuda_us.min);
+        esc_csv_number(f, va->cuda_us.max);
+        fprintf(f, ",%d", va->n_forwards);
+        esc_csv_number(f, va->cpu_us.median);
+        esc_csv_number(f, va->cpu_us.min);
+        esc_csv_number(f, va->cpu_us.max);
+        esc_csv_number(f, r->rel_error);
+        esc_csv_number(f, r->event_us_no_cupti);
+        esc_csv_number(f, r->event_us_cupti);
+        fputc(',', f);
+        /* plain text: the findings' Markdown (backticks, escapes) read back */
+        char *all = NULL;
+        size_t all_len = 0;
+        FILE *af = open_memstream(&all, &all_len);
+        if (!af)
+            attn_oom();
+        for (int k = 0; k < va->n_findings; k++) {
+            char plain[640];
+            if (va->meta[k].text[0]) /* from the data, not from the Markdown */
+                findings_plain(va->meta[k].text, plain, sizeof plain);
+            else {
+                char *p = md_to_plain(va->findings[k]);
+                esc_copy_utf8(plain, sizeof plain, p);
+                free(p);
+            }
+            fprintf(af, "%s%s", k ? "; " : "", plain);
+        }
+        fclose(af);
+        esc_csv_field(f, all, 1);
+        free(all);
+        fputc('\n', f);
     }
     fclose(f);
     return buf;
