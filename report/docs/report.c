@@ -14,7 +14,7 @@
 #include "findings_json.h"
 #include "latex.h"
 #include "model_inputs.h"
-#include "model_roles.h"
+#include "model_section.h"
 #include "occupancy.h"
 #include "series.h"
 
