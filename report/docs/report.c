@@ -10,7 +10,7 @@
 #include "escape.h"
 #include "kernel_names.h"
 #include "measurement_text.h"
-#include "model_roles.h"
+#include "model_section.h"
 #include "predict.h"
 #include "predict_report.h"
 #include "series.h"

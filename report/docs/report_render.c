@@ -16,7 +16,7 @@
 #include "findings.h"
 #include "findings_json.h"
 #include "latex.h"
-#include "model_roles.h"
+#include "model_section.h"
 #include "predict.h"
 #include "print.h"
 #include "report.h"
