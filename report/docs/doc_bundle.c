@@ -138,13 +138,18 @@ static int read_small_file(const char *path, char *buf, size_t n, int *missing, 
     return EXIT_OK;
 }
 
-static int folder_is_empty(const char *path)
+/* Whether `path` holds nothing, or nothing but the temporary of its own marker for `pid`: the
+ * marker is written through a temporary and a rename (archive_write_file), so a kill between
+ * mkdir and that rename leaves one of the two, and removing either loses nothing. */
+static int folder_is_empty(const char *path, long pid)
 {
+    char marker_tmp[64];
+    snprintf(marker_tmp, sizeof marker_tmp, "%s.tmp-%ld", DOC_MARKER, pid);
     DIR *d = opendir(path);
     int n = 0;
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, marker_tmp);
     if (d)
         closedir(d);
     return d && n == 0;
@@ -154,8 +159,8 @@ typedef enum { FOLDER_OURS, FOLDER_EMPTY, FOLDER_NOT_OURS } folder_proof;
 
 /* Whether `path`, a leftover of `kind` named for the dead process `pid`, is this pipeline's:
  * a real directory of this user holding the marker that names it (FOLDER_OURS); a real,
- * empty directory of this user (FOLDER_EMPTY: a kill between mkdir and the marker; removing
- * it loses nothing); else FOLDER_NOT_OURS with the reason in `why`. */
+ * empty directory of this user (FOLDER_EMPTY: a kill between mkdir and the marker's rename;
+ * removing it loses nothing); else FOLDER_NOT_OURS with the reason in `why`. */
 static folder_proof prove_ours(const char *path, const char *kind, long pid, char *why, size_t n)
 {
     struct stat st;
@@ -170,7 +175,7 @@ static folder_proof prove_ours(const char *path, const char *kind, long pid, cha
     char *marker = join(path, DOC_MARKER), text[256], expect[160], rerr[512];
     int missing, rc = read_small_file(marker, text, sizeof text, &missing, rerr, sizeof rerr);
     free(marker);
-    if (rc != EXIT_OK && missing && folder_is_empty(path))
+    if (rc != EXIT_OK && missing && folder_is_empty(path, pid))
         return FOLDER_EMPTY;
     if (rc != EXIT_OK)
         return snprintf(why, n, "no marker of this pipeline in it (%s)", missing ? "none" : rerr), FOLDER_NOT_OURS;
@@ -491,6 +496,11 @@ static void repair_one(const output_set *s, const doc_bundle *b, const char *dir
     char why[600];
     folder_proof proof = prove_ours(p, b->kind, pid, why, sizeof why);
     if (proof == FOLDER_EMPTY) {
+        char marker_tmp[64];
+        snprintf(marker_tmp, sizeof marker_tmp, "%s.tmp-%ld", DOC_MARKER, pid);
+        char *t = join(p, marker_tmp);
+        unlink(t);
+        free(t);
         rmdir(p);
         return;
     }

@@ -377,3 +377,39 @@ Test(doc_bundle, report_and_collect_return_over_a_fifo_manifest, .timeout = 120)
     }
     remove_tree(work);
 }
+
+/* A kill between mkdir and the marker's rename leaves a folder holding only the marker's own
+ * temporary: the next write removes it (it holds nothing of anyone's), for a roll-back and a
+ * staging folder alike. A folder holding anything more is left alone. */
+Test(doc_bundle, a_folder_killed_before_its_marker_landed_is_removed)
+{
+    char dir[] = "/tmp/attnprof-marker-XXXXXX", err[256], path[600], tmp[700];
+    cr_assert_not_null(mkdtemp(dir));
+    pid_t pid = dead_pid();
+    const char *kinds[] = {"old", "tmp"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/.toy.%s-%d", dir, kinds[i], (int)pid);
+        cr_assert_eq(mkdir(path, 0755), 0);
+        snprintf(tmp, sizeof tmp, "%s/.made-by-attnprof.tmp-%d", path, (int)pid);
+        FILE *f = fopen(tmp, "w");
+        cr_assert_not_null(f);
+        fputs("attnprof toy", f); /* cut off mid-write */
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/.toy.old-%d", dir, (int)pid + 1);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    snprintf(tmp, sizeof tmp, "%s/.made-by-attnprof.tmp-%d", path, (int)pid + 1);
+    fclose(fopen(tmp, "w"));
+    snprintf(tmp, sizeof tmp, "%s/keep.txt", path);
+    fclose(fopen(tmp, "w"));
+
+    toy_model m = {"a\n", "b\n", "<svg>1</svg>"};
+    doc_bundle b = toy_bundle(&m, DOC_BESIDE_INPUTS);
+    cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/.toy.%s-%d", dir, kinds[i], (int)pid);
+        cr_expect(!path_exists(path), "%s was left behind", path);
+    }
+    cr_expect(path_exists(tmp), "a folder holding more than the marker's temporary was touched");
+    sh_ok("rm -rf %s%s", dir, "");
+}
