@@ -12,6 +12,7 @@
 #include "exit_codes.h"
 #include "median.h"
 #include "reference.h"
+#include "run_json.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
