@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exit_codes.h"
+
 /* The longest JSON token (string, number or literal) any reader accepts. yajl
  * re-scans a token that spans read chunks from its start (quadratic in its
  * length); no name a profiler writes comes near this. */
@@ -26,7 +28,8 @@
 /* The DOM of a document read whole may take at most INPUT_DOM_MULTIPLE × the file's
  * size plus INPUT_DOM_SLACK_BYTES of heap (every allocation the parser makes, counted
  * as malloc's chunks); a document that needs more is refused while it is parsed. The
- * files attnprof writes take 2-5× (bench/results/2026-12-03-run-json-memory.md). */
+ * files attnprof writes take 4.7× (counters.json) to 7× (a run.json of 5 KB)
+ * (bench/results/2026-12-03-run-json-memory.md). */
 #define INPUT_DOM_MULTIPLE 8
 #define INPUT_DOM_SLACK_BYTES ((int64_t)16 << 20)
 
