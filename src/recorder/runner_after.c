@@ -7,6 +7,7 @@
 #include "calibrate.h"
 #include "counter_pass.h"
 #include "err.h"
+#include "run_json.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run_json.h"
+#include "counters_json.h"
 #include "analysis.h"
 #include "archive.h"
 #include "counters.h"
