@@ -226,6 +226,8 @@ static void missed_finding(variant_analysis *va, const pv_variant *pv)
                                        "over kernels' time); a share above 100%% means the roof or the counters are "
                                        "wrong here",
                                        100 * c->frac_compute, 100 * c->frac_dram);
+            findings_number(fd, "compute_share", c->frac_compute, "");
+            findings_number(fd, "copy_share", c->frac_dram, "");
             return;
         }
         if (c->verdict != PV_MISS || c->kind == PV_OPS)
@@ -239,6 +241,10 @@ static void missed_finding(variant_analysis *va, const pv_variant *pv)
                               100 * (c->measured / c->predicted - 1));
         else
             fd = findings_add(va, FK_PREDICTION_MISSED, "prediction missed: %s (%s)", cls, pv_kind_id(c->kind));
+        findings_number(fd, "predicted", c->predicted, "");
+        findings_number(fd, "measured", c->measured, "");
+        if (c->predicted > 0)
+            findings_number(fd, "departure", c->measured / c->predicted - 1, "");
         return;
     }
 }
@@ -258,8 +264,12 @@ int predict_derive(analysis *a, int vi)
                                        "%s do %.3g GFLOP of tensor-core math and %.3g GFLOP on the FP32 pipes "
                                        "(counters; the tensor pipe issued %.0f other instructions)",
                                        cls, c->measured / 1e9, c->aux / 1e9, c->aux2);
+            findings_number(fd, "tensor_gflop", c->measured / 1e9, "");
+            findings_number(fd, "fp32_gflop", c->aux / 1e9, "");
         }
-        if (c->kind == PV_DRAM && strstr(c->cls, "Memcpy") && isfinite(c->measured)) {
+        /* The copy's traffic is the forward's range less every kernel range: at or below
+         * zero the counters cannot say what it moved, and no bandwidth is claimed. */
+        if (c->kind == PV_DRAM && strstr(c->cls, "Memcpy") && isfinite(c->measured) && c->measured > 0) {
             int n = 0;
             double us = 0;
             per_forward_median(va, is_memcpy_op, &n, &us);
@@ -267,6 +277,8 @@ int predict_derive(analysis *a, int vi)
                 finding *fd = findings_add(va, FK_MEMCPY_BANDWIDTH, "the Memcpy DtoD moves %s each way at %.2f TB/s (counters)",
                                            human_bytes(nearbyint(c->measured / 2), b1, sizeof b1),
                                            c->measured / (us * 1e-6) / 1e12);
+                findings_number(fd, "bytes_each_way", nearbyint(c->measured / 2), "B");
+                findings_number(fd, "tbps", c->measured / (us * 1e-6) / 1e12, "");
             }
         }
     }

@@ -140,7 +140,8 @@ static void check_shape(const analysis *a)
 
 Test(finding_table, every_recorded_finding_has_the_one_shape)
 {
-    static const char *dirs[] = {"tests/fixtures/h200-6var", "tests/fixtures/h200-rep3-a"};
+    static const char *dirs[] = {"tests/fixtures/h200-6var", "tests/fixtures/h200-counters",
+                                 "tests/fixtures/h200-kineto", "tests/fixtures/h200-rep3-a"};
     for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
         static fixture f;
         memset(&f, 0, sizeof f);
@@ -148,4 +149,41 @@ Test(finding_table, every_recorded_finding_has_the_one_shape)
         check_shape(&f.a);
         free_all(&f);
     }
+}
+
+Test(finding_table, the_counters_findings_carry_numbers)
+{
+    static fixture f;
+    load_all(&f, "tests/fixtures/h200-counters");
+    int missed = 0, bandwidth = 0;
+    for (int i = 0; i < f.a.n; i++) {
+        const finding *m = findings_of_kind(&f.a.v[i], FK_PREDICTION_MISSED);
+        if (m) {
+            missed++;
+            double p = findings_value(m, "predicted"), x = findings_value(m, "measured");
+            cr_expect_float_eq(findings_value(m, "departure"), x / p - 1, 1e-12, "%s", f.a.v[i].result->name);
+            cr_expect_float_eq(m->departure, fabs(x / p - 1), 1e-12);
+        }
+        const finding *b = findings_of_kind(&f.a.v[i], FK_MEMCPY_BANDWIDTH);
+        if (b) {
+            bandwidth++;
+            cr_expect(findings_value(b, "bytes_each_way") > 0 && findings_value(b, "tbps") > 0,
+                      "a copy moves a positive number of bytes: %g", findings_value(b, "bytes_each_way"));
+        }
+    }
+    cr_expect(missed > 0 && bandwidth > 0, "%d missed, %d bandwidth", missed, bandwidth);
+    free_all(&f);
+}
+
+/* A Memcpy's counter traffic is the forward's range less its kernels' ranges: where
+ * that is negative (the Kineto fixture), no bandwidth is claimed. */
+Test(finding_table, no_bandwidth_from_a_negative_copy)
+{
+    static fixture f;
+    load_all(&f, "tests/fixtures/h200-kineto");
+    for (int i = 0; i < f.a.n; i++) {
+        const finding *b = findings_of_kind(&f.a.v[i], FK_MEMCPY_BANDWIDTH);
+        cr_expect(!b || findings_value(b, "bytes_each_way") > 0, "%s: %s", f.a.v[i].result->name, b ? b->text : "");
+    }
+    free_all(&f);
 }
