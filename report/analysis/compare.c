@@ -397,57 +397,6 @@ static void add_row(kernel_diff *d, kernel_change ch, const kernel_summary *b, c
                  (b && o && fabs(b->per_forward - o->per_forward) > 1e-9);
 }
 
-/* A finding's head: its wording up to the first ':', '(' or '`' (what was found,
- * before the details: the numbers, the kernels' names, where it was launched),
- * with numbers taken out, so "a 256 MiB Memcpy DtoD inside every forward (…)"
- * is one finding whether or not the trace says which ATen op hid it, and one
- * fused kernel is one finding whichever kernel it is (the kernel table shows
- * the rename). */
-static void finding_key(const char *s, char *out, size_t n)
-{
-    size_t j = 0;
-    for (; *s && *s != ':' && *s != '(' && *s != '`' && j + 1 < n; s++) {
-        if (*s == '\\' && s[1] == '`') /* an escaped backquote starts a name too */
-            break;
-        if (isdigit((unsigned char)*s)) {
-            while (isdigit((unsigned char)s[1]) || s[1] == '.' || s[1] == ',')
-                s++;
-            out[j++] = '#';
-        } else {
-            out[j++] = *s;
-        }
-    }
-    while (j > 0 && out[j - 1] == ' ')
-        j--;
-    out[j] = '\0';
-}
-
-static int has_finding_key(const variant_analysis *va, const char *key)
-{
-    char k[400];
-    for (int i = 0; va && i < va->n_findings; i++) {
-        finding_key(va->findings[i], k, sizeof k);
-        if (!strcmp(k, key))
-            return 1;
-    }
-    return 0;
-}
-
-/* Findings that rest on a record not every archive holds, by head: without the
- * record on the other side the finding cannot be tested there, so its absence
- * says nothing. (The findings themselves are derived in findings.c from these
- * same records: r->expected_ops and the variant's facts.) */
-static const struct finding_need {
-    const char *head;      /* prefix of finding_key */
-    const char *fact;      /* the variant fact it needs; NULL: the expected operation count */
-    const char *missing;
-} finding_needs[] = {
-    {"observed # GPU operations per forward where # were expected", NULL, "no expected operation count"},
-    {"one-off cost # ms in setup", "plan_build_us", "no setup phases"},
-    {"plan rebuilt in every forward", "plan_build_us", "no setup phases"},
-    {"fully-masked rows", "fully_masked_rows", "no check of the output's fully-masked rows"},
-};
-
 static int has_fact(const variant_result *r, const char *key)
 {
     for (int i = 0; i < r->facts.n; i++)
@@ -456,31 +405,48 @@ static int has_fact(const variant_result *r, const char *key)
     return 0;
 }
 
-/* What `other` lacks to test a finding with this head, or NULL when it has it all. */
-static const char *missing_for(const char *key, const variant_analysis *other)
+static int records_expected_ops(const variant_result *r, const char *key) { (void)key; return r->expected_ops >= 0; }
+
+/* The needs of the finding table (finding.h) whose record not every archive holds:
+ * without it on the other side the finding cannot be tested there, so its absence says
+ * nothing. A need not listed here (a fact that is the finding itself, as head dim
+ * padding, or a device property every trace has) is always testable. */
+static const struct finding_need {
+    const char *need;    /* as the row's needs list it */
+    int (*recorded)(const variant_result *r, const char *key);
+    const char *key;     /* for recorded() */
+    const char *missing; /* what the other side lacks, for the reader */
+} finding_needs[] = {
+    {"expected_ops", records_expected_ops, NULL, "no expected operation count"},
+    {"facts.plan_build_us", has_fact, "plan_build_us", "no setup phases"},
+    {"facts.fully_masked_rows", has_fact, "fully_masked_rows", "no check of the output's fully-masked rows"},
+};
+
+/* What `other` lacks to test finding f, or NULL when it has it all. */
+static const char *missing_for(const finding *f, const variant_analysis *other)
 {
-    for (size_t k = 0; k < sizeof finding_needs / sizeof finding_needs[0]; k++) {
-        const struct finding_need *w = &finding_needs[k];
-        if (strncmp(key, w->head, strlen(w->head)))
-            continue;
-        const variant_result *r = other->result;
-        if (w->fact ? !has_fact(r, w->fact) : r->expected_ops < 0)
-            return w->missing;
+    for (const char *p = f->needs; *p;) {
+        size_t len = strcspn(p, ",");
+        for (size_t k = 0; k < sizeof finding_needs / sizeof finding_needs[0]; k++) {
+            const struct finding_need *w = &finding_needs[k];
+            if (strlen(w->need) == len && !strncmp(p, w->need, len) && !w->recorded(other->result, w->key))
+                return w->missing;
+        }
+        p += len + (p[len] == ',');
     }
     return NULL;
 }
 
-/* The findings of `from` that `to` lacks: either a gap (`to` cannot test it, missing_for says
- * why) or a finding of `from` only. Called once per direction. */
+/* The findings of `from` whose id `to` lacks: either a gap (`to` cannot test it, missing_for
+ * says why) or a finding of `from` only. Called once per direction. */
 static void one_sided_findings(const variant_analysis *from, const variant_analysis *to, finding_gap *gaps,
                                int *n_gaps, const char **only, int *n_only)
 {
-    char key[400];
     for (int i = 0; from && i < from->n_findings; i++) {
-        finding_key(from->findings[i], key, sizeof key);
-        if (has_finding_key(to, key))
+        const finding *f = &from->meta[i];
+        if (findings_find(to, f->id))
             continue;
-        const char *missing = missing_for(key, to);
+        const char *missing = to ? missing_for(f, to) : NULL;
         if (missing)
             gaps[(*n_gaps)++] = (finding_gap){from->findings[i], missing};
         else
