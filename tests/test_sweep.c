@@ -227,10 +227,10 @@ static void synthetic(sweep_model *m)
     m->dims[0] = 64;
 }
 
-static const sweep_finding *find(const sweep_model *m, sweep_finding_id id, const char *v, const char *other)
+static const sweep_finding *find(const sweep_model *m, finding_kind id, const char *v, const char *other)
 {
     for (int i = 0; i < m->n_findings; i++)
-        if (m->findings[i].id == id && !strcmp(m->findings[i].variant, v) &&
+        if (m->findings[i].kind == id && !strcmp(m->findings[i].subject, v) &&
             (!other || !strcmp(m->findings[i].other, other)))
             return &m->findings[i];
     return NULL;
@@ -242,31 +242,34 @@ Test(sweep_findings, derived_from_a_synthetic_sweep)
     synthetic(&m);
     sweep_derive(&m);
     /* flash: 0.04 S + 52 vs efficient 0.05 S + 40: equal at S = 1200, 2% apart from ~1900. */
-    const sweep_finding *f = find(&m, SF_CROSSOVER, "flash", "efficient");
+    const sweep_finding *f = find(&m, FK_SWEEP_CROSSOVER, "flash", "efficient");
     cr_assert(f, "flash over efficient");
-    cr_expect_eq(f->seq, 2048);
-    cr_expect_eq(f->seq2, 4096);
-    cr_expect_float_eq(f->value, (0.04 * 4096 + 52) / (0.05 * 4096 + 40), 1e-12);
-    cr_expect_null(find(&m, SF_CROSSOVER, "efficient", "flash"));
-    cr_expect_null(find(&m, SF_CROSSOVER, "cudnn", "flash"), "cudnn is faster at every S: no crossover");
-    f = find(&m, SF_MEMORY_WALL, "naive", NULL);
+    cr_expect_eq(findings_value(f, "seq"), 2048);
+    cr_expect_eq(findings_value(f, "seq2"), 4096);
+    cr_expect_float_eq(findings_value(f, "ratio"), (0.04 * 4096 + 52) / (0.05 * 4096 + 40), 1e-12);
+    cr_expect_null(find(&m, FK_SWEEP_CROSSOVER, "efficient", "flash"));
+    cr_expect_null(find(&m, FK_SWEEP_CROSSOVER, "cudnn", "flash"), "cudnn is faster at every S: no crossover");
+    f = find(&m, FK_SWEEP_MEMORY_WALL, "naive", NULL);
     cr_assert(f);
-    cr_expect(f->seq == 4096 && f->value == 2.2e11 && f->value2 == m.gpu_bytes);
+    cr_expect(findings_value(f, "seq") == 4096 && findings_value(f, "bytes_needed") == 2.2e11 &&
+              findings_value(f, "gpu_bytes") == m.gpu_bytes);
     char text[512];
     sweep_finding_text(&m, f, text, sizeof text);
     cr_expect_str_eq(text, "naive needs 204.8 GiB at S = 4096 (8x16x4096x64); this GPU has 139.8 GiB: its curve "
                            "ends there");
-    f = find(&m, SF_SCALING, "naive", NULL);
+    f = find(&m, FK_SWEEP_SCALING, "naive", NULL);
     cr_assert(f);
-    cr_expect_eq(f->n, 4, "naive's ok points only");
-    cr_expect(f->value > 1.8 && f->value < 2.0, "naive here ~S^2: %f", f->value);
-    cr_expect_null(find(&m, SF_BEST_TFLOPS, "naive", NULL), "naive is not one fused kernel");
-    f = find(&m, SF_BEST_TFLOPS, "flash", NULL);
+    cr_expect_eq(findings_value(f, "shapes"), 4, "naive's ok points only");
+    cr_expect(findings_value(f, "exponent") > 1.8 && findings_value(f, "exponent") < 2.0, "naive here ~S^2: %f",
+              findings_value(f, "exponent"));
+    cr_expect_null(find(&m, FK_SWEEP_BEST_TFLOPS, "naive", NULL), "naive is not one fused kernel");
+    f = find(&m, FK_SWEEP_BEST_TFLOPS, "flash", NULL);
     cr_assert(f);
-    cr_expect_eq(f->shape.seq, 4096);
-    f = find(&m, SF_OPS_CHANGE, "cudnn", NULL);
+    cr_expect_eq(findings_value(f, "seq"), 4096);
+    f = find(&m, FK_SWEEP_OPS_CHANGE, "cudnn", NULL);
     cr_assert(f, "cudnn's Memset appears");
-    cr_expect(f->seq == 1024 && f->seq2 == 512 && f->value == 1 && f->value2 == 2);
+    cr_expect(findings_value(f, "seq") == 1024 && findings_value(f, "seq2") == 512 &&
+              findings_value(f, "ops_from") == 1 && findings_value(f, "ops_to") == 2);
     /* Findings are data; every one has words. */
     for (int i = 0; i < m.n_findings; i++) {
         sweep_finding_text(&m, &m.findings[i], text, sizeof text);
@@ -368,10 +371,11 @@ Test(sweep_collect, fixture_archives_failed_missing_and_unreadable_shapes)
 
     /* Replicas: cuDNN 9.14 on "GPU 0" vs 9.19 on "GPU 1": cudnn differs, flash does not. */
     cr_assert_eq(m.n_replicas, 2);
-    const sweep_finding *differs = find(&m, SF_GPU_DIFFERS, "cudnn", NULL);
+    const sweep_finding *differs = find(&m, FK_SWEEP_GPU_DIFFERS, "cudnn", NULL);
     cr_assert(differs, "cudnn differs between the two replicas");
-    cr_expect(differs->value < 0.95 && differs->ci.hi < 1, "%f", differs->value);
-    cr_expect_null(find(&m, SF_GPU_DIFFERS, "flash", NULL));
+    cr_expect(findings_value(differs, "ratio") < 0.95 && findings_value(differs, "hi") < 1, "%f",
+              findings_value(differs, "ratio"));
+    cr_expect_null(find(&m, FK_SWEEP_GPU_DIFFERS, "flash", NULL));
 
     /* Documents. */
     cr_assert_eq(sweep_write(&m, FIG_PNG | FIG_SVG, err, sizeof err), EXIT_OK, "%s", err);
@@ -727,11 +731,12 @@ Test(sweep_collect, the_recorded_h200_sweep)
      * near 1 over 256…16384, and their throughput grows with S. */
     for (int i = 0; i < m.n_findings; i++) {
         const sweep_finding *f = &m.findings[i];
-        if (f->id == SF_SCALING && (!strcmp(f->variant, "flash") || !strcmp(f->variant, "efficient")))
-            cr_expect(f->value > 0.5 && f->value < 1.6 && f->value2 > 0.9, "%s D=%d: S^%.2f R²=%.3f", f->variant,
-                      f->dim, f->value, f->value2);
+        double k = findings_value(f, "exponent"), r2 = findings_value(f, "r2");
+        if (f->kind == FK_SWEEP_SCALING && (!strcmp(f->subject, "flash") || !strcmp(f->subject, "efficient")))
+            cr_expect(k > 0.5 && k < 1.6 && r2 > 0.9, "%s D=%g: S^%.2f R²=%.3f", f->subject,
+                      findings_value(f, "dim"), k, r2);
     }
-    cr_expect(find(&m, SF_BEST_TFLOPS, "flash", NULL) != NULL);
+    cr_expect(find(&m, FK_SWEEP_BEST_TFLOPS, "flash", NULL) != NULL);
     cr_assert_eq(sweep_write(&m, FIG_PNG, err, sizeof err), EXIT_OK, "%s", err);
     sweep_free(&m);
     remove_tree(dir);
@@ -860,16 +865,17 @@ Test(sweep_findings, tensor_peak_and_share_of_it)
     m.gemm_tflops = NAN;
     m.roof_name = "dense BF16 tensor peak";
     sweep_derive(&m);
-    const sweep_finding *f = find(&m, SF_BEST_TFLOPS, "flash", NULL);
+    const sweep_finding *f = find(&m, FK_SWEEP_BEST_TFLOPS, "flash", NULL);
     cr_assert(f);
-    cr_expect_float_eq(f->value2, f->value / 1000, 1e-12);
+    cr_expect_float_eq(findings_value(f, "roof_share"), findings_value(f, "tflops") / 1000, 1e-12);
     char text[512];
     sweep_finding_text(&m, f, text, sizeof text);
     cr_expect(strstr(text, "of the dense BF16 tensor peak (1000 TFLOP/s at the recorded clock)") != NULL, "%s", text);
     /* Headlines first. */
-    cr_expect_eq(m.findings[0].id, SF_CROSSOVER);
+    cr_expect_eq(m.findings[0].kind, FK_SWEEP_CROSSOVER);
     for (int i = 1; i < m.n_findings; i++)
-        cr_expect(m.findings[i - 1].id != SF_SCALING || m.findings[i].id == SF_SCALING || m.findings[i].id == SF_OPS_CHANGE);
+        cr_expect(m.findings[i - 1].kind != FK_SWEEP_SCALING || m.findings[i].kind == FK_SWEEP_SCALING ||
+                  m.findings[i].kind == FK_SWEEP_OPS_CHANGE);
     sweep_free(&m);
 }
 
