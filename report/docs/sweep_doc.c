@@ -30,13 +30,36 @@ static void bytes_text(double b, char *out, size_t n)
         snprintf(out, n, "%.0f MiB", b / 1048576.0);
 }
 
+/* The superscript digits (⁰¹²³⁴⁵⁶⁷⁸⁹) and minus (⁻), and the middle dot (·) a superscript
+ * number uses for its decimal point (Unicode has no superscript full stop). */
+static const char *const superscript_digit[10] = {"\u2070", "\u00b9", "\u00b2", "\u00b3", "\u2074",
+                                                  "\u2075", "\u2076", "\u2077", "\u2078", "\u2079"};
+#define SUPERSCRIPT_MINUS "\u207b"
+#define MIDDLE_DOT "\u00b7"
+
+/* v with `decimals` decimals as an exponent: 0.98 → "⁰·⁹⁸". */
+static void superscript_number(double v, int decimals, char *out, size_t n)
+{
+    char plain[48];
+    snprintf(plain, sizeof plain, "%.*f", decimals, v);
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *c = plain; *c && len + 4 < n; c++) {
+        const char *piece = *c == '-' ? SUPERSCRIPT_MINUS : *c == '.' ? MIDDLE_DOT
+                            : *c >= '0' && *c <= '9' ? superscript_digit[*c - '0'] : "";
+        len += (size_t)snprintf(out + len, n - len, "%s", piece);
+    }
+}
+
+static long common_tokens(const sweep_model *m);
+
 void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out, size_t n)
 {
     char a[32], b[32], shape[64];
     sweep_shape_name(&f->shape, shape, sizeof shape);
     switch (f->id) {
     case SF_CROSSOVER:
-        snprintf(out, n, "%s is faster than %s for every S >= %d at D = %d (not below; %.2fx its time at S = %d)",
+        snprintf(out, n, "%s is faster than %s for every S \u2265 %d at D = %d (not below; %.2f\u00d7 its time at S = %d)",
                  f->variant, f->other, f->seq, f->dim, f->value, f->seq2);
         return;
     case SF_MEMORY_WALL:
@@ -52,11 +75,17 @@ void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out,
             snprintf(out, n, "%s does not fit in device memory at S = %d (%s; need not recorded); this GPU has %s",
                      f->variant, f->seq, shape, b);
         return;
-    case SF_SCALING:
-        snprintf(out, n, "%s: time per forward grows as S^%.2f over S = %d-%d at D = %d (log-log fit, R^2 = %.3f, %d "
-                 "shapes)",
-                 f->variant, fabs(f->value) < 0.005 ? 0.0 : f->value, f->seq, f->seq2, f->dim, f->value2, f->n);
+    case SF_SCALING: {
+        char exponent[64], fixed[64] = "";
+        superscript_number(fabs(f->value) < 0.005 ? 0.0 : f->value, 2, exponent, sizeof exponent);
+        long tokens = common_tokens(m);
+        if (tokens)
+            snprintf(fixed, sizeof fixed, ", B\u00b7S fixed at %ld", tokens);
+        snprintf(out, n, "%s: time per forward grows as S%s over S = %d\u2013%d at D = %d%s (log-log fit, R\u00b2 = %.3f, "
+                 "%d shapes)",
+                 f->variant, exponent, f->seq, f->seq2, f->dim, fixed, f->value2, f->n);
         return;
+    }
     case SF_BEST_TFLOPS:
         if (isfinite(f->value2))
             snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s: %.0f%% of the %s (%.0f TFLOP/s%s)", f->variant,
@@ -70,11 +99,11 @@ void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out,
                  f->value, f->seq2, f->value2, f->seq, f->dim);
         return;
     case SF_GPU_DIFFERS:
-        snprintf(out, n, "GPU %s takes %.3fx the time of GPU %s for %s on %s (95%% interval %.3f-%.3f)", f->gpu,
+        snprintf(out, n, "GPU %s takes %.3f\u00d7 the time of GPU %s for %s on %s (95%% interval %.3f\u2013%.3f)", f->gpu,
                  f->value, f->gpu_other, f->variant, shape, f->ci.lo, f->ci.hi);
         return;
     case SF_GPU_AGREES:
-        snprintf(out, n, "GPU %s agrees with GPU %s on %s: no significant difference in %d variants (largest %.3fx)",
+        snprintf(out, n, "GPU %s agrees with GPU %s on %s: no significant difference in %d variants (largest %.3f\u00d7)",
                  f->gpu, f->gpu_other, shape, f->n, f->value);
         return;
     }
@@ -358,7 +387,52 @@ char *sweep_csv(const sweep_model *m)
 }
 
 /* The one LaTeX escaper (latex.h): controls dropped, specials escaped. */
-static void tex(FILE *f, const char *s) { esc_latex_text(f, s, strlen(s)); }
+/* The length of the superscript number at s (digits, minus, and a middle dot between two
+ * digits), 0 when none starts there; its plain form into plain. */
+static size_t superscript_at(const char *s, char *plain, size_t n)
+{
+    size_t at = 0, len = 0;
+    for (;;) {
+        int k = -1;
+        for (int d = 0; d < 10; d++)
+            if (!strncmp(s + at, superscript_digit[d], strlen(superscript_digit[d])))
+                k = d;
+        if (k >= 0 && len + 1 < n) {
+            plain[len++] = (char)('0' + k);
+            at += strlen(superscript_digit[k]);
+        } else if (!strncmp(s + at, SUPERSCRIPT_MINUS, strlen(SUPERSCRIPT_MINUS)) && len + 1 < n) {
+            plain[len++] = '-';
+            at += strlen(SUPERSCRIPT_MINUS);
+        } else if (len && !strncmp(s + at, MIDDLE_DOT, strlen(MIDDLE_DOT)) && len + 1 < n &&
+                   superscript_at(s + at + strlen(MIDDLE_DOT), plain + len + 1, n - len - 1)) {
+            plain[len++] = '.';
+            at += strlen(MIDDLE_DOT);
+        } else {
+            break;
+        }
+    }
+    plain[len] = '\0';
+    return at;
+}
+
+/* Literal text in LaTeX; a superscript number (S⁰·⁹⁸, R²) as \textsuperscript{0.98}. */
+static void tex(FILE *f, const char *s)
+{
+    size_t from = 0, i = 0, len = strlen(s);
+    char plain[48];
+    while (i < len) {
+        size_t k = superscript_at(s + i, plain, sizeof plain);
+        if (!k) {
+            i++;
+            continue;
+        }
+        esc_latex_text(f, s + from, i - from);
+        fprintf(f, "\\textsuperscript{%s}", plain);
+        i += k;
+        from = i;
+    }
+    esc_latex_text(f, s + from, len - from);
+}
 
 char *sweep_latex(const sweep_model *m)
 {
@@ -450,12 +524,14 @@ static const doc_output sweep_outputs[] = {
 int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen)
 {
     sweep_doc d = {m, formats};
-    char title[256];
+    char title[256], formats_text[32], made_by[64];
     snprintf(title, sizeof title, "attnprof sweep — %s, %d shapes", m->gpu_name, m->n_shapes);
+    doc_formats_text(formats, formats_text, sizeof formats_text);
+    snprintf(made_by, sizeof made_by, "sweep --collect --format %s", formats_text);
     /* One writer at a time per sweep directory (the pipeline's lock): a second --collect waits. */
     const doc_bundle b = {.kind = "sweep-report", .noun = "sweep report", .title = title, .model = &d,
                           .draw = draw_sweep, .markdown = sweep_md, .outputs = sweep_outputs,
                           .n_outputs = (int)(sizeof sweep_outputs / sizeof sweep_outputs[0]),
-                          .placement = DOC_BESIDE_INPUTS, .quiet = 0};
+                          .placement = DOC_BESIDE_INPUTS, .quiet = 0, .made_by = made_by};
     return doc_bundle_write(&b, m->dir, 0, err, errlen);
 }

@@ -171,7 +171,7 @@ static int cmd_run(cli_options *o, const char *cmdline)
             wrc = EXIT_IO;
         } else {
             const report_render_options ro = {o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size,
-                                              o->reference};
+                                              o->reference, 0};
             wrc = report_render(tmp, &back, &back_info, &ro, err, sizeof err);
             counters_free(&back_info.counters);
             trace_free(&back);
@@ -196,14 +196,16 @@ static int cmd_report(cli_options *o)
     static run_info info;
     if (archive_read(o->archive, &t, &info, err, sizeof err) != 0)
         return die(EXIT_BAD_ARCHIVE, err);
-    const report_render_options ro = {o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size, o->reference};
-    int rc = report_rerender_archive(o->archive, &t, &info, &ro, err, sizeof err);
+    const report_render_options ro = {o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size, o->reference,
+                                      o->clean};
+    int rc = o->out_dir ? report_render_elsewhere(o->archive, o->out_dir, o->force, &t, &info, &ro, err, sizeof err)
+                        : report_rerender_archive(o->archive, &t, &info, &ro, err, sizeof err);
     trace_free(&t);
     counters_free(&info.counters);
     if (rc != EXIT_OK)
         return die(rc, err);
     if (!o->run.quiet)
-        printf("report: %s/report.html\n", o->archive);
+        printf("report: %s/report.html\n", o->out_dir ? o->out_dir : o->archive);
     return EXIT_OK;
 }
 
@@ -379,7 +381,7 @@ static int cmd_import(cli_options *o, const char *cmdline)
     if (rc == EXIT_OK)
         rc = report_render(tmp, &t, &back_info,
                            &(report_render_options){o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size,
-                                                    o->reference},
+                                                    o->reference, 0},
                            err, sizeof err);
     counters_free(&back_info.counters);
     trace_free(&t);
