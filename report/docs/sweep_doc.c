@@ -4,6 +4,7 @@
  * model; sweep_finding_text is the one place that turns them into words. */
 #include "sweep_doc.h"
 
+#include "alloc.h"
 #include "archive.h"
 #include "doc_bundle.h"
 #include "escape.h"
@@ -283,11 +284,9 @@ static void md_replicas(FILE *f, const sweep_model *m)
 
 char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("# attnprof sweep: ", f);
     esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
     fprintf(f, ", %d shapes\n\n", m->n_shapes);
@@ -345,11 +344,9 @@ static void csv_num(FILE *f, double x, const char *fmt)
 
 char *sweep_csv(const sweep_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("shape,batch,heads,seq,dim,variant,shape_state,state,reason,cuda_us_median,cuda_us_min,cuda_us_max,"
           "tflops,ops_per_forward,kernels_per_forward,memcpy_per_forward,memset_per_forward,device_bytes,gpu,"
           "gpu_uuid,exit_code\n",
@@ -436,11 +433,9 @@ static void tex(FILE *f, const char *s)
 
 char *sweep_latex(const sweep_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("% attnprof sweep: \\input{sweep.tex} in a document with \\usepackage{booktabs}.\n", f);
     for (int d = 0; d < m->n_dims; d++) {
         fprintf(f, "\\begin{table}[t]\n\\centering\n\\caption{CUDA time per forward (median), ");
