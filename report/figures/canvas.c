@@ -398,7 +398,7 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
 void fig_font(cairo_t *cr, double size, int bold)
 {
     pthread_mutex_lock(&font_lock);
-    cairo_select_font_face(cr, FIG_FONT, CAIRO_FONT_SLANT_NORMAL,
+    cairo_select_font_face(cr, fig_family_of(cr), CAIRO_FONT_SLANT_NORMAL,
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, size);
     pthread_mutex_unlock(&font_lock);

@@ -12,6 +12,8 @@
 #include "figures.h"
 
 #define FIG_FONT "DejaVu Sans"
+/* Paper-sized figures: the LaTeX body's family when fontconfig has it, else FIG_FONT (fonts.c). */
+#define FIG_PAPER_FONT "Latin Modern Roman"
 #define FIG_PNG_SCALE 2.0
 #define FIG_WIDTH 960.0
 #define FIG_MARGIN 16.0
@@ -56,6 +58,12 @@ void fig_measure_destroy(cairo_t *cr);
 /* ---- canvas.c: text ---------------------------------------------------- */
 
 void fig_font(cairo_t *cr, double size, int bold);
+/* fonts.c: the family paper-sized figures are set in (FIG_PAPER_FONT, or FIG_FONT when
+ * fontconfig does not find it); a context's family for fig_font (FIG_FONT unless
+ * fig_use_paper_font marked it for a paper figure). */
+const char *fig_paper_family(void);
+void fig_use_paper_font(cairo_t *cr, int paper);
+const char *fig_family_of(cairo_t *cr);
 double fig_text_width(cairo_t *cr, const char *s);
 /* Draws `s` with its baseline at y; x is the left, centre or right edge. */
 void fig_text(cairo_t *cr, double x, double y, const char *s, fig_align align);

@@ -278,7 +278,9 @@ int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int si
              "class; each row ends with the variant's median CUDA time per forward, as in the summary table "
              "(%s width).", sz);
     t->w = paper_width(size);
+    fig_use_paper_font(measure, 1); /* measured in the family it is drawn in */
     t->h = ceil(compact_height(measure, a, size));
+    fig_use_paper_font(measure, 0);
     t->draw = compact_draw;
     t->a = a;
     t->size = size;
@@ -430,7 +432,9 @@ int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compa
     snprintf(job->caption, sizeof job->caption,
              "Speed-up of each run over the baseline per variant, 95%% bootstrap interval (%s width).", size_name(size));
     job->w = paper_width(size);
+    fig_use_paper_font(measure, 1);
     job->h = ceil(cmp_height(measure, m, size));
+    fig_use_paper_font(measure, 0);
     job->draw = cmp_draw;
     job->cmp = m;
     job->size = size;
