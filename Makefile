@@ -30,7 +30,7 @@ WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 # `make` names them and goes on (the tests then say they did not run; in CI they fail).
 DEB_PACKAGES       := $(shell sed -n 's/^build://p' .ci/packages)
 DEB_PAPER_PACKAGES := $(shell sed -n 's/^paper://p' .ci/packages)
-PKGS      := cairo libpng libcmark-gfm jansson yajl zlib
+PKGS      := cairo fontconfig libpng libcmark-gfm jansson yajl zlib
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -59,7 +59,7 @@ NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Ikernels -MMD -MP -Xptxas -warn-spills \
              -Xcompiler -fPIC -device-entity-has-hidden-visibility=false
 
-REPORT_LIBS   := -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lyajl -lz -lm
+REPORT_LIBS   := -lcairo -lfontconfig -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lyajl -lz -lm
 CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -lcudnn -lcublas -lcupti -lcudart -lstdc++ -lm -ldl -lpthread

@@ -6,6 +6,8 @@
 
 #include "finding.h"
 
+#include "units.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +106,19 @@ static void memory_wall_finding(sweep_model *m, int k, int dim)
     }
 }
 
+/* Whether all shapes share B·S (the tokens rule); the common value or 0. */
+static long common_tokens(const sweep_model *m)
+{
+    long t = 0;
+    for (int i = 0; i < m->n_shapes; i++) {
+        long x = (long)m->shapes[i].shape.batch * m->shapes[i].shape.seq;
+        if (t && x != t)
+            return 0;
+        t = x;
+    }
+    return t;
+}
+
 static void scaling_finding(sweep_model *m, int k, int dim, const int *idx, const double *s, const double *t, int n)
 {
     sweep_fit fit;
@@ -111,9 +126,15 @@ static void scaling_finding(sweep_model *m, int k, int dim, const int *idx, cons
     if (sweep_fit_power(s, t, n, &fit) != 0 || !(f = next_finding(m)))
         return;
     const char *v = m->variants[k];
+    char exponent[64], fixed[64] = "";
+    units_superscript(fabs(fit.k) < 0.005 ? 0.0 : fit.k, 2, exponent, sizeof exponent);
+    long tokens = common_tokens(m);
+    if (tokens) /* the tokens rule: S grows as B shrinks, so the exponent is at fixed B·S */
+        snprintf(fixed, sizeof fixed, ", B\u00b7S fixed at %ld", tokens);
     finding_init(f, FK_SWEEP_SCALING,
-                 "%s: time per forward grows as S^%.2f over S = %d-%d at D = %d (log-log fit, R^2 = %.3f, %d shapes)", v,
-                 fabs(fit.k) < 0.005 ? 0.0 : fit.k, (int)s[0], (int)s[n - 1], dim, fit.r2, n);
+                 "%s: time per forward grows as S%s over S = %d\u2013%d at D = %d%s (log-log fit, R\u00b2 = %.3f, %d "
+                 "shapes)",
+                 v, exponent, (int)s[0], (int)s[n - 1], dim, fixed, fit.r2, n);
     about(f, v, NULL, dim);
     findings_number(f, "exponent", fit.k, "");
     findings_number(f, "r2", fit.r2, "");
@@ -166,7 +187,7 @@ static void crossover_finding(sweep_model *m, int k, int o, int dim, const int *
         return;
     const char *v = m->variants[k], *w = m->variants[o];
     double ratio = t[c - 1] / u[c - 1];
-    finding_init(f, FK_SWEEP_CROSSOVER, "%s is faster than %s for every S >= %d at D = %d (not below; %.2fx its time at S = %d)",
+    finding_init(f, FK_SWEEP_CROSSOVER, "%s is faster than %s for every S \u2265 %d at D = %d (not below; %.2f\u00d7 its time at S = %d)",
                  v, w, common[at], dim, ratio, common[c - 1]);
     about(f, v, w, dim);
     findings_number(f, "seq", common[at], "");
@@ -253,7 +274,7 @@ static void derive_gpu(sweep_model *m, const sweep_replica *x)
         finding *f = next_finding(m);
         if (!f)
             continue;
-        finding_init(f, FK_SWEEP_GPU_DIFFERS, "GPU %s takes %.3fx the time of GPU %s for %s on %s (95%% interval %.3f-%.3f)",
+        finding_init(f, FK_SWEEP_GPU_DIFFERS, "GPU %s takes %.3f\u00d7 the time of GPU %s for %s on %s (95%% interval %.3f\u2013%.3f)",
                      x->gpu, ci.ratio, base->gpu, m->variants[k], shape, ci.lo, ci.hi);
         about(f, m->variants[k], x->gpu, m->reference.dim);
         findings_number(f, "ratio", ci.ratio, "x");
@@ -264,7 +285,7 @@ static void derive_gpu(sweep_model *m, const sweep_replica *x)
     finding *f;
     if (differs || !compared || !(f = next_finding(m)))
         return;
-    finding_init(f, FK_SWEEP_GPU_AGREES, "GPU %s agrees with GPU %s on %s: no significant difference in %d variants (largest %.3fx)",
+    finding_init(f, FK_SWEEP_GPU_AGREES, "GPU %s agrees with GPU %s on %s: no significant difference in %d variants (largest %.3f\u00d7)",
                  x->gpu, base->gpu, shape, compared, worst);
     about(f, "", x->gpu, m->reference.dim);
     findings_number(f, "ratio", worst, "x");

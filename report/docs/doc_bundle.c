@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "archive.h"
 #include "cleanup.h"
+#include "doc_record.h"
 #include "err.h"
 #include "escape.h"
 #include "input.h"
@@ -56,9 +57,50 @@ int doc_text(char *text, char **out, char *err, size_t errlen)
     return text ? EXIT_OK : err_set(err, errlen, EXIT_NO_MEMORY, "out of memory");
 }
 
+void doc_formats_text(unsigned formats, char *out, size_t n)
+{
+    snprintf(out, n, "%s%s%s", formats & FIG_PNG ? "png" : "",
+             formats & FIG_SVG ? (formats & FIG_PNG ? ",svg" : "svg") : "",
+             formats & FIG_PDF ? (formats & (FIG_PNG | FIG_SVG) ? ",pdf" : "pdf") : "");
+}
+
 /* A row's status as the command's: an EXIT_* code passes through; any other failure (a
  * writer of the older convention returning -1) is a write error. */
 static int row_status(int rc) { return rc > 0 ? rc : rc < 0 ? EXIT_IO : EXIT_OK; }
+
+static char *join(const char *dir, const char *name) { return attn_asprintf("%s/%s", dir, name); }
+
+/* What a render made in dir, into r: its rows' files and the entries of figures/. */
+static void record_made(const doc_bundle *b, const char *dir, doc_record *r)
+{
+    for (int i = 0; i < b->n_outputs; i++) {
+        char *p = join(dir, b->outputs[i].name);
+        if (path_exists(p))
+            doc_record_add(r, b->outputs[i].name, b->made_by);
+        free(p);
+    }
+    char *figs = join(dir, "figures");
+    DIR *d = opendir(figs);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *rel = attn_asprintf("figures/%s", e->d_name);
+        doc_record_add(r, rel, b->made_by);
+        free(rel);
+    }
+    if (d)
+        closedir(d);
+    free(figs);
+}
+
+static int write_record(const doc_record *r, const char *dir, char *err, size_t errlen)
+{
+    char *text = doc_record_text(r);
+    int rc = archive_write_file(dir, DOC_RECORD, text, err, errlen) == 0 ? EXIT_OK : EXIT_IO;
+    free(text);
+    return rc;
+}
 
 int doc_bundle_render(const doc_bundle *b, const char *dir, char *err, size_t errlen)
 {
@@ -81,6 +123,12 @@ int doc_bundle_render(const doc_bundle *b, const char *dir, char *err, size_t er
         free(text);
     }
     figure_list_free(&figs);
+    if (rc == EXIT_OK && b->made_by) {
+        doc_record made = {0};
+        record_made(b, dir, &made);
+        rc = write_record(&made, dir, err, errlen);
+        doc_record_free(&made);
+    }
     return rc;
 }
 
@@ -96,8 +144,6 @@ int doc_bundle_render(const doc_bundle *b, const char *dir, char *err, size_t er
 #define DOC_MANIFEST_MAX_BYTES 4096
 /* In every staging and roll-back folder, written right after mkdir: "attnprof KIND PID DEV INO". */
 #define DOC_MARKER ".made-by-attnprof"
-
-static char *join(const char *dir, const char *name) { return attn_asprintf("%s/%s", dir, name); }
 
 /* ---- leftovers proved ours ------------------------------------------------------------ */
 
@@ -119,12 +165,13 @@ static int make_marked_folder(const char *folder, const char *dir, const char *k
 static int read_small_file(const char *path, char *buf, size_t n, int *missing, char *err, size_t errlen)
 {
     int64_t size = 0;
-    *missing = 0;
+    struct stat st;
+    *missing = lstat(path, &st) != 0 && errno == ENOENT;
+    if (*missing)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: none", path);
     int fd = input_open(path, &size, err, errlen);
-    if (fd < 0) {
-        *missing = errno == ENOENT;
+    if (fd < 0)
         return EXIT_BAD_ARCHIVE;
-    }
     if (size < 0 || (uint64_t)size >= n) {
         close(fd);
         return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %lld bytes, more than the %zu this pipeline writes", path,
@@ -138,29 +185,34 @@ static int read_small_file(const char *path, char *buf, size_t n, int *missing, 
     return EXIT_OK;
 }
 
-/* Whether `path` holds nothing, or nothing but the temporary of its own marker for `pid`: the
- * marker is written through a temporary and a rename (archive_write_file), so a kill between
- * mkdir and that rename leaves one of the two, and removing either loses nothing. */
-static int folder_is_empty(const char *path, long pid)
+/* 1 when the folder holds nothing but, at most, regular files named like the marker (the
+ * marker or its temporary: a kill while the marker was written). Removing such a folder
+ * loses nothing of anyone's. */
+static int folder_holds_no_more_than_a_marker(const char *path)
 {
-    char marker_tmp[64];
-    snprintf(marker_tmp, sizeof marker_tmp, "%s.tmp-%ld", DOC_MARKER, pid);
     DIR *d = opendir(path);
-    int n = 0;
+    int other = 0;
     struct dirent *e;
-    while (d && (e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, marker_tmp);
+    while (d && !other && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *p = join(path, e->d_name);
+        struct stat st;
+        other = strncmp(e->d_name, DOC_MARKER, strlen(DOC_MARKER)) != 0 || lstat(p, &st) != 0 || !S_ISREG(st.st_mode);
+        free(p);
+    }
     if (d)
         closedir(d);
-    return d && n == 0;
+    return d && !other;
 }
 
 typedef enum { FOLDER_OURS, FOLDER_EMPTY, FOLDER_NOT_OURS } folder_proof;
 
 /* Whether `path`, a leftover of `kind` named for the dead process `pid`, is this pipeline's:
- * a real directory of this user holding the marker that names it (FOLDER_OURS); a real,
- * empty directory of this user (FOLDER_EMPTY: a kill between mkdir and the marker's rename;
- * removing it loses nothing); else FOLDER_NOT_OURS with the reason in `why`. */
+ * a real directory of this user holding the marker that names it (FOLDER_OURS); a real
+ * directory of this user holding no more than a marker that does not (FOLDER_EMPTY: a kill
+ * between mkdir and the marker's rename; removing it loses nothing); else FOLDER_NOT_OURS
+ * with the reason in `why`. */
 static folder_proof prove_ours(const char *path, const char *kind, long pid, char *why, size_t n)
 {
     struct stat st;
@@ -175,7 +227,7 @@ static folder_proof prove_ours(const char *path, const char *kind, long pid, cha
     char *marker = join(path, DOC_MARKER), text[256], expect[160], rerr[512];
     int missing, rc = read_small_file(marker, text, sizeof text, &missing, rerr, sizeof rerr);
     free(marker);
-    if (rc != EXIT_OK && missing && folder_is_empty(path, pid))
+    if (rc != EXIT_OK && folder_holds_no_more_than_a_marker(path))
         return FOLDER_EMPTY;
     if (rc != EXIT_OK)
         return snprintf(why, n, "no marker of this pipeline in it (%s)", missing ? "none" : rerr), FOLDER_NOT_OURS;
@@ -226,15 +278,17 @@ typedef struct output_set {
 
 static void output_set_of(const doc_bundle *b, output_set *s)
 {
-    if (b->n_outputs + 1 > DOC_MAX_OUTPUTS) { /* a bundle's table, not input: fail loudly, never drop a row */
+    if (b->n_outputs + 2 > DOC_MAX_OUTPUTS) { /* a bundle's table, not input: fail loudly, never drop a row */
         fprintf(stderr, "attnprof: internal error: the %s bundle has %d outputs, at most %d fit\n", b->kind,
-                b->n_outputs, DOC_MAX_OUTPUTS - 1);
+                b->n_outputs, DOC_MAX_OUTPUTS - 2);
         abort();
     }
     s->n = 0;
     s->name[s->n++] = "figures";
     for (int i = 0; i < b->n_outputs; i++)
         s->name[s->n++] = b->outputs[i].name;
+    if (b->made_by)
+        s->name[s->n++] = DOC_RECORD; /* replaced with the outputs it lists */
 }
 
 static int write_manifest(const output_set *s, const char *tmp, int clean, char *err, size_t errlen)
@@ -496,12 +550,7 @@ static void repair_one(const output_set *s, const doc_bundle *b, const char *dir
     char why[600];
     folder_proof proof = prove_ours(p, b->kind, pid, why, sizeof why);
     if (proof == FOLDER_EMPTY) {
-        char marker_tmp[64];
-        snprintf(marker_tmp, sizeof marker_tmp, "%s.tmp-%ld", DOC_MARKER, pid);
-        char *t = join(p, marker_tmp);
-        unlink(t);
-        free(t);
-        rmdir(p);
+        remove_ours(p);
         return;
     }
     if (proof == FOLDER_NOT_OURS) {
@@ -579,6 +628,108 @@ static int lock_directory(const char *dir, const char *noun, int quiet, int *fd,
     return EXIT_IO;
 }
 
+/* A file of the old figures/ into the new one: a hard link (the same bytes, nothing copied),
+ * a copy where the file system has none, a link recreated as a link. EXIT_OK or EXIT_IO. */
+static int carry_file(const char *from, const char *to, const char *rel, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(from, &st) != 0)
+        return EXIT_OK; /* gone meanwhile: nothing to carry */
+    if (S_ISREG(st.st_mode) && link(from, to) == 0)
+        return EXIT_OK;
+    if (S_ISREG(st.st_mode)) {
+        int in = open(from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        char buf[65536];
+        ssize_t k = 0;
+        int ok = out >= 0;
+        while (ok && (k = read(in, buf, sizeof buf)) > 0)
+            ok = write(out, buf, (size_t)k) == k;
+        ok = ok && k == 0;
+        if (out >= 0 && close(out) != 0)
+            ok = 0;
+        if (in >= 0)
+            close(in);
+        return ok ? EXIT_OK : err_set(err, errlen, EXIT_IO, "%s: cannot carry into the new figures/: %s", rel,
+                                      strerror(errno));
+    }
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(from, target, sizeof target - 1);
+        if (n >= 0) {
+            target[n] = '\0';
+            if (symlink(target, to) == 0)
+                return EXIT_OK;
+        }
+        return err_set(err, errlen, EXIT_IO, "%s: cannot carry the link into the new figures/: %s", rel,
+                       strerror(errno));
+    }
+    return err_set(err, errlen, EXIT_IO, "%s: not a file (a folder?): figures/ is replaced whole, so move it out of "
+                   "figures/ first; nothing was changed", from);
+}
+
+/* The old figures this render does not make, carried into its figures/ (tmp/figures) and
+ * listed in `now` with the render that made them: all of them, or under clean only the
+ * files the old record does not list (someone's own, never removed). An archive rendered
+ * before the record (old->found 0): every figure counts as an earlier render's. */
+static int carry_figures(const doc_bundle *b, const char *tmp, const char *dir, const doc_record *old,
+                         doc_record *now, char *err, size_t errlen)
+{
+    char *from_dir = join(dir, "figures"), *to_dir = join(tmp, "figures");
+    struct stat st;
+    DIR *d = lstat(from_dir, &st) == 0 && S_ISDIR(st.st_mode) ? opendir(from_dir) : NULL;
+    struct dirent *e;
+    int rc = EXIT_OK;
+    while (d && rc == EXIT_OK && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *rel = attn_asprintf("figures/%s", e->d_name);
+        const char *by = doc_record_made_by(old, rel);
+        int ours = by || !old->found;
+        if (!doc_record_made_by(now, rel) && !(b->clean && ours)) {
+            char *from = join(from_dir, e->d_name), *to = join(to_dir, e->d_name);
+            if (mkdir(to_dir, 0755) != 0 && errno != EEXIST)
+                rc = err_set(err, errlen, EXIT_IO, "%s: cannot write: %s", to_dir, strerror(errno));
+            if (rc == EXIT_OK)
+                rc = carry_file(from, to, rel, err, errlen);
+            if (rc == EXIT_OK && ours)
+                doc_record_add(now, rel, by ? by : "an earlier render");
+            free(from);
+            free(to);
+        }
+        free(rel);
+    }
+    if (d)
+        closedir(d);
+    free(from_dir);
+    free(to_dir);
+    return rc;
+}
+
+/* The record of the new set, in tmp: what this render made, the documents and figures of
+ * earlier renders that stay (with the render that made them), never what --clean removes. */
+static int carry_over(const doc_bundle *b, const char *tmp, const char *dir, char *err, size_t errlen)
+{
+    doc_record old, now = {0};
+    int rc = doc_record_read(&old, dir, err, errlen);
+    if (rc != EXIT_OK)
+        return rc;
+    record_made(b, tmp, &now);
+    for (int i = 0; i < b->n_outputs && !b->clean; i++) {
+        const char *name = b->outputs[i].name, *by = doc_record_made_by(&old, name);
+        char *p = join(dir, name);
+        if (!doc_record_made_by(&now, name) && path_exists(p))
+            doc_record_add(&now, name, by ? by : "an earlier render");
+        free(p);
+    }
+    rc = carry_figures(b, tmp, dir, &old, &now, err, errlen);
+    if (rc == EXIT_OK)
+        rc = write_record(&now, tmp, err, errlen);
+    doc_record_free(&old);
+    doc_record_free(&now);
+    return rc;
+}
+
 static int write_beside_inputs(const doc_bundle *b, const char *dir, char *err, size_t errlen)
 {
     int lock, rc = lock_directory(dir, b->noun, b->quiet, &lock, err, errlen);
@@ -593,6 +744,8 @@ static int write_beside_inputs(const doc_bundle *b, const char *dir, char *err, 
     rc = make_marked_folder(tmp, dir, b->kind, err, errlen);
     if (rc == EXIT_OK)
         rc = doc_bundle_render(b, tmp, err, errlen);
+    if (rc == EXIT_OK && b->made_by)
+        rc = carry_over(b, tmp, dir, err, errlen);
     if (rc == EXIT_OK)
         rc = move_outputs_in(b, tmp, dir, err, errlen);
     remove_ours(tmp);

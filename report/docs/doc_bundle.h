@@ -58,6 +58,9 @@ struct doc_bundle {
     char *(*markdown)(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir);
     const doc_output *outputs;
     int n_outputs;
+    /* The render's options in one phrase ("--format pdf --figure-size column"): what the record
+     * of outputs (doc_record.h, written with them) says made each. NULL: no record. */
+    const char *made_by;
     doc_placement placement;
     int quiet;               /* no "waiting for" line while another attnprof holds the lock */
     int clean;               /* beside the inputs: an old output this render does not make is removed
@@ -73,6 +76,9 @@ int doc_html_row(const doc_page *p, char **out, char *err, size_t errlen);
  * EXIT_OK with *out = text, or EXIT_NO_MEMORY with "out of memory" in err. */
 int doc_text(char *text, char **out, char *err, size_t errlen);
 
+/* FIG_* bits as --format writes them ("png,svg,pdf"), into out. */
+void doc_formats_text(unsigned formats, char *out, size_t n);
+
 /* Draws the figures and writes every output into `dir`, which exists (the new archive's
  * temporary folder, a staging folder). EXIT_OK or the first failure's EXIT_* code with `err`;
  * what was written stays for the caller to remove. */
@@ -84,8 +90,9 @@ int doc_bundle_render(const doc_bundle *b, const char *dir, char *err, size_t er
  * DOC_BESIDE_INPUTS: dest exists; under an exclusive lock on it, after finishing or removing
  *   what a killed write left, the outputs are rendered into dest/.KIND.tmp-PID and moved in
  *   together: every output name present stays present, old or new, at every moment; an old
- *   output the new render lacks stays (removed under b->clean); a failure leaves the old
- *   outputs as they were.
+ *   output the new render lacks stays (a document, or a figure: carried into the new figures/),
+ *   and under b->clean, one the record lists is removed (a file it does not list, never); a
+ *   failure leaves the old outputs as they were.
  * EXIT_OK, or an EXIT_* code with `err`. */
 int doc_bundle_write(const doc_bundle *b, const char *dest, int force, char *err, size_t errlen);
 

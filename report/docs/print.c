@@ -194,21 +194,22 @@ char *print_file_url(const char *abs_path)
 /* Chromium's (Skia's) form of a date value: "(D:YYYYMMDDHHmmSS+00'00')". */
 enum { PDF_DATE_LEN = 25 };
 
+/* 1 with the date in out, 0 when `iso` is no ISO 8601 UTC time. */
 static int pdf_date_of(const char *iso, char out[PDF_DATE_LEN + 1])
 {
     int y, mo, d, h, mi, s, used = 0;
     if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &s, &used) != 6 || iso[used] ||
         y < 1000 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
-        return -1;
+        return 0;
     snprintf(out, PDF_DATE_LEN + 1, "(D:%04d%02d%02d%02d%02d%02d+00'00')", y, mo, d, h, mi, s);
-    return 0;
+    return 1;
 }
 
 int print_pdf_set_dates(char *buf, size_t n, const char *date)
 {
     static const char *keys[] = {"/CreationDate ", "/ModDate "};
     char value[PDF_DATE_LEN + 1];
-    int have = pdf_date_of(date, value) == 0, done = 0;
+    int have = pdf_date_of(date, value), done = 0;
     for (int k = 0; k < 2; k++) {
         size_t kl = strlen(keys[k]);
         char *p = memmem(buf, n, keys[k], kl);

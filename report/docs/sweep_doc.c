@@ -4,6 +4,9 @@
  * model, each with its sentence (sweep_findings.c). */
 #include "sweep_doc.h"
 
+#include "units.h"
+
+#include "alloc.h"
 #include "archive.h"
 #include "doc_bundle.h"
 #include "escape.h"
@@ -196,11 +199,9 @@ static void md_replicas(FILE *f, const sweep_model *m)
 
 char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("# attnprof sweep: ", f);
     esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
     fprintf(f, ", %d shapes\n\n", m->n_shapes);
@@ -258,11 +259,9 @@ static void csv_num(FILE *f, double x, const char *fmt)
 
 char *sweep_csv(const sweep_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("shape,batch,heads,seq,dim,variant,shape_state,state,reason,cuda_us_median,cuda_us_min,cuda_us_max,"
           "tflops,ops_per_forward,kernels_per_forward,memcpy_per_forward,memset_per_forward,device_bytes,gpu,"
           "gpu_uuid,exit_code\n",
@@ -300,15 +299,58 @@ char *sweep_csv(const sweep_model *m)
 }
 
 /* The one LaTeX escaper (latex.h): controls dropped, specials escaped. */
-static void tex(FILE *f, const char *s) { esc_latex_text(f, s, strlen(s)); }
+/* The length of the superscript number at s (digits, minus, and a middle dot between two
+ * digits), 0 when none starts there; its plain form into plain. */
+static size_t superscript_at(const char *s, char *plain, size_t n)
+{
+    size_t at = 0, len = 0;
+    for (;;) {
+        int k = -1;
+        for (int d = 0; d < 10; d++)
+            if (!strncmp(s + at, units_superscript_digit[d], strlen(units_superscript_digit[d])))
+                k = d;
+        if (k >= 0 && len + 1 < n) {
+            plain[len++] = (char)('0' + k);
+            at += strlen(units_superscript_digit[k]);
+        } else if (!strncmp(s + at, SUPERSCRIPT_MINUS, strlen(SUPERSCRIPT_MINUS)) && len + 1 < n) {
+            plain[len++] = '-';
+            at += strlen(SUPERSCRIPT_MINUS);
+        } else if (len && !strncmp(s + at, MIDDLE_DOT, strlen(MIDDLE_DOT)) && len + 1 < n &&
+                   superscript_at(s + at + strlen(MIDDLE_DOT), plain + len + 1, n - len - 1)) {
+            plain[len++] = '.';
+            at += strlen(MIDDLE_DOT);
+        } else {
+            break;
+        }
+    }
+    plain[len] = '\0';
+    return at;
+}
+
+/* Literal text in LaTeX; a superscript number (S⁰·⁹⁸, R²) as \textsuperscript{0.98}. */
+static void tex(FILE *f, const char *s)
+{
+    size_t from = 0, i = 0, len = strlen(s);
+    char plain[48];
+    while (i < len) {
+        size_t k = superscript_at(s + i, plain, sizeof plain);
+        if (!k) {
+            i++;
+            continue;
+        }
+        esc_latex_text(f, s + from, i - from);
+        fprintf(f, "\\textsuperscript{%s}", plain);
+        i += k;
+        from = i;
+    }
+    esc_latex_text(f, s + from, len - from);
+}
 
 char *sweep_latex(const sweep_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("% attnprof sweep: \\input{sweep.tex} in a document with \\usepackage{booktabs}.\n", f);
     for (int d = 0; d < m->n_dims; d++) {
         fprintf(f, "\\begin{table}[t]\n\\centering\n\\caption{CUDA time per forward (median), ");
@@ -392,12 +434,14 @@ static const doc_output sweep_outputs[] = {
 int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen)
 {
     sweep_doc d = {m, formats};
-    char title[256];
+    char title[256], formats_text[32], made_by[64];
     snprintf(title, sizeof title, "attnprof sweep — %s, %d shapes", m->gpu_name, m->n_shapes);
+    doc_formats_text(formats, formats_text, sizeof formats_text);
+    snprintf(made_by, sizeof made_by, "sweep --collect --format %s", formats_text);
     /* One writer at a time per sweep directory (the pipeline's lock): a second --collect waits. */
     const doc_bundle b = {.kind = "sweep-report", .noun = "sweep report", .title = title, .model = &d,
                           .draw = draw_sweep, .markdown = sweep_md, .outputs = sweep_outputs,
                           .n_outputs = (int)(sizeof sweep_outputs / sizeof sweep_outputs[0]),
-                          .placement = DOC_BESIDE_INPUTS, .quiet = 0};
+                          .placement = DOC_BESIDE_INPUTS, .quiet = 0, .made_by = made_by};
     return doc_bundle_write(&b, m->dir, 0, err, errlen);
 }

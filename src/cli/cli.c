@@ -21,7 +21,10 @@ void cli_usage(FILE *f)
 {
     fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
           "       attnprof report DIR [--format F] [--log] [--figure-size S] [--reference DIR] [--pdf]\n"
-          "                                    re-render an archived run (no GPU needed)\n"
+          "                           [--clean] [-o OUT [--force]]\n"
+          "                                    re-render an archived run (no GPU needed); what earlier renders\n"
+          "                                    made with other options stays unless --clean; -o OUT renders\n"
+          "                                    into OUT instead, DIR only read\n"
           "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log] [--figure-size S]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
           "       attnprof sweep [options] -o DIR   run every shape of a sweep, one child per shape\n"
@@ -192,7 +195,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
        OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS,
-       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR };
+       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -220,8 +223,9 @@ const cli_option_spec cli_option_table[] = {
     {"counters-max-gib", 0, required_argument, OPT_COUNTERS_MAX_GIB, ON_RUN_LIKE},
     {"calibrate", 0, no_argument, OPT_CALIBRATE, ON_RUN_LIKE},
     {"no-calibrate", 0, no_argument, OPT_NO_CALIBRATE, ON_RUN_LIKE},
-    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT},
-    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT},
+    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT},
+    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT},
+    {"clean", 0, no_argument, OPT_CLEAN, CLI_ON_REPORT | CLI_ON_HELP},
     {"quiet", 'q', no_argument, 'q', ON_ALL},
     {"format", 0, required_argument, OPT_FORMAT, ON_ALL},
     {"log", 0, no_argument, OPT_LOG, ON_ALL},
@@ -424,6 +428,7 @@ static int apply_output_option(int c, const char *arg, cli_options *o, char *err
         o->out_dir = arg;
         return EXIT_OK;
     case OPT_FORCE: o->force = 1; return EXIT_OK;
+    case OPT_CLEAN: o->clean = 1; return EXIT_OK;
     case 'q': rc->quiet = 1; return EXIT_OK;
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
@@ -625,6 +630,11 @@ static int check_operands(cli_options *o, const char *cmd, int argc, char **argv
         if (!argv[optind][0])
             return err_set(err, n, EXIT_USAGE, "report: the archive directory is an empty string");
         o->archive = argv[optind];
+        if (o->force && !o->out_dir)
+            return err_set(err, n, EXIT_USAGE, "report --force replaces -o OUT; without -o the archive is re-rendered in place");
+        if (o->clean && o->out_dir)
+            return err_set(err, n, EXIT_USAGE, "report --clean: -o OUT is written whole, so there is nothing to clean; leave "
+                               "one of them out");
         return EXIT_OK;
     case CMD_COMPARE:
         if (operands < 2)

@@ -48,7 +48,7 @@ static int render_archive(const char *dir, const trace *t, const run_info *r, vo
 
 static report_render_options render_options(const cli_options *o)
 {
-    return (report_render_options){o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size, o->reference};
+    return (report_render_options){o->formats, o->log_axis, o->run.quiet, o->pdf, o->figure_size, o->reference, 0};
 }
 
 /* -o DIR, or out/<gpu>-<yyyymmdd-hhmmss> from the device the run recorded. */
@@ -142,13 +142,15 @@ int cmd_report(const cli_options *o)
     static run_info info;
     if (archive_read(o->archive, &t, &info, err, sizeof err) != 0)
         return cli_fail(EXIT_BAD_ARCHIVE, "%s", err);
-    const report_render_options ro = render_options(o);
-    int rc = report_rerender_archive(o->archive, &t, &info, &ro, err, sizeof err);
+    report_render_options ro = render_options(o);
+    ro.clean = o->clean;
+    int rc = o->out_dir ? report_render_elsewhere(o->archive, o->out_dir, o->force, &t, &info, &ro, err, sizeof err)
+                        : report_rerender_archive(o->archive, &t, &info, &ro, err, sizeof err);
     trace_free(&t);
     counters_free(&info.counters);
     if (rc != EXIT_OK)
         return cli_fail(rc, "%s", err);
     if (!o->run.quiet)
-        printf("report: %s/report.html\n", o->archive);
+        printf("report: %s/report.html\n", o->out_dir ? o->out_dir : o->archive);
     return EXIT_OK;
 }

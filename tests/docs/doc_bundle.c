@@ -13,6 +13,7 @@
 
 #include "archive.h"
 #include "doc_bundle.h"
+#include "doc_record.h"
 #include "exit_codes.h"
 #include "fixture.h"
 #include "report_render.h"
@@ -23,6 +24,7 @@
  * writer that fails. */
 typedef struct toy_model {
     const char *a, *b, *figure;
+    const char *figure_name; /* NULL: chart.svg */
 } toy_model;
 
 static int toy_draw(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
@@ -33,7 +35,9 @@ static int toy_draw(const doc_bundle *b, const char *dir, figure_list *figs, cha
     snprintf(path, sizeof path, "%s/figures", dir);
     if (mkdir(path, 0755) != 0)
         return EXIT_IO;
-    return archive_write_file(path, "chart.svg", m->figure, err, errlen) == 0 ? EXIT_OK : EXIT_IO;
+    return archive_write_file(path, m->figure_name ? m->figure_name : "chart.svg", m->figure, err, errlen) == 0
+               ? EXIT_OK
+               : EXIT_IO;
 }
 
 static char *toy_markdown(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)
@@ -93,14 +97,15 @@ static int exists_in(const char *dir, const char *name)
     return path_exists(path);
 }
 
-/* Entries of dir whose names start with '.' (staging and roll-back folders). */
+/* Entries of dir whose names start with '.' (staging and roll-back folders; the record of
+ * outputs is not one). */
 static int hidden_entries(const char *dir)
 {
     DIR *d = opendir(dir);
     int n = 0;
     struct dirent *e;
     while (d && (e = readdir(d)))
-        n += e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        n += e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, DOC_RECORD);
     if (d)
         closedir(d);
     return n;
@@ -111,7 +116,7 @@ Test(doc_bundle, beside_inputs_the_outputs_are_replaced_as_one_set)
     char dir[] = "/tmp/attnprof-bundle-XXXXXX", err[256];
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(archive_write_file(dir, "input.json", "{\"kept\": true}\n", err, sizeof err), 0);
-    toy_model m1 = {"first a\n", "first b\n", "<svg>1</svg>"};
+    toy_model m1 = {"first a\n", "first b\n", "<svg>1</svg>", NULL};
     doc_bundle b = toy_bundle(&m1, DOC_BESIDE_INPUTS);
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
     char *a = read_in(dir, "a.txt"), *fig = read_in(dir, "figures/chart.svg"), *html = read_in(dir, "toy.html");
@@ -122,7 +127,7 @@ Test(doc_bundle, beside_inputs_the_outputs_are_replaced_as_one_set)
     cr_assert(exists_in(dir, "b.txt"));
 
     /* The second render has nothing for b.txt: the old one stays, the rest is replaced. */
-    toy_model m2 = {"second a\n", NULL, "<svg>2</svg>"};
+    toy_model m2 = {"second a\n", NULL, "<svg>2</svg>", NULL};
     b = toy_bundle(&m2, DOC_BESIDE_INPUTS);
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
     a = read_in(dir, "a.txt");
@@ -142,7 +147,7 @@ Test(doc_bundle, beside_inputs_the_outputs_are_replaced_as_one_set)
     cr_assert_eq(hidden_entries(dir), 0, "no staging or roll-back folder left");
 
     /* A row that fails: every old output as it was, nothing left behind. */
-    toy_model m3 = {"third a\n", "FAIL", "<svg>3</svg>"};
+    toy_model m3 = {"third a\n", "FAIL", "<svg>3</svg>", NULL};
     b = toy_bundle(&m3, DOC_BESIDE_INPUTS);
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_IO);
     cr_assert_str_eq(err, "the toy row failed");
@@ -160,14 +165,14 @@ Test(doc_bundle, a_directory_of_its_own_is_new_or_replaced_whole_under_force)
     char parent[] = "/tmp/attnprof-bundle-XXXXXX", dest[600], err[256];
     cr_assert_not_null(mkdtemp(parent));
     snprintf(dest, sizeof dest, "%s/out", parent);
-    toy_model m1 = {"one\n", "two\n", "<svg/>"};
+    toy_model m1 = {"one\n", "two\n", "<svg/>", NULL};
     doc_bundle b = toy_bundle(&m1, DOC_OWN_DIRECTORY);
     cr_assert_eq(doc_bundle_write(&b, dest, 0, err, sizeof err), EXIT_OK, "%s", err);
     cr_assert(exists_in(dest, "toy.md") && exists_in(dest, "b.txt") && exists_in(dest, "figures/chart.svg"));
     cr_assert_eq(doc_bundle_write(&b, dest, 0, err, sizeof err), EXIT_OUTPUT_EXISTS);
     cr_assert(strstr(err, "--force"), "%s", err);
     cr_assert_eq(archive_write_file(dest, "stray.txt", "x", err, sizeof err), 0);
-    toy_model m2 = {"three\n", NULL, "<svg/>"};
+    toy_model m2 = {"three\n", NULL, "<svg/>", NULL};
     b = toy_bundle(&m2, DOC_OWN_DIRECTORY);
     cr_assert_eq(doc_bundle_write(&b, dest, 1, err, sizeof err), EXIT_OK, "%s", err);
     char *a = read_in(dest, "a.txt");
@@ -324,7 +329,7 @@ Test(doc_bundle, a_manifest_that_is_a_fifo_or_a_device_link_never_hangs, .timeou
         plant_staging(stage, "toy", dead);
         snprintf(path, sizeof path, "%s/.manifest", stage);
         cr_assert_eq(k == 0 ? mkfifo(path, 0644) : symlink("/dev/zero", path), 0);
-        toy_model m = {"a\n", "b\n", "<svg/>"};
+        toy_model m = {"a\n", "b\n", "<svg/>", NULL};
         doc_bundle b = toy_bundle(&m, DOC_BESIDE_INPUTS);
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -378,6 +383,112 @@ Test(doc_bundle, report_and_collect_return_over_a_fifo_manifest, .timeout = 120)
     remove_tree(work);
 }
 
+/* ---- renders keep what earlier ones made ---------------------------------------------- */
+
+/* A render with other options adds its figures beside the earlier ones; the record says which
+ * render made each; --clean removes the recorded ones it did not make, never a file of
+ * someone else's in figures/. */
+Test(doc_bundle, a_render_keeps_the_figures_an_earlier_one_made)
+{
+    char dir[] = "/tmp/attnprof-keep-XXXXXX", err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    toy_model m1 = {"a\n", "b\n", "<svg>column</svg>", "chart-column.pdf"};
+    doc_bundle b = toy_bundle(&m1, DOC_BESIDE_INPUTS);
+    b.made_by = "toy --figure-size column";
+    cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(archive_write_file(dir, "figures/mine.txt", "my own note\n", err, sizeof err), 0);
+    toy_model m2 = {"a2\n", NULL, "<svg>screen</svg>", "chart.svg"};
+    b = toy_bundle(&m2, DOC_BESIDE_INPUTS);
+    b.made_by = "toy --figure-size screen";
+    cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
+    char *column = read_in(dir, "figures/chart-column.pdf"), *screen = read_in(dir, "figures/chart.svg");
+    char *mine = read_in(dir, "figures/mine.txt"), *record = read_in(dir, DOC_RECORD), *bt = read_in(dir, "b.txt");
+    cr_assert(column && !strcmp(column, "<svg>column</svg>"), "the earlier render's figure is gone");
+    cr_assert(screen && !strcmp(screen, "<svg>screen</svg>"));
+    cr_assert(mine && !strcmp(mine, "my own note\n"), "a file of someone else's in figures/ is gone");
+    cr_assert(bt && !strcmp(bt, "b\n"), "the earlier render's document is gone");
+    cr_assert(record && strstr(record, "figures/chart-column.pdf\ttoy --figure-size column\n") &&
+                  strstr(record, "figures/chart.svg\ttoy --figure-size screen\n") &&
+                  strstr(record, "b.txt\ttoy --figure-size column\n") && strstr(record, "a.txt\ttoy --figure-size screen\n"),
+              "%s", record);
+    cr_assert(!strstr(record, "mine.txt"), "the record lists only what a render made");
+    free(column), free(screen), free(mine), free(record), free(bt);
+    b.clean = 1;
+    cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert(!exists_in(dir, "figures/chart-column.pdf") && !exists_in(dir, "b.txt"),
+              "--clean keeps what the latest render did not make");
+    cr_assert(exists_in(dir, "figures/chart.svg") && exists_in(dir, "figures/mine.txt"));
+    record = read_in(dir, DOC_RECORD);
+    cr_assert(record && !strstr(record, "chart-column") && !strstr(record, "b.txt"), "%s", record);
+    free(record);
+    cr_assert_eq(hidden_entries(dir), 0);
+    remove_tree(dir);
+}
+
+/* A record that is a FIFO is refused in one line; one that names paths outside the directory
+ * names nothing (its lines are dropped). */
+Test(doc_bundle, a_forged_record_is_refused_or_names_nothing_outside, .timeout = 20)
+{
+    char dir[] = "/tmp/attnprof-record-XXXXXX", err[256], path[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/%s", dir, DOC_RECORD);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    toy_model m = {"a\n", "b\n", "<svg/>", NULL};
+    doc_bundle b = toy_bundle(&m, DOC_BESIDE_INPUTS);
+    b.made_by = "toy";
+    cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_BAD_ARCHIVE);
+    cr_assert(strstr(err, "FIFO"), "%s", err);
+    unlink(path);
+    char text[] = "# forged\n../../victim\tx\n/etc/passwd\tx\nfigures/../../v\tx\nfigures/ok.svg\ty\nnotab\n";
+    doc_record r = {0};
+    doc_record_parse(&r, text);
+    cr_assert_eq(r.n, 1);
+    cr_assert_str_eq(r.e[0].name, "figures/ok.svg");
+    doc_record_free(&r);
+    remove_tree(dir);
+}
+
+/* The README's recipe: column PDFs, then a plain re-render; the PDFs the LaTeX example
+ * includes are still there; report -o OUT renders elsewhere and leaves the archive alone. */
+Test(doc_bundle, a_plain_rerender_keeps_the_column_pdfs_and_o_renders_elsewhere, .timeout = 120)
+{
+    char work[] = "/tmp/attnprof-recipe-XXXXXX", arch[600], out[600], args[1400];
+    cr_assert_not_null(mkdtemp(work));
+    snprintf(arch, sizeof arch, "%s/a", work);
+    snprintf(out, sizeof out, "%s/elsewhere", work);
+    sh_ok("cp -r tests/fixtures/h200-4var %s%s", arch, "");
+    snprintf(args, sizeof args, "report %s -q --format pdf --figure-size column", arch);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "report %s -q", arch);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    cr_assert(exists_in(arch, "figures/timeline-compact-column.pdf") && exists_in(arch, "figures/occupancy-table-column.pdf"),
+              "a plain re-render removed the column PDFs");
+    cr_assert(exists_in(arch, "figures/occupancy.svg"), "the plain render's SVGs");
+    snprintf(args, sizeof args, "report %s -q --clean", arch);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    cr_assert(!exists_in(arch, "figures/timeline-compact-column.pdf"), "--clean leaves the column PDFs");
+    char before[128], after[128];
+    snprintf(args, sizeof args, "cd %s && find . -printf '%%p %%s %%T@\\n' | LC_ALL=C sort | sha256sum > %s/ls", arch, work);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "report %s -o %s -q --format pdf", arch, out);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    cr_assert(exists_in(out, "report.md") && exists_in(out, "figures/occupancy.pdf"));
+    cr_assert_eq(attnprof(args), EXIT_OUTPUT_EXISTS, "%s", err_text);
+    snprintf(args, sizeof args, "report %s -o %s -q --force", arch, out);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    cr_assert(!exists_in(out, "figures/occupancy.pdf"), "-o OUT --force is replaced whole");
+    snprintf(args, sizeof args, "cd %s && find . -printf '%%p %%s %%T@\\n' | LC_ALL=C sort | sha256sum > %s/ls2", arch, work);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "%s/ls", work);
+    read_into(args, before, sizeof before);
+    snprintf(args, sizeof args, "%s/ls2", work);
+    read_into(args, after, sizeof after);
+    cr_assert_str_eq(before, after, "report -o changed the archive");
+    snprintf(args, sizeof args, "report %s -o %s/figures -q", arch, arch);
+    cr_assert_eq(attnprof(args), EXIT_USAGE, "an -o inside the archive: %s", err_text);
+    remove_tree(work);
+}
+
 /* A kill between mkdir and the marker's rename leaves a folder holding only the marker's own
  * temporary: the next write removes it (it holds nothing of anyone's), for a roll-back and a
  * staging folder alike. A folder holding anything more is left alone. */
@@ -398,12 +509,10 @@ Test(doc_bundle, a_folder_killed_before_its_marker_landed_is_removed)
     }
     snprintf(path, sizeof path, "%s/.toy.old-%d", dir, (int)pid + 1);
     cr_assert_eq(mkdir(path, 0755), 0);
-    snprintf(tmp, sizeof tmp, "%s/.made-by-attnprof.tmp-%d", path, (int)pid + 1);
-    fclose(fopen(tmp, "w"));
     snprintf(tmp, sizeof tmp, "%s/keep.txt", path);
     fclose(fopen(tmp, "w"));
 
-    toy_model m = {"a\n", "b\n", "<svg>1</svg>"};
+    toy_model m = {"a\n", "b\n", "<svg>1</svg>", NULL};
     doc_bundle b = toy_bundle(&m, DOC_BESIDE_INPUTS);
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
     for (int i = 0; i < 2; i++) {
@@ -411,5 +520,5 @@ Test(doc_bundle, a_folder_killed_before_its_marker_landed_is_removed)
         cr_expect(!path_exists(path), "%s was left behind", path);
     }
     cr_expect(path_exists(tmp), "a folder holding more than the marker's temporary was touched");
-    sh_ok("rm -rf %s%s", dir, "");
+    remove_tree(dir);
 }

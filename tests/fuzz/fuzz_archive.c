@@ -3,7 +3,8 @@
  * "\n#--counters.json--\n" and a sweep.json after "\n#--sweep.json--\n" (seeds.py
  * writes the fixtures that way; the sweep plan reader runs on its own); last, after
  * "\n#--manifest--\n", the text of a staging folder's manifest, which the document
- * pipeline's reader of a killed commit parses against the report's output names. It goes through everything `attnprof report` does with an archive, in
+ * pipeline's reader of a killed commit parses against the report's output names, and the
+ * reader of the record of outputs (.attnprof-outputs) parses as well. It goes through everything `attnprof report` does with an archive, in
  * memory where the code allows: the readers, the analysis, the findings, the
  * Markdown, HTML and CSV writers, and the figures (SVG, into a scratch folder).
  * Any crash, leak or sanitizer report stops the run. */
@@ -20,6 +21,7 @@
 #include "archive.h"
 #include "counters.h"
 #include "doc_bundle.h"
+#include "doc_record.h"
 #include "figures.h"
 #include "findings.h"
 #include "report.h"
@@ -58,7 +60,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static const char *const names[] = {"figures", "samples.csv", "report.md", "report.html", "report.pdf"};
         int listed[5], clean;
         unsigned long long ino[5];
+        char *copy = strdup(text);
         doc_manifest_parse(text, names, 5, listed, ino, &clean);
+        doc_record r = {0}; /* the record of outputs, read the same way */
+        doc_record_parse(&r, copy);
+        doc_record_free(&r);
+        free(copy);
         free(text);
         size = (size_t)(mf - data);
     }

@@ -50,3 +50,6 @@ with open(os.path.join(out, "sweep-plan"), "w") as f:
 # The manifest reader on its own: the lines a commit writes ("NAME INODE").
 with open(os.path.join(out, "manifest"), "w") as f:
     f.write(SEP_MANIFEST + "figures 1234567\nsamples.csv 1234568\nreport.md 1234569\nreport.html 99\n")
+with open(os.path.join(out, "record"), "w") as f:
+    f.write(SEP_MANIFEST + "# attnprof: the outputs\nreport.md\treport --format png,svg --figure-size screen\n"
+            "figures/occupancy-column.pdf\treport --format png,pdf --figure-size column\n")
