@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "escape.h"
+#include "finding_phrases.h"
 #include "kernel_names.h"
 #include "measurement_text.h"
 #include "model_section.h"
@@ -66,6 +67,25 @@ static void ops_text(const variant_analysis *va, char *out, size_t n)
         len += snprintf(out + len, n - (size_t)len, ")");
     if (va->result->expected_ops >= 0 && va->ops_per_forward != va->result->expected_ops)
         snprintf(out + len, n - (size_t)len, "; expected %d", va->result->expected_ops);
+}
+
+/* The variant's headline findings as short phrases, each linked to its sentence in the
+ * variant's section, then "N more" linked to the section (finding_phrases.h: rank and limit). */
+static void summary_findings_cell(FILE *f, const variant_analysis *va, int variant)
+{
+    finding_cell c;
+    finding_cell_build(va, &c);
+    char anchor[64];
+    for (int j = 0; j < c.n; j++) {
+        fputs(j ? "; [" : "[", f);
+        esc_md_text(f, c.phrase[j]);
+        finding_anchor(va, variant, c.index[j], anchor, sizeof anchor);
+        fprintf(f, "](#%s)", anchor);
+    }
+    if (c.more) {
+        finding_variant_anchor(variant, anchor, sizeof anchor);
+        fprintf(f, "%s[%d more](#%s)", c.n ? "; " : "", c.more, anchor);
+    }
 }
 
 static void summary_table(FILE *f, const report_doc *d)
@@ -129,11 +149,7 @@ static void summary_table(FILE *f, const report_doc *d)
                 fputs("not in the reference | ", f);
             }
         }
-        for (int k = 0; k < va->n_findings; k++) {
-            if (k)
-                fputs("; ", f);
-            report_md_cell(f, va->findings[k]);
-        }
+        summary_findings_cell(f, va, i);
         fprintf(f, " |\n");
     }
     fputc('\n', f);

@@ -8,9 +8,11 @@
 
 #include <cmark-gfm-core-extensions.h>
 #include <cmark-gfm.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 extern const char _binary_templates_report_html_start[], _binary_templates_report_html_end[];
 extern const char _binary_templates_style_css_start[], _binary_templates_style_css_end[];
@@ -69,6 +71,67 @@ static char *code_break_points(const char *html)
     return buf;
 }
 
+/* 1 when `s` is exactly an anchor we write, <a id="NAME"> (NAME: letters, digits, '-', '_'),
+ * then `tail` ("" for the opening tag alone, "</a>\n" for an HTML block). */
+static int our_anchor(const char *s, const char *tail)
+{
+    if (strncmp(s, "<a id=\"", 7))
+        return 0;
+    s += 7;
+    const char *name = s;
+    while (isalnum((unsigned char)*s) || *s == '-' || *s == '_')
+        s++;
+    return s > name && !strncmp(s, "\">", 2) && !strcmp(s + 2, tail);
+}
+
+/* A URL cmark's safe mode would blank: javascript:, vbscript:, file:, and data: other than a
+ * PNG, GIF, JPEG or WebP image. */
+static int dangerous_url(const char *url)
+{
+    static const char *const schemes[] = {"javascript:", "vbscript:", "file:"};
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+        if (!strncasecmp(url, schemes[i], strlen(schemes[i])))
+            return 1;
+    if (strncasecmp(url, "data:", 5))
+        return 0;
+    static const char *const images[] = {"data:image/png", "data:image/gif", "data:image/jpeg", "data:image/webp"};
+    for (size_t i = 0; i < sizeof images / sizeof images[0]; i++)
+        if (!strncasecmp(url, images[i], strlen(images[i])))
+            return 0;
+    return 1;
+}
+
+/* Raw HTML in the Markdown: the documents write none but the anchors that the summary's links
+ * point to (finding_phrases.h). Those are kept; any other raw HTML reads as cmark's safe mode
+ * writes it, "<!-- raw HTML omitted -->", and a dangerous URL is blanked as safe mode blanks
+ * it, so the page is rendered as safely as in safe mode. */
+static void keep_only_anchors(cmark_node *doc)
+{
+    static const char omitted[] = "<!-- raw HTML omitted -->";
+    cmark_iter *it = cmark_iter_new(doc);
+    int after_anchor = 0; /* the previous node was an opening anchor: "</a>" may close it */
+    for (cmark_event_type ev; (ev = cmark_iter_next(it)) != CMARK_EVENT_DONE;) {
+        cmark_node *node = cmark_iter_get_node(it);
+        if (ev != CMARK_EVENT_ENTER)
+            continue;
+        cmark_node_type type = cmark_node_get_type(node);
+        if ((type == CMARK_NODE_LINK || type == CMARK_NODE_IMAGE) && cmark_node_get_url(node) &&
+            dangerous_url(cmark_node_get_url(node)))
+            cmark_node_set_url(node, "");
+        const char *lit = cmark_node_get_literal(node);
+        int keep = 0, opening = 0;
+        if (type == CMARK_NODE_HTML_INLINE && lit) {
+            opening = our_anchor(lit, "");
+            keep = opening || (after_anchor && !strcmp(lit, "</a>"));
+        } else if (type == CMARK_NODE_HTML_BLOCK && lit)
+            keep = our_anchor(lit, "</a>\n");
+        if ((type == CMARK_NODE_HTML_INLINE || type == CMARK_NODE_HTML_BLOCK) && !keep)
+            cmark_node_set_literal(node, type == CMARK_NODE_HTML_BLOCK ? "<!-- raw HTML omitted -->\n" : omitted);
+        after_anchor = opening;
+    }
+    cmark_iter_free(it);
+}
+
 char *report_html(const char *markdown, const char *title, char *err, size_t errlen)
 {
     cmark_gfm_core_extensions_ensure_registered();
@@ -83,7 +146,8 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
     cmark_parser_attach_syntax_extension(p, table);
     cmark_parser_feed(p, markdown, strlen(markdown));
     cmark_node *doc = cmark_parser_finish(p);
-    char *body = cmark_render_html(doc, CMARK_OPT_DEFAULT, cmark_parser_get_syntax_extensions(p));
+    keep_only_anchors(doc);
+    char *body = cmark_render_html(doc, CMARK_OPT_UNSAFE, cmark_parser_get_syntax_extensions(p));
     cmark_node_free(doc);
     cmark_parser_free(p);
     if (!body) {

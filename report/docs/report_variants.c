@@ -5,6 +5,7 @@
 #include "report_md.h"
 
 #include "escape.h"
+#include "finding_phrases.h"
 #include "findings.h"
 #include "occupancy.h"
 #include "units.h"
@@ -24,9 +25,11 @@ static const forward *median_forward(const variant_analysis *va)
 }
 
 /* The variant's heading, its source or change, and its error when it did not run. */
-static void variant_heading(FILE *f, const analysis *a, const variant_result *r)
+static void variant_heading(FILE *f, const analysis *a, const variant_result *r, int variant)
 {
-    fputs("### ", f);
+    char anchor[16];
+    finding_variant_anchor(variant, anchor, sizeof anchor);
+    fprintf(f, "<a id=\"%s\"></a>\n\n### ", anchor);
     esc_md_code(f, r->name, 0);
     fputs(" — ", f);
     esc_md_text(f, r->title);
@@ -42,12 +45,17 @@ static void variant_heading(FILE *f, const analysis *a, const variant_result *r)
 }
 
 /* The variant's findings as a list, then the facts it recorded in one sentence. */
-static void variant_findings_and_facts(FILE *f, const variant_analysis *va)
+static void variant_findings_and_facts(FILE *f, const variant_analysis *va, int variant)
 {
     const variant_result *r = va->result;
     for (int k = 0; k < va->n_findings; k++) {
-        fputs("- ", f);
-        report_md_cell(f, va->findings[k]); /* Markdown we wrote, archive strings escaped inside */
+        char anchor[64];
+        finding_anchor(va, variant, k, anchor, sizeof anchor);
+        fprintf(f, "- <a id=\"%s\"></a>", anchor); /* the summary's phrase links here */
+        /* Markdown we wrote, archive strings escaped inside; a list item, not a cell: a '|'
+         * stays as written (escaped it would read "\|" inside a code span) */
+        for (const char *s = va->findings[k]; *s; s++)
+            fputc(*s == '\n' ? ' ' : *s, f);
         fputc('\n', f);
     }
     if (va->n_findings)
@@ -162,11 +170,12 @@ static void op_table(FILE *f, const analysis *a, const forward *fw)
         fputc('\n', f);
 }
 
-static void variant_section(FILE *f, const report_doc *d, const variant_analysis *va)
+static void variant_section(FILE *f, const report_doc *d, int variant)
 {
+    const variant_analysis *va = &d->a->v[variant];
     const variant_result *r = va->result;
-    variant_heading(f, d->a, r);
-    variant_findings_and_facts(f, va);
+    variant_heading(f, d->a, r, variant);
+    variant_findings_and_facts(f, va, variant);
     const forward *fw = median_forward(va);
     if (!fw)
         return;
@@ -180,5 +189,5 @@ void report_variants_md(FILE *f, const report_doc *d)
 {
     fprintf(f, "## Variants\n\n");
     for (int i = 0; i < d->a->n; i++)
-        variant_section(f, d, &d->a->v[i]);
+        variant_section(f, d, i);
 }
