@@ -179,7 +179,7 @@ static void sentence_head(const variant_analysis *va, int k, char *out, size_t n
     snprintf(out, n, "%s%s", plain, cut ? "…" : "");
 }
 
-void finding_phrase(const variant_analysis *va, int k, char *out, size_t n)
+void summary_finding_phrase(const variant_analysis *va, int k, char *out, size_t n)
 {
     const finding *f = &va->meta[k];
     for (size_t r = 0; r < sizeof phrase_rows / sizeof phrase_rows[0]; r++) {
@@ -248,7 +248,7 @@ void finding_cell_build(const variant_analysis *va, finding_cell *c)
         if (above_info && va->meta[k].severity == FINDING_INFO)
             break;
         char phrase[FINDING_PHRASE_MAX];
-        finding_phrase(va, k, phrase, sizeof phrase);
+        summary_finding_phrase(va, k, phrase, sizeof phrase);
         int w = finding_words(phrase);
         int left = n - j - 1; /* "N more" while findings remain */
         if (c->n > 0 && words + w + (left ? FINDING_CELL_MORE_WORDS : 0) > FINDING_CELL_MAX_WORDS)

@@ -36,7 +36,7 @@ typedef struct finding_cell {
 /* The variant's findings in rank order: order[0..va->n_findings). */
 void finding_rank(const variant_analysis *va, int *order);
 /* Finding k of the variant as a short phrase (plain text). */
-void finding_phrase(const variant_analysis *va, int k, char *out, size_t n);
+void summary_finding_phrase(const variant_analysis *va, int k, char *out, size_t n);
 /* The cell: the ranked findings as phrases while they fit FINDING_CELL_MAX_PHRASES and
  * FINDING_CELL_MAX_WORDS (FINDING_CELL_MORE_WORDS kept for "N more"); info-level findings only when the
  * variant has no warning or notice. At least one phrase when the variant has a finding. */

@@ -199,7 +199,7 @@ Test(finding_phrases, phrases_carry_the_numbers_of_their_finding)
         if (strcmp(naive->meta[k].id, "hidden_memcpy"))
             continue;
         char phrase[FINDING_PHRASE_MAX], bytes[32], pct[16];
-        finding_phrase(naive, k, phrase, sizeof phrase);
+        summary_finding_phrase(naive, k, phrase, sizeof phrase);
         human_bytes(findings_value(&naive->meta[k], "bytes"), bytes, sizeof bytes);
         snprintf(pct, sizeof pct, "%.0f%%", findings_value(&naive->meta[k], "pct_of_cuda_time"));
         cr_expect_not_null(strstr(phrase, bytes), "%s holds %s", phrase, bytes);
@@ -217,7 +217,7 @@ Test(finding_phrases, an_unknown_id_gets_the_head_of_its_sentence)
     add_finding(&va, "some_future_finding", FINDING_NOTICE, NAN);
     snprintf(va.meta[0].text, sizeof va.meta[0].text, "one two three four five six seven eight nine");
     char phrase[FINDING_PHRASE_MAX];
-    finding_phrase(&va, 0, phrase, sizeof phrase);
+    summary_finding_phrase(&va, 0, phrase, sizeof phrase);
     cr_expect_str_eq(phrase, "one two three four five six…");
 }
 
