@@ -852,8 +852,9 @@ int findings_model_trace(const analysis *a, const variant_analysis *va)
         return 0;
     for (int s = 0; s < va->n_forwards; s++)
         for (int k = 0; k < va->forwards[s].n_ops; k++)
-            if (va->forwards[s].ops[k]->cpu_op_path)
-                return 1;
+            if (va->forwards[s].ops[k]->cpu_op_path || (va->forwards[s].launchers && va->forwards[s].launchers[k] &&
+                                                         strstr(va->forwards[s].launchers[k]->name, "GraphLaunch")))
+                return 1; /* a model's op chain, or its work replayed from a CUDA graph */
     return 0;
 }
 
