@@ -715,6 +715,7 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
     if (l2rc != EXIT_OK)
         return l2rc;
     fill_fields(m);
+    compare_traces_fields(m);
     differs_sentence(m);
 
     int cap = 0;
