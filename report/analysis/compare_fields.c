@@ -216,5 +216,6 @@ static void differs_sentence(compare_model *m)
 void compare_fields_fill(compare_model *m)
 {
     fill_fields(m);
+    compare_traces_fields(m); /* the model traces' attention inputs and producer, before the sentence */
     differs_sentence(m);
 }

@@ -33,7 +33,11 @@ typedef enum finding_kind {
     FK_FP32_CUDA_CORE_16BIT,
     FK_FP32_CUDA_CORE_INPUTS,
     FK_HOST_COPIES,
+    FK_SDPA_INPUT_CONVERSION,
+    FK_ATTENTION_INPUTS_FUSED,
+    FK_GQA_EXPANSION,
     FK_CPU_BOUND_STEP,
+    FK_HOST_WAITS,
     /* the counters against the prediction (predict.c) */
     FK_ROOF_SHARE_INCONSISTENT,
     FK_PREDICTION_MISSED,

@@ -615,8 +615,9 @@ int findings_model_trace(const analysis *a, const variant_analysis *va)
         return 0;
     for (int s = 0; s < va->n_forwards; s++)
         for (int k = 0; k < va->forwards[s].n_ops; k++)
-            if (va->forwards[s].ops[k]->cpu_op_path)
-                return 1;
+            if (va->forwards[s].ops[k]->cpu_op_path || (va->forwards[s].launchers && va->forwards[s].launchers[k] &&
+                                                         strstr(va->forwards[s].launchers[k]->name, "GraphLaunch")))
+                return 1; /* a model's op chain, or its work replayed from a CUDA graph */
     return 0;
 }
 
@@ -692,8 +693,17 @@ const finding_row finding_table[FK_COUNT] = {
         "FP32 CUDA-core kernels given fp32 inputs"),
     ROW(FK_HOST_COPIES, "host_copies", FINDING_NOTICE, "", BY_US("us_per_step"), NULL,
         "{copies} host–device copies, {host_syncs} host syncs"),
+    ROW(FK_SDPA_INPUT_CONVERSION, "sdpa_input_conversion", FINDING_INFO, "", BY_US("us_per_step"), NULL,
+        "SDPA converts its inputs: {ops_per_step} ops, {us_per_step}"),
+    ROW(FK_ATTENTION_INPUTS_FUSED, "attention_inputs_fused", FINDING_INFO, "", BY_US("us_per_step"), NULL,
+        "{ops_per_step} fused kernels feed SDPA, {us_per_step}"),
+    ROW(FK_GQA_EXPANSION, "gqa_expansion", FINDING_NOTICE, "facts.attn_inputs", BY_US("us_per_step"), NULL,
+        "GQA by copies: {kv_heads} KV heads, {bytes_per_step} per step"),
+    /* host-bound is measured: the GPU idling for launches (model_findings.c, pace_finding) */
     ROW(FK_CPU_BOUND_STEP, "cpu_bound_step", FINDING_NOTICE, "", NO_RANK, NULL,
-        "CPU-bound step: GPU idle {gpu_idle_share:pct}"),
+        "host-bound step: GPU waits for launches {launch_gap_share:pct}"),
+    ROW(FK_HOST_WAITS, "host_waits", FINDING_INFO, "", NO_RANK, NULL,
+        "GPU-bound: the host waits {host_wait_us} per step"),
     /* the counters against the prediction, derived by predict_derive (predict.c) */
     /* a warning: the roof or the counters are wrong, not the kernel */
     ROW(FK_ROOF_SHARE_INCONSISTENT, "roof_share_inconsistent", FINDING_WARNING, "counters", NO_RANK, predict_derive,
@@ -725,5 +735,5 @@ void findings_derive(analysis *a)
 {
     for (int i = 0; i < a->n; i++)
         a->v[i].n_findings = 0;
-    findings_walk(a, FK_VARIANT_UNAVAILABLE, FK_CPU_BOUND_STEP);
+    findings_walk(a, FK_VARIANT_UNAVAILABLE, FK_HOST_WAITS);
 }

@@ -1,18 +1,30 @@
-/* Roles, phases and layers of a model trace's GPU operations (model_roles.h).
- * Rules, in the order they are tried for one op (its launching CPU op chain first,
- * because a kernel name alone does not say what a generic ATen kernel is for):
+/* Roles, phases and eager attention's parts of a model trace's GPU operations
+ * (model_roles.h). Rules, in the order they are tried for one op (its launching CPU op
+ * chain first, because a kernel name alone does not say what a generic ATen kernel is for;
+ * ops in the chain are matched whole, never as substrings of a fused kernel's name):
  * phase: backward when launched under autograd's engine (evaluate_function, a
  * *Backward0 node); optimizer when under an optimizer step, a fused Adam/AdamW or a
- * _foreach_ op. Role: communication (NCCL, c10d), attention (an SDPA backend op or a
- * FlexAttention op in the chain; a fused-attention kernel name), memcpy → copy,
- * copy (innermost op copy_/_to_copy/cat, copy kernels: autocast's casts inside a
- * conv2d or linear too), convolution (its memsets too), memset (one launched in
- * aten::mm/addmm/bmm/baddbmm is the GEMM's), GEMM (analysis.c's classify_op),
- * normalization, softmax, reduction, elementwise, other. Eager attention is
- * found from the ops around a softmax (not log_softmax): the nearest GEMM launched by
- * aten::matmul/bmm/baddbmm before it (at most EAGER_WINDOW ops away) is QKᵀ, the
- * nearest after it is PV; mul/div between QKᵀ and softmax are the scale, add,
- * masked_fill, where and sub the mask, dropout after the softmax the dropout. */
+ * _foreach_ op. Role: communication (NCCL, c10d); attention when an attention op is in the
+ * chain (an SDPA backend op, aten::_flash_attention_forward and its kin, FlexAttention's
+ * Triton template) and, for an op replayed from a CUDA graph (no chain), when its kernel is
+ * an attention kernel by name; SDPA's own conversion of its inputs (inside
+ * aten::scaled_dot_product_attention, outside its backend op: the attn_mask made additive,
+ * autocast's casts of q, k, v) is attention too. A kernel
+ * Inductor launched (triton_<kind>_fused_<ops>_<n>, its own range around the launch) is
+ * "Triton (Inductor)": a template (tem) that fused an attention op is the attention; any
+ * other kernel whose fused ops include an attention op only computes that op's inputs
+ * (attention_inputs: RoPE, the K/V expand, the mask build); the rest by its fused ops
+ * (norm, softmax, a reduction, pointwise). Then memcpy → copy, copy (innermost op
+ * copy_/_to_copy/cat, copy kernels: autocast's casts inside a conv2d or linear too),
+ * convolution (its memsets too), memset (one launched in aten::mm/addmm/bmm/baddbmm is the
+ * GEMM's), GEMM (analysis.c's classify_op), normalization, softmax, reduction, elementwise,
+ * other. Eager attention is found from the ops around a softmax (not log_softmax): the
+ * nearest GEMM launched by aten::matmul/bmm/baddbmm before it (at most EAGER_WINDOW ops
+ * away) is QKᵀ, the nearest after it is PV; mul/div between QKᵀ and softmax are the scale,
+ * add, masked_fill, where and sub the mask, dropout after the softmax the dropout. K/V
+ * heads repeated before SDPA (the import recorded the 5-D expand's shapes): the copies
+ * launched by aten::reshape/aten::repeat_interleave/aten::expand right before an
+ * attention op's first operation are the GQA expansion. */
 #include "model_roles.h"
 #include "alloc.h"
 
@@ -31,7 +43,8 @@ static const char *const MROLE_NAMES[MROLE_COUNT] = {
     [MROLE_ATTN_FUSED] = "attention", [MROLE_ATTN_QK] = "attention_qk_gemm", [MROLE_ATTN_SCALE] = "attention_scale",
     [MROLE_ATTN_MASK] = "attention_mask", [MROLE_ATTN_SOFTMAX] = "attention_softmax",
     [MROLE_ATTN_DROPOUT] = "attention_dropout", [MROLE_ATTN_PV] = "attention_pv_gemm",
-    [MROLE_ATTN_BACKWARD] = "attention_backward", [MROLE_GEMM] = "gemm", [MROLE_CONV] = "convolution",
+    [MROLE_ATTN_CONVERT] = "attention_input_conversion", [MROLE_ATTN_BACKWARD] = "attention_backward",
+    [MROLE_ATTN_INPUTS] = "attention_inputs", [MROLE_KV_EXPAND] = "gqa_expansion", [MROLE_GEMM] = "gemm", [MROLE_CONV] = "convolution",
     [MROLE_NORM] = "normalization", [MROLE_SOFTMAX] = "softmax", [MROLE_ELEMENTWISE] = "elementwise",
     [MROLE_REDUCTION] = "reduction", [MROLE_OPTIMIZER] = "optimizer", [MROLE_COPY] = "copy", [MROLE_MEMSET] = "memset",
     [MROLE_COMM] = "communication", [MROLE_OTHER] = "other",
@@ -45,28 +58,109 @@ const char *model_phase_name(model_phase p)
 int model_role_is_attention(model_role r) { return r <= MROLE_ATTN_BACKWARD; }
 
 static int has(const char *s, const char *needle) { return s && strcasestr(s, needle) != NULL; }
-static int path_has(const gpu_op *op, const char *needle) { return op->cpu_op_path && strstr(op->cpu_op_path, needle); }
+
+/* The attention ops of PyTorch: the public SDPA op is not among them (its backend op is
+ * what ran; what SDPA launches outside it is its mask conversion). */
+static const struct { const char *op, *backend; } ATTENTION_OPS[] = {
+    {"aten::_scaled_dot_product_cudnn_attention", "cuDNN"},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", "cuDNN"},
+    {"aten::_cudnn_attention_forward", "cuDNN"},
+    {"aten::_cudnn_attention_backward", "cuDNN"},
+    {"aten::_scaled_dot_product_flash_attention", "flash"},
+    {"aten::_scaled_dot_product_flash_attention_backward", "flash"},
+    {"aten::_flash_attention_forward", "flash"},
+    {"aten::_flash_attention_backward", "flash"},
+    {"aten::_scaled_dot_product_efficient_attention", "memory-efficient"},
+    {"aten::_scaled_dot_product_efficient_attention_backward", "memory-efficient"},
+    {"aten::_efficient_attention_forward", "memory-efficient"},
+    {"aten::_efficient_attention_backward", "memory-efficient"},
+    {"aten::_scaled_dot_product_fused_attention_overrideable", "overrideable (out-of-tree backend)"},
+    {"aten::_scaled_dot_product_attention_math", "math"},
+    {"aten::_native_multi_head_attention", "nn.MultiheadAttention fast path"},
+    {"aten::_transformer_encoder_layer_fwd", "nn.TransformerEncoderLayer fast path"},
+};
+
+int model_inductor_kernel(const gpu_op *op, char kind[8], const char **ops, size_t *ops_len)
+{
+    const char *n = op->kind == GPU_KERNEL ? op->name : NULL;
+    if (!n || strncmp(n, "triton_", 7))
+        return 0;
+    const char *k = n + 7, *u = strchr(k, '_');
+    if (!u || u - k > 7 || strncmp(u, "_fused_", 7))
+        return 0;
+    snprintf(kind, 8, "%.*s", (int)(u - k), k);
+    const char *o = u + 7, *end = o + strlen(o);
+    while (end > o && end[-1] >= '0' && end[-1] <= '9') /* Inductor's number of the kernel */
+        end--;
+    if (end > o && end[-1] == '_')
+        end--;
+    *ops = o, *ops_len = (size_t)(end - o);
+    return 1;
+}
+
+/* An Inductor kernel's fused ops name an attention op. */
+static int inductor_fused_attention(const char *ops, size_t len)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), ops);
+    return strstr(buf, "scaled_dot_product") || strstr(buf, "flex_attention") || strstr(buf, "flash_attention") ||
+           strstr(buf, "efficient_attention");
+}
+
+/* An attention kernel by name alone (for an op replayed from a CUDA graph). */
+static const char *attention_kernel_by_name(const char *n)
+{
+    if (has(n, "cudnn") && (has(n, "sdpa") || has(n, "fmha") || has(n, "attention")))
+        return "cuDNN";
+    if (has(n, "pytorch_flash") || has(n, "flash_fwd") || has(n, "flash_bwd"))
+        return "flash";
+    if (has(n, "fmha_cutlass") || has(n, "efficient_attention") || has(n, "mem_efficient"))
+        return "memory-efficient";
+    if (has(n, "fmha") || has(n, "_sdpa_") || has(n, "attnprof_"))
+        return "fused kernel";
+    return NULL;
+}
 
 const char *model_attn_backend(const gpu_op *op)
 {
-    static const struct { const char *op, *name; } backends[] = {
-        {"_scaled_dot_product_cudnn_attention", "cuDNN"},
-        {"_scaled_dot_product_flash_attention", "flash"},
-        {"_scaled_dot_product_efficient_attention", "memory-efficient"},
-        {"_scaled_dot_product_fused_attention_overrideable", "overrideable (out-of-tree backend)"},
-        {"_scaled_dot_product_attention_math", "math"},
-        {"flex_attention", "FlexAttention (Triton)"},
-    };
-    for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
-        if (path_has(op, backends[i].op))
-            return backends[i].name;
-    const char *n = op->name;
-    if (op->kind == GPU_KERNEL && has(n, "flex_attention"))
-        return "FlexAttention (Triton)";
-    if (op->kind == GPU_KERNEL && (has(n, "fmha") || has(n, "flash_fwd") || has(n, "flash_bwd") || has(n, "_sdpa_") ||
-                                   has(n, "attnprof_")))
-        return "fused kernel";
+    for (size_t i = 0; i < sizeof ATTENTION_OPS / sizeof *ATTENTION_OPS; i++)
+        if (op_launched_in(op, ATTENTION_OPS[i].op))
+            return ATTENTION_OPS[i].backend;
+    char kind[8];
+    const char *ops;
+    size_t len;
+    if (model_inductor_kernel(op, kind, &ops, &len))
+        return !strcmp(kind, "tem") && inductor_fused_attention(ops, len) ? "FlexAttention (Triton)" : NULL;
+    if (op->kind == GPU_KERNEL && !op->cpu_op_path)
+        return attention_kernel_by_name(op->name);
     return NULL;
+}
+
+/* SDPA's own work outside its backend op: the conversion of its inputs. */
+static int sdpa_input_conversion(const gpu_op *op)
+{
+    return op_launched_in(op, "aten::scaled_dot_product_attention") && !model_attn_backend(op);
+}
+
+/* The role of a kernel Inductor fused (not an attention one: model_attn_backend said so). */
+static model_role inductor_role(const char *kind, const char *ops, size_t len)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), ops);
+    if (inductor_fused_attention(ops, len))
+        return MROLE_ATTN_INPUTS;
+    if (!strcmp(kind, "tem") && (strstr(buf, "mm") || strstr(buf, "addmm") || strstr(buf, "bmm")))
+        return MROLE_GEMM;
+    if (strstr(buf, "convolution"))
+        return MROLE_CONV;
+    if (strstr(buf, "native_layer_norm") || strstr(buf, "rsqrt") || strstr(buf, "native_group_norm") ||
+        strstr(buf, "batch_norm"))
+        return MROLE_NORM;
+    if (strstr(buf, "softmax") || (strstr(buf, "amax") && strstr(buf, "exp") && strstr(buf, "sum")))
+        return MROLE_SOFTMAX;
+    if (!strcmp(kind, "red") || !strcmp(kind, "per"))
+        return MROLE_REDUCTION;
+    return MROLE_ELEMENTWISE;
 }
 
 int model_kernel_sm(const char *n)
@@ -113,6 +207,13 @@ model_role model_role_of(const gpu_op *op, model_phase *phase)
         return MROLE_COMM;
     if (model_attn_backend(op))
         return *phase == MPHASE_BACKWARD || strstr(path, "attention_backward") ? MROLE_ATTN_BACKWARD : MROLE_ATTN_FUSED;
+    if (sdpa_input_conversion(op))
+        return MROLE_ATTN_CONVERT;
+    char kind[8];
+    const char *fused;
+    size_t fused_len;
+    if (model_inductor_kernel(op, kind, &fused, &fused_len))
+        return inductor_role(kind, fused, fused_len);
     if (op->kind == GPU_MEMCPY)
         return MROLE_COPY;
     /* a copy first: autocast's cast of a weight inside aten::conv2d or aten::linear is a copy */
@@ -168,10 +269,48 @@ static int eager_softmax(const gpu_op *op, model_role r)
 }
 
 /* Roles and phases of a forward's ops, eager attention's parts included; returns the eager blocks found. */
+int model_graph_replayed(const forward *f, int k)
+{
+    const api_call *a = f->launchers ? f->launchers[k] : NULL;
+    return a && a->name && (!strcmp(a->name, "cudaGraphLaunch") || !strcmp(a->name, "cuGraphLaunch") ||
+                            !strncmp(a->name, "cudaGraphLaunch_", 16));
+}
+
+/* The copies that repeat K/V heads: those launched by an expanding op right before the
+ * first operation of each attention op (back to the first op that is none of them). */
+static void mark_kv_expansion(const forward *f, model_role *role, const model_phase *phase)
+{
+    static const char *const expanding[] = {"aten::reshape", "aten::repeat_interleave", "aten::expand",
+                                            "aten::repeat"};
+    for (int k = 1; k < f->n_ops; k++) {
+        if (role[k] != MROLE_ATTN_FUSED && role[k] != MROLE_ATTN_CONVERT)
+            continue;
+        if (role[k - 1] == MROLE_ATTN_FUSED || role[k - 1] == MROLE_ATTN_CONVERT)
+            continue; /* not the first op of this attention */
+        for (int j = k - 1; j >= 0 && phase[j] == MPHASE_FORWARD; j--) {
+            char a[64];
+            int expands = 0;
+            if (op_aten_name(f->ops[j], a, sizeof a))
+                for (size_t e = 0; e < sizeof expanding / sizeof *expanding; e++)
+                    expands |= !strcmp(a, expanding[e]);
+            if (!expands || (role[j] != MROLE_COPY && role[j] != MROLE_ELEMENTWISE))
+                break;
+            role[j] = MROLE_KV_EXPAND;
+        }
+    }
+}
+
 int model_step_roles(const forward *f, model_role *role, model_phase *phase, int *out_of_place)
+{
+    return model_step_roles_kv(f, 0, role, phase, out_of_place);
+}
+
+int model_step_roles_kv(const forward *f, int kv_expand, model_role *role, model_phase *phase, int *out_of_place)
 {
     for (int k = 0; k < f->n_ops; k++)
         role[k] = model_role_of(f->ops[k], &phase[k]);
+    if (kv_expand)
+        mark_kv_expansion(f, role, phase);
     int blocks = 0;
     *out_of_place = 0;
     for (int k = 0; k < f->n_ops; k++) {

@@ -19,7 +19,13 @@ typedef enum model_role {
     MROLE_ATTN_SOFTMAX,   /* eager: the softmax over the scores */
     MROLE_ATTN_DROPOUT,   /* eager: dropout on the probabilities */
     MROLE_ATTN_PV,        /* eager: the PV GEMM */
+    MROLE_ATTN_CONVERT,   /* SDPA's own conversion of its inputs (inside aten::scaled_dot_product_attention,
+                           * outside its backend op): a boolean attn_mask made additive, autocast's casts */
     MROLE_ATTN_BACKWARD,  /* the backward of a fused attention op */
+    MROLE_ATTN_INPUTS,    /* not attention: a compiler-fused kernel that only computes SDPA's inputs (RoPE, the
+                           * expand of K/V, the mask build), named after the SDPA node it feeds */
+    MROLE_KV_EXPAND,      /* not attention: the copies that repeat K/V heads before SDPA (repeat_kv's expand +
+                           * reshape, repeat_interleave), when the trace recorded that expansion's shapes */
     MROLE_GEMM, MROLE_CONV, MROLE_NORM, MROLE_SOFTMAX, MROLE_ELEMENTWISE, MROLE_REDUCTION, MROLE_OPTIMIZER, MROLE_COPY,
     MROLE_MEMSET, MROLE_COMM, MROLE_OTHER, MROLE_COUNT
 } model_role;
@@ -37,9 +43,22 @@ model_role model_role_of(const gpu_op *op, model_phase *phase);
  * attention's parts included (found from the ops around each softmax); returns the eager
  * blocks found and sets *out_of_place to those with an out-of-place aten::masked_fill. */
 int model_step_roles(const forward *f, model_role *role, model_phase *phase, int *out_of_place);
+/* As model_step_roles, when the variant's import recorded K/V heads repeated before SDPA
+ * (kv_expand = 1): the copies launched by the reshape/repeat_interleave right before each
+ * attention op are MROLE_KV_EXPAND. */
+int model_step_roles_kv(const forward *f, int kv_expand, model_role *role, model_phase *phase, int *out_of_place);
+/* 1 when an op was replayed from a CUDA graph (its launch call is cudaGraphLaunch or
+ * cuGraphLaunch): the trace holds no op chain for it. */
+int model_graph_replayed(const forward *f, int k);
 /* The SDPA backend or fused implementation an attention op ran in: "cuDNN", "flash",
- * "memory-efficient", "math", "FlexAttention (Triton)", "fused kernel", or NULL. */
+ * "memory-efficient", "math", "FlexAttention (Triton)", "fused kernel", or NULL. Read off
+ * the CPU op chain (an attention op among the ops around the launch, matched whole), or,
+ * for an op with no chain (replayed from a CUDA graph), off an attention kernel's name. */
 const char *model_attn_backend(const gpu_op *op);
+/* 1 when an op was launched by Inductor (torch.compile): its kernel is named
+ * triton_<kind>_fused_<ops>_<n>, kind poi/red/per/tem/...; *kind and *ops (not
+ * NUL-terminated, *ops_len bytes) point into the name. */
+int model_inductor_kernel(const gpu_op *op, char kind[8], const char **ops, size_t *ops_len);
 /* The GPU architecture a kernel's name says it was built for (…_sm80_… → 80, cuBLAS's
  * cutlass_75_… → 75), or 0. */
 int model_kernel_sm(const char *kernel_name);
@@ -74,6 +93,7 @@ typedef struct model_view {
     model_layer layers[MODEL_MAX_LAYERS];
     int eager_blocks;             /* eager attention blocks (QKᵀ … softmax … PV) in the representative step */
     int eager_out_of_place_mask;  /* of them, with an out-of-place aten::masked_fill (a copy of the scores) */
+    int graph_ops, step_ops;      /* of the representative step's ops, those replayed from CUDA graphs */
     const gpu_op *attn_kernel;    /* the longest attention kernel of the representative step */
     const char *backend;
 } model_view;

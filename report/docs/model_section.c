@@ -52,23 +52,42 @@ static void md_share(FILE *f, double share)
         fputs("not computed (no CUDA time)", f);
 }
 
-static void shapes_line(FILE *f, const variant_result *r)
+static void shapes_line(FILE *f, const variant_result *r, const model_view *v)
 {
     model_attn_inputs m;
+    if (!model_inputs_of(r, &m) && v->graph_ops) {
+        fputs("- Attention inputs: not recorded (the work was replayed from CUDA graphs: a graph launch carries no "
+              "op, so record_shapes has no op to record the shapes of).\n", f);
+        return;
+    }
     if (!model_inputs_of(r, &m)) {
         fputs("- Attention inputs: not recorded (profile with `record_shapes=True` to read B, H, S and D from the "
               "trace).\n", f);
         return;
     }
     fprintf(f, "- Attention inputs (record_shapes, the trace's first attention): B=%d, Hq=%d, Hkv=%d", m.batch,
-            m.heads_q, m.heads_kv);
-    if (m.kind == MODEL_ATTN_EAGER)
+            m.heads_q, m.heads_kv_model > 0 ? m.heads_kv_model : m.heads_kv);
+    if (m.heads_kv_model > 0) {
+        fprintf(f, " (GQA: %d query heads per KV head; the model's %d KV heads are repeated to %d by ",
+                m.heads_q / m.heads_kv_model, m.heads_kv_model, m.heads_kv);
+        esc_md_code(f, m.expand_op, 0);
+        fputs(" before attention, the copies in the role `gqa_expansion`)", f);
+    } else if (m.kind == MODEL_ATTN_EAGER)
         fputs(" (the keys as the QKᵀ matmul sees them, after any repeat of KV heads)", f);
+    else if (strcmp(m.op, "aten::scaled_dot_product_attention") && m.heads_q == m.heads_kv)
+        fputs(" (the keys as the backend op sees them, after any repeat of KV heads)", f);
     else if (m.heads_q != m.heads_kv && m.heads_kv > 0 && m.heads_q % m.heads_kv == 0)
-        fprintf(f, " (GQA: %d query heads per KV head)", m.heads_q / m.heads_kv);
+        fprintf(f, " (GQA: %d query heads per KV head%s)", m.heads_q / m.heads_kv,
+                m.gqa == 1 ? ", SDPA's enable_gqa" : "");
     fprintf(f, ", S_q=%d, S_kv=%d, D=%d, ", m.seq_q, m.seq_kv, m.dim);
     esc_md_text(f, m.dtype);
-    fprintf(f, "%s; read from ", m.causal == 1 ? ", causal" : m.causal == 0 ? ", not causal" : "");
+    if (m.mask[0]) {
+        fputs(", a mask (", f);
+        esc_md_text(f, m.mask);
+        fputs(m.causal == 1 ? ") and is_causal" : "), not is_causal", f);
+    } else
+        fputs(m.causal == 1 ? ", causal" : m.causal == 0 ? ", no mask, not causal" : "", f);
+    fputs("; read from ", f);
     esc_md_code(f, m.op, 0);
     fputs(".\n", f);
 }
@@ -100,7 +119,11 @@ static void variant_model(FILE *f, const analysis *a, const variant_analysis *va
     } else
         fputs("- Attention implementation: no attention recognised (no SDPA or FlexAttention op, no fused attention "
               "kernel, no softmax between two matmuls).\n", f);
-    shapes_line(f, va->result);
+    shapes_line(f, va->result, v);
+    if (v->graph_ops)
+        fprintf(f, "- Replayed from CUDA graphs: %d of the representative step's %d operations ran under "
+                   "`cudaGraphLaunch`; graph replay hides the op chain that captured them, so their roles come from "
+                   "their kernel names alone.\n", v->graph_ops, v->step_ops);
     fprintf(f, "- Attention's share of the step's CUDA time (median over %d step%s of ", v->n_steps,
             v->n_steps == 1 ? "" : "s");
     fprintf(f, "%.1f µs CUDA time): ", v->step_us);

@@ -63,7 +63,28 @@ typedef struct state {
     input_token_guard guard;
 } state;
 
-static int sbuf_set(sbuf *b, const unsigned char *s, size_t n)
+/* Length of the valid UTF-8 character at s[0..n) (1 to 4), or 0 for a byte that starts
+ * none: a stray continuation byte, an overlong form, a cut sequence, or a surrogate
+ * (yajl decodes a lone escaped low surrogate, "\udcff", to the three bytes of one). */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    if (!len || len > n)
+        return 0;
+    unsigned c = s[0] & (0x7f >> len);
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[k] & 0x3f);
+    }
+    if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) || (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+        return 0;
+    return len;
+}
+
+static void sbuf_reserve(sbuf *b, size_t n)
 {
     if (n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
@@ -75,8 +96,34 @@ static int sbuf_set(sbuf *b, const unsigned char *s, size_t n)
         b->s = p;
         b->cap = cap;
     }
-    memcpy(b->s, s, n);
-    b->s[n] = '\0';
+}
+
+/* The string as text: each byte that starts no valid UTF-8 character becomes U+FFFD, so a
+ * name reaches every writer (figures, documents) as UTF-8. */
+static int sbuf_set(sbuf *b, const unsigned char *s, size_t n)
+{
+    size_t i = 0, len;
+    while (i < n && (len = utf8_char(s + i, n - i)) > 0)
+        i += len;
+    if (i == n) { /* valid: the common case, copied as is */
+        sbuf_reserve(b, n);
+        memcpy(b->s, s, n);
+        b->s[n] = '\0';
+    } else {
+        sbuf_reserve(b, 3 * n);
+        size_t w = 0;
+        for (i = 0; i < n;) {
+            len = utf8_char(s + i, n - i);
+            if (len) {
+                memcpy(b->s + w, s + i, len);
+                w += len, i += len;
+            } else {
+                memcpy(b->s + w, "\xef\xbf\xbd", 3);
+                w += 3, i++;
+            }
+        }
+        b->s[w] = '\0';
+    }
     b->set = 1;
     return 0;
 }
