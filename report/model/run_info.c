@@ -161,6 +161,9 @@ static const json_field run_fields[] = {
     RUN_FIELD("shape", "heads", FIELD_INT, shape.heads, .ihi = 1 << 20),
     RUN_FIELD("shape", "seq", FIELD_INT, shape.seq, .ihi = 1 << 24),
     RUN_FIELD("shape", "dim", FIELD_INT, shape.dim, .ihi = 1 << 16),
+    /* Grouped-query heads and decode's new queries: written only when given (0: as heads, seq). */
+    RUN_FIELD("shape", "kv_heads", FIELD_INT, shape.kv_heads, .flags = WHEN_POSITIVE, .ihi = 1 << 20),
+    RUN_FIELD("shape", "q_seq", FIELD_INT, shape.q_seq, .flags = WHEN_POSITIVE, .ihi = 1 << 24),
     RUN_FIELD("", "dtype", FIELD_STR, dtype),
     RUN_FIELD("", "causal", FIELD_BOOL, causal),
     RUN_FIELD("", "seed", FIELD_SEED, seed, .aux = offsetof(run_info, seed_recorded), .flags = WHEN_RECORDED,
@@ -617,9 +620,24 @@ static void measurement_check(const run_info *r, reader *rd)
     }
 }
 
+/* Grouped-query heads divide the query heads; decode's new queries are at most the keys. */
+static void shape_check(const run_info *r, reader *rd)
+{
+    char detail[96];
+    if (r->shape.kv_heads > 0 && r->shape.heads > 0 && r->shape.heads % r->shape.kv_heads) {
+        snprintf(detail, sizeof detail, "%d does not divide heads %d", r->shape.kv_heads, r->shape.heads);
+        inconsistent(rd, "shape's %s %s", "kv_heads", detail);
+    }
+    if (r->shape.q_seq > 0 && r->shape.seq > 0 && r->shape.q_seq > r->shape.seq) {
+        snprintf(detail, sizeof detail, "%d exceeds seq %d (the keys)", r->shape.q_seq, r->shape.seq);
+        inconsistent(rd, "shape's %s %s", "q_seq", detail);
+    }
+}
+
 static void run_info_check(const run_info *r, reader *rd)
 {
     measurement_check(r, rd);
+    shape_check(r, rd);
     for (int i = 0; i < r->n_variants; i++) {
         const variant_result *v = &r->variants[i];
         char name[40], detail[96];
