@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < heads; i++) {
         size_t idx = heads == 1 ? 0 : (size_t)i * (bh - 1) / (heads - 1);
         jobs[i] = (reference_job){x + idx * head, x + n + idx * head, x + 2 * n + idx * head, S, D, NULL,
-                                  rows, n_rows, malloc(sizeof(double) * (size_t)n_rows * D)};
+                                  rows, n_rows, malloc(sizeof(double) * (size_t)n_rows * D), S};
         if (!jobs[i].out)
             return 3;
     }

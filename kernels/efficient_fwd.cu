@@ -15,7 +15,11 @@
  *
  * Each kernel is compiled for one head dim D and also runs any smaller head dim
  * that is a multiple of 8 (the runtime head_dim, the global row stride): column
- * chunks at or past it are zero-filled in shared memory and never stored. */
+ * chunks at or past it are zero-filled in shared memory and never stored.
+ *
+ * Grouped-query attention is native: a block of query head h reads the K and V of
+ * key/value head h / group, no copy. With fewer queries than keys (decode) the causal
+ * mask is aligned to the end of the keys: query row r sees keys 0 .. r + seq - q_seq. */
 #include "efficient_fwd.h"
 
 #include <cuda_bf16.h>
@@ -31,7 +35,10 @@ typedef __nv_bfloat16 bf16;
 struct EfficientParams {
     const bf16 *q, *k, *v;
     bf16 *o;
-    int seq;
+    int q_seq;    /* query rows per head */
+    int seq;      /* keys (and values) per head */
+    int heads;    /* query heads */
+    int group;    /* query heads per key/value head (grouped-query attention; 1: MHA) */
     int head_dim; /* real D <= the compiled D: row stride in global memory */
     float scale;  /* 1 / sqrt(head_dim) */
 };
@@ -90,19 +97,22 @@ template <int D, int BN> __device__ __forceinline__ void efficient_fwd_body(cons
     bf16 *sK = sQ + EFF_BM * LD;
     bf16 *sV = sK + BN * LD;
 
-    const int S = p.seq;
+    const int S = p.seq, SQ = p.q_seq;
+    const int off = S - SQ; /* bottom-right causal: query row r sees keys 0 .. r + off */
     const int q0 = blockIdx.x * EFF_BM;
     const int ld = p.head_dim;
-    const size_t head_off = (size_t)blockIdx.y * S * ld;
-    const bf16 *Q = p.q + head_off, *K = p.k + head_off, *V = p.v + head_off;
+    /* Grouped-query attention: query head h of batch b reads key/value head h / group. */
+    const int bh = blockIdx.y, kv_bh = (bh / p.heads) * (p.heads / p.group) + (bh % p.heads) / p.group;
+    const size_t head_off = (size_t)bh * SQ * ld, kv_off = (size_t)kv_bh * S * ld;
+    const bf16 *Q = p.q + head_off, *K = p.k + kv_off, *V = p.v + kv_off;
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t4 = lane & 3;
     const int wrow0 = q0 + warp * 16;
-    const bool warp_has_rows = wrow0 < S;
-    const int n_kt = (min(q0 + EFF_BM, S) + BN - 1) / BN;
+    const bool warp_has_rows = wrow0 < SQ;
+    const int n_kt = (min(q0 + EFF_BM + off, S) + BN - 1) / BN;
 
-    load_tile_async<D, EFF_BM>(sQ, Q, q0, S, ld, tid);
+    load_tile_async<D, EFF_BM>(sQ, Q, q0, SQ, ld, tid);
     cp_async_commit();
 
     /* ldmatrix lane addresses: Q as the A operand, K non-transposed and V
@@ -141,7 +151,7 @@ template <int D, int BN> __device__ __forceinline__ void efficient_fwd_body(cons
             }
         }
 
-        const bool active = warp_has_rows && k0 <= wrow0 + 15;
+        const bool active = warp_has_rows && k0 <= wrow0 + 15 + off;
         uint32_t pa[KN][4];
         if (active) {
             float s[NT][4];
@@ -169,14 +179,14 @@ template <int D, int BN> __device__ __forceinline__ void efficient_fwd_body(cons
                 }
             }
 
-            const bool needs_mask = k0 + BN - 1 > wrow0;
+            const bool needs_mask = k0 + BN - 1 > wrow0 + off;
 #pragma unroll
             for (int nt = 0; nt < NT; nt++)
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     const int row = wrow0 + g + ((i >> 1) << 3);
                     const int col = k0 + nt * 8 + 2 * t4 + (i & 1);
-                    s[nt][i] = (needs_mask && col > row) ? -INFINITY : s[nt][i] * scale;
+                    s[nt][i] = (needs_mask && col > row + off) ? -INFINITY : s[nt][i] * scale;
                 }
 
 #pragma unroll
@@ -243,7 +253,7 @@ template <int D, int BN> __device__ __forceinline__ void efficient_fwd_body(cons
         l += __shfl_xor_sync(0xffffffffu, l, 2);
         const float inv = l > 0.f ? 1.f / l : 0.f;
         const int row = wrow0 + g + 8 * h;
-        if (row < S) {
+        if (row < SQ) {
 #pragma unroll
             for (int dt = 0; dt < DT; dt++)
                 if (dt * 8 < ld)
@@ -345,11 +355,12 @@ extern "C" cudaError_t efficient_fwd_blocks_per_sm(int config, int *blocks)
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.fn, e.cfg.threads, e.cfg.smem_bytes);
 }
 
-extern "C" cudaError_t launch_efficient_fwd(int config, const void *q, const void *k, const void *v,
-                                            void *out, int batch, int heads, int seq, int head_dim,
-                                            cudaStream_t stream)
+extern "C" cudaError_t launch_efficient_fwd_gqa(int config, const void *q, const void *k, const void *v, void *out,
+                                                int batch, int heads, int kv_heads, int q_seq, int seq, int head_dim,
+                                                cudaStream_t stream)
 {
-    if (config < 0 || config >= efficient_entry_count || batch < 1 || heads < 1 || seq < 1)
+    if (config < 0 || config >= efficient_entry_count || batch < 1 || heads < 1 || seq < 1 || kv_heads < 1 ||
+        heads % kv_heads != 0 || q_seq < 1 || q_seq > seq)
         return cudaErrorInvalidValue;
     const EfficientEntry &e = efficient_entries[config];
     if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim)
@@ -365,10 +376,20 @@ extern "C" cudaError_t launch_efficient_fwd(int config, const void *q, const voi
     p.k = static_cast<const bf16 *>(k);
     p.v = static_cast<const bf16 *>(v);
     p.o = static_cast<bf16 *>(out);
+    p.q_seq = q_seq;
     p.seq = seq;
+    p.heads = heads;
+    p.group = heads / kv_heads;
     p.head_dim = head_dim;
     p.scale = (float)(1.0 / sqrt((double)head_dim));
-    const dim3 grid((unsigned)((seq + EFF_BM - 1) / EFF_BM), (unsigned)bh);
+    const dim3 grid((unsigned)((q_seq + EFF_BM - 1) / EFF_BM), (unsigned)bh);
     e.fn<<<grid, e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t launch_efficient_fwd(int config, const void *q, const void *k, const void *v,
+                                            void *out, int batch, int heads, int seq, int head_dim,
+                                            cudaStream_t stream)
+{
+    return launch_efficient_fwd_gqa(config, q, k, v, out, batch, heads, heads, seq, seq, head_dim, stream);
 }

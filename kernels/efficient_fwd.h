@@ -54,6 +54,14 @@ cudaError_t launch_efficient_fwd(int config, const void *q, const void *k, const
                                  void *out, int batch, int heads, int seq, int head_dim,
                                  cudaStream_t stream);
 
+/* The same for grouped-query attention and decode: q and out [batch, heads, q_seq, head_dim],
+ * k and v [batch, kv_heads, seq, head_dim]; query head h reads key/value head h / (heads /
+ * kv_heads), no copy; query row i sees keys 0 .. i + seq - q_seq (the causal mask aligned to
+ * the end of the keys). cudaErrorInvalidValue also unless kv_heads divides heads and
+ * 1 <= q_seq <= seq. */
+cudaError_t launch_efficient_fwd_gqa(int config, const void *q, const void *k, const void *v, void *out, int batch,
+                                     int heads, int kv_heads, int q_seq, int seq, int head_dim, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

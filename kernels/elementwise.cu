@@ -48,20 +48,40 @@ extern "C" __global__ void attnprof_scale_bf16(const uint4 *__restrict__ in, uin
         tail_out[threadIdx.x] = __float2bfloat16(__bfloat162float(tail_in[threadIdx.x]) * scale);
 }
 
-extern "C" __global__ void attnprof_causal_mask_u8(uint8_t *mask, int S)
+// [rows, cols]: key j masked for query i when j > i + cols - rows (aligned to the end of the keys).
+extern "C" __global__ void attnprof_causal_mask_u8(uint8_t *mask, int rows, int cols)
 {
-    size_t n = (size_t)S * S;
+    size_t n = (size_t)rows * cols;
+    const long long off = (long long)cols - rows;
     size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        mask[i] = (i % S) > (i / S);
+        mask[i] = (long long)(i % cols) > (long long)(i / cols) + off;
+}
+
+// K or V [B, Hkv, S, D] expanded to [B, Hkv * group, S, D], as PyTorch's repeat_kv does
+// (expand, then reshape: one copy); 16-byte copies when the head is a multiple of 8 elements.
+extern "C" __global__ void attnprof_repeat_kv_bf16(const __nv_bfloat16 *__restrict__ in, __nv_bfloat16 *__restrict__ out,
+                                                   size_t out_heads, int group, size_t head_elems)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    if (head_elems % 8 == 0) {
+        const size_t per_head = head_elems / 8, n = out_heads * per_head;
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+            const size_t h = i / per_head, e = i % per_head;
+            reinterpret_cast<uint4 *>(out)[i] = reinterpret_cast<const uint4 *>(in)[(h / group) * per_head + e];
+        }
+        return;
+    }
+    const size_t n = out_heads * head_elems;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        out[i] = in[(i / head_elems / group) * head_elems + i % head_elems];
 }
 
 // Writes only what the fill changes: 16 mask bytes decide 16 scores at once, so a fully
 // unmasked chunk costs one L2 read of the mask and no DRAM traffic at all.
 extern "C" __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__ x, const uint8_t *__restrict__ mask,
-                                          size_t matrices, int S, float value)
+                                          size_t matrices, size_t per_matrix, float value)
 {
-    const size_t per_matrix = (size_t)S * S;
     const size_t chunks_per_matrix = per_matrix / 16;
     const size_t chunks = chunks_per_matrix * matrices;
     const __nv_bfloat16 v = __float2bfloat16(value);
@@ -102,9 +122,8 @@ extern "C" __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__
 
 // Scalar path for S*S not a multiple of 16 (odd sequence lengths).
 extern "C" __global__ void attnprof_masked_fill_bf16_scalar(__nv_bfloat16 *x, const uint8_t *mask, size_t matrices,
-                                                 int S, float value)
+                                                 size_t per_matrix, float value)
 {
-    const size_t per_matrix = (size_t)S * S;
     const size_t n = per_matrix * matrices;
     const __nv_bfloat16 v = __float2bfloat16(value);
     size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -320,23 +339,44 @@ extern "C" cudaError_t launch_scale_bf16(const void *in, void *out, size_t n, fl
     return cudaGetLastError();
 }
 
+extern "C" cudaError_t launch_causal_mask_rect_u8(uint8_t *mask, int rows, int cols, cudaStream_t s)
+{
+    attnprof_causal_mask_u8<<<grid_for((size_t)rows * cols), kThreads, 0, s>>>(mask, rows, cols);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t launch_causal_mask_u8(uint8_t *mask, int S, cudaStream_t s)
 {
-    attnprof_causal_mask_u8<<<grid_for((size_t)S * S), kThreads, 0, s>>>(mask, S);
+    return launch_causal_mask_rect_u8(mask, S, S, s);
+}
+
+extern "C" cudaError_t launch_repeat_kv_bf16(const void *in, void *out, int batch, int kv_heads, int group,
+                                             size_t head_elems, cudaStream_t s)
+{
+    const size_t out_heads = (size_t)batch * kv_heads * group;
+    const size_t work = head_elems % 8 == 0 ? out_heads * head_elems / 8 : out_heads * head_elems;
+    attnprof_repeat_kv_bf16<<<grid_for(work), kThreads, 0, s>>>((const __nv_bfloat16 *)in, (__nv_bfloat16 *)out,
+                                                               out_heads, group, head_elems);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t launch_masked_fill_bf16(void *x, const uint8_t *mask, size_t matrices, int S, float value,
                                                cudaStream_t s)
 {
-    size_t per_matrix = (size_t)S * S;
+    return launch_masked_fill_rect_bf16(x, mask, matrices, S, S, value, s);
+}
+
+extern "C" cudaError_t launch_masked_fill_rect_bf16(void *x, const uint8_t *mask, size_t matrices, int rows, int cols,
+                                                    float value, cudaStream_t s)
+{
+    size_t per_matrix = (size_t)rows * cols;
     bool vectorizable = per_matrix % 16 == 0 && ((uintptr_t)x | (uintptr_t)mask) % 16 == 0;
     if (vectorizable)
         attnprof_masked_fill_bf16<<<grid_for(per_matrix / 16 * matrices), kThreads, 0, s>>>(
-            (__nv_bfloat16 *)x, mask, matrices, S, value);
+            (__nv_bfloat16 *)x, mask, matrices, per_matrix, value);
     else
         attnprof_masked_fill_bf16_scalar<<<grid_for(per_matrix * matrices), kThreads, 0, s>>>(
-            (__nv_bfloat16 *)x, mask, matrices, S, value);
+            (__nv_bfloat16 *)x, mask, matrices, per_matrix, value);
     return cudaGetLastError();
 }
 

@@ -23,7 +23,11 @@
  * that is a multiple of 8 (the runtime head_dim, the global row stride). The
  * 16-byte chunks of columns at or past head_dim are zero-filled on the way into
  * shared memory, exactly as rows past S are, so they add nothing to Q K^T and
- * give zero output columns, which are never stored. */
+ * give zero output columns, which are never stored.
+ *
+ * Grouped-query attention is native: a block of query head h reads the K and V of
+ * key/value head h / group, no copy (decode's fewer queries than keys run the split-KV
+ * kernel of flash_decode.cu instead). */
 #include "flash_fwd.h"
 #include "flash_fwd_sm90a.h"
 
@@ -44,6 +48,8 @@ struct FlashParams {
     int seq;
     int head_dim;    /* real D <= the compiled D: row stride in global memory */
     int heads_total; /* batch * heads */
+    int heads;       /* query heads */
+    int group;       /* query heads per key/value head (grouped-query attention; 1: MHA) */
     int q_tiles;
     float scale_log2; /* log2(e) / sqrt(head_dim) */
 };
@@ -156,7 +162,9 @@ __device__ __forceinline__ void flash_fwd_body(const FlashParams &p)
     const int q0 = q_tile * BM;
     const int ld = p.head_dim;
     const size_t head_off = (size_t)bh * S * ld;
-    const bf16 *Q = p.q + head_off, *K = p.k + head_off, *V = p.v + head_off;
+    /* Grouped-query attention: query head h of batch b reads key/value head h / group. */
+    const size_t kv_off = (size_t)((bh / p.heads) * (p.heads / p.group) + (bh % p.heads) / p.group) * S * ld;
+    const bf16 *Q = p.q + head_off, *K = p.k + kv_off, *V = p.v + kv_off;
     /* In the main loop the V tile's address is K's plus this distance: one
      * 64-bit source address per lane stays live across the loop instead of two
      * (with the runtime row stride, d128 128x64 w4 spilled at 255 registers
@@ -609,13 +617,15 @@ extern "C" cudaError_t flash_fwd_blocks_per_sm(int config, int *blocks)
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.fn, e.cfg.threads, e.cfg.smem_bytes);
 }
 
-extern "C" cudaError_t launch_flash_fwd(int config, const void *q, const void *k, const void *v,
-                                        void *out, float *lse, void *workspace, int batch, int heads,
-                                        int seq, int head_dim, int causal, cudaStream_t stream)
+extern "C" cudaError_t launch_flash_fwd_gqa(int config, const void *q, const void *k, const void *v, void *out,
+                                            float *lse, void *workspace, int batch, int heads, int kv_heads, int seq,
+                                            int head_dim, int causal, cudaStream_t stream)
 {
+    if (kv_heads < 1 || heads < 1 || heads % kv_heads != 0)
+        return cudaErrorInvalidValue;
     if (config >= flash_entry_count)
-        return launch_flash_sm90a(config - flash_entry_count, q, k, v, out, lse, static_cast<int *>(workspace),
-                                  batch, heads, seq, head_dim, causal, stream);
+        return launch_flash_sm90a_gqa(config - flash_entry_count, q, k, v, out, lse, static_cast<int *>(workspace),
+                                      batch, heads, kv_heads, seq, head_dim, causal, stream);
     (void)workspace; /* the mma.sync kernels need none */
     if (config < 0 || batch < 1 || heads < 1 || seq < 1 || !lse)
         return cudaErrorInvalidValue;
@@ -640,8 +650,18 @@ extern "C" cudaError_t launch_flash_fwd(int config, const void *q, const void *k
     p.seq = seq;
     p.head_dim = head_dim;
     p.heads_total = batch * heads;
+    p.heads = heads;
+    p.group = heads / kv_heads;
     p.q_tiles = (int)q_tiles;
     p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
     e.fn<<<(unsigned)blocks, e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t launch_flash_fwd(int config, const void *q, const void *k, const void *v,
+                                        void *out, float *lse, void *workspace, int batch, int heads,
+                                        int seq, int head_dim, int causal, cudaStream_t stream)
+{
+    return launch_flash_fwd_gqa(config, q, k, v, out, lse, workspace, batch, heads, heads, seq, head_dim, causal,
+                                stream);
 }

@@ -72,6 +72,13 @@ cudaError_t launch_flash_fwd(int config, const void *q, const void *k, const voi
                              float *lse, void *workspace, int batch, int heads, int seq, int head_dim,
                              int causal, cudaStream_t stream);
 
+/* The same for grouped-query attention: k and v [batch, kv_heads, seq, head_dim], query head h
+ * reading key/value head h / (heads / kv_heads), no copy (both paths); cudaErrorInvalidValue
+ * also unless kv_heads divides heads. */
+cudaError_t launch_flash_fwd_gqa(int config, const void *q, const void *k, const void *v, void *out, float *lse,
+                                 void *workspace, int batch, int heads, int kv_heads, int seq, int head_dim, int causal,
+                                 cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -65,6 +65,13 @@ cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, const void *
                                int *workspace, int batch, int heads, int seq, int head_dim, int causal,
                                cudaStream_t stream);
 
+/* The same for grouped-query attention: k and v [batch, kv_heads, seq, head_dim], query head h
+ * reading key/value head h / (heads / kv_heads) (no copy); cudaErrorInvalidValue also unless
+ * kv_heads divides heads. */
+cudaError_t launch_flash_sm90a_gqa(int i, const void *q, const void *k, const void *v, void *out, float *lse,
+                                   int *workspace, int batch, int heads, int kv_heads, int seq, int head_dim,
+                                   int causal, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

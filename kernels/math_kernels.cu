@@ -94,13 +94,25 @@ extern "C" __global__ void attnprof_math_ones(uint8_t *out, size_t n)
         out[i] = 1;
 }
 
-extern "C" __global__ void attnprof_math_tril(const uint8_t *in, uint8_t *out, int S)
+// [rows, cols] with diagonal cols - rows: the causal mask aligned to the end of the keys.
+extern "C" __global__ void attnprof_math_tril(const uint8_t *in, uint8_t *out, int rows, int cols)
 {
-    const size_t n = (size_t)S * S;
+    const size_t n = (size_t)rows * cols;
+    const long long off = (long long)cols - rows;
     for (size_t i = grid_index(); i < n; i += grid_stride()) {
-        const size_t row = i / S, col = i % S;
-        out[i] = col <= row ? in[i] : 0;
+        const long long row = (long long)(i / cols), col = (long long)(i % cols);
+        out[i] = col <= row + off ? in[i] : 0;
     }
+}
+
+// key.repeat_interleave(group, dim=-3) of the FP32 upcast K or V: [B, Hkv, S, D] to
+// [B, Hkv * group, S, D], one copy kernel (expand, then clone).
+extern "C" __global__ void attnprof_math_repeat_interleave_f32(const float *__restrict__ in, float *__restrict__ out,
+                                                               size_t out_heads, int group, size_t head_elems)
+{
+    const size_t n = out_heads * head_elems;
+    for (size_t i = grid_index(); i < n; i += grid_stride())
+        out[i] = in[(i / head_elems / group) * head_elems + i % head_elems];
 }
 
 extern "C" __global__ void attnprof_math_mask_fill_neginf(float *out) { *out = -INFINITY; }
@@ -311,16 +323,32 @@ cudaError_t math_mul_scale_f32(const float *in, float *out, size_t n, float fact
     return cudaGetLastError();
 }
 
-cudaError_t math_ones_u8(uint8_t *out, int S, cudaStream_t s)
+cudaError_t math_ones_u8(uint8_t *out, int S, cudaStream_t s) { return math_ones_rect_u8(out, S, S, s); }
+
+cudaError_t math_ones_rect_u8(uint8_t *out, int rows, int cols, cudaStream_t s)
 {
-    const size_t n = (size_t)S * S;
+    const size_t n = (size_t)rows * cols;
     attnprof_math_ones<<<blocks_for(n), kThreads, 0, s>>>(out, n);
     return cudaGetLastError();
 }
 
 cudaError_t math_tril_u8(const uint8_t *in, uint8_t *out, int S, cudaStream_t s)
 {
-    attnprof_math_tril<<<blocks_for((size_t)S * S), kThreads, 0, s>>>(in, out, S);
+    return math_tril_rect_u8(in, out, S, S, s);
+}
+
+cudaError_t math_tril_rect_u8(const uint8_t *in, uint8_t *out, int rows, int cols, cudaStream_t s)
+{
+    attnprof_math_tril<<<blocks_for((size_t)rows * cols), kThreads, 0, s>>>(in, out, rows, cols);
+    return cudaGetLastError();
+}
+
+cudaError_t math_repeat_interleave_f32(const float *in, float *out, int batch, int kv_heads, int group,
+                                       size_t head_elems, cudaStream_t s)
+{
+    const size_t out_heads = (size_t)batch * kv_heads * group;
+    attnprof_math_repeat_interleave_f32<<<blocks_for(out_heads * head_elems), kThreads, 0, s>>>(in, out, out_heads,
+                                                                                               group, head_elems);
     return cudaGetLastError();
 }
 
@@ -333,14 +361,25 @@ cudaError_t math_mask_fill_neginf(float *out, cudaStream_t s)
 cudaError_t math_where_bias(const uint8_t *cond, int cond_is_keep, const float *neginf, float *bias, int S,
                             cudaStream_t s)
 {
-    const size_t n = (size_t)S * S;
+    return math_where_bias_rect(cond, cond_is_keep, neginf, bias, S, S, s);
+}
+
+cudaError_t math_where_bias_rect(const uint8_t *cond, int cond_is_keep, const float *neginf, float *bias, int rows,
+                                 int cols, cudaStream_t s)
+{
+    const size_t n = (size_t)rows * cols;
     attnprof_math_where_bias<<<blocks_for(n), kThreads, 0, s>>>(cond, cond_is_keep, neginf, bias, n);
     return cudaGetLastError();
 }
 
 cudaError_t math_add_bias(float *scores, const float *bias, size_t matrices, int S, cudaStream_t s)
 {
-    const size_t per_matrix = (size_t)S * S, n = matrices * per_matrix;
+    return math_add_bias_rect(scores, bias, matrices, S, S, s);
+}
+
+cudaError_t math_add_bias_rect(float *scores, const float *bias, size_t matrices, int rows, int cols, cudaStream_t s)
+{
+    const size_t per_matrix = (size_t)rows * cols, n = matrices * per_matrix;
     attnprof_math_add_bias<<<blocks_for(n / 4 + 1), kThreads, 0, s>>>(scores, bias, n, per_matrix);
     return cudaGetLastError();
 }

@@ -31,6 +31,17 @@ cudaError_t math_where_bias(const uint8_t *cond, int cond_is_keep, const float *
                             int S, cudaStream_t s);
 /* scores[m, i, j] += bias[i, j] for every matrix m: attn.add_(attn_mask). */
 cudaError_t math_add_bias(float *scores, const float *bias, size_t matrices, int S, cudaStream_t s);
+/* Decode's rectangular forms ([rows, cols]: fewer queries than keys), the tril's diagonal at
+ * cols - rows (the causal mask aligned to the end of the keys, torch.ones(L, S).tril(S - L)). */
+cudaError_t math_ones_rect_u8(uint8_t *out, int rows, int cols, cudaStream_t s);
+cudaError_t math_tril_rect_u8(const uint8_t *in, uint8_t *out, int rows, int cols, cudaStream_t s);
+cudaError_t math_where_bias_rect(const uint8_t *cond, int cond_is_keep, const float *neginf, float *bias, int rows,
+                                 int cols, cudaStream_t s);
+cudaError_t math_add_bias_rect(float *scores, const float *bias, size_t matrices, int rows, int cols, cudaStream_t s);
+/* Grouped-query: key.repeat_interleave(group, -3) of the upcast K or V, [batch, kv_heads, S, D]
+ * (head_elems = S*D) to [batch, kv_heads * group, S, D]: one copy kernel each. */
+cudaError_t math_repeat_interleave_f32(const float *in, float *out, int batch, int kv_heads, int group,
+                                       size_t head_elems, cudaStream_t s);
 /* Row softmax over `cols` values, fp32 in and out (a row of -inf gives NaN, as in PyTorch). */
 cudaError_t math_softmax_f32(const float *in, float *out, size_t rows, int cols, cudaStream_t s);
 /* out[i] = (in[i] == -inf): self.isneginf() of _safe_softmax. */

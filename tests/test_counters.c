@@ -136,7 +136,7 @@ Test(prediction, class_match_and_json_round_trip)
 
 Test(prediction, fused_tiles_count_the_diagonal)
 {
-    attn_shape s = {8, 16, 1024, 64};
+    attn_shape s = {.batch = 8, .heads = 16, .seq = 1024, .dim = 64};
     double flops, kv;
     /* 128-row query tiles over 64-key tiles: tile i visits (i+1)·128 keys; the diagonal
      * tiles add 1/8 to the useful 2·B·H·S²·D. */
@@ -144,7 +144,7 @@ Test(prediction, fused_tiles_count_the_diagonal)
     cr_assert_float_eq(flops / prediction_useful_flops(&s), 1.0 + 128.0 / 1024, 1e-12);
     cr_assert_float_eq(kv, 8.0 * 16 * (128.0 * 36) * 64 * 2 * 2, 1);
     /* A ragged last tile: S = 1000 with 64×64 tiles. */
-    attn_shape r = {1, 1, 1000, 64};
+    attn_shape r = {.batch = 1, .heads = 1, .seq = 1000, .dim = 64};
     prediction_fused_tiles(&r, 64, 64, &flops, &kv);
     double want = 0;
     for (int q0 = 0; q0 < 1000; q0 += 64) {

@@ -146,7 +146,7 @@ static void synth_begin(synth *fx)
     fx->t.device = h200();
     fx->t.pid = 4242;
     fx->run.device = fx->t.device;
-    fx->run.shape = (attn_shape){1, 16, 1024, 64};
+    fx->run.shape = (attn_shape){.batch = 1, .heads = 16, .seq = 1024, .dim = 64};
     strcpy(fx->run.dtype, "bf16");
     fx->run.causal = 1;
     fx->now = 1000000 * US;

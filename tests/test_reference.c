@@ -157,7 +157,7 @@ Test(reference, chosen_rows_and_threads_give_the_same_bits)
     int every[S];
     for (int i = 0; i < S; i++)
         every[i] = i;
-    reference_job job1 = {q, k, v, S, D, NULL, every, S, t1}, job5 = {q, k, v, S, D, NULL, every, S, t5};
+    reference_job job1 = {q, k, v, S, D, NULL, every, S, t1, S}, job5 = {q, k, v, S, D, NULL, every, S, t5, S};
     cr_assert_eq(reference_run(&job1, 1, 1), 1);
     cr_assert_eq(reference_run(&job5, 1, 5), 5, "19 blocks of rows keep 5 threads busy");
     cr_assert(!memcmp(t1, t5, sizeof t1), "the thread count changed the result");

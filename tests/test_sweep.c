@@ -94,7 +94,7 @@ Test(sweep_plan, the_tokens_rule_and_the_default_sweep)
 
 Test(sweep_plan, names_files_and_status_round_trip)
 {
-    attn_shape s = {2, 16, 16384, 128}, back;
+    attn_shape s = {.batch = 2, .heads = 16, .seq = 16384, .dim = 128}, back;
     char name[64], dir[256], err[256];
     sweep_shape_name(&s, name, sizeof name);
     cr_assert_str_eq(name, "2x16x16384x128");
@@ -110,7 +110,7 @@ Test(sweep_plan, names_files_and_status_round_trip)
     static sweep_plan p, q;
     memset(&p, 0, sizeof p);
     p.n_shapes = 2;
-    p.shapes[0] = (attn_shape){8, 16, 1024, 64};
+    p.shapes[0] = (attn_shape){.batch = 8, .heads = 16, .seq = 1024, .dim = 64};
     p.shapes[1] = s;
     snprintf(p.variants, sizeof p.variants, "flash,cudnn");
     snprintf(p.task_command, sizeof p.task_command, "echo {dir} 'x'");
@@ -201,7 +201,7 @@ static void synthetic(sweep_model *m)
     int seqs[] = {256, 512, 1024, 2048, 4096};
     for (int i = 0; i < 5; i++) {
         sweep_shape *x = &m->shapes[m->n_shapes++];
-        x->shape = (attn_shape){32768 / seqs[i], 16, seqs[i], 64};
+        x->shape = (attn_shape){.batch = 32768 / seqs[i], .heads = 16, .seq = seqs[i], .dim = 64};
         sweep_shape_name(&x->shape, x->name, sizeof x->name);
         x->flops = sweep_flops(&x->shape, 1);
         x->p = calloc(4, sizeof *x->p);
@@ -300,7 +300,10 @@ static void fixture_tree(char *dir, size_t n)
     /* A plan with a shape that never ran and one that failed. */
     static sweep_plan p;
     memset(&p, 0, sizeof p);
-    attn_shape shapes[] = {{2, 4, 256, 64}, {8, 16, 1024, 64}, {4, 16, 2048, 64}, {2, 16, 4096, 64}};
+    attn_shape shapes[] = {{.batch = 2, .heads = 4, .seq = 256, .dim = 64},
+                           {.batch = 8, .heads = 16, .seq = 1024, .dim = 64},
+                           {.batch = 4, .heads = 16, .seq = 2048, .dim = 64},
+                           {.batch = 2, .heads = 16, .seq = 4096, .dim = 64}};
     p.n_shapes = 4;
     memcpy(p.shapes, shapes, sizeof shapes);
     snprintf(p.slurm_job_id, sizeof p.slurm_job_id, "%s", "");

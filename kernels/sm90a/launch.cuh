@@ -196,15 +196,17 @@ extern "C" cudaError_t flash_sm90a_blocks_per_sm(int i, int *blocks)
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.causal, e.cfg.threads, e.cfg.smem_bytes);
 }
 
-extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, const void *v, void *out, float *lse,
-                                         int *workspace, int batch, int heads, int seq, int head_dim, int causal,
-                                         cudaStream_t stream)
+extern "C" cudaError_t launch_flash_sm90a_gqa(int i, const void *q, const void *k, const void *v, void *out,
+                                             float *lse, int *workspace, int batch, int heads, int kv_heads, int seq,
+                                             int head_dim, int causal, cudaStream_t stream)
 {
 #ifndef ATTNPROF_HAVE_SM90A
     (void)i, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)workspace, (void)batch, (void)heads, (void)seq, (void)head_dim,
-        (void)causal, (void)stream;
+        (void)causal, (void)stream, (void)kv_heads;
     return cudaErrorNotSupported;
 #else
+    if (kv_heads < 1 || heads < 1 || heads % kv_heads != 0)
+        return cudaErrorInvalidValue;
     if (i < 0 || i >= sm90a_entry_count || batch < 1 || heads < 1 || seq < 1 || !lse || !out || !workspace)
         return cudaErrorInvalidValue;
     const Sm90aEntry &e = sm90a_entries[i];
@@ -222,10 +224,11 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     /* Q in boxes of one warpgroup's 64 rows (the kernel loads a tile's as
      * several). */
     cudaError_t rc = tensor_map_for({q, head_dim, seq, (int)heads_total, 64, e.chunk_width}, &tq);
+    const int kv_heads_total = batch * kv_heads; /* K and V: [batch][kv_heads][seq][head_dim] */
     if (rc == cudaSuccess)
-        rc = tensor_map_for({k, head_dim, seq, (int)heads_total, e.cfg.block_n, e.chunk_width}, &tk);
+        rc = tensor_map_for({k, head_dim, seq, kv_heads_total, e.cfg.block_n, e.chunk_width}, &tk);
     if (rc == cudaSuccess)
-        rc = tensor_map_for({v, head_dim, seq, (int)heads_total, e.cfg.block_n, e.chunk_width}, &tv);
+        rc = tensor_map_for({v, head_dim, seq, kv_heads_total, e.cfg.block_n, e.chunk_width}, &tv);
     if (rc != cudaSuccess)
         return rc;
     Sm90aParams p;
@@ -234,6 +237,8 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     p.seq = seq;
     p.head_dim = head_dim;
     p.heads_total = (int)heads_total;
+    p.heads = heads;
+    p.group = heads / kv_heads;
     p.q_tiles = (int)q_tiles;
     p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
     p.scheduler = workspace;
@@ -249,6 +254,13 @@ extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, c
     (causal ? e.causal : e.noncausal)<<<grid, e.cfg.threads, e.cfg.smem_bytes, stream>>>(tq, tk, tv, p);
     return cudaGetLastError();
 #endif
+}
+
+extern "C" cudaError_t launch_flash_sm90a(int i, const void *q, const void *k, const void *v, void *out, float *lse,
+                                         int *workspace, int batch, int heads, int seq, int head_dim, int causal,
+                                         cudaStream_t stream)
+{
+    return launch_flash_sm90a_gqa(i, q, k, v, out, lse, workspace, batch, heads, heads, seq, head_dim, causal, stream);
 }
 
 #endif

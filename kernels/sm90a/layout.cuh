@@ -36,6 +36,8 @@ struct Sm90aParams {
     int seq;
     int head_dim;    /* real head dim: row stride of q/k/v/o, columns written */
     int heads_total; /* batch * heads */
+    int heads;       /* query heads */
+    int group;       /* query heads per key/value head (grouped-query attention; 1: MHA) */
     int q_tiles;
     flash_tile_order order; /* tile order: see kernels/sm90a/tile_handoff.cuh */
     int *scheduler;      /* {next tile - gridDim.x, blocks finished}: zero between launches */

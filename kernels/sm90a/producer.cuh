@@ -4,7 +4,8 @@
  * each key tile, of K and V into the ring of STAGES shared-memory stages,
  * waiting for a stage to be free before it reuses it. Its warp takes part in
  * the tile handoff (kernels/sm90a/tile_handoff.cuh): it loads the next tile's
- * Q and K/V while the consumers finish the current one. */
+ * Q and K/V while the consumers finish the current one. Grouped-query attention is
+ * native: a query head's K/V tiles are loaded from its key/value head (h / group). */
 #ifndef ATTNPROF_SM90A_PRODUCER_CUH
 #define ATTNPROF_SM90A_PRODUCER_CUH
 
@@ -38,6 +39,8 @@ __device__ __forceinline__ void producer_loop(const CUtensorMap *tq, const CUten
         int bh = 0, q0 = 0, n_kt = 0;
         if (!last)
             tile_coords<C>(p, S, tile, bh, q0, n_kt);
+        /* Grouped-query attention: the K/V of query head h are those of key/value head h / group. */
+        const int kv_bh = (bh / p.heads) * (p.heads / p.group) + (bh % p.heads) / p.group;
         /* The tile's copies in order: K and V of key tile 0, of key tile
          * 1, ... Before the barrier go Q and the first 2 * STAGES - 1 of
          * them (up to K of key tile STAGES - 1): their ring slots are
@@ -59,7 +62,7 @@ __device__ __forceinline__ void producer_loop(const CUtensorMap *tq, const CUten
             sm90::mbar_arrive_expect_tx(full_bar, T::KV_BYTES);
 #pragma unroll
             for (int c = 0; c < T::CHUNKS; c++)
-                sm90::tma_load_3d(dst + c * BN * RB, v ? tv : tk, full_bar, c * T::CW, kt * BN, bh);
+                sm90::tma_load_3d(dst + c * BN * RB, v ? tv : tk, full_bar, c * T::CW, kt * BN, kv_bh);
         };
         if (leader) {
             tile_publish(tile_slot[local & 1], last ? -1 : tile, bh, q0, n_kt);

@@ -21,6 +21,20 @@ static int one_of(const char *s, const char *const *words)
 
 static const char *const STOP_REASONS[] = {"noise", "converged", "max_forwards", "time_cap", "fixed", "failed", NULL};
 
+/* Grouped-query heads divide the query heads; decode's new queries are at most the keys. */
+static void shape_check(const run_info *r, json_reader *rd)
+{
+    char detail[96];
+    if (r->shape.kv_heads > 0 && r->shape.heads > 0 && r->shape.heads % r->shape.kv_heads) {
+        snprintf(detail, sizeof detail, "%d does not divide heads %d", r->shape.kv_heads, r->shape.heads);
+        json_reader_inconsistent(rd, "shape's %s %s", "kv_heads", detail);
+    }
+    if (r->shape.q_seq > 0 && r->shape.seq > 0 && r->shape.q_seq > r->shape.seq) {
+        snprintf(detail, sizeof detail, "%d exceeds seq %d (the keys)", r->shape.q_seq, r->shape.seq);
+        json_reader_inconsistent(rd, "shape's %s %s", "q_seq", detail);
+    }
+}
+
 /* What a measurement plan and the stop outcomes cannot say together: no medians
  * are drawn from a plan that contradicts itself. */
 static void measurement_check(const run_info *r, json_reader *rd)
@@ -78,6 +92,7 @@ static void measurement_check(const run_info *r, json_reader *rd)
 void archive_check_run(const run_info *r, json_reader *rd)
 {
     measurement_check(r, rd);
+    shape_check(r, rd);
     for (int i = 0; i < r->n_variants; i++) {
         const variant_result *v = &r->variants[i];
         char name[40], detail[96];

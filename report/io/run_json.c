@@ -61,6 +61,9 @@ static const json_field run_fields[] = {
     RUN_FIELD("shape", "heads", FIELD_INT, shape.heads, .ihi = 1 << 20),
     RUN_FIELD("shape", "seq", FIELD_INT, shape.seq, .ihi = 1 << 24),
     RUN_FIELD("shape", "dim", FIELD_INT, shape.dim, .ihi = 1 << 16),
+    /* Grouped-query heads and decode's new queries: written only when given (0: as heads, seq). */
+    RUN_FIELD("shape", "kv_heads", FIELD_INT, shape.kv_heads, .flags = WHEN_POSITIVE, .ihi = 1 << 20),
+    RUN_FIELD("shape", "q_seq", FIELD_INT, shape.q_seq, .flags = WHEN_POSITIVE, .ihi = 1 << 24),
     RUN_FIELD("", "dtype", FIELD_STR, dtype),
     RUN_FIELD("", "causal", FIELD_BOOL, causal),
     RUN_FIELD("", "seed", FIELD_SEED, seed, .aux = offsetof(run_info, seed_recorded), .flags = WHEN_RECORDED,

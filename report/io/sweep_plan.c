@@ -113,7 +113,7 @@ int sweep_plan_shapes(sweep_plan *p, const int *seq, int n_seq, const int *dim, 
                 }
                 b = (int)(tokens / seq[i]);
             }
-            p->shapes[p->n_shapes++] = (attn_shape){b, heads, seq[i], dim[d]};
+            p->shapes[p->n_shapes++] = (attn_shape){.batch = b, .heads = heads, .seq = seq[i], .dim = dim[d]};
         }
     return EXIT_OK;
 }
@@ -128,7 +128,7 @@ int sweep_shape_parse(const char *name, attn_shape *s)
     int b, h, q, d, used = 0;
     if (sscanf(name, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || name[used] || b < 1 || h < 1 || q < 1 || d < 1)
         return EXIT_BAD_ARCHIVE;
-    *s = (attn_shape){b, h, q, d};
+    *s = (attn_shape){.batch = b, .heads = h, .seq = q, .dim = d};
     char back[64];
     sweep_shape_name(s, back, sizeof back);
     return strcmp(back, name) ? EXIT_BAD_ARCHIVE : EXIT_OK;
@@ -206,7 +206,7 @@ static int jshape(json_t *o, attn_shape *s)
     for (int i = 0; i < 4; i++)
         if (v[i] < 1 || v[i] > max[i])
             return 0;
-    *s = (attn_shape){(int)v[0], (int)v[1], (int)v[2], (int)v[3]};
+    *s = (attn_shape){.batch = (int)v[0], .heads = (int)v[1], .seq = (int)v[2], .dim = (int)v[3]};
     json_t *name = json_object_get(o, "name");
     char want[64];
     sweep_shape_name(s, want, sizeof want);

@@ -40,6 +40,10 @@ void cli_usage(FILE *f)
           "  --heads N            heads H (default 16)\n"
           "  --seq N              sequence length S (default 1024)\n"
           "  --dim N              head dimension D (default 64)\n"
+          "  --kv-heads N         key/value heads (grouped-query attention; divides --heads; 1: MQA;\n"
+          "                       default: as many as --heads)\n"
+          "  --q-seq N            new queries per head (decode: --seq is then the keys, and the causal\n"
+          "                       mask aligns the queries to the end of the keys; default: --seq)\n"
           "  --iters auto|N       recorded forwards per variant: until the median is stable (auto, the\n"
           "                       default; README states the rule) or exactly N\n"
           "  --l2 warm|cold       warm: forwards back to back (default); cold: the L2 flushed before each\n"
@@ -195,7 +199,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
        OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS,
-       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN };
+       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN, OPT_KV_HEADS, OPT_Q_SEQ };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -213,6 +217,8 @@ const cli_option_spec cli_option_table[] = {
     {"heads", 0, required_argument, OPT_HEADS, ON_RUN_LIKE},
     {"seq", 0, required_argument, OPT_SEQ, ON_RUN_LIKE},
     {"dim", 0, required_argument, OPT_DIM, ON_RUN_LIKE},
+    {"kv-heads", 0, required_argument, OPT_KV_HEADS, ON_RCL},
+    {"q-seq", 0, required_argument, OPT_Q_SEQ, ON_RCL},
     {"iters", 0, required_argument, OPT_ITERS, ON_RUN_LIKE},
     {"warmup", 0, required_argument, OPT_WARMUP, ON_RUN_LIKE},
     {"seed", 0, required_argument, OPT_SEED, ON_RUN_LIKE},
@@ -288,7 +294,7 @@ static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
         q <= 0 || d <= 0 || b > (1 << 16) || h > (1 << 12) || q > (1 << 20) || d > 1024) {
         return err_set(err, n, EXIT_USAGE, "--shape %s: expected BxHxSxD[,dtype][,causal], e.g. 8x16x1024x64,bf16,causal", s);
     }
-    o->import_shape = (attn_shape){b, h, q, d};
+    o->import_shape = (attn_shape){.batch = b, .heads = h, .seq = q, .dim = d};
     o->import_has_shape = 1;
     for (char *tok = strtok_r(NULL, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!strcmp(tok, "causal"))
@@ -330,6 +336,8 @@ static int apply_run_option(int c, const char *arg, cli_options *o, char *err, s
     case OPT_SEQ:
         o->sweep.seq = arg;
         return o->command == CMD_SWEEP ? EXIT_OK : positive_int("seq", arg, 1 << 20, &rc->shape.seq, err, n);
+    case OPT_KV_HEADS: return positive_int("kv-heads", arg, 1 << 12, &rc->shape.kv_heads, err, n);
+    case OPT_Q_SEQ: return positive_int("q-seq", arg, 1 << 20, &rc->shape.q_seq, err, n);
     case OPT_DIM:
         o->sweep.dim = arg;
         return o->command == CMD_SWEEP ? EXIT_OK : positive_int("dim", arg, 1024, &rc->shape.dim, err, n);
@@ -539,7 +547,7 @@ static void set_defaults(cli_options *o)
 {
     memset(o, 0, sizeof *o);
     run_config *rc = &o->run;
-    rc->shape = (attn_shape){8, 16, 1024, 64};
+    rc->shape = (attn_shape){.batch = 8, .heads = 16, .seq = 1024, .dim = 64};
     rc->iters = 0; /* --iters auto */
     rc->replicates = 1;
     rc->warmup = 5;

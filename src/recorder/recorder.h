@@ -21,7 +21,7 @@
 #include "trace.h"
 
 /* Bumped whenever recorder_api, run_config, trace or run_info change shape. */
-#define RECORDER_ABI 4 /* 2: counters (main); 3: variant status "skipped"; 4: run_info GPU identity, device bytes */
+#define RECORDER_ABI 5 /* 2: counters (main); 3: variant status "skipped"; 4: run_info GPU identity, device bytes; 5: attn_shape kv_heads, q_seq */
 #define RECORDER_ENTRY "attnprof_recorder_api"
 #define RECORDER_FILE "libattnprof_recorder.so"
 

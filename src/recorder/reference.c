@@ -167,9 +167,10 @@ static inline double dot(const double *a, const double *b, int D)
 }
 
 /* One block of rows of one head: scores, softmax and P·V in double precision. kd/vd are the
- * head's keys and values converted once to double (exact for bf16); scores is
- * [REF_BLOCK][S] scratch. */
-static void reference_block(const uint16_t *q, const double *kd, const double *vd, int S, int D,
+ * head's S keys and values converted once to double (exact for bf16); scores is
+ * [REF_BLOCK][S] scratch. off = S minus the query rows: the causal mask aligned to the end of
+ * the keys (query row i sees keys 0 .. i + off); the mask, when given, is [query rows, S]. */
+static void reference_block(const uint16_t *q, const double *kd, const double *vd, int S, int D, int off,
                             const uint8_t *mask, const int *rows, int n, double *scores, double *out)
 {
     const double scale = 1.0 / sqrt((double)D);
@@ -184,13 +185,13 @@ static void reference_block(const uint16_t *q, const double *kd, const double *v
         if (rows[r] > last)
             last = rows[r];
     }
-    /* Causal rows see keys 0..row; with a mask any key may be seen. */
-    int keys = mask ? S : last + 1;
+    /* Causal rows see keys 0..row + off; with a mask any key may be seen. */
+    int keys = mask ? S : last + off + 1;
     for (int j = 0; j < keys; j++) {
         const double *kj = kd + (size_t)j * D;
         for (int r = 0; r < n; r++) {
             double *p = scores + (size_t)r * S;
-            int masked = mask ? mask[(size_t)rows[r] * S + j] != 0 : j > rows[r];
+            int masked = mask ? mask[(size_t)rows[r] * S + j] != 0 : j > rows[r] + off;
             if (masked) {
                 p[j] = -INFINITY;
                 continue;
@@ -254,7 +255,7 @@ static double *convert_head(const uint16_t *x, size_t n)
 void reference_attention_rows(const uint16_t *q, const uint16_t *k, const uint16_t *v, int S, int D,
                               const uint8_t *mask, const int *rows, int n_rows, double *out)
 {
-    reference_job job = {q, k, v, S, D, mask, rows, n_rows, out};
+    reference_job job = {q, k, v, S, D, mask, rows, n_rows, out, S};
     reference_run(&job, 1, 1);
 }
 
@@ -267,6 +268,9 @@ void reference_attention_head(const uint16_t *q, const uint16_t *k, const uint16
     reference_attention_rows(q, k, v, S, D, mask, rows, S, out);
     free(rows);
 }
+
+/* A job's keys: kv_seq, or seq when 0 (as many keys as queries). */
+static int job_keys(const reference_job *job) { return job->kv_seq > 0 ? job->kv_seq : job->seq; }
 
 /* Work shared by the threads: blocks of rows of every job, handed out by one counter. */
 typedef struct reference_pool {
@@ -282,8 +286,8 @@ static void *reference_worker(void *arg)
     reference_pool *pool = arg;
     int max_s = 0;
     for (int i = 0; i < pool->n_jobs; i++)
-        if (pool->jobs[i].seq > max_s)
-            max_s = pool->jobs[i].seq;
+        if (job_keys(&pool->jobs[i]) > max_s)
+            max_s = job_keys(&pool->jobs[i]);
     double *scores = xmalloc(sizeof(double) * REF_BLOCK * (size_t)max_s);
     for (;;) {
         int b = atomic_fetch_add(&pool->next, 1);
@@ -295,8 +299,8 @@ static void *reference_worker(void *arg)
         const reference_job *job = &pool->jobs[j];
         int r0 = (b - pool->first_block[j]) * REF_BLOCK;
         int n = job->n_rows - r0 < REF_BLOCK ? job->n_rows - r0 : REF_BLOCK;
-        reference_block(job->q, pool->kf[j], pool->vf[j], job->seq, job->dim, job->mask, job->rows + r0, n,
-                        scores, job->out + (size_t)r0 * job->dim);
+        reference_block(job->q, pool->kf[j], pool->vf[j], job_keys(job), job->dim, job_keys(job) - job->seq,
+                        job->mask, job->rows + r0, n, scores, job->out + (size_t)r0 * job->dim);
     }
     free(scores);
     return NULL;
@@ -312,7 +316,7 @@ int reference_run(const reference_job *jobs, int n_jobs, int threads)
     for (int i = 0; i < n_jobs; i++) {
         if (jobs[i].dim > REFERENCE_MAX_DIM)
             abort(); /* callers check the head dimension first (reference.h) */
-        size_t n = (size_t)jobs[i].seq * jobs[i].dim;
+        size_t n = (size_t)job_keys(&jobs[i]) * jobs[i].dim;
         pool.kf[i] = convert_head(jobs[i].k, n);
         pool.vf[i] = convert_head(jobs[i].v, n);
         pool.first_block[i + 1] = pool.first_block[i] + (jobs[i].n_rows + REF_BLOCK - 1) / REF_BLOCK;

@@ -36,12 +36,17 @@ void reference_attention_rows(const uint16_t *q, const uint16_t *k, const uint16
 /* Several heads at once on `threads` threads (the calling one included); the result does not
  * depend on the thread count. Returns the number of threads that ran. */
 typedef struct reference_job {
-    const uint16_t *q, *k, *v; /* [seq, dim] bf16 */
-    int seq, dim;
-    const uint8_t *mask;       /* NULL: causal */
+    const uint16_t *q, *k, *v; /* q [seq, dim], k and v [kv_seq, dim] bf16 */
+    int seq, dim;              /* seq: the query rows of q */
+    const uint8_t *mask;       /* NULL: causal; else [seq, kv_seq], nonzero = masked out */
     const int *rows;           /* ascending query rows */
     int n_rows;
     double *out;               /* [n_rows, dim] */
+    /* The keys (decode: more than the queries; 0: as many as seq). The causal mask is then
+     * aligned to the end of the keys: query row i sees keys 0 .. i + kv_seq - seq, the
+     * bottom-right convention of PyTorch and FlashAttention. A grouped-query head passes
+     * its key/value head's k and v. */
+    int kv_seq;
 } reference_job;
 int reference_run(const reference_job *jobs, int n_jobs, int threads);
 

@@ -10,6 +10,7 @@
 
 #include "cupti_collect.h"
 #include "err.h"
+#include "gqa_decode.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -58,18 +59,21 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
      * change. With the default list a misfit is skipped with the same reason. */
     plan->named = cfg->variant_list != NULL;
     const attn_shape *s = &cfg->shape;
+    char why_shape[ATTN_ERR_LEN], shape[96];
+    if (gqa_shape_check(s, why_shape, sizeof why_shape) != 0)
+        return err_set(err, errlen, EXIT_USAGE, "%s", why_shape);
+    shape_text(s, shape, sizeof shape);
     int runnable = 0;
     for (int i = 0; i < plan->n_variants; i++) {
         attn_error why = {{0}};
         if (plan->variants[i]->check_shape && plan->variants[i]->check_shape(s, &why) != 0) {
             if (!plan->named) {
-                snprintf(plan->skip[i], sizeof plan->skip[i], "cannot take %dx%dx%dx%d: %s", s->batch, s->heads,
-                         s->seq, s->dim, why.msg);
+                snprintf(plan->skip[i], sizeof plan->skip[i], "cannot take %s: %s", shape, why.msg);
                 continue;
             }
             snprintf(err, errlen,
-                     "variant %s cannot take %dx%dx%dx%d: %s; change the shape or leave it out with --variants",
-                     plan->variants[i]->name, s->batch, s->heads, s->seq, s->dim, why.msg);
+                     "variant %s cannot take %s: %s; change the shape or leave it out with --variants",
+                     plan->variants[i]->name, shape, why.msg);
             return EXIT_USAGE;
         }
         runnable++;
@@ -89,6 +93,8 @@ static void start_result(variant_result *res, const attn_variant *v, double devi
     snprintf(res->what_changed, sizeof res->what_changed, "%s", v->what_changed);
     res->expected_ops = v->expected_ops;
     res->expected_memcpy = v->expected_memcpy;
+    if (v->expected_ops_for) /* grouped-query and decode shapes change what a forward launches */
+        res->expected_ops = v->expected_ops_for(s, &res->expected_memcpy);
     res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
     res->host_us_cupti = res->host_us_no_cupti = NAN;
     res->device_bytes = device_bytes;

@@ -34,9 +34,9 @@ double check_correctness(const run_plan *cfg, const attn_variant *var, void *sta
                          int *rc)
 {
     const attn_shape *s = &cfg->c.shape;
-    size_t head = (size_t)s->seq * s->dim;
+    size_t head = (size_t)attn_q_seq(s) * s->dim;
     /* 0xFF bytes are bf16 NaN: an element the variant fails to write cannot pass. */
-    if (cudaMemsetAsync(d->out, 0xff, tensor_elems(s) * 2, d->stream) != cudaSuccess) {
+    if (cudaMemsetAsync(d->out, 0xff, q_elems(s) * 2, d->stream) != cudaSuccess) {
         *rc = attn_fail(e, ATTN_FAILED, "cudaMemsetAsync(out): %s", cudaGetErrorString(cudaGetLastError()));
         return NAN;
     }
@@ -142,32 +142,38 @@ void fully_masked_rows_check(const run_plan *cfg, const attn_variant *var, void 
     if (!var->forward_masked)
         return;
     const attn_shape *s = &cfg->c.shape;
-    const int S = s->seq, D = s->dim;
-    int masked_rows = (S + 3) / 7; /* rows 3, 10, 17, ... below S */
+    /* [queries, keys]: decode's causal part aligned to the end of the keys. */
+    const int S = s->seq, SQ = attn_q_seq(s), off = S - SQ, D = s->dim;
+    int masked_rows = (SQ + 3) / 7; /* rows 3, 10, 17, ... below the query rows */
+    if (masked_rows == 0) {
+        attn_fact_add(facts, "fully_masked_rows", NAN, "not run: %d query row%s, and the check masks rows 3, 10, ...",
+                      SQ, SQ == 1 ? "" : "s");
+        return;
+    }
     int ok = 1;
     if (!d->mask_ready) {
         /* S² bytes (256 MiB at S = 16384): built and copied once per run, not per variant. */
-        uint8_t *m = malloc((size_t)S * S);
+        uint8_t *m = malloc((size_t)SQ * S);
         if (!m)
             abort();
-        for (int i = 0; i < S; i++)
+        for (int i = 0; i < SQ; i++)
             for (int j = 0; j < S; j++)
-                m[(size_t)i * S + j] = i % 7 == 3 ? 1 : j > i;
-        ok = cudaMemcpy(d->mask, m, (size_t)S * S, cudaMemcpyHostToDevice) == cudaSuccess;
+                m[(size_t)i * S + j] = i % 7 == 3 ? 1 : j > i + off;
+        ok = cudaMemcpy(d->mask, m, (size_t)SQ * S, cudaMemcpyHostToDevice) == cudaSuccess;
         free(m);
         d->mask_ready = ok;
     }
     attn_error e = {{0}};
     ok = ok && var->forward_masked(state, d->q, d->k, d->v, d->out, d->mask, d->stream, &e) == ATTN_OK &&
          cudaStreamSynchronize(d->stream) == cudaSuccess &&
-         cudaMemcpy(d->host_out, d->out, (size_t)S * D * 2, cudaMemcpyDeviceToHost) == cudaSuccess;
+         cudaMemcpy(d->host_out, d->out, (size_t)SQ * D * 2, cudaMemcpyDeviceToHost) == cudaSuccess;
     if (!ok) {
         attn_fact_add(facts, "fully_masked_rows", NAN, "check failed: %s",
                       e.msg[0] ? e.msg : cudaGetErrorString(cudaGetLastError()));
         return;
     }
     long nan = 0, zero = 0, other = 0;
-    for (int i = 3; i < S; i += 7)
+    for (int i = 3; i < SQ; i += 7)
         for (int dd = 0; dd < D; dd++) {
             float x = bf16_to_float(d->host_out[(size_t)i * D + dd]);
             if (isnan(x))

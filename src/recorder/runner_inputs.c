@@ -5,6 +5,7 @@
 #include "runner_steps.h"
 
 #include "err.h"
+#include "gqa_decode.h"
 #include "reference.h"
 
 #include <math.h>
@@ -15,7 +16,8 @@
 
 #include "check.h" /* after the CUDA headers: their parts */
 
-size_t tensor_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * s->seq * s->dim; }
+size_t q_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * attn_q_seq(s) * s->dim; }
+size_t kv_elems(const attn_shape *s) { return (size_t)s->batch * attn_kv_heads(s) * s->seq * s->dim; }
 
 static int online_cpus(void)
 {
@@ -32,14 +34,16 @@ static int sample_heads(const run_plan *cfg, const uint16_t *q, const uint16_t *
 {
     const attn_shape *s = &cfg->c.shape;
     int bh = s->batch * s->heads, n = cfg->c.heads_to_check < bh ? cfg->c.heads_to_check : bh;
+    const int q_seq = attn_q_seq(s), group = attn_group(s);
     int max_rows = cfg->c.rows_to_check >= 0 ? cfg->c.rows_to_check
-                   : s->seq <= REFERENCE_ALL_ROWS_SEQ ? 0
-                                                      : REFERENCE_DEFAULT_ROWS;
-    rows->row = malloc(sizeof(int) * (size_t)s->seq);
+                   : q_seq <= REFERENCE_ALL_ROWS_SEQ ? 0
+                                                     : REFERENCE_DEFAULT_ROWS;
+    rows->row = malloc(sizeof(int) * (size_t)q_seq);
     if (!rows->row)
         abort();
-    rows->n = reference_check_rows(s->seq, max_rows, cfg->c.seed, rows->row);
-    size_t head = (size_t)s->seq * s->dim;
+    rows->n = reference_check_rows(q_seq, max_rows, cfg->c.seed, rows->row);
+    /* A query head's rows, and its key/value head's keys (grouped-query: head h reads h / group). */
+    size_t q_head = (size_t)q_seq * s->dim, kv_head = (size_t)s->seq * s->dim;
     reference_job jobs[RUN_MAX_SAMPLED_HEADS];
     for (int i = 0; i < n; i++) {
         int idx = n == 1 ? 0 : (int)((long long)i * (bh - 1) / (n - 1));
@@ -48,8 +52,9 @@ static int sample_heads(const run_plan *cfg, const uint16_t *q, const uint16_t *
         heads[i].ref = malloc(sizeof(double) * (size_t)rows->n * s->dim);
         if (!heads[i].ref)
             abort();
-        jobs[i] = (reference_job){q + idx * head, k + idx * head, v + idx * head, s->seq, s->dim, NULL,
-                                  rows->row, rows->n, heads[i].ref};
+        size_t kv_idx = (size_t)heads[i].b * attn_kv_heads(s) + heads[i].h / group;
+        jobs[i] = (reference_job){q + idx * q_head, k + kv_idx * kv_head, v + kv_idx * kv_head, q_seq, s->dim, NULL,
+                                  rows->row, rows->n, heads[i].ref, s->seq};
     }
     reference_run(jobs, n, online_cpus());
     return n;
@@ -66,7 +71,9 @@ int step_device_memory(run_ctx *c)
     char *err = c->err;
     size_t errlen = c->errlen;
     const attn_shape *s = &cfg->c.shape;
-    size_t io_bytes = tensor_elems(s) * 2 * 4 + (size_t)s->seq * s->seq;
+    size_t io_bytes = (q_elems(s) * 2 + kv_elems(s) * 2) * 2 + (size_t)attn_q_seq(s) * s->seq;
+    char shape[96];
+    shape_text(s, shape, sizeof shape);
     size_t free_b = 0, total_b = 0;
     cudaError_t ce;
     if ((ce = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess)
@@ -81,15 +88,14 @@ int step_device_memory(run_ctx *c)
         need_bytes[i] = (double)need;
         if (need > free_b) {
             if (!cfg->named) {
-                snprintf(skip[i], ATTN_ERR_LEN, "needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free",
-                         need / 1073741824.0, s->batch, s->heads, s->seq, s->dim, free_b / 1073741824.0);
+                snprintf(skip[i], ATTN_ERR_LEN, "needs %.2f GiB of device memory at %s but %.2f GiB are free",
+                         need / 1073741824.0, shape, free_b / 1073741824.0);
                 continue;
             }
             snprintf(err, errlen,
-                     "variant %s needs %.2f GiB of device memory at %dx%dx%dx%d but %.2f GiB are free; "
+                     "variant %s needs %.2f GiB of device memory at %s but %.2f GiB are free; "
                      "use a smaller --batch/--seq or drop it from --variants",
-                     cfg->variants[i]->name, need / 1073741824.0, s->batch, s->heads, s->seq, s->dim,
-                     free_b / 1073741824.0);
+                     cfg->variants[i]->name, need / 1073741824.0, shape, free_b / 1073741824.0);
             return EXIT_DEVICE_MEMORY;
         }
         runnable++;
@@ -112,21 +118,23 @@ int step_draw_inputs(run_ctx *c)
 {
     const run_plan *cfg = c->cfg;
     const attn_shape *s = &cfg->c.shape;
-    size_t n = tensor_elems(s);
-    c->host = malloc(n * 2 * 3);
-    c->d.host_out = malloc((size_t)s->seq * s->dim * 2);
+    size_t nq = q_elems(s), nkv = kv_elems(s);
+    c->host = malloc((nq + 2 * nkv) * 2);
+    c->d.host_out = malloc((size_t)attn_q_seq(s) * s->dim * 2);
     if (!c->host || !c->d.host_out)
         abort();
     rng r;
     rng_seed(&r, cfg->c.seed);
     double t_inputs = host_us();
-    fill_normal_bf16_threads(c->host, n * 3, &r, online_cpus());
+    fill_normal_bf16_threads(c->host, nq + 2 * nkv, &r, online_cpus());
     double t_reference = host_us();
-    c->n_heads = sample_heads(cfg, c->host, c->host + n, c->host + 2 * n, c->heads, &c->rows);
+    c->n_heads = sample_heads(cfg, c->host, c->host + nq, c->host + nq + nkv, c->heads, &c->rows);
     c->t_variants = host_us();
-    step_line(cfg, "inputs %dx%dx%dx%d drawn in %.1f s; FP64 reference of %d heads x %d rows in %.1f s (%d CPUs)",
-              s->batch, s->heads, s->seq, s->dim, (t_reference - t_inputs) / 1e6, c->n_heads, c->rows.n,
-              (c->t_variants - t_reference) / 1e6, online_cpus());
+    char shape[96];
+    shape_text(s, shape, sizeof shape);
+    step_line(cfg, "inputs %s drawn in %.1f s; FP64 reference of %d heads x %d rows in %.1f s (%d CPUs)", shape,
+              (t_reference - t_inputs) / 1e6, c->n_heads, c->rows.n, (c->t_variants - t_reference) / 1e6,
+              online_cpus());
     return EXIT_OK;
 }
 
@@ -163,7 +171,7 @@ int step_upload_inputs(run_ctx *c)
     device_inputs *d = &c->d;
     const uint16_t *host = c->host;
     const attn_shape *s = &c->cfg->c.shape;
-    size_t n = tensor_elems(s);
+    size_t nq = q_elems(s), nkv = kv_elems(s);
     char *err = c->err;
     size_t errlen = c->errlen;
 #define SETUP_TRY(call) CHECK_CALL(cuda, call, snprintf(err, errlen, "%s", check_msg_); return EXIT_IO)
@@ -172,14 +180,14 @@ int step_upload_inputs(run_ctx *c)
     SETUP_TRY(cudaEventCreate(&d->ev1));
     SETUP_TRY(cudaEventCreate(&d->fwd0));
     SETUP_TRY(cudaEventCreate(&d->fwd1));
-    SETUP_TRY(cudaMalloc(&d->q, n * 2));
-    SETUP_TRY(cudaMalloc(&d->k, n * 2));
-    SETUP_TRY(cudaMalloc(&d->v, n * 2));
-    SETUP_TRY(cudaMalloc(&d->out, n * 2));
-    SETUP_TRY(cudaMalloc((void **)&d->mask, (size_t)s->seq * s->seq));
-    SETUP_TRY(cudaMemcpy(d->q, host, n * 2, cudaMemcpyHostToDevice));
-    SETUP_TRY(cudaMemcpy(d->k, host + n, n * 2, cudaMemcpyHostToDevice));
-    SETUP_TRY(cudaMemcpy(d->v, host + 2 * n, n * 2, cudaMemcpyHostToDevice));
+    SETUP_TRY(cudaMalloc(&d->q, nq * 2));
+    SETUP_TRY(cudaMalloc(&d->k, nkv * 2));
+    SETUP_TRY(cudaMalloc(&d->v, nkv * 2));
+    SETUP_TRY(cudaMalloc(&d->out, nq * 2));
+    SETUP_TRY(cudaMalloc((void **)&d->mask, (size_t)attn_q_seq(s) * s->seq));
+    SETUP_TRY(cudaMemcpy(d->q, host, nq * 2, cudaMemcpyHostToDevice));
+    SETUP_TRY(cudaMemcpy(d->k, host + nq, nkv * 2, cudaMemcpyHostToDevice));
+    SETUP_TRY(cudaMemcpy(d->v, host + nq + nkv, nkv * 2, cudaMemcpyHostToDevice));
 #undef SETUP_TRY
     return EXIT_OK;
 }

@@ -85,7 +85,8 @@ int step_open_device(run_ctx *c);
 int step_describe_run(run_ctx *c);
 
 /* runner_inputs.c */
-size_t tensor_elems(const attn_shape *s);
+size_t q_elems(const attn_shape *s);  /* q and out: B × H × q_seq × D */
+size_t kv_elems(const attn_shape *s); /* k and v: B × kv_heads × seq × D */
 int step_device_memory(run_ctx *c);
 int step_draw_inputs(run_ctx *c);
 int step_upload_inputs(run_ctx *c);

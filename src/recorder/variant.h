@@ -1,7 +1,9 @@
 /* The variant interface: every attention implementation the batch runs is one
  * `attn_variant` (one file under src/variants/) plus one line in registry.c.
  * Tensors are bf16, laid out [B, H, S, D] contiguous; attention is causal with
- * scale 1/sqrt(D). */
+ * scale 1/sqrt(D). Grouped-query and decode shapes (attn_types.h): q and out are
+ * [B, H, q_seq, D], k and v [B, kv_heads, S, D], the causal mask aligned to the end of the keys;
+ * a variant that cannot take one says why in check_shape. */
 #ifndef ATTNPROF_VARIANT_H
 #define ATTNPROF_VARIANT_H
 
@@ -23,6 +25,10 @@ typedef struct attn_variant {
     const char *what_changed; /* the series' "what we changed" column, one line */
     int expected_ops;         /* GPU operations (kernels + memcpy + memset) per forward */
     int expected_memcpy;      /* of which memcpy */
+    /* Optional: the same for a shape where they differ (grouped-query K/V expanded by copy
+     * kernels, decode's split-KV combine); on the current device. Returns the operations and
+     * sets *n_memcpy. NULL: expected_ops and expected_memcpy hold for every shape. */
+    int (*expected_ops_for)(const attn_shape *shape, int *n_memcpy);
     /* 0 if the variant can take this shape, else 1 with the reason in `why`. */
     int (*check_shape)(const attn_shape *shape, attn_error *why);
     /* Device bytes the variant allocates for this shape (q/k/v/out excluded). */
@@ -68,6 +74,17 @@ int attn_fused_shape_check(const char *name, const attn_shape *s, int padded_dim
                            attn_error *why);
 /* Compute capability and opt-in shared memory per block of the current device. */
 int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err);
-/* Prediction helpers: prediction.h (prediction_io_bytes, prediction_fused_tiles, ...). */
+/* Prediction helpers: prediction.h (prediction_io_bytes, prediction_fused_tiles, ...), which
+ * are of multi-head shapes; for grouped-query and decode shapes these (variant_util.c): the
+ * useful FLOPs of the causal mask aligned to the end of the keys, the bytes of q (or out) and of
+ * k (or v), and the prediction of one fused kernel (count operations) that reads Q, K, V once
+ * and writes O once plus extra_bytes. */
+double attn_gqa_useful_flops(const attn_shape *s);
+double attn_q_bytes(const attn_shape *s);
+double attn_kv_bytes(const attn_shape *s);
+void attn_predict_gqa_fused(attn_prediction *p, const attn_shape *s, int kernel_dim, double extra_bytes,
+                            const char *label, const char *match, int count);
+/* The current device's multiprocessors (0 when it cannot say). */
+int attn_device_sms(void);
 
 #endif

@@ -70,3 +70,35 @@ int attn_fused_shape_check(const char *name, const attn_shape *s, int padded_dim
                          (long long)s->seq * s->dim);
     return 0;
 }
+
+double attn_gqa_useful_flops(const attn_shape *s)
+{
+    const double sq = attn_q_seq(s), off = s->seq - sq;
+    const double pairs = sq * (off + 1) + sq * (sq - 1) / 2; /* (query, visible key) pairs of one head */
+    return 4.0 * s->batch * s->heads * s->dim * pairs;
+}
+
+double attn_q_bytes(const attn_shape *s) { return 2.0 * s->batch * s->heads * attn_q_seq(s) * s->dim; }
+
+double attn_kv_bytes(const attn_shape *s) { return 2.0 * s->batch * attn_kv_heads(s) * s->seq * s->dim; }
+
+void attn_predict_gqa_fused(attn_prediction *p, const attn_shape *s, int kernel_dim, double extra_bytes,
+                            const char *label, const char *match, int count)
+{
+    memset(p, 0, sizeof *p);
+    p->useful_flops = attn_gqa_useful_flops(s);
+    const double flops = p->useful_flops * kernel_dim / s->dim;
+    const double dram = 2 * attn_q_bytes(s) + 2 * attn_kv_bytes(s) + extra_bytes;
+    prediction_add(p, label, match, count, dram, flops, PIPE_TENSOR);
+    p->executed_flops = flops;
+    p->min_dram_bytes = dram;
+}
+
+int attn_device_sms(void)
+{
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return 0;
+    return sms;
+}

@@ -6,7 +6,8 @@
 # gives NaN for the plain softmax and 0 for the safe one; that the counter pass ran on
 # every shape, and at the default shape (score matrices far larger than the L2) that the
 # counters confirm the predictions (tests/gpu/check_counters.py); and a two-shape
-# `attnprof sweep` whose archives record the GPU and device bytes. Needs a CUDA GPU.
+# `attnprof sweep` whose archives record the GPU and device bytes; and grouped-query and decode
+# shapes (--kv-heads, --q-seq) for every variant. Needs a CUDA GPU.
 set -u
 bin=${ATTNPROF_BIN:-build/attnprof}
 work=$(mktemp -d)
@@ -16,6 +17,8 @@ pass=0
 # GPU_TEST_SHAPES="BxHxSxD ..." runs those shapes only, without the counters and sweep checks.
 shapes=${GPU_TEST_SHAPES:-"2x3x77x64 1x4x256x128 2x4x1000x64 1x2x1024x128 1x2x3000x64 1x2x4096x128
         1x3x77x32 1x2x333x96 1x2x257x256 2x2x190x80"}
+# GPU_TEST_ONLY=gqa: the grouped-query and decode shapes below, nothing else.
+[ "${GPU_TEST_ONLY:-}" = gqa ] && shapes=""
 for shape in $shapes; do
   IFS=x read -r B H S D <<<"$shape"
   dir="$work/$shape"
@@ -83,8 +86,61 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 done
-if [ -n "${GPU_TEST_SHAPES:-}" ]; then
-  echo "$pass passed, $fail failed (GPU_TEST_SHAPES: counters and sweep checks not run)"
+# Grouped-query and decode shapes, B:Hq:Hkv:q_seq:S:D (odd key counts, one query, Hq/Hkv of 1, 4, 8
+# and 32, prefill and decode): every variant correct against the FP64 reference (attnprof's own
+# check) and launching what it expects, or skipped with its reason; the split-KV decode records its
+# split count. GPU_TEST_GQA_SHAPES="" skips them.
+gqa_shapes=${GPU_TEST_GQA_SHAPES-"2:8:8:1:777:128 2:8:2:1:1001:128 1:16:2:1:4099:64 1:32:1:1:3001:128
+        2:32:8:4:517:128 1:8:1:8:300:128 2:8:2:333:333:64 1:32:8:1024:1024:128 1:16:16:77:1000:80
+        1:8:1:129:4096:128 1:4:4:1:65536:128"}
+for spec in $gqa_shapes; do
+  IFS=: read -r B H HKV SQ S D <<<"$spec"
+  dir="$work/gqa-$B-$H-$HKV-$SQ-$S-$D"
+  "$bin" run --batch "$B" --heads "$H" --kv-heads "$HKV" --q-seq "$SQ" --seq "$S" --dim "$D" --iters 3 --warmup 1 \
+    --no-calibrate --no-counters --quiet -o "$dir" --format png
+  rc=$?
+  if [ ! -f "$dir/run.json" ]; then
+    echo "FAIL $spec: attnprof exited $rc without an archive"; fail=$((fail + 1)); continue
+  fi
+  python3 - "$dir" "$spec" <<'PY' && pass=$((pass + 1)) || fail=$((fail + 1))
+import csv, json, sys
+d, spec = sys.argv[1], sys.argv[2]
+B, H, HKV, SQ, S, D = map(int, spec.split(":"))
+run = json.load(open(f"{d}/run.json"))
+bad = []
+sh = run["shape"]
+if sh.get("kv_heads", H) != HKV or sh.get("q_seq", S) != SQ:
+    bad.append(f"run.json shape {sh} does not record kv_heads {HKV}, q_seq {SQ}")
+rows = {r["variant"]: r for r in csv.DictReader(open(f"{d}/summary.csv"))}
+for x in run["variants"]:
+    v, st = x["name"], x["status"]
+    if st in ("skipped", "unavailable"):
+        if not x.get("error"):
+            bad.append(f"{v} {st} without a reason")
+        print(f"  {spec} {v}: {st}: {x['error'][:150]}")
+        continue
+    if st != "ok":
+        bad.append(f"{v} status {st}: {x.get('error', '')}")
+        continue
+    row = rows[v]
+    ops, want, memsets = int(row["ops_per_forward"]), int(row["expected_ops"]), int(row["memset_per_forward"])
+    if ops != want and not (0 < ops - want <= memsets):
+        bad.append(f"{v}: {ops} ops per forward, expected {want}")
+    if v == "flash" and SQ < S and "split_count" not in x["facts"]:
+        bad.append("flash decode records no split_count")
+    if v in ("naive", "naive_inplace", "math") and HKV < H and "kv_expansion_bytes" not in x["facts"]:
+        bad.append(f"{v}: grouped-query K/V expansion not recorded")
+    extra = (x["facts"].get("split_count") or {}).get("text", "")
+    print(f"  {spec} {v}: ok, rel.err {x['rel_error']:.2e}, {ops} ops, {float(row['cuda_us_median']):.1f} us {extra[:60]}")
+if not any(x["status"] == "ok" for x in run["variants"]):
+    bad.append("no variant ran")
+for b in bad:
+    print(f"FAIL {spec}: {b}")
+sys.exit(1 if bad else 0)
+PY
+done
+if [ -n "${GPU_TEST_SHAPES:-}" ] || [ "${GPU_TEST_ONLY:-}" = gqa ]; then
+  echo "$pass passed, $fail failed (GPU_TEST_SHAPES or GPU_TEST_ONLY: counters and sweep checks not run)"
   [ "$fail" -eq 0 ]; exit
 fi
 # The predictions against the counters, at the default shape (8x16x1024x64).

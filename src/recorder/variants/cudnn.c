@@ -489,6 +489,13 @@ static int check_shape(const attn_shape *s, attn_error *why)
      * limits (head dim, sequence length per GPU) are the engine's to refuse in setup. */
     if (s->dim % 8 != 0)
         return attn_fail(why, 1, "head dim %d is not a multiple of 8", s->dim);
+    /* The graph here is built for multi-head prefill: K and V with as many heads as Q, the causal
+     * mask from row >= col. cuDNN's SDPA takes fewer K/V heads and a mask aligned to the end of the
+     * keys, but this graph does not build them yet: skipped with that reason rather than run wrong. */
+    if (attn_shape_is_gqa(s) || attn_shape_is_decode(s))
+        return attn_fail(why, 1, "this cuDNN graph is built for multi-head prefill only (K/V heads = query heads, "
+                         "q_seq = seq); grouped-query (kv_heads %d) and decode (q_seq %d) shapes are not built yet",
+                         attn_kv_heads(s), attn_q_seq(s));
     return 0;
 }
 

@@ -3,7 +3,9 @@
  * working set in registers, tensor-core MMA, online softmax; causal tiles above
  * the diagonal are skipped and partial tiles masked. No log-sum-exp is kept. A
  * head dim with no kernel of its own runs the next larger one, which zero-fills
- * the missing columns in shared memory (efficient_fwd_padded_dim). */
+ * the missing columns in shared memory (efficient_fwd_padded_dim). Grouped-query attention is
+ * native (each query head reads its group's K/V); decode's fewer queries run the same kernel
+ * with the causal mask aligned to the end of the keys. */
 #include "check.h"
 #include "variant.h"
 
@@ -80,8 +82,9 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
                    attn_error *err)
 {
     efficient_state *st = state;
-    CUDA_TRY(launch_efficient_fwd(st->config, q, k, v, out, st->shape.batch, st->shape.heads, st->shape.seq,
-                                  st->shape.dim, stream),
+    const attn_shape *s = &st->shape;
+    CUDA_TRY(launch_efficient_fwd_gqa(st->config, q, k, v, out, s->batch, s->heads, attn_kv_heads(s), attn_q_seq(s),
+                                      s->seq, s->dim, stream),
              err);
     return ATTN_OK;
 }
@@ -98,6 +101,13 @@ static void facts(void *state, attn_facts *f)
                   c->smem_bytes);
     attn_fact_add(f, "path", NAN, "%s", c->path);
     attn_fact_head_dim_padding(f, st->shape.dim, c->head_dim);
+    if (attn_shape_is_gqa(&st->shape))
+        attn_fact_add(f, "gqa", attn_group(&st->shape), "native: each of %d query heads per key/value head reads "
+                      "its group's K/V, no copy", attn_group(&st->shape));
+    if (attn_shape_is_decode(&st->shape))
+        attn_fact_add(f, "decode", attn_q_seq(&st->shape), "%d queries against %d keys, the causal mask aligned to "
+                      "the end of the keys; one block per 64 queries and head, no split of the keys",
+                      attn_q_seq(&st->shape), st->shape.seq);
 }
 
 static void teardown(void *state)
@@ -116,6 +126,10 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     if (config < 0)
         return;
     const efficient_fwd_config *c = efficient_fwd_config_at(config);
+    if (attn_shape_is_gqa(s) || attn_shape_is_decode(s)) {
+        attn_predict_gqa_fused(p, s, c->head_dim, 0, "fused kernel", "attnprof_efficient_fwd", 1);
+        return;
+    }
     prediction_fused_kernel(p, s, c->head_dim, c->block_m, c->block_n, 0, "attnprof_efficient_fwd");
 }
 

@@ -7,11 +7,19 @@
  * log-sum-exp to a float buffer this variant owns (as FlashAttention's forward
  * keeps it for the backward pass). Tile sizes per head dim:
  * flash_fwd_default_config; a head dim with no kernel of its own runs the next
- * larger one, which zero-fills the missing columns (flash_fwd_padded_dim). */
+ * larger one, which zero-fills the missing columns (flash_fwd_padded_dim).
+ *
+ * Grouped-query attention is native on both paths (each query head reads its key/value
+ * head's tiles, no copy). Decode, fewer queries than keys, runs the split-KV kernel
+ * (kernels/flash_decode.cu): the group's query rows share each K/V load, the keys are split
+ * over the multiprocessors (FlashAttention-2's split count, gqa_decode.h) and a combine
+ * kernel, counted as this variant's, merges the splits' partial softmaxes. */
 #include "check.h"
 #include "variant.h"
 
+#include "flash_decode.h"
 #include "flash_fwd.h"
+#include "gqa_decode.h"
 
 #include <limits.h>
 #include <math.h>
@@ -21,7 +29,9 @@
 
 typedef struct flash_state {
     attn_shape shape;
-    int config;
+    int decode; /* fewer queries than keys: the split-KV kernel (flash_decode.h) */
+    int config; /* flash_fwd's configuration, or flash_decode's when decode */
+    decode_split split;
     float *lse; /* [B, H, S] natural-log log-sum-exp */
     size_t lse_bytes;
     void *workspace; /* the persistent kernels' tile counter (NULL when the kernel needs none) */
@@ -38,11 +48,42 @@ static int max_head_dim(void)
     return d;
 }
 
+/* Keys per split of the split-KV kernel come in whole blocks of this many (four warps' chunks). */
+#define DECODE_BLOCK_KEYS 128
+
+/* The split-KV plan of a decode shape on the current device: its configuration, and the split
+ * count from B × Hkv × row tiles against the multiprocessors' resident blocks. -1: no kernel
+ * for the head dim. */
+static int decode_plan(const attn_shape *s, decode_split *split)
+{
+    const int config = flash_decode_config_for_dim(s->dim);
+    if (config < 0)
+        return -1;
+    int blocks = 1, sms = attn_device_sms();
+    if (flash_decode_prepare(config) != cudaSuccess || flash_decode_blocks_per_sm(config, &blocks) != cudaSuccess ||
+        blocks < 1)
+        blocks = 1;
+    cudaGetLastError();
+    const long long tiles = (long long)s->batch * attn_kv_heads(s) *
+                            flash_decode_row_tiles(config, s->heads, attn_kv_heads(s), attn_q_seq(s));
+    *split = decode_split_choose(tiles, s->seq, (sms > 0 ? sms : 1) * blocks, DECODE_BLOCK_KEYS);
+    return config;
+}
+
 static int check_shape(const attn_shape *s, attn_error *why)
 {
     int rc = attn_fused_shape_check("flash", s, flash_fwd_padded_dim(s->dim), max_head_dim(), why);
     if (rc != 0)
         return rc;
+    if (attn_shape_is_decode(s)) {
+        if (flash_decode_config_for_dim(s->dim) < 0)
+            return attn_fail(why, 1, "flash: decode (q_seq %d < seq %d) runs the split-KV kernel, compiled for "
+                                     "D = 64 and 128 only (D = %d)", attn_q_seq(s), s->seq, s->dim);
+        if ((long long)s->batch * attn_kv_heads(s) *
+                ((long long)attn_group(s) * attn_q_seq(s) + 15) / 16 > INT_MAX)
+            return attn_fail(why, 1, "flash: B*Hkv*row tiles exceeds the split-KV kernel's grid limit");
+        return 0;
+    }
     /* One block per (64 or 128 query rows, head): the grid must fit in int. */
     if ((long long)s->batch * s->heads * ((s->seq + 63) / 64) > INT_MAX)
         return attn_fail(why, 1, "flash: B*H*ceil(S/64) exceeds the grid limit");
@@ -51,7 +92,59 @@ static int check_shape(const attn_shape *s, attn_error *why)
 
 static size_t device_bytes(const attn_shape *s)
 {
-    return (size_t)s->batch * s->heads * s->seq * sizeof(float);
+    size_t lse = (size_t)s->batch * s->heads * attn_q_seq(s) * sizeof(float);
+    decode_split split;
+    if (attn_shape_is_decode(s) && decode_plan(s, &split) >= 0)
+        lse += flash_decode_workspace_bytes(s->batch, s->heads, attn_q_seq(s), s->dim, split.splits);
+    return lse;
+}
+
+/* One kernel per forward; decode with more than one split adds the combine. */
+static int expected_ops_for(const attn_shape *s, int *n_memcpy)
+{
+    decode_split split = {1, 0};
+    *n_memcpy = 0;
+    if (attn_shape_is_decode(s) && decode_plan(s, &split) < 0)
+        return 1;
+    return split.splits > 1 ? 2 : 1;
+}
+
+static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
+{
+    flash_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return attn_fail(err, ATTN_FAILED, "flash: out of host memory");
+    st->shape = *shape;
+    st->decode = 1;
+    st->config = decode_plan(shape, &st->split);
+    const flash_decode_config *c = flash_decode_config_at(st->config);
+    int major, minor, smem_optin, status;
+    if ((status = attn_device_caps(&major, &minor, &smem_optin, err)) != ATTN_OK || !c) {
+        free(st);
+        return status != ATTN_OK ? status : attn_fail(err, ATTN_UNAVAILABLE, "flash: no split-KV kernel for D=%d", shape->dim);
+    }
+    if (major < 8 || c->smem_bytes > (size_t)smem_optin) {
+        free(st);
+        return attn_fail(err, ATTN_UNAVAILABLE, "flash: %s needs compute capability 8.0+ and %zu B of shared memory "
+                         "per block (this GPU: %d.%d, %d B)", c->kernel_name, c->smem_bytes, major, minor, smem_optin);
+    }
+    st->lse_bytes = (size_t)shape->batch * shape->heads * attn_q_seq(shape) * sizeof(float);
+    st->workspace_bytes =
+        flash_decode_workspace_bytes(shape->batch, shape->heads, attn_q_seq(shape), shape->dim, st->split.splits);
+    cudaError_t rc = flash_decode_prepare(st->config);
+    if (rc == cudaSuccess)
+        rc = cudaMalloc((void **)&st->lse, st->lse_bytes);
+    if (rc == cudaSuccess && st->workspace_bytes)
+        rc = cudaMalloc(&st->workspace, st->workspace_bytes);
+    if (rc != cudaSuccess) {
+        cudaFree(st->workspace);
+        cudaFree(st->lse);
+        free(st);
+        return attn_fail(err, ATTN_FAILED, "flash: setup of %s: %s (%s:%d)", c->kernel_name, cudaGetErrorString(rc),
+                         __FILE__, __LINE__);
+    }
+    *state = st;
+    return ATTN_OK;
 }
 
 static int setup(void **state, const attn_shape *shape, const attn_options *opt, cudaStream_t stream,
@@ -59,6 +152,8 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
 {
     (void)opt;
     (void)stream;
+    if (attn_shape_is_decode(shape))
+        return setup_decode(state, shape, err);
     int major, minor, smem_optin, status;
     if ((status = attn_device_caps(&major, &minor, &smem_optin, err)) != ATTN_OK)
         return status;
@@ -105,15 +200,51 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
                    attn_error *err)
 {
     flash_state *st = state;
-    CUDA_TRY(launch_flash_fwd(st->config, q, k, v, out, st->lse, st->workspace, st->shape.batch, st->shape.heads,
-                              st->shape.seq, st->shape.dim, 1, stream),
-             err);
+    const attn_shape *s = &st->shape;
+    if (st->decode)
+        CUDA_TRY(launch_flash_decode(st->config, q, k, v, out, st->lse, st->workspace, s->batch, s->heads,
+                                     attn_kv_heads(s), attn_q_seq(s), s->seq, s->dim, st->split.splits,
+                                     st->split.keys_per_split, stream),
+                 err);
+    else
+        CUDA_TRY(launch_flash_fwd_gqa(st->config, q, k, v, out, st->lse, st->workspace, s->batch, s->heads,
+                                      attn_kv_heads(s), s->seq, s->dim, 1, stream),
+                 err);
     return ATTN_OK;
+}
+
+static void decode_facts(const flash_state *st, attn_facts *f)
+{
+    const flash_decode_config *c = flash_decode_config_at(st->config);
+    const attn_shape *s = &st->shape;
+    attn_fact_add(f, "kernel", NAN, "%s%s%s", c->kernel_name, st->split.splits > 1 ? " + " : "",
+                  st->split.splits > 1 ? c->combine_name : "");
+    attn_fact_add(f, "split_count", st->split.splits,
+                  "%d split%s of %d keys per row tile (B x Hkv x row tiles = %d x %d x %d blocks without a split, "
+                  "%d multiprocessors)", st->split.splits, st->split.splits == 1 ? "" : "s", st->split.keys_per_split,
+                  s->batch, attn_kv_heads(s), flash_decode_row_tiles(st->config, s->heads, attn_kv_heads(s),
+                                                                     attn_q_seq(s)), attn_device_sms());
+    attn_fact_add(f, "tile", NAN, "%d query rows (the group's %d heads x %d queries share each K/V load) x %d keys "
+                  "per warp step", c->block_rows, attn_group(s), attn_q_seq(s), c->chunk_keys);
+    attn_fact_add(f, "threads_per_block", c->threads, "%d", c->threads);
+    attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q tile + a 3-stage K/V ring per warp)",
+                  c->smem_bytes);
+    attn_fact_add(f, "path", NAN, "%s", c->path);
+    attn_fact_head_dim_padding(f, s->dim, c->head_dim);
+    attn_fact_add(f, "workspace_bytes", (double)st->workspace_bytes, "%zu (the splits' partial outputs and "
+                  "log-sum-exps, fp32)", st->workspace_bytes);
 }
 
 static void facts(void *state, attn_facts *f)
 {
     flash_state *st = state;
+    if (st->decode) {
+        decode_facts(st, f);
+        return;
+    }
+    if (attn_shape_is_gqa(&st->shape))
+        attn_fact_add(f, "gqa", attn_group(&st->shape), "native: each of %d query heads per key/value head reads "
+                      "its group's K/V, no copy", attn_group(&st->shape));
     const flash_fwd_config *c = flash_fwd_config_at(st->config);
     attn_fact_add(f, "kernel", NAN, "%s", c->kernel_name);
     attn_fact_add(f, "tile", NAN, "%d queries x %d keys; %s", c->block_m, c->block_n, c->layout);
@@ -146,11 +277,29 @@ static void teardown(void *state)
 static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
 {
     memset(p, 0, sizeof *p);
+    if (attn_shape_is_decode(s)) {
+        decode_split split;
+        int dc = decode_plan(s, &split);
+        if (dc < 0)
+            return;
+        const double lse = (double)s->batch * s->heads * attn_q_seq(s) * sizeof(float);
+        attn_predict_gqa_fused(p, s, flash_decode_config_at(dc)->head_dim, lse, "split-KV kernel",
+                               "attnprof_flash_decode_bf16", 1);
+        if (split.splits > 1) /* the partial outputs written once and read once by the combine */
+            prediction_add(p, "combine", "attnprof_flash_decode_combine", 1,
+                           2.0 * flash_decode_workspace_bytes(s->batch, s->heads, attn_q_seq(s), s->dim, split.splits) +
+                               attn_q_bytes(s) + lse, 0, PIPE_NONE);
+        return;
+    }
     const int config = flash_fwd_default_config(s->dim, cc_major, cc_minor);
     if (config < 0)
         return;
     const flash_fwd_config *c = flash_fwd_config_at(config);
     const double lse_bytes = (double)s->batch * s->heads * s->seq * sizeof(float);
+    if (attn_shape_is_gqa(s)) {
+        attn_predict_gqa_fused(p, s, c->head_dim, lse_bytes, "fused kernel", "attnprof_flash_fwd", 1);
+        return;
+    }
     prediction_fused_kernel(p, s, c->head_dim, c->block_m, c->block_n, lse_bytes, "attnprof_flash_fwd");
 }
 
@@ -160,6 +309,7 @@ const attn_variant variant_flash = {
     .what_changed = "one fused kernel: Q tiles against streamed K/V, exp2 online softmax; Hopper: TMA ring, wgmma, producer/consumer warpgroups",
     .expected_ops = 1,
     .expected_memcpy = 0,
+    .expected_ops_for = expected_ops_for,
     .check_shape = check_shape,
     .device_bytes = device_bytes,
     .setup = setup,

@@ -15,7 +15,10 @@
  *                                                 attention weights the backend returns
  *                                                 and SDPA's caller drops)
  *
- * 19 GPU operations per forward, every buffer allocated once in setup. */
+ * 19 GPU operations per forward, every buffer allocated once in setup. With grouped-query heads
+ * (enable_gqa) the upcast K and V are repeat_interleave'd to every query head before kᵀ·√scale:
+ * two copy kernels more. Decode's fewer queries make every [S,S] of the mask [q_seq,S], the
+ * tril's diagonal at S - q_seq (aligned to the end of the keys). */
 #include <cublas_v2.h> /* before check.h: its cuBLAS part */
 
 #include "check.h"
@@ -39,6 +42,7 @@ typedef struct math_state {
     cublasHandle_t cublas;
     void *cublas_workspace;
     float *q32, *k32, *v32; /* upcast inputs */
+    float *k_rep, *v_rep;   /* grouped-query: k32 and v32 repeat_interleave'd to every query head */
     float *qs, *ks;         /* q·sqrt(scale), k·sqrt(scale) */
     uint8_t *ones, *tril;   /* [S,S] bool */
     float *scalars;         /* [0]: the -inf of the mask conversion, [1]: the 0 of _safe_softmax */
@@ -51,8 +55,11 @@ typedef struct math_state {
     float *out32;           /* [B,H,S,D] */
 } math_state;
 
-static size_t qkv_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * s->seq * s->dim; }
-static size_t score_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * s->seq * s->seq; }
+/* q and out: [B,H,q_seq,D]; k and v: [B,kv_heads,S,D]; expanded k and v: [B,H,S,D]; scores [B,H,q_seq,S]. */
+static size_t qkv_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * attn_q_seq(s) * s->dim; }
+static size_t kv_in_elems(const attn_shape *s) { return (size_t)s->batch * attn_kv_heads(s) * s->seq * s->dim; }
+static size_t kv_full_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * s->seq * s->dim; }
+static size_t score_elems(const attn_shape *s) { return (size_t)s->batch * s->heads * attn_q_seq(s) * s->seq; }
 
 static int check_shape(const attn_shape *s, attn_error *why)
 {
@@ -69,9 +76,12 @@ static int check_shape(const attn_shape *s, attn_error *why)
 
 static size_t device_bytes(const attn_shape *s)
 {
-    const size_t n = qkv_elems(s), m = score_elems(s), ss = (size_t)s->seq * s->seq;
-    const size_t rows = (size_t)s->batch * s->heads * s->seq;
-    return MATH_CUBLAS_WORKSPACE + 6 * n * sizeof(float) /* q32 k32 v32 qs ks out32 */
+    const size_t n = qkv_elems(s), kv = kv_in_elems(s), kf = kv_full_elems(s), m = score_elems(s);
+    const size_t ss = (size_t)attn_q_seq(s) * s->seq, rows = (size_t)s->batch * s->heads * attn_q_seq(s);
+    return MATH_CUBLAS_WORKSPACE + 3 * n * sizeof(float) /* q32 qs out32 */
+           + 2 * kv * sizeof(float)                      /* k32 v32 */
+           + kf * sizeof(float)                          /* ks */
+           + (attn_shape_is_gqa(s) ? 2 * kf * sizeof(float) : 0) /* k_rep, v_rep */
            + 2 * ss                                      /* ones, tril */
            + 2 * sizeof(float)                           /* scalars */
            + ss * sizeof(float)                          /* bias */
@@ -87,7 +97,7 @@ static void teardown(void *state)
     if (!st)
         return;
     /* Teardown has no error channel; a failed free here cannot be acted on. */
-    void *bufs[] = {st->cublas_workspace, st->q32, st->k32, st->v32, st->qs, st->ks, st->ones, st->tril,
+    void *bufs[] = {st->cublas_workspace, st->q32, st->k32, st->v32, st->k_rep, st->v_rep, st->qs, st->ks, st->ones, st->tril,
                     st->scalars, st->bias, st->scores, st->probs, st->neginf, st->row_all, st->probs_bf16,
                     st->out32};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -101,8 +111,8 @@ static void teardown(void *state)
 static int setup_into(math_state *st, cudaStream_t stream, attn_error *err)
 {
     const attn_shape *s = &st->shape;
-    const size_t n = qkv_elems(s), m = score_elems(s), ss = (size_t)s->seq * s->seq;
-    const size_t rows = (size_t)s->batch * s->heads * s->seq;
+    const size_t n = qkv_elems(s), kv = kv_in_elems(s), kf = kv_full_elems(s), m = score_elems(s);
+    const size_t ss = (size_t)attn_q_seq(s) * s->seq, rows = (size_t)s->batch * s->heads * attn_q_seq(s);
     CUBLAS_TRY(cublasCreate(&st->cublas), err);
     CUBLAS_TRY(cublasSetStream(st->cublas, stream), err);
     /* TF32 stays off (PyTorch's default, torch.backends.cuda.matmul.allow_tf32 = False):
@@ -111,10 +121,14 @@ static int setup_into(math_state *st, cudaStream_t stream, attn_error *err)
     CUDA_TRY(cudaMalloc(&st->cublas_workspace, MATH_CUBLAS_WORKSPACE), err);
     CUBLAS_TRY(cublasSetWorkspace(st->cublas, st->cublas_workspace, MATH_CUBLAS_WORKSPACE), err);
     CUDA_TRY(cudaMalloc((void **)&st->q32, n * sizeof(float)), err);
-    CUDA_TRY(cudaMalloc((void **)&st->k32, n * sizeof(float)), err);
-    CUDA_TRY(cudaMalloc((void **)&st->v32, n * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->k32, kv * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->v32, kv * sizeof(float)), err);
+    if (attn_shape_is_gqa(s)) {
+        CUDA_TRY(cudaMalloc((void **)&st->k_rep, kf * sizeof(float)), err);
+        CUDA_TRY(cudaMalloc((void **)&st->v_rep, kf * sizeof(float)), err);
+    }
     CUDA_TRY(cudaMalloc((void **)&st->qs, n * sizeof(float)), err);
-    CUDA_TRY(cudaMalloc((void **)&st->ks, n * sizeof(float)), err);
+    CUDA_TRY(cudaMalloc((void **)&st->ks, kf * sizeof(float)), err);
     CUDA_TRY(cudaMalloc((void **)&st->out32, n * sizeof(float)), err);
     CUDA_TRY(cudaMalloc((void **)&st->ones, ss), err);
     CUDA_TRY(cudaMalloc((void **)&st->tril, ss), err);
@@ -155,17 +169,17 @@ static int pipeline(math_state *st, const void *q, const void *k, const void *v,
                     const uint8_t *user_mask, cudaStream_t stream, attn_error *err)
 {
     const attn_shape *s = &st->shape;
-    const int S = s->seq, D = s->dim, BH = s->batch * s->heads;
-    const size_t n = qkv_elems(s), m = score_elems(s), rows = (size_t)BH * S;
+    const int S = s->seq, SQ = attn_q_seq(s), D = s->dim, BH = s->batch * s->heads;
+    const size_t n = qkv_elems(s), kv = kv_in_elems(s), m = score_elems(s), rows = (size_t)BH * SQ;
     /* PyTorch scales q and k by sqrt(scale) each before the product, for stability. */
     const float sqrt_scale = (float)sqrt(1.0 / sqrt((double)D));
-    const long long qkv_stride = (long long)S * D, sc_stride = (long long)S * S;
+    const long long q_stride = (long long)SQ * D, kv_stride = (long long)S * D, sc_stride = (long long)SQ * S;
     const float one = 1.f, zero = 0.f;
 
     CUBLAS_TRY(cublasSetStream(st->cublas, stream), err);
     CUDA_TRY(math_upcast_bf16_f32(q, st->q32, n, stream), err);
-    CUDA_TRY(math_upcast_bf16_f32(k, st->k32, n, stream), err);
-    CUDA_TRY(math_upcast_bf16_f32(v, st->v32, n, stream), err);
+    CUDA_TRY(math_upcast_bf16_f32(k, st->k32, kv, stream), err);
+    CUDA_TRY(math_upcast_bf16_f32(v, st->v32, kv, stream), err);
     CUDA_TRY(math_mul_scale_f32(st->q32, st->qs, n, sqrt_scale, stream), err);
     const uint8_t *cond;
     int cond_is_keep;
@@ -173,29 +187,41 @@ static int pipeline(math_state *st, const void *q, const void *k, const void *v,
         cond = user_mask;
         cond_is_keep = 0;
     } else {
-        CUDA_TRY(math_ones_u8(st->ones, S, stream), err);
-        CUDA_TRY(math_tril_u8(st->ones, st->tril, S, stream), err);
+        CUDA_TRY(math_ones_rect_u8(st->ones, SQ, S, stream), err);
+        CUDA_TRY(math_tril_rect_u8(st->ones, st->tril, SQ, S, stream), err);
         cond = st->tril;
         cond_is_keep = 1;
     }
     CUDA_TRY(math_mask_fill_neginf(&st->scalars[0], stream), err);
-    CUDA_TRY(math_where_bias(cond, cond_is_keep, &st->scalars[0], st->bias, S, stream), err);
-    CUDA_TRY(math_mul_scale_f32(st->k32, st->ks, n, sqrt_scale, stream), err);
-    /* Row-major scores[S,S] = qs[S,D]·ks[S,D]ᵀ is, column-major, scoresᵀ = ks·qsᵀ. */
-    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_T, CUBLAS_OP_N, S, S, D, &one, st->ks, CUDA_R_32F,
-                                          D, qkv_stride, st->qs, CUDA_R_32F, D, qkv_stride, &zero, st->scores,
+    CUDA_TRY(math_where_bias_rect(cond, cond_is_keep, &st->scalars[0], st->bias, SQ, S, stream), err);
+    const float *k_full = st->k32, *v_full = st->v32;
+    if (st->k_rep) {
+        /* enable_gqa: key and value repeat_interleave'd to every query head (FP32, after the upcast). */
+        CUDA_TRY(math_repeat_interleave_f32(st->k32, st->k_rep, s->batch, attn_kv_heads(s), attn_group(s),
+                                            (size_t)S * D, stream),
+                 err);
+        CUDA_TRY(math_repeat_interleave_f32(st->v32, st->v_rep, s->batch, attn_kv_heads(s), attn_group(s),
+                                            (size_t)S * D, stream),
+                 err);
+        k_full = st->k_rep;
+        v_full = st->v_rep;
+    }
+    CUDA_TRY(math_mul_scale_f32(k_full, st->ks, kv_full_elems(s), sqrt_scale, stream), err);
+    /* Row-major scores[SQ,S] = qs[SQ,D]·ks[S,D]ᵀ is, column-major, scoresᵀ = ks·qsᵀ. */
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_T, CUBLAS_OP_N, S, SQ, D, &one, st->ks, CUDA_R_32F,
+                                          D, kv_stride, st->qs, CUDA_R_32F, D, q_stride, &zero, st->scores,
                                           CUDA_R_32F, S, sc_stride, BH, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                err);
-    CUDA_TRY(math_add_bias(st->scores, st->bias, (size_t)BH, S, stream), err);
+    CUDA_TRY(math_add_bias_rect(st->scores, st->bias, (size_t)BH, SQ, S, stream), err);
     CUDA_TRY(math_softmax_f32(st->scores, st->probs, rows, S, stream), err);
     CUDA_TRY(math_isneginf(st->scores, st->neginf, m, stream), err);
     CUDA_TRY(math_row_all(st->neginf, st->row_all, rows, S, stream), err);
     CUDA_TRY(math_where_zero_fill(&st->scalars[1], stream), err);
     CUDA_TRY(math_where_zero(st->row_all, &st->scalars[1], st->probs, rows, S, stream), err);
-    /* Row-major out[S,D] = probs[S,S]·v[S,D] is, column-major, outᵀ = vᵀ·probsᵀ. */
-    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_N, CUBLAS_OP_N, D, S, S, &one, st->v32, CUDA_R_32F,
-                                          D, qkv_stride, st->probs, CUDA_R_32F, S, sc_stride, &zero, st->out32,
-                                          CUDA_R_32F, D, qkv_stride, BH, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    /* Row-major out[SQ,D] = probs[SQ,S]·v[S,D] is, column-major, outᵀ = vᵀ·probsᵀ. */
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_N, CUBLAS_OP_N, D, SQ, S, &one, v_full, CUDA_R_32F,
+                                          D, kv_stride, st->probs, CUDA_R_32F, S, sc_stride, &zero, st->out32,
+                                          CUDA_R_32F, D, q_stride, BH, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                err);
     CUDA_TRY(math_downcast_f32_bf16(st->out32, out, n, stream), err);
     CUDA_TRY(math_downcast_probs_f32_bf16(st->probs, st->probs_bf16, m, stream), err);
@@ -230,6 +256,49 @@ static void facts(void *state, attn_facts *f)
     attn_fact_add(f, "scale", NAN, "sqrt(1/sqrt(D)) applied to q and to k (two FP32 mul kernels), not to the scores");
     attn_fact_add(f, "mask", NAN, "causal bias rebuilt every call: ones -> tril -> where(0, -inf) [S,S] fp32");
     attn_fact_add(f, "safe_softmax", NAN, "isneginf -> all(-1) -> where(0): fully masked rows give 0, not NaN");
+    if (st->k_rep)
+        attn_fact_add(f, "kv_expansion_bytes", 2.0 * kv_full_elems(s) * sizeof(float),
+                      "enable_gqa: repeat_interleave of the FP32 K and V to all %d query heads, %.1f MiB written "
+                      "each forward (two copy kernels)", s->heads, 2.0 * kv_full_elems(s) * sizeof(float) / 1048576.0);
+    if (attn_shape_is_decode(s))
+        attn_fact_add(f, "decode_mask", NAN, "[%d, %d] causal bias aligned to the end of the keys (tril with "
+                      "diagonal %d; PyTorch's is_causal aligns it top-left)", attn_q_seq(s), s->seq,
+                      s->seq - attn_q_seq(s));
+}
+
+/* The same classes for grouped-query and decode shapes: eq elements of q (and out), ekv of the
+ * given k (and v), ef of the expanded ones, m of the scores; plus the two repeat_interleave
+ * copies of a grouped-query shape. */
+static void predict_gqa(const attn_shape *s, attn_prediction *p)
+{
+    const double eq = (double)qkv_elems(s), ekv = (double)kv_in_elems(s), ef = (double)kv_full_elems(s);
+    const double m = (double)score_elems(s);
+    memset(p, 0, sizeof *p);
+    p->useful_flops = attn_gqa_useful_flops(s);
+    const double gemm_flops = 4.0 * s->batch * s->heads * attn_q_seq(s) * s->seq * s->dim;
+    prediction_add(p, "FP32 GEMMs (Q·Kᵀ, P·V)", "gemm|xmma|nvjet", 2, 8 * m + 4 * (2 * eq + 2 * ef), gemm_flops,
+                   PIPE_FMA);
+    prediction_add(p, "upcasts bf16 → FP32 (Q, K, V)", "math_upcast", 3, (2 + 4) * (eq + 2 * ekv), 0, PIPE_NONE);
+    if (attn_shape_is_gqa(s))
+        prediction_add(p, "repeat_interleave (K/V expansion copies)", "math_repeat_interleave", 2, 2 * 4 * (ekv + ef),
+                       0, PIPE_NONE);
+    prediction_add(p, "√scale on Q and K", "math_mul_scale", 2, (4 + 4) * (eq + ef), 0, PIPE_NONE);
+    prediction_add(p, "bias add + softmax (FP32 scores)", "math_add_bias|math_softmax", 2, 2 * (4 + 4) * m, 0,
+                   PIPE_NONE);
+    prediction_add(p, "NaN guard (isneginf, row all)", "math_isneginf|math_row_all", 2, (4 + 1) * m + m, 0, PIPE_NONE);
+    prediction_add(p, "downcasts FP32 → bf16 (O, probs)", "math_downcast", 2, (4 + 2) * eq + (4 + 2) * m, 0,
+                   PIPE_NONE);
+    for (int i = 0; i < p->n; i++) {
+        p->executed_flops += p->cls[i].flops;
+        p->min_dram_bytes += p->cls[i].dram_bytes;
+    }
+}
+
+/* One forward's operations: 19, and with grouped-query heads the two repeat_interleave copies. */
+static int expected_ops_for(const attn_shape *s, int *n_memcpy)
+{
+    *n_memcpy = 0;
+    return MATH_OPS_PER_FORWARD + (attn_shape_is_gqa(s) ? 2 : 0);
 }
 
 /* FP32 all the way: Q, K, V upcast, FP32 score matrices (twice the bf16 bytes), cuBLAS
@@ -242,6 +311,11 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
 {
     (void)cc_major;
     (void)cc_minor;
+    const int gqa_or_decode = attn_shape_is_gqa(s) || attn_shape_is_decode(s);
+    if (gqa_or_decode) {
+        predict_gqa(s, p);
+        return;
+    }
     const double e = prediction_io_bytes(s) / 2, m = prediction_scores_bytes(s) / 2;
     memset(p, 0, sizeof *p);
     p->useful_flops = prediction_useful_flops(s);
@@ -266,6 +340,7 @@ const attn_variant variant_math = {
     .what_changed = "FP32 upcast, rebuilt causal bias, FP32 GEMMs, NaN-safe softmax: one kernel per op",
     .expected_ops = MATH_OPS_PER_FORWARD,
     .expected_memcpy = 0,
+    .expected_ops_for = expected_ops_for,
     .check_shape = check_shape,
     .device_bytes = device_bytes,
     .setup = setup,

@@ -10,6 +10,8 @@ static int setup(void **state, const attn_shape *s, const attn_options *opt, cud
     return unfused_setup(state, s, 0, st, err);
 }
 
+static int expected_ops_for(const attn_shape *s, int *n_memcpy) { return unfused_expected_ops(s, 0, n_memcpy); }
+
 static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
 {
     (void)cc_major;
@@ -23,6 +25,7 @@ const attn_variant variant_naive = {
     .what_changed = "matmul → scale → out-of-place masked_fill (copy + fill) → softmax → matmul",
     .expected_ops = 6, /* GEMM, scale, Memcpy DtoD, fill, softmax, GEMM */
     .expected_memcpy = 1,
+    .expected_ops_for = expected_ops_for,
     .check_shape = unfused_check_shape,
     .device_bytes = device_bytes,
     .setup = setup,

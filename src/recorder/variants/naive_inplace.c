@@ -10,6 +10,8 @@ static int setup(void **state, const attn_shape *s, const attn_options *opt, cud
     return unfused_setup(state, s, 1, st, err);
 }
 
+static int expected_ops_for(const attn_shape *s, int *n_memcpy) { return unfused_expected_ops(s, 1, n_memcpy); }
+
 static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_prediction *p)
 {
     (void)cc_major;
@@ -23,6 +25,7 @@ const attn_variant variant_naive_inplace = {
     .what_changed = "masked_fill_ in place: the scores copy is gone",
     .expected_ops = 5, /* GEMM, scale, fill, softmax, GEMM */
     .expected_memcpy = 0,
+    .expected_ops_for = expected_ops_for,
     .check_shape = unfused_check_shape,
     .device_bytes = device_bytes,
     .setup = setup,

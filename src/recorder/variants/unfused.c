@@ -1,6 +1,9 @@
 /* The unfused attention of naive.c and naive_inplace.c (see unfused.h): cuBLAS batched GEMMs
  * for Q·Kᵀ and P·V around the scale, causal masked_fill and softmax kernels of elementwise.h,
- * each buffer allocated once in setup; `inplace` says whether the fill writes over the scores. */
+ * each buffer allocated once in setup; `inplace` says whether the fill writes over the scores.
+ * Grouped-query shapes first expand K and V to every query head as the series' eager code does
+ * (repeat_kv: two copy kernels a forward); decode's fewer queries make the scores [q_seq, S]
+ * and the causal mask is aligned to the end of the keys. */
 #include "unfused.h"
 
 #include <cublas_v2.h> /* before check.h: its cuBLAS part */
@@ -16,7 +19,8 @@ typedef struct unfused {
     attn_shape shape;
     int inplace;
     cublasHandle_t cublas;
-    uint8_t *causal_mask; /* [S, S], built once before timing, as in the series */
+    uint8_t *causal_mask; /* [q_seq, S], built once before timing, as in the series */
+    void *k_rep, *v_rep;  /* grouped-query: K and V expanded to every query head (repeat_kv) */
     void *scores;         /* Q·Kᵀ */
     void *scaled;         /* scores·scale (out-of-place, a new buffer as `s * scale` makes) */
     void *filled;         /* naive: the masked_fill copy; naive_inplace: unused */
@@ -25,19 +29,25 @@ typedef struct unfused {
 
 static size_t scores_bytes(const attn_shape *s)
 {
-    return (size_t)s->batch * s->heads * s->seq * s->seq * 2;
+    return (size_t)s->batch * s->heads * attn_q_seq(s) * s->seq * 2;
+}
+
+/* K or V expanded to every query head: [B, H, S, D] bf16 (0 for multi-head shapes). */
+static size_t repeat_bytes(const attn_shape *s)
+{
+    return attn_shape_is_gqa(s) ? (size_t)s->batch * s->heads * s->seq * s->dim * 2 : 0;
 }
 
 int unfused_check_shape(const attn_shape *shape, attn_error *why)
 {
     (void)shape;
     (void)why;
-    return 0; /* cuBLAS and the row kernels take any positive size */
+    return 0; /* cuBLAS and the row kernels take any positive size, grouped-query and decode too */
 }
 
 size_t unfused_device_bytes(const attn_shape *shape, int inplace)
 {
-    return (size_t)shape->seq * shape->seq + scores_bytes(shape) * (inplace ? 3 : 4);
+    return (size_t)attn_q_seq(shape) * shape->seq + scores_bytes(shape) * (inplace ? 3 : 4) + 2 * repeat_bytes(shape);
 }
 
 int unfused_setup(void **state, const attn_shape *shape, int inplace, cudaStream_t stream, attn_error *err)
@@ -51,13 +61,17 @@ int unfused_setup(void **state, const attn_shape *shape, int inplace, cudaStream
     size_t sb = scores_bytes(shape);
     CUBLAS_TRY(cublasCreate(&u->cublas), err);
     CUBLAS_TRY(cublasSetStream(u->cublas, stream), err);
-    CUDA_TRY(cudaMalloc((void **)&u->causal_mask, (size_t)shape->seq * shape->seq), err);
+    CUDA_TRY(cudaMalloc((void **)&u->causal_mask, (size_t)attn_q_seq(shape) * shape->seq), err);
+    if (attn_shape_is_gqa(shape)) {
+        CUDA_TRY(cudaMalloc(&u->k_rep, repeat_bytes(shape)), err);
+        CUDA_TRY(cudaMalloc(&u->v_rep, repeat_bytes(shape)), err);
+    }
     CUDA_TRY(cudaMalloc(&u->scores, sb), err);
     CUDA_TRY(cudaMalloc(&u->scaled, sb), err);
     if (!inplace)
         CUDA_TRY(cudaMalloc(&u->filled, sb), err);
     CUDA_TRY(cudaMalloc(&u->probs, sb), err);
-    CUDA_TRY(launch_causal_mask_u8(u->causal_mask, shape->seq, stream), err);
+    CUDA_TRY(launch_causal_mask_rect_u8(u->causal_mask, attn_q_seq(shape), shape->seq, stream), err);
     CUDA_TRY(cudaStreamSynchronize(stream), err);
     return ATTN_OK;
 }
@@ -66,15 +80,24 @@ static int forward_with_mask(unfused *u, const void *q, const void *k, const voi
                              const uint8_t *mask, cudaStream_t stream, attn_error *err)
 {
     const attn_shape *s = &u->shape;
-    const int S = s->seq, D = s->dim, BH = s->batch * s->heads;
-    const long long qkv_stride = (long long)S * D, sc_stride = (long long)S * S;
+    const int S = s->seq, SQ = attn_q_seq(s), D = s->dim, BH = s->batch * s->heads;
+    const long long kv_stride = (long long)S * D, q_stride = (long long)SQ * D, sc_stride = (long long)SQ * S;
     const float one = 1.f, zero = 0.f;
-    /* Row-major scores[S,S] = Q[S,D]·K[S,D]ᵀ is, column-major, scoresᵀ = K·Qᵀ. */
-    CUBLAS_TRY(cublasGemmStridedBatchedEx(u->cublas, CUBLAS_OP_T, CUBLAS_OP_N, S, S, D, &one, k, CUDA_R_16BF, D,
-                                          qkv_stride, q, CUDA_R_16BF, D, qkv_stride, &zero, u->scores,
+    if (u->k_rep) {
+        /* Grouped-query: repeat_kv, as the series' eager code runs it (a copy of K and of V). */
+        CUDA_TRY(launch_repeat_kv_bf16(k, u->k_rep, s->batch, attn_kv_heads(s), attn_group(s), (size_t)S * D, stream),
+                 err);
+        CUDA_TRY(launch_repeat_kv_bf16(v, u->v_rep, s->batch, attn_kv_heads(s), attn_group(s), (size_t)S * D, stream),
+                 err);
+        k = u->k_rep;
+        v = u->v_rep;
+    }
+    /* Row-major scores[SQ,S] = Q[SQ,D]·K[S,D]ᵀ is, column-major, scoresᵀ = K·Qᵀ. */
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(u->cublas, CUBLAS_OP_T, CUBLAS_OP_N, S, SQ, D, &one, k, CUDA_R_16BF, D,
+                                          kv_stride, q, CUDA_R_16BF, D, q_stride, &zero, u->scores,
                                           CUDA_R_16BF, S, sc_stride, BH, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                err);
-    size_t n = (size_t)BH * S * S;
+    size_t n = (size_t)BH * SQ * S;
     CUDA_TRY(launch_scale_bf16(u->scores, u->scaled, n, 1.0f / sqrtf((float)D), stream), err);
     void *filled = u->scaled;
     if (!u->inplace) {
@@ -83,12 +106,12 @@ static int forward_with_mask(unfused *u, const void *q, const void *k, const voi
         CUDA_TRY(cudaMemcpyAsync(u->filled, u->scaled, n * 2, cudaMemcpyDeviceToDevice, stream), err);
         filled = u->filled;
     }
-    CUDA_TRY(launch_masked_fill_bf16(filled, mask, (size_t)BH, S, -INFINITY, stream), err);
-    CUDA_TRY(launch_softmax_rows_bf16(filled, u->probs, (size_t)BH * S, S, stream), err);
-    /* Row-major out[S,D] = P[S,S]·V[S,D] is, column-major, outᵀ = Vᵀ·Pᵀ. */
-    CUBLAS_TRY(cublasGemmStridedBatchedEx(u->cublas, CUBLAS_OP_N, CUBLAS_OP_N, D, S, S, &one, v, CUDA_R_16BF, D,
-                                          qkv_stride, u->probs, CUDA_R_16BF, S, sc_stride, &zero, out,
-                                          CUDA_R_16BF, D, qkv_stride, BH, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    CUDA_TRY(launch_masked_fill_rect_bf16(filled, mask, (size_t)BH, SQ, S, -INFINITY, stream), err);
+    CUDA_TRY(launch_softmax_rows_bf16(filled, u->probs, (size_t)BH * SQ, S, stream), err);
+    /* Row-major out[SQ,D] = P[SQ,S]·V[S,D] is, column-major, outᵀ = Vᵀ·Pᵀ. */
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(u->cublas, CUBLAS_OP_N, CUBLAS_OP_N, D, SQ, S, &one, v, CUDA_R_16BF, D,
+                                          kv_stride, u->probs, CUDA_R_16BF, S, sc_stride, &zero, out,
+                                          CUDA_R_16BF, D, q_stride, BH, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                err);
     return ATTN_OK;
 }
@@ -111,6 +134,11 @@ void unfused_facts(void *state, attn_facts *facts)
     unfused *u = state;
     size_t sb = scores_bytes(&u->shape);
     attn_fact_add(facts, "scores_bytes", (double)sb, "%.1f MiB per [B,H,S,S] bf16 buffer", sb / 1048576.0);
+    if (u->k_rep)
+        attn_fact_add(facts, "kv_expansion_bytes", 2.0 * repeat_bytes(&u->shape),
+                      "repeat_kv copies K and V to all %d query heads each forward: %.1f MiB written (%d query heads "
+                      "per key/value head)", u->shape.heads, 2.0 * repeat_bytes(&u->shape) / 1048576.0,
+                      attn_group(&u->shape));
     int ver = 0;
     if (cublasGetVersion(u->cublas, &ver) == CUBLAS_STATUS_SUCCESS)
         attn_fact_add(facts, "cublas_version", ver, "%d", ver);
@@ -122,6 +150,8 @@ void unfused_teardown(void *state)
     if (!u)
         return;
     cudaFree(u->causal_mask);
+    cudaFree(u->k_rep);
+    cudaFree(u->v_rep);
     cudaFree(u->scores);
     cudaFree(u->scaled);
     cudaFree(u->filled);
@@ -136,24 +166,40 @@ void unfused_teardown(void *state)
  * the fill writes only the masked (upper) triangle and reads the [S,S] mask. */
 void unfused_predict(const attn_shape *s, int inplace, attn_prediction *p)
 {
-    const double sb = prediction_scores_bytes(s), io = prediction_io_bytes(s), S = s->seq;
+    const int gqa_or_decode = attn_shape_is_gqa(s) || attn_shape_is_decode(s);
+    const double sb = gqa_or_decode ? (double)scores_bytes(s) : prediction_scores_bytes(s);
+    const double io = prediction_io_bytes(s), S = s->seq, SQ = attn_q_seq(s);
     const double n = sb / 2; /* elements of the score matrices */
     memset(p, 0, sizeof *p);
-    p->useful_flops = prediction_useful_flops(s);
+    p->useful_flops = gqa_or_decode ? attn_gqa_useful_flops(s) : prediction_useful_flops(s);
     /* Q·Kᵀ reads Q, K and writes the scores; P·V reads P, V and writes O. Full
-     * matrices: cuBLAS computes the masked half too. */
-    prediction_add(p, "GEMMs (Q·Kᵀ, P·V)", "gemm|nvjet|xmma", 2, 2 * sb + 4 * io, 2 * p->useful_flops, PIPE_TENSOR);
+     * matrices: cuBLAS computes the masked half too. K and V are the expanded ones. */
+    const double gemm_io = gqa_or_decode ? 2 * attn_q_bytes(s) + 2.0 * s->batch * s->heads * S * s->dim * 2 : 4 * io;
+    const double gemm_flops = gqa_or_decode ? 4.0 * s->batch * s->heads * SQ * S * s->dim : 2 * p->useful_flops;
+    if (attn_shape_is_gqa(s)) {
+        /* Copy kernels (not Memcpy operations): K and V read once, written once per query head. */
+        prediction_add(p, "repeat_kv (K/V expansion copies)", "attnprof_repeat_kv", 2,
+                       2 * attn_kv_bytes(s) + 2.0 * repeat_bytes(s), 0, PIPE_NONE);
+    }
+    prediction_add(p, "GEMMs (Q·Kᵀ, P·V)", "gemm|nvjet|xmma", 2, 2 * sb + gemm_io, gemm_flops, PIPE_TENSOR);
     prediction_add(p, "scale", "attnprof_scale", 1, 2 * sb, n, PIPE_NONE);
     if (!inplace) {
         pred_class *c = prediction_add(p, "Memcpy DtoD (masked_fill's clone)", "Memcpy DtoD", 1, 2 * sb, 0, PIPE_NONE);
         if (c)
             c->is_copy = 1;
     }
-    prediction_add(p, "masked_fill (writes the masked triangle)", "masked_fill", 1, sb * (S - 1) / (2 * S) + S * S, 0,
+    const double masked = gqa_or_decode ? (SQ * (SQ - 1) / 2) / (SQ * S) : (S - 1) / (2 * S); /* masked fraction */
+    prediction_add(p, "masked_fill (writes the masked triangle)", "masked_fill", 1, sb * masked + SQ * S, 0,
                    PIPE_NONE);
     prediction_add(p, "softmax", "softmax", 1, 2 * sb, 0, PIPE_NONE);
     for (int i = 0; i < p->n; i++) {
         p->executed_flops += p->cls[i].flops;
         p->min_dram_bytes += p->cls[i].dram_bytes;
     }
+}
+
+int unfused_expected_ops(const attn_shape *s, int inplace, int *n_memcpy)
+{
+    *n_memcpy = inplace ? 0 : 1;
+    return (inplace ? 5 : 6) + (attn_shape_is_gqa(s) ? 2 : 0); /* + repeat_kv of K and of V */
 }

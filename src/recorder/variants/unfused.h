@@ -16,5 +16,8 @@ int unfused_forward_masked(void *state, const void *q, const void *k, const void
 void unfused_facts(void *state, attn_facts *facts);
 void unfused_teardown(void *state);
 void unfused_predict(const attn_shape *s, int inplace, attn_prediction *p);
+/* GPU operations per forward at this shape: 6 (naive) or 5 (in place), plus the two repeat_kv
+ * copies of a grouped-query shape; *n_memcpy the masked_fill clone's. */
+int unfused_expected_ops(const attn_shape *s, int inplace, int *n_memcpy);
 
 #endif

@@ -1,0 +1,428 @@
+/* Split-KV decode attention (flash_decode.h): the split kernel and the combine.
+ *
+ * Split kernel: block (row tile of one key/value head, split). The tile's 16 query rows are
+ * the group's heads × q_seq rows, contiguous in q and out, loaded once into shared memory and
+ * held as mma.sync A fragments in registers. Warp w takes the split's 32-key chunks w, w + 4,
+ * ... through its own ring of three shared-memory stages (cp.async, one commit group per
+ * chunk), so the four warps keep up to twelve chunks of K and V in flight without a block
+ * barrier. Each warp keeps its own online softmax (exp2 domain, the scale folded in, as
+ * flash_fwd.cu); at the end the warps' (max, sum, O) are merged in shared memory. Keys past
+ * the split, past seq or above a row's causal limit (i + seq - q_seq) score -inf; chunks past
+ * the tile's last visible key are never loaded.
+ *
+ * Combine: one warp per query row weighs the splits' normalised partial outputs by
+ * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp. */
+#include "flash_decode.h"
+
+#include <cuda_bf16.h>
+#include "ptx_bf16.cuh"
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+typedef __nv_bfloat16 bf16;
+
+struct DecodeParams {
+    const bf16 *q, *k, *v;
+    bf16 *o;
+    float *lse;      /* [B * Hq * q_seq] natural log */
+    float *part_o;   /* [splits][B * Hq * q_seq][head_dim] normalised partial outputs (splits > 1) */
+    float *part_lse; /* [splits][B * Hq * q_seq] natural log; -inf: no key of the split is visible */
+    int q_seq, seq, heads, kv_heads, group, head_dim;
+    int rows;      /* group * q_seq: query rows per key/value head */
+    int row_tiles; /* ceil(rows / 16) */
+    int splits, keys_per_split;
+    int total_rows; /* B * Hq * q_seq */
+    float scale_log2;
+};
+
+namespace {
+
+using namespace ptx;
+
+constexpr int DEC_WARPS = 4, DEC_THREADS = DEC_WARPS * 32, DEC_ROWS = 16, DEC_CN = 32, DEC_STAGES = 3;
+
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* A row with no visible key yet keeps max -inf; 0 in its place keeps exp2 at 0, not NaN. */
+__device__ __forceinline__ float exp2_offset(float m) { return m == -INFINITY ? 0.f : m; }
+
+/* The Q tile and every warp's ring (K and V of each stage), rows padded by 16 bytes. */
+constexpr size_t decode_smem_bytes(int d)
+{
+    return (size_t)(DEC_ROWS + DEC_WARPS * DEC_STAGES * 2 * DEC_CN) * (size_t)(d + 8) * sizeof(bf16);
+}
+
+/* One warp copies keys k0 .. k0 + 31 of a head (row stride ld) into its stage; rows at or
+ * past k_end and columns at or past ld are zero-filled. */
+template <int D>
+__device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, int k0, int k_end, int ld, int lane)
+{
+    constexpr int CPR = D / 8, LD = D + 8, PER_LANE = DEC_CN * CPR / 32;
+    static_assert((DEC_CN * CPR) % 32 == 0, "a chunk divides evenly among the lanes");
+#pragma unroll
+    for (int i = 0; i < PER_LANE; i++) {
+        const int idx = lane + 32 * i, r = idx / CPR, c = idx % CPR;
+        const bool valid = k0 + r < k_end && c * 8 < ld;
+        const bf16 *src = ghead + (size_t)(valid ? k0 + r : k0) * ld + (valid ? c * 8 : 0);
+        cp_async_16(smem_addr(sdst + r * LD + c * 8), src, valid);
+    }
+}
+
+template <int D>
+__device__ __forceinline__ void decode_body(const DecodeParams &p)
+{
+    constexpr int LD = D + 8, KD = D / 16, DT = D / 8, NT = DEC_CN / 8, KN = DEC_CN / 16;
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    bf16 *ring = sQ + DEC_ROWS * LD + warp * (DEC_STAGES * 2 * DEC_CN * LD);
+
+    const int rt = blockIdx.x % p.row_tiles, bkv = blockIdx.x / p.row_tiles;
+    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads, split = blockIdx.y;
+    const int ld = p.head_dim, S = p.seq, SQ = p.q_seq, off = S - SQ;
+    const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
+    const size_t row_base = (size_t)(b * p.heads + kvh * p.group) * SQ + r0; /* global row of tile row 0 */
+    const bf16 *Q = p.q + row_base * ld;
+    const bf16 *K = p.k + (size_t)bkv * S * ld, *V = p.v + (size_t)bkv * S * ld;
+
+    /* The tile's last visible key: the largest query index among its rows, plus off. */
+    int max_i = 0;
+    for (int r = 0; r < n_rows; r++)
+        max_i = max(max_i, (r0 + r) % SQ);
+    const int kb = split * p.keys_per_split;
+    const int ke = min(min(kb + p.keys_per_split, S), max_i + off + 1);
+
+    {
+        constexpr int CPR = D / 8;
+        for (int idx = tid; idx < DEC_ROWS * CPR; idx += DEC_THREADS) {
+            const int r = idx / CPR, c = idx % CPR;
+            const bool valid = r < n_rows && c * 8 < ld;
+            cp_async_16(smem_addr(sQ + r * LD + c * 8), Q + (size_t)(valid ? r : 0) * ld + (valid ? c * 8 : 0),
+                        valid);
+        }
+        cp_async_commit();
+    }
+    const int n_chunks = ke > kb ? (ke - kb + DEC_CN - 1) / DEC_CN : 0;
+    const int my_chunks = n_chunks > warp ? (n_chunks - warp + DEC_WARPS - 1) / DEC_WARPS : 0;
+#pragma unroll
+    for (int s = 0; s < DEC_STAGES - 1; s++) {
+        if (s < my_chunks) {
+            const int k0 = kb + (warp + s * DEC_WARPS) * DEC_CN;
+            warp_load_chunk<D>(ring + (2 * s) * DEC_CN * LD, K, k0, ke, ld, lane);
+            warp_load_chunk<D>(ring + (2 * s + 1) * DEC_CN * LD, V, k0, ke, ld, lane);
+        }
+        cp_async_commit();
+    }
+    cp_async_wait<DEC_STAGES - 1>(); /* the Q group (committed first) has landed */
+    __syncthreads();
+
+    uint32_t qf[KD][4];
+    const uint32_t q_lane = smem_addr(sQ) + (uint32_t)((lane & 15) * LD * 2) + (uint32_t)((lane >> 4) << 4);
+#pragma unroll
+    for (int kk = 0; kk < KD; kk++)
+        ldmatrix_x4(q_lane + kk * 32, qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
+    const uint32_t k_lane_off =
+        (uint32_t)((((lane >> 4) << 3) + (lane & 7)) * LD * 2) + (uint32_t)(((lane >> 3) & 1) << 4);
+    const uint32_t v_lane_off =
+        (uint32_t)(((((lane >> 3) & 1) << 3) + (lane & 7)) * LD * 2) + (uint32_t)((lane >> 4) << 4);
+    /* The causal limit of this lane's two rows (g and g + 8). */
+    const int limit[2] = {(r0 + g) % SQ + off, (r0 + g + 8) % SQ + off};
+
+    float o[DT][4];
+#pragma unroll
+    for (int dt = 0; dt < DT; dt++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            o[dt][i] = 0.f;
+    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+    const float scale_log2 = p.scale_log2;
+
+    for (int j = 0; j < my_chunks; j++) {
+        const int jn = j + DEC_STAGES - 1;
+        if (jn < my_chunks) {
+            const int sn = jn % DEC_STAGES, k0n = kb + (warp + jn * DEC_WARPS) * DEC_CN;
+            warp_load_chunk<D>(ring + (2 * sn) * DEC_CN * LD, K, k0n, ke, ld, lane);
+            warp_load_chunk<D>(ring + (2 * sn + 1) * DEC_CN * LD, V, k0n, ke, ld, lane);
+        }
+        cp_async_commit();
+        cp_async_wait<DEC_STAGES - 1>(); /* chunk j has landed (this lane's copies) */
+        __syncwarp();                    /* and every lane's */
+        const int stage = j % DEC_STAGES, k0 = kb + (warp + j * DEC_WARPS) * DEC_CN;
+        const uint32_t k_base = smem_addr(ring + (2 * stage) * DEC_CN * LD) + k_lane_off;
+        const uint32_t v_base = smem_addr(ring + (2 * stage + 1) * DEC_CN * LD) + v_lane_off;
+
+        float s[NT][4];
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                s[nt][i] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < KD; kk++)
+#pragma unroll
+            for (int np = 0; np < NT / 2; np++) {
+                uint32_t b0, b1, b2, b3;
+                ldmatrix_x4(k_base + np * 16 * LD * 2 + kk * 32, b0, b1, b2, b3);
+                mma_bf16_16816(s[2 * np], qf[kk], b0, b1);
+                mma_bf16_16816(s[2 * np + 1], qf[kk], b2, b3);
+            }
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int col = k0 + nt * 8 + 2 * t4 + (i & 1);
+                if (col >= ke || col > limit[i >> 1])
+                    s[nt][i] = -INFINITY;
+            }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float mx = -INFINITY;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++)
+                mx = fmaxf(mx, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float m_new = fmaxf(row_max[h], mx * scale_log2);
+            const float alpha = fast_exp2(row_max[h] - exp2_offset(m_new));
+            row_max[h] = m_new;
+            row_sum[h] *= alpha;
+#pragma unroll
+            for (int dt = 0; dt < DT; dt++) {
+                o[dt][2 * h] *= alpha;
+                o[dt][2 * h + 1] *= alpha;
+            }
+        }
+        uint32_t pa[KN][4];
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            float e[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                e[i] = fast_exp2(fmaf(s[nt][i], scale_log2, -exp2_offset(row_max[i >> 1])));
+            row_sum[0] += e[0] + e[1];
+            row_sum[1] += e[2] + e[3];
+            pa[nt >> 1][(nt & 1) * 2 + 0] = pack_bf16x2(e[0], e[1]);
+            pa[nt >> 1][(nt & 1) * 2 + 1] = pack_bf16x2(e[2], e[3]);
+        }
+#pragma unroll
+        for (int kk = 0; kk < KN; kk++)
+#pragma unroll
+            for (int dp = 0; dp < DT / 2; dp++) {
+                uint32_t b0, b1, b2, b3;
+                ldmatrix_x4_trans(v_base + kk * 16 * LD * 2 + dp * 32, b0, b1, b2, b3);
+                mma_bf16_16816(o[2 * dp], pa[kk], b0, b1);
+                mma_bf16_16816(o[2 * dp + 1], pa[kk], b2, b3);
+            }
+        __syncwarp(); /* every lane is done with this stage before it is refilled */
+    }
+    cp_async_wait<0>();
+
+    /* The warps' partial softmaxes, merged in shared memory (over the rings). */
+    __syncthreads();
+    float *m_o = reinterpret_cast<float *>(sQ + DEC_ROWS * LD); /* [warps][16][D] */
+    float *m_max = m_o + DEC_WARPS * DEC_ROWS * D, *m_sum = m_max + DEC_WARPS * DEC_ROWS;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float l = row_sum[h];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const int row = g + 8 * h;
+#pragma unroll
+        for (int dt = 0; dt < DT; dt++) {
+            m_o[(warp * DEC_ROWS + row) * D + dt * 8 + 2 * t4] = o[dt][2 * h];
+            m_o[(warp * DEC_ROWS + row) * D + dt * 8 + 2 * t4 + 1] = o[dt][2 * h + 1];
+        }
+        if (t4 == 0) {
+            m_max[warp * DEC_ROWS + row] = row_max[h];
+            m_sum[warp * DEC_ROWS + row] = l;
+        }
+    }
+    __syncthreads();
+    for (int idx = tid; idx < n_rows * D; idx += DEC_THREADS) {
+        const int r = idx / D, d = idx % D;
+        if (d >= ld)
+            continue;
+        float m = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < DEC_WARPS; w++)
+            m = fmaxf(m, m_max[w * DEC_ROWS + r]);
+        float acc = 0.f, l = 0.f;
+        if (m != -INFINITY) {
+#pragma unroll
+            for (int w = 0; w < DEC_WARPS; w++) {
+                const float a = fast_exp2(m_max[w * DEC_ROWS + r] - m);
+                acc += a * m_o[(w * DEC_ROWS + r) * D + d];
+                l += a * m_sum[w * DEC_ROWS + r];
+            }
+        }
+        const float out = l > 0.f ? acc / l : 0.f;
+        const float lse = l > 0.f ? (m + __log2f(l)) * 0.69314718055994531f : -INFINITY;
+        const size_t row = row_base + r;
+        if (p.splits == 1) {
+            p.o[row * ld + d] = __float2bfloat16(out);
+            if (d == 0)
+                p.lse[row] = lse;
+        } else {
+            p.part_o[((size_t)split * p.total_rows + row) * ld + d] = out;
+            if (d == 0)
+                p.part_lse[(size_t)split * p.total_rows + row] = lse;
+        }
+    }
+}
+
+} // namespace
+
+#define ATTNPROF_DECODE_KERNEL(D)                                                                  \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
+        attnprof_flash_decode_bf16_d##D##_16x32_w4(DecodeParams p)                                 \
+    {                                                                                              \
+        decode_body<D>(p);                                                                         \
+    }
+ATTNPROF_DECODE_KERNEL(64)
+ATTNPROF_DECODE_KERNEL(128)
+
+/* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). */
+extern "C" __global__ void __launch_bounds__(128) attnprof_flash_decode_combine_bf16(DecodeParams p)
+{
+    const int row = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= p.total_rows)
+        return;
+    const int T = p.total_rows, ld = p.head_dim;
+    float mx = -INFINITY;
+    for (int s = 0; s < p.splits; s++)
+        mx = fmaxf(mx, p.part_lse[(size_t)s * T + row]);
+    float wsum = 0.f;
+    for (int s = 0; s < p.splits; s++) {
+        const float l = p.part_lse[(size_t)s * T + row];
+        wsum += l == -INFINITY ? 0.f : __expf(l - mx);
+    }
+    for (int d = lane; d < ld; d += 32) {
+        float acc = 0.f;
+        for (int s = 0; s < p.splits; s++) {
+            const float l = p.part_lse[(size_t)s * T + row];
+            if (l != -INFINITY)
+                acc += __expf(l - mx) * p.part_o[((size_t)s * T + row) * ld + d];
+        }
+        p.o[(size_t)row * ld + d] = __float2bfloat16(acc / wsum);
+    }
+    if (lane == 0)
+        p.lse[row] = mx + logf(wsum);
+}
+
+namespace {
+
+typedef void (*decode_kernel_fn)(DecodeParams);
+struct DecodeEntry {
+    flash_decode_config cfg;
+    decode_kernel_fn fn;
+};
+#define ATTNPROF_DECODE_ENTRY(D)                                                                   \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x32_w4", "attnprof_flash_decode_combine_bf16", D, DEC_ROWS, DEC_CN,  \
+      DEC_WARPS, DEC_THREADS, decode_smem_bytes(D),                                                \
+      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a 3-stage ring per warp"},      \
+     attnprof_flash_decode_bf16_d##D##_16x32_w4}
+const DecodeEntry decode_entries[] = {ATTNPROF_DECODE_ENTRY(64), ATTNPROF_DECODE_ENTRY(128)};
+const int decode_entry_count = (int)(sizeof decode_entries / sizeof decode_entries[0]);
+
+} // namespace
+
+extern "C" int flash_decode_config_count(void) { return decode_entry_count; }
+
+extern "C" const flash_decode_config *flash_decode_config_at(int i)
+{
+    return i >= 0 && i < decode_entry_count ? &decode_entries[i].cfg : NULL;
+}
+
+extern "C" int flash_decode_config_for_dim(int head_dim)
+{
+    if (head_dim < 8 || head_dim % 8 != 0)
+        return -1;
+    for (int i = 0; i < decode_entry_count; i++) /* ascending D */
+        if (decode_entries[i].cfg.head_dim >= head_dim)
+            return i;
+    return -1;
+}
+
+extern "C" cudaError_t flash_decode_prepare(int config)
+{
+    if (config < 0 || config >= decode_entry_count)
+        return cudaErrorInvalidValue;
+    const DecodeEntry &e = decode_entries[config];
+    return cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
+}
+
+extern "C" cudaError_t flash_decode_blocks_per_sm(int config, int *blocks)
+{
+    if (config < 0 || config >= decode_entry_count || !blocks)
+        return cudaErrorInvalidValue;
+    const DecodeEntry &e = decode_entries[config];
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.fn, e.cfg.threads, e.cfg.smem_bytes);
+}
+
+extern "C" int flash_decode_row_tiles(int config, int heads, int kv_heads, int q_seq)
+{
+    if (config < 0 || config >= decode_entry_count || kv_heads < 1 || heads % kv_heads != 0 || q_seq < 1)
+        return -1;
+    const long long rows = (long long)(heads / kv_heads) * q_seq;
+    return (int)((rows + DEC_ROWS - 1) / DEC_ROWS);
+}
+
+extern "C" size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, int head_dim, int splits)
+{
+    if (splits <= 1)
+        return 0;
+    const size_t rows = (size_t)batch * heads * q_seq;
+    return (size_t)splits * rows * ((size_t)head_dim + 1) * sizeof(float);
+}
+
+extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out,
+                                           float *lse, void *workspace, int batch, int heads, int kv_heads, int q_seq,
+                                           int seq, int head_dim, int splits, int keys_per_split, cudaStream_t stream)
+{
+    if (config < 0 || config >= decode_entry_count || batch < 1 || heads < 1 || kv_heads < 1 ||
+        heads % kv_heads != 0 || q_seq < 1 || seq < 1 || q_seq > seq || !lse || splits < 1 ||
+        keys_per_split < DEC_CN || keys_per_split % DEC_CN != 0 ||
+        (long long)(splits - 1) * keys_per_split >= seq || (long long)splits * keys_per_split < seq ||
+        (splits > 1 && !workspace))
+        return cudaErrorInvalidValue;
+    const DecodeEntry &e = decode_entries[config];
+    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim)
+        return cudaErrorInvalidValue;
+    const int row_tiles = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
+    const long long blocks = (long long)batch * kv_heads * row_tiles;
+    const long long total_rows = (long long)batch * heads * q_seq;
+    if (blocks > 0x7fffffffLL || splits > 65535 || total_rows > 0x7fffffffLL)
+        return cudaErrorInvalidValue;
+    DecodeParams p;
+    p.q = static_cast<const bf16 *>(q);
+    p.k = static_cast<const bf16 *>(k);
+    p.v = static_cast<const bf16 *>(v);
+    p.o = static_cast<bf16 *>(out);
+    p.lse = lse;
+    p.part_lse = static_cast<float *>(workspace);
+    p.part_o = splits > 1 ? p.part_lse + (size_t)splits * total_rows : NULL;
+    p.q_seq = q_seq;
+    p.seq = seq;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
+    p.group = heads / kv_heads;
+    p.head_dim = head_dim;
+    p.rows = p.group * q_seq;
+    p.row_tiles = row_tiles;
+    p.splits = splits;
+    p.keys_per_split = keys_per_split;
+    p.total_rows = (int)total_rows;
+    p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
+    e.fn<<<dim3((unsigned)blocks, (unsigned)splits), e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
+    cudaError_t rc = cudaGetLastError();
+    if (rc != cudaSuccess || splits == 1)
+        return rc;
+    attnprof_flash_decode_combine_bf16<<<(unsigned)((total_rows + 3) / 4), 128, 0, stream>>>(p);
+    return cudaGetLastError();
+}

@@ -1,0 +1,63 @@
+/* Split-KV ("flash-decoding") attention forward for decode (kernels/flash_decode.cu): few new
+ * queries against a long key/value cache, grouped-query heads native. bf16 q and out
+ * [B, Hq, q_seq, D], k and v [B, Hkv, seq, D] contiguous, scale 1/sqrt(D), causal with the
+ * mask aligned to the end of the keys (query i sees keys 0 .. i + seq - q_seq), log-sum-exp
+ * per query row into a float buffer [B, Hq, q_seq] (natural log).
+ *
+ * The query rows of one key/value head (its group's heads × q_seq, contiguous in memory) are
+ * one tile of 16 rows (more rows: several tiles), so the group's heads share every K/V load.
+ * The keys are cut into `splits` ranges, one block each, so that B × Hkv alone does not
+ * leave multiprocessors idle; each block's four warps stream their own 32-key chunks through a
+ * three-deep cp.async ring, run Q·Kᵀ and P·V on mma.sync m16n8k16 and merge their partial
+ * softmaxes in shared memory. With more than one split each block writes its normalised
+ * partial output and log-sum-exp (fp32, the workspace), and a second kernel, the combine,
+ * weighs them by exp(lse − max) into the output: two kernels per forward, both this
+ * variant's. Kernels: attnprof_flash_decode_bf16_d<D>_16x32_w4 and
+ * attnprof_flash_decode_combine_bf16, for D = 64 and 128 (a smaller multiple of 8 runs the
+ * next one up, its missing columns zero-filled). */
+#ifndef ATTNPROF_FLASH_DECODE_H
+#define ATTNPROF_FLASH_DECODE_H
+
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct flash_decode_config {
+    const char *kernel_name;  /* the split kernel's (unmangled) name */
+    const char *combine_name; /* the combine kernel's */
+    int head_dim;             /* compiled D */
+    int block_rows;           /* query rows per tile */
+    int chunk_keys;           /* keys per warp step */
+    int warps, threads;
+    size_t smem_bytes;        /* dynamic shared memory per block */
+    const char *path;
+} flash_decode_config;
+
+int flash_decode_config_count(void);
+const flash_decode_config *flash_decode_config_at(int i); /* NULL out of range */
+/* The configuration a head dim runs on (the smallest compiled D >= head_dim), or -1 (not a
+ * multiple of 8, or above the largest). */
+int flash_decode_config_for_dim(int head_dim);
+/* Raises the kernel's dynamic shared-memory limit; call once per process and device. */
+cudaError_t flash_decode_prepare(int config);
+cudaError_t flash_decode_blocks_per_sm(int config, int *blocks);
+/* Query-row tiles per key/value head: ceil(heads / kv_heads * q_seq / block_rows). */
+int flash_decode_row_tiles(int config, int heads, int kv_heads, int q_seq);
+/* Workspace of a launch with `splits` > 1: the partial outputs and log-sum-exps (0 for one
+ * split). */
+size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, int head_dim, int splits);
+/* One forward: the split kernel, then (splits > 1) the combine. keys_per_split: a multiple of
+ * the chunk keys, splits = ceil(seq / keys_per_split). Returns the launch status; does not
+ * synchronize. cudaErrorInvalidValue for a bad argument (kv_heads not dividing heads,
+ * q_seq > seq, head_dim not a multiple of 8 or above the configuration's, a grid too large). */
+cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out, float *lse,
+                                void *workspace, int batch, int heads, int kv_heads, int q_seq, int seq, int head_dim,
+                                int splits, int keys_per_split, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
