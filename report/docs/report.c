@@ -15,6 +15,7 @@
 #include "latex.h"
 #include "model_inputs.h"
 #include "model_roles.h"
+#include "kernel_roles.h"
 #include "occupancy.h"
 #include "series.h"
 
@@ -184,7 +185,9 @@ static void header_imported(FILE *f, const analysis *a)
     fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %s; driver, cuBLAS and cuDNN versions %s |\n", rt,
             drv, cupti, NOT_RECORDED);
     fputs("| Produced by | ", f);
-    esc_md_text(f, r->producer == PRODUCER_PYTORCH ? "PyTorch's profiler (Kineto)" : "a Kineto producer other than PyTorch");
+    esc_md_text(f, r->producer == PRODUCER_PYTORCH     ? "PyTorch's profiler (Kineto)"
+                   : r->producer == PRODUCER_INJECTION ? "attnprof record (CUPTI injected into the program)"
+                                                       : "a Kineto producer other than PyTorch");
     fputs(" — ", f);
     esc_md_text(f, r->producer_evidence);
     fputs(" |\n", f);
@@ -821,6 +824,7 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
     series_abstract(f, a);
     summary_table(f, a, ref);
     model_section_md(f, a);
+    kernel_roles_section_md(f, a); /* archives of attnprof record only */
     if (ref)
         series_reference_note(f, a, ref->a, ref->label);
     if (series_applies(a))

@@ -38,6 +38,8 @@ const char *run_producer_name(run_producer p)
         return "pytorch_profiler";
     case PRODUCER_KINETO:
         return "kineto";
+    case PRODUCER_INJECTION:
+        return "injection";
     }
     return "?";
 }
@@ -54,6 +56,8 @@ const char *run_producer_phrase(const run_info *r)
         return "imported PyTorch profiler traces";
     case PRODUCER_KINETO:
         return "imported Kineto traces";
+    case PRODUCER_INJECTION:
+        return "recorded by injection";
     default:
         return "attnprof run";
     }
@@ -712,11 +716,11 @@ static void read_provenance(reader *R, json_t *root, run_info *r)
     if (prov) {
         const char *p = str(R, "provenance", prov, "producer");
         int known = 0;
-        for (int k = PRODUCER_ATTNPROF; k <= PRODUCER_KINETO; k++)
+        for (int k = PRODUCER_ATTNPROF; k <= PRODUCER_INJECTION; k++)
             if (!strcmp(p, run_producer_name((run_producer)k)))
                 r->producer = (run_producer)k, known = 1;
         if (!known)
-            bad(R, "provenance", "producer", "\"attnprof\", \"pytorch_profiler\" or \"kineto\"");
+            bad(R, "provenance", "producer", "\"attnprof\", \"pytorch_profiler\", \"kineto\" or \"injection\"");
         esc_copy_utf8(r->producer_evidence, sizeof r->producer_evidence, str(R, "provenance", prov, "evidence"));
         r->provenance_recorded = 1;
     } else {

@@ -28,6 +28,8 @@ void cli_usage(FILE *f)
           "       attnprof sweep --collect DIR      (re)build DIR's sweep report from the shapes there\n"
           "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
           "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
+          "       attnprof record [-o DIR] [--range NAME] [--skip N] [--steps N] [--force] -- CMD ARGS...\n"
+          "                                    run any CUDA program under CUPTI injection and archive it\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
           "\n"
@@ -102,7 +104,8 @@ void cli_usage(FILE *f)
           "\n"
           "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
           "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error, 8 a sweep directory refused\n"
-          "            (a stored task command, a link), 9 out of memory, 130 interrupted\n",
+          "            (a stored task command, a link), 9 out of memory, 13 record: the program ran no CUDA or no GPU work,\n"
+          "            126/127 record: CMD not executable / not found (else record exits with CMD's status), 130 interrupted\n",
           f);
 }
 
@@ -277,7 +280,7 @@ const cli_command_spec cli_command_table[] = {
     {"run", CMD_RUN, CLI_ON_RUN},           {"report", CMD_REPORT, CLI_ON_REPORT},
     {"compare", CMD_COMPARE, CLI_ON_COMPARE}, {"list", CMD_LIST, CLI_ON_LIST},
     {"sweep", CMD_SWEEP, CLI_ON_SWEEP},     {"help", CMD_HELP, CLI_ON_HELP},
-    {"import", CMD_IMPORT, CLI_ON_IMPORT},
+    {"import", CMD_IMPORT, CLI_ON_IMPORT},   {"record", CMD_RECORD, CLI_ON_RECORD},
 };
 const size_t cli_command_count = sizeof cli_command_table / sizeof cli_command_table[0];
 
@@ -673,6 +676,12 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         }
         if (!strcmp(argv[i], "sweep"))
             o->command = CMD_SWEEP;
+        if (!strcmp(argv[i], "record")) { /* its own options and a CMD after them: src/cli/record.c parses */
+            o->command = CMD_RECORD;
+            o->inputs = argv + i;
+            o->n_inputs = argc - i;
+            return EXIT_OK;
+        }
         break;
     }
 

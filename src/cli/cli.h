@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 typedef enum cli_command {
-    CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_HELP, CMD_VERSION, CMD_IMPORT, CMD_SWEEP
+    CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_HELP, CMD_VERSION, CMD_IMPORT, CMD_SWEEP, CMD_RECORD
 } cli_command;
 
 /* attnprof sweep: what the command line asked; src/cli/sweep_run.c turns it into a plan. */
@@ -67,7 +67,7 @@ typedef struct cli_options {
 /* The command table: each command's name and its bit in cli_option_spec.commands. */
 enum {
     CLI_ON_RUN = 1 << 0, CLI_ON_REPORT = 1 << 1, CLI_ON_COMPARE = 1 << 2, CLI_ON_IMPORT = 1 << 3,
-    CLI_ON_SWEEP = 1 << 4, CLI_ON_LIST = 1 << 5, CLI_ON_HELP = 1 << 6
+    CLI_ON_SWEEP = 1 << 4, CLI_ON_LIST = 1 << 5, CLI_ON_HELP = 1 << 6, CLI_ON_RECORD = 1 << 7
 };
 typedef struct cli_command_spec {
     const char *name;

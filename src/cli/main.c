@@ -17,6 +17,7 @@
 #include "findings.h"
 #include "kineto_import.h"
 #include "predict.h"
+#include "record.h"
 #include "recorder.h"
 #include "print.h"
 #include "report.h"
@@ -432,6 +433,8 @@ int main(int argc, char **argv)
         return cmd_import(&o, cmdline);
     case CMD_SWEEP:
         return sweep_run(&o);
+    case CMD_RECORD:
+        return record_main(o.n_inputs, o.inputs, cmdline, ATTNPROF_VERSION);
     default:
         cli_usage(stderr);
         return EXIT_USAGE;
