@@ -7,7 +7,7 @@
  *   kernels, FlashAttention 4 (CuTe DSL), 3 (Hopper), PyTorch's copy of FlashAttention 2
  *   (pytorch_flash::), FlashAttention 2, PyTorch's memory-efficient (CUTLASS fmha),
  *   FlexAttention, any other fmha, attnprof's own; a fused-attention name with bwd,
- *   bprop or backward in it is the backward;
+ *   bprop or backward in it (or fmha_cutlassB) is the backward;
  *   Triton (Inductor's names: triton_poi_ pointwise, triton_red_/triton_per_ reductions,
  *   triton_tem_ templates, the fused op's name after them);
  *   XLA fusions (loop/input fusions; a dot or gemm fusion is a GEMM);
@@ -35,7 +35,6 @@ typedef struct role_rule {
     const char *rule;
 } role_rule;
 
-#define ATTN_RULES_END 11 /* rows before this one are fused attention */
 static const role_rule RULES[] = {
     {"nccl", NULL, MROLE_COMM, "NCCL", "name contains nccl"},
     {"cudnn", "sdpa", MROLE_ATTN_FUSED, "cuDNN SDPA", "name contains cudnn and sdpa (cuDNN's generated SDPA kernels)"},
@@ -46,10 +45,11 @@ static const role_rule RULES[] = {
     {"pytorch_flash::", NULL, MROLE_ATTN_FUSED, "PyTorch flash (FlashAttention 2)", "name contains pytorch_flash::"},
     {"flash_fwd", NULL, MROLE_ATTN_FUSED, "FlashAttention 2", "name contains flash_fwd"},
     {"flash_bwd", NULL, MROLE_ATTN_FUSED, "FlashAttention 2", "name contains flash_bwd"},
+    {"fmha_cutlassB", NULL, MROLE_ATTN_BACKWARD, "PyTorch memory-efficient (CUTLASS fmha)",
+     "name contains fmha_cutlassB (the backward)"},
     {"fmha_cutlass", NULL, MROLE_ATTN_FUSED, "PyTorch memory-efficient (CUTLASS fmha)", "name contains fmha_cutlass"},
     {"flex_attention", NULL, MROLE_ATTN_FUSED, "FlexAttention (Triton)", "name contains flex_attention"},
     {"fmha", NULL, MROLE_ATTN_FUSED, "fused attention (fmha)", "name contains fmha"},
-    /* ATTN_RULES_END */
     {"attnprof_", NULL, MROLE_ATTN_FUSED, "attnprof's own kernels", "name starts attnprof_"},
     {"triton", "softmax", MROLE_SOFTMAX, "Triton", "Triton kernel named after a softmax"},
     {"triton", "norm", MROLE_NORM, "Triton", "Triton kernel named after a norm"},
@@ -101,7 +101,7 @@ kernel_role kernel_role_of(const gpu_op *op, const api_call *launcher)
         if (!has(n, r->word) || (r->and_word && !has(n, r->and_word)))
             continue;
         kernel_role k = {r->role, r->backend, r->rule};
-        if (i < ATTN_RULES_END && r->role == MROLE_ATTN_FUSED &&
+        if (r->role == MROLE_ATTN_FUSED &&
             (has(n, "bwd") || has(n, "bprop") || has(n, "backward")))
             k.role = MROLE_ATTN_BACKWARD;
         return k;

@@ -64,8 +64,8 @@ static size_t launches_of(const trace *t, launch **out)
     return n;
 }
 
-/* Launches starting inside [lo, hi]. */
-static size_t launches_within(const launch *l, size_t n, int64_t lo, int64_t hi)
+/* Launches starting inside [lo, hi]; the first one's index in *first (when first is set). */
+static size_t launches_in(const launch *l, size_t n, int64_t lo, int64_t hi, size_t *first)
 {
     size_t a = 0, b = n;
     while (a < b) {
@@ -78,7 +78,62 @@ static size_t launches_within(const launch *l, size_t n, int64_t lo, int64_t hi)
     size_t c = a;
     while (c < n && l[c].start <= hi)
         c++;
+    if (first)
+        *first = a;
     return c - a;
+}
+
+static size_t launches_within(const launch *l, size_t n, int64_t lo, int64_t hi)
+{
+    return launches_in(l, n, lo, hi, NULL);
+}
+
+/* What a range launched, as one number: its launches' kernel names in order (FNV-1a). */
+static uint64_t work_signature(const launch *l, size_t first, size_t count)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = first; i < first + count; i++) {
+        for (const char *c = l[i].op->name; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        h = (h ^ 0xff) * 1099511628211ull;
+    }
+    return h;
+}
+
+typedef struct range_work {
+    uint64_t signature;
+    size_t launches;
+} range_work;
+
+static int cmp_work(const void *a, const void *b)
+{
+    const range_work *x = a, *y = b;
+    return x->signature != y->signature ? (x->signature < y->signature ? -1 : 1)
+                                        : (x->launches > y->launches) - (x->launches < y->launches);
+}
+
+/* The launches of the ranges that repeat one piece of work most: the most frequent
+ * signature's count times its launches (a compiler's or autotuner's ranges, each
+ * launching other kernels, score low; a step's score high). */
+static size_t repeated_work(const launch *l, size_t nl, const steps *st, int *repeats)
+{
+    range_work *w = attn_malloc((size_t)(st->n ? st->n : 1) * sizeof *w);
+    for (int k = 0; k < st->n; k++) {
+        size_t first, count = launches_in(l, nl, st->s[k].start, st->s[k].end, &first);
+        w[k] = (range_work){work_signature(l, first, count), count};
+    }
+    qsort(w, (size_t)st->n, sizeof *w, cmp_work);
+    size_t best = 0;
+    *repeats = 0;
+    for (int k = 0, run = 1; k < st->n; k++, run++) {
+        if (k + 1 < st->n && w[k + 1].signature == w[k].signature)
+            continue;
+        if ((size_t)run * w[k].launches > best)
+            best = (size_t)run * w[k].launches, *repeats = run;
+        run = 0;
+    }
+    free(w);
+    return best;
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -107,8 +162,9 @@ static void nvtx_spans(const trace *t, const char *variant, const char *name, co
     st->n = kept;
 }
 
-/* Without --range: the name whose ranges (at least STEPS_MIN_REPEATS of them) enclose the most
- * launches; ties: fewer ranges, then the first seen. NULL when none repeats. */
+/* Without --range: the name whose ranges repeat one piece of work (the same kernels in the same
+ * order, at least STEPS_MIN_REPEATS times) over the most launches; ties: fewer ranges, then the
+ * first seen. NULL when none repeats. */
 static const char *repeated_range(const trace *t, const char *variant, const launch *l, size_t nl)
 {
     const char *best = NULL;
@@ -125,10 +181,9 @@ static const char *repeated_range(const trace *t, const char *variant, const lau
         if (seen)
             continue;
         nvtx_spans(t, variant, r->name, l, nl, &st);
-        size_t covered = 0;
-        for (int k = 0; k < st.n; k++)
-            covered += launches_within(l, nl, st.s[k].start, st.s[k].end);
-        if (st.n >= STEPS_MIN_REPEATS && (covered > best_launches || (covered == best_launches && st.n < best_n))) {
+        int repeats;
+        size_t covered = repeated_work(l, nl, &st, &repeats);
+        if (repeats >= STEPS_MIN_REPEATS && (covered > best_launches || (covered == best_launches && st.n < best_n))) {
             best = r->name;
             best_launches = covered;
             best_n = st.n;
@@ -293,7 +348,7 @@ static void find_spans(const trace *t, const char *variant, const step_options *
         res->rule = STEP_RULE_NVTX;
         snprintf(res->name, sizeof res->name, "%s", name);
         snprintf(res->rule_text, sizeof res->rule_text, "NVTX ranges named \"%.24s\"%s", name,
-                 o->range ? " (--range)" : " (the repeated name enclosing the most GPU work)");
+                 o->range ? " (--range)" : " (the name that repeats the same GPU work most)");
         return;
     }
     graph_spans(t, l, nl, st);

@@ -1,8 +1,9 @@
 /* The steps of a recorded program (`attnprof record`): which stretches of its trace are
  * one repetition of its work, found by the first rule that applies, in order:
- *   1. NVTX: the program's own ranges named --range NAME; without --range, the name of
- *      the outermost NVTX ranges that repeats most (at least STEPS_MIN_REPEATS times)
- *      among those that launched GPU work;
+ *   1. NVTX: the program's own ranges named --range NAME; without --range, the range name
+ *      whose ranges launch one same kernel sequence (at least STEPS_MIN_REPEATS times) over
+ *      the most launches, so that a step's range wins over a layer's inside it, and a
+ *      compiler's or autotuner's ranges (XLA's, each launching other kernels) lose;
  *   2. graph: each CUDA graph launch (cudaGraphLaunch / cuGraphLaunch with work) is a step;
  *   3. period: the kernel sequence in launch order (each op named by its kernel name) is
  *      searched for the period P that repeats over the most operations, as the model's

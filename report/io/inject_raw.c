@@ -1,10 +1,11 @@
 /* The raw file of `attnprof record` read into the trace model (inject_raw.h): one pass
  * over the lines, each record's letter choosing its fields, then what the trace keeps.
- * Kernels, memcpy and memset become GPU operations; runtime API calls are kept where
- * they launched GPU work, synchronised, copied, set memory, recorded or waited on an
- * event or launched a graph (the rest, cudaGetDevice and the like, are counted only),
- * driver calls where they launched GPU work (cuBLAS, cuDNN and Triton launch through the
- * driver); NVTX starts and ends are paired by CUPTI's range id into annotation ranges.
+ * Kernels, memcpy and memset become GPU operations; runtime and driver API calls are kept
+ * where they launched GPU work (cuBLAS, cuDNN and Triton launch through the driver),
+ * synchronised, copied, set memory, recorded or waited on an event or launched a graph
+ * (the rest, cudaGetDevice and the like, are counted only: the library records them only
+ * with ATTNPROF_INJECT_ALL_APIS=1); NVTX starts and ends are paired by CUPTI's range id
+ * into annotation ranges.
  * Nothing of CUDA is needed: the file is text. */
 #include "inject_raw.h"
 
@@ -29,7 +30,7 @@ typedef struct reader {
     trace *t;
     inject_raw *m;
     const char *variant;
-    trace driver;             /* driver calls, until the operations' ids are known */
+    trace calls;              /* API calls, until the operations' ids are known */
     open_range *open;
     size_t n_open, cap_open;
 } reader;
@@ -129,8 +130,8 @@ static int add_copy_or_set(reader *r, char **f, int n, int memcpy_rec)
     return bad;
 }
 
-/* Runtime calls that say something about the step besides launching work. */
-static int runtime_worth_keeping(const char *name)
+/* Calls that say something about the step besides launching work. */
+static int call_worth_keeping(const char *name)
 {
     static const char *const words[] = {"Synchronize", "Graph", "Memcpy", "Memset", "EventRecord", "StreamWait"};
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
@@ -156,14 +157,12 @@ static int add_api(reader *r, char **f, int n, int runtime)
         return 1;
     if (strstr(a.name, "GraphLaunch"))
         r->m->n_graph_launches++;
-    if (runtime) {
+    if (runtime)
         r->m->n_runtime++;
-        trace_add_api(&r->driver, &a); /* sorted out with the driver calls, by the operations' ids */
-        r->driver.apis[r->driver.n_apis - 1].cbid = runtime_worth_keeping(a.name) ? -a.cbid - 1 : a.cbid;
-    } else {
+    else
         r->m->n_driver_all++;
-        trace_add_api(&r->driver, &a);
-    }
+    trace_add_api(&r->calls, &a); /* sorted out once the operations' ids are known */
+    r->calls.apis[r->calls.n_apis - 1].cbid = call_worth_keeping(a.name) ? -a.cbid - 1 : a.cbid;
     return 0;
 }
 
@@ -365,7 +364,7 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The API calls kept: those that launched an operation, and runtime calls worth keeping. */
+/* The API calls kept: those that launched an operation, and those worth keeping. */
 static void keep_calls(reader *r)
 {
     trace *t = r->t;
@@ -373,13 +372,13 @@ static void keep_calls(reader *r)
     for (size_t i = 0; i < t->n_ops; i++)
         ids[i] = t->ops[i].correlation;
     qsort(ids, t->n_ops, sizeof *ids, cmp_u32);
-    for (size_t i = 0; i < r->driver.n_apis; i++) {
-        api_call a = r->driver.apis[i];
+    for (size_t i = 0; i < r->calls.n_apis; i++) {
+        api_call a = r->calls.apis[i];
         int worth = a.cbid < 0;
         if (worth)
             a.cbid = -a.cbid - 1;
         int launched = t->n_ops && bsearch(&a.correlation, ids, t->n_ops, sizeof *ids, cmp_u32) != NULL;
-        if (launched || (a.kind == API_RUNTIME && worth)) {
+        if (launched || worth) {
             trace_add_api(t, &a);
             if (a.kind == API_DRIVER)
                 r->m->n_driver_kept++;
@@ -425,7 +424,7 @@ int inject_raw_read(const char *path, const char *variant, trace *t, inject_raw 
     if (!fp)
         return err_set(err, errlen, EXIT_IO, "%s: %s", path, strerror(errno));
     reader r = {.t = t, .m = m, .variant = variant};
-    trace_init(&r.driver);
+    trace_init(&r.calls);
     int rc = read_lines(&r, fp, path, err, errlen);
     fclose(fp);
     if (rc == EXIT_OK)
@@ -434,7 +433,7 @@ int inject_raw_read(const char *path, const char *variant, trace *t, inject_raw 
     for (size_t i = 0; i < r.n_open; i++)
         free(r.open[i].name);
     free(r.open);
-    trace_free(&r.driver);
+    trace_free(&r.calls);
     if (rc != EXIT_OK) {
         trace_free(t);
         return rc;

@@ -2,8 +2,8 @@
  * driver loads the library named by CUDA_INJECTION64_PATH into any process at its first
  * CUDA call and calls its InitializeInjection (as the CUPTI samples' cupti_injection and
  * Kineto's libkineto do); the library then asks CUPTI for activity records of kernels,
- * memcpy, memset, synchronisation, runtime and driver API calls, NVTX ranges and markers,
- * and the devices, and writes them as they complete into one raw text file per process,
+ * memcpy, memset, synchronisation, the runtime and driver calls that launch, copy, set,
+ * record or synchronise (API_WORDS), NVTX ranges and markers, and the devices, and writes them as they complete into one raw text file per process,
  * ATTNPROF_INJECT_DIR/raw-<pid>.txt (the format: report/io/inject_raw.h). The record
  * command turns that file into an archive; nothing here knows about archives.
  *
@@ -332,10 +332,45 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 /* ---- the entry points ------------------------------------------------------------------------ */
 
 static const CUpti_ActivityKind KINDS[] = {
-    CUPTI_ACTIVITY_KIND_DEVICE,  CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET,  CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_MARKER,  CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
 };
+
+/* The API calls recorded: those that put work on the GPU or wait for it. Every other call
+ * (PyTorch makes about ten cudaGetDevice and cuGetProcAddress calls per kernel) would cost a
+ * record each: with every call recorded, a PyTorch decode step took twice as long. */
+static const char *const API_WORDS[] = {"Launch", "Memcpy", "Memset", "Synchronize", "EventRecord", "StreamWaitEvent"};
+
+static int api_wanted(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    const char *name = NULL;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+        return 0;
+    for (size_t i = 0; i < sizeof API_WORDS / sizeof *API_WORDS; i++)
+        if (strstr(name, API_WORDS[i]))
+            return 1;
+    return 0;
+}
+
+/* ATTNPROF_INJECT_ALL_APIS=1 records every runtime and driver call, as Kineto does. */
+static void enable_apis(void)
+{
+    const char *all = getenv("ATTNPROF_INJECT_ALL_APIS");
+    if (all && !strcmp(all, "1")) {
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+        fputs("V\tapis\tall\n", S.out);
+        return;
+    }
+    int n = 0;
+    for (uint32_t cb = 1; cb < CUPTI_RUNTIME_TRACE_CBID_SIZE; cb++)
+        if (api_wanted(CUPTI_CB_DOMAIN_RUNTIME_API, cb) && cuptiActivityEnableRuntimeApi(cb, 1) == CUPTI_SUCCESS)
+            n++;
+    for (uint32_t cb = 1; cb < CUPTI_DRIVER_TRACE_CBID_SIZE; cb++)
+        if (api_wanted(CUPTI_CB_DOMAIN_DRIVER_API, cb) && cuptiActivityEnableDriverApi(cb, 1) == CUPTI_SUCCESS)
+            n++;
+    fprintf(S.out, "V\tapis\t%d\n", n);
+}
 
 static int open_output(void)
 {
@@ -375,6 +410,7 @@ static int start_collection(void)
             fprintf(S.out, "W\tcuptiActivityEnable(kind %d)\t%s\n", (int)KINDS[i], s ? s : "?");
         }
     }
+    enable_apis();
     cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
     CUpti_SubscriberHandle sub;
     if (cuptiSubscribe(&sub, on_callback, NULL) == CUPTI_SUCCESS)

@@ -3,6 +3,7 @@
 Each step is one inference step inside an NVTX range named "step" (torch.cuda.nvtx):
   --mode prefill  the whole prompt (B x S tokens) through every layer
   --mode decode   one new token per sequence against a KV cache of S tokens
+  --mode both     prefill's steps, then decode's, in one process
 Each layer: RMSNorm, fused QKV projection, SDPA (F.scaled_dot_product_attention, causal
 for prefill), output projection, RMSNorm, SwiGLU MLP. bf16. CUDA events around every
 step measure it inside the program, so the same script run with and without
@@ -47,32 +48,17 @@ class Layer(torch.nn.Module):
         return x + self.down(F.silu(gate) * up)
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--mode", choices=["prefill", "decode"], default="prefill")
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--dim", type=int, default=2048)
-    p.add_argument("--heads", type=int, default=16)
-    p.add_argument("--kv-heads", type=int, default=16)
-    p.add_argument("--ffn", type=int, default=5632)
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--seq", type=int, default=2048)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--json", help="write the steps' CUDA-event times (ms) here")
-    a = p.parse_args()
-    torch.manual_seed(0)
-    dev = torch.device("cuda")
-    layers = torch.nn.ModuleList(Layer(a.dim, a.heads, a.kv_heads, a.ffn)
-                                 for _ in range(a.layers)).to(dev, torch.bfloat16).eval()
+def run(mode, layers, a, dev):
+    """The steps' CUDA-event times (ms) of one mode, after its warm-up steps."""
     hd = a.dim // a.heads
-    if a.mode == "prefill":
-        x = torch.randn(a.batch, a.seq, a.dim, device=dev, dtype=torch.bfloat16)
+    batch = a.batch if mode == "prefill" else a.decode_batch
+    if mode == "prefill":
+        x = torch.randn(batch, a.seq, a.dim, device=dev, dtype=torch.bfloat16)
         caches = [None] * a.layers
     else:
-        x = torch.randn(a.batch, 1, a.dim, device=dev, dtype=torch.bfloat16)
-        caches = [(torch.randn(a.batch, a.kv_heads, a.seq, hd, device=dev, dtype=torch.bfloat16),
-                   torch.randn(a.batch, a.kv_heads, a.seq, hd, device=dev, dtype=torch.bfloat16))
+        x = torch.randn(batch, 1, a.dim, device=dev, dtype=torch.bfloat16)
+        caches = [(torch.randn(batch, a.kv_heads, a.seq, hd, device=dev, dtype=torch.bfloat16),
+                   torch.randn(batch, a.kv_heads, a.seq, hd, device=dev, dtype=torch.bfloat16))
                   for _ in range(a.layers)]
     times = []
     with torch.inference_mode():
@@ -89,12 +75,37 @@ def main():
             if i >= a.warmup:
                 times.append(start.elapsed_time(end))
     med = statistics.median(times)
-    print(f"torch_sdpa: {a.mode}, {a.layers} layers, B={a.batch} S={a.seq}: median step {med:.4f} ms "
+    print(f"torch_sdpa: {mode}, {a.layers} layers, B={batch} S={a.seq}: median step {med:.4f} ms "
           f"over {len(times)} steps")
+    return {"batch": batch, "seq": a.seq, "step_ms": times, "median_ms": med}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--mode", choices=["prefill", "decode", "both"], default="prefill")
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--dim", type=int, default=2048)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--kv-heads", type=int, default=16)
+    p.add_argument("--ffn", type=int, default=5632)
+    p.add_argument("--batch", type=int, default=1, help="prefill's batch")
+    p.add_argument("--decode-batch", type=int, default=8)
+    p.add_argument("--seq", type=int, default=2048, help="prefill's prompt, decode's KV cache")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--json", help="write the steps' CUDA-event times (ms) here")
+    a = p.parse_args()
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    layers = torch.nn.ModuleList(Layer(a.dim, a.heads, a.kv_heads, a.ffn)
+                                 for _ in range(a.layers)).to(dev, torch.bfloat16).eval()
+    modes = ["prefill", "decode"] if a.mode == "both" else [a.mode]
+    result = {"layers": a.layers, "dim": a.dim}
+    for mode in modes:
+        result[mode] = run(mode, layers, a, dev)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"mode": a.mode, "layers": a.layers, "batch": a.batch, "seq": a.seq,
-                       "step_ms": times, "median_ms": med}, f)
+            json.dump(result, f)
 
 
 if __name__ == "__main__":
