@@ -224,10 +224,14 @@ static void program_line(const record_cli *c, char *out, size_t n)
     esc_utf8_trim(out);
 }
 
-/* The archive: trace.json, run.json, the report, renamed into place. */
+/* The archive: trace.json, run.json, the report, renamed into place. The report is rendered
+ * from both files as read back, as `attnprof report` reads them (the writer adds what a Kineto
+ * reader expects, Kineto's occupancy estimate among it), so a re-render gives the same bytes. */
 static int write_archive(const record_cli *c, trace *t, run_info *r, char *err, size_t n)
 {
     static run_info back;
+    trace back_trace;
+    trace_init(&back_trace);
     char tmp[PATH_MAX], path[PATH_MAX + 16];
     if (archive_begin(c->out_dir, tmp, sizeof tmp, err, n) != 0)
         return EXIT_IO;
@@ -238,10 +242,14 @@ static int write_archive(const record_cli *c, trace *t, run_info *r, char *err, 
         rc = EXIT_IO;
     if (rc == EXIT_OK && run_info_read_json(&back, path, err, n) != 0)
         rc = EXIT_IO;
+    snprintf(path, sizeof path, "%s/trace.json", tmp);
+    if (rc == EXIT_OK && trace_read_json(&back_trace, path, err, n) != 0)
+        rc = EXIT_IO;
     if (rc == EXIT_OK)
-        rc = report_render(tmp, t, &back,
+        rc = report_render(tmp, &back_trace, &back,
                            &(report_render_options){FIG_PNG | FIG_SVG, 0, 1, 0, FIG_SIZE_SCREEN, NULL}, err, n);
     counters_free(&back.counters);
+    trace_free(&back_trace);
     if (rc == EXIT_OK && archive_commit(tmp, c->out_dir, c->force, err, n) != 0)
         rc = c->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
     if (rc != EXIT_OK)
