@@ -167,6 +167,18 @@ static int positive_int(const char *opt, const char *s, int max, int *out, char 
     return EXIT_OK;
 }
 
+/* record --skip/--steps: a whole number from min to 1000000. */
+static int count_option(const char *opt, const char *s, int min, int *out, char *err, size_t n)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!all_digits(s) || errno || *end || v < min || v > 1000000)
+        return usage_error(err, n, "--%s %s: expected a whole number from %d to 1000000", opt, s, min);
+    *out = (int)v;
+    return EXIT_OK;
+}
+
 static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
 {
     *out = 0;
@@ -207,7 +219,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
        OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS,
-       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR };
+       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_SKIP, OPT_STEPS, OPT_RAW };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -235,9 +247,9 @@ const cli_option_spec cli_option_table[] = {
     {"counters-max-gib", 0, required_argument, OPT_COUNTERS_MAX_GIB, ON_RUN_LIKE},
     {"calibrate", 0, no_argument, OPT_CALIBRATE, ON_RUN_LIKE},
     {"no-calibrate", 0, no_argument, OPT_NO_CALIBRATE, ON_RUN_LIKE},
-    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT},
-    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT},
-    {"quiet", 'q', no_argument, 'q', ON_ALL},
+    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_RECORD},
+    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_RECORD},
+    {"quiet", 'q', no_argument, 'q', ON_ALL | CLI_ON_RECORD},
     {"format", 0, required_argument, OPT_FORMAT, ON_ALL},
     {"log", 0, no_argument, OPT_LOG, ON_ALL},
     {"figure-size", 0, required_argument, OPT_FIGURE_SIZE, ON_ALL_BUT_IMPORT},
@@ -268,9 +280,12 @@ const cli_option_spec cli_option_table[] = {
     {"collect", 0, required_argument, OPT_COLLECT, ON_SWEEP_ONLY},
     {"task", 0, required_argument, OPT_TASK, ON_SWEEP_ONLY},
     {"variant", 0, required_argument, OPT_VARIANT, CLI_ON_IMPORT},
-    {"range", 0, required_argument, OPT_RANGE, CLI_ON_IMPORT},
+    {"range", 0, required_argument, OPT_RANGE, CLI_ON_IMPORT | CLI_ON_RECORD},
     {"device", 0, required_argument, OPT_DEVICE, CLI_ON_IMPORT},
     {"shape", 0, required_argument, OPT_SHAPE, CLI_ON_IMPORT},
+    {"skip", 0, required_argument, OPT_SKIP, CLI_ON_RECORD},
+    {"steps", 0, required_argument, OPT_STEPS, CLI_ON_RECORD},
+    {"raw", 0, required_argument, OPT_RAW, CLI_ON_RECORD},
 };
 const size_t cli_option_count = sizeof cli_option_table / sizeof cli_option_table[0];
 _Static_assert(sizeof cli_option_table / sizeof cli_option_table[0] <= CLI_OPTION_ROWS_MAX,
@@ -462,6 +477,13 @@ static int apply_output_option(int c, const char *arg, cli_options *o, char *err
             return usage_error(err, n, "--reference: expected an archive directory");
         o->reference = arg;
         return EXIT_OK;
+    case OPT_SKIP: return count_option("skip", arg, 0, &o->record_skip, err, n);
+    case OPT_STEPS: return count_option("steps", arg, 1, &o->record_steps, err, n);
+    case OPT_RAW:
+        if (!*arg)
+            return usage_error(err, n, "--raw needs a raw file (kept with ATTNPROF_RECORD_KEEP_RAW=1)");
+        o->record_raw = arg;
+        return EXIT_OK;
     case OPT_VARIANT:
         if (!*arg)
             return usage_error(err, n, "--variant needs a name");
@@ -625,6 +647,21 @@ static int check_options_taken(const cli_options *o, const cli_command_spec *cmd
     return EXIT_OK;
 }
 
+/* record: CMD is the operands, what follows "--" (getopt stops there, so CMD's own options are
+ * CMD's); --raw takes none. */
+static int check_record(cli_options *o, int argc, char **argv, char *err, size_t n)
+{
+    o->inputs = argv + optind;
+    o->n_inputs = argc - optind;
+    if (o->record_raw && o->n_inputs > 0)
+        return usage_error(err, n, "record --raw FILE converts a kept raw file: give no CMD with it");
+    if (o->record_raw && !o->out_dir)
+        return usage_error(err, n, "record --raw FILE needs -o DIR, the archive to write");
+    if (!o->record_raw && (o->n_inputs < 1 || !o->inputs[0][0]))
+        return usage_error(err, n, "record needs a program: attnprof record [-o DIR] -- CMD ARGS...");
+    return EXIT_OK;
+}
+
 /* The command's operands: how many it takes, and what else it needs. */
 static int check_operands(cli_options *o, const char *cmd, int argc, char **argv, char *err, size_t n)
 {
@@ -656,6 +693,7 @@ static int check_operands(cli_options *o, const char *cmd, int argc, char **argv
         o->n_inputs = operands;
         return EXIT_OK;
     case CMD_SWEEP: return check_sweep(o, argc, argv, operands, err, n);
+    case CMD_RECORD: return check_record(o, argc, argv, err, n);
     default:
         if (operands > 0)
             return usage_error(err, n, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);
@@ -676,12 +714,6 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         }
         if (!strcmp(argv[i], "sweep"))
             o->command = CMD_SWEEP;
-        if (!strcmp(argv[i], "record")) { /* its own options and a CMD after them: src/cli/record.c parses */
-            o->command = CMD_RECORD;
-            o->inputs = argv + i;
-            o->n_inputs = argc - i;
-            return EXIT_OK;
-        }
         break;
     }
 

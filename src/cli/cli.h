@@ -57,6 +57,9 @@ typedef struct cli_options {
     attn_shape import_shape;
     char import_dtype[8];
     int import_causal;
+    /* record [options] -- CMD ARGS...: CMD is `inputs`; --range is import_range */
+    int record_skip, record_steps; /* --skip N, --steps N (0: every step) */
+    const char *record_raw;        /* --raw FILE: convert a kept raw file, run nothing */
     sweep_options sweep;
     /* The rows of cli_option_table given, each once, in the order first given: the command,
      * known only after the options are read, is checked against them. */

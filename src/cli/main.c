@@ -434,7 +434,7 @@ int main(int argc, char **argv)
     case CMD_SWEEP:
         return sweep_run(&o);
     case CMD_RECORD:
-        return record_main(o.n_inputs, o.inputs, cmdline, ATTNPROF_VERSION);
+        return record_main(&o, cmdline, ATTNPROF_VERSION);
     default:
         cli_usage(stderr);
         return EXIT_USAGE;

@@ -9,6 +9,7 @@
  * runs, SIGINT and SIGQUIT are left to it (as system() does): a program stopped with
  * Ctrl-C still leaves what it recorded. */
 #include "record.h"
+#include "cli.h"
 
 #include "archive.h"
 #include "cleanup.h"
@@ -22,7 +23,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +34,7 @@
 
 #define INJECT_FILE "libattnprof_inject.so"
 
+/* What record needs of the command line (cli_options, parsed by cli.c's tables). */
 typedef struct record_cli {
     const char *out_dir;
     step_options steps;
@@ -48,65 +49,6 @@ static int fail(int code, const char *msg)
     char line[2048];
     fprintf(stderr, "attnprof: record: %s\n", esc_terminal(line, sizeof line, msg));
     return code;
-}
-
-static int count_arg(const char *opt, const char *s, int min, int *out, char *err, size_t n)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || strspn(s, "0123456789") != strlen(s) || errno || *end || v < min || v > 1000000) {
-        snprintf(err, n, "--%s %s: expected a whole number from %d to 1000000", opt, s, min);
-        return EXIT_USAGE;
-    }
-    *out = (int)v;
-    return EXIT_OK;
-}
-
-/* argv[0] is "record". Options end at "--" or at the first operand (CMD). */
-static int parse(int argc, char **argv, record_cli *c, char *err, size_t n)
-{
-    static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'}, {"range", required_argument, NULL, 'r'},
-        {"skip", required_argument, NULL, 's'},   {"steps", required_argument, NULL, 'n'},
-        {"force", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
-        {"raw", required_argument, NULL, 'w'},
-        {NULL, 0, NULL, 0}};
-    memset(c, 0, sizeof *c);
-    optind = 1;
-    opterr = 0;
-    int ch, rc = EXIT_OK;
-    while (rc == EXIT_OK && (ch = getopt_long(argc, argv, "+:o:q", longs, NULL)) != -1) {
-        switch (ch) {
-        case 'o': c->out_dir = optarg; break;
-        case 'r': c->steps.range = optarg; break;
-        case 's': rc = count_arg("skip", optarg, 0, &c->steps.skip, err, n); break;
-        case 'n': rc = count_arg("steps", optarg, 1, &c->steps.steps, err, n); break;
-        case 'f': c->force = 1; break;
-        case 'q': c->quiet = 1; break;
-        case 'w': c->raw = optarg; break;
-        case ':': snprintf(err, n, "%s needs a value; see attnprof --help", argv[optind - 1]); return EXIT_USAGE;
-        default:
-            snprintf(err, n, "unknown option '%s'; record takes -o, --range, --skip, --steps, --force, -q, --raw, then -- CMD",
-                     argv[optind - 1]);
-            return EXIT_USAGE;
-        }
-    }
-    if (rc != EXIT_OK)
-        return rc;
-    if (c->steps.range && !c->steps.range[0])
-        return snprintf(err, n, "--range: empty name"), EXIT_USAGE;
-    c->cmd = argv + optind;
-    c->n_cmd = argc - optind;
-    if (c->raw && c->n_cmd > 0)
-        return snprintf(err, n, "--raw FILE converts a kept raw file: give no CMD with it"), EXIT_USAGE;
-    if (c->raw && !c->out_dir)
-        return snprintf(err, n, "--raw FILE needs -o DIR, the archive to write"), EXIT_USAGE;
-    if (c->raw)
-        return EXIT_OK;
-    if (c->n_cmd < 1 || !c->cmd[0][0])
-        return snprintf(err, n, "record needs a program: attnprof record [-o DIR] -- CMD ARGS..."), EXIT_USAGE;
-    return EXIT_OK;
 }
 
 /* The injection library: $ATTNPROF_INJECT, beside the executable, or ../lib/attnprof/. */
@@ -330,13 +272,12 @@ static int convert(const record_cli *c, const char *raw_dir, int status, const c
     return rc != EXIT_OK ? fail(rc, err) : child_rc;
 }
 
-int record_main(int argc, char **argv, const char *cmdline, const char *version)
+int record_main(const cli_options *o, const char *cmdline, const char *version)
 {
-    record_cli c;
+    record_cli c = {o->out_dir, {o->import_range, o->record_skip, o->record_steps}, o->force, o->run.quiet,
+                    o->record_raw, o->inputs, o->n_inputs};
     char err[PATH_MAX + 512], lib[PATH_MAX];
-    int rc = parse(argc, argv, &c, err, sizeof err);
-    if (rc != EXIT_OK)
-        return fail(rc, err);
+    int rc;
     if (c.out_dir && path_exists(c.out_dir) && !c.force) {
         snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", c.out_dir);
         return fail(EXIT_OUTPUT_EXISTS, err);

@@ -17,7 +17,7 @@ static void assert_one_line(void)
     size_t len = strlen(err_text);
     cr_assert_gt(len, 0, "an error message");
     cr_expect_eq(strchr(err_text, '\n'), err_text + len - 1, "one line: %s", err_text);
-    cr_expect_eq(strncmp(err_text, "attnprof: record: ", 18), 0, "%s", err_text);
+    cr_expect_eq(strncmp(err_text, "attnprof: ", 10), 0, "%s", err_text);
 }
 
 /* The build has the injection library beside attnprof (a CUDA build). */
