@@ -42,6 +42,18 @@ static int steps_of(const char *path, const step_options *o, trace *t, step_resu
     return record_steps_find(t, "prog", o, res, err, sizeof err);
 }
 
+/* The analysis of the steps found, as a recording's run.json would have it. */
+static void analyse(const trace *t, int steps, analysis *a)
+{
+    static run_info info;
+    info.n_variants = 1;
+    snprintf(info.variants[0].name, sizeof info.variants[0].name, "prog");
+    info.imported = 1;
+    info.iters = steps;
+    char err[512];
+    cr_assert_eq(analysis_build(a, t, &info, err, sizeof err), 0, "%s", err);
+}
+
 static int kept_ranges(const trace *t, const char *name)
 {
     int n = 0;
@@ -70,14 +82,8 @@ Test(record_steps, nvtx_ranges_first)
     cr_expect_eq(res.kept, 3);
     cr_expect(strstr(res.rule_text, "--range") != NULL, "%s", res.rule_text);
     /* the kept steps are the 3rd to 5th: each holds its own 2 + 3 x 2 ops */
-    static run_info info;
-    info.n_variants = 1;
-    snprintf(info.variants[0].name, sizeof info.variants[0].name, "prog");
-    info.imported = 1;
-    info.iters = res.kept;
     analysis a;
-    char err[512];
-    cr_assert_eq(analysis_build(&a, &t, &info, err, sizeof err), 0, "%s", err);
+    analyse(&t, res.kept, &a);
     cr_assert_eq(a.v[0].n_forwards, 3);
     for (int k = 0; k < 3; k++)
         cr_expect_eq(a.v[0].forwards[k].n_ops, 2 + 3 * 2, "step %d", k);
@@ -140,14 +146,8 @@ Test(record_steps, period_of_the_kernel_sequence)
     cr_expect_eq(res.rule, STEP_RULE_PERIOD);
     cr_expect_eq(res.period, 2 + 3 * 3, "a step's ops, not a layer's 3");
     cr_expect_eq(res.kept, 8);
-    static run_info info;
-    info.n_variants = 1;
-    snprintf(info.variants[0].name, sizeof info.variants[0].name, "prog");
-    info.imported = 1;
-    info.iters = res.kept;
     analysis a;
-    char err[512];
-    cr_assert_eq(analysis_build(&a, &t, &info, err, sizeof err), 0, "%s", err);
+    analyse(&t, res.kept, &a);
     for (int k = 0; k < a.v[0].n_forwards; k++) {
         cr_expect_eq(a.v[0].forwards[k].n_ops, 11);
         cr_expect_str_eq(a.v[0].forwards[k].ops[0]->name, "embed", "step %d starts at the pause", k);
