@@ -209,7 +209,7 @@ static void section_variant(FILE *f, const variant_analysis *va)
         fputs("No kernel of the steps is named as an attention kernel (an eager attention is GEMMs and a softmax).",
               f);
     fprintf(f, " Launches in the median step: %d through the runtime API, %d through the driver API (cuBLAS, cuDNN, "
-               "Triton and CUDA graphs launch through the driver).\n\n| Role | Ops / step | Time / step | Share |\n"
+               "Triton and XLA launch through the driver).\n\n| Role | Ops / step | Time / step | Share |\n"
                "|---|---:|---:|---:|\n", v.runtime_launches, v.driver_launches);
     for (int r = 0; r < MROLE_COUNT; r++) {
         if (v.ops[r] <= 0)

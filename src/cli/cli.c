@@ -28,7 +28,7 @@ void cli_usage(FILE *f)
           "       attnprof sweep --collect DIR      (re)build DIR's sweep report from the shapes there\n"
           "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
           "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
-          "       attnprof record [-o DIR] [--range NAME] [--skip N] [--steps N] [--force] -- CMD ARGS...\n"
+          "       attnprof record [-o DIR] [--range NAME] [--skip N] [--steps N] [--variant NAME] -- CMD ARGS...\n"
           "                                    run any CUDA program under CUPTI injection and archive it\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
@@ -91,6 +91,13 @@ void cli_usage(FILE *f)
           "  --device N           GPU whose operations are kept (default: the lowest device id in the trace)\n"
           "  --shape BxHxSxD[,dtype][,causal]  the shape the traces were recorded at (Kineto records none;\n"
           "                       compare needs it), e.g. 8x16x1024x64,bf16,causal\n"
+          "record options (attnprof record [options] -- CMD ARGS...):\n"
+          "  -o, --output DIR     the archive (default out/record-<name>-<yyyymmdd-hhmmss>); --force replaces it\n"
+          "  --range NAME         the NVTX range of one step (default: the range name that repeats the same kernels\n"
+          "                       most; else each CUDA graph launch; else the period of the kernel sequence)\n"
+          "  --skip N, --steps N  leave the first N steps out; keep at most N\n"
+          "  --variant NAME       the program's name in the archive (default: the script's or program's base name)\n"
+          "  --raw FILE           convert a raw file kept with ATTNPROF_RECORD_KEEP_RAW=1 again (no CMD)\n"
           "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg; png always, for report.html)\n"
           "  --log                logarithmic time axis in the time chart\n"
@@ -279,7 +286,7 @@ const cli_option_spec cli_option_table[] = {
     {"time", 0, required_argument, OPT_TIME, ON_SWEEP_ONLY},
     {"collect", 0, required_argument, OPT_COLLECT, ON_SWEEP_ONLY},
     {"task", 0, required_argument, OPT_TASK, ON_SWEEP_ONLY},
-    {"variant", 0, required_argument, OPT_VARIANT, CLI_ON_IMPORT},
+    {"variant", 0, required_argument, OPT_VARIANT, CLI_ON_IMPORT | CLI_ON_RECORD},
     {"range", 0, required_argument, OPT_RANGE, CLI_ON_IMPORT | CLI_ON_RECORD},
     {"device", 0, required_argument, OPT_DEVICE, CLI_ON_IMPORT},
     {"shape", 0, required_argument, OPT_SHAPE, CLI_ON_IMPORT},

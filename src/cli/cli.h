@@ -57,7 +57,7 @@ typedef struct cli_options {
     attn_shape import_shape;
     char import_dtype[8];
     int import_causal;
-    /* record [options] -- CMD ARGS...: CMD is `inputs`; --range is import_range */
+    /* record [options] -- CMD ARGS...: CMD is `inputs`; --range and --variant are import_range and import_variant */
     int record_skip, record_steps; /* --skip N, --steps N (0: every step) */
     const char *record_raw;        /* --raw FILE: convert a kept raw file, run nothing */
     sweep_options sweep;

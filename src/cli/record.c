@@ -1,4 +1,4 @@
-/* `attnprof record [-o DIR] [--range NAME] [--skip N] [--steps N] [--force] [-q] -- CMD ARGS...`:
+/* `attnprof record [-o DIR] [--range NAME] [--skip N] [--steps N] [--variant NAME] [--force] [-q] -- CMD ARGS...`:
  * runs CMD with libattnprof_inject.so named by CUDA_INJECTION64_PATH (and by
  * NVTX_INJECTION64_PATH, for its NVTX ranges), each process that reaches CUDA writing one
  * raw file into a temporary folder; then turns the raw file into an archive
@@ -36,6 +36,7 @@
 
 /* What record needs of the command line (cli_options, parsed by cli.c's tables). */
 typedef struct record_cli {
+    const char *variant; /* --variant NAME; NULL: from CMD (or the raw file) */
     const char *out_dir;
     step_options steps;
     int force, quiet;
@@ -240,10 +241,14 @@ static int convert(const record_cli *c, const char *raw_dir, int status, const c
     if (c->raw) {
         char *argv1[1] = {(char *)c->raw};
         record_variant_name(argv1, 1, variant, sizeof variant);
+        if (c->variant)
+            snprintf(variant, sizeof variant, "%s", c->variant);
         snprintf(program, sizeof program, "converted from the raw file %s", c->raw);
         esc_utf8_trim(program);
     } else {
         record_variant_name(c->cmd, c->n_cmd, variant, sizeof variant);
+        if (c->variant)
+            snprintf(variant, sizeof variant, "%s", c->variant);
         program_line(c, program, sizeof program);
     }
     record_options ro = {variant, program, c->steps, WIFSIGNALED(status) ? WTERMSIG(status) : 0,
@@ -274,10 +279,13 @@ static int convert(const record_cli *c, const char *raw_dir, int status, const c
 
 int record_main(const cli_options *o, const char *cmdline, const char *version)
 {
-    record_cli c = {o->out_dir, {o->import_range, o->record_skip, o->record_steps}, o->force, o->run.quiet,
-                    o->record_raw, o->inputs, o->n_inputs};
+    record_cli c = {o->import_variant, o->out_dir, {o->import_range, o->record_skip, o->record_steps}, o->force,
+                    o->run.quiet, o->record_raw, o->inputs, o->n_inputs};
     char err[PATH_MAX + 512], lib[PATH_MAX];
     int rc;
+    if (c.variant && (strlen(c.variant) >= 32 || strspn(c.variant, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                                 "0123456789_-") != strlen(c.variant)))
+        return fail(EXIT_USAGE, "--variant: a name of 1 to 31 letters, digits, '_' or '-'");
     if (c.out_dir && path_exists(c.out_dir) && !c.force) {
         snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", c.out_dir);
         return fail(EXIT_OUTPUT_EXISTS, err);
