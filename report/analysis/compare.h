@@ -147,8 +147,7 @@ typedef struct finding_gap {
 typedef struct kernel_diff {
     kernel_row *rows;
     int n;
-    /* findings of one side only: no finding of the other side has the same head
-     * (its wording up to the first ':', '(' or '`', numbers aside) */
+    /* findings of one side only: no finding of the other side has the same id */
     const char **only_base, **only_other;
     int n_only_base, n_only_other;
     finding_gap *gap_base, *gap_other; /* one side's findings the other cannot test */

@@ -10,8 +10,6 @@
 #include "analysis.h"
 #include "model_roles.h"
 
-#include <stdio.h>
-
 typedef struct kernel_role {
     model_role role;
     const char *backend; /* the attention implementation or library ("cuDNN SDPA", "FlashAttention 2", "cuBLAS"), or NULL */
@@ -41,9 +39,5 @@ typedef struct kernel_roles_view {
 
 /* EXIT_OK, or EXIT_BAD_ARCHIVE (with the line in err) when the variant has no step. */
 int kernel_roles_build(const variant_analysis *va, kernel_roles_view *v, char *err, size_t errlen);
-/* The report's "Recorded program" section: for an archive of `attnprof record` only
- * (provenance "injection"), each variant's steps by role, the rules, and what a kernel
- * name cannot say; nothing otherwise. */
-void kernel_roles_section_md(FILE *f, const analysis *a);
 
 #endif

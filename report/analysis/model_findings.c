@@ -61,14 +61,14 @@ static void arch_finding(const analysis *a, variant_analysis *va)
     if (!strstr(worst->name, tag))
         snprintf(tag, sizeof tag, "sm%d", sm);
     double share = f->cuda_us > 0 ? us / f->cuda_us : 0.0;
-    finding *fd = findings_add(va, "kernel_arch", share >= ARCH_NOTICE_SHARE ? FINDING_NOTICE : FINDING_INFO,
-                               "device.computeMajor",
+    finding *fd = findings_add(va, FK_KERNEL_ARCH,
                                "%d kernel%s per step built for an older architecture than the GPU's: \x01%s\x02 (%s, "
                                "\x01%s\x02 in its name) is an sm_%d kernel on this compute capability %d.%d GPU, %.1f "
                                "µs per step (%.1f%% of the step's CUDA time)%s",
                                n, n == 1 ? "" : "s", kn, origin, tag, sm, a->run->device.major, a->run->device.minor,
                                us, 100.0 * share,
                                dev == 90 ? ": it runs without Hopper's wgmma and TMA instructions" : "");
+    fd->severity = share >= ARCH_NOTICE_SHARE ? FINDING_NOTICE : FINDING_INFO;
     findings_number(fd, "kernel_sm", sm, "");
     findings_number(fd, "device_sm", dev, "");
     findings_number(fd, "kernels", n, "");
@@ -88,7 +88,7 @@ static void eager_finding(const analysis *a, variant_analysis *va, const model_v
     double bytes = (double)m.batch * m.heads_q * m.seq_q * m.seq_kv * elem;
     char hb[32];
     human_bytes(bytes, hb, sizeof hb);
-    finding *fd = findings_add(va, "eager_scores", FINDING_NOTICE, "facts.attn_inputs",
+    finding *fd = findings_add(va, FK_EAGER_SCORES,
                                "eager attention materialises the score matrix in every layer: %d×%d×%d×%d %s = %s "
                                "written by the QKᵀ GEMM and read back by the softmax, %d time%s per step%s; SDPA's "
                                "fused backends never write it (let SDPA pick the backend)",
@@ -109,7 +109,7 @@ static void math_finding(variant_analysis *va, const model_view *v)
         const model_role_row *r = &v->rows[k];
         if (r->role != MROLE_ATTN_FUSED || !strstr(r->implementation, "math"))
             continue;
-        finding *fd = findings_add(va, "math_fallback", FINDING_NOTICE, "",
+        finding *fd = findings_add(va, FK_MATH_FALLBACK,
                                    "SDPA fell back to its math backend (\x01" "aten::_scaled_dot_product_attention_math"
                                    "\x02): %g operations per step, %.1f µs (%.1f%% of the step), attention unfused as "
                                    "in the series' reference; PyTorch takes it when no fused backend accepts the "
@@ -132,7 +132,7 @@ static void cpu_bound_finding(variant_analysis *va)
     double idle = f->gpu_span_us - f->cuda_us;
     if (idle < 0)
         idle = 0; /* operations overlapping on several streams */
-    finding *fd = findings_add(va, "cpu_bound_step", FINDING_NOTICE, "",
+    finding *fd = findings_add(va, FK_CPU_BOUND_STEP,
                                "CPU-bound step: host time per step (%.1f µs) exceeds its CUDA time (%.1f µs); in the "
                                "representative step the GPU is idle %.0f%% of the %.1f µs from its first to its last "
                                "operation, and the host spends %.1f µs per launched operation (measure CPU time beside "
@@ -178,7 +178,7 @@ static void host_copy_finding(variant_analysis *va)
     }
     if (!n)
         return;
-    finding *fd = findings_add(va, "host_copies", FINDING_NOTICE, "",
+    finding *fd = findings_add(va, FK_HOST_COPIES,
                                "%d %s between host and device in every step (%.1f µs): %s%s", n,
                                n == 1 ? "copy" : "copies", us, list, n > 4 ? "; …" : "");
     findings_number(fd, "copies", n, "");
@@ -197,12 +197,12 @@ static void fp32_inputs_finding(variant_analysis *va)
             continue;
         finding *fd;
         if (fa->number > 0)
-            fd = findings_add(va, "fp32_cuda_core_16bit", FINDING_NOTICE, "facts.fp32_core_inputs",
+            fd = findings_add(va, FK_FP32_CUDA_CORE_16BIT,
                               "%.0f FP32 CUDA-core GEMM or convolution kernel%s in the trace ran on 16-bit inputs "
                               "(record_shapes; first: %s): tensor cores would take them",
                               fa->number, fa->number == 1 ? "" : "s", fa->value);
         else
-            fd = findings_add(va, "fp32_cuda_core_inputs", FINDING_INFO, "facts.fp32_core_inputs",
+            fd = findings_add(va, FK_FP32_CUDA_CORE_INPUTS,
                               "the FP32 CUDA-core kernels' ops had fp32 inputs (record_shapes; %s): FP32 is what the "
                               "model asked for there", fa->value);
         findings_number(fd, "kernels_16bit", fa->number, "");
@@ -220,7 +220,7 @@ void model_findings_derive(const analysis *a, variant_analysis *va)
     if (model_view_build(va, v) == 0) {
         double attn = v->attn_share_total;
         if (v->backend || v->eager_blocks) {
-            finding *fd = findings_add(va, "attention_share", FINDING_INFO, "",
+            finding *fd = findings_add(va, FK_ATTENTION_SHARE,
                                        "attention ran as %s: %.1f%% of the step's CUDA time (median over %d step%s)",
                                        v->backend ? v->backend : "eager attention (the series' naive variant)",
                                        100.0 * attn, v->n_steps, v->n_steps == 1 ? "" : "s");

@@ -5,13 +5,11 @@
  * over steps. Derived from the trace alone (each op's launching CPU op chain,
  * gpu_op.cpu_op_path, then its kernel name), so a report re-rendered from the archive
  * gives the same numbers. roles.csv and the report's model section are written
- * from it. */
+ * from it (model_section.h, in docs/). */
 #ifndef ATTNPROF_MODEL_ROLES_H
 #define ATTNPROF_MODEL_ROLES_H
 
 #include "analysis.h"
-
-#include <stdio.h>
 
 typedef enum model_role {
     MROLE_ATTN_FUSED = 0, /* one fused attention op: SDPA's flash/efficient/cuDNN/math backend, FlexAttention */
@@ -33,8 +31,12 @@ const char *model_phase_name(model_phase p); /* "forward", "backward", "optimize
 int model_role_is_attention(model_role r);
 
 /* The role and phase of one op from its CPU op chain and kernel name, without the
- * ops around it (eager attention's parts need those: model_view_build). */
+ * ops around it (eager attention's parts need those: model_step_roles). */
 model_role model_role_of(const gpu_op *op, model_phase *phase);
+/* Roles and phases of a forward's ops into role[0..n_ops) and phase[0..n_ops), eager
+ * attention's parts included (found from the ops around each softmax); returns the eager
+ * blocks found and sets *out_of_place to those with an out-of-place aten::masked_fill. */
+int model_step_roles(const forward *f, model_role *role, model_phase *phase, int *out_of_place);
 /* The SDPA backend or fused implementation an attention op ran in: "cuDNN", "flash",
  * "memory-efficient", "math", "FlexAttention (Triton)", "fused kernel", or NULL. */
 const char *model_attn_backend(const gpu_op *op);
@@ -104,9 +106,5 @@ void model_steps_free(model_steps *st);
  * (an import that found no --range) and its GPU ops carry their CPU op chains; an attn_fwd
  * range of the series' pattern is one attention forward, not a model's step. */
 int model_is_step_trace(const variant_analysis *va);
-/* roles.csv of an analysis (malloc'd): one row per variant, phase and role that ran. */
-char *model_roles_csv(const analysis *a);
-/* The report's "Model" section (imported runs whose traces hold CPU ops); nothing otherwise. */
-void model_section_md(FILE *f, const analysis *a);
 
 #endif

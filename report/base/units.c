@@ -6,6 +6,21 @@
 #include <string.h>
 #include <stdio.h>
 
+/* A time in prose: "93.4 µs", "1.08 ms", "12.3 ms". */
+void format_us(double us, char *out, size_t n)
+{
+    if (!isfinite(us))
+        snprintf(out, n, "–");
+    else if (us >= 10000)
+        snprintf(out, n, "%.1f ms", us / 1000);
+    else if (us >= 1000)
+        snprintf(out, n, "%.2f ms", us / 1000);
+    else if (us >= 100)
+        snprintf(out, n, "%.0f µs", us);
+    else
+        snprintf(out, n, "%.1f µs", us);
+}
+
 void units_us_column(double us, char *out, size_t n)
 {
     if (!isfinite(us))
@@ -27,4 +42,30 @@ int units_ratio_decimals(double lo, double hi)
             break;
     }
     return d;
+}
+
+void format_us_column(double us, char *out, size_t n) { units_us_column(us, out, n); }
+
+size_t units_utf8_columns(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+const char *const units_superscript_digit[10] = {"\u2070", "\u00b9", "\u00b2", "\u00b3", "\u2074",
+                                                 "\u2075", "\u2076", "\u2077", "\u2078", "\u2079"};
+
+void units_superscript(double v, int decimals, char *out, size_t n)
+{
+    char plain[48];
+    snprintf(plain, sizeof plain, "%.*f", decimals, v);
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *c = plain; *c && len + 4 < n; c++) {
+        const char *piece = *c == '-' ? SUPERSCRIPT_MINUS : *c == '.' ? MIDDLE_DOT
+                            : *c >= '0' && *c <= '9' ? units_superscript_digit[*c - '0'] : "";
+        len += (size_t)snprintf(out + len, n - len, "%s", piece);
+    }
 }

@@ -5,9 +5,16 @@
 
 #include <stddef.h>
 
+/* A time in µs as prose prints it: "93.4 µs", "1.08 ms" (two decimals from 1 ms, one from
+ * 10 ms), "–" when not finite. */
+void format_us(double us, char *out, size_t n);
 /* A time in µs as a table column prints it: "2243 µs" from 100 µs up, "61.9 µs"
  * below, "–" when not finite. Writes at most n bytes into out. */
 void units_us_column(double us, char *out, size_t n);
+/* The same, by the name the documents use. */
+void format_us_column(double us, char *out, size_t n);
+/* Characters (columns of a terminal), not bytes, of UTF-8 text: printf pads by bytes. */
+size_t units_utf8_columns(const char *s);
 
 /* The decimals a ratio and its interval print with: 2, or up to 4 while the interval's two
  * ends would print alike ([0.98–0.98] beside "ambiguous" reads as a contradiction; at 3
@@ -16,4 +23,13 @@ void units_us_column(double us, char *out, size_t n);
  * decimals as its ends. */
 int units_ratio_decimals(double lo, double hi);
 
+/* Exponents in running text (S⁰·⁹⁸, R²): the superscript digits ⁰…⁹, the superscript minus,
+ * and the middle dot a superscript number uses for its decimal point (Unicode has no
+ * superscript full stop). */
+extern const char *const units_superscript_digit[10];
+#define SUPERSCRIPT_MINUS "\u207b"
+#define MIDDLE_DOT "\u00b7"
+
+/* v with `decimals` decimals as an exponent: 0.98 → "⁰·⁹⁸". */
+void units_superscript(double v, int decimals, char *out, size_t n);
 #endif

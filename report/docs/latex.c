@@ -7,6 +7,7 @@
 #include "measurement_text.h"
 #include "alloc.h"
 
+#include "finding_phrases.h"
 #include "findings.h"
 #include "model_inputs.h"
 
@@ -189,13 +190,6 @@ static void latex_span(void *ctx, const char *t, size_t len, int is_code)
 
 void latex_from_md(FILE *f, const char *md) { md_spans(md, latex_span, f); }
 
-/* A finding's sentence (findings.h) in LaTeX: its text and its names, straight from the data. */
-static void latex_finding_span(FILE *f, const char *t, size_t len, int is_code, void *ctx)
-{
-    (void)ctx;
-    latex_span(f, t, len, is_code);
-}
-
 static void tex(FILE *f, const char *s) { esc_latex_text(f, s, strlen(s)); }
 static void tex_code(FILE *f, const char *s) { esc_latex_code(f, s, strlen(s)); }
 
@@ -346,7 +340,7 @@ char *report_summary_tex(const analysis *a)
     }
     fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n\n", f);
 
-    /* The findings, one row per variant: what the trace revealed. */
+    /* The findings, one row per variant: the summary's short phrases (finding_phrases.h). */
     fputs("\\begin{table*}[tbp]\n\\centering\n\\footnotesize\n", f);
     fputs("\\caption{What the trace revealed, per variant (", f);
     caption_setup(f, r);
@@ -358,14 +352,14 @@ char *report_summary_tex(const analysis *a)
         const variant_analysis *va = &a->v[i];
         tex_code(f, va->result->name);
         fputs(" & ", f);
-        for (int k = 0; k < va->n_findings; k++) {
-            if (k)
-                fputs("; ", f);
-            if (va->meta[k].text[0])
-                findings_write(f, va->meta[k].text, latex_finding_span, NULL);
-            else /* added as Markdown only (predict.c) */
-                latex_from_md(f, va->findings[k]);
+        finding_cell c;
+        finding_cell_build(va, &c);
+        for (int j = 0; j < c.n; j++) {
+            fputs(j ? "; " : "", f);
+            tex(f, c.phrase[j]);
         }
+        if (c.more)
+            fprintf(f, "%s%d more in the report", c.n ? "; " : "", c.more);
         fputs(" \\\\\n", f);
     }
     fputs("\\bottomrule\n\\end{tabular}\n\\end{table*}\n", f);

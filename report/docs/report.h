@@ -1,10 +1,14 @@
-/* report.md (GitHub-flavoured Markdown), report.html (the same through cmark-gfm,
- * inside templates/report.html, images inlined) and summary.csv, from an analysis. */
+/* report.md (GitHub-flavoured Markdown: report.c, a table of sections), report.html (the
+ * same through cmark-gfm inside templates/report.html, images inlined: report_html.c), the
+ * figures' Markdown (report_figure.c) and the terminal's summary (report_terminal.c), from an
+ * analysis. The CSVs are report_csv.h's. */
 #ifndef ATTNPROF_REPORT_H
 #define ATTNPROF_REPORT_H
 
 #include "analysis.h"
 #include "figures.h"
+#include "report_csv.h"
+#include "units.h"
 
 #include <stdio.h>
 
@@ -23,7 +27,6 @@ char *report_markdown_ref(const analysis *a, const figure_list *figs, const char
                           const report_reference *ref);
 /* Markdown → complete HTML page (malloc'd), or NULL with `err` set. */
 char *report_html(const char *markdown, const char *title, char *err, size_t errlen);
-char *report_summary_csv(const analysis *a);
 
 /* Pieces the other documents (compare.md/.html/.csv) share with the report. */
 /* A figure as Markdown: the PNG (or SVG) image, inlined as a data: URI when
@@ -34,10 +37,7 @@ void report_md_figure(FILE *f, const figure_list *figs, const char *name, const 
  * findings by id; what is not recorded is said, never printed as nan or -1. */
 void report_terminal_summary(FILE *f, const analysis *a);
 
-/* Shared formatting (tested). */
-void format_us(double us, char *out, size_t n); /* "93.4 µs", "1.08 ms" */
-/* A time in a table column: always µs ("93.4 µs", "2245 µs"), one unit per column. */
-void format_us_column(double us, char *out, size_t n);
+/* "93.4 µs (90.1 µs – 97.0 µs, n=20)": median, range and count, in prose units (format_us). */
 void format_time_stats(const stats *s, char *out, size_t n);
 
 #endif

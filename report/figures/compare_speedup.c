@@ -33,11 +33,7 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
     const compare_model *m = job->cmp;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], fit[512];
-    fig_set(cr, FIG_INK);
-    fig_font(cr, 13, 1);
-    fig_text(cr, x, 28, "Speed-up over the baseline", ALIGN_LEFT);
-    fig_font(cr, 9.5, 0);
-    fig_set(cr, FIG_GREY);
+    fig_heading(cr, x, "Speed-up over the baseline");
     snprintf(buf, sizeof buf,
              "baseline %s = 1 \xc2\xb7 above 1 is faster \xc2\xb7 whiskers: 95%% bootstrap interval \xc2\xb7 "
              "hollow: same or ambiguous (interval not wholly beyond the %.0f%% noise floor)",
@@ -109,15 +105,8 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
             cairo_line_to(cr, px + 4, fig_yof(&s, h));
             cairo_stroke(cr);
             cairo_new_path(cr);
-            cairo_arc(cr, px, fig_yof(&s, v), 3.6, 0, 2 * M_PI);
-            if (c->metric_ratio.verdict != VERDICT_FASTER && c->metric_ratio.verdict != VERDICT_SLOWER) {
-                fig_set(cr, FIG_WHITE);
-                cairo_fill_preserve(cr);
-                fig_set(cr, col);
-                cairo_stroke(cr);
-            } else {
-                cairo_fill(cr);
-            }
+            fig_verdict_dot(cr, px, fig_yof(&s, v), 3.6,
+                            c->metric_ratio.verdict == VERDICT_FASTER || c->metric_ratio.verdict == VERDICT_SLOWER, col);
             snprintf(buf, sizeof buf, "%.2f\xc3\x97", v);
             fig_font(cr, 7.5, 0);
             fig_set(cr, FIG_INK);

@@ -10,8 +10,10 @@
  * Ctrl-C still leaves what it recorded. */
 #include "record.h"
 #include "cli.h"
+#include "commands.h"
 
 #include "archive.h"
+#include "archive_write.h"
 #include "cleanup.h"
 #include "counters.h"
 #include "escape.h"
@@ -45,12 +47,8 @@ typedef struct record_cli {
     int n_cmd;
 } record_cli;
 
-static int fail(int code, const char *msg)
-{
-    char line[2048];
-    fprintf(stderr, "attnprof: record: %s\n", esc_terminal(line, sizeof line, msg));
-    return code;
-}
+/* One line on stderr (cli_fail: control characters dropped), "record: " in front. */
+static int fail(int code, const char *msg) { return cli_fail(code, "record: %s", msg); }
 
 /* The injection library: $ATTNPROF_INJECT, beside the executable, or ../lib/attnprof/. */
 static int find_library(char *out, size_t n, char *err, size_t errlen)
@@ -167,37 +165,19 @@ static void program_line(const record_cli *c, char *out, size_t n)
     esc_utf8_trim(out);
 }
 
-/* The archive: trace.json, run.json, the report, renamed into place. The report is rendered
- * from both files as read back, as `attnprof report` reads them (the writer adds what a Kineto
- * reader expects, Kineto's occupancy estimate among it), so a re-render gives the same bytes. */
+/* The archive writer's render step: the report, as `attnprof report` renders it. */
+static int render_archive(const char *dir, const trace *t, const run_info *r, void *ctx, char *err, size_t errlen)
+{
+    return report_render(dir, t, r, ctx, err, errlen);
+}
+
+/* The archive through the one archive writer (archive_write.h): trace.json and run.json read
+ * back and rendered as `attnprof report` renders them, so a re-render gives the same bytes. */
 static int write_archive(const record_cli *c, trace *t, run_info *r, char *err, size_t n)
 {
-    static run_info back;
-    trace back_trace;
-    trace_init(&back_trace);
-    char tmp[PATH_MAX], path[PATH_MAX + 16];
-    if (archive_begin(c->out_dir, tmp, sizeof tmp, err, n) != 0)
-        return EXIT_IO;
-    snprintf(path, sizeof path, "%s/trace.json", tmp);
-    int rc = trace_write_json(t, path, err, n) != 0 ? EXIT_IO : EXIT_OK;
-    snprintf(path, sizeof path, "%s/run.json", tmp);
-    if (rc == EXIT_OK && run_info_write_json(r, path, err, n) != 0)
-        rc = EXIT_IO;
-    if (rc == EXIT_OK && run_info_read_json(&back, path, err, n) != 0)
-        rc = EXIT_IO;
-    snprintf(path, sizeof path, "%s/trace.json", tmp);
-    if (rc == EXIT_OK && trace_read_json(&back_trace, path, err, n) != 0)
-        rc = EXIT_IO;
-    if (rc == EXIT_OK)
-        rc = report_render(tmp, &back_trace, &back,
-                           &(report_render_options){FIG_PNG | FIG_SVG, 0, 1, 0, FIG_SIZE_SCREEN, NULL}, err, n);
-    counters_free(&back.counters);
-    trace_free(&back_trace);
-    if (rc == EXIT_OK && archive_commit(tmp, c->out_dir, c->force, err, n) != 0)
-        rc = c->force ? EXIT_IO : EXIT_OUTPUT_EXISTS;
-    if (rc != EXIT_OK)
-        remove_tree(tmp);
-    return rc;
+    report_render_options ro = {FIG_PNG | FIG_SVG, 0, 1, 0, FIG_SIZE_SCREEN, NULL, 0};
+    const archive_write_options wo = {c->out_dir, c->force, ARCHIVE_READ_BACK_ALL, render_archive, &ro};
+    return archive_write(&wo, t, r, err, n);
 }
 
 static void default_out(const char *variant, char *out, size_t n)

@@ -98,6 +98,9 @@ printf '%s\n' "$rows" | while IFS= read -r row; do
       done
     done
 done
+# then a plain re-render (make run's, a newcomer's next step): it keeps the column PDFs the
+# example includes (a render replaces only what it makes)
+"$bin" report "$work/readme/out/example-h200" -q
 # the README's example, as written, over the bundled archive
 "$bin" compare "$here/tests/fixtures/h200-cudnn914" "$here/tests/fixtures/h200-cudnn919-a" -o "$work/readme/out/a-vs-b" \
   -q --format pdf >/dev/null

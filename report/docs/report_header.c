@@ -1,0 +1,247 @@
+/* The report's header: the title line, the table of what the run was (GPU, software, clocks
+ * measured, measurement plan, host, build, shape, run, tool, records) and the paragraph saying
+ * how CUDA time, CPU time and the error were measured. A recorded run and an import have a
+ * header each: an import says "not recorded" for what Kineto traces do not hold. */
+#include "report_md.h"
+
+#include "escape.h"
+#include "measurement_text.h"
+#include "model_inputs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void version_text(int v, int scale_major, int scale_minor, char *out, size_t n)
+{
+    if (v <= 0)
+        snprintf(out, n, "–");
+    else
+        snprintf(out, n, "%d.%d.%d", v / scale_major, v % scale_major / scale_minor, v % scale_minor);
+}
+
+/* The header of an archive made by `attnprof import`: what the Kineto traces hold,
+ * and "not recorded" for what they do not (never a made-up value). */
+static void header_imported(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    const device_props *d = &r->device;
+    /* Every string here comes from the archive (and so from the traces): escaped. */
+    fputs("# attnprof — ", f);
+    esc_md_text(f, d->name[0] ? d->name : "GPU not recorded");
+    fprintf(f, ", %s\n\n| | |\n|---|---|\n", run_producer_phrase(r));
+    if (d->name[0]) {
+        fputs("| GPU | ", f);
+        esc_md_text(f, d->name);
+        fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB; SM clock, memory clock and bus width %s |\n",
+                d->major, d->minor, d->sm_count, d->total_mem / 1073741824.0, REPORT_NOT_RECORDED);
+    } else
+        fprintf(f, "| GPU | %s (the trace has no deviceProperties) |\n", REPORT_NOT_RECORDED);
+    char rt[32], drv[32];
+    if (r->cuda_runtime_version > 0)
+        snprintf(rt, sizeof rt, "%d.%d", r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10);
+    else
+        snprintf(rt, sizeof rt, "%s", REPORT_NOT_RECORDED);
+    if (r->cuda_driver_version > 0)
+        snprintf(drv, sizeof drv, "%d.%d", r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10);
+    else
+        snprintf(drv, sizeof drv, "%s", REPORT_NOT_RECORDED);
+    char cupti[32];
+    if (r->cupti_version > 0)
+        snprintf(cupti, sizeof cupti, "%d", r->cupti_version);
+    else
+        snprintf(cupti, sizeof cupti, "%s", REPORT_NOT_RECORDED);
+    fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %s; driver, cuBLAS and cuDNN versions %s |\n", rt,
+            drv, cupti, REPORT_NOT_RECORDED);
+    fputs("| Produced by | ", f);
+    esc_md_text(f, r->producer == PRODUCER_PYTORCH     ? "PyTorch's profiler (Kineto)"
+                   : r->producer == PRODUCER_INJECTION ? "attnprof record (CUPTI injected into the program)"
+                                                       : "a Kineto producer other than PyTorch");
+    fputs(" — ", f);
+    esc_md_text(f, r->producer_evidence);
+    fputs(" |\n", f);
+    if (run_info_shape_recorded(r)) {
+        fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+        esc_md_text(f, r->dtype[0] ? r->dtype : "dtype not given");
+        fprintf(f, ", %s (declared with ", r->causal ? "causal" : "not causal");
+        esc_md_code(f, r->shape_source[0] ? r->shape_source : "?", 1);
+        fputs(": the traces carry no shapes) |\n", f);
+    } else if (model_inputs_any(r))
+        fputs("| Shape | recorded with record_shapes: each trace's attention inputs are in *Model* |\n", f);
+    else
+        fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
+                   "declare it with `import --shape`) |\n", REPORT_NOT_RECORDED);
+    fputs("| Run | recorded ", f);
+    esc_md_text(f, r->date[0] ? r->date : REPORT_NOT_RECORDED);
+    fprintf(f, "; up to %d forwards per variant; seed, warm-up forwards, correctness against FP64 and timings with the "
+               "profiler off %s |\n",
+            r->iters, REPORT_NOT_RECORDED);
+    fputs("| Tool | attnprof ", f);
+    esc_md_text(f, r->tool_version);
+    fputs(": ", f);
+    esc_md_code(f, r->command_line, 1);
+    fputs(" |\n", f);
+    for (int i = 0; i < r->n_sources; i++) {
+        const import_source *s = &r->sources[i];
+        fputs("| Source ", f);
+        esc_md_code(f, s->variant, 1);
+        fputs(" | ", f);
+        esc_md_code(f, s->file, 1);
+        fprintf(f, ", %lld bytes, sha256 ", (long long)s->size);
+        esc_md_code(f, s->sha256, 1);
+        fprintf(f, "; Kineto schema %d", s->schema_version);
+        if (s->has_distributed) {
+            fprintf(f, ", rank %d of %d (", s->rank, s->world_size);
+            esc_md_text(f, s->backend);
+            fputc(')', f);
+        }
+        fprintf(f, " |\n");
+    }
+    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu host ranges and CPU ops (forwards from ",
+            a->trace->n_ops, a->trace->n_apis, a->trace->n_ranges);
+    esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
+    fputs(") |\n\n", f);
+    fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
+               "forward's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
+               "the range on the host%s.%s\n\n",
+            r->producer == PRODUCER_PYTORCH ? ", PyTorch's dispatcher and the profiler's own cost included" : "",
+            r->producer == PRODUCER_PYTORCH ? " Elementwise kernels are named by the ATen op that launched them." : "");
+}
+
+/* The title line, then the GPU and Software rows. */
+static void header_device(FILE *f, const run_info *r)
+{
+    fputs("# attnprof — ", f);
+    esc_md_text(f, r->device.name);
+    fprintf(f, ", %d×%d×%d×%d ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+    esc_md_text(f, r->dtype);
+    fprintf(f, " %s\n\n", r->causal ? "causal" : "");
+    char cublas[32], cudnn[32];
+    version_text(r->cublas_version, 10000, 100, cublas, sizeof cublas);
+    version_text(r->cudnn_version, 10000, 100, cudnn, sizeof cudnn);
+    fprintf(f, "| | |\n|---|---|\n");
+    fputs("| GPU | ", f);
+    esc_md_text(f, r->device.name);
+    fprintf(f, " — compute capability %d.%d, %d SMs, %.1f GiB, maximum SM clock %d MHz, maximum memory clock %d MHz "
+               "(device attributes, not the clocks of the run), %d-bit bus |\n",
+            r->device.major, r->device.minor, r->device.sm_count,
+            r->device.total_mem / 1073741824.0, r->device.clock_khz / 1000, r->device.mem_clock_khz / 1000,
+            r->device.mem_bus_width);
+    fputs("| Software | driver ", f);
+    esc_md_text(f, r->driver_version);
+    fprintf(f, ", CUDA runtime %d.%d (driver API %d.%d), cuBLAS %s, cuDNN %s, CUPTI API %d |\n",
+            r->cuda_runtime_version / 1000, r->cuda_runtime_version % 1000 / 10,
+            r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10, cublas, cudnn, r->cupti_version);
+}
+
+/* The rows of what was measured alongside: clocks, the measurement plan, host and build. */
+static void header_environment(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    const run_env *e = &r->env;
+    if (e->clock_samples > 0) {
+        fprintf(f, "| Measured during the run | SM clock %d", e->sm_clock_mhz_min);
+        if (e->sm_clock_mhz_max != e->sm_clock_mhz_min)
+            fprintf(f, "–%d", e->sm_clock_mhz_max);
+        fprintf(f, " MHz, memory clock %d", e->mem_clock_mhz_min);
+        if (e->mem_clock_mhz_max != e->mem_clock_mhz_min)
+            fprintf(f, "–%d", e->mem_clock_mhz_max);
+        fprintf(f, " MHz (NVML, %d sample%s, one after each variant's recorded forwards)", e->clock_samples,
+                e->clock_samples == 1 ? "" : "s");
+        if (e->power_limit_w > 0)
+            fprintf(f, ", power limit %d W", e->power_limit_w);
+        fputs(" |\n", f);
+    } else {
+        fputs("| Measured during the run | SM and memory clocks, power limit: not recorded (this archive predates "
+              "attnprof recording them) |\n", f);
+    }
+    char plan[1024];
+    measurement_plan_text(a, plan, sizeof plan);
+    fputs("| Measurement | ", f);
+    esc_md_text(f, plan);
+    fputs(" |\n", f);
+    fputs("| Host | ", f);
+    if (e->host_cpu[0] || e->os[0]) {
+        esc_md_text(f, e->host_cpu[0] ? e->host_cpu : "CPU not recorded");
+        if (e->host_cpus > 0)
+            fprintf(f, " (%d logical CPUs)", e->host_cpus);
+        fputs("; ", f);
+        esc_md_text(f, e->os[0] ? e->os : "OS not recorded");
+    } else {
+        fputs("host CPU and OS: not recorded", f);
+    }
+    fputs(" |\n| Build | ", f);
+    if (e->nvcc[0] || e->build_flags[0]) {
+        fputs("nvcc ", f);
+        esc_md_text(f, e->nvcc[0] ? e->nvcc : "(version not recorded)");
+        fputs("; ", f);
+        esc_md_code(f, e->build_flags, 1);
+    } else {
+        fputs("nvcc version and build flags: not recorded", f);
+    }
+    fputs(" |\n", f);
+}
+
+/* The Shape, Run, Tool and Records rows. */
+static void header_run(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    fprintf(f, "| Shape | B=%d, H=%d, S=%d, D=%d, ", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+    esc_md_text(f, r->dtype);
+    fprintf(f, ", %s, scale 1/√D |\n", r->causal ? "causal" : "not causal");
+    fputs("| Run | ", f);
+    esc_md_text(f, r->date);
+    /* with a measurement plan the count is per pass, or the stop rule's (each variant's own) */
+    if (r->measurement.recorded && !strcmp(r->measurement.iters_rule, "auto"))
+        fprintf(f, "; seed %llu; %d warm-up forwards per variant, then recorded forwards until the stop rule ended "
+                   "(Measurement); rel. error threshold %.0e |\n",
+                r->seed, r->warmup, r->rel_error_threshold);
+    else if (r->measurement.recorded)
+        fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant and pass; rel. error threshold %.0e |\n",
+                r->seed, r->warmup, r->iters, r->rel_error_threshold);
+    else
+        fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant; rel. error threshold %.0e |\n",
+                r->seed, r->warmup, r->iters, r->rel_error_threshold);
+    fputs("| Tool | attnprof ", f);
+    esc_md_text(f, r->tool_version);
+    fputs(": ", f);
+    esc_md_code(f, r->command_line, 1);
+    fprintf(f, " |\n");
+    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu NVTX ranges (from ", a->trace->n_ops,
+            a->trace->n_apis, a->trace->n_ranges);
+    esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
+    fputs(") |\n\n", f);
+}
+
+/* How the numbers were measured, and which query rows the error check read. */
+static void header_method(FILE *f, const run_info *r)
+{
+    fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
+               "forward's `attn_fwd` range (CUPTI timestamps); CPU time is the host wall time of the forward call "
+               "itself (no synchronization inside). Relative error: ‖out − ref‖ / ‖ref‖ against an FP64 CPU "
+               "reference on sampled heads");
+    /* Which rows: recorded since the check samples rows (run.json rows_checked); older archives
+     * checked every row and say nothing. */
+    const variant_result *checked = NULL;
+    for (int i = 0; i < r->n_variants && !checked; i++)
+        if (r->variants[i].rows_checked > 0 && r->variants[i].heads_checked > 0)
+            checked = &r->variants[i];
+    if (checked && checked->rows_checked >= r->shape.seq)
+        fprintf(f, " (%d heads, every query row)", checked->heads_checked);
+    else if (checked)
+        fprintf(f, " (%d heads, %d of %d query rows each: rows at both ends of the causal mask and the rest "
+                   "spread over the head at seeded offsets)", checked->heads_checked, checked->rows_checked,
+                r->shape.seq);
+    fputs(".\n\n", f);
+}
+
+void report_header_md(FILE *f, const analysis *a)
+{
+    if (a->run->imported) {
+        header_imported(f, a);
+        return;
+    }
+    header_device(f, a->run);
+    header_environment(f, a);
+    header_run(f, a);
+    header_method(f, a->run);
+}
