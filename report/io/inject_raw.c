@@ -62,24 +62,32 @@ static int64_t num(const char *s, int *bad)
     return (int64_t)v;
 }
 
+/* The fields every GPU operation's line starts with: start end corr dev stream ctx. */
+static gpu_op op_fields(gpu_op_kind kind, char **f, int *bad)
+{
+    return (gpu_op){.kind = kind,
+                    .start_ns = num(f[1], bad),
+                    .end_ns = num(f[2], bad),
+                    .correlation = (uint32_t)num(f[3], bad),
+                    .device = (int)num(f[4], bad),
+                    .stream = (int)num(f[5], bad),
+                    .context = (int)num(f[6], bad)};
+}
+
 static int add_kernel(reader *r, char **f, int n)
 {
     int bad = n != 18;
     if (bad)
         return 1;
-    gpu_op o = {.kind = GPU_KERNEL,
-                .start_ns = num(f[1], &bad),
-                .end_ns = num(f[2], &bad),
-                .correlation = (uint32_t)num(f[3], &bad),
-                .device = (int)num(f[4], &bad),
-                .stream = (int)num(f[5], &bad),
-                .context = (int)num(f[6], &bad),
-                .grid = {(int)num(f[7], &bad), (int)num(f[8], &bad), (int)num(f[9], &bad)},
-                .block = {(int)num(f[10], &bad), (int)num(f[11], &bad), (int)num(f[12], &bad)},
-                .registers = (int)num(f[13], &bad),
-                .static_smem = (int)num(f[14], &bad),
-                .dynamic_smem = (int)num(f[15], &bad),
-                .name = f[17]};
+    gpu_op o = op_fields(GPU_KERNEL, f, &bad);
+    for (int d = 0; d < 3; d++) {
+        o.grid[d] = (int)num(f[7 + d], &bad);
+        o.block[d] = (int)num(f[10 + d], &bad);
+    }
+    o.registers = (int)num(f[13], &bad);
+    o.static_smem = (int)num(f[14], &bad);
+    o.dynamic_smem = (int)num(f[15], &bad);
+    o.name = f[17];
     num(f[16], &bad); /* the graph id: the launch's correlation id says the same */
     if (!bad) {
         trace_add_op(r->t, &o);
@@ -106,15 +114,9 @@ static int add_copy_or_set(reader *r, char **f, int n, int memcpy_rec)
     if (bad)
         return 1;
     char name[96];
-    gpu_op o = {.kind = memcpy_rec ? GPU_MEMCPY : GPU_MEMSET,
-                .start_ns = num(f[1], &bad),
-                .end_ns = num(f[2], &bad),
-                .correlation = (uint32_t)num(f[3], &bad),
-                .device = (int)num(f[4], &bad),
-                .stream = (int)num(f[5], &bad),
-                .context = (int)num(f[6], &bad),
-                .bytes = num(f[7], &bad),
-                .name = name};
+    gpu_op o = op_fields(memcpy_rec ? GPU_MEMCPY : GPU_MEMSET, f, &bad);
+    o.bytes = num(f[7], &bad);
+    o.name = name;
     if (memcpy_rec) {
         snprintf(o.copy_kind, sizeof o.copy_kind, "%s", f[8]);
         snprintf(name, sizeof name, "Memcpy %s (%s)", f[8], copy_long_name(f[8]));
