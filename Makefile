@@ -81,9 +81,12 @@ TEST_SRC     := $(wildcard tests/test_*.c) $(foreach m,$(TEST_MODULES),$(wildcar
 TEST_OBJ     := $(TEST_SRC:%.c=$(BUILD)/%.o)
 REPORT_LIB   := $(BUILD)/libattnprof_report.a
 RECORDER     := $(BUILD)/libattnprof_recorder.so
+# `attnprof record`'s CUPTI injection library (src/inject/): CUPTI and the driver only.
+INJECT_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/inject/*.c))
+INJECT       := $(BUILD)/libattnprof_inject.so
 
 ifeq ($(WITH_CUDA),1)
-PROGRAMS := $(BUILD)/attnprof $(RECORDER)
+PROGRAMS := $(BUILD)/attnprof $(RECORDER) $(INJECT)
 else
 PROGRAMS := $(BUILD)/attnprof
 $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every command but `run`))
@@ -122,6 +125,11 @@ $(BUILD)/attnprof: $(CLI_OBJ) $(REPORT_LIB)
 $(RECORDER): $(RECORDER_OBJ) $(REPORT_LIB)
 	$(CC) -shared -o $@ $(RECORDER_OBJ) $(REPORT_LIB) -Wl,--exclude-libs,ALL -Wl,--no-undefined \
 	  -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
+
+$(INJECT): $(INJECT_OBJ)
+	$(CC) -shared -o $@ $^ -Wl,--no-undefined -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs \
+	  -L$(CUDA_HOME)/extras/CUPTI/lib64 -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
+	  -Wl,--as-needed -lcupti -lcuda -lstdc++ -ldl -lpthread
 
 # The repository's CITATION.cff is written by the report library's citation writer, the
 # one every report's BibTeX comes from (report/docs/citation.c): never edited by hand.
@@ -293,8 +301,9 @@ install: $(PROGRAMS)
 	install -m 755 $(BUILD)/attnprof $(DESTDIR)$(PREFIX)/bin/attnprof
 	if [ -f $(RECORDER) ]; then install -d $(DESTDIR)$(PREFIX)/lib/attnprof && \
 	  install -m 755 $(RECORDER) $(DESTDIR)$(PREFIX)/lib/attnprof/; fi
+	if [ -f $(INJECT) ]; then install -m 755 $(INJECT) $(DESTDIR)$(PREFIX)/lib/attnprof/; fi
 
 clean:
 	rm -rf $(BUILD)
 
--include $(REPORT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(RECORDER_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(REPORT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(RECORDER_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(INJECT_OBJ:.o=.d)

@@ -20,7 +20,8 @@ static const char *sample_value(const char *name)
         {"min-effect", "5"},   {"fail-on", "slower"}, {"pair", "a=b"},   {"tokens", "4096"},  {"gpus", "all"},       {"task-command", "true"},
         {"slurm-task-command", "true"},             {"partition", "gpu"},  {"time", "10"},
         {"collect", "/tmp/attnprof-never"},         {"task", "0"},         {"variant", "flash"},
-        {"range", "attn_fwd"}, {"device", "0"},     {"shape", "8x16x1024x64"}, {"kv-heads", "4"}, {"q-seq", "1"}};
+        {"range", "attn_fwd"}, {"device", "0"},     {"shape", "8x16x1024x64"}, {"kv-heads", "4"}, {"q-seq", "1"},
+        {"skip", "1"},         {"steps", "2"},      {"raw", "raw-1.txt"}};
     for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++)
         if (!strcmp(samples[i][0], name))
             return samples[i][1];

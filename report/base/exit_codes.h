@@ -22,6 +22,7 @@ enum {
     EXIT_VERDICT_GATE = 11,  /* compare --fail-on: a variant's CUDA-time verdict is in the list
                               * (the outputs were written) */
     EXIT_SHAPE_CONFLICT = 12, /* import: a declared --shape contradicts the shapes the trace recorded */
+    EXIT_NOTHING_RECORDED = 13, /* record: the program ran no CUDA, or no GPU work, before it exited */
     EXIT_INTERRUPTED = 130,  /* SIGINT/SIGTERM: stopped, only complete archives left (128 + SIGINT, as shells say) */
 };
 #endif

@@ -12,6 +12,7 @@
 #include "kernel_names.h"
 #include "measurement_text.h"
 #include "model_section.h"
+#include "record_section.h"
 #include "predict.h"
 #include "predict_report.h"
 #include "series.h"
@@ -260,6 +261,7 @@ static int paper_applies(const report_doc *d)
 static void header_section(FILE *f, const report_doc *d) { report_header_md(f, d->a); }
 static void abstract_section(FILE *f, const report_doc *d) { series_abstract(f, d->a); }
 static void model_section(FILE *f, const report_doc *d) { model_section_md(f, d->a); }
+static void recorded_section(FILE *f, const report_doc *d) { record_section_md(f, d->a); }
 static void reference_note(FILE *f, const report_doc *d) { series_reference_note(f, d->a, d->ref->a, d->ref->label); }
 static void series_section_doc(FILE *f, const report_doc *d) { series_section(f, d->a); }
 static void kernel_names_section(FILE *f, const report_doc *d) { kernel_names_appendix(f, d->a); }
@@ -310,6 +312,7 @@ static const report_section report_sections[] = {
     {"abstract", NULL, abstract_section},
     {"summary", NULL, summary_table},
     {"model", imported, model_section},
+    {"recorded program", imported, recorded_section},
     {"reference", has_reference, reference_note},
     {"series", series_applies_doc, series_section_doc},
     {"overview figures", NULL, overview_figures},

@@ -53,7 +53,9 @@ static void header_imported(FILE *f, const analysis *a)
     fprintf(f, "| Software | CUDA runtime %s (driver API %s), CUPTI %s; driver, cuBLAS and cuDNN versions %s |\n", rt,
             drv, cupti, REPORT_NOT_RECORDED);
     fputs("| Produced by | ", f);
-    esc_md_text(f, r->producer == PRODUCER_PYTORCH ? "PyTorch's profiler (Kineto)" : "a Kineto producer other than PyTorch");
+    esc_md_text(f, r->producer == PRODUCER_PYTORCH     ? "PyTorch's profiler (Kineto)"
+                   : r->producer == PRODUCER_INJECTION ? "attnprof record (CUPTI injected into the program)"
+                                                       : "a Kineto producer other than PyTorch");
     fputs(" — ", f);
     esc_md_text(f, r->producer_evidence);
     fputs(" |\n", f);

@@ -162,6 +162,12 @@ static void implementations_paragraph(FILE *f, const analysis *a)
                     all_pytorch ? "" : " (a kernel named neither by PyTorch nor by a library is unattributed)");
         fputs(". CPU times are the durations of the traces' ranges: they include PyTorch's dispatcher and the "
               "profiler's own cost, as the series' CPU times do.\n\n", f);
+    } else if (r->producer == PRODUCER_INJECTION) {
+        fputs("These records were taken by CUPTI injected into the program (attnprof record), with no code of its "
+              "own changed", f);
+        if (n_listed)
+            fprintf(f, "; their kernels, read off their names: %s", list);
+        fputs(". CPU times are the durations of the steps' ranges on the host, CUPTI's own cost included.\n\n", f);
     } else {
         fputs("These records come from a Kineto producer other than PyTorch", f);
         if (n_listed)

@@ -294,11 +294,11 @@ static void read_provenance(json_reader *R, json_t *root, run_info *r)
     if (prov) {
         const char *p = json_reader_str(R, "provenance", prov, "producer");
         int known = 0;
-        for (int k = PRODUCER_ATTNPROF; k <= PRODUCER_KINETO; k++)
+        for (int k = PRODUCER_ATTNPROF; k <= PRODUCER_INJECTION; k++)
             if (!strcmp(p, run_producer_name((run_producer)k)))
                 r->producer = (run_producer)k, known = 1;
         if (!known)
-            json_reader_bad(R, "provenance", "producer", "\"attnprof\", \"pytorch_profiler\" or \"kineto\"");
+            json_reader_bad(R, "provenance", "producer", "\"attnprof\", \"pytorch_profiler\", \"kineto\" or \"injection\"");
         esc_copy_utf8(r->producer_evidence, sizeof r->producer_evidence, json_reader_str(R, "provenance", prov, "evidence"));
         r->provenance_recorded = 1;
     } else {

@@ -18,6 +18,8 @@ const char *run_producer_name(run_producer p)
         return "pytorch_profiler";
     case PRODUCER_KINETO:
         return "kineto";
+    case PRODUCER_INJECTION:
+        return "injection";
     }
     return "?";
 }
@@ -34,6 +36,8 @@ const char *run_producer_phrase(const run_info *r)
         return "imported PyTorch profiler traces";
     case PRODUCER_KINETO:
         return "imported Kineto traces";
+    case PRODUCER_INJECTION:
+        return "recorded by injection";
     default:
         return "attnprof run";
     }

@@ -120,6 +120,7 @@ typedef enum run_producer {
     PRODUCER_ATTNPROF = 0,  /* `attnprof run`: our recorder, our kernels and the libraries' */
     PRODUCER_PYTORCH = 1,   /* `attnprof import` of PyTorch profiler traces (ATen ops in them) */
     PRODUCER_KINETO = 2,    /* `attnprof import` of another Kineto producer's traces */
+    PRODUCER_INJECTION = 3, /* `attnprof record`: any program, CUPTI injected (src/inject/) */
 } run_producer;
 
 typedef struct run_info {
@@ -173,7 +174,7 @@ typedef struct run_info {
 /* run.json's words for a status, in variant_status's order (NULL-terminated). */
 extern const char *const variant_status_words[];
 const char *variant_status_name(variant_status s);
-/* "attnprof", "pytorch_profiler", "kineto": run.json's words. */
+/* "attnprof", "pytorch_profiler", "kineto", "injection": run.json's words. */
 const char *run_producer_name(run_producer p);
 /* "attnprof run", "imported PyTorch profiler traces", "imported Kineto traces". */
 const char *run_producer_phrase(const run_info *r);

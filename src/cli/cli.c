@@ -31,6 +31,8 @@ void cli_usage(FILE *f)
           "       attnprof sweep --collect DIR      (re)build DIR's sweep report from the shapes there\n"
           "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
           "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
+          "       attnprof record [-o DIR] [--range NAME] [--skip N] [--steps N] [--variant NAME] -- CMD ARGS...\n"
+          "                                    run any CUDA program under CUPTI injection and archive it\n"
           "       attnprof list                list the variants\n"
           "       attnprof --help | --version\n"
           "\n"
@@ -96,6 +98,13 @@ void cli_usage(FILE *f)
           "  --device N           GPU whose operations are kept (default: the lowest device id in the trace)\n"
           "  --shape BxHxSxD[,dtype][,causal]  the shape the traces were recorded at (Kineto records none;\n"
           "                       compare needs it), e.g. 8x16x1024x64,bf16,causal\n"
+          "record options (attnprof record [options] -- CMD ARGS...):\n"
+          "  -o, --output DIR     the archive (default out/record-<name>-<yyyymmdd-hhmmss>); --force replaces it\n"
+          "  --range NAME         the NVTX range of one step (default: the range name that repeats the same kernels\n"
+          "                       most; else each CUDA graph launch; else the period of the kernel sequence)\n"
+          "  --skip N, --steps N  leave the first N steps out; keep at most N\n"
+          "  --variant NAME       the program's name in the archive (default: the script's or program's base name)\n"
+          "  --raw FILE           convert a raw file kept with ATTNPROF_RECORD_KEEP_RAW=1 again (no CMD)\n"
           "run, report, compare and import options:\n"
           "  --format LIST        figure formats: png,svg,pdf (default png,svg; png always, for report.html)\n"
           "  --log                logarithmic time axis in the time chart\n"
@@ -109,7 +118,8 @@ void cli_usage(FILE *f)
           "\n"
           "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
           "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error, 8 a sweep directory refused\n"
-          "            (a stored task command, a link), 9 out of memory, 130 interrupted\n",
+          "            (a stored task command, a link), 9 out of memory, 13 record: the program ran no CUDA or no GPU work,\n"
+          "            126/127 record: CMD not executable / not found (else record exits with CMD's status), 130 interrupted\n",
           f);
 }
 
@@ -159,6 +169,18 @@ static int positive_int(const char *opt, const char *s, int max, int *out, char 
     return EXIT_OK;
 }
 
+/* record --skip/--steps: a whole number from min to 1000000. */
+static int count_option(const char *opt, const char *s, int min, int *out, char *err, size_t n)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!all_digits(s) || errno || *end || v < min || v > 1000000)
+        return err_set(err, n, EXIT_USAGE, "--%s %s: expected a whole number from %d to 1000000", opt, s, min);
+    *out = (int)v;
+    return EXIT_OK;
+}
+
 static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
 {
     *out = 0;
@@ -199,7 +221,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
        OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS,
-       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN, OPT_KV_HEADS, OPT_Q_SEQ };
+       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN, OPT_KV_HEADS, OPT_Q_SEQ, OPT_SKIP, OPT_STEPS, OPT_RAW };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -229,10 +251,10 @@ const cli_option_spec cli_option_table[] = {
     {"counters-max-gib", 0, required_argument, OPT_COUNTERS_MAX_GIB, ON_RUN_LIKE},
     {"calibrate", 0, no_argument, OPT_CALIBRATE, ON_RUN_LIKE},
     {"no-calibrate", 0, no_argument, OPT_NO_CALIBRATE, ON_RUN_LIKE},
-    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT},
-    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT},
+    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT | CLI_ON_RECORD},
+    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT | CLI_ON_RECORD},
     {"clean", 0, no_argument, OPT_CLEAN, CLI_ON_REPORT | CLI_ON_HELP},
-    {"quiet", 'q', no_argument, 'q', ON_ALL},
+    {"quiet", 'q', no_argument, 'q', ON_ALL | CLI_ON_RECORD},
     {"format", 0, required_argument, OPT_FORMAT, ON_ALL},
     {"log", 0, no_argument, OPT_LOG, ON_ALL},
     {"figure-size", 0, required_argument, OPT_FIGURE_SIZE, ON_ALL_BUT_IMPORT},
@@ -262,10 +284,13 @@ const cli_option_spec cli_option_table[] = {
     {"time", 0, required_argument, OPT_TIME, ON_SWEEP_ONLY},
     {"collect", 0, required_argument, OPT_COLLECT, ON_SWEEP_ONLY},
     {"task", 0, required_argument, OPT_TASK, ON_SWEEP_ONLY},
-    {"variant", 0, required_argument, OPT_VARIANT, CLI_ON_IMPORT},
-    {"range", 0, required_argument, OPT_RANGE, CLI_ON_IMPORT},
+    {"variant", 0, required_argument, OPT_VARIANT, CLI_ON_IMPORT | CLI_ON_RECORD},
+    {"range", 0, required_argument, OPT_RANGE, CLI_ON_IMPORT | CLI_ON_RECORD},
     {"device", 0, required_argument, OPT_DEVICE, CLI_ON_IMPORT},
     {"shape", 0, required_argument, OPT_SHAPE, CLI_ON_IMPORT},
+    {"skip", 0, required_argument, OPT_SKIP, CLI_ON_RECORD},
+    {"steps", 0, required_argument, OPT_STEPS, CLI_ON_RECORD},
+    {"raw", 0, required_argument, OPT_RAW, CLI_ON_RECORD},
 };
 const size_t cli_option_count = sizeof cli_option_table / sizeof cli_option_table[0];
 _Static_assert(sizeof cli_option_table / sizeof cli_option_table[0] <= CLI_OPTION_ROWS_MAX,
@@ -275,7 +300,7 @@ const cli_command_spec cli_command_table[] = {
     {"run", CMD_RUN, CLI_ON_RUN},           {"report", CMD_REPORT, CLI_ON_REPORT},
     {"compare", CMD_COMPARE, CLI_ON_COMPARE}, {"list", CMD_LIST, CLI_ON_LIST},
     {"sweep", CMD_SWEEP, CLI_ON_SWEEP},     {"help", CMD_HELP, CLI_ON_HELP},
-    {"import", CMD_IMPORT, CLI_ON_IMPORT},
+    {"import", CMD_IMPORT, CLI_ON_IMPORT},   {"record", CMD_RECORD, CLI_ON_RECORD},
 };
 const size_t cli_command_count = sizeof cli_command_table / sizeof cli_command_table[0];
 
@@ -457,6 +482,13 @@ static int apply_output_option(int c, const char *arg, cli_options *o, char *err
             return err_set(err, n, EXIT_USAGE, "--reference: expected an archive directory");
         o->reference = arg;
         return EXIT_OK;
+    case OPT_SKIP: return count_option("skip", arg, 0, &o->record_skip, err, n);
+    case OPT_STEPS: return count_option("steps", arg, 1, &o->record_steps, err, n);
+    case OPT_RAW:
+        if (!*arg)
+            return err_set(err, n, EXIT_USAGE, "--raw needs a raw file (kept with ATTNPROF_RECORD_KEEP_RAW=1)");
+        o->record_raw = arg;
+        return EXIT_OK;
     case OPT_VARIANT:
         if (!*arg)
             return err_set(err, n, EXIT_USAGE, "--variant needs a name");
@@ -619,6 +651,21 @@ static int check_options_taken(const cli_options *o, const cli_command_spec *cmd
     return EXIT_OK;
 }
 
+/* record: CMD is the operands, what follows "--" (getopt stops there, so CMD's own options are
+ * CMD's); --raw takes none. */
+static int check_record(cli_options *o, int argc, char **argv, char *err, size_t n)
+{
+    o->inputs = argv + optind;
+    o->n_inputs = argc - optind;
+    if (o->record_raw && o->n_inputs > 0)
+        return err_set(err, n, EXIT_USAGE, "record --raw FILE converts a kept raw file: give no CMD with it");
+    if (o->record_raw && !o->out_dir)
+        return err_set(err, n, EXIT_USAGE, "record --raw FILE needs -o DIR, the archive to write");
+    if (!o->record_raw && (o->n_inputs < 1 || !o->inputs[0][0]))
+        return err_set(err, n, EXIT_USAGE, "record needs a program: attnprof record [-o DIR] -- CMD ARGS...");
+    return EXIT_OK;
+}
+
 /* The command's operands: how many it takes, and what else it needs. */
 static int check_operands(cli_options *o, const char *cmd, int argc, char **argv, char *err, size_t n)
 {
@@ -655,6 +702,7 @@ static int check_operands(cli_options *o, const char *cmd, int argc, char **argv
         o->n_inputs = operands;
         return EXIT_OK;
     case CMD_SWEEP: return check_sweep(o, argc, argv, operands, err, n);
+    case CMD_RECORD: return check_record(o, argc, argv, err, n);
     default:
         if (operands > 0)
             return err_set(err, n, EXIT_USAGE, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 typedef enum cli_command {
-    CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_HELP, CMD_VERSION, CMD_IMPORT, CMD_SWEEP
+    CMD_NONE = 0, CMD_RUN, CMD_REPORT, CMD_COMPARE, CMD_LIST, CMD_HELP, CMD_VERSION, CMD_IMPORT, CMD_SWEEP, CMD_RECORD
 } cli_command;
 
 /* attnprof sweep: what the command line asked; src/cli/sweep_run.c turns it into a plan. */
@@ -58,6 +58,9 @@ typedef struct cli_options {
     attn_shape import_shape;
     char import_dtype[8];
     int import_causal;
+    /* record [options] -- CMD ARGS...: CMD is `inputs`; --range and --variant are import_range and import_variant */
+    int record_skip, record_steps; /* --skip N, --steps N (0: every step) */
+    const char *record_raw;        /* --raw FILE: convert a kept raw file, run nothing */
     sweep_options sweep;
     /* The rows of cli_option_table given, each once, in the order first given: the command,
      * known only after the options are read, is checked against them. */
@@ -68,7 +71,7 @@ typedef struct cli_options {
 /* The command table: each command's name and its bit in cli_option_spec.commands. */
 enum {
     CLI_ON_RUN = 1 << 0, CLI_ON_REPORT = 1 << 1, CLI_ON_COMPARE = 1 << 2, CLI_ON_IMPORT = 1 << 3,
-    CLI_ON_SWEEP = 1 << 4, CLI_ON_LIST = 1 << 5, CLI_ON_HELP = 1 << 6
+    CLI_ON_SWEEP = 1 << 4, CLI_ON_LIST = 1 << 5, CLI_ON_HELP = 1 << 6, CLI_ON_RECORD = 1 << 7
 };
 typedef struct cli_command_spec {
     const char *name;

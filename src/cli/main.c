@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "record.h"
 #include "sweep_run.h"
 
 #include <execinfo.h>
@@ -96,6 +97,8 @@ int main(int argc, char **argv)
         return cmd_import(&o, cmdline);
     case CMD_SWEEP:
         return sweep_run(&o);
+    case CMD_RECORD:
+        return record_main(&o, cmdline, ATTNPROF_VERSION);
     default:
         cli_usage(stderr);
         return EXIT_USAGE;
