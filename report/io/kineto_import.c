@@ -57,6 +57,7 @@ typedef struct read_ctx {
     size_t *loose_apis, n_loose_apis, cap_loose_apis;
     size_t aten_ops; /* cpu_op events named aten::*: PyTorch's operators (provenance) */
     size_t step_ranges; /* user_annotation ranges ProfilerStep#N: torch.profiler's step marks (provenance) */
+    size_t cpu_ops;     /* cpu_op events of any name (provenance) */
     model_inputs_scan inputs; /* record_shapes: the first attention's inputs */
 } read_ctx;
 
@@ -80,6 +81,8 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
     (void)idx;
     if (e->cat && !strcmp(e->cat, "cpu_op") && e->name && !strncmp(e->name, "aten::", 6))
         c->aten_ops++;
+    if (e->cat && !strcmp(e->cat, "cpu_op"))
+        c->cpu_ops++;
     if (e->cat && !strcmp(e->cat, "user_annotation") && e->name && !strncmp(e->name, "ProfilerStep#", 13))
         c->step_ranges++;
     model_inputs_see(&c->inputs, e);
@@ -305,30 +308,32 @@ static void fill_device_limits(device_props *d, run_info *r)
 
 /* What the files held that says who made them. */
 typedef struct import_tally {
-    size_t aten_ops, step_ranges;
+    size_t aten_ops, step_ranges, cpu_ops;
 } import_tally;
 
 /* What produced the traces: PyTorch's profiler when its ATen operators are among the CPU
  * ops, or when its step marks (ProfilerStep#N, written by torch.profiler's schedule) are
- * there (a trace of work replayed from CUDA graphs has no cpu_op at all); else another
- * Kineto producer (the traces' metadata names no producer). */
+ * there and no cpu_op at all (work replayed from CUDA graphs dispatches no op); else another
+ * Kineto producer (CPU ops none of which is ATen's; the metadata names no producer). */
 static void set_producer(run_info *r, const import_tally *tally, int files)
 {
-    int pytorch = tally->aten_ops || tally->step_ranges;
+    int pytorch = tally->aten_ops || (tally->step_ranges && !tally->cpu_ops);
     if (tally->aten_ops) {
         r->producer = PRODUCER_PYTORCH;
         snprintf(r->producer_evidence, sizeof r->producer_evidence,
                  "%zu cpu_op events named aten::* (PyTorch's ATen operators) in %d trace%s", tally->aten_ops, files,
                  files == 1 ? "" : "s");
-    } else if (tally->step_ranges) {
+    } else if (tally->step_ranges && !tally->cpu_ops) {
         r->producer = PRODUCER_PYTORCH;
         snprintf(r->producer_evidence, sizeof r->producer_evidence,
-                 "%zu ProfilerStep#N ranges (torch.profiler's step marks) in %d trace%s, no cpu_op named aten::* "
-                 "(work replayed from CUDA graphs launches none)", tally->step_ranges, files, files == 1 ? "" : "s");
+                 "%zu ProfilerStep#N ranges (torch.profiler's step marks) in %d trace%s and no cpu_op at all "
+                 "(work replayed from CUDA graphs dispatches no op)", tally->step_ranges, files, files == 1 ? "" : "s");
     } else {
         r->producer = PRODUCER_KINETO;
         snprintf(r->producer_evidence, sizeof r->producer_evidence,
-                 "Kineto trace%s with no cpu_op named aten::* and no ProfilerStep#N: not PyTorch's profiler",
+                 tally->step_ranges ? "Kineto trace%s with ProfilerStep#N ranges but no cpu_op named aten::* among "
+                                      "its CPU ops: not PyTorch's operators"
+                                    : "Kineto trace%s with no cpu_op named aten::*: not PyTorch's operators",
                  files == 1 ? "" : "s");
     }
     for (int i = 0; i < r->n_variants; i++) /* each variant's title says the same */
@@ -524,6 +529,7 @@ static int import_one(const char *path, const char *variant, const import_option
     }
     tally->aten_ops += c.aten_ops;
     tally->step_ranges += c.step_ranges;
+    tally->cpu_ops += c.cpu_ops;
     model_inputs_finish(&c.inputs);
     size_t uncorrelated = tie_by_flows(&c, ops0, apis0);
     const char *range = trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
@@ -629,7 +635,7 @@ int kineto_import(const char *const *paths, int n, const import_options *o, trac
     const char *next_name = o->variant;
     span spans[RUN_MAX_VARIANTS];
     uint32_t corr_base = 0;
-    import_tally tally = {0, 0};
+    import_tally tally = {0, 0, 0};
     for (int i = 0; i < n; i++) {
         char name[512];
         if (next_name) {
