@@ -320,8 +320,10 @@ void model_section_md(FILE *f, const analysis *a)
         }
         if (!header) {
             fputs("## Model\n\nWhere each trace's GPU time goes, by role: each operation's role comes from the CPU op "
-                  "chain that launched it (Kineto's op nesting and correlation ids), then its kernel name; a step "
-                  "is a forward range of the trace. Shares are fractions of the step's CUDA time, medians over "
+                  "chain that launched it (Kineto's op nesting and correlation ids: the attention op it ran in, "
+                  "matched whole), else, for work replayed from a CUDA graph, its kernel name; a step is one of "
+                  "the trace's step ranges (ProfilerStep#N, or the --range named), with its forward, backward and "
+                  "optimizer phases where it has them. Shares are fractions of the step's CUDA time, medians over "
                   "steps; the same numbers are in `roles.csv`.\n\n", f);
             header = 1;
         }
