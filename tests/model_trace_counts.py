@@ -4,6 +4,9 @@ here from the trace JSON alone, independently of attnprof's reader (plain json +
 
     python3 tests/model_trace_counts.py TRACE.json.gz [...] > counts.txt
 
+tests/fixtures/models-roles-h200/counts.txt is this script's output for that folder's traces and
+tests/fixtures/models-h200/llama-gqa-eager-infer-s8a.json.gz (eager GQA behind repeat_kv).
+
 One line per number, `<trace> <key> <value>`; medians over the ProfilerStep#N steps:
   steps                  ProfilerStep#N ranges
   attn_ops, attn_us      GPU ops launched inside an attention op (aten::scaled_dot_product_attention,

@@ -276,14 +276,15 @@ int model_graph_replayed(const forward *f, int k)
                             !strncmp(a->name, "cudaGraphLaunch_", 16));
 }
 
-/* The copies that repeat K/V heads: those launched by an expanding op right before the
- * first operation of each attention op (back to the first op that is none of them). */
+/* The copies that repeat K/V heads: those launched by an expanding op (outside a matmul)
+ * right before the first operation of each attention op or eager QKᵀ GEMM (back to the
+ * first op that is none of them). */
 static void mark_kv_expansion(const forward *f, model_role *role, const model_phase *phase)
 {
     static const char *const expanding[] = {"aten::reshape", "aten::repeat_interleave", "aten::expand",
                                             "aten::repeat"};
     for (int k = 1; k < f->n_ops; k++) {
-        if (role[k] != MROLE_ATTN_FUSED && role[k] != MROLE_ATTN_CONVERT)
+        if (role[k] != MROLE_ATTN_FUSED && role[k] != MROLE_ATTN_CONVERT && role[k] != MROLE_ATTN_QK)
             continue;
         if (role[k - 1] == MROLE_ATTN_FUSED || role[k - 1] == MROLE_ATTN_CONVERT)
             continue; /* not the first op of this attention */
@@ -293,6 +294,11 @@ static void mark_kv_expansion(const forward *f, model_role *role, const model_ph
             if (op_aten_name(f->ops[j], a, sizeof a))
                 for (size_t e = 0; e < sizeof expanding / sizeof *expanding; e++)
                     expands |= !strcmp(a, expanding[e]);
+            /* the QKᵀ matmul's own work (its operands' reshape, its workspace memset) is passed over:
+             * no repeat of heads */
+            if (role[k] == MROLE_ATTN_QK && (op_launched_in(f->ops[j], "aten::matmul") ||
+                                             op_launched_in(f->ops[j], "aten::bmm")))
+                continue;
             if (!expands || (role[j] != MROLE_COPY && role[j] != MROLE_ELEMENTWISE))
                 break;
             role[j] = MROLE_KV_EXPAND;
@@ -309,8 +315,6 @@ int model_step_roles_kv(const forward *f, int kv_expand, model_role *role, model
 {
     for (int k = 0; k < f->n_ops; k++)
         role[k] = model_role_of(f->ops[k], &phase[k]);
-    if (kv_expand)
-        mark_kv_expansion(f, role, phase);
     int blocks = 0;
     *out_of_place = 0;
     for (int k = 0; k < f->n_ops; k++) {
@@ -351,6 +355,8 @@ int model_step_roles_kv(const forward *f, int kv_expand, model_role *role, model
         blocks++;
         k = m;
     }
+    if (kv_expand) /* before each attention op, or eager attention's QKᵀ GEMM */
+        mark_kv_expansion(f, role, phase);
     return blocks;
 }
 

@@ -92,6 +92,52 @@ static void shapes_line(FILE *f, const variant_result *r, const model_view *v)
     fputs(".\n", f);
 }
 
+/* A compiled trace: how many of the representative step's operations are Inductor's kernels,
+ * and which ops the ones feeding attention fused (read off their names). */
+static void inductor_line(FILE *f, const variant_analysis *va)
+{
+    const forward *fw = &va->forwards[analysis_median_forward(va)];
+    model_role *role = malloc(((size_t)fw->n_ops + 1) * sizeof *role);
+    model_phase *phase = malloc(((size_t)fw->n_ops + 1) * sizeof *phase);
+    if (!role || !phase)
+        attn_oom();
+    int oop, n = 0, feeding = 0;
+    model_step_roles(fw, role, phase, &oop);
+    char fused[3][320];
+    int n_fused = 0;
+    for (int k = 0; k < fw->n_ops; k++) {
+        char kind[8];
+        const char *ops;
+        size_t len;
+        if (!model_inductor_kernel(fw->ops[k], kind, &ops, &len))
+            continue;
+        n++;
+        if (role[k] != MROLE_ATTN_INPUTS)
+            continue;
+        feeding++;
+        char one[320];
+        snprintf(one, sizeof one, "%.*s", (int)(len < sizeof one ? len : sizeof one - 1), ops);
+        int seen = 0;
+        for (int j = 0; j < n_fused; j++)
+            seen |= !strcmp(fused[j], one);
+        if (!seen && n_fused < 3)
+            snprintf(fused[n_fused++], sizeof fused[0], "%s", one);
+    }
+    free(role), free(phase);
+    if (!n)
+        return;
+    fprintf(f, "- Compiled (torch.compile): %d of the representative step's %d operations are Triton kernels Inductor "
+               "generated (implementation `Triton (Inductor)`)", n, fw->n_ops);
+    if (feeding) {
+        fprintf(f, "; %d of them compute attention's inputs (role `attention_inputs`, not attention), fusing ", feeding);
+        for (int j = 0; j < n_fused; j++) {
+            fputs(j ? "; " : "", f);
+            esc_md_code(f, fused[j], 0);
+        }
+    }
+    fputs(".\n", f);
+}
+
 static void variant_model(FILE *f, const analysis *a, const variant_analysis *va, const model_view *v)
 {
     fputs("### ", f);
@@ -120,6 +166,7 @@ static void variant_model(FILE *f, const analysis *a, const variant_analysis *va
         fputs("- Attention implementation: no attention recognised (no SDPA or FlexAttention op, no fused attention "
               "kernel, no softmax between two matmuls).\n", f);
     shapes_line(f, va->result, v);
+    inductor_line(f, va);
     if (v->graph_ops)
         fprintf(f, "- Replayed from CUDA graphs: %d of the representative step's %d operations ran under "
                    "`cudaGraphLaunch`; graph replay hides the op chain that captured them, so their roles come from "
@@ -273,8 +320,10 @@ void model_section_md(FILE *f, const analysis *a)
         }
         if (!header) {
             fputs("## Model\n\nWhere each trace's GPU time goes, by role: each operation's role comes from the CPU op "
-                  "chain that launched it (Kineto's op nesting and correlation ids), then its kernel name; a step "
-                  "is a forward range of the trace. Shares are fractions of the step's CUDA time, medians over "
+                  "chain that launched it (Kineto's op nesting and correlation ids: the attention op it ran in, "
+                  "matched whole), else, for work replayed from a CUDA graph, its kernel name; a step is one of "
+                  "the trace's step ranges (ProfilerStep#N, or the --range named), with its forward, backward and "
+                  "optimizer phases where it has them. Shares are fractions of the step's CUDA time, medians over "
                   "steps; the same numbers are in `roles.csv`.\n\n", f);
             header = 1;
         }

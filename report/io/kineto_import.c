@@ -4,13 +4,14 @@
  * forward ranges get the variant's name and their iteration, GPU ops of other
  * devices are dropped, and correlation ids are moved past the previous files'
  * so that files never share an id. Nothing is invented: what Kineto does not
- * record stays zero/NaN in run_info and the report says "not recorded".
- * Status convention: 0 / EXIT_* as the header says; static helpers 0 / -1. */
+ * record stays zero/NaN in run_info and the report says "not recorded". The forwards
+ * of each file are kineto_forwards.c's. */
 #include "kineto_import.h"
 #include "alloc.h"
 
 #include "bounds.h"
 #include "exit_codes.h"
+#include "kineto_forwards.h"
 #include "kineto_read.h"
 #include "model_inputs.h"
 
@@ -56,6 +57,7 @@ typedef struct read_ctx {
     size_t *loose_apis, n_loose_apis, cap_loose_apis;
     size_t aten_ops; /* cpu_op events named aten::*: PyTorch's operators (provenance) */
     size_t step_ranges; /* user_annotation ranges ProfilerStep#N: torch.profiler's step marks (provenance) */
+    size_t cpu_ops;     /* cpu_op events of any name (provenance) */
     model_inputs_scan inputs; /* record_shapes: the first attention's inputs */
 } read_ctx;
 
@@ -79,6 +81,8 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
     (void)idx;
     if (e->cat && !strcmp(e->cat, "cpu_op") && e->name && !strncmp(e->name, "aten::", 6))
         c->aten_ops++;
+    if (e->cat && !strcmp(e->cat, "cpu_op"))
+        c->cpu_ops++;
     if (e->cat && !strcmp(e->cat, "user_annotation") && e->name && !strncmp(e->name, "ProfilerStep#", 13))
         c->step_ranges++;
     model_inputs_see(&c->inputs, e);
@@ -238,111 +242,6 @@ static size_t tie_by_flows(read_ctx *c, size_t ops0, size_t apis0)
     return dropped;
 }
 
-static int cmp_range_ptr(const void *a, const void *b)
-{
-    const host_range *x = *(host_range *const *)a, *y = *(host_range *const *)b;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns);
-}
-
-static void set_variant(host_range *h, const char *variant, int iteration)
-{
-    char *v = strdup(variant);
-    if (!v)
-        attn_oom();
-    free(h->variant);
-    h->variant = v;
-    h->iteration = iteration;
-}
-
-/* The names of the user_annotation ranges of a file, for the error that says none is a forward. */
-static void range_names(const trace *t, size_t from, char *out, size_t n)
-{
-    out[0] = '\0';
-    int shown = 0, more = 0;
-    for (size_t i = from; i < t->n_ranges; i++) {
-        const host_range *h = &t->ranges[i];
-        if (h->kind != RANGE_ANNOTATION)
-            continue;
-        char q[140];
-        snprintf(q, sizeof q, "`%.120s`", h->name);
-        if (strstr(out, q))
-            continue;
-        if (shown == 6) {
-            more++;
-            continue;
-        }
-        size_t len = strlen(out);
-        snprintf(out + len, n - len, "%s%s", shown ? ", " : "", q);
-        shown++;
-    }
-    if (more) {
-        size_t len = strlen(out);
-        snprintf(out + len, n - len, " and %d more", more);
-    }
-}
-
-/* Marks the forwards of the file's slice; returns how many, or minus the exit code (err set):
- * -EXIT_BAD_ARCHIVE when the trace has no forward, -EXIT_USAGE when --range names none. */
-static int mark_forwards(trace *t, size_t ranges0, const char *path, const char *variant, const char *range,
-                         int explicit_range, char *marker, size_t markerlen, char *err, size_t errlen)
-{
-    size_t n = 0, steps = 0;
-    for (size_t i = ranges0; i < t->n_ranges; i++) {
-        const host_range *h = &t->ranges[i];
-        if (h->kind != RANGE_ANNOTATION)
-            continue;
-        n += !strcmp(h->name, range);
-        steps += !strncmp(h->name, "ProfilerStep#", 13);
-    }
-    int by_step = n == 0;
-    if (by_step && explicit_range) { /* a range asked for by name is never replaced by the steps */
-        char names[512];
-        range_names(t, ranges0, names, sizeof names);
-        snprintf(err, errlen, "%s: no user_annotation range `%s` (--range); the trace holds %s: name one of them, "
-                 "or leave --range out to take each ProfilerStep#N as a step", path, range,
-                 names[0] ? names : "no user_annotation range");
-        return -EXIT_USAGE;
-    }
-    if (by_step)
-        n = steps;
-    if (!n) {
-        char names[512];
-        range_names(t, ranges0, names, sizeof names);
-        if (names[0])
-            snprintf(err, errlen, "%s: no user_annotation range `%s` and no ProfilerStep#N to take as forwards; "
-                     "the trace holds %s (pick one with --range NAME)", path, range, names);
-        else
-            snprintf(err, errlen, "%s: no user_annotation range `%s` and no ProfilerStep#N to take as forwards; "
-                     "the trace holds no user_annotation range (wrap each forward in "
-                     "torch.profiler.record_function(\"%s\"))", path, range, range);
-        return -EXIT_BAD_ARCHIVE;
-    }
-    host_range **fw = malloc(n * sizeof *fw);
-    if (!fw)
-        attn_oom();
-    size_t k = 0;
-    for (size_t i = ranges0; i < t->n_ranges; i++) {
-        host_range *h = &t->ranges[i];
-        if (h->kind != RANGE_ANNOTATION)
-            continue;
-        if (by_step ? !strncmp(h->name, "ProfilerStep#", 13) : !strcmp(h->name, range))
-            fw[k++] = h;
-        else
-            set_variant(h, variant, -1);
-    }
-    qsort(fw, n, sizeof *fw, cmp_range_ptr);
-    for (size_t i = 0; i < n; i++)
-        set_variant(fw[i], variant, (int)i);
-    free(fw);
-    if (by_step)
-        snprintf(marker, markerlen, "Kineto ProfilerStep#N ranges");
-    else
-        snprintf(marker, markerlen, "Kineto user_annotation ranges \"%s\" (record_function)", range);
-    return (int)n;
-}
-
 /* Keeps the ops of the file's slice that ran on `device`; returns how many were dropped. */
 static size_t keep_device(trace *t, size_t ops0, int device)
 {
@@ -357,69 +256,6 @@ static size_t keep_device(trace *t, size_t ops0, int device)
     }
     t->n_ops = w;
     return dropped;
-}
-
-typedef struct corr_start {
-    uint32_t correlation;
-    int pid;
-    int64_t start_ns;
-} corr_start;
-
-static int cmp_corr_start(const void *a, const void *b)
-{
-    const corr_start *x = a, *y = b;
-    return (x->correlation > y->correlation) - (x->correlation < y->correlation);
-}
-
-static int cmp_launch_time(const void *a, const void *b)
-{
-    const corr_start *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
-}
-
-/* A forward holds the work whose launch call starts inside it: the forwards of the file's
- * slice that hold no kept GPU operation's launch are no forwards (a step of another
- * thread's work, or of none) and lose their mark; the rest are numbered again. Returns the
- * forwards left, and in *dropped those left out. */
-static int drop_empty_forwards(trace *t, size_t ops0, size_t apis0, size_t ranges0, int *dropped)
-{
-    size_t n_apis = t->n_apis - apis0, n_ops = t->n_ops - ops0, n_launch = 0;
-    corr_start *calls = malloc((n_apis + 1) * sizeof *calls), *launch = malloc((n_ops + 1) * sizeof *launch);
-    if (!calls || !launch)
-        attn_oom();
-    for (size_t i = 0; i < n_apis; i++)
-        calls[i] = (corr_start){t->apis[apis0 + i].correlation, t->apis[apis0 + i].pid, t->apis[apis0 + i].start_ns};
-    qsort(calls, n_apis, sizeof *calls, cmp_corr_start);
-    for (size_t i = 0; i < n_ops; i++) {
-        corr_start key = {t->ops[ops0 + i].correlation, 0, 0};
-        const corr_start *c = bsearch(&key, calls, n_apis, sizeof *calls, cmp_corr_start);
-        if (c)
-            launch[n_launch++] = *c;
-    }
-    qsort(launch, n_launch, sizeof *launch, cmp_launch_time);
-    int kept = 0;
-    *dropped = 0;
-    for (size_t i = ranges0; i < t->n_ranges; i++) {
-        host_range *h = &t->ranges[i];
-        if (h->iteration < 0)
-            continue;
-        size_t lo = 0, hi = n_launch; /* the first launch of the range's process at or after its start */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (launch[mid].pid < h->pid || (launch[mid].pid == h->pid && launch[mid].start_ns < h->start_ns))
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < n_launch && launch[lo].pid == h->pid && launch[lo].start_ns <= h->end_ns)
-            h->iteration = kept++;
-        else
-            h->iteration = -1, (*dropped)++;
-    }
-    free(calls), free(launch);
-    return kept;
 }
 
 static void add_fact(variant_result *v, const char *key, const char *text, double number)
@@ -472,30 +308,32 @@ static void fill_device_limits(device_props *d, run_info *r)
 
 /* What the files held that says who made them. */
 typedef struct import_tally {
-    size_t aten_ops, step_ranges;
+    size_t aten_ops, step_ranges, cpu_ops;
 } import_tally;
 
 /* What produced the traces: PyTorch's profiler when its ATen operators are among the CPU
  * ops, or when its step marks (ProfilerStep#N, written by torch.profiler's schedule) are
- * there (a trace of work replayed from CUDA graphs has no cpu_op at all); else another
- * Kineto producer (the traces' metadata names no producer). */
+ * there and no cpu_op at all (work replayed from CUDA graphs dispatches no op); else another
+ * Kineto producer (CPU ops none of which is ATen's; the metadata names no producer). */
 static void set_producer(run_info *r, const import_tally *tally, int files)
 {
-    int pytorch = tally->aten_ops || tally->step_ranges;
+    int pytorch = tally->aten_ops || (tally->step_ranges && !tally->cpu_ops);
     if (tally->aten_ops) {
         r->producer = PRODUCER_PYTORCH;
         snprintf(r->producer_evidence, sizeof r->producer_evidence,
                  "%zu cpu_op events named aten::* (PyTorch's ATen operators) in %d trace%s", tally->aten_ops, files,
                  files == 1 ? "" : "s");
-    } else if (tally->step_ranges) {
+    } else if (tally->step_ranges && !tally->cpu_ops) {
         r->producer = PRODUCER_PYTORCH;
         snprintf(r->producer_evidence, sizeof r->producer_evidence,
-                 "%zu ProfilerStep#N ranges (torch.profiler's step marks) in %d trace%s, no cpu_op named aten::* "
-                 "(work replayed from CUDA graphs launches none)", tally->step_ranges, files, files == 1 ? "" : "s");
+                 "%zu ProfilerStep#N ranges (torch.profiler's step marks) in %d trace%s and no cpu_op at all "
+                 "(work replayed from CUDA graphs dispatches no op)", tally->step_ranges, files, files == 1 ? "" : "s");
     } else {
         r->producer = PRODUCER_KINETO;
         snprintf(r->producer_evidence, sizeof r->producer_evidence,
-                 "Kineto trace%s with no cpu_op named aten::* and no ProfilerStep#N: not PyTorch's profiler",
+                 tally->step_ranges ? "Kineto trace%s with ProfilerStep#N ranges but no cpu_op named aten::* among "
+                                      "its CPU ops: not PyTorch's operators"
+                                    : "Kineto trace%s with no cpu_op named aten::*: not PyTorch's operators",
                  files == 1 ? "" : "s");
     }
     for (int i = 0; i < r->n_variants; i++) /* each variant's title says the same */
@@ -691,6 +529,7 @@ static int import_one(const char *path, const char *variant, const import_option
     }
     tally->aten_ops += c.aten_ops;
     tally->step_ranges += c.step_ranges;
+    tally->cpu_ops += c.cpu_ops;
     model_inputs_finish(&c.inputs);
     size_t uncorrelated = tie_by_flows(&c, ops0, apis0);
     const char *range = trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
@@ -705,7 +544,7 @@ static int import_one(const char *path, const char *variant, const import_option
                             sizeof fp32_text);
 
     char marker[96];
-    int n_fwd = mark_forwards(t, ranges0, path, variant, o->range ? o->range : "attn_fwd", o->range != NULL, marker,
+    int n_fwd = kineto_mark_forwards(t, ranges0, path, variant, o->range ? o->range : "attn_fwd", o->range != NULL, marker,
                               sizeof marker, err, errlen);
     if (n_fwd < 0)
         return -n_fwd;
@@ -722,7 +561,7 @@ static int import_one(const char *path, const char *variant, const import_option
     }
     int empty_forwards;
     int marked = n_fwd;
-    n_fwd = drop_empty_forwards(t, ops0, apis0, ranges0, &empty_forwards);
+    n_fwd = kineto_drop_empty_forwards(t, ops0, apis0, ranges0, &empty_forwards);
     if (n_fwd == 0) {
         snprintf(err, errlen, "%s: none of its %d forward ranges (%s) holds the launch call of a GPU operation "
                  "(the work was launched outside them, or on another device: --device N)", path, marked, marker);
@@ -796,7 +635,7 @@ int kineto_import(const char *const *paths, int n, const import_options *o, trac
     const char *next_name = o->variant;
     span spans[RUN_MAX_VARIANTS];
     uint32_t corr_base = 0;
-    import_tally tally = {0, 0};
+    import_tally tally = {0, 0, 0};
     for (int i = 0; i < n; i++) {
         char name[512];
         if (next_name) {

@@ -7,6 +7,8 @@
 
 #include "alloc.h"
 
+#include "exit_codes.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -439,12 +441,12 @@ int model_inputs_parse(const char *text, model_attn_inputs *m)
     if (sscanf(text, "%15[a-z]: B=%d, Hq=%d, Hkv=%d, S_q=%d, S_kv=%d, D=%d, %15[^,], %31[^,], from %n", kind,
                &m->batch, &m->heads_q, &m->heads_kv, &m->seq_q, &m->seq_kv, &m->dim, m->dtype, causal, &used) != 9 ||
         !used)
-        return -1;
+        return EXIT_BAD_ARCHIVE;
     m->kind = !strcmp(kind, "sdpa") ? MODEL_ATTN_SDPA : !strcmp(kind, "flex") ? MODEL_ATTN_FLEX
               : !strcmp(kind, "eager") ? MODEL_ATTN_EAGER : MODEL_ATTN_NONE;
     if (m->kind == MODEL_ATTN_NONE || m->batch <= 0 || m->heads_q <= 0 || m->heads_kv <= 0 || m->seq_q <= 0 ||
         m->seq_kv <= 0 || m->dim <= 0)
-        return -1;
+        return EXIT_BAD_ARCHIVE;
     m->causal = !strcmp(causal, "causal") ? 1 : !strcmp(causal, "not causal") ? 0 : -1;
     const char *rest = text + used;
     size_t op_len = strcspn(rest, ";");
@@ -458,7 +460,7 @@ int model_inputs_parse(const char *text, model_attn_inputs *m)
     if ((x = strstr(rest, "; kv_heads ")) != NULL &&
         sscanf(x, "; kv_heads %d by %31[^;]", &m->heads_kv_model, m->expand_op) != 2)
         m->heads_kv_model = 0, m->expand_op[0] = '\0';
-    return 0;
+    return EXIT_OK;
 }
 
 int model_inputs_of(const variant_result *v, model_attn_inputs *m)

@@ -75,7 +75,8 @@ void model_inputs_fp32_cores(model_inputs_scan *s, const trace *t, size_t ops0, 
 
 /* The fact's text ("sdpa: B=4, Hq=16, Hkv=4, S_q=1024, S_kv=1024, D=128, bf16, causal, from
  * aten::scaled_dot_product_attention", then "; mask bool [2,1,1024,1024]", "; enable_gqa True",
- * "; kv_heads 8 by aten::reshape" when recorded), and back. Parsing returns 0, or -1 when the text is not one. */
+ * "; kv_heads 8 by aten::reshape" when recorded), and back. Parsing returns EXIT_OK, or EXIT_BAD_ARCHIVE when
+ * the text is not one (run.json's fact was edited). */
 void model_inputs_format(const model_attn_inputs *m, char *out, size_t n);
 int model_inputs_parse(const char *text, model_attn_inputs *m);
 /* The variant's recorded attention inputs (its fact "attn_inputs"): 1 with *m, 0 without. */

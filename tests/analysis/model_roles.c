@@ -54,7 +54,7 @@ static imported *import_trace(const char *name)
 {
     imported *im = calloc(1, sizeof *im);
     char path[256], err[512];
-    snprintf(path, sizeof path, FIXTURES "%s.json.gz", name);
+    snprintf(path, sizeof path, "%s%s.json.gz", strchr(name, '/') ? "tests/fixtures/" : FIXTURES, name);
     const char *files[] = {path};
     import_options o = {.device = -1};
     cr_assert_eq(kineto_import(files, 1, &o, &im->t, &im->r, err, sizeof err), EXIT_OK, "%s", err);
@@ -252,4 +252,22 @@ Test(model_roles, explicit_range_matching_nothing_lists_the_ranges)
     static run_info r;
     cr_assert_eq(kineto_import(files, 1, &o, &t, &r, err, sizeof err), EXIT_USAGE, "%s", err);
     cr_assert(strstr(err, "`attn_fwd`") && strstr(err, "ProfilerStep#2"), "%s", err);
+}
+
+Test(model_roles, eager_repeat_kv_before_the_qk_matmul_is_gqa_expansion)
+{
+    const char *name = "llama-gqa-eager-infer-s8a";
+    imported *im = import_trace("models-h200/llama-gqa-eager-infer-s8a");
+    cr_assert_eq(im->st.n_steps, (int)count_of(name, "steps"));
+    const model_role_row *kv = row_of(&im->v, MROLE_KV_EXPAND);
+    cr_assert_not_null(kv, "repeat_kv's copies before eager attention's QKᵀ matmul");
+    near(kv->ops, count_of(name, "gqa_copy_ops"), 0, "GQA expansion copies");
+    const finding *g = finding_of(im, "gqa_expansion");
+    cr_assert_not_null(g);
+    near(number_of(g, "bytes_per_step"), count_of(name, "gqa_copy_bytes"), 0, "GQA expansion bytes");
+    model_attn_inputs m;
+    cr_assert(model_inputs_of(&im->r.variants[0], &m));
+    cr_assert_eq(m.heads_kv_model, (int)count_of(name, "heads_kv_before_expand"));
+    cr_assert_eq(im->v.eager_blocks, 4);
+    imported_free(im);
 }

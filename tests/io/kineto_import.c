@@ -8,6 +8,7 @@
 
 #include "exit_codes.h"
 #include "kineto_import.h"
+#include "model_inputs.h"
 
 static void write_file(const char *path, const char *text)
 {
@@ -98,4 +99,26 @@ Test(kineto_import, two_different_gpus_in_one_import_are_refused_naming_device)
     cr_assert_eq(import_texts(same, 2, &o, &t, &r, err, sizeof err), EXIT_OK, "%s", err);
     cr_assert_eq(r.n_variants, 2);
     trace_free(&t);
+}
+
+Test(kineto_import, attention_inputs_fact_round_trips_mask_gqa_and_kv_expansion)
+{
+    model_attn_inputs m = {.kind = MODEL_ATTN_SDPA, .batch = 2, .heads_q = 16, .heads_kv = 16, .seq_q = 1024,
+                           .seq_kv = 1024, .dim = 128, .dtype = "fp16", .causal = 0, .op = "aten::scaled_dot_product_attention",
+                           .mask = "bool [2,1,1024,1024]", .gqa = 1, .heads_kv_model = 8, .expand_op = "aten::reshape"};
+    char text[200];
+    model_inputs_format(&m, text, sizeof text);
+    cr_assert_lt(strlen(text), sizeof ((attn_fact *)0)->value, "the fact holds it whole: %s", text);
+    model_attn_inputs back;
+    cr_assert_eq(model_inputs_parse(text, &back), EXIT_OK, "%s", text);
+    cr_assert_str_eq(back.op, "aten::scaled_dot_product_attention");
+    cr_assert_str_eq(back.mask, "bool [2,1,1024,1024]");
+    cr_assert_eq(back.gqa, 1);
+    cr_assert_eq(back.heads_kv_model, 8);
+    cr_assert_str_eq(back.expand_op, "aten::reshape");
+    /* an archive from before these fields: none of them */
+    cr_assert_eq(model_inputs_parse("sdpa: B=2, Hq=8, Hkv=2, S_q=1, S_kv=1, D=64, bf16, causal, from aten::x", &back),
+                 EXIT_OK);
+    cr_assert(!back.mask[0] && back.gqa == -1 && back.heads_kv_model == 0);
+    cr_assert_str_eq(back.op, "aten::x");
 }
