@@ -66,7 +66,12 @@ int leftover_read_small(const char *path, char *buf, size_t n, int *missing, cha
     *missing = lstat(path, &st) != 0 && errno == ENOENT;
     if (*missing)
         return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: none", path);
-    int fd = input_open(path, &size, err, errlen);
+    if (!S_ISREG(st.st_mode))
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s is %s, not a regular file", path,
+                       S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
+    int fd = input_open(path, &size, err, errlen); /* no link followed, no blocking: what was checked is read */
     if (fd < 0)
         return EXIT_BAD_ARCHIVE;
     if (size < 0 || (uint64_t)size >= n) {
