@@ -45,6 +45,16 @@ static inline int attnprof_out(const char *args, char *out_text, size_t out_len)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The PID of a process that existed and is gone: what a killed writer's leftovers are named for. */
+static inline pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    waitpid(pid, NULL, 0);
+    return pid;
+}
+
 /* Runs `attnprof ARGS`, stdout dropped. */
 static inline int attnprof(const char *args) { return attnprof_out(args, NULL, 0); }
 

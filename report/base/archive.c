@@ -7,8 +7,13 @@
  * output that is, holds or lies inside an input is refused by the commands). */
 #include "archive.h"
 
+/* The marker kind of an archive built beside its destination (leftover.h). */
+#define ARCHIVE_KIND "archive"
+
 #include "alloc.h"
 #include "cleanup.h"
+#include "err.h"
+#include "leftover.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -45,22 +50,23 @@ int remove_tree(const char *path)
     return nftw(path, unlink_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* mkdir -p: EXIT_OK, or EXIT_IO with the reason in errno. */
 static int mkdir_p(const char *dir)
 {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
         errno = ENAMETOOLONG;
-        return -1;
+        return EXIT_IO;
     }
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
+            return EXIT_IO;
         *p = '/';
     }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? EXIT_IO : EXIT_OK;
 }
 
 long archive_dead_owner(const char *entry, const char *prefix, int self_is_gone)
@@ -81,8 +87,11 @@ long archive_dead_owner(const char *entry, const char *prefix, int self_is_gone)
     return pid;
 }
 
-/* What a killed archive_commit of `parent/name` left: the old archive moved aside while
- * the destination is gone goes back; temporaries are removed. */
+/* What a killed archive_commit of `parent/name` left, when it proves to be attnprof's
+ * (leftover.h): the old archive moved aside while the destination is gone goes back (its
+ * marker removed), any other proven leftover is removed. An entry named like one that does
+ * not prove itself (a link, someone's own folder such as a backup "NAME.old-1234", a copy) is
+ * left alone and named on stderr. */
 static void recover_killed(const char *parent, const char *name)
 {
     char tmp_prefix[300], old_prefix[300], path[PATH_MAX + 300], dest[PATH_MAX + 300];
@@ -95,13 +104,22 @@ static void recover_killed(const char *parent, const char *name)
         return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        int old = archive_dead_owner(e->d_name, old_prefix, 0) != 0;
-        if (!old && !archive_dead_owner(e->d_name, tmp_prefix, 0))
+        long old_pid = archive_dead_owner(e->d_name, old_prefix, 0);
+        long pid = old_pid ? old_pid : archive_dead_owner(e->d_name, tmp_prefix, 0);
+        if (!pid)
             continue;
         snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
-        if (old && !path_exists(dest) && rename(path, dest) == 0)
+        char why[600];
+        leftover_proof proof = leftover_prove(path, ARCHIVE_KIND, pid, why, sizeof why);
+        if (proof == LEFTOVER_NOT_OURS) {
+            leftover_say_left_alone(path, why);
             continue;
-        remove_tree(path);
+        }
+        if (proof == LEFTOVER_OURS && old_pid && !path_exists(dest) && rename(path, dest) == 0) {
+            leftover_unmark(dest);
+            continue;
+        }
+        leftover_remove(path);
     }
     closedir(d);
 }
@@ -109,29 +127,31 @@ static void recover_killed(const char *parent, const char *name)
 int archive_begin(const char *dest, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
     char a[4096], b[4096];
-    if (snprintf(a, sizeof a, "%s", dest) >= (int)sizeof a) {
-        snprintf(err, errlen, "%.200s...: path too long", dest);
-        return -1;
-    }
+    if (snprintf(a, sizeof a, "%s", dest) >= (int)sizeof a)
+        return err_set(err, errlen, EXIT_IO, "%.200s...: path too long", dest);
     snprintf(b, sizeof b, "%s", dest);
     const char *parent = dirname(a), *name = basename(b);
-    if (mkdir_p(parent) != 0) {
-        snprintf(err, errlen, "%s: cannot create: %s", parent, strerror(errno));
-        return -1;
-    }
-    if (snprintf(tmp, tmplen, "%s/.%s.tmp-%d", parent, name, (int)getpid()) >= (int)tmplen) {
-        snprintf(err, errlen, "%.200s...: path too long", dest);
-        return -1;
-    }
+    if (mkdir_p(parent) != EXIT_OK)
+        return err_set(err, errlen, EXIT_IO, "%s: cannot create: %s", parent, strerror(errno));
+    if (snprintf(tmp, tmplen, "%s/.%s.tmp-%d", parent, name, (int)getpid()) >= (int)tmplen)
+        return err_set(err, errlen, EXIT_IO, "%.200s...: path too long", dest);
     recover_killed(parent, name);
-    remove_tree(tmp);
+    remove_tree(tmp); /* a link of this name goes, never what it points to */
     cleanup_add_path(tmp); /* before it exists: a signal right after mkdir still removes it */
-    if (mkdir(tmp, 0755) != 0) {
+    int rc = leftover_make(tmp, parent, ARCHIVE_KIND, err, errlen);
+    if (rc != EXIT_OK)
         cleanup_forget_path(tmp);
-        snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return rc;
+}
+
+/* The old archive at dest, when it is a real directory, gets a marker naming it, so that
+ * wherever a kill leaves it (swapped to the temporary name, or moved aside) it proves to be
+ * attnprof's old copy; 1 when it was marked. */
+static int mark_old(const char *dest)
+{
+    struct stat st;
+    return lstat(dest, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+           leftover_mark(dest, ARCHIVE_KIND, NULL, 0) == EXIT_OK;
 }
 
 int archive_commit(const char *tmp, const char *dest, int force, char *err, size_t errlen)
@@ -139,45 +159,49 @@ int archive_commit(const char *tmp, const char *dest, int force, char *err, size
     char old[4200] = "";
     sigset_t mask;
     cleanup_block(&mask); /* SIGINT/SIGTERM wait until dest is whole again */
-    int rc = 0;
+    int rc = EXIT_OK, marked = 0;
     if (path_exists(dest)) {
         if (!force) {
-            snprintf(err, errlen, "%s exists; pass --force to replace it or choose another -o", dest);
             cleanup_unblock(&mask);
-            return -1;
+            return err_set(err, errlen, EXIT_OUTPUT_EXISTS, "%s exists; pass --force to replace it or choose another -o",
+                           dest);
         }
+        marked = mark_old(dest);
         /* One rename swaps the two: dest is the old archive or the new one, never absent. */
         if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dest, RENAME_EXCHANGE) == 0) {
-            remove_tree(tmp); /* the old archive, now under the temporary name */
+            leftover_unmark(dest); /* the new archive: its marker is no output */
+            if (marked)
+                leftover_remove(tmp); /* the old archive, now under the temporary name */
+            else
+                remove_tree(tmp); /* a link or a file that was at dest: itself, never its target */
             cleanup_forget_path(tmp);
             cleanup_unblock(&mask);
-            return 0;
+            return EXIT_OK;
         }
-        if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) {
-            snprintf(err, errlen, "%s: cannot swap %s into place: %s", dest, tmp, strerror(errno));
-            cleanup_unblock(&mask);
-            return -1;
-        }
+        if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+            rc = err_set(err, errlen, EXIT_IO, "%s: cannot swap %s into place: %s", dest, tmp, strerror(errno));
         /* A file system without RENAME_EXCHANGE: aside, then in (archive_begin repairs a kill between). */
-        if (snprintf(old, sizeof old, "%s.old-%d", dest, (int)getpid()) >= (int)sizeof old) {
-            snprintf(err, errlen, "%.200s...: path too long", dest);
+        else if (snprintf(old, sizeof old, "%s.old-%d", dest, (int)getpid()) >= (int)sizeof old)
+            rc = err_set(err, errlen, EXIT_IO, "%.200s...: path too long", dest);
+        else if (rename(dest, old) != 0)
+            rc = err_set(err, errlen, EXIT_IO, "%s: cannot move the old archive aside: %s", dest, strerror(errno));
+        if (rc != EXIT_OK) {
+            if (marked)
+                leftover_unmark(dest);
             cleanup_unblock(&mask);
-            return -1;
-        }
-        if (rename(dest, old) != 0) {
-            snprintf(err, errlen, "%s: cannot move the old archive aside: %s", dest, strerror(errno));
-            cleanup_unblock(&mask);
-            return -1;
+            return rc;
         }
     }
     if (rename(tmp, dest) != 0) {
-        snprintf(err, errlen, "%s: cannot rename %s into place: %s", dest, tmp, strerror(errno));
-        if (old[0])
-            rename(old, dest);
-        rc = -1;
+        rc = err_set(err, errlen, EXIT_IO, "%s: cannot rename %s into place: %s", dest, tmp, strerror(errno));
+        if (old[0] && rename(old, dest) == 0 && marked)
+            leftover_unmark(dest);
     } else {
+        leftover_unmark(dest);
         cleanup_forget_path(tmp);
-        if (old[0])
+        if (old[0] && marked)
+            leftover_remove(old);
+        else if (old[0])
             remove_tree(old);
     }
     cleanup_unblock(&mask);
@@ -272,7 +296,7 @@ int archive_write_file(const char *dir, const char *name, const char *text, char
     char *path = NULL, *tmp = NULL;
     if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0)
         attn_oom();
-    int rc = 0;
+    int rc = EXIT_OK;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -283,7 +307,7 @@ int archive_write_file(const char *dir, const char *name, const char *text, char
             close(fd);
             unlink(tmp);
         }
-        rc = -1;
+        rc = EXIT_IO;
     } else {
         size_t n = strlen(text);
         int ok = fwrite(text, 1, n, f) == n;
@@ -295,7 +319,7 @@ int archive_write_file(const char *dir, const char *name, const char *text, char
         if (!ok || rename(tmp, path) != 0) {
             snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
             unlink(tmp);
-            rc = -1;
+            rc = EXIT_IO;
         }
     }
     free(path);

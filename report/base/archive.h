@@ -5,20 +5,22 @@
 
 #include <stddef.h>
 
-/* Creates `<parent>/.<name>.tmp-<pid>` (and the parent) for `dest`; the path goes to tmp
- * and is registered for removal if the process is stopped (cleanup.h). First, what a
- * killed commit of the same dest left is repaired: its old archive put back when dest is
- * missing, its temporaries removed. */
+/* Creates `<parent>/.<name>.tmp-<pid>` (and the parent) for `dest`, marked as attnprof's
+ * (leftover.h); the path goes to tmp and is registered for removal if the process is stopped
+ * (cleanup.h). First, what a killed commit of the same dest left is repaired when it proves
+ * to be attnprof's: its old archive put back when dest is missing, its temporaries removed;
+ * anything else of those names is left alone and named on stderr. EXIT_OK or EXIT_IO. */
 int archive_begin(const char *dest, char *tmp, size_t tmplen, char *err, size_t errlen);
 /* Renames tmp → dest; with `force`, an existing dest is replaced: swapped with tmp in one
  * rename (RENAME_EXCHANGE; moved aside, then in, where the file system lacks it), then
- * the old one removed. SIGINT/SIGTERM wait until it is done. */
+ * the old one removed. SIGINT/SIGTERM wait until it is done. EXIT_OK, EXIT_OUTPUT_EXISTS
+ * (dest exists, no force) or EXIT_IO. */
 int archive_commit(const char *tmp, const char *dest, int force, char *err, size_t errlen);
 /* 1 when `out` is, holds, or lies inside `in` (after resolving links and "..", for paths
  * that need not exist yet); 0 when not; -1 when either cannot be resolved. */
 int archive_paths_overlap(const char *out, const char *in);
 /* Writes dir/name through a temporary file (NAME.tmp-PID) and a rename, so a reader
- * never sees a half-written file; 0, or -1 with `err`. */
+ * never sees a half-written file; EXIT_OK, or EXIT_IO with `err`. */
 int archive_write_file(const char *dir, const char *name, const char *text, char *err, size_t errlen);
 /* The PID of a directory entry named "<prefix><PID>" when that process is gone (when it is
  * this one too, with `self_is_gone`: a writer that holds the lock left it earlier); 0 for

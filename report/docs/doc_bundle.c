@@ -21,6 +21,7 @@
 #include "err.h"
 #include "escape.h"
 #include "input.h"
+#include "leftover.h"
 #include "report.h"
 
 #include <dirent.h>
@@ -142,132 +143,6 @@ int doc_bundle_render(const doc_bundle *b, const char *dir, char *err, size_t er
 #define DOC_MANIFEST_CLEAN "--clean"
 /* A manifest names at most DOC_MAX_OUTPUTS outputs in short lines: anything longer is not one. */
 #define DOC_MANIFEST_MAX_BYTES 4096
-/* In every staging and roll-back folder, written right after mkdir: "attnprof KIND PID DEV INO". */
-#define DOC_MARKER ".made-by-attnprof"
-
-/* ---- leftovers proved ours ------------------------------------------------------------ */
-
-/* Creates `folder` and its marker: the kind, this PID and the folder's own device and inode. */
-static int make_marked_folder(const char *folder, const char *dir, const char *kind, char *err, size_t errlen)
-{
-    struct stat st;
-    if (mkdir(folder, 0755) != 0 || lstat(folder, &st) != 0)
-        return err_set(err, errlen, EXIT_IO, "%s: cannot write into the directory: %s", dir, strerror(errno));
-    char text[160];
-    snprintf(text, sizeof text, "attnprof %s %d %llu %llu\n", kind, (int)getpid(), (unsigned long long)st.st_dev,
-             (unsigned long long)st.st_ino);
-    return archive_write_file(folder, DOC_MARKER, text, err, errlen) == 0 ? EXIT_OK : EXIT_IO;
-}
-
-/* A small regular file read whole into buf (NUL-terminated): opened without following a link
- * and without blocking (input_open), refused when it is not a regular file or holds more than
- * n - 1 bytes. EXIT_OK; EXIT_BAD_ARCHIVE with `err` (what it is instead); ENOENT in *missing. */
-static int read_small_file(const char *path, char *buf, size_t n, int *missing, char *err, size_t errlen)
-{
-    int64_t size = 0;
-    struct stat st;
-    *missing = lstat(path, &st) != 0 && errno == ENOENT;
-    if (*missing)
-        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: none", path);
-    int fd = input_open(path, &size, err, errlen);
-    if (fd < 0)
-        return EXIT_BAD_ARCHIVE;
-    if (size < 0 || (uint64_t)size >= n) {
-        close(fd);
-        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %lld bytes, more than the %zu this pipeline writes", path,
-                       (long long)size, n - 1);
-    }
-    ssize_t got = read(fd, buf, n - 1);
-    close(fd);
-    if (got < 0)
-        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: cannot read: %s", path, strerror(errno));
-    buf[got] = '\0';
-    return EXIT_OK;
-}
-
-/* 1 when the folder holds nothing but, at most, regular files named like the marker (the
- * marker or its temporary: a kill while the marker was written). Removing such a folder
- * loses nothing of anyone's. */
-static int folder_holds_no_more_than_a_marker(const char *path)
-{
-    DIR *d = opendir(path);
-    int other = 0;
-    struct dirent *e;
-    while (d && !other && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *p = join(path, e->d_name);
-        struct stat st;
-        other = strncmp(e->d_name, DOC_MARKER, strlen(DOC_MARKER)) != 0 || lstat(p, &st) != 0 || !S_ISREG(st.st_mode);
-        free(p);
-    }
-    if (d)
-        closedir(d);
-    return d && !other;
-}
-
-typedef enum { FOLDER_OURS, FOLDER_EMPTY, FOLDER_NOT_OURS } folder_proof;
-
-/* Whether `path`, a leftover of `kind` named for the dead process `pid`, is this pipeline's:
- * a real directory of this user holding the marker that names it (FOLDER_OURS); a real
- * directory of this user holding no more than a marker that does not (FOLDER_EMPTY: a kill
- * between mkdir and the marker's rename; removing it loses nothing); else FOLDER_NOT_OURS
- * with the reason in `why`. */
-static folder_proof prove_ours(const char *path, const char *kind, long pid, char *why, size_t n)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return snprintf(why, n, "cannot stat it: %s", strerror(errno)), FOLDER_NOT_OURS;
-    if (S_ISLNK(st.st_mode))
-        return snprintf(why, n, "a symbolic link"), FOLDER_NOT_OURS;
-    if (!S_ISDIR(st.st_mode))
-        return snprintf(why, n, "not a directory"), FOLDER_NOT_OURS;
-    if (st.st_uid != geteuid())
-        return snprintf(why, n, "owned by user %u, not this one", (unsigned)st.st_uid), FOLDER_NOT_OURS;
-    char *marker = join(path, DOC_MARKER), text[256], expect[160], rerr[512];
-    int missing, rc = read_small_file(marker, text, sizeof text, &missing, rerr, sizeof rerr);
-    free(marker);
-    if (rc != EXIT_OK && folder_holds_no_more_than_a_marker(path))
-        return FOLDER_EMPTY;
-    if (rc != EXIT_OK)
-        return snprintf(why, n, "no marker of this pipeline in it (%s)", missing ? "none" : rerr), FOLDER_NOT_OURS;
-    snprintf(expect, sizeof expect, "attnprof %s %ld %llu %llu\n", kind, pid, (unsigned long long)st.st_dev,
-             (unsigned long long)st.st_ino);
-    if (strcmp(text, expect) != 0)
-        return snprintf(why, n, "its marker names another folder (copied or unpacked here)"), FOLDER_NOT_OURS;
-    return FOLDER_OURS;
-}
-
-/* One line on stderr for a leftover-like entry the pipeline does not touch. */
-static void say_left_alone(const char *path, const char *why)
-{
-    char safe[1024], safe_why[600];
-    fprintf(stderr, "attnprof: %s: left alone: %s, not a leftover this attnprof made; remove it yourself if it "
-                    "is not yours to keep\n", esc_terminal(safe, sizeof safe, path),
-            esc_terminal(safe_why, sizeof safe_why, why));
-}
-
-/* Removes a proven folder with its marker last, so that a kill in between leaves a folder that
- * still proves itself (or an empty one). */
-static void remove_ours(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, DOC_MARKER))
-            continue;
-        char *p = join(path, e->d_name);
-        remove_tree(p);
-        free(p);
-    }
-    if (d)
-        closedir(d);
-    char *marker = join(path, DOC_MARKER);
-    unlink(marker);
-    free(marker);
-    rmdir(path);
-}
-
 /* ---- the manifest of a staging folder ------------------------------------------------- */
 
 /* The names a bundle owns in its directory: figures/ (index 0), then its rows. */
@@ -338,7 +213,7 @@ static int read_manifest(const output_set *s, const char *tmp, int listed[DOC_MA
                          unsigned long long ino[DOC_MAX_OUTPUTS], int *clean, int *missing, char *err, size_t errlen)
 {
     char *path = join(tmp, DOC_MANIFEST), text[DOC_MANIFEST_MAX_BYTES + 1];
-    int rc = read_small_file(path, text, sizeof text, missing, err, errlen);
+    int rc = leftover_read_small(path, text, sizeof text, missing, err, errlen);
     free(path);
     if (*missing)
         return EXIT_OK;
@@ -499,7 +374,7 @@ static int move_outputs_in(const doc_bundle *b, const char *tmp, const char *dir
     sigset_t mask;
     cleanup_block(&mask);
     if (rc == EXIT_OK)
-        rc = make_marked_folder(old, dir, b->kind, err, errlen);
+        rc = leftover_make(old, dir, b->kind, err, errlen);
     if (rc == EXIT_OK)
         rc = keep_old_documents(&s, dir, old, mv, err, errlen);
     for (int i = 0; i < s.n && rc == EXIT_OK; i++) {
@@ -533,8 +408,8 @@ static int move_outputs_in(const doc_bundle *b, const char *tmp, const char *dir
         roll_back(&s, tmp, dir, old, mv, swapped);
     /* The staging folder (and its manifest) goes first: a kill after it leaves only old
      * copies aside, which the next write removes. */
-    remove_ours(tmp);
-    remove_ours(old);
+    leftover_remove(tmp);
+    leftover_remove(old);
     cleanup_unblock(&mask);
     free(old);
     return rc;
@@ -548,20 +423,20 @@ static void repair_one(const output_set *s, const doc_bundle *b, const char *dir
                        int staging)
 {
     char why[600];
-    folder_proof proof = prove_ours(p, b->kind, pid, why, sizeof why);
-    if (proof == FOLDER_EMPTY) {
-        remove_ours(p);
+    leftover_proof proof = leftover_prove(p, b->kind, pid, why, sizeof why);
+    if (proof == LEFTOVER_EMPTY) {
+        leftover_remove(p);
         return;
     }
-    if (proof == FOLDER_NOT_OURS) {
-        say_left_alone(p, why);
+    if (proof == LEFTOVER_NOT_OURS) {
+        leftover_say_left_alone(p, why);
         return;
     }
     if (staging) {
         int listed[DOC_MAX_OUTPUTS], missing, clean;
         unsigned long long ino[DOC_MAX_OUTPUTS];
         if (read_manifest(s, p, listed, ino, &clean, &missing, why, sizeof why) != EXIT_OK) {
-            say_left_alone(p, why);
+            leftover_say_left_alone(p, why);
             return;
         }
         if (!missing)
@@ -575,7 +450,7 @@ static void repair_one(const output_set *s, const doc_bundle *b, const char *dir
         free(aside);
         free(to);
     }
-    remove_ours(p);
+    leftover_remove(p);
 }
 
 /* What killed writes of this bundle left in DIR (their PIDs gone): staging folders first,
@@ -741,14 +616,14 @@ static int write_beside_inputs(const doc_bundle *b, const char *dir, char *err, 
     char *tmp = join(dir, tmp_name);
     remove_tree(tmp); /* a link of this name goes, never what it points to */
     cleanup_add_path(tmp); /* before it exists: a signal right after mkdir still removes it */
-    rc = make_marked_folder(tmp, dir, b->kind, err, errlen);
+    rc = leftover_make(tmp, dir, b->kind, err, errlen);
     if (rc == EXIT_OK)
         rc = doc_bundle_render(b, tmp, err, errlen);
     if (rc == EXIT_OK && b->made_by)
         rc = carry_over(b, tmp, dir, err, errlen);
     if (rc == EXIT_OK)
         rc = move_outputs_in(b, tmp, dir, err, errlen);
-    remove_ours(tmp);
+    leftover_remove(tmp);
     cleanup_forget_path(tmp);
     free(tmp);
     close(lock);

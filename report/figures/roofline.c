@@ -105,16 +105,11 @@ static void roof_line(cairo_t *cr, const roof_scale *s, double bw, double flops,
     fig_text(cr, PLOT_X0 + PLOT_W - 4, py(s, flops) - 4, label, ALIGN_RIGHT);
 }
 
-static int roofline_draw(cairo_t *cr, const fig_job *job)
+/* The title, and under it the shape and where the roofs come from. */
+static void roofline_heading(cairo_t *cr, const analysis *a)
 {
-    const analysis *a = job->a;
-    const counters_set *cs = &a->run->counters;
     const ceilings *c = &a->run->ceilings;
-    roof_scale s;
-    scale_for(a, &s);
     char buf[256], shape[96];
-
-    fig_set(cr, FIG_INK);
     fig_heading(cr, FIG_MARGIN, "Roofline: every kernel of one forward, measured by the counter pass");
     fig_shape_text(a, shape, sizeof shape);
     if (c->measured)
@@ -123,6 +118,17 @@ static int roofline_draw(cairo_t *cr, const fig_job *job)
     else
         snprintf(buf, sizeof buf, "%s · ceilings not measured in this run (--no-calibrate)", shape);
     fig_text(cr, FIG_MARGIN, 45, buf, ALIGN_LEFT);
+}
+
+static int roofline_draw(cairo_t *cr, const fig_job *job)
+{
+    const analysis *a = job->a;
+    const counters_set *cs = &a->run->counters;
+    const ceilings *c = &a->run->ceilings;
+    roof_scale s;
+    scale_for(a, &s);
+    char buf[256];
+    roofline_heading(cr, a);
 
     /* decade grid and labels */
     fig_font(cr, 8, 0);

@@ -205,15 +205,6 @@ Test(doc_bundle, the_report_bundle_writes_every_document)
 
 /* ---- leftovers: only what the pipeline proves it made is touched ---------------------- */
 
-static pid_t dead_pid(void)
-{
-    pid_t pid = fork();
-    if (pid == 0)
-        _exit(0);
-    waitpid(pid, NULL, 0);
-    return pid;
-}
-
 static void sh_ok(const char *fmt, const char *a, const char *b)
 {
     char cmd[2048];
