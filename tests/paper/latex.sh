@@ -42,6 +42,17 @@ for s in "Attention variants:" "Note: NVIDIA H200" "cuDNN 9.19.0" "B = 2, H = 4,
   expect "$s" summary.tex
 done
 
+# the report's @misc entry is read by a classic BibTeX style, which knows no @software
+sed -n '/^```bibtex$/,/^```$/p' "$work/six/report.md" | sed '1d;$d' > "$work/refs.bib"
+printf '%s\n' '\documentclass{article}' '\begin{document}' '\nocite{attnprof-misc}' '\bibliographystyle{plain}' \
+  '\bibliography{refs}' '\end{document}' > "$work/cite.tex"
+(cd "$work" && pdflatex -interaction=nonstopmode cite.tex >/dev/null 2>&1 && bibtex cite >/dev/null 2>&1) ||
+  { echo "latex: the report's BibTeX does not run through bibtex with the plain style:" >&2; cat "$work/cite.blg" >&2; exit 1; }
+if grep -q 'Warning--' "$work/cite.blg"; then
+  echo "latex: bibtex warns on the report's @misc entry:" >&2; grep 'Warning--' "$work/cite.blg" >&2; exit 1
+fi
+grep -q 'attnprof: six attention variants' "$work/cite.bbl" || { echo "latex: the @misc entry is not in the bibliography" >&2; exit 1; }
+
 cp -r "$here/tests/fixtures/hostile/d2-injection" "$work/hostile"
 "$bin" report "$work/hostile" -q --format png
 compile "$work/hostile" summary.tex
