@@ -30,7 +30,7 @@ WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 # `make` names them and goes on (the tests then say they did not run; in CI they fail).
 DEB_PACKAGES       := $(shell sed -n 's/^build://p' .ci/packages)
 DEB_PAPER_PACKAGES := $(shell sed -n 's/^paper://p' .ci/packages)
-PKGS      := cairo libpng libcmark-gfm jansson yajl zlib
+PKGS      := cairo fontconfig libpng libcmark-gfm jansson yajl zlib
 
 VERSION   := $(shell git describe --always --dirty --tags 2>/dev/null || echo unknown)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -59,7 +59,7 @@ NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Ikernels -MMD -MP -Xptxas -warn-spills \
              -Xcompiler -fPIC -device-entity-has-hidden-visibility=false
 
-REPORT_LIBS   := -lcairo -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lyajl -lz -lm
+REPORT_LIBS   := -lcairo -lfontconfig -lpng -lcmark-gfm-extensions -lcmark-gfm -ljansson -lyajl -lz -lm
 CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -Wl,--enable-new-dtags,-rpath,$(CUDA_HOME)/lib64:$(CUDA_HOME)/extras/CUPTI/lib64 \
                  -lcudnn -lcublas -lcupti -lcudart -lstdc++ -lm -ldl -lpthread
@@ -92,14 +92,14 @@ endif
 .DEFAULT_GOAL := all
 .PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sass-identity sanitize fuzz citation FORCE
 
-# main.o and report.o carry the version: rebuild them when `git describe` changes.
+# main.o, cmd_archive.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(BUILD); echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
-$(BUILD)/src/cli/main.o $(BUILD)/report/docs/report.o: $(VERSION_STAMP)
+$(BUILD)/src/cli/main.o $(BUILD)/src/cli/cmd_archive.o $(BUILD)/report/docs/report.o: $(VERSION_STAMP)
 # run.json records how the recorder was built: the nvcc release and the flags.
 NVCC_RELEASE := $(if $(filter 1,$(WITH_CUDA)),$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
-$(BUILD)/src/recorder/runner.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
+$(BUILD)/src/recorder/runner_env.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
     -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); kernels/flash_fwd_sm90a.cu: $(SM90A_ARCH); cc $(strip $(CFLAGS))"'
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
 $(CLI_OBJ): SRC_INC := -Isrc/cli -Isrc/recorder $(REPORT_INC)

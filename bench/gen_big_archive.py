@@ -3,25 +3,46 @@
 
     python3 bench/gen_big_archive.py range    OUT   # 2 forwards of 500k GPU ops each: 1M ops
     python3 bench/gen_big_archive.py forwards OUT   # 100k forwards of 10 GPU ops each: 1M ops
+    python3 bench/gen_big_archive.py runjson OUT MB [objects|string]
+                                                    # the 4-variant fixture, run.json padded to MB
 
 Each GPU op is a kernel launched by its own cudaLaunchKernel (same correlation id),
 inside the forward's `attn_fwd` range, as `attnprof run` records them. The device
 properties and the rest of run.json come from tests/fixtures/h200-4var. The trace
 is written as a stream (the script itself stays small in memory); then
     /usr/bin/time -v build/attnprof report OUT --format png -q
-measures the render."""
-import json, os, sys
+measures the render.
+
+`runjson` is the run.json reader's memory budget: tests/fixtures/h200-4var with a run.json of
+MB megabytes, its padding a key no reader knows holding either empty objects (`objects`, the
+default: `{}`, 3 bytes each, the densest thing a DOM can be made to hold, about 70 bytes of heap
+a byte of file in jansson) or one long string (`string`: about 3 bytes of heap a byte)."""
+import json, os, shutil, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "tests", "fixtures", "h200-4var")
 
 kind, out = sys.argv[1], sys.argv[2]
+if kind == "runjson":
+    os.makedirs(out, exist_ok=True)
+    shutil.copy(os.path.join(FIX, "trace.json"), out)
+    text = open(os.path.join(FIX, "run.json")).read().rstrip()
+    assert text.endswith("}")
+    want = int(float(sys.argv[3]) * 1e6) - len(text)
+    with open(os.path.join(out, "run.json"), "w") as f:
+        if len(sys.argv) > 4 and sys.argv[4] == "string":
+            f.write(text[:-1] + ',\n "padding": "' + "x" * max(0, want - 20) + '"\n}\n')
+        else:
+            f.write(text[:-1] + ',\n "padding": [{}')
+            f.write(",{}" * max(0, (want - 20) // 3))
+            f.write("]\n}\n")
+    sys.exit(0)
 if kind == "range":
     variant, n_fwd, ops_per_fwd = "naive", 2, 500_000
 elif kind == "forwards":
     variant, n_fwd, ops_per_fwd = "flash", 100_000, 10
 else:
-    sys.exit("usage: gen_big_archive.py range|forwards OUT")
+    sys.exit("usage: gen_big_archive.py range|forwards OUT | runjson OUT MB")
 
 os.makedirs(out, exist_ok=True)
 run = json.load(open(os.path.join(FIX, "run.json")))

@@ -6,7 +6,10 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "counters_json.h"
 #include "findings.h"
+#include "prediction_json.h"
+#include "run_json.h"
 
 typedef struct fixture {
     trace t;

@@ -116,8 +116,11 @@ Test(prediction, class_match_and_json_round_trip)
     p.useful_flops = 1e9;
     json_t *j = prediction_to_json(&p);
     attn_prediction q;
-    prediction_from_json(j, &q);
+    char err[256] = "";
+    json_reader rd = {"run.json", err, sizeof err, 0};
+    prediction_from_json(&rd, j, "variants[0]", &q);
     json_decref(j);
+    cr_assert_eq(rd.failed, 0, "%s", err);
     cr_assert(q.valid);
     cr_assert_eq(q.n, 2);
     cr_assert_str_eq(q.cls[0].match, "gemm|nvjet");
@@ -127,7 +130,7 @@ Test(prediction, class_match_and_json_round_trip)
     cr_assert_float_eq(q.cls[1].l2_bytes, 7, 0);
     cr_assert_float_eq(q.useful_flops, 1e9, 0);
     attn_prediction none;
-    prediction_from_json(json_null(), &none);
+    prediction_from_json(&rd, json_null(), "variants[0]", &none);
     cr_assert_not(none.valid);
 }
 
@@ -157,11 +160,14 @@ Test(prediction, ceilings_json_and_ridge)
 {
     ceilings c = {.measured = 1, .tensor_bf16_tflops = 780, .fp32_fma_tflops = 50, .copy_tbps = 4}, d;
     json_t *j = ceilings_to_json(&c);
-    ceilings_from_json(j, &d);
+    char err[256] = "";
+    json_reader rd = {"run.json", err, sizeof err, 0};
+    ceilings_from_json(&rd, j, &d);
     json_decref(j);
+    cr_assert_eq(rd.failed, 0, "%s", err);
     cr_assert(d.measured);
     cr_assert_float_eq(ceilings_ridge(&d), 195, 1e-9);
-    ceilings_from_json(NULL, &d);
+    ceilings_from_json(&rd, NULL, &d);
     cr_assert(isnan(ceilings_ridge(&d)));
 }
 
@@ -696,10 +702,13 @@ Test(prediction, ceilings_from_another_archive_say_where_they_were_measured)
     snprintf(c.source, sizeof c.source, "2x16x16384x128");
     json_t *j = ceilings_to_json(&c);
     cr_assert_str_eq(json_string_value(json_object_get(j, "measured_in")), "2x16x16384x128");
-    ceilings_from_json(j, &d);
+    char err[256] = "";
+    json_reader rd = {"run.json", err, sizeof err, 0};
+    ceilings_from_json(&rd, j, &d);
     cr_assert_str_eq(d.source, "2x16x16384x128");
     json_object_set_new(j, "measured_in", json_string("<b>x</b> `y`"));
-    ceilings_from_json(j, &d);
+    ceilings_from_json(&rd, j, &d);
+    cr_assert_eq(rd.failed, 0, "%s", err);
     cr_assert_str_eq(d.source, "_b_x__b___y_");
     json_decref(j);
     c.source[0] = '\0';

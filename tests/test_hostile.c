@@ -472,7 +472,8 @@ Test(hostile, strict_command_line)
     strcat(fmt, "bogus");
     const char *bad[] = {"run --seq ' 5'", "run --seq +5", "run --seed ' -1'", "run --warmup +0",
                          "run --iters 5x", "report ''", "report tests/fixtures/h200-4var --seq 5",
-                         "report tests/fixtures/h200-4var -o /tmp/x", "report tests/fixtures/h200-4var --force",
+                         "report tests/fixtures/h200-4var -o tests/fixtures/h200-4var/figures",
+                         "report tests/fixtures/h200-4var --force", "report tests/fixtures/h200-4var -o /tmp/x --clean",
                          fmt};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_assert_eq(attnprof(bad[i]), EXIT_USAGE, "`attnprof %.80s` → %s", bad[i], err_text);

@@ -226,20 +226,20 @@ Test(measurement, an_inconsistent_plan_is_refused)
     /* cold without flush bytes */
     set_measurement_key(path, "l2_flush_bytes", json_integer(0));
     static run_info r;
-    cr_assert_eq(run_info_read_json(&r, path, err, sizeof err), -1);
+    cr_assert_eq(run_info_read_json(&r, path, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, "inconsistent: measurement says the L2 was cold but no flush bytes"), "%s", err);
     snprintf(cmd, sizeof cmd, "report %s -q", dst);
     cr_assert_eq(attnprof(cmd), EXIT_BAD_ARCHIVE, "%s", err_text);
     cr_assert(strstr(err_text, "inconsistent:"), "%s", err_text);
     /* an L2 state that is neither */
     set_measurement_key(path, "l2", json_string("tepid"));
-    cr_assert_eq(run_info_read_json(&r, path, err, sizeof err), -1);
+    cr_assert_eq(run_info_read_json(&r, path, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, "measurement.l2: expected \"warm\" or \"cold\""), "%s", err);
     /* a stop outcome beyond the plan's most forwards */
     set_measurement_key(path, "l2", json_string("warm"));
     set_measurement_key(path, "max_forwards", json_integer(5));
     set_measurement_key(path, "min_forwards", json_integer(5));
-    cr_assert_eq(run_info_read_json(&r, path, err, sizeof err), -1);
+    cr_assert_eq(run_info_read_json(&r, path, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, "recorded 20 forwards, above max_forwards 5 x 1 passes"), "%s", err);
     rm_rf(dir);
     free(dir);

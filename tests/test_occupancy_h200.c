@@ -4,6 +4,8 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "run_json.h"
+#include "counters_json.h"
 #include "occupancy.h"
 #include "run_info.h"
 #include "trace.h"

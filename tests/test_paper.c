@@ -416,15 +416,18 @@ Test(paper, latex_escaping)
 
 /* ---- paper-sized figures ------------------------------------------------------ */
 
-/* The smallest text of a PDF in points, from pdftotext's word boxes: DejaVu Sans's
- * box is 1.163 × the font size (ascent 0.928 + descent 0.236). */
+/* The smallest text of a PDF in points, from pdftotext's word boxes: a word's box is
+ * (Ascent - Descent) / 1000 × the font size, from the fonts' descriptors in the PDF
+ * (DejaVu Sans 1.163, Latin Modern Roman 1.417, its bold 1.428: the smallest ratio of the
+ * file's fonts, which overstates a bold word by under 1%). */
 static double smallest_text_pt(const char *pdf)
 {
-    char cmd[1024];
+    char cmd[1536];
     snprintf(cmd, sizeof cmd,
+             "box=$(strings '%s' | awk '/\\/Ascent/ {a=$2} /\\/Descent/ {r=(a - $2) / 1000; if (!m || r < m) m=r} END {print m}'); "
              "pdftotext -bbox '%s' - | grep -o 'yMin=\"[0-9.]*\" xMax=\"[0-9.]*\" yMax=\"[0-9.]*\"' | "
-             "awk -F'\"' '{h=$6-$2; if (min == \"\" || h < min) min = h} END {print min / 1.1640}'",
-             pdf);
+             "awk -F'\"' -v box=\"$box\" '{h=$6-$2; if (min == \"\" || h < min) min = h} END {print min / box}'",
+             pdf, pdf);
     FILE *p = popen(cmd, "r");
     double pt = 0;
     cr_assert_eq(fscanf(p, "%lf", &pt), 1, "%s", cmd);

@@ -43,21 +43,25 @@ static void sh(const char *fmt, const char *a, const char *b)
 
 Test(sweep_plan, lists_and_ranges)
 {
-    int v[SWEEP_MAX_LIST];
+    int v[SWEEP_MAX_LIST], n;
     char err[256];
-    cr_assert_eq(sweep_parse_list("seq", "256:16384:x2", 1 << 20, v, err, sizeof err), 7);
+    cr_assert_eq(sweep_parse_list("seq", "256:16384:x2", 1 << 20, v, &n, err, sizeof err), EXIT_OK);
+    cr_assert_eq(n, 7);
     cr_expect_eq(v[0], 256);
     cr_expect_eq(v[6], 16384);
-    cr_assert_eq(sweep_parse_list("seq", "256:1000:x2", 1 << 20, v, err, sizeof err), 2, "256, 512: 1024 > 1000");
-    cr_assert_eq(sweep_parse_list("dim", "128,64,128", 1024, v, err, sizeof err), 2, "sorted, no repeats");
+    cr_assert_eq(sweep_parse_list("seq", "256:1000:x2", 1 << 20, v, &n, err, sizeof err), EXIT_OK);
+    cr_assert_eq(n, 2, "256, 512: 1024 > 1000");
+    cr_assert_eq(sweep_parse_list("dim", "128,64,128", 1024, v, &n, err, sizeof err), EXIT_OK);
+    cr_assert_eq(n, 2, "sorted, no repeats");
     cr_expect(v[0] == 64 && v[1] == 128);
-    cr_assert_eq(sweep_parse_list("seq", "100:400:+100", 1 << 20, v, err, sizeof err), 4);
+    cr_assert_eq(sweep_parse_list("seq", "100:400:+100", 1 << 20, v, &n, err, sizeof err), EXIT_OK);
+    cr_assert_eq(n, 4);
     cr_expect_eq(v[3], 400);
     const char *bad[] = {"", "0", "a", "64,,128", "256:128:x2", "256:1024:x1", "256:1024", "256:1024:x2:x2",
                          "-64", "64,2048", "1:100000:+1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
-        cr_expect_eq(sweep_parse_list("dim", bad[i], 1024, v, err, sizeof err), -1, "'%s' accepted", bad[i]);
+        cr_expect_eq(sweep_parse_list("dim", bad[i], 1024, v, &n, err, sizeof err), EXIT_USAGE, "'%s' accepted", bad[i]);
         cr_expect(strstr(err, "--dim") != NULL, "'%s': %s", bad[i], err);
     }
 }
@@ -66,23 +70,26 @@ Test(sweep_plan, the_tokens_rule_and_the_default_sweep)
 {
     int seq[SWEEP_MAX_LIST], dim[SWEEP_MAX_LIST];
     char err[256];
-    int ns = sweep_parse_list("seq", "256:16384:x2", 1 << 20, seq, err, sizeof err);
-    int nd = sweep_parse_list("dim", "64,128", 1024, dim, err, sizeof err);
+    int ns, nd;
+    cr_assert_eq(sweep_parse_list("seq", "256:16384:x2", 1 << 20, seq, &ns, err, sizeof err), EXIT_OK);
+    cr_assert_eq(sweep_parse_list("dim", "64,128", 1024, dim, &nd, err, sizeof err), EXIT_OK);
     static sweep_plan p;
-    cr_assert_eq(sweep_plan_shapes(&p, seq, ns, dim, nd, 8, SWEEP_DEFAULT_TOKENS, 16, err, sizeof err), 14);
+    cr_assert_eq(sweep_plan_shapes(&p, seq, ns, dim, nd, 8, SWEEP_DEFAULT_TOKENS, 16, err, sizeof err), EXIT_OK);
+    cr_assert_eq(p.n_shapes, 14);
     for (int i = 0; i < p.n_shapes; i++)
         cr_expect_eq((long)p.shapes[i].batch * p.shapes[i].seq, 32768, "B·S = 32768 in every shape");
     cr_expect(p.shapes[0].batch == 128 && p.shapes[0].seq == 256 && p.shapes[0].dim == 64);
     cr_expect(p.shapes[13].batch == 2 && p.shapes[13].seq == 16384 && p.shapes[13].dim == 128);
     /* --batch: B fixed. */
-    cr_assert_eq(sweep_plan_shapes(&p, seq, 2, dim, 1, 4, 0, 8, err, sizeof err), 2);
+    cr_assert_eq(sweep_plan_shapes(&p, seq, 2, dim, 1, 4, 0, 8, err, sizeof err), EXIT_OK);
+    cr_assert_eq(p.n_shapes, 2);
     cr_expect(p.shapes[1].batch == 4 && p.shapes[1].heads == 8 && p.shapes[1].seq == 512);
     /* A sequence length that does not divide the tokens is refused, naming it. */
     int odd[] = {256, 3000};
-    cr_assert_eq(sweep_plan_shapes(&p, odd, 2, dim, 1, 8, 32768, 16, err, sizeof err), -1);
+    cr_assert_eq(sweep_plan_shapes(&p, odd, 2, dim, 1, 8, 32768, 16, err, sizeof err), EXIT_USAGE);
     cr_expect(strstr(err, "S = 3000") && strstr(err, "--tokens 32768"), "%s", err);
     int big[] = {65536};
-    cr_assert_eq(sweep_plan_shapes(&p, big, 1, dim, 1, 8, 32768, 16, err, sizeof err), -1, "B would be 0");
+    cr_assert_eq(sweep_plan_shapes(&p, big, 1, dim, 1, 8, 32768, 16, err, sizeof err), EXIT_USAGE, "B would be 0");
 }
 
 Test(sweep_plan, names_files_and_status_round_trip)
@@ -91,11 +98,11 @@ Test(sweep_plan, names_files_and_status_round_trip)
     char name[64], dir[256], err[256];
     sweep_shape_name(&s, name, sizeof name);
     cr_assert_str_eq(name, "2x16x16384x128");
-    cr_assert_eq(sweep_shape_parse(name, &back), 0);
+    cr_assert_eq(sweep_shape_parse(name, &back), EXIT_OK);
     cr_assert_eq(memcmp(&s, &back, sizeof s), 0);
     const char *bad[] = {"2x16x16384", "02x16x16384x128", "2x16x16384x128x1", "axbxcxd", "0x1x1x1", ".2x1x1x1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        cr_expect_eq(sweep_shape_parse(bad[i], &back), -1, "%s", bad[i]);
+        cr_expect_eq(sweep_shape_parse(bad[i], &back), EXIT_BAD_ARCHIVE, "%s", bad[i]);
     cr_expect_float_eq(sweep_flops(&s, 1), 2.0 * 2 * 16 * 16384.0 * 16384 * 128, 1);
 
     tmpdir(dir, sizeof dir, "plan");
@@ -114,7 +121,9 @@ Test(sweep_plan, names_files_and_status_round_trip)
     snprintf(p.gpus[1], sizeof p.gpus[1], "1");
     snprintf(p.slurm_job_id, sizeof p.slurm_job_id, "4711");
     cr_assert_eq(sweep_plan_write(&p, dir, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(sweep_plan_read(&q, dir, err, sizeof err), 0, "%s", err);
+    int found = 0;
+    cr_assert_eq(sweep_plan_read(&q, dir, &found, err, sizeof err), EXIT_OK, "%s", err);
+    cr_expect_eq(found, 1);
     cr_expect_eq(q.n_shapes, 2);
     cr_expect_eq(memcmp(&q.shapes[1], &s, sizeof s), 0);
     cr_expect_str_eq(q.variants, "flash,cudnn");
@@ -126,14 +135,16 @@ Test(sweep_plan, names_files_and_status_round_trip)
     snprintf(st.error, sizeof st.error, "attnprof: variant naive needs \"512\" GiB");
     snprintf(st.slurm_job_id, sizeof st.slurm_job_id, "4711");
     cr_assert_eq(sweep_status_write(dir, name, &st, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(sweep_status_read(dir, name, &got, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(sweep_status_read(dir, name, &got, &found, err, sizeof err), EXIT_OK, "%s", err);
+    cr_expect_eq(found, 1);
     cr_expect(got.exit_code == 4 && got.slurm_task == 7 && fabs(got.seconds - 1.5) < 1e-9);
     cr_expect_str_eq(got.error, st.error);
-    cr_expect_eq(sweep_status_read(dir, "1x1x1x1", &got, err, sizeof err), 1, "absent");
+    cr_expect_eq(sweep_status_read(dir, "1x1x1x1", &got, &found, err, sizeof err), EXIT_OK);
+    cr_expect_eq(found, 0, "absent");
     sh("echo '{not json' > %s/status/%s.json", dir, "1x1x1x1");
-    cr_expect_eq(sweep_status_read(dir, "1x1x1x1", &got, err, sizeof err), -1);
+    cr_expect_eq(sweep_status_read(dir, "1x1x1x1", &got, &found, err, sizeof err), EXIT_BAD_ARCHIVE);
     sh("echo '{\"shapes\": 3}' > %s/sweep.json%s", dir, "");
-    cr_expect_eq(sweep_plan_read(&q, dir, err, sizeof err), -1);
+    cr_expect_eq(sweep_plan_read(&q, dir, &found, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_expect(strstr(err, "not an attnprof sweep.json") != NULL, "%s", err);
     remove_tree(dir);
 }
@@ -216,10 +227,10 @@ static void synthetic(sweep_model *m)
     m->dims[0] = 64;
 }
 
-static const sweep_finding *find(const sweep_model *m, sweep_finding_id id, const char *v, const char *other)
+static const sweep_finding *find(const sweep_model *m, finding_kind id, const char *v, const char *other)
 {
     for (int i = 0; i < m->n_findings; i++)
-        if (m->findings[i].id == id && !strcmp(m->findings[i].variant, v) &&
+        if (m->findings[i].kind == id && !strcmp(m->findings[i].subject, v) &&
             (!other || !strcmp(m->findings[i].other, other)))
             return &m->findings[i];
     return NULL;
@@ -231,31 +242,34 @@ Test(sweep_findings, derived_from_a_synthetic_sweep)
     synthetic(&m);
     sweep_derive(&m);
     /* flash: 0.04 S + 52 vs efficient 0.05 S + 40: equal at S = 1200, 2% apart from ~1900. */
-    const sweep_finding *f = find(&m, SF_CROSSOVER, "flash", "efficient");
+    const sweep_finding *f = find(&m, FK_SWEEP_CROSSOVER, "flash", "efficient");
     cr_assert(f, "flash over efficient");
-    cr_expect_eq(f->seq, 2048);
-    cr_expect_eq(f->seq2, 4096);
-    cr_expect_float_eq(f->value, (0.04 * 4096 + 52) / (0.05 * 4096 + 40), 1e-12);
-    cr_expect_null(find(&m, SF_CROSSOVER, "efficient", "flash"));
-    cr_expect_null(find(&m, SF_CROSSOVER, "cudnn", "flash"), "cudnn is faster at every S: no crossover");
-    f = find(&m, SF_MEMORY_WALL, "naive", NULL);
+    cr_expect_eq(findings_value(f, "seq"), 2048);
+    cr_expect_eq(findings_value(f, "seq2"), 4096);
+    cr_expect_float_eq(findings_value(f, "ratio"), (0.04 * 4096 + 52) / (0.05 * 4096 + 40), 1e-12);
+    cr_expect_null(find(&m, FK_SWEEP_CROSSOVER, "efficient", "flash"));
+    cr_expect_null(find(&m, FK_SWEEP_CROSSOVER, "cudnn", "flash"), "cudnn is faster at every S: no crossover");
+    f = find(&m, FK_SWEEP_MEMORY_WALL, "naive", NULL);
     cr_assert(f);
-    cr_expect(f->seq == 4096 && f->value == 2.2e11 && f->value2 == m.gpu_bytes);
+    cr_expect(findings_value(f, "seq") == 4096 && findings_value(f, "bytes_needed") == 2.2e11 &&
+              findings_value(f, "gpu_bytes") == m.gpu_bytes);
     char text[512];
     sweep_finding_text(&m, f, text, sizeof text);
     cr_expect_str_eq(text, "naive needs 204.8 GiB at S = 4096 (8x16x4096x64); this GPU has 139.8 GiB: its curve "
                            "ends there");
-    f = find(&m, SF_SCALING, "naive", NULL);
+    f = find(&m, FK_SWEEP_SCALING, "naive", NULL);
     cr_assert(f);
-    cr_expect_eq(f->n, 4, "naive's ok points only");
-    cr_expect(f->value > 1.8 && f->value < 2.0, "naive here ~S^2: %f", f->value);
-    cr_expect_null(find(&m, SF_BEST_TFLOPS, "naive", NULL), "naive is not one fused kernel");
-    f = find(&m, SF_BEST_TFLOPS, "flash", NULL);
+    cr_expect_eq(findings_value(f, "shapes"), 4, "naive's ok points only");
+    cr_expect(findings_value(f, "exponent") > 1.8 && findings_value(f, "exponent") < 2.0, "naive here ~S^2: %f",
+              findings_value(f, "exponent"));
+    cr_expect_null(find(&m, FK_SWEEP_BEST_TFLOPS, "naive", NULL), "naive is not one fused kernel");
+    f = find(&m, FK_SWEEP_BEST_TFLOPS, "flash", NULL);
     cr_assert(f);
-    cr_expect_eq(f->shape.seq, 4096);
-    f = find(&m, SF_OPS_CHANGE, "cudnn", NULL);
+    cr_expect_eq(findings_value(f, "seq"), 4096);
+    f = find(&m, FK_SWEEP_OPS_CHANGE, "cudnn", NULL);
     cr_assert(f, "cudnn's Memset appears");
-    cr_expect(f->seq == 1024 && f->seq2 == 512 && f->value == 1 && f->value2 == 2);
+    cr_expect(findings_value(f, "seq") == 1024 && findings_value(f, "seq2") == 512 &&
+              findings_value(f, "ops_from") == 1 && findings_value(f, "ops_to") == 2);
     /* Findings are data; every one has words. */
     for (int i = 0; i < m.n_findings; i++) {
         sweep_finding_text(&m, &m.findings[i], text, sizeof text);
@@ -263,8 +277,8 @@ Test(sweep_findings, derived_from_a_synthetic_sweep)
     }
     char *tex = sweep_latex(&m);
     cr_assert(tex);
-    cr_expect(strstr(tex, "\\begin{tabular}") && strstr(tex, "S\\textasciicircum{}") && !strstr(tex, "S^"),
-              "LaTeX escaped");
+    cr_expect(strstr(tex, "\\begin{tabular}") && strstr(tex, "S\\textsuperscript{") && !strstr(tex, "S^") &&
+                  !strstr(tex, "?"), "LaTeX escaped, the exponent a superscript: %s", tex);
     free(tex);
     sweep_free(&m);
 }
@@ -357,10 +371,11 @@ Test(sweep_collect, fixture_archives_failed_missing_and_unreadable_shapes)
 
     /* Replicas: cuDNN 9.14 on "GPU 0" vs 9.19 on "GPU 1": cudnn differs, flash does not. */
     cr_assert_eq(m.n_replicas, 2);
-    const sweep_finding *differs = find(&m, SF_GPU_DIFFERS, "cudnn", NULL);
+    const sweep_finding *differs = find(&m, FK_SWEEP_GPU_DIFFERS, "cudnn", NULL);
     cr_assert(differs, "cudnn differs between the two replicas");
-    cr_expect(differs->value < 0.95 && differs->ci.hi < 1, "%f", differs->value);
-    cr_expect_null(find(&m, SF_GPU_DIFFERS, "flash", NULL));
+    cr_expect(findings_value(differs, "ratio") < 0.95 && findings_value(differs, "hi") < 1, "%f",
+              findings_value(differs, "ratio"));
+    cr_expect_null(find(&m, FK_SWEEP_GPU_DIFFERS, "flash", NULL));
 
     /* Documents. */
     cr_assert_eq(sweep_write(&m, FIG_PNG | FIG_SVG, err, sizeof err), EXIT_OK, "%s", err);
@@ -716,11 +731,12 @@ Test(sweep_collect, the_recorded_h200_sweep)
      * near 1 over 256…16384, and their throughput grows with S. */
     for (int i = 0; i < m.n_findings; i++) {
         const sweep_finding *f = &m.findings[i];
-        if (f->id == SF_SCALING && (!strcmp(f->variant, "flash") || !strcmp(f->variant, "efficient")))
-            cr_expect(f->value > 0.5 && f->value < 1.6 && f->value2 > 0.9, "%s D=%d: S^%.2f R²=%.3f", f->variant,
-                      f->dim, f->value, f->value2);
+        double k = findings_value(f, "exponent"), r2 = findings_value(f, "r2");
+        if (f->kind == FK_SWEEP_SCALING && (!strcmp(f->subject, "flash") || !strcmp(f->subject, "efficient")))
+            cr_expect(k > 0.5 && k < 1.6 && r2 > 0.9, "%s D=%g: S^%.2f R²=%.3f", f->subject,
+                      findings_value(f, "dim"), k, r2);
     }
-    cr_expect(find(&m, SF_BEST_TFLOPS, "flash", NULL) != NULL);
+    cr_expect(find(&m, FK_SWEEP_BEST_TFLOPS, "flash", NULL) != NULL);
     cr_assert_eq(sweep_write(&m, FIG_PNG, err, sizeof err), EXIT_OK, "%s", err);
     sweep_free(&m);
     remove_tree(dir);
@@ -849,16 +865,17 @@ Test(sweep_findings, tensor_peak_and_share_of_it)
     m.gemm_tflops = NAN;
     m.roof_name = "dense BF16 tensor peak";
     sweep_derive(&m);
-    const sweep_finding *f = find(&m, SF_BEST_TFLOPS, "flash", NULL);
+    const sweep_finding *f = find(&m, FK_SWEEP_BEST_TFLOPS, "flash", NULL);
     cr_assert(f);
-    cr_expect_float_eq(f->value2, f->value / 1000, 1e-12);
+    cr_expect_float_eq(findings_value(f, "roof_share"), findings_value(f, "tflops") / 1000, 1e-12);
     char text[512];
     sweep_finding_text(&m, f, text, sizeof text);
     cr_expect(strstr(text, "of the dense BF16 tensor peak (1000 TFLOP/s at the recorded clock)") != NULL, "%s", text);
     /* Headlines first. */
-    cr_expect_eq(m.findings[0].id, SF_CROSSOVER);
+    cr_expect_eq(m.findings[0].kind, FK_SWEEP_CROSSOVER);
     for (int i = 1; i < m.n_findings; i++)
-        cr_expect(m.findings[i - 1].id != SF_SCALING || m.findings[i].id == SF_SCALING || m.findings[i].id == SF_OPS_CHANGE);
+        cr_expect(m.findings[i - 1].kind != FK_SWEEP_SCALING || m.findings[i].kind == FK_SWEEP_SCALING ||
+                  m.findings[i].kind == FK_SWEEP_OPS_CHANGE);
     sweep_free(&m);
 }
 
@@ -867,10 +884,10 @@ Test(sweep_findings, tensor_peak_and_share_of_it)
 Test(sweep_plan, run_flags_take_counters_max_gib_with_a_number)
 {
     char bad[80];
-    cr_expect_eq(sweep_run_flags_valid(" --no-calibrate --counters-max-gib 8 --seed 3", bad, sizeof bad), 0, "%s", bad);
-    cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib", bad, sizeof bad), -1);
-    cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib 8x", bad, sizeof bad), -1);
-    cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib ;rm", bad, sizeof bad), -1);
+    cr_expect_eq(sweep_run_flags_valid(" --no-calibrate --counters-max-gib 8 --seed 3", bad, sizeof bad), EXIT_OK, "%s", bad);
+    cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib", bad, sizeof bad), EXIT_BAD_ARCHIVE);
+    cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib 8x", bad, sizeof bad), EXIT_BAD_ARCHIVE);
+    cr_expect_eq(sweep_run_flags_valid(" --counters-max-gib ;rm", bad, sizeof bad), EXIT_BAD_ARCHIVE);
 }
 
 /* {iters} in a task command: the sweep's --iters N, or "auto" (run's default stop rule) when

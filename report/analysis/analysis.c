@@ -95,7 +95,12 @@ op_class classify_op(const gpu_op *op)
     if (op->kind == GPU_MEMSET)
         return OPC_MEMSET;
     const char *n = op->name;
-    if (has(n, "flash") || has(n, "fmha") || has(n, "sdpa") || has(n, "attnprof_efficient") || has(n, "attention"))
+    /* Inductor names a kernel after the ops it fused (triton_poi_fused__scaled_dot_product_…): one that feeds
+     * attention is no attention kernel; only its template (triton_tem_) of flex_attention is */
+    int inductor = n && !strncmp(n, "triton_", 7) && strstr(n, "_fused_");
+    if (inductor ? has(n, "triton_tem_fused_flex_attention")
+                 : has(n, "flash") || has(n, "fmha") || has(n, "sdpa") || has(n, "attnprof_efficient") ||
+                       has(n, "attention"))
         return OPC_FUSED_ATTENTION;
     if (has(n, "gemm") || has(n, "nvjet") || has(n, "xmma") || has(n, "cutlass"))
         return OPC_GEMM;

@@ -5,6 +5,7 @@
 #ifndef ATTNPROF_ANALYSIS_H
 #define ATTNPROF_ANALYSIS_H
 
+#include "finding_kind.h"
 #include "run_info.h"
 #include "trace.h"
 
@@ -31,7 +32,7 @@ typedef enum op_class {
 } op_class;
 
 #define MAX_FINDINGS 12
-#define FINDING_MAX_NUMBERS 6
+#define FINDING_MAX_NUMBERS 8
 #define FINDING_MAX_RECORDS 8
 
 typedef enum finding_severity {
@@ -40,11 +41,14 @@ typedef enum finding_severity {
     FINDING_WARNING = 2, /* the records may be incomplete or a variant did not run */
 } finding_severity;
 
-/* One finding as data (findings.h): a stable id, the numbers and record ids behind it,
- * the archive facts it rests on. Its sentence, findings[k] of the variant, is derived
- * from these; compare and findings.json key on the id. */
+/* One finding as data, the one shape of the report's, the counters' and the sweep's
+ * findings (finding_table.h): its kind (the row of the finding table, which gives the
+ * id, the severity, the archive facts it needs and how it ranks), the numbers and
+ * record ids behind it, its sentence and its short phrase. Compare and findings.json
+ * key on the id. */
 typedef struct finding {
-    char id[32];                /* "hidden_memcpy", "fp32_cuda_core_gemm", "mask_rebuild", … */
+    finding_kind kind;
+    char id[32];                /* the row's id: "hidden_memcpy", "fp32_cuda_core_gemm", … */
     finding_severity severity;
     int n_numbers;
     struct {
@@ -55,10 +59,18 @@ typedef struct finding {
     int n_records;
     uint32_t records[FINDING_MAX_RECORDS]; /* correlation ids, representative forward */
     char needs[64];             /* archive facts it needs, comma-separated: "expected_ops", "provenance", … */
+    /* What it is about beyond its variant: a sweep's variant and the variant or GPU it
+     * is set against ("" when none). */
+    char subject[64], other[64];
     /* The sentence in no output's syntax: plain text, names between FINDING_CODE_OPEN and
-     * FINDING_CODE_CLOSE (findings.h); each writer renders it (findings_write). Empty
-     * for a finding added as Markdown only: writers then convert findings[k]. */
+     * FINDING_CODE_CLOSE (findings.h); each writer renders it (findings_write). */
     char text[640];
+    /* The short phrase (at most about 8 words, with its key number) for a summary
+     * cell, plain text from the row's template (finding_table.h). */
+    char phrase[96];
+    /* Its rank keys (finding_table.h): the share of the variant's CUDA time it
+     * accounts for, and its departure from the prediction (a fraction); NAN: none. */
+    double share, departure;
 } finding;
 
 typedef struct variant_analysis {
@@ -81,8 +93,8 @@ typedef struct variant_analysis {
     int kernels_per_forward;
     int memset_per_forward;
     int n_findings;
-    char findings[MAX_FINDINGS][640]; /* the sentences (Markdown; writers convert it) */
-    finding meta[MAX_FINDINGS];       /* the data behind findings[k] */
+    char findings[MAX_FINDINGS][640]; /* meta[k]'s sentence as Markdown (findings_markdown) */
+    finding meta[MAX_FINDINGS];       /* the findings, in derive order (findings_ranked: rank order) */
 } variant_analysis;
 
 typedef struct analysis {

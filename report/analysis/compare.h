@@ -147,8 +147,7 @@ typedef struct finding_gap {
 typedef struct kernel_diff {
     kernel_row *rows;
     int n;
-    /* findings of one side only: no finding of the other side has the same head
-     * (its wording up to the first ':', '(' or '`', numbers aside) */
+    /* findings of one side only: no finding of the other side has the same id */
     const char **only_base, **only_other;
     int n_only_base, n_only_other;
     finding_gap *gap_base, *gap_other; /* one side's findings the other cannot test */
@@ -312,6 +311,10 @@ compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, 
  * the same names, then the one of each run. EXIT_OK, or EXIT_USAGE with one line when a
  * --pair name is no model trace of the baseline or of any other run. */
 int compare_traces_build(compare_model *m, const compare_options *opt, char *err, size_t errlen);
+/* The model traces' compared fields (their attention inputs, attention backend and whether
+ * compiled, and the producer), added to m->fields with their `differs` (compare_build calls it
+ * before the "what differs" sentence). */
+void compare_traces_fields(compare_model *m);
 /* --pair A=B[,C=D] into opt->pair; -1 with one line in err when malformed. */
 int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_t errlen);
 void compare_traces_free(compare_traces *t);

@@ -14,8 +14,10 @@
 #include "compare.h"
 #include "alloc.h"
 
+#include "err.h"
 #include "exit_codes.h"
 #include "median.h"
+#include "model_inputs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -320,6 +322,160 @@ static int pairs_known(const compare_model *m, const compare_options *opt, const
     return EXIT_OK;
 }
 
+/* ---- what differs --------------------------------------------------------------- */
+
+/* The model's KV heads: before a recorded repeat of them; 0 (unknown) when the op that
+ * recorded them sees the keys after any repeat (the eager QKᵀ matmul, a backend op behind a
+ * compiled model's fused expand) and they equal the query heads. */
+static int model_kv_heads(const model_attn_inputs *m)
+{
+    if (m->heads_kv_model > 0)
+        return m->heads_kv_model;
+    int after_repeat = m->kind == MODEL_ATTN_EAGER || strcmp(m->op, "aten::scaled_dot_product_attention");
+    return after_repeat && m->heads_kv == m->heads_q ? 0 : m->heads_kv;
+}
+
+/* A trace's attention inputs as compared: the model's KV heads, the mask as recorded; ""
+ * when none was recorded. */
+static void inputs_text(const variant_analysis *va, char *out, size_t n)
+{
+    model_attn_inputs m;
+    out[0] = '\0';
+    if (!model_inputs_of(va->result, &m))
+        return;
+    char kv[48];
+    if (model_kv_heads(&m))
+        snprintf(kv, sizeof kv, "%d", model_kv_heads(&m));
+    else
+        snprintf(kv, sizeof kv, "%d after any repeat", m.heads_kv);
+    snprintf(out, n, "B=%d, Hq=%d, Hkv=%s, S=%d/%d, D=%d, %s, %s%s", m.batch, m.heads_q, kv, m.seq_q, m.seq_kv,
+             m.dim, m.dtype, m.mask[0] ? "mask " : "no mask", m.mask);
+    if (m.causal >= 0) {
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, ", %s", m.causal ? "causal" : "not causal");
+    }
+}
+
+/* Compiled by torch.compile: the trace's ops include kernels Inductor generated. */
+static int compiled(const variant_analysis *va)
+{
+    char kind[8];
+    const char *ops;
+    size_t len;
+    for (int s = 0; s < va->n_forwards; s++)
+        for (int k = 0; k < va->forwards[s].n_ops; k++)
+            if (model_inductor_kernel(va->forwards[s].ops[k], kind, &ops, &len))
+                return 1;
+    return 0;
+}
+
+static void append(char *out, size_t n, const char *name, const char *text, int several)
+{
+    size_t len = strlen(out);
+    if (several)
+        snprintf(out + len, n - len, "%s%s: %s", len ? "; " : "", name, text);
+    else
+        snprintf(out + len, n - len, "%s", text);
+}
+
+void compare_traces_fields(compare_model *m)
+{
+    static const char *const names[] = {"Attention inputs", "Attention backend", "Producer"};
+    enum { N_FIELDS = sizeof names / sizeof *names };
+    int any = 0;
+    for (int i = 0; i < m->n; i++)
+        for (int v = 0; v < m->in[i]->a.n; v++)
+            any |= model_is_step_trace(&m->in[i]->a.v[v]);
+    if (!any || m->n_fields + N_FIELDS > COMPARE_MAX_FIELDS)
+        return;
+    compare_field *f = &m->fields[m->n_fields];
+    m->n_fields += N_FIELDS;
+    memset(f, 0, N_FIELDS * sizeof *f);
+    for (int k = 0; k < N_FIELDS; k++)
+        f[k].name = names[k], f[k].in_sentence = 1;
+    for (int i = 0; i < m->n; i++) {
+        const analysis *a = &m->in[i]->a;
+        int n_model = 0;
+        for (int v = 0; v < a->n; v++)
+            n_model += model_is_step_trace(&a->v[v]);
+        for (int v = 0; v < a->n; v++) {
+            const variant_analysis *va = &a->v[v];
+            if (!model_is_step_trace(va))
+                continue;
+            char in[160];
+            inputs_text(va, in, sizeof in);
+            append(f[0].value[i], sizeof f[0].value[i], va->result->name, in[0] ? in : "not recorded", n_model > 1);
+            model_view *view = malloc(sizeof *view);
+            if (!view)
+                attn_oom();
+            const char *backend = model_view_build(va, view) == 0 && view->backend ? view->backend
+                                  : view->eager_blocks ? "eager" : "none recognised";
+            char how[96];
+            snprintf(how, sizeof how, "%s, %s", backend, compiled(va) ? "compiled (torch.compile, Inductor)" : "not compiled");
+            append(f[1].value[i], sizeof f[1].value[i], va->result->name, how, n_model > 1);
+            free(view);
+        }
+        for (int k = 0; k < 2; k++)
+            if (!f[k].value[i][0])
+                snprintf(f[k].value[i], sizeof f[k].value[i], "not recorded");
+        const run_info *r = &m->in[i]->r;
+        snprintf(f[2].value[i], sizeof f[2].value[i], "%s", r->producer == PRODUCER_PYTORCH ? "PyTorch's profiler"
+                                                           : r->producer == PRODUCER_KINETO ? "another Kineto producer"
+                                                                                            : "attnprof");
+    }
+    /* as every compared field: a difference between two runs that record it */
+    for (int k = 0; k < N_FIELDS; k++) {
+        int first = -1;
+        for (int i = 0; i < m->n; i++) {
+            if (!strcmp(f[k].value[i], "not recorded")) {
+                f[k].unrecorded = 1;
+                continue;
+            }
+            if (first < 0)
+                first = i;
+            else if (strcmp(f[k].value[i], f[k].value[first]))
+                f[k].differs = 1;
+        }
+    }
+}
+
+/* A pair whose recorded attention shapes differ (B, Hq, the model's KV heads, S, D, dtype)
+ * compares different work: refused without --allow-shape-mismatch, as series runs of two
+ * shapes are. A field one side does not record is no difference; the mask and causality
+ * (a compiled model hands its backend an explicit mask for is_causal) are compared fields,
+ * named in what differs, not refused. */
+static int inputs_conflict(const trace_pair *pr, const compare_model *m, char *err, size_t errlen)
+{
+    model_attn_inputs a, b;
+    if (!model_inputs_of(pr->va[0]->result, &a) || !model_inputs_of(pr->va[1]->result, &b))
+        return EXIT_OK;
+    char diff[400] = "";
+#define DIFF(cond, ...)                                                                                               \
+    do {                                                                                                           \
+        if (cond) {                                                                                                \
+            size_t len = strlen(diff);                                                                             \
+            snprintf(diff + len, sizeof diff - len, "%s", len ? ", " : "");                                        \
+            len = strlen(diff);                                                                                    \
+            snprintf(diff + len, sizeof diff - len, __VA_ARGS__);                                                  \
+        }                                                                                                          \
+    } while (0)
+    int kva = model_kv_heads(&a), kvb = model_kv_heads(&b);
+    DIFF(a.batch != b.batch, "B %d vs %d", a.batch, b.batch);
+    DIFF(a.heads_q != b.heads_q, "Hq %d vs %d", a.heads_q, b.heads_q);
+    DIFF(kva && kvb && kva != kvb, "Hkv %d vs %d", kva, kvb);
+    DIFF(a.seq_q != b.seq_q || a.seq_kv != b.seq_kv, "S %d/%d vs %d/%d", a.seq_q, a.seq_kv, b.seq_q, b.seq_kv);
+    DIFF(a.dim != b.dim, "D %d vs %d", a.dim, b.dim);
+    DIFF(strcmp(a.dtype, b.dtype), "dtype %s vs %s", a.dtype, b.dtype);
+#undef DIFF
+    if (!diff[0])
+        return EXIT_OK;
+    return err_set(err, errlen, EXIT_USAGE,
+                   "the model traces %s (%s) and %s (%s) record different attention inputs (%s): their steps are "
+                   "different work; compare traces of one model's inputs, or pass --allow-shape-mismatch to set them "
+                   "side by side anyway",
+                   pr->va[0]->result->name, m->in[0]->label, pr->va[1]->result->name, m->in[pr->archive]->label, diff);
+}
+
 int compare_traces_build(compare_model *m, const compare_options *opt, char *err, size_t errlen)
 {
     compare_traces *t = &m->traces;
@@ -340,6 +496,8 @@ int compare_traces_build(compare_model *m, const compare_options *opt, char *err
         attn_oom();
     for (int i = 1; rc == EXIT_OK && t->any && i < m->n; i++)
         pair_run(m, opt, i, lists[0], t->n_model[0], lists[i], t->n_model[i]);
+    for (int k = 0; rc == EXIT_OK && !opt->allow_shape_mismatch && k < t->n_pairs; k++)
+        rc = inputs_conflict(&t->pairs[k], m, err, errlen);
     for (int i = 0; i < m->n; i++)
         free(lists[i]);
     return rc;

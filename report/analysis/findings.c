@@ -1,5 +1,11 @@
+/* The series' findings (findings.h) and the finding table (finding.h): each derive
+ * function reads a finished analysis and adds the findings of its row, its numbers and
+ * the records behind them; the table names every kind of finding once, with its
+ * severity, the facts it needs, how it ranks and its phrase. */
 #include "findings.h"
 #include "measurement_text.h"
+#include "model_findings.h"
+#include "predict.h"
 #include "alloc.h"
 
 #include "escape.h"
@@ -27,176 +33,6 @@ int builds_mask(const char *n)
 }
 
 int safe_softmax_check(const char *n) { return has(n, "isneginf") || has(n, "row_all") || has(n, "where_zero"); }
-
-/* ---- the sentence: plain text with marked names ------------------------------ */
-
-/* Archive text for a sentence: control characters (the markers among them) become a space. */
-static void text_buf(char *out, size_t n, const char *s)
-{
-    esc_copy_utf8(out, n, s ? s : "");
-    for (unsigned char *p = (unsigned char *)out; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            *p = ' ';
-}
-
-/* A quoted name: the text between the two markers. */
-static void code_buf(char *out, size_t n, const char *s)
-{
-    char t[512];
-    text_buf(t, sizeof t, s);
-    snprintf(out, n, "%c%s%c", FINDING_CODE_OPEN, t, FINDING_CODE_CLOSE);
-    esc_utf8_trim(out);
-}
-
-void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx)
-{
-    const char *p = text;
-    while (*p) {
-        int code = *p == FINDING_CODE_OPEN;
-        if (code)
-            p++;
-        size_t len = strcspn(p, code ? "\x02" : "\x01");
-        if (len)
-            span(f, p, len, code, ctx);
-        p += len;
-        if (*p == FINDING_CODE_CLOSE)
-            p++;
-    }
-}
-
-static void md_span(FILE *f, const char *s, size_t len, int code, void *ctx)
-{
-    (void)ctx;
-    char *seg = strndup(s, len);
-    if (!seg)
-        attn_oom();
-    if (code)
-        esc_md_code(f, seg, 0);
-    else
-        esc_md_text(f, seg);
-    free(seg);
-}
-
-static void plain_span(FILE *f, const char *s, size_t len, int code, void *ctx)
-{
-    (void)code, (void)ctx;
-    fwrite(s, 1, len, f);
-}
-
-/* Renders into out[n], an ellipsis marking a cut (never cut silently). */
-static void render_into(const char *text, finding_span_fn span, char *out, size_t n)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
-    findings_write(f, text, span, NULL);
-    fclose(f);
-    if (!esc_copy_utf8(out, n, buf) && n >= 4) {
-        out[n - 4] = '\0';
-        esc_utf8_trim(out);
-        strcat(out, "\xe2\x80\xa6");
-    }
-    free(buf);
-}
-
-void findings_markdown(const char *text, char *out, size_t n) { render_into(text, md_span, out, n); }
-void findings_plain(const char *text, char *out, size_t n) { render_into(text, plain_span, out, n); }
-
-/* A finding to fill: its sentence formatted now, its numbers and records added by
- * the caller. Past MAX_FINDINGS the finding goes to a scratch slot, dropped. */
-static finding *add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
-                    ...) __attribute__((format(printf, 5, 6)));
-static finding *vadd(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
-                     va_list ap)
-{
-    static finding scratch;
-    if (va->n_findings >= MAX_FINDINGS) {
-        memset(&scratch, 0, sizeof scratch);
-        return &scratch;
-    }
-    va->n_findings++;
-    finding *f = &va->meta[va->n_findings - 1];
-    memset(f, 0, sizeof *f);
-    int len = vsnprintf(f->text, sizeof f->text, fmt, ap);
-    if (len >= (int)sizeof f->text) { /* never cut silently: an ellipsis marks the cut */
-        f->text[sizeof f->text - 5] = '\0';
-        esc_utf8_trim(f->text);
-        int open = 0; /* a name cut in the middle is closed before the ellipsis */
-        for (const char *p = f->text; *p; p++)
-            open = *p == FINDING_CODE_OPEN ? 1 : *p == FINDING_CODE_CLOSE ? 0 : open;
-        if (open)
-            strcat(f->text, "\x02");
-        strcat(f->text, "\xe2\x80\xa6");
-    }
-    findings_markdown(f->text, va->findings[va->n_findings - 1], sizeof va->findings[0]);
-    snprintf(f->id, sizeof f->id, "%s", id);
-    f->severity = sev;
-    snprintf(f->needs, sizeof f->needs, "%s", needs ? needs : "");
-    return f;
-}
-
-static finding *add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
-                    ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    finding *f = vadd(va, id, sev, needs, fmt, ap);
-    va_end(ap);
-    return f;
-}
-
-finding *findings_add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
-                      ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    finding *f = vadd(va, id, sev, needs, fmt, ap);
-    va_end(ap);
-    return f;
-}
-
-void findings_number(finding *f, const char *key, double value, const char *unit)
-{
-    if (f->n_numbers == FINDING_MAX_NUMBERS || !isfinite(value))
-        return;
-    snprintf(f->numbers[f->n_numbers].key, sizeof f->numbers[0].key, "%s", key);
-    f->numbers[f->n_numbers].value = value;
-    snprintf(f->numbers[f->n_numbers].unit, sizeof f->numbers[0].unit, "%s", unit ? unit : "");
-    f->n_numbers++;
-}
-
-void findings_record(finding *f, const gpu_op *o)
-{
-    if (!o || f->n_records == FINDING_MAX_RECORDS)
-        return;
-    for (int i = 0; i < f->n_records; i++)
-        if (f->records[i] == o->correlation)
-            return;
-    f->records[f->n_records++] = o->correlation;
-}
-
-const finding *findings_find(const variant_analysis *va, const char *id)
-{
-    for (int i = 0; va && i < va->n_findings; i++)
-        if (!strcmp(va->meta[i].id, id))
-            return &va->meta[i];
-    return NULL;
-}
-
-double findings_value(const finding *f, const char *key)
-{
-    for (int i = 0; f && i < f->n_numbers; i++)
-        if (!strcmp(f->numbers[i].key, key))
-            return f->numbers[i].value;
-    return NAN;
-}
-
-const char *findings_severity_name(finding_severity s)
-{
-    return s == FINDING_WARNING ? "warning" : s == FINDING_NOTICE ? "notice" : "info";
-}
 
 static int is_memcpy(const gpu_op *o) { return o->kind == GPU_MEMCPY; }
 static int is_kernel(const gpu_op *o) { return o->kind == GPU_KERNEL; }
@@ -265,9 +101,9 @@ static void names_of(const variant_analysis *va, op_predicate pred, char *out, s
             continue;
         char s[FINDING_NAME_MAX + 8], quoted[400], code[200], aten[96], acode[200];
         findings_short_name(f->ops[k]->name, s, sizeof s);
-        code_buf(code, sizeof code, s);
+        findings_code_buf(code, sizeof code, s);
         if (op_aten_name(f->ops[k], aten, sizeof aten)) { /* imported: the ATen op that launched it */
-            code_buf(acode, sizeof acode, aten);
+            findings_code_buf(acode, sizeof acode, aten);
             snprintf(quoted, sizeof quoted, "%s from %s", code, acode);
         } else
             snprintf(quoted, sizeof quoted, "%s", code);
@@ -315,110 +151,9 @@ const char *findings_launch_api_name(const api_call *l)
     return l->name;
 }
 
-const char *findings_kernel_origin(const gpu_op *o)
+static int launch_finding(analysis *a, int vi)
 {
-    const char *n = o->name ? o->name : "";
-    if (!strncmp(n, "attnprof_", 9) || strstr(n, " attnprof_"))
-        return "ours";
-    if (has(n, "cudnn"))
-        return "cuDNN";
-    /* PyTorch's own kernels: ATen's, its flash and memory-efficient (CUTLASS-built)
-     * attention; checked before cuBLAS, whose names share "cutlass" */
-    if (has(n, "at::native") || has(n, "pytorch_flash") || !strncmp(n, "fmha_", 5) || has(n, " fmha_") ||
-        has(n, "softmax_warp_forward") || has(n, "at::cuda"))
-        return "PyTorch";
-    if (has(n, "nvjet") || has(n, "cublas") || has(n, "xmma_gemm") || has(n, "sgemm") || has(n, "gemv") ||
-        has(n, "cutlass") || has(n, "gemmk1") || has(n, "gemmSN"))
-        return "cuBLAS";
-    return "unattributed";
-}
-
-void findings_origins(const variant_analysis *va, char *out, size_t n)
-{
-    out[0] = '\0';
-    const char *seen[8]; /* static strings of findings_kernel_origin: compared by address */
-    int n_seen = 0;
-    const forward *f = rep_forward(va);
-    for (int k = 0; f && k < f->n_ops; k++) {
-        if (f->ops[k]->kind != GPU_KERNEL)
-            continue;
-        const char *o = findings_kernel_origin(f->ops[k]);
-        int j = 0;
-        while (j < n_seen && seen[j] != o)
-            j++;
-        if (j < n_seen || n_seen == 8)
-            continue;
-        seen[n_seen++] = o;
-        size_t len = strlen(out);
-        snprintf(out + len, n - len, "%s%s", len ? ", " : "", o);
-    }
-}
-
-int findings_record_provenance(run_info *r, const trace *t, char *err, size_t errlen)
-{
-    analysis *a = calloc(1, sizeof *a);
-    if (!a)
-        attn_oom();
-    if (analysis_build(a, t, r, err, errlen) != 0) {
-        free(a);
-        return -1;
-    }
-    for (int i = 0; i < a->n && i < r->n_variants; i++)
-        findings_origins(&a->v[i], r->variants[i].kernel_origin, sizeof r->variants[i].kernel_origin);
-    analysis_free(a);
-    free(a);
-    return 0;
-}
-
-const char *findings_variant_origin(const analysis *a, const variant_analysis *va, char *buf, size_t n)
-{
-    (void)a;
-    if (va->result->kernel_origin[0])
-        return va->result->kernel_origin;
-    findings_origins(va, buf, n);
-    return buf;
-}
-
-/* The library behind an op, from its kernel name (cuBLAS/cuBLASLt, cuDNN, ours). */
-static const char *library_of_kernel(const char *n)
-{
-    gpu_op o = {.name = (char *)n};
-    const char *origin = findings_kernel_origin(&o);
-    if (!strcmp(origin, "ours"))
-        return "attnprof";
-    if (!strcmp(origin, "cuDNN") || !strcmp(origin, "cuBLAS"))
-        return origin;
-    return NULL;
-}
-
-int findings_memset_library(const trace *t, const forward *f, int k, const char **library, const gpu_op **next)
-{
-    *library = NULL;
-    *next = NULL;
-    const api_call *l = f->launchers[k];
-    if (!l || f->ops[k]->kind != GPU_MEMSET)
-        return -1;
-    /* The first kernel launched after the Memset's call on the same thread, inside
-     * the forward, with no other launch in between: the Memset belongs to its library. */
-    const gpu_op *best = NULL;
-    const api_call *best_l = NULL;
-    for (int j = 0; j < f->n_ops; j++) {
-        const api_call *lj = f->launchers[j];
-        if (j == k || !lj || lj->tid != l->tid || lj->start_ns < l->end_ns)
-            continue;
-        if (!best_l || lj->start_ns < best_l->start_ns)
-            best = f->ops[j], best_l = lj;
-    }
-    if (!best || best->kind != GPU_KERNEL)
-        return -1;
-    (void)t;
-    *library = library_of_kernel(best->name);
-    *next = best;
-    return *library ? 0 : -1;
-}
-
-static void launch_findings(variant_analysis *va)
-{
+    variant_analysis *va = &a->v[vi];
     /* Launch latency is read off each forward's first kernel (not a Memset or copy
      * before it): the GPU is idle then (the previous forward was synchronized). */
     double *lat = calloc((size_t)(va->n_forwards ? va->n_forwards : 1), sizeof(double));
@@ -457,30 +192,31 @@ static void launch_findings(variant_analysis *va)
         count[j]++;
     }
     if (!total)
-        return;
+        return 0;
     char lat_text[64] = "";
     if (s.n)
         snprintf(lat_text, sizeof lat_text, "; first kernel launch → GPU start %.1f µs (median)", s.median);
     char quoted[120];
     finding *fd;
     if (n_api == 1) {
-        code_buf(quoted, sizeof quoted, api[0]);
-        fd = add(va, "launch_api", FINDING_INFO, "", "%s launched with %s%s%s", total == 1 ? "the kernel" : "every kernel",
+        findings_code_buf(quoted, sizeof quoted, api[0]);
+        fd = findings_add(va, FK_LAUNCH_API, "%s launched with %s%s%s", total == 1 ? "the kernel" : "every kernel",
                  quoted, !strncmp(api[0], "cu", 2) && strncmp(api[0], "cuda", 4) ? " (driver API)" : "", lat_text);
     } else {
         char list[320] = "";
         for (int j = 0; j < n_api; j++) {
-            code_buf(quoted, sizeof quoted, api[j]);
+            findings_code_buf(quoted, sizeof quoted, api[j]);
             size_t len = strlen(list);
             snprintf(list + len, sizeof list - len, "%s%d with %s%s", j ? ", " : "", count[j], quoted,
                      !strncmp(api[j], "cu", 2) && strncmp(api[j], "cuda", 4) ? " (driver API)" : "");
         }
-        fd = add(va, "launch_api", FINDING_INFO, "", "kernels per forward by launch API: %s%s", list, lat_text);
+        fd = findings_add(va, FK_LAUNCH_API, "kernels per forward by launch API: %s%s", list, lat_text);
     }
     findings_number(fd, "kernels", total, "");
     findings_number(fd, "launch_apis", n_api, "");
     if (s.n)
         findings_number(fd, "launch_to_start_us", s.median, "us");
+    return 0;
 }
 
 /* The correlation ids of the representative forward's ops that match. */
@@ -520,19 +256,19 @@ int findings_kineto_zero(const analysis *a, const variant_analysis *va, const gp
     return 0;
 }
 
-static void kineto_zero_finding(const analysis *a, variant_analysis *va)
+static int kineto_zero_finding(analysis *a, int vi)
 {
+    variant_analysis *va = &a->v[vi];
     const gpu_op *op;
     const api_call *via;
     int own;
     if (!findings_kineto_zero(a, va, &op, &via, &own))
-        return;
+        return 0;
     char nm[FINDING_NAME_MAX + 8], q[200];
     findings_short_name(op->name, nm, sizeof nm);
-    code_buf(q, sizeof q, nm);
+    findings_code_buf(q, sizeof q, nm);
     int smem = op->static_smem + op->dynamic_smem;
-    finding *fd = add(va, "kineto_zero_occupancy", FINDING_NOTICE, "device.sharedMemPerBlock",
-                      "Kineto's occupancy estimate for %s is 0%% (%s): it needs %d B of shared memory per block, "
+    finding *fd = findings_add(va, FK_KINETO_ZERO_OCCUPANCY, "Kineto's occupancy estimate for %s is 0%% (%s): it needs %d B of shared memory per block, "
                       "above the %d B default limit that Kineto's occupancy call keeps",
                       q, own ? "Kineto's own number in the trace" : "Kineto's formula on the record", smem,
                       a->trace->device.smem_per_block);
@@ -540,38 +276,41 @@ static void kineto_zero_finding(const analysis *a, variant_analysis *va)
     findings_number(fd, "kineto_limit_bytes", a->trace->device.smem_per_block, "B");
     findings_number(fd, "kineto_pct", 0, "%");
     findings_record(fd, op);
+    return 0;
 }
 
 /* A variant that never recorded a forward gets one warning saying why, and nothing else. */
-static int unrecorded_finding(variant_analysis *va)
+static int unrecorded_finding(analysis *a, int vi)
 {
+    variant_analysis *va = &a->v[vi];
     const variant_result *r = va->result;
     char text[ATTN_ERR_LEN];
-    text_buf(text, sizeof text, r->error);
+    findings_text_buf(text, sizeof text, r->error);
     if (r->status == VARIANT_UNAVAILABLE) {
-        add(va, "variant_unavailable", FINDING_WARNING, "", "not run: %s", text);
+        findings_add(va, FK_VARIANT_UNAVAILABLE, "not run: %s", text);
         return 1;
     }
     if (r->status == VARIANT_SKIPPED) {
-        add(va, "variant_skipped", FINDING_WARNING, "", "skipped (cannot take this shape): %s", text);
+        findings_add(va, FK_VARIANT_SKIPPED, "skipped (cannot take this shape): %s", text);
         return 1;
     }
     if (!va->n_forwards) {
-        add(va, "no_forward", FINDING_WARNING, "", "no forward recorded: %s",
+        findings_add(va, FK_NO_FORWARD, "no forward recorded: %s",
             r->error[0] ? text : "the variant failed before its forwards");
         return 1;
     }
     return 0;
 }
 
-static void op_count_finding(const analysis *a, variant_analysis *va)
+static int op_count_finding(analysis *a, int vi)
 {
+    variant_analysis *va = &a->v[vi];
     const variant_result *r = va->result;
     char buf[64];
     finding *fd;
     /* Only a variant that states its expectation (an attnprof run) can differ from it. */
     if (r->expected_ops < 0 || va->ops_per_forward == r->expected_ops)
-        return;
+        return 0;
     const gpu_op *ms = first_match(va, is_memset);
     const api_call *via = NULL;
     const forward *rf = rep_forward(va);
@@ -582,7 +321,7 @@ static void op_count_finding(const analysis *a, variant_analysis *va)
     char via_text[240] = "", whose[400] = "";
     if (via) {
         char via_name[200];
-        code_buf(via_name, sizeof via_name, via->name);
+        findings_code_buf(via_name, sizeof via_name, via->name);
         snprintf(via_text, sizeof via_text, ", via %s", via_name);
     }
     const char *lib;
@@ -590,15 +329,14 @@ static void op_count_finding(const analysis *a, variant_analysis *va)
     if (ms_k >= 0 && findings_memset_library(a->trace, rf, ms_k, &lib, &next) == 0) {
         char kn[FINDING_NAME_MAX + 8], kq[200];
         findings_short_name(next->name, kn, sizeof kn);
-        code_buf(kq, sizeof kq, kn);
+        findings_code_buf(kq, sizeof kq, kn);
         snprintf(whose, sizeof whose, ", issued by %s: the next launch on the same host thread is %s's %s, with "
                  "no launch between (CUPTI keeps no call stack, so the Memset is attributed by the launching "
                  "library's API window)",
                  lib, lib, kq);
     }
     if (ms && va->ops_per_forward - r->expected_ops == va->memset_per_forward) {
-        fd = add(va, "memset_outside_expectation", FINDING_NOTICE, "expected_ops",
-                 "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s%s) "
+        fd = findings_add(va, FK_MEMSET_OUTSIDE_EXPECTATION, "observed %d GPU operations per forward where %d were expected: the extra %s %d Memset (%s%s) "
                  "outside the variant's own expectation%s",
                  va->ops_per_forward, r->expected_ops, va->memset_per_forward == 1 ? "is" : "are",
                  va->memset_per_forward, human_bytes((double)ms->bytes, buf, sizeof buf), via_text, whose);
@@ -606,46 +344,48 @@ static void op_count_finding(const analysis *a, variant_analysis *va)
         findings_number(fd, "memsets", va->memset_per_forward, "");
         records_of(fd, va, is_memset);
     } else
-        fd = add(va, "unexpected_op_count", FINDING_NOTICE, "expected_ops",
-                 "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
+        fd = findings_add(va, FK_UNEXPECTED_OP_COUNT, "observed %d GPU operations per forward where %d were expected", va->ops_per_forward,
                  r->expected_ops);
     findings_number(fd, "ops", va->ops_per_forward, "");
     findings_number(fd, "expected_ops", r->expected_ops, "");
+    return 0;
 }
 
-static void hidden_memcpy_finding(variant_analysis *va)
+static int hidden_memcpy_finding(analysis *a, int vi)
 {
+    variant_analysis *va = &a->v[vi];
     int n;
     double us;
     per_forward_median(va, is_memcpy, &n, &us);
     if (n <= 0)
-        return;
+        return 0;
     char buf[64];
     const gpu_op *m = first_match(va, is_memcpy);
     char kind[32];
-    text_buf(kind, sizeof kind, m->copy_kind);
+    findings_text_buf(kind, sizeof kind, m->copy_kind);
     char where[600] = "";
     if (m->cpu_op_path) { /* imported: named by its CPU op, the outermost first */
         char top[128], code[200], chain[400];
         snprintf(top, sizeof top, "%.*s", (int)strcspn(m->cpu_op_path, " "), m->cpu_op_path);
-        code_buf(code, sizeof code, top);
-        text_buf(chain, sizeof chain, m->cpu_op_path);
+        findings_code_buf(code, sizeof code, top);
+        findings_text_buf(chain, sizeof chain, m->cpu_op_path);
         if (strchr(m->cpu_op_path, ' '))
             snprintf(where, sizeof where, ", hidden in %s (%s)", code, chain);
         else
             snprintf(where, sizeof where, ", from %s", code);
     }
-    finding *fd = add(va, "hidden_memcpy", FINDING_NOTICE, "", "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)%s",
+    finding *fd = findings_add(va, FK_HIDDEN_MEMCPY, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)%s",
                       human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median, where);
     findings_number(fd, "bytes", (double)m->bytes, "B");
     findings_number(fd, "copies", n, "");
     findings_number(fd, "us_per_forward", us, "us");
     findings_number(fd, "pct_of_cuda_time", 100.0 * us / va->cuda_us.median, "%");
     records_of(fd, va, is_memcpy);
+    return 0;
 }
 
 /* Against the previous variant of the run that recorded forwards. */
-static void vs_previous_finding(analysis *a, int vi)
+static int vs_previous_finding(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
     for (int p = vi - 1; p >= 0; p--) {
@@ -656,22 +396,24 @@ static void vs_previous_finding(analysis *a, int vi)
         double d_us = va->cuda_us.median - pv->cuda_us.median;
         const char *prefix = pv->memcpy_per_forward > 0 && va->memcpy_per_forward == 0 ? "no Memcpy; " : "";
         char pname[100];
-        text_buf(pname, sizeof pname, pv->result->name);
+        findings_text_buf(pname, sizeof pname, pv->result->name);
         finding *fd = NULL;
         if (d_ops)
-            fd = add(va, "ops_vs_previous", FINDING_INFO, "", "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)",
+            fd = findings_add(va, FK_OPS_VS_PREVIOUS, "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)",
                      prefix, abs(d_ops), d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pname, d_us);
         else if (*prefix)
-            fd = add(va, "ops_vs_previous", FINDING_INFO, "", "%sas many operations as %s (%+.1f µs)", prefix, pname, d_us);
+            fd = findings_add(va, FK_OPS_VS_PREVIOUS, "%sas many operations as %s (%+.1f µs)", prefix, pname, d_us);
         if (fd) {
+            snprintf(fd->other, sizeof fd->other, "%s", pname);
             findings_number(fd, "ops_delta", d_ops, "");
             findings_number(fd, "cuda_us_delta", d_us, "us");
         }
         break;
     }
+    return 0;
 }
 
-static void fp32_gemm_finding(analysis *a, int vi)
+static int fp32_gemm_finding(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
     int n;
@@ -680,7 +422,7 @@ static void fp32_gemm_finding(analysis *a, int vi)
     finding *fd;
     per_forward_median(va, is_fp32_gemm, &n, &us);
     if (n <= 0)
-        return;
+        return 0;
     names_of(va, is_fp32_gemm, names, sizeof names);
     const variant_analysis *ref = analysis_find(a, "naive_inplace");
     for (int p = 0; !ref && a->run->imported && p < a->n; p++) /* imported: the first with tensor-core GEMMs */
@@ -692,12 +434,12 @@ static void fp32_gemm_finding(analysis *a, int vi)
         per_forward_median(ref, is_gemm, &rn, &rus);
     char rname[100] = "";
     if (ref)
-        text_buf(rname, sizeof rname, ref->result->name);
+        findings_text_buf(rname, sizeof rname, ref->result->name);
     if (rn > 0 && rus > 0)
-        fd = add(va, "fp32_cuda_core_gemm", FINDING_NOTICE, "", "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
+        fd = findings_add(va, FK_FP32_CUDA_CORE_GEMM, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
                 "%s (%.1f µs)", n, names, us, us / rus, rname, rus);
     else
-        fd = add(va, "fp32_cuda_core_gemm", FINDING_NOTICE, "", "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward", n, names, us);
+        fd = findings_add(va, FK_FP32_CUDA_CORE_GEMM, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward", n, names, us);
     findings_number(fd, "gemms", n, "");
     findings_number(fd, "us_per_forward", us, "us");
     if (rn > 0 && rus > 0) {
@@ -705,145 +447,166 @@ static void fp32_gemm_finding(analysis *a, int vi)
         findings_number(fd, "ratio", us / rus, "x");
     }
     records_of(fd, va, is_fp32_gemm);
+    return 0;
 }
 
 /* The mask rebuild, the safe-softmax checks and the single fused kernel: what the
  * representative forward's kernels say about the variant's attention. */
-static void kernel_shape_findings(variant_analysis *va)
+static int mask_rebuild_finding(analysis *a, int vi)
 {
+    variant_analysis *va = &a->v[vi];
+    int n;
+    double us;
+    char names[640];
+    per_forward_median(va, is_mask_build, &n, &us);
+    if (n <= 0)
+        return 0;
+    names_of(va, is_mask_build, names, sizeof names);
+    finding *fd = findings_add(va, FK_MASK_REBUILD, "the causal mask is rebuilt in every forward: %d kernels (%s), %.1f µs", n, names, us);
+    findings_number(fd, "kernels", n, "");
+    findings_number(fd, "us_per_forward", us, "us");
+    records_of(fd, va, is_mask_build);
+    return 0;
+}
+
+static int safe_softmax_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
     int n;
     double us;
     char names[640];
     finding *fd;
-    per_forward_median(va, is_mask_build, &n, &us);
-    if (n > 0) {
-        names_of(va, is_mask_build, names, sizeof names);
-        fd = add(va, "mask_rebuild", FINDING_NOTICE, "", "the causal mask is rebuilt in every forward: %d kernels (%s), %.1f µs", n, names, us);
-        findings_number(fd, "kernels", n, "");
-        findings_number(fd, "us_per_forward", us, "us");
-        records_of(fd, va, is_mask_build);
-    }
     per_forward_median(va, is_safe_check, &n, &us);
-    if (n > 0) {
-        names_of(va, is_safe_check, names, sizeof names);
-        if (first_match(va, aten_safe_check))
-            fd = add(va, "safe_softmax", FINDING_INFO, "", "safe softmax (\x01" "aten::_safe_softmax\x02): %d extra kernels per forward (%s) replace NaN rows by 0, "
-                    "%.1f µs", n, names, us);
-        else
-            fd = add(va, "safe_softmax", FINDING_INFO, "", "safe softmax: %d extra kernels per forward (%s) replace NaN rows by 0, %.1f µs", n, names, us);
-        findings_number(fd, "kernels", n, "");
-        findings_number(fd, "us_per_forward", us, "us");
-        records_of(fd, va, is_safe_check);
-    }
-    per_forward_median(va, is_kernel, &n, &us);
-    if (n == 1 && va->ops_per_forward <= 2) {
-        const gpu_op *k = first_match(va, is_kernel);
-        char shortname[256];
-        short_kernel_name(k->name, shortname, sizeof shortname);
-        code_buf(names, sizeof names, shortname);
-        fd = add(va, "fused_kernel", FINDING_INFO, "", "one fused kernel %s (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
-            k->registers, k->static_smem + k->dynamic_smem);
-        findings_number(fd, "us_per_forward", us, "us");
-        findings_number(fd, "registers", k->registers, "");
-        findings_number(fd, "shared_mem_bytes", k->static_smem + k->dynamic_smem, "B");
-        findings_record(fd, k);
-    }
+    if (n <= 0)
+        return 0;
+    names_of(va, is_safe_check, names, sizeof names);
+    if (first_match(va, aten_safe_check))
+        fd = findings_add(va, FK_SAFE_SOFTMAX, "safe softmax (\x01" "aten::_safe_softmax\x02): %d extra kernels per forward (%s) replace NaN rows by 0, "
+                "%.1f µs", n, names, us);
+    else
+        fd = findings_add(va, FK_SAFE_SOFTMAX, "safe softmax: %d extra kernels per forward (%s) replace NaN rows by 0, %.1f µs", n, names, us);
+    findings_number(fd, "kernels", n, "");
+    findings_number(fd, "us_per_forward", us, "us");
+    records_of(fd, va, is_safe_check);
+    return 0;
 }
 
-static void head_dim_padding_finding(variant_analysis *va)
+static int fused_kernel_finding(analysis *a, int vi)
 {
+    variant_analysis *va = &a->v[vi];
+    int n;
+    double us;
+    per_forward_median(va, is_kernel, &n, &us);
+    if (n != 1 || va->ops_per_forward > 2)
+        return 0;
+    const gpu_op *k = first_match(va, is_kernel);
+    char shortname[256], names[640];
+    short_kernel_name(k->name, shortname, sizeof shortname);
+    findings_code_buf(names, sizeof names, shortname);
+    finding *fd = findings_add(va, FK_FUSED_KERNEL, "one fused kernel %s (%.1f µs; %d regs/thread, %d B shared memory per block)", names, us,
+        k->registers, k->static_smem + k->dynamic_smem);
+    findings_number(fd, "us_per_forward", us, "us");
+    findings_number(fd, "registers", k->registers, "");
+    findings_number(fd, "shared_mem_bytes", k->static_smem + k->dynamic_smem, "B");
+    findings_record(fd, k);
+    return 0;
+}
+
+static int head_dim_padding_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
     /* A head dim with no kernel of its own ran on a larger one: the time above
      * includes tensor-core work on zero columns. */
     const attn_fact *padding = fact(va->result, "head_dim_padding");
     if (!padding)
-        return;
+        return 0;
     char text[ATTN_ERR_LEN];
-    text_buf(text, sizeof text, padding->value);
-    finding *fd = add(va, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", "head dim padded: %s", text);
+    findings_text_buf(text, sizeof text, padding->value);
+    finding *fd = findings_add(va, FK_HEAD_DIM_PADDING, "head dim padded: %s", text);
     findings_number(fd, "value", padding->number, "");
+    return 0;
 }
 
-static void host_bound_finding(const analysis *a, variant_analysis *va)
+static int host_bound_finding(analysis *a, int vi)
 {
+    variant_analysis *va = &a->v[vi];
     /* A model trace's CPU-bound step is said by model_findings.c, with its own numbers. */
     if (va->cpu_us.median > va->cuda_us.median && !findings_model_trace(a, va)) {
-        finding *fd = add(va, "host_bound", FINDING_NOTICE, "", "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
+        finding *fd = findings_add(va, FK_HOST_BOUND, "host time per forward (%.1f µs) exceeds GPU time (%.1f µs): the cost moved to the CPU",
             va->cpu_us.median, va->cuda_us.median);
         findings_number(fd, "cpu_us", va->cpu_us.median, "us");
         findings_number(fd, "cuda_us", va->cuda_us.median, "us");
     }
+    return 0;
 }
 
-static void plan_cost_finding(variant_analysis *va)
+static int plan_cost_finding(analysis *a, int vi)
 {
+    variant_analysis *va = &a->v[vi];
     const variant_result *r = va->result;
     finding *fd;
     const attn_fact *plan = fact(r, "plan_build_us"), *graph = fact(r, "graph_build_us");
     const attn_fact *heur = fact(r, "heuristics_us"), *replan = fact(r, "replan");
     if (!plan || !isfinite(plan->number))
-        return;
+        return 0;
     double g = graph && isfinite(graph->number) ? graph->number : 0;
     double h = heur && isfinite(heur->number) ? heur->number : 0;
-    if (replan && replan->number > 0)
-        fd = add(va, "plan_cpu_cost", FINDING_NOTICE, "facts.plan_build_us", "plan rebuilt in every forward (--cudnn-replan): %.0f µs host time per forward, against a "
+    if (replan && replan->number > 0) {
+        fd = findings_add(va, FK_PLAN_CPU_COST, "plan rebuilt in every forward (--cudnn-replan): %.0f µs host time per forward, against a "
                 "one-off %.0f µs (graph %.0f + heuristics %.0f + plan %.0f µs) when built once",
             va->cpu_us.median, g + h + plan->number, g, h, plan->number);
-    else
-        fd = add(va, "plan_cpu_cost", FINDING_INFO, "facts.plan_build_us", "one-off cost %.1f ms in setup (graph %.1f + heuristics %.1f + plan build %.1f ms) vs %.1f µs "
+        fd->severity = FINDING_NOTICE; /* a cost paid in every forward, not once */
+    } else
+        fd = findings_add(va, FK_PLAN_CPU_COST, "one-off cost %.1f ms in setup (graph %.1f + heuristics %.1f + plan build %.1f ms) vs %.1f µs "
                 "host time per forward",
             (g + h + plan->number) / 1000, g / 1000, h / 1000, plan->number / 1000, va->cpu_us.median);
     findings_number(fd, "setup_us", g + h + plan->number, "us");
     findings_number(fd, "plan_build_us", plan->number, "us");
     findings_number(fd, "cpu_us_per_forward", va->cpu_us.median, "us");
     findings_number(fd, "replan", replan && replan->number > 0, "");
+    return 0;
 }
 
 /* Fully-masked rows, dropped CUPTI records and throttled forwards: what the run's
  * own facts and samples say about how far its numbers can be trusted. */
-static void record_quality_findings(const analysis *a, variant_analysis *va)
-{
-    const variant_result *r = va->result;
-    finding *fd;
-    const attn_fact *fm = fact(r, "fully_masked_rows");
-    if (fm) {
-        char text[ATTN_ERR_LEN];
-        text_buf(text, sizeof text, fm->value);
-        fd = add(va, "fully_masked_rows", FINDING_INFO, "facts.fully_masked_rows", "fully-masked rows → %s", text);
-        findings_number(fd, "value", fm->number, "");
-    }
-    if (r->dropped_records > 0) {
-        fd = add(va, "dropped_records", FINDING_WARNING, "", "CUPTI dropped %lld records: counts above may be incomplete", (long long)r->dropped_records);
-        findings_number(fd, "records", (double)r->dropped_records, "");
-    }
-    int throttled = va->all_throttled ? va->n_forwards : va->n_throttled;
-    if (a->throttle_judged && throttled > 0) { /* issue 25: measurement_text.c words it for every writer */
-        char why[256];
-        measurement_throttle_text(a, va, why, sizeof why);
-        fd = add(va, "throttled_forwards", FINDING_WARNING, "measurement.throttle_fraction,samples", "%s", why);
-        findings_number(fd, "throttled", throttled, "");
-        findings_number(fd, "forwards", va->n_forwards + va->n_throttled, "");
-        findings_number(fd, "throttle_fraction", a->throttle_fraction, "");
-        findings_number(fd, "max_sm_mhz", a->max_sm_mhz, "MHz");
-    }
-}
-
-/* The findings of one variant, in the order the report lists them. */
-static void derive(analysis *a, int vi)
+static int fully_masked_finding(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
-    if (unrecorded_finding(va))
-        return;
-    op_count_finding(a, va);
-    hidden_memcpy_finding(va);
-    vs_previous_finding(a, vi);
-    fp32_gemm_finding(a, vi);
-    kernel_shape_findings(va);
-    kineto_zero_finding(a, va);
-    head_dim_padding_finding(va);
-    launch_findings(va);
-    host_bound_finding(a, va);
-    plan_cost_finding(va);
-    record_quality_findings(a, va);
+    const attn_fact *fm = fact(va->result, "fully_masked_rows");
+    if (!fm)
+        return 0;
+    char text[ATTN_ERR_LEN];
+    findings_text_buf(text, sizeof text, fm->value);
+    finding *fd = findings_add(va, FK_FULLY_MASKED_ROWS, "fully-masked rows → %s", text);
+    findings_number(fd, "value", fm->number, "");
+    return 0;
+}
+
+static int dropped_records_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    const variant_result *r = va->result;
+    if (r->dropped_records <= 0)
+        return 0;
+    finding *fd = findings_add(va, FK_DROPPED_RECORDS, "CUPTI dropped %lld records: counts above may be incomplete", (long long)r->dropped_records);
+    findings_number(fd, "records", (double)r->dropped_records, "");
+    return 0;
+}
+
+static int throttled_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    int throttled = va->all_throttled ? va->n_forwards : va->n_throttled;
+    if (!a->throttle_judged || throttled <= 0)
+        return 0;
+    char why[256]; /* measurement_text.c words it for every writer */
+    measurement_throttle_text(a, va, why, sizeof why);
+    finding *fd = findings_add(va, FK_THROTTLED_FORWARDS, "%s", why);
+    findings_number(fd, "throttled", throttled, "");
+    findings_number(fd, "forwards", va->n_forwards + va->n_throttled, "");
+    findings_number(fd, "throttle_fraction", a->throttle_fraction, "");
+    findings_number(fd, "max_sm_mhz", a->max_sm_mhz, "MHz");
+    return 0;
 }
 
 int findings_model_trace(const analysis *a, const variant_analysis *va)
@@ -852,15 +615,125 @@ int findings_model_trace(const analysis *a, const variant_analysis *va)
         return 0;
     for (int s = 0; s < va->n_forwards; s++)
         for (int k = 0; k < va->forwards[s].n_ops; k++)
-            if (va->forwards[s].ops[k]->cpu_op_path)
-                return 1;
+            if (va->forwards[s].ops[k]->cpu_op_path || (va->forwards[s].launchers && va->forwards[s].launchers[k] &&
+                                                         strstr(va->forwards[s].launchers[k]->name, "GraphLaunch")))
+                return 1; /* a model's op chain, or its work replayed from a CUDA graph */
     return 0;
 }
 
-void findings_derive_series(analysis *a)
+static int model_trace_findings(analysis *a, int vi)
 {
-    for (int i = 0; i < a->n; i++) {
+    model_findings_derive(a, &a->v[vi]);
+    return 0;
+}
+
+/* ---- the finding table --------------------------------------------------------- */
+
+#define ROW(kind, id, sev, needs, rank, derive, phrase) [kind] = {kind, id, sev, needs, rank, derive, phrase}
+#define NO_RANK {NULL, NULL, NULL}
+#define BY_US(key) {key, NULL, NULL}
+#define BY_SHARE(key) {NULL, key, NULL}
+#define BY_DEPARTURE(key) {NULL, NULL, key}
+
+/* One row per kind of finding, in the order a variant's section lists them (the
+ * derive order). Severity: warning where the records may be incomplete or the
+ * variant did not run, notice for a cost worth knowing, info for what the records
+ * show. */
+const finding_row finding_table[FK_COUNT] = {
+    ROW(FK_VARIANT_UNAVAILABLE, "variant_unavailable", FINDING_WARNING, "", NO_RANK, unrecorded_finding,
+        "not run on this machine"),
+    ROW(FK_VARIANT_SKIPPED, "variant_skipped", FINDING_WARNING, "", NO_RANK, NULL, "skipped: cannot take this shape"),
+    ROW(FK_NO_FORWARD, "no_forward", FINDING_WARNING, "", NO_RANK, NULL, "no forward recorded"),
+    ROW(FK_MEMSET_OUTSIDE_EXPECTATION, "memset_outside_expectation", FINDING_NOTICE, "expected_ops", NO_RANK,
+        op_count_finding, "{memsets} unexpected Memset of {memset_bytes}"),
+    ROW(FK_UNEXPECTED_OP_COUNT, "unexpected_op_count", FINDING_NOTICE, "expected_ops", NO_RANK, NULL,
+        "{ops} GPU operations, {expected_ops} expected"),
+    ROW(FK_HIDDEN_MEMCPY, "hidden_memcpy", FINDING_NOTICE, "", BY_US("us_per_forward"), hidden_memcpy_finding,
+        "hidden {bytes} Memcpy, {pct_of_cuda_time} of CUDA time"),
+    ROW(FK_OPS_VS_PREVIOUS, "ops_vs_previous", FINDING_INFO, "", NO_RANK, vs_previous_finding,
+        "{ops_delta:+} ops, {cuda_us_delta:+} vs {@other}"),
+    ROW(FK_FP32_CUDA_CORE_GEMM, "fp32_cuda_core_gemm", FINDING_NOTICE, "", BY_US("us_per_forward"), fp32_gemm_finding,
+        "{gemms} FP32 CUDA-core GEMMs[, {ratio} tensor-core time]"),
+    ROW(FK_MASK_REBUILD, "mask_rebuild", FINDING_NOTICE, "", BY_US("us_per_forward"), mask_rebuild_finding,
+        "causal mask rebuilt: {kernels} kernels, {us_per_forward}"),
+    ROW(FK_SAFE_SOFTMAX, "safe_softmax", FINDING_INFO, "", BY_US("us_per_forward"), safe_softmax_finding,
+        "safe softmax: {kernels} extra kernels, {us_per_forward}"),
+    ROW(FK_FUSED_KERNEL, "fused_kernel", FINDING_INFO, "", BY_US("us_per_forward"), fused_kernel_finding,
+        "one fused kernel, {us_per_forward}"),
+    ROW(FK_KINETO_ZERO_OCCUPANCY, "kineto_zero_occupancy", FINDING_NOTICE, "device.sharedMemPerBlock", NO_RANK,
+        kineto_zero_finding, "Kineto occupancy 0%: {shared_mem_bytes} shared memory"),
+    ROW(FK_HEAD_DIM_PADDING, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", NO_RANK,
+        head_dim_padding_finding, "head dim padded to a larger kernel"),
+    ROW(FK_LAUNCH_API, "launch_api", FINDING_INFO, "", NO_RANK, launch_finding,
+        "launch to GPU start[ {launch_to_start_us}]"),
+    ROW(FK_HOST_BOUND, "host_bound", FINDING_NOTICE, "", NO_RANK, host_bound_finding,
+        "host-bound: {cpu_us} host, {cuda_us} GPU"),
+    /* info when the plan is built once; a notice when rebuilt in every forward */
+    ROW(FK_PLAN_CPU_COST, "plan_cpu_cost", FINDING_INFO, "facts.plan_build_us", NO_RANK, plan_cost_finding,
+        "cuDNN plan: {setup_us} setup, {cpu_us_per_forward} per forward"),
+    ROW(FK_FULLY_MASKED_ROWS, "fully_masked_rows", FINDING_INFO, "facts.fully_masked_rows", NO_RANK,
+        fully_masked_finding, "fully-masked rows checked"),
+    ROW(FK_DROPPED_RECORDS, "dropped_records", FINDING_WARNING, "", NO_RANK, dropped_records_finding,
+        "CUPTI dropped {records} records"),
+    ROW(FK_THROTTLED_FORWARDS, "throttled_forwards", FINDING_WARNING, "measurement.throttle_fraction,samples",
+        NO_RANK, throttled_finding, "{throttled} of {forwards} forwards throttled"),
+    /* a model trace's, derived by model_findings_derive in this order */
+    ROW(FK_ATTENTION_SHARE, "attention_share", FINDING_INFO, "", BY_SHARE("share"), model_trace_findings,
+        "attention {share:pct} of the step's CUDA time"),
+    ROW(FK_MATH_FALLBACK, "math_fallback", FINDING_NOTICE, "", BY_US("us_per_step"), NULL,
+        "SDPA math fallback, {us_per_step} per step"),
+    ROW(FK_EAGER_SCORES, "eager_scores", FINDING_NOTICE, "facts.attn_inputs", NO_RANK, NULL,
+        "eager scores: {bytes_per_layer} per layer"),
+    /* a notice from 1% of the step's CUDA time on, info below */
+    ROW(FK_KERNEL_ARCH, "kernel_arch", FINDING_NOTICE, "device.computeMajor", BY_US("us_per_step"), NULL,
+        "{kernels} kernels built for sm_{kernel_sm}, {us_per_step}"),
+    ROW(FK_FP32_CUDA_CORE_16BIT, "fp32_cuda_core_16bit", FINDING_NOTICE, "facts.fp32_core_inputs", NO_RANK, NULL,
+        "{kernels_16bit} FP32 CUDA-core kernels on 16-bit inputs"),
+    ROW(FK_FP32_CUDA_CORE_INPUTS, "fp32_cuda_core_inputs", FINDING_INFO, "facts.fp32_core_inputs", NO_RANK, NULL,
+        "FP32 CUDA-core kernels given fp32 inputs"),
+    ROW(FK_HOST_COPIES, "host_copies", FINDING_NOTICE, "", BY_US("us_per_step"), NULL,
+        "{copies} host–device copies, {host_syncs} host syncs"),
+    ROW(FK_SDPA_INPUT_CONVERSION, "sdpa_input_conversion", FINDING_INFO, "", BY_US("us_per_step"), NULL,
+        "SDPA converts its inputs: {ops_per_step} ops, {us_per_step}"),
+    ROW(FK_ATTENTION_INPUTS_FUSED, "attention_inputs_fused", FINDING_INFO, "", BY_US("us_per_step"), NULL,
+        "{ops_per_step} fused kernels feed SDPA, {us_per_step}"),
+    ROW(FK_GQA_EXPANSION, "gqa_expansion", FINDING_NOTICE, "facts.attn_inputs", BY_US("us_per_step"), NULL,
+        "GQA by copies: {kv_heads} KV heads, {bytes_per_step} per step"),
+    /* host-bound is measured: the GPU idling for launches (model_findings.c, pace_finding) */
+    ROW(FK_CPU_BOUND_STEP, "cpu_bound_step", FINDING_NOTICE, "", NO_RANK, NULL,
+        "host-bound step: GPU waits for launches {launch_gap_share:pct}"),
+    ROW(FK_HOST_WAITS, "host_waits", FINDING_INFO, "", NO_RANK, NULL,
+        "GPU-bound: the host waits {host_wait_us} per step"),
+    /* the counters against the prediction, derived by predict_derive (predict.c) */
+    /* a warning: the roof or the counters are wrong, not the kernel */
+    ROW(FK_ROOF_SHARE_INCONSISTENT, "roof_share_inconsistent", FINDING_WARNING, "counters", NO_RANK, predict_derive,
+        "counters inconsistent: {compute_share:pct} of compute roof"),
+    ROW(FK_PREDICTION_MISSED, "prediction_missed", FINDING_NOTICE, "counters", BY_DEPARTURE("departure"), NULL,
+        "prediction missed[ by {departure:pct+}]"),
+    ROW(FK_FP32_PIPE_MATH, "fp32_pipe_math", FINDING_NOTICE, "counters", NO_RANK, NULL,
+        "{fp32_gflop:.3} GFLOP on the FP32 pipes"),
+    ROW(FK_MEMCPY_BANDWIDTH, "memcpy_bandwidth", FINDING_NOTICE, "counters", NO_RANK, NULL,
+        "Memcpy DtoD at {tbps:.2} TB/s"),
+    /* a sweep's, derived over the whole sweep by sweep_derive (sweep_findings.c) */
+    ROW(FK_SWEEP_CROSSOVER, "sweep_crossover", FINDING_INFO, "", NO_RANK, NULL,
+        "{@subject} beats {@other} from S = {seq}"),
+    ROW(FK_SWEEP_MEMORY_WALL, "sweep_memory_wall", FINDING_INFO, "", NO_RANK, NULL,
+        "{@subject} out of memory at S = {seq}"),
+    ROW(FK_SWEEP_BEST_TFLOPS, "sweep_best_tflops", FINDING_INFO, "", NO_RANK, NULL,
+        "{@subject} best {tflops:.0} TFLOP/s"),
+    ROW(FK_SWEEP_GPU_DIFFERS, "sweep_gpu_differs", FINDING_INFO, "", NO_RANK, NULL,
+        "GPU {@other} {ratio:.3} for {@subject}"),
+    ROW(FK_SWEEP_GPU_AGREES, "sweep_gpu_agrees", FINDING_INFO, "", NO_RANK, NULL,
+        "GPU {@other} agrees ({variants} variants)"),
+    ROW(FK_SWEEP_SCALING, "sweep_scaling", FINDING_INFO, "", NO_RANK, NULL,
+        "{@subject} time grows as S^{exponent:.2}"),
+    ROW(FK_SWEEP_OPS_CHANGE, "sweep_ops_change", FINDING_INFO, "", NO_RANK, NULL,
+        "{@subject}: {ops_from} to {ops_to} operations at S = {seq}"),
+};
+
+void findings_derive(analysis *a)
+{
+    for (int i = 0; i < a->n; i++)
         a->v[i].n_findings = 0;
-        derive(a, i);
-    }
+    findings_walk(a, FK_VARIANT_UNAVAILABLE, FK_HOST_WAITS);
 }

@@ -5,14 +5,14 @@
 #define ATTNPROF_FINDINGS_H
 
 #include "analysis.h"
+#include "finding.h"
 
 #include <stdio.h>
 
-/* Fills a->v[i].findings for every variant of a built analysis: the series' findings
- * (findings.c) and, for a model trace, the model's (model_findings.c); findings_derive.c. */
+/* Fills a->v[i].findings for every variant of a built analysis: the walk of the finding
+ * table's series and model-trace rows (findings.c holds the table). The counters' rows
+ * are walked by predict_findings (predict.h), which needs counters. */
 void findings_derive(analysis *a);
-/* The series' findings only (findings.c). */
-void findings_derive_series(analysis *a);
 /* 1 when the variant is a model trace: an imported run whose steps hold CPU op chains (a
  * PyTorch trace); the series' host_bound is then left to model_findings.c. */
 int findings_model_trace(const analysis *a, const variant_analysis *va);
@@ -34,34 +34,6 @@ const char *findings_launch_api_name(const api_call *l);
  * launch between, names it (cuBLAS, cuDNN or attnprof, from the kernel's name).
  * 0 with *library (static) and *next set, or -1 when no library is recognised. */
 int findings_memset_library(const trace *t, const forward *f, int k, const char **library, const gpu_op **next);
-
-/* ---- findings as data -------------------------------------------------- */
-
-/* A finding's sentence (finding.text) marks the names it quotes (kernels, APIs, ATen
- * ops) with these two control characters, which archive strings never keep. */
-#define FINDING_CODE_OPEN '\x01'
-#define FINDING_CODE_CLOSE '\x02'
-/* One span of a sentence, for a writer: `code` 1 for a quoted name. */
-typedef void (*finding_span_fn)(FILE *f, const char *s, size_t len, int code, void *ctx);
-/* Calls span for each span of text, in order. */
-void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx);
-/* The sentence as Markdown (names as code spans, text escaped) or as plain text, into
- * out[n]; cut at a character, with an ellipsis, if it must be. */
-void findings_markdown(const char *text, char *out, size_t n);
-void findings_plain(const char *text, char *out, size_t n);
-
-/* Adds a finding to a variant (its sentence formatted now; past MAX_FINDINGS it is
- * dropped): for the findings derived outside findings.c (model_findings.c). */
-finding *findings_add(variant_analysis *va, const char *id, finding_severity sev, const char *needs, const char *fmt,
-                      ...) __attribute__((format(printf, 5, 6)));
-/* Adds a number (skipped when not finite: a finding never carries a placeholder) or
- * the correlation id of a record to a finding. */
-void findings_number(finding *f, const char *key, double value, const char *unit);
-void findings_record(finding *f, const gpu_op *o);
-/* The finding of a variant with this id, or NULL; a number of it by key, or NAN. */
-const finding *findings_find(const variant_analysis *va, const char *id);
-double findings_value(const finding *f, const char *key);
-const char *findings_severity_name(finding_severity s); /* "info", "notice", "warning" */
 
 /* ---- provenance ----------------------------------------------------------- */
 

@@ -5,13 +5,11 @@
  * over steps. Derived from the trace alone (each op's launching CPU op chain,
  * gpu_op.cpu_op_path, then its kernel name), so a report re-rendered from the archive
  * gives the same numbers. roles.csv and the report's model section are written
- * from it. */
+ * from it (model_section.h, in docs/). */
 #ifndef ATTNPROF_MODEL_ROLES_H
 #define ATTNPROF_MODEL_ROLES_H
 
 #include "analysis.h"
-
-#include <stdio.h>
 
 typedef enum model_role {
     MROLE_ATTN_FUSED = 0, /* one fused attention op: SDPA's flash/efficient/cuDNN/math backend, FlexAttention */
@@ -21,7 +19,13 @@ typedef enum model_role {
     MROLE_ATTN_SOFTMAX,   /* eager: the softmax over the scores */
     MROLE_ATTN_DROPOUT,   /* eager: dropout on the probabilities */
     MROLE_ATTN_PV,        /* eager: the PV GEMM */
+    MROLE_ATTN_CONVERT,   /* SDPA's own conversion of its inputs (inside aten::scaled_dot_product_attention,
+                           * outside its backend op): a boolean attn_mask made additive, autocast's casts */
     MROLE_ATTN_BACKWARD,  /* the backward of a fused attention op */
+    MROLE_ATTN_INPUTS,    /* not attention: a compiler-fused kernel that only computes SDPA's inputs (RoPE, the
+                           * expand of K/V, the mask build), named after the SDPA node it feeds */
+    MROLE_KV_EXPAND,      /* not attention: the copies that repeat K/V heads before SDPA (repeat_kv's expand +
+                           * reshape, repeat_interleave), when the trace recorded that expansion's shapes */
     MROLE_GEMM, MROLE_CONV, MROLE_NORM, MROLE_SOFTMAX, MROLE_ELEMENTWISE, MROLE_REDUCTION, MROLE_OPTIMIZER, MROLE_COPY,
     MROLE_MEMSET, MROLE_COMM, MROLE_OTHER, MROLE_COUNT
 } model_role;
@@ -33,11 +37,28 @@ const char *model_phase_name(model_phase p); /* "forward", "backward", "optimize
 int model_role_is_attention(model_role r);
 
 /* The role and phase of one op from its CPU op chain and kernel name, without the
- * ops around it (eager attention's parts need those: model_view_build). */
+ * ops around it (eager attention's parts need those: model_step_roles). */
 model_role model_role_of(const gpu_op *op, model_phase *phase);
+/* Roles and phases of a forward's ops into role[0..n_ops) and phase[0..n_ops), eager
+ * attention's parts included (found from the ops around each softmax); returns the eager
+ * blocks found and sets *out_of_place to those with an out-of-place aten::masked_fill. */
+int model_step_roles(const forward *f, model_role *role, model_phase *phase, int *out_of_place);
+/* As model_step_roles, when the variant's import recorded K/V heads repeated before SDPA
+ * (kv_expand = 1): the copies launched by the reshape/repeat_interleave right before each
+ * attention op are MROLE_KV_EXPAND. */
+int model_step_roles_kv(const forward *f, int kv_expand, model_role *role, model_phase *phase, int *out_of_place);
+/* 1 when an op was replayed from a CUDA graph (its launch call is cudaGraphLaunch or
+ * cuGraphLaunch): the trace holds no op chain for it. */
+int model_graph_replayed(const forward *f, int k);
 /* The SDPA backend or fused implementation an attention op ran in: "cuDNN", "flash",
- * "memory-efficient", "math", "FlexAttention (Triton)", "fused kernel", or NULL. */
+ * "memory-efficient", "math", "FlexAttention (Triton)", "fused kernel", or NULL. Read off
+ * the CPU op chain (an attention op among the ops around the launch, matched whole), or,
+ * for an op with no chain (replayed from a CUDA graph), off an attention kernel's name. */
 const char *model_attn_backend(const gpu_op *op);
+/* 1 when an op was launched by Inductor (torch.compile): its kernel is named
+ * triton_<kind>_fused_<ops>_<n>, kind poi/red/per/tem/...; *kind and *ops (not
+ * NUL-terminated, *ops_len bytes) point into the name. */
+int model_inductor_kernel(const gpu_op *op, char kind[8], const char **ops, size_t *ops_len);
 /* The GPU architecture a kernel's name says it was built for (…_sm80_… → 80, cuBLAS's
  * cutlass_75_… → 75), or 0. */
 int model_kernel_sm(const char *kernel_name);
@@ -72,6 +93,7 @@ typedef struct model_view {
     model_layer layers[MODEL_MAX_LAYERS];
     int eager_blocks;             /* eager attention blocks (QKᵀ … softmax … PV) in the representative step */
     int eager_out_of_place_mask;  /* of them, with an out-of-place aten::masked_fill (a copy of the scores) */
+    int graph_ops, step_ops;      /* of the representative step's ops, those replayed from CUDA graphs */
     const gpu_op *attn_kernel;    /* the longest attention kernel of the representative step */
     const char *backend;
 } model_view;
@@ -104,9 +126,5 @@ void model_steps_free(model_steps *st);
  * (an import that found no --range) and its GPU ops carry their CPU op chains; an attn_fwd
  * range of the series' pattern is one attention forward, not a model's step. */
 int model_is_step_trace(const variant_analysis *va);
-/* roles.csv of an analysis (malloc'd): one row per variant, phase and role that ran. */
-char *model_roles_csv(const analysis *a);
-/* The report's "Model" section (imported runs whose traces hold CPU ops); nothing otherwise. */
-void model_section_md(FILE *f, const analysis *a);
 
 #endif

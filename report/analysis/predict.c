@@ -210,75 +210,84 @@ void predict_variant(const analysis *a, int vi, pv_variant *out)
     }
 }
 
-static void add_finding(variant_analysis *va, const char *id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add_finding(variant_analysis *va, const char *id, const char *fmt, ...)
+static int is_memcpy_op(const gpu_op *o) { return o->kind == GPU_MEMCPY && strstr(o->name, "DtoD"); }
+
+/* The first missed prediction (the most interesting line first), or the counters
+ * showing a share of a roof above 100%. */
+static void missed_finding(variant_analysis *va, const pv_variant *pv)
 {
-    if (va->n_findings >= MAX_FINDINGS)
+    char b1[32], b2[32], cls[128];
+    for (int k = 0; k < pv->n; k++) {
+        const pv_check *c = &pv->c[k];
+        if (c->verdict == PV_INCONSISTENT) {
+            finding *fd = findings_add(va, FK_ROOF_SHARE_INCONSISTENT,
+                                       "measurement inconsistent: the kernels reach %.0f%% of the compute roof and "
+                                       "%.0f%% of the copy roof measured in this run (kernels' FLOPs and DRAM bytes "
+                                       "over kernels' time); a share above 100%% means the roof or the counters are "
+                                       "wrong here",
+                                       100 * c->frac_compute, 100 * c->frac_dram);
+            findings_number(fd, "compute_share", c->frac_compute, "");
+            findings_number(fd, "copy_share", c->frac_dram, "");
+            return;
+        }
+        if (c->verdict != PV_MISS || c->kind == PV_OPS)
+            continue;
+        findings_text_buf(cls, sizeof cls, c->cls); /* a label from run.json */
+        finding *fd;
+        if (c->kind == PV_DRAM || c->kind == PV_L2)
+            fd = findings_add(va, FK_PREDICTION_MISSED, "prediction missed: %s, %s of %s traffic, predicted %s (%+.0f%%)",
+                              cls, human_bytes(nearbyint(c->measured), b1, sizeof b1),
+                              c->kind == PV_DRAM ? "DRAM" : "L2↔SM", human_bytes(nearbyint(c->predicted), b2, sizeof b2),
+                              100 * (c->measured / c->predicted - 1));
+        else
+            fd = findings_add(va, FK_PREDICTION_MISSED, "prediction missed: %s (%s)", cls, pv_kind_id(c->kind));
+        findings_number(fd, "predicted", c->predicted, "");
+        findings_number(fd, "measured", c->measured, "");
+        if (c->predicted > 0)
+            findings_number(fd, "departure", c->measured / c->predicted - 1, "");
         return;
-    memset(&va->meta[va->n_findings], 0, sizeof va->meta[0]); /* findings as data: the id (findings.h) */
-    snprintf(va->meta[va->n_findings].id, sizeof va->meta[0].id, "%s", id);
-    va->meta[va->n_findings].severity = FINDING_NOTICE;
-    snprintf(va->meta[va->n_findings].needs, sizeof va->meta[0].needs, "counters");
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(va->findings[va->n_findings], sizeof va->findings[0], fmt, ap);
-    va_end(ap);
-    esc_utf8_trim(va->findings[va->n_findings++]);
+    }
 }
 
-static int is_memcpy_op(const gpu_op *o) { return o->kind == GPU_MEMCPY && strstr(o->name, "DtoD"); }
+int predict_derive(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    pv_variant pv;
+    predict_variant(a, vi, &pv);
+    missed_finding(va, &pv);
+    char b1[32], cls[128];
+    for (int k = 0; k < pv.n; k++) {
+        const pv_check *c = &pv.c[k];
+        findings_text_buf(cls, sizeof cls, c->cls);
+        if (c->kind == PV_PIPE && c->predicted == PIPE_FMA && isfinite(c->measured)) {
+            finding *fd = findings_add(va, FK_FP32_PIPE_MATH,
+                                       "%s do %.3g GFLOP of tensor-core math and %.3g GFLOP on the FP32 pipes "
+                                       "(counters; the tensor pipe issued %.0f other instructions)",
+                                       cls, c->measured / 1e9, c->aux / 1e9, c->aux2);
+            findings_number(fd, "tensor_gflop", c->measured / 1e9, "");
+            findings_number(fd, "fp32_gflop", c->aux / 1e9, "");
+        }
+        /* The copy's traffic is the forward's range less every kernel range: at or below
+         * zero the counters cannot say what it moved, and no bandwidth is claimed. */
+        if (c->kind == PV_DRAM && strstr(c->cls, "Memcpy") && isfinite(c->measured) && c->measured > 0) {
+            int n = 0;
+            double us = 0;
+            per_forward_median(va, is_memcpy_op, &n, &us);
+            if (n && us > 0) {
+                finding *fd = findings_add(va, FK_MEMCPY_BANDWIDTH, "the Memcpy DtoD moves %s each way at %.2f TB/s (counters)",
+                                           human_bytes(nearbyint(c->measured / 2), b1, sizeof b1),
+                                           c->measured / (us * 1e-6) / 1e12);
+                findings_number(fd, "bytes_each_way", nearbyint(c->measured / 2), "B");
+                findings_number(fd, "tbps", c->measured / (us * 1e-6) / 1e12, "");
+            }
+        }
+    }
+    return 0;
+}
 
 void predict_findings(analysis *a)
 {
     if (a->run->counters.meta.status != CTR_OK)
         return;
-    char b1[32], b2[32];
-    for (int i = 0; i < a->n; i++) {
-        variant_analysis *va = &a->v[i];
-        pv_variant pv;
-        predict_variant(a, i, &pv);
-        /* The most interesting line first: the first missed prediction. */
-        for (int k = 0; k < pv.n; k++) {
-            const pv_check *c = &pv.c[k];
-            if (c->verdict == PV_INCONSISTENT) {
-                add_finding(va, "roof_share_inconsistent", "measurement inconsistent: the kernels reach %.0f%% of the compute roof and %.0f%% of "
-                                "the copy roof measured in this run (kernels' FLOPs and DRAM bytes over kernels' "
-                                "time); a share above 100%% means the roof or the counters are wrong here",
-                            100 * c->frac_compute, 100 * c->frac_dram);
-                va->meta[va->n_findings - 1].severity = FINDING_WARNING; /* the records, not the kernel */
-                break;
-            }
-            if (c->verdict != PV_MISS || c->kind == PV_OPS)
-                continue;
-            char cls[128]; /* a label from run.json: Markdown-escaped, as every archive string */
-            esc_md_text_buf(cls, sizeof cls, c->cls);
-            if (c->kind == PV_DRAM || c->kind == PV_L2)
-                add_finding(va, "prediction_missed", "prediction missed: %s, %s of %s traffic, predicted %s (%+.0f%%)", cls,
-                            human_bytes(nearbyint(c->measured), b1, sizeof b1), c->kind == PV_DRAM ? "DRAM" : "L2↔SM",
-                            human_bytes(nearbyint(c->predicted), b2, sizeof b2), 100 * (c->measured / c->predicted - 1));
-            else
-                add_finding(va, "prediction_missed", "prediction missed: %s (%s)", cls, pv_kind_id(c->kind));
-            break;
-        }
-        for (int k = 0; k < pv.n; k++) {
-            const pv_check *c = &pv.c[k];
-            char cls[128];
-            esc_md_text_buf(cls, sizeof cls, c->cls);
-            if (c->kind == PV_PIPE && c->predicted == PIPE_FMA && isfinite(c->measured)) {
-                char fl[48];
-                snprintf(fl, sizeof fl, "%.3g GFLOP", c->aux / 1e9);
-                add_finding(va, "fp32_pipe_math", "%s do %.3g GFLOP of tensor-core math and %s on the FP32 pipes (counters; the tensor "
-                                "pipe issued %.0f other instructions)",
-                            cls, c->measured / 1e9, fl, c->aux2);
-            }
-            if (c->kind == PV_DRAM && strstr(c->cls, "Memcpy") && isfinite(c->measured)) {
-                int n = 0;
-                double us = 0;
-                per_forward_median(va, is_memcpy_op, &n, &us);
-                if (n && us > 0)
-                    add_finding(va, "memcpy_bandwidth", "the Memcpy DtoD moves %s each way at %.2f TB/s (counters)",
-                                human_bytes(nearbyint(c->measured / 2), b1, sizeof b1), c->measured / (us * 1e-6) / 1e12);
-            }
-        }
-    }
+    findings_walk(a, FK_ROOF_SHARE_INCONSISTENT, FK_MEMCPY_BANDWIDTH);
 }

@@ -73,8 +73,11 @@ pv_sum predict_sum_kernels(const counters_set *cs, const char *variant, const pr
 const counter_range *predict_forward_range(const counters_set *cs, const char *variant);
 /* The verdict of a measured value against a prediction with relative tolerance. */
 pv_verdict predict_judge(double predicted, double measured, double tol);
-/* Adds counter-derived findings (mismatches first) to a->v[*].findings. Needs counters. */
+/* Adds counter-derived findings (mismatches first) to a->v[*].findings: the walk of
+ * the finding table's counter rows. Needs counters. */
 void predict_findings(analysis *a);
+/* The finding table's derive of those rows (finding.h) for variant vi. */
+int predict_derive(analysis *a, int vi);
 const char *pv_kind_id(pv_kind k);
 
 #endif

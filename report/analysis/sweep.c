@@ -337,8 +337,10 @@ static void read_statuses(sweep_model *m, const char *dir)
     for (int i = 0; i < m->n_shapes; i++) {
         sweep_shape *x = &m->shapes[i];
         char serr[512];
-        x->status_rc = sweep_status_read(dir, x->name, &x->status, serr, sizeof serr);
-        if (x->status_rc < 0)
+        int found = 0;
+        x->status_rc = sweep_status_read(dir, x->name, &x->status, &found, serr, sizeof serr);
+        x->have_status = x->status_rc == EXIT_OK && found;
+        if (x->status_rc != EXIT_OK)
             snprintf(x->status_err, sizeof x->status_err, "%s", serr);
         for (int k = 0; k < x->status.n_skipped; k++)
             if (variant_index(m, x->status.skipped[k].variant) < 0 && m->n_variants < RUN_MAX_VARIANTS)
@@ -353,10 +355,8 @@ static int settle_states(sweep_model *m)
     for (int i = 0; i < m->n_shapes; i++) {
         sweep_shape *x = &m->shapes[i];
         char serr[512];
-        int st = x->status_rc;
         snprintf(serr, sizeof serr, "%s", x->status_err);
-        x->have_status = st == 0;
-        if (st < 0 && x->state != SHAPE_COMPLETE) {
+        if (x->status_rc != EXIT_OK && x->state != SHAPE_COMPLETE) {
             x->state = SHAPE_BAD_ARCHIVE;
             snprintf(x->error, sizeof x->error, "%s", serr);
         }
@@ -400,10 +400,9 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
     m->peak_tflops = m->gemm_tflops = m->roof_tflops = NAN;
     m->roof_name = "";
     snprintf(m->dir, sizeof m->dir, "%s", dir);
-    int rc = sweep_plan_read(&m->plan, dir, err, errlen);
-    if (rc < 0)
-        return EXIT_BAD_ARCHIVE;
-    m->have_plan = rc == 0;
+    int rc = sweep_plan_read(&m->plan, dir, &m->have_plan, err, errlen);
+    if (rc != EXIT_OK)
+        return rc;
     m->shapes = calloc(SWEEP_MAX_SHAPES, sizeof *m->shapes);
     static char names[SWEEP_MAX_SHAPES + SWEEP_MAX_GPUS][64];
     char sub[1200];
@@ -557,227 +556,4 @@ int sweep_crossover(const double *a, const double *b, int n, double min_effect)
     if (i == 0 || n - i < 2)
         return -1;
     return i;
-}
-
-/* ---- findings -------------------------------------------------------------- */
-
-static sweep_finding *add_finding(sweep_model *m, sweep_finding_id id, const char *variant, int dim)
-{
-    if (m->n_findings == SWEEP_MAX_FINDINGS)
-        return NULL;
-    sweep_finding *f = &m->findings[m->n_findings++];
-    memset(f, 0, sizeof *f);
-    f->id = id;
-    snprintf(f->variant, sizeof f->variant, "%s", variant);
-    f->dim = dim;
-    f->value = f->value2 = NAN;
-    return f;
-}
-
-/* The complete shapes at head dim `dim` where variant k is ok, ascending in S (the
- * first of each S). Returns the count; idx gets shape indices. */
-static int ok_series(const sweep_model *m, int k, int dim, int *idx)
-{
-    int n = 0;
-    for (int i = 0; i < m->n_shapes; i++) {
-        const sweep_shape *x = &m->shapes[i];
-        if (x->shape.dim != dim || x->p[k].state != SWEEP_OK || !isfinite(x->p[k].us))
-            continue;
-        if (n && m->shapes[idx[n - 1]].shape.seq == x->shape.seq)
-            continue;
-        idx[n++] = i;
-    }
-    return n;
-}
-
-static int memory_skip(const sweep_model *m, const sweep_point *p)
-{
-    if (p->state != SWEEP_SKIPPED)
-        return 0;
-    return strstr(p->reason, "memory") != NULL ||
-           (isfinite(p->device_bytes) && m->gpu_bytes > 0 && p->device_bytes > m->gpu_bytes);
-}
-
-static void derive_per_dim(sweep_model *m, int dim)
-{
-    int idx[SWEEP_MAX_SHAPES], jdx[SWEEP_MAX_SHAPES];
-    double s[SWEEP_MAX_SHAPES], t[SWEEP_MAX_SHAPES], u[SWEEP_MAX_SHAPES];
-    for (int k = 0; k < m->n_variants; k++) {
-        const char *v = m->variants[k];
-        for (int i = 0; i < m->n_shapes; i++) {
-            const sweep_shape *x = &m->shapes[i];
-            if (x->shape.dim == dim && memory_skip(m, &x->p[k])) {
-                sweep_finding *f = add_finding(m, SF_MEMORY_WALL, v, dim);
-                if (f) {
-                    f->seq = x->shape.seq;
-                    f->shape = x->shape;
-                    f->value = x->p[k].device_bytes;
-                    f->value2 = m->gpu_bytes;
-                }
-                break;
-            }
-        }
-        int n = ok_series(m, k, dim, idx);
-        for (int i = 0; i < n; i++) {
-            s[i] = m->shapes[idx[i]].shape.seq;
-            t[i] = m->shapes[idx[i]].p[k].us;
-        }
-        sweep_fit fit;
-        if (sweep_fit_power(s, t, n, &fit) == 0) {
-            sweep_finding *f = add_finding(m, SF_SCALING, v, dim);
-            if (f) {
-                f->value = fit.k;
-                f->value2 = fit.r2;
-                f->n = n;
-                f->seq = (int)s[0];
-                f->seq2 = (int)s[n - 1];
-                f->shape = m->shapes[idx[0]].shape;
-            }
-        }
-        for (int i = 1; i < n; i++) {
-            const sweep_point *a = &m->shapes[idx[i - 1]].p[k], *b = &m->shapes[idx[i]].p[k];
-            if (a->ops != b->ops) {
-                sweep_finding *f = add_finding(m, SF_OPS_CHANGE, v, dim);
-                if (f) {
-                    f->seq = (int)s[i];
-                    f->seq2 = (int)s[i - 1];
-                    f->value = a->ops;
-                    f->value2 = b->ops;
-                }
-            }
-        }
-        for (int o = 0; o < m->n_variants; o++) {
-            if (o == k)
-                continue;
-            int nb = ok_series(m, o, dim, jdx), c = 0;
-            int common[SWEEP_MAX_SHAPES];
-            for (int i = 0, j = 0; i < n && j < nb;) {
-                int si = m->shapes[idx[i]].shape.seq, sj = m->shapes[jdx[j]].shape.seq;
-                if (si == sj) {
-                    common[c] = (int)si;
-                    t[c] = m->shapes[idx[i]].p[k].us;
-                    u[c] = m->shapes[jdx[j]].p[o].us;
-                    c++, i++, j++;
-                } else if (si < sj) {
-                    i++;
-                } else {
-                    j++;
-                }
-            }
-            int at = sweep_crossover(t, u, c, 0.02);
-            if (at > 0) {
-                sweep_finding *f = add_finding(m, SF_CROSSOVER, v, dim);
-                if (f) {
-                    snprintf(f->other, sizeof f->other, "%s", m->variants[o]);
-                    f->seq = common[at];
-                    f->seq2 = common[c - 1];
-                    f->value = t[c - 1] / u[c - 1];
-                    f->n = c - at;
-                }
-            }
-            /* t was reused: refill this variant's own series for the next pair. */
-            for (int i = 0; i < n; i++)
-                t[i] = m->shapes[idx[i]].p[k].us;
-        }
-    }
-}
-
-static void derive_best(sweep_model *m)
-{
-    for (int k = 0; k < m->n_variants; k++) {
-        int fused = 1, best = -1;
-        for (int i = 0; i < m->n_shapes; i++) {
-            const sweep_point *p = &m->shapes[i].p[k];
-            if (p->state != SWEEP_OK || !isfinite(p->tflops))
-                continue;
-            fused &= p->kernels == 1;
-            if (best < 0 || p->tflops > m->shapes[best].p[k].tflops)
-                best = i;
-        }
-        if (!fused || best < 0)
-            continue;
-        sweep_finding *f = add_finding(m, SF_BEST_TFLOPS, m->variants[k], m->shapes[best].shape.dim);
-        if (f) {
-            f->shape = m->shapes[best].shape;
-            f->seq = f->shape.seq;
-            f->value = m->shapes[best].p[k].tflops;
-            f->value2 = m->roof_tflops > 0 ? f->value / m->roof_tflops : NAN;
-        }
-    }
-}
-
-static void derive_gpus(sweep_model *m)
-{
-    if (m->n_replicas < 2)
-        return;
-    const sweep_replica *base = &m->replicas[0];
-    for (int r = 1; r < m->n_replicas; r++) {
-        const sweep_replica *x = &m->replicas[r];
-        int differs = 0, compared = 0;
-        double worst = 1;
-        for (int k = 0; k < m->n_variants; k++) {
-            const sweep_point *a = &base->p[k], *b = &x->p[k];
-            if (!a->n_samples || !b->n_samples)
-                continue;
-            ratio_ci ci = bootstrap_median_ratio(a->samples, a->n_samples, b->samples, b->n_samples,
-                                                 BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
-            if (!isfinite(ci.ratio))
-                continue;
-            compared++;
-            if (fabs(ci.ratio - 1) > fabs(worst - 1))
-                worst = ci.ratio;
-            if ((ci.lo > 1 || ci.hi < 1) && fabs(ci.ratio - 1) >= 0.02) {
-                sweep_finding *f = add_finding(m, SF_GPU_DIFFERS, m->variants[k], m->reference.dim);
-                if (f) {
-                    f->ci = ci;
-                    f->value = ci.ratio;
-                    f->shape = m->reference;
-                    snprintf(f->gpu, sizeof f->gpu, "%s", x->gpu);
-                    snprintf(f->gpu_other, sizeof f->gpu_other, "%s", base->gpu);
-                }
-                differs++;
-            }
-        }
-        if (!differs && compared) {
-            sweep_finding *f = add_finding(m, SF_GPU_AGREES, "", m->reference.dim);
-            if (f) {
-                f->value = worst;
-                f->n = compared;
-                f->shape = m->reference;
-                snprintf(f->gpu, sizeof f->gpu, "%s", x->gpu);
-                snprintf(f->gpu_other, sizeof f->gpu_other, "%s", base->gpu);
-            }
-        }
-    }
-}
-
-/* Headlines first: crossovers, memory walls, best throughput, GPU checks, then the
- * fits and the operation counts. */
-static int finding_rank(sweep_finding_id id)
-{
-    switch (id) {
-    case SF_CROSSOVER: return 0;
-    case SF_MEMORY_WALL: return 1;
-    case SF_BEST_TFLOPS: return 2;
-    case SF_GPU_DIFFERS: return 3;
-    case SF_GPU_AGREES: return 4;
-    case SF_SCALING: return 5;
-    case SF_OPS_CHANGE: return 6;
-    }
-    return 7;
-}
-
-void sweep_derive(sweep_model *m)
-{
-    m->n_findings = 0;
-    for (int d = 0; d < m->n_dims; d++)
-        derive_per_dim(m, m->dims[d]);
-    derive_best(m);
-    derive_gpus(m);
-    for (int i = 1; i < m->n_findings; i++) /* stable: insertion */
-        for (int j = i; j > 0 && finding_rank(m->findings[j - 1].id) > finding_rank(m->findings[j].id); j--) {
-            sweep_finding t = m->findings[j];
-            m->findings[j] = m->findings[j - 1];
-            m->findings[j - 1] = t;
-        }
 }

@@ -6,16 +6,14 @@
  * findings derived from it (crossovers, memory walls, scaling exponents, best
  * throughput, GPUs that disagree). The plan and the status files are io/sweep_plan.h;
  * the writers (docs/sweep_doc.h) and the figures (figures/figures.h, figures/sweep_*.c)
- * read the model; nothing here formats a document.
- *
- * Status convention: functions returning int give 0 (or EXIT_OK) on success, and
- * on failure -1 (or an EXIT_* code) with a one-line reason in `err`. */
+ * read the model; nothing here formats a document. */
 #ifndef ATTNPROF_SWEEP_H
 #define ATTNPROF_SWEEP_H
 
 #include <stddef.h>
 
 #include "attn_types.h"
+#include "analysis.h"
 #include "bootstrap.h"
 #include "run_info.h"
 #include "sweep_plan.h"
@@ -65,26 +63,10 @@ typedef struct sweep_shape {
     sweep_point *p;              /* [model n_variants] */
 } sweep_shape;
 
-/* A finding is data; sweep_doc.c turns it into words. */
-typedef enum sweep_finding_id {
-    SF_CROSSOVER,   /* variant faster than other for every S >= seq (at dim); value: ratio at the largest S */
-    SF_MEMORY_WALL, /* variant stops at seq: value bytes needed (NAN unknown), value2 GPU bytes */
-    SF_SCALING,     /* time ∝ S^value over [seq, seq2] (at dim), value2 R², n points */
-    SF_BEST_TFLOPS, /* a fused variant's best TFLOP/s (value) at shape; value2: share of the roof (NAN unknown) */
-    SF_OPS_CHANGE,  /* GPU operations per forward change from value to value2 at seq */
-    SF_GPU_DIFFERS, /* replicate: gpu's time on the reference shape over the first GPU's */
-    SF_GPU_AGREES,  /* replicate: no significant difference (one per GPU) */
-} sweep_finding_id;
-
-typedef struct sweep_finding {
-    sweep_finding_id id;
-    char variant[32], other[32];
-    int dim, seq, seq2, n;
-    attn_shape shape;
-    double value, value2;
-    ratio_ci ci;                 /* SF_GPU_* */
-    char gpu[64], gpu_other[64]; /* SF_GPU_*: "0 (GPU-…)" */
-} sweep_finding;
+/* A sweep's finding is the one finding shape (finding.h): its kind (FK_SWEEP_*), its
+ * subject (the variant), other (the variant or GPU it is set against), its numbers
+ * ("seq", "seq2", "dim", "ratio", …) and its sentence, plain text. */
+typedef finding sweep_finding;
 
 /* The reference shape as run on one GPU (DIR/replicate/gpu<N>/). */
 typedef struct sweep_replica {
@@ -128,7 +110,10 @@ typedef struct sweep_model {
  * `threads` > 1 reads archives in parallel. sweep_free releases it. */
 int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t errlen);
 void sweep_free(sweep_model *m);
-/* (Re)derives m->findings from the shapes and replicas. */
+/* (Re)derives m->findings from the shapes and replicas, in rank order (finding.h:
+ * every sweep finding is info, so the finding table's order: crossovers, memory walls,
+ * best throughput, GPU checks, then the fits and the operation counts);
+ * sweep_findings.c. */
 void sweep_derive(sweep_model *m);
 
 /* Pure helpers, tested on synthetic data. */

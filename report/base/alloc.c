@@ -68,3 +68,13 @@ char *attn_asprintf(const char *fmt, ...)
         attn_oom();
     return p;
 }
+
+FILE *attn_memstream(char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = open_memstream(buf, len);
+    if (!f)
+        attn_oom();
+    return f;
+}

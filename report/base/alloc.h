@@ -7,6 +7,7 @@
 #define ATTNPROF_ALLOC_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 _Noreturn void attn_oom(void);
 void *attn_malloc(size_t n);
@@ -15,5 +16,8 @@ void *attn_realloc(void *p, size_t n);
 char *attn_strdup(const char *s);
 /* asprintf that never fails: the formatted text, to free(). */
 char *attn_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A text written with stdio (open_memstream into *buf and *len, both reset), never NULL;
+ * after fclose the text is *buf, to free(). Every in-memory writer opens with it. */
+FILE *attn_memstream(char **buf, size_t *len);
 
 #endif

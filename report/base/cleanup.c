@@ -172,6 +172,10 @@ void cleanup_install(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* A write past the file-size limit (ulimit -f) then fails with EFBIG, an error the writer
+     * reports and cleans up after like a full disk, instead of SIGXFSZ's default: a core dump
+     * with the temporaries left. */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 void cleanup_block(sigset_t *old)

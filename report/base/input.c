@@ -1,15 +1,20 @@
-/* Input files opened once and checked (input.h): issue 29. A path is opened with
- * O_NOFOLLOW | O_NONBLOCK (a FIFO then opens at once instead of waiting for a
- * writer), fstat decides, and the same descriptor is then read: what is checked is
- * what is read, and a digest taken over the bytes read is the digest of what was
- * parsed. The token guard keeps yajl's cost linear (see INPUT_MAX_TOKEN_BYTES). */
+/* Input files opened once and checked (input.h). A path is opened with O_NONBLOCK (a
+ * FIFO then opens at once instead of waiting for a writer) and O_NOFOLLOW unless the
+ * caller follows links; fstat and fstatfs decide, and the same descriptor is then read:
+ * what is checked is what is read, and a digest taken over the bytes read is the digest
+ * of what was parsed. The token guard keeps yajl's cost linear (see
+ * INPUT_MAX_TOKEN_BYTES); the DOM budget bounds what a document read whole may take. */
 #include "input.h"
+
+#include "err.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 static const char *kind_of(mode_t m)
@@ -18,34 +23,71 @@ static const char *kind_of(mode_t m)
            : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
 }
 
-int input_open(const char *path, int64_t *size, char *err, size_t errlen)
+/* The kernel's pseudo file systems (linux/magic.h): their files are no data. */
+static const char *pseudo_fs(int fd)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    static const struct {
+        unsigned long magic;
+        const char *name;
+    } fs[] = {
+        {0x9fa0, "procfs"},        {0x62656572, "sysfs"},     {0x64626720, "debugfs"},
+        {0x74726163, "tracefs"},   {0x73636673, "securityfs"}, {0x27e0eb, "cgroupfs"},
+        {0x63677270, "cgroup2fs"}, {0x62656570, "configfs"},  {0xcafe4a11, "bpffs"},
+        {0x6165676c, "pstorefs"},  {0xde5e81e4, "efivarfs"},
+    };
+    struct statfs sf;
+    if (fstatfs(fd, &sf) != 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+        if ((unsigned long)sf.f_type == fs[i].magic)
+            return fs[i].name;
+    return NULL;
+}
+
+int input_open_file(const char *path, const input_rules *rules, int *fd_out, int64_t *size, char *err, size_t errlen)
+{
+    *fd_out = -1;
+    int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (rules->follow_links ? 0 : O_NOFOLLOW);
+    int fd = open(path, flags);
     if (fd < 0) {
-        if (errno == ELOOP)
-            snprintf(err, errlen, "%s: is a symbolic link; name the file it points to (inputs are not followed "
-                     "through links)", path);
-        else
-            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
+        if (errno == ELOOP && !rules->follow_links)
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: is a symbolic link; name the file it points to "
+                           "(inputs are not followed through links)", path);
+        return err_set(err, errlen, EXIT_IO, "%s: cannot open: %s", path, strerror(errno));
     }
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
+    const char *pseudo = NULL;
+    int rc = EXIT_OK;
+    if (fstat(fd, &st) != 0)
+        rc = err_set(err, errlen, EXIT_IO, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: is %s, not a regular file; give a plain file", path,
+                     kind_of(st.st_mode));
+    else if ((pseudo = pseudo_fs(fd)))
+        rc = err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: is a %s file (the kernel's, not data: reading it can block "
+                     "or consume it); copy what you mean into a plain file", path, pseudo);
+    else if (rules->max_bytes > 0 && (int64_t)st.st_size > rules->max_bytes)
+        rc = err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %lld bytes, more than the %lld MiB attnprof reads of %s "
+                     "(limit in SECURITY.md)", path, (long long)st.st_size, (long long)(rules->max_bytes >> 20),
+                     rules->what ? rules->what : "it");
+    if (rc != EXIT_OK) {
         close(fd);
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: is %s, not a regular file; give a plain file", path, kind_of(st.st_mode));
-        close(fd);
-        return -1;
+        return rc;
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0)
         (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     if (size)
         *size = (int64_t)st.st_size;
-    return fd;
+    *fd_out = fd;
+    return EXIT_OK;
+}
+
+int input_open(const char *path, int64_t *size, char *err, size_t errlen)
+{
+    const input_rules rules = {0};
+    int fd = -1;
+    return input_open_file(path, &rules, &fd, size, err, errlen) == EXIT_OK ? fd : -1;
 }
 
 /* JSON's structural characters and whitespace end a bare token (number, literal). */
@@ -68,7 +110,7 @@ int input_token_check(input_token_guard *g, const unsigned char *s, size_t n)
             g->len += run;
             i += run;
             if (g->len > INPUT_MAX_TOKEN_BYTES)
-                return -1;
+                return EXIT_BAD_ARCHIVE;
             if (i == n)
                 break;
             c = s[i];
@@ -89,29 +131,105 @@ int input_token_check(input_token_guard *g, const unsigned char *s, size_t n)
             g->len++;
         }
         if (g->len > INPUT_MAX_TOKEN_BYTES)
-            return -1;
+            return EXIT_BAD_ARCHIVE;
     }
-    return 0;
+    return EXIT_OK;
+}
+
+/* The DOM budget: while this thread parses a document, jansson's allocations are
+ * counted (as malloc's chunks: the request and its header, rounded to 16 bytes) and
+ * refused past the limit, which jansson reports as a failed parse. Installed once,
+ * chained to the allocator that was in place (the CLI's attn_malloc). */
+static _Thread_local int64_t dom_used, dom_limit;
+static _Thread_local int dom_counting, dom_over;
+static json_malloc_t outer_malloc;
+static pthread_once_t budget_once = PTHREAD_ONCE_INIT;
+
+static void *budget_malloc(size_t n)
+{
+    if (dom_counting) {
+        int64_t chunk = (int64_t)((n + 8 + 15) & ~(size_t)15);
+        if (chunk < 32)
+            chunk = 32;
+        if (dom_used + chunk > dom_limit) {
+            dom_over = 1;
+            return NULL;
+        }
+        dom_used += chunk;
+    }
+    return outer_malloc(n);
+}
+
+static void budget_install(void)
+{
+    json_free_t outer_free;
+    json_get_alloc_funcs(&outer_malloc, &outer_free);
+    json_set_alloc_funcs(budget_malloc, outer_free);
+}
+
+/* Parses fd (size bytes) under the budget; the caller closes fd. */
+static json_t *parse_budgeted(int fd, int64_t size, json_error_t *je)
+{
+    pthread_once(&budget_once, budget_install);
+    dom_used = 0, dom_over = 0;
+    dom_limit = INPUT_DOM_MULTIPLE * size + INPUT_DOM_SLACK_BYTES;
+    dom_counting = 1;
+    /* Reads until end of file; JSON_DISABLE_EOF_CHECK is not set, so trailing bytes are an error. */
+    json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, je);
+    dom_counting = 0;
+    if (dom_over) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* The one line for a document jansson refused. */
+static int json_refusal(const char *path, const json_error_t *je, int64_t size, char *err, size_t errlen)
+{
+    if (dom_over)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: its %lld bytes would take more than %d x that in memory "
+                       "(%lld MiB) once parsed: no file attnprof writes is so dense; not an attnprof document",
+                       path, (long long)size, INPUT_DOM_MULTIPLE,
+                       (long long)((INPUT_DOM_MULTIPLE * size + INPUT_DOM_SLACK_BYTES) >> 20));
+    if (json_error_code(je) == json_error_duplicate_key)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: inconsistent: a key appears twice in one object (line %d, "
+                       "column %d: %s): which one holds cannot be told; remove one or record the archive again",
+                       path, je->line, je->column, je->text);
+    return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: not valid JSON (line %d, column %d: %s)", path, je->line,
+                   je->column, je->text);
+}
+
+int input_read_json(const char *path, int64_t max_bytes, json_t **root, char *err, size_t errlen)
+{
+    *root = NULL;
+    const input_rules rules = {.max_bytes = max_bytes};
+    int64_t size = 0;
+    int fd = -1;
+    int rc = input_open_file(path, &rules, &fd, &size, err, errlen);
+    if (rc != EXIT_OK)
+        return rc == EXIT_IO ? EXIT_BAD_ARCHIVE : rc;
+    json_error_t je;
+    *root = parse_budgeted(fd, size, &je);
+    close(fd);
+    return *root ? EXIT_OK : json_refusal(path, &je, size, err, errlen);
 }
 
 json_t *input_load_json(const char *path, char *err, size_t errlen, json_error_t *je)
 {
     memset(je, 0, sizeof *je);
     je->position = -1;
+    const input_rules rules = {.max_bytes = INPUT_MAX_DOM_BYTES};
     int64_t size = 0;
-    int fd = input_open(path, &size, err, errlen);
-    if (fd < 0)
+    int fd = -1;
+    if (input_open_file(path, &rules, &fd, &size, err, errlen) != EXIT_OK)
         return NULL;
-    if (size > INPUT_MAX_DOM_BYTES) {
-        snprintf(err, errlen, "%s: %lld bytes, more than the %lld MiB attnprof reads of it (limit in SECURITY.md)",
-                 path, (long long)size, (long long)(INPUT_MAX_DOM_BYTES >> 20));
-        close(fd);
-        return NULL;
-    }
-    /* Reads until end of file; JSON_DISABLE_EOF_CHECK is not set, so trailing bytes are an error. */
-    json_t *root = json_loadfd(fd, 0, je);
-    if (!root && je->position < 0)
-        je->position = 0; /* a JSON error always says where; keep "< 0" for ours */
+    json_t *root = parse_budgeted(fd, size, je);
     close(fd);
+    if (!root && (dom_over || json_error_code(je) == json_error_duplicate_key)) {
+        json_refusal(path, je, size, err, errlen);
+        je->position = -1; /* the reason is in err */
+    } else if (!root && je->position < 0)
+        je->position = 0; /* a JSON error always says where; keep "< 0" for ours */
     return root;
 }

@@ -53,3 +53,19 @@ size_t units_utf8_columns(const char *s)
         n += ((unsigned char)*s & 0xc0) != 0x80;
     return n;
 }
+
+const char *const units_superscript_digit[10] = {"\u2070", "\u00b9", "\u00b2", "\u00b3", "\u2074",
+                                                 "\u2075", "\u2076", "\u2077", "\u2078", "\u2079"};
+
+void units_superscript(double v, int decimals, char *out, size_t n)
+{
+    char plain[48];
+    snprintf(plain, sizeof plain, "%.*f", decimals, v);
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *c = plain; *c && len + 4 < n; c++) {
+        const char *piece = *c == '-' ? SUPERSCRIPT_MINUS : *c == '.' ? MIDDLE_DOT
+                            : *c >= '0' && *c <= '9' ? units_superscript_digit[*c - '0'] : "";
+        len += (size_t)snprintf(out + len, n - len, "%s", piece);
+    }
+}

@@ -23,4 +23,13 @@ size_t units_utf8_columns(const char *s);
  * decimals as its ends. */
 int units_ratio_decimals(double lo, double hi);
 
+/* Exponents in running text (S⁰·⁹⁸, R²): the superscript digits ⁰…⁹, the superscript minus,
+ * and the middle dot a superscript number uses for its decimal point (Unicode has no
+ * superscript full stop). */
+extern const char *const units_superscript_digit[10];
+#define SUPERSCRIPT_MINUS "\u207b"
+#define MIDDLE_DOT "\u00b7"
+
+/* v with `decimals` decimals as an exponent: 0.98 → "⁰·⁹⁸". */
+void units_superscript(double v, int decimals, char *out, size_t n);
 #endif

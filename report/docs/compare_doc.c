@@ -294,8 +294,7 @@ static void kernels_section(FILE *f, const compare_doc_md *d)
           "more than one role, a first table sets each role's time per forward side by side (the summed durations "
           "of its operations, median over the forwards): the like-with-like measure when the runs do a step with "
           "other kernels or another number of them. In the kernel table, times are the median of one launch. "
-          "Findings are matched by their head (the wording before the first colon, parenthesis or "
-          "name, numbers taken out); a finding that rests on a record the other run does not hold (an import "
+          "Findings are matched by their id (as findings.json lists them); a finding that rests on a record the other run does not hold (an import "
           "records no expected operation count, setup phases or output check) is listed as not testable there, "
           "not as found in one run only.\n\n",
           f);

@@ -26,11 +26,11 @@ typedef struct doc_page {
     const char *dir;
 } doc_page;
 
-/* One output of a bundle. Either `render` (text): 0 with the text in *out (malloc'd), or 0 with
- * *out NULL when the bundle has nothing of this kind to say (roles.csv of a run that is no
- * import), or -1 with `err`; or `write`, for an output a writer makes itself from the outputs
- * before it (report.pdf, printed from report.html): EXIT_OK, 1 for a stated skip (already said
- * on stderr), or an EXIT_* code with `err`. Rows run in table order. */
+/* One output of a bundle. Either `render` (text): EXIT_OK with the text in *out (malloc'd), or
+ * EXIT_OK with *out NULL when the bundle has nothing of this kind to say (roles.csv of a run
+ * that is no import); or `write`, for an output a writer makes itself from the outputs before
+ * it (report.pdf, printed from report.html), EXIT_OK also when it wrote nothing (a stated skip,
+ * said on stderr by the row). A failure is an EXIT_* code with `err`. Rows run in table order. */
 typedef struct doc_output {
     const char *name;
     int (*render)(const doc_page *p, char **out, char *err, size_t errlen);
@@ -58,8 +58,13 @@ struct doc_bundle {
     char *(*markdown)(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir);
     const doc_output *outputs;
     int n_outputs;
+    /* The render's options in one phrase ("--format pdf --figure-size column"): what the record
+     * of outputs (doc_record.h, written with them) says made each. NULL: no record. */
+    const char *made_by;
     doc_placement placement;
     int quiet;               /* no "waiting for" line while another attnprof holds the lock */
+    int clean;               /* beside the inputs: an old output this render does not make is removed
+                              * (--clean); without, it stays as an earlier render left it */
 };
 
 /* Rows any bundle can use: its Markdown (images linked), and the HTML page of its Markdown
@@ -68,8 +73,11 @@ int doc_markdown_row(const doc_page *p, char **out, char *err, size_t errlen);
 int doc_html_row(const doc_page *p, char **out, char *err, size_t errlen);
 
 /* A render row's ending for a writer that returns malloc'd text or NULL when out of memory:
- * 0 with *out = text, or -1 with "out of memory" in err. */
+ * EXIT_OK with *out = text, or EXIT_NO_MEMORY with "out of memory" in err. */
 int doc_text(char *text, char **out, char *err, size_t errlen);
+
+/* FIG_* bits as --format writes them ("png,svg,pdf"), into out. */
+void doc_formats_text(unsigned formats, char *out, size_t n);
 
 /* Draws the figures and writes every output into `dir`, which exists (the new archive's
  * temporary folder, a staging folder). EXIT_OK or the first failure's EXIT_* code with `err`;
@@ -82,8 +90,17 @@ int doc_bundle_render(const doc_bundle *b, const char *dir, char *err, size_t er
  * DOC_BESIDE_INPUTS: dest exists; under an exclusive lock on it, after finishing or removing
  *   what a killed write left, the outputs are rendered into dest/.KIND.tmp-PID and moved in
  *   together: every output name present stays present, old or new, at every moment; an old
- *   output the new render lacks is removed; a failure leaves the old outputs as they were.
+ *   output the new render lacks stays (a document, or a figure: carried into the new figures/),
+ *   and under b->clean, one the record lists is removed (a file it does not list, never); a
+ *   failure leaves the old outputs as they were.
  * EXIT_OK, or an EXIT_* code with `err`. */
 int doc_bundle_write(const doc_bundle *b, const char *dest, int force, char *err, size_t errlen);
+
+/* A staging folder's manifest, `text` (modified: split into lines), against the n output
+ * names: listed[i] and ino[i] for each name it lists ("NAME INODE" lines; a name listed twice
+ * keeps its last inode), *clean when it holds the line "--clean"; any other line is ignored.
+ * The reader of a killed commit's leftovers (and the fuzz target's entry to it). */
+void doc_manifest_parse(char *text, const char *const names[], int n, int listed[], unsigned long long ino[],
+                        int *clean);
 
 #endif

@@ -9,7 +9,9 @@
  * takes the browser with it), and its profile in /tmp is registered for removal too;
  * profiles that a killed attnprof left (attnprof-chromium-PID-*, PID gone) are removed
  * by the next print. A PDF counts only when it is whole (%PDF- at the start, %%EOF at
- * the end): a disk that fills up while Chromium writes is a failure, not a short file. */
+ * the end): a disk that fills up while Chromium writes is a failure, not a short file.
+ * The page is handed over as a percent-encoded file:// URL, so that a '#', '%', '?' or space
+ * in the archive's path names that page and not a neighbour (print_file_url). */
 #include "print.h"
 
 #include "report.h"
@@ -30,6 +32,7 @@
 #include "alloc.h"
 #include "archive.h"
 #include "cleanup.h"
+#include "exit_codes.h"
 
 static int executable(const char *path)
 {
@@ -42,9 +45,9 @@ int print_find_chromium(char *out, size_t n)
     const char *env = getenv("ATTNPROF_CHROMIUM");
     if (env && *env) {
         if (!executable(env))
-            return -1;
+            return 0;
         snprintf(out, n, "%s", env);
-        return 0;
+        return 1;
     }
     static const char *names[] = {"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"};
     const char *path = getenv("PATH");
@@ -58,12 +61,12 @@ int print_find_chromium(char *out, size_t n)
             if (len && snprintf(cand, sizeof cand, "%.*s/%s", (int)len, p, names[k]) < (int)sizeof cand &&
                 executable(cand)) {
                 snprintf(out, n, "%s", cand);
-                return 0;
+                return 1;
             }
             p += len + (p[len] == ':');
         }
     }
-    return -1;
+    return 0;
 }
 
 int print_pdf_enabled(void)
@@ -72,14 +75,14 @@ int print_pdf_enabled(void)
     return !(v && (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "off")));
 }
 
-/* Runs argv with stdout/stderr to /dev/null; kills it after `timeout_s`. Returns
- * its exit status, or -1. */
-static int run_quietly(char *const argv[], int timeout_s)
+/* Runs argv with stdout/stderr to /dev/null; kills it after `timeout_s`. EXIT_OK with its
+ * exit status in *status, or EXIT_IO when it could not start or did not exit by itself. */
+static int run_quietly(char *const argv[], int timeout_s, int *status)
 {
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
-        return -1;
+        return EXIT_IO;
     if (pid == 0) {
         int dn = open("/dev/null", O_RDWR);
         if (dn >= 0) {
@@ -98,7 +101,7 @@ static int run_quietly(char *const argv[], int timeout_s)
     }
     setpgid(pid, pid);
     cleanup_add_group(pid);
-    int rc = -1, exited = 0;
+    int rc = EXIT_IO, exited = 0;
     struct timespec step = {0, 20 * 1000 * 1000};
     for (int waited = 0; waited < timeout_s * 50; waited++) {
         /* WNOWAIT: the browser stays a zombie, so its group id cannot be reused before
@@ -109,7 +112,10 @@ static int run_quietly(char *const argv[], int timeout_s)
             break;
         if (info.si_pid == pid) {
             exited = 1;
-            rc = info.si_code == CLD_EXITED ? info.si_status : -1;
+            if (info.si_code == CLD_EXITED) {
+                *status = info.si_status;
+                rc = EXIT_OK;
+            }
             break;
         }
         nanosleep(&step, NULL);
@@ -168,24 +174,42 @@ static void remove_stale_profiles(void)
         closedir(d);
 }
 
+char *print_file_url(const char *abs_path)
+{
+    static const char unreserved[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/";
+    size_t n = strlen(abs_path);
+    char *url = attn_malloc(7 + 3 * n + 1), *o = url;
+    memcpy(o, "file://", 7);
+    o += 7;
+    for (const unsigned char *c = (const unsigned char *)abs_path; *c; c++) {
+        if (strchr(unreserved, *c))
+            *o++ = (char)*c;
+        else
+            o += sprintf(o, "%%%02X", *c);
+    }
+    *o = '\0';
+    return url;
+}
+
 /* Chromium's (Skia's) form of a date value: "(D:YYYYMMDDHHmmSS+00'00')". */
 enum { PDF_DATE_LEN = 25 };
 
+/* 1 with the date in out, 0 when `iso` is no ISO 8601 UTC time. */
 static int pdf_date_of(const char *iso, char out[PDF_DATE_LEN + 1])
 {
     int y, mo, d, h, mi, s, used = 0;
     if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &s, &used) != 6 || iso[used] ||
         y < 1000 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
-        return -1;
+        return 0;
     snprintf(out, PDF_DATE_LEN + 1, "(D:%04d%02d%02d%02d%02d%02d+00'00')", y, mo, d, h, mi, s);
-    return 0;
+    return 1;
 }
 
 int print_pdf_set_dates(char *buf, size_t n, const char *date)
 {
     static const char *keys[] = {"/CreationDate ", "/ModDate "};
     char value[PDF_DATE_LEN + 1];
-    int have = pdf_date_of(date, value) == 0, done = 0;
+    int have = pdf_date_of(date, value), done = 0;
     for (int k = 0; k < 2; k++) {
         size_t kl = strlen(keys[k]);
         char *p = memmem(buf, n, keys[k], kl);
@@ -257,39 +281,40 @@ int print_pdf_renumber_nodes(char *buf, size_t n)
 }
 
 /* Makes the PDF at path reproducible in place: the run's dates (print_pdf_set_dates) and
- * Chromium's node ids by rank (print_pdf_renumber_nodes). */
+ * Chromium's node ids by rank (print_pdf_renumber_nodes). EXIT_OK or EXIT_IO. */
 static int make_pdf_reproducible(const char *path, const char *date)
 {
     FILE *f = fopen(path, "r+b");
     if (!f)
-        return -1;
+        return EXIT_IO;
     char *buf = NULL;
     long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    int rc = -1;
+    int rc = EXIT_IO;
     if (size > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size)) &&
         fread(buf, 1, (size_t)size, f) == (size_t)size && print_pdf_set_dates(buf, (size_t)size, date) > 0 &&
         print_pdf_renumber_nodes(buf, (size_t)size) >= 0 &&
         fseek(f, 0, SEEK_SET) == 0 && fwrite(buf, 1, (size_t)size, f) == (size_t)size)
-        rc = 0;
+        rc = EXIT_OK;
     if (fclose(f) != 0)
-        rc = -1;
+        rc = EXIT_IO;
     free(buf);
     return rc;
 }
 
 int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_name, const char *page_size,
-                      const char *date, char *msg, size_t msglen)
+                      const char *date, int *printed, char *msg, size_t msglen)
 {
     char chromium[4096];
-    if (print_find_chromium(chromium, sizeof chromium) != 0) {
+    *printed = 0;
+    if (!print_find_chromium(chromium, sizeof chromium)) {
         snprintf(msg, msglen, "%s not written: Chromium is not installed (apt-get install chromium), or "
                               "ATTNPROF_CHROMIUM names no program; the archive is complete without it", pdf_name);
-        return 1;
+        return EXIT_OK;
     }
     remove_stale_profiles();
     /* A copy of the page with the paper size set (the page itself leaves it to the printer). */
     char *html_path = NULL, *copy = NULL, *pdf = NULL, *profile = NULL, *url = NULL, *flag = NULL;
-    int rc = -1, profile_made = 0;
+    int rc = EXIT_IO, profile_made = 0;
     html_path = attn_asprintf("%s/%s", dir, html_name);
     copy = attn_asprintf("%s/.print-%d.html", dir, (int)getpid());
     pdf = attn_asprintf("%s/%s", dir, pdf_name);
@@ -339,29 +364,33 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
         snprintf(msg, msglen, "%s not written: %s: %s", pdf_name, copy, strerror(errno));
         goto done;
     }
-    url = attn_asprintf("file://%s", abs_copy);
+    url = print_file_url(abs_copy);
     flag = attn_asprintf("--print-to-pdf=%s", pdf);
     char *profile_flag = attn_asprintf("--user-data-dir=%s", profile);
     char *argv[] = {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
                     "--no-first-run", profile_flag, flag, url, NULL};
     unlink(pdf);
-    int st = run_quietly(argv, 120);
+    int st = -1, ran = run_quietly(argv, 120, &st);
     free(profile_flag);
-    if (st == 0 && pdf_whole(pdf)) {
+    if (ran == EXIT_OK && st == 0 && pdf_whole(pdf)) {
         rc = make_pdf_reproducible(pdf, date);
-        if (rc != 0) {
+        *printed = rc == EXIT_OK;
+        if (rc != EXIT_OK) {
             unlink(pdf);
             snprintf(msg, msglen, "%s not written: its dates could not be set from the run's (%s: no Info dates in "
                                   "Chromium's form, or the file could not be rewritten)", pdf_name, pdf);
         }
     } else {
         unlink(pdf);
-        if (st == 0)
+        if (ran == EXIT_OK && st == 0)
             snprintf(msg, msglen, "%s not written: %s left no whole PDF (is the disk full?); free space, or leave "
                      "out --pdf", pdf_name, chromium);
-        else
+        else if (ran == EXIT_OK)
             snprintf(msg, msglen, "%s not written: %s exited with status %d; leave out --pdf to skip it", pdf_name,
                      chromium, st);
+        else
+            snprintf(msg, msglen, "%s not written: %s did not finish (killed, or past 120 s); leave out --pdf to "
+                     "skip it", pdf_name, chromium);
     }
 done:
     if (copy) {

@@ -4,18 +4,22 @@
 
 #include <stddef.h>
 
-/* Path of a Chromium to print with, from $ATTNPROF_CHROMIUM or PATH: 0, or -1
+/* Path of a Chromium to print with, from $ATTNPROF_CHROMIUM or PATH: 1 with it in out, or 0
  * when there is none. */
 int print_find_chromium(char *out, size_t n);
 /* 0 when $ATTNPROF_PDF is "0", "no" or "off" (tests, the golden comparison). */
 int print_pdf_enabled(void);
+/* The file:// URL of an absolute path, every byte but RFC 3986's unreserved ones and '/'
+ * percent-encoded ("/a b/#1" → "file:///a%20b/%231"); malloc'd, never NULL. */
+char *print_file_url(const char *abs_path);
 /* Prints dir/html_name to dir/pdf_name on `page_size` paper ("A4", "letter"), its
  * CreationDate and ModDate set to `date` (ISO 8601 UTC, "2026-11-30T04:18:30Z": the run's
  * recorded time) or left out when date is empty, so that two prints of one archive are the
- * same bytes. Returns 0; 1 when Chromium is not installed; -1 when printing failed; `msg`
- * then holds one line saying so. Never leaves a partial PDF. */
+ * same bytes. EXIT_OK with *printed 1; EXIT_OK with *printed 0 when Chromium is not
+ * installed; EXIT_IO when printing failed; `msg` then holds one line saying so. Never leaves
+ * a partial PDF. */
 int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_name, const char *page_size,
-                      const char *date, char *msg, size_t msglen);
+                      const char *date, int *printed, char *msg, size_t msglen);
 /* The dates of a PDF's Info dictionary in buf[0..n) set from `date` as above, in place and
  * at the same length, so that no byte offset of the file moves. Returns the number of dates
  * rewritten (0: none found in Chromium's form "/CreationDate (D:YYYYMMDDHHmmSS+00'00')"). */

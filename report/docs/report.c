@@ -11,7 +11,7 @@
 #include "finding_phrases.h"
 #include "kernel_names.h"
 #include "measurement_text.h"
-#include "model_roles.h"
+#include "model_section.h"
 #include "predict.h"
 #include "predict_report.h"
 #include "series.h"

@@ -8,15 +8,16 @@
 #include "report_render.h"
 
 #include "alloc.h"
+#include "archive.h"
 #include "citation.h"
 #include "compare.h"
 #include "doc_bundle.h"
-#include "exit_codes.h"
+#include "err.h"
 #include "figures.h"
 #include "findings.h"
 #include "findings_json.h"
 #include "latex.h"
-#include "model_roles.h"
+#include "model_section.h"
 #include "predict.h"
 #include "print.h"
 #include "report.h"
@@ -36,6 +37,7 @@ typedef struct report_doc {
     compare_archive *ref;  /* --reference DIR, loaded; NULL without */
     report_reference rr;
     char title[256];
+    char made_by[160];     /* the options, for the record of outputs */
 } report_doc;
 
 static const report_doc *doc_of(const doc_page *p) { return p->bundle->model; }
@@ -85,7 +87,7 @@ static int roles_row(const doc_page *p, char **out, char *err, size_t n)
     const report_doc *d = doc_of(p);
     if (!d->r->imported) {
         *out = NULL;
-        return 0;
+        return EXIT_OK;
     }
     return doc_text(model_roles_csv(&d->a), out, err, n);
 }
@@ -111,15 +113,11 @@ static int pdf_row(const doc_page *p, const char *dir, char *err, size_t errlen)
     if (!d->o->pdf || !print_pdf_enabled())
         return EXIT_OK;
     char msg[512];
-    int prc = print_html_to_pdf(dir, "report.html", "report.pdf", "A4", d->r->date, msg, sizeof msg);
-    if (prc > 0) {
-        fprintf(stderr, "attnprof: %s\n", msg);
-        return 1;
-    }
-    if (prc < 0) {
-        snprintf(err, errlen, "%s", msg);
-        return EXIT_IO;
-    }
+    int printed, prc = print_html_to_pdf(dir, "report.html", "report.pdf", "A4", d->r->date, &printed, msg, sizeof msg);
+    if (prc != EXIT_OK)
+        return err_set(err, errlen, prc, "%s", msg);
+    if (!printed)
+        fprintf(stderr, "attnprof: %s\n", msg); /* a stated skip: the archive is complete without it */
     return EXIT_OK;
 }
 
@@ -193,21 +191,40 @@ static void report_doc_close(report_doc *d)
     analysis_free(&d->a);
 }
 
-static doc_bundle report_bundle(report_doc *d)
+/* The options that decide which outputs a render makes, as the command line says them. */
+static void report_made_by(const report_render_options *o, char *out, size_t n)
 {
-    return (doc_bundle){.kind = "report", .noun = "report", .title = d->title, .model = d,
-                        .prepare = report_doc_open, .draw = draw_report, .markdown = report_md,
-                        .outputs = report_outputs, .n_outputs = (int)(sizeof report_outputs / sizeof report_outputs[0]),
-                        .placement = DOC_BESIDE_INPUTS, .quiet = d->o->quiet};
+    static const char *const sizes[] = {"screen", "column", "text"};
+    char formats[32];
+    doc_formats_text(o->formats | FIG_PNG, formats, sizeof formats); /* PNG always: report.html inlines it */
+    int size = o->figure_size >= 0 && o->figure_size <= 2 ? o->figure_size : 0;
+    snprintf(out, n, "report --format %s --figure-size %s%s%s%s", formats, sizes[size], o->log_axis ? " --log" : "",
+             o->pdf ? " --pdf" : "", o->reference ? " --reference" : "");
 }
 
-/* Into `dir` (placed: the new archive's folder, renamed in by its caller) or in place. */
-static int render_report(const char *dir, int in_place, const trace *t, const run_info *r,
+static doc_bundle report_bundle(report_doc *d)
+{
+    report_made_by(d->o, d->made_by, sizeof d->made_by);
+    return (doc_bundle){.made_by = d->made_by, .kind = "report", .noun = "report", .title = d->title, .model = d,
+                        .prepare = report_doc_open, .draw = draw_report, .markdown = report_md,
+                        .outputs = report_outputs, .n_outputs = (int)(sizeof report_outputs / sizeof report_outputs[0]),
+                        .placement = DOC_BESIDE_INPUTS, .quiet = d->o->quiet,
+                        .clean = d->o->clean};
+}
+
+/* Where a render goes: into the new archive's folder (renamed in by its caller), in place
+ * beside the archive's inputs, or into a directory of its own (report DIR -o OUT). */
+enum { INTO_NEW_ARCHIVE, IN_PLACE, ELSEWHERE };
+
+static int render_report(const char *dir, int where, int force, const trace *t, const run_info *r,
                          const report_render_options *o, char *err, size_t errlen)
 {
     report_doc d = {.t = t, .r = r, .o = o};
-    const doc_bundle b = report_bundle(&d);
-    int rc = in_place ? doc_bundle_write(&b, dir, 0, err, errlen) : doc_bundle_render(&b, dir, err, errlen);
+    doc_bundle b = report_bundle(&d);
+    if (where == ELSEWHERE)
+        b.placement = DOC_OWN_DIRECTORY;
+    int rc = where == INTO_NEW_ARCHIVE ? doc_bundle_render(&b, dir, err, errlen)
+                                       : doc_bundle_write(&b, dir, force, err, errlen);
     if (rc == EXIT_OK && !o->quiet)
         report_terminal_summary(stdout, &d.a);
     report_doc_close(&d);
@@ -217,11 +234,22 @@ static int render_report(const char *dir, int in_place, const trace *t, const ru
 int report_render(const char *dir, const trace *t, const run_info *r, const report_render_options *o, char *err,
                   size_t errlen)
 {
-    return render_report(dir, 0, t, r, o, err, errlen);
+    return render_report(dir, INTO_NEW_ARCHIVE, 0, t, r, o, err, errlen);
 }
 
 int report_rerender_archive(const char *archive, const trace *t, const run_info *r, const report_render_options *o,
                             char *err, size_t errlen)
 {
-    return render_report(archive, 1, t, r, o, err, errlen);
+    return render_report(archive, IN_PLACE, 0, t, r, o, err, errlen);
+}
+
+int report_render_elsewhere(const char *archive, const char *out, int force, const trace *t, const run_info *r,
+                            const report_render_options *o, char *err, size_t errlen)
+{
+    int overlap = archive_paths_overlap(out, archive);
+    if (overlap != 0)
+        return err_set(err, errlen, EXIT_USAGE, overlap > 0 ? "-o %s: is, holds or lies inside the archive %s; choose "
+                       "another -o, or leave -o out to render in place" : "-o %s: cannot resolve it against %s", out,
+                       archive);
+    return render_report(out, ELSEWHERE, force, t, r, o, err, errlen);
 }

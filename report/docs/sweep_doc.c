@@ -1,12 +1,16 @@
 /* The sweep's documents from the sweep model: sweep.md (and sweep.html through
  * the report's Markdown renderer), sweep.csv (one row per shape and variant) and
  * sweep.tex (a table and the findings for a paper). Findings are data in the
- * model; sweep_finding_text is the one place that turns them into words. */
+ * model, each with its sentence (sweep_findings.c). */
 #include "sweep_doc.h"
 
+#include "units.h"
+
+#include "alloc.h"
 #include "archive.h"
 #include "doc_bundle.h"
 #include "escape.h"
+#include "finding.h"
 #include "latex.h"
 #include "exit_codes.h"
 #include "report.h"
@@ -16,69 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void bytes_text(double b, char *out, size_t n)
-{
-    if (!isfinite(b))
-        snprintf(out, n, "not recorded");
-    else if (b >= 1099511627776.0)
-        snprintf(out, n, "%.1f TiB", b / 1099511627776.0);
-    else if (b >= 1073741824.0 * 100)
-        snprintf(out, n, "%.1f GiB", floor(b / 1073741824.0 * 10) / 10); /* 139.8, never rounded up past the GPU */
-    else if (b >= 1073741824.0)
-        snprintf(out, n, "%.2f GiB", b / 1073741824.0);
-    else
-        snprintf(out, n, "%.0f MiB", b / 1048576.0);
-}
-
 void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out, size_t n)
 {
-    char a[32], b[32], shape[64];
-    sweep_shape_name(&f->shape, shape, sizeof shape);
-    switch (f->id) {
-    case SF_CROSSOVER:
-        snprintf(out, n, "%s is faster than %s for every S >= %d at D = %d (not below; %.2fx its time at S = %d)",
-                 f->variant, f->other, f->seq, f->dim, f->value, f->seq2);
-        return;
-    case SF_MEMORY_WALL:
-        bytes_text(f->value, a, sizeof a);
-        bytes_text(f->value2, b, sizeof b);
-        if (isfinite(f->value) && f->value > f->value2)
-            snprintf(out, n, "%s needs %s at S = %d (%s); this GPU has %s: its curve ends there", f->variant, a,
-                     f->seq, shape, b);
-        else if (isfinite(f->value))
-            snprintf(out, n, "%s needs %s at S = %d (%s), more than was free on this %s GPU: its curve ends there",
-                     f->variant, a, f->seq, shape, b);
-        else
-            snprintf(out, n, "%s does not fit in device memory at S = %d (%s; need not recorded); this GPU has %s",
-                     f->variant, f->seq, shape, b);
-        return;
-    case SF_SCALING:
-        snprintf(out, n, "%s: time per forward grows as S^%.2f over S = %d-%d at D = %d (log-log fit, R^2 = %.3f, %d "
-                 "shapes)",
-                 f->variant, fabs(f->value) < 0.005 ? 0.0 : f->value, f->seq, f->seq2, f->dim, f->value2, f->n);
-        return;
-    case SF_BEST_TFLOPS:
-        if (isfinite(f->value2))
-            snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s: %.0f%% of the %s (%.0f TFLOP/s%s)", f->variant,
-                     f->value, shape, 100 * f->value2, m->roof_name, m->roof_tflops,
-                     isfinite(m->gemm_tflops) ? "" : " at the recorded clock");
-        else
-            snprintf(out, n, "%s reaches its best %.0f TFLOP/s at %s", f->variant, f->value, shape);
-        return;
-    case SF_OPS_CHANGE:
-        snprintf(out, n, "%s runs %.0f GPU operations per forward at S = %d but %.0f at S = %d (D = %d)", f->variant,
-                 f->value, f->seq2, f->value2, f->seq, f->dim);
-        return;
-    case SF_GPU_DIFFERS:
-        snprintf(out, n, "GPU %s takes %.3fx the time of GPU %s for %s on %s (95%% interval %.3f-%.3f)", f->gpu,
-                 f->value, f->gpu_other, f->variant, shape, f->ci.lo, f->ci.hi);
-        return;
-    case SF_GPU_AGREES:
-        snprintf(out, n, "GPU %s agrees with GPU %s on %s: no significant difference in %d variants (largest %.3fx)",
-                 f->gpu, f->gpu_other, shape, f->n, f->value);
-        return;
-    }
-    snprintf(out, n, "?");
+    (void)m;
+    findings_plain(f->text, out, n); /* the sentence is derived with the finding (sweep_findings.c) */
 }
 
 static const char *point_word(const sweep_point *p)
@@ -152,11 +97,11 @@ static void table(FILE *f, const sweep_model *m, int dim, int tflops)
     fputc('\n', f);
 }
 
-static int findings_of(const sweep_model *m, sweep_finding_id id) 
+static int findings_of(const sweep_model *m, finding_kind kind)
 {
     int n = 0;
     for (int i = 0; i < m->n_findings; i++)
-        n += m->findings[i].id == id;
+        n += m->findings[i].kind == kind;
     return n;
 }
 
@@ -254,11 +199,9 @@ static void md_replicas(FILE *f, const sweep_model *m)
 
 char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("# attnprof sweep: ", f);
     esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
     fprintf(f, ", %d shapes\n\n", m->n_shapes);
@@ -286,7 +229,7 @@ char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *
     if (!any)
         fprintf(f, "No finding: too few complete shapes to compare.\n");
     fputc('\n', f);
-    if (!findings_of(m, SF_CROSSOVER))
+    if (!findings_of(m, FK_SWEEP_CROSSOVER))
         fprintf(f, "No crossover: where two variants were measured at the same S, the order never changes.\n\n");
 
     fprintf(f, "## Figures\n\n");
@@ -316,11 +259,9 @@ static void csv_num(FILE *f, double x, const char *fmt)
 
 char *sweep_csv(const sweep_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("shape,batch,heads,seq,dim,variant,shape_state,state,reason,cuda_us_median,cuda_us_min,cuda_us_max,"
           "tflops,ops_per_forward,kernels_per_forward,memcpy_per_forward,memset_per_forward,device_bytes,gpu,"
           "gpu_uuid,exit_code\n",
@@ -358,15 +299,58 @@ char *sweep_csv(const sweep_model *m)
 }
 
 /* The one LaTeX escaper (latex.h): controls dropped, specials escaped. */
-static void tex(FILE *f, const char *s) { esc_latex_text(f, s, strlen(s)); }
+/* The length of the superscript number at s (digits, minus, and a middle dot between two
+ * digits), 0 when none starts there; its plain form into plain. */
+static size_t superscript_at(const char *s, char *plain, size_t n)
+{
+    size_t at = 0, len = 0;
+    for (;;) {
+        int k = -1;
+        for (int d = 0; d < 10; d++)
+            if (!strncmp(s + at, units_superscript_digit[d], strlen(units_superscript_digit[d])))
+                k = d;
+        if (k >= 0 && len + 1 < n) {
+            plain[len++] = (char)('0' + k);
+            at += strlen(units_superscript_digit[k]);
+        } else if (!strncmp(s + at, SUPERSCRIPT_MINUS, strlen(SUPERSCRIPT_MINUS)) && len + 1 < n) {
+            plain[len++] = '-';
+            at += strlen(SUPERSCRIPT_MINUS);
+        } else if (len && !strncmp(s + at, MIDDLE_DOT, strlen(MIDDLE_DOT)) && len + 1 < n &&
+                   superscript_at(s + at + strlen(MIDDLE_DOT), plain + len + 1, n - len - 1)) {
+            plain[len++] = '.';
+            at += strlen(MIDDLE_DOT);
+        } else {
+            break;
+        }
+    }
+    plain[len] = '\0';
+    return at;
+}
+
+/* Literal text in LaTeX; a superscript number (S⁰·⁹⁸, R²) as \textsuperscript{0.98}. */
+static void tex(FILE *f, const char *s)
+{
+    size_t from = 0, i = 0, len = strlen(s);
+    char plain[48];
+    while (i < len) {
+        size_t k = superscript_at(s + i, plain, sizeof plain);
+        if (!k) {
+            i++;
+            continue;
+        }
+        esc_latex_text(f, s + from, i - from);
+        fprintf(f, "\\textsuperscript{%s}", plain);
+        i += k;
+        from = i;
+    }
+    esc_latex_text(f, s + from, len - from);
+}
 
 char *sweep_latex(const sweep_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("% attnprof sweep: \\input{sweep.tex} in a document with \\usepackage{booktabs}.\n", f);
     for (int d = 0; d < m->n_dims; d++) {
         fprintf(f, "\\begin{table}[t]\n\\centering\n\\caption{CUDA time per forward (median), ");
@@ -450,12 +434,14 @@ static const doc_output sweep_outputs[] = {
 int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen)
 {
     sweep_doc d = {m, formats};
-    char title[256];
+    char title[256], formats_text[32], made_by[64];
     snprintf(title, sizeof title, "attnprof sweep — %s, %d shapes", m->gpu_name, m->n_shapes);
+    doc_formats_text(formats, formats_text, sizeof formats_text);
+    snprintf(made_by, sizeof made_by, "sweep --collect --format %s", formats_text);
     /* One writer at a time per sweep directory (the pipeline's lock): a second --collect waits. */
     const doc_bundle b = {.kind = "sweep-report", .noun = "sweep report", .title = title, .model = &d,
                           .draw = draw_sweep, .markdown = sweep_md, .outputs = sweep_outputs,
                           .n_outputs = (int)(sizeof sweep_outputs / sizeof sweep_outputs[0]),
-                          .placement = DOC_BESIDE_INPUTS, .quiet = 0};
+                          .placement = DOC_BESIDE_INPUTS, .quiet = 0, .made_by = made_by};
     return doc_bundle_write(&b, m->dir, 0, err, errlen);
 }

@@ -16,7 +16,8 @@ char *sweep_latex(const sweep_model *m);
 /* Writes sweep.md, sweep.html, sweep.csv, sweep.tex and figures/sweep-* into
  * m->dir through the document pipeline (doc_bundle.h), beside the shapes and logs:
  * rendered into a staging folder, then moved in all together, so a failure leaves
- * the previous documents as they were. EXIT_OK or EXIT_IO. */
+ * the previous documents as they were; figures an earlier collect drew in other formats
+ * stay (the record of outputs says which collect made each). EXIT_OK or EXIT_IO. */
 int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen);
 
 #endif

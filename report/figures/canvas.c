@@ -398,7 +398,7 @@ int fig_canvas_close(fig_canvas *c, char *err, size_t errlen)
 void fig_font(cairo_t *cr, double size, int bold)
 {
     pthread_mutex_lock(&font_lock);
-    cairo_select_font_face(cr, FIG_FONT, CAIRO_FONT_SLANT_NORMAL,
+    cairo_select_font_face(cr, fig_family_of(cr), CAIRO_FONT_SLANT_NORMAL,
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, size);
     pthread_mutex_unlock(&font_lock);
@@ -513,15 +513,15 @@ rgb fig_hex(unsigned hex)
 rgb fig_class_colour(op_class c)
 {
     switch (c) {
-    case OPC_GEMM: return fig_hex(0x332288);            /* indigo */
-    case OPC_ELEMENTWISE: return fig_hex(0x88CCEE);     /* cyan */
-    case OPC_SOFTMAX: return fig_hex(0xDDCC77);         /* sand */
-    case OPC_FUSED_ATTENTION: return fig_hex(0x117733); /* green */
-    case OPC_MEMCPY: return fig_hex(0xCC6677);          /* rose */
-    case OPC_MEMSET: return fig_hex(0x882255);          /* wine */
-    case OPC_REDUCTION: return fig_hex(0x44AA99);       /* teal */
-    case OPC_MASK: return fig_hex(0xAA4499);            /* purple */
-    default: return fig_hex(0xDDDDDD);                  /* other: pale grey, drawn outlined */
+    case OPC_GEMM: return fig_hex(TOL_MUTED_INDIGO);
+    case OPC_ELEMENTWISE: return fig_hex(TOL_MUTED_CYAN);
+    case OPC_SOFTMAX: return fig_hex(TOL_MUTED_SAND);
+    case OPC_FUSED_ATTENTION: return fig_hex(TOL_MUTED_GREEN);
+    case OPC_MEMCPY: return fig_hex(TOL_MUTED_ROSE);
+    case OPC_MEMSET: return fig_hex(TOL_MUTED_WINE);
+    case OPC_REDUCTION: return fig_hex(TOL_MUTED_TEAL);
+    case OPC_MASK: return fig_hex(TOL_MUTED_PURPLE);
+    default: return fig_hex(TOL_MUTED_PALE); /* other: pale grey, drawn outlined */
     }
 }
 
@@ -537,6 +537,37 @@ rgb fig_text_on(rgb fill)
     /* Contrast ratio against black vs white (WCAG): pick the larger. */
     double vs_black = (lum + 0.05) / 0.05, vs_white = 1.05 / (lum + 0.05);
     return vs_black >= vs_white ? (rgb){0, 0, 0} : FIG_WHITE;
+}
+
+void fig_heading(cairo_t *cr, double x, const char *title)
+{
+    fig_set(cr, FIG_INK);
+    fig_font(cr, 13, 1);
+    fig_text(cr, x, 28, title, ALIGN_LEFT);
+    fig_font(cr, 9.5, 0);
+    fig_set(cr, FIG_GREY);
+}
+
+void fig_verdict_dot(cairo_t *cr, double x, double y, double r, int decided, rgb col)
+{
+    cairo_arc(cr, x, y, r, 0, 2 * M_PI);
+    if (!decided) {
+        fig_set(cr, FIG_WHITE);
+        cairo_fill_preserve(cr);
+        fig_set(cr, col);
+        cairo_stroke(cr);
+    } else {
+        cairo_fill(cr);
+    }
+}
+
+void fig_axis_rule(cairo_t *cr, double x0, double x1, double y)
+{
+    fig_set(cr, FIG_INK);
+    cairo_set_line_width(cr, 0.6);
+    cairo_move_to(cr, x0, y);
+    cairo_line_to(cr, x1, y);
+    cairo_stroke(cr);
 }
 
 void fig_fill_rect(cairo_t *cr, double x, double y, double w, double h, rgb fill)

@@ -27,16 +27,12 @@ static int speedup_of(const compare_model *m, const compare_cell *c, double *v, 
     return 1;
 }
 
-/* The title and the line under it: what the ratio is and which way is faster. */
-static void speedup_title(cairo_t *cr, const compare_model *m, double x, double right)
+static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
 {
+    const compare_model *m = job->cmp;
+    double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], fit[512];
-    fig_set(cr, FIG_INK);
-    fig_font(cr, 13, 1);
-    fig_text(cr, x, 28, m->throughput ? "Throughput against the baseline" : "Time against the baseline",
-             ALIGN_LEFT);
-    fig_font(cr, 9.5, 0);
-    fig_set(cr, FIG_GREY);
+    fig_heading(cr, x, m->throughput ? "Throughput against the baseline" : "Time against the baseline");
     snprintf(buf, sizeof buf,
              "baseline %s = 1 \xc2\xb7 %s \xc2\xb7 whiskers: 95%% bootstrap interval \xc2\xb7 "
              "hollow: same or ambiguous (interval not wholly beyond the %.0f%% noise floor)",
@@ -44,14 +40,7 @@ static void speedup_title(cairo_t *cr, const compare_model *m, double x, double 
              m->min_effect * 100);
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
-}
 
-static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
-{
-    const compare_model *m = job->cmp;
-    double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
-    char buf[512], fit[512];
-    speedup_title(cr, m, x, right);
     double lo = 1, hi = 1, v, l, h;
     for (int k = 0; k < m->n_variants; k++)
         for (int i = 1; i < m->n; i++)
@@ -116,17 +105,9 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
             cairo_line_to(cr, px + 4, fig_yof(&s, h));
             cairo_stroke(cr);
             cairo_new_path(cr);
-            cairo_arc(cr, px, fig_yof(&s, v), 3.6, 0, 2 * M_PI);
-            if (c->metric_ratio.verdict != VERDICT_FASTER && c->metric_ratio.verdict != VERDICT_SLOWER) {
-                fig_set(cr, FIG_WHITE);
-                cairo_fill_preserve(cr);
-                fig_set(cr, col);
-                cairo_stroke(cr);
-            } else {
-                cairo_fill(cr);
-            }
-            int d = units_ratio_decimals(l, h); /* as the table prints it */
-            snprintf(buf, sizeof buf, "%.*f\xc3\x97", d, v);
+            fig_verdict_dot(cr, px, fig_yof(&s, v), 3.6,
+                            c->metric_ratio.verdict == VERDICT_FASTER || c->metric_ratio.verdict == VERDICT_SLOWER, col);
+            snprintf(buf, sizeof buf, "%.*f\xc3\x97", units_ratio_decimals(l, h), v); /* as the table prints it */
             fig_font(cr, 7.5, 0);
             fig_set(cr, FIG_INK);
             fig_text(cr, px + 6, fig_yof(&s, v) + 3, buf, ALIGN_LEFT);

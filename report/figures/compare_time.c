@@ -17,7 +17,8 @@
 /* Paul Tol's "bright" scheme: one colour per archive, colour-blind safe. */
 unsigned fig_archive_colour(int i)
 {
-    static const unsigned c[] = {0x4477AA, 0xEE6677, 0x228833, 0xCCBB44, 0x66CCEE, 0xAA3377, 0xBBBBBB, 0x222222};
+    static const unsigned c[] = {TOL_BLUE, TOL_RED,    TOL_GREEN, TOL_YELLOW,
+                                 TOL_CYAN, TOL_PURPLE, TOL_GREY,  FIG_NEAR_BLACK};
     return c[i % (int)(sizeof c / sizeof c[0])];
 }
 
@@ -39,12 +40,7 @@ static int compare_time_draw(cairo_t *cr, const fig_job *job)
     const compare_model *m = job->cmp;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], fit[512];
-    fig_set(cr, FIG_INK);
-    fig_font(cr, 13, 1);
-    fig_text(cr, x, 28, m->throughput ? "Throughput per forward (TFLOP/s), run by run" : "CUDA time per forward, run by run",
-             ALIGN_LEFT);
-    fig_font(cr, 9.5, 0);
-    fig_set(cr, FIG_GREY);
+    fig_heading(cr, x, m->throughput ? "Throughput per forward (TFLOP/s), run by run" : "CUDA time per forward, run by run");
     snprintf(buf, sizeof buf, "bars: median, whiskers: min\xe2\x80\x93max over the recorded forwards \xc2\xb7 baseline: %s%s",
              m->in[0]->label, job->log_axis ? " \xc2\xb7 logarithmic axis" : "");
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);

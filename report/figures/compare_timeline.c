@@ -154,11 +154,7 @@ static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
     const compare_model *m = job->cmp;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN, x0 = FIG_MARGIN + LABEL_COL;
     char buf[512], fit[512];
-    fig_set(cr, FIG_INK);
-    fig_font(cr, 13, 1);
-    fig_text(cr, x, 28, "One forward of each variant, run by run, on one time scale", ALIGN_LEFT);
-    fig_font(cr, 9.5, 0);
-    fig_set(cr, FIG_GREY);
+    fig_heading(cr, x, "One forward of each variant, run by run, on one time scale");
     snprintf(buf, sizeof buf,
              "the median forward of each run \xc2\xb7 a lane spans its first to last GPU operation, idle gaps "
              "included \xc2\xb7 baseline: %s", m->in[0]->label);

@@ -12,6 +12,8 @@
 #include "figures.h"
 
 #define FIG_FONT "DejaVu Sans"
+/* Paper-sized figures: the LaTeX body's family when fontconfig has it, else FIG_FONT (fonts.c). */
+#define FIG_PAPER_FONT "Latin Modern Roman"
 #define FIG_PNG_SCALE 2.0
 #define FIG_WIDTH 960.0
 #define FIG_MARGIN 16.0
@@ -56,6 +58,12 @@ void fig_measure_destroy(cairo_t *cr);
 /* ---- canvas.c: text ---------------------------------------------------- */
 
 void fig_font(cairo_t *cr, double size, int bold);
+/* fonts.c: the family paper-sized figures are set in (FIG_PAPER_FONT, or FIG_FONT when
+ * fontconfig does not find it); a context's family for fig_font (FIG_FONT unless
+ * fig_use_paper_font marked it for a paper figure). */
+const char *fig_paper_family(void);
+void fig_use_paper_font(cairo_t *cr, int paper);
+const char *fig_family_of(cairo_t *cr);
 double fig_text_width(cairo_t *cr, const char *s);
 /* Draws `s` with its baseline at y; x is the left, centre or right edge. */
 void fig_text(cairo_t *cr, double x, double y, const char *s, fig_align align);
@@ -74,6 +82,28 @@ rgb fig_text_on(rgb fill);
 void fig_fill_rect(cairo_t *cr, double x, double y, double w, double h, rgb fill);
 
 extern const rgb FIG_INK, FIG_GREY, FIG_GRID, FIG_WHITE;
+
+/* The palette, once. Paul Tol's colour-blind-safe schemes: "bright" for runs, variants and
+ * series (each figure keeps its own order of them), "muted" for the op classes and the
+ * occupancy's measured bar, one "vibrant" orange for CPU time. */
+enum {
+    TOL_BLUE = 0x4477AA, TOL_RED = 0xEE6677, TOL_GREEN = 0x228833, TOL_YELLOW = 0xCCBB44,
+    TOL_CYAN = 0x66CCEE, TOL_PURPLE = 0xAA3377, TOL_GREY = 0xBBBBBB,
+    TOL_MUTED_INDIGO = 0x332288, TOL_MUTED_CYAN = 0x88CCEE, TOL_MUTED_SAND = 0xDDCC77,
+    TOL_MUTED_GREEN = 0x117733, TOL_MUTED_ROSE = 0xCC6677, TOL_MUTED_WINE = 0x882255,
+    TOL_MUTED_TEAL = 0x44AA99, TOL_MUTED_PURPLE = 0xAA4499, TOL_MUTED_PALE = 0xDDDDDD,
+    TOL_VIBRANT_ORANGE = 0xEE7733,
+    FIG_NEAR_BLACK = 0x222222, /* the eighth series colour after the bright seven */
+};
+
+/* A figure's heading: its title (13 pt bold, ink) with the baseline at y 28 from x, then the
+ * subtitle's style set (9.5 pt, grey) for what the figure writes under it. */
+void fig_heading(cairo_t *cr, double x, const char *title);
+/* A point with its verdict: filled when the interval says faster or slower, hollow (white
+ * inside) when same or ambiguous; drawn in `col` at (x, y) with radius r. */
+void fig_verdict_dot(cairo_t *cr, double x, double y, double r, int decided, rgb col);
+/* A thin ink rule from x0 to x1 at y (a time axis's baseline), 0.6 pt. */
+void fig_axis_rule(cairo_t *cr, double x0, double x1, double y);
 
 /* ---- canvas.c: numbers and axes ---------------------------------------- */
 
@@ -180,6 +210,10 @@ typedef struct fig_sweep_spec {
 } fig_sweep_spec;
 int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec);
 double fig_sweep_height(const struct sweep_model *m);
+/* Prepares a sweep figure's job: its file name, caption and draw function, the full width and
+ * the height of m's panels. Returns 0. */
+int fig_sweep_job(fig_job *job, const struct sweep_model *m, const char *name, const char *caption,
+                  int (*draw)(cairo_t *cr, const fig_job *job));
 int fig_sweep_time_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
 int fig_sweep_tflops_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
 int fig_sweep_memory_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);

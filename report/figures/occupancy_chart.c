@@ -3,6 +3,7 @@
  * allow) next to the grid-limited estimate Kineto reports, and, when the archive has
  * counters (counters.json), the occupancy the hardware measured
  * (sm__warps_active.avg.pct_of_peak_sustained_active). */
+#include "exit_codes.h"
 #include "fig.h"
 
 #include <math.h>
@@ -26,7 +27,7 @@
 #define MAX_ROWS_SHOWN 24
 #define TOP 78.0
 
-static const unsigned THEORETICAL = 0x4477AA, ESTIMATED = 0x88CCEE, MEASURED = 0xCC6677;
+static const unsigned THEORETICAL = TOL_BLUE, ESTIMATED = TOL_MUTED_CYAN, MEASURED = TOL_MUTED_ROSE;
 
 /* A third bar per row only when the archive has counters. */
 static int has_measured(const analysis *a) { return a->run && a->run->counters.meta.status == CTR_OK && a->run->counters.n > 0; }
@@ -234,16 +235,13 @@ static int occupancy_draw(cairo_t *cr, const fig_job *job)
     const analysis *a = job->a;
     occ_group *groups = groups_build(a);
     if (!groups)
-        return -1;
+        return EXIT_NO_MEMORY;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], fit[512];
     const device_props *dev = a->trace ? &a->trace->device : &a->run->device;
 
     fig_set(cr, FIG_INK);
-    fig_font(cr, 13, 1);
-    fig_text(cr, x, 28, "Occupancy of each variant's kernels", ALIGN_LEFT);
-    fig_font(cr, 9.5, 0);
-    fig_set(cr, FIG_GREY);
+    fig_heading(cr, x, "Occupancy of each variant's kernels");
     if (dev->sm_count > 0 && dev->max_blocks_per_sm > 0)
         snprintf(buf, sizeof buf,
                  "%s (sm_%d%d, %d SMs, %d warps and %d blocks per SM%s) \xc2\xb7 distinct kernel launches "
@@ -329,7 +327,7 @@ int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a)
     job->w = FIG_WIDTH;
     occ_group *groups = groups_build(a);
     if (!groups)
-        return -1;
+        return EXIT_NO_MEMORY;
     double y = TOP;
     for (int i = 0; i < a->n; i++)
         y += group_height(a, &groups[i]);

@@ -135,11 +135,7 @@ static int compact_draw(cairo_t *cr, const fig_job *job)
     }
     /* the time axis */
     y += 2;
-    fig_set(cr, FIG_INK);
-    cairo_set_line_width(cr, 0.6);
-    cairo_move_to(cr, px0, y);
-    cairo_line_to(cr, px1, y);
-    cairo_stroke(cr);
+    fig_axis_rule(cr, px0, px1, y);
     fig_time_fmt tf = fig_time_fmt_for(axis_hi, ticks.step);
     fig_font(cr, f, 0);
     for (int t = 0; t < ticks.n; t++) {
@@ -282,7 +278,9 @@ int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int si
              "class; each row ends with the variant's median CUDA time per forward, as in the summary table "
              "(%s width).", sz);
     t->w = paper_width(size);
+    fig_use_paper_font(measure, 1); /* measured in the family it is drawn in */
     t->h = ceil(compact_height(measure, a, size));
+    fig_use_paper_font(measure, 0);
     t->draw = compact_draw;
     t->a = a;
     t->size = size;
@@ -401,15 +399,9 @@ static int cmp_draw(cairo_t *cr, const fig_job *job)
                 cairo_move_to(cr, XOF(l), cy);
                 cairo_line_to(cr, XOF(h), cy);
                 cairo_stroke(cr);
-                cairo_arc(cr, XOF(v), cy, 2.6, 0, 2 * M_PI);
-                if (c->metric_ratio.verdict != VERDICT_FASTER && c->metric_ratio.verdict != VERDICT_SLOWER) {
-                    fig_set(cr, FIG_WHITE);
-                    cairo_fill_preserve(cr);
-                    fig_set(cr, col);
-                    cairo_stroke(cr);
-                } else {
-                    cairo_fill(cr);
-                }
+                fig_verdict_dot(cr, XOF(v), cy, 2.6,
+                                c->metric_ratio.verdict == VERDICT_FASTER || c->metric_ratio.verdict == VERDICT_SLOWER,
+                                col);
                 fig_set(cr, FIG_INK);
                 snprintf(buf, sizeof buf, "%.*f\xc3\x97", units_ratio_decimals(l, h), v); /* as the table */
                 fig_text(cr, W - PAD, y + rh - 4, buf, ALIGN_RIGHT);
@@ -421,11 +413,7 @@ static int cmp_draw(cairo_t *cr, const fig_job *job)
         }
     }
     y += 2;
-    fig_set(cr, FIG_INK);
-    cairo_set_line_width(cr, 0.6);
-    cairo_move_to(cr, px0, y);
-    cairo_line_to(cr, px1, y);
-    cairo_stroke(cr);
+    fig_axis_rule(cr, px0, px1, y);
     fig_font(cr, f, 0);
     for (int i = 0; i < t.n; i++) {
         if (t.v[i] < lo || t.v[i] > hi)
@@ -461,7 +449,9 @@ int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compa
              "Each run against the baseline per variant (%s), 95%% bootstrap interval (%s width).",
              m->throughput ? "throughput ratio, above 1 is faster" : "time ratio, below 1 is faster", size_name(size));
     job->w = paper_width(size);
+    fig_use_paper_font(measure, 1);
     job->h = ceil(cmp_height(measure, m, size));
+    fig_use_paper_font(measure, 0);
     job->draw = cmp_draw;
     job->cmp = m;
     job->size = size;

@@ -85,6 +85,8 @@ static void run_task(render_task *t, const char *dir, fig_buffer *pixels)
     fig_canvas c;
     t->rc = fig_canvas_open(&c, (int)t->kind, path, t->job->w, t->job->h, t->job->caption, pixels,
                             t->err, sizeof t->err);
+    if (t->rc == 0)
+        fig_use_paper_font(c.cr, t->job->size != FIG_SIZE_SCREEN);
     if (t->rc == 0 && t->job->draw(c.cr, t->job) != 0) {
         fig_canvas_close(&c, NULL, 0);
         snprintf(t->err, sizeof t->err, "%.400s: out of memory while drawing", path);

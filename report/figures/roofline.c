@@ -16,7 +16,8 @@
 #define PLOT_H 400.0
 #define HEIGHT 560.0
 
-static const unsigned PALETTE[] = {0x4477AA, 0xEE6677, 0x228833, 0xCCBB44, 0x66CCEE, 0xAA3377, 0xBBBBBB, 0x000000};
+static const unsigned PALETTE[] = {TOL_BLUE, TOL_RED,    TOL_GREEN, TOL_YELLOW,
+                                   TOL_CYAN, TOL_PURPLE, TOL_GREY,  0x000000 /* black */};
 
 typedef struct roof_scale {
     double xlo, xhi, ylo, yhi; /* FLOP/B and FLOP/s, decades */
@@ -114,11 +115,8 @@ static int roofline_draw(cairo_t *cr, const fig_job *job)
     char buf[256], shape[96];
 
     fig_set(cr, FIG_INK);
-    fig_font(cr, 13, 1);
-    fig_text(cr, FIG_MARGIN, 28, "Roofline: every kernel of one forward, measured by the counter pass", ALIGN_LEFT);
+    fig_heading(cr, FIG_MARGIN, "Roofline: every kernel of one forward, measured by the counter pass");
     fig_shape_text(a, shape, sizeof shape);
-    fig_font(cr, 9.5, 0);
-    fig_set(cr, FIG_GREY);
     if (c->measured)
         snprintf(buf, sizeof buf, "%s · roofs measured in this run: %.0f TFLOP/s bf16, %.1f TFLOP/s FP32, %.2f TB/s copy",
                  shape, c->tensor_bf16_tflops, c->fp32_fma_tflops, c->copy_tbps);

@@ -23,12 +23,7 @@ static int sweep_kernels_draw(cairo_t *cr, const fig_job *job)
 int fig_sweep_kernels_prepare(fig_job *job, cairo_t *measure, const sweep_model *m)
 {
     (void)measure;
-    snprintf(job->name, sizeof job->name, "sweep-kernels");
-    snprintf(job->caption, sizeof job->caption,
-             "GPU operations (kernels, memcpys, memsets) per forward against S, per head dim D.");
-    job->sweep = m;
-    job->draw = sweep_kernels_draw;
-    job->w = FIG_WIDTH;
-    job->h = fig_sweep_height(m);
-    return 0;
+    return fig_sweep_job(job, m, "sweep-kernels",
+             "GPU operations (kernels, memcpys, memsets) per forward against S, per head dim D.",
+                         sweep_kernels_draw);
 }

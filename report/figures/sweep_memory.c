@@ -24,13 +24,8 @@ static int sweep_memory_draw(cairo_t *cr, const fig_job *job)
 int fig_sweep_memory_prepare(fig_job *job, cairo_t *measure, const sweep_model *m)
 {
     (void)measure;
-    snprintf(job->name, sizeof job->name, "sweep-memory");
-    snprintf(job->caption, sizeof job->caption,
+    return fig_sweep_job(job, m, "sweep-memory",
              "Device memory per variant against S with the GPU's capacity (dashed); archives older than the sweep "
-             "do not record it.");
-    job->sweep = m;
-    job->draw = sweep_memory_draw;
-    job->w = FIG_WIDTH;
-    job->h = fig_sweep_height(m);
-    return 0;
+             "do not record it.",
+                         sweep_memory_draw);
 }

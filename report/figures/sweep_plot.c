@@ -24,7 +24,8 @@
 static unsigned variant_colour(const sweep_model *m, int k)
 {
     static const char *known[] = {"naive", "naive_inplace", "math", "efficient", "flash", "cudnn"};
-    static const unsigned c[] = {0xEE6677, 0xCCBB44, 0xAA3377, 0x228833, 0x4477AA, 0x66CCEE, 0x222222, 0xBBBBBB};
+    static const unsigned c[] = {TOL_RED,  TOL_YELLOW, TOL_PURPLE,     TOL_GREEN,
+                                 TOL_BLUE, TOL_CYAN,   FIG_NEAR_BLACK, TOL_GREY};
     for (int i = 0; i < 6; i++)
         if (!strcmp(m->variants[k], known[i]))
             return c[i];
@@ -354,10 +355,7 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
     double right = job->w - FIG_MARGIN;
     char fit[256];
     fig_set(cr, FIG_INK);
-    fig_font(cr, 13, 1);
-    fig_text(cr, FIG_MARGIN, 28, spec->title, ALIGN_LEFT);
-    fig_font(cr, 9.5, 0);
-    fig_set(cr, FIG_GREY);
+    fig_heading(cr, FIG_MARGIN, spec->title);
     fig_fit_text(cr, spec->subtitle, right - FIG_MARGIN, 8, fit, sizeof fit);
     fig_text(cr, FIG_MARGIN, 45, fit, ALIGN_LEFT);
 
@@ -400,5 +398,17 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
     for (int k = 0; k < m->n_variants; k++)
         items[k] = (fig_legend_item){fig_hex(variant_colour(m, k)), m->variants[k], 2};
     fig_legend(cr, FIG_MARGIN + LEFT, top + PLOT_H + AXIS_ROOM, right - FIG_MARGIN - LEFT, items, m->n_variants, 1);
+    return 0;
+}
+
+int fig_sweep_job(fig_job *job, const sweep_model *m, const char *name, const char *caption,
+                  int (*draw)(cairo_t *cr, const fig_job *job))
+{
+    snprintf(job->name, sizeof job->name, "%s", name);
+    snprintf(job->caption, sizeof job->caption, "%s", caption);
+    job->sweep = m;
+    job->draw = draw;
+    job->w = FIG_WIDTH;
+    job->h = fig_sweep_height(m);
     return 0;
 }

@@ -26,12 +26,7 @@ static int sweep_tflops_draw(cairo_t *cr, const fig_job *job)
 int fig_sweep_tflops_prepare(fig_job *job, cairo_t *measure, const sweep_model *m)
 {
     (void)measure;
-    snprintf(job->name, sizeof job->name, "sweep-tflops");
-    snprintf(job->caption, sizeof job->caption,
-             "Throughput in TFLOP/s (causal FLOPs over the median CUDA time per forward) against S, per head dim D.");
-    job->sweep = m;
-    job->draw = sweep_tflops_draw;
-    job->w = FIG_WIDTH;
-    job->h = fig_sweep_height(m);
-    return 0;
+    return fig_sweep_job(job, m, "sweep-tflops",
+             "Throughput in TFLOP/s (causal FLOPs over the median CUDA time per forward) against S, per head dim D.",
+                         sweep_tflops_draw);
 }

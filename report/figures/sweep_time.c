@@ -21,12 +21,7 @@ static int sweep_time_draw(cairo_t *cr, const fig_job *job)
 int fig_sweep_time_prepare(fig_job *job, cairo_t *measure, const sweep_model *m)
 {
     (void)measure;
-    snprintf(job->name, sizeof job->name, "sweep-time");
-    snprintf(job->caption, sizeof job->caption,
-             "CUDA time per forward against sequence length S (log-log), one panel per head dim D.");
-    job->sweep = m;
-    job->draw = sweep_time_draw;
-    job->w = FIG_WIDTH;
-    job->h = fig_sweep_height(m);
-    return 0;
+    return fig_sweep_job(job, m, "sweep-time",
+             "CUDA time per forward against sequence length S (log-log), one panel per head dim D.",
+                         sweep_time_draw);
 }

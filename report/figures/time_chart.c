@@ -12,7 +12,7 @@
 #define PLOT_H 300.0
 #define HEIGHT 470.0
 
-static const unsigned CUDA_COLOUR = 0x4477AA, CPU_COLOUR = 0xEE7733;
+static const unsigned CUDA_COLOUR = TOL_BLUE, CPU_COLOUR = TOL_VIBRANT_ORANGE;
 
 double fig_yof(const fig_yscale *s, double us)
 {
@@ -151,11 +151,7 @@ static int time_chart_draw(cairo_t *cr, const fig_job *job)
     const analysis *a = job->a;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[256], fit[256];
-    fig_set(cr, FIG_INK);
-    fig_font(cr, 13, 1);
-    fig_text(cr, x, 28, "Time per forward: CUDA time vs CPU time", ALIGN_LEFT);
-    fig_font(cr, 9.5, 0);
-    fig_set(cr, FIG_GREY);
+    fig_heading(cr, x, "Time per forward: CUDA time vs CPU time");
     char shape[96];
     fig_shape_text(a, shape, sizeof shape);
     snprintf(buf, sizeof buf,

@@ -6,12 +6,14 @@
 
 #include <stddef.h>
 
+#include "counters_json.h"
+#include "run_json.h"
 #include "run_info.h"
 #include "trace.h"
 
-/* 0, with t and r filled (trace_free(t) and counters_free(&r->counters) when
- * done; counters.json is read when the archive has one); -1 with a one-line
- * reason in `err`, and nothing to free. */
+/* EXIT_OK, with t and r filled (trace_free(t) and counters_free(&r->counters) when
+ * done; counters.json is read when the archive has one); EXIT_BAD_ARCHIVE with a
+ * one-line reason in `err`, and nothing to free. */
 int archive_read(const char *dir, trace *t, run_info *r, char *err, size_t errlen);
 
 #endif

@@ -55,6 +55,7 @@ typedef struct read_ctx {
     size_t *loose_ops, n_loose_ops, cap_loose_ops;
     size_t *loose_apis, n_loose_apis, cap_loose_apis;
     size_t aten_ops; /* cpu_op events named aten::*: PyTorch's operators (provenance) */
+    size_t step_ranges; /* user_annotation ranges ProfilerStep#N: torch.profiler's step marks (provenance) */
     model_inputs_scan inputs; /* record_shapes: the first attention's inputs */
 } read_ctx;
 
@@ -78,6 +79,8 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
     (void)idx;
     if (e->cat && !strcmp(e->cat, "cpu_op") && e->name && !strncmp(e->name, "aten::", 6))
         c->aten_ops++;
+    if (e->cat && !strcmp(e->cat, "user_annotation") && e->name && !strncmp(e->name, "ProfilerStep#", 13))
+        c->step_ranges++;
     model_inputs_see(&c->inputs, e);
     if ((e->ph[0] == 's' || e->ph[0] == 'f') && !e->ph[1] && e->cat && !strcmp(e->cat, "ac2g") && e->id.set &&
         e->ts.set && e->pid.is_int && e->tid.is_int) {
@@ -280,9 +283,10 @@ static void range_names(const trace *t, size_t from, char *out, size_t n)
     }
 }
 
-/* Marks the forwards of the file's slice; returns how many, or -1 (err set). */
+/* Marks the forwards of the file's slice; returns how many, or minus the exit code (err set):
+ * -EXIT_BAD_ARCHIVE when the trace has no forward, -EXIT_USAGE when --range names none. */
 static int mark_forwards(trace *t, size_t ranges0, const char *path, const char *variant, const char *range,
-                         char *marker, size_t markerlen, char *err, size_t errlen)
+                         int explicit_range, char *marker, size_t markerlen, char *err, size_t errlen)
 {
     size_t n = 0, steps = 0;
     for (size_t i = ranges0; i < t->n_ranges; i++) {
@@ -293,6 +297,14 @@ static int mark_forwards(trace *t, size_t ranges0, const char *path, const char 
         steps += !strncmp(h->name, "ProfilerStep#", 13);
     }
     int by_step = n == 0;
+    if (by_step && explicit_range) { /* a range asked for by name is never replaced by the steps */
+        char names[512];
+        range_names(t, ranges0, names, sizeof names);
+        snprintf(err, errlen, "%s: no user_annotation range `%s` (--range); the trace holds %s: name one of them, "
+                 "or leave --range out to take each ProfilerStep#N as a step", path, range,
+                 names[0] ? names : "no user_annotation range");
+        return -EXIT_USAGE;
+    }
     if (by_step)
         n = steps;
     if (!n) {
@@ -305,7 +317,7 @@ static int mark_forwards(trace *t, size_t ranges0, const char *path, const char 
             snprintf(err, errlen, "%s: no user_annotation range `%s` and no ProfilerStep#N to take as forwards; "
                      "the trace holds no user_annotation range (wrap each forward in "
                      "torch.profiler.record_function(\"%s\"))", path, range, range);
-        return -1;
+        return -EXIT_BAD_ARCHIVE;
     }
     host_range **fw = malloc(n * sizeof *fw);
     if (!fw)
@@ -345,6 +357,69 @@ static size_t keep_device(trace *t, size_t ops0, int device)
     }
     t->n_ops = w;
     return dropped;
+}
+
+typedef struct corr_start {
+    uint32_t correlation;
+    int pid;
+    int64_t start_ns;
+} corr_start;
+
+static int cmp_corr_start(const void *a, const void *b)
+{
+    const corr_start *x = a, *y = b;
+    return (x->correlation > y->correlation) - (x->correlation < y->correlation);
+}
+
+static int cmp_launch_time(const void *a, const void *b)
+{
+    const corr_start *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* A forward holds the work whose launch call starts inside it: the forwards of the file's
+ * slice that hold no kept GPU operation's launch are no forwards (a step of another
+ * thread's work, or of none) and lose their mark; the rest are numbered again. Returns the
+ * forwards left, and in *dropped those left out. */
+static int drop_empty_forwards(trace *t, size_t ops0, size_t apis0, size_t ranges0, int *dropped)
+{
+    size_t n_apis = t->n_apis - apis0, n_ops = t->n_ops - ops0, n_launch = 0;
+    corr_start *calls = malloc((n_apis + 1) * sizeof *calls), *launch = malloc((n_ops + 1) * sizeof *launch);
+    if (!calls || !launch)
+        attn_oom();
+    for (size_t i = 0; i < n_apis; i++)
+        calls[i] = (corr_start){t->apis[apis0 + i].correlation, t->apis[apis0 + i].pid, t->apis[apis0 + i].start_ns};
+    qsort(calls, n_apis, sizeof *calls, cmp_corr_start);
+    for (size_t i = 0; i < n_ops; i++) {
+        corr_start key = {t->ops[ops0 + i].correlation, 0, 0};
+        const corr_start *c = bsearch(&key, calls, n_apis, sizeof *calls, cmp_corr_start);
+        if (c)
+            launch[n_launch++] = *c;
+    }
+    qsort(launch, n_launch, sizeof *launch, cmp_launch_time);
+    int kept = 0;
+    *dropped = 0;
+    for (size_t i = ranges0; i < t->n_ranges; i++) {
+        host_range *h = &t->ranges[i];
+        if (h->iteration < 0)
+            continue;
+        size_t lo = 0, hi = n_launch; /* the first launch of the range's process at or after its start */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (launch[mid].pid < h->pid || (launch[mid].pid == h->pid && launch[mid].start_ns < h->start_ns))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n_launch && launch[lo].pid == h->pid && launch[lo].start_ns <= h->end_ns)
+            h->iteration = kept++;
+        else
+            h->iteration = -1, (*dropped)++;
+    }
+    free(calls), free(launch);
+    return kept;
 }
 
 static void add_fact(variant_result *v, const char *key, const char *text, double number)
@@ -395,23 +470,37 @@ static void fill_device_limits(device_props *d, run_info *r)
              d->major, d->minor);
 }
 
-/* What produced the traces: PyTorch's profiler when its ATen operators are among the
- * CPU ops, else another Kineto producer (the traces' metadata names no producer). */
-static void set_producer(run_info *r, size_t aten_ops, int files)
+/* What the files held that says who made them. */
+typedef struct import_tally {
+    size_t aten_ops, step_ranges;
+} import_tally;
+
+/* What produced the traces: PyTorch's profiler when its ATen operators are among the CPU
+ * ops, or when its step marks (ProfilerStep#N, written by torch.profiler's schedule) are
+ * there (a trace of work replayed from CUDA graphs has no cpu_op at all); else another
+ * Kineto producer (the traces' metadata names no producer). */
+static void set_producer(run_info *r, const import_tally *tally, int files)
 {
-    if (aten_ops) {
+    int pytorch = tally->aten_ops || tally->step_ranges;
+    if (tally->aten_ops) {
         r->producer = PRODUCER_PYTORCH;
         snprintf(r->producer_evidence, sizeof r->producer_evidence,
-                 "%zu cpu_op events named aten::* (PyTorch's ATen operators) in %d trace%s", aten_ops, files,
+                 "%zu cpu_op events named aten::* (PyTorch's ATen operators) in %d trace%s", tally->aten_ops, files,
                  files == 1 ? "" : "s");
+    } else if (tally->step_ranges) {
+        r->producer = PRODUCER_PYTORCH;
+        snprintf(r->producer_evidence, sizeof r->producer_evidence,
+                 "%zu ProfilerStep#N ranges (torch.profiler's step marks) in %d trace%s, no cpu_op named aten::* "
+                 "(work replayed from CUDA graphs launches none)", tally->step_ranges, files, files == 1 ? "" : "s");
     } else {
         r->producer = PRODUCER_KINETO;
         snprintf(r->producer_evidence, sizeof r->producer_evidence,
-                 "Kineto trace%s with no cpu_op named aten::*: not PyTorch's operators", files == 1 ? "" : "s");
+                 "Kineto trace%s with no cpu_op named aten::* and no ProfilerStep#N: not PyTorch's profiler",
+                 files == 1 ? "" : "s");
     }
     for (int i = 0; i < r->n_variants; i++) /* each variant's title says the same */
         snprintf(r->variants[i].title, sizeof r->variants[i].title, "%s",
-                 aten_ops ? "PyTorch profiler trace" : "Kineto trace");
+                 pytorch ? "PyTorch profiler trace" : "Kineto trace");
 }
 
 /* The device whose GPU ops a file keeps: --device N, else the lowest one in the file. */
@@ -485,6 +574,15 @@ static int claim_forward_span(trace *t, size_t ranges0, const char *path, const 
     trace_add_range(t, &outer);
     *out = s;
     return EXIT_OK;
+}
+
+/* Two GPUs whose limits agree (a device's own properties; the documented ones filled in
+ * afterwards are left out of the comparison). */
+static int same_gpu(const device_props *a, const device_props *b)
+{
+    return !strcmp(a->name, b->name) && a->major == b->major && a->minor == b->minor && a->sm_count == b->sm_count &&
+           a->regs_per_sm == b->regs_per_sm && a->smem_per_sm == b->smem_per_sm &&
+           a->smem_per_block_optin == b->smem_per_block_optin && a->max_threads_per_sm == b->max_threads_per_sm;
 }
 
 /* The run's device, versions, marker and date, taken from the first file. */
@@ -580,7 +678,7 @@ static void add_import_source(run_info *r, const char *path, const char *variant
 }
 
 static int import_one(const char *path, const char *variant, const import_options *o, int first, trace *t,
-                      run_info *r, uint32_t *corr_base, span *spans, int idx, size_t *aten_ops, char *err,
+                      run_info *r, uint32_t *corr_base, span *spans, int idx, import_tally *tally, char *err,
                       size_t errlen)
 {
     size_t ops0 = t->n_ops, apis0 = t->n_apis, ranges0 = t->n_ranges;
@@ -591,7 +689,9 @@ static int import_one(const char *path, const char *variant, const import_option
         free(c.flows), free(c.loose_ops), free(c.loose_apis), free(c.inputs.gemms);
         return EXIT_BAD_ARCHIVE;
     }
-    *aten_ops += c.aten_ops;
+    tally->aten_ops += c.aten_ops;
+    tally->step_ranges += c.step_ranges;
+    model_inputs_finish(&c.inputs);
     size_t uncorrelated = tie_by_flows(&c, ops0, apis0);
     const char *range = trace_shift(t, ops0, apis0, ranges0, h.base_time_ns);
     if (range) {
@@ -605,10 +705,10 @@ static int import_one(const char *path, const char *variant, const import_option
                             sizeof fp32_text);
 
     char marker[96];
-    int n_fwd = mark_forwards(t, ranges0, path, variant, o->range ? o->range : "attn_fwd", marker, sizeof marker,
-                              err, errlen);
+    int n_fwd = mark_forwards(t, ranges0, path, variant, o->range ? o->range : "attn_fwd", o->range != NULL, marker,
+                              sizeof marker, err, errlen);
     if (n_fwd < 0)
-        return EXIT_BAD_ARCHIVE;
+        return -n_fwd;
     if (t->n_ops == ops0) {
         snprintf(err, errlen, "%s: no GPU events (kernel, gpu_memcpy or gpu_memset with args.correlation): a "
                  "CPU-only trace? profile with ProfilerActivity.CUDA", path);
@@ -618,6 +718,14 @@ static int import_one(const char *path, const char *variant, const import_option
     size_t other = keep_device(t, ops0, device);
     if (t->n_ops == ops0) {
         snprintf(err, errlen, "%s: no GPU events on device %d (pick another with --device N)", path, device);
+        return EXIT_BAD_ARCHIVE;
+    }
+    int empty_forwards;
+    int marked = n_fwd;
+    n_fwd = drop_empty_forwards(t, ops0, apis0, ranges0, &empty_forwards);
+    if (n_fwd == 0) {
+        snprintf(err, errlen, "%s: none of its %d forward ranges (%s) holds the launch call of a GPU operation "
+                 "(the work was launched outside them, or on another device: --device N)", path, marked, marker);
         return EXIT_BAD_ARCHIVE;
     }
     if (offset_correlations(t, ops0, apis0, corr_base, path, err, errlen) != EXIT_OK)
@@ -635,6 +743,13 @@ static int import_one(const char *path, const char *variant, const import_option
     }
     if (first)
         take_run_header(t, r, &h, dp, &s, marker);
+    else if (dp && !same_gpu(dp, &r->device)) {
+        /* one archive has one GPU's limits: occupancy against another GPU's would be wrong */
+        snprintf(err, errlen, "%s: its GPU operations ran on device %d (%s, %d SMs), not the GPU of %s (%s, %d SMs): "
+                 "import each GPU's traces into their own archive, or pick one GPU in every trace with --device N",
+                 path, device, dp->name, dp->sm_count, r->sources[0].file, r->device.name, r->device.sm_count);
+        return EXIT_USAGE;
+    }
     if (n_fwd > r->iters)
         r->iters = n_fwd;
 
@@ -643,6 +758,12 @@ static int import_one(const char *path, const char *variant, const import_option
                               uncorrelated, path, err, errlen);
     if (rc != EXIT_OK)
         return rc;
+    if (empty_forwards) {
+        char text[160];
+        snprintf(text, sizeof text, "%d forward range%s (%s) held no GPU operation's launch: left out", empty_forwards,
+                 empty_forwards == 1 ? "" : "s", marker);
+        add_fact(v, "empty_forwards", text, empty_forwards);
+    }
     add_import_source(r, path, variant, &info, &h);
     return EXIT_OK;
 }
@@ -675,7 +796,7 @@ int kineto_import(const char *const *paths, int n, const import_options *o, trac
     const char *next_name = o->variant;
     span spans[RUN_MAX_VARIANTS];
     uint32_t corr_base = 0;
-    size_t aten_ops = 0;
+    import_tally tally = {0, 0};
     for (int i = 0; i < n; i++) {
         char name[512];
         if (next_name) {
@@ -697,13 +818,24 @@ int kineto_import(const char *const *paths, int n, const import_options *o, trac
                 trace_free(t);
                 return EXIT_USAGE;
             }
-        int rc = import_one(paths[i], name, o, i == 0, t, r, &corr_base, spans, i, &aten_ops, err, errlen);
+        int rc = import_one(paths[i], name, o, i == 0, t, r, &corr_base, spans, i, &tally, err, errlen);
         if (rc != EXIT_OK) {
             trace_free(t);
             return rc;
         }
     }
-    set_producer(r, aten_ops, n);
+    set_producer(r, &tally, n);
+    if (o->shape) { /* a --shape that agrees with what every trace recorded adds nothing: the recorded one is said */
+        int all_recorded = r->n_variants > 0;
+        model_attn_inputs m;
+        for (int i = 0; i < r->n_variants; i++)
+            all_recorded &= model_inputs_of(&r->variants[i], &m);
+        if (all_recorded) {
+            memset(&r->shape, 0, sizeof r->shape);
+            r->dtype[0] = r->shape_source[0] = '\0';
+            r->causal = 0;
+        }
+    }
     trace_sort(t);
     /* What a real recording cannot hold is refused here too: the archive written would
      * not read back (trace_read_json checks the same). */

@@ -97,14 +97,131 @@ static int qkv_from(const kineto_event *e, model_attn_kind kind, model_attn_inpu
     char t[48];
     list_field(e->input_types, 0, t, sizeof t);
     dtype_short(t, m->dtype, sizeof m->dtype);
-    m->causal = -1;
-    if (kind == MODEL_ATTN_SDPA) { /* (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa) */
-        char c[16];
-        list_field(e->concrete_inputs, 5, c, sizeof c);
-        m->causal = !strcmp(c, "True") ? 1 : !strcmp(c, "False") ? 0 : -1;
-    }
+    m->causal = m->gqa = -1;
     snprintf(m->op, sizeof m->op, "%.63s", e->name);
     return 1;
+}
+
+/* Where an attention op keeps attn_mask, is_causal and enable_gqa among its inputs (-1: none). */
+static const struct { const char *op; int mask, causal, gqa; } ATTENTION_ARGS[] = {
+    {"aten::scaled_dot_product_attention", 3, 5, 7},               /* q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa */
+    {"aten::_scaled_dot_product_cudnn_attention", 3, 6, -1},       /* q, k, v, attn_bias, log_sumexp, dropout_p, is_causal, … */
+    {"aten::_scaled_dot_product_efficient_attention", 3, 6, -1},   /* q, k, v, attn_bias, log_sumexp, dropout_p, is_causal, scale */
+    {"aten::_scaled_dot_product_flash_attention", -1, 4, -1},      /* q, k, v, dropout_p, is_causal, debug_mask, scale */
+    {"aten::_scaled_dot_product_attention_math", 3, 5, 8},         /* q, k, v, attn_mask, dropout_p, is_causal, …, enable_gqa */
+    {"aten::_scaled_dot_product_fused_attention_overrideable", 3, 5, -1},
+};
+
+static int flag_field(const kineto_event *e, int i)
+{
+    char c[16];
+    if (i < 0)
+        return -1;
+    list_field(e->concrete_inputs, i, c, sizeof c);
+    return !strcmp(c, "True") ? 1 : !strcmp(c, "False") ? 0 : -1;
+}
+
+/* The i-th tensor's dims as "[2,1,1024,1024]" (the recorded text, spaces dropped); "" when it has none. */
+static void tensor_dims_text(const char *dims, int i, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!dims || *dims != '[')
+        return;
+    const char *p = dims + 1;
+    for (int k = 0; *p && k <= i; k++) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        if (*p != '[')
+            return;
+        const char *end = strchr(p, ']');
+        if (!end)
+            return;
+        if (k == i && end > p + 1) {
+            size_t w = 0;
+            for (const char *c = p; c <= end && w + 1 < n; c++)
+                if (*c != ' ')
+                    out[w++] = *c;
+            out[w] = '\0';
+        }
+        p = end + 1;
+    }
+}
+
+/* q, k, v of an attention op with its mask, is_causal and enable_gqa; 0 when it is none or its dims are not 4-D. */
+static int attention_op_inputs(const kineto_event *e, model_attn_kind kind, model_attn_inputs *m)
+{
+    for (size_t i = 0; i < sizeof ATTENTION_ARGS / sizeof *ATTENTION_ARGS; i++) {
+        if (strcmp(e->name, ATTENTION_ARGS[i].op) || !qkv_from(e, kind, m))
+            continue;
+        m->causal = flag_field(e, ATTENTION_ARGS[i].causal);
+        m->gqa = flag_field(e, ATTENTION_ARGS[i].gqa);
+        char dims[40], t[48], d[16];
+        if (ATTENTION_ARGS[i].mask >= 0) {
+            tensor_dims_text(e->input_dims, ATTENTION_ARGS[i].mask, dims, sizeof dims);
+            list_field(e->input_types, ATTENTION_ARGS[i].mask, t, sizeof t);
+            dtype_short(t, d, sizeof d);
+            if (dims[0] && t[0])
+                snprintf(m->mask, sizeof m->mask, "%s %s", d, dims);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* The first tensor's dims, up to 8 of them; its rank, or -1. */
+static int first_tensor_dims(const char *s, long long *dims, int max)
+{
+    if (!s || s[0] != '[' || s[1] != '[')
+        return -1;
+    s += 2;
+    int r = 0;
+    while (*s && *s != ']') {
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s)
+            return -1;
+        if (r < max)
+            dims[r] = v;
+        r++;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return r;
+}
+
+/* K/V heads repeated before attention: repeat_kv's reshape of [B, Hkv, n_rep, S, D] (from an
+ * expand), or repeat_interleave(k, n_rep, dim=1) of [B, Hkv, S, D]. */
+static void see_expansion(model_inputs_scan *s, const kineto_event *e)
+{
+    long long d[8];
+    int r = first_tensor_dims(e->input_dims, d, 8);
+    int reshape = !strcmp(e->name, "aten::reshape") || !strcmp(e->name, "aten::_unsafe_view");
+    if (reshape && r == 5 && d[2] > 1 && fits_int(d[0]) && fits_int(d[1]) && fits_int(d[2]) && fits_int(d[4])) {
+        s->expand_batch = (int)d[0], s->expand_heads = (int)d[1], s->expand_rep = (int)d[2];
+        s->expand_dim = (int)d[4];
+    } else if (!strcmp(e->name, "aten::repeat_interleave") && r == 4) {
+        char rep[24], dim[8];
+        list_field(e->concrete_inputs, 1, rep, sizeof rep);
+        list_field(e->concrete_inputs, 2, dim, sizeof dim);
+        long long n = strtoll(rep, NULL, 10);
+        if (n > 1 && n < 4096 && !strcmp(dim, "1") && fits_int(d[0]) && fits_int(d[1]) && fits_int(d[3])) {
+            s->expand_batch = (int)d[0], s->expand_heads = (int)d[1], s->expand_rep = (int)n;
+            s->expand_dim = (int)d[3];
+        }
+    }
+    if (s->expand_rep)
+        snprintf(s->expand_op, sizeof s->expand_op, "%.31s", e->name);
+}
+
+void model_inputs_finish(model_inputs_scan *s)
+{
+    model_attn_inputs *m = &s->found;
+    if (m->kind == MODEL_ATTN_NONE && s->backend.kind != MODEL_ATTN_NONE)
+        *m = s->backend;
+    if (m->kind != MODEL_ATTN_NONE && s->expand_rep > 1 && m->batch == s->expand_batch && m->dim == s->expand_dim &&
+        m->heads_kv == s->expand_heads * s->expand_rep) {
+        m->heads_kv_model = s->expand_heads;
+        snprintf(m->expand_op, sizeof m->expand_op, "%s", s->expand_op);
+    }
 }
 
 static const char *const GEMM_OPS[] = {"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::matmul",
@@ -244,11 +361,19 @@ void model_inputs_see(model_inputs_scan *s, const kineto_event *e)
         }
         return;
     }
-    if (s->found.kind != MODEL_ATTN_NONE || !e->cat || strcmp(e->cat, "cpu_op") || !e->name || !e->input_dims)
+    if (!e->cat || strcmp(e->cat, "cpu_op") || !e->name || !e->input_dims)
         return;
     const char *n = e->name;
+    if (!s->expand_rep)
+        see_expansion(s, e);
+    if (s->found.kind != MODEL_ATTN_NONE)
+        return;
     if (!strcmp(n, "aten::scaled_dot_product_attention")) {
-        qkv_from(e, MODEL_ATTN_SDPA, &s->found);
+        attention_op_inputs(e, MODEL_ATTN_SDPA, &s->found);
+        return;
+    }
+    if (s->backend.kind == MODEL_ATTN_NONE && !strncmp(n, "aten::_scaled_dot_product_", 26) && !strstr(n, "backward")) {
+        attention_op_inputs(e, MODEL_ATTN_SDPA, &s->backend);
         return;
     }
     if (strstr(n, "flex_attention") && !strstr(n, "backward")) {
@@ -294,9 +419,16 @@ const char *model_attn_kind_name(model_attn_kind k)
 
 void model_inputs_format(const model_attn_inputs *m, char *out, size_t n)
 {
-    snprintf(out, n, "%s: B=%d, Hq=%d, Hkv=%d, S_q=%d, S_kv=%d, D=%d, %s, %s, from %s", model_attn_kind_name(m->kind),
-             m->batch, m->heads_q, m->heads_kv, m->seq_q, m->seq_kv, m->dim, m->dtype,
-             m->causal == 1 ? "causal" : m->causal == 0 ? "not causal" : "causality not recorded", m->op);
+    int w = snprintf(out, n, "%s: B=%d, Hq=%d, Hkv=%d, S_q=%d, S_kv=%d, D=%d, %s, %s, from %s",
+                     model_attn_kind_name(m->kind), m->batch, m->heads_q, m->heads_kv, m->seq_q, m->seq_kv, m->dim,
+                     m->dtype, m->causal == 1 ? "causal" : m->causal == 0 ? "not causal" : "causality not recorded",
+                     m->op);
+    if (w > 0 && (size_t)w < n && m->mask[0])
+        w += snprintf(out + w, n - (size_t)w, "; mask %s", m->mask);
+    if (w > 0 && (size_t)w < n && m->gqa == 1)
+        w += snprintf(out + w, n - (size_t)w, "; enable_gqa");
+    if (w > 0 && (size_t)w < n && m->heads_kv_model > 0)
+        snprintf(out + w, n - (size_t)w, "; kv_heads %d by %s", m->heads_kv_model, m->expand_op);
 }
 
 int model_inputs_parse(const char *text, model_attn_inputs *m)
@@ -314,7 +446,18 @@ int model_inputs_parse(const char *text, model_attn_inputs *m)
         m->seq_kv <= 0 || m->dim <= 0)
         return -1;
     m->causal = !strcmp(causal, "causal") ? 1 : !strcmp(causal, "not causal") ? 0 : -1;
-    snprintf(m->op, sizeof m->op, "%s", text + used);
+    const char *rest = text + used;
+    size_t op_len = strcspn(rest, ";");
+    snprintf(m->op, sizeof m->op, "%.*s", (int)(op_len < sizeof m->op ? op_len : sizeof m->op - 1), rest);
+    m->gqa = -1;
+    const char *x;
+    if ((x = strstr(rest, "; mask ")) != NULL)
+        snprintf(m->mask, sizeof m->mask, "%.*s", (int)strcspn(x + 7, ";"), x + 7);
+    if (strstr(rest, "; enable_gqa"))
+        m->gqa = 1;
+    if ((x = strstr(rest, "; kv_heads ")) != NULL &&
+        sscanf(x, "; kv_heads %d by %31[^;]", &m->heads_kv_model, m->expand_op) != 2)
+        m->heads_kv_model = 0, m->expand_op[0] = '\0';
     return 0;
 }
 

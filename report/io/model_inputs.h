@@ -23,6 +23,13 @@ typedef struct model_attn_inputs {
     char dtype[16];  /* "bf16", "fp16", "fp32", or PyTorch's name of another type */
     int causal;      /* 1 / 0 from SDPA's is_causal; -1 not recorded (eager, flex: the mask is a tensor or a function) */
     char op[64];     /* the op the dims were read from */
+    /* attn_mask as recorded: "bool [2,1,2048,2048]", "bf16 [2,1,1024,1024]"; "" for none (or not recorded) */
+    char mask[48];
+    int gqa;         /* enable_gqa: 1 / 0; -1 not recorded */
+    /* K/V heads before an eager expansion (repeat_kv's expand + reshape, repeat_interleave) that
+     * made heads_kv of them, and the op that recorded it; 0 / "" when none was seen */
+    int heads_kv_model;
+    char expand_op[32];
 } model_attn_inputs;
 
 /* A GEMM or convolution CPU op's interval and first input's dtype (file-relative ns). */
@@ -42,12 +49,20 @@ typedef struct model_inputs_scan {
     /* eager: the last 4-D × 4-D aten::matmul seen, waiting for a softmax over its output */
     int pending_matmul;
     model_attn_inputs matmul;
+    /* the first K/V expansion seen: [B, Hkv, n_rep, S, D] reshaped, or [B, Hkv, S, D] repeat_interleave'd */
+    int expand_batch, expand_heads, expand_rep, expand_dim;
+    char expand_op[32];
+    /* a backend op's inputs, for a trace without the public SDPA op (a compiled model) */
+    model_attn_inputs backend;
 } model_inputs_scan;
 
 #define MODEL_MAX_GEMM_OPS (1u << 20)
 
 /* Looks at one event (any; only cpu_op events with Input Dims count). */
 void model_inputs_see(model_inputs_scan *s, const kineto_event *e);
+/* Once the file is read: the attention's inputs from the public SDPA op or, without one,
+ * from a backend op, with the K/V expansion that made its KV heads when its shapes agree. */
+void model_inputs_finish(model_inputs_scan *s);
 
 /* The dtypes of the ops that launched the file's FP32 CUDA-core GEMM and convolution
  * kernels (kernel names with sgemm, ffma, simt, f32f32_f32f32, as findings.c's
@@ -59,7 +74,8 @@ void model_inputs_fp32_cores(model_inputs_scan *s, const trace *t, size_t ops0, 
                              int *n16, int *n32, char *text, size_t n);
 
 /* The fact's text ("sdpa: B=4, Hq=16, Hkv=4, S_q=1024, S_kv=1024, D=128, bf16, causal, from
- * aten::scaled_dot_product_attention"), and back. Parsing returns 0, or -1 when the text is not one. */
+ * aten::scaled_dot_product_attention", then "; mask bool [2,1,1024,1024]", "; enable_gqa True",
+ * "; kv_heads 8 by aten::reshape" when recorded), and back. Parsing returns 0, or -1 when the text is not one. */
 void model_inputs_format(const model_attn_inputs *m, char *out, size_t n);
 int model_inputs_parse(const char *text, model_attn_inputs *m);
 /* The variant's recorded attention inputs (its fact "attn_inputs"): 1 with *m, 0 without. */

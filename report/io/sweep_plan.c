@@ -7,6 +7,7 @@
 #include "sweep_plan.h"
 
 #include "archive.h"
+#include "err.h"
 #include "escape.h"
 
 #include <errno.h>
@@ -24,48 +25,50 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A run of decimal digits: strtol alone would take " 5", "+5" and "0x10" as 0. */
-static int number(const char *s, const char **end, long *v)
+/* 1 when s starts with a run of decimal digits (its value in *v, its end in *end): strtol
+ * alone would take " 5", "+5" and "0x10" as 0. */
+static int is_number(const char *s, const char **end, long *v)
 {
     if (*s < '0' || *s > '9') {
         *end = s;
-        return -1;
+        return 0;
     }
     char *e;
     errno = 0;
     *v = strtol(s, &e, 10);
     *end = e;
-    return errno || e == s || *s == '-' || *s == '+' ? -1 : 0;
+    return !(errno || e == s);
 }
 
-int sweep_parse_list(const char *opt, const char *s, int max, int *out, char *err, size_t errlen)
+int sweep_parse_list(const char *opt, const char *s, int max, int *out, int *count, char *err, size_t errlen)
 {
     int n = 0;
+    *count = 0;
     const char *p = s, *e;
     long a, b, step;
     if (strchr(s, ':')) {
         int geometric = 0;
-        if (number(p, &e, &a) || *e != ':' || number(e + 1, &e, &b) || *e != ':' ||
-            (e[1] != 'x' && e[1] != '+') || number(e + 2, &e, &step) || *e)
+        if (!is_number(p, &e, &a) || *e != ':' || !is_number(e + 1, &e, &b) || *e != ':' ||
+            (e[1] != 'x' && e[1] != '+') || !is_number(e + 2, &e, &step) || *e)
             goto bad;
         geometric = strchr(s, 'x') != NULL;
         if (a < 1 || b < a || b > max || (geometric ? step < 2 : step < 1))
             goto bad;
         for (long v = a; v <= b; v = geometric ? v * step : v + step) {
             if (n == SWEEP_MAX_LIST) {
-                snprintf(err, errlen, "--%s %s: more than %d values; use a coarser step", opt, s, SWEEP_MAX_LIST);
-                return -1;
+                return err_set(err, errlen, EXIT_USAGE, "--%s %s: more than %d values; use a coarser step", opt, s,
+                               SWEEP_MAX_LIST);
             }
             out[n++] = (int)v;
         }
-        return n;
+        *count = n;
+        return EXIT_OK;
     }
     for (;;) {
-        if (number(p, &e, &a) || a < 1 || a > max || (*e && *e != ','))
+        if (!is_number(p, &e, &a) || a < 1 || a > max || (*e && *e != ','))
             goto bad;
         if (n == SWEEP_MAX_LIST) {
-            snprintf(err, errlen, "--%s %s: more than %d values", opt, s, SWEEP_MAX_LIST);
-            return -1;
+            return err_set(err, errlen, EXIT_USAGE, "--%s %s: more than %d values", opt, s, SWEEP_MAX_LIST);
         }
         out[n++] = (int)a;
         if (!*e)
@@ -77,13 +80,13 @@ int sweep_parse_list(const char *opt, const char *s, int max, int *out, char *er
     for (int i = 0; i < n; i++)
         if (!u || out[u - 1] != out[i])
             out[u++] = out[i];
-    return u;
+    *count = u;
+    return EXIT_OK;
 bad:
-    snprintf(err, errlen,
+    return err_set(err, errlen, EXIT_USAGE,
              "--%s %s: expected whole numbers from 1 to %d, comma-separated (256,512) or a range FROM:TO:xFACTOR "
              "(256:16384:x2) or FROM:TO:+STEP",
              opt, s, max);
-    return -1;
 }
 
 int sweep_plan_shapes(sweep_plan *p, const int *seq, int n_seq, const int *dim, int n_dim, int batch, long tokens,
@@ -91,31 +94,28 @@ int sweep_plan_shapes(sweep_plan *p, const int *seq, int n_seq, const int *dim, 
 {
     p->n_shapes = 0;
     if ((long)n_seq * n_dim > SWEEP_MAX_SHAPES) {
-        snprintf(err, errlen, "%d sequence lengths x %d head dims is more than %d shapes; split the sweep", n_seq,
-                 n_dim, SWEEP_MAX_SHAPES);
-        return -1;
+        return err_set(err, errlen, EXIT_USAGE, "%d sequence lengths x %d head dims is more than %d shapes; split the "
+                       "sweep", n_seq, n_dim, SWEEP_MAX_SHAPES);
     }
     for (int d = 0; d < n_dim; d++)
         for (int i = 0; i < n_seq; i++) {
             int b = batch;
             if (tokens > 0) {
                 if (tokens % seq[i] || tokens / seq[i] < 1) {
-                    snprintf(err, errlen,
-                             "--tokens %ld: S = %d does not divide it (B = tokens / S must be whole and at least 1); "
-                             "pick S from the divisors or give --batch",
-                             tokens, seq[i]);
-                    return -1;
+                    return err_set(err, errlen, EXIT_USAGE,
+                                   "--tokens %ld: S = %d does not divide it (B = tokens / S must be whole and at least "
+                                   "1); pick S from the divisors or give --batch",
+                                   tokens, seq[i]);
                 }
                 if (tokens / seq[i] > (1 << 16)) {
-                    snprintf(err, errlen, "--tokens %ld: S = %d gives B = %ld, above 65536", tokens, seq[i],
-                             tokens / seq[i]);
-                    return -1;
+                    return err_set(err, errlen, EXIT_USAGE, "--tokens %ld: S = %d gives B = %ld, above 65536", tokens,
+                                   seq[i], tokens / seq[i]);
                 }
                 b = (int)(tokens / seq[i]);
             }
             p->shapes[p->n_shapes++] = (attn_shape){b, heads, seq[i], dim[d]};
         }
-    return p->n_shapes;
+    return EXIT_OK;
 }
 
 void sweep_shape_name(const attn_shape *s, char *out, size_t n)
@@ -127,11 +127,11 @@ int sweep_shape_parse(const char *name, attn_shape *s)
 {
     int b, h, q, d, used = 0;
     if (sscanf(name, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || name[used] || b < 1 || h < 1 || q < 1 || d < 1)
-        return -1;
+        return EXIT_BAD_ARCHIVE;
     *s = (attn_shape){b, h, q, d};
     char back[64];
     sweep_shape_name(s, back, sizeof back);
-    return strcmp(back, name) ? -1 : 0;
+    return strcmp(back, name) ? EXIT_BAD_ARCHIVE : EXIT_OK;
 }
 
 double sweep_flops(const attn_shape *s, int causal)
@@ -152,16 +152,14 @@ static int write_json(json_t *root, const char *dir, const char *name, char *err
 {
     char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
     json_decref(root);
-    if (!text) {
-        snprintf(err, errlen, "%s/%s: could not build the JSON document", dir, name);
-        return -1;
-    }
+    if (!text)
+        return err_set(err, errlen, EXIT_NO_MEMORY, "%s/%s: could not build the JSON document (out of memory)", dir,
+                       name);
     size_t len = strlen(text);
     char *nl = malloc(len + 2);
     if (!nl) {
         free(text);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return err_set(err, errlen, EXIT_NO_MEMORY, "out of memory");
     }
     memcpy(nl, text, len);
     nl[len] = '\n';
@@ -169,7 +167,7 @@ static int write_json(json_t *root, const char *dir, const char *name, char *err
     free(text);
     int rc = archive_write_file(dir, name, nl, err, errlen);
     free(nl);
-    return rc;
+    return rc == 0 ? EXIT_OK : rc > 0 ? rc : EXIT_IO;
 }
 
 int sweep_plan_write(const sweep_plan *p, const char *dir, char *err, size_t errlen)
@@ -195,23 +193,24 @@ static const char *jstr(json_t *o, const char *k)
     return s ? s : "";
 }
 
-/* The limits `attnprof sweep` itself takes on the command line (cli.c, sweep_plan_shapes). */
+/* 1 when o is a shape within the limits `attnprof sweep` itself takes on the command line
+ * (cli.c, sweep_plan_shapes), read into s. */
 static int jshape(json_t *o, attn_shape *s)
 {
     json_t *b = json_object_get(o, "batch"), *h = json_object_get(o, "heads"), *q = json_object_get(o, "seq"),
            *d = json_object_get(o, "dim");
     if (!json_is_object(o) || !json_is_integer(b) || !json_is_integer(h) || !json_is_integer(q) || !json_is_integer(d))
-        return -1;
+        return 0;
     json_int_t v[4] = {json_integer_value(b), json_integer_value(h), json_integer_value(q), json_integer_value(d)};
     static const json_int_t max[4] = {1 << 16, 1 << 12, 1 << 20, 1024};
     for (int i = 0; i < 4; i++)
         if (v[i] < 1 || v[i] > max[i])
-            return -1;
+            return 0;
     *s = (attn_shape){(int)v[0], (int)v[1], (int)v[2], (int)v[3]};
     json_t *name = json_object_get(o, "name");
     char want[64];
     sweep_shape_name(s, want, sizeof want);
-    return name && (!json_is_string(name) || strcmp(json_string_value(name), want)) ? -1 : 0;
+    return !(name && (!json_is_string(name) || strcmp(json_string_value(name), want)));
 }
 
 /* A string field: absent is "", anything but a string shorter than n bytes whose
@@ -222,20 +221,20 @@ static int jfield(json_t *root, const char *k, const char *allowed, char *out, s
     out[0] = '\0';
     json_t *v = json_object_get(root, k);
     if (!v)
-        return 0;
+        return EXIT_OK;
     const char *s = json_string_value(v);
     size_t len = s ? strlen(s) : 0;
     int ok = s && len < n && len == json_string_length(v);
     for (size_t i = 0; ok && i < len; i++)
         ok = allowed ? strchr(allowed, s[i]) != NULL
                      : ((unsigned char)s[i] >= 0x20 && s[i] != 0x7f) || s[i] == '\n' || s[i] == '\t';
-    if (!ok) {
-        snprintf(err, errlen, "%s: %s is not a string of at most %zu bytes%s; not a sweep.json attnprof wrote", path, k,
-                 n - 1, allowed ? " of the characters attnprof writes there" : " without control characters but newline and tab");
-        return -1;
-    }
+    if (!ok)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %s is not a string of at most %zu bytes%s; not a sweep.json "
+                       "attnprof wrote", path, k, n - 1,
+                       allowed ? " of the characters attnprof writes there"
+                               : " without control characters but newline and tab");
     memcpy(out, s, len + 1);
-    return 0;
+    return EXIT_OK;
 }
 
 /* An integer field in [lo, hi]; absent is 0. */
@@ -245,14 +244,12 @@ static int jint(json_t *root, const char *k, json_int_t lo, json_int_t hi, int *
     *out = 0;
     json_t *v = json_object_get(root, k);
     if (!v)
-        return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-        snprintf(err, errlen, "%s: %s is not a whole number from %lld to %lld; not a sweep.json attnprof wrote", path,
-                 k, (long long)lo, (long long)hi);
-        return -1;
-    }
+        return EXIT_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %s is not a whole number from %lld to %lld; not a "
+                       "sweep.json attnprof wrote", path, k, (long long)lo, (long long)hi);
     *out = (int)json_integer_value(v);
-    return 0;
+    return EXIT_OK;
 }
 
 #define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."
@@ -262,7 +259,7 @@ int sweep_run_flags_valid(const char *flags, char *bad, size_t n)
     char buf[sizeof ((sweep_plan *)0)->run_flags];
     if (strlen(flags) >= sizeof buf) {
         snprintf(bad, n, "%.40s...", flags);
-        return -1;
+        return EXIT_BAD_ARCHIVE;
     }
     snprintf(buf, sizeof buf, "%s", flags);
     int want_seed = 0;
@@ -279,107 +276,118 @@ int sweep_run_flags_valid(const char *flags, char *bad, size_t n)
             continue;
         }
         snprintf(bad, n, "%.60s", tok);
-        return -1;
+        return EXIT_BAD_ARCHIVE;
     }
     if (want_seed) {
         snprintf(bad, n, "--seed or --counters-max-gib without a number");
-        return -1;
+        return EXIT_BAD_ARCHIVE;
     }
-    return 0;
+    return EXIT_OK;
 }
 
 int sweep_variant_list_valid(const char *list)
 {
     if (!*list)
-        return 0;
+        return EXIT_OK;
     if (strspn(list, NAME_CHARS ",") != strlen(list) || list[0] == ',' || list[strlen(list) - 1] == ',' ||
         strstr(list, ",,") || list[0] == '-')
-        return -1;
+        return EXIT_BAD_ARCHIVE;
     for (const char *c = strchr(list, ','); c; c = strchr(c + 1, ','))
         if (c[1] == '-')
-            return -1; /* a name that reads as an option */
-    return 0;
+            return EXIT_BAD_ARCHIVE; /* a name that reads as an option */
+    return EXIT_OK;
 }
 
-int sweep_plan_read(sweep_plan *p, const char *dir, char *err, size_t errlen)
+/* DIR's file `path` as JSON: EXIT_OK with *found 0 (and *root NULL) when there is none, or
+ * with the document in *root (json_decref when done); EXIT_BAD_ARCHIVE when it is not JSON. */
+static int load_json(const char *path, const char *what, json_t **root, int *found, char *err, size_t errlen)
 {
-    memset(p, 0, sizeof *p);
-    char path[1200];
-    snprintf(path, sizeof path, "%s/sweep.json", dir);
-    if (!path_exists(path))
-        return 1;
+    *root = NULL;
+    *found = path_exists(path);
+    if (!*found)
+        return EXIT_OK;
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root) {
-        snprintf(err, errlen, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
-        return -1;
-    }
-    int rc = -1;
+    *root = json_load_file(path, 0, &je);
+    if (!*root)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: not valid JSON (line %d: %s); not a %s attnprof wrote", path,
+                       je.line, je.text, what);
+    return EXIT_OK;
+}
+
+/* sweep.json's shapes list and its reference shape (replicate). */
+static int read_shapes(json_t *root, sweep_plan *p, const char *path, char *err, size_t errlen)
+{
     json_t *shapes = json_object_get(root, "shapes"), *version = json_object_get(root, "sweep_version");
-    if (!json_is_object(root) || (version && (!json_is_integer(version) || json_integer_value(version) != 1))) {
-        snprintf(err, errlen, "%s: not an attnprof sweep.json of sweep_version 1", path);
-        goto done;
-    }
-    if (!json_is_array(shapes) || json_array_size(shapes) == 0 || json_array_size(shapes) > SWEEP_MAX_SHAPES) {
-        snprintf(err, errlen, "%s: no shapes list of 1 to %d shapes: not an attnprof sweep.json", path,
-                 SWEEP_MAX_SHAPES);
-        goto done;
-    }
+    if (!json_is_object(root) || (version && (!json_is_integer(version) || json_integer_value(version) != 1)))
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: not an attnprof sweep.json of sweep_version 1", path);
+    if (!json_is_array(shapes) || json_array_size(shapes) == 0 || json_array_size(shapes) > SWEEP_MAX_SHAPES)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: no shapes list of 1 to %d shapes: not an attnprof sweep.json",
+                       path, SWEEP_MAX_SHAPES);
     size_t i;
     json_t *v;
     json_array_foreach(shapes, i, v)
     {
-        if (jshape(v, &p->shapes[p->n_shapes++]) != 0) {
-            snprintf(err, errlen, "%s: shapes[%zu] is not a shape of whole numbers within run's limits (B <= 65536, "
-                     "H <= 4096, S <= 1048576, D <= 1024) named BxHxSxD", path, i);
-            goto done;
-        }
+        if (!jshape(v, &p->shapes[p->n_shapes++]))
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: shapes[%zu] is not a shape of whole numbers within "
+                           "run's limits (B <= 65536, H <= 4096, S <= 1048576, D <= 1024) named BxHxSxD", path, i);
     }
-    /* Every field a later `--resume` or `--task` could act on is checked here: the
-     * variant names and run's options go onto `attnprof run`'s command line, and the
-     * task command is compared with the one the command line gives, never run on its own. */
-    if (jfield(root, "variants", NAME_CHARS ",", p->variants, sizeof p->variants, path, err, errlen) ||
-        jfield(root, "task_command", NULL, p->task_command, sizeof p->task_command, path, err, errlen) ||
-        jfield(root, "slurm_job_id", "0123456789", p->slurm_job_id, sizeof p->slurm_job_id, path, err, errlen) ||
-        jfield(root, "run_flags", NAME_CHARS " ", p->run_flags, sizeof p->run_flags, path, err, errlen) ||
-        jint(root, "iters", 0, 100000, &p->iters, path, err, errlen) ||
-        jint(root, "warmup", 0, 100000, &p->warmup, path, err, errlen))
-        goto done;
+    json_t *rep = json_object_get(root, "replicate");
+    if (rep) {
+        if (!jshape(rep, &p->reference))
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: replicate is not a shape of whole numbers within run's "
+                           "limits", path);
+        p->replicate = 1;
+    }
+    return EXIT_OK;
+}
+
+/* Every field a later `--resume` or `--task` could act on: the variant names and run's
+ * options go onto `attnprof run`'s command line, and the task command is compared with the
+ * one the command line gives, never run on its own. */
+static int read_fields(json_t *root, sweep_plan *p, const char *path, char *err, size_t errlen)
+{
+    int rc;
+    if ((rc = jfield(root, "variants", NAME_CHARS ",", p->variants, sizeof p->variants, path, err, errlen)) ||
+        (rc = jfield(root, "task_command", NULL, p->task_command, sizeof p->task_command, path, err, errlen)) ||
+        (rc = jfield(root, "slurm_job_id", "0123456789", p->slurm_job_id, sizeof p->slurm_job_id, path, err,
+                     errlen)) ||
+        (rc = jfield(root, "run_flags", NAME_CHARS " ", p->run_flags, sizeof p->run_flags, path, err, errlen)) ||
+        (rc = jint(root, "iters", 0, 100000, &p->iters, path, err, errlen)) ||
+        (rc = jint(root, "warmup", 0, 100000, &p->warmup, path, err, errlen)))
+        return rc;
     char bad[80];
-    if (sweep_variant_list_valid(p->variants) != 0) {
-        snprintf(err, errlen, "%s: variants is not a comma-separated list of variant names", path);
-        goto done;
-    }
-    if (sweep_run_flags_valid(p->run_flags, bad, sizeof bad) != 0) {
-        snprintf(err, errlen, "%s: run_flags: '%s' is not one of the run options a sweep passes on (--no-counters, "
-                 "--no-calibrate, --cudnn-replan, --pdf, --no-pdf, --seed N, --counters-max-gib N)", path, bad);
-        goto done;
-    }
-    json_t *gpus = json_object_get(root, "gpus");
-    if (gpus && (!json_is_array(gpus) || json_array_size(gpus) > SWEEP_MAX_GPUS)) {
-        snprintf(err, errlen, "%s: gpus is not a list of at most %d GPU indices", path, SWEEP_MAX_GPUS);
-        goto done;
-    }
+    if (sweep_variant_list_valid(p->variants) != EXIT_OK)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: variants is not a comma-separated list of variant names",
+                       path);
+    if (sweep_run_flags_valid(p->run_flags, bad, sizeof bad) != EXIT_OK)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: run_flags: '%s' is not one of the run options a sweep "
+                       "passes on (--no-counters, --no-calibrate, --cudnn-replan, --pdf, --no-pdf, --seed N, "
+                       "--counters-max-gib N)", path, bad);
+    json_t *gpus = json_object_get(root, "gpus"), *v;
+    if (gpus && (!json_is_array(gpus) || json_array_size(gpus) > SWEEP_MAX_GPUS))
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: gpus is not a list of at most %d GPU indices", path,
+                       SWEEP_MAX_GPUS);
+    size_t i;
     json_array_foreach(gpus, i, v)
     {
         const char *g = json_string_value(v);
         /* CUDA_VISIBLE_DEVICES entries: indices, GPU-<uuid>, MIG-<uuid> or MIG-GPU-<uuid>/g/c */
-        if (!g || strlen(g) >= sizeof p->gpus[0] || strspn(g, NAME_CHARS "/:") != strlen(g)) {
-            snprintf(err, errlen, "%s: gpus[%zu] is not a GPU index or UUID", path, i);
-            goto done;
-        }
+        if (!g || strlen(g) >= sizeof p->gpus[0] || strspn(g, NAME_CHARS "/:") != strlen(g))
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: gpus[%zu] is not a GPU index or UUID", path, i);
         snprintf(p->gpus[p->n_gpus++], sizeof p->gpus[0], "%s", g);
     }
-    json_t *rep = json_object_get(root, "replicate");
-    if (rep) {
-        if (jshape(rep, &p->reference) != 0) {
-            snprintf(err, errlen, "%s: replicate is not a shape of whole numbers within run's limits", path);
-            goto done;
-        }
-        p->replicate = 1;
-    }
-    rc = 0;
-done:
+    return EXIT_OK;
+}
+
+int sweep_plan_read(sweep_plan *p, const char *dir, int *found, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    json_t *root;
+    int rc = load_json(path, "sweep.json", &root, found, err, errlen);
+    if (rc == EXIT_OK && root && (rc = read_shapes(root, p, path, err, errlen)) == EXIT_OK)
+        rc = read_fields(root, p, path, err, errlen);
     json_decref(root);
     return rc;
 }
@@ -396,19 +404,17 @@ int sweep_refused_variant(const char *error_line, char *variant, size_t n, doubl
             continue;
         }
         snprintf(variant, n, "%s", name);
-        return 0;
+        return EXIT_OK;
     }
-    return -1;
+    return EXIT_BAD_ARCHIVE;
 }
 
 int sweep_status_write(const char *dir, const char *name, const sweep_status *s, char *err, size_t errlen)
 {
     char sdir[1200], file[128];
     snprintf(sdir, sizeof sdir, "%s/status", dir);
-    if (mkdir(sdir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "%s: cannot create: %s", sdir, strerror(errno));
-        return -1;
-    }
+    if (mkdir(sdir, 0755) != 0 && errno != EEXIST)
+        return err_set(err, errlen, EXIT_IO, "%s: cannot create: %s", sdir, strerror(errno));
     snprintf(file, sizeof file, "%s.json", name);
     json_t *root = json_pack("{s:i,s:s,s:s,s:f,s:s,s:i,s:s}", "exit_code", s->exit_code, "error", s->error, "gpu",
                              s->gpu, "seconds", isfinite(s->seconds) ? s->seconds : 0.0, "slurm_job_id",
@@ -426,20 +432,19 @@ int sweep_status_write(const char *dir, const char *name, const sweep_status *s,
     return write_json(root, sdir, file, err, errlen);
 }
 
-int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *err, size_t errlen)
+int sweep_status_read(const char *dir, const char *name, sweep_status *s, int *found, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->slurm_task = -1;
     char path[1400];
     snprintf(path, sizeof path, "%s/status/%s.json", dir, name);
-    if (!path_exists(path))
-        return 1;
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root || !json_is_integer(json_object_get(root, "exit_code"))) {
-        snprintf(err, errlen, "%s: not a sweep status file (%s)", path, root ? "no exit_code" : je.text);
+    json_t *root;
+    int rc = load_json(path, "status file", &root, found, err, errlen);
+    if (rc != EXIT_OK || !root)
+        return rc;
+    if (!json_is_integer(json_object_get(root, "exit_code"))) {
         json_decref(root);
-        return -1;
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: not a sweep status file (no exit_code)", path);
     }
     /* From whoever wrote the directory: an exit code is 0..255, a task index that of a
      * Slurm array (or -1), a log a relative path inside DIR. */
@@ -449,10 +454,9 @@ int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *
     if (code < 0 || code > 255 || (task && (!json_is_integer(task) || json_integer_value(task) < -1 ||
                                             json_integer_value(task) > 1000000)) ||
         logp[0] == '/' || strstr(logp, "..")) {
-        snprintf(err, errlen, "%s: exit_code, slurm_task or log out of range (0-255, -1 or a task index, a path "
-                 "inside the sweep): not a status file attnprof wrote", path);
         json_decref(root);
-        return -1;
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: exit_code, slurm_task or log out of range (0-255, -1 or a "
+                       "task index, a path inside the sweep): not a status file attnprof wrote", path);
     }
     s->exit_code = (int)code;
     esc_copy_utf8(s->error, sizeof s->error, jstr(root, "error"));
@@ -475,5 +479,5 @@ int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *
         k->device_bytes = json_is_number(b) ? json_number_value(b) : NAN;
     }
     json_decref(root);
-    return 0;
+    return EXIT_OK;
 }

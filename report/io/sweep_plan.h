@@ -1,10 +1,7 @@
 /* attnprof sweep's plan and outcomes as files (sweep_plan.c): which shapes, written to
  * DIR/sweep.json before anything runs, and each shape's outcome (DIR/status/<shape>.json,
  * written by whoever ran it: a local worker or a Slurm array task). The sweep model
- * (sweep.h) reads them back beside the archives.
- *
- * Status convention: functions returning int give 0 on success, and on failure -1 with a
- * one-line reason in `err`. */
+ * (sweep.h) reads them back beside the archives. */
 #ifndef ATTNPROF_SWEEP_PLAN_H
 #define ATTNPROF_SWEEP_PLAN_H
 
@@ -37,35 +34,38 @@ typedef struct sweep_plan {
 
 /* A LIST option: "256,512,1024" or a geometric range "256:32768:x2" (also
  * "a:b:+k", arithmetic). Values are whole numbers in 1..max; at most
- * SWEEP_MAX_LIST of them, sorted and without repeats. Returns the count, or -1
- * with "--<opt> …: expected …" in `err`. */
-int sweep_parse_list(const char *opt, const char *s, int max, int *out, char *err, size_t errlen);
+ * SWEEP_MAX_LIST of them, sorted and without repeats, their count in *count.
+ * EXIT_OK, or EXIT_USAGE with "--<opt> …: expected …" in `err`. */
+int sweep_parse_list(const char *opt, const char *s, int max, int *out, int *count, char *err, size_t errlen);
 
-/* Fills p->shapes with every (S, D): B = batch, or B = tokens / S when tokens > 0
- * (then every S must divide tokens). Returns the count, or -1 with `err`. */
+/* Fills p->shapes (and p->n_shapes) with every (S, D): B = batch, or B = tokens / S when
+ * tokens > 0 (then every S must divide tokens). EXIT_OK, or EXIT_USAGE with `err`. */
 int sweep_plan_shapes(sweep_plan *p, const int *seq, int n_seq, const int *dim, int n_dim, int batch, long tokens,
                       int heads, char *err, size_t errlen);
 
 /* "8x16x1024x64": a shape's folder name under DIR/shapes/. */
 void sweep_shape_name(const attn_shape *s, char *out, size_t n);
-/* The inverse; 0, or -1 when `name` is no shape name. */
+/* The inverse; EXIT_OK, or EXIT_BAD_ARCHIVE when `name` is no shape name. */
 int sweep_shape_parse(const char *name, attn_shape *s);
 /* Work of one forward in FLOPs: causal attention, half of 4·B·H·S²·D. */
 double sweep_flops(const attn_shape *s, int causal);
 
 /* run_flags as sweep.json may hold them: space-separated --no-counters, --no-calibrate,
- * --cudnn-replan, --no-pdf and --seed N only. 0, or -1 with the first other word in `bad`. */
+ * --cudnn-replan, --no-pdf and --seed N only. EXIT_OK, or EXIT_BAD_ARCHIVE with the first
+ * other word in `bad`. */
 int sweep_run_flags_valid(const char *flags, char *bad, size_t n);
-/* "" or comma-separated names of [A-Za-z0-9_.-] none of which starts with '-'; 0 or -1. */
+/* "" or comma-separated names of [A-Za-z0-9_.-] none of which starts with '-': EXIT_OK;
+ * anything else EXIT_BAD_ARCHIVE. */
 int sweep_variant_list_valid(const char *list);
 
-/* DIR/sweep.json, written through a temporary file and a rename. */
+/* DIR/sweep.json, written through a temporary file and a rename. EXIT_OK or EXIT_IO. */
 int sweep_plan_write(const sweep_plan *p, const char *dir, char *err, size_t errlen);
-/* 0; 1 when DIR has no sweep.json (p is zeroed); -1 with `err` when it is corrupt or any
- * field is outside what `attnprof sweep` writes (types, ranges, the characters of names,
- * run_flags beyond sweep_run_flags_valid, a string that would be cut). The task command
- * read is data to compare with the command line's, never a command to run. */
-int sweep_plan_read(sweep_plan *p, const char *dir, char *err, size_t errlen);
+/* EXIT_OK with *found 1; EXIT_OK with *found 0 when DIR has no sweep.json (p is zeroed);
+ * EXIT_BAD_ARCHIVE with `err` when it is corrupt or any field is outside what `attnprof
+ * sweep` writes (types, ranges, the characters of names, run_flags beyond
+ * sweep_run_flags_valid, a string that would be cut). The task command read is data to
+ * compare with the command line's, never a command to run. */
+int sweep_plan_read(sweep_plan *p, const char *dir, int *found, char *err, size_t errlen);
 
 /* ---- sweep_plan.c: one shape's outcome ------------------------------------ */
 
@@ -90,12 +90,13 @@ typedef struct sweep_status {
 
 /* "…variant naive needs 512.00 GiB of device memory…" or "…variant flash cannot
  * take …": the variant `run` names in a one-line refusal, and the bytes when given
- * (NAN otherwise). 0, or -1 when the line names no variant. */
+ * (NAN otherwise). EXIT_OK, or EXIT_BAD_ARCHIVE when the line names no variant. */
 int sweep_refused_variant(const char *error_line, char *variant, size_t n, double *bytes);
 
-/* DIR/status/<name>.json, atomically. */
+/* DIR/status/<name>.json, atomically. EXIT_OK or EXIT_IO. */
 int sweep_status_write(const char *dir, const char *name, const sweep_status *s, char *err, size_t errlen);
-/* 0; 1 when there is none; -1 with `err` when it is corrupt. */
-int sweep_status_read(const char *dir, const char *name, sweep_status *s, char *err, size_t errlen);
+/* EXIT_OK with *found 1; EXIT_OK with *found 0 when there is none; EXIT_BAD_ARCHIVE with
+ * `err` when it is corrupt. */
+int sweep_status_read(const char *dir, const char *name, sweep_status *s, int *found, char *err, size_t errlen);
 
 #endif

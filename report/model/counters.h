@@ -1,12 +1,12 @@
 /* counters.json: hardware counters of one forward of each variant, per kernel, collected
  * by the counter pass (src/recorder/counter_pass.c, CUPTI Range Profiler, auto range per kernel, kernel
  * replay) plus one user range around the whole forward, so traffic of operations that are
- * not kernels (a Memcpy) shows as forward minus kernels. The model, its JSON form and the
- * quantities derived from raw metrics (bytes, FLOPs, pipes) live here, GPU-free. */
+ * not kernels (a Memcpy) shows as forward minus kernels. The model and the quantities
+ * derived from raw metrics (bytes, FLOPs, pipes) live here, GPU-free; counters.json is
+ * io/counters_json.h. */
 #ifndef ATTNPROF_COUNTERS_H
 #define ATTNPROF_COUNTERS_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 /* The metrics, in collection order. Each name exists on sm_80 and sm_90 unless noted;
@@ -67,14 +67,10 @@ typedef struct counters_set {
 /* Building: appends a zeroed range (values NAN); NULL when out of memory. */
 counter_range *counters_add(counters_set *s, const char *variant, const char *kind, int index, const char *name);
 void counters_free(counters_set *s);
+/* counters.json's words for a status, in ctr_status's order (NULL-terminated). */
+extern const char *const counters_status_words[];
 const char *counters_status_name(ctr_status s);
 
-/* counters.json. Returns 0, or -1 with a one-line reason. */
-int counters_write_json(const counters_set *s, const char *path, char *err, size_t errlen);
-int counters_read_json(counters_set *s, const char *path, char *err, size_t errlen);
-/* The meta block alone (run.json names the metrics and the method). */
-json_t *counters_meta_to_json(const counters_meta *m);
-void counters_meta_from_json(json_t *o, counters_meta *m);
 
 /* Derived quantities of a range (NAN when an input metric is unavailable). */
 double counters_dram_bytes(const counter_range *r);  /* read + write */

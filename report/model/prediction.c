@@ -1,5 +1,5 @@
-/* Predictions and ceilings: construction helpers for the variants and their run.json form.
- * No analysis here; predict.c compares them with the counters. */
+/* Predictions and ceilings: construction helpers for the variants (their run.json form is
+ * io/prediction_json.c). No analysis here; predict.c compares them with the counters. */
 #include "prediction.h"
 
 #include "escape.h"
@@ -45,115 +45,9 @@ int pred_class_matches(const pred_class *c, const char *name)
     return 0;
 }
 
-const char *pipe_name(attn_pipe p)
-{
-    switch (p) {
-    case PIPE_TENSOR:
-        return "tensor";
-    case PIPE_FMA:
-        return "fma";
-    case PIPE_NONE:
-        break;
-    }
-    return "none";
-}
+const char *const pipe_words[] = {"none", "tensor", "fma", NULL};
 
-static attn_pipe pipe_from_name(const char *s)
-{
-    if (s && !strcmp(s, "tensor"))
-        return PIPE_TENSOR;
-    if (s && !strcmp(s, "fma"))
-        return PIPE_FMA;
-    return PIPE_NONE;
-}
-
-static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
-
-static double real(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static double real0(json_t *o, const char *k)
-{
-    double x = real(o, k);
-    return isfinite(x) ? x : 0;
-}
-
-static const char *str(json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
-json_t *prediction_to_json(const attn_prediction *p)
-{
-    if (!p->valid)
-        return json_null();
-    json_t *cls = json_array();
-    for (int i = 0; i < p->n; i++) {
-        const pred_class *c = &p->cls[i];
-        json_array_append_new(cls, json_pack("{s:s,s:s,s:i,s:b,s:o,s:o,s:o,s:s}", "label", c->label, "match",
-                                             c->match, "count", c->count, "is_copy", c->is_copy, "dram_bytes",
-                                             num(c->dram_bytes), "l2_bytes", num(c->l2_bytes), "flops",
-                                             num(c->flops), "pipe", pipe_name(c->pipe)));
-    }
-    return json_pack("{s:o,s:o,s:o,s:o}", "useful_flops", num(p->useful_flops), "executed_flops",
-                     num(p->executed_flops), "min_dram_bytes", num(p->min_dram_bytes), "classes", cls);
-}
-
-void prediction_from_json(json_t *o, attn_prediction *p)
-{
-    memset(p, 0, sizeof *p);
-    if (!json_is_object(o))
-        return;
-    p->valid = 1;
-    p->useful_flops = real(o, "useful_flops");
-    p->executed_flops = real(o, "executed_flops");
-    p->min_dram_bytes = real(o, "min_dram_bytes");
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(o, "classes"), i, c)
-    {
-        if (p->n == PRED_MAX_CLASSES)
-            break;
-        pred_class *x = &p->cls[p->n++];
-        esc_copy_utf8(x->label, sizeof x->label, str(c, "label"));
-        esc_copy_utf8(x->match, sizeof x->match, str(c, "match"));
-        x->count = (int)json_integer_value(json_object_get(c, "count"));
-        x->is_copy = json_is_true(json_object_get(c, "is_copy"));
-        x->dram_bytes = real0(c, "dram_bytes");
-        x->l2_bytes = real0(c, "l2_bytes");
-        x->flops = real0(c, "flops");
-        x->pipe = pipe_from_name(str(c, "pipe"));
-    }
-}
-
-json_t *ceilings_to_json(const ceilings *c)
-{
-    json_t *o = json_pack("{s:b,s:o,s:o,s:o,s:s,s:s}", "measured", c->measured, "tensor_bf16_tflops",
-                          num(c->tensor_bf16_tflops), "fp32_fma_tflops", num(c->fp32_fma_tflops), "copy_tbps",
-                          num(c->copy_tbps), "method", c->method, "error", c->error);
-    if (o && c->source[0])
-        json_object_set_new(o, "measured_in", json_string(c->source));
-    return o;
-}
-
-void ceilings_from_json(json_t *o, ceilings *c)
-{
-    memset(c, 0, sizeof *c);
-    c->tensor_bf16_tflops = c->fp32_fma_tflops = c->copy_tbps = NAN;
-    if (!json_is_object(o))
-        return;
-    c->measured = json_is_true(json_object_get(o, "measured"));
-    c->tensor_bf16_tflops = real(o, "tensor_bf16_tflops");
-    c->fp32_fma_tflops = real(o, "fp32_fma_tflops");
-    c->copy_tbps = real(o, "copy_tbps");
-    esc_copy_utf8(c->method, sizeof c->method, str(o, "method"));
-    esc_copy_utf8(c->error, sizeof c->error, str(o, "error"));
-    ceilings_set_source(c, str(o, "measured_in"));
-}
+const char *pipe_name(attn_pipe p) { return p >= PIPE_NONE && p <= PIPE_FMA ? pipe_words[p] : "none"; }
 
 void ceilings_set_source(ceilings *c, const char *name)
 {

@@ -5,8 +5,6 @@
 #ifndef ATTNPROF_PREDICTION_H
 #define ATTNPROF_PREDICTION_H
 
-#include <jansson.h>
-
 #include "attn_types.h"
 
 /* The pipe a class of kernels should issue its math on. */
@@ -64,14 +62,10 @@ pred_class *prediction_add(attn_prediction *p, const char *label, const char *ma
                            double flops, attn_pipe pipe);
 /* 1 if `name` belongs to the class (any '|'-separated substring of match). */
 int pred_class_matches(const pred_class *c, const char *name);
+/* run.json's words for a pipe, in attn_pipe's order (NULL-terminated). */
+extern const char *const pipe_words[];
 const char *pipe_name(attn_pipe p);
 
-/* JSON (run.json): new references, or 0 on success for the readers. A missing or null
- * object reads as "nothing declared" / "not measured". */
-json_t *prediction_to_json(const attn_prediction *p);
-void prediction_from_json(json_t *o, attn_prediction *p);
-json_t *ceilings_to_json(const ceilings *c);
-void ceilings_from_json(json_t *o, ceilings *c);
 /* Shape arithmetic for the variants' predictions. Bytes of one [B,H,S,D] bf16 tensor and
  * of one [B,H,S,S] bf16 score matrix; the causal useful FLOPs 2·B·H·S²·D. */
 double prediction_io_bytes(const attn_shape *s);

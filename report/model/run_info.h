@@ -1,4 +1,5 @@
-/* run.json: what was run, on what, and how each variant fared. */
+/* run.json's model: what was run, on what, and how each variant fared (read and written by
+ * io/run_json.c). */
 #ifndef ATTNPROF_RUN_INFO_H
 #define ATTNPROF_RUN_INFO_H
 
@@ -135,7 +136,7 @@ typedef struct run_info {
     int seed_recorded, warmup_recorded;
     run_producer producer;
     char producer_evidence[160]; /* why this producer: e.g. "cpu_op events named aten::*" */
-    int provenance_recorded;     /* run.json had "provenance" (else inferred, see run_info_read_json) */
+    int provenance_recorded;     /* run.json had "provenance" (else inferred, see run_json.h) */
     double rel_error_threshold;
     device_props device;
     /* Which GPU ran it: CUDA's UUID ("GPU-…"), PCI bus id, and CUDA_VISIBLE_DEVICES as the
@@ -169,11 +170,8 @@ typedef struct run_info {
     import_source sources[RUN_MAX_VARIANTS];
 } run_info;
 
-int run_info_write_json(const run_info *r, const char *path, char *err, size_t errlen);
-/* Reads run.json. An archive without "provenance" (older ones) reads as an attnprof
- * run unless it was imported, then as a PyTorch import (the only producer `import`
- * was made for then); seed and warm-up of an import read as not recorded. */
-int run_info_read_json(run_info *r, const char *path, char *err, size_t errlen);
+/* run.json's words for a status, in variant_status's order (NULL-terminated). */
+extern const char *const variant_status_words[];
 const char *variant_status_name(variant_status s);
 /* "attnprof", "pytorch_profiler", "kineto": run.json's words. */
 const char *run_producer_name(run_producer p);

@@ -6,13 +6,13 @@
 #include "cli.h"
 #include "compare.h"
 
+#include "err.h"
 #include "exit_codes.h"
 #include "figures.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,10 @@ void cli_usage(FILE *f)
 {
     fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
           "       attnprof report DIR [--format F] [--log] [--figure-size S] [--reference DIR] [--pdf]\n"
-          "                                    re-render an archived run (no GPU needed)\n"
+          "                           [--clean] [-o OUT [--force]]\n"
+          "                                    re-render an archived run (no GPU needed); what earlier renders\n"
+          "                                    made with other options stays unless --clean; -o OUT renders\n"
+          "                                    into OUT instead, DIR only read\n"
           "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log] [--figure-size S]\n"
           "                                    compare archived runs side by side (no GPU needed)\n"
           "       attnprof sweep [options] -o DIR   run every shape of a sweep, one child per shape\n"
@@ -106,16 +109,6 @@ void cli_usage(FILE *f)
           f);
 }
 
-/* Writes one line into err; returns EXIT_USAGE. */
-__attribute__((format(printf, 3, 4))) static int usage_error(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
 /* Digits only: strtol alone would take " 5", "+5" and "-0". */
 static int all_digits(const char *s) { return *s && strspn(s, "0123456789") == strlen(s); }
 
@@ -143,8 +136,7 @@ static int slurm_word(const char *opt, const char *s, const char *allowed, const
         for (const char *c = s; *c && j + 1 < sizeof safe; c++)
             safe[j++] = (*c >= 0x20 && *c < 0x7f) ? *c : '?';
         safe[j] = '\0';
-        snprintf(err, n, "--%s %s: expected %s", opt, safe, what);
-        return EXIT_USAGE;
+        return err_set(err, n, EXIT_USAGE, "--%s %s: expected %s", opt, safe, what);
     }
     return EXIT_OK;
 }
@@ -157,8 +149,7 @@ static int positive_int(const char *opt, const char *s, int max, int *out, char 
     if (!all_digits(s) || errno || end == s || *end || v <= 0 || v > max) {
         char lim[64];
         snprintf(lim, sizeof lim, "a whole number from 1 to %d", max);
-        snprintf(err, n, "--%s %s: expected %s", opt, s, lim);
-        return EXIT_USAGE;
+        return err_set(err, n, EXIT_USAGE, "--%s %s: expected %s", opt, s, lim);
     }
     *out = (int)v;
     return EXIT_OK;
@@ -169,7 +160,7 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
     *out = 0;
     char *buf = strdup(s); /* any length: nothing is cut off */
     if (!buf)
-        return usage_error(err, n, "out of memory");
+        return err_set(err, n, EXIT_USAGE, "out of memory");
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!strcmp(tok, "png"))
             *out |= FIG_PNG;
@@ -178,14 +169,14 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
         else if (!strcmp(tok, "pdf"))
             *out |= FIG_PDF;
         else {
-            int r = usage_error(err, n, "--format: unknown format '%.100s'; use a list of png, svg, pdf", tok);
+            int r = err_set(err, n, EXIT_USAGE, "--format: unknown format '%.100s'; use a list of png, svg, pdf", tok);
             free(buf);
             return r;
         }
     }
     free(buf);
     if (!*out)
-        return usage_error(err, n, "--format: empty list; use e.g. --format png,svg,pdf");
+        return err_set(err, n, EXIT_USAGE, "--format: empty list; use e.g. --format png,svg,pdf");
     return EXIT_OK;
 }
 
@@ -193,7 +184,7 @@ static int parse_formats(const char *s, unsigned *out, char *err, size_t n)
 static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
 {
     if (!s[strspn(s, ",")])
-        return usage_error(err, n, "--variants: empty list; name at least one variant");
+        return err_set(err, n, EXIT_USAGE, "--variants: empty list; name at least one variant");
     rc->variant_list = s;
     return EXIT_OK;
 }
@@ -204,7 +195,7 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
        OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS,
-       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR };
+       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -232,8 +223,9 @@ const cli_option_spec cli_option_table[] = {
     {"counters-max-gib", 0, required_argument, OPT_COUNTERS_MAX_GIB, ON_RUN_LIKE},
     {"calibrate", 0, no_argument, OPT_CALIBRATE, ON_RUN_LIKE},
     {"no-calibrate", 0, no_argument, OPT_NO_CALIBRATE, ON_RUN_LIKE},
-    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT},
-    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT},
+    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT},
+    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT},
+    {"clean", 0, no_argument, OPT_CLEAN, CLI_ON_REPORT | CLI_ON_HELP},
     {"quiet", 'q', no_argument, 'q', ON_ALL},
     {"format", 0, required_argument, OPT_FORMAT, ON_ALL},
     {"log", 0, no_argument, OPT_LOG, ON_ALL},
@@ -294,8 +286,7 @@ static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
         strict = (*c >= '0' && *c <= '9') || (*c == 'x' && c > dims && c[-1] != 'x' && c[1]);
     if (!strict || sscanf(dims, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || dims[used] || b <= 0 || h <= 0 ||
         q <= 0 || d <= 0 || b > (1 << 16) || h > (1 << 12) || q > (1 << 20) || d > 1024) {
-        snprintf(err, n, "--shape %s: expected BxHxSxD[,dtype][,causal], e.g. 8x16x1024x64,bf16,causal", s);
-        return EXIT_USAGE;
+        return err_set(err, n, EXIT_USAGE, "--shape %s: expected BxHxSxD[,dtype][,causal], e.g. 8x16x1024x64,bf16,causal", s);
     }
     o->import_shape = (attn_shape){b, h, q, d};
     o->import_has_shape = 1;
@@ -305,8 +296,7 @@ static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
         else if (!strcmp(tok, "bf16") || !strcmp(tok, "fp16") || !strcmp(tok, "fp32"))
             snprintf(o->import_dtype, sizeof o->import_dtype, "%s", tok);
         else {
-            snprintf(err, n, "--shape %s: '%s' is neither a dtype (bf16, fp16, fp32) nor causal", s, tok);
-            return EXIT_USAGE;
+            return err_set(err, n, EXIT_USAGE, "--shape %s: '%s' is neither a dtype (bf16, fp16, fp32) nor causal", s, tok);
         }
     }
     return EXIT_OK;
@@ -319,8 +309,7 @@ static int whole_number(const char *opt, const char *s, unsigned long long max, 
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (!all_digits(s) || errno || end == s || *end || v > max) {
-        snprintf(err, n, "--%s %s: expected a whole number from 0 to %llu", opt, s, max);
-        return EXIT_USAGE;
+        return err_set(err, n, EXIT_USAGE, "--%s %s: expected a whole number from 0 to %llu", opt, s, max);
     }
     *out = v;
     return EXIT_OK;
@@ -360,13 +349,13 @@ static int apply_run_option(int c, const char *arg, cli_options *o, char *err, s
         return positive_int("replicate", arg, RUN_MAX_REPLICATES, &rc->replicates, err, n);
     case OPT_L2:
         if (strcmp(arg, "cold") && strcmp(arg, "warm"))
-            return usage_error(err, n, "--l2: expected cold or warm, not '%s'", arg);
+            return err_set(err, n, EXIT_USAGE, "--l2: expected cold or warm, not '%s'", arg);
         rc->l2_cold = !strcmp(arg, "cold");
         return EXIT_OK;
     case OPT_LOCK_CLOCKS: rc->lock_clocks = 1; return EXIT_OK;
     case OPT_CEILINGS_FROM:
         if (!*arg || strlen(arg) >= 4000)
-            return usage_error(err, n, "--ceilings-from: expected the path of an archive's run.json (1 to 3999 bytes)");
+            return err_set(err, n, EXIT_USAGE, "--ceilings-from: expected the path of an archive's run.json (1 to 3999 bytes)");
         rc->ceilings_from = arg;
         return EXIT_OK;
     case OPT_SEED:
@@ -398,7 +387,7 @@ static int apply_sweep_option(int c, const char *arg, cli_options *o, char *err,
     switch (c) {
     case OPT_TOKENS:
         if ((r = whole_number("tokens", arg, 1ULL << 30, &v, err, n)) == EXIT_OK && v == 0)
-            return usage_error(err, n, "--tokens %s: expected a whole number from 1 to 1073741824", arg);
+            return err_set(err, n, EXIT_USAGE, "--tokens %s: expected a whole number from 1 to 1073741824", arg);
         o->sweep.tokens = (long)v;
         return r;
     case OPT_GPUS: o->sweep.gpus = arg; return EXIT_OK;
@@ -435,10 +424,11 @@ static int apply_output_option(int c, const char *arg, cli_options *o, char *err
     switch (c) {
     case 'o':
         if (!*arg || strlen(arg) >= 4000)
-            return usage_error(err, n, "-o: expected a directory path of 1 to 3999 bytes");
+            return err_set(err, n, EXIT_USAGE, "-o: expected a directory path of 1 to 3999 bytes");
         o->out_dir = arg;
         return EXIT_OK;
     case OPT_FORCE: o->force = 1; return EXIT_OK;
+    case OPT_CLEAN: o->clean = 1; return EXIT_OK;
     case 'q': rc->quiet = 1; return EXIT_OK;
     case OPT_FORMAT: return parse_formats(arg, &o->formats, err, n);
     case OPT_LOG: o->log_axis = 1; return EXIT_OK;
@@ -452,21 +442,21 @@ static int apply_output_option(int c, const char *arg, cli_options *o, char *err
         else if (!strcmp(arg, "text"))
             o->figure_size = FIG_SIZE_TEXT;
         else
-            return usage_error(err, n, "--figure-size %s: expected screen, column (3.5 in) or text (7 in)", arg);
+            return err_set(err, n, EXIT_USAGE, "--figure-size %s: expected screen, column (3.5 in) or text (7 in)", arg);
         return EXIT_OK;
     case OPT_REFERENCE:
         if (!*arg)
-            return usage_error(err, n, "--reference: expected an archive directory");
+            return err_set(err, n, EXIT_USAGE, "--reference: expected an archive directory");
         o->reference = arg;
         return EXIT_OK;
     case OPT_VARIANT:
         if (!*arg)
-            return usage_error(err, n, "--variant needs a name");
+            return err_set(err, n, EXIT_USAGE, "--variant needs a name");
         o->import_variant = arg;
         return EXIT_OK;
     case OPT_RANGE:
         if (!*arg)
-            return usage_error(err, n, "--range needs a range name");
+            return err_set(err, n, EXIT_USAGE, "--range needs a range name");
         o->import_range = arg;
         return EXIT_OK;
     case OPT_DEVICE:
@@ -488,8 +478,7 @@ static int apply_output_option(int c, const char *arg, cli_options *o, char *err
         errno = 0;
         double pct = strtod(arg, &end);
         if (!plain_decimal(arg) || errno || end == arg || *end || !(pct >= 0 && pct <= 100)) {
-            snprintf(err, n, "--min-effect %s: expected a percentage from 0 to 100", arg);
-            return EXIT_USAGE;
+            return err_set(err, n, EXIT_USAGE, "--min-effect %s: expected a percentage from 0 to 100", arg);
         }
         o->min_effect = pct / 100;
         return EXIT_OK;
@@ -515,32 +504,32 @@ static int check_sweep(cli_options *o, int argc, char **argv, int operands, char
     sweep_options *w = &o->sweep;
     if (w->task >= 0) {
         if (operands != 1)
-            return usage_error(err, n, "sweep --task I takes the sweep directory: attnprof sweep --task I DIR");
+            return err_set(err, n, EXIT_USAGE, "sweep --task I takes the sweep directory: attnprof sweep --task I DIR");
         w->task_dir = argv[optind];
         return EXIT_OK;
     }
     if (operands > 0)
-        return usage_error(err, n, "unexpected argument '%s' after sweep; the directory goes after -o (or --collect)",
+        return err_set(err, n, EXIT_USAGE, "unexpected argument '%s' after sweep; the directory goes after -o (or --collect)",
                            argv[optind]);
     if (w->collect) {
         if (o->out_dir || w->slurm || w->resume)
-            return usage_error(err, n, "sweep --collect DIR only reads DIR; drop -o, --slurm and --resume");
+            return err_set(err, n, EXIT_USAGE, "sweep --collect DIR only reads DIR; drop -o, --slurm and --resume");
         return EXIT_OK;
     }
     if (!o->out_dir)
-        return usage_error(err, n, "sweep needs -o DIR: the shapes' archives and the sweep report go there");
+        return err_set(err, n, EXIT_USAGE, "sweep needs -o DIR: the shapes' archives and the sweep report go there");
     if (w->tokens && w->batch_given)
-        return usage_error(err, n, "--tokens and --batch do not go together: --tokens sets B = N / S for each shape");
+        return err_set(err, n, EXIT_USAGE, "--tokens and --batch do not go together: --tokens sets B = N / S for each shape");
     if (w->resume && (w->seq || w->dim || w->tokens || w->batch_given || w->heads_given || o->force))
-        return usage_error(err, n, "--resume continues the plan in DIR/sweep.json; drop --seq, --dim, --tokens, "
+        return err_set(err, n, EXIT_USAGE, "--resume continues the plan in DIR/sweep.json; drop --seq, --dim, --tokens, "
                            "--batch, --heads and --force");
     if (!w->slurm && (w->no_gres || w->submit || w->partition || w->time_limit))
-        return usage_error(err, n, "--partition, --time, --no-gres and --submit go with --slurm");
+        return err_set(err, n, EXIT_USAGE, "--partition, --time, --no-gres and --submit go with --slurm");
     if (w->slurm && (w->gpus || w->replicate))
-        return usage_error(err, n, "--gpus and --check-gpus are for one host; under --slurm each task gets a GPU from "
+        return err_set(err, n, EXIT_USAGE, "--gpus and --check-gpus are for one host; under --slurm each task gets a GPU from "
                            "Slurm");
     if (w->task_command && !w->task_command[strspn(w->task_command, " \t")])
-        return usage_error(err, n, "--task-command: empty command");
+        return err_set(err, n, EXIT_USAGE, "--task-command: empty command");
     (void)argc;
     return EXIT_OK;
 }
@@ -629,33 +618,38 @@ static int check_operands(cli_options *o, const char *cmd, int argc, char **argv
     switch (o->command) {
     case CMD_IMPORT:
         if (operands < 1)
-            return usage_error(err, n, "import needs at least one trace: attnprof import TRACE... -o DIR");
+            return err_set(err, n, EXIT_USAGE, "import needs at least one trace: attnprof import TRACE... -o DIR");
         if (!o->out_dir)
-            return usage_error(err, n, "import needs -o DIR, the archive to write");
+            return err_set(err, n, EXIT_USAGE, "import needs -o DIR, the archive to write");
         o->inputs = argv + optind;
         o->n_inputs = operands;
         return EXIT_OK;
     case CMD_REPORT:
         if (operands != 1)
-            return usage_error(err, n, "report takes one archive directory: attnprof report DIR");
+            return err_set(err, n, EXIT_USAGE, "report takes one archive directory: attnprof report DIR");
         if (!argv[optind][0])
-            return usage_error(err, n, "report: the archive directory is an empty string");
+            return err_set(err, n, EXIT_USAGE, "report: the archive directory is an empty string");
         o->archive = argv[optind];
+        if (o->force && !o->out_dir)
+            return err_set(err, n, EXIT_USAGE, "report --force replaces -o OUT; without -o the archive is re-rendered in place");
+        if (o->clean && o->out_dir)
+            return err_set(err, n, EXIT_USAGE, "report --clean: -o OUT is written whole, so there is nothing to clean; leave "
+                               "one of them out");
         return EXIT_OK;
     case CMD_COMPARE:
         if (operands < 2)
-            return usage_error(err, n, "compare takes two or more archive directories: attnprof compare A B -o DIR");
+            return err_set(err, n, EXIT_USAGE, "compare takes two or more archive directories: attnprof compare A B -o DIR");
         if (operands > 8)
-            return usage_error(err, n, "compare takes at most 8 archives");
+            return err_set(err, n, EXIT_USAGE, "compare takes at most 8 archives");
         if (!o->out_dir)
-            return usage_error(err, n, "compare needs -o DIR for compare.md, compare.html and figures");
+            return err_set(err, n, EXIT_USAGE, "compare needs -o DIR for compare.md, compare.html and figures");
         o->inputs = argv + optind;
         o->n_inputs = operands;
         return EXIT_OK;
     case CMD_SWEEP: return check_sweep(o, argc, argv, operands, err, n);
     default:
         if (operands > 0)
-            return usage_error(err, n, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);
+            return err_set(err, n, EXIT_USAGE, "unexpected argument '%s' after %s; see attnprof --help", argv[optind], cmd);
         return EXIT_OK;
     }
 }
@@ -688,9 +682,9 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
             continue;
         }
         if (c == ':')
-            return usage_error(err, errlen, "%s needs a value; see attnprof --help", argv[optind - 1]);
+            return err_set(err, errlen, EXIT_USAGE, "%s needs a value; see attnprof --help", argv[optind - 1]);
         if (c == '?')
-            return usage_error(err, errlen, "unknown option '%s'; see attnprof --help", argv[optind - 1]);
+            return err_set(err, errlen, EXIT_USAGE, "unknown option '%s'; see attnprof --help", argv[optind - 1]);
         note_given(o, row >= 0 ? row : short_option_row(c));
         row = -1;
         int r = apply_option(c, optarg, o, err, errlen);
@@ -702,14 +696,14 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         return EXIT_OK;
     }
     if (optind >= argc)
-        return usage_error(err, errlen, "no command: use `attnprof run`, `attnprof report DIR` or `attnprof list`");
+        return err_set(err, errlen, EXIT_USAGE, "no command: use `attnprof run`, `attnprof report DIR` or `attnprof list`");
     const char *cmd = argv[optind++];
     const cli_command_spec *spec = NULL;
     for (size_t i = 0; i < cli_command_count && !spec; i++)
         if (!strcmp(cmd, cli_command_table[i].name))
             spec = &cli_command_table[i];
     if (!spec)
-        return usage_error(err, errlen,
+        return err_set(err, errlen, EXIT_USAGE,
                            "unknown command '%s': use run, report, compare, import or list (attnprof --help)", cmd);
     o->command = spec->command;
     int r = check_options_taken(o, spec, err, errlen);

@@ -44,6 +44,7 @@ typedef struct cli_options {
     unsigned fail_on;       /* compare --fail-on: 1u << VERDICT_* bits; 0: never fail on a verdict */
     const char *pairs;      /* compare --pair A=B[,C=D]: model traces set against each other (checked when parsed) */
     int force;
+    int clean;           /* report --clean: remove what earlier renders made that this one does not */
     unsigned formats; /* FIG_* bits */
     int log_axis;
     int pdf;             /* --pdf: also report.pdf (run, report; import does not take it); --no-pdf, the default: none */

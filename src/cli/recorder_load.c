@@ -5,6 +5,7 @@
  * come here; nothing else in attnprof loads a CUDA library. */
 #include "recorder.h"
 
+#include "err.h"
 #include "exit_codes.h"
 
 #include <dlfcn.h>
@@ -20,8 +21,7 @@
 
 static int no_recorder(char *err, size_t errlen, const char *why)
 {
-    snprintf(err, errlen, "%s; `attnprof report DIR` re-renders an archived run without one", why);
-    return EXIT_NO_DEVICE;
+    return err_set(err, errlen, EXIT_NO_DEVICE, "%s; `attnprof report DIR` re-renders an archived run without one", why);
 }
 
 /* Candidate paths in search order; returns how many were written. */
@@ -69,10 +69,9 @@ int recorder_load(const recorder_api **out, char *err, size_t errlen)
         const recorder_api *api = entry ? entry() : NULL;
         if (!api || api->abi != RECORDER_ABI || api->sizeof_trace != sizeof(trace) ||
             api->sizeof_run_info != sizeof(run_info) || api->sizeof_run_config != sizeof(run_config)) {
-            snprintf(err, errlen, "%s was built from another attnprof (ABI mismatch); rebuild with `make`",
-                     paths[i]);
             dlclose(h);
-            return EXIT_IO;
+            return err_set(err, errlen, EXIT_IO, "%s was built from another attnprof (ABI mismatch); rebuild with "
+                           "`make`", paths[i]);
         }
         *out = api; /* stays loaded until exit */
         return EXIT_OK;

@@ -1,6 +1,7 @@
-/* NVML for the per-forward samples and the clock lock (nvml_sampler.h). The toolkit ships
- * no nvml.h here, so the few entry points are declared with NVML's documented
- * signatures and resolved with dlsym; every NVML status is checked. */
+/* NVML, the one place the recorder loads it (nvml_sampler.h): the driver's version, the
+ * per-forward samples, the clocks after each variant and the clock lock. The toolkit ships
+ * no nvml.h here, so the few entry points are declared with NVML's documented signatures
+ * and resolved with dlsym; every NVML status is checked. */
 #include "nvml_sampler.h"
 
 #include <cuda_runtime.h>
@@ -11,75 +12,119 @@
 typedef void *nvml_device;
 enum { NVML_SUCCESS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
 
+/* The library and its entry points: loaded once per process (nvml_load), the one place
+ * libnvidia-ml.so.1 is opened. */
 static struct {
+    int tried;
     void *lib;
-    nvml_device dev;
-    int locked;
+    int (*init)(void);
     int (*shutdown)(void);
+    int (*by_pci)(const char *, nvml_device *);
+    int (*driver_version)(char *, unsigned);
     int (*clock)(nvml_device, int, unsigned *);
     int (*max_clock)(nvml_device, int, unsigned *);
     int (*power)(nvml_device, unsigned *);
+    int (*power_limit)(nvml_device, unsigned *);
     int (*temperature)(nvml_device, int, unsigned *);
     int (*lock)(nvml_device, unsigned, unsigned);
     int (*reset)(nvml_device);
     const char *(*error_string)(int);
+} lib;
+
+/* The opened session of nvml_open: the device, and whether we locked its clock. */
+static struct {
+    nvml_device dev;
+    int locked;
 } nv;
 
 static const char *nvml_error(int rc)
 {
-    return nv.error_string ? nv.error_string(rc) : "NVML error";
+    return lib.error_string ? lib.error_string(rc) : "NVML error";
+}
+
+#define NVML_SYM(field, name) (*(void **)&lib.field = dlsym(lib.lib, name))
+
+/* 0 when libnvidia-ml.so.1 is loaded (now or before), -1 when it is not there. */
+static int nvml_load(void)
+{
+    if (lib.tried)
+        return lib.lib ? 0 : -1;
+    lib.tried = 1;
+    if (!(lib.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)))
+        return -1;
+    NVML_SYM(init, "nvmlInit_v2");
+    NVML_SYM(shutdown, "nvmlShutdown");
+    NVML_SYM(by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
+    NVML_SYM(driver_version, "nvmlSystemGetDriverVersion");
+    NVML_SYM(clock, "nvmlDeviceGetClockInfo");
+    NVML_SYM(max_clock, "nvmlDeviceGetMaxClockInfo");
+    NVML_SYM(power, "nvmlDeviceGetPowerUsage");
+    NVML_SYM(power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+    NVML_SYM(temperature, "nvmlDeviceGetTemperature");
+    NVML_SYM(lock, "nvmlDeviceSetGpuLockedClocks");
+    NVML_SYM(reset, "nvmlDeviceResetGpuLockedClocks");
+    NVML_SYM(error_string, "nvmlErrorString");
+    return 0;
 }
 
 int nvml_open(int dev, char *why, int why_len)
 {
     memset(&nv, 0, sizeof nv);
-    nv.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!nv.lib) {
+    if (nvml_load() != 0) {
         snprintf(why, (size_t)why_len, "libnvidia-ml.so.1 not found");
         return -1;
     }
-    int (*init)(void) = (int (*)(void))dlsym(nv.lib, "nvmlInit_v2");
-    int (*by_pci)(const char *, nvml_device *) =
-        (int (*)(const char *, nvml_device *))dlsym(nv.lib, "nvmlDeviceGetHandleByPciBusId_v2");
-    nv.shutdown = (int (*)(void))dlsym(nv.lib, "nvmlShutdown");
-    nv.clock = (int (*)(nvml_device, int, unsigned *))dlsym(nv.lib, "nvmlDeviceGetClockInfo");
-    nv.max_clock = (int (*)(nvml_device, int, unsigned *))dlsym(nv.lib, "nvmlDeviceGetMaxClockInfo");
-    nv.power = (int (*)(nvml_device, unsigned *))dlsym(nv.lib, "nvmlDeviceGetPowerUsage");
-    nv.temperature = (int (*)(nvml_device, int, unsigned *))dlsym(nv.lib, "nvmlDeviceGetTemperature");
-    nv.lock = (int (*)(nvml_device, unsigned, unsigned))dlsym(nv.lib, "nvmlDeviceSetGpuLockedClocks");
-    nv.reset = (int (*)(nvml_device))dlsym(nv.lib, "nvmlDeviceResetGpuLockedClocks");
-    nv.error_string = (const char *(*)(int))dlsym(nv.lib, "nvmlErrorString");
     char bus[32];
     int rc;
-    if (!init || !by_pci || !nv.clock) {
+    if (!lib.init || !lib.by_pci || !lib.clock) {
         snprintf(why, (size_t)why_len, "libnvidia-ml.so.1 lacks nvmlInit_v2 or the clock queries");
     } else if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) {
         snprintf(why, (size_t)why_len, "cudaDeviceGetPCIBusId failed");
-    } else if ((rc = init()) != NVML_SUCCESS) {
+    } else if ((rc = lib.init()) != NVML_SUCCESS) {
         snprintf(why, (size_t)why_len, "nvmlInit: %s", nvml_error(rc));
-    } else if ((rc = by_pci(bus, &nv.dev)) != NVML_SUCCESS) {
+    } else if ((rc = lib.by_pci(bus, &nv.dev)) != NVML_SUCCESS) {
         snprintf(why, (size_t)why_len, "nvmlDeviceGetHandleByPciBusId(%s): %s", bus, nvml_error(rc));
-        nv.shutdown();
+        if (lib.shutdown)
+            lib.shutdown();
+        nv.dev = NULL;
     } else {
         return 0;
     }
-    dlclose(nv.lib);
-    memset(&nv, 0, sizeof nv);
     return -1;
+}
+
+void nvml_driver_version(char *out, size_t n)
+{
+    snprintf(out, n, "unknown");
+    if (nvml_load() != 0 || !lib.init || !lib.driver_version || lib.init() != NVML_SUCCESS)
+        return; /* nvmlInit counts: this one is undone below, an open session stays open */
+    char buf[96];
+    if (lib.driver_version(buf, sizeof buf) == NVML_SUCCESS)
+        snprintf(out, n, "%s", buf);
+    if (lib.shutdown)
+        lib.shutdown();
+}
+
+int nvml_power_limit_w(void)
+{
+    unsigned mw = 0;
+    if (!nv.dev || !lib.power_limit || lib.power_limit(nv.dev, &mw) != NVML_SUCCESS)
+        return -1;
+    return (int)(mw / 1000);
 }
 
 nvml_reading nvml_read(void)
 {
     nvml_reading r = {0};
     unsigned sm = 0, mem = 0, mw = 0, temp = 0;
-    if (!nv.dev || nv.clock(nv.dev, NVML_CLOCK_SM, &sm) != NVML_SUCCESS ||
-        nv.clock(nv.dev, NVML_CLOCK_MEM, &mem) != NVML_SUCCESS)
+    if (!nv.dev || lib.clock(nv.dev, NVML_CLOCK_SM, &sm) != NVML_SUCCESS ||
+        lib.clock(nv.dev, NVML_CLOCK_MEM, &mem) != NVML_SUCCESS)
         return r;
     r.ok = 1;
     r.sm_mhz = (int)sm;
     r.mem_mhz = (int)mem;
-    r.power_w = nv.power && nv.power(nv.dev, &mw) == NVML_SUCCESS ? mw / 1000.0 : -1;
-    r.temp_c = nv.temperature && nv.temperature(nv.dev, NVML_TEMPERATURE_GPU, &temp) == NVML_SUCCESS ? (int)temp : -1;
+    r.power_w = lib.power && lib.power(nv.dev, &mw) == NVML_SUCCESS ? mw / 1000.0 : -1;
+    r.temp_c = lib.temperature && lib.temperature(nv.dev, NVML_TEMPERATURE_GPU, &temp) == NVML_SUCCESS ? (int)temp : -1;
     return r;
 }
 
@@ -91,15 +136,15 @@ int nvml_lock_sm_clock(char *what, int what_len)
         snprintf(what, (size_t)what_len, "refused: NVML is not available");
         return -1;
     }
-    if (!nv.lock || !nv.reset || !nv.max_clock) {
+    if (!lib.lock || !lib.reset || !lib.max_clock) {
         snprintf(what, (size_t)what_len, "refused: this NVML has no nvmlDeviceSetGpuLockedClocks");
         return -1;
     }
-    if ((rc = nv.max_clock(nv.dev, NVML_CLOCK_SM, &max_sm)) != NVML_SUCCESS) {
+    if ((rc = lib.max_clock(nv.dev, NVML_CLOCK_SM, &max_sm)) != NVML_SUCCESS) {
         snprintf(what, (size_t)what_len, "refused: nvmlDeviceGetMaxClockInfo: %s", nvml_error(rc));
         return -1;
     }
-    if ((rc = nv.lock(nv.dev, max_sm, max_sm)) != NVML_SUCCESS) {
+    if ((rc = lib.lock(nv.dev, max_sm, max_sm)) != NVML_SUCCESS) {
         snprintf(what, (size_t)what_len, "refused: nvmlDeviceSetGpuLockedClocks(%u MHz): %s", max_sm, nvml_error(rc));
         return -1;
     }
@@ -111,16 +156,15 @@ int nvml_lock_sm_clock(char *what, int what_len)
 
 void nvml_close(void)
 {
-    if (!nv.lib)
+    if (!nv.dev)
         return;
     if (nv.locked) {
-        int rc = nv.reset(nv.dev);
+        int rc = lib.reset(nv.dev);
         if (rc != NVML_SUCCESS)
             fprintf(stderr, "attnprof: nvmlDeviceResetGpuLockedClocks: %s; reset the clocks with "
                             "`nvidia-smi -rgc`\n", nvml_error(rc));
     }
-    if (nv.shutdown)
-        nv.shutdown();
-    dlclose(nv.lib);
+    if (lib.shutdown)
+        lib.shutdown();
     memset(&nv, 0, sizeof nv);
 }

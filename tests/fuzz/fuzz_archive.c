@@ -1,7 +1,10 @@
 /* libFuzzer target (make fuzz): one input is an archive, run.json and trace.json
  * separated by a line "\n#--trace.json--\n", then optionally counters.json after
  * "\n#--counters.json--\n" and a sweep.json after "\n#--sweep.json--\n" (seeds.py
- * writes the fixtures that way; the sweep plan reader runs on its own). It goes through everything `attnprof report` does with an archive, in
+ * writes the fixtures that way; the sweep plan reader runs on its own); last, after
+ * "\n#--manifest--\n", the text of a staging folder's manifest, which the document
+ * pipeline's reader of a killed commit parses against the report's output names, and the
+ * reader of the record of outputs (.attnprof-outputs) parses as well. It goes through everything `attnprof report` does with an archive, in
  * memory where the code allows: the readers, the analysis, the findings, the
  * Markdown, HTML and CSV writers, and the figures (SVG, into a scratch folder).
  * Any crash, leak or sanitizer report stops the run. */
@@ -12,9 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run_json.h"
+#include "counters_json.h"
 #include "analysis.h"
 #include "archive.h"
 #include "counters.h"
+#include "doc_bundle.h"
+#include "doc_record.h"
 #include "figures.h"
 #include "findings.h"
 #include "report.h"
@@ -23,7 +30,7 @@
 #include "trace.h"
 
 static const char SEP[] = "\n#--trace.json--\n", SEP_COUNTERS[] = "\n#--counters.json--\n",
-                  SEP_SWEEP[] = "\n#--sweep.json--\n";
+                  SEP_SWEEP[] = "\n#--sweep.json--\n", SEP_MANIFEST[] = "\n#--manifest--\n";
 static char dir[64];
 
 static void remove_scratch(void) { remove_tree(dir); }
@@ -43,6 +50,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(dir, sizeof dir, "/tmp/attnprof-fuzz-%d", (int)getpid());
         mkdir(dir, 0755);
         atexit(remove_scratch);
+    }
+    const uint8_t *mf = memmem(data, size, SEP_MANIFEST, sizeof SEP_MANIFEST - 1);
+    if (mf) { /* the manifest reader, on what follows its separator (NUL-terminated) */
+        size_t n = size - (size_t)(mf - data) - (sizeof SEP_MANIFEST - 1);
+        char *text = malloc(n + 1);
+        memcpy(text, mf + sizeof SEP_MANIFEST - 1, n);
+        text[n] = '\0';
+        static const char *const names[] = {"figures", "samples.csv", "report.md", "report.html", "report.pdf"};
+        int listed[5], clean;
+        unsigned long long ino[5];
+        char *copy = strdup(text);
+        doc_manifest_parse(text, names, 5, listed, ino, &clean);
+        doc_record r = {0}; /* the record of outputs, read the same way */
+        doc_record_parse(&r, copy);
+        doc_record_free(&r);
+        free(copy);
+        free(text);
+        size = (size_t)(mf - data);
     }
     const uint8_t *sep = memmem(data, size, SEP, sizeof SEP - 1);
     if (!sep)
@@ -66,7 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (write_file(sweep_path, sweep_text, (size_t)(end - sweep_text)))
             abort();
         static sweep_plan plan;
-        sweep_plan_read(&plan, dir, err, sizeof err);
+        int found;
+        sweep_plan_read(&plan, dir, &found, err, sizeof err);
         unlink(sweep_path);
     }
     static run_info r;

@@ -3,12 +3,14 @@
 archive as one input (run.json, the separator line, trace.json), and small cuts
 of each (its first forwards only) so the fuzzer starts from inputs it can mutate
 quickly. An archive with counters.json carries it after a second separator, and
-the sweep fixture's sweep.json rides along after a third on one seed."""
+the sweep fixture's sweep.json rides along after a third on one seed, and a staging
+folder's manifest (the document pipeline's, as a killed commit leaves it) after a fourth."""
 import glob, json, os, sys
 
 SEP = "\n#--trace.json--\n"
 SEP_COUNTERS = "\n#--counters.json--\n"
 SEP_SWEEP = "\n#--sweep.json--\n"
+SEP_MANIFEST = "\n#--manifest--\n"
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
@@ -45,3 +47,9 @@ small = min((d for d in dirs if os.path.isfile(os.path.join(d, "run.json"))), ke
 with open(os.path.join(out, "sweep-plan"), "w") as f:
     f.write(open(os.path.join(small, "run.json")).read() + SEP + open(os.path.join(small, "trace.json")).read()
             + SEP_SWEEP + open(os.path.join(root, "sweep-h200", "sweep.json")).read())
+# The manifest reader on its own: the lines a commit writes ("NAME INODE").
+with open(os.path.join(out, "manifest"), "w") as f:
+    f.write(SEP_MANIFEST + "figures 1234567\nsamples.csv 1234568\nreport.md 1234569\nreport.html 99\n")
+with open(os.path.join(out, "record"), "w") as f:
+    f.write(SEP_MANIFEST + "# attnprof: the outputs\nreport.md\treport --format png,svg --figure-size screen\n"
+            "figures/occupancy-column.pdf\treport --format png,pdf --figure-size column\n")

@@ -1,0 +1,235 @@
+/* Compare's kernel pairing (compare.h): every distinct GPU operation of a variant's
+ * forwards with its role, count per forward and median duration; the baseline's and
+ * another run's operations paired within each role (same, renamed, added, removed);
+ * and each role's summed time per forward, the like-with-like measure. */
+#include "compare_parts.h"
+#include "alloc.h"
+
+#include "median.h"
+#include "occupancy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sample_list {
+    double *v;
+    int n, cap;
+} sample_list;
+
+static void sample_push(sample_list *l, double x)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 32;
+        l->v = realloc(l->v, sizeof *l->v * (size_t)l->cap);
+        if (!l->v)
+            attn_oom();
+    }
+    l->v[l->n++] = x;
+}
+
+/* The same operation in one forward and another: kind, role and name, and for
+ * copies and memsets the direction and the bytes, which the name does not carry. */
+static int same_operation(const kernel_summary *k, const gpu_op *op, op_role role)
+{
+    return k->op->kind == op->kind && k->role == role && !strcmp(k->op->name, op->name) &&
+           (op->kind == GPU_KERNEL || (k->op->bytes == op->bytes && !strcmp(k->op->copy_kind, op->copy_kind)));
+}
+
+/* Every distinct GPU operation of a variant's forwards, with its role, how
+ * often it runs per forward and the median duration of one run. */
+int compare_kernels_summarise(const variant_analysis *va, const device_props *dev, kernel_summary **out)
+{
+    *out = NULL;
+    if (!va || !va->n_forwards)
+        return 0;
+    int n = 0, cap = 0;
+    kernel_summary *k = NULL;
+    sample_list *durs = NULL;
+    for (int f = 0; f < va->n_forwards; f++) {
+        const forward *fw = &va->forwards[f];
+        op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
+        if (!roles)
+            attn_oom();
+        op_roles_of_forward(fw->ops, fw->n_ops, roles);
+        for (int i = 0; i < fw->n_ops; i++) {
+            const gpu_op *op = fw->ops[i];
+            int j = 0;
+            while (j < n && !same_operation(&k[j], op, roles[i]))
+                j++;
+            if (j == n) {
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    k = realloc(k, sizeof *k * (size_t)cap);
+                    durs = realloc(durs, sizeof *durs * (size_t)cap);
+                    if (!k || !durs)
+                        attn_oom();
+                }
+                memset(&k[n], 0, sizeof k[n]);
+                memset(&durs[n], 0, sizeof durs[n]);
+                k[n].op = op;
+                k[n].cls = classify_op(op);
+                k[n].role = roles[i];
+                k[n].order = i;
+                k[n].registers = op->registers;
+                k[n].smem = op->static_smem + op->dynamic_smem;
+                occupancy occ;
+                k[n].occupancy = op->kind == GPU_KERNEL && occupancy_of_op(op, dev, &occ, NULL, 0) == 0
+                                     ? occ.theoretical
+                                     : NAN;
+                n++;
+            }
+            if (i < k[j].order)
+                k[j].order = i;
+            sample_push(&durs[j], (double)(op->end_ns - op->start_ns) / 1000.0);
+        }
+        free(roles);
+    }
+    for (int j = 0; j < n; j++) {
+        k[j].per_forward = (double)durs[j].n / va->n_forwards;
+        k[j].median_us = median_of(durs[j].v, durs[j].n);
+        k[j].samples = durs[j].v;
+        k[j].n_samples = durs[j].n;
+    }
+    free(durs);
+    *out = k;
+    return n;
+}
+
+static int by_order(const void *pa, const void *pb)
+{
+    const kernel_summary *a = *(const kernel_summary *const *)pa, *b = *(const kernel_summary *const *)pb;
+    return a->order - b->order;
+}
+
+static int row_order(const kernel_row *r) { return r->base ? r->base->order : r->other->order; }
+
+static int rows_by_order(const void *pa, const void *pb)
+{
+    const kernel_row *a = pa, *b = pb;
+    int d = row_order(a) - row_order(b);
+    if (d)
+        return d;
+    return (int)a->change - (int)b->change;
+}
+
+static void add_row(kernel_diff *d, kernel_change ch, const kernel_summary *b, const kernel_summary *o,
+                    double min_effect)
+{
+    kernel_row *r = &d->rows[d->n++];
+    r->change = ch;
+    r->base = b;
+    r->other = o;
+    if (b && o)
+        r->time = compare_ratio_of(b->samples, b->n_samples, o->samples, o->n_samples, min_effect, 0);
+    r->changed_resources = b && o &&
+                           (b->registers != o->registers || b->smem != o->smem ||
+                            (isfinite(b->occupancy) && isfinite(o->occupancy) &&
+                             fabs(b->occupancy - o->occupancy) > 1e-9));
+    r->notable = ch != KERNEL_SAME || r->changed_resources ||
+                 r->time.verdict == VERDICT_FASTER || r->time.verdict == VERDICT_SLOWER ||
+                 r->time.verdict == VERDICT_AMBIGUOUS ||
+                 (b && o && fabs(b->per_forward - o->per_forward) > 1e-9);
+}
+
+/* Operations are paired only within a role (op_role.h), so a scale is never set
+ * beside a mask or a softmax beside a cast. Within a role: the same operation
+ * first (same_operation: name, and for copies and memsets direction and bytes);
+ * then a copy or memset of the same direction with other bytes; then, in forward
+ * order, an unmatched kernel of the baseline and one of the other archive are
+ * the step done by another kernel, "renamed" (another cuDNN knob, PyTorch's
+ * kernel for ours). What is left has no counterpart of its role on the other
+ * side: added or removed, listed under its role. */
+void compare_kernels_diff(kernel_diff *d, const kernel_summary *base, int nb, const kernel_summary *other, int no,
+                          double min_effect)
+{
+    d->rows = calloc((size_t)(nb + no + 1), sizeof *d->rows);
+    const kernel_summary **b = calloc((size_t)nb + 1, sizeof *b), **o = calloc((size_t)no + 1, sizeof *o);
+    if (!d->rows || !b || !o)
+        attn_oom();
+    for (int i = 0; i < nb; i++)
+        b[i] = &base[i];
+    for (int i = 0; i < no; i++)
+        o[i] = &other[i];
+    qsort(b, (size_t)nb, sizeof *b, by_order);
+    qsort(o, (size_t)no, sizeof *o, by_order);
+    char *used_o = calloc((size_t)no + 1, 1), *used_b = calloc((size_t)nb + 1, 1);
+    if (!used_o || !used_b)
+        attn_oom();
+    for (int i = 0; i < nb; i++)
+        for (int j = 0; j < no; j++)
+            if (!used_o[j] && same_operation(b[i], o[j]->op, o[j]->role)) {
+                add_row(d, KERNEL_SAME, b[i], o[j], min_effect);
+                used_b[i] = used_o[j] = 1;
+                break;
+            }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < nb; i++) {
+            if (used_b[i])
+                continue;
+            for (int j = 0; j < no; j++) {
+                if (used_o[j] || b[i]->op->kind != o[j]->op->kind || b[i]->role != o[j]->role)
+                    continue;
+                /* Pass 0: copies and memsets of one direction; pass 1: the rest of the role. */
+                if (pass == 0 && (b[i]->op->kind == GPU_KERNEL || strcmp(b[i]->op->copy_kind, o[j]->op->copy_kind)))
+                    continue;
+                add_row(d, KERNEL_RENAMED, b[i], o[j], min_effect);
+                used_b[i] = used_o[j] = 1;
+                break;
+            }
+        }
+    for (int i = 0; i < nb; i++)
+        if (!used_b[i])
+            add_row(d, KERNEL_REMOVED, b[i], NULL, min_effect);
+    for (int j = 0; j < no; j++)
+        if (!used_o[j])
+            add_row(d, KERNEL_ADDED, NULL, o[j], min_effect);
+    qsort(d->rows, (size_t)d->n, sizeof *d->rows, rows_by_order);
+    free(b);
+    free(o);
+    free(used_b);
+    free(used_o);
+}
+
+/* Per forward, the summed durations and the count of each role's operations. */
+void compare_roles_summarise(const variant_analysis *va, role_time *rt)
+{
+    for (int r = 0; r < ROLE_COUNT; r++) {
+        memset(&rt[r], 0, sizeof rt[r]);
+        rt[r].ratio = (compare_ratio){.ci = {NAN, NAN, NAN}, .verdict = VERDICT_NONE};
+    }
+    if (!va || !va->n_forwards)
+        return;
+    int nf = va->n_forwards;
+    double *us = calloc((size_t)nf * ROLE_COUNT, sizeof *us), *count = calloc((size_t)nf * ROLE_COUNT, sizeof *count);
+    if (!us || !count)
+        attn_oom();
+    int present[ROLE_COUNT] = {0};
+    for (int f = 0; f < nf; f++) {
+        const forward *fw = &va->forwards[f];
+        op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
+        if (!roles)
+            attn_oom();
+        op_roles_of_forward(fw->ops, fw->n_ops, roles);
+        for (int i = 0; i < fw->n_ops; i++) {
+            us[(size_t)roles[i] * nf + f] += (double)(fw->ops[i]->end_ns - fw->ops[i]->start_ns) / 1000.0;
+            count[(size_t)roles[i] * nf + f] += 1;
+            present[roles[i]] = 1;
+        }
+        free(roles);
+    }
+    for (int r = 0; r < ROLE_COUNT; r++) {
+        if (!present[r])
+            continue;
+        rt[r].us = malloc(sizeof *rt[r].us * (size_t)nf);
+        if (!rt[r].us)
+            attn_oom();
+        memcpy(rt[r].us, us + (size_t)r * nf, sizeof *rt[r].us * (size_t)nf);
+        rt[r].n = nf;
+        rt[r].st = stats_of(rt[r].us, nf);
+        rt[r].ops = median_of(count + (size_t)r * nf, nf);
+    }
+    free(us);
+    free(count);
+}
+

@@ -1,0 +1,374 @@
+/* The engine over the finding table (finding.h): a finding of a kind takes its id,
+ * severity and needs from its row and its sentence from the caller; its phrase comes
+ * from the row's template and its numbers; the rank rule orders a variant's findings
+ * for a summary; the walk calls the derive column; the sentence is rendered for each
+ * writer from its one plain-text form with marked names. */
+#include "finding.h"
+#include "alloc.h"
+#include "escape.h"
+#include "findings.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const finding_row *finding_row_of(finding_kind kind)
+{
+    return kind >= 0 && kind < FK_COUNT ? &finding_table[kind] : NULL;
+}
+
+int finding_kind_of_id(const char *id)
+{
+    for (int k = 0; k < FK_COUNT; k++)
+        if (!strcmp(finding_table[k].id, id))
+            return k;
+    return -1;
+}
+
+/* ---- the sentence: plain text with marked names ------------------------------ */
+
+void findings_text_buf(char *out, size_t n, const char *s)
+{
+    esc_copy_utf8(out, n, s ? s : "");
+    for (unsigned char *p = (unsigned char *)out; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+}
+
+void findings_code_buf(char *out, size_t n, const char *s)
+{
+    char t[512];
+    findings_text_buf(t, sizeof t, s);
+    snprintf(out, n, "%c%s%c", FINDING_CODE_OPEN, t, FINDING_CODE_CLOSE);
+    esc_utf8_trim(out);
+}
+
+void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx)
+{
+    const char *p = text;
+    while (*p) {
+        int code = *p == FINDING_CODE_OPEN;
+        if (code)
+            p++;
+        size_t len = strcspn(p, code ? "\x02" : "\x01");
+        if (len)
+            span(f, p, len, code, ctx);
+        p += len;
+        if (*p == FINDING_CODE_CLOSE)
+            p++;
+    }
+}
+
+static void md_span(FILE *f, const char *s, size_t len, int code, void *ctx)
+{
+    (void)ctx;
+    char *seg = strndup(s, len);
+    if (!seg)
+        attn_oom();
+    if (code)
+        esc_md_code(f, seg, 0);
+    else
+        esc_md_text(f, seg);
+    free(seg);
+}
+
+static void plain_span(FILE *f, const char *s, size_t len, int code, void *ctx)
+{
+    (void)code, (void)ctx;
+    fwrite(s, 1, len, f);
+}
+
+/* Renders into out[n], an ellipsis marking a cut (never cut silently). */
+static void render_into(const char *text, finding_span_fn span, char *out, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        attn_oom();
+    findings_write(f, text, span, NULL);
+    fclose(f);
+    if (!esc_copy_utf8(out, n, buf) && n >= 4) {
+        out[n - 4] = '\0';
+        esc_utf8_trim(out);
+        strcat(out, "\xe2\x80\xa6");
+    }
+    free(buf);
+}
+
+void findings_markdown(const char *text, char *out, size_t n) { render_into(text, md_span, out, n); }
+void findings_plain(const char *text, char *out, size_t n) { render_into(text, plain_span, out, n); }
+
+/* ---- adding ----------------------------------------------------------------------- */
+
+/* The sentence into f->text, never cut silently: an ellipsis marks a cut, and a name
+ * cut in the middle is closed before it. */
+static void format_text(finding *f, const char *fmt, va_list ap)
+{
+    int len = vsnprintf(f->text, sizeof f->text, fmt, ap);
+    if (len < (int)sizeof f->text)
+        return;
+    f->text[sizeof f->text - 5] = '\0';
+    esc_utf8_trim(f->text);
+    int open = 0;
+    for (const char *p = f->text; *p; p++)
+        open = *p == FINDING_CODE_OPEN ? 1 : *p == FINDING_CODE_CLOSE ? 0 : open;
+    if (open)
+        strcat(f->text, "\x02");
+    strcat(f->text, "\xe2\x80\xa6");
+}
+
+static void init_from_row(finding *f, finding_kind kind)
+{
+    const finding_row *row = finding_row_of(kind);
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    f->share = f->departure = NAN;
+    if (!row)
+        return;
+    snprintf(f->id, sizeof f->id, "%s", row->id);
+    f->severity = row->severity;
+    snprintf(f->needs, sizeof f->needs, "%s", row->needs);
+}
+
+finding *findings_add(variant_analysis *va, finding_kind kind, const char *fmt, ...)
+{
+    static _Thread_local finding scratch;
+    finding *f = va->n_findings < MAX_FINDINGS ? &va->meta[va->n_findings] : &scratch;
+    init_from_row(f, kind);
+    va_list ap;
+    va_start(ap, fmt);
+    format_text(f, fmt, ap);
+    va_end(ap);
+    if (f == &scratch)
+        return f;
+    findings_markdown(f->text, va->findings[va->n_findings], sizeof va->findings[0]);
+    va->n_findings++;
+    return f;
+}
+
+void finding_init(finding *f, finding_kind kind, const char *fmt, ...)
+{
+    init_from_row(f, kind);
+    va_list ap;
+    va_start(ap, fmt);
+    format_text(f, fmt, ap);
+    va_end(ap);
+}
+
+void findings_number(finding *f, const char *key, double value, const char *unit)
+{
+    if (f->n_numbers == FINDING_MAX_NUMBERS || !isfinite(value))
+        return;
+    snprintf(f->numbers[f->n_numbers].key, sizeof f->numbers[0].key, "%s", key);
+    f->numbers[f->n_numbers].value = value;
+    snprintf(f->numbers[f->n_numbers].unit, sizeof f->numbers[0].unit, "%s", unit ? unit : "");
+    f->n_numbers++;
+}
+
+void findings_record(finding *f, const gpu_op *o)
+{
+    if (!o || f->n_records == FINDING_MAX_RECORDS)
+        return;
+    for (int i = 0; i < f->n_records; i++)
+        if (f->records[i] == o->correlation)
+            return;
+    f->records[f->n_records++] = o->correlation;
+}
+
+/* ---- the phrase --------------------------------------------------------------------- */
+
+static int number_index(const finding *f, const char *key, size_t len)
+{
+    for (int i = 0; i < f->n_numbers; i++)
+        if (strlen(f->numbers[i].key) == len && !strncmp(f->numbers[i].key, key, len))
+            return i;
+    return -1;
+}
+
+/* One {…} of a template (without the braces) into out[n]: 0, or -1 when its number is missing. */
+static int phrase_field(const finding *f, const char *s, size_t len, char *out, size_t n)
+{
+    if (len && s[0] == '@') {
+        const char *v = len == 8 && !strncmp(s, "@subject", 8) ? f->subject : len == 6 && !strncmp(s, "@other", 6) ? f->other : "";
+        snprintf(out, n, "%s", v);
+        return v[0] ? 0 : -1;
+    }
+    const char *colon = memchr(s, ':', len);
+    size_t klen = colon ? (size_t)(colon - s) : len;
+    int i = number_index(f, s, klen);
+    if (i < 0)
+        return -1;
+    double v = f->numbers[i].value;
+    const char *unit = f->numbers[i].unit, *spec = colon ? colon + 1 : "";
+    size_t slen = colon ? len - klen - 1 : 0;
+    int sign = slen && memchr(spec, '+', slen), pct = slen >= 3 && !strncmp(spec, "pct", 3);
+    const char *dot = slen ? memchr(spec, '.', slen) : NULL;
+    int decimals = dot ? atoi(dot + 1) : -1;
+    if (pct)
+        snprintf(out, n, sign ? "%+.0f%%" : "%.0f%%", 100 * v);
+    else if (!strcmp(unit, "B"))
+        human_bytes(v, out, n);
+    else if (!strcmp(unit, "us") && fabs(v) >= 1000)
+        snprintf(out, n, sign ? "%+.1f ms" : "%.1f ms", v / 1000);
+    else if (!strcmp(unit, "us"))
+        snprintf(out, n, sign ? "%+.1f µs" : "%.1f µs", v);
+    else if (!strcmp(unit, "%"))
+        snprintf(out, n, sign ? "%+.0f%%" : "%.0f%%", v);
+    else if (!strcmp(unit, "x"))
+        snprintf(out, n, "%.*f×", decimals >= 0 ? decimals : 2, v);
+    else if (decimals >= 0)
+        snprintf(out, n, sign ? "%+.*f" : "%.*f", decimals, v);
+    else
+        snprintf(out, n, sign ? "%+g%s%s" : "%g%s%s", v, unit[0] ? " " : "", unit);
+    return 0;
+}
+
+/* Expands t[0..len) into out (at *at, n bytes): -1 when a field in it is missing. */
+static int expand(const finding *f, const char *t, size_t len, char *out, size_t n, size_t *at)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (t[i] == '[') {
+            size_t depth = 1, j = i + 1;
+            while (j < len && depth)
+                depth += t[j] == '[' ? 1 : t[j] == ']' ? -1 : 0, j++;
+            if (depth)
+                return -1; /* an unclosed [ : the template is wrong, the id stands in */
+            size_t mark = *at;
+            if (expand(f, t + i + 1, j - i - 2, out, n, at) != 0)
+                *at = mark, out[mark] = '\0'; /* the optional part goes, the rest stays */
+            i = j - 1;
+        } else if (t[i] == '{') {
+            const char *end = memchr(t + i, '}', len - i);
+            if (!end)
+                return -1;
+            char v[64];
+            if (phrase_field(f, t + i + 1, (size_t)(end - t - i - 1), v, sizeof v) != 0)
+                return -1;
+            *at += (size_t)snprintf(out + *at, *at < n ? n - *at : 0, "%s", v);
+            i = (size_t)(end - t);
+        } else if (*at + 1 < n) {
+            out[(*at)++] = t[i];
+            out[*at] = '\0';
+        }
+        if (*at >= n)
+            *at = n - 1;
+    }
+    return 0;
+}
+
+void finding_phrase(const finding *f, char *out, size_t n)
+{
+    const finding_row *row = finding_row_of(f->kind);
+    out[0] = '\0';
+    if (!row || !row->phrase || !n)
+        return;
+    size_t at = 0;
+    if (expand(f, row->phrase, strlen(row->phrase), out, n, &at) != 0)
+        snprintf(out, n, "%s", row->id); /* a required number is missing: the id says what it is */
+    esc_utf8_trim(out);
+}
+
+void finding_finish(finding *f, double cuda_us)
+{
+    const finding_row *row = finding_row_of(f->kind);
+    finding_phrase(f, f->phrase, sizeof f->phrase);
+    f->share = f->departure = NAN;
+    if (!row)
+        return;
+    if (row->rank.us && cuda_us > 0)
+        f->share = findings_value(f, row->rank.us) / cuda_us;
+    if (row->rank.share)
+        f->share = findings_value(f, row->rank.share);
+    if (row->rank.departure)
+        f->departure = fabs(findings_value(f, row->rank.departure));
+}
+
+void findings_walk(analysis *a, finding_kind first, finding_kind last)
+{
+    for (int vi = 0; vi < a->n; vi++) {
+        variant_analysis *va = &a->v[vi];
+        for (int k = (int)first; k <= (int)last; k++) {
+            if (!finding_table[k].derive)
+                continue;
+            int from = va->n_findings;
+            int stop = finding_table[k].derive(a, vi);
+            for (int i = from; i < va->n_findings; i++)
+                finding_finish(&va->meta[i], va->cuda_us.median);
+            if (stop)
+                break;
+        }
+    }
+}
+
+/* ---- reading -------------------------------------------------------------------------- */
+
+const finding *findings_find(const variant_analysis *va, const char *id)
+{
+    for (int i = 0; va && i < va->n_findings; i++)
+        if (!strcmp(va->meta[i].id, id))
+            return &va->meta[i];
+    return NULL;
+}
+
+const finding *findings_of_kind(const variant_analysis *va, finding_kind kind)
+{
+    for (int i = 0; va && i < va->n_findings; i++)
+        if (va->meta[i].kind == kind)
+            return &va->meta[i];
+    return NULL;
+}
+
+double findings_value(const finding *f, const char *key)
+{
+    for (int i = 0; f && i < f->n_numbers; i++)
+        if (!strcmp(f->numbers[i].key, key))
+            return f->numbers[i].value;
+    return NAN;
+}
+
+const char *findings_severity_name(finding_severity s)
+{
+    return s == FINDING_WARNING ? "warning" : s == FINDING_NOTICE ? "notice" : "info";
+}
+
+/* Larger first, a missing key (NAN) after any present one. */
+static int desc_nan_last(double a, double b)
+{
+    int ha = isfinite(a), hb = isfinite(b);
+    if (ha != hb)
+        return ha ? -1 : 1;
+    if (!ha || a == b)
+        return 0;
+    return a > b ? -1 : 1;
+}
+
+int findings_rank_cmp(const finding *a, const finding *b)
+{
+    if (a->severity != b->severity)
+        return a->severity > b->severity ? -1 : 1;
+    int c = desc_nan_last(a->share, b->share);
+    if (!c)
+        c = desc_nan_last(a->departure, b->departure);
+    if (!c && a->kind != b->kind)
+        c = a->kind < b->kind ? -1 : 1;
+    return c;
+}
+
+int findings_ranked(const variant_analysis *va, int *idx, int max)
+{
+    int all[MAX_FINDINGS], n = 0;
+    for (int i = 0; i < va->n_findings && i < MAX_FINDINGS; i++) {
+        int j = n++; /* insertion, stable: equal findings keep their derive order */
+        while (j > 0 && findings_rank_cmp(&va->meta[i], &va->meta[all[j - 1]]) < 0) {
+            all[j] = all[j - 1];
+            j--;
+        }
+        all[j] = i;
+    }
+    if (n > max)
+        n = max;
+    memcpy(idx, all, (size_t)(n > 0 ? n : 0) * sizeof *idx);
+    return n > 0 ? n : 0;
+}

@@ -1,0 +1,227 @@
+/* The checks made of each variant once it is set up: its output against the FP64 reference
+ * (the sampled heads' checked rows), what it writes in fully-masked rows (NaN or 0), CUPTI's
+ * overhead on its forwards (samples with collection off and on), and the occupancy API's
+ * answer for each of our kernels it launched. */
+#include "runner_steps.h"
+
+#include "cupti_collect.h"
+#include "median.h"
+#include "reference.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The CUPTI overhead probe (cupti_overhead_probe) takes samples of a few forwards each,
+ * alternately with activity collection off and on. A sample is PROBE_SAMPLE_US of GPU time
+ * at least (event resolution and launch gaps stay small against it), up to PROBE_MAX_BATCH
+ * forwards; the probe takes PROBE_MAX_SAMPLES per state, fewer (never under
+ * PROBE_MIN_SAMPLES) where that would cost more than PROBE_BUDGET_US of GPU time. Without
+ * the budget the probe's 320 forwards were 95% of a run's time at 2x16x16384x128 (math:
+ * 68 s of 194 ms forwards on the H200, bench/results/2026-12-02-default-sweep.md). */
+#define PROBE_MAX_SAMPLES 20
+#define PROBE_MIN_SAMPLES 5
+#define PROBE_MAX_BATCH 8
+#define PROBE_SAMPLE_US 2000.0
+#define PROBE_BUDGET_US 1.0e6
+
+/* One forward into an output filled with NaN, then the worst relative error of the sampled
+ * heads' checked rows against their FP64 reference. */
+double check_correctness(const run_plan *cfg, const attn_variant *var, void *state, device_inputs *d,
+                         const sampled_head *heads, int n_heads, const checked_rows *rows, attn_error *e,
+                         int *rc)
+{
+    const attn_shape *s = &cfg->c.shape;
+    size_t head = (size_t)s->seq * s->dim;
+    /* 0xFF bytes are bf16 NaN: an element the variant fails to write cannot pass. */
+    if (cudaMemsetAsync(d->out, 0xff, tensor_elems(s) * 2, d->stream) != cudaSuccess) {
+        *rc = attn_fail(e, ATTN_FAILED, "cudaMemsetAsync(out): %s", cudaGetErrorString(cudaGetLastError()));
+        return NAN;
+    }
+    if ((*rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e)) != ATTN_OK)
+        return NAN;
+    cudaError_t ce = cudaStreamSynchronize(d->stream);
+    if (ce != cudaSuccess) {
+        *rc = attn_fail(e, ATTN_FAILED, "forward: %s", cudaGetErrorString(ce));
+        return NAN;
+    }
+    double worst = 0;
+    for (int i = 0; i < n_heads; i++) {
+        size_t idx = (size_t)heads[i].b * s->heads + heads[i].h;
+        ce = cudaMemcpy(d->host_out, (uint16_t *)d->out + idx * head, head * 2, cudaMemcpyDeviceToHost);
+        if (ce != cudaSuccess) {
+            *rc = attn_fail(e, ATTN_FAILED, "cudaMemcpy(out head): %s", cudaGetErrorString(ce));
+            return NAN;
+        }
+        double err = relative_error_rows_bf16(d->host_out, s->dim, rows->row, rows->n, heads[i].ref);
+        if (isnan(err) || err > worst)
+            worst = err;
+        if (isnan(err))
+            break;
+    }
+    return worst;
+}
+
+/* One sample: `batch` forwards queued back to back between two CUDA events, so that
+ * where the host issues faster than the GPU runs, the host's own cost (which CUPTI's
+ * API records raise) stays out of the GPU figure. Returns µs per forward and appends
+ * each forward call's host wall time to h. */
+static double event_sample_us(const attn_variant *var, void *state, device_inputs *d, int batch, double *h,
+                              int *nh, attn_error *e, int *rc)
+{
+    float ms = 0;
+    cudaError_t ce = cudaEventRecord(d->ev0, d->stream);
+    for (int j = 0; ce == cudaSuccess && j < batch; j++) {
+        double t0 = host_us();
+        if ((*rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e)) != ATTN_OK)
+            return NAN;
+        if (h)
+            h[(*nh)++] = host_us() - t0;
+    }
+    if (ce == cudaSuccess)
+        ce = cudaEventRecord(d->ev1, d->stream);
+    if (ce == cudaSuccess)
+        ce = cudaEventSynchronize(d->ev1);
+    if (ce == cudaSuccess)
+        ce = cudaEventElapsedTime(&ms, d->ev0, d->ev1);
+    if (ce != cudaSuccess) {
+        *rc = attn_fail(e, ATTN_FAILED, "CUDA events: %s", cudaGetErrorString(ce));
+        return NAN;
+    }
+    return ms * 1000.0 / batch;
+}
+
+/* CUPTI's cost: samples with collection off and on, interleaved so that clock or
+ * power drift of the GPU during the probe falls on both alike. Medians per forward
+ * of GPU time (events) and of the host time of the call. The samples' size and count
+ * follow from one forward's time (PROBE_* above) and are recorded as a fact. */
+int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d, variant_result *res,
+                         attn_error *e)
+{
+    double t_off[PROBE_MAX_SAMPLES], t_on[PROBE_MAX_SAMPLES];
+    double h_off[PROBE_MAX_SAMPLES * PROBE_MAX_BATCH], h_on[PROBE_MAX_SAMPLES * PROBE_MAX_BATCH];
+    int n_off = 0, n_on = 0, rc = ATTN_OK;
+    char cerr[256];
+    double one_us = event_sample_us(var, state, d, 1, NULL, NULL, e, &rc); /* sizes the samples */
+    if (rc != ATTN_OK)
+        return rc;
+    if (!(one_us > 0))
+        one_us = 1;
+    int batch = (int)ceil(PROBE_SAMPLE_US / one_us);
+    batch = batch < 1 ? 1 : batch > PROBE_MAX_BATCH ? PROBE_MAX_BATCH : batch;
+    double fit = PROBE_BUDGET_US / (2.0 * batch * one_us);
+    int samples = fit >= PROBE_MAX_SAMPLES ? PROBE_MAX_SAMPLES : fit < PROBE_MIN_SAMPLES ? PROBE_MIN_SAMPLES : (int)fit;
+    for (int i = 0; i < samples && rc == ATTN_OK; i++) {
+        if (cupti_enable(0, cerr, sizeof cerr) != 0)
+            return attn_fail(e, ATTN_FAILED, "%s", cerr);
+        t_off[i] = event_sample_us(var, state, d, batch, h_off, &n_off, e, &rc);
+        if (cupti_enable(1, cerr, sizeof cerr) != 0)
+            return attn_fail(e, ATTN_FAILED, "%s", cerr);
+        if (rc == ATTN_OK)
+            t_on[i] = event_sample_us(var, state, d, batch, h_on, &n_on, e, &rc);
+    }
+    if (rc != ATTN_OK)
+        return rc;
+    res->event_us_no_cupti = median_of(t_off, samples);
+    res->event_us_cupti = median_of(t_on, samples);
+    res->host_us_no_cupti = median_of(h_off, n_off);
+    res->host_us_cupti = median_of(h_on, n_on);
+    attn_fact_add(&res->facts, "overhead_probe_samples", samples,
+                  "CUPTI overhead probe: %d samples of %d forward%s per state (off, on), interleaved", samples, batch,
+                  batch == 1 ? "" : "s");
+    return ATTN_OK;
+}
+
+/* Rows 3, 10, 17, ... have every key masked: a softmax over no keys. What does the
+ * variant write there, NaN (plain softmax) or 0 (safe softmax)? Measured, not assumed. */
+void fully_masked_rows_check(const run_plan *cfg, const attn_variant *var, void *state, device_inputs *d,
+                             attn_facts *facts)
+{
+    if (!var->forward_masked)
+        return;
+    const attn_shape *s = &cfg->c.shape;
+    const int S = s->seq, D = s->dim;
+    int masked_rows = (S + 3) / 7; /* rows 3, 10, 17, ... below S */
+    int ok = 1;
+    if (!d->mask_ready) {
+        /* S² bytes (256 MiB at S = 16384): built and copied once per run, not per variant. */
+        uint8_t *m = malloc((size_t)S * S);
+        if (!m)
+            abort();
+        for (int i = 0; i < S; i++)
+            for (int j = 0; j < S; j++)
+                m[(size_t)i * S + j] = i % 7 == 3 ? 1 : j > i;
+        ok = cudaMemcpy(d->mask, m, (size_t)S * S, cudaMemcpyHostToDevice) == cudaSuccess;
+        free(m);
+        d->mask_ready = ok;
+    }
+    attn_error e = {{0}};
+    ok = ok && var->forward_masked(state, d->q, d->k, d->v, d->out, d->mask, d->stream, &e) == ATTN_OK &&
+         cudaStreamSynchronize(d->stream) == cudaSuccess &&
+         cudaMemcpy(d->host_out, d->out, (size_t)S * D * 2, cudaMemcpyDeviceToHost) == cudaSuccess;
+    if (!ok) {
+        attn_fact_add(facts, "fully_masked_rows", NAN, "check failed: %s",
+                      e.msg[0] ? e.msg : cudaGetErrorString(cudaGetLastError()));
+        return;
+    }
+    long nan = 0, zero = 0, other = 0;
+    for (int i = 3; i < S; i += 7)
+        for (int dd = 0; dd < D; dd++) {
+            float x = bf16_to_float(d->host_out[(size_t)i * D + dd]);
+            if (isnan(x))
+                nan++;
+            else if (x == 0.0f)
+                zero++;
+            else
+                other++;
+        }
+    const char *verdict = nan && !zero && !other ? "NaN" : zero && !nan && !other ? "0" : "mixed";
+    attn_fact_add(facts, "fully_masked_rows", (double)nan,
+                  "%s: %d fully-masked rows of head (0,0) hold %ld NaN, %ld zeros, %ld other values", verdict,
+                  masked_rows, nan, zero, other);
+}
+
+/* The shared object this code was loaded from. The recorder is dlopen'ed with
+ * RTLD_LOCAL, so its symbols are found through its own handle, not RTLD_DEFAULT. */
+static void *recorder_handle(void)
+{
+    static void *self;
+    Dl_info where;
+    if (!self && dladdr((void *)&probe_occupancy, &where) && where.dli_fname)
+        self = dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    return self ? self : RTLD_DEFAULT;
+}
+
+/* Our kernels are extern "C" with default visibility: the host stub CUPTI's kernel
+ * name resolves to is the handle the occupancy API takes. */
+void probe_occupancy(const trace *t, size_t first_op, run_info *info)
+{
+    for (size_t i = first_op; i < t->n_ops; i++) {
+        const gpu_op *o = &t->ops[i];
+        if (o->kind != GPU_KERNEL || info->n_probes == RUN_MAX_PROBES)
+            continue;
+        int seen = 0;
+        for (int p = 0; p < info->n_probes && !seen; p++)
+            seen = !strcmp(info->probes[p].kernel, o->name) &&
+                   info->probes[p].threads == o->block[0] * o->block[1] * o->block[2] &&
+                   info->probes[p].dynamic_smem == o->dynamic_smem;
+        void *stub = seen ? NULL : dlsym(recorder_handle(), o->name);
+        if (!stub)
+            continue;
+        int threads = o->block[0] * o->block[1] * o->block[2], blocks = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, stub, threads, (size_t)o->dynamic_smem) !=
+            cudaSuccess) {
+            cudaGetLastError();
+            continue;
+        }
+        occupancy_probe *p = &info->probes[info->n_probes++];
+        snprintf(p->kernel, sizeof p->kernel, "%s", o->name);
+        p->threads = threads;
+        p->registers = o->registers;
+        p->static_smem = o->static_smem;
+        p->dynamic_smem = o->dynamic_smem;
+        p->blocks_per_sm = blocks;
+    }
+}
