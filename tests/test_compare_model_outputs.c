@@ -171,13 +171,20 @@ Test(compare_model_figure, one_per_pair_in_every_format_and_none_without_model_t
     cr_assert_eq(inlined, shown, "compare.html inlines the %d figures of compare.md", shown);
     cr_assert_eq(shown, 4, "compare-time, -speedup, -timeline and the pair's");
 
-    /* one format asked for: that one alone */
+    /* one format asked for: that one, and the PNG compare.html inlines (as the report's) */
     snprintf(args, sizeof args, "compare %s %s -o %s/svg -q --format svg", a, b, c->dir);
     cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
     snprintf(path, sizeof path, "%s/svg/figures/compare-model-roles-1.svg", c->dir);
     cr_assert(starts_with(path, "<?xml"));
     snprintf(path, sizeof path, "%s/svg/figures/compare-model-roles-1.png", c->dir);
-    cr_assert(access(path, F_OK) != 0);
+    cr_assert(access(path, F_OK) == 0, "the page's PNG is drawn whatever --format says");
+    snprintf(path, sizeof path, "%s/svg/compare.html", c->dir);
+    html = slurp_len(path, NULL);
+    inlined = 0;
+    for (char *p = html; (p = strstr(p, "<img src=\"data:image/png;base64,")); p++)
+        inlined++;
+    free(html);
+    cr_assert_eq(inlined, 4, "compare.html has its figures with --format svg");
 
     /* runs of the series' variants: no model trace, no such figure */
     snprintf(args, sizeof args, "compare tests/fixtures/h200-cudnn914 tests/fixtures/h200-cudnn919-a -o %s/runs -q "
@@ -350,21 +357,27 @@ static void check_tex_against_csv(const char *dir, int steps_each)
     snprintf(path, sizeof path, "%s/compare.tex", dir);
     char *tex = slurp_len(path, NULL);
     cr_assert_not_null(tex);
-    char *table = strstr(tex, "\\caption{Model traces, step by step: ");
+    char *table = strstr(tex, "\\caption{Model trace pair 1, step by step: ");
     cr_assert_not_null(table, "a table for the pair");
     cr_assert(strstr(table, "\\label{tab:attnprof-compare-model-1}"));
     char *row = strstr(table, "\nCUDA time per step & ");
     cr_assert_not_null(row);
-    if (s.verdict[0]) {
-        int d = units_ratio_decimals(s.lo, s.hi); /* tested in report::a_ratio_interval_prints_its_ends_apart */
-        snprintf(want, sizeof want, "%.*f$\\times$ [%.*f--%.*f] & %s \\\\", d, s.ratio, d, s.lo, d, s.hi, s.verdict);
-    } else {
-        cr_assert(!isfinite(s.lo), "no interval in compare.csv either");
-        snprintf(want, sizeof want, "%.2f$\\times$ (medians) & no verdict (%d steps) \\\\", s.ratio, steps_each);
-    }
+    /* one decimal rule per column: the ratio column prints with the decimals its tightest
+     * interval needs, so the step row's at least those its own interval needs */
     char *end = strchr(row + 1, '\n');
-    cr_assert(end && strstr(row, want) && strstr(row, want) < end, "the step row holds \"%s\":\n%.*s", want,
-              (int)(end ? end - row : 0), row);
+    int found = 0;
+    for (int d = s.verdict[0] ? units_ratio_decimals(s.lo, s.hi) : 2; d <= 4 && !found; d++) {
+        if (s.verdict[0])
+            snprintf(want, sizeof want, "%.*f$\\times$ [%.*f--%.*f] & %s \\\\", d, s.ratio, d, s.lo, d, s.hi,
+                     s.verdict);
+        else {
+            cr_assert(!isfinite(s.lo), "no interval in compare.csv either");
+            snprintf(want, sizeof want, "%.*f$\\times$ (medians) & no verdict (%d steps) \\\\", d, s.ratio,
+                     steps_each);
+        }
+        found = end && strstr(row, want) && strstr(row, want) < end;
+    }
+    cr_assert(found, "the step row holds \"%s\":\n%.*s", want, (int)(end ? end - row : 0), row);
     cr_assert(strstr(table, "\nAttention, all parts, forward & "), "the phase's attention");
     /* the trace names are LaTeX-escaped as latex.c escapes names: no raw '-' ligatures */
     cr_assert(strstr(table, "\\texttt{llama-{}gqa-{}sdpa-{}infer"), "escaped trace name");

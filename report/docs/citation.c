@@ -4,6 +4,7 @@
 #include "citation.h"
 #include "alloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,8 @@ static const char ABSTRACT[] =
     "  records every kernel, copy and API call with CUPTI into a Kineto-schema trace, and renders\n"
     "  reports, LaTeX tables and paper-sized figures derived from the records.";
 static const char *const KEYWORDS[] = {"CUDA", "CUPTI", "attention", "profiling", "Kineto"};
+/* The repository's LICENSE, by its SPDX identifier. */
+static const char LICENSE_SPDX[] = "BSD-3-Clause";
 
 void citation_version(const char *tool_version, char *out, size_t n)
 {
@@ -38,15 +41,26 @@ void citation_year(const char *date, char *out, size_t n)
         out[j] = '\0';
 }
 
-void citation_write_bibtex(FILE *f, const char *version, const char *year)
+/* One BibTeX entry: its type and key, title and author, its own field, then note and year. */
+static void bibtex_entry(FILE *f, const char *head, const char *field, const char *version, const char *year)
 {
-    fprintf(f, "@software{attnprof,\n  title   = {%s},\n  author  = {{%s}},\n  version = {%s},\n", TITLE, AUTHOR,
-            version[0] ? version : "unknown");
+    fprintf(f, "%s,\n  title   = {%s},\n  author  = {{%s}},\n%s", head, TITLE, AUTHOR, field);
     fprintf(f, "  note    = {commit %s%s%s},\n", version[0] ? version : "unknown", year[0] ? ", run recorded " : "",
             year);
     if (year[0])
         fprintf(f, "  year    = {%s},\n", year);
     fputs("}\n", f);
+}
+
+void citation_write_bibtex(FILE *f, const char *version, const char *year)
+{
+    char field[256];
+    snprintf(field, sizeof field, "  version = {%s},\n", version[0] ? version : "unknown");
+    bibtex_entry(f, "@software{attnprof", field, version, year);
+    /* classic BibTeX styles (plain, alpha, IEEEtran) know no @software: the same entry as @misc */
+    snprintf(field, sizeof field, "  howpublished = {Software, version %s, %s license},\n",
+             version[0] ? version : "unknown", LICENSE_SPDX);
+    bibtex_entry(f, "@misc{attnprof-misc", field, version, year);
 }
 
 void citation_write_cff(FILE *f, const char *version, const char *year)
@@ -63,6 +77,7 @@ void citation_write_cff(FILE *f, const char *version, const char *year)
     fprintf(f, "cff-version: 1.2.0\nmessage: \"%s\"\ntype: software\ntitle: \"%s\"\nabstract: >-\n  %s\n", MESSAGE,
             TITLE, ABSTRACT);
     fprintf(f, "authors:\n  - name: \"%s\"\n", AUTHOR);
+    fprintf(f, "license: %s\n", LICENSE_SPDX);
     if (version[0])
         fprintf(f, "version: \"%s\"\n", version);
     fputs("keywords:\n", f);

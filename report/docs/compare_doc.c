@@ -158,6 +158,13 @@ static void title_section(FILE *f, const compare_doc_md *d)
         fputs(b->causal ? " causal" : "", f);
     }
     fputs("\n\n", f);
+    char headline[512];
+    compare_headline(m, headline, sizeof headline);
+    if (headline[0]) {
+        fputs("**", f);
+        esc_md_text(f, headline);
+        fputs(".** ", f);
+    }
     fputs("Baseline: **", f);
     esc_md_text(f, m->in[0]->label);
     fputs("**. ", f);
@@ -430,9 +437,12 @@ typedef struct compare_doc {
 static int draw_compare(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
 {
     const compare_doc *d = b->model;
-    int rc = compare_figures_render(d->m, dir, d->opt->formats, d->opt->log_axis, figs, err, errlen);
+    /* compare.html shows each figure as an inlined PNG (cmark-gfm blanks an SVG data URI): PNGs
+     * are drawn whatever --format asks, as the report's are, or the page has no images */
+    unsigned formats = d->opt->formats | FIG_PNG;
+    int rc = compare_figures_render(d->m, dir, formats, d->opt->log_axis, figs, err, errlen);
     if (rc == EXIT_OK)
-        rc = compare_figures_render_paper(d->m, dir, d->opt->formats, d->opt->figure_size, figs, err, errlen);
+        rc = compare_figures_render_paper(d->m, dir, formats, d->opt->figure_size, figs, err, errlen);
     return rc;
 }
 

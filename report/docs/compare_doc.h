@@ -4,6 +4,7 @@
 #define ATTNPROF_COMPARE_DOC_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "compare.h"
 #include "figures.h"
@@ -11,6 +12,9 @@
 /* compare.md, compare.html, compare.csv (malloc'd text). */
 char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir);
 char *compare_csv(const compare_model *m);
+/* The terminal's summary after compare (report_terminal.c): the headline, the ratio
+ * convention, each variant's ratio and verdict per run, the model-trace pairs, what differs. */
+void compare_terminal_summary(FILE *f, const compare_model *m);
 /* Everything into DIR through the document pipeline (doc_bundle.h), as a directory of
  * its own: built beside DIR and renamed into place (swapped with an old one under
  * `force`). EXIT_OK, EXIT_OUTPUT_EXISTS, or EXIT_IO. */

@@ -32,6 +32,12 @@ void compare_md_cell_text(const compare_model *m, const compare_cell *c, const s
 /* "0.93× [0.92–0.94] **faster**", "–" without a verdict. */
 void compare_md_ratio_text(const compare_ratio *r, char *out, size_t n);
 
+/* What the comparison is, producers first, before any tool version: "attnprof's kernels
+ * against PyTorch's", "cuDNN 9.14 against 9.19", "NVIDIA H200 against NVIDIA A100" (the
+ * baseline's first; "; " between them); "" when the runs' producers, cuDNN and cuBLAS releases
+ * and GPUs are the same. Plain text of archive values. */
+void compare_headline(const compare_model *m, char *out, size_t n);
+
 /* One variant's kernels against the baseline's, by role (compare_doc_kernels.c). */
 void compare_md_kernel_section(FILE *f, const compare_model *m, const compare_variant *cv);
 /* "## Model traces, step by step", where the runs hold model traces (compare_doc_traces.c). */

@@ -61,3 +61,71 @@ void compare_md_ratio_text(const compare_ratio *r, char *out, size_t n)
     snprintf(out, n, "%.*f× [%.*f–%.*f] %s%s%s", d, r->ci.ratio, d, r->ci.lo, d, r->ci.hi, bold ? "**" : "", w,
              bold ? "**" : "");
 }
+
+/* ---- the headline: who made what is compared ------------------------------------------ */
+
+static const char *kernels_of(run_producer p)
+{
+    return p == PRODUCER_PYTORCH ? "PyTorch's" : p == PRODUCER_KINETO ? "another Kineto producer's" : "attnprof's";
+}
+
+/* "9.14" of a library version 91400 (major.minor: what a reader names a release by); "" when
+ * not recorded. */
+static void release_text(int v, char *out, size_t n)
+{
+    if (v > 0)
+        snprintf(out, n, "%d.%d", v / 10000, v % 10000 / 100);
+    else
+        out[0] = '\0';
+}
+
+/* "<baseline's value> against <the others'>" when the runs' recorded values differ: each
+ * value once, in run order; nothing when fewer than two distinct values are recorded. */
+static void against(char values[][96], int n, const char *prefix, char *out, size_t cap, size_t *len)
+{
+    int first = -1, distinct[COMPARE_MAX_ARCHIVES], n_distinct = 0;
+    for (int i = 0; i < n; i++) {
+        if (!values[i][0])
+            continue;
+        int seen = 0;
+        for (int k = 0; k < n_distinct; k++)
+            seen |= !strcmp(values[distinct[k]], values[i]);
+        if (!seen)
+            distinct[n_distinct++] = i;
+        if (first < 0)
+            first = i;
+    }
+    if (n_distinct < 2)
+        return;
+    *len += (size_t)snprintf(out + *len, *len < cap ? cap - *len : 0, "%s%s%s against ", *len ? "; " : "", prefix,
+                             values[distinct[0]]);
+    for (int k = 1; k < n_distinct; k++)
+        *len += (size_t)snprintf(out + *len, *len < cap ? cap - *len : 0, "%s%s",
+                                 k == 1 ? "" : k == n_distinct - 1 ? " and " : ", ", values[distinct[k]]);
+}
+
+void compare_headline(const compare_model *m, char *out, size_t n)
+{
+    char v[COMPARE_MAX_ARCHIVES][96];
+    size_t len = 0;
+    out[0] = '\0';
+    int producers_differ = 0;
+    for (int i = 1; i < m->n; i++)
+        producers_differ |= m->in[i]->r.producer != m->in[0]->r.producer;
+    if (producers_differ) { /* whose kernels: the one thing that matters most */
+        for (int i = 0; i < m->n; i++) /* "attnprof's kernels against PyTorch's" */
+            snprintf(v[i], sizeof v[i], "%s%s", kernels_of(m->in[i]->r.producer),
+                     m->in[i]->r.producer == m->in[0]->r.producer ? " kernels" : "");
+        against(v, m->n, "", out, n, &len);
+        return;
+    }
+    for (int i = 0; i < m->n; i++)
+        release_text(m->in[i]->r.cudnn_version, v[i], sizeof v[i]);
+    against(v, m->n, "cuDNN ", out, n, &len);
+    for (int i = 0; i < m->n; i++)
+        release_text(m->in[i]->r.cublas_version, v[i], sizeof v[i]);
+    against(v, m->n, "cuBLAS ", out, n, &len);
+    for (int i = 0; i < m->n; i++)
+        snprintf(v[i], sizeof v[i], "%s", m->in[i]->r.device.name);
+    against(v, m->n, "", out, n, &len);
+}

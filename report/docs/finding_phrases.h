@@ -1,7 +1,7 @@
-/* A variant's headline findings for the summary table's "What the trace revealed" cell:
- * each finding as a short phrase (a table keyed by the finding's id, its numbers filled
- * in), ranked by a stated rule, cut to a word budget (finding_phrases.c). The full
- * sentences stay in the variant's own section. */
+/* A variant's headline findings for the summary table's "What the trace revealed" cell: the
+ * findings in the finding table's rank order (finding.h, findings_ranked), each as its short
+ * phrase (finding.phrase, from its row's template), cut to a word budget
+ * (finding_phrases.c). The full sentences stay in the variant's own section. */
 #ifndef ATTNPROF_FINDING_PHRASES_H
 #define ATTNPROF_FINDING_PHRASES_H
 
@@ -15,14 +15,10 @@
 #define FINDING_CELL_MAX_PHRASES 3
 /* The words the budget keeps for the cell's last part: "N more" links to the variant's section
  * in the report, "N more in the report" in LaTeX. */
-#define FINDING_CELL_MORE_WORDS 4
+#define FINDING_CELL_MORE_WORDS 5
 #define FINDING_PHRASE_MAX 160
 
-/* The rank, in words (README's "What the trace revealed" says the same): by severity
- * (warning, notice, info); then by the share of the variant's CUDA time the finding
- * accounts for (its pct_of_cuda_time, or its µs per forward or per step against the
- * variant's median CUDA time), larger first, a finding that names no time after those
- * that do; then in the order the findings were derived. */
+/* The rank rule of finding.h in words, for a note under a table (README says the same). */
 extern const char FINDING_RANK_RULE[];
 
 /* A summary cell: the findings shown, in rank order, and how many are not. */
@@ -33,9 +29,8 @@ typedef struct finding_cell {
     int more;                                /* the variant's findings not shown */
 } finding_cell;
 
-/* The variant's findings in rank order: order[0..va->n_findings). */
-void finding_rank(const variant_analysis *va, int *order);
-/* Finding k of the variant as a short phrase (plain text). */
+/* Finding k of the variant as its short phrase (plain text): the row's phrase, or, for a
+ * finding without one, the first words of its sentence. */
 void summary_finding_phrase(const variant_analysis *va, int k, char *out, size_t n);
 /* The cell: the ranked findings as phrases while they fit FINDING_CELL_MAX_PHRASES and
  * FINDING_CELL_MAX_WORDS (FINDING_CELL_MORE_WORDS kept for "N more"); info-level findings only when the

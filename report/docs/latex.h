@@ -1,5 +1,5 @@
-/* The LaTeX writer (summary.tex, compare.tex) and the plain-text form of the
- * findings (summary.csv, LaTeX). Findings are Markdown we wrote: literal text with
+/* The LaTeX writer (latex.c: escaping; latex_tables.c: summary.tex, compare.tex) and the
+ * plain-text form of the findings (summary.csv, LaTeX). Findings are Markdown we wrote: literal text with
  * backslash escapes, and code spans (escape.h). Here they are read back span by
  * span and written for a target that is not Markdown. */
 #ifndef ATTNPROF_LATEX_H
@@ -21,10 +21,16 @@ char *md_to_plain(const char *md);
 
 /* ---- LaTeX ------------------------------------------------------------------ */
 
+/* The most characters of a table's caption as printed: two lines of a full-width caption at
+ * 10 pt (about 100 characters each); the detail goes in the note under the table. */
+#define LATEX_CAPTION_MAX_CHARS 200
+
 /* Literal text in LaTeX: the ten special characters escaped, the non-ASCII
  * characters attnprof writes (µ, →, –, —, ×, …, ≥, ≤, ‖, √, ·) as commands that need
- * no package beyond the defaults, any other non-ASCII character as '?'. Control
- * characters become a space. */
+ * no package beyond the defaults, a Latin letter (U+00A0-U+017F) as itself in UTF-8
+ * (LaTeX reads UTF-8 by default; fontenc T1 sets them), a character of another script as
+ * "[U+XXXX]" (pdflatex could not set it), a byte of no valid UTF-8 sequence as '?'.
+ * Control characters become a space. */
 void esc_latex_text(FILE *f, const char *s, size_t len);
 /* \texttt{...} of `s`, breakable after '_' (\_\allowbreak{}). */
 void esc_latex_code(FILE *f, const char *s, size_t len);
@@ -32,8 +38,9 @@ void esc_latex_code(FILE *f, const char *s, size_t len);
 void latex_from_md(FILE *f, const char *md);
 
 /* summary.tex (malloc'd): the summary as booktabs tables to \input into a paper
- * (needs \usepackage{booktabs}); the caption states shape, GPU and versions.
- * Tables are table*: the text width in a two-column paper, a plain table in one. */
+ * (needs \usepackage{booktabs}); each caption at most LATEX_CAPTION_MAX_CHARS, a note under
+ * the table states shape, GPU, versions and method. Tables are table*: the text width in a
+ * two-column paper, a plain table in one. */
 char *report_summary_tex(const analysis *a);
 /* compare.tex (malloc'd): the comparison's summary as a booktabs table. */
 char *compare_tex(const compare_model *m);

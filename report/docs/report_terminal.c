@@ -1,7 +1,11 @@
-/* The terminal's summary after run, import and report (the one table those three commands
- * print): one line per variant with its counts, times, error and findings by id; what the
- * archive did not record reads "not recorded" or "–", never nan or -1. */
+/* The terminal's summaries: after run, import and report, one line per variant with its
+ * counts, times, error and findings by id (what the archive did not record reads "not
+ * recorded" or "–", never nan or -1); after compare, the headline, the ratio convention and
+ * each variant's ratio and verdict, as the tables write them. */
 #include "report.h"
+
+#include "compare_doc.h"
+#include "compare_doc_md.h"
 
 #include "escape.h"
 #include "units.h"
@@ -37,4 +41,45 @@ void report_terminal_summary(FILE *f, const analysis *a)
             fprintf(f, "%s%s", k ? ", " : "", va->meta[k].id[0] ? va->meta[k].id : "finding");
         fputc('\n', f);
     }
+}
+
+void compare_terminal_summary(FILE *f, const compare_model *m)
+{
+    char shown[64], headline[512], safe[1024];
+    compare_headline(m, headline, sizeof headline);
+    if (headline[0])
+        fprintf(f, "%s\n", esc_terminal(safe, sizeof safe, headline));
+    fprintf(f, "%s against the baseline %s (%s)\n", m->throughput ? "throughput ratio" : "time ratio",
+            esc_terminal(shown, sizeof shown, m->in[0]->label),
+            m->throughput ? "above 1 is faster" : "below 1 is faster");
+    fprintf(f, "%-14s", "variant");
+    for (int i = 1; i < m->n; i++)
+        fprintf(f, " %28.28s", esc_terminal(shown, sizeof shown, m->in[i]->label));
+    fprintf(f, "\n");
+    for (int v = 0; v < m->n_variants; v++) {
+        fprintf(f, "%-14s", esc_terminal(shown, sizeof shown, m->variants[v].name));
+        for (int i = 1; i < m->n; i++) {
+            const compare_ratio *r = &m->variants[v].cell[i].metric_ratio;
+            char cell[64] = "-";
+            if (r->verdict != VERDICT_NONE) /* the decimals the tables print it with */
+                snprintf(cell, sizeof cell, "%.*fx %s", units_ratio_decimals(r->ci.lo, r->ci.hi), r->ci.ratio,
+                         compare_verdict_word(r->verdict));
+            fprintf(f, " %28s", cell);
+        }
+        fprintf(f, "\n");
+    }
+    for (int k = 0; k < m->traces.n_pairs; k++) { /* model traces, step by step */
+        const trace_pair *pr = &m->traces.pairs[k];
+        char a[64], b[64];
+        esc_terminal(a, sizeof a, pr->va[0]->result->name);
+        esc_terminal(b, sizeof b, pr->va[1]->result->name);
+        if (pr->step_ratio.verdict != VERDICT_NONE)
+            fprintf(f, "model trace %s vs %s: step %.3fx %s (%d and %d steps)\n", b, a, pr->step_ratio.ci.ratio,
+                    compare_verdict_word(pr->step_ratio.verdict), pr->step[1].n, pr->step[0].n);
+        else
+            fprintf(f, "model trace %s vs %s: step %.3fx, no verdict (%d and %d steps, %d needed)\n", b, a,
+                    pr->step_ratio.ci.ratio, pr->step[1].n, pr->step[0].n, COMPARE_MIN_STEPS);
+    }
+    esc_terminal_fputs(m->differs_sentence, f); /* GPU, driver, dtype from the archives */
+    fputc('\n', f);
 }

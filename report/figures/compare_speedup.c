@@ -1,10 +1,12 @@
-/* Compare, figure 2: speed-up of each run over the baseline, per variant, with
- * the 95% bootstrap interval as a whisker and a line at 1. Filled points are
- * faster or slower (the interval wholly beyond the noise floor); hollow ones are
- * same or ambiguous. */
+/* Compare, figure 2: each run against the baseline, per variant, as the tables give it
+ * (time ratio, below 1 is faster; throughput ratio, above 1 is faster, when the shapes
+ * differ), with the 95% bootstrap interval as a whisker and a line at 1. Filled points are
+ * faster or slower (the interval wholly beyond the noise floor); hollow ones are same or
+ * ambiguous. The figure keeps its name, compare-speedup. */
 #include "fig.h"
 
 #include "compare.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,17 +16,14 @@
 #define PLOT_H 280.0
 #define HEIGHT 450.0
 
-/* Speed-up over the baseline (above 1 is faster) and its interval. */
+/* The ratio against the baseline as the tables print it, and its interval. */
 static int speedup_of(const compare_model *m, const compare_cell *c, double *v, double *lo, double *hi)
 {
+    (void)m;
     const ratio_ci *r = &c->metric_ratio.ci;
     if (c->metric_ratio.verdict == VERDICT_NONE || !isfinite(r->ratio) || r->ratio <= 0 || r->lo <= 0)
         return 0;
-    if (m->throughput) {
-        *v = r->ratio, *lo = r->lo, *hi = r->hi;
-    } else {
-        *v = 1 / r->ratio, *lo = 1 / r->hi, *hi = 1 / r->lo;
-    }
+    *v = r->ratio, *lo = r->lo, *hi = r->hi;
     return 1;
 }
 
@@ -33,11 +32,12 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
     const compare_model *m = job->cmp;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], fit[512];
-    fig_heading(cr, x, "Speed-up over the baseline");
+    fig_heading(cr, x, m->throughput ? "Throughput against the baseline" : "Time against the baseline");
     snprintf(buf, sizeof buf,
-             "baseline %s = 1 \xc2\xb7 above 1 is faster \xc2\xb7 whiskers: 95%% bootstrap interval \xc2\xb7 "
+             "baseline %s = 1 \xc2\xb7 %s \xc2\xb7 whiskers: 95%% bootstrap interval \xc2\xb7 "
              "hollow: same or ambiguous (interval not wholly beyond the %.0f%% noise floor)",
-             m->in[0]->label, m->min_effect * 100);
+             m->in[0]->label, m->throughput ? "throughput ratio, above 1 is faster" : "time ratio, below 1 is faster",
+             m->min_effect * 100);
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
 
@@ -107,7 +107,7 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
             cairo_new_path(cr);
             fig_verdict_dot(cr, px, fig_yof(&s, v), 3.6,
                             c->metric_ratio.verdict == VERDICT_FASTER || c->metric_ratio.verdict == VERDICT_SLOWER, col);
-            snprintf(buf, sizeof buf, "%.2f\xc3\x97", v);
+            snprintf(buf, sizeof buf, "%.*f\xc3\x97", units_ratio_decimals(l, h), v); /* as the table prints it */
             fig_font(cr, 7.5, 0);
             fig_set(cr, FIG_INK);
             fig_text(cr, px + 6, fig_yof(&s, v) + 3, buf, ALIGN_LEFT);
@@ -132,8 +132,8 @@ int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const compare_mo
     (void)measure;
     snprintf(job->name, sizeof job->name, "compare-speedup");
     snprintf(job->caption, sizeof job->caption,
-             "Speed-up of each run over the baseline %s per variant (%s), with 95%% bootstrap intervals.",
-             m->in[0]->label, m->throughput ? "throughput ratio" : "baseline time / time");
+             "Each run against the baseline %s per variant (%s), with 95%% bootstrap intervals.",
+             m->in[0]->label, m->throughput ? "throughput ratio, above 1 is faster" : "time ratio, below 1 is faster");
     job->cmp = m;
     job->draw = compare_speedup_draw;
     job->w = FIG_WIDTH;

@@ -298,17 +298,35 @@ int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int si
 /* ---- compare-speedup-<size>: each run against the baseline ------------------ */
 
 #include "compare.h"
+#include "units.h"
 
+/* The ratio against the baseline as the tables print it (time ratio, below 1 is faster;
+ * throughput ratio when the shapes differ) and its interval. */
 static int cmp_speedup(const compare_model *m, const compare_cell *c, double *v, double *lo, double *hi)
 {
+    (void)m;
     const ratio_ci *r = &c->metric_ratio.ci;
     if (c->metric_ratio.verdict == VERDICT_NONE || !isfinite(r->ratio) || r->ratio <= 0 || r->lo <= 0)
         return 0;
-    if (m->throughput)
-        *v = r->ratio, *lo = r->lo, *hi = r->hi;
-    else
-        *v = 1 / r->ratio, *lo = 1 / r->hi, *hi = 1 / r->lo;
+    *v = r->ratio, *lo = r->lo, *hi = r->hi;
     return 1;
+}
+
+/* The range every ratio and interval spans (1 included), and the most decimals a ratio prints
+ * with (the labels' room: the widest as the table prints it). */
+static int cmp_range(const compare_model *m, double *lo, double *hi)
+{
+    double v, l, h;
+    int decimals = 2;
+    for (int k = 0; k < m->n_variants; k++)
+        for (int i = 0; i < m->n; i++)
+            if (i != m->baseline && cmp_speedup(m, &m->variants[k].cell[i], &v, &l, &h)) {
+                if (l < *lo) *lo = l;
+                if (h > *hi) *hi = h;
+                if (units_ratio_decimals(l, h) > decimals)
+                    decimals = units_ratio_decimals(l, h);
+            }
+    return decimals;
 }
 
 static int cmp_rows(const compare_model *m) { return m->n_variants * (m->n > 1 ? m->n - 1 : 1); }
@@ -346,14 +364,10 @@ static int cmp_draw(cairo_t *cr, const fig_job *job)
     }
     if (lw > W * 0.3)
         lw = W * 0.3;
-    double px0 = PAD + lw + PAD, px1 = W - PAD - fig_text_width(cr, "0.00\xc3\x97") - PAD;
     double lo = 1, hi = 1, v, l, h;
-    for (int k = 0; k < m->n_variants; k++)
-        for (int i = 0; i < m->n; i++)
-            if (i != m->baseline && cmp_speedup(m, &m->variants[k].cell[i], &v, &l, &h)) {
-                if (l < lo) lo = l;
-                if (h > hi) hi = h;
-            }
+    char widest[16];
+    snprintf(widest, sizeof widest, "%.*f\xc3\x97", cmp_range(m, &lo, &hi), 0.0);
+    double px0 = PAD + lw + PAD, px1 = W - PAD - fig_text_width(cr, widest) - PAD;
     double pad = (hi - lo) * 0.1 + 0.02;
     lo -= pad, hi += pad;
     fig_ticks t;
@@ -389,7 +403,7 @@ static int cmp_draw(cairo_t *cr, const fig_job *job)
                                 c->metric_ratio.verdict == VERDICT_FASTER || c->metric_ratio.verdict == VERDICT_SLOWER,
                                 col);
                 fig_set(cr, FIG_INK);
-                snprintf(buf, sizeof buf, "%.2f\xc3\x97", v);
+                snprintf(buf, sizeof buf, "%.*f\xc3\x97", units_ratio_decimals(l, h), v); /* as the table */
                 fig_text(cr, W - PAD, y + rh - 4, buf, ALIGN_RIGHT);
             } else {
                 fig_set(cr, FIG_GREY);
@@ -414,7 +428,9 @@ static int cmp_draw(cairo_t *cr, const fig_job *job)
     y += 4 + f;
     fig_set(cr, FIG_GREY);
     char line[256];
-    snprintf(line, sizeof line, "speed-up over %s; whiskers: 95%% interval", m->in[m->baseline]->label);
+    snprintf(line, sizeof line, "%s against %s; whiskers: 95%% interval",
+             m->throughput ? "throughput ratio (above 1 is faster)" : "time ratio (below 1 is faster)",
+             m->in[m->baseline]->label);
     fig_fit_text(cr, line, W - 2 * PAD, 8, fit, sizeof fit);
     fig_text(cr, PAD, y + f + 2, fit, ALIGN_LEFT);
     fig_fit_text(cr, "hollow: same or ambiguous", W - 2 * PAD, 8, fit, sizeof fit);
@@ -430,7 +446,8 @@ int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compa
     memset(job, 0, sizeof *job);
     snprintf(job->name, sizeof job->name, "compare-speedup-%s", size_name(size));
     snprintf(job->caption, sizeof job->caption,
-             "Speed-up of each run over the baseline per variant, 95%% bootstrap interval (%s width).", size_name(size));
+             "Each run against the baseline per variant (%s), 95%% bootstrap interval (%s width).",
+             m->throughput ? "throughput ratio, above 1 is faster" : "time ratio, below 1 is faster", size_name(size));
     job->w = paper_width(size);
     fig_use_paper_font(measure, 1);
     job->h = ceil(cmp_height(measure, m, size));

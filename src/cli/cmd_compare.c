@@ -28,40 +28,12 @@ static int baseline_index(const cli_options *o)
     return -1;
 }
 
-/* The variants' CUDA-time ratios against the baseline, then the model traces step by step. */
+/* The comparison's terminal summary (compare_doc.h: the headline, the ratio convention, the
+ * verdicts, the model traces), then where the page is. */
 static void print_verdicts(const compare_model *m, const char *out_dir)
 {
-    char shown[64];
-    printf("%-14s", "variant");
-    for (int i = 1; i < m->n; i++)
-        printf(" %28.28s", esc_terminal(shown, sizeof shown, m->in[i]->label));
-    printf("\n");
-    for (int v = 0; v < m->n_variants; v++) {
-        printf("%-14s", esc_terminal(shown, sizeof shown, m->variants[v].name));
-        for (int i = 1; i < m->n; i++) {
-            const compare_ratio *r = &m->variants[v].cell[i].metric_ratio;
-            char cellbuf[64] = "-";
-            if (r->verdict != VERDICT_NONE)
-                snprintf(cellbuf, sizeof cellbuf, "%.3fx %s", r->ci.ratio,
-                         r->verdict == VERDICT_SAME ? "same" : compare_verdict_word(r->verdict));
-            printf(" %28s", cellbuf);
-        }
-        printf("\n");
-    }
-    for (int k = 0; k < m->traces.n_pairs; k++) {
-        const trace_pair *pr = &m->traces.pairs[k];
-        char a[64], b[64];
-        esc_terminal(a, sizeof a, pr->va[0]->result->name);
-        esc_terminal(b, sizeof b, pr->va[1]->result->name);
-        if (pr->step_ratio.verdict != VERDICT_NONE)
-            printf("model trace %s vs %s: step %.3fx %s (%d and %d steps)\n", b, a, pr->step_ratio.ci.ratio,
-                   compare_verdict_word(pr->step_ratio.verdict), pr->step[1].n, pr->step[0].n);
-        else
-            printf("model trace %s vs %s: step %.3fx, no verdict (%d and %d steps, %d needed)\n", b, a,
-                   pr->step_ratio.ci.ratio, pr->step[1].n, pr->step[0].n, COMPARE_MIN_STEPS);
-    }
-    esc_terminal_fputs(m->differs_sentence, stdout); /* GPU, driver, dtype from the archives */
-    printf("\ncompare: %s/compare.html\n", out_dir);
+    compare_terminal_summary(stdout, m);
+    printf("compare: %s/compare.html\n", out_dir);
 }
 
 /* Builds the model over the loaded archives, writes it, shows it and applies --fail-on. */
