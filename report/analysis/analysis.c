@@ -1,3 +1,4 @@
+#include "findings.h"
 #include "analysis.h"
 #include "alloc.h"
 #include "escape.h"
@@ -598,4 +599,22 @@ void per_forward_median(const variant_analysis *va, op_predicate pred, int *coun
     *us = n ? st.median : 0;
     free(c);
     free(t);
+}
+
+void findings_short_name(const char *name, char *out, size_t n)
+{
+    char full[1024];
+    short_kernel_name(name, full, sizeof full);
+    /* count characters, not bytes */
+    size_t chars = 0, cut = 0;
+    for (const unsigned char *p = (const unsigned char *)full; *p; p++)
+        if ((*p & 0xc0) != 0x80 && ++chars == FINDING_NAME_MAX)
+            cut = (size_t)((const char *)p - full);
+    if (chars > FINDING_NAME_MAX && cut + 4 <= n)
+        snprintf(out, n, "%.*s\xe2\x80\xa6", (int)cut, full);
+    else if (!esc_copy_utf8(out, n, full) && n >= 4) {
+        out[n - 4] = '\0';
+        esc_utf8_trim(out);
+        strcat(out, "\xe2\x80\xa6");
+    }
 }

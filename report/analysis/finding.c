@@ -3,6 +3,7 @@
  * from the row's template and its numbers; the rank rule orders a variant's findings
  * for a summary; the walk calls the derive column; the sentence is rendered for each
  * writer from its one plain-text form with marked names. */
+#include "units.h"
 #include "finding.h"
 #include "alloc.h"
 #include "escape.h"
@@ -285,22 +286,6 @@ void finding_finish(finding *f, double cuda_us)
         f->departure = fabs(findings_value(f, row->rank.departure));
 }
 
-void findings_walk(analysis *a, finding_kind first, finding_kind last)
-{
-    for (int vi = 0; vi < a->n; vi++) {
-        variant_analysis *va = &a->v[vi];
-        for (int k = (int)first; k <= (int)last; k++) {
-            if (!finding_table[k].derive)
-                continue;
-            int from = va->n_findings;
-            int stop = finding_table[k].derive(a, vi);
-            for (int i = from; i < va->n_findings; i++)
-                finding_finish(&va->meta[i], va->cuda_us.median);
-            if (stop)
-                break;
-        }
-    }
-}
 
 /* ---- reading -------------------------------------------------------------------------- */
 
@@ -372,3 +357,109 @@ int findings_ranked(const variant_analysis *va, int *idx, int max)
     memcpy(idx, all, (size_t)(n > 0 ? n : 0) * sizeof *idx);
     return n > 0 ? n : 0;
 }
+
+/* ---- the finding table ---------------------------------------------------------- */
+
+#define ROW(kind, id, sev, needs, rank, phrase) [kind] = {kind, id, sev, needs, rank, phrase}
+#define NO_RANK {NULL, NULL, NULL}
+#define BY_US(key) {key, NULL, NULL}
+#define BY_SHARE(key) {NULL, key, NULL}
+#define BY_DEPARTURE(key) {NULL, NULL, key}
+
+/* One row per kind of finding, in the order a variant's section lists them (the
+ * derive order). Severity: warning where the records may be incomplete or the
+ * variant did not run, notice for a cost worth knowing, info for what the records
+ * show. */
+const finding_row finding_table[FK_COUNT] = {
+    ROW(FK_VARIANT_UNAVAILABLE, "variant_unavailable", FINDING_WARNING, "", NO_RANK,
+        "not run on this machine"),
+    ROW(FK_VARIANT_SKIPPED, "variant_skipped", FINDING_WARNING, "", NO_RANK,
+        "skipped: cannot take this shape"),
+    ROW(FK_NO_FORWARD, "no_forward", FINDING_WARNING, "", NO_RANK,
+        "no forward recorded"),
+    ROW(FK_MEMSET_OUTSIDE_EXPECTATION, "memset_outside_expectation", FINDING_NOTICE, "expected_ops", NO_RANK,
+        "{memsets} unexpected Memset of {memset_bytes}"),
+    ROW(FK_UNEXPECTED_OP_COUNT, "unexpected_op_count", FINDING_NOTICE, "expected_ops", NO_RANK,
+        "{ops} GPU operations, {expected_ops} expected"),
+    ROW(FK_HIDDEN_MEMCPY, "hidden_memcpy", FINDING_NOTICE, "", BY_US("us_per_forward"),
+        "hidden {bytes} Memcpy, {pct_of_cuda_time} of CUDA time"),
+    ROW(FK_OPS_VS_PREVIOUS, "ops_vs_previous", FINDING_INFO, "", NO_RANK,
+        "{ops_delta:+} ops, {cuda_us_delta:+} vs {@other}"),
+    ROW(FK_FP32_CUDA_CORE_GEMM, "fp32_cuda_core_gemm", FINDING_NOTICE, "", BY_US("us_per_forward"),
+        "{gemms} FP32 CUDA-core GEMMs[, {ratio} tensor-core time]"),
+    ROW(FK_MASK_REBUILD, "mask_rebuild", FINDING_NOTICE, "", BY_US("us_per_forward"),
+        "causal mask rebuilt: {kernels} kernels, {us_per_forward}"),
+    ROW(FK_SAFE_SOFTMAX, "safe_softmax", FINDING_INFO, "", BY_US("us_per_forward"),
+        "safe softmax: {kernels} extra kernels, {us_per_forward}"),
+    ROW(FK_FUSED_KERNEL, "fused_kernel", FINDING_INFO, "", BY_US("us_per_forward"),
+        "one fused kernel, {us_per_forward}"),
+    ROW(FK_KINETO_ZERO_OCCUPANCY, "kineto_zero_occupancy", FINDING_NOTICE, "device.sharedMemPerBlock", NO_RANK,
+        "Kineto occupancy 0%: {shared_mem_bytes} shared memory"),
+    ROW(FK_HEAD_DIM_PADDING, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", NO_RANK,
+        "head dim padded to a larger kernel"),
+    ROW(FK_LAUNCH_API, "launch_api", FINDING_INFO, "", NO_RANK,
+        "launch to GPU start[ {launch_to_start_us}]"),
+    ROW(FK_HOST_BOUND, "host_bound", FINDING_NOTICE, "", NO_RANK,
+        "host-bound: {cpu_us} host, {cuda_us} GPU"),
+    /* info when the plan is built once; a notice when rebuilt in every forward */
+    ROW(FK_PLAN_CPU_COST, "plan_cpu_cost", FINDING_INFO, "facts.plan_build_us", NO_RANK,
+        "cuDNN plan: {setup_us} setup, {cpu_us_per_forward} per forward"),
+    ROW(FK_FULLY_MASKED_ROWS, "fully_masked_rows", FINDING_INFO, "facts.fully_masked_rows", NO_RANK,
+        "fully-masked rows checked"),
+    ROW(FK_DROPPED_RECORDS, "dropped_records", FINDING_WARNING, "", NO_RANK,
+        "CUPTI dropped {records} records"),
+    ROW(FK_THROTTLED_FORWARDS, "throttled_forwards", FINDING_WARNING, "measurement.throttle_fraction,samples", NO_RANK,
+        "{throttled} of {forwards} forwards throttled"),
+    /* a model trace's, derived by model_findings_derive in this order */
+    ROW(FK_ATTENTION_SHARE, "attention_share", FINDING_INFO, "", BY_SHARE("share"),
+        "attention {share:pct} of the step's CUDA time"),
+    ROW(FK_MATH_FALLBACK, "math_fallback", FINDING_NOTICE, "", BY_US("us_per_step"),
+        "SDPA math fallback, {us_per_step} per step"),
+    ROW(FK_EAGER_SCORES, "eager_scores", FINDING_NOTICE, "facts.attn_inputs", NO_RANK,
+        "eager scores: {bytes_per_layer} per layer"),
+    /* a notice from 1% of the step's CUDA time on, info below */
+    ROW(FK_KERNEL_ARCH, "kernel_arch", FINDING_NOTICE, "device.computeMajor", BY_US("us_per_step"),
+        "{kernels} kernels built for sm_{kernel_sm}, {us_per_step}"),
+    ROW(FK_FP32_CUDA_CORE_16BIT, "fp32_cuda_core_16bit", FINDING_NOTICE, "facts.fp32_core_inputs", NO_RANK,
+        "{kernels_16bit} FP32 CUDA-core kernels on 16-bit inputs"),
+    ROW(FK_FP32_CUDA_CORE_INPUTS, "fp32_cuda_core_inputs", FINDING_INFO, "facts.fp32_core_inputs", NO_RANK,
+        "FP32 CUDA-core kernels given fp32 inputs"),
+    ROW(FK_HOST_COPIES, "host_copies", FINDING_NOTICE, "", BY_US("us_per_step"),
+        "{copies} host–device copies, {host_syncs} host syncs"),
+    ROW(FK_SDPA_INPUT_CONVERSION, "sdpa_input_conversion", FINDING_INFO, "", BY_US("us_per_step"),
+        "SDPA converts its inputs: {ops_per_step} ops, {us_per_step}"),
+    ROW(FK_ATTENTION_INPUTS_FUSED, "attention_inputs_fused", FINDING_INFO, "", BY_US("us_per_step"),
+        "{ops_per_step} fused kernels feed SDPA, {us_per_step}"),
+    ROW(FK_GQA_EXPANSION, "gqa_expansion", FINDING_NOTICE, "facts.attn_inputs", BY_US("us_per_step"),
+        "GQA by copies: {kv_heads} KV heads, {bytes_per_step} per step"),
+    /* host-bound is measured: the GPU idling for launches (model_findings.c, pace_finding) */
+    ROW(FK_CPU_BOUND_STEP, "cpu_bound_step", FINDING_NOTICE, "", NO_RANK,
+        "host-bound step: GPU waits for launches {launch_gap_share:pct}"),
+    ROW(FK_HOST_WAITS, "host_waits", FINDING_INFO, "", NO_RANK,
+        "GPU-bound: the host waits {host_wait_us} per step"),
+    /* the counters against the prediction, derived by predict_derive (predict.c) */
+    /* a warning: the roof or the counters are wrong, not the kernel */
+    ROW(FK_ROOF_SHARE_INCONSISTENT, "roof_share_inconsistent", FINDING_WARNING, "counters", NO_RANK,
+        "counters inconsistent: {compute_share:pct} of compute roof"),
+    ROW(FK_PREDICTION_MISSED, "prediction_missed", FINDING_NOTICE, "counters", BY_DEPARTURE("departure"),
+        "prediction missed[ by {departure:pct+}]"),
+    ROW(FK_FP32_PIPE_MATH, "fp32_pipe_math", FINDING_NOTICE, "counters", NO_RANK,
+        "{fp32_gflop:.3} GFLOP on the FP32 pipes"),
+    ROW(FK_MEMCPY_BANDWIDTH, "memcpy_bandwidth", FINDING_NOTICE, "counters", NO_RANK,
+        "Memcpy DtoD at {tbps:.2} TB/s"),
+    /* a sweep's, derived over the whole sweep by sweep_derive (sweep_findings.c) */
+    ROW(FK_SWEEP_CROSSOVER, "sweep_crossover", FINDING_INFO, "", NO_RANK,
+        "{@subject} beats {@other} from S = {seq}"),
+    ROW(FK_SWEEP_MEMORY_WALL, "sweep_memory_wall", FINDING_INFO, "", NO_RANK,
+        "{@subject} out of memory at S = {seq}"),
+    ROW(FK_SWEEP_BEST_TFLOPS, "sweep_best_tflops", FINDING_INFO, "", NO_RANK,
+        "{@subject} best {tflops:.0} TFLOP/s"),
+    ROW(FK_SWEEP_GPU_DIFFERS, "sweep_gpu_differs", FINDING_INFO, "", NO_RANK,
+        "GPU {@other} {ratio:.3} for {@subject}"),
+    ROW(FK_SWEEP_GPU_AGREES, "sweep_gpu_agrees", FINDING_INFO, "", NO_RANK,
+        "GPU {@other} agrees ({variants} variants)"),
+    ROW(FK_SWEEP_SCALING, "sweep_scaling", FINDING_INFO, "", NO_RANK,
+        "{@subject} time grows as S^{exponent:.2}"),
+    ROW(FK_SWEEP_OPS_CHANGE, "sweep_ops_change", FINDING_INFO, "", NO_RANK,
+        "{@subject}: {ops_from} to {ops_to} operations at S = {seq}"),
+};

@@ -36,7 +36,6 @@ typedef struct finding_row {
     const char *needs;          /* archive facts it needs, comma-separated ("" none): compare
                                  * calls a finding untestable where the other side lacks one */
     finding_rank_by rank;
-    finding_derive_fn derive;   /* NULL: derived by the row above's derive, or over a whole sweep */
     /* The short phrase: text with {key} for the number of that key in its unit ("B":
      * bytes, "us": µs (ms from 1000 µs), "%": percent, "x": times), {key:pct} for a share as a percent,
      * {key:+} signed, {key:.N} N decimals, {@subject} and {@other}; a part in [ ] is
@@ -45,6 +44,8 @@ typedef struct finding_row {
 } finding_row;
 
 extern const finding_row finding_table[FK_COUNT];
+/* Whether a kind has its own derive (findings.c's derive column, apart from the table). */
+int finding_has_derive(finding_kind kind);
 
 /* The row of a kind; the kind of an id (-1 when no row has it). */
 const finding_row *finding_row_of(finding_kind kind);

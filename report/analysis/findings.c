@@ -2,6 +2,7 @@
  * function reads a finished analysis and adds the findings of its row, its numbers and
  * the records behind them; the table names every kind of finding once, with its
  * severity, the facts it needs, how it ranks and its phrase. */
+#include "units.h"
 #include "findings.h"
 #include "measurement_text.h"
 #include "model_findings.h"
@@ -53,18 +54,6 @@ static int is_safe_check(const gpu_op *o)
     return o->kind == GPU_KERNEL && (safe_softmax_check(o->name) || aten_safe_check(o));
 }
 
-const char *human_bytes(double b, char *buf, size_t n)
-{
-    if (b >= 1 << 30)
-        snprintf(buf, n, "%.3g GiB", b / (1 << 30));
-    else if (b >= 1 << 20)
-        snprintf(buf, n, "%.3g MiB", b / (1 << 20));
-    else if (b >= 1 << 10)
-        snprintf(buf, n, "%.3g KiB", b / (1 << 10));
-    else
-        snprintf(buf, n, "%.0f B", b);
-    return buf;
-}
 
 /* The representative forward: the median one, which every view shows. */
 static const forward *rep_forward(const variant_analysis *va)
@@ -122,23 +111,6 @@ static const attn_fact *fact(const variant_result *r, const char *key)
     return NULL;
 }
 
-void findings_short_name(const char *name, char *out, size_t n)
-{
-    char full[1024];
-    short_kernel_name(name, full, sizeof full);
-    /* count characters, not bytes */
-    size_t chars = 0, cut = 0;
-    for (const unsigned char *p = (const unsigned char *)full; *p; p++)
-        if ((*p & 0xc0) != 0x80 && ++chars == FINDING_NAME_MAX)
-            cut = (size_t)((const char *)p - full);
-    if (chars > FINDING_NAME_MAX && cut + 4 <= n)
-        snprintf(out, n, "%.*s\xe2\x80\xa6", (int)cut, full);
-    else if (!esc_copy_utf8(out, n, full) && n >= 4) {
-        out[n - 4] = '\0';
-        esc_utf8_trim(out);
-        strcat(out, "\xe2\x80\xa6");
-    }
-}
 
 const char *findings_launch_api_name(const api_call *l)
 {
@@ -609,17 +581,6 @@ static int throttled_finding(analysis *a, int vi)
     return 0;
 }
 
-int findings_model_trace(const analysis *a, const variant_analysis *va)
-{
-    if (!a->run->imported || va->n_forwards < 1)
-        return 0;
-    for (int s = 0; s < va->n_forwards; s++)
-        for (int k = 0; k < va->forwards[s].n_ops; k++)
-            if (va->forwards[s].ops[k]->cpu_op_path || (va->forwards[s].launchers && va->forwards[s].launchers[k] &&
-                                                         strstr(va->forwards[s].launchers[k]->name, "GraphLaunch")))
-                return 1; /* a model's op chain, or its work replayed from a CUDA graph */
-    return 0;
-}
 
 static int model_trace_findings(analysis *a, int vi)
 {
@@ -629,111 +590,61 @@ static int model_trace_findings(analysis *a, int vi)
 
 /* ---- the finding table --------------------------------------------------------- */
 
-#define ROW(kind, id, sev, needs, rank, derive, phrase) [kind] = {kind, id, sev, needs, rank, derive, phrase}
-#define NO_RANK {NULL, NULL, NULL}
-#define BY_US(key) {key, NULL, NULL}
-#define BY_SHARE(key) {NULL, key, NULL}
-#define BY_DEPARTURE(key) {NULL, NULL, key}
-
-/* One row per kind of finding, in the order a variant's section lists them (the
- * derive order). Severity: warning where the records may be incomplete or the
- * variant did not run, notice for a cost worth knowing, info for what the records
- * show. */
-const finding_row finding_table[FK_COUNT] = {
-    ROW(FK_VARIANT_UNAVAILABLE, "variant_unavailable", FINDING_WARNING, "", NO_RANK, unrecorded_finding,
-        "not run on this machine"),
-    ROW(FK_VARIANT_SKIPPED, "variant_skipped", FINDING_WARNING, "", NO_RANK, NULL, "skipped: cannot take this shape"),
-    ROW(FK_NO_FORWARD, "no_forward", FINDING_WARNING, "", NO_RANK, NULL, "no forward recorded"),
-    ROW(FK_MEMSET_OUTSIDE_EXPECTATION, "memset_outside_expectation", FINDING_NOTICE, "expected_ops", NO_RANK,
-        op_count_finding, "{memsets} unexpected Memset of {memset_bytes}"),
-    ROW(FK_UNEXPECTED_OP_COUNT, "unexpected_op_count", FINDING_NOTICE, "expected_ops", NO_RANK, NULL,
-        "{ops} GPU operations, {expected_ops} expected"),
-    ROW(FK_HIDDEN_MEMCPY, "hidden_memcpy", FINDING_NOTICE, "", BY_US("us_per_forward"), hidden_memcpy_finding,
-        "hidden {bytes} Memcpy, {pct_of_cuda_time} of CUDA time"),
-    ROW(FK_OPS_VS_PREVIOUS, "ops_vs_previous", FINDING_INFO, "", NO_RANK, vs_previous_finding,
-        "{ops_delta:+} ops, {cuda_us_delta:+} vs {@other}"),
-    ROW(FK_FP32_CUDA_CORE_GEMM, "fp32_cuda_core_gemm", FINDING_NOTICE, "", BY_US("us_per_forward"), fp32_gemm_finding,
-        "{gemms} FP32 CUDA-core GEMMs[, {ratio} tensor-core time]"),
-    ROW(FK_MASK_REBUILD, "mask_rebuild", FINDING_NOTICE, "", BY_US("us_per_forward"), mask_rebuild_finding,
-        "causal mask rebuilt: {kernels} kernels, {us_per_forward}"),
-    ROW(FK_SAFE_SOFTMAX, "safe_softmax", FINDING_INFO, "", BY_US("us_per_forward"), safe_softmax_finding,
-        "safe softmax: {kernels} extra kernels, {us_per_forward}"),
-    ROW(FK_FUSED_KERNEL, "fused_kernel", FINDING_INFO, "", BY_US("us_per_forward"), fused_kernel_finding,
-        "one fused kernel, {us_per_forward}"),
-    ROW(FK_KINETO_ZERO_OCCUPANCY, "kineto_zero_occupancy", FINDING_NOTICE, "device.sharedMemPerBlock", NO_RANK,
-        kineto_zero_finding, "Kineto occupancy 0%: {shared_mem_bytes} shared memory"),
-    ROW(FK_HEAD_DIM_PADDING, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", NO_RANK,
-        head_dim_padding_finding, "head dim padded to a larger kernel"),
-    ROW(FK_LAUNCH_API, "launch_api", FINDING_INFO, "", NO_RANK, launch_finding,
-        "launch to GPU start[ {launch_to_start_us}]"),
-    ROW(FK_HOST_BOUND, "host_bound", FINDING_NOTICE, "", NO_RANK, host_bound_finding,
-        "host-bound: {cpu_us} host, {cuda_us} GPU"),
-    /* info when the plan is built once; a notice when rebuilt in every forward */
-    ROW(FK_PLAN_CPU_COST, "plan_cpu_cost", FINDING_INFO, "facts.plan_build_us", NO_RANK, plan_cost_finding,
-        "cuDNN plan: {setup_us} setup, {cpu_us_per_forward} per forward"),
-    ROW(FK_FULLY_MASKED_ROWS, "fully_masked_rows", FINDING_INFO, "facts.fully_masked_rows", NO_RANK,
-        fully_masked_finding, "fully-masked rows checked"),
-    ROW(FK_DROPPED_RECORDS, "dropped_records", FINDING_WARNING, "", NO_RANK, dropped_records_finding,
-        "CUPTI dropped {records} records"),
-    ROW(FK_THROTTLED_FORWARDS, "throttled_forwards", FINDING_WARNING, "measurement.throttle_fraction,samples",
-        NO_RANK, throttled_finding, "{throttled} of {forwards} forwards throttled"),
-    /* a model trace's, derived by model_findings_derive in this order */
-    ROW(FK_ATTENTION_SHARE, "attention_share", FINDING_INFO, "", BY_SHARE("share"), model_trace_findings,
-        "attention {share:pct} of the step's CUDA time"),
-    ROW(FK_MATH_FALLBACK, "math_fallback", FINDING_NOTICE, "", BY_US("us_per_step"), NULL,
-        "SDPA math fallback, {us_per_step} per step"),
-    ROW(FK_EAGER_SCORES, "eager_scores", FINDING_NOTICE, "facts.attn_inputs", NO_RANK, NULL,
-        "eager scores: {bytes_per_layer} per layer"),
-    /* a notice from 1% of the step's CUDA time on, info below */
-    ROW(FK_KERNEL_ARCH, "kernel_arch", FINDING_NOTICE, "device.computeMajor", BY_US("us_per_step"), NULL,
-        "{kernels} kernels built for sm_{kernel_sm}, {us_per_step}"),
-    ROW(FK_FP32_CUDA_CORE_16BIT, "fp32_cuda_core_16bit", FINDING_NOTICE, "facts.fp32_core_inputs", NO_RANK, NULL,
-        "{kernels_16bit} FP32 CUDA-core kernels on 16-bit inputs"),
-    ROW(FK_FP32_CUDA_CORE_INPUTS, "fp32_cuda_core_inputs", FINDING_INFO, "facts.fp32_core_inputs", NO_RANK, NULL,
-        "FP32 CUDA-core kernels given fp32 inputs"),
-    ROW(FK_HOST_COPIES, "host_copies", FINDING_NOTICE, "", BY_US("us_per_step"), NULL,
-        "{copies} host–device copies, {host_syncs} host syncs"),
-    ROW(FK_SDPA_INPUT_CONVERSION, "sdpa_input_conversion", FINDING_INFO, "", BY_US("us_per_step"), NULL,
-        "SDPA converts its inputs: {ops_per_step} ops, {us_per_step}"),
-    ROW(FK_ATTENTION_INPUTS_FUSED, "attention_inputs_fused", FINDING_INFO, "", BY_US("us_per_step"), NULL,
-        "{ops_per_step} fused kernels feed SDPA, {us_per_step}"),
-    ROW(FK_GQA_EXPANSION, "gqa_expansion", FINDING_NOTICE, "facts.attn_inputs", BY_US("us_per_step"), NULL,
-        "GQA by copies: {kv_heads} KV heads, {bytes_per_step} per step"),
-    /* host-bound is measured: the GPU idling for launches (model_findings.c, pace_finding) */
-    ROW(FK_CPU_BOUND_STEP, "cpu_bound_step", FINDING_NOTICE, "", NO_RANK, NULL,
-        "host-bound step: GPU waits for launches {launch_gap_share:pct}"),
-    ROW(FK_HOST_WAITS, "host_waits", FINDING_INFO, "", NO_RANK, NULL,
-        "GPU-bound: the host waits {host_wait_us} per step"),
-    /* the counters against the prediction, derived by predict_derive (predict.c) */
-    /* a warning: the roof or the counters are wrong, not the kernel */
-    ROW(FK_ROOF_SHARE_INCONSISTENT, "roof_share_inconsistent", FINDING_WARNING, "counters", NO_RANK, predict_derive,
-        "counters inconsistent: {compute_share:pct} of compute roof"),
-    ROW(FK_PREDICTION_MISSED, "prediction_missed", FINDING_NOTICE, "counters", BY_DEPARTURE("departure"), NULL,
-        "prediction missed[ by {departure:pct+}]"),
-    ROW(FK_FP32_PIPE_MATH, "fp32_pipe_math", FINDING_NOTICE, "counters", NO_RANK, NULL,
-        "{fp32_gflop:.3} GFLOP on the FP32 pipes"),
-    ROW(FK_MEMCPY_BANDWIDTH, "memcpy_bandwidth", FINDING_NOTICE, "counters", NO_RANK, NULL,
-        "Memcpy DtoD at {tbps:.2} TB/s"),
-    /* a sweep's, derived over the whole sweep by sweep_derive (sweep_findings.c) */
-    ROW(FK_SWEEP_CROSSOVER, "sweep_crossover", FINDING_INFO, "", NO_RANK, NULL,
-        "{@subject} beats {@other} from S = {seq}"),
-    ROW(FK_SWEEP_MEMORY_WALL, "sweep_memory_wall", FINDING_INFO, "", NO_RANK, NULL,
-        "{@subject} out of memory at S = {seq}"),
-    ROW(FK_SWEEP_BEST_TFLOPS, "sweep_best_tflops", FINDING_INFO, "", NO_RANK, NULL,
-        "{@subject} best {tflops:.0} TFLOP/s"),
-    ROW(FK_SWEEP_GPU_DIFFERS, "sweep_gpu_differs", FINDING_INFO, "", NO_RANK, NULL,
-        "GPU {@other} {ratio:.3} for {@subject}"),
-    ROW(FK_SWEEP_GPU_AGREES, "sweep_gpu_agrees", FINDING_INFO, "", NO_RANK, NULL,
-        "GPU {@other} agrees ({variants} variants)"),
-    ROW(FK_SWEEP_SCALING, "sweep_scaling", FINDING_INFO, "", NO_RANK, NULL,
-        "{@subject} time grows as S^{exponent:.2}"),
-    ROW(FK_SWEEP_OPS_CHANGE, "sweep_ops_change", FINDING_INFO, "", NO_RANK, NULL,
-        "{@subject}: {ops_from} to {ops_to} operations at S = {seq}"),
+/* The derive column of the finding table (finding.c): for each kind, the function that adds
+ * the findings of its kind (and of the kinds after it that have none: one function can decide
+ * between kinds); NULL for a kind derived by an earlier one or over a whole sweep. Apart from
+ * the table so that the engine (finding.c) calls nothing of the rules here. */
+static const finding_derive_fn finding_derives[FK_COUNT] = {
+    [FK_VARIANT_UNAVAILABLE] = unrecorded_finding,
+    [FK_MEMSET_OUTSIDE_EXPECTATION] = op_count_finding,
+    [FK_HIDDEN_MEMCPY] = hidden_memcpy_finding,
+    [FK_OPS_VS_PREVIOUS] = vs_previous_finding,
+    [FK_FP32_CUDA_CORE_GEMM] = fp32_gemm_finding,
+    [FK_MASK_REBUILD] = mask_rebuild_finding,
+    [FK_SAFE_SOFTMAX] = safe_softmax_finding,
+    [FK_FUSED_KERNEL] = fused_kernel_finding,
+    [FK_KINETO_ZERO_OCCUPANCY] = kineto_zero_finding,
+    [FK_HEAD_DIM_PADDING] = head_dim_padding_finding,
+    [FK_LAUNCH_API] = launch_finding,
+    [FK_HOST_BOUND] = host_bound_finding,
+    [FK_PLAN_CPU_COST] = plan_cost_finding,
+    [FK_FULLY_MASKED_ROWS] = fully_masked_finding,
+    [FK_DROPPED_RECORDS] = dropped_records_finding,
+    [FK_THROTTLED_FORWARDS] = throttled_finding,
+    [FK_ATTENTION_SHARE] = model_trace_findings,
+    [FK_ROOF_SHARE_INCONSISTENT] = predict_derive,
 };
+
+int finding_has_derive(finding_kind kind) { return kind >= 0 && kind < FK_COUNT && finding_derives[kind]; }
+
+void findings_walk(analysis *a, finding_kind first, finding_kind last)
+{
+    for (int vi = 0; vi < a->n; vi++) {
+        variant_analysis *va = &a->v[vi];
+        for (int k = (int)first; k <= (int)last; k++) {
+            if (!finding_derives[k])
+                continue;
+            int from = va->n_findings;
+            int stop = finding_derives[k](a, vi);
+            for (int i = from; i < va->n_findings; i++)
+                finding_finish(&va->meta[i], va->cuda_us.median);
+            if (stop)
+                break;
+        }
+    }
+}
+
 
 void findings_derive(analysis *a)
 {
     for (int i = 0; i < a->n; i++)
         a->v[i].n_findings = 0;
     findings_walk(a, FK_VARIANT_UNAVAILABLE, FK_HOST_WAITS);
+}
+
+void predict_findings(analysis *a)
+{
+    if (a->run->counters.meta.status != CTR_OK)
+        return;
+    findings_walk(a, FK_ROOF_SHARE_INCONSISTENT, FK_MEMCPY_BANDWIDTH);
 }

@@ -55,6 +55,5 @@ int findings_kineto_zero(const analysis *a, const variant_analysis *va, const gp
                          int *own);
 
 /* "256 MiB", "4 B". */
-const char *human_bytes(double bytes, char *buf, size_t n);
 
 #endif

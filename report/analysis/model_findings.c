@@ -28,6 +28,7 @@
  *   (which reads them as a causal mask rebuilt) is dropped.
  * - host_waits (info): not host-bound, and the host waits at least HOST_WAIT_SHARE (10%)
  *   of its time for the GPU: the GPU sets the pace; the waits are named. */
+#include "units.h"
 #include "model_findings.h"
 #include "alloc.h"
 
@@ -453,4 +454,16 @@ void model_findings_derive(const analysis *a, variant_analysis *va)
     host_copy_finding(va);
     pace_finding(a, va);
     free(v);
+}
+
+int findings_model_trace(const analysis *a, const variant_analysis *va)
+{
+    if (!a->run->imported || va->n_forwards < 1)
+        return 0;
+    for (int s = 0; s < va->n_forwards; s++)
+        for (int k = 0; k < va->forwards[s].n_ops; k++)
+            if (va->forwards[s].ops[k]->cpu_op_path || (va->forwards[s].launchers && va->forwards[s].launchers[k] &&
+                                                         strstr(va->forwards[s].launchers[k]->name, "GraphLaunch")))
+                return 1; /* a model's op chain, or its work replayed from a CUDA graph */
+    return 0;
 }

@@ -1,6 +1,7 @@
 /* The checks of "Predict, then verify" (see predict.h): a variant's classes of kernels
  * are matched by name to the counter pass's kernel ranges; a Memcpy, not a kernel, is
  * the forward range minus every kernel range. */
+#include "units.h"
 #include "predict.h"
 
 #include "escape.h"
@@ -285,9 +286,3 @@ int predict_derive(analysis *a, int vi)
     return 0;
 }
 
-void predict_findings(analysis *a)
-{
-    if (a->run->counters.meta.status != CTR_OK)
-        return;
-    findings_walk(a, FK_ROOF_SHARE_INCONSISTENT, FK_MEMCPY_BANDWIDTH);
-}

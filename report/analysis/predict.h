@@ -75,6 +75,7 @@ const counter_range *predict_forward_range(const counters_set *cs, const char *v
 pv_verdict predict_judge(double predicted, double measured, double tol);
 /* Adds counter-derived findings (mismatches first) to a->v[*].findings: the walk of
  * the finding table's counter rows. Needs counters. */
+/* Defined beside the derive column (findings.c), which calls predict_derive. */
 void predict_findings(analysis *a);
 /* The finding table's derive of those rows (finding.h) for variant vi. */
 int predict_derive(analysis *a, int vi);

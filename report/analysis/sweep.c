@@ -521,39 +521,4 @@ double sweep_peak_tflops(int major, int minor, int sm_count, int clock_khz)
     return per_clk * sm_count * clock_khz * 1e3 / 1e12;
 }
 
-int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f)
-{
-    memset(f, 0, sizeof *f);
-    if (n < 3)
-        return -1;
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (int i = 0; i < n; i++) {
-        double x = log(s[i]), y = log(t[i]);
-        sx += x, sy += y, sxx += x * x, sxy += x * y;
-    }
-    double den = n * sxx - sx * sx;
-    if (!(fabs(den) > 0))
-        return -1;
-    f->k = (n * sxy - sx * sy) / den;
-    f->c = (sy - f->k * sx) / n;
-    double mean = sy / n, ss_tot = 0, ss_res = 0;
-    for (int i = 0; i < n; i++) {
-        double y = log(t[i]), e = y - (f->c + f->k * log(s[i]));
-        ss_tot += (y - mean) * (y - mean);
-        ss_res += e * e;
-    }
-    /* Times that do not vary (to rounding) fit a flat line exactly: R² is 1, not noise over noise. */
-    f->r2 = ss_tot > 1e-18 * n ? 1 - ss_res / ss_tot : 1;
-    f->n = n;
-    return 0;
-}
 
-int sweep_crossover(const double *a, const double *b, int n, double min_effect)
-{
-    int i = n;
-    while (i > 0 && a[i - 1] < b[i - 1] * (1 - min_effect))
-        i--;
-    if (i == 0 || n - i < 2)
-        return -1;
-    return i;
-}

@@ -69,3 +69,16 @@ void units_superscript(double v, int decimals, char *out, size_t n)
         len += (size_t)snprintf(out + len, n - len, "%s", piece);
     }
 }
+
+const char *human_bytes(double b, char *buf, size_t n)
+{
+    if (b >= 1 << 30)
+        snprintf(buf, n, "%.3g GiB", b / (1 << 30));
+    else if (b >= 1 << 20)
+        snprintf(buf, n, "%.3g MiB", b / (1 << 20));
+    else if (b >= 1 << 10)
+        snprintf(buf, n, "%.3g KiB", b / (1 << 10));
+    else
+        snprintf(buf, n, "%.0f B", b);
+    return buf;
+}

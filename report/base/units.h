@@ -32,4 +32,7 @@ extern const char *const units_superscript_digit[10];
 
 /* v with `decimals` decimals as an exponent: 0.98 → "⁰·⁹⁸". */
 void units_superscript(double v, int decimals, char *out, size_t n);
+/* Bytes in binary units: "1.5 GiB", "512 KiB", "12 B" (three significant digits). */
+const char *human_bytes(double bytes, char *buf, size_t n);
+
 #endif

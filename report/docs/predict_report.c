@@ -2,6 +2,7 @@
  * the ceilings, then per variant its checks (prediction | measured | verdict) with the
  * missed ones first, and the counters of each kernel. Words only; the numbers come from
  * predict.c. */
+#include "units.h"
 #include "predict_report.h"
 
 #include "escape.h"

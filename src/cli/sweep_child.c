@@ -473,3 +473,37 @@ int sweep_child_finish(const sweep_ctx *c, const child *ch, int wstatus)
 }
 
 /* ---- GPUs ------------------------------------------------------------------- */
+
+void sweep_task_for(task *t, const attn_shape *s)
+{
+    memset(t, 0, sizeof *t);
+    t->shape = *s;
+    sweep_shape_name(s, t->name, sizeof t->name);
+    snprintf(t->final_rel, sizeof t->final_rel, "shapes/%s", t->name);
+    t->cost = (double)s->batch * s->heads * (double)s->seq * s->seq * s->dim;
+    t->pinned = -1;
+}
+
+/* --resume and --task continue a plan read from DIR, which may come from someone else:
+ * its task_command is compared with the one this command line gives and never run on
+ * its own word. A stored command that differs (none given, another given, or one given
+ * for a sweep of `attnprof run`) is refused in one line naming it (EXIT_REFUSED). */
+int sweep_same_task_command(const sweep_ctx *c, const char *given)
+{
+    const char *stored = c->plan.task_command;
+    given = given ? given : "";
+    if (!strcmp(stored, given))
+        return EXIT_OK;
+    char safe[1200], line[1600];
+    esc_terminal(safe, sizeof safe, stored);
+    if (!given[0])
+        snprintf(line, sizeof line, "%s/sweep.json asks to run each shape with `%s`; attnprof runs no command read from "
+                 "a directory: if you trust it, give it yourself with --task-command", c->dir, safe);
+    else if (!stored[0])
+        snprintf(line, sizeof line, "%s/sweep.json runs its shapes with `attnprof run`, not with --task-command: drop "
+                 "--task-command, or start a new sweep", c->dir);
+    else
+        snprintf(line, sizeof line, "--task-command differs from the command %s/sweep.json records (`%s`): a sweep's "
+                 "shapes run one command; give that one, or start a new sweep", c->dir, safe);
+    return cli_fail(EXIT_REFUSED, "%s", line);
+}

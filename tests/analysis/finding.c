@@ -39,8 +39,8 @@ Test(finding_table, one_row_per_kind_with_a_unique_id_and_a_phrase)
     }
     cr_assert_eq(finding_kind_of_id("no_such_finding"), -1);
     /* The first row of each source derives; a NULL derive follows a row of its source. */
-    cr_assert(finding_table[FK_VARIANT_UNAVAILABLE].derive && finding_table[FK_ATTENTION_SHARE].derive &&
-              finding_table[FK_ROOF_SHARE_INCONSISTENT].derive);
+    cr_assert(finding_has_derive(FK_VARIANT_UNAVAILABLE) && finding_has_derive(FK_ATTENTION_SHARE) &&
+              finding_has_derive(FK_ROOF_SHARE_INCONSISTENT));
 }
 
 static finding make(finding_kind kind, double us, double cuda_us)

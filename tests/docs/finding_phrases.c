@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "units.h"
 #include "../fixture.h"
 #include "finding.h"
 #include "finding_phrases.h"
