@@ -2,13 +2,15 @@
  *
  * Split kernel: block (row tile of one key/value head, split). The tile's 16 query rows are
  * the group's heads × q_seq rows, contiguous in q and out, loaded once into shared memory and
- * held as mma.sync A fragments in registers. Warp w takes the split's 32-key chunks w, w + 4,
+ * held as mma.sync A fragments in registers. Warp w takes the split's key chunks w, w + 4,
  * ... through its own ring of three shared-memory stages (cp.async, one commit group per
  * chunk), so the four warps keep up to twelve chunks of K and V in flight without a block
  * barrier. Each warp keeps its own online softmax (exp2 domain, the scale folded in, as
  * flash_fwd.cu); at the end the warps' (max, sum, O) are merged in shared memory. Keys past
  * the split, past seq or above a row's causal limit (i + seq - q_seq) score -inf; chunks past
- * the tile's last visible key are never loaded.
+ * the tile's last visible key are never loaded. The chunk (16 or 32 keys) and the ring's depth
+ * are template parameters: they set the shared memory per block, so the blocks per
+ * multiprocessor.
  *
  * Combine: one warp per query row weighs the splits' normalised partial outputs by
  * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp. */
@@ -40,7 +42,7 @@ namespace {
 
 using namespace ptx;
 
-constexpr int DEC_WARPS = 4, DEC_THREADS = DEC_WARPS * 32, DEC_ROWS = 16, DEC_CN = 32, DEC_STAGES = 3;
+constexpr int DEC_WARPS = 4, DEC_THREADS = DEC_WARPS * 32, DEC_ROWS = 16;
 
 __device__ __forceinline__ float fast_exp2(float x)
 {
@@ -52,15 +54,16 @@ __device__ __forceinline__ float fast_exp2(float x)
 /* A row with no visible key yet keeps max -inf; 0 in its place keeps exp2 at 0, not NaN. */
 __device__ __forceinline__ float exp2_offset(float m) { return m == -INFINITY ? 0.f : m; }
 
-/* The Q tile and every warp's ring (K and V of each stage), rows padded by 16 bytes. */
-constexpr size_t decode_smem_bytes(int d)
+/* The Q tile and every warp's ring (K and V of each of `stages` stages of cn keys), rows padded
+ * by 16 bytes. */
+constexpr size_t decode_smem_bytes(int d, int cn, int stages)
 {
-    return (size_t)(DEC_ROWS + DEC_WARPS * DEC_STAGES * 2 * DEC_CN) * (size_t)(d + 8) * sizeof(bf16);
+    return (size_t)(DEC_ROWS + DEC_WARPS * stages * 2 * cn) * (size_t)(d + 8) * sizeof(bf16);
 }
 
-/* One warp copies keys k0 .. k0 + 31 of a head (row stride ld) into its stage; rows at or
+/* One warp copies keys k0 .. k0 + DEC_CN - 1 of a head (row stride ld) into its stage; rows at or
  * past k_end and columns at or past ld are zero-filled. */
-template <int D>
+template <int D, int DEC_CN>
 __device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, int k0, int k_end, int ld, int lane)
 {
     constexpr int CPR = D / 8, LD = D + 8, PER_LANE = DEC_CN * CPR / 32;
@@ -74,7 +77,7 @@ __device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, i
     }
 }
 
-template <int D>
+template <int D, int DEC_CN, int DEC_STAGES>
 __device__ __forceinline__ void decode_body(const DecodeParams &p)
 {
     constexpr int LD = D + 8, KD = D / 16, DT = D / 8, NT = DEC_CN / 8, KN = DEC_CN / 16;
@@ -114,8 +117,8 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     for (int s = 0; s < DEC_STAGES - 1; s++) {
         if (s < my_chunks) {
             const int k0 = kb + (warp + s * DEC_WARPS) * DEC_CN;
-            warp_load_chunk<D>(ring + (2 * s) * DEC_CN * LD, K, k0, ke, ld, lane);
-            warp_load_chunk<D>(ring + (2 * s + 1) * DEC_CN * LD, V, k0, ke, ld, lane);
+            warp_load_chunk<D, DEC_CN>(ring + (2 * s) * DEC_CN * LD, K, k0, ke, ld, lane);
+            warp_load_chunk<D, DEC_CN>(ring + (2 * s + 1) * DEC_CN * LD, V, k0, ke, ld, lane);
         }
         cp_async_commit();
     }
@@ -147,8 +150,8 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
         const int jn = j + DEC_STAGES - 1;
         if (jn < my_chunks) {
             const int sn = jn % DEC_STAGES, k0n = kb + (warp + jn * DEC_WARPS) * DEC_CN;
-            warp_load_chunk<D>(ring + (2 * sn) * DEC_CN * LD, K, k0n, ke, ld, lane);
-            warp_load_chunk<D>(ring + (2 * sn + 1) * DEC_CN * LD, V, k0n, ke, ld, lane);
+            warp_load_chunk<D, DEC_CN>(ring + (2 * sn) * DEC_CN * LD, K, k0n, ke, ld, lane);
+            warp_load_chunk<D, DEC_CN>(ring + (2 * sn + 1) * DEC_CN * LD, V, k0n, ke, ld, lane);
         }
         cp_async_commit();
         cp_async_wait<DEC_STAGES - 1>(); /* chunk j has landed (this lane's copies) */
@@ -278,14 +281,17 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
 
 } // namespace
 
-#define ATTNPROF_DECODE_KERNEL(D)                                                                  \
+/* Kernels by head dim, keys per warp step and ring stages. d128 with 32-key steps needs 208 KiB of
+ * shared memory (one block per multiprocessor); with 16-key steps 106 KiB (two). */
+#define ATTNPROF_DECODE_KERNEL(D, CN, ST)                                                          \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
-        attnprof_flash_decode_bf16_d##D##_16x32_w4(DecodeParams p)                                 \
+        attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST(DecodeParams p)                       \
     {                                                                                              \
-        decode_body<D>(p);                                                                         \
+        decode_body<D, CN, ST>(p);                                                                 \
     }
-ATTNPROF_DECODE_KERNEL(64)
-ATTNPROF_DECODE_KERNEL(128)
+ATTNPROF_DECODE_KERNEL(64, 32, 3)
+ATTNPROF_DECODE_KERNEL(128, 32, 3)
+ATTNPROF_DECODE_KERNEL(128, 16, 3)
 
 /* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). */
 extern "C" __global__ void __launch_bounds__(128) attnprof_flash_decode_combine_bf16(DecodeParams p)
@@ -322,12 +328,15 @@ struct DecodeEntry {
     flash_decode_config cfg;
     decode_kernel_fn fn;
 };
-#define ATTNPROF_DECODE_ENTRY(D)                                                                   \
-    {{"attnprof_flash_decode_bf16_d" #D "_16x32_w4", "attnprof_flash_decode_combine_bf16", D, DEC_ROWS, DEC_CN,  \
-      DEC_WARPS, DEC_THREADS, decode_smem_bytes(D),                                                \
-      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a 3-stage ring per warp"},      \
-     attnprof_flash_decode_bf16_d##D##_16x32_w4}
-const DecodeEntry decode_entries[] = {ATTNPROF_DECODE_ENTRY(64), ATTNPROF_DECODE_ENTRY(128)};
+#define ATTNPROF_DECODE_ENTRY(D, CN, ST)                                                           \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST, "attnprof_flash_decode_combine_bf16", D, DEC_ROWS, \
+      CN, DEC_WARPS, DEC_THREADS, decode_smem_bytes(D, CN, ST),                                    \
+      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp"}, \
+     attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST}
+/* Ascending head dim; the first entry of each head dim is the one it runs (flash_decode_config_for_dim),
+ * the others are there for bench/decode_splits.py to time beside it. */
+const DecodeEntry decode_entries[] = {ATTNPROF_DECODE_ENTRY(64, 32, 3), ATTNPROF_DECODE_ENTRY(128, 16, 3),
+                                      ATTNPROF_DECODE_ENTRY(128, 32, 3)};
 const int decode_entry_count = (int)(sizeof decode_entries / sizeof decode_entries[0]);
 
 } // namespace
@@ -343,7 +352,7 @@ extern "C" int flash_decode_config_for_dim(int head_dim)
 {
     if (head_dim < 8 || head_dim % 8 != 0)
         return -1;
-    for (int i = 0; i < decode_entry_count; i++) /* ascending D */
+    for (int i = 0; i < decode_entry_count; i++) /* ascending D, the one to run first */
         if (decode_entries[i].cfg.head_dim >= head_dim)
             return i;
     return -1;
@@ -387,12 +396,12 @@ extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void
 {
     if (config < 0 || config >= decode_entry_count || batch < 1 || heads < 1 || kv_heads < 1 ||
         heads % kv_heads != 0 || q_seq < 1 || seq < 1 || q_seq > seq || !lse || splits < 1 ||
-        keys_per_split < DEC_CN || keys_per_split % DEC_CN != 0 ||
+        keys_per_split < 16 || keys_per_split % 16 != 0 ||
         (long long)(splits - 1) * keys_per_split >= seq || (long long)splits * keys_per_split < seq ||
         (splits > 1 && !workspace))
         return cudaErrorInvalidValue;
     const DecodeEntry &e = decode_entries[config];
-    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim)
+    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || keys_per_split % e.cfg.chunk_keys != 0)
         return cudaErrorInvalidValue;
     const int row_tiles = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
     const long long blocks = (long long)batch * kv_heads * row_tiles;
