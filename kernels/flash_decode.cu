@@ -63,7 +63,15 @@ constexpr size_t decode_smem_bytes(int d, int cn, int stages)
 
 /* One warp copies keys k0 .. k0 + DEC_CN - 1 of a head (row stride ld) into its stage; rows at or
  * past k_end and columns at or past ld are zero-filled. */
-template <int D, int DEC_CN>
+/* cp.async of 16 bytes with an L2 prefetch of the 256-byte line around it (a bench-only
+ * configuration tries it); zero-filled when !valid, as ptx::cp_async_16. */
+__device__ __forceinline__ void cp_async_16_l2_256(uint32_t dst, const void *src, bool valid)
+{
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+
+template <int D, int DEC_CN, bool L2_PREFETCH>
 __device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, int k0, int k_end, int ld, int lane)
 {
     constexpr int CPR = D / 8, LD = D + 8, PER_LANE = DEC_CN * CPR / 32;
@@ -73,11 +81,14 @@ __device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, i
         const int idx = lane + 32 * i, r = idx / CPR, c = idx % CPR;
         const bool valid = k0 + r < k_end && c * 8 < ld;
         const bf16 *src = ghead + (size_t)(valid ? k0 + r : k0) * ld + (valid ? c * 8 : 0);
-        cp_async_16(smem_addr(sdst + r * LD + c * 8), src, valid);
+        if constexpr (L2_PREFETCH)
+            cp_async_16_l2_256(smem_addr(sdst + r * LD + c * 8), src, valid);
+        else
+            cp_async_16(smem_addr(sdst + r * LD + c * 8), src, valid);
     }
 }
 
-template <int D, int DEC_CN, int DEC_STAGES>
+template <int D, int DEC_CN, int DEC_STAGES, bool L2_PREFETCH>
 __device__ __forceinline__ void decode_body(const DecodeParams &p)
 {
     constexpr int LD = D + 8, KD = D / 16, DT = D / 8, NT = DEC_CN / 8, KN = DEC_CN / 16;
@@ -117,8 +128,8 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     for (int s = 0; s < DEC_STAGES - 1; s++) {
         if (s < my_chunks) {
             const int k0 = kb + (warp + s * DEC_WARPS) * DEC_CN;
-            warp_load_chunk<D, DEC_CN>(ring + (2 * s) * DEC_CN * LD, K, k0, ke, ld, lane);
-            warp_load_chunk<D, DEC_CN>(ring + (2 * s + 1) * DEC_CN * LD, V, k0, ke, ld, lane);
+            warp_load_chunk<D, DEC_CN, L2_PREFETCH>(ring + (2 * s) * DEC_CN * LD, K, k0, ke, ld, lane);
+            warp_load_chunk<D, DEC_CN, L2_PREFETCH>(ring + (2 * s + 1) * DEC_CN * LD, V, k0, ke, ld, lane);
         }
         cp_async_commit();
     }
@@ -150,8 +161,8 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
         const int jn = j + DEC_STAGES - 1;
         if (jn < my_chunks) {
             const int sn = jn % DEC_STAGES, k0n = kb + (warp + jn * DEC_WARPS) * DEC_CN;
-            warp_load_chunk<D, DEC_CN>(ring + (2 * sn) * DEC_CN * LD, K, k0n, ke, ld, lane);
-            warp_load_chunk<D, DEC_CN>(ring + (2 * sn + 1) * DEC_CN * LD, V, k0n, ke, ld, lane);
+            warp_load_chunk<D, DEC_CN, L2_PREFETCH>(ring + (2 * sn) * DEC_CN * LD, K, k0n, ke, ld, lane);
+            warp_load_chunk<D, DEC_CN, L2_PREFETCH>(ring + (2 * sn + 1) * DEC_CN * LD, V, k0n, ke, ld, lane);
         }
         cp_async_commit();
         cp_async_wait<DEC_STAGES - 1>(); /* chunk j has landed (this lane's copies) */
@@ -281,41 +292,61 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
 
 } // namespace
 
-/* Kernels by head dim, keys per warp step and ring stages. d128 with 32-key steps needs 208 KiB of
- * shared memory (one block per multiprocessor); with 16-key steps 106 KiB (two). */
-#define ATTNPROF_DECODE_KERNEL(D, CN, ST)                                                          \
+/* Kernels by head dim, keys per warp step and ring stages: d128 with 32-key steps needs 208 KiB of
+ * shared memory (one block per multiprocessor). Bench only (bench/decode_splits.py times them
+ * beside it): the same with an L2 prefetch hint on every copy (_l2p), and 16-key steps (106 KiB,
+ * two blocks per multiprocessor), which measured 1-12% slower than 32-key steps at four of the
+ * five d128 decode points (bench/RESULTS.md). */
+#define ATTNPROF_DECODE_KERNEL(D, CN, ST, L2P, SUFFIX)                                             \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
-        attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST(DecodeParams p)                       \
+        attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##SUFFIX(DecodeParams p)               \
     {                                                                                              \
-        decode_body<D, CN, ST>(p);                                                                 \
+        decode_body<D, CN, ST, L2P>(p);                                                            \
     }
-ATTNPROF_DECODE_KERNEL(64, 32, 3)
-ATTNPROF_DECODE_KERNEL(128, 32, 3)
-ATTNPROF_DECODE_KERNEL(128, 16, 3)
+ATTNPROF_DECODE_KERNEL(64, 32, 3, false, )
+ATTNPROF_DECODE_KERNEL(128, 32, 3, false, )
+ATTNPROF_DECODE_KERNEL(128, 32, 3, true, _l2p)
+ATTNPROF_DECODE_KERNEL(128, 16, 3, false, )
 
-/* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). */
+/* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). Lane s holds
+ * split s's weight (32 splits at a time), so the log-sum-exps are read once, in parallel, and
+ * the partial outputs of 32 splits are in flight at once. */
 extern "C" __global__ void __launch_bounds__(128) attnprof_flash_decode_combine_bf16(DecodeParams p)
 {
     const int row = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (row >= p.total_rows)
-        return;
-    const int T = p.total_rows, ld = p.head_dim;
+        return; /* warp-uniform: a warp is one row */
+    const int T = p.total_rows, ld = p.head_dim, S = p.splits;
     float mx = -INFINITY;
-    for (int s = 0; s < p.splits; s++)
+    for (int s = lane; s < S; s += 32)
         mx = fmaxf(mx, p.part_lse[(size_t)s * T + row]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
     float wsum = 0.f;
-    for (int s = 0; s < p.splits; s++) {
+    for (int s = lane; s < S; s += 32) {
         const float l = p.part_lse[(size_t)s * T + row];
         wsum += l == -INFINITY ? 0.f : __expf(l - mx);
     }
-    for (int d = lane; d < ld; d += 32) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        wsum += __shfl_xor_sync(0xffffffffu, wsum, o);
+    const float inv = 1.f / wsum;
+    for (int d0 = 0; d0 < ld; d0 += 32) { /* warp-uniform trips: every lane takes the shuffles */
+        const int d = d0 + lane;
         float acc = 0.f;
-        for (int s = 0; s < p.splits; s++) {
-            const float l = p.part_lse[(size_t)s * T + row];
-            if (l != -INFINITY)
-                acc += __expf(l - mx) * p.part_o[((size_t)s * T + row) * ld + d];
+        for (int s0 = 0; s0 < S; s0 += 32) {
+            const int sl = s0 + lane, n = min(32, S - s0);
+            const float l = sl < S ? p.part_lse[(size_t)sl * T + row] : -INFINITY;
+            const float w = l == -INFINITY ? 0.f : __expf(l - mx) * inv;
+            for (int j = 0; j < n; j++) {
+                const float wj = __shfl_sync(0xffffffffu, w, j);
+                if (d < ld)
+                    acc += wj * p.part_o[((size_t)(s0 + j) * T + row) * ld + d];
+            }
         }
-        p.o[(size_t)row * ld + d] = __float2bfloat16(acc / wsum);
+        if (d < ld)
+            p.o[(size_t)row * ld + d] = __float2bfloat16(acc);
     }
     if (lane == 0)
         p.lse[row] = mx + logf(wsum);
@@ -328,15 +359,19 @@ struct DecodeEntry {
     flash_decode_config cfg;
     decode_kernel_fn fn;
 };
-#define ATTNPROF_DECODE_ENTRY(D, CN, ST)                                                           \
-    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST, "attnprof_flash_decode_combine_bf16", D, DEC_ROWS, \
-      CN, DEC_WARPS, DEC_THREADS, decode_smem_bytes(D, CN, ST),                                    \
-      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp"}, \
-     attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST}
+#define ATTNPROF_DECODE_ENTRY(D, CN, ST, SUFFIX, NOTE)                                             \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST #SUFFIX, "attnprof_flash_decode_combine_bf16", D,    \
+      DEC_ROWS, CN, DEC_WARPS, DEC_THREADS, decode_smem_bytes(D, CN, ST),                          \
+      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp" NOTE}, \
+     attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##SUFFIX}
 /* Ascending head dim; the first entry of each head dim is the one it runs (flash_decode_config_for_dim),
  * the others are there for bench/decode_splits.py to time beside it. */
-const DecodeEntry decode_entries[] = {ATTNPROF_DECODE_ENTRY(64, 32, 3), ATTNPROF_DECODE_ENTRY(128, 16, 3),
-                                      ATTNPROF_DECODE_ENTRY(128, 32, 3)};
+const DecodeEntry decode_entries[] = {
+    ATTNPROF_DECODE_ENTRY(64, 32, 3, , ""),
+    ATTNPROF_DECODE_ENTRY(128, 32, 3, , ""),
+    ATTNPROF_DECODE_ENTRY(128, 32, 3, _l2p, "; L2::256B prefetch"),
+    ATTNPROF_DECODE_ENTRY(128, 16, 3, , ""),
+};
 const int decode_entry_count = (int)(sizeof decode_entries / sizeof decode_entries[0]);
 
 } // namespace
