@@ -55,10 +55,11 @@ __device__ __forceinline__ float fast_exp2(float x)
 __device__ __forceinline__ float exp2_offset(float m) { return m == -INFINITY ? 0.f : m; }
 
 /* The Q tile and every warp's ring (K and V of each of `stages` stages of cn keys), rows padded
- * by 16 bytes. */
+ * by 16 bytes, and one mbarrier per stage and warp. */
 constexpr size_t decode_smem_bytes(int d, int cn, int stages)
 {
-    return (size_t)(DEC_ROWS + DEC_WARPS * stages * 2 * cn) * (size_t)(d + 8) * sizeof(bf16);
+    return (size_t)(DEC_ROWS + DEC_WARPS * stages * 2 * cn) * (size_t)(d + 8) * sizeof(bf16) +
+           (size_t)DEC_WARPS * stages * 8; /* the bulk mode's mbarriers */
 }
 
 /* One warp copies keys k0 .. k0 + DEC_CN - 1 of a head (row stride ld) into its stage; rows at or
@@ -69,6 +70,66 @@ __device__ __forceinline__ void cp_async_16_l2_256(uint32_t dst, const void *src
 {
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
                  : "memory");
+}
+
+/* How the split kernel loads its K/V chunks: cp.async of 16 bytes a lane (the variant's), the same
+ * with an L2 prefetch hint, or one bulk copy (the TMA unit) per key row completing on a per-stage
+ * mbarrier (sm_90; bench only). */
+enum { LOAD_CP_ASYNC = 0, LOAD_CP_ASYNC_L2 = 1, LOAD_BULK_ROWS = 2 };
+
+__device__ __forceinline__ void bulk_row(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void bar_init(uint32_t bar)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+#endif
+}
+__device__ __forceinline__ void bar_expect(uint32_t bar, uint32_t bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("{\n.reg .pred done;\nWAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void fence_async_shared()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/* Bulk mode: keys k0 .. of K and V into the stage, lane r copying row r of each (rows at or past
+ * k_end are not copied: their scores are masked, and the ring was zeroed, so they hold finite
+ * values); lane 0 announces the bytes on the stage's barrier first. */
+template <int D, int DEC_CN>
+__device__ __forceinline__ void warp_bulk_chunk(bf16 *sk, bf16 *sv, const bf16 *K, const bf16 *V, int k0, int k_end,
+                                                int ld, int lane, uint32_t bar)
+{
+    constexpr int LD = D + 8;
+    const int rows = min(DEC_CN, k_end - k0);
+    fence_async_shared(); /* this lane's reads of the stage (ldmatrix) before the copies overwrite it */
+    __syncwarp();
+    if (lane == 0)
+        bar_expect(bar, (uint32_t)(rows * ld * 2 * 2));
+    __syncwarp();
+    for (int r = lane; r < rows; r += 32) {
+        bulk_row(smem_addr(sk + r * LD), K + (size_t)(k0 + r) * ld, (uint32_t)(ld * 2), bar);
+        bulk_row(smem_addr(sv + r * LD), V + (size_t)(k0 + r) * ld, (uint32_t)(ld * 2), bar);
+    }
 }
 
 template <int D, int DEC_CN, bool L2_PREFETCH>
@@ -88,7 +149,7 @@ __device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, i
     }
 }
 
-template <int D, int DEC_CN, int DEC_STAGES, bool L2_PREFETCH>
+template <int D, int DEC_CN, int DEC_STAGES, int LOAD>
 __device__ __forceinline__ void decode_body(const DecodeParams &p)
 {
     constexpr int LD = D + 8, KD = D / 16, DT = D / 8, NT = DEC_CN / 8, KN = DEC_CN / 16;
@@ -96,6 +157,23 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
     bf16 *ring = sQ + DEC_ROWS * LD + warp * (DEC_STAGES * 2 * DEC_CN * LD);
+    /* Bulk mode: one mbarrier per stage and warp, after every ring. */
+    const uint32_t bars = smem_addr(sQ + (DEC_ROWS + DEC_WARPS * DEC_STAGES * 2 * DEC_CN) * LD) + warp * DEC_STAGES * 8;
+    if constexpr (LOAD == LOAD_BULK_ROWS) {
+        if (lane == 0)
+            for (int st = 0; st < DEC_STAGES; st++)
+                bar_init(bars + st * 8);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+        /* Rows a chunk leaves uncopied must hold finite values: zero the rings once. */
+        uint4 *z = reinterpret_cast<uint4 *>(sQ + DEC_ROWS * LD);
+        const int n16 = DEC_WARPS * DEC_STAGES * 2 * DEC_CN * LD * 2 / 16;
+        for (int i = tid; i < n16; i += DEC_THREADS)
+            z[i] = make_uint4(0, 0, 0, 0);
+        fence_async_shared();
+        __syncthreads();
+    }
 
     const int rt = blockIdx.x % p.row_tiles, bkv = blockIdx.x / p.row_tiles;
     const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads, split = blockIdx.y;
@@ -124,16 +202,28 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     }
     const int n_chunks = ke > kb ? (ke - kb + DEC_CN - 1) / DEC_CN : 0;
     const int my_chunks = n_chunks > warp ? (n_chunks - warp + DEC_WARPS - 1) / DEC_WARPS : 0;
-#pragma unroll
-    for (int s = 0; s < DEC_STAGES - 1; s++) {
-        if (s < my_chunks) {
-            const int k0 = kb + (warp + s * DEC_WARPS) * DEC_CN;
-            warp_load_chunk<D, DEC_CN, L2_PREFETCH>(ring + (2 * s) * DEC_CN * LD, K, k0, ke, ld, lane);
-            warp_load_chunk<D, DEC_CN, L2_PREFETCH>(ring + (2 * s + 1) * DEC_CN * LD, V, k0, ke, ld, lane);
+    /* Chunk j of this warp into its stage: cp.async (one commit group a chunk) or bulk copies. */
+    auto issue = [&](int j) {
+        if (j < my_chunks) {
+            const int st = j % DEC_STAGES, k0 = kb + (warp + j * DEC_WARPS) * DEC_CN;
+            bf16 *sk = ring + (2 * st) * DEC_CN * LD, *sv = ring + (2 * st + 1) * DEC_CN * LD;
+            if constexpr (LOAD == LOAD_BULK_ROWS) {
+                warp_bulk_chunk<D, DEC_CN>(sk, sv, K, V, k0, ke, ld, lane, bars + st * 8);
+            } else {
+                warp_load_chunk<D, DEC_CN, LOAD == LOAD_CP_ASYNC_L2>(sk, K, k0, ke, ld, lane);
+                warp_load_chunk<D, DEC_CN, LOAD == LOAD_CP_ASYNC_L2>(sv, V, k0, ke, ld, lane);
+            }
         }
-        cp_async_commit();
-    }
-    cp_async_wait<DEC_STAGES - 1>(); /* the Q group (committed first) has landed */
+        if constexpr (LOAD != LOAD_BULK_ROWS)
+            cp_async_commit();
+    };
+#pragma unroll
+    for (int j = 0; j < DEC_STAGES - 1; j++)
+        issue(j);
+    if constexpr (LOAD == LOAD_BULK_ROWS)
+        cp_async_wait<0>(); /* Q */
+    else
+        cp_async_wait<DEC_STAGES - 1>(); /* the Q group (committed first) has landed */
     __syncthreads();
 
     uint32_t qf[KD][4];
@@ -158,15 +248,13 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     const float scale_log2 = p.scale_log2;
 
     for (int j = 0; j < my_chunks; j++) {
-        const int jn = j + DEC_STAGES - 1;
-        if (jn < my_chunks) {
-            const int sn = jn % DEC_STAGES, k0n = kb + (warp + jn * DEC_WARPS) * DEC_CN;
-            warp_load_chunk<D, DEC_CN, L2_PREFETCH>(ring + (2 * sn) * DEC_CN * LD, K, k0n, ke, ld, lane);
-            warp_load_chunk<D, DEC_CN, L2_PREFETCH>(ring + (2 * sn + 1) * DEC_CN * LD, V, k0n, ke, ld, lane);
+        issue(j + DEC_STAGES - 1);
+        if constexpr (LOAD == LOAD_BULK_ROWS) {
+            bar_wait(bars + (j % DEC_STAGES) * 8, (uint32_t)((j / DEC_STAGES) & 1)); /* chunk j has landed */
+        } else {
+            cp_async_wait<DEC_STAGES - 1>(); /* chunk j has landed (this lane's copies) */
+            __syncwarp();                    /* and every lane's */
         }
-        cp_async_commit();
-        cp_async_wait<DEC_STAGES - 1>(); /* chunk j has landed (this lane's copies) */
-        __syncwarp();                    /* and every lane's */
         const int stage = j % DEC_STAGES, k0 = kb + (warp + j * DEC_WARPS) * DEC_CN;
         const uint32_t k_base = smem_addr(ring + (2 * stage) * DEC_CN * LD) + k_lane_off;
         const uint32_t v_base = smem_addr(ring + (2 * stage + 1) * DEC_CN * LD) + v_lane_off;
@@ -294,19 +382,21 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
 
 /* Kernels by head dim, keys per warp step and ring stages: d128 with 32-key steps needs 208 KiB of
  * shared memory (one block per multiprocessor). Bench only (bench/decode_splits.py times them
- * beside it): the same with an L2 prefetch hint on every copy (_l2p), and 16-key steps (106 KiB,
+ * beside it): the same with an L2 prefetch hint on every copy (_l2p), with one bulk copy (the TMA
+ * unit) per key row on per-stage mbarriers (_bulk, sm_90, D = 128 exactly), and 16-key steps (106 KiB,
  * two blocks per multiprocessor), which measured 1-12% slower than 32-key steps at four of the
  * five d128 decode points (bench/RESULTS.md). */
-#define ATTNPROF_DECODE_KERNEL(D, CN, ST, L2P, SUFFIX)                                             \
+#define ATTNPROF_DECODE_KERNEL(D, CN, ST, LOAD, SUFFIX)                                            \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
         attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##SUFFIX(DecodeParams p)               \
     {                                                                                              \
-        decode_body<D, CN, ST, L2P>(p);                                                            \
+        decode_body<D, CN, ST, LOAD>(p);                                                           \
     }
-ATTNPROF_DECODE_KERNEL(64, 32, 3, false, )
-ATTNPROF_DECODE_KERNEL(128, 32, 3, false, )
-ATTNPROF_DECODE_KERNEL(128, 32, 3, true, _l2p)
-ATTNPROF_DECODE_KERNEL(128, 16, 3, false, )
+ATTNPROF_DECODE_KERNEL(64, 32, 3, LOAD_CP_ASYNC, )
+ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_CP_ASYNC, )
+ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_CP_ASYNC_L2, _l2p)
+ATTNPROF_DECODE_KERNEL(128, 16, 3, LOAD_CP_ASYNC, )
+ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_BULK_ROWS, _bulk)
 
 /* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). Lane s holds
  * split s's weight (32 splits at a time), so the log-sum-exps are read once, in parallel, and
@@ -358,12 +448,13 @@ typedef void (*decode_kernel_fn)(DecodeParams);
 struct DecodeEntry {
     flash_decode_config cfg;
     decode_kernel_fn fn;
+    bool exact_dim; /* bulk copies of whole rows: the head dim must be the compiled one */
 };
 #define ATTNPROF_DECODE_ENTRY(D, CN, ST, SUFFIX, NOTE)                                             \
     {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST #SUFFIX, "attnprof_flash_decode_combine_bf16", D,    \
       DEC_ROWS, CN, DEC_WARPS, DEC_THREADS, decode_smem_bytes(D, CN, ST),                          \
       "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp" NOTE}, \
-     attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##SUFFIX}
+     attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##SUFFIX, sizeof(#SUFFIX) == sizeof("_bulk")}
 /* Ascending head dim; the first entry of each head dim is the one it runs (flash_decode_config_for_dim),
  * the others are there for bench/decode_splits.py to time beside it. */
 const DecodeEntry decode_entries[] = {
@@ -371,6 +462,7 @@ const DecodeEntry decode_entries[] = {
     ATTNPROF_DECODE_ENTRY(128, 32, 3, , ""),
     ATTNPROF_DECODE_ENTRY(128, 32, 3, _l2p, "; L2::256B prefetch"),
     ATTNPROF_DECODE_ENTRY(128, 16, 3, , ""),
+    ATTNPROF_DECODE_ENTRY(128, 32, 3, _bulk, "; bulk copies (TMA) per key row, sm_90, head dim 128 only"),
 };
 const int decode_entry_count = (int)(sizeof decode_entries / sizeof decode_entries[0]);
 
@@ -398,6 +490,11 @@ extern "C" cudaError_t flash_decode_prepare(int config)
     if (config < 0 || config >= decode_entry_count)
         return cudaErrorInvalidValue;
     const DecodeEntry &e = decode_entries[config];
+    int dev = 0, major = 0;
+    if (e.exact_dim && (cudaGetDevice(&dev) != cudaSuccess ||
+                        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+                        major < 9))
+        return cudaErrorNotSupported; /* bulk copies and mbarrier waits: sm_90 and later */
     return cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
 }
 
@@ -436,7 +533,8 @@ extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void
         (splits > 1 && !workspace))
         return cudaErrorInvalidValue;
     const DecodeEntry &e = decode_entries[config];
-    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || keys_per_split % e.cfg.chunk_keys != 0)
+    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || keys_per_split % e.cfg.chunk_keys != 0 ||
+        (e.exact_dim && head_dim != e.cfg.head_dim))
         return cudaErrorInvalidValue;
     const int row_tiles = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
     const long long blocks = (long long)batch * kv_heads * row_tiles;
