@@ -52,7 +52,7 @@ cat "$OUT/torch.log" >>"$L"
 say "the default batch (8x16x1024x64, every variant, counters and ceilings): the recorder's steps as before"
 if [ "${SKIP_DEFAULT:-0}" != 1 ]; then
   "$bin" run --iters 5 --warmup 2 -o "$W/default" --force -q >>"$L" 2>&1; echo "rc=$? default" >>"$L"
-  cut -d, -f1-12 "$W/default/summary.csv" >>"$L"
+  python3 -c "import csv,sys; [print(r['variant'], r['status'], r['ops_per_forward'], r['expected_ops'], r['cuda_us_median']) for r in csv.DictReader(open(sys.argv[1]))]" "$W/default/summary.csv" >>"$L" 2>&1
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('counters', r['counters']['status'], 'ceilings', r.get('ceilings', {}).get('measured'))" "$W/default/run.json" >>"$L" 2>&1
 fi
 [ "${SKIP_FIXTURES:-0}" = 1 ] && { ls -la "$OUT" >>"$L"; exit 0; }
