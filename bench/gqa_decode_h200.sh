@@ -4,7 +4,8 @@
 #   1. make gpu-test's grouped-query and decode shapes (tests/gpu/run.sh, GQA part only);
 #   2. our flash at the decode points of the series' table (the split-KV kernel) and at GQA
 #      prefill (default and large shapes, Hkv = H/4), CUDA events per forward;
-#   3. PyTorch's backends at the same points, same run (bench/torch_gqa_decode.py);
+#   3. the split-KV kernel called directly at those points, several split counts
+#      (bench/decode_splits.py), and PyTorch's backends there, same run (bench/torch_gqa_decode.py);
 #   4. two small archives for tests/fixtures/ (a GQA prefill and a decode, every variant, with
 #      ceilings and counters).
 # Everything lands under $OUT: the log, ours.csv, torch.log, fixtures.tgz.
@@ -40,14 +41,20 @@ PY
 done
 cat "$OUT/ours.csv" >>"$L"
 
+say "the split-KV kernel called directly: its error against FP32 SDPA and its time per split count"
+PYTHONUNBUFFERED=1 timeout 120 python3 bench/decode_splits.py build/libattnprof_recorder.so >"$OUT/splits.log" 2>&1
+echo "rc=$?" >>"$L"; cat "$OUT/splits.log" >>"$L"
+
 say "PyTorch: the same points, same run"
 PYTHONUNBUFFERED=1 timeout 240 python3 bench/torch_gqa_decode.py >"$OUT/torch.log" 2>&1; echo "rc=$?" >>"$L"
 cat "$OUT/torch.log" >>"$L"
 
 say "the default batch (8x16x1024x64, every variant, counters and ceilings): the recorder's steps as before"
-"$bin" run --iters 5 --warmup 2 -o "$W/default" --force -q >>"$L" 2>&1; echo "rc=$? default" >>"$L"
-cut -d, -f1-12 "$W/default/summary.csv" >>"$L"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('counters', r['counters']['status'], 'ceilings', r.get('ceilings', {}).get('measured'))" "$W/default/run.json" >>"$L" 2>&1
+if [ "${SKIP_DEFAULT:-0}" != 1 ]; then
+  "$bin" run --iters 5 --warmup 2 -o "$W/default" --force -q >>"$L" 2>&1; echo "rc=$? default" >>"$L"
+  python3 -c "import csv,sys; [print(r['variant'], r['status'], r['ops_per_forward'], r['expected_ops'], r['cuda_us_median']) for r in csv.DictReader(open(sys.argv[1]))]" "$W/default/summary.csv" >>"$L" 2>&1
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('counters', r['counters']['status'], 'ceilings', r.get('ceilings', {}).get('measured'))" "$W/default/run.json" >>"$L" 2>&1
+fi
 [ "${SKIP_FIXTURES:-0}" = 1 ] && { ls -la "$OUT" >>"$L"; exit 0; }
 
 say "fixtures: a GQA prefill and a decode archive, every variant"

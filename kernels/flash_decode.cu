@@ -2,13 +2,15 @@
  *
  * Split kernel: block (row tile of one key/value head, split). The tile's 16 query rows are
  * the group's heads × q_seq rows, contiguous in q and out, loaded once into shared memory and
- * held as mma.sync A fragments in registers. Warp w takes the split's 32-key chunks w, w + 4,
+ * held as mma.sync A fragments in registers. Warp w takes the split's key chunks w, w + 4,
  * ... through its own ring of three shared-memory stages (cp.async, one commit group per
  * chunk), so the four warps keep up to twelve chunks of K and V in flight without a block
  * barrier. Each warp keeps its own online softmax (exp2 domain, the scale folded in, as
  * flash_fwd.cu); at the end the warps' (max, sum, O) are merged in shared memory. Keys past
  * the split, past seq or above a row's causal limit (i + seq - q_seq) score -inf; chunks past
- * the tile's last visible key are never loaded.
+ * the tile's last visible key are never loaded. The chunk (16 or 32 keys) and the ring's depth
+ * are template parameters: they set the shared memory per block, so the blocks per
+ * multiprocessor.
  *
  * Combine: one warp per query row weighs the splits' normalised partial outputs by
  * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp. */
@@ -40,7 +42,7 @@ namespace {
 
 using namespace ptx;
 
-constexpr int DEC_WARPS = 4, DEC_THREADS = DEC_WARPS * 32, DEC_ROWS = 16, DEC_CN = 32, DEC_STAGES = 3;
+constexpr int DEC_WARPS = 4, DEC_THREADS = DEC_WARPS * 32, DEC_ROWS = 16;
 
 __device__ __forceinline__ float fast_exp2(float x)
 {
@@ -52,15 +54,85 @@ __device__ __forceinline__ float fast_exp2(float x)
 /* A row with no visible key yet keeps max -inf; 0 in its place keeps exp2 at 0, not NaN. */
 __device__ __forceinline__ float exp2_offset(float m) { return m == -INFINITY ? 0.f : m; }
 
-/* The Q tile and every warp's ring (K and V of each stage), rows padded by 16 bytes. */
-constexpr size_t decode_smem_bytes(int d)
+/* The Q tile and every warp's ring (K and V of each of `stages` stages of cn keys), rows padded
+ * by 16 bytes, and one mbarrier per stage and warp. */
+constexpr size_t decode_smem_bytes(int d, int cn, int stages)
 {
-    return (size_t)(DEC_ROWS + DEC_WARPS * DEC_STAGES * 2 * DEC_CN) * (size_t)(d + 8) * sizeof(bf16);
+    return (size_t)(DEC_ROWS + DEC_WARPS * stages * 2 * cn) * (size_t)(d + 8) * sizeof(bf16) +
+           (size_t)DEC_WARPS * stages * 8; /* the bulk mode's mbarriers */
 }
 
-/* One warp copies keys k0 .. k0 + 31 of a head (row stride ld) into its stage; rows at or
+/* One warp copies keys k0 .. k0 + DEC_CN - 1 of a head (row stride ld) into its stage; rows at or
  * past k_end and columns at or past ld are zero-filled. */
-template <int D>
+/* cp.async of 16 bytes with an L2 prefetch of the 256-byte line around it (a bench-only
+ * configuration tries it); zero-filled when !valid, as ptx::cp_async_16. */
+__device__ __forceinline__ void cp_async_16_l2_256(uint32_t dst, const void *src, bool valid)
+{
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+
+/* How the split kernel loads its K/V chunks: cp.async of 16 bytes a lane (the variant's), the same
+ * with an L2 prefetch hint, or one bulk copy (the TMA unit) per key row completing on a per-stage
+ * mbarrier (sm_90; bench only). */
+enum { LOAD_CP_ASYNC = 0, LOAD_CP_ASYNC_L2 = 1, LOAD_BULK_ROWS = 2 };
+
+__device__ __forceinline__ void bulk_row(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void bar_init(uint32_t bar)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+#endif
+}
+__device__ __forceinline__ void bar_expect(uint32_t bar, uint32_t bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("{\n.reg .pred done;\nWAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void fence_async_shared()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/* Bulk mode: keys k0 .. of K and V into the stage, lane r copying row r of each (rows at or past
+ * k_end are not copied: their scores are masked, and the ring was zeroed, so they hold finite
+ * values); lane 0 announces the bytes on the stage's barrier first. */
+template <int D, int DEC_CN>
+__device__ __forceinline__ void warp_bulk_chunk(bf16 *sk, bf16 *sv, const bf16 *K, const bf16 *V, int k0, int k_end,
+                                                int ld, int lane, uint32_t bar)
+{
+    constexpr int LD = D + 8;
+    const int rows = min(DEC_CN, k_end - k0);
+    fence_async_shared(); /* this lane's reads of the stage (ldmatrix) before the copies overwrite it */
+    __syncwarp();
+    if (lane == 0)
+        bar_expect(bar, (uint32_t)(rows * ld * 2 * 2));
+    __syncwarp();
+    for (int r = lane; r < rows; r += 32) {
+        bulk_row(smem_addr(sk + r * LD), K + (size_t)(k0 + r) * ld, (uint32_t)(ld * 2), bar);
+        bulk_row(smem_addr(sv + r * LD), V + (size_t)(k0 + r) * ld, (uint32_t)(ld * 2), bar);
+    }
+}
+
+template <int D, int DEC_CN, bool L2_PREFETCH>
 __device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, int k0, int k_end, int ld, int lane)
 {
     constexpr int CPR = D / 8, LD = D + 8, PER_LANE = DEC_CN * CPR / 32;
@@ -70,11 +142,14 @@ __device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, i
         const int idx = lane + 32 * i, r = idx / CPR, c = idx % CPR;
         const bool valid = k0 + r < k_end && c * 8 < ld;
         const bf16 *src = ghead + (size_t)(valid ? k0 + r : k0) * ld + (valid ? c * 8 : 0);
-        cp_async_16(smem_addr(sdst + r * LD + c * 8), src, valid);
+        if constexpr (L2_PREFETCH)
+            cp_async_16_l2_256(smem_addr(sdst + r * LD + c * 8), src, valid);
+        else
+            cp_async_16(smem_addr(sdst + r * LD + c * 8), src, valid);
     }
 }
 
-template <int D>
+template <int D, int DEC_CN, int DEC_STAGES, int LOAD>
 __device__ __forceinline__ void decode_body(const DecodeParams &p)
 {
     constexpr int LD = D + 8, KD = D / 16, DT = D / 8, NT = DEC_CN / 8, KN = DEC_CN / 16;
@@ -82,6 +157,23 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
     bf16 *ring = sQ + DEC_ROWS * LD + warp * (DEC_STAGES * 2 * DEC_CN * LD);
+    /* Bulk mode: one mbarrier per stage and warp, after every ring. */
+    const uint32_t bars = smem_addr(sQ + (DEC_ROWS + DEC_WARPS * DEC_STAGES * 2 * DEC_CN) * LD) + warp * DEC_STAGES * 8;
+    if constexpr (LOAD == LOAD_BULK_ROWS) {
+        if (lane == 0)
+            for (int st = 0; st < DEC_STAGES; st++)
+                bar_init(bars + st * 8);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+        /* Rows a chunk leaves uncopied must hold finite values: zero the rings once. */
+        uint4 *z = reinterpret_cast<uint4 *>(sQ + DEC_ROWS * LD);
+        const int n16 = DEC_WARPS * DEC_STAGES * 2 * DEC_CN * LD * 2 / 16;
+        for (int i = tid; i < n16; i += DEC_THREADS)
+            z[i] = make_uint4(0, 0, 0, 0);
+        fence_async_shared();
+        __syncthreads();
+    }
 
     const int rt = blockIdx.x % p.row_tiles, bkv = blockIdx.x / p.row_tiles;
     const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads, split = blockIdx.y;
@@ -110,16 +202,28 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     }
     const int n_chunks = ke > kb ? (ke - kb + DEC_CN - 1) / DEC_CN : 0;
     const int my_chunks = n_chunks > warp ? (n_chunks - warp + DEC_WARPS - 1) / DEC_WARPS : 0;
-#pragma unroll
-    for (int s = 0; s < DEC_STAGES - 1; s++) {
-        if (s < my_chunks) {
-            const int k0 = kb + (warp + s * DEC_WARPS) * DEC_CN;
-            warp_load_chunk<D>(ring + (2 * s) * DEC_CN * LD, K, k0, ke, ld, lane);
-            warp_load_chunk<D>(ring + (2 * s + 1) * DEC_CN * LD, V, k0, ke, ld, lane);
+    /* Chunk j of this warp into its stage: cp.async (one commit group a chunk) or bulk copies. */
+    auto issue = [&](int j) {
+        if (j < my_chunks) {
+            const int st = j % DEC_STAGES, k0 = kb + (warp + j * DEC_WARPS) * DEC_CN;
+            bf16 *sk = ring + (2 * st) * DEC_CN * LD, *sv = ring + (2 * st + 1) * DEC_CN * LD;
+            if constexpr (LOAD == LOAD_BULK_ROWS) {
+                warp_bulk_chunk<D, DEC_CN>(sk, sv, K, V, k0, ke, ld, lane, bars + st * 8);
+            } else {
+                warp_load_chunk<D, DEC_CN, LOAD == LOAD_CP_ASYNC_L2>(sk, K, k0, ke, ld, lane);
+                warp_load_chunk<D, DEC_CN, LOAD == LOAD_CP_ASYNC_L2>(sv, V, k0, ke, ld, lane);
+            }
         }
-        cp_async_commit();
-    }
-    cp_async_wait<DEC_STAGES - 1>(); /* the Q group (committed first) has landed */
+        if constexpr (LOAD != LOAD_BULK_ROWS)
+            cp_async_commit();
+    };
+#pragma unroll
+    for (int j = 0; j < DEC_STAGES - 1; j++)
+        issue(j);
+    if constexpr (LOAD == LOAD_BULK_ROWS)
+        cp_async_wait<0>(); /* Q */
+    else
+        cp_async_wait<DEC_STAGES - 1>(); /* the Q group (committed first) has landed */
     __syncthreads();
 
     uint32_t qf[KD][4];
@@ -144,15 +248,13 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     const float scale_log2 = p.scale_log2;
 
     for (int j = 0; j < my_chunks; j++) {
-        const int jn = j + DEC_STAGES - 1;
-        if (jn < my_chunks) {
-            const int sn = jn % DEC_STAGES, k0n = kb + (warp + jn * DEC_WARPS) * DEC_CN;
-            warp_load_chunk<D>(ring + (2 * sn) * DEC_CN * LD, K, k0n, ke, ld, lane);
-            warp_load_chunk<D>(ring + (2 * sn + 1) * DEC_CN * LD, V, k0n, ke, ld, lane);
+        issue(j + DEC_STAGES - 1);
+        if constexpr (LOAD == LOAD_BULK_ROWS) {
+            bar_wait(bars + (j % DEC_STAGES) * 8, (uint32_t)((j / DEC_STAGES) & 1)); /* chunk j has landed */
+        } else {
+            cp_async_wait<DEC_STAGES - 1>(); /* chunk j has landed (this lane's copies) */
+            __syncwarp();                    /* and every lane's */
         }
-        cp_async_commit();
-        cp_async_wait<DEC_STAGES - 1>(); /* chunk j has landed (this lane's copies) */
-        __syncwarp();                    /* and every lane's */
         const int stage = j % DEC_STAGES, k0 = kb + (warp + j * DEC_WARPS) * DEC_CN;
         const uint32_t k_base = smem_addr(ring + (2 * stage) * DEC_CN * LD) + k_lane_off;
         const uint32_t v_base = smem_addr(ring + (2 * stage + 1) * DEC_CN * LD) + v_lane_off;
@@ -278,38 +380,63 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
 
 } // namespace
 
-#define ATTNPROF_DECODE_KERNEL(D)                                                                  \
+/* Kernels by head dim, keys per warp step and ring stages: d128 with 32-key steps needs 208 KiB of
+ * shared memory (one block per multiprocessor). Bench only (bench/decode_splits.py times them
+ * beside it): the same with an L2 prefetch hint on every copy (_l2p), with one bulk copy (the TMA
+ * unit) per key row on per-stage mbarriers (_bulk, sm_90, D = 128 exactly), and 16-key steps (106 KiB,
+ * two blocks per multiprocessor), which measured 1-12% slower than 32-key steps at four of the
+ * five d128 decode points (bench/RESULTS.md). */
+#define ATTNPROF_DECODE_KERNEL(D, CN, ST, LOAD, SUFFIX)                                            \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
-        attnprof_flash_decode_bf16_d##D##_16x32_w4(DecodeParams p)                                 \
+        attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##SUFFIX(DecodeParams p)               \
     {                                                                                              \
-        decode_body<D>(p);                                                                         \
+        decode_body<D, CN, ST, LOAD>(p);                                                           \
     }
-ATTNPROF_DECODE_KERNEL(64)
-ATTNPROF_DECODE_KERNEL(128)
+ATTNPROF_DECODE_KERNEL(64, 32, 3, LOAD_CP_ASYNC, )
+ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_CP_ASYNC, )
+ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_CP_ASYNC_L2, _l2p)
+ATTNPROF_DECODE_KERNEL(128, 16, 3, LOAD_CP_ASYNC, )
+ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_BULK_ROWS, _bulk)
 
-/* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). */
+/* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). Lane s holds
+ * split s's weight (32 splits at a time), so the log-sum-exps are read once, in parallel, and
+ * the partial outputs of 32 splits are in flight at once. */
 extern "C" __global__ void __launch_bounds__(128) attnprof_flash_decode_combine_bf16(DecodeParams p)
 {
     const int row = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (row >= p.total_rows)
-        return;
-    const int T = p.total_rows, ld = p.head_dim;
+        return; /* warp-uniform: a warp is one row */
+    const int T = p.total_rows, ld = p.head_dim, S = p.splits;
     float mx = -INFINITY;
-    for (int s = 0; s < p.splits; s++)
+    for (int s = lane; s < S; s += 32)
         mx = fmaxf(mx, p.part_lse[(size_t)s * T + row]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
     float wsum = 0.f;
-    for (int s = 0; s < p.splits; s++) {
+    for (int s = lane; s < S; s += 32) {
         const float l = p.part_lse[(size_t)s * T + row];
         wsum += l == -INFINITY ? 0.f : __expf(l - mx);
     }
-    for (int d = lane; d < ld; d += 32) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        wsum += __shfl_xor_sync(0xffffffffu, wsum, o);
+    const float inv = 1.f / wsum;
+    for (int d0 = 0; d0 < ld; d0 += 32) { /* warp-uniform trips: every lane takes the shuffles */
+        const int d = d0 + lane;
         float acc = 0.f;
-        for (int s = 0; s < p.splits; s++) {
-            const float l = p.part_lse[(size_t)s * T + row];
-            if (l != -INFINITY)
-                acc += __expf(l - mx) * p.part_o[((size_t)s * T + row) * ld + d];
+        for (int s0 = 0; s0 < S; s0 += 32) {
+            const int sl = s0 + lane, n = min(32, S - s0);
+            const float l = sl < S ? p.part_lse[(size_t)sl * T + row] : -INFINITY;
+            const float w = l == -INFINITY ? 0.f : __expf(l - mx) * inv;
+            for (int j = 0; j < n; j++) {
+                const float wj = __shfl_sync(0xffffffffu, w, j);
+                if (d < ld)
+                    acc += wj * p.part_o[((size_t)(s0 + j) * T + row) * ld + d];
+            }
         }
-        p.o[(size_t)row * ld + d] = __float2bfloat16(acc / wsum);
+        if (d < ld)
+            p.o[(size_t)row * ld + d] = __float2bfloat16(acc);
     }
     if (lane == 0)
         p.lse[row] = mx + logf(wsum);
@@ -321,13 +448,22 @@ typedef void (*decode_kernel_fn)(DecodeParams);
 struct DecodeEntry {
     flash_decode_config cfg;
     decode_kernel_fn fn;
+    bool exact_dim; /* bulk copies of whole rows: the head dim must be the compiled one */
 };
-#define ATTNPROF_DECODE_ENTRY(D)                                                                   \
-    {{"attnprof_flash_decode_bf16_d" #D "_16x32_w4", "attnprof_flash_decode_combine_bf16", D, DEC_ROWS, DEC_CN,  \
-      DEC_WARPS, DEC_THREADS, decode_smem_bytes(D),                                                \
-      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a 3-stage ring per warp"},      \
-     attnprof_flash_decode_bf16_d##D##_16x32_w4}
-const DecodeEntry decode_entries[] = {ATTNPROF_DECODE_ENTRY(64), ATTNPROF_DECODE_ENTRY(128)};
+#define ATTNPROF_DECODE_ENTRY(D, CN, ST, SUFFIX, NOTE)                                             \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST #SUFFIX, "attnprof_flash_decode_combine_bf16", D,    \
+      DEC_ROWS, CN, DEC_WARPS, DEC_THREADS, decode_smem_bytes(D, CN, ST),                          \
+      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp" NOTE}, \
+     attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##SUFFIX, sizeof(#SUFFIX) == sizeof("_bulk")}
+/* Ascending head dim; the first entry of each head dim is the one it runs (flash_decode_config_for_dim),
+ * the others are there for bench/decode_splits.py to time beside it. */
+const DecodeEntry decode_entries[] = {
+    ATTNPROF_DECODE_ENTRY(64, 32, 3, , ""),
+    ATTNPROF_DECODE_ENTRY(128, 32, 3, , ""),
+    ATTNPROF_DECODE_ENTRY(128, 32, 3, _l2p, "; L2::256B prefetch"),
+    ATTNPROF_DECODE_ENTRY(128, 16, 3, , ""),
+    ATTNPROF_DECODE_ENTRY(128, 32, 3, _bulk, "; bulk copies (TMA) per key row, sm_90, head dim 128 only"),
+};
 const int decode_entry_count = (int)(sizeof decode_entries / sizeof decode_entries[0]);
 
 } // namespace
@@ -343,7 +479,7 @@ extern "C" int flash_decode_config_for_dim(int head_dim)
 {
     if (head_dim < 8 || head_dim % 8 != 0)
         return -1;
-    for (int i = 0; i < decode_entry_count; i++) /* ascending D */
+    for (int i = 0; i < decode_entry_count; i++) /* ascending D, the one to run first */
         if (decode_entries[i].cfg.head_dim >= head_dim)
             return i;
     return -1;
@@ -354,6 +490,11 @@ extern "C" cudaError_t flash_decode_prepare(int config)
     if (config < 0 || config >= decode_entry_count)
         return cudaErrorInvalidValue;
     const DecodeEntry &e = decode_entries[config];
+    int dev = 0, major = 0;
+    if (e.exact_dim && (cudaGetDevice(&dev) != cudaSuccess ||
+                        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+                        major < 9))
+        return cudaErrorNotSupported; /* bulk copies and mbarrier waits: sm_90 and later */
     return cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
 }
 
@@ -387,12 +528,13 @@ extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void
 {
     if (config < 0 || config >= decode_entry_count || batch < 1 || heads < 1 || kv_heads < 1 ||
         heads % kv_heads != 0 || q_seq < 1 || seq < 1 || q_seq > seq || !lse || splits < 1 ||
-        keys_per_split < DEC_CN || keys_per_split % DEC_CN != 0 ||
+        keys_per_split < 16 || keys_per_split % 16 != 0 ||
         (long long)(splits - 1) * keys_per_split >= seq || (long long)splits * keys_per_split < seq ||
         (splits > 1 && !workspace))
         return cudaErrorInvalidValue;
     const DecodeEntry &e = decode_entries[config];
-    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim)
+    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || keys_per_split % e.cfg.chunk_keys != 0 ||
+        (e.exact_dim && head_dim != e.cfg.head_dim))
         return cudaErrorInvalidValue;
     const int row_tiles = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
     const long long blocks = (long long)batch * kv_heads * row_tiles;

@@ -7,12 +7,12 @@
  * The query rows of one key/value head (its group's heads × q_seq, contiguous in memory) are
  * one tile of 16 rows (more rows: several tiles), so the group's heads share every K/V load.
  * The keys are cut into `splits` ranges, one block each, so that B × Hkv alone does not
- * leave multiprocessors idle; each block's four warps stream their own 32-key chunks through a
+ * leave multiprocessors idle; each block's four warps stream their own chunks of 16 or 32 keys through a
  * three-deep cp.async ring, run Q·Kᵀ and P·V on mma.sync m16n8k16 and merge their partial
  * softmaxes in shared memory. With more than one split each block writes its normalised
  * partial output and log-sum-exp (fp32, the workspace), and a second kernel, the combine,
  * weighs them by exp(lse − max) into the output: two kernels per forward, both this
- * variant's. Kernels: attnprof_flash_decode_bf16_d<D>_16x32_w4 and
+ * variant's. Kernels: attnprof_flash_decode_bf16_d<D>_16x<keys per warp step>_w4_s<stages> and
  * attnprof_flash_decode_combine_bf16, for D = 64 and 128 (a smaller multiple of 8 runs the
  * next one up, its missing columns zero-filled). */
 #ifndef ATTNPROF_FLASH_DECODE_H
@@ -50,7 +50,7 @@ int flash_decode_row_tiles(int config, int heads, int kv_heads, int q_seq);
  * split). */
 size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, int head_dim, int splits);
 /* One forward: the split kernel, then (splits > 1) the combine. keys_per_split: a multiple of
- * the chunk keys, splits = ceil(seq / keys_per_split). Returns the launch status; does not
+ * the configuration's chunk_keys, splits = ceil(seq / keys_per_split). Returns the launch status; does not
  * synchronize. cudaErrorInvalidValue for a bad argument (kv_heads not dividing heads,
  * q_seq > seq, head_dim not a multiple of 8 or above the configuration's, a grid too large). */
 cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out, float *lse,

@@ -2,7 +2,6 @@
  * (gqa_decode.h): plain C, no CUDA, so the unit tests check them without a GPU. */
 #include "gqa_decode.h"
 
-#include <math.h>
 #include <stdio.h>
 
 int gqa_shape_check(const attn_shape *s, char *why, size_t why_len)
@@ -40,34 +39,21 @@ void shape_text(const attn_shape *s, char *out, size_t n)
 
 decode_split decode_split_choose(long long tiles, int seq, int slots, int block_keys)
 {
-    decode_split one = {1, 0};
+    decode_split d = {1, 0};
     if (block_keys < 1)
         block_keys = 1;
-    const int n_blocks = (seq + block_keys - 1) / block_keys;
-    one.keys_per_split = n_blocks * block_keys;
+    const int n_blocks = seq > 0 ? (seq + block_keys - 1) / block_keys : 1;
+    d.keys_per_split = n_blocks * block_keys;
     if (tiles < 1 || slots < 1 || seq < 1 || tiles >= 0.8 * slots)
-        return one;
-    int max_splits = 128;
-    if (max_splits > slots)
-        max_splits = slots;
-    if (max_splits > n_blocks)
-        max_splits = n_blocks;
-    double eff[129] = {0}, best = 0;
-    for (int s = 1; s <= max_splits; s++) {
-        /* eligible: s splits give fewer key blocks per split than s - 1 do */
-        int eligible = s == 1 || (n_blocks + s - 1) / s != (n_blocks + s - 2) / (s - 1);
-        double waves = (double)tiles * s / slots;
-        eff[s] = eligible ? waves / ceil(waves) : 0;
-        if (eff[s] > best)
-            best = eff[s];
-    }
-    for (int s = 1; s <= max_splits; s++)
-        if (eff[s] > 0 && eff[s] >= 0.85 * best) {
-            decode_split d;
-            int blocks_per_split = (n_blocks + s - 1) / s;
-            d.keys_per_split = blocks_per_split * block_keys;
-            d.splits = (seq + d.keys_per_split - 1) / d.keys_per_split;
-            return d;
-        }
-    return one;
+        return d;
+    long long s = slots / tiles; /* the most splits that still fit in one wave */
+    if (s > 128)
+        s = 128;
+    if (s > n_blocks)
+        s = n_blocks;
+    if (s < 1)
+        s = 1;
+    d.keys_per_split = (int)((n_blocks + s - 1) / s) * block_keys;
+    d.splits = (seq + d.keys_per_split - 1) / d.keys_per_split;
+    return d;
 }

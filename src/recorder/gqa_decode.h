@@ -23,11 +23,12 @@ typedef struct decode_split {
 } decode_split;
 
 /* The split count from the work (tiles: B × Hkv × row tiles, blocks without a split), the keys
- * and the GPU (slots: multiprocessors × resident blocks of the kernel), by FlashAttention-2's
- * rule (num_splits_heuristic): none when the tiles alone fill 80% of the slots; otherwise the
- * fewest splits whose wave efficiency (waves / whole waves) is within 85% of the best, at most
- * 128, the slots and the key blocks of block_keys keys each; a count that leaves the blocks per
- * split as they were for one fewer is never taken. */
+ * and the GPU (slots: multiprocessors × resident blocks of the kernel): none when the tiles alone
+ * fill 80% of the slots (FlashAttention-2's threshold, num_splits_heuristic); otherwise as many
+ * as still fit in one wave (slots / tiles), at most 128 and at most one split per key block of
+ * block_keys keys. One wave, not FlashAttention-2's fewest splits within 85% of the best wave
+ * efficiency: a decode block streams its keys and its combine is small, and on the H200 a
+ * second wave cost more than it saved (bench/RESULTS.md, GQA and decode). */
 decode_split decode_split_choose(long long tiles, int seq, int slots, int block_keys);
 
 #endif

@@ -1,5 +1,5 @@
 /* recorder/gqa_decode: the shape rules of grouped-query attention and decode, the split-KV
- * kernel's split count (FlashAttention-2's rule), the FP64 reference with the causal mask aligned
+ * kernel's split count (one wave of blocks), the FP64 reference with the causal mask aligned
  * to the end of the keys, and run.json's kv_heads and q_seq. No GPU. */
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -65,19 +65,24 @@ Test(decode_split, no_split_when_the_tiles_fill_the_multiprocessors)
     cr_assert_eq(d.keys_per_split, 8192);
 }
 
-Test(decode_split, the_fewest_splits_within_85_percent_of_the_best_wave_efficiency)
+Test(decode_split, as_many_splits_as_fit_in_one_wave)
 {
-    /* B = 1, 8 key/value heads, 131072 keys in 1024 blocks of 128, 132 slots. 33 splits would fill
-     * two whole waves but are not eligible (32 blocks each, as with 32 splits); the best eligible
-     * efficiency is 0.9899 at 49 splits, so 85% of it is 0.8414: 13 splits (104/132 = 0.788) fall
-     * short, 14 (112/132 = 0.848) do not. */
-    decode_split d = decode_split_choose(8, 131072, 132, 128);
-    cr_assert_eq(d.splits, 14);
-    cr_assert_eq(d.keys_per_split, 74 * 128); /* ceil(1024 / 14) blocks */
-    /* Two key blocks and one tile: at most two splits, and two are better than one. */
-    d = decode_split_choose(1, 256, 132, 128);
+    /* B = 1, 8 key/value heads, 131072 keys in 2048 blocks of 64, 132 slots: 16 splits make 128
+     * blocks, one wave; 17 would make 136, two. */
+    decode_split d = decode_split_choose(8, 131072, 132, 64);
+    cr_assert_eq(d.splits, 16);
+    cr_assert_eq(d.keys_per_split, 128 * 64);
+    /* Two blocks per multiprocessor: 33 splits, 264 blocks. */
+    d = decode_split_choose(8, 131072, 264, 64);
+    cr_assert_eq(d.splits, 33);
+    cr_assert_eq(d.keys_per_split, 63 * 64); /* ceil(2048 / 33) blocks */
+    /* Two key blocks and one tile: at most two splits. */
+    d = decode_split_choose(1, 128, 132, 64);
     cr_assert_eq(d.splits, 2);
-    cr_assert_eq(d.keys_per_split, 128);
+    cr_assert_eq(d.keys_per_split, 64);
+    /* 64 tiles on 132 slots: 2 splits (128 blocks). */
+    d = decode_split_choose(64, 32768, 132, 64);
+    cr_assert_eq(d.splits, 2);
 }
 
 Test(decode_split, every_choice_covers_the_keys_in_whole_blocks_at_most_128_splits)
@@ -88,9 +93,10 @@ Test(decode_split, every_choice_covers_the_keys_in_whole_blocks_at_most_128_spli
     for (size_t a = 0; a < sizeof seqs / sizeof *seqs; a++)
         for (size_t b = 0; b < sizeof tiles / sizeof *tiles; b++)
             for (size_t c = 0; c < sizeof slots / sizeof *slots; c++) {
-                decode_split d = decode_split_choose(tiles[b], seqs[a], slots[c], 128);
+                decode_split d = decode_split_choose(tiles[b], seqs[a], slots[c], 64);
                 cr_assert(d.splits >= 1 && d.splits <= 128, "%d splits", d.splits);
-                cr_assert_eq(d.keys_per_split % 128, 0);
+                cr_assert_eq(d.keys_per_split % 64, 0);
+                cr_assert(d.splits == 1 || tiles[b] * d.splits <= slots[c], "more than one wave");
                 cr_assert_geq((long long)d.splits * d.keys_per_split, seqs[a]);
                 cr_assert_lt((long long)(d.splits - 1) * d.keys_per_split, seqs[a], "an empty split");
                 if (tiles[b] >= 0.8 * slots[c])

@@ -12,7 +12,7 @@
  * Grouped-query attention is native on both paths (each query head reads its key/value
  * head's tiles, no copy). Decode, fewer queries than keys, runs the split-KV kernel
  * (kernels/flash_decode.cu): the group's query rows share each K/V load, the keys are split
- * over the multiprocessors (FlashAttention-2's split count, gqa_decode.h) and a combine
+ * over the multiprocessors (one wave of blocks, gqa_decode.h) and a combine
  * kernel, counted as this variant's, merges the splits' partial softmaxes. */
 #include "check.h"
 #include "variant.h"
@@ -48,8 +48,9 @@ static int max_head_dim(void)
     return d;
 }
 
-/* Keys per split of the split-KV kernel come in whole blocks of this many (four warps' chunks). */
-#define DECODE_BLOCK_KEYS 128
+/* Keys per split of the split-KV kernel come in whole blocks of this many (a multiple of every
+ * configuration's four warps' chunks). */
+#define DECODE_BLOCK_KEYS 64
 
 /* The split-KV plan of a decode shape on the current device: its configuration, and the split
  * count from B × Hkv × row tiles against the multiprocessors' resident blocks. -1: no kernel

@@ -1,0 +1,131 @@
+/* recorder/gqa_fixtures: the two H200 archives of grouped-query attention and decode
+ * (tests/fixtures/h200-gqa: 2x16x512x64 with 4 key/value heads; tests/fixtures/h200-decode:
+ * 4x32x4096x128 with 8 key/value heads and one query) read back, analysed and rendered without a
+ * GPU: what each variant launched against its expectation at that shape, the expansion copies,
+ * the split-KV decode's two kernels and split count, cudnn's skip with its reason. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fixture.h"
+#include "run_cli.h"
+
+#define GQA "tests/fixtures/h200-gqa"
+#define DECODE "tests/fixtures/h200-decode"
+
+static const attn_fact *fact_of(const variant_result *r, const char *key)
+{
+    for (int i = 0; i < r->facts.n; i++)
+        if (!strcmp(r->facts.item[i].key, key))
+            return &r->facts.item[i];
+    return NULL;
+}
+
+static const variant_analysis *variant(const fixture *f, const char *name)
+{
+    for (int i = 0; i < f->a.n; i++)
+        if (!strcmp(f->a.v[i].result->name, name))
+            return &f->a.v[i];
+    cr_assert_fail("no variant %s", name);
+    return NULL;
+}
+
+/* Every variant that ran launched what it expected at this shape (a library Memset aside), and
+ * cudnn is skipped with the reason the recorder gave. */
+static void check_ops_and_skip(const fixture *f)
+{
+    for (int i = 0; i < f->a.n; i++) {
+        const variant_analysis *va = &f->a.v[i];
+        const variant_result *r = va->result;
+        if (!strcmp(r->name, "cudnn")) {
+            cr_assert_eq(r->status, VARIANT_SKIPPED);
+            cr_assert(strstr(r->error, "multi-head prefill only"), "%s", r->error);
+            continue;
+        }
+        cr_assert_eq(r->status, VARIANT_OK, "%s: %s", r->name, r->error);
+        cr_assert_lt(r->rel_error, 1e-2, "%s", r->name);
+        const int extra = va->ops_per_forward - r->expected_ops; /* cuBLAS's workspace Memset at some shapes */
+        cr_assert(extra == 0 || (extra > 0 && extra <= va->memset_per_forward), "%s: %d ops, expected %d", r->name,
+                  va->ops_per_forward, r->expected_ops);
+    }
+}
+
+Test(gqa_fixtures, the_gqa_archive_records_the_expansion_copies_and_native_gqa)
+{
+    static fixture f;
+    fixture_load(&f, GQA);
+    cr_assert_eq(f.r.shape.heads, 16);
+    cr_assert_eq(f.r.shape.kv_heads, 4);
+    cr_assert_eq(f.r.shape.q_seq, 0);
+    check_ops_and_skip(&f);
+    /* naive: GEMM, scale, clone, fill, softmax, GEMM and the two repeat_kv copies. */
+    cr_assert_eq(variant(&f, "naive")->result->expected_ops, 8);
+    cr_assert_eq(variant(&f, "naive_inplace")->result->expected_ops, 7);
+    cr_assert_eq(variant(&f, "math")->result->expected_ops, 21);
+    for (const char *const *n = (const char *const[]){"naive", "naive_inplace", "math", NULL}; *n; n++) {
+        const attn_fact *x = fact_of(variant(&f, *n)->result, "kv_expansion_bytes");
+        cr_assert_not_null(x, "%s", *n);
+        cr_assert_gt(x->number, 0);
+    }
+    /* K and V of 2x4x512x64 bf16 expanded to 16 heads: 2 x 2x16x512x64x2 bytes (math: FP32, twice that). */
+    cr_assert_float_eq(fact_of(variant(&f, "naive")->result, "kv_expansion_bytes")->number, 2.0 * 2 * 16 * 512 * 64 * 2,
+                       0.5);
+    cr_assert_float_eq(fact_of(variant(&f, "math")->result, "kv_expansion_bytes")->number, 2.0 * 2 * 16 * 512 * 64 * 4,
+                       0.5);
+    for (const char *const *n = (const char *const[]){"flash", "efficient", NULL}; *n; n++) {
+        const attn_fact *x = fact_of(variant(&f, *n)->result, "gqa");
+        cr_assert_not_null(x, "%s", *n);
+        cr_assert_float_eq(x->number, 4, 1e-9);
+        cr_assert_eq(variant(&f, *n)->kernels_per_forward, 1, "%s: native, no copy kernel", *n);
+    }
+    fixture_free(&f);
+}
+
+Test(gqa_fixtures, the_decode_archive_records_the_split_kv_kernel_and_its_combine)
+{
+    static fixture f;
+    fixture_load(&f, DECODE);
+    cr_assert_eq(f.r.shape.kv_heads, 8);
+    cr_assert_eq(f.r.shape.q_seq, 1);
+    cr_assert_eq(f.r.shape.seq, 4096);
+    check_ops_and_skip(&f);
+    const variant_analysis *fl = variant(&f, "flash");
+    const attn_fact *split = fact_of(fl->result, "split_count");
+    cr_assert_not_null(split);
+    cr_assert_gt(split->number, 1, "4 x 8 key/value heads fill a quarter of 132 multiprocessors: split");
+    cr_assert_eq(fl->result->expected_ops, 2);
+    cr_assert_eq(fl->kernels_per_forward, 2, "the split kernel and the combine");
+    cr_assert(strstr(fact_of(fl->result, "kernel")->value, "attnprof_flash_decode_combine_bf16"));
+    cr_assert_not_null(fact_of(variant(&f, "efficient")->result, "decode"));
+    cr_assert_not_null(fact_of(variant(&f, "math")->result, "decode_mask"));
+    fixture_free(&f);
+}
+
+/* `attnprof report` renders both archives (Markdown, HTML, figures) and exits 0. */
+Test(gqa_fixtures, both_archives_render)
+{
+    const char *fx[] = {GQA, DECODE};
+    for (int i = 0; i < 2; i++) {
+        char dir[] = "/tmp/attnprof-gqa-render-XXXXXX", cmd[1024], path[1200];
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(cmd, sizeof cmd, "cp %s/run.json %s/trace.json %s/counters.json %s/", fx[i], fx[i], fx[i], dir);
+        cr_assert_eq(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "report %s --format png -q", dir);
+        cr_assert_eq(attnprof(cmd), 0, "%s: %s", fx[i], err_text);
+        struct stat st;
+        for (const char *const *o = (const char *const[]){"report.md", "report.html", "summary.csv", "findings.json",
+                                                          NULL};
+             *o; o++) {
+            snprintf(path, sizeof path, "%s/%s", dir, *o);
+            cr_assert_eq(stat(path, &st), 0, "%s: no %s", fx[i], *o);
+            cr_assert_gt(st.st_size, 0);
+        }
+        snprintf(path, sizeof path, "%s/report.md", dir);
+        static char md[1 << 20];
+        read_into(path, md, sizeof md);
+        cr_assert(strstr(md, "cannot take"), "%s: the skipped cudnn's reason is in the report", fx[i]);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        system(cmd);
+    }
+}
