@@ -45,6 +45,7 @@ static int host_present(const void *base)
 /* Absent in archives from before the measurement plan and in imports (measurement.recorded = 0). */
 static int measurement_present(const void *base) { return ((const run_info *)base)->measurement.recorded; }
 static int stop_present(const void *base) { return ((const variant_result *)base)->stop.reason[0] != '\0'; }
+static int backward_present(const void *base) { return ((const variant_result *)base)->bwd.recorded; }
 static int build_present(const void *base)
 {
     const run_env *e = &((const run_info *)base)->env;
@@ -71,6 +72,8 @@ static const json_field run_fields[] = {
     RUN_FIELD("", "iters", FIELD_INT, iters),
     RUN_FIELD("", "warmup", FIELD_INT, warmup, .aux = offsetof(run_info, warmup_recorded), .flags = WHEN_RECORDED),
     RUN_FIELD("", "rel_error_threshold", FIELD_REAL, rel_error_threshold, .flags = MUST_BE_FINITE, .rhi = 1e30),
+    /* run --backward: written only then, true (absent: a forward-only archive). */
+    RUN_FIELD("", "backward", FIELD_BOOL, backward, .flags = WHEN_POSITIVE),
     FIELD_OBJECT_ROW("gpu", NULL, NULL),
     RUN_FIELD("gpu", "name", FIELD_STR, device.name),
     RUN_FIELD("gpu", "compute_capability", FIELD_CC, device.major, .aux = offsetof(run_info, device.minor)),
@@ -165,6 +168,23 @@ static const json_field variant_fields[] = {
     FIELD_OF(variant_result, "stop", "forwards", FIELD_INT, stop.forwards),
     FIELD_OF(variant_result, "stop", "noise", FIELD_REAL, stop.noise, .rhi = 1e6),
     FIELD_OF(variant_result, "stop", "gpu_s", FIELD_REAL, stop.gpu_s, .rhi = 1e9),
+    /* run --backward: the variant's backward (absent: none recorded). */
+    FIELD_OBJECT_ROW("backward", backward_present, "backward"),
+    FIELD_OF(variant_result, "backward", "status", FIELD_ENUM, bwd.status, .names = variant_status_words),
+    FIELD_OF(variant_result, "backward", "error", FIELD_STR, bwd.error),
+    FIELD_OF(variant_result, "backward", "expected_ops", FIELD_INT, bwd.expected_ops, .flags = WHEN_NONNEG,
+             .absent = -1),
+    FIELD_OF(variant_result, "backward", "event_us", FIELD_REAL, bwd.event_us, .rhi = 1e12),
+    FIELD_OF(variant_result, "backward", "rel_error_dq", FIELD_REAL, bwd.rel_error_dq, .rhi = 1e30),
+    FIELD_OF(variant_result, "backward", "rel_error_dk", FIELD_REAL, bwd.rel_error_dk, .rhi = 1e30),
+    FIELD_OF(variant_result, "backward", "rel_error_dv", FIELD_REAL, bwd.rel_error_dv, .rhi = 1e30),
+    FIELD_OF(variant_result, "backward", "tolerance", FIELD_REAL, bwd.tolerance, .rhi = 1e30),
+    FIELD_OF(variant_result, "backward", "kept_bytes", FIELD_REAL, bwd.kept_bytes, .rhi = 1e18),
+    FIELD_OF(variant_result, "backward", "kept", FIELD_STR, bwd.kept),
+    FIELD_OF(variant_result, "backward", "stop_reason", FIELD_STR, bwd.stop.reason),
+    FIELD_OF(variant_result, "backward", "backwards", FIELD_INT, bwd.stop.forwards),
+    FIELD_OF(variant_result, "backward", "noise", FIELD_REAL, bwd.stop.noise, .rhi = 1e6),
+    FIELD_OF(variant_result, "backward", "gpu_s", FIELD_REAL, bwd.stop.gpu_s, .rhi = 1e9),
 };
 
 /* Ground truth for tests only (cudaOccupancyMaxActiveBlocksPerMultiprocessor). */
@@ -357,6 +377,7 @@ static void read_probes(json_reader *R, json_t *root, run_info *r)
 static void read_variant(json_reader *R, json_t *v, const char *where, const run_info *r, variant_result *x)
 {
     json_fields_read(R, FIELDS(variant_fields), v, where, x);
+    x->bwd.recorded = json_is_object(json_object_get(v, "backward"));
     if (x->rows_checked < 0 || (r->shape.seq > 0 && x->rows_checked > r->shape.seq))
         json_reader_bad(R, where, "rows_checked", "a number of query rows, at most the sequence length");
     prediction_from_json(R, json_object_get(v, "prediction"), where, &x->prediction);

@@ -26,6 +26,23 @@ typedef struct stop_outcome {
     double gpu_s;     /* GPU time of those forwards (CUDA events), seconds */
 } stop_outcome;
 
+/* A variant's backward (`run --backward`; run.json "variants[].backward"): recorded = 0 when
+ * the run had no --backward (then absent from run.json). */
+typedef struct backward_result {
+    int recorded;
+    variant_status status;      /* ok; FAILED (error, or a gradient above the tolerance);
+                                 * skipped (no backward for this variant or shape: why in error) */
+    char error[ATTN_ERR_LEN];
+    int expected_ops;           /* GPU operations per backward, the variant's prediction */
+    double event_us;            /* CUDA-event median per backward (CUPTI collecting) */
+    stop_outcome stop;          /* the forwards' stop rule, applied to the backwards */
+    /* ‖g − ref‖ / ‖ref‖ of dQ, dK, dV against FP64 on the sampled heads and rows; NAN: not
+     * computed. tolerance: the threshold they were held to. */
+    double rel_error_dq, rel_error_dk, rel_error_dv, tolerance;
+    double kept_bytes;          /* device bytes the forward keeps for the backward (NAN: unknown) */
+    char kept[96];              /* what they are */
+} backward_result;
+
 typedef struct variant_result {
     char name[32];
     /* Where the variant's kernels come from, from their names (provenance_derive):
@@ -51,6 +68,7 @@ typedef struct variant_result {
     double device_bytes;        /* device memory the variant needs at this shape (inputs, output,
                                  * mask and its own buffers); NAN: not recorded (older archives) */
     stop_outcome stop;
+    backward_result bwd;
 } variant_result;
 
 /* How the forwards were measured (run.json "measurement"; issue 25). recorded = 0 in
@@ -139,6 +157,7 @@ typedef struct run_info {
     char producer_evidence[160]; /* why this producer: e.g. "cpu_op events named aten::*" */
     int provenance_recorded;     /* run.json had "provenance" (else inferred, see run_json.h) */
     double rel_error_threshold;
+    int backward;               /* run --backward: every variant's backward recorded too */
     device_props device;
     /* Which GPU ran it: CUDA's UUID ("GPU-…"), PCI bus id, and CUDA_VISIBLE_DEVICES as the
      * process saw it (a sweep worker's GPU index). Empty: not recorded (older archives). */

@@ -56,6 +56,8 @@ void cli_usage(FILE *f)
           "  --check-rows N       query rows of each sampled head checked against FP64 (0: every row;\n"
           "                       default: every row up to S = 2048, else 640 spread over the head)\n"
           "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
+          "  --backward           after each variant's forwards, its backward on a fixed random dO\n"
+          "                       (attn_bwd ranges, dQ/dK/dV checked against FP64)\n"
           "  --no-counters        skip the hardware-counter pass (default: --counters, on)\n"
           "  --counters-max-gib N count a variant only if it needs at most N GiB of device memory\n"
           "                       (kernel replay saves and restores it every pass; default 4)\n"
@@ -221,7 +223,8 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
        OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
        OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS,
-       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN, OPT_KV_HEADS, OPT_Q_SEQ, OPT_SKIP, OPT_STEPS, OPT_RAW };
+       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN, OPT_KV_HEADS, OPT_Q_SEQ, OPT_SKIP, OPT_STEPS, OPT_RAW,
+       OPT_BACKWARD };
 
 /* Which commands take an option. `run`, `compare` and `list` take every option but import's and
  * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
@@ -246,6 +249,7 @@ const cli_option_spec cli_option_table[] = {
     {"seed", 0, required_argument, OPT_SEED, ON_RUN_LIKE},
     {"check-rows", 0, required_argument, OPT_CHECK_ROWS, ON_RUN_LIKE},
     {"cudnn-replan", 0, no_argument, OPT_REPLAN, ON_RUN_LIKE},
+    {"backward", 0, no_argument, OPT_BACKWARD, ON_RCL},
     {"counters", 0, no_argument, OPT_COUNTERS, ON_RUN_LIKE},
     {"no-counters", 0, no_argument, OPT_NO_COUNTERS, ON_RUN_LIKE},
     {"counters-max-gib", 0, required_argument, OPT_COUNTERS_MAX_GIB, ON_RUN_LIKE},
@@ -404,6 +408,7 @@ static int apply_run_option(int c, const char *arg, cli_options *o, char *err, s
             rc->rows_to_check = (int)v;
         return r;
     case OPT_REPLAN: rc->options.cudnn_replan = 1; return EXIT_OK;
+    case OPT_BACKWARD: rc->options.backward = 1; return EXIT_OK;
     case OPT_COUNTERS: rc->counters = 1; return EXIT_OK;
     case OPT_NO_COUNTERS: rc->counters = 0; return EXIT_OK;
     case OPT_CALIBRATE: rc->calibrate = 1; return EXIT_OK;

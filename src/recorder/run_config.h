@@ -11,6 +11,7 @@
 
 typedef struct attn_options {
     int cudnn_replan; /* cudnn: rebuild the execution plan inside every forward */
+    int backward;     /* run --backward: keep what the backward needs, allocate its buffers */
 } attn_options;
 
 typedef struct run_config {

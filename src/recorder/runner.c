@@ -134,6 +134,7 @@ static int run_variant(const run_plan *cfg, int vi, int pass, device_inputs *d, 
         res->rows_checked = rows->n;
     }
     rc = recorded_forwards(cfg, vi, pass, d, state, res, ms, &e, rc);
+    const int bwd_status = backward_phase(cfg, vi, pass, d, state, heads, n_heads, rows, res, ms, rc);
     cupti_range_pop();
     sample_clocks(&info->env);
     size_t first_op = t->n_ops;
@@ -161,7 +162,7 @@ static int run_variant(const run_plan *cfg, int vi, int pass, device_inputs *d, 
             snprintf(res->error, sizeof res->error, "pass %d of %d: %s", pass + 1, cfg->c.replicates, e.msg);
             fprintf(stderr, "attnprof: variant %s failed: %s\n", var->name, res->error);
         }
-        return res->status;
+        return bwd_status == VARIANT_FAILED ? VARIANT_FAILED : res->status;
     }
 
     if (rc == ATTN_UNAVAILABLE) {
@@ -179,7 +180,7 @@ static int run_variant(const run_plan *cfg, int vi, int pass, device_inputs *d, 
     clear_live_line(cfg);
     if (!cfg->c.quiet && res->status != VARIANT_OK)
         fprintf(stderr, "attnprof: variant %s %s: %s\n", var->name, variant_status_name(res->status), res->error);
-    return res->status;
+    return bwd_status == VARIANT_FAILED ? VARIANT_FAILED : res->status; /* a wrong gradient fails the batch too */
 }
 
 /* The variants, in series order; with --replicate K, K passes of them all. EXIT_OK, or
@@ -250,11 +251,13 @@ static const run_step run_steps[] = {
     {"device memory", NULL, step_device_memory},    /* runner_inputs.c */
     {"inputs", NULL, step_draw_inputs},             /* runner_inputs.c: and their FP64 reference */
     {"upload", NULL, step_upload_inputs},           /* runner_inputs.c */
+    {"backward inputs", wants_backward, step_backward_inputs}, /* runner_backward.c: dO, FP64 gradients */
     {"activity collection", NULL, step_cupti_start},
     {"describe", NULL, step_describe_run},          /* runner_env.c */
     {"measurement", NULL, step_measurement_begin},  /* runner_measure.c */
     {"variants", NULL, step_variants},
     {"records", NULL, step_measurement_end},        /* runner_measure.c: CUPTI stopped, samples on ranges */
+    {"backward end", wants_backward, step_backward_end}, /* runner_backward.c: its buffers freed */
     {"ceilings", wants_calibration, step_ceilings}, /* runner_after.c */
     {"counters", NULL, step_counters},              /* runner_after.c */
 };

@@ -47,14 +47,27 @@ typedef struct forward_log {
     int n, cap;
 } forward_log;
 
+#define RUN_MAX_SAMPLED_HEADS 8
+
+/* run --backward (runner_backward.c): the fixed random dO, the gradients' buffers, the largest
+ * workspace a selected variant's backward needs, the FP64 gradients of the sampled heads and
+ * rows, and each recorded backward's CUDA-event time by variant. */
+typedef struct backward_inputs {
+    void *dout, *dq, *dk, *dv, *workspace;
+    size_t workspace_bytes;
+    uint16_t *host_dout;      /* [B, H, S, D] */
+    uint16_t *host_grad;      /* one head's gradient read back */
+    double *ref[RUN_MAX_SAMPLED_HEADS][3]; /* by sampled head: dq, dk, dv, each [rows, D] */
+    forward_log logs[RUN_MAX_VARIANTS];
+} backward_inputs;
+
 /* What the per-forward measurement costs and did, over the whole run. */
 typedef struct measure_state {
+    backward_inputs *bwd; /* run --backward: the backward's inputs (NULL: none) */
     forward_log logs[RUN_MAX_VARIANTS];
     double *nvml_us; /* host time of each NVML sample */
     int n_nvml, cap_nvml;
 } measure_state;
-
-#define RUN_MAX_SAMPLED_HEADS 8
 
 /* Everything the steps of one batch share. */
 typedef struct run_ctx {
@@ -71,6 +84,7 @@ typedef struct run_ctx {
     int n_heads;
     checked_rows rows;
     measure_state ms;
+    backward_inputs bwd;
     double t_variants; /* host µs when the variants began: the live line's estimate */
 } run_ctx;
 
@@ -107,6 +121,16 @@ int recorded_forwards(const run_plan *cfg, int vi, int pass, device_inputs *d, v
                       measure_state *ms, attn_error *e, int rc);
 void sample_clocks(run_env *env);
 int step_measurement_end(run_ctx *c);
+
+/* runner_backward.c: run --backward. The step after the inputs draws dO, computes the FP64
+ * gradients and allocates the buffers; backward_phase runs inside a variant's range, after its
+ * recorded forwards (the check on pass 0, then the recorded backwards in attn_bwd ranges);
+ * the step after the records frees what the first allocated. */
+int wants_backward(const run_ctx *c);
+int step_backward_inputs(run_ctx *c);
+int backward_phase(const run_plan *cfg, int vi, int pass, device_inputs *d, void *state, const sampled_head *heads,
+                   int n_heads, const checked_rows *rows, variant_result *res, measure_state *ms, int fwd_rc);
+int step_backward_end(run_ctx *c);
 
 /* runner_after.c: after the timed batch, with activity collection off. */
 int step_ceilings(run_ctx *c);

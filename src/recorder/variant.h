@@ -50,6 +50,22 @@ typedef struct attn_variant {
      * of each class of kernels (prediction.h). It travels in run.json; the report checks
      * it against the counter pass (report/analysis/predict.c). */
     void (*predict)(const attn_shape *shape, int cc_major, int cc_minor, attn_prediction *p);
+    /* Optional (`run --backward`): enqueue the backward of the last forward on `stream`, from
+     * what that forward kept in the variant's state and the incoming gradient dout, into dq, dk,
+     * dv (bf16, the layout of q, k, v), with `workspace` (bwd_workspace_bytes of device memory,
+     * allocated by the runner); must not synchronize, and may run many times after one forward.
+     * NULL: the variant has no backward (reported as skipped, with bwd_missing as the reason). */
+    int (*backward)(void *state, const void *q, const void *k, const void *v, const void *out, const void *dout,
+                    void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream, attn_error *err);
+    size_t (*bwd_workspace_bytes)(const attn_shape *shape);
+    /* 0 if the backward takes this shape, else 1 with the reason (NULL: any the forward takes). */
+    int (*bwd_check_shape)(const attn_shape *shape, attn_error *why);
+    int expected_bwd_ops; /* GPU operations per backward, as the variant's file predicts them */
+    /* Device bytes the forward keeps for the backward beyond q, k, v (the S×S probabilities of
+     * the unfused chains, the log-sum-exp of flash), at this shape, and what they are. */
+    double (*bwd_kept_bytes)(const attn_shape *shape);
+    const char *bwd_kept;
+    const char *bwd_missing; /* backward == NULL: why */
 } attn_variant;
 
 /* registry.c: the variants in series order. */

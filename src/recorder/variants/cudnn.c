@@ -754,4 +754,7 @@ const attn_variant variant_cudnn = {
     .facts = facts,
     .teardown = teardown,
     .predict = predict,
+    /* run --backward: the SDPA backward graph (the forward's stats saved) is not built yet. */
+    .bwd_missing = "cuDNN's SDPA backward graph is not built yet (issue 39: the backend API graph with the "
+                   "forward's saved stats is future work)",
 };

@@ -6,6 +6,7 @@
  * the missing columns in shared memory (efficient_fwd_padded_dim). Grouped-query attention is
  * native (each query head reads its group's K/V); decode's fewer queries run the same kernel
  * with the causal mask aligned to the end of the keys. */
+#include "fused_bwd.h"
 #include "check.h"
 #include "variant.h"
 
@@ -133,6 +134,21 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     prediction_fused_kernel(p, s, c->head_dim, c->block_m, c->block_n, 0, "attnprof_efficient_fwd");
 }
 
+
+/* The backward (run --backward): the fused FP32 backward of fused_bwd.h, which recomputes the log-sum-exp this forward does not keep. */
+static int backward(void *state, const void *q, const void *k, const void *v, const void *out, const void *dout,
+                    void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream, attn_error *err)
+{
+    efficient_state *st = state;
+    return fused_bwd_run(&st->shape, q, k, v, out, dout, NULL, dq, dk, dv, workspace, stream, err);
+}
+
+static double bwd_kept_bytes(const attn_shape *s)
+{
+    (void)s;
+    return 0;
+}
+
 const attn_variant variant_efficient = {
     .name = "efficient",
     .title = "memory-efficient fused kernel (ours, xformers style)",
@@ -146,4 +162,10 @@ const attn_variant variant_efficient = {
     .facts = facts,
     .teardown = teardown,
     .predict = predict,
+    .backward = backward,
+    .bwd_workspace_bytes = fused_bwd_workspace_bytes,
+    .bwd_check_shape = fused_bwd_check_shape,
+    .expected_bwd_ops = FUSED_BWD_OPS + 1, /* lse recompute, delta, dK/dV, dQ */
+    .bwd_kept_bytes = bwd_kept_bytes,
+    .bwd_kept = "nothing: the forward keeps no log-sum-exp, the backward recomputes it",
 };

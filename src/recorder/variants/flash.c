@@ -14,6 +14,7 @@
  * (kernels/flash_decode.cu): the group's query rows share each K/V load, the keys are split
  * over the multiprocessors (one wave of blocks, gqa_decode.h) and a combine
  * kernel, counted as this variant's, merges the splits' partial softmaxes. */
+#include "fused_bwd.h"
 #include "check.h"
 #include "variant.h"
 
@@ -304,6 +305,17 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     prediction_fused_kernel(p, s, c->head_dim, c->block_m, c->block_n, lse_bytes, "attnprof_flash_fwd");
 }
 
+
+/* The backward (run --backward): the fused FP32 backward of fused_bwd.h, from the log-sum-exp this forward keeps. */
+static int backward(void *state, const void *q, const void *k, const void *v, const void *out, const void *dout,
+                    void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream, attn_error *err)
+{
+    flash_state *st = state;
+    return fused_bwd_run(&st->shape, q, k, v, out, dout, st->lse, dq, dk, dv, workspace, stream, err);
+}
+
+static double bwd_kept_bytes(const attn_shape *s) { return (double)s->batch * s->heads * s->seq * sizeof(float); }
+
 const attn_variant variant_flash = {
     .name = "flash",
     .title = "Flash attention fused kernel (ours: TMA + wgmma on Hopper, FlashAttention-2 style elsewhere)",
@@ -318,4 +330,10 @@ const attn_variant variant_flash = {
     .facts = facts,
     .teardown = teardown,
     .predict = predict,
+    .backward = backward,
+    .bwd_workspace_bytes = fused_bwd_workspace_bytes,
+    .bwd_check_shape = fused_bwd_check_shape,
+    .expected_bwd_ops = FUSED_BWD_OPS, /* delta, dK/dV, dQ */
+    .bwd_kept_bytes = bwd_kept_bytes,
+    .bwd_kept = "the float log-sum-exp per query row",
 };

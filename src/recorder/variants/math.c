@@ -22,6 +22,7 @@
 #include <cublas_v2.h> /* before check.h: its cuBLAS part */
 
 #include "check.h"
+#include "attn_bwd.h"
 #include "math_kernels.h"
 #include "variant.h"
 
@@ -334,6 +335,73 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     }
 }
 
+/* ---- the backward (run --backward) ----
+ * What autograd runs for the math path's graph above, node by node from the output, all FP32:
+ *   .to(bf16) of out           dO.to(float32)                        1 upcast
+ *   matmul(attn, v)            dP = dO·vᵀ, dV = attnᵀ·dO             2 FP32 GEMMs
+ *   _safe_softmax              _softmax_backward_data(dP, its output) 1 kernel
+ *   attn.add_(mask)            identity                               none
+ *   matmul(q·√s, kᵀ·√s)        dqs = dS·ks, dks = dSᵀ·qs             2 FP32 GEMMs
+ *   q·√s, kᵀ·√s                ·√s each                               2 kernels
+ *   q, k, v .to(float32)       .to(bf16) of dq, dk, dv                3 downcasts
+ * 11 kernels. Kept from the forward: qs, ks, v and the probabilities in FP32. The workspace
+ * holds the FP32 dQ, dK, dV; dO's FP32 copy goes in the output buffer, dP and dS in the scores
+ * buffer, none of which the backward reads from the forward. */
+#define MATH_BWD_OPS 11
+
+static size_t bwd_workspace_bytes(const attn_shape *s) { return 3 * qkv_elems(s) * sizeof(float); }
+
+static int bwd_check_shape(const attn_shape *s, attn_error *why)
+{
+    if (attn_shape_is_gqa(s) || attn_shape_is_decode(s))
+        return attn_fail(why, 1, "the math backward takes multi-head shapes only (no --kv-heads, no --q-seq)");
+    return 0;
+}
+
+static int backward(void *state, const void *q, const void *k, const void *v, const void *out, const void *dout,
+                    void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream, attn_error *err)
+{
+    (void)q;
+    (void)k;
+    (void)v;
+    (void)out;
+    math_state *st = state;
+    const attn_shape *s = &st->shape;
+    const int S = s->seq, D = s->dim, BH = s->batch * s->heads;
+    const size_t n = qkv_elems(s);
+    const long long hs = (long long)S * D, sc = (long long)S * S;
+    const float one = 1.f, zero = 0.f, sqrt_scale = (float)sqrt(1.0 / sqrt((double)D));
+    float *dq32 = workspace, *dk32 = dq32 + n, *dv32 = dk32 + n, *do32 = st->out32, *dp = st->scores;
+    CUBLAS_TRY(cublasSetStream(st->cublas, stream), err);
+    CUDA_TRY(math_upcast_bf16_f32(dout, do32, n, stream), err);
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_T, CUBLAS_OP_N, S, S, D, &one, st->v32, CUDA_R_32F,
+                                          D, hs, do32, CUDA_R_32F, D, hs, &zero, dp, CUDA_R_32F, S, sc, BH,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_N, CUBLAS_OP_T, D, S, S, &one, do32, CUDA_R_32F, D,
+                                          hs, st->probs, CUDA_R_32F, S, sc, &zero, dv32, CUDA_R_32F, D, hs, BH,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    CUDA_TRY(launch_softmax_bwd_f32(st->probs, dp, dp, (size_t)BH * S, S, stream), err);
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_N, CUBLAS_OP_N, D, S, S, &one, st->ks, CUDA_R_32F, D,
+                                          hs, dp, CUDA_R_32F, S, sc, &zero, dq32, CUDA_R_32F, D, hs, BH,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(st->cublas, CUBLAS_OP_N, CUBLAS_OP_T, D, S, S, &one, st->qs, CUDA_R_32F, D,
+                                          hs, dp, CUDA_R_32F, S, sc, &zero, dk32, CUDA_R_32F, D, hs, BH,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    CUDA_TRY(math_mul_scale_f32(dq32, dq32, n, sqrt_scale, stream), err);
+    CUDA_TRY(math_mul_scale_f32(dk32, dk32, n, sqrt_scale, stream), err);
+    CUDA_TRY(math_downcast_f32_bf16(dq32, dq, n, stream), err);
+    CUDA_TRY(math_downcast_f32_bf16(dk32, dk, n, stream), err);
+    CUDA_TRY(math_downcast_f32_bf16(dv32, dv, n, stream), err);
+    return ATTN_OK;
+}
+
+/* The FP32 probabilities, qs, ks and v. */
+static double bwd_kept_bytes(const attn_shape *s) { return 4.0 * score_elems(s) + 3.0 * 4 * qkv_elems(s); }
+
 const attn_variant variant_math = {
     .name = "math",
     .title = "PyTorch math backend, op by op",
@@ -349,4 +417,10 @@ const attn_variant variant_math = {
     .forward_masked = forward_masked,
     .teardown = teardown,
     .predict = predict,
+    .backward = backward,
+    .bwd_workspace_bytes = bwd_workspace_bytes,
+    .bwd_check_shape = bwd_check_shape,
+    .expected_bwd_ops = MATH_BWD_OPS,
+    .bwd_kept_bytes = bwd_kept_bytes,
+    .bwd_kept = "the FP32 S×S probabilities of every head, and FP32 copies of q·√scale, k·√scale and v",
 };

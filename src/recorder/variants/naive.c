@@ -34,4 +34,9 @@ const attn_variant variant_naive = {
     .facts = unfused_facts,
     .teardown = unfused_teardown,
     .predict = predict,
+    .backward = unfused_backward,
+    .bwd_check_shape = unfused_bwd_check_shape,
+    .expected_bwd_ops = UNFUSED_BWD_OPS, /* dP, dV GEMMs, softmax backward, masked_fill backward, scale, dQ, dK GEMMs */
+    .bwd_kept_bytes = unfused_bwd_kept_bytes,
+    .bwd_kept = "P, the bf16 S×S probabilities of every head, and the bool S×S mask",
 };

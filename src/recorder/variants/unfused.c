@@ -9,6 +9,7 @@
 #include <cublas_v2.h> /* before check.h: its cuBLAS part */
 
 #include "check.h"
+#include "attn_bwd.h"
 #include "elementwise.h"
 
 #include <math.h>
@@ -203,3 +204,63 @@ int unfused_expected_ops(const attn_shape *s, int inplace, int *n_memcpy)
     *n_memcpy = inplace ? 0 : 1;
     return (inplace ? 5 : 6) + (attn_shape_is_gqa(s) ? 2 : 0); /* + repeat_kv of K and of V */
 }
+
+/* ---- the backward (run --backward) ----
+ * What PyTorch's eager autograd runs for the series' code, node by node from the output:
+ *   out = P·V        BmmBackward: dP = dO·Vᵀ, dV = Pᵀ·dO        2 GEMMs
+ *   P = softmax(X)   _softmax_backward_data(dP, P)               1 kernel (reads P, the output)
+ *   masked_fill      grad.masked_fill(mask, 0)                   1 kernel (reads the bool mask)
+ *   ·scale           grad · scale                                1 kernel (reads nothing saved)
+ *   Q·Kᵀ             BmmBackward: dQ = dS·K, dK = dSᵀ·Q          2 GEMMs
+ * 7 kernels; the clone of the out-of-place fill has no backward of its own. What autograd keeps
+ * from the forward: Q, K, V, the mask and P. The in-place fill (naive_inplace) overwrites the
+ * scaled scores, which no node's backward reads: masked_fill_'s backward needs only the mask,
+ * and the scale's none, so autograd has nothing to refuse and the gradients equal the out-of-place
+ * ones (the run checks both against FP64). The scratch of the backward is the forward's scores and
+ * scaled buffers, which the backward does not read. */
+int unfused_bwd_check_shape(const attn_shape *s, attn_error *why)
+{
+    if (attn_shape_is_gqa(s) || attn_shape_is_decode(s))
+        return attn_fail(why, 1, "the unfused backward takes multi-head shapes only (no --kv-heads, no --q-seq)");
+    return 0;
+}
+
+int unfused_backward(void *state, const void *q, const void *k, const void *v, const void *out, const void *dout,
+                     void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream, attn_error *err)
+{
+    (void)out;
+    (void)workspace;
+    unfused *u = state;
+    const attn_shape *s = &u->shape;
+    const int S = s->seq, D = s->dim, BH = s->batch * s->heads;
+    const long long hs = (long long)S * D, sc = (long long)S * S;
+    const size_t n = (size_t)BH * S * S;
+    const float one = 1.f, zero = 0.f;
+    void *dp = u->scores, *ds = u->scaled;
+    /* Row-major dP[S,S] = dO·Vᵀ is, column-major, dPᵀ = V·dOᵀ. */
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(u->cublas, CUBLAS_OP_T, CUBLAS_OP_N, S, S, D, &one, v, CUDA_R_16BF, D, hs,
+                                          dout, CUDA_R_16BF, D, hs, &zero, dp, CUDA_R_16BF, S, sc, BH,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    /* dV[S,D] = Pᵀ·dO is, column-major, dVᵀ = dOᵀ·P. */
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(u->cublas, CUBLAS_OP_N, CUBLAS_OP_T, D, S, S, &one, dout, CUDA_R_16BF, D,
+                                          hs, u->probs, CUDA_R_16BF, S, sc, &zero, dv, CUDA_R_16BF, D, hs, BH,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    CUDA_TRY(launch_softmax_bwd_bf16(u->probs, dp, ds, (size_t)BH * S, S, stream), err);
+    CUDA_TRY(launch_masked_fill_rect_bf16(ds, u->causal_mask, (size_t)BH, S, S, 0.0f, stream), err);
+    CUDA_TRY(launch_scale_bf16(ds, dp, n, 1.0f / sqrtf((float)D), stream), err);
+    /* dQ[S,D] = dS·K is, column-major, dQᵀ = Kᵀ·dSᵀ; dK[S,D] = dSᵀ·Q is dKᵀ = Qᵀ·dS. */
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(u->cublas, CUBLAS_OP_N, CUBLAS_OP_N, D, S, S, &one, k, CUDA_R_16BF, D, hs,
+                                          dp, CUDA_R_16BF, S, sc, &zero, dq, CUDA_R_16BF, D, hs, BH,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    CUBLAS_TRY(cublasGemmStridedBatchedEx(u->cublas, CUBLAS_OP_N, CUBLAS_OP_T, D, S, S, &one, q, CUDA_R_16BF, D, hs,
+                                          dp, CUDA_R_16BF, S, sc, &zero, dk, CUDA_R_16BF, D, hs, BH,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               err);
+    return ATTN_OK;
+}
+
+/* P (bf16, [B,H,S,S]) and the bool mask [S,S]. */
+double unfused_bwd_kept_bytes(const attn_shape *s) { return (double)scores_bytes(s) + (double)s->seq * s->seq; }

@@ -20,4 +20,11 @@ void unfused_predict(const attn_shape *s, int inplace, attn_prediction *p);
  * copies of a grouped-query shape; *n_memcpy the masked_fill clone's. */
 int unfused_expected_ops(const attn_shape *s, int inplace, int *n_memcpy);
 
+/* The backward (run --backward): PyTorch eager autograd's chain for this code, 7 kernels. */
+#define UNFUSED_BWD_OPS 7
+int unfused_bwd_check_shape(const attn_shape *s, attn_error *why);
+int unfused_backward(void *state, const void *q, const void *k, const void *v, const void *out, const void *dout,
+                     void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream, attn_error *err);
+double unfused_bwd_kept_bytes(const attn_shape *s);
+
 #endif
