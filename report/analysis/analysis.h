@@ -18,7 +18,7 @@ typedef struct forward {
     double cuda_us;              /* sum of GPU op durations */
     double cpu_us;               /* duration of the host range (the forward call, no sync) */
     double gpu_span_us;          /* first op start to last op end */
-    int throttled;               /* its SM clock was below the run's throttle line (issue 25) */
+    int throttled;               /* its SM clock was below the run's throttle line */
 } forward;
 
 typedef struct stats {
@@ -76,7 +76,7 @@ typedef struct finding {
 typedef struct variant_analysis {
     const variant_result *result;
     /* The forwards every statistic, view and finding is drawn from: the recorded ones
-     * but the throttled (issue 25), which are in `throttled` (kept for samples.csv and
+     * but the throttled, which are in `throttled` (kept for samples.csv and
      * named in the report). When every forward of a variant is throttled none is left
      * out (all_throttled = 1): there is nothing else to draw from, and the report says so. */
     forward *forwards;
@@ -100,7 +100,7 @@ typedef struct variant_analysis {
 typedef struct analysis {
     const trace *trace;
     const run_info *run;
-    /* The throttle rule (issue 25): judged when run.json has a measurement plan with a
+    /* The throttle rule: judged when run.json has a measurement plan with a
      * throttle fraction and trace.json holds SM clocks; a forward whose sampled SM clock
      * is below throttle_fraction × max_sm_mhz (the highest of the run, every variant) is
      * throttled. A sample with no SM clock (0: NVML gave none) is never judged. */

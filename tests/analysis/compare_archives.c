@@ -1,7 +1,7 @@
 /* attnprof compare on archives recorded on the H200 in one device run
  * (2026-11-30): the default batch with the system cuDNN 9.14, and twice with
  * PyTorch's cuDNN 9.19 with nothing else changed; and a later run of flash and
- * cudnn after flash moved to its sm_90a kernel (issue 14). No GPU needed. */
+ * cudnn after flash moved to its sm_90a kernel. No GPU needed. */
 #include <criterion/criterion.h>
 #include "slurp.h"
 #include <math.h>
