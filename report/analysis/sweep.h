@@ -120,6 +120,8 @@ void sweep_derive(sweep_data *m);
 /* Dense BF16 tensor-core FLOPs per clock per SM times SMs times the recorded clock, in
  * TFLOP/s: 4096 FLOP/clk/SM on sm_90 (H100/H200), 2048 on sm_80 (A100); NAN otherwise. */
 double sweep_peak_tflops(int major, int minor, int sm_count, int clock_khz);
+/* Whether all shapes share B·S (the tokens rule): the common B·S, or 0. */
+long sweep_common_tokens(const sweep_data *m);
 typedef struct sweep_fit {
     double k, c, r2; /* log t = c + k log S; R² of that line */
     int n;

@@ -106,8 +106,7 @@ static void memory_wall_finding(sweep_data *m, int k, int dim)
     }
 }
 
-/* Whether all shapes share B·S (the tokens rule); the common value or 0. */
-static long common_tokens(const sweep_data *m)
+long sweep_common_tokens(const sweep_data *m)
 {
     long t = 0;
     for (int i = 0; i < m->n_shapes; i++) {
@@ -128,7 +127,7 @@ static void scaling_finding(sweep_data *m, int k, int dim, const int *idx, const
     const char *v = m->variants[k];
     char exponent[64], fixed[64] = "";
     units_superscript(fabs(fit.k) < 0.005 ? 0.0 : fit.k, 2, exponent, sizeof exponent);
-    long tokens = common_tokens(m);
+    long tokens = sweep_common_tokens(m);
     if (tokens) /* the tokens rule: S grows as B shrinks, so the exponent is at fixed B·S */
         snprintf(fixed, sizeof fixed, ", B\u00b7S fixed at %ld", tokens);
     finding_init(f, FK_SWEEP_SCALING,

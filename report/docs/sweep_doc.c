@@ -49,18 +49,6 @@ static const char *shape_word(sweep_shape_state s)
     return "?";
 }
 
-/* Whether all shapes share B·S (the tokens rule); the common value or 0. */
-static long common_tokens(const sweep_data *m)
-{
-    long t = 0;
-    for (int i = 0; i < m->n_shapes; i++) {
-        long x = (long)m->shapes[i].shape.batch * m->shapes[i].shape.seq;
-        if (t && x != t)
-            return 0;
-        t = x;
-    }
-    return t;
-}
 
 static void table(FILE *f, const sweep_data *m, int dim, int tflops)
 {
@@ -205,7 +193,7 @@ char *sweep_markdown(const sweep_data *m, const figure_list *figs, const char *i
     fputs("# attnprof sweep: ", f);
     esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
     fprintf(f, ", %d shapes\n\n", m->n_shapes);
-    long tokens = common_tokens(m);
+    long tokens = sweep_common_tokens(m);
     int heads = m->n_shapes ? m->shapes[0].shape.heads : 0;
     fprintf(f, "bf16, causal, H = %d", heads);
     if (tokens)

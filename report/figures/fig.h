@@ -191,6 +191,11 @@ int fig_roofline_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 unsigned fig_archive_colour(int i);
 int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int log_axis);
 int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
+/* The ratio of a run against the baseline as the tables print it (time ratio, below 1 is
+ * faster; throughput ratio when the shapes differ) and its interval: 1 with *v, *lo, *hi
+ * set, 0 when the cell has no ratio to draw. compare-speedup and the paper's figure share it. */
+struct compare_cell;
+int fig_compare_speedup_of(const struct compare_cell *c, double *v, double *lo, double *hi);
 int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
 /* compare_model_roles.c: compare-model-roles-<pair + 1>, one per pair of model traces. */
 int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int pair);
