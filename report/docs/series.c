@@ -7,6 +7,7 @@
 
 #include "citation.h"
 #include "escape.h"
+#include "hash_index.h"
 #include "findings.h"
 #include "model_inputs.h"
 #include "occupancy.h"
@@ -428,6 +429,10 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
     const device_props *dev = &a->trace->device;
     char zero[1600] = "", nonzero_ex[600] = "";
     int n_zero = 0, zero_runtime = 0, n_nonzero_ex = 0;
+    /* one mention per kernel name: the names of the operations before, in any representative
+     * forward, by hash (a scan of them was quadratic: 64 000 distinct kernels, issue 36 E12) */
+    str_set names;
+    str_set_init(&names);
     for (int i = 0; i < a->n; i++) {
         const forward *fw = rep(&a->v[i]);
         for (int k = 0; fw && k < fw->n_ops; k++) {
@@ -435,6 +440,7 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
             const api_call *l = fw->launchers[k];
             occupancy occ;
             char oerr[64];
+            int seen = str_set_seen(&names, o->name);
             if (o->kind != GPU_KERNEL)
                 continue;
             int computed = occupancy_of_op(o, dev, &occ, oerr, sizeof oerr) == 0;
@@ -444,14 +450,6 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
                        (o->has_kineto_occupancy ? o->kineto_occupancy == 0 : computed && occ.kineto_pct == 0);
             if (!computed && !o->has_kineto_occupancy)
                 continue;
-            int seen = 0; /* one mention per kernel name */
-            for (int j = 0; j < i && !seen; j++) {
-                const forward *pf = rep(&a->v[j]);
-                for (int m = 0; pf && m < pf->n_ops && !seen; m++)
-                    seen = !strcmp(pf->ops[m]->name, o->name);
-            }
-            for (int m = 0; m < k && !seen; m++)
-                seen = !strcmp(fw->ops[m]->name, o->name);
             if (seen)
                 continue;
             char nm[FINDING_NAME_MAX + 8], q[200], api[100];
@@ -474,6 +472,7 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
             }
         }
     }
+    str_set_free(&names);
     esc_utf8_trim(zero);
     fprintf(f, "### Why Kineto reads 0%%\n\nKineto's estimate (the column *Kineto's estimate* in the op tables, "
                "and Kineto's number in grey in the chart) uses the same formula, but its occupancy call keeps "
