@@ -367,14 +367,22 @@ static int api_wanted(CUpti_CallbackDomain domain, uint32_t cbid)
     return 0;
 }
 
-/* ATTNPROF_INJECT_ALL_APIS=1 records every runtime and driver call, as Kineto does. */
+/* Which API calls are recorded: ATTNPROF_INJECT_APIS=all (or ATTNPROF_INJECT_ALL_APIS=1)
+ * records every runtime and driver call, as Kineto does; =none records none (kernels, copies
+ * and NVTX only: no launch latency, no host-side view, the least cost per launch, which is
+ * how the overhead's part that is CUPTI's own kernel tracing is measured apart); otherwise
+ * the calls of API_WORDS. */
 static void enable_apis(void)
 {
-    const char *all = getenv("ATTNPROF_INJECT_ALL_APIS");
-    if (all && !strcmp(all, "1")) {
+    const char *apis = getenv("ATTNPROF_INJECT_APIS"), *all = getenv("ATTNPROF_INJECT_ALL_APIS");
+    if ((all && !strcmp(all, "1")) || (apis && !strcmp(apis, "all"))) {
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
         fputs("V\tapis\tall\n", S.out);
+        return;
+    }
+    if (apis && !strcmp(apis, "none")) {
+        fputs("V\tapis\t0\n", S.out);
         return;
     }
     int n = 0;
