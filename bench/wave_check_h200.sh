@@ -10,6 +10,8 @@
 # 3. issue 41's overhead: a Llama-sized PyTorch prefill and decode step (tests/inject/torch_sdpa.py),
 #    plain, under `attnprof record`, and under record with no API records (ATTNPROF_INJECT_APIS=none),
 #    three rounds alternating, each number the median of the script's own CUDA-event step times.
+# 4. issue 41's pairing: one small PyTorch decode model recorded by injection and by its profiler
+#    (imported), and `compare` of the two.
 # Everything lands under $OUT: wave-check.log, summary CSVs, overhead JSON, archives.tgz.
 source "$(dirname "$0")/lib.sh" wave-check
 A=.gpu-lead/after B=.gpu-lead/before
@@ -75,8 +77,16 @@ for mode in ("prefill", "decode"):
               f"no API records {cells[2]:.4f} ms ({100*(cells[2]/p-1):+.1f}%)")
 PY
 cat "$OUT/overhead.txt" >>"$L"
+say "4. one PyTorch model recorded both ways: by injection and by its profiler (import), then compared"
+P2="python3 tests/inject/torch_sdpa.py --mode decode --layers 2 --decode-batch 8 --seq 1024 --warmup 3 --steps 8"
+"$A/attnprof" record -q --force --skip 3 -o "$W/pair-record" -- $P2 >>"$L" 2>&1; echo "rc=$?" >>"$L"
+$P2 --kineto "$W/pair-kineto.json" >>"$L" 2>&1; echo "rc=$?" >>"$L"
+"$A/attnprof" import "$W/pair-kineto.json" -o "$W/pair-import" --force -q >>"$L" 2>&1; echo "rc=$?" >>"$L"
+"$A/attnprof" compare "$W/pair-record" "$W/pair-import" -o "$W/pair-compare" --force >>"$L" 2>&1; echo "rc=$?" >>"$L"
+cp "$W/pair-compare/compare.md" "$OUT/pair-compare.md" 2>/dev/null
+
 for f in "$W"/oh-*.json; do cp "$f" "$OUT/" 2>/dev/null; done
 tar czf "$OUT/archives.tgz" -C "$W" --exclude='*.png' --exclude='*.svg' --exclude='*.pdf' --exclude='report.*' \
-  example-h200 before-1 after-1 before-2 after-2 oh-plain-1.json 2>>"$L"
+  example-h200 before-1 after-1 before-2 after-2 pair-record pair-import 2>>"$L"
 (cd "$OUT" && tar czf overhead.tgz oh-*.json summary-*.csv && rm -f oh-*.json summary-*.csv)
 ls -la "$OUT" >>"$L"
