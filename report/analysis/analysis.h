@@ -86,7 +86,7 @@ typedef struct variant_analysis {
     int all_throttled;
     int n_sampled;               /* forwards with a plausible per-forward sample (trace.json args) */
     int n_implausible;           /* forwards whose sample is outside physical bounds (analysis_sample_plausible):
-                                  * its clocks judge nothing, the forward's CUPTI times are kept (issue 36, E03) */
+                                  * its clocks judge nothing, the forward's CUPTI times are kept */
     int sm_mhz_min, sm_mhz_max;  /* over those samples; 0 when none */
     int mem_mhz_min, mem_mhz_max;
     stats cuda_us, cpu_us, span_us;
@@ -122,7 +122,7 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant);
  * CUDA time is the median, the lower middle one when the count is even (an actual
  * forward, not an average); ties go to the earlier iteration. -1 when none. */
 int analysis_median_forward(const variant_analysis *va);
-/* Physical bounds of a per-forward sample (issue 36, E03): an SM clock not negative and, where
+/* Physical bounds of a per-forward sample: an SM clock not negative and, where
  * run.json records the GPU's maximum SM clock (gpu.clock_khz), at most ANALYSIS_CLOCK_MARGIN
  * above it (NVML reports the clock the SM runs at, never above the rated boost; the margin is
  * for a board that boosts past what cudaDevAttrClockRate says); a memory clock, power and event

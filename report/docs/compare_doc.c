@@ -343,11 +343,9 @@ static const compare_section compare_sections[] = {
 
 char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     const compare_doc_md d = {m, figs, inline_from_dir};
     for (size_t i = 0; i < sizeof compare_sections / sizeof compare_sections[0]; i++)
         if (!compare_sections[i].applies || compare_sections[i].applies(&d))
@@ -419,11 +417,9 @@ static void trace_pair_csv(FILE *f, const compare_model *m, const trace_pair *pr
 
 char *compare_csv(const compare_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     const char *metric = m->throughput ? "tflops" : "cuda_us";
     /* Model traces add four columns (compare_traces_csv): the rows above them are kind `variant`. */
     int traces = m->traces.any;
