@@ -132,7 +132,7 @@ int backward_phase(const run_plan *cfg, int vi, int pass, device_inputs *d, void
                    int n_heads, const checked_rows *rows, variant_result *res, measure_state *ms, int fwd_rc);
 int step_backward_end(run_ctx *c);
 
-/* runner_after.c: after the timed batch, with activity collection off. */
+/* runner_after.c: after the timed batch, with activity tracing off. */
 int step_ceilings(run_ctx *c);
 int step_counters(run_ctx *c);
 
