@@ -7,6 +7,7 @@
 #include "report_md.h"
 
 #include "alloc.h"
+#include "backward_section.h"
 #include "escape.h"
 #include "finding_phrases.h"
 #include "kernel_names.h"
@@ -306,11 +307,15 @@ static void paper_figures(FILE *f, const report_doc *d)
             report_md_figure(f, figs, figs->files[i].figure, d->inline_dir);
 }
 
+static int backward_applies(const report_doc *d) { return backward_section_applies(d->a); }
+static void backward_section(FILE *f, const report_doc *d) { backward_section_md(f, d->a); }
+
 /* report.md, in order. A section that does not apply writes nothing. */
 static const report_section report_sections[] = {
     {"header", NULL, header_section},
     {"abstract", NULL, abstract_section},
     {"summary", NULL, summary_table},
+    {"backward", backward_applies, backward_section},
     {"model", imported, model_section},
     {"recorded program", imported, recorded_section},
     {"reference", has_reference, reference_note},
