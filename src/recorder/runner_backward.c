@@ -7,7 +7,7 @@
  * skipped with the reason; a gradient above the tolerance fails the variant (exit 1). */
 #include "runner_steps.h"
 
-#include "cupti_collect.h"
+#include "cupti_tracing.h"
 #include "err.h"
 #include "median.h"
 #include "reference.h"
