@@ -17,112 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cli_usage(FILE *f)
-{
-    fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
-          "       attnprof report DIR [--format F] [--log] [--figure-size S] [--reference DIR] [--pdf]\n"
-          "                           [--clean] [-o OUT [--force]]\n"
-          "                                    re-render an archived run (no GPU needed); what earlier renders\n"
-          "                                    made with other options stays unless --clean; -o OUT renders\n"
-          "                                    into OUT instead, DIR only read\n"
-          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log] [--figure-size S]\n"
-          "                                    compare archived runs side by side (no GPU needed)\n"
-          "       attnprof sweep [options] -o DIR   run every shape of a sweep, one child per shape\n"
-          "       attnprof sweep --collect DIR      (re)build DIR's sweep report from the shapes there\n"
-          "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
-          "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
-          "       attnprof record [-o DIR] [--range NAME] [--skip N] [--steps N] [--variant NAME] -- CMD ARGS...\n"
-          "                                    run any CUDA program under CUPTI injection and archive it\n"
-          "       attnprof list                list the variants\n"
-          "       attnprof --help | --version\n"
-          "\n"
-          "run options:\n"
-          "  --variants a,b,...   variants to run, in series order (default: all; see `attnprof list`)\n"
-          "  --batch N            batch size B (default 8)\n"
-          "  --heads N            heads H (default 16)\n"
-          "  --seq N              sequence length S (default 1024)\n"
-          "  --dim N              head dimension D (default 64)\n"
-          "  --kv-heads N         key/value heads (grouped-query attention; divides --heads; 1: MQA;\n"
-          "                       default: as many as --heads)\n"
-          "  --q-seq N            new queries per head (decode: --seq is then the keys, and the causal\n"
-          "                       mask aligns the queries to the end of the keys; default: --seq)\n"
-          "  --iters auto|N       recorded forwards per variant: until the median is stable (auto, the\n"
-          "                       default; README states the rule) or exactly N\n"
-          "  --l2 warm|cold       warm: forwards back to back (default); cold: the L2 flushed before each\n"
-          "  --lock-clocks        lock the SM clock at its maximum through NVML where permitted\n"
-          "  --replicate K        K passes of the whole batch, variants interleaved (default 1)\n"
-          "  --warmup N           warm-up forwards per variant, not recorded (default 5)\n"
-          "  --seed N             seed of the random normal inputs (default 0)\n"
-          "  --check-rows N       query rows of each sampled head checked against FP64 (0: every row;\n"
-          "                       default: every row up to S = 2048, else 640 spread over the head)\n"
-          "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
-          "  --no-counters        skip the hardware-counter pass (default: --counters, on)\n"
-          "  --counters-max-gib N count a variant only if it needs at most N GiB of device memory\n"
-          "                       (kernel replay saves and restores it every pass; default 4)\n"
-          "  --no-calibrate       skip measuring the GEMM and copy ceilings (default: --calibrate, on)\n"
-          "  --ceilings-from F    take the ceilings from run.json F if it was recorded on this GPU (a sweep\n"
-          "                       passes its GPU's first shape to the others); else measure them\n"
-          "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
-          "  --force              replace DIR if it exists\n"
-          "  -q, --quiet          no progress line, no summary on stdout\n"
-          "compare options:\n"
-          "  -o, --output DIR     where compare.md, compare.html, compare.csv and figures/ go (required)\n"
-          "  --baseline A         the archive the others are set against (default: the first given)\n"
-          "  --allow-shape-mismatch  compare runs of different shapes by throughput (TFLOP/s)\n"
-          "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
-          "  --allow-l2-mismatch  compare runs that measured different L2 states (cold, warm)\n"
-          "  --fail-on V[,V]      after writing, exit 11 when a variant's CUDA-time verdict is one of\n"
-          "                       slower, ambiguous, faster, same (a CI gate: --fail-on slower,ambiguous)\n"
-          "  --pair A=B[,C=D]     set the baseline's model trace A against trace B of another run (their\n"
-          "                       names differ); traces of one name pair anyway, as do the one of each run\n"
-          "  --force              replace DIR if it exists\n"
-          "sweep options (--variants, --heads, --iters, --warmup, --seed, --no-counters, --counters-max-gib,\n"
-          "  --no-calibrate, --cudnn-replan, --pdf go to every shape's run; --force replaces a sweep; -q as for run):\n"
-          "  --seq LIST           sequence lengths: 256,512 or 256:16384:x2 (default 256:16384:x2)\n"
-          "  --dim LIST           head dims (default 64,128)\n"
-          "  --tokens N           B = N / S for every shape (default 32768); or --batch B for all\n"
-          "  --gpus 0,1 | all     one worker process per GPU (CUDA_VISIBLE_DEVICES), shapes from one queue\n"
-          "  --check-gpus         every GPU also runs one reference shape; the report flags GPUs that differ\n"
-          "  --resume             continue DIR's sweep: shapes with a complete archive are not run again; DIR's\n"
-          "                       stored task command is never run: give the same --task-command yourself\n"
-          "  --task-command CMD   run CMD (sh -c) per shape instead of `attnprof run`; placeholders {exe}\n"
-          "                       {dir} {shape} {batch} {heads} {seq} {dim} {variants} {iters} {warmup} {run_flags}\n"
-          "  --slurm              write DIR/sweep.sbatch (a job array, one task per shape) and print the sbatch line\n"
-          "    --partition P  --time T  --no-gres (no --gres=gpu:1)  --submit (run sbatch)\n"
-          "    --slurm-task-command CMD   the same as --task-command, for the array's tasks\n"
-          "  --collect DIR        build DIR's sweep report from the archives there; lists missing and failed shapes\n"
-          "import options:\n"
-          "  -o, --output DIR     the archive to write (required); --force replaces it\n"
-          "  --variant A,B,...    the variants' names, one per trace (default: each file's base name)\n"
-          "  --range NAME         user_annotation range of one forward (default attn_fwd; else ProfilerStep#N)\n"
-          "  --device N           GPU whose operations are kept (default: the lowest device id in the trace)\n"
-          "  --shape BxHxSxD[,dtype][,causal]  the shape the traces were recorded at (Kineto records none;\n"
-          "                       compare needs it), e.g. 8x16x1024x64,bf16,causal\n"
-          "record options (attnprof record [options] -- CMD ARGS...):\n"
-          "  -o, --output DIR     the archive (default out/record-<name>-<yyyymmdd-hhmmss>); --force replaces it\n"
-          "  --range NAME         the NVTX range of one step (default: the range name that repeats the same kernels\n"
-          "                       most; else each CUDA graph launch; else the period of the kernel sequence)\n"
-          "  --skip N, --steps N  leave the first N steps out; keep at most N\n"
-          "  --variant NAME       the program's name in the archive (default: the script's or program's base name)\n"
-          "  --raw FILE           convert a raw file kept with ATTNPROF_RECORD_KEEP_RAW=1 again (no CMD)\n"
-          "run, report, compare and import options:\n"
-          "  --format LIST        figure formats: png,svg,pdf (default png,svg; png always, for report.html)\n"
-          "  --log                logarithmic time axis in the time chart\n"
-          "run, report and compare options:\n"
-          "  --figure-size S      screen (default), column (3.5 in) or text (7 in): adds paper-sized figures\n"
-          "                       (figures/<size>/, text at least 8 pt at that size) for a LaTeX document\n"
-          "run and report options:\n"
-          "  --pdf                also report.pdf, printed by headless Chromium (seconds; off by default;\n"
-          "                       ATTNPROF_PDF=0 keeps it off); --no-pdf: none (the default)\n"
-          "  --reference DIR      an archive of PyTorch's variants on the same GPU: its numbers beside ours\n"
-          "\n"
-          "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
-          "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error, 8 a sweep directory refused\n"
-          "            (a stored task command, a link), 9 out of memory, 13 record: the program ran no CUDA or no GPU work,\n"
-          "            126/127 record: CMD not executable / not found (else record exits with CMD's status), 130 interrupted\n",
-          f);
-}
-
 /* Digits only: strtol alone would take " 5", "+5" and "-0". */
 static int all_digits(const char *s) { return *s && strspn(s, "0123456789") == strlen(s); }
 
@@ -223,86 +117,273 @@ enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OP
        OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS,
        OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN, OPT_KV_HEADS, OPT_Q_SEQ, OPT_SKIP, OPT_STEPS, OPT_RAW };
 
-/* Which commands take an option. `run`, `compare` and `list` take every option but import's and
- * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
- * `report` takes only what changes how a report renders; `import` only its own, the output's and
- * the figures' options. */
-#define ON_RCL (CLI_ON_RUN | CLI_ON_COMPARE | CLI_ON_LIST | CLI_ON_HELP)
-#define ON_ALL_BUT_IMPORT (ON_RCL | CLI_ON_REPORT | CLI_ON_SWEEP)
-#define ON_RUN_LIKE (ON_RCL | CLI_ON_SWEEP)
-#define ON_SWEEP_ONLY (CLI_ON_SWEEP | CLI_ON_HELP)
-#define ON_ALL (ON_ALL_BUT_IMPORT | CLI_ON_IMPORT)
+/* Which commands take an option: exactly those that use it, so that an option a command would
+ * ignore is refused with the list of the ones it takes. `help` takes none (attnprof help CMD). */
+#define R CLI_ON_RUN
+#define P CLI_ON_REPORT
+#define C CLI_ON_COMPARE
+#define I CLI_ON_IMPORT
+#define W CLI_ON_SWEEP
+#define K CLI_ON_RECORD
 
 const cli_option_spec cli_option_table[] = {
-    {"variants", 0, required_argument, OPT_VARIANTS, ON_RUN_LIKE},
-    {"batch", 0, required_argument, OPT_BATCH, ON_RUN_LIKE},
-    {"heads", 0, required_argument, OPT_HEADS, ON_RUN_LIKE},
-    {"seq", 0, required_argument, OPT_SEQ, ON_RUN_LIKE},
-    {"dim", 0, required_argument, OPT_DIM, ON_RUN_LIKE},
-    {"kv-heads", 0, required_argument, OPT_KV_HEADS, ON_RCL},
-    {"q-seq", 0, required_argument, OPT_Q_SEQ, ON_RCL},
-    {"iters", 0, required_argument, OPT_ITERS, ON_RUN_LIKE},
-    {"warmup", 0, required_argument, OPT_WARMUP, ON_RUN_LIKE},
-    {"seed", 0, required_argument, OPT_SEED, ON_RUN_LIKE},
-    {"check-rows", 0, required_argument, OPT_CHECK_ROWS, ON_RUN_LIKE},
-    {"cudnn-replan", 0, no_argument, OPT_REPLAN, ON_RUN_LIKE},
-    {"counters", 0, no_argument, OPT_COUNTERS, ON_RUN_LIKE},
-    {"no-counters", 0, no_argument, OPT_NO_COUNTERS, ON_RUN_LIKE},
-    {"counters-max-gib", 0, required_argument, OPT_COUNTERS_MAX_GIB, ON_RUN_LIKE},
-    {"calibrate", 0, no_argument, OPT_CALIBRATE, ON_RUN_LIKE},
-    {"no-calibrate", 0, no_argument, OPT_NO_CALIBRATE, ON_RUN_LIKE},
-    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT | CLI_ON_RECORD},
-    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT | CLI_ON_RECORD},
-    {"clean", 0, no_argument, OPT_CLEAN, CLI_ON_REPORT | CLI_ON_HELP},
-    {"quiet", 'q', no_argument, 'q', ON_ALL | CLI_ON_RECORD},
-    {"format", 0, required_argument, OPT_FORMAT, ON_ALL},
-    {"log", 0, no_argument, OPT_LOG, ON_ALL},
-    {"figure-size", 0, required_argument, OPT_FIGURE_SIZE, ON_ALL_BUT_IMPORT},
-    {"reference", 0, required_argument, OPT_REFERENCE, ON_ALL_BUT_IMPORT},
-    {"pdf", 0, no_argument, OPT_PDF, ON_ALL_BUT_IMPORT},
-    {"no-pdf", 0, no_argument, OPT_NO_PDF, ON_ALL_BUT_IMPORT},
-    {"baseline", 0, required_argument, OPT_BASELINE, ON_RUN_LIKE},
-    {"allow-shape-mismatch", 0, no_argument, OPT_ALLOW_SHAPE, ON_RUN_LIKE},
-    {"min-effect", 0, required_argument, OPT_MIN_EFFECT, ON_RUN_LIKE},
-    {"allow-l2-mismatch", 0, no_argument, OPT_ALLOW_L2, CLI_ON_COMPARE | CLI_ON_HELP},
-    {"fail-on", 0, required_argument, OPT_FAIL_ON, CLI_ON_COMPARE | CLI_ON_HELP},
-    {"pair", 0, required_argument, OPT_PAIR, CLI_ON_COMPARE | CLI_ON_HELP},
-    {"tokens", 0, required_argument, OPT_TOKENS, ON_SWEEP_ONLY},
-    {"gpus", 0, required_argument, OPT_GPUS, ON_SWEEP_ONLY},
-    {"check-gpus", 0, no_argument, OPT_CHECK_GPUS, ON_SWEEP_ONLY},
-    {"replicate", 0, required_argument, OPT_REPLICATE, ON_RCL},
-    {"l2", 0, required_argument, OPT_L2, ON_RUN_LIKE},
-    {"lock-clocks", 0, no_argument, OPT_LOCK_CLOCKS, ON_RUN_LIKE},
-    {"ceilings-from", 0, required_argument, OPT_CEILINGS_FROM, ON_RCL},
-    {"resume", 0, no_argument, OPT_RESUME, ON_SWEEP_ONLY},
-    {"task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
-    {"slurm-task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
-    {"slurm", 0, no_argument, OPT_SLURM, ON_SWEEP_ONLY},
-    {"no-gres", 0, no_argument, OPT_NO_GRES, ON_SWEEP_ONLY},
-    {"submit", 0, no_argument, OPT_SUBMIT, ON_SWEEP_ONLY},
-    {"partition", 0, required_argument, OPT_PARTITION, ON_SWEEP_ONLY},
-    {"time", 0, required_argument, OPT_TIME, ON_SWEEP_ONLY},
-    {"collect", 0, required_argument, OPT_COLLECT, ON_SWEEP_ONLY},
-    {"task", 0, required_argument, OPT_TASK, ON_SWEEP_ONLY},
-    {"variant", 0, required_argument, OPT_VARIANT, CLI_ON_IMPORT | CLI_ON_RECORD},
-    {"range", 0, required_argument, OPT_RANGE, CLI_ON_IMPORT | CLI_ON_RECORD},
-    {"device", 0, required_argument, OPT_DEVICE, CLI_ON_IMPORT},
-    {"shape", 0, required_argument, OPT_SHAPE, CLI_ON_IMPORT},
-    {"skip", 0, required_argument, OPT_SKIP, CLI_ON_RECORD},
-    {"steps", 0, required_argument, OPT_STEPS, CLI_ON_RECORD},
-    {"raw", 0, required_argument, OPT_RAW, CLI_ON_RECORD},
+    {"variants", 0, required_argument, OPT_VARIANTS, R | W, "a,b,...",
+     "variants to run, in series order (default: all; see `attnprof list`)"},
+    {"batch", 0, required_argument, OPT_BATCH, R | W, "N", "batch size B (default 8)"},
+    {"heads", 0, required_argument, OPT_HEADS, R | W, "N", "heads H (default 16)"},
+    {"seq", 0, required_argument, OPT_SEQ, R | W, "N", "sequence length S (default 1024)"},
+    {"dim", 0, required_argument, OPT_DIM, R | W, "N", "head dimension D (default 64)"},
+    {"kv-heads", 0, required_argument, OPT_KV_HEADS, R, "N",
+     "key/value heads (grouped-query attention; divides --heads; 1: MQA; default: as many as --heads)"},
+    {"q-seq", 0, required_argument, OPT_Q_SEQ, R, "N",
+     "new queries per head (decode: --seq is then the keys, and the causal mask aligns the queries to the end "
+     "of the keys; default: --seq)"},
+    {"iters", 0, required_argument, OPT_ITERS, R | W, "auto|N",
+     "recorded forwards per variant: until the median is stable (auto, the default; README states the rule) or "
+     "exactly N (1 to 100000)"},
+    {"warmup", 0, required_argument, OPT_WARMUP, R | W, "N", "warm-up forwards per variant, not recorded (default 5)"},
+    {"seed", 0, required_argument, OPT_SEED, R | W, "N", "seed of the random normal inputs (default 0)"},
+    {"check-rows", 0, required_argument, OPT_CHECK_ROWS, R, "N",
+     "query rows of each sampled head checked against FP64 (0: every row; default: every row up to S = 2048, "
+     "else 640 spread over the head)"},
+    {"cudnn-replan", 0, no_argument, OPT_REPLAN, R | W, NULL, "cudnn: rebuild the execution plan in every forward"},
+    {"counters", 0, no_argument, OPT_COUNTERS, R | W, NULL, "the hardware-counter pass (the default)"},
+    {"no-counters", 0, no_argument, OPT_NO_COUNTERS, R | W, NULL, "skip the hardware-counter pass"},
+    {"counters-max-gib", 0, required_argument, OPT_COUNTERS_MAX_GIB, R | W, "N",
+     "count a variant only if it needs at most N GiB of device memory (kernel replay saves and restores it "
+     "every pass; default 4)"},
+    {"calibrate", 0, no_argument, OPT_CALIBRATE, R | W, NULL, "measure the GEMM and copy ceilings (the default)"},
+    {"no-calibrate", 0, no_argument, OPT_NO_CALIBRATE, R | W, NULL, "skip measuring the GEMM and copy ceilings"},
+    {"output", 'o', required_argument, 'o', R | P | C | I | W | K, "DIR", NULL},
+    {"force", 0, no_argument, OPT_FORCE, R | P | C | I | W | K, NULL, "replace -o DIR if it exists"},
+    {"clean", 0, no_argument, OPT_CLEAN, P, NULL,
+     "remove what earlier renders made that this one does not (default: they stay)"},
+    {"quiet", 'q', no_argument, 'q', R | P | C | I | W | K, NULL, "no progress line, no summary on stdout"},
+    {"format", 0, required_argument, OPT_FORMAT, R | P | C | I | W, "LIST",
+     "figure formats: png,svg,pdf (default png,svg); PNG is drawn whatever the list says, for the HTML page"},
+    {"log", 0, no_argument, OPT_LOG, R | P | C | I, NULL, "logarithmic time axis in the time chart"},
+    {"figure-size", 0, required_argument, OPT_FIGURE_SIZE, R | P | C, "S",
+     "screen (default), column (3.5 in) or text (7 in): adds paper-sized figures for a LaTeX document, "
+     "figures/<figure>-<size>.<format> (e.g. figures/timeline-compact-column.pdf), text at least 8 pt at that "
+     "size"},
+    {"reference", 0, required_argument, OPT_REFERENCE, R | P, "DIR",
+     "an archive of PyTorch's variants on the same GPU: its numbers beside ours, matched by variant name"},
+    {"pdf", 0, no_argument, OPT_PDF, R | P | W, NULL,
+     "also report.pdf, printed by headless Chromium (seconds; ATTNPROF_PDF=0 keeps it off)"},
+    {"no-pdf", 0, no_argument, OPT_NO_PDF, R | P | W, NULL, "no report.pdf (the default)"},
+    {"baseline", 0, required_argument, OPT_BASELINE, C, "A",
+     "the archive the others are set against, as written or by directory name (default: the first given)"},
+    {"allow-shape-mismatch", 0, no_argument, OPT_ALLOW_SHAPE, C, NULL,
+     "compare runs of different shapes by throughput (TFLOP/s)"},
+    {"min-effect", 0, required_argument, OPT_MIN_EFFECT, C, "PCT",
+     "smallest change called faster/slower, in percent (default 2)"},
+    {"allow-l2-mismatch", 0, no_argument, OPT_ALLOW_L2, C, NULL,
+     "compare runs that measured different L2 states (cold, warm); without it such runs exit 10"},
+    {"fail-on", 0, required_argument, OPT_FAIL_ON, C, "V[,V]",
+     "after writing, exit 11 when a variant's CUDA-time verdict is one of slower, ambiguous, faster, same "
+     "(a CI gate: --fail-on slower,ambiguous)"},
+    {"pair", 0, required_argument, OPT_PAIR, C, "A=B[,C=D]",
+     "set the baseline's model trace A against trace B of another run (their names differ); a '=', ',' or '\\' "
+     "inside a name is written \\=, \\, or \\\\"},
+    {"tokens", 0, required_argument, OPT_TOKENS, W, "N", "B = N / S for every shape (default 32768); or --batch B for all"},
+    {"gpus", 0, required_argument, OPT_GPUS, W, "0,1|all",
+     "one worker process per GPU (CUDA_VISIBLE_DEVICES), shapes from one queue"},
+    {"check-gpus", 0, no_argument, OPT_CHECK_GPUS, W, NULL,
+     "every GPU also runs one reference shape; the report flags GPUs that differ"},
+    {"replicate", 0, required_argument, OPT_REPLICATE, R, "K", "K passes of the whole batch, variants interleaved (default 1)"},
+    {"l2", 0, required_argument, OPT_L2, R, "warm|cold",
+     "warm: forwards back to back (default); cold: the L2 flushed before each"},
+    {"lock-clocks", 0, no_argument, OPT_LOCK_CLOCKS, R, NULL, "lock the SM clock at its maximum through NVML where permitted"},
+    {"ceilings-from", 0, required_argument, OPT_CEILINGS_FROM, R, "F",
+     "take the ceilings from run.json F if it was recorded on this GPU; else measure them"},
+    {"resume", 0, no_argument, OPT_RESUME, W, NULL,
+     "continue DIR's sweep: shapes with a complete archive are not run again; DIR's stored task command is never "
+     "run: give the same --task-command yourself"},
+    {"task-command", 0, required_argument, OPT_TASK_COMMAND, W, "CMD",
+     "run CMD (sh -c) per shape instead of `attnprof run` (no GPU needed here); placeholders {exe} {dir} {shape} "
+     "{batch} {heads} {seq} {dim} {variants} {iters} {warmup} {run_flags}"},
+    {"slurm-task-command", 0, required_argument, OPT_TASK_COMMAND, W, "CMD", "the same as --task-command, for the array's tasks"},
+    {"slurm", 0, no_argument, OPT_SLURM, W, NULL,
+     "write DIR/sweep.sbatch (a job array, one task per shape) and print the sbatch line (no GPU needed here)"},
+    {"no-gres", 0, no_argument, OPT_NO_GRES, W, NULL, "with --slurm: no --gres=gpu:1"},
+    {"submit", 0, no_argument, OPT_SUBMIT, W, NULL, "with --slurm: run sbatch"},
+    {"partition", 0, required_argument, OPT_PARTITION, W, "P", "with --slurm: the partition"},
+    {"time", 0, required_argument, OPT_TIME, W, "T", "with --slurm: the time limit"},
+    {"collect", 0, required_argument, OPT_COLLECT, W, "DIR",
+     "build DIR's sweep report from the archives there; lists missing and failed shapes"},
+    {"task", 0, required_argument, OPT_TASK, W, "I", "run shape I of the sweep in DIR (what a Slurm array task runs)"},
+    {"variant", 0, required_argument, OPT_VARIANT, I | K, "NAME", NULL},
+    {"range", 0, required_argument, OPT_RANGE, I | K, "NAME", NULL},
+    {"device", 0, required_argument, OPT_DEVICE, I, "N",
+     "GPU whose operations are kept (default: the lowest device id in the trace)"},
+    {"shape", 0, required_argument, OPT_SHAPE, I, "BxHxSxD[,dtype][,causal]",
+     "the shape the traces were recorded at (Kineto records none; compare needs it), e.g. 8x16x1024x64,bf16,causal"},
+    {"skip", 0, required_argument, OPT_SKIP, K, "N", "leave the first N steps out"},
+    {"steps", 0, required_argument, OPT_STEPS, K, "N", "keep at most N steps"},
+    {"raw", 0, required_argument, OPT_RAW, K, "FILE", "convert a raw file kept with ATTNPROF_RECORD_KEEP_RAW=1 again (no CMD)"},
 };
 const size_t cli_option_count = sizeof cli_option_table / sizeof cli_option_table[0];
 _Static_assert(sizeof cli_option_table / sizeof cli_option_table[0] <= CLI_OPTION_ROWS_MAX,
                "cli_options.given holds one slot per row");
 
+/* Where one option means something particular to a command: its help there. */
+static const struct {
+    const char *name;
+    unsigned commands;
+    const char *help;
+} option_help_for[] = {
+    {"output", R, "archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)"},
+    {"output", P, "render into OUT instead; DIR is only read"},
+    {"output", C, "where compare.md, compare.html, compare.csv and figures/ go (required)"},
+    {"output", I, "the archive to write (required)"},
+    {"output", W, "the sweep directory: shapes/<shape>/ archives, sweep.md, sweep.html (required)"},
+    {"output", K, "the archive (default out/record-<name>-<yyyymmdd-hhmmss>)"},
+    {"force", W, "replace -o DIR if it holds a sweep"},
+    {"force", P, "replace -o OUT if it exists"},
+    {"seq", W, "sequence lengths: 256,512 or 256:16384:x2 (default 256:16384:x2)"},
+    {"dim", W, "head dims (default 64,128)"},
+    {"batch", W, "batch size of every shape (instead of --tokens)"},
+    {"variant", I, "the variants' names, one per trace, comma-separated (default: each file's base name)"},
+    {"variant", K, "the program's name in the archive (default: the script's or program's base name)"},
+    {"range", I, "user_annotation range of one forward (default attn_fwd; else ProfilerStep#N)"},
+    {"range", K, "the NVTX range of one step (default: the range name that repeats the same kernels most; else "
+                 "each CUDA graph launch; else the period of the kernel sequence)"},
+};
+
 const cli_command_spec cli_command_table[] = {
-    {"run", CMD_RUN, CLI_ON_RUN},           {"report", CMD_REPORT, CLI_ON_REPORT},
-    {"compare", CMD_COMPARE, CLI_ON_COMPARE}, {"list", CMD_LIST, CLI_ON_LIST},
-    {"sweep", CMD_SWEEP, CLI_ON_SWEEP},     {"help", CMD_HELP, CLI_ON_HELP},
-    {"import", CMD_IMPORT, CLI_ON_IMPORT},   {"record", CMD_RECORD, CLI_ON_RECORD},
+    {"run", CMD_RUN, CLI_ON_RUN, "attnprof run [options]",
+     "run the batch on the GPU (attnprof's own C/CUDA variants), archive it, write the report"},
+    {"report", CMD_REPORT, CLI_ON_REPORT, "attnprof report DIR [options]",
+     "re-render an archived run (no GPU needed); what earlier renders made with other options stays unless "
+     "--clean; -o OUT renders into OUT instead, DIR only read"},
+    {"compare", CMD_COMPARE, CLI_ON_COMPARE, "attnprof compare A B [C ...] -o DIR [options]",
+     "compare archived runs side by side (no GPU needed); compare.html always has PNG figures"},
+    {"import", CMD_IMPORT, CLI_ON_IMPORT, "attnprof import TRACE... -o DIR [options]",
+     "archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU needed)"},
+    {"sweep", CMD_SWEEP, CLI_ON_SWEEP, "attnprof sweep [options] -o DIR | attnprof sweep --collect DIR",
+     "run every shape of a sweep, one child per shape (needs a GPU unless --task-command or --slurm); "
+     "--collect (re)builds DIR's sweep report"},
+    {"record", CMD_RECORD, CLI_ON_RECORD, "attnprof record [options] -- CMD ARGS...",
+     "run any CUDA program under CUPTI injection and archive it"},
+    {"list", CMD_LIST, CLI_ON_LIST, "attnprof list", "list the variants (no GPU needed)"},
+    {"help", CMD_HELP, CLI_ON_HELP, "attnprof help [CMD]", "this list, or one command's usage, options and exit codes"},
 };
 const size_t cli_command_count = sizeof cli_command_table / sizeof cli_command_table[0];
+
+/* The exit codes (exit_codes.h) and the commands that can end with each. */
+#define ALL (R | P | C | I | W | K | CLI_ON_LIST | CLI_ON_HELP)
+const cli_exit_spec cli_exit_table[] = {
+    {EXIT_OK, ALL, "ok"},
+    {EXIT_VARIANT_FAILED, R, "a variant failed (error or wrong result; reported, never dropped)"},
+    {EXIT_VARIANT_FAILED, W, "a shape failed or is missing (the sweep report lists it)"},
+    {EXIT_USAGE, ALL, "usage: a bad command line"},
+    {EXIT_NO_DEVICE, R | W | K, "no CUDA device or driver (or no CUDA in this build)"},
+    {EXIT_DEVICE_MEMORY, R, "a variant needs more device memory than is free"},
+    {EXIT_OUTPUT_EXISTS, R | P | C | I | W | K, "-o DIR exists and --force was not given"},
+    {EXIT_BAD_ARCHIVE, P | C | W, "a missing or corrupt archive (trace.json, run.json)"},
+    {EXIT_IO, ALL & ~CLI_ON_HELP, "an I/O error, or a CUDA/CUPTI error outside any variant"},
+    {EXIT_REFUSED, W, "a sweep directory refused (a stored task command that differs, a symbolic link)"},
+    {EXIT_NO_MEMORY, ALL & ~CLI_ON_HELP, "out of host memory"},
+    {EXIT_L2_MISMATCH, C, "the runs measured different L2 states and --allow-l2-mismatch was not given"},
+    {EXIT_VERDICT_GATE, C, "--fail-on: a variant's CUDA-time verdict is in the list (the outputs were written)"},
+    {EXIT_SHAPE_CONFLICT, I, "a declared --shape contradicts the shapes the trace recorded"},
+    {EXIT_NOTHING_RECORDED, K, "the program ran no CUDA, or no GPU work, before it exited"},
+    {126, K, "CMD is not executable"},
+    {127, K, "CMD was not found (else record exits with CMD's status)"},
+    {EXIT_INTERRUPTED, ALL & ~CLI_ON_HELP, "interrupted (SIGINT, SIGTERM): only complete outputs left"},
+};
+const size_t cli_exit_count = sizeof cli_exit_table / sizeof cli_exit_table[0];
+#undef ALL
+#undef R
+#undef P
+#undef C
+#undef I
+#undef W
+#undef K
+
+const cli_command_spec *cli_command_named(const char *name)
+{
+    for (size_t i = 0; i < cli_command_count; i++)
+        if (!strcmp(name, cli_command_table[i].name))
+            return &cli_command_table[i];
+    return NULL;
+}
+
+const char *cli_option_help(const cli_option_spec *opt, const cli_command_spec *cmd)
+{
+    for (size_t i = 0; i < sizeof option_help_for / sizeof option_help_for[0]; i++)
+        if (!strcmp(option_help_for[i].name, opt->name) && (option_help_for[i].commands & cmd->bit))
+            return option_help_for[i].help;
+    return opt->help;
+}
+
+/* Writes `text` from column `indent` on, wrapped before column 100. */
+static void wrapped(FILE *f, const char *text, int col, int indent)
+{
+    while (*text) {
+        size_t room = (size_t)(100 - col), len = strlen(text);
+        size_t take = len;
+        if (len > room) {
+            take = room;
+            while (take > 0 && text[take] != ' ')
+                take--;
+            if (take == 0)
+                take = strcspn(text, " ");
+        }
+        fprintf(f, "%.*s\n", (int)take, text);
+        text += take;
+        text += strspn(text, " ");
+        if (*text)
+            fprintf(f, "%*s", indent, "");
+        col = indent;
+    }
+}
+
+void cli_usage(FILE *f)
+{
+    fputs("attnprof: profile attention on an NVIDIA GPU, archive the trace, render and compare reports\n\n"
+          "commands:\n", f);
+    for (size_t i = 0; i < cli_command_count; i++) {
+        const cli_command_spec *c = &cli_command_table[i];
+        fprintf(f, "  %-9s", c->name);
+        wrapped(f, c->summary, 11, 11);
+    }
+    fputs("\n`attnprof help CMD` or `attnprof CMD --help`: that command's usage, options and exit codes.\n"
+          "attnprof --version: the version.\n", f);
+}
+
+void cli_command_usage(FILE *f, const cli_command_spec *cmd)
+{
+    fprintf(f, "usage: %s\n  ", cmd->synopsis);
+    wrapped(f, cmd->summary, 2, 2);
+    int any = 0;
+    for (size_t i = 0; i < cli_option_count; i++) {
+        const cli_option_spec *o = &cli_option_table[i];
+        if (!(o->commands & cmd->bit))
+            continue;
+        if (!any++)
+            fputs("\noptions:\n", f);
+        char head[96];
+        int len = snprintf(head, sizeof head, "  %s%s--%s%s%s", o->short_name ? "-" : "",
+                           o->short_name ? (char[]){o->short_name, ',', ' ', 0} : "", o->name, o->arg ? " " : "",
+                           o->arg ? o->arg : "");
+        const char *help = cli_option_help(o, cmd);
+        if (len >= 26) {
+            fprintf(f, "%s\n%26s", head, "");
+        } else {
+            fprintf(f, "%-26s", head);
+        }
+        wrapped(f, help ? help : "", 26, 26);
+    }
+    if (!any)
+        fputs("\noptions: none\n", f);
+    fputs("\nexit codes:\n", f);
+    for (size_t i = 0; i < cli_exit_count; i++)
+        if (cli_exit_table[i].commands & cmd->bit) {
+            fprintf(f, "  %-4d", cli_exit_table[i].code);
+            wrapped(f, cli_exit_table[i].meaning, 6, 6);
+        }
+}
 
 /* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
 static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
@@ -372,7 +453,10 @@ static int apply_run_option(int c, const char *arg, cli_options *o, char *err, s
             rc->iters = 0; /* the stop rule decides (run_config.h) */
             return EXIT_OK;
         }
-        return positive_int("iters", arg, 100000, &rc->iters, err, n);
+        if (positive_int("iters", arg, 100000, &rc->iters, err, n) != EXIT_OK)
+            return err_set(err, n, EXIT_USAGE, "--iters %s: expected auto (until the median is stable) or a whole "
+                           "number from 1 to 100000", arg);
+        return EXIT_OK;
     case OPT_WARMUP:
         o->sweep.warmup_given = 1;
         if ((r = whole_number("warmup", arg, 100000, &v, err, n)) == EXIT_OK)
@@ -538,6 +622,100 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     return r == OPTION_NOT_HERE ? EXIT_USAGE : r;
 }
 
+/* Edit distance with transpositions (optimal string alignment), for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 40 || lb > 40)
+        return 99;
+    size_t d[41][41];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* Whether `typed` is a subsequence of `name` starting with its first letter (--figsize in --figure-size). */
+static int abbreviates(const char *typed, const char *name)
+{
+    if (strlen(typed) < 3 || *typed != *name)
+        return 0;
+    for (; *name && *typed; name++)
+        if (*name == *typed)
+            typed++;
+    return !*typed;
+}
+
+/* How close `typed` is to `name`: a distance, or -1 when too far to suggest. */
+static int closeness(const char *typed, const char *name)
+{
+    size_t d = edit_distance(typed, name), len = strlen(typed);
+    size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    if (d <= limit)
+        return (int)d;
+    return abbreviates(typed, name) ? (int)limit + 1 : -1;
+}
+
+const char *cli_suggest_option(const char *typed)
+{
+    char word[64];
+    typed += strspn(typed, "-");
+    snprintf(word, sizeof word, "%.*s", (int)strcspn(typed, "="), typed);
+    const char *best = NULL;
+    int best_d = 99;
+    for (size_t i = 0; i < cli_option_count; i++) {
+        int d = closeness(word, cli_option_table[i].name);
+        if (d >= 0 && d < best_d)
+            best = cli_option_table[i].name, best_d = d;
+    }
+    const char *extra[] = {"help", "version"};
+    for (size_t i = 0; i < 2; i++) {
+        int d = closeness(word, extra[i]);
+        if (d >= 0 && d < best_d)
+            best = extra[i], best_d = d;
+    }
+    return best;
+}
+
+const char *cli_suggest_command(const char *typed)
+{
+    const char *best = NULL;
+    int best_d = 99;
+    for (size_t i = 0; i < cli_command_count; i++) {
+        int d = closeness(typed, cli_command_table[i].name);
+        if (d >= 0 && d < best_d)
+            best = cli_command_table[i].name, best_d = d;
+    }
+    return best;
+}
+
+/* "unknown command 'X'[; did you mean Y?]; the commands: run, report, ..." */
+static int unknown_command(const char *cmd, char *err, size_t n)
+{
+    char list[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < cli_command_count; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", cli_command_table[i].name);
+    const char *near = cli_suggest_command(cmd);
+    char hint[64] = "";
+    if (near)
+        snprintf(hint, sizeof hint, "did you mean %s? ", near);
+    return err_set(err, n, EXIT_USAGE, "unknown command '%.100s'; %sthe commands: %s (attnprof --help)", cmd, hint,
+                   list);
+}
+
 /* Which sweep mode, and options that do not go together. */
 static int check_sweep(cli_options *o, int argc, char **argv, int operands, char *err, size_t n)
 {
@@ -638,6 +816,12 @@ static int check_options_taken(const cli_options *o, const cli_command_spec *cmd
         const cli_option_spec *bad = &cli_option_table[o->given[g]];
         if (bad->commands & cmd->bit)
             continue;
+        int takes_any = 0;
+        for (size_t i = 0; i < cli_option_count; i++)
+            takes_any |= (cli_option_table[i].commands & cmd->bit) != 0;
+        if (!takes_any)
+            return err_set(err, n, EXIT_USAGE, "--%s is not an option of %s; %s takes no options", bad->name, cmd->name,
+                           cmd->name);
         int len = snprintf(err, n, "--%s is not an option of %s; %s takes:", bad->name, cmd->name, cmd->name);
         const char *sep = " ";
         for (size_t i = 0; i < cli_option_count && len >= 0 && (size_t)len < n; i++) {
@@ -702,6 +886,14 @@ static int check_operands(cli_options *o, const char *cmd, int argc, char **argv
         o->n_inputs = operands;
         return EXIT_OK;
     case CMD_SWEEP: return check_sweep(o, argc, argv, operands, err, n);
+    case CMD_HELP:
+        if (operands > 1)
+            return err_set(err, n, EXIT_USAGE, "help takes one command: attnprof help CMD");
+        if (operands == 1 && !(o->help_on = cli_command_named(argv[optind])))
+            return unknown_command(argv[optind], err, n);
+        if (o->help_on && o->help_on->command == CMD_HELP)
+            o->help_on = NULL;
+        return EXIT_OK;
     case CMD_RECORD: return check_record(o, argc, argv, err, n);
     default:
         if (operands > 0)
@@ -739,8 +931,15 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         }
         if (c == ':')
             return err_set(err, errlen, EXIT_USAGE, "%s needs a value; see attnprof --help", argv[optind - 1]);
-        if (c == '?')
-            return err_set(err, errlen, EXIT_USAGE, "unknown option '%s'; see attnprof --help", argv[optind - 1]);
+        if (c == '?') {
+            const char *typed = argv[optind - 1];
+            const char *near = typed[0] == '-' && typed[1] == '-' ? cli_suggest_option(typed) : NULL;
+            if (near)
+                return err_set(err, errlen, EXIT_USAGE, "unknown option '%.100s'; did you mean --%s? (attnprof help CMD "
+                               "lists a command's options)", typed, near);
+            return err_set(err, errlen, EXIT_USAGE, "unknown option '%.100s'; attnprof help CMD lists a command's options",
+                           typed);
+        }
         note_given(o, row >= 0 ? row : short_option_row(c));
         row = -1;
         int r = apply_option(c, optarg, o, err, errlen);
@@ -748,19 +947,21 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
             return r;
     }
     if (help || version) {
+        /* attnprof CMD --help: that command's help; --help alone: the list of commands */
+        const cli_command_spec *on = optind < argc ? cli_command_named(argv[optind]) : NULL;
+        if (help && optind < argc && !on)
+            return unknown_command(argv[optind], err, errlen);
         o->command = help ? CMD_HELP : CMD_VERSION;
+        o->help_on = on && on->command != CMD_HELP ? on : NULL;
         return EXIT_OK;
     }
     if (optind >= argc)
-        return err_set(err, errlen, EXIT_USAGE, "no command: use `attnprof run`, `attnprof report DIR` or `attnprof list`");
+        return err_set(err, errlen, EXIT_USAGE, "no command: use `attnprof run`, `attnprof report DIR` or `attnprof list` "
+                       "(attnprof --help lists them all)");
     const char *cmd = argv[optind++];
-    const cli_command_spec *spec = NULL;
-    for (size_t i = 0; i < cli_command_count && !spec; i++)
-        if (!strcmp(cmd, cli_command_table[i].name))
-            spec = &cli_command_table[i];
+    const cli_command_spec *spec = cli_command_named(cmd);
     if (!spec)
-        return err_set(err, errlen, EXIT_USAGE,
-                           "unknown command '%s': use run, report, compare, import or list (attnprof --help)", cmd);
+        return unknown_command(cmd, err, errlen);
     o->command = spec->command;
     int r = check_options_taken(o, spec, err, errlen);
     return r != EXIT_OK ? r : check_operands(o, cmd, argc, argv, err, errlen);
