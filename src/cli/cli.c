@@ -181,7 +181,7 @@ const cli_option_spec cli_option_table[] = {
      "compare runs that measured different L2 states (cold, warm); without it such runs exit 10"},
     {"fail-on", 0, required_argument, OPT_FAIL_ON, C, "V[,V]",
      "after writing, exit 11 when a variant's CUDA-time verdict is one of slower, ambiguous, faster, same "
-     "(a CI gate: --fail-on slower,ambiguous)"},
+     "(a CI gate: --fail-on slower,ambiguous); exit 14 when nothing it could gate was compared"},
     {"pair", 0, required_argument, OPT_PAIR, C, "A=B[,C=D]",
      "set the baseline's model trace A against trace B of another run (their names differ); a '=', ',' or '\\' "
      "inside a name is written \\=, \\, or \\\\"},
@@ -286,6 +286,7 @@ const cli_exit_spec cli_exit_table[] = {
     {EXIT_NO_MEMORY, ALL & ~CLI_ON_HELP, "out of host memory"},
     {EXIT_L2_MISMATCH, C, "the runs measured different L2 states and --allow-l2-mismatch was not given"},
     {EXIT_VERDICT_GATE, C, "--fail-on: a variant's CUDA-time verdict is in the list (the outputs were written)"},
+    {EXIT_NOTHING_GATED, C, "--fail-on: nothing it could gate was compared (the outputs were written)"},
     {EXIT_SHAPE_CONFLICT, I, "a declared --shape contradicts the shapes the trace recorded"},
     {EXIT_NOTHING_RECORDED, K, "the program ran no CUDA, or no GPU work, before it exited"},
     {126, K, "CMD is not executable"},

@@ -72,7 +72,7 @@ Test(cli_help, every_exit_code_is_listed)
 {
     const int known[] = {EXIT_OK, EXIT_VARIANT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE, EXIT_DEVICE_MEMORY,
                          EXIT_OUTPUT_EXISTS, EXIT_BAD_ARCHIVE, EXIT_IO, EXIT_REFUSED, EXIT_NO_MEMORY, EXIT_L2_MISMATCH,
-                         EXIT_VERDICT_GATE, EXIT_SHAPE_CONFLICT, EXIT_NOTHING_RECORDED, EXIT_INTERRUPTED};
+                         EXIT_VERDICT_GATE, EXIT_NOTHING_GATED, EXIT_SHAPE_CONFLICT, EXIT_NOTHING_RECORDED, EXIT_INTERRUPTED};
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
         int found = 0;
         for (size_t i = 0; i < cli_exit_count; i++)
