@@ -83,11 +83,14 @@ static int collect(const char *dir, const cli_options *o, int print)
                 printf(" exit %d", x->status.exit_code);
             printf(": %s\n", esc_terminal(safe_why, sizeof safe_why, why));
         }
-        for (int i = 0; i < m.n_findings && i < 12; i++) {
+        enum { SHOWN_MAX = 12 }; /* the terminal's share; sweep.md holds them all */
+        for (int i = 0; i < m.n_findings && i < SHOWN_MAX; i++) {
             char text[1024], safe[1024];
             sweep_finding_text(&m, &m.findings[i], text, sizeof text);
             printf("- %s\n", esc_terminal(safe, sizeof safe, text));
         }
+        if (m.n_findings > SHOWN_MAX)
+            printf("(%d of %d findings shown, headlines first; sweep.md lists them all)\n", SHOWN_MAX, m.n_findings);
         printf("sweep: %s/sweep.html\n", dir);
     }
     int incomplete = m.n_failed + m.n_missing + m.n_bad;

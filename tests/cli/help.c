@@ -189,3 +189,12 @@ Test(cli_help, did_you_mean)
     cr_expect_eq(attnprof("help reprot"), EXIT_USAGE);
     cr_expect(strstr(err_text, "did you mean report?"), "%s", err_text);
 }
+
+/* `report README.md` (a file, not an archive) says what to give instead of "README.md/run.json: missing". */
+Test(cli_help, report_of_a_file_says_what_to_give)
+{
+    cr_expect_eq(attnprof("report README.md"), EXIT_BAD_ARCHIVE, "%s", err_text);
+    cr_expect(strstr(err_text, "README.md is a file, not an archive") && !strstr(err_text, "README.md/run.json") &&
+                  one_line(),
+              "%s", err_text);
+}
