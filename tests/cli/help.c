@@ -198,3 +198,29 @@ Test(cli_help, report_of_a_file_says_what_to_give)
                   one_line(),
               "%s", err_text);
 }
+
+/* --reference matching none of the archive's variants: one warning line naming both sides; a
+ * reference that matches gives none. */
+Test(cli_help, reference_matching_nothing_warns_with_both_sides)
+{
+    const char *dir = "/tmp/attnprof-help-ref";
+    remove_tree(dir);
+    char args[512];
+    snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s --reference tests/fixtures/h200-cudnn919-b -q",
+             dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    cr_expect(!strstr(err_text, "warning"), "%s", err_text);
+    remove_tree(dir);
+    const char *ref = "/tmp/attnprof-help-ref-other";
+    remove_tree(ref);
+    snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_naive.json.gz --variant other -o %s -q", ref);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s --reference %s -q", dir, ref);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    cr_expect(one_line() && strstr(err_text, "warning: --reference /tmp/attnprof-help-ref-other matches none") &&
+                  strstr(err_text, "the reference holds: other") &&
+                  strstr(err_text, "naive, naive_inplace") && strstr(err_text, "the reference holds: "),
+              "%s", err_text);
+    remove_tree(dir);
+    remove_tree(ref);
+}
