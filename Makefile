@@ -180,7 +180,7 @@ $(BUILD)/templates.o: $(TEMPLATES)
 	ld -r -b binary -z noexecstack -o $@ $(TEMPLATES)
 
 # The GPU-free tests link the report library (and the pure-C FP64 reference and command line), never CUDA.
-$(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/recorder/reference.o $(BUILD)/src/recorder/stop_rule.o $(BUILD)/src/recorder/gqa_decode.o $(BUILD)/src/cli/cli.o $(REPORT_LIB)
+$(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/recorder/reference.o $(BUILD)/src/recorder/stop_rule.o $(BUILD)/src/recorder/gqa_decode.o $(BUILD)/src/cli/cli.o $(BUILD)/src/cli/cli_table.o $(REPORT_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS) -lcriterion
 
 # CUDA builds only: CUPTI's host half checks the counter pass's metric names (no GPU).
