@@ -226,6 +226,7 @@ test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
 	$(if $(HOST_CHECKS),$(BUILD)/host_metrics)
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
+	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof python3 tests/docs/model_sentences.py
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/latex.sh
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/print.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
