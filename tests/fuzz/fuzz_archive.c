@@ -26,6 +26,7 @@
 #include "counters.h"
 #include "doc_bundle.h"
 #include "doc_record.h"
+#include "exit_codes.h"
 #include "figures.h"
 #include "kineto_import.h"
 #include "report_csv.h"
