@@ -131,8 +131,8 @@ Test(sweep_files, a_sweep_json_that_is_a_fifo_or_a_link_is_refused_at_once, .tim
     free(dir);
 }
 
-/* The commands: `sweep --collect` over a FIFO sweep.json, and over a FIFO status file, exits 6
- * with one line in well under the test's timeout (it hung forever). */
+/* The commands: `sweep --collect` over a FIFO status file returns, and over a FIFO sweep.json
+ * exits 6 with one line, both in well under the test's timeout (they hung forever). */
 Test(sweep_files, collect_over_a_fifo_sweep_json_or_status_returns, .timeout = 60)
 {
     char *dir = temp_dir(), p[700], args[800];
@@ -143,9 +143,9 @@ Test(sweep_files, collect_over_a_fifo_sweep_json_or_status_returns, .timeout = 6
     cr_assert_eq(mkfifo(p, 0644), 0);
     snprintf(args, sizeof args, "sweep --collect %s", dir);
     double t0 = now_s();
-    int rc = attnprof(args);
+    /* the shape's archive is complete, so its refused status file does not make it unreadable */
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
     cr_assert_lt(now_s() - t0, 20.0);
-    cr_assert(strstr(err_text, "FIFO"), "exit %d: %s", rc, err_text);
     unlink(p);
     snprintf(p, sizeof p, "%s/sweep.json", dir);
     cr_assert_eq(mkfifo(p, 0644), 0);
