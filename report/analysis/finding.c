@@ -83,11 +83,9 @@ static void plain_span(FILE *f, const char *s, size_t len, int code, void *ctx)
 /* Renders into out[n], an ellipsis marking a cut (never cut silently). */
 static void render_into(const char *text, finding_span_fn span, char *out, size_t n)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     findings_write(f, text, span, NULL);
     fclose(f);
     if (!esc_copy_utf8(out, n, buf) && n >= 4) {
@@ -410,6 +408,9 @@ const finding_row finding_table[FK_COUNT] = {
         "CUPTI dropped {records} records"),
     ROW(FK_THROTTLED_FORWARDS, "throttled_forwards", FINDING_WARNING, "measurement.throttle_fraction,samples", NO_RANK,
         "{throttled} of {forwards} forwards throttled"),
+    /* samples outside physical bounds (analysis_sample_plausible): dropped, counted here */
+    ROW(FK_IMPLAUSIBLE_SAMPLES, "implausible_samples", FINDING_WARNING, "samples", NO_RANK,
+        "{dropped} of {forwards} forwards' samples dropped"),
     /* a model trace's, derived by model_findings_derive in this order */
     ROW(FK_ATTENTION_SHARE, "attention_share", FINDING_INFO, "", BY_SHARE("share"),
         "attention {share:pct} of the step's CUDA time"),

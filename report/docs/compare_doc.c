@@ -112,6 +112,29 @@ static int any_replicate_floor(const compare_model *m)
     return 0;
 }
 
+/* A cell's replicate floor beyond the rule's cap and its outlier passes (COMPARE_REPLICATE_FLOOR_CAP):
+ * the spread that was capped, and each pass that disagreed with its run's others. */
+static void replicate_caveats(FILE *f, const compare_model *m, int v, int i)
+{
+    const compare_cell *side[2] = {&m->variants[v].cell[0], &m->variants[v].cell[i]};
+    for (int s = 0; s < 2; s++) {
+        const compare_cell *c = side[s];
+        const char *label = m->in[s ? i : 0]->label;
+        if (isfinite(c->pass_spread_metric_raw) && c->pass_spread_metric_raw > COMPARE_REPLICATE_FLOOR_CAP) {
+            fputs(", the spread of ", f);
+            esc_md_text(f, label);
+            fprintf(f, " %.1f%% capped at %.0f%%", c->pass_spread_metric_raw * 100, COMPARE_REPLICATE_FLOOR_CAP * 100);
+        }
+        for (int p = 0; p < 32; p++)
+            if (c->outlier_passes >> p & 1u) {
+                fprintf(f, ", pass %d of ", p + 1);
+                esc_md_text(f, label);
+                fprintf(f, " an outlier (more than %.0f%% from the median of its passes' medians; left out of the "
+                        "spread)", COMPARE_REPLICATE_FLOOR_CAP * 100);
+            }
+    }
+}
+
 /* The replicate rule and the floor each variant was judged against, where it applied. */
 static void replicate_rule(FILE *f, const compare_model *m, int which)
 {
@@ -128,7 +151,9 @@ static void replicate_rule(FILE *f, const compare_model *m, int which)
         fputs("Replicates: where the baseline and a run both hold two or more passes of their batch (`attnprof run "
               "--replicate K`, each forward's pass recorded), the floor of that ratio is not the documented one but "
               "the larger of the two runs' between-pass spreads, the relative range (max ÷ min − 1) of the medians "
-              "of each pass: the drift between batches measured in the runs themselves. Floors used:", f);
+              "of each pass: the drift between batches measured in the runs themselves, at most 10% (a larger spread "
+              "is capped, and with three passes or more a pass more than 10% from the median of the passes' medians "
+              "is an outlier, named, and left out of the spread). Floors used:", f);
     int first = 1;
     for (int v = 0; v < m->n_variants; v++)
         for (int i = 1; i < m->n; i++) {
@@ -142,6 +167,8 @@ static void replicate_rule(FILE *f, const compare_model *m, int which)
             esc_md_text(f, m->in[i]->label);
             fprintf(f, " %.2f%% (%d and %d passes)", (which == ROW_CPU ? c->cpu_floor : c->metric_floor) * 100,
                     m->variants[v].cell[0].passes, c->passes);
+            if (which != ROW_CPU)
+                replicate_caveats(f, m, v, i);
         }
     fputs(".\n\n", f);
 }
@@ -316,11 +343,9 @@ static const compare_section compare_sections[] = {
 
 char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     const compare_doc_md d = {m, figs, inline_from_dir};
     for (size_t i = 0; i < sizeof compare_sections / sizeof compare_sections[0]; i++)
         if (!compare_sections[i].applies || compare_sections[i].applies(&d))
@@ -392,11 +417,9 @@ static void trace_pair_csv(FILE *f, const compare_model *m, const trace_pair *pr
 
 char *compare_csv(const compare_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     const char *metric = m->throughput ? "tflops" : "cuda_us";
     /* Model traces add four columns (compare_traces_csv): the rows above them are kind `variant`. */
     int traces = m->traces.any;
@@ -436,7 +459,7 @@ typedef struct compare_doc {
 
 static int draw_compare(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
 {
-    const compare_doc *d = b->model;
+    const compare_doc *d = b->data;
     /* compare.html shows each figure as an inlined PNG (cmark-gfm blanks an SVG data URI): PNGs
      * are drawn whatever --format asks, as the report's are, or the page has no images */
     unsigned formats = d->opt->formats | FIG_PNG;
@@ -448,16 +471,16 @@ static int draw_compare(const doc_bundle *b, const char *dir, figure_list *figs,
 
 static char *compare_md(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)
 {
-    return compare_markdown(((const compare_doc *)b->model)->m, figs, inline_from_dir);
+    return compare_markdown(((const compare_doc *)b->data)->m, figs, inline_from_dir);
 }
 
 static int compare_csv_row(const doc_page *p, char **out, char *err, size_t n)
 {
-    return doc_text(compare_csv(((const compare_doc *)p->bundle->model)->m), out, err, n);
+    return doc_text(compare_csv(((const compare_doc *)p->bundle->data)->m), out, err, n);
 }
 static int compare_tex_row(const doc_page *p, char **out, char *err, size_t n)
 {
-    return doc_text(compare_tex(((const compare_doc *)p->bundle->model)->m), out, err, n);
+    return doc_text(compare_tex(((const compare_doc *)p->bundle->data)->m), out, err, n);
 }
 
 /* compare.tex is the last document written: from then on the directory is renamed in. */
@@ -474,7 +497,7 @@ int compare_write(const compare_model *m, const char *dest, const compare_option
     compare_doc d = {m, opt};
     char title[256];
     snprintf(title, sizeof title, "attnprof compare — %d runs, baseline %s", m->n, m->in[0]->label);
-    const doc_bundle b = {.kind = "compare", .noun = "comparison", .title = title, .model = &d,
+    const doc_bundle b = {.kind = "compare", .noun = "comparison", .title = title, .data = &d,
                           .draw = draw_compare, .markdown = compare_md, .outputs = compare_outputs,
                           .n_outputs = (int)(sizeof compare_outputs / sizeof compare_outputs[0]),
                           .placement = DOC_OWN_DIRECTORY, .quiet = 1};

@@ -1,4 +1,4 @@
-/* The raw file of `attnprof record` read into the trace model (inject_raw.h): one pass
+/* The raw file of `attnprof record` read into the in-memory trace (inject_raw.h): one pass
  * over the lines, each record's letter choosing its fields, then what the trace keeps.
  * Kernels, memcpy and memset become GPU operations; runtime and driver API calls are kept
  * where they launched GPU work (cuBLAS, cuDNN and Triton launch through the driver),
@@ -285,6 +285,13 @@ static int read_summary(reader *r, char **f, int n)
             num(f[2], &bad);
         }
         break;
+    case 'T':
+        bad = n != 3;
+        if (!bad) {
+            m->past_raw_bound += num(f[1], &bad);
+            m->raw_bound_mb = num(f[2], &bad);
+        }
+        break;
     case 'C':
         bad = n != 6;
         if (!bad) {
@@ -355,7 +362,7 @@ static int read_line(reader *r, char *line)
         return read_meta(r, f, n);
     if (!strcmp(k, "D"))
         return read_device(r, f, n);
-    if (strlen(k) == 1 && strchr("XBCWE", k[0]))
+    if (strlen(k) == 1 && strchr("XBTCWE", k[0]))
         return read_summary(r, f, n);
     return 1;
 }

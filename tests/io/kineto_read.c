@@ -19,7 +19,6 @@
 #include "kernel_names.h"
 #include "report.h"
 #include "kineto_read.h"
-#include "sha256.h"
 #include "run_cli.h"
 
 #define TORCH "tests/fixtures/torch-h200/"
@@ -40,25 +39,6 @@ static int count_event(void *ctx, size_t idx, const kineto_event *e, char *err, 
     if (e->cat && !strcmp(e->cat, "kernel"))
         n[1]++;
     return 0;
-}
-
-Test(sha256, fips_180_vectors)
-{
-    sha256_ctx c;
-    char hex[65];
-    sha256_init(&c);
-    sha256_final_hex(&c, hex);
-    cr_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    sha256_init(&c);
-    sha256_update(&c, "abc", 3);
-    sha256_final_hex(&c, hex);
-    cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    sha256_init(&c);
-    for (size_t i = 0; i < strlen(two); i++) /* byte by byte: the block buffer */
-        sha256_update(&c, two + i, 1);
-    sha256_final_hex(&c, hex);
-    cr_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 Test(kineto_read, gzip_and_plain_give_the_same_events)
@@ -463,7 +443,7 @@ Test(import_cli, bad_input_writes_nothing)
     remove_tree(dir);
 }
 
-/* ---- our trace.json as a Kineto drop-in (issue 11, part 6) ---------------- */
+/* ---- our trace.json as a Kineto drop-in --------------------------------- */
 
 static void drop_in_trace(trace *t)
 {
@@ -650,7 +630,7 @@ Test(import_cli, hostile_names_are_escaped)
     remove_tree(dir);
 }
 
-/* Issue 23, item 6: every full kernel name that the report shortens appears in it. The
+/* Every full kernel name that the report shortens appears in it. The
  * op tables' footnotes stopped after 16, so math's 187 µs `aten::to` kernel (op 18 of the
  * imported PyTorch math forward) had its name nowhere; the appendix lists them all. */
 static char *html_escaped(const char *s)
