@@ -6,7 +6,7 @@
 #   kernels   report and compare of one forward of K distinct kernels, K = 8k 16k 32k 64k
 #   run.json  peak RSS of report of a 5-forward archive whose run.json is M MB (occupancy_api
 #             entries), M = 8 16 32 60, against the stated bound 8 x the file + 16 MiB
-# Each timing is farm-bench's median of 3 runs (CPU seconds, peak MiB); the fitted exponent is the
+# Each timing is farm-bench's median of RUNS runs (default 3) (CPU seconds, peak MiB); the fitted exponent is the
 # least-squares slope of log(time) on log(size). CPU timings of this machine: say which.
 #   bench/cost_scaling.sh [BIN] > bench/results/....md
 set -euo pipefail
@@ -18,7 +18,7 @@ gen() { python3 "$here/gen_cost_archive.py" "$@"; }
 # "cpu_median peak_median" of farm-bench's output for COMMAND: CPU seconds (user + system), not
 # wall, since the machine is shared and wall time holds the waits for the other processes
 bench() {
-  farm-bench -n 3 --warmup 0 --timeout 900 -- "$@" 2>&1 |
+  farm-bench -n "${RUNS:-3}" --warmup 0 --timeout 900 -- "$@" 2>&1 |
     awk '/^A cpu s/ {w=$5} /^A peak MiB/ {p=$5} END {print w, p}'
 }
 fit() { python3 -c '
