@@ -168,7 +168,7 @@ static void add_row(kernel_diff *d, kernel_change ch, const kernel_summary *b, c
 
 /* The same operation on both sides (same_operation), found by hash: the summaries of a side are
  * distinct, so each of the baseline's has at most one equal on the other side (a scan of the
- * other side for each was quadratic in 64 000 distinct kernels: issue 36, E12). */
+ * other side for each was quadratic in 64 000 distinct kernels). */
 static void pair_same(kernel_diff *d, const kernel_summary **b, int nb, const kernel_summary **o, int no,
                       char *used_b, char *used_o, double min_effect)
 {
