@@ -32,7 +32,15 @@
 
 #define NOTE_TIMELINE ", timeline stamps"
 
+#define NOTE_OVERLAP ", the epilogue under the next tile's first Q K^T"
+
 #define SM90A_EXPERIMENTS(X)                                                                                     \
+    X(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_OVERLAP, _ea_ov, NOTE_END_ALIGNED NOTE_OVERLAP)     \
+    X(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG | SM90A_OPT_DECOUPLED | SM90A_OPT_OVERLAP, _pp_ov,               \
+      NOTE_PINGPONG NOTE_DECOUPLED NOTE_OVERLAP)                                                                \
+    X(32, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_OVERLAP, _ea_ov, NOTE_END_ALIGNED NOTE_OVERLAP)     \
+    X(96, 192, 96, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_OVERLAP, _ea_ov, NOTE_END_ALIGNED NOTE_OVERLAP)      \
+    X(256, 128, 64, 2, 2, SM90A_OPT_OVERLAP, _ov, NOTE_OVERLAP)                                                 \
     X(32, 128, 128, 2, 2, 0, , "")                                                                              \
     X(64, 192, 128, 3, 2, 0, , "")                                                                              \
     X(64, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp, NOTE_PINGPONG)                                               \
