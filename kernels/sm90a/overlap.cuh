@@ -33,9 +33,8 @@ struct OverlapTile {
     int wg_row0; /* first query row of the warpgroup */
 };
 
-/* After tile `local`'s barrier: its coordinates, this warpgroup's key tiles,
- * its Q landed, and the stages it skips released (it: the tile's first ring
- * position). */
+/* After tile `local`'s barrier: its coordinates, this warpgroup's key tiles
+ * and its Q landed (it: the tile's first ring position). */
 template <class C>
 __device__ __forceinline__ OverlapTile overlap_begin(const Sm90aSmem<C> &sm, const TileSlot (&tile_slot)[2],
                                                      const ConsumerThread &t, int S, int local, int it)
@@ -59,17 +58,26 @@ __device__ __forceinline__ OverlapTile overlap_begin(const Sm90aSmem<C> &sm, con
         n = w.wg_row0 >= S || rows_end <= 0 ? 0 : C::CAUSAL ? min(w.n_kt, (rows_end + BN - 1) / BN) : w.n_kt;
     }
     w.n = n;
-    for (int i = 0; i < w.n_kt - n; i++) {
+    w.base = it + w.n_kt - n;
+    return w;
+}
+
+/* Releases the stages of tile w that this warpgroup skips (the first n_kt - n of its ring
+ * positions, from it), and its Q when it has no key tile at all. */
+template <class C>
+__device__ __forceinline__ void overlap_skip(const Sm90aSmem<C> &sm, const ConsumerThread &t, const OverlapTile &w,
+                                             int it)
+{
+    constexpr int STAGES = C::STAGES;
+    for (int i = 0; i < w.n_kt - w.n; i++) {
         const int pos = it + i, stage = pos % STAGES;
         sm90::mbar_wait(sm.k_full(stage), (pos / STAGES) & 1);
         release(sm.k_free(stage), t.lane);
         sm90::mbar_wait(sm.v_full(stage), (pos / STAGES) & 1);
         release(sm.v_free(stage), t.lane);
     }
-    w.base = it + w.n_kt - n;
-    if (n == 0)
+    if (w.n == 0)
         release(sm.q_free(t.wg), t.lane); /* every row past the sequence end (or before row 0) */
-    return w;
 }
 
 template <class C>
@@ -105,6 +113,8 @@ __device__ __forceinline__ void consumer_loop_overlap(const Sm90aParams &p, cons
     turns::open(wg);
     int it = 0; /* ring position of the current tile's first key tile, as the producer counts it */
     OverlapTile cur = overlap_begin<C>(sm, tile_slot, t, S, 0, it);
+    if (cur.tile >= 0)
+        overlap_skip<C>(sm, t, cur, it);
     if (cur.tile >= 0 && cur.n > 0) {
         issue_first_qk(cur);
         sm90::wgmma_wait<0>();
@@ -186,6 +196,21 @@ __device__ __forceinline__ void consumer_loop_overlap(const Sm90aParams &p, cons
          * has landed (nothing writes shared memory any more), and its scores are dropped. */
         it += cur.n_kt;
         const OverlapTile next = overlap_begin<C>(sm, tile_slot, t, S, local + 1, it);
+        /* A warpgroup that skips two or more of the next tile's key tiles waits for the V of
+         * its second ring position, which the producer loads into the stage of this tile's
+         * last V, freed only once this tile's last P V is done (the producer's copies go in
+         * order, so a later K waits behind it too): then the P V is waited for first, and
+         * only the rest of the epilogue overlaps the Q K^T. (Found as a hang at
+         * 64x16x512x64 non-causal, where the last tile's third warpgroup has no rows.) */
+        bool v_released = false;
+        if (C::SKIP && has_work && next.tile >= 0 && next.n_kt - next.n >= 2) {
+            sm90::wgmma_wait<0>();
+            sm90::fence_registers(o);
+            release(sm.v_free((base + n - 1) % STAGES), lane);
+            v_released = true;
+        }
+        if (next.tile >= 0)
+            overlap_skip<C>(sm, t, next, it);
         {
             const bool real = next.tile >= 0 && next.n > 0;
             const int stage = (real ? next.base : it) % STAGES;
@@ -200,7 +225,8 @@ __device__ __forceinline__ void consumer_loop_overlap(const Sm90aParams &p, cons
         sm90::wgmma_wait<1>(); /* the P V; the next Q K^T may still run */
         if (has_work) {
             sm90::fence_registers(o);
-            release(sm.v_free((base + n - 1) % STAGES), lane);
+            if (!v_released)
+                release(sm.v_free((base + n - 1) % STAGES), lane);
             epilogue_store<C>(p, o, st, S, cur.bh, row0, t.t4);
         }
         sm90::wgmma_wait<0>();
