@@ -74,10 +74,10 @@ TEMPLATES    := $(wildcard templates/*)
 REPORT_OBJ   := $(REPORT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/templates.o
 CLI_OBJ      := $(CLI_SRC:%.c=$(BUILD)/%.o)
 RECORDER_OBJ := $(RECORDER_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
-# Tests by module: tests/<layer>/<module>.c (layer: a folder of report/, or cli, recorder);
-# the older tests/test_*.c are folded into them module by module.
+# Tests by module: tests/<layer>/<topic>.c (layer: a folder of report/, or cli, recorder);
+# the test of a module lives in the folder of its layer, named by what it tests.
 TEST_MODULES := base model io analysis figures docs cli recorder
-TEST_SRC     := $(wildcard tests/test_*.c) $(foreach m,$(TEST_MODULES),$(wildcard tests/$(m)/*.c))
+TEST_SRC     := $(foreach m,$(TEST_MODULES),$(wildcard tests/$(m)/*.c))
 TEST_OBJ     := $(TEST_SRC:%.c=$(BUILD)/%.o)
 REPORT_LIB   := $(BUILD)/libattnprof_report.a
 RECORDER     := $(BUILD)/libattnprof_recorder.so

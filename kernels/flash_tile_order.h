@@ -1,6 +1,6 @@
 /* The order in which the persistent sm_90a flash kernel (kernels/flash_fwd_sm90a.cu)
  * takes its output tiles, in plain C so that the tests check it without a GPU
- * (tests/test_tile_order.c).
+ * (tests/recorder/tile_order.c).
  *
  * A tile is 128 or 192 query rows (the kernel's) of one head. Tiles are numbered in groups of at most
  * heads_per_group heads, a group's K and V together at most half the L2, so that
@@ -30,7 +30,7 @@ FLASH_TILE_ORDER_FN int flash_heads_per_group(long long l2_bytes, int seq, int h
  * ceil(heads_total / heads_per_group) groups of nearly equal size (the first
  * heads_total % groups of them one head larger): a small last group would put
  * heavy tiles at the end of the list and the busiest block 5-15% above the
- * mean (tests/test_tile_order.c). Computed once per launch, so that finding a
+ * mean (tests/recorder/tile_order.c). Computed once per launch, so that finding a
  * tile's place takes two divisions, not six (each a dependent chain of some
  * twenty instructions, on the kernel's path between tiles). */
 typedef struct {

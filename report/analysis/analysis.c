@@ -392,17 +392,32 @@ int analysis_expected_forwards(const run_info *r, const variant_result *v)
     return r->iters * passes;
 }
 
+int analysis_sample_plausible(const analysis *a, const struct forward_sample *s)
+{
+    if (!s->recorded)
+        return 0;
+    if (s->sm_mhz < 0 || (a->clock_limit_mhz > 0 && s->sm_mhz > a->clock_limit_mhz) || s->mem_mhz < 0)
+        return 0;
+    if (!isfinite(s->event_us) ? !isnan(s->event_us) : (s->event_us < 0 || s->event_us > ANALYSIS_MAX_EVENT_US))
+        return 0; /* NAN: no event time recorded */
+    if (isinf(s->power_w) || s->power_w < 0)
+        return 0;
+    return s->temp_c >= -50 && s->temp_c <= 200;
+}
+
 int analysis_forward_throttled(const analysis *a, const host_range *h)
 {
-    return a->throttle_judged && h->sample.recorded && h->sample.sm_mhz > 0 &&
+    return a->throttle_judged && analysis_sample_plausible(a, &h->sample) && h->sample.sm_mhz > 0 &&
            (double)h->sample.sm_mhz < a->throttle_fraction * (double)a->max_sm_mhz;
 }
 
 /* The throttle line of the run: its highest sampled SM clock, over every variant. */
 static void throttle_rule(analysis *a, const trace *t, const run_info *r)
 {
+    a->clock_limit_mhz = r->device.clock_khz > 0 ? (int)ceil(r->device.clock_khz / 1000.0 * (1 + ANALYSIS_CLOCK_MARGIN)) : 0;
     for (size_t i = 0; i < t->n_ranges; i++)
-        if (t->ranges[i].iteration >= 0 && t->ranges[i].sample.recorded && t->ranges[i].sample.sm_mhz > a->max_sm_mhz)
+        if (t->ranges[i].iteration >= 0 && analysis_sample_plausible(a, &t->ranges[i].sample) &&
+            t->ranges[i].sample.sm_mhz > a->max_sm_mhz)
             a->max_sm_mhz = t->ranges[i].sample.sm_mhz;
     a->throttle_fraction = r->measurement.recorded ? r->measurement.throttle_fraction : 0;
     a->throttle_judged = a->max_sm_mhz > 0 && isfinite(a->throttle_fraction) && a->throttle_fraction > 0;
@@ -420,6 +435,10 @@ static void set_throttled_apart(const analysis *a, variant_analysis *va)
         out += f->throttled;
         if (!s->recorded)
             continue;
+        if (!analysis_sample_plausible(a, s)) {
+            va->n_implausible++;
+            continue;
+        }
         if (!va->n_sampled++)
             va->sm_mhz_min = va->sm_mhz_max = s->sm_mhz, va->mem_mhz_min = va->mem_mhz_max = s->mem_mhz;
         if (s->sm_mhz < va->sm_mhz_min)

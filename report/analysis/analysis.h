@@ -84,7 +84,9 @@ typedef struct variant_analysis {
     forward *throttled;
     int n_throttled;
     int all_throttled;
-    int n_sampled;               /* forwards with a per-forward sample (trace.json args) */
+    int n_sampled;               /* forwards with a plausible per-forward sample (trace.json args) */
+    int n_implausible;           /* forwards whose sample is outside physical bounds (analysis_sample_plausible):
+                                  * its clocks judge nothing, the forward's CUPTI times are kept (issue 36, E03) */
     int sm_mhz_min, sm_mhz_max;  /* over those samples; 0 when none */
     int mem_mhz_min, mem_mhz_max;
     stats cuda_us, cpu_us, span_us;
@@ -107,6 +109,7 @@ typedef struct analysis {
     int throttle_judged;
     double throttle_fraction;
     int max_sm_mhz;
+    int clock_limit_mhz;         /* the highest SM clock a sample may read (analysis_sample_plausible); 0: none known */
     int n;
     variant_analysis v[RUN_MAX_VARIANTS];
 } analysis;
@@ -119,6 +122,16 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant);
  * CUDA time is the median, the lower middle one when the count is even (an actual
  * forward, not an average); ties go to the earlier iteration. -1 when none. */
 int analysis_median_forward(const variant_analysis *va);
+/* Physical bounds of a per-forward sample (issue 36, E03): an SM clock not negative and, where
+ * run.json records the GPU's maximum SM clock (gpu.clock_khz), at most ANALYSIS_CLOCK_MARGIN
+ * above it (NVML reports the clock the SM runs at, never above the rated boost; the margin is
+ * for a board that boosts past what cudaDevAttrClockRate says); a memory clock, power and event
+ * time not negative and finite; an event time under ANALYSIS_MAX_EVENT_US; a temperature in
+ * -50..200 °C. A sample outside them is dropped: counted (n_implausible, the finding
+ * implausible_samples), never the run's highest clock, never throttled. 1 when plausible. */
+#define ANALYSIS_CLOCK_MARGIN 0.10
+#define ANALYSIS_MAX_EVENT_US 3.6e9 /* one hour: no forward of a benchmark batch lasts that long */
+int analysis_sample_plausible(const analysis *a, const struct forward_sample *s);
 /* 1 when the forward's sample puts it below the run's throttle line. */
 int analysis_forward_throttled(const analysis *a, const host_range *r);
 /* The forwards a variant was expected to record: its stop outcome's count when

@@ -43,6 +43,20 @@
  * archives carry one batch each, no replicates to measure it from. */
 #define COMPARE_CPU_NOISE_FLOOR 0.90
 
+/* Replicates (issue 36, E02): the floor a run's own passes may set, at most 10%. A between-pass
+ * spread is the drift of batches of one process; above 10% it says the batch drifted more than
+ * any floor can absorb, and an unbounded floor let one noisy pass hide a 2x regression (20x in
+ * that pass) as "same". With three passes or more, a pass whose median lies more than this cap
+ * from the median of the passes' medians disagrees with the others: it is an outlier, reported,
+ * and not part of the spread (two passes cannot say which one disagrees: the cap alone). */
+#define COMPARE_REPLICATE_FLOOR_CAP 0.10
+
+/* A verdict needs this many forwards a side (issue 36, E06), as a model trace needs
+ * COMPARE_MIN_STEPS steps: one forward a side gives a [1.03–1.03] interval from a single
+ * resample value, a verdict from nothing. Below it only the ratio of the medians is given,
+ * "no verdict (n forwards)", and --fail-on never gates it. */
+#define COMPARE_MIN_FORWARDS 5
+
 /* --pair A=B[,C=D]: a model trace of the baseline (A) set against one of another run (B)
  * whatever their names (compare_traces.c). */
 #define COMPARE_MAX_PAIRS 8
@@ -82,6 +96,8 @@ typedef enum compare_verdict {
 typedef struct compare_ratio {
     ratio_ci ci;           /* value / baseline value */
     compare_verdict verdict;
+    int too_few;           /* > 0: the smaller side's samples, below COMPARE_MIN_FORWARDS: the ratio of
+                            * the medians alone, no interval, no verdict */
 } compare_ratio;
 
 /* One variant in one archive. */
@@ -103,6 +119,10 @@ typedef struct compare_cell {
      * between-pass spread (both runs hold replicates) rather than the documented floors. */
     double metric_floor, cpu_floor;
     int replicate_floor;
+    /* The rule of COMPARE_REPLICATE_FLOOR_CAP on the metric's passes: the passes set apart as
+     * outliers (bit p: pass p), and the spread before the cap (above it: the floor is the cap). */
+    unsigned outlier_passes;
+    double pass_spread_metric_raw;
 } compare_cell;
 
 typedef enum kernel_change {
@@ -299,6 +319,11 @@ int compare_fail_on_parse(const char *list, unsigned *mask, char *err, size_t er
 /* The variants of non-baseline runs whose CUDA-time (or throughput) verdict is in
  * `mask`, named in one line into msg; their count. */
 int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n);
+/* What --fail-on could gate: the count of non-baseline CUDA-time (or throughput) verdicts and
+ * model-trace step verdicts; msg lists, in one line, each comparison that has none and why (not in
+ * a run, failed, too few forwards or steps, a model trace unpaired). 0: nothing was gated, and
+ * `compare --fail-on` exits EXIT_NOTHING_GATED (issue 36, E07). */
+int compare_gate_scope(const compare_model *m, char *msg, size_t n);
 /* Bootstrap a ratio of two cells' samples and give it a verdict against the noise
  * floor f: same when the whole 95% interval lies in [1/(1+f), 1+f], faster or
  * slower when it lies wholly outside, ambiguous when it straddles an edge.

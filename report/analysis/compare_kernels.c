@@ -5,6 +5,7 @@
 #include "compare_parts.h"
 #include "alloc.h"
 
+#include "hash_index.h"
 #include "median.h"
 #include "occupancy.h"
 
@@ -36,8 +37,36 @@ static int same_operation(const kernel_summary *k, const gpu_op *op, op_role rol
            (op->kind == GPU_KERNEL || (k->op->bytes == op->bytes && !strcmp(k->op->copy_kind, op->copy_kind)));
 }
 
+/* The key of an operation in the summaries' hash index: what same_operation compares. */
+static uint64_t operation_hash(const gpu_op *op, op_role role)
+{
+    uint64_t h = hash_str(HASH_SEED, op->name);
+    int kind = op->kind, r = role;
+    h = hash_bytes(h, &kind, sizeof kind);
+    h = hash_bytes(h, &r, sizeof r);
+    if (op->kind != GPU_KERNEL) {
+        h = hash_bytes(h, &op->bytes, sizeof op->bytes);
+        h = hash_str(h, op->copy_kind);
+    }
+    return h;
+}
+
+typedef struct operation_key {
+    const kernel_summary *k;
+    const gpu_op *op;
+    op_role role;
+} operation_key;
+
+static int operation_equal(int pos, const void *ctx)
+{
+    const operation_key *key = ctx;
+    return same_operation(&key->k[pos], key->op, key->role);
+}
+
 /* Every distinct GPU operation of a variant's forwards, with its role, how
- * often it runs per forward and the median duration of one run. */
+ * often it runs per forward and the median duration of one run. The distinct ones are found
+ * by hash (hash_index.h), not by a scan of those found so far: a forward of 64 000 distinct
+ * kernels made that scan quadratic (issue 36, E12). */
 int compare_kernels_summarise(const variant_analysis *va, const device_props *dev, kernel_summary **out)
 {
     *out = NULL;
@@ -46,6 +75,8 @@ int compare_kernels_summarise(const variant_analysis *va, const device_props *de
     int n = 0, cap = 0;
     kernel_summary *k = NULL;
     sample_list *durs = NULL;
+    hash_index index;
+    hash_index_init(&index);
     for (int f = 0; f < va->n_forwards; f++) {
         const forward *fw = &va->forwards[f];
         op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
@@ -54,10 +85,11 @@ int compare_kernels_summarise(const variant_analysis *va, const device_props *de
         op_roles_of_forward(fw->ops, fw->n_ops, roles);
         for (int i = 0; i < fw->n_ops; i++) {
             const gpu_op *op = fw->ops[i];
-            int j = 0;
-            while (j < n && !same_operation(&k[j], op, roles[i]))
-                j++;
-            if (j == n) {
+            uint64_t hv = operation_hash(op, roles[i]);
+            operation_key key = {k, op, roles[i]};
+            int j = hash_index_find(&index, hv, operation_equal, &key);
+            if (j < 0) {
+                j = n;
                 if (n == cap) {
                     cap = cap ? cap * 2 : 16;
                     k = realloc(k, sizeof *k * (size_t)cap);
@@ -77,6 +109,7 @@ int compare_kernels_summarise(const variant_analysis *va, const device_props *de
                 k[n].occupancy = op->kind == GPU_KERNEL && occupancy_of_op(op, dev, &occ, NULL, 0) == 0
                                      ? occ.theoretical
                                      : NAN;
+                hash_index_add(&index, hv, n);
                 n++;
             }
             if (i < k[j].order)
@@ -92,6 +125,7 @@ int compare_kernels_summarise(const variant_analysis *va, const device_props *de
         k[j].n_samples = durs[j].n;
     }
     free(durs);
+    hash_index_free(&index);
     *out = k;
     return n;
 }

@@ -1,8 +1,11 @@
 /* The verdict of a ratio (compare.h): the seeded bootstrap interval of a ratio of medians
  * (bootstrap.h) read against a noise floor. Apart from compare.c so that every comparison
  * (variants, kernels, roles, and the steps of model traces in compare_traces.c) takes its
- * verdicts from this one rule without calling back into the module that builds the model. */
+ * verdicts from this one rule without calling back into the module that builds the model.
+ * Below COMPARE_MIN_FORWARDS samples a side there is no verdict, whatever the floor. */
 #include "compare.h"
+
+#include "median.h"
 
 #include <math.h>
 
@@ -22,6 +25,13 @@ compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, 
                                int higher_is_better)
 {
     compare_ratio r = {.verdict = VERDICT_NONE};
+    if (n_base > 0 && n_x > 0 && (n_base < COMPARE_MIN_FORWARDS || n_x < COMPARE_MIN_FORWARDS)) {
+        /* too few for a verdict (compare.h): the ratio of the medians, said to be alone */
+        double mb = median_of(base, n_base), mx = median_of(x, n_x);
+        r.ci = (ratio_ci){mb != 0 && isfinite(mb) && isfinite(mx) ? mx / mb : NAN, NAN, NAN};
+        r.too_few = n_base < n_x ? n_base : n_x;
+        return r;
+    }
     r.ci = bootstrap_median_ratio(base, n_base, x, n_x, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
     if (!isfinite(r.ci.ratio) || !isfinite(r.ci.lo) || !isfinite(r.ci.hi))
         return r;

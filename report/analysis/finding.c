@@ -410,6 +410,9 @@ const finding_row finding_table[FK_COUNT] = {
         "CUPTI dropped {records} records"),
     ROW(FK_THROTTLED_FORWARDS, "throttled_forwards", FINDING_WARNING, "measurement.throttle_fraction,samples", NO_RANK,
         "{throttled} of {forwards} forwards throttled"),
+    /* samples outside physical bounds (analysis_sample_plausible): dropped, counted here */
+    ROW(FK_IMPLAUSIBLE_SAMPLES, "implausible_samples", FINDING_WARNING, "samples", NO_RANK,
+        "{dropped} of {forwards} forwards' samples dropped"),
     /* a model trace's, derived by model_findings_derive in this order */
     ROW(FK_ATTENTION_SHARE, "attention_share", FINDING_INFO, "", BY_SHARE("share"),
         "attention {share:pct} of the step's CUDA time"),

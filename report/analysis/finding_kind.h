@@ -25,6 +25,7 @@ typedef enum finding_kind {
     FK_FULLY_MASKED_ROWS,
     FK_DROPPED_RECORDS,
     FK_THROTTLED_FORWARDS,
+    FK_IMPLAUSIBLE_SAMPLES,
     /* a model trace (model_findings.c) */
     FK_ATTENTION_SHARE,
     FK_MATH_FALLBACK,

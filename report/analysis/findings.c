@@ -581,6 +581,29 @@ static int throttled_finding(analysis *a, int vi)
     return 0;
 }
 
+/* Samples outside physical bounds (issue 36, E03): dropped from the throttle rule and the clock
+ * range, and said, so that a reader knows the rule judged the others without them. */
+static int implausible_samples_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    if (va->n_implausible <= 0)
+        return 0;
+    int forwards = va->all_throttled ? va->n_forwards : va->n_forwards + va->n_throttled;
+    finding *fd;
+    if (a->clock_limit_mhz > 0)
+        fd = findings_add(va, FK_IMPLAUSIBLE_SAMPLES, "%d of %d forwards' NVML samples are outside physical bounds "
+                          "(an SM clock above %d MHz, 10%% over the GPU's maximum in run.json, or a negative or "
+                          "absurd value): dropped, their clocks judge no forward throttled",
+                          va->n_implausible, forwards, a->clock_limit_mhz);
+    else
+        fd = findings_add(va, FK_IMPLAUSIBLE_SAMPLES, "%d of %d forwards' NVML samples are outside physical bounds "
+                          "(a negative or absurd value): dropped, their clocks judge no forward throttled",
+                          va->n_implausible, forwards);
+    findings_number(fd, "dropped", va->n_implausible, "");
+    findings_number(fd, "forwards", forwards, "");
+    findings_number(fd, "clock_limit_mhz", a->clock_limit_mhz, "MHz");
+    return 0;
+}
 
 static int model_trace_findings(analysis *a, int vi)
 {
@@ -611,6 +634,7 @@ static const finding_derive_fn finding_derives[FK_COUNT] = {
     [FK_FULLY_MASKED_ROWS] = fully_masked_finding,
     [FK_DROPPED_RECORDS] = dropped_records_finding,
     [FK_THROTTLED_FORWARDS] = throttled_finding,
+    [FK_IMPLAUSIBLE_SAMPLES] = implausible_samples_finding,
     [FK_ATTENTION_SHARE] = model_trace_findings,
     [FK_ROOF_SHARE_INCONSISTENT] = predict_derive,
 };

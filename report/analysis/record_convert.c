@@ -58,6 +58,10 @@ static void incomplete_reason(const record_options *o, const inject_raw *m, char
     else if (m->end == INJECT_END_SIGNAL)
         snprintf(out, n, "incomplete: the program's signal %d (%s) ended the recording; the records flushed then "
                          "are kept", m->end_signal, strsignal(m->end_signal));
+    else if (m->past_raw_bound > 0)
+        snprintf(out, n, "incomplete: the raw file reached its bound of %lld MiB and the last %lld records were "
+                         "not written (raise ATTNPROF_INJECT_RAW_MB, or record fewer steps)",
+                 (long long)m->raw_bound_mb, (long long)m->past_raw_bound);
     else if (m->end != INJECT_END_COMPLETE)
         snprintf(out, n, "incomplete: the recording has no end (the process left without running its exit "
                          "handlers: _exit, SIGKILL); the records CUPTI had completed are kept");

@@ -1,5 +1,5 @@
 /* Escaping of archive strings per target (escape.h). Each function writes only
- * what its target reads as literal text; the tests in tests/test_hostile.c feed
+ * what its target reads as literal text; the tests in tests/base/escape.c feed
  * each one the strings the hardening audit used (issue 15, D2). */
 #include "escape.h"
 #include "alloc.h"

@@ -23,6 +23,9 @@ enum {
                               * (the outputs were written) */
     EXIT_SHAPE_CONFLICT = 12, /* import: a declared --shape contradicts the shapes the trace recorded */
     EXIT_NOTHING_RECORDED = 13, /* record: the program ran no CUDA, or no GPU work, before it exited */
+    EXIT_NOTHING_GATED = 14, /* compare --fail-on: no verdict it could gate was compared (no shared variant,
+                              * too few forwards or steps); one line names what was not and why
+                              * (the outputs were written) */
     EXIT_INTERRUPTED = 130,  /* SIGINT/SIGTERM: stopped, only complete archives left (128 + SIGINT, as shells say) */
 };
 #endif

@@ -112,6 +112,29 @@ static int any_replicate_floor(const compare_model *m)
     return 0;
 }
 
+/* A cell's replicate floor beyond the rule's cap and its outlier passes (COMPARE_REPLICATE_FLOOR_CAP):
+ * the spread that was capped, and each pass that disagreed with its run's others. */
+static void replicate_caveats(FILE *f, const compare_model *m, int v, int i)
+{
+    const compare_cell *side[2] = {&m->variants[v].cell[0], &m->variants[v].cell[i]};
+    for (int s = 0; s < 2; s++) {
+        const compare_cell *c = side[s];
+        const char *label = m->in[s ? i : 0]->label;
+        if (isfinite(c->pass_spread_metric_raw) && c->pass_spread_metric_raw > COMPARE_REPLICATE_FLOOR_CAP) {
+            fputs(", the spread of ", f);
+            esc_md_text(f, label);
+            fprintf(f, " %.1f%% capped at %.0f%%", c->pass_spread_metric_raw * 100, COMPARE_REPLICATE_FLOOR_CAP * 100);
+        }
+        for (int p = 0; p < 32; p++)
+            if (c->outlier_passes >> p & 1u) {
+                fprintf(f, ", pass %d of ", p + 1);
+                esc_md_text(f, label);
+                fprintf(f, " an outlier (more than %.0f%% from the median of its passes' medians; left out of the "
+                        "spread)", COMPARE_REPLICATE_FLOOR_CAP * 100);
+            }
+    }
+}
+
 /* The replicate rule and the floor each variant was judged against, where it applied. */
 static void replicate_rule(FILE *f, const compare_model *m, int which)
 {
@@ -128,7 +151,9 @@ static void replicate_rule(FILE *f, const compare_model *m, int which)
         fputs("Replicates: where the baseline and a run both hold two or more passes of their batch (`attnprof run "
               "--replicate K`, each forward's pass recorded), the floor of that ratio is not the documented one but "
               "the larger of the two runs' between-pass spreads, the relative range (max ÷ min − 1) of the medians "
-              "of each pass: the drift between batches measured in the runs themselves. Floors used:", f);
+              "of each pass: the drift between batches measured in the runs themselves, at most 10% (a larger spread "
+              "is capped, and with three passes or more a pass more than 10% from the median of the passes' medians "
+              "is an outlier, named, and left out of the spread). Floors used:", f);
     int first = 1;
     for (int v = 0; v < m->n_variants; v++)
         for (int i = 1; i < m->n; i++) {
@@ -142,6 +167,8 @@ static void replicate_rule(FILE *f, const compare_model *m, int which)
             esc_md_text(f, m->in[i]->label);
             fprintf(f, " %.2f%% (%d and %d passes)", (which == ROW_CPU ? c->cpu_floor : c->metric_floor) * 100,
                     m->variants[v].cell[0].passes, c->passes);
+            if (which != ROW_CPU)
+                replicate_caveats(f, m, v, i);
         }
     fputs(".\n\n", f);
 }

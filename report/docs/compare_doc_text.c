@@ -51,8 +51,12 @@ void compare_md_cell_text(const compare_model *m, const compare_cell *c, const s
 /* "0.93× [0.92–0.94] **faster**" */
 void compare_md_ratio_text(const compare_ratio *r, char *out, size_t n)
 {
+    if (r->verdict == VERDICT_NONE && r->too_few > 0 && isfinite(r->ci.ratio)) {
+        snprintf(out, n, "%.3f×, no verdict (%d forwards)", r->ci.ratio, r->too_few);
+        return;
+    }
     if (r->verdict == VERDICT_NONE) {
-        snprintf(out, n, "–");
+        snprintf(out, n, r->too_few > 0 ? "no verdict (%d forwards)" : "–", r->too_few);
         return;
     }
     const char *w = compare_verdict_word(r->verdict);

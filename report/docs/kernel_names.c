@@ -7,6 +7,7 @@
 
 #include "escape.h"
 #include "findings.h"
+#include "hash_index.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,54 @@ const char **kernel_names_shortened(const analysis *a, int *n)
     return out;
 }
 
+/* Where a name first runs in the representative forwards: the variant and the op's number. */
+typedef struct first_run {
+    const char *name;
+    int variant, op;
+} first_run;
+
+typedef struct first_key {
+    const first_run *runs;
+    const char *name;
+} first_key;
+
+static int first_equal(int pos, const void *ctx)
+{
+    const first_key *k = ctx;
+    return !strcmp(k->runs[pos].name, k->name);
+}
+
+/* Every distinct name of the representative forwards with its first run, indexed by hash in
+ * *index (one pass; a scan of every forward for each name was quadratic: issue 36, E12). */
+static first_run *first_runs(const analysis *a, hash_index *index)
+{
+    int cap = 0, n = 0;
+    first_run *runs = NULL;
+    hash_index_init(index);
+    for (int v = 0; v < a->n; v++) {
+        int r = analysis_median_forward(&a->v[v]);
+        const forward *fw = r < 0 ? NULL : &a->v[v].forwards[r];
+        for (int k = 0; fw && k < fw->n_ops; k++) {
+            const char *name = fw->ops[k]->name;
+            if (!name)
+                continue;
+            uint64_t hv = hash_str(HASH_SEED, name);
+            first_key key = {runs, name};
+            if (hash_index_find(index, hv, first_equal, &key) >= 0)
+                continue;
+            if (n == cap) {
+                cap = cap ? 2 * cap : 64;
+                runs = realloc(runs, sizeof *runs * (size_t)cap);
+                if (!runs)
+                    attn_oom();
+            }
+            runs[n] = (first_run){name, v, k};
+            hash_index_add(index, hv, n++);
+        }
+    }
+    return runs;
+}
+
 void kernel_names_appendix(FILE *f, const analysis *a)
 {
     int n;
@@ -71,28 +120,28 @@ void kernel_names_appendix(FILE *f, const analysis *a)
                    "representative forward that runs it (\"–\": in another forward only).\n\n"
                    "| Written as | First in | Full name |\n|---|---|---|\n",
                 n, n == 1 ? "" : "s", n == 1 ? "it is" : "they are", n == 1 ? "it is" : "all of them are");
+        hash_index index;
+        first_run *runs = first_runs(a, &index);
         for (int i = 0; i < n; i++) {
             char s[FINDING_NAME_MAX + 8];
             findings_short_name(names[i], s, sizeof s);
             fputs("| ", f);
             esc_md_code(f, s, 1);
             fputs(" | ", f);
-            int found = 0; /* the op tables' "#" of the variant's representative forward */
-            for (int v = 0; v < a->n && !found; v++) {
-                int r = analysis_median_forward(&a->v[v]);
-                const forward *fw = r < 0 ? NULL : &a->v[v].forwards[r];
-                for (int k = 0; fw && k < fw->n_ops && !found; k++)
-                    if (fw->ops[k]->name && !strcmp(fw->ops[k]->name, names[i])) {
-                        esc_md_code(f, a->v[v].result->name, 1);
-                        fprintf(f, " op %d", k + 1);
-                        found = 1;
-                    }
+            /* the op tables' "#" of the variant's representative forward */
+            first_key key = {runs, names[i]};
+            int at = hash_index_find(&index, hash_str(HASH_SEED, names[i]), first_equal, &key);
+            if (at >= 0) {
+                esc_md_code(f, a->v[runs[at].variant].result->name, 1);
+                fprintf(f, " op %d", runs[at].op + 1);
             }
-            fputs(found ? " | " : "– | ", f);
+            fputs(at >= 0 ? " | " : "– | ", f);
             esc_md_code(f, names[i], 1);
             fputs(" |\n", f);
         }
         fputc('\n', f);
+        hash_index_free(&index);
+        free(runs);
     }
     free(names);
 }

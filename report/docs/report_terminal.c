@@ -64,6 +64,8 @@ void compare_terminal_summary(FILE *f, const compare_model *m)
             if (r->verdict != VERDICT_NONE) /* the decimals the tables print it with */
                 snprintf(cell, sizeof cell, "%.*fx %s", units_ratio_decimals(r->ci.lo, r->ci.hi), r->ci.ratio,
                          compare_verdict_word(r->verdict));
+            else if (r->too_few > 0)
+                snprintf(cell, sizeof cell, "no verdict (%d forwards)", r->too_few);
             fprintf(f, " %28s", cell);
         }
         fprintf(f, "\n");

@@ -7,6 +7,7 @@
 
 #include "citation.h"
 #include "escape.h"
+#include "hash_index.h"
 #include "findings.h"
 #include "model_inputs.h"
 #include "occupancy.h"
@@ -198,27 +199,9 @@ static void code_name(const char *name, char *out, size_t n)
     esc_md_code_buf(out, n, s);
 }
 
-void series_section(FILE *f, const analysis *a)
+/* The table of the series' variants: this run's counts and times beside the series'. */
+static void series_table(FILE *f, const analysis *a)
 {
-    const run_info *r = a->run;
-    fprintf(f, "## Beside the series\n\n");
-    fprintf(f, "The series (\"Profiling in PyTorch\", part 3) published the numbers below for an A100-SXM4-80GB. They "
-               "are citations from the series, not measurements of this run, and are labelled *%s*. The series does "
-               "not state its shape, so its times may be for another shape than this run's (",
-            SERIES_LABEL);
-    if (run_info_shape_recorded(r))
-        fprintf(f, "B=%d, H=%d, S=%d, D=%d", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
-    else
-        fputs("whose shape is not recorded", f);
-    fputs("): compare counts and ratios, not absolute times.\n\n", f);
-    implementations_paragraph(f, a);
-    fprintf(f, "The series' kernel counts match GPU operations per forward with the Memsets left aside (its naive "
-               "counts the Memcpy): this run's column counts the same.\n\n");
-    fprintf(f, "| Variant | GPU operations / forward without Memsets, this run | Kernels / forward, %s | "
-               "CUDA time / forward, this run | "
-               "CUDA time / forward, %s | CPU time / forward, this run | CPU time / forward, %s |\n"
-               "|---|---|---|---|---|---|---|\n",
-            SERIES_LABEL, SERIES_LABEL, SERIES_LABEL);
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         const series_fact *s = series_fact_of(va->result->name);
@@ -245,8 +228,11 @@ void series_section(FILE *f, const analysis *a)
             fprintf(f, " | – | %s | – | %s | – | %s |\n", sk, scuda, scpu);
     }
     fputc('\n', f);
+}
 
-    /* The ratios the series discusses. */
+/* The ratios the series discusses, this run's beside the series'. */
+static void series_ratio_list(FILE *f, const analysis *a)
+{
     int n_rs;
     const series_ratio *rs = series_ratios(&n_rs);
     int any = 0;
@@ -268,8 +254,11 @@ void series_section(FILE *f, const analysis *a)
     }
     if (any)
         fputc('\n', f);
+}
 
-    /* Kineto's 0%: the series' explanation against the records. */
+/* Kineto's 0%: the series' explanation against this run's records. */
+static void series_kineto_against_records(FILE *f, const analysis *a)
+{
     fprintf(f, "### Kineto's 0%% occupancy: the series against the records\n\nThe series reads Kineto's estimated "
                "occupancy as ≈ 13%% for flash and 0%% for cuDNN (%s), and explains cuDNN's 0%% by CUPTI not "
                "attributing occupancy to a `cuLaunchKernelEx` launch. ",
@@ -315,6 +304,74 @@ void series_section(FILE *f, const analysis *a)
     else
         fputs("The records do not hold the device's default shared-memory limit per block (deviceProperties "
               "sharedMemPerBlock), so the rule cannot be checked against them.\n\n", f);
+}
+
+void series_section(FILE *f, const analysis *a)
+{
+    const run_info *r = a->run;
+    fprintf(f, "## Beside the series\n\n");
+    fprintf(f, "The series (\"Profiling in PyTorch\", part 3) published the numbers below for an A100-SXM4-80GB. They "
+               "are citations from the series, not measurements of this run, and are labelled *%s*. The series does "
+               "not state its shape, so its times may be for another shape than this run's (",
+            SERIES_LABEL);
+    if (run_info_shape_recorded(r))
+        fprintf(f, "B=%d, H=%d, S=%d, D=%d", r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim);
+    else
+        fputs("whose shape is not recorded", f);
+    fputs("): compare counts and ratios, not absolute times.\n\n", f);
+    implementations_paragraph(f, a);
+    fprintf(f, "The series' kernel counts match GPU operations per forward with the Memsets left aside (its naive "
+               "counts the Memcpy): this run's column counts the same.\n\n");
+    fprintf(f, "| Variant | GPU operations / forward without Memsets, this run | Kernels / forward, %s | "
+               "CUDA time / forward, this run | "
+               "CUDA time / forward, %s | CPU time / forward, this run | CPU time / forward, %s |\n"
+               "|---|---|---|---|---|---|---|\n",
+            SERIES_LABEL, SERIES_LABEL, SERIES_LABEL);
+    series_table(f, a);
+    series_ratio_list(f, a);
+    series_kineto_against_records(f, a);
+}
+
+/* What differs from the expectation the variants and the series state, "; "-separated, into
+ * diff (n bytes); its length as written (it may exceed n: the caller trims). */
+static size_t abstract_differences(const analysis *a, char *diff, size_t n)
+{
+    int n_rs;
+    const series_ratio *rs = series_ratios(&n_rs);
+    size_t len = 0;
+    diff[0] = '\0';
+#define SAY(...) (len += (size_t)snprintf(diff + len, len < n ? n - len : 0, __VA_ARGS__))
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        char nm[100];
+        esc_md_code_buf(nm, sizeof nm, va->result->name);
+        if (va->result->status != VARIANT_OK) {
+            SAY("%s%s %s", len ? "; " : "", nm, variant_status_name(va->result->status));
+            continue;
+        }
+        if (va->n_forwards && va->result->expected_ops >= 0 && va->ops_per_forward != va->result->expected_ops)
+            SAY("%s%s runs %d GPU operations per forward where %d were expected (%d Memset%s)", len ? "; " : "", nm,
+                va->ops_per_forward, va->result->expected_ops, va->memset_per_forward,
+                va->memset_per_forward == 1 ? "" : "s");
+        const series_fact *s = series_fact_of(va->result->name);
+        if (s && va->n_forwards && va->ops_per_forward - va->memset_per_forward != s->kernels)
+            SAY("%s%s runs %d GPU operations per forward besides Memsets where the series counts %d", len ? "; " : "",
+                nm, va->ops_per_forward - va->memset_per_forward, s->kernels);
+        const gpu_op *op;
+        const api_call *via;
+        if (va->n_forwards && s && s->kineto_occ_pct > 0 && kineto_zero_kernel(a, va, &op, &via))
+            SAY("%sKineto's estimate for %s's kernel is 0%% (%d B shared memory per block), where the series reads "
+                "%s%d%% for its %s", len ? "; " : "", nm, op->static_smem + op->dynamic_smem,
+                s->kineto_occ_approx ? "≈ " : "", s->kineto_occ_pct, s->variant);
+    }
+    for (int k = 0; k < n_rs; k++) {
+        double q = series_ratio_here(a, &rs[k]);
+        if (isfinite(q) && isfinite(rs[k].series) && (q > 1) != (rs[k].series > 1))
+            SAY("%s%s is %s than %s here (%.2f×), %s in the series (%.2f×, %s)", len ? "; " : "", rs[k].x,
+                q < 1 ? "faster" : "slower", rs[k].y, q, q < 1 ? "slower" : "faster", rs[k].series, SERIES_LABEL);
+    }
+#undef SAY
+    return len;
 }
 
 void series_abstract(FILE *f, const analysis *a)
@@ -368,40 +425,8 @@ void series_abstract(FILE *f, const analysis *a)
     }
     if (k_any)
         fputs(".", f);
-    /* What differs from the expectation. */
-    char diff[2048] = "";
-    size_t len = 0;
-#define SAY(...) (len += (size_t)snprintf(diff + len, len < sizeof diff ? sizeof diff - len : 0, __VA_ARGS__))
-    for (int i = 0; i < a->n; i++) {
-        const variant_analysis *va = &a->v[i];
-        char nm[100];
-        esc_md_code_buf(nm, sizeof nm, va->result->name);
-        if (va->result->status != VARIANT_OK) {
-            SAY("%s%s %s", len ? "; " : "", nm, variant_status_name(va->result->status));
-            continue;
-        }
-        if (va->n_forwards && va->result->expected_ops >= 0 && va->ops_per_forward != va->result->expected_ops)
-            SAY("%s%s runs %d GPU operations per forward where %d were expected (%d Memset%s)", len ? "; " : "", nm,
-                va->ops_per_forward, va->result->expected_ops, va->memset_per_forward,
-                va->memset_per_forward == 1 ? "" : "s");
-        const series_fact *s = series_fact_of(va->result->name);
-        if (s && va->n_forwards && va->ops_per_forward - va->memset_per_forward != s->kernels)
-            SAY("%s%s runs %d GPU operations per forward besides Memsets where the series counts %d", len ? "; " : "",
-                nm, va->ops_per_forward - va->memset_per_forward, s->kernels);
-        const gpu_op *op;
-        const api_call *via;
-        if (va->n_forwards && s && s->kineto_occ_pct > 0 && kineto_zero_kernel(a, va, &op, &via))
-            SAY("%sKineto's estimate for %s's kernel is 0%% (%d B shared memory per block), where the series reads "
-                "%s%d%% for its %s", len ? "; " : "", nm, op->static_smem + op->dynamic_smem,
-                s->kineto_occ_approx ? "≈ " : "", s->kineto_occ_pct, s->variant);
-    }
-    for (int k = 0; k < n_rs; k++) {
-        double q = series_ratio_here(a, &rs[k]);
-        if (isfinite(q) && isfinite(rs[k].series) && (q > 1) != (rs[k].series > 1))
-            SAY("%s%s is %s than %s here (%.2f×), %s in the series (%.2f×, %s)", len ? "; " : "", rs[k].x,
-                q < 1 ? "faster" : "slower", rs[k].y, q, q < 1 ? "slower" : "faster", rs[k].series, SERIES_LABEL);
-    }
-#undef SAY
+    char diff[2048];
+    size_t len = abstract_differences(a, diff, sizeof diff);
     esc_utf8_trim(diff);
     /* An expectation exists only where a variant states one (an attnprof run) or the
      * series published the variant: a model's trace has neither. */
@@ -428,6 +453,10 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
     const device_props *dev = &a->trace->device;
     char zero[1600] = "", nonzero_ex[600] = "";
     int n_zero = 0, zero_runtime = 0, n_nonzero_ex = 0;
+    /* one mention per kernel name: the names of the operations before, in any representative
+     * forward, by hash (a scan of them was quadratic: 64 000 distinct kernels, issue 36 E12) */
+    str_set names;
+    str_set_init(&names);
     for (int i = 0; i < a->n; i++) {
         const forward *fw = rep(&a->v[i]);
         for (int k = 0; fw && k < fw->n_ops; k++) {
@@ -435,6 +464,7 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
             const api_call *l = fw->launchers[k];
             occupancy occ;
             char oerr[64];
+            int seen = str_set_seen(&names, o->name);
             if (o->kind != GPU_KERNEL)
                 continue;
             int computed = occupancy_of_op(o, dev, &occ, oerr, sizeof oerr) == 0;
@@ -444,14 +474,6 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
                        (o->has_kineto_occupancy ? o->kineto_occupancy == 0 : computed && occ.kineto_pct == 0);
             if (!computed && !o->has_kineto_occupancy)
                 continue;
-            int seen = 0; /* one mention per kernel name */
-            for (int j = 0; j < i && !seen; j++) {
-                const forward *pf = rep(&a->v[j]);
-                for (int m = 0; pf && m < pf->n_ops && !seen; m++)
-                    seen = !strcmp(pf->ops[m]->name, o->name);
-            }
-            for (int m = 0; m < k && !seen; m++)
-                seen = !strcmp(fw->ops[m]->name, o->name);
             if (seen)
                 continue;
             char nm[FINDING_NAME_MAX + 8], q[200], api[100];
@@ -474,6 +496,7 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
             }
         }
     }
+    str_set_free(&names);
     esc_utf8_trim(zero);
     fprintf(f, "### Why Kineto reads 0%%\n\nKineto's estimate (the column *Kineto's estimate* in the op tables, "
                "and Kineto's number in grey in the chart) uses the same formula, but its occupancy call keeps "

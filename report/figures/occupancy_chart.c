@@ -13,6 +13,7 @@
 
 #include "counters.h"
 #include "escape.h"
+#include "hash_index.h"
 #include "occupancy.h"
 
 #define NAME_COL 210.0
@@ -66,6 +67,30 @@ static int same_launch(const gpu_op *a, const gpu_op *b)
            a->static_smem == b->static_smem && a->dynamic_smem == b->dynamic_smem;
 }
 
+/* The key of a launch in groups_build's hash index: what same_launch compares. */
+static uint64_t launch_hash(const gpu_op *op)
+{
+    uint64_t h = hash_str(HASH_SEED, op->name);
+    int kind = op->kind;
+    h = hash_bytes(h, &kind, sizeof kind);
+    h = hash_bytes(h, op->grid, sizeof op->grid);
+    h = hash_bytes(h, op->block, sizeof op->block);
+    h = hash_bytes(h, &op->registers, sizeof op->registers);
+    h = hash_bytes(h, &op->static_smem, sizeof op->static_smem);
+    return hash_bytes(h, &op->dynamic_smem, sizeof op->dynamic_smem);
+}
+
+typedef struct launch_key {
+    const occ_row *rows;
+    const gpu_op *op;
+} launch_key;
+
+static int launch_equal(int pos, const void *ctx)
+{
+    const launch_key *k = ctx;
+    return same_launch(k->rows[pos].op, k->op);
+}
+
 static void groups_free(occ_group *g, int n)
 {
     for (int i = 0; i < n; i++)
@@ -91,19 +116,27 @@ static occ_group *groups_build(const analysis *a)
             groups_free(groups, a->n);
             return NULL;
         }
+        /* distinct launches by hash: a scan of the rows found so far was quadratic in a forward
+         * of 64 000 distinct kernels (issue 36, E12) */
+        hash_index index;
+        hash_index_init(&index);
         for (int k = 0; k < f->n_ops; k++) {
             const gpu_op *op = f->ops[k];
             if (op->kind != GPU_KERNEL) {
                 g->copies++;
                 continue;
             }
-            int r = 0;
-            while (r < g->n && !same_launch(g->rows[r].op, op))
-                r++;
-            if (r == g->n)
+            uint64_t hv = launch_hash(op);
+            launch_key key = {g->rows, op};
+            int r = hash_index_find(&index, hv, launch_equal, &key);
+            if (r < 0) {
+                r = g->n;
                 g->rows[g->n++] = (occ_row){op, 0};
+                hash_index_add(&index, hv, r);
+            }
             g->rows[r].launches++;
         }
+        hash_index_free(&index);
     }
     return groups;
 }

@@ -285,6 +285,13 @@ static int read_summary(reader *r, char **f, int n)
             num(f[2], &bad);
         }
         break;
+    case 'T':
+        bad = n != 3;
+        if (!bad) {
+            m->past_raw_bound += num(f[1], &bad);
+            m->raw_bound_mb = num(f[2], &bad);
+        }
+        break;
     case 'C':
         bad = n != 6;
         if (!bad) {
@@ -355,7 +362,7 @@ static int read_line(reader *r, char *line)
         return read_meta(r, f, n);
     if (!strcmp(k, "D"))
         return read_device(r, f, n);
-    if (strlen(k) == 1 && strchr("XBCWE", k[0]))
+    if (strlen(k) == 1 && strchr("XBTCWE", k[0]))
         return read_summary(r, f, n);
     return 1;
 }

@@ -16,6 +16,7 @@
  *   NS ts id tid name / NE ts id / NI ts id tid name   NVTX range start, end, marker
  *   X n                                   records CUPTI dropped
  *   B n mb                                buffer requests refused at the bound (of mb MiB each)
+ *   T n mb                                records not written: the raw file reached its bound of mb MiB
  *   C samples sm_min sm_max mem_min mem_max   NVML clocks (MHz) while recording
  *   W what message                        a CUPTI call that failed
  *   E complete | E signal N               how the recording ended (no E: cut short)
@@ -36,6 +37,8 @@ typedef struct inject_raw {
     int64_t dropped;          /* CUPTI's dropped-record counts, summed */
     int64_t buffers_refused;  /* buffer requests refused at the bound */
     int buffer_mb;            /* the bound */
+    int64_t past_raw_bound;   /* records not written once the raw file reached raw_bound_mb */
+    int64_t raw_bound_mb;
     char driver[32];          /* NVML's driver version, "" when NVML was not there */
     int power_limit_w;
     int clock_samples, sm_min, sm_max, mem_min, mem_max;

@@ -72,7 +72,8 @@ void cli_usage(FILE *f)
           "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
           "  --allow-l2-mismatch  compare runs that measured different L2 states (cold, warm)\n"
           "  --fail-on V[,V]      after writing, exit 11 when a variant's CUDA-time verdict is one of\n"
-          "                       slower, ambiguous, faster, same (a CI gate: --fail-on slower,ambiguous)\n"
+          "                       slower, ambiguous, faster, same (a CI gate: --fail-on slower,ambiguous);\n"
+          "                       exit 14 when nothing it could gate was compared\n"
           "  --pair A=B[,C=D]     set the baseline's model trace A against trace B of another run (their\n"
           "                       names differ); traces of one name pair anyway, as do the one of each run\n"
           "  --force              replace DIR if it exists\n"
@@ -118,7 +119,9 @@ void cli_usage(FILE *f)
           "\n"
           "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
           "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error, 8 a sweep directory refused\n"
-          "            (a stored task command, a link), 9 out of memory, 13 record: the program ran no CUDA or no GPU work,\n"
+          "            (a stored task command, a link), 9 out of memory, 10 compare: L2 states differ, 11 compare --fail-on:\n"
+          "            a verdict in the list, 12 import --shape contradicts the trace, 13 record: the program ran no CUDA\n"
+          "            or no GPU work, 14 compare --fail-on: nothing it could gate was compared,\n"
           "            126/127 record: CMD not executable / not found (else record exits with CMD's status), 130 interrupted\n",
           f);
 }

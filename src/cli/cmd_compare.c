@@ -48,12 +48,16 @@ static int compare_loaded(const cli_options *o, compare_archive **in, const comp
     if (rc == EXIT_OK && !o->run.quiet)
         print_verdicts(&m, o->out_dir);
     /* --fail-on: the outputs are written; the exit status gates a CI job */
-    char gate[1024];
+    char gate[1024], shown[1024];
     if (rc == EXIT_OK && o->fail_on && compare_gate(&m, o->fail_on, gate, sizeof gate) > 0) {
-        char shown[1024];
         snprintf(err, errlen, "--fail-on: %s (CUDA time against the baseline %s)",
                  esc_terminal(shown, sizeof shown, gate), m.in[0]->label);
         rc = EXIT_VERDICT_GATE;
+    } else if (rc == EXIT_OK && o->fail_on && compare_gate_scope(&m, gate, sizeof gate) == 0) {
+        /* a gate that compared nothing passes nothing (issue 36, E07) */
+        snprintf(err, errlen, "--fail-on: nothing to gate was compared against the baseline %s: %s",
+                 m.in[0]->label, esc_terminal(shown, sizeof shown, gate));
+        rc = EXIT_NOTHING_GATED;
     }
     compare_free(&m);
     return rc;

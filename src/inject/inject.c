@@ -9,7 +9,10 @@
  *
  * Bounded: CUPTI gets buffers of BUFFER_BYTES, at most ATTNPROF_INJECT_BUFFER_MB of them
  * outstanding (default DEFAULT_BUFFER_MB); past that it drops records and counts them,
- * and the counts go into the file ("X" lines). Buffers complete on CUPTI's own worker
+ * and the counts go into the file ("X" lines). The raw file itself stops growing at
+ * ATTNPROF_INJECT_RAW_MB (default DEFAULT_RAW_MB), checked at each completed buffer: the
+ * records of later buffers are counted, not written ("T" line), and the archive says the
+ * recording is incomplete, so a long-running program cannot fill the disk. Buffers complete on CUPTI's own worker
  * thread, every FLUSH_PERIOD_MS and when full; records are written there, under
  * out_lock, so the program's threads pay only CUPTI's own cost. At exit (atexit) the
  * last buffers are flushed and an "E complete" line ends the file; a fatal signal
@@ -36,6 +39,7 @@
 
 #define BUFFER_BYTES (4u << 20)
 #define DEFAULT_BUFFER_MB 512
+#define DEFAULT_RAW_MB 4096
 #define FLUSH_PERIOD_MS 2000
 #define CLOCK_SAMPLE_NS 200000000ull /* at most one NVML clock sample per 0.2 s of completed buffers */
 
@@ -53,6 +57,8 @@ static struct {
     pthread_mutex_t out_lock;
     atomic_long buffers_out;  /* buffers handed to CUPTI and not yet completed */
     long buffers_max;
+    long long raw_max_bytes;  /* the raw file's bound */
+    long long past_bound;     /* records not written because the file reached its bound */
     atomic_llong refused;     /* buffer requests refused at the bound */
     int finished;             /* the E line is written */
     struct nvml nvml_state;
@@ -265,8 +271,14 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     if (S.out && !S.finished) {
         CUpti_Activity *rec = NULL;
         CUptiResult r;
-        while ((r = cuptiActivityGetNextRecord(buffer, valid, &rec)) == CUPTI_SUCCESS)
-            write_record(rec);
+        /* One ftello a buffer (a few MiB of records), not one a record. */
+        int full = S.past_bound > 0 || (long long)ftello(S.out) >= S.raw_max_bytes;
+        while ((r = cuptiActivityGetNextRecord(buffer, valid, &rec)) == CUPTI_SUCCESS) {
+            if (full)
+                S.past_bound++;
+            else
+                write_record(rec);
+        }
         if (r != CUPTI_ERROR_MAX_LIMIT_REACHED) {
             const char *s = NULL;
             cuptiGetResultString(r, &s);
@@ -296,6 +308,8 @@ static void finish(const char *how, int sig)
         long long refused = atomic_load(&S.refused);
         if (refused)
             fprintf(S.out, "B\t%lld\t%d\n", refused, (int)(BUFFER_BYTES >> 20));
+        if (S.past_bound)
+            fprintf(S.out, "T\t%lld\t%lld\n", S.past_bound, S.raw_max_bytes >> 20);
         if (sig)
             fprintf(S.out, "E\t%s\t%d\n", how, sig);
         else
@@ -353,14 +367,22 @@ static int api_wanted(CUpti_CallbackDomain domain, uint32_t cbid)
     return 0;
 }
 
-/* ATTNPROF_INJECT_ALL_APIS=1 records every runtime and driver call, as Kineto does. */
+/* Which API calls are recorded: ATTNPROF_INJECT_APIS=all (or ATTNPROF_INJECT_ALL_APIS=1)
+ * records every runtime and driver call, as Kineto does; =none records none (kernels, copies
+ * and NVTX only: no launch latency, no host-side view, the least cost per launch, which is
+ * how the overhead's part that is CUPTI's own kernel tracing is measured apart); otherwise
+ * the calls of API_WORDS. */
 static void enable_apis(void)
 {
-    const char *all = getenv("ATTNPROF_INJECT_ALL_APIS");
-    if (all && !strcmp(all, "1")) {
+    const char *apis = getenv("ATTNPROF_INJECT_APIS"), *all = getenv("ATTNPROF_INJECT_ALL_APIS");
+    if ((all && !strcmp(all, "1")) || (apis && !strcmp(apis, "all"))) {
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
         fputs("V\tapis\tall\n", S.out);
+        return;
+    }
+    if (apis && !strcmp(apis, "none")) {
+        fputs("V\tapis\t0\n", S.out);
         return;
     }
     int n = 0;
@@ -387,6 +409,8 @@ static int open_output(void)
     const char *mb = getenv("ATTNPROF_INJECT_BUFFER_MB");
     long limit = mb && atol(mb) > 0 ? atol(mb) : DEFAULT_BUFFER_MB;
     S.buffers_max = limit / (long)(BUFFER_BYTES >> 20) > 0 ? limit / (long)(BUFFER_BYTES >> 20) : 1;
+    const char *raw_mb = getenv("ATTNPROF_INJECT_RAW_MB");
+    S.raw_max_bytes = (raw_mb && atoll(raw_mb) > 0 ? atoll(raw_mb) : DEFAULT_RAW_MB) << 20;
     uint32_t ver = 0;
     cuptiGetVersion(&ver);
     int drv = 0;

@@ -1,6 +1,6 @@
 /* The FP64 reference every variant is checked against, the bf16 conversions, and the seeded
  * normal generator the runner draws its inputs from. Pure C on the host, unit-tested
- * (tests/test_reference.c) and checked against a second, independent reference on the GPU
+ * (tests/recorder/reference.c) and checked against a second, independent reference on the GPU
  * machine (tests/gpu/variant_check.c). The reference runs on every core over a stated set of
  * query rows, so that its cost is O(rows · S · D) rather than O(S² · D) per head. */
 #include "reference.h"

@@ -140,3 +140,30 @@ Test(record_cli, incomplete_recording_kept_and_marked)
     remove_tree(dir);
     unlink(r.path);
 }
+
+/* The injection library stops writing at ATTNPROF_INJECT_RAW_MB and counts what it did not
+ * write in a "T" line: the archive is kept, and says the recording is incomplete and why. */
+Test(record_cli, raw_file_past_its_bound_is_incomplete)
+{
+    raw_file r;
+    write_raw(&r, 6, NULL);
+    FILE *f = fopen(r.path, "a");
+    cr_assert_not_null(f);
+    fputs("T\t123456\t4096\nE\tcomplete\n", f);
+    fclose(f);
+    char dir[] = "/tmp/attnprof-rec-XXXXXX", out[300], args[600], text[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/archive", dir);
+    snprintf(args, sizeof args, "record --raw %s -o %s", r.path, out);
+    cr_assert_eq(attnprof_out(args, text, sizeof text), EXIT_OK, "%s", err_text);
+    char path[400];
+    snprintf(path, sizeof path, "%s/run.json", out);
+    char *run = slurp(path);
+    cr_assert_not_null(run);
+    cr_expect(strstr(run, "\"status\": \"FAILED\"") != NULL, "%s", run);
+    cr_expect(strstr(run, "bound of 4096 MiB") != NULL, "%s", run);
+    cr_expect(strstr(run, "123456 records") != NULL, "%s", run);
+    free(run);
+    remove_tree(dir);
+    unlink(r.path);
+}

@@ -1,4 +1,4 @@
-/* Test helper for tests/test_hardening.c, LD_PRELOADed into the attnprof under test:
+/* Test helper for tests/cli/untrusted_files.c, LD_PRELOADed into the attnprof under test:
  * rename(2) and renameat2(2) as slow as on a network file system (each waits
  * ATTNPROF_SLOW_RENAME_MS milliseconds, default 40, then does the real call), so a test
  * can SIGKILL attnprof inside its final renames. Nothing else changes. Built by the test

@@ -8,6 +8,9 @@ Each layer: RMSNorm, fused QKV projection, SDPA (F.scaled_dot_product_attention,
 for prefill), output projection, RMSNorm, SwiGLU MLP. bf16. CUDA events around every
 step measure it inside the program, so the same script run with and without
 `attnprof record` gives the injection's overhead; --json writes those times.
+--kineto TRACE runs the same steps under PyTorch's profiler (record_shapes, one
+ProfilerStep a step) and exports its trace, so the one model can be recorded both ways
+(`attnprof record` and `attnprof import`) and the two archives compared.
 """
 import argparse
 import json
@@ -61,6 +64,12 @@ def run(mode, layers, a, dev):
                    torch.randn(batch, a.kv_heads, a.seq, hd, device=dev, dtype=torch.bfloat16))
                   for _ in range(a.layers)]
     times = []
+    prof = None
+    if a.kineto:
+        from torch.profiler import ProfilerActivity, profile, schedule
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+                       schedule=schedule(wait=0, warmup=a.warmup, active=a.steps))
+        prof.start()
     with torch.inference_mode():
         for i in range(a.warmup + a.steps):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -74,6 +83,11 @@ def run(mode, layers, a, dev):
             end.synchronize()
             if i >= a.warmup:
                 times.append(start.elapsed_time(end))
+            if prof:
+                prof.step()
+    if prof:
+        prof.stop()
+        prof.export_chrome_trace(a.kineto if a.mode != "both" else f"{a.kineto}.{mode}.json")
     med = statistics.median(times)
     print(f"torch_sdpa: {mode}, {a.layers} layers, B={batch} S={a.seq}: median step {med:.4f} ms "
           f"over {len(times)} steps")
@@ -94,6 +108,7 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--json", help="write the steps' CUDA-event times (ms) here")
+    p.add_argument("--kineto", help="run the steps under PyTorch's profiler and export its trace here")
     a = p.parse_args()
     torch.manual_seed(0)
     dev = torch.device("cuda")

@@ -1,4 +1,4 @@
-/* Issue 10, "every sentence true": one test per sentence the review found wrong or
+/* Every sentence of the series true: one test per sentence a review found wrong or
  * confusing, on archives recorded on the H200. Each asserts the number or the name
  * the records give, not only that some sentence is there. */
 #include <criterion/criterion.h>

@@ -1,8 +1,8 @@
-/* Issue 15: archives from anyone. Each hostile archive under tests/fixtures/hostile/
- * (made by make.py there) is rendered by the binary, as a user would, and the
- * result checked: a one-line error naming the field (exit 6), or a correct report
- * with every archive string escaped for its target. Plus unit tests of the
- * escaping (escape.h) and range checks (bounds.h). No GPU needed. */
+/* Archives from anyone: each hostile archive under tests/fixtures/hostile/ (made by make.py
+ * there) is rendered by the binary, as a user would, and the result checked: a one-line
+ * error naming the field (exit 6), or a correct report with every archive string escaped
+ * for its target. The escapers and range checks on their own are tests/base/escape.c and
+ * tests/model/bounds.c. No GPU needed. */
 #include <criterion/criterion.h>
 #include "slurp.h"
 #include <errno.h>
@@ -15,8 +15,6 @@
 #include <unistd.h>
 
 #include "archive.h"
-#include "bounds.h"
-#include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
 #include "fig.h"
@@ -254,24 +252,6 @@ Test(hostile, d3_zero_length_ranges_render)
     remove_copy(dir);
 }
 
-Test(bounds, event_times)
-{
-    int64_t s, e;
-    cr_assert_null(bounds_event_ns(1000, 1.5, 2.0, &s, &e));
-    cr_assert_eq(s, 2500);
-    cr_assert_eq(e, 4500);
-    cr_assert_null(bounds_event_ns(0, -1.0, 0.0, &s, &e), "negative ts relative to the base is fine");
-    cr_assert_not_null(bounds_event_ns(BOUNDS_MAX_NS, 1.0, 0.0, &s, &e));
-    cr_assert_not_null(bounds_event_ns(0, 1e300, 0.0, &s, &e));
-    cr_assert_not_null(bounds_event_ns(0, 0.0, -1.0, &s, &e));
-    cr_assert_not_null(bounds_event_ns(0, 0.0, 1.0 / 0.0, &s, &e));
-    cr_assert_not_null(bounds_event_ns(0, 0.0 / 0.0, 0.0, &s, &e));
-    cr_assert_not_null(bounds_base_ns(INT64_MAX));
-    cr_assert_not_null(bounds_base_ns(-1));
-    cr_assert_eq(bounds_int_sat((int64_t)1 << 40), 2147483647);
-    cr_assert_eq(bounds_sub_sat(2147483647, -2147483647 - 1), 2147483647);
-}
-
 /* ---- D4: UTF-8 cut between characters ------------------------------------------ */
 
 Test(hostile, d4_long_non_ascii_names_render)
@@ -279,19 +259,6 @@ Test(hostile, d4_long_non_ascii_names_render)
     char *dir = copy_archive(HOSTILE "d4-utf8-long");
     cr_assert_eq(render(dir, "-q --format png,svg,pdf"), 0, "%s", err_text);
     remove_copy(dir);
-}
-
-Test(escape, utf8_cut_between_characters)
-{
-    char out[8];
-    cr_assert_eq(esc_copy_utf8(out, sizeof out, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"), 0); /* éééé: 8 bytes */
-    cr_assert_str_eq(out, "\xc3\xa9\xc3\xa9\xc3\xa9");
-    cr_assert_eq(esc_copy_utf8(out, sizeof out, "abcdef\xe2\x86\x92"), 0); /* → cut: dropped whole */
-    cr_assert_str_eq(out, "abcdef");
-    cr_assert_eq(esc_copy_utf8(out, sizeof out, "ab\xf0\x9f\x98\x80z"), 1);
-    char s[] = "x\xe6\xb3";
-    esc_utf8_trim(s);
-    cr_assert_str_eq(s, "x");
 }
 
 /* ---- D1: long archive paths ---------------------------------------------------- */
@@ -498,55 +465,6 @@ Test(hostile, disk_full_says_so)
         cr_assert_neq(fig_canvas_close(&c, err, sizeof err), 0);
         cr_assert_not_null(strstr(err, "No space left on device"), "%s", err);
     }
-}
-
-/* ---- escaping, unit by unit --------------------------------------------------------- */
-
-static char *through(void (*fn)(FILE *, const char *), const char *s)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    fn(f, s);
-    fclose(f);
-    return buf;
-}
-
-static void code_in_table(FILE *f, const char *s) { esc_md_code(f, s, 1); }
-static void csv_plain(FILE *f, const char *s) { esc_csv_field(f, s, 0); }
-
-Test(escape, markdown)
-{
-    char *t = through(esc_md_text, "a|b`c[d]!e<f\\g\nh\x1bi");
-    cr_assert_str_eq(t, "a\\|b\\`c\\[d\\]\\!e\\<f\\\\g h i");
-    free(t);
-    t = through(code_in_table, "x`y``z|");
-    cr_assert_str_eq(t, "```x`y``z\\|```");
-    free(t);
-    t = through(code_in_table, "`a");
-    cr_assert_str_eq(t, "`` `a ``");
-    free(t);
-    char buf[16];
-    esc_md_text_buf(buf, 6, "abcd[");
-    cr_assert_str_eq(buf, "abcd", "no lone backslash at a cut");
-}
-
-Test(escape, csv_and_terminal)
-{
-    char *t = through(csv_plain, "plain");
-    cr_assert_str_eq(t, "plain");
-    free(t);
-    t = through(csv_plain, "a,\"b\"");
-    cr_assert_str_eq(t, "\"a,\"\"b\"\"\"");
-    free(t);
-    const char *formulas[] = {"=1+1", "+1", "-1", "@SUM(A1)"};
-    for (int i = 0; i < 4; i++) {
-        t = through(csv_plain, formulas[i]);
-        cr_assert_eq(strncmp(t, "\"'", 2), 0, "%s", t);
-        free(t);
-    }
-    char out[32];
-    cr_assert_str_eq(esc_terminal(out, sizeof out, "a\x1b[2Jb\nc\xc2\x9b" "d\x7f"), "a[2Jbcd");
 }
 
 /* D4: text cairo refuses (not UTF-8) is the archive's fault: EXIT_BAD_ARCHIVE (exit 6),

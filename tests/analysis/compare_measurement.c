@@ -1,4 +1,4 @@
-/* Issue 25, the report half: run.json's measurement plan and stop outcomes and trace.json's
+/* The measurement as the report reads it: run.json's measurement plan and stop outcomes and trace.json's
  * per-forward samples read back exactly; older archives read as "not recorded"; throttled
  * forwards leave every median; samples.csv and kernels.csv against trace.json; compare's
  * L2 rule, replicate floors and --fail-on. No GPU needed.
@@ -612,7 +612,7 @@ Test(measurement, fail_on_gates_after_writing)
 {
     char *dir = temp_dir(), out[700], cmd[2000];
     snprintf(out, sizeof out, "%s/cmp", dir);
-    /* cuDNN 9.14 -> 9.19: cudnn comes out faster, the other five the same (test_compare) */
+    /* cuDNN 9.14 -> 9.19: cudnn comes out faster, the other five the same (tests/analysis/compare_archives.c) */
     snprintf(cmd, sizeof cmd, "compare %s %s -o %s -q --fail-on faster", CUDNN914, CUDNN919_A, out);
     cr_assert_eq(attnprof(cmd), EXIT_VERDICT_GATE, "%s", err_text);
     cr_assert(strstr(err_text, "cudnn faster"), "%s", err_text);

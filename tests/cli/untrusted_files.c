@@ -1,4 +1,4 @@
-/* Issue 29 (first half): a sweep directory, an archive or a command line from a
+/* The command line against untrusted files: a sweep directory, an archive or a command line from a
  * stranger. Every case is hostile and built here, in the test (synthetic: nothing
  * in it was recorded): a sweep.json that carries a command or free flags, links
  * planted where a sweep writes its logs, statuses and archives, #SBATCH options with

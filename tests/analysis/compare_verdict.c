@@ -1,4 +1,4 @@
-/* Issue 25's claims on archives recorded on the H200 (bench/measure_h200.sh, 2026-12-02):
+/* compare's verdicts on archives recorded on the H200 (bench/measure_h200.sh, 2026-12-02):
  * two identical batches of three passes compare same (or ambiguous) everywhere, cuDNN 9.14 ->
  * 9.19 still comes out faster, --fail-on gates on it, a warm run and a cold one are not
  * compared unless asked, and an archive's samples are its recorded forwards. */
