@@ -219,6 +219,7 @@ test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/latex.sh
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/print.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
+	tests/limits.sh
 
 # `attnprof sweep --slurm` against a real slurmctld and slurmd on this host (root,
 # Debian's slurm-wlm and munge; .ci/run installs them). A missing piece fails.

@@ -1,3 +1,7 @@
+/* The analysis of one archive (analysis.h): each variant's records grouped into forwards
+ * (its NVTX attn_fwd ranges, the API calls inside them, the GPU operations they launched),
+ * each forward's CUDA and CPU time, the statistics over forwards with the throttle rule, and
+ * the kernel classes. The findings are derived from the finished analysis (findings.c). */
 #include "findings.h"
 #include "analysis.h"
 #include "alloc.h"

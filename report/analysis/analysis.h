@@ -18,7 +18,7 @@ typedef struct forward {
     double cuda_us;              /* sum of GPU op durations */
     double cpu_us;               /* duration of the host range (the forward call, no sync) */
     double gpu_span_us;          /* first op start to last op end */
-    int throttled;               /* its SM clock was below the run's throttle line (issue 25) */
+    int throttled;               /* its SM clock was below the run's throttle line */
 } forward;
 
 typedef struct stats {
@@ -76,7 +76,7 @@ typedef struct finding {
 typedef struct variant_analysis {
     const variant_result *result;
     /* The forwards every statistic, view and finding is drawn from: the recorded ones
-     * but the throttled (issue 25), which are in `throttled` (kept for samples.csv and
+     * but the throttled, which are in `throttled` (kept for samples.csv and
      * named in the report). When every forward of a variant is throttled none is left
      * out (all_throttled = 1): there is nothing else to draw from, and the report says so. */
     forward *forwards;
@@ -86,7 +86,7 @@ typedef struct variant_analysis {
     int all_throttled;
     int n_sampled;               /* forwards with a plausible per-forward sample (trace.json args) */
     int n_implausible;           /* forwards whose sample is outside physical bounds (analysis_sample_plausible):
-                                  * its clocks judge nothing, the forward's CUPTI times are kept (issue 36, E03) */
+                                  * its clocks judge nothing, the forward's CUPTI times are kept */
     int sm_mhz_min, sm_mhz_max;  /* over those samples; 0 when none */
     int mem_mhz_min, mem_mhz_max;
     stats cuda_us, cpu_us, span_us;
@@ -102,7 +102,7 @@ typedef struct variant_analysis {
 typedef struct analysis {
     const trace *trace;
     const run_info *run;
-    /* The throttle rule (issue 25): judged when run.json has a measurement plan with a
+    /* The throttle rule: judged when run.json has a measurement plan with a
      * throttle fraction and trace.json holds SM clocks; a forward whose sampled SM clock
      * is below throttle_fraction × max_sm_mhz (the highest of the run, every variant) is
      * throttled. A sample with no SM clock (0: NVML gave none) is never judged. */
@@ -122,7 +122,7 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant);
  * CUDA time is the median, the lower middle one when the count is even (an actual
  * forward, not an average); ties go to the earlier iteration. -1 when none. */
 int analysis_median_forward(const variant_analysis *va);
-/* Physical bounds of a per-forward sample (issue 36, E03): an SM clock not negative and, where
+/* Physical bounds of a per-forward sample: an SM clock not negative and, where
  * run.json records the GPU's maximum SM clock (gpu.clock_khz), at most ANALYSIS_CLOCK_MARGIN
  * above it (NVML reports the clock the SM runs at, never above the rated boost; the margin is
  * for a board that boosts past what cudaDevAttrClockRate says); a memory clock, power and event

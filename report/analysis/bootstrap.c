@@ -20,7 +20,7 @@ static uint64_t splitmix64(uint64_t *state)
 /* Uniform index in [0, n) without modulo bias worth mentioning for n < 2^32. */
 static int draw_index(uint64_t *state, int n) { return (int)(((splitmix64(state) >> 32) * (uint64_t)n) >> 32); }
 
-/* The median of one resample of the sorted values v, in O(n) (issue 36, E10): the draw is of
+/* The median of one resample of the sorted values v, in O(n): the draw is of
  * ranks, and the median of the drawn values is the value at the middle drawn rank, so counting
  * how often each rank is drawn and walking the counts finds it without sorting the resample
  * (which cost n log n for each of 2000 resamples: 44 s for 80 000 forwards). The draws are those

@@ -1,8 +1,8 @@
-/* The comparison model (compare.h): archives loaded and analysed as `report`
+/* The comparison's data (compare.h; the type is compare_model): archives loaded and analysed as `report`
  * does, their metadata set side by side (compare_fields.c), each variant's
  * per-forward samples bootstrapped against the baseline's, each variant's GPU
  * operations paired by role (compare_kernels.c) and its findings diffed by id
- * (compare_findings.c). Writers and figures read the model; nothing here formats a
+ * (compare_findings.c). Writers and figures read this data; nothing here formats a
  * document. */
 #include "compare_parts.h"
 #include "alloc.h"
@@ -89,7 +89,7 @@ static void fill_cell(compare_cell *c, const compare_archive *ar, const char *na
 
 static int comparable(const compare_cell *c) { return c->va && c->va->result->status == VARIANT_OK && c->n > 0; }
 
-/* ---- the model ---------------------------------------------------------- */
+/* ---- the data ----------------------------------------------------------- */
 
 static void unique_labels(compare_model *m)
 {

@@ -43,7 +43,7 @@
  * archives carry one batch each, no replicates to measure it from. */
 #define COMPARE_CPU_NOISE_FLOOR 0.90
 
-/* Replicates (issue 36, E02): the floor a run's own passes may set, at most 10%. A between-pass
+/* Replicates: the floor a run's own passes may set, at most 10%. A between-pass
  * spread is the drift of batches of one process; above 10% it says the batch drifted more than
  * any floor can absorb, and an unbounded floor let one noisy pass hide a 2x regression (20x in
  * that pass) as "same". With three passes or more, a pass whose median lies more than this cap
@@ -51,7 +51,7 @@
  * and not part of the spread (two passes cannot say which one disagrees: the cap alone). */
 #define COMPARE_REPLICATE_FLOOR_CAP 0.10
 
-/* A verdict needs this many forwards a side (issue 36, E06), as a model trace needs
+/* A verdict needs this many forwards a side, as a model trace needs
  * COMPARE_MIN_STEPS steps: one forward a side gives a [1.03–1.03] interval from a single
  * resample value, a verdict from nothing. Below it only the ratio of the medians is given,
  * "no verdict (n forwards)", and --fail-on never gates it. */
@@ -71,7 +71,7 @@ typedef struct compare_options {
     unsigned formats;      /* FIG_* */
     int log_axis;
     int figure_size;       /* FIG_SIZE_*: also compare-speedup-<size> for a paper */
-    int allow_l2_mismatch; /* compare runs that measured different L2 states (issue 25) */
+    int allow_l2_mismatch; /* compare runs that measured different L2 states */
     compare_pair_name pair[COMPARE_MAX_PAIRS]; /* --pair */
     int n_pair;
 } compare_options;
@@ -111,7 +111,7 @@ typedef struct compare_cell {
     int n;                      /* forwards */
     stats metric_stats, cpu_stats, ops_stats;
     compare_ratio metric_ratio, cpu_ratio, ops_ratio; /* against the baseline's cell */
-    /* Replicates (issue 25): the passes its forwards came from (0: not recorded) and the
+    /* Replicates: the passes its forwards came from (0: not recorded) and the
      * relative range (max ÷ min − 1) of its per-pass medians; NAN below 2 passes. */
     int passes;
     double pass_spread_metric, pass_spread_cpu;
@@ -302,7 +302,7 @@ void compare_free(compare_model *m);
 
 const char *compare_verdict_word(compare_verdict v);
 
-/* compare_measurement.c (issue 25). */
+/* compare_measurement.c: what compare takes from how each run was measured. */
 /* "warm" or "cold" as run.json's measurement plan records it; NULL when not recorded. */
 const char *compare_l2_state(const run_info *r);
 /* EXIT_OK, or EXIT_L2_MISMATCH with one line when two runs measured different L2 states
@@ -322,7 +322,7 @@ int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n);
 /* What --fail-on could gate: the count of non-baseline CUDA-time (or throughput) verdicts and
  * model-trace step verdicts; msg lists, in one line, each comparison that has none and why (not in
  * a run, failed, too few forwards or steps, a model trace unpaired). 0: nothing was gated, and
- * `compare --fail-on` exits EXIT_NOTHING_GATED (issue 36, E07). */
+ * `compare --fail-on` exits EXIT_NOTHING_GATED. */
 int compare_gate_scope(const compare_model *m, char *msg, size_t n);
 /* Bootstrap a ratio of two cells' samples and give it a verdict against the noise
  * floor f: same when the whole 95% interval lies in [1/(1+f), 1+f], faster or

@@ -3,19 +3,12 @@
  * field some run does not record is unknown, not different), and the sentence that
  * says so. */
 #include "compare_parts.h"
+#include "units.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static const char nr_text[] = "not recorded";
-
-static void version_text(int v, char *out, size_t n)
-{
-    if (v <= 0)
-        snprintf(out, n, "%s", nr_text);
-    else
-        snprintf(out, n, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
-}
 
 static compare_field *field(compare_model *m, const char *name, int in_sentence)
 {
@@ -61,8 +54,8 @@ static void device_values(const run_fields *x, int i, const run_info *r)
                  r->cuda_runtime_version % 1000 / 10);
     else
         snprintf(x->rt->value[i], sizeof x->rt->value[i], "%s", nr_text);
-    version_text(r->cublas_version, x->cublas->value[i], sizeof x->cublas->value[i]);
-    version_text(r->cudnn_version, x->cudnn->value[i], sizeof x->cudnn->value[i]);
+    units_version_text(r->cublas_version, nr_text, x->cublas->value[i], sizeof x->cublas->value[i]);
+    units_version_text(r->cudnn_version, nr_text, x->cudnn->value[i], sizeof x->cudnn->value[i]);
     snprintf(x->cupti->value[i], sizeof x->cupti->value[i], "%d", r->cupti_version);
     snprintf(x->tool->value[i], sizeof x->tool->value[i], "%s", r->tool_version);
     snprintf(x->date->value[i], sizeof x->date->value[i], "%s", r->date);

@@ -66,7 +66,7 @@ static int operation_equal(int pos, const void *ctx)
 /* Every distinct GPU operation of a variant's forwards, with its role, how
  * often it runs per forward and the median duration of one run. The distinct ones are found
  * by hash (hash_index.h), not by a scan of those found so far: a forward of 64 000 distinct
- * kernels made that scan quadratic (issue 36, E12). */
+ * kernels made that scan quadratic. */
 int compare_kernels_summarise(const variant_analysis *va, const device_props *dev, kernel_summary **out)
 {
     *out = NULL;

@@ -1,4 +1,4 @@
-/* What compare takes from how each run was measured (issue 25):
+/* What compare takes from how each run was measured:
  *   - the L2 state: runs of a cold L2 (flushed before each forward) and of a warm one
  *     measure different things, so compare refuses to set them side by side unless
  *     told to (--allow-l2-mismatch);

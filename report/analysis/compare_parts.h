@@ -1,4 +1,4 @@
-/* The parts of the comparison model's build (compare.c), one file each: the metadata
+/* The parts of the comparison's build (compare.c), one file each: the metadata
  * fields, the kernel pairing by role and the findings diff. Internal to analysis/. */
 #ifndef ATTNPROF_COMPARE_PARTS_H
 #define ATTNPROF_COMPARE_PARTS_H

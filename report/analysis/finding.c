@@ -83,11 +83,9 @@ static void plain_span(FILE *f, const char *s, size_t len, int code, void *ctx)
 /* Renders into out[n], an ellipsis marking a cut (never cut silently). */
 static void render_into(const char *text, finding_span_fn span, char *out, size_t n)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     findings_write(f, text, span, NULL);
     fclose(f);
     if (!esc_copy_utf8(out, n, buf) && n >= 4) {

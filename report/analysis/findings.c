@@ -581,7 +581,7 @@ static int throttled_finding(analysis *a, int vi)
     return 0;
 }
 
-/* Samples outside physical bounds (issue 36, E03): dropped from the throttle rule and the clock
+/* Samples outside physical bounds: dropped from the throttle rule and the clock
  * range, and said, so that a reader knows the rule judged the others without them. */
 static int implausible_samples_finding(analysis *a, int vi)
 {

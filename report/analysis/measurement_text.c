@@ -1,4 +1,4 @@
-/* How the forwards of an archive were measured, as sentences (issue 25): the L2 state,
+/* How the forwards of an archive were measured, as sentences: the L2 state,
  * the stop rule, the passes, the throttle rule, the clock lock and the per-forward clock
  * range, from run.json's measurement plan and trace.json's per-forward samples; and
  * per variant how the stop rule ended and which forwards were throttled. Plain text

@@ -1,5 +1,5 @@
 /* How an archive's forwards were measured, as plain-text sentences for every writer
- * (issue 25; measurement_text.c). Each fills out (n bytes) and never fails. */
+ * (measurement_text.c). Each fills out (n bytes) and never fails. */
 #ifndef ATTNPROF_MEASUREMENT_TEXT_H
 #define ATTNPROF_MEASUREMENT_TEXT_H
 

@@ -1,4 +1,4 @@
-/* The sweep model (sweep.h): every shape archive under DIR/shapes/ read and
+/* The sweep's data (sweep.h): every shape archive under DIR/shapes/ read and
  * analysed as `report` does, reduced to one point per variant and shape (CUDA time
  * per forward, TFLOP/s, GPU operations, device memory, status), merged with the
  * plan and the status files so that missing and failed shapes are listed, and the
@@ -83,7 +83,7 @@ static void load_archive(loaded *L)
     snprintf(L->cudnn, sizeof L->cudnn, "%d.%d.%d", r->cudnn_version / 10000, r->cudnn_version / 100 % 100,
              r->cudnn_version % 100);
     L->gpu_bytes = (double)r->device.total_mem;
-    /* The nominal peak at the SM clock the forwards ran at (their NVML samples, issue 25), not
+    /* The nominal peak at the SM clock the forwards ran at (their NVML samples), not
      * the device's maximum clock, where the archive holds them. */
     double sm_mhz[4096];
     int n_sm = 0;
@@ -162,7 +162,7 @@ static void load_all(loaded *items, int n, int threads)
 
 /* Variant names in series order: each archive's order is kept, new names go in
  * after the name they follow in the archive that brings them. */
-static int variant_index(sweep_model *m, const char *name)
+static int variant_index(sweep_data *m, const char *name)
 {
     for (int i = 0; i < m->n_variants; i++)
         if (!strcmp(m->variants[i], name))
@@ -170,7 +170,7 @@ static int variant_index(sweep_model *m, const char *name)
     return -1;
 }
 
-static void merge_variants(sweep_model *m, const loaded *L)
+static void merge_variants(sweep_data *m, const loaded *L)
 {
     int after = -1;
     for (int i = 0; i < L->n; i++) {
@@ -192,8 +192,8 @@ static int alloc_points(sweep_point **out, int n)
     return *out ? 0 : -1;
 }
 
-/* Moves an archive's points into the model's variant order (the samples move with them). */
-static int place_points(sweep_model *m, loaded *L, sweep_point **out, const char *missing_reason)
+/* Moves an archive's points into the sweep's variant order (the samples move with them). */
+static int place_points(sweep_data *m, loaded *L, sweep_point **out, const char *missing_reason)
 {
     if (alloc_points(out, m->n_variants) != 0)
         return -1;
@@ -221,7 +221,7 @@ static int cmp_shape(const void *a, const void *b)
     return (x->shape.heads > y->shape.heads) - (x->shape.heads < y->shape.heads);
 }
 
-static int find_shape(const sweep_model *m, const char *name)
+static int find_shape(const sweep_data *m, const char *name)
 {
     for (int i = 0; i < m->n_shapes; i++)
         if (!strcmp(m->shapes[i].name, name))
@@ -229,7 +229,7 @@ static int find_shape(const sweep_model *m, const char *name)
     return -1;
 }
 
-static int add_shape(sweep_model *m, const attn_shape *s)
+static int add_shape(sweep_data *m, const attn_shape *s)
 {
     char name[64];
     sweep_shape_name(s, name, sizeof name);
@@ -251,7 +251,7 @@ static int add_shape(sweep_model *m, const attn_shape *s)
  * (`run` with explicit --variants refuses the whole shape): "variant naive needs
  * 256.00 GiB of device memory at …" (exit 4) or "variant flash cannot take …"
  * (exit 2). That variant's point is then skipped, with the bytes when given. */
-static void attribute_failure(sweep_model *m, sweep_shape *x)
+static void attribute_failure(sweep_data *m, sweep_shape *x)
 {
     char name[64];
     double bytes;
@@ -264,7 +264,7 @@ static void attribute_failure(sweep_model *m, sweep_shape *x)
 
 /* Variants the sweep left out of a shape (status "skipped"): skipped there, unless
  * the archive has them after all. */
-static void apply_skips(sweep_model *m, sweep_shape *x)
+static void apply_skips(sweep_data *m, sweep_shape *x)
 {
     for (int i = 0; i < x->status.n_skipped; i++) {
         const struct sweep_skip *sk = &x->status.skipped[i];
@@ -305,7 +305,7 @@ static int names_in(const char *dir, char names[][64], int max)
 
 /* The device, library and roof of the sweep, from its first readable archive; the
  * roof is the median measured GEMM ceiling over the shapes, else the nominal peak. */
-static void merge_loaded(sweep_model *m, loaded *L, int n_dirs, int n_reps)
+static void merge_loaded(sweep_data *m, loaded *L, int n_dirs, int n_reps)
 {
     for (int i = 0; i < n_dirs + n_reps; i++)
         if (L[i].ok) {
@@ -332,7 +332,7 @@ static void merge_loaded(sweep_model *m, loaded *L, int n_dirs, int n_reps)
 }
 
 /* Status files before the points: a variant the sweep skipped everywhere still gets its column. */
-static void read_statuses(sweep_model *m, const char *dir)
+static void read_statuses(sweep_data *m, const char *dir)
 {
     for (int i = 0; i < m->n_shapes; i++) {
         sweep_shape *x = &m->shapes[i];
@@ -350,7 +350,7 @@ static void read_statuses(sweep_model *m, const char *dir)
 
 /* Each shape's state from its archive and status file; a shape without points gets
  * "not run" points saying why. -1: out of memory. */
-static int settle_states(sweep_model *m)
+static int settle_states(sweep_data *m)
 {
     for (int i = 0; i < m->n_shapes; i++) {
         sweep_shape *x = &m->shapes[i];
@@ -383,7 +383,7 @@ static int settle_states(sweep_model *m)
 }
 
 /* The head dims present, in shape order. */
-static void collect_dims(sweep_model *m)
+static void list_head_dims(sweep_data *m)
 {
     for (int i = 0; i < m->n_shapes; i++) {
         int d = m->shapes[i].shape.dim, seen = 0;
@@ -394,7 +394,7 @@ static void collect_dims(sweep_model *m)
     }
 }
 
-int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t errlen)
+int sweep_load(sweep_data *m, const char *dir, int threads, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     m->peak_tflops = m->gemm_tflops = m->roof_tflops = NAN;
@@ -463,7 +463,7 @@ int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t e
     if (settle_states(m) != 0)
         goto oom;
     qsort(m->shapes, (size_t)m->n_shapes, sizeof *m->shapes, cmp_shape);
-    collect_dims(m);
+    list_head_dims(m);
     for (int i = n_dirs; i < n_dirs + n_reps; i++) {
         if (!L[i].ok || m->n_replicas == SWEEP_MAX_GPUS)
             continue;
@@ -501,7 +501,7 @@ static void points_free(sweep_point *p, int n)
     free(p);
 }
 
-void sweep_free(sweep_model *m)
+void sweep_free(sweep_data *m)
 {
     for (int i = 0; i < m->n_shapes; i++)
         points_free(m->shapes[i].p, m->n_variants);

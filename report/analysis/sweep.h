@@ -1,12 +1,12 @@
 /* attnprof sweep, the GPU-free half: the plan (which shapes, written to
  * DIR/sweep.json before anything runs), each shape's outcome (DIR/status/<shape>.json,
- * written by whoever ran it: a local worker or a Slurm array task), and the sweep
- * model read back from DIR/shapes/<B>x<H>x<S>x<D>/ archives — per variant and shape
+ * written by whoever ran it: a local worker or a Slurm array task), and the sweep's
+ * data read back from DIR/shapes/<B>x<H>x<S>x<D>/ archives — per variant and shape
  * the CUDA time, TFLOP/s, device memory and GPU operations per forward — with the
  * findings derived from it (crossovers, memory walls, scaling exponents, best
  * throughput, GPUs that disagree). The plan and the status files are io/sweep_plan.h;
  * the writers (docs/sweep_doc.h) and the figures (figures/figures.h, figures/sweep_*.c)
- * read the model; nothing here formats a document. */
+ * read the data; nothing here formats a document. */
 #ifndef ATTNPROF_SWEEP_H
 #define ATTNPROF_SWEEP_H
 
@@ -20,7 +20,7 @@
 
 #define SWEEP_MAX_FINDINGS 160
 
-/* ---- sweep.c: the model --------------------------------------------------- */
+/* ---- sweep.c: the data ---------------------------------------------------- */
 
 typedef enum sweep_point_state {
     SWEEP_OK = 0,
@@ -60,7 +60,7 @@ typedef struct sweep_shape {
     char error[ATTN_ERR_LEN];    /* SHAPE_BAD_ARCHIVE: why */
     char gpu_uuid[48], visible_devices[64];
     double flops;
-    sweep_point *p;              /* [model n_variants] */
+    sweep_point *p;              /* [sweep_data.n_variants] */
 } sweep_shape;
 
 /* A sweep's finding is the one finding shape (finding.h): its kind (FK_SWEEP_*), its
@@ -74,15 +74,15 @@ typedef struct sweep_replica {
     sweep_point *p; /* [n_variants] */
 } sweep_replica;
 
-typedef struct sweep_model {
+typedef struct sweep_data {
     char dir[1024];
     int have_plan;
     sweep_plan plan;
     char gpu_name[128];
     double gpu_bytes;           /* total memory of the GPU (first complete archive) */
     double peak_tflops;         /* dense BF16 tensor-core peak at the recorded clock; NAN: unknown GPU */
-    int peak_at_measured_clock; /* that clock is the median SM clock of the forwards' NVML samples
-                                 * (issue 25), else the device's maximum clock */
+    int peak_at_measured_clock; /* that clock is the median SM clock of the forwards' NVML samples,
+                                 * else the device's maximum clock */
     double gemm_tflops;         /* cuBLAS bf16 GEMM ceiling measured by the runs (--calibrate),
                                  * median over the shapes; NAN: not measured */
     double roof_tflops;         /* the roof the figures and findings use: gemm_tflops, else peak_tflops */
@@ -101,25 +101,27 @@ typedef struct sweep_model {
     attn_shape reference;
     int n_findings;
     sweep_finding findings[SWEEP_MAX_FINDINGS];
-} sweep_model;
+} sweep_data;
 
 /* Reads DIR/sweep.json (if any), every archive under DIR/shapes/ and
  * DIR/replicate/, and every status file, then derives the findings. Shapes
  * planned but absent are SHAPE_MISSING; a bad archive is listed, not fatal.
  * Returns EXIT_OK, or EXIT_BAD_ARCHIVE when DIR holds no sweep at all.
  * `threads` > 1 reads archives in parallel. sweep_free releases it. */
-int sweep_load(sweep_model *m, const char *dir, int threads, char *err, size_t errlen);
-void sweep_free(sweep_model *m);
+int sweep_load(sweep_data *m, const char *dir, int threads, char *err, size_t errlen);
+void sweep_free(sweep_data *m);
 /* (Re)derives m->findings from the shapes and replicas, in rank order (finding.h:
  * every sweep finding is info, so the finding table's order: crossovers, memory walls,
  * best throughput, GPU checks, then the fits and the operation counts);
  * sweep_findings.c. */
-void sweep_derive(sweep_model *m);
+void sweep_derive(sweep_data *m);
 
 /* Pure helpers, tested on synthetic data. */
 /* Dense BF16 tensor-core FLOPs per clock per SM times SMs times the recorded clock, in
  * TFLOP/s: 4096 FLOP/clk/SM on sm_90 (H100/H200), 2048 on sm_80 (A100); NAN otherwise. */
 double sweep_peak_tflops(int major, int minor, int sm_count, int clock_khz);
+/* Whether all shapes share B·S (the tokens rule): the common B·S, or 0. */
+long sweep_common_tokens(const sweep_data *m);
 typedef struct sweep_fit {
     double k, c, r2; /* log t = c + k log S; R² of that line */
     int n;

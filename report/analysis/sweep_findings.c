@@ -29,7 +29,7 @@ static void bytes_text(double b, char *out, size_t n)
 
 /* The next finding slot with its kind, subject and head dim, or NULL when full; the
  * caller formats its sentence (finding_init) and adds its numbers. */
-static finding *next_finding(sweep_model *m)
+static finding *next_finding(sweep_data *m)
 {
     return m->n_findings == SWEEP_MAX_FINDINGS ? NULL : &m->findings[m->n_findings++];
 }
@@ -49,7 +49,7 @@ static void shape_numbers(finding *f, const attn_shape *s)
 
 /* The complete shapes at head dim `dim` where variant k is ok, ascending in S (the
  * first of each S). Returns the count; idx gets shape indices. */
-static int ok_series(const sweep_model *m, int k, int dim, int *idx)
+static int ok_series(const sweep_data *m, int k, int dim, int *idx)
 {
     int n = 0;
     for (int i = 0; i < m->n_shapes; i++) {
@@ -63,7 +63,7 @@ static int ok_series(const sweep_model *m, int k, int dim, int *idx)
     return n;
 }
 
-static int memory_skip(const sweep_model *m, const sweep_point *p)
+static int memory_skip(const sweep_data *m, const sweep_point *p)
 {
     if (p->state != SWEEP_SKIPPED)
         return 0;
@@ -71,7 +71,7 @@ static int memory_skip(const sweep_model *m, const sweep_point *p)
            (isfinite(p->device_bytes) && m->gpu_bytes > 0 && p->device_bytes > m->gpu_bytes);
 }
 
-static void memory_wall_finding(sweep_model *m, int k, int dim)
+static void memory_wall_finding(sweep_data *m, int k, int dim)
 {
     const char *v = m->variants[k];
     for (int i = 0; i < m->n_shapes; i++) {
@@ -106,8 +106,7 @@ static void memory_wall_finding(sweep_model *m, int k, int dim)
     }
 }
 
-/* Whether all shapes share B·S (the tokens rule); the common value or 0. */
-static long common_tokens(const sweep_model *m)
+long sweep_common_tokens(const sweep_data *m)
 {
     long t = 0;
     for (int i = 0; i < m->n_shapes; i++) {
@@ -119,7 +118,7 @@ static long common_tokens(const sweep_model *m)
     return t;
 }
 
-static void scaling_finding(sweep_model *m, int k, int dim, const int *idx, const double *s, const double *t, int n)
+static void scaling_finding(sweep_data *m, int k, int dim, const int *idx, const double *s, const double *t, int n)
 {
     sweep_fit fit;
     finding *f;
@@ -128,7 +127,7 @@ static void scaling_finding(sweep_model *m, int k, int dim, const int *idx, cons
     const char *v = m->variants[k];
     char exponent[64], fixed[64] = "";
     units_superscript(fabs(fit.k) < 0.005 ? 0.0 : fit.k, 2, exponent, sizeof exponent);
-    long tokens = common_tokens(m);
+    long tokens = sweep_common_tokens(m);
     if (tokens) /* the tokens rule: S grows as B shrinks, so the exponent is at fixed B·S */
         snprintf(fixed, sizeof fixed, ", B\u00b7S fixed at %ld", tokens);
     finding_init(f, FK_SWEEP_SCALING,
@@ -144,7 +143,7 @@ static void scaling_finding(sweep_model *m, int k, int dim, const int *idx, cons
     shape_numbers(f, &m->shapes[idx[0]].shape);
 }
 
-static void ops_change_findings(sweep_model *m, int k, int dim, const int *idx, const double *s, int n)
+static void ops_change_findings(sweep_data *m, int k, int dim, const int *idx, const double *s, int n)
 {
     const char *v = m->variants[k];
     for (int i = 1; i < n; i++) {
@@ -163,7 +162,7 @@ static void ops_change_findings(sweep_model *m, int k, int dim, const int *idx, 
 }
 
 /* Variant k against variant o at head dim dim, over the S both were measured at. */
-static void crossover_finding(sweep_model *m, int k, int o, int dim, const int *idx, int n)
+static void crossover_finding(sweep_data *m, int k, int o, int dim, const int *idx, int n)
 {
     int jdx[SWEEP_MAX_SHAPES], common[SWEEP_MAX_SHAPES];
     double t[SWEEP_MAX_SHAPES], u[SWEEP_MAX_SHAPES];
@@ -196,7 +195,7 @@ static void crossover_finding(sweep_model *m, int k, int o, int dim, const int *
     findings_number(f, "shapes", c - at, "");
 }
 
-static void derive_per_dim(sweep_model *m, int dim)
+static void derive_per_dim(sweep_data *m, int dim)
 {
     int idx[SWEEP_MAX_SHAPES];
     double s[SWEEP_MAX_SHAPES], t[SWEEP_MAX_SHAPES];
@@ -215,7 +214,7 @@ static void derive_per_dim(sweep_model *m, int dim)
     }
 }
 
-static void derive_best(sweep_model *m)
+static void derive_best(sweep_data *m)
 {
     for (int k = 0; k < m->n_variants; k++) {
         int fused = 1, best = -1;
@@ -250,7 +249,7 @@ static void derive_best(sweep_model *m)
 
 /* Replica x against the first GPU: a finding per variant that differs, or one saying
  * they agree. */
-static void derive_gpu(sweep_model *m, const sweep_replica *x)
+static void derive_gpu(sweep_data *m, const sweep_replica *x)
 {
     const sweep_replica *base = &m->replicas[0];
     char shape[64];
@@ -293,7 +292,7 @@ static void derive_gpu(sweep_model *m, const sweep_replica *x)
     findings_number(f, "seq", m->reference.seq, "");
 }
 
-void sweep_derive(sweep_model *m)
+void sweep_derive(sweep_data *m)
 {
     m->n_findings = 0;
     for (int d = 0; d < m->n_dims; d++)

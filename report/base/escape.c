@@ -1,6 +1,6 @@
 /* Escaping of archive strings per target (escape.h). Each function writes only
  * what its target reads as literal text; the tests in tests/base/escape.c feed
- * each one the strings the hardening audit used (issue 15, D2). */
+ * each one the strings of the hostile archives (tests/fixtures/hostile/). */
 #include "escape.h"
 #include "alloc.h"
 
@@ -274,11 +274,9 @@ void esc_csv_number(FILE *f, double x)
 
 char *esc_html_dup(const char *s)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         unsigned cp;
         size_t n = utf8_char_len(p, &cp);

@@ -1,5 +1,5 @@
 /* An index from a 64-bit hash to positions in a caller's array, for finding the equal of a
- * record among many in O(1) expected (issue 36, E12): kernels grouped by name and launch,
+ * record among many in O(1) expected: kernels grouped by name and launch,
  * names seen before. The table holds positions, not records; the caller's equality decides
  * between records of one hash, so any key (a name, a name and a launch configuration) works.
  * Open addressing with linear probing, grown at half full. */

@@ -82,3 +82,11 @@ const char *human_bytes(double b, char *buf, size_t n)
         snprintf(buf, n, "%.0f B", b);
     return buf;
 }
+
+void units_version_text(int v, const char *none, char *out, size_t n)
+{
+    if (v <= 0)
+        snprintf(out, n, "%s", none);
+    else
+        snprintf(out, n, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
+}

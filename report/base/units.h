@@ -32,6 +32,9 @@ extern const char *const units_superscript_digit[10];
 
 /* v with `decimals` decimals as an exponent: 0.98 → "⁰·⁹⁸". */
 void units_superscript(double v, int decimals, char *out, size_t n);
+/* A library version as cuBLAS and cuDNN encode it (major * 10000 + minor * 100 + patch) in
+ * the text "9.19.0"; when v is not a version (0 or below: not recorded), `none` instead. */
+void units_version_text(int v, const char *none, char *out, size_t n);
 /* Bytes in binary units: "1.5 GiB", "512 KiB", "12 B" (three significant digits). */
 const char *human_bytes(double bytes, char *buf, size_t n);
 

@@ -93,11 +93,9 @@ void citation_write_cff(FILE *f, const char *version, const char *year)
 
 char *citation_cff(const char *version, const char *year)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     citation_write_cff(f, version, year);
     fclose(f);
     return buf;

@@ -343,11 +343,9 @@ static const compare_section compare_sections[] = {
 
 char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     const compare_doc_md d = {m, figs, inline_from_dir};
     for (size_t i = 0; i < sizeof compare_sections / sizeof compare_sections[0]; i++)
         if (!compare_sections[i].applies || compare_sections[i].applies(&d))
@@ -419,11 +417,9 @@ static void trace_pair_csv(FILE *f, const compare_model *m, const trace_pair *pr
 
 char *compare_csv(const compare_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     const char *metric = m->throughput ? "tflops" : "cuda_us";
     /* Model traces add four columns (compare_traces_csv): the rows above them are kind `variant`. */
     int traces = m->traces.any;
@@ -463,7 +459,7 @@ typedef struct compare_doc {
 
 static int draw_compare(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
 {
-    const compare_doc *d = b->model;
+    const compare_doc *d = b->data;
     /* compare.html shows each figure as an inlined PNG (cmark-gfm blanks an SVG data URI): PNGs
      * are drawn whatever --format asks, as the report's are, or the page has no images */
     unsigned formats = d->opt->formats | FIG_PNG;
@@ -475,16 +471,16 @@ static int draw_compare(const doc_bundle *b, const char *dir, figure_list *figs,
 
 static char *compare_md(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)
 {
-    return compare_markdown(((const compare_doc *)b->model)->m, figs, inline_from_dir);
+    return compare_markdown(((const compare_doc *)b->data)->m, figs, inline_from_dir);
 }
 
 static int compare_csv_row(const doc_page *p, char **out, char *err, size_t n)
 {
-    return doc_text(compare_csv(((const compare_doc *)p->bundle->model)->m), out, err, n);
+    return doc_text(compare_csv(((const compare_doc *)p->bundle->data)->m), out, err, n);
 }
 static int compare_tex_row(const doc_page *p, char **out, char *err, size_t n)
 {
-    return doc_text(compare_tex(((const compare_doc *)p->bundle->model)->m), out, err, n);
+    return doc_text(compare_tex(((const compare_doc *)p->bundle->data)->m), out, err, n);
 }
 
 /* compare.tex is the last document written: from then on the directory is renamed in. */
@@ -501,7 +497,7 @@ int compare_write(const compare_model *m, const char *dest, const compare_option
     compare_doc d = {m, opt};
     char title[256];
     snprintf(title, sizeof title, "attnprof compare — %d runs, baseline %s", m->n, m->in[0]->label);
-    const doc_bundle b = {.kind = "compare", .noun = "comparison", .title = title, .model = &d,
+    const doc_bundle b = {.kind = "compare", .noun = "comparison", .title = title, .data = &d,
                           .draw = draw_compare, .markdown = compare_md, .outputs = compare_outputs,
                           .n_outputs = (int)(sizeof compare_outputs / sizeof compare_outputs[0]),
                           .placement = DOC_OWN_DIRECTORY, .quiet = 1};

@@ -1,5 +1,5 @@
 /* attnprof compare's documents (compare_doc.c): compare.md, compare.html, compare.csv and
- * compare.tex written from the comparison model (compare.h), with its figures. */
+ * compare.tex written from the comparison's data (compare.h), with its figures. */
 #ifndef ATTNPROF_COMPARE_DOC_H
 #define ATTNPROF_COMPARE_DOC_H
 

@@ -1,7 +1,7 @@
 /* One document pipeline for the report, compare and sweep (doc_bundle.c).
  *
- * A bundle is a model, its title, the figures drawn from it and a table of outputs, each a
- * file name and the writer that renders it from the model. doc_bundle_render draws the
+ * A bundle is its data (what the writers read), its title, the figures drawn from it and a table of outputs, each a
+ * file name and the writer that renders it from the data. doc_bundle_render draws the
  * figures and renders every output into a directory; doc_bundle_write renders into a staging
  * folder and then replaces the outputs all together or not at all. Where the outputs go is
  * the bundle's placement: a comparison is a directory of its own (built beside its
@@ -18,7 +18,7 @@
 
 typedef struct doc_bundle doc_bundle;
 
-/* What every writer is handed: the bundle (its model and title), the figures drawn and the
+/* What every writer is handed: the bundle (its data and title), the figures drawn and the
  * directory they were drawn into (documents that inline images read them from there). */
 typedef struct doc_page {
     const doc_bundle *bundle;
@@ -46,9 +46,9 @@ struct doc_bundle {
     const char *kind;        /* "report", "sweep-report": the staging folders' prefix (.KIND.tmp-PID) */
     const char *noun;        /* "report", "sweep report": the "waiting for" line's word for it */
     const char *title;       /* the HTML page's title */
-    void *model;             /* what the writers read: an analysis, a compare_model, a sweep_model */
-    /* Optional: builds the model, first thing in the render, after the lock is taken and what
-     * a killed write left is repaired (so that a model that cannot be built, a bad
+    void *data;              /* what the writers read: an analysis, a compare_model, a sweep_data */
+    /* Optional: builds the data, first thing in the render, after the lock is taken and what
+     * a killed write left is repaired (so that data that cannot be built, a bad
      * --reference, still leaves the directory repaired). EXIT_OK or an EXIT_* code. */
     int (*prepare)(const doc_bundle *b, char *err, size_t errlen);
     /* Draws the figures into DIR/figures, listing them in figs; EXIT_OK or an EXIT_* code. */

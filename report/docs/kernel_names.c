@@ -80,7 +80,7 @@ static int first_equal(int pos, const void *ctx)
 }
 
 /* Every distinct name of the representative forwards with its first run, indexed by hash in
- * *index (one pass; a scan of every forward for each name was quadratic: issue 36, E12). */
+ * *index (one pass; a scan of every forward for each name was quadratic). */
 static first_run *first_runs(const analysis *a, hash_index *index)
 {
     int cap = 0, n = 0;

@@ -83,11 +83,9 @@ static void plain_span(void *ctx, const char *t, size_t len, int is_code)
 
 char *md_to_plain(const char *md)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     md_spans(md, plain_span, f);
     fclose(f);
     return buf;

@@ -244,11 +244,9 @@ static void findings_table_tex(FILE *f, const analysis *a)
 
 char *report_summary_tex(const analysis *a)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     preamble(f, "summary.tex");
     fputs("% Generated from this archive's trace.json and run.json; every number is derived from the records.\n", f);
     summary_table_tex(f, a);
@@ -433,11 +431,9 @@ static void compare_row_tex(FILE *f, const compare_model *m, const compare_varia
 
 char *compare_tex(const compare_model *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     preamble(f, "compare.tex");
     fputs("% Generated from the archives' trace.json and run.json.\n", f);
     fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\caption{", f);

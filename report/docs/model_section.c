@@ -17,11 +17,9 @@
 
 char *model_roles_csv(const analysis *a)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("variant,phase,role,implementation,ops_per_step,cuda_us_per_step,share,steps\n", f);
     for (int i = 0; i < a->n; i++) {
         model_view *v = malloc(sizeof *v);

@@ -301,24 +301,12 @@ static int make_pdf_reproducible(const char *path, const char *date)
     return rc;
 }
 
-int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_name, const char *page_size,
-                      const char *date, int *printed, char *msg, size_t msglen)
+/* Copies the page at html_path to copy with the paper size set in its style sheet (the page
+ * itself leaves the size to the printer). EXIT_OK, or EXIT_IO with msg saying why pdf_name
+ * was not written. */
+static int copy_with_page_size(const char *html_path, const char *copy, const char *page_size,
+                               const char *pdf_name, char *msg, size_t msglen)
 {
-    char chromium[4096];
-    *printed = 0;
-    if (!print_find_chromium(chromium, sizeof chromium)) {
-        snprintf(msg, msglen, "%s not written: Chromium is not installed (apt-get install chromium), or "
-                              "ATTNPROF_CHROMIUM names no program; the archive is complete without it", pdf_name);
-        return EXIT_OK;
-    }
-    remove_stale_profiles();
-    /* A copy of the page with the paper size set (the page itself leaves it to the printer). */
-    char *html_path = NULL, *copy = NULL, *pdf = NULL, *profile = NULL, *url = NULL, *flag = NULL;
-    int rc = EXIT_IO, profile_made = 0;
-    html_path = attn_asprintf("%s/%s", dir, html_name);
-    copy = attn_asprintf("%s/.print-%d.html", dir, (int)getpid());
-    pdf = attn_asprintf("%s/%s", dir, pdf_name);
-    profile = attn_asprintf("/tmp/attnprof-chromium-%d-XXXXXX", (int)getpid());
     FILE *in = fopen(html_path, "rb"), *out = in ? fopen(copy, "wb") : NULL;
     if (out)
         cleanup_add_path(copy);
@@ -327,7 +315,7 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
                  strerror(errno));
         if (in)
             fclose(in);
-        goto done;
+        return EXIT_IO;
     }
     char buf[65536];
     size_t n;
@@ -350,8 +338,30 @@ int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_na
     copied &= fclose(out) == 0;
     if (!copied) {
         snprintf(msg, msglen, "%s not written: cannot copy %s beside it: %s", pdf_name, html_path, strerror(errno));
-        goto done;
+        return EXIT_IO;
     }
+    return EXIT_OK;
+}
+
+int print_html_to_pdf(const char *dir, const char *html_name, const char *pdf_name, const char *page_size,
+                      const char *date, int *printed, char *msg, size_t msglen)
+{
+    char chromium[4096];
+    *printed = 0;
+    if (!print_find_chromium(chromium, sizeof chromium)) {
+        snprintf(msg, msglen, "%s not written: Chromium is not installed (apt-get install chromium), or "
+                              "ATTNPROF_CHROMIUM names no program; the archive is complete without it", pdf_name);
+        return EXIT_OK;
+    }
+    remove_stale_profiles();
+    char *html_path = NULL, *copy = NULL, *pdf = NULL, *profile = NULL, *url = NULL, *flag = NULL;
+    int rc = EXIT_IO, profile_made = 0;
+    html_path = attn_asprintf("%s/%s", dir, html_name);
+    copy = attn_asprintf("%s/.print-%d.html", dir, (int)getpid());
+    pdf = attn_asprintf("%s/%s", dir, pdf_name);
+    profile = attn_asprintf("/tmp/attnprof-chromium-%d-XXXXXX", (int)getpid());
+    if (copy_with_page_size(html_path, copy, page_size, pdf_name, msg, msglen) != EXIT_OK)
+        goto done;
     if (mkdtemp(profile)) {
         profile_made = 1;
         cleanup_add_path(profile);

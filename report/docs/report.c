@@ -334,11 +334,9 @@ char *report_markdown(const analysis *a, const figure_list *figs, const char *in
 char *report_markdown_ref(const analysis *a, const figure_list *figs, const char *inline_from_dir,
                           const report_reference *ref)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     const report_doc d = {a, figs, inline_from_dir, ref};
     for (size_t i = 0; i < sizeof report_sections / sizeof report_sections[0]; i++)
         if (!report_sections[i].applies || report_sections[i].applies(&d))

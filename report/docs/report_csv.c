@@ -88,11 +88,9 @@ static void throttled_field(FILE *f, const analysis *a, const forward *fw)
 
 char *samples_csv(const analysis *a)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("variant,pass,iteration,cuda_us,cpu_us,span_us,event_us,sm_mhz,mem_mhz,power_w,temp_c,throttled\n", f);
     for (int v = 0; v < a->n; v++) {
         const variant_analysis *va = &a->v[v];
@@ -136,11 +134,9 @@ static const char *kind_word(gpu_op_kind k)
 
 char *kernels_csv(const analysis *a)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("variant,pass,iteration,throttled,index,role,kind,name,start_us,duration_us,grid_x,grid_y,grid_z,block_x,"
           "block_y,block_z,registers_per_thread,static_smem_bytes,dynamic_smem_bytes,theoretical_occupancy_pct,"
           "est_achieved_occupancy_pct,bytes\n",
@@ -193,11 +189,9 @@ char *kernels_csv(const analysis *a)
 
 char *report_summary_csv(const analysis *a)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     fputs("variant,status,title,what_changed,ops_per_forward,expected_ops,kernels_per_forward,memcpy_per_forward,"
           "memset_per_forward,"
           "cuda_us_median,cuda_us_min,cuda_us_max,forwards,cpu_us_median,cpu_us_min,cpu_us_max,rel_error,"
@@ -236,11 +230,9 @@ char *report_summary_csv(const analysis *a)
         esc_csv_number(f, r->event_us_cupti);
         fputc(',', f);
         /* plain text: the findings' Markdown (backticks, escapes) read back */
-        char *all = NULL;
-        size_t all_len = 0;
-        FILE *af = open_memstream(&all, &all_len);
-        if (!af)
-            attn_oom();
+        char *all;
+        size_t all_len;
+        FILE *af = attn_memstream(&all, &all_len);
         for (int k = 0; k < va->n_findings; k++) {
             char plain[640];
             if (va->meta[k].text[0]) /* from the data, not from the Markdown */

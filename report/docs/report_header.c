@@ -5,19 +5,12 @@
 #include "report_md.h"
 
 #include "escape.h"
+#include "units.h"
 #include "measurement_text.h"
 #include "model_inputs.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static void version_text(int v, int scale_major, int scale_minor, char *out, size_t n)
-{
-    if (v <= 0)
-        snprintf(out, n, "–");
-    else
-        snprintf(out, n, "%d.%d.%d", v / scale_major, v % scale_major / scale_minor, v % scale_minor);
-}
 
 /* The header of an archive made by `attnprof import`: what the Kineto traces hold,
  * and "not recorded" for what they do not (never a made-up value). */
@@ -116,8 +109,8 @@ static void header_device(FILE *f, const run_info *r)
     esc_md_text(f, r->dtype);
     fprintf(f, " %s\n\n", r->causal ? "causal" : "");
     char cublas[32], cudnn[32];
-    version_text(r->cublas_version, 10000, 100, cublas, sizeof cublas);
-    version_text(r->cudnn_version, 10000, 100, cudnn, sizeof cudnn);
+    units_version_text(r->cublas_version, "–", cublas, sizeof cublas);
+    units_version_text(r->cudnn_version, "–", cudnn, sizeof cudnn);
     fprintf(f, "| | |\n|---|---|\n");
     fputs("| GPU | ", f);
     esc_md_text(f, r->device.name);

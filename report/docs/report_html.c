@@ -50,11 +50,9 @@ static void append_template_part(FILE *out, const char *start, const char *end, 
  * Copying the name still gives the name. The tag is ours, never archive text. */
 static char *code_break_points(const char *html)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     int in_code = 0;
     for (const char *p = html; *p; p++) {
         if (*p == '<') {
@@ -165,11 +163,9 @@ char *report_html(const char *markdown, const char *title, char *err, size_t err
     char *broken = code_break_points(body);
     free(body);
     body = broken;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        attn_oom();
+    char *buf;
+    size_t len;
+    FILE *f = attn_memstream(&buf, &len);
     char *esc_title = esc_html_dup(title); /* it holds the GPU name and dtype from run.json */
     append_template_part(f, _binary_templates_report_html_start, _binary_templates_report_html_end, esc_title, body,
                          ATTNPROF_VERSION);

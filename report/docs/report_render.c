@@ -1,5 +1,5 @@
 /* The report of one archive, rendered and committed through the document pipeline
- * (doc_bundle.h): the analysis and its findings are the model; the figures, report.md,
+ * (doc_bundle.h): the analysis and its findings are the bundle's data; the figures, report.md,
  * report.html, the CSV, LaTeX, JSON and citation files and report.pdf are the rows of the
  * report's bundle. `run` and `import` render into the new archive's temporary folder, which
  * archive_commit renames into place whole (report_render); `report` re-renders an existing
@@ -40,11 +40,11 @@ typedef struct report_doc {
     char made_by[160];     /* the options, for the record of outputs */
 } report_doc;
 
-static const report_doc *doc_of(const doc_page *p) { return p->bundle->model; }
+static const report_doc *doc_of(const doc_page *p) { return p->bundle->data; }
 
 static int draw_report(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
 {
-    const report_doc *d = b->model;
+    const report_doc *d = b->data;
     /* report.html shows each figure as an inlined PNG (cmark-gfm's safe mode blanks an SVG
      * data URI): PNGs are drawn whatever --format asks, or the page has no images. */
     unsigned formats = d->o->formats | FIG_PNG;
@@ -56,7 +56,7 @@ static int draw_report(const doc_bundle *b, const char *dir, figure_list *figs, 
 
 static char *report_md(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)
 {
-    const report_doc *d = b->model;
+    const report_doc *d = b->data;
     return report_markdown_ref(&d->a, figs, inline_from_dir, d->ref ? &d->rr : NULL);
 }
 
@@ -145,11 +145,11 @@ static void reference_label(const char *reference, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)strcspn(from, "/"), from);
 }
 
-/* The analysis, its findings and the reference archive: the report's model. EXIT_OK, or
+/* The analysis, its findings and the reference archive: the report's data. EXIT_OK, or
  * EXIT_BAD_ARCHIVE with the line in err (nothing is then left to free). */
 static int report_doc_open(const doc_bundle *b, char *err, size_t errlen)
 {
-    report_doc *d = b->model;
+    report_doc *d = b->data;
     const report_render_options *o = d->o;
     const run_info *r = d->r;
     if (analysis_build(&d->a, d->t, r, err, errlen) != 0)
@@ -205,7 +205,7 @@ static void report_made_by(const report_render_options *o, char *out, size_t n)
 static doc_bundle report_bundle(report_doc *d)
 {
     report_made_by(d->o, d->made_by, sizeof d->made_by);
-    return (doc_bundle){.made_by = d->made_by, .kind = "report", .noun = "report", .title = d->title, .model = d,
+    return (doc_bundle){.made_by = d->made_by, .kind = "report", .noun = "report", .title = d->title, .data = d,
                         .prepare = report_doc_open, .draw = draw_report, .markdown = report_md,
                         .outputs = report_outputs, .n_outputs = (int)(sizeof report_outputs / sizeof report_outputs[0]),
                         .placement = DOC_BESIDE_INPUTS, .quiet = d->o->quiet,

@@ -454,7 +454,7 @@ void series_kineto_paragraph(FILE *f, const analysis *a)
     char zero[1600] = "", nonzero_ex[600] = "";
     int n_zero = 0, zero_runtime = 0, n_nonzero_ex = 0;
     /* one mention per kernel name: the names of the operations before, in any representative
-     * forward, by hash (a scan of them was quadratic: 64 000 distinct kernels, issue 36 E12) */
+     * forward, by hash (a scan of them was quadratic: 64 000 distinct kernels) */
     str_set names;
     str_set_init(&names);
     for (int i = 0; i < a->n; i++) {

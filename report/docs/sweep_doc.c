@@ -1,7 +1,7 @@
-/* The sweep's documents from the sweep model: sweep.md (and sweep.html through
+/* The sweep's documents from the sweep's data (sweep.h): sweep.md (and sweep.html through
  * the report's Markdown renderer), sweep.csv (one row per shape and variant) and
- * sweep.tex (a table and the findings for a paper). Findings are data in the
- * model, each with its sentence (sweep_findings.c). */
+ * sweep.tex (a table and the findings for a paper). Findings are rows of the
+ * sweep's data, each with its sentence (sweep_findings.c). */
 #include "sweep_doc.h"
 
 #include "units.h"
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sweep_finding_text(const sweep_model *m, const sweep_finding *f, char *out, size_t n)
+void sweep_finding_text(const sweep_data *m, const sweep_finding *f, char *out, size_t n)
 {
     (void)m;
     findings_plain(f->text, out, n); /* the sentence is derived with the finding (sweep_findings.c) */
@@ -49,20 +49,8 @@ static const char *shape_word(sweep_shape_state s)
     return "?";
 }
 
-/* Whether all shapes share B·S (the tokens rule); the common value or 0. */
-static long common_tokens(const sweep_model *m)
-{
-    long t = 0;
-    for (int i = 0; i < m->n_shapes; i++) {
-        long x = (long)m->shapes[i].shape.batch * m->shapes[i].shape.seq;
-        if (t && x != t)
-            return 0;
-        t = x;
-    }
-    return t;
-}
 
-static void table(FILE *f, const sweep_model *m, int dim, int tflops)
+static void table(FILE *f, const sweep_data *m, int dim, int tflops)
 {
     fprintf(f, "| S | B |");
     for (int k = 0; k < m->n_variants; k++) {
@@ -97,7 +85,7 @@ static void table(FILE *f, const sweep_model *m, int dim, int tflops)
     fputc('\n', f);
 }
 
-static int findings_of(const sweep_model *m, finding_kind kind)
+static int findings_of(const sweep_data *m, finding_kind kind)
 {
     int n = 0;
     for (int i = 0; i < m->n_findings; i++)
@@ -108,7 +96,7 @@ static int findings_of(const sweep_model *m, finding_kind kind)
 /* "Failed, missing and skipped": a row per shape that is not complete or has a variant
  * skipped or failed, with its exit code, reason, GPU, Slurm job and log; nothing when
  * every shape is complete. */
-static void md_failed_shapes(FILE *f, const sweep_model *m)
+static void md_failed_shapes(FILE *f, const sweep_data *m)
 {
     int listed = 0;
     for (int i = 0; i < m->n_shapes; i++) {
@@ -166,7 +154,7 @@ static void md_failed_shapes(FILE *f, const sweep_model *m)
 }
 
 /* The reference shape's time on each GPU that replicated it (--replicate). */
-static void md_replicas(FILE *f, const sweep_model *m)
+static void md_replicas(FILE *f, const sweep_data *m)
 {
     if (!m->n_replicas)
         return;
@@ -197,7 +185,7 @@ static void md_replicas(FILE *f, const sweep_model *m)
     fputc('\n', f);
 }
 
-char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *inline_from_dir)
+char *sweep_markdown(const sweep_data *m, const figure_list *figs, const char *inline_from_dir)
 {
     char *buf;
     size_t len;
@@ -205,7 +193,7 @@ char *sweep_markdown(const sweep_model *m, const figure_list *figs, const char *
     fputs("# attnprof sweep: ", f);
     esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
     fprintf(f, ", %d shapes\n\n", m->n_shapes);
-    long tokens = common_tokens(m);
+    long tokens = sweep_common_tokens(m);
     int heads = m->n_shapes ? m->shapes[0].shape.heads : 0;
     fprintf(f, "bf16, causal, H = %d", heads);
     if (tokens)
@@ -257,7 +245,7 @@ static void csv_num(FILE *f, double x, const char *fmt)
         fprintf(f, fmt, x);
 }
 
-char *sweep_csv(const sweep_model *m)
+char *sweep_csv(const sweep_data *m)
 {
     char *buf;
     size_t len;
@@ -346,7 +334,7 @@ static void tex(FILE *f, const char *s)
     esc_latex_text(f, s + from, len - from);
 }
 
-char *sweep_latex(const sweep_model *m)
+char *sweep_latex(const sweep_data *m)
 {
     char *buf;
     size_t len;
@@ -400,28 +388,28 @@ char *sweep_latex(const sweep_model *m)
 /* ---- the sweep's bundle (doc_bundle.h) ----------------------------------------------- */
 
 typedef struct sweep_doc {
-    const sweep_model *m;
+    const sweep_data *m;
     unsigned formats;
 } sweep_doc;
 
 static int draw_sweep(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
 {
-    const sweep_doc *d = b->model;
+    const sweep_doc *d = b->data;
     return sweep_figures_render(d->m, dir, d->formats, figs, err, errlen);
 }
 
 static char *sweep_md(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)
 {
-    return sweep_markdown(((const sweep_doc *)b->model)->m, figs, inline_from_dir);
+    return sweep_markdown(((const sweep_doc *)b->data)->m, figs, inline_from_dir);
 }
 
 static int sweep_csv_row(const doc_page *p, char **out, char *err, size_t n)
 {
-    return doc_text(sweep_csv(((const sweep_doc *)p->bundle->model)->m), out, err, n);
+    return doc_text(sweep_csv(((const sweep_doc *)p->bundle->data)->m), out, err, n);
 }
 static int sweep_tex_row(const doc_page *p, char **out, char *err, size_t n)
 {
-    return doc_text(sweep_latex(((const sweep_doc *)p->bundle->model)->m), out, err, n);
+    return doc_text(sweep_latex(((const sweep_doc *)p->bundle->data)->m), out, err, n);
 }
 
 static const doc_output sweep_outputs[] = {
@@ -431,7 +419,7 @@ static const doc_output sweep_outputs[] = {
     {"sweep.tex", sweep_tex_row, NULL},
 };
 
-int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen)
+int sweep_write(const sweep_data *m, unsigned formats, char *err, size_t errlen)
 {
     sweep_doc d = {m, formats};
     char title[256], formats_text[32], made_by[64];
@@ -439,7 +427,7 @@ int sweep_write(const sweep_model *m, unsigned formats, char *err, size_t errlen
     doc_formats_text(formats, formats_text, sizeof formats_text);
     snprintf(made_by, sizeof made_by, "sweep --collect --format %s", formats_text);
     /* One writer at a time per sweep directory (the pipeline's lock): a second --collect waits. */
-    const doc_bundle b = {.kind = "sweep-report", .noun = "sweep report", .title = title, .model = &d,
+    const doc_bundle b = {.kind = "sweep-report", .noun = "sweep report", .title = title, .data = &d,
                           .draw = draw_sweep, .markdown = sweep_md, .outputs = sweep_outputs,
                           .n_outputs = (int)(sizeof sweep_outputs / sizeof sweep_outputs[0]),
                           .placement = DOC_BESIDE_INPUTS, .quiet = 0, .made_by = made_by};

@@ -9,7 +9,7 @@
  * other roles. The axis is linear, from 0: the figure is read for how much of the step each
  * role takes and how the two traces split it, and eager attention's parts against one fused
  * op are ratios of 10× and more that a log axis would flatten; every bar carries its number,
- * so a short bar stays readable. Reads only the compare model. */
+ * so a short bar stays readable. Reads only the comparison's data (compare.h). */
 #include "fig.h"
 #include "units.h"
 

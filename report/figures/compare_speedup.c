@@ -16,10 +16,8 @@
 #define PLOT_H 280.0
 #define HEIGHT 450.0
 
-/* The ratio against the baseline as the tables print it, and its interval. */
-static int speedup_of(const compare_model *m, const compare_cell *c, double *v, double *lo, double *hi)
+int fig_compare_speedup_of(const compare_cell *c, double *v, double *lo, double *hi)
 {
-    (void)m;
     const ratio_ci *r = &c->metric_ratio.ci;
     if (c->metric_ratio.verdict == VERDICT_NONE || !isfinite(r->ratio) || r->ratio <= 0 || r->lo <= 0)
         return 0;
@@ -44,7 +42,7 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
     double lo = 1, hi = 1, v, l, h;
     for (int k = 0; k < m->n_variants; k++)
         for (int i = 1; i < m->n; i++)
-            if (speedup_of(m, &m->variants[k].cell[i], &v, &l, &h)) {
+            if (fig_compare_speedup_of(&m->variants[k].cell[i], &v, &l, &h)) {
                 if (l < lo) lo = l;
                 if (h > hi) hi = h;
             }
@@ -88,7 +86,7 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
         for (int i = 1; i < m->n; i++) {
             double px = cx + (i - 1 - (m->n - 2) / 2.0) * step;
             const compare_cell *c = &m->variants[k].cell[i];
-            if (!speedup_of(m, c, &v, &l, &h)) {
+            if (!fig_compare_speedup_of(c, &v, &l, &h)) {
                 fig_font(cr, 7.5, 0);
                 fig_set(cr, FIG_GREY);
                 fig_text(cr, px, s.y0 - 4, "n/a", ALIGN_CENTER);

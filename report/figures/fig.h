@@ -155,7 +155,7 @@ void fig_draw_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const s
 /* ---- figure jobs (render.c runs them for every format) ------------------ */
 
 struct compare_model;
-struct sweep_model;
+struct sweep_data;
 typedef struct fig_job fig_job;
 struct fig_job {
     char name[64];
@@ -168,7 +168,7 @@ struct fig_job {
     int first_forward, n_forwards; /* timeline: forwards shown */
     const struct compare_model *cmp; /* compare figures */
     int pair;     /* compare-model-roles: index into cmp->traces.pairs */
-    const struct sweep_model *sweep; /* sweep figures */
+    const struct sweep_data *sweep; /* sweep figures */
     int size;     /* FIG_SIZE_*: paper figures */
 };
 
@@ -191,6 +191,11 @@ int fig_roofline_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 unsigned fig_archive_colour(int i);
 int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int log_axis);
 int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
+/* The ratio of a run against the baseline as the tables print it (time ratio, below 1 is
+ * faster; throughput ratio when the shapes differ) and its interval: 1 with *v, *lo, *hi
+ * set, 0 when the cell has no ratio to draw. compare-speedup and the paper's figure share it. */
+struct compare_cell;
+int fig_compare_speedup_of(const struct compare_cell *c, double *v, double *lo, double *hi);
 int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
 /* compare_model_roles.c: compare-model-roles-<pair + 1>, one per pair of model traces. */
 int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int pair);
@@ -209,15 +214,15 @@ typedef struct fig_sweep_spec {
     const char *capacity_label;
 } fig_sweep_spec;
 int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec);
-double fig_sweep_height(const struct sweep_model *m);
+double fig_sweep_height(const struct sweep_data *m);
 /* Prepares a sweep figure's job: its file name, caption and draw function, the full width and
  * the height of m's panels. Returns 0. */
-int fig_sweep_job(fig_job *job, const struct sweep_model *m, const char *name, const char *caption,
+int fig_sweep_job(fig_job *job, const struct sweep_data *m, const char *name, const char *caption,
                   int (*draw)(cairo_t *cr, const fig_job *job));
-int fig_sweep_time_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
-int fig_sweep_tflops_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
-int fig_sweep_memory_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
-int fig_sweep_kernels_prepare(fig_job *job, cairo_t *measure, const struct sweep_model *m);
+int fig_sweep_time_prepare(fig_job *job, cairo_t *measure, const struct sweep_data *m);
+int fig_sweep_tflops_prepare(fig_job *job, cairo_t *measure, const struct sweep_data *m);
+int fig_sweep_memory_prepare(fig_job *job, cairo_t *measure, const struct sweep_data *m);
+int fig_sweep_kernels_prepare(fig_job *job, cairo_t *measure, const struct sweep_data *m);
 
 /* Where a prepared timeline puts its lanes (points), so tests can look at the
  * pixels of each lane. -1 when the job shows no forward or out of memory. */

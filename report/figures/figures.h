@@ -1,4 +1,4 @@
-/* The report's figures, drawn with Cairo from the in-memory model (trace +
+/* The report's figures, drawn with Cairo from the archive in memory (trace +
  * run_info + analysis), so `attnprof report` needs no GPU:
  *   timeline-<variant>  CPU lane (NVTX ranges, API calls) over GPU lane, 1-3 forwards
  *   timeline-overview   one forward of every variant on one time scale
@@ -76,7 +76,7 @@ int compare_figures_render_paper(const compare_model *m, const char *dir, unsign
                                  figure_list *out, char *err, size_t errlen);
 
 /* The sweep's four figures (sweep.h) into <dir>/figures (figures/render.c). */
-int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats, figure_list *out, char *err,
+int sweep_figures_render(const sweep_data *m, const char *dir, unsigned formats, figure_list *out, char *err,
                          size_t errlen);
 
 #endif

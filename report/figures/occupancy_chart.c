@@ -117,7 +117,7 @@ static occ_group *groups_build(const analysis *a)
             return NULL;
         }
         /* distinct launches by hash: a scan of the rows found so far was quadratic in a forward
-         * of 64 000 distinct kernels (issue 36, E12) */
+         * of 64 000 distinct kernels */
         hash_index index;
         hash_index_init(&index);
         for (int k = 0; k < f->n_ops; k++) {

@@ -300,18 +300,6 @@ int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int si
 #include "compare.h"
 #include "units.h"
 
-/* The ratio against the baseline as the tables print it (time ratio, below 1 is faster;
- * throughput ratio when the shapes differ) and its interval. */
-static int cmp_speedup(const compare_model *m, const compare_cell *c, double *v, double *lo, double *hi)
-{
-    (void)m;
-    const ratio_ci *r = &c->metric_ratio.ci;
-    if (c->metric_ratio.verdict == VERDICT_NONE || !isfinite(r->ratio) || r->ratio <= 0 || r->lo <= 0)
-        return 0;
-    *v = r->ratio, *lo = r->lo, *hi = r->hi;
-    return 1;
-}
-
 /* The range every ratio and interval spans (1 included), and the most decimals a ratio prints
  * with (the labels' room: the widest as the table prints it). */
 static int cmp_range(const compare_model *m, double *lo, double *hi)
@@ -320,7 +308,7 @@ static int cmp_range(const compare_model *m, double *lo, double *hi)
     int decimals = 2;
     for (int k = 0; k < m->n_variants; k++)
         for (int i = 0; i < m->n; i++)
-            if (i != m->baseline && cmp_speedup(m, &m->variants[k].cell[i], &v, &l, &h)) {
+            if (i != m->baseline && fig_compare_speedup_of(&m->variants[k].cell[i], &v, &l, &h)) {
                 if (l < *lo) *lo = l;
                 if (h > *hi) *hi = h;
                 if (units_ratio_decimals(l, h) > decimals)
@@ -391,7 +379,7 @@ static int cmp_draw(cairo_t *cr, const fig_job *job)
             fig_fit_text(cr, m->variants[k].name, lw, 3, fit, sizeof fit);
             fig_text(cr, PAD, y + rh - 4, fit, ALIGN_LEFT);
             const compare_cell *c = &m->variants[k].cell[i];
-            if (cmp_speedup(m, c, &v, &l, &h)) {
+            if (fig_compare_speedup_of(c, &v, &l, &h)) {
                 rgb col = fig_hex(fig_archive_colour(i));
                 double cy = y + rh / 2;
                 fig_set(cr, col);

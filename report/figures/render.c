@@ -168,7 +168,7 @@ static int run_tasks(render_task *tasks, int n, const char *dir)
 typedef struct figure_input {
     const analysis *a;          /* an archive's figures */
     const compare_model *cmp;   /* a comparison's */
-    const sweep_model *sweep;   /* a sweep's */
+    const sweep_data *sweep;   /* a sweep's */
     int log_axis;
 } figure_input;
 
@@ -317,7 +317,7 @@ static const figure_row sweep_figures[] = {
     {"GPU operations per forward against S", one, sweep_kernels_row},
 };
 
-int sweep_figures_render(const sweep_model *m, const char *dir, unsigned formats, figure_list *out, char *err,
+int sweep_figures_render(const sweep_data *m, const char *dir, unsigned formats, figure_list *out, char *err,
                          size_t errlen)
 {
     const figure_input in = {.sweep = m};

@@ -10,7 +10,7 @@
 
 static int sweep_kernels_draw(cairo_t *cr, const fig_job *job)
 {
-    const sweep_model *m = job->sweep;
+    const sweep_data *m = job->sweep;
     char sub[256];
     snprintf(sub, sizeof sub, "%s \xc2\xb7 kernels + memcpys + memsets launched inside one forward (median)",
              m->gpu_name);
@@ -20,7 +20,7 @@ static int sweep_kernels_draw(cairo_t *cr, const fig_job *job)
     return fig_sweep_draw(cr, job, &spec);
 }
 
-int fig_sweep_kernels_prepare(fig_job *job, cairo_t *measure, const sweep_model *m)
+int fig_sweep_kernels_prepare(fig_job *job, cairo_t *measure, const sweep_data *m)
 {
     (void)measure;
     return fig_sweep_job(job, m, "sweep-kernels",

@@ -10,7 +10,7 @@
 
 static int sweep_memory_draw(cairo_t *cr, const fig_job *job)
 {
-    const sweep_model *m = job->sweep;
+    const sweep_data *m = job->sweep;
     char sub[256], cap[64];
     snprintf(sub, sizeof sub, "%s \xc2\xb7 inputs, output, mask and the variant's own buffers \xc2\xb7 hollow: skipped, "
              "needed this much \xc2\xb7 log scale", m->gpu_name);
@@ -21,7 +21,7 @@ static int sweep_memory_draw(cairo_t *cr, const fig_job *job)
     return fig_sweep_draw(cr, job, &spec);
 }
 
-int fig_sweep_memory_prepare(fig_job *job, cairo_t *measure, const sweep_model *m)
+int fig_sweep_memory_prepare(fig_job *job, cairo_t *measure, const sweep_data *m)
 {
     (void)measure;
     return fig_sweep_job(job, m, "sweep-memory",

@@ -21,7 +21,7 @@
 
 /* One colour per variant name in every sweep figure, whatever subset a sweep ran;
  * names the series does not know take the remaining colours in order. */
-static unsigned variant_colour(const sweep_model *m, int k)
+static unsigned variant_colour(const sweep_data *m, int k)
 {
     static const char *known[] = {"naive", "naive_inplace", "math", "efficient", "flash", "cudnn"};
     static const unsigned c[] = {TOL_RED,  TOL_YELLOW, TOL_PURPLE,     TOL_GREEN,
@@ -100,14 +100,14 @@ static void seq_label(int s, char *out, size_t n)
         snprintf(out, n, "%d", s);
 }
 
-double fig_sweep_height(const sweep_model *m)
+double fig_sweep_height(const sweep_data *m)
 {
     (void)m;
     return TOP + 22 + PLOT_H + AXIS_ROOM + 40;
 }
 
 /* The S range of one panel (all shapes planned at that D, measured or not). */
-static int seq_range(const sweep_model *m, int dim, double *lo, double *hi)
+static int seq_range(const sweep_data *m, int dim, double *lo, double *hi)
 {
     *lo = INFINITY, *hi = 0;
     for (int i = 0; i < m->n_shapes; i++)
@@ -162,7 +162,7 @@ static const char *stop_word(const sweep_shape *x, const sweep_point *p)
 
 /* One y scale for all panels: every drawn value and the capacity line. The count of
  * drawn values goes to n_values. */
-static fig_yscale sweep_yscale(const sweep_model *m, const fig_sweep_spec *spec, int *n_values_out)
+static fig_yscale sweep_yscale(const sweep_data *m, const fig_sweep_spec *spec, int *n_values_out)
 {
     double lo = INFINITY, hi = 0, v;
     int hollow, n_values = 0;
@@ -240,7 +240,7 @@ static void panel_grid(cairo_t *cr, const fig_sweep_spec *spec, const fig_yscale
 }
 
 /* A panel's x ticks at every S of its D, its frame and titles, and the capacity line. */
-static void panel_frame(cairo_t *cr, const sweep_model *m, const fig_sweep_spec *spec, const fig_yscale *ys_in,
+static void panel_frame(cairo_t *cr, const sweep_data *m, const fig_sweep_spec *spec, const fig_yscale *ys_in,
                         int dim, double slo, double shi, double x0, double x1, double top)
 {
     const fig_yscale ys = *ys_in;
@@ -289,7 +289,7 @@ static void panel_frame(cairo_t *cr, const sweep_model *m, const fig_sweep_spec 
 
 /* A panel's curves, one per variant: a line between drawn points (dashed where hollow),
  * and where a curve ends, a cross on the top edge with the reason (staggered per variant). */
-static void panel_series(cairo_t *cr, const sweep_model *m, const fig_sweep_spec *spec, const fig_yscale *ys_in,
+static void panel_series(cairo_t *cr, const sweep_data *m, const fig_sweep_spec *spec, const fig_yscale *ys_in,
                          int dim, double slo, double shi, double x0, double x1)
 {
     const fig_yscale ys = *ys_in;
@@ -351,7 +351,7 @@ static void panel_series(cairo_t *cr, const sweep_model *m, const fig_sweep_spec
 
 int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
 {
-    const sweep_model *m = job->sweep;
+    const sweep_data *m = job->sweep;
     double right = job->w - FIG_MARGIN;
     char fit[256];
     fig_set(cr, FIG_INK);
@@ -401,7 +401,7 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
     return 0;
 }
 
-int fig_sweep_job(fig_job *job, const sweep_model *m, const char *name, const char *caption,
+int fig_sweep_job(fig_job *job, const sweep_data *m, const char *name, const char *caption,
                   int (*draw)(cairo_t *cr, const fig_job *job))
 {
     snprintf(job->name, sizeof job->name, "%s", name);

@@ -11,7 +11,7 @@
 
 static int sweep_tflops_draw(cairo_t *cr, const fig_job *job)
 {
-    const sweep_model *m = job->sweep;
+    const sweep_data *m = job->sweep;
     char sub[256];
     snprintf(sub, sizeof sub, "%s \xc2\xb7 FLOPs: half of 4\xc2\xb7" "B\xc2\xb7H\xc2\xb7S\xc2\xb2\xc2\xb7" "D (causal) "
              "over the median CUDA time \xc2\xb7 log scale", m->gpu_name);
@@ -23,7 +23,7 @@ static int sweep_tflops_draw(cairo_t *cr, const fig_job *job)
     return fig_sweep_draw(cr, job, &spec);
 }
 
-int fig_sweep_tflops_prepare(fig_job *job, cairo_t *measure, const sweep_model *m)
+int fig_sweep_tflops_prepare(fig_job *job, cairo_t *measure, const sweep_data *m)
 {
     (void)measure;
     return fig_sweep_job(job, m, "sweep-tflops",

@@ -9,7 +9,7 @@
 
 static int sweep_time_draw(cairo_t *cr, const fig_job *job)
 {
-    const sweep_model *m = job->sweep;
+    const sweep_data *m = job->sweep;
     char sub[256];
     snprintf(sub, sizeof sub, "%s \xc2\xb7 median CUDA time per forward \xc2\xb7 log-log \xc2\xb7 x: the variant stops there",
              m->gpu_name);
@@ -18,7 +18,7 @@ static int sweep_time_draw(cairo_t *cr, const fig_job *job)
     return fig_sweep_draw(cr, job, &spec);
 }
 
-int fig_sweep_time_prepare(fig_job *job, cairo_t *measure, const sweep_model *m)
+int fig_sweep_time_prepare(fig_job *job, cairo_t *measure, const sweep_data *m)
 {
     (void)measure;
     return fig_sweep_job(job, m, "sweep-time",

@@ -1,4 +1,4 @@
-/* counters.json, and the counter pass's meta block that run.json carries too (the model is
+/* counters.json, and the counter pass's meta block that run.json carries too (in memory:
  * counters.h): read and written over the field engine. */
 #ifndef ATTNPROF_COUNTERS_JSON_H
 #define ATTNPROF_COUNTERS_JSON_H

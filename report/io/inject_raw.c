@@ -1,4 +1,4 @@
-/* The raw file of `attnprof record` read into the trace model (inject_raw.h): one pass
+/* The raw file of `attnprof record` read into the in-memory trace (inject_raw.h): one pass
  * over the lines, each record's letter choosing its fields, then what the trace keeps.
  * Kernels, memcpy and memset become GPU operations; runtime and driver API calls are kept
  * where they launched GPU work (cuBLAS, cuDNN and Triton launch through the driver),

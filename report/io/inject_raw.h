@@ -1,5 +1,5 @@
 /* The raw file of `attnprof record`: what the injection library (src/inject/inject.c)
- * wrote in one process, read into the trace model and a summary of the recording.
+ * wrote in one process, read into the in-memory trace and a summary of the recording.
  *
  * The file is text, one record a line, fields separated by tabs, the record's letter
  * first; a name is always the last field (tabs and line breaks in it became spaces):

@@ -50,7 +50,7 @@ typedef struct flow_end {
  * which the flows may still tie together. */
 typedef struct read_ctx {
     trace *t;
-    size_t skipped; /* events the model does not take (trace_add_kineto_event) */
+    size_t skipped; /* events the in-memory trace does not take (trace_add_kineto_event) */
     flow_end *flows;
     size_t n_flows, cap_flows;
     size_t *loose_ops, n_loose_ops, cap_loose_ops;

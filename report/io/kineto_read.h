@@ -17,7 +17,7 @@ typedef enum kineto_arg {
     KARG_CORRELATION = 0, KARG_EXTERNAL_ID, KARG_DEVICE, KARG_STREAM, KARG_CONTEXT, KARG_REGISTERS,
     KARG_SHARED_MEMORY, KARG_STATIC_SMEM, KARG_DYNAMIC_SMEM, KARG_BYTES, KARG_ITERATION, KARG_CBID,
     KARG_QUEUED, KARG_BLOCKS_PER_SM, KARG_WARPS_PER_SM, KARG_EST_OCCUPANCY,
-    /* attnprof's per-forward sample on attn_fwd ranges (issue 25; host_range.sample) */
+    /* attnprof's per-forward sample on attn_fwd ranges (host_range.sample) */
     KARG_PASS, KARG_EVENT_US, KARG_SM_MHZ, KARG_MEM_MHZ, KARG_POWER_W, KARG_TEMP_C, KARG_COUNT
 } kineto_arg;
 
@@ -94,9 +94,9 @@ typedef int (*kineto_event_fn)(void *ctx, size_t index, const kineto_event *e, c
 kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx, kineto_header *hdr,
                           kineto_file_info *info, char *err, size_t errlen);
 
-/* ---- Events into the trace model (trace_read.c) ---- */
+/* ---- Events into the in-memory trace (trace_read.c) ---- */
 
-/* Adds one event to `t` if it is one the model holds (kernel, gpu_memcpy, gpu_memset,
+/* Adds one event to `t` if it is one the in-memory trace holds (kernel, gpu_memcpy, gpu_memset,
  * cuda_runtime, cuda_driver, user_annotation, cpu_op; others are ignored), with times
  * in ns relative to the file (ts × 1000). `strict` (attnprof archives): a GPU or API
  * event without an integer args.correlation is an error; otherwise it is skipped and

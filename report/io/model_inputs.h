@@ -1,7 +1,7 @@
 /* The attention inputs a PyTorch trace recorded with record_shapes (the cpu_op
  * events' "Input Dims", "Input type", "Concrete Inputs"): B, Hq, Hkv, S_q, S_kv, D
  * and dtype of the first attention of the trace, and which op they were read from.
- * Collected while `attnprof import` streams the file, kept in run.json as the
+ * Gathered while `attnprof import` streams the file, kept in run.json as the
  * variant's fact "attn_inputs" (one line of text, parsed back here), so a report
  * re-rendered from the archive says the same. */
 #ifndef ATTNPROF_MODEL_INPUTS_H

@@ -1,4 +1,4 @@
-/* A variant's prediction and the run's ceilings in run.json (the model is prediction.h):
+/* A variant's prediction and the run's ceilings in run.json (in memory: prediction.h):
  * tables of the field engine, read and written by it. */
 #ifndef ATTNPROF_PREDICTION_JSON_H
 #define ATTNPROF_PREDICTION_JSON_H

@@ -1,4 +1,4 @@
-/* run.json read and written (the model is run_info.h). */
+/* run.json read and written (in memory: run_info.h). */
 #ifndef ATTNPROF_RUN_JSON_H
 #define ATTNPROF_RUN_JSON_H
 

@@ -1,6 +1,6 @@
 /* attnprof sweep's plan and outcomes as files (sweep_plan.c): which shapes, written to
  * DIR/sweep.json before anything runs, and each shape's outcome (DIR/status/<shape>.json,
- * written by whoever ran it: a local worker or a Slurm array task). The sweep model
+ * written by whoever ran it: a local worker or a Slurm array task). The sweep's data
  * (sweep.h) reads them back beside the archives. */
 #ifndef ATTNPROF_SWEEP_PLAN_H
 #define ATTNPROF_SWEEP_PLAN_H

@@ -17,7 +17,7 @@
 static int int_or(const kineto_num *n, int dflt) { return n->set && n->is_int ? bounds_int_sat(n->i) : dflt; }
 static int64_t i64_or(const kineto_num *n, int64_t dflt) { return n->set && n->is_int ? n->i : dflt; }
 
-/* The args the model reads as whole numbers (SECURITY.md: a fraction or a string
+/* The args the in-memory trace reads as whole numbers (SECURITY.md: a fraction or a string
  * there is an error, not a 0). "blocks per SM", "warps per SM" and the occupancy
  * are fractions in Kineto's own traces. */
 static const struct {
@@ -30,7 +30,7 @@ static const struct {
     {KARG_BYTES, "bytes"}, {KARG_ITERATION, "iteration"}, {KARG_CBID, "cbid"},
 };
 
-/* NULL when every arg the model reads is of its type and range; else the reason. */
+/* NULL when every arg the in-memory trace reads is of its type and range; else the reason. */
 static const char *check_arg_types(const kineto_event *e, char *buf, size_t n)
 {
     for (size_t i = 0; i < sizeof WHOLE_ARGS / sizeof WHOLE_ARGS[0]; i++) {
@@ -78,7 +78,7 @@ static int add_api_call(trace *t, const kineto_event *e, int64_t start, int64_t 
     return 0;
 }
 
-/* A recorded forward's sample (issue 25): the six args come together, on a range of a
+/* A recorded forward's sample: the six args come together, on a range of a
  * recorded forward, or not at all (older archives: recorded = 0). NULL, or the reason. */
 static const char *read_sample(const kineto_event *e, struct forward_sample *s, char *buf, size_t n)
 {
@@ -217,12 +217,12 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
         snprintf(err, errlen, "complete event without a valid ts/dur");
         return -1;
     }
-    static const char *const model_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
-                                             "user_annotation", "cpu_op"};
-    int model = 0;
-    for (size_t i = 0; i < sizeof model_cats / sizeof model_cats[0]; i++)
-        model |= !strcmp(e->cat, model_cats[i]);
-    if (!model)
+    static const char *const held_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
+                                            "user_annotation", "cpu_op"};
+    int held = 0;
+    for (size_t i = 0; i < sizeof held_cats / sizeof held_cats[0]; i++)
+        held |= !strcmp(e->cat, held_cats[i]);
+    if (!held)
         return 0; /* gpu_user_annotation and others are derived or foreign */
     char why[160];
     const char *range = check_arg_types(e, why, sizeof why);

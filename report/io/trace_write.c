@@ -324,7 +324,7 @@ int trace_write_json(const trace *t, const char *path, char *err, size_t errlen)
         fprintf(f, ", \"args\": {\"External id\": %zu, \"variant\": ", i + 1);
         jstr(f, h->variant);
         fprintf(f, ", \"iteration\": %d", h->iteration);
-        if (h->sample.recorded) /* issue 25: %.17g reads back to the same double */
+        if (h->sample.recorded) /* %.17g reads back to the same double */
             fprintf(f, ", \"pass\": %d, \"event_us\": %.17g, \"sm_mhz\": %d, \"mem_mhz\": %d, \"power_w\": %.17g, "
                        "\"temp_c\": %d",
                     h->sample.pass, h->sample.event_us, h->sample.sm_mhz, h->sample.mem_mhz, h->sample.power_w,

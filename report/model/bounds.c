@@ -1,4 +1,5 @@
-/* Range checks of trace numbers (bounds.h): issue 15, D3. The limits are CUDA's
+/* Range checks of trace numbers (bounds.h), so that an extreme number in an archive is an
+ * error naming its field. The limits are CUDA's
  * (grid 2^31-1 × 65535 × 65535, 1024 threads per block, 255 registers per
  * thread) or far above any GPU's, and they keep every product and difference
  * the analysis, findings, occupancy and figures compute inside its type. */

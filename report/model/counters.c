@@ -1,4 +1,4 @@
-/* The counter pass's model (its ranges, built by the recorder) and the derived
+/* The counter pass in memory (its ranges, built by the recorder) and the derived
  * quantities (bytes, FLOPs) every consumer computes the same way; counters.json's reader
  * and writer are io/counters_json.c. */
 #include "counters.h"

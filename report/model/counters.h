@@ -1,7 +1,7 @@
-/* counters.json: hardware counters of one forward of each variant, per kernel, collected
+/* counters.json: hardware counters of one forward of each variant, per kernel, measured
  * by the counter pass (src/recorder/counter_pass.c, CUPTI Range Profiler, auto range per kernel, kernel
  * replay) plus one user range around the whole forward, so traffic of operations that are
- * not kernels (a Memcpy) shows as forward minus kernels. The model and the quantities
+ * not kernels (a Memcpy) shows as forward minus kernels. The counters in memory and the quantities
  * derived from raw metrics (bytes, FLOPs, pipes) live here, GPU-free; counters.json is
  * io/counters_json.h. */
 #ifndef ATTNPROF_COUNTERS_H
@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-/* The metrics, in collection order. Each name exists on sm_80 and sm_90 unless noted;
+/* The metrics, in the order the counter pass measures them. Each name exists on sm_80 and sm_90 unless noted;
  * the pass enumerates them at run time and records those the chip lacks. */
 typedef enum ctr_metric {
     M_DURATION_NS = 0,   /* gpu__time_duration.sum */

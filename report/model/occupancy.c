@@ -1,3 +1,6 @@
+/* The occupancy calculator behind occupancy.h: a recorded kernel's theoretical occupancy
+ * from its launch record and the device limits the trace holds, as CUDA's occupancy
+ * calculator computes it, with the limit that bounds it; no GPU needed. */
 #include "occupancy.h"
 
 #include <stdio.h>

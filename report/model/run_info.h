@@ -1,4 +1,4 @@
-/* run.json's model: what was run, on what, and how each variant fared (read and written by
+/* run.json in memory: what was run, on what, and how each variant fared (read and written by
  * io/run_json.c). */
 #ifndef ATTNPROF_RUN_INFO_H
 #define ATTNPROF_RUN_INFO_H
@@ -16,7 +16,7 @@ typedef enum variant_status {
                               * memory); reason in `error`, the batch went on */
 } variant_status;
 
-/* How `--iters auto` ended for a variant (run.json "variants[].stop"; issue 25). */
+/* How `--iters auto` ended for a variant (run.json "variants[].stop"). */
 typedef struct stop_outcome {
     char reason[24];  /* "noise" (below the target), "converged" (the median stopped moving),
                        * "max_forwards", "time_cap", "fixed" (--iters N), "failed" (the variant
@@ -42,9 +42,9 @@ typedef struct variant_result {
     int rows_checked;           /* query rows checked in each of those heads (reference.h);
                                  * 0: not recorded (before the row sample every row was) */
     double event_us_no_cupti;   /* CUDA-event median per forward, CUPTI off */
-    double event_us_cupti;      /* same, CUPTI collecting */
+    double event_us_cupti;      /* same, CUPTI tracing */
     double host_us_no_cupti;    /* host wall time of the forward call, median, CUPTI off */
-    double host_us_cupti;       /* same, CUPTI collecting (API records cost host time) */
+    double host_us_cupti;       /* same, CUPTI tracing (API records cost host time) */
     int64_t dropped_records;
     attn_facts facts;
     attn_prediction prediction; /* declared by the variant from the shape (prediction.h) */
@@ -53,7 +53,7 @@ typedef struct variant_result {
     stop_outcome stop;
 } variant_result;
 
-/* How the forwards were measured (run.json "measurement"; issue 25). recorded = 0 in
+/* How the forwards were measured (run.json "measurement"). recorded = 0 in
  * archives from before it and in imports: the report says "not recorded". */
 typedef struct measurement_plan {
     int recorded;

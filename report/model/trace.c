@@ -1,3 +1,6 @@
+/* The in-memory trace (trace.h): records appended as the recorder or a reader produces
+ * them, sorted, CPU ops linked into their call paths, and checked for consistency (events a real recording cannot hold are an
+ * error naming them), then looked up by correlation id and by time. */
 #include "trace.h"
 #include "alloc.h"
 
@@ -336,7 +339,7 @@ const api_call *trace_launcher(const trace *t, const gpu_op *op)
     return driver;
 }
 
-/* ---- consistency (issue 29) ---- */
+/* ---- consistency: an archive that contradicts itself ---- */
 
 static int is_graph_launch(const api_call *a) { return a && strstr(a->name, "GraphLaunch") != NULL; }
 

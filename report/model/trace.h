@@ -1,5 +1,5 @@
 /* The in-memory trace: what CUPTI recorded for a batch, and what trace.json
- * holds. Times are nanoseconds on CUPTI's clock. The collector (cupti_collect.c)
+ * holds. Times are nanoseconds on CUPTI's clock. The CUPTI activity tracing (src/recorder/cupti_tracing.c)
  * fills it, trace_write.c writes it as a Kineto-style Chrome trace, trace_read.c
  * reads that file back, so analysis/figures/report never need a GPU. */
 #ifndef ATTNPROF_TRACE_H
@@ -65,7 +65,7 @@ typedef struct host_range {
     int iteration;
     int64_t start_ns, end_ns;
     int pid, tid;
-    /* A recorded forward of `attnprof run` (an attn_fwd range; issue 25): what was measured
+    /* A recorded forward of `attnprof run` (an attn_fwd range): what was measured
      * around it, outside its NVTX range, written as the range's args in trace.json.
      * recorded = 0 in older archives, in imports and for every other range. */
     struct forward_sample {

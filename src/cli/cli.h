@@ -40,7 +40,7 @@ typedef struct cli_options {
     const char *baseline; /* compare --baseline: a path or directory name among the inputs */
     int allow_shape_mismatch;
     double min_effect;   /* compare --min-effect, as a fraction */
-    int allow_l2_mismatch;  /* compare --allow-l2-mismatch (issue 25) */
+    int allow_l2_mismatch;  /* compare --allow-l2-mismatch */
     unsigned fail_on;       /* compare --fail-on: 1u << VERDICT_* bits; 0: never fail on a verdict */
     const char *pairs;      /* compare --pair A=B[,C=D]: model traces set against each other (checked when parsed) */
     int force;

@@ -82,7 +82,7 @@ int cmd_run(const cli_options *o, const char *cmdline)
     memset(&info, 0, sizeof info);
     snprintf(info.tool_version, sizeof info.tool_version, "%s", ATTNPROF_VERSION);
     snprintf(info.command_line, sizeof info.command_line, "%s", cmdline);
-    rc = rec->collect(&o->run, &t, &info, err, sizeof err);
+    rc = rec->record_batch(&o->run, &t, &info, err, sizeof err);
     if (rc != EXIT_OK && rc != EXIT_VARIANT_FAILED) {
         trace_free(&t);
         return cli_fail(rc, "%s", err);

@@ -54,7 +54,7 @@ static int compare_loaded(const cli_options *o, compare_archive **in, const comp
                  esc_terminal(shown, sizeof shown, gate), m.in[0]->label);
         rc = EXIT_VERDICT_GATE;
     } else if (rc == EXIT_OK && o->fail_on && compare_gate_scope(&m, gate, sizeof gate) == 0) {
-        /* a gate that compared nothing passes nothing (issue 36, E07) */
+        /* a gate that compared nothing passes nothing */
         snprintf(err, errlen, "--fail-on: nothing to gate was compared against the baseline %s: %s",
                  m.in[0]->label, esc_terminal(shown, sizeof shown, gate));
         rc = EXIT_NOTHING_GATED;

@@ -42,7 +42,7 @@ static int cmp_cost(const void *a, const void *b)
 static int collect(const char *dir, const cli_options *o, int print)
 {
     char err[2048];
-    static sweep_model m;
+    static sweep_data m;
     int rc = sweep_load(&m, dir, 2, err, sizeof err);
     if (rc != EXIT_OK)
         return cli_fail(rc, "%s", err);

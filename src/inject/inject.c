@@ -423,7 +423,7 @@ static int open_output(void)
     return 1;
 }
 
-static int start_collection(void)
+static int start_tracing(void)
 {
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
         return 0;
@@ -447,7 +447,7 @@ static void init_once(void)
 {
     if (!open_output())
         return;
-    if (!start_collection()) {
+    if (!start_tracing()) {
         fputs("W\tcuptiActivityRegisterCallbacks\tfailed; nothing recorded\n", S.out);
         return;
     }

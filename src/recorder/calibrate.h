@@ -7,7 +7,7 @@
 #include "prediction.h"
 
 /* Fills c (c->measured = 1) or leaves NAN with c->error set; never fails the batch. Runs
- * on the current device with CUPTI activity collection off. */
+ * on the current device with CUPTI activity tracing off. */
 void calibrate_run(ceilings *c);
 
 #endif

@@ -1,8 +1,8 @@
-/* The counter pass (issue #12): after the timed batch, one forward of each variant under
+/* The counter pass: after the timed batch, one forward of each variant under
  * CUPTI's Range Profiler (cupti_range_profiler.h + cupti_profiler_host.h): an auto range
  * per kernel with kernel replay, then one user range around the whole forward (user
  * replay), so operations that are not kernels (a Memcpy) show as forward minus kernels.
- * Activity collection is off by then (cupti_stop), so neither perturbs the other and the
+ * Activity tracing is off by then (cupti_stop), so neither perturbs the other and the
  * timed numbers are already taken. */
 #ifndef ATTNPROF_COUNTER_PASS_H
 #define ATTNPROF_COUNTER_PASS_H

@@ -1,15 +1,15 @@
 /* The entry of libattnprof_recorder.so: the one exported symbol the CLI looks up
  * after dlopen. It hands back a static table: the registry's variants (for `list`)
- * and `collect`, which resolves the command line's variants, checks the shape and
- * runs the batch with CUPTI collecting. */
+ * and `record_batch`, which resolves the command line's variants, checks the shape and
+ * runs the batch with CUPTI tracing. */
 #include "recorder.h"
 
-#include "cupti_collect.h"
+#include "cupti_tracing.h"
 #include "exit_codes.h"
 #include "runner.h"
 #include "variant.h"
 
-static int collect(const run_config *cfg, trace *t, run_info *info, char *err, size_t errlen)
+static int record_batch(const run_config *cfg, trace *t, run_info *info, char *err, size_t errlen)
 {
     static run_plan plan;
     int rc = runner_plan(cfg, &plan, err, errlen);
@@ -17,7 +17,7 @@ static int collect(const run_config *cfg, trace *t, run_info *info, char *err, s
         return rc;
     /* Before the first NVTX call, so CUPTI receives the markers. */
     cupti_prepare_nvtx();
-    return runner_collect(&plan, t, info, err, errlen);
+    return runner_record_batch(&plan, t, info, err, errlen);
 }
 
 __attribute__((visibility("default"))) const recorder_api *attnprof_recorder_api(void)
@@ -29,7 +29,7 @@ __attribute__((visibility("default"))) const recorder_api *attnprof_recorder_api
         .sizeof_run_info = sizeof(run_info),
         .sizeof_run_config = sizeof(run_config),
         .variants = variants,
-        .collect = collect,
+        .record_batch = record_batch,
     };
     if (!api.n_variants)
         for (int i = 0; i < attn_registry_count && i < RUN_MAX_VARIANTS; i++, api.n_variants++)

@@ -1,5 +1,5 @@
 /* The recorder as the CLI sees it. Everything that needs CUDA (runner, CUPTI
- * collection, variants, kernels, cuBLAS, cuDNN) is built into one shared object,
+ * tracing, variants, kernels, cuBLAS, cuDNN) is built into one shared object,
  * libattnprof_recorder.so, which `attnprof run` and `attnprof list` load with
  * dlopen. The attnprof binary itself links only the report half, so `report` (and
  * every other GPU-free command) starts without loading a CUDA library, and a build
@@ -39,7 +39,7 @@ typedef struct recorder_api {
     /* Resolves cfg->variant_list, checks the shape, runs the batch. Returns an
      * EXIT_* code: EXIT_OK or EXIT_VARIANT_FAILED when the batch ran (trace and
      * run_info are then complete), another code with a one-line `err` otherwise. */
-    int (*collect)(const run_config *cfg, trace *t, run_info *info, char *err, size_t errlen);
+    int (*record_batch)(const run_config *cfg, trace *t, run_info *info, char *err, size_t errlen);
 } recorder_api;
 
 /* The one symbol the shared object exports for the CLI. */

@@ -1,5 +1,5 @@
 /* The recorder's batch behind runner.h: runner_plan resolves the command line against the
- * registry (exit codes for what the user can change), runner_collect walks the batch's steps
+ * registry (exit codes for what the user can change), runner_record_batch walks the batch's steps
  * (run_steps below: the device, the memory check, the inputs and their FP64 reference, the
  * upload, the measurement, the variants, the ceilings, the counter pass), each in a file of its
  * own (runner_steps.h). One pass of one variant is run_variant here: setup, warm-up, the
@@ -8,7 +8,7 @@
  * err; the variants' own ATTN_* codes stay inside. */
 #include "runner_steps.h"
 
-#include "cupti_collect.h"
+#include "cupti_tracing.h"
 #include "err.h"
 #include "gqa_decode.h"
 
@@ -244,13 +244,13 @@ typedef struct run_step {
 } run_step;
 
 /* The batch, in order. Memory first, so a too-large shape fails before anything runs; the
- * ceilings and the counter pass after the timed batch, with activity collection off. */
+ * ceilings and the counter pass after the timed batch, with activity tracing off. */
 static const run_step run_steps[] = {
     {"device", NULL, step_open_device},             /* runner_env.c */
     {"device memory", NULL, step_device_memory},    /* runner_inputs.c */
     {"inputs", NULL, step_draw_inputs},             /* runner_inputs.c: and their FP64 reference */
     {"upload", NULL, step_upload_inputs},           /* runner_inputs.c */
-    {"activity collection", NULL, step_cupti_start},
+    {"activity tracing", NULL, step_cupti_start},
     {"describe", NULL, step_describe_run},          /* runner_env.c */
     {"measurement", NULL, step_measurement_begin},  /* runner_measure.c */
     {"variants", NULL, step_variants},
@@ -259,7 +259,7 @@ static const run_step run_steps[] = {
     {"counters", NULL, step_counters},              /* runner_after.c */
 };
 
-int runner_collect(const run_plan *cfg, trace *t, run_info *info, char *err, size_t errlen)
+int runner_record_batch(const run_plan *cfg, trace *t, run_info *info, char *err, size_t errlen)
 {
     static run_ctx c; /* large (the skip reasons, the forward logs): not on the stack */
     memset(&c, 0, sizeof c);

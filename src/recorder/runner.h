@@ -1,5 +1,5 @@
 /* The batch: for each selected variant, setup → warm-up → correctness check →
- * recorded forwards (NVTX "attn_fwd", CUPTI collecting) → CUPTI-overhead probe →
+ * recorded forwards (NVTX "attn_fwd", CUPTI tracing) → CUPTI-overhead probe →
  * fully-masked-rows check → teardown. Fills the trace and run_info. */
 #ifndef ATTNPROF_RUNNER_H
 #define ATTNPROF_RUNNER_H
@@ -29,7 +29,7 @@ int runner_plan(const run_config *cfg, run_plan *plan, char *err, size_t errlen)
 
 /* Returns an EXIT_* code: EXIT_OK or EXIT_VARIANT_FAILED when the batch ran (the
  * trace and run_info are then complete), another code with `err` set otherwise. */
-int runner_collect(const run_plan *plan, trace *t, run_info *info, char *err, size_t errlen);
+int runner_record_batch(const run_plan *plan, trace *t, run_info *info, char *err, size_t errlen);
 
 /* Fills device_props from the CUDA device (runner.c; used by tests on the GPU too). */
 int runner_device_props(int dev, device_props *p, char *err, size_t errlen);

@@ -1,4 +1,4 @@
-/* After the timed batch, with activity collection off (neither perturbs the timings): the
+/* After the timed batch, with activity tracing off (neither perturbs the timings): the
  * ceilings (measured, or taken from an archive of this very GPU), then the counter pass
  * (counter_pass.h), where every variant that ran ok is set up again, warmed by one forward,
  * profiled for one forward and torn down. */

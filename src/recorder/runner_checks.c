@@ -1,10 +1,10 @@
 /* The checks made of each variant once it is set up: its output against the FP64 reference
  * (the sampled heads' checked rows), what it writes in fully-masked rows (NaN or 0), CUPTI's
- * overhead on its forwards (samples with collection off and on), and the occupancy API's
+ * overhead on its forwards (samples with activity tracing off and on), and the occupancy API's
  * answer for each of our kernels it launched. */
 #include "runner_steps.h"
 
-#include "cupti_collect.h"
+#include "cupti_tracing.h"
 #include "median.h"
 #include "reference.h"
 
@@ -15,7 +15,7 @@
 #include <string.h>
 
 /* The CUPTI overhead probe (cupti_overhead_probe) takes samples of a few forwards each,
- * alternately with activity collection off and on. A sample is PROBE_SAMPLE_US of GPU time
+ * alternately with activity tracing off and on. A sample is PROBE_SAMPLE_US of GPU time
  * at least (event resolution and launch gaps stay small against it), up to PROBE_MAX_BATCH
  * forwards; the probe takes PROBE_MAX_SAMPLES per state, fewer (never under
  * PROBE_MIN_SAMPLES) where that would cost more than PROBE_BUDGET_US of GPU time. Without
@@ -93,7 +93,7 @@ static double event_sample_us(const attn_variant *var, void *state, device_input
     return ms * 1000.0 / batch;
 }
 
-/* CUPTI's cost: samples with collection off and on, interleaved so that clock or
+/* CUPTI's cost: samples with activity tracing off and on, interleaved so that clock or
  * power drift of the GPU during the probe falls on both alike. Medians per forward
  * of GPU time (events) and of the host time of the call. The samples' size and count
  * follow from one forward's time (PROBE_* above) and are recorded as a fact. */

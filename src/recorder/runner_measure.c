@@ -5,7 +5,7 @@
  * variant, and at the end each forward's sample put onto its attn_fwd range. */
 #include "runner_steps.h"
 
-#include "cupti_collect.h"
+#include "cupti_tracing.h"
 #include "err.h"
 #include "median.h"
 
@@ -186,7 +186,7 @@ void sample_clocks(run_env *env)
         env->power_limit_w = limit_w;
 }
 
-/* After the last record (activity collection stopped, every record in): each forward's sample onto its attn_fwd range (by variant and
+/* After the last record (activity tracing stopped, every record in): each forward's sample onto its attn_fwd range (by variant and
  * iteration), the cost of an NVML sample, and run.json's iters: --iters N per pass, or under
  * --iters auto the most forwards any variant recorded (each has its own count, in its "stop"). */
 int step_measurement_end(run_ctx *c)

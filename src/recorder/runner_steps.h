@@ -108,7 +108,7 @@ int recorded_forwards(const run_plan *cfg, int vi, int pass, device_inputs *d, v
 void sample_clocks(run_env *env);
 int step_measurement_end(run_ctx *c);
 
-/* runner_after.c: after the timed batch, with activity collection off. */
+/* runner_after.c: after the timed batch, with activity tracing off. */
 int step_ceilings(run_ctx *c);
 int step_counters(run_ctx *c);
 

@@ -1,4 +1,4 @@
-/* --iters auto: when to stop recording a variant's forwards (issue 25). Pure C, no CUDA:
+/* --iters auto: when to stop recording a variant's forwards. Pure C, no CUDA:
  * the GPU-free tests check the rule on number sequences.
  *
  * After each recorded forward the rule looks at the CUDA-event times so far (x, µs):

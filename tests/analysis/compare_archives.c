@@ -1,7 +1,7 @@
 /* attnprof compare on archives recorded on the H200 in one device run
  * (2026-11-30): the default batch with the system cuDNN 9.14, and twice with
  * PyTorch's cuDNN 9.19 with nothing else changed; and a later run of flash and
- * cudnn after flash moved to its sm_90a kernel (issue 14). No GPU needed. */
+ * cudnn after flash moved to its sm_90a kernel. No GPU needed. */
 #include <criterion/criterion.h>
 #include "slurp.h"
 #include <math.h>
@@ -314,7 +314,7 @@ Test(compare, mismatched_shapes_refused_unless_allowed)
     const compare_cell *flash = &variant(&p.m, "flash")->cell[1];
     double tflops = p.b.flops / (median_of((double[]){flash->va->forwards[0].cuda_us}, 1) * 1e-6) / 1e12;
     cr_assert(fabs(flash->metric[0] - tflops) < 1e-9 * tflops);
-    /* the small archive holds 4 forwards a variant: the ratio alone, no verdict (issue 36, E06) */
+    /* the small archive holds 4 forwards a variant: the ratio alone, no verdict */
     cr_assert(flash->metric_ratio.ci.ratio > 1, "the large shape runs at a higher TFLOP/s");
     cr_assert_eq(flash->metric_ratio.verdict, VERDICT_NONE);
     cr_assert_eq(flash->metric_ratio.too_few, 4);

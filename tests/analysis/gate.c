@@ -1,4 +1,4 @@
-/* analysis/compare's gate (issue 36, E02 E03 E06 E07): the cases that fooled `compare --fail-on`
+/* analysis/compare's gate: the cases that fooled `compare --fail-on`
  * built here from recorded fixtures, their times rewritten in memory (and written to a temp
  * directory for the command line):
  *   - one noisy pass among replicates cannot set the floor (E02);

@@ -189,7 +189,7 @@ Test(sweep_fit, crossover_rule)
 }
 
 /* A synthetic model: shapes at D = 64 with S = 256 … 4096. */
-static void synthetic(sweep_model *m)
+static void synthetic(sweep_data *m)
 {
     memset(m, 0, sizeof *m);
     m->n_variants = 4;
@@ -227,7 +227,7 @@ static void synthetic(sweep_model *m)
     m->dims[0] = 64;
 }
 
-static const sweep_finding *find(const sweep_model *m, finding_kind id, const char *v, const char *other)
+static const sweep_finding *find(const sweep_data *m, finding_kind id, const char *v, const char *other)
 {
     for (int i = 0; i < m->n_findings; i++)
         if (m->findings[i].kind == id && !strcmp(m->findings[i].subject, v) &&
@@ -238,7 +238,7 @@ static const sweep_finding *find(const sweep_model *m, finding_kind id, const ch
 
 Test(sweep_findings, derived_from_a_synthetic_sweep)
 {
-    static sweep_model m;
+    static sweep_data m;
     synthetic(&m);
     sweep_derive(&m);
     /* flash: 0.04 S + 52 vs efficient 0.05 S + 40: equal at S = 1200, 2% apart from ~1900. */
@@ -317,7 +317,7 @@ static void fixture_tree(char *dir, size_t n)
     cr_assert_eq(sweep_status_write(dir, "2x16x4096x64", &st, err, sizeof err), 0, "%s", err);
 }
 
-static const sweep_shape *shape_named(const sweep_model *m, const char *name)
+static const sweep_shape *shape_named(const sweep_data *m, const char *name)
 {
     for (int i = 0; i < m->n_shapes; i++)
         if (!strcmp(m->shapes[i].name, name))
@@ -329,7 +329,7 @@ Test(sweep_collect, fixture_archives_failed_missing_and_unreadable_shapes)
 {
     char dir[256], err[512];
     fixture_tree(dir, sizeof dir);
-    static sweep_model m;
+    static sweep_data m;
     cr_assert_eq(sweep_load(&m, dir, 2, err, sizeof err), EXIT_OK, "%s", err);
     cr_expect_eq(m.n_shapes, 6);
     cr_expect(m.n_complete == 2 && m.n_failed == 1 && m.n_missing == 1 && m.n_bad == 2,
@@ -415,7 +415,7 @@ Test(sweep_collect, the_same_bytes_whatever_the_thread_count)
 {
     char dir[256], err[512];
     fixture_tree(dir, sizeof dir);
-    static sweep_model a, b;
+    static sweep_data a, b;
     cr_assert_eq(sweep_load(&a, dir, 1, err, sizeof err), EXIT_OK, "%s", err);
     cr_assert_eq(sweep_load(&b, dir, 4, err, sizeof err), EXIT_OK, "%s", err);
     figure_list none = {0};
@@ -671,7 +671,7 @@ Test(sweep_cli, progress_on_a_terminal_names_shape_gpu_and_phase)
     remove_tree(dir);
 }
 
-/* Issue 26: stderr a file (a Slurm or CI log): one plain line per phase change and per shape
+/* When stderr is a file (a Slurm or CI log): one plain line per phase change and per shape
  * done, with its wall time, what is left and an ETA; never a carriage return or escape. */
 Test(sweep_cli, progress_in_a_log_is_plain_lines_per_shape_with_an_eta)
 {
@@ -712,7 +712,7 @@ Test(sweep_collect, the_recorded_h200_sweep)
     char dir[256], err[512];
     tmpdir(dir, sizeof dir, "h200");
     sh("cp -r %s %s", src, dir);
-    static sweep_model m;
+    static sweep_data m;
     cr_assert_eq(sweep_load(&m, dir, 2, err, sizeof err), EXIT_OK, "%s", err);
     cr_expect_eq(m.n_complete, m.n_shapes, "every shape of the fixture is complete");
     cr_expect_eq(m.n_dims, 2);
@@ -840,7 +840,7 @@ Test(sweep_collect, variants_the_sweep_left_out_are_skipped_with_their_reason)
     snprintf(st.skipped[0].reason, sizeof st.skipped[0].reason, "variant flash cannot take 2x4x256x64: head dim");
     st.skipped[0].device_bytes = NAN;
     cr_assert_eq(sweep_status_write(dir, "2x4x256x64", &st, err, sizeof err), 0, "%s", err);
-    static sweep_model m;
+    static sweep_data m;
     cr_assert_eq(sweep_load(&m, dir, 1, err, sizeof err), EXIT_OK, "%s", err);
     cr_assert_eq(m.n_variants, 5, "4 in the archive + flash from the status");
     int flash = -1, cudnn = -1;
@@ -862,7 +862,7 @@ Test(sweep_findings, tensor_peak_and_share_of_it)
     cr_expect_float_eq(sweep_peak_tflops(8, 0, 108, 1410000), 2048.0 * 108 * 1.41e9 / 1e12, 1e-9, "A100");
     cr_expect(isnan(sweep_peak_tflops(8, 6, 84, 1700000)), "a GPU it does not know: no roof");
     cr_expect(isnan(sweep_peak_tflops(9, 0, 132, 0)));
-    static sweep_model m;
+    static sweep_data m;
     synthetic(&m);
     m.roof_tflops = 1000;
     m.gemm_tflops = NAN;

@@ -20,17 +20,17 @@
 #include "run_cli.h"
 #include "slurp.h"
 
-/* The model of the test bundle: what each row says, NULL for nothing to say, "FAIL" for a
+/* The data of the test bundle: what each row says, NULL for nothing to say, "FAIL" for a
  * writer that fails. */
-typedef struct toy_model {
+typedef struct toy_data {
     const char *a, *b, *figure;
     const char *figure_name; /* NULL: chart.svg */
-} toy_model;
+} toy_data;
 
 static int toy_draw(const doc_bundle *b, const char *dir, figure_list *figs, char *err, size_t errlen)
 {
     (void)figs;
-    const toy_model *m = b->model;
+    const toy_data *m = b->data;
     char path[512];
     snprintf(path, sizeof path, "%s/figures", dir);
     if (mkdir(path, 0755) != 0)
@@ -43,7 +43,7 @@ static int toy_draw(const doc_bundle *b, const char *dir, figure_list *figs, cha
 static char *toy_markdown(const doc_bundle *b, const figure_list *figs, const char *inline_from_dir)
 {
     (void)figs;
-    const toy_model *m = b->model;
+    const toy_data *m = b->data;
     char *s = NULL;
     if (asprintf(&s, "# toy\n\n%s%s\n", m->a ? m->a : "", inline_from_dir ? " (inlined)" : "") < 0)
         return NULL;
@@ -62,11 +62,11 @@ static int toy_row(const char *text, char **out, char *err, size_t errlen)
 }
 static int row_a(const doc_page *p, char **out, char *err, size_t n)
 {
-    return toy_row(((const toy_model *)p->bundle->model)->a, out, err, n);
+    return toy_row(((const toy_data *)p->bundle->data)->a, out, err, n);
 }
 static int row_b(const doc_page *p, char **out, char *err, size_t n)
 {
-    return toy_row(((const toy_model *)p->bundle->model)->b, out, err, n);
+    return toy_row(((const toy_data *)p->bundle->data)->b, out, err, n);
 }
 
 static const doc_output toy_outputs[] = {
@@ -76,9 +76,9 @@ static const doc_output toy_outputs[] = {
     {"b.txt", row_b, NULL},
 };
 
-static doc_bundle toy_bundle(toy_model *m, doc_placement where)
+static doc_bundle toy_bundle(toy_data *m, doc_placement where)
 {
-    return (doc_bundle){.kind = "toy", .noun = "toy", .title = "toy", .model = m, .draw = toy_draw,
+    return (doc_bundle){.kind = "toy", .noun = "toy", .title = "toy", .data = m, .draw = toy_draw,
                         .markdown = toy_markdown, .outputs = toy_outputs, .n_outputs = 4, .placement = where,
                         .quiet = 1};
 }
@@ -116,7 +116,7 @@ Test(doc_bundle, beside_inputs_the_outputs_are_replaced_as_one_set)
     char dir[] = "/tmp/attnprof-bundle-XXXXXX", err[256];
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(archive_write_file(dir, "input.json", "{\"kept\": true}\n", err, sizeof err), 0);
-    toy_model m1 = {"first a\n", "first b\n", "<svg>1</svg>", NULL};
+    toy_data m1 = {"first a\n", "first b\n", "<svg>1</svg>", NULL};
     doc_bundle b = toy_bundle(&m1, DOC_BESIDE_INPUTS);
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
     char *a = read_in(dir, "a.txt"), *fig = read_in(dir, "figures/chart.svg"), *html = read_in(dir, "toy.html");
@@ -127,7 +127,7 @@ Test(doc_bundle, beside_inputs_the_outputs_are_replaced_as_one_set)
     cr_assert(exists_in(dir, "b.txt"));
 
     /* The second render has nothing for b.txt: the old one stays, the rest is replaced. */
-    toy_model m2 = {"second a\n", NULL, "<svg>2</svg>", NULL};
+    toy_data m2 = {"second a\n", NULL, "<svg>2</svg>", NULL};
     b = toy_bundle(&m2, DOC_BESIDE_INPUTS);
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
     a = read_in(dir, "a.txt");
@@ -147,7 +147,7 @@ Test(doc_bundle, beside_inputs_the_outputs_are_replaced_as_one_set)
     cr_assert_eq(hidden_entries(dir), 0, "no staging or roll-back folder left");
 
     /* A row that fails: every old output as it was, nothing left behind. */
-    toy_model m3 = {"third a\n", "FAIL", "<svg>3</svg>", NULL};
+    toy_data m3 = {"third a\n", "FAIL", "<svg>3</svg>", NULL};
     b = toy_bundle(&m3, DOC_BESIDE_INPUTS);
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_IO);
     cr_assert_str_eq(err, "the toy row failed");
@@ -165,14 +165,14 @@ Test(doc_bundle, a_directory_of_its_own_is_new_or_replaced_whole_under_force)
     char parent[] = "/tmp/attnprof-bundle-XXXXXX", dest[600], err[256];
     cr_assert_not_null(mkdtemp(parent));
     snprintf(dest, sizeof dest, "%s/out", parent);
-    toy_model m1 = {"one\n", "two\n", "<svg/>", NULL};
+    toy_data m1 = {"one\n", "two\n", "<svg/>", NULL};
     doc_bundle b = toy_bundle(&m1, DOC_OWN_DIRECTORY);
     cr_assert_eq(doc_bundle_write(&b, dest, 0, err, sizeof err), EXIT_OK, "%s", err);
     cr_assert(exists_in(dest, "toy.md") && exists_in(dest, "b.txt") && exists_in(dest, "figures/chart.svg"));
     cr_assert_eq(doc_bundle_write(&b, dest, 0, err, sizeof err), EXIT_OUTPUT_EXISTS);
     cr_assert(strstr(err, "--force"), "%s", err);
     cr_assert_eq(archive_write_file(dest, "stray.txt", "x", err, sizeof err), 0);
-    toy_model m2 = {"three\n", NULL, "<svg/>", NULL};
+    toy_data m2 = {"three\n", NULL, "<svg/>", NULL};
     b = toy_bundle(&m2, DOC_OWN_DIRECTORY);
     cr_assert_eq(doc_bundle_write(&b, dest, 1, err, sizeof err), EXIT_OK, "%s", err);
     char *a = read_in(dest, "a.txt");
@@ -320,7 +320,7 @@ Test(doc_bundle, a_manifest_that_is_a_fifo_or_a_device_link_never_hangs, .timeou
         plant_staging(stage, "toy", dead);
         snprintf(path, sizeof path, "%s/.manifest", stage);
         cr_assert_eq(k == 0 ? mkfifo(path, 0644) : symlink("/dev/zero", path), 0);
-        toy_model m = {"a\n", "b\n", "<svg/>", NULL};
+        toy_data m = {"a\n", "b\n", "<svg/>", NULL};
         doc_bundle b = toy_bundle(&m, DOC_BESIDE_INPUTS);
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -383,12 +383,12 @@ Test(doc_bundle, a_render_keeps_the_figures_an_earlier_one_made)
 {
     char dir[] = "/tmp/attnprof-keep-XXXXXX", err[256];
     cr_assert_not_null(mkdtemp(dir));
-    toy_model m1 = {"a\n", "b\n", "<svg>column</svg>", "chart-column.pdf"};
+    toy_data m1 = {"a\n", "b\n", "<svg>column</svg>", "chart-column.pdf"};
     doc_bundle b = toy_bundle(&m1, DOC_BESIDE_INPUTS);
     b.made_by = "toy --figure-size column";
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
     cr_assert_eq(archive_write_file(dir, "figures/mine.txt", "my own note\n", err, sizeof err), 0);
-    toy_model m2 = {"a2\n", NULL, "<svg>screen</svg>", "chart.svg"};
+    toy_data m2 = {"a2\n", NULL, "<svg>screen</svg>", "chart.svg"};
     b = toy_bundle(&m2, DOC_BESIDE_INPUTS);
     b.made_by = "toy --figure-size screen";
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
@@ -424,7 +424,7 @@ Test(doc_bundle, a_forged_record_is_refused_or_names_nothing_outside, .timeout =
     cr_assert_not_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/%s", dir, DOC_RECORD);
     cr_assert_eq(mkfifo(path, 0644), 0);
-    toy_model m = {"a\n", "b\n", "<svg/>", NULL};
+    toy_data m = {"a\n", "b\n", "<svg/>", NULL};
     doc_bundle b = toy_bundle(&m, DOC_BESIDE_INPUTS);
     b.made_by = "toy";
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_BAD_ARCHIVE);
@@ -503,7 +503,7 @@ Test(doc_bundle, a_folder_killed_before_its_marker_landed_is_removed)
     snprintf(tmp, sizeof tmp, "%s/keep.txt", path);
     fclose(fopen(tmp, "w"));
 
-    toy_model m = {"a\n", "b\n", "<svg>1</svg>", NULL};
+    toy_data m = {"a\n", "b\n", "<svg>1</svg>", NULL};
     doc_bundle b = toy_bundle(&m, DOC_BESIDE_INPUTS);
     cr_assert_eq(doc_bundle_write(&b, dir, 0, err, sizeof err), EXIT_OK, "%s", err);
     for (int i = 0; i < 2; i++) {

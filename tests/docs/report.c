@@ -101,7 +101,7 @@ Test(archive, gpu_slug)
     cr_assert_str_eq(b, "gpu");
 }
 
-/* Issue 15, item 3: a variant of the default list that cannot take the shape is
+/* A variant of the default list that cannot take the shape is
  * "skipped" with its reason; the status survives run.json and shows in the summary,
  * the variant's section and summary.csv. */
 Test(report, skipped_variant_round_trips_and_renders)
@@ -111,7 +111,7 @@ Test(report, skipped_variant_round_trips_and_renders)
     variant_result *v = &f.r.variants[3];
     v->status = VARIANT_SKIPPED;
     snprintf(v->error, sizeof v->error, "cannot take 8x16x1024x96: head dim 96 not supported");
-    /* A skipped variant did not run: no numbers, no forwards (else inconsistent, issue 29). */
+    /* A skipped variant did not run: no numbers, no forwards (else inconsistent). */
     v->rel_error = v->event_us_no_cupti = v->event_us_cupti = v->host_us_no_cupti = v->host_us_cupti = NAN;
     for (size_t i = 0; i < f.t.n_ranges; i++)
         if (!strcmp(f.t.ranges[i].variant, v->name))
@@ -139,7 +139,7 @@ Test(report, skipped_variant_round_trips_and_renders)
     fixture_free(&f);
 }
 
-/* Issue 14: a fused kernel that ran a head dim on the kernel of the next compiled
+/* A fused kernel that ran a head dim on the kernel of the next compiled
  * D up says so in a fact (src/recorder/variant_util.c, attn_fact_head_dim_padding); the fact
  * survives run.json and the report shows it in the variant's summary row and its
  * section. */
@@ -186,7 +186,7 @@ Test(report, head_dim_padding_fact_reaches_the_report)
     fixture_free(&f);
 }
 
-/* Issue 26: report.pdf's dates come from the run, in place, so two prints are the same bytes
+/* report.pdf's dates come from the run, in place, so two prints are the same bytes
  * and no offset of the PDF moves. */
 Test(report, pdf_dates_are_the_runs_and_keep_the_length)
 {

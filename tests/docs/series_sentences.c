@@ -557,7 +557,7 @@ Test(paper, abstract_is_derived_from_the_records)
     fixture_free(&f);
 }
 
-/* Issue 23: a ratio set beside the series' compares the series' own pair. The abstract
+/* A ratio set beside the series' compares the series' own pair. The abstract
  * had "math / naive 3.60×" beside the series' 3.7×, which is math over naive *in-place*
  * (4.52× in the example). Every ratio of the abstract is a series pair, with the same
  * value as the "Beside the series" line of that pair and the series' value beside it. */
@@ -628,7 +628,7 @@ Test(paper, citation_in_the_footer_and_the_repository)
     free(repo);
 }
 
-/* Issue 23: the report said "CITATION.cff in the repository holds the same entry" while
+/* The report said "CITATION.cff in the repository holds the same entry" while
  * the two named different commits. Now the report writes a CITATION.cff beside itself
  * from the version string its BibTeX uses (run.json's tool_version), and the versions
  * read back from the two files are that string. */
@@ -760,7 +760,7 @@ Test(paper, compare_figure_at_column_size)
     remove_tree(dir);
 }
 
-/* Issue 23, item 5: a number printed in a figure is the table's number of the same name.
+/* A number printed in a figure is the table's number of the same name.
  * The overview drew its variant's forward of median CUDA time and labelled it with that
  * forward's own CPU time: cuDNN "CPU 63.9 µs" and math "CPU 242 µs" in the example, the
  * maxima, where the table's medians are 21.1 and 160 µs. */
@@ -836,7 +836,7 @@ Test(paper, figure_labels_are_the_table_medians)
     fixture_free(&f);
 }
 
-/* Issue 23: the README's paper recipe (`report DIR --figure-size column --format pdf`)
+/* The README's paper recipe (`report DIR --figure-size column --format pdf`)
  * left report.html with no image: its page inlines PNGs only. PNGs are now always drawn. */
 Test(paper, pdf_only_recipe_keeps_the_report_figures)
 {

@@ -625,7 +625,7 @@ Test(figures, many_distinct_kernels_are_capped)
     synth_free(&fx);
 }
 
-/* One forward of 40000 operations (issue 15, D5): the timelines draw such a lane at the
+/* One forward of 40000 operations: the timelines draw such a lane at the
  * figure's resolution, so the vector files stay small (they held every box before:
  * 97 MB of SVG and 5 GB of memory for 500k operations), and the PNG still shows ink
  * across the GPU lane. */

@@ -1,4 +1,4 @@
-/* compare's outputs for pairs of model traces (issue 24, item 5): the figure of each pair
+/* compare's outputs for pairs of model traces: the figure of each pair
  * (figures/compare-model-roles-<N>, report/figures/compare_model_roles.c) and compare.tex's
  * table of each pair (report/docs/latex.c). Real H200 fixtures (tests/fixtures/models-h200),
  * imported with the binary. The figure's rows are counted independently from the two

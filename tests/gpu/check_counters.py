@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU test of the counter pass (issue #12), on an archive of the default shape, where the
+"""GPU test of the counter pass, on an archive of the default shape, where the
 [B,H,S,S] score matrices (256 MiB) dwarf the L2 so the minimum-DRAM predictions hold.
 Reads run.json (predictions, counter status) and counters.json (the measurements) and
 asserts:

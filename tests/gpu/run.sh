@@ -151,7 +151,7 @@ if [ -f "$dir/counters.json" ] || [ -f "$dir/run.json" ]; then
 else
   echo "FAIL default shape with counters: no archive"; fail=$((fail + 1))
 fi
-# attnprof sweep for real (issue 13): two shapes, each a child `attnprof run` on GPU 0;
+# attnprof sweep for real: two shapes, each a child `attnprof run` on GPU 0;
 # each archive records the GPU (UUID, CUDA_VISIBLE_DEVICES) and every variant's device bytes.
 dir="$work/sweep"
 "$bin" sweep --seq 256,512 --dim 64 --tokens 1024 --heads 4 --iters 2 --warmup 1 --no-counters --no-calibrate \

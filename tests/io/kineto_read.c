@@ -443,7 +443,7 @@ Test(import_cli, bad_input_writes_nothing)
     remove_tree(dir);
 }
 
-/* ---- our trace.json as a Kineto drop-in (issue 11, part 6) ---------------- */
+/* ---- our trace.json as a Kineto drop-in --------------------------------- */
 
 static void drop_in_trace(trace *t)
 {
@@ -630,7 +630,7 @@ Test(import_cli, hostile_names_are_escaped)
     remove_tree(dir);
 }
 
-/* Issue 23, item 6: every full kernel name that the report shortens appears in it. The
+/* Every full kernel name that the report shortens appears in it. The
  * op tables' footnotes stopped after 16, so math's 187 µs `aten::to` kernel (op 18 of the
  * imported PyTorch math forward) had its name nowhere; the appendix lists them all. */
 static char *html_escaped(const char *s)

@@ -597,7 +597,7 @@ Test(predict, archive_strings_are_escaped_in_the_section)
     fixture_free(&f);
 }
 
-/* Issue 23, item 4: a share of a roof takes numerator and denominator from one scope. The
+/* A share of a roof takes numerator and denominator from one scope. The
  * counters fixture's naive forward holds a 256 MiB Memcpy: whole-forward DRAM bytes over
  * kernel-only time gave "113% of the copy roof ✔". Kernels' bytes over kernels' time is
  * the share; above 100% it is a measurement inconsistency, never a ✔. */

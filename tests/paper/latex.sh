@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# summary.tex and compare.tex compile with pdflatex (issue 10): an H200 fixture, the
+# summary.tex and compare.tex compile with pdflatex: an H200 fixture, the
 # hostile fixture whose names hold LaTeX and Markdown syntax, a comparison of runs and two of model traces.
 # pdflatex missing: a failure in CI (CI set), a one-line notice elsewhere.
 set -euo pipefail
@@ -62,7 +62,7 @@ expect "GPU # Fake heading |" "hostile summary.tex"
   --format png >/dev/null
 compile "$work/cmp" compare.tex
 for s in h200-cudnn914 h200-cudnn919-a "faster" "95% bootstrap"; do expect "$s" compare.tex; done
-# a comparison of two model traces (issue 24): its table per pair, with the step's verdict, and
+# a comparison of two model traces: its table per pair, with the step's verdict, and
 # with 2 steps a side the ratio of the medians and no verdict
 models="$here/tests/fixtures/models-h200"
 for t in eager-infer-s8a sdpa-infer-s8a eager-infer sdpa-infer; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The printed report keeps every column (issue 10): report.html of an H200 fixture
+# The printed report keeps every column: report.html of an H200 fixture
 # printed by headless Chromium to A4 and to Letter; pdftotext must find every op
 # table's header cells, the last column ("Launch → start") and every "Launched by"
 # value of report.md, and no word may lie beyond a page's right edge. Then
@@ -50,7 +50,7 @@ for size in A4 letter; do
                if (x > w + 0.5) { print "print: " size ": a word beyond the page edge: " $0 > "/dev/stderr"; bad = 1 } }
     END { exit bad }'
 done
-# report.pdf is opt-in (issue 26): without --pdf there is none ...
+# report.pdf is opt-in: without --pdf there is none ...
 "$bin" report "$work/a" -q --format png
 [ ! -e "$work/a/report.pdf" ] || { echo "print: report.pdf written without --pdf" >&2; exit 1; }
 # ... with --pdf attnprof writes it itself when Chromium is there, dated with the run's time ...

@@ -88,7 +88,7 @@ Test(reference, seeded_normals_are_reproducible_and_plausible)
     cr_assert_neq(rng_normal(&a), rng_normal(&b));
 }
 
-/* ---- The sampled, blocked, threaded check (issue 26) ---- */
+/* ---- The sampled, blocked, threaded check ---- */
 
 /* A second FP64 reference, written the plain way (one row at a time, one accumulator), to
  * hold the blocked one against. */

@@ -1,11 +1,11 @@
-/* The CUPTI Activity API collector behind cupti_collect.h: buffers are handed to CUPTI
+/* CUPTI Activity API tracing behind cupti_tracing.h: buffers are handed to CUPTI
  * (buffer_requested), each completed buffer's records are turned into trace events
  * (buffer_completed -> record), and at each flush the records of one variant are kept or
  * dropped, the host-stamped ranges the runner opened matched to CUPTI's NVTX markers (or to
  * the host stamps when no marker came), and dropped records counted. Failures are 0 / -1 with
  * the call, CUPTI's message and file:line in err (check.h); the runner says what each means
- * (EXIT_IO when collection cannot start, a failed variant after that). */
-#include "cupti_collect.h"
+ * (EXIT_IO when tracing cannot start, a failed variant after that). */
+#include "cupti_tracing.h"
 
 #include <cupti.h>
 
@@ -50,7 +50,7 @@ static struct {
     marker *markers;
     size_t n_markers, cap_markers;
     int64_t dropped;
-    int os_tid;            /* gettid() of the thread that started collection */
+    int os_tid;            /* gettid() of the thread that started tracing */
     uint32_t self_pthread; /* its pthread id, as CUPTI's API records name it */
     int from_markers, from_host;
     int pid;

@@ -1,9 +1,9 @@
-/* CUPTI Activity API collection: kernels (concurrent), memcpy, memset, runtime and
+/* CUPTI Activity API tracing: kernels (concurrent), memcpy, memset, runtime and
  * driver API calls, NVTX markers. Records are delivered through buffer callbacks
  * and appended to a trace at each flush; dropped records are counted, never lost
  * silently. */
-#ifndef ATTNPROF_CUPTI_COLLECT_H
-#define ATTNPROF_CUPTI_COLLECT_H
+#ifndef ATTNPROF_CUPTI_TRACING_H
+#define ATTNPROF_CUPTI_TRACING_H
 
 #include "trace.h"
 

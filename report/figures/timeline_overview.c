@@ -1,0 +1,180 @@
+/* The timeline overview: one forward of every variant (its forward of median CUDA time) on
+ * one time scale, aligned at the start of the forward call, labelled with the summary
+ * table's medians. */
+#include "timeline_parts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- overview ---------------------------------------------------------------- */
+
+static const tl_lane_style OVERVIEW_STYLE = {.nvtx_row = 6, .api_row = 15, .gpu_row = 22,
+                                          .gap_api_gpu = 10, .font = 8, .sublabels = 0};
+#define OVERVIEW_GAP 12.0
+
+typedef struct overview_plan {
+    int n;
+    tl_scene *scenes;
+    int64_t span; /* longest forward: the common time scale */
+    double legend_h;
+} overview_plan;
+
+static void overview_free(overview_plan *pl)
+{
+    for (int i = 0; i < pl->n; i++)
+        tl_scene_free(&pl->scenes[i]);
+    free(pl->scenes);
+    memset(pl, 0, sizeof *pl);
+}
+
+static int overview_plan_build(overview_plan *pl, const analysis *a)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->scenes = calloc(a->n > 0 ? (size_t)a->n : 1, sizeof *pl->scenes);
+    if (!pl->scenes)
+        return -1;
+    pl->n = a->n;
+    for (int i = 0; i < a->n; i++) {
+        int mid = fig_middle_forward(&a->v[i]);
+        if (tl_scene_build(&pl->scenes[i], a->trace, &a->v[i], mid < 0 ? 0 : mid, mid < 0 ? 0 : 1, 1))
+            return -1;
+        if (mid >= 0 && pl->scenes[i].hi - pl->scenes[i].origin > pl->span)
+            pl->span = pl->scenes[i].hi - pl->scenes[i].origin;
+    }
+    /* a little room right of the longest forward */
+    pl->span = pl->span > 0 ? pl->span + pl->span / 50 : 1000;
+    return 0;
+}
+
+static double overview_block_height(const tl_scene *sc)
+{
+    tl_lane_pos p = tl_lane_layout(sc, &OVERVIEW_STYLE, 0);
+    return p.end_y > 48 ? p.end_y : 48; /* room for the name and its three label lines */
+}
+
+void fig_overview_label(const variant_analysis *va, char *cuda, size_t n_cuda, char *cpu, size_t n_cpu)
+{
+    char t[32];
+    fig_format_us(va->cuda_us.n ? va->cuda_us.median : NAN, t, sizeof t);
+    snprintf(cuda, n_cuda, "median CUDA %s", t);
+    fig_format_us(va->cpu_us.n ? va->cpu_us.median : NAN, t, sizeof t);
+    snprintf(cpu, n_cpu, "median CPU %s", t);
+}
+
+static int overview_draw(cairo_t *cr, const fig_job *job)
+{
+    const analysis *a = job->a;
+    overview_plan pl;
+    if (overview_plan_build(&pl, a)) {
+        overview_free(&pl);
+        return -1;
+    }
+    double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
+    char buf[512], shape[96], fit[256], name[48];
+    fig_set(cr, FIG_INK);
+    fig_font(cr, 13, 1);
+    fig_text(cr, x, 28, "One forward of each variant, same time scale", ALIGN_LEFT);
+    fig_shape_text(a, shape, sizeof shape);
+    snprintf(buf, sizeof buf,
+             "%s \xc2\xb7 each variant's forward of median CUDA time, aligned at the start of its "
+             "forward call \xc2\xb7 labels: medians over all forwards, as in the summary table",
+             shape);
+    fig_font(cr, 9.5, 0);
+    fig_set(cr, FIG_GREY);
+    fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
+    fig_text(cr, x, 45, fit, ALIGN_LEFT);
+
+    double y = 62;
+    tl_geom g = {x + OVERVIEW_COL, right, 0, 0};
+    for (int i = 0; i < pl.n; i++) {
+        const tl_scene *sc = &pl.scenes[i];
+        const variant_analysis *va = &a->v[i];
+        double h = overview_block_height(sc);
+        if (i > 0) {
+            fig_set(cr, FIG_GRID);
+            cairo_set_line_width(cr, 0.6);
+            cairo_move_to(cr, x, y - OVERVIEW_GAP / 2);
+            cairo_line_to(cr, right, y - OVERVIEW_GAP / 2);
+            cairo_stroke(cr);
+        }
+        fig_set(cr, FIG_INK);
+        fig_font(cr, 10, 1);
+        fig_fit_text(cr, tl_variant_name(va, i, name, sizeof name), OVERVIEW_COL - 8, 4, fit, sizeof fit);
+        fig_text(cr, x, y + 12, fit, ALIGN_LEFT);
+        fig_font(cr, 8, 0);
+        fig_set(cr, FIG_GREY);
+        if (sc->count > 0) {
+            /* The table's numbers (medians over all forwards), not the drawn forward's own:
+             * that one is picked by CUDA time, so its CPU time can be any of the forwards'. */
+            char cuda[64], cpu[64];
+            fig_overview_label(va, cuda, sizeof cuda, cpu, sizeof cpu);
+            snprintf(buf, sizeof buf, "%d GPU op%s, iteration %d", va->forwards[sc->first].n_ops,
+                     va->forwards[sc->first].n_ops == 1 ? "" : "s", va->forwards[sc->first].iteration);
+            const char *lines[] = {cuda, cpu, buf};
+            for (int l = 0; l < 3; l++) { /* left of the lanes' "CPU" / "GPU" names */
+                fig_fit_text(cr, lines[l], OVERVIEW_COL - 26, 4, fit, sizeof fit);
+                fig_text(cr, x, y + 23 + 10 * l, fit, ALIGN_LEFT);
+            }
+            g.t0 = (double)sc->origin;
+            g.t1 = (double)(sc->origin + pl.span);
+            tl_lane_pos p = tl_lane_layout(sc, &OVERVIEW_STYLE, y);
+            tl_draw_lane_backgrounds(cr, &g, &OVERVIEW_STYLE, &p, g.x0);
+            tl_draw_time_grid(cr, &g, sc->origin, p.nvtx_y, p.end_y + 2);
+            tl_draw_lane_items(cr, sc, &g, &OVERVIEW_STYLE, &p);
+            fig_font(cr, 7.5, 0);
+            fig_set(cr, FIG_GREY);
+            fig_text(cr, g.x0 - 4, p.api_y + OVERVIEW_STYLE.api_row / 2 + 3, "CPU", ALIGN_RIGHT);
+            fig_text(cr, g.x0 - 4, p.gpu_y + OVERVIEW_STYLE.gpu_row / 2 + 3, "GPU", ALIGN_RIGHT);
+        } else {
+            snprintf(buf, sizeof buf, "no forward recorded%s%s",
+                     va->result ? ": " : "", va->result ? variant_status_name(va->result->status) : "");
+            fig_text(cr, x, y + 23, buf, ALIGN_LEFT);
+        }
+        y += h + OVERVIEW_GAP;
+    }
+    /* One axis for all: time since each forward's start. */
+    g.t0 = 0;
+    g.t1 = (double)pl.span;
+    double axis_y = y - OVERVIEW_GAP + 4;
+    tl_draw_time_axis(cr, &g, 0, axis_y);
+    fig_font(cr, 8.5, 0);
+    fig_set(cr, FIG_GREY);
+    fig_text(cr, g.x1, axis_y + 27, "time since the start of each variant's forward call", ALIGN_RIGHT);
+
+    fig_legend_item items[OPC_COUNT + API_CAT_COUNT + 2];
+    tl_legend_text text;
+    int n = tl_legend_items(pl.scenes, pl.n, items, 1, &text);
+    fig_legend(cr, x, axis_y + 34, right - x, items, n, 1);
+    overview_free(&pl);
+    return 0;
+}
+
+int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a)
+{
+    snprintf(job->name, sizeof job->name, "timeline-overview");
+    snprintf(job->caption, sizeof job->caption,
+             "One forward of each of the %d variants (its forward of median CUDA time) on one time scale: "
+             "host API calls above, GPU operations below, aligned at the start of the forward call; the "
+             "labels are the median CUDA and CPU times per forward of the summary table.", a->n);
+    job->a = a;
+    job->draw = overview_draw;
+    job->w = FIG_WIDTH;
+    overview_plan pl;
+    if (overview_plan_build(&pl, a)) {
+        overview_free(&pl);
+        return -1;
+    }
+    double y = 62;
+    for (int i = 0; i < pl.n; i++)
+        y += overview_block_height(&pl.scenes[i]) + OVERVIEW_GAP;
+    fig_legend_item items[OPC_COUNT + API_CAT_COUNT + 2];
+    tl_legend_text text;
+    int n = tl_legend_items(pl.scenes, pl.n, items, 1, &text);
+    double legend = fig_legend(measure, 0, 0, FIG_WIDTH - 2 * FIG_MARGIN, items, n, 0);
+    job->h = ceil(y - OVERVIEW_GAP + 4 + 34 + legend + 8);
+    overview_free(&pl);
+    return 0;
+}
+
