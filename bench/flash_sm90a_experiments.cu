@@ -16,7 +16,7 @@
  *   three warpgroups at D = 128 on 192x64 tiles, end-aligned, 2 and 3 stages -
  *     step 26;
  *   the epilogue under the next tile's first Q K^T (SM90A_OPT_OVERLAP: _ea_ov at
- *     D = 32, 64, 96, _pp_ov at 128, _ov at 256) - step 27, issue 40
+ *     D = 32, 64, 96, _pp_ov at 128, _ov at 256) - step 27
  *     (bench/results/2026-12-03-flash-overlap.md);
  *   the timeline kernels (_tl) of the D = 64 and D = 128 defaults, for
  *     flash_sm90a_torch.py's `timeline` mode (kernels/sm90a/timeline.cuh).

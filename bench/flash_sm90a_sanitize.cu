@@ -1,4 +1,4 @@
-/* A small driver for compute-sanitizer over the sm_90a flash kernels (issue 40): every
+/* A small driver for compute-sanitizer over the sm_90a flash kernels: every
  * configuration of a library exporting kernels/flash_fwd_sm90a.h whose name contains argv[1],
  * causal and not, at small odd shapes; every output element must come back finite.
  * Build: nvcc -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -Ikernels

@@ -123,7 +123,7 @@ def check():
         shapes += [(1, 3, 77, d), (2, 2, 333, d), (1, 2, 1024, d), (1, 1, 1, d), (1, 2, 129, d)]
         # Several tiles per block (over 132 SMs), so that every tile-to-tile handoff runs; the
         # last query tile has a warpgroup with no rows (three warpgroups: 1000 = 5 x 192 + 40).
-        # The single-tile shapes above missed a hang of the overlapped consumers (issue 40).
+        # The single-tile shapes above missed a hang of the overlapped consumers (kernels/sm90a/overlap.cuh).
         shapes += [(4, 16, 1000, d)]
     for d in (8, 40, 80, 112, 200):
         shapes += [(2, 2, 190, d), (1, 1, 257, d)]

@@ -67,7 +67,7 @@ enum {
      * kernels/sm90a/tile_handoff.cuh. */
     SM90A_OPT_DECOUPLED = 8,
     /* The epilogue of a tile overlapped with the next tile's first Q K^T
-     * (kernels/sm90a/overlap.cuh, issue 40). */
+     * (kernels/sm90a/overlap.cuh). */
     SM90A_OPT_OVERLAP = 16,
 };
 

@@ -1,5 +1,5 @@
 /* The consumers of the sm_90a flash kernel with the epilogue overlapped
- * (SM90A_OPT_OVERLAP, issue 40): a warpgroup issues its last P V of a tile,
+ * (SM90A_OPT_OVERLAP): a warpgroup issues its last P V of a tile,
  * meets the producer at the next tile's barrier, issues that tile's first
  * Q K^T, and only then waits for the P V and writes the tile's O and
  * log-sum-exp (kernels/sm90a/epilogue.cuh) while the tensor cores compute the
