@@ -28,7 +28,8 @@ WITH_CUDA := $(if $(wildcard $(NVCC)),1,0)
 # The Debian packages: one list, .ci/packages, read here, by .ci/run and named in the README.
 # The paper ones (report.pdf, tests/paper/) are installed with the others when root; when not,
 # `make` names them and goes on (the tests then say they did not run; in CI they fail).
-DEB_PACKAGES       := $(shell sed -n 's/^build://p' .ci/packages)
+DEB_RUN_PACKAGES   := $(shell sed -n 's/^run://p' .ci/packages)
+DEB_PACKAGES       := $(DEB_RUN_PACKAGES) $(shell sed -n 's/^build://p' .ci/packages)
 DEB_PAPER_PACKAGES := $(shell sed -n 's/^paper://p' .ci/packages)
 PKGS      := cairo fontconfig libpng libcmark-gfm jansson yajl zlib
 
@@ -93,7 +94,7 @@ $(info attnprof: no nvcc at $(NVCC): building without the CUDA recorder (every c
 endif
 
 .DEFAULT_GOAL := all
-.PHONY: all deps deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sass-identity sanitize fuzz citation FORCE
+.PHONY: all deps deps-run deps-check run test gpu-test hta-test slurm-test install clean resources resources-sm90a sass-identity sanitize fuzz citation FORCE
 
 # main.o, cmd_archive.o and report.o carry the version: rebuild them when `git describe` changes.
 VERSION_STAMP := $(BUILD)/version.stamp
@@ -179,7 +180,7 @@ $(BUILD)/templates.o: $(TEMPLATES)
 	ld -r -b binary -z noexecstack -o $@ $(TEMPLATES)
 
 # The GPU-free tests link the report library (and the pure-C FP64 reference and command line), never CUDA.
-$(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/recorder/reference.o $(BUILD)/src/recorder/stop_rule.o $(BUILD)/src/recorder/gqa_decode.o $(BUILD)/src/cli/cli.o $(REPORT_LIB)
+$(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/recorder/reference.o $(BUILD)/src/recorder/stop_rule.o $(BUILD)/src/recorder/gqa_decode.o $(BUILD)/src/cli/cli.o $(BUILD)/src/cli/cli_table.o $(REPORT_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(REPORT_LIBS) -lcriterion
 
 # CUDA builds only: CUPTI's host half checks the counter pass's metric names (no GPU).
@@ -199,12 +200,21 @@ deps:
 	  echo "attnprof: no report.pdf and no paper tests without:$$paper (sudo apt-get install -y$$paper)" >&2; \
 	fi
 
+# `make run` installs only what building and running needs (not the test, sanitizer and paper toolchains).
+deps-run:
+	@missing=""; for p in $(DEB_RUN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	elif [ -n "$$missing" ]; then \
+	  echo "attnprof: missing packages; run: sudo apt-get install -y$$missing" >&2; exit 1; \
+	fi
+
 deps-check:
 	@pkg-config --exists $(PKGS) || $(MAKE) --no-print-directory deps
 
 # On a machine without a GPU (or a build without CUDA), `attnprof run` exits 3 with its
 # one-line reason; the bundled H200 example is rendered instead.
-run: deps $(PROGRAMS)
+run: deps-run $(PROGRAMS)
 	@mkdir -p $(OUT)
 	@$(BUILD)/attnprof run $(RUN_ARGS); rc=$$?; \
 	if [ $$rc = 3 ]; then \
@@ -216,6 +226,7 @@ test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
 	$(if $(HOST_CHECKS),$(BUILD)/host_metrics)
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
+	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof python3 tests/docs/model_sentences.py
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/latex.sh
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/print.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh

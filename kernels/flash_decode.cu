@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef __nv_bfloat16 bf16;
 
@@ -36,6 +37,11 @@ struct DecodeParams {
     int splits, keys_per_split;
     int total_rows; /* B * Hq * q_seq */
     float scale_log2;
+    /* Balanced grid (flash_decode_balanced): every tile's keys in rounds of warps x chunk keys, the
+     * tiles' rounds laid end to end and cut into gridDim.x equal ranges; a tile cut over several
+     * blocks is merged by the last of them to finish (counters, one per tile, back to 0 after). */
+    int tiles, units_per_tile;
+    unsigned *counters;
 };
 
 namespace {
@@ -149,8 +155,11 @@ __device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, i
     }
 }
 
+/* One tile's keys kb .. kb_end - 1 (clipped to seq and to the tile's causal limit): its
+ * softmax-normalised output and log-sum-exp into the output (slot < 0) or into partial slot
+ * `slot` of the workspace. */
 template <int D, int DEC_CN, int DEC_STAGES, int LOAD>
-__device__ __forceinline__ void decode_body(const DecodeParams &p)
+__device__ __forceinline__ void decode_segment(const DecodeParams &p, int tile, int kb, int kb_end, int slot)
 {
     constexpr int LD = D + 8, KD = D / 16, DT = D / 8, NT = DEC_CN / 8, KN = DEC_CN / 16;
     extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -175,8 +184,8 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
         __syncthreads();
     }
 
-    const int rt = blockIdx.x % p.row_tiles, bkv = blockIdx.x / p.row_tiles;
-    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads, split = blockIdx.y;
+    const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
+    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads;
     const int ld = p.head_dim, S = p.seq, SQ = p.q_seq, off = S - SQ;
     const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
     const size_t row_base = (size_t)(b * p.heads + kvh * p.group) * SQ + r0; /* global row of tile row 0 */
@@ -187,8 +196,7 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     int max_i = 0;
     for (int r = 0; r < n_rows; r++)
         max_i = max(max_i, (r0 + r) % SQ);
-    const int kb = split * p.keys_per_split;
-    const int ke = min(min(kb + p.keys_per_split, S), max_i + off + 1);
+    const int ke = min(min(kb_end, S), max_i + off + 1);
 
     {
         constexpr int CPR = D / 8;
@@ -366,15 +374,97 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
         const float out = l > 0.f ? acc / l : 0.f;
         const float lse = l > 0.f ? (m + __log2f(l)) * 0.69314718055994531f : -INFINITY;
         const size_t row = row_base + r;
-        if (p.splits == 1) {
+        if (slot < 0) {
             p.o[row * ld + d] = __float2bfloat16(out);
             if (d == 0)
                 p.lse[row] = lse;
         } else {
-            p.part_o[((size_t)split * p.total_rows + row) * ld + d] = out;
+            p.part_o[((size_t)slot * p.total_rows + row) * ld + d] = out;
             if (d == 0)
-                p.part_lse[(size_t)split * p.total_rows + row] = lse;
+                p.part_lse[(size_t)slot * p.total_rows + row] = lse;
         }
+    }
+}
+
+/* The fixed split grid: block (tile, split), the split's keys split * keys_per_split onward. */
+template <int D, int DEC_CN, int DEC_STAGES, int LOAD>
+__device__ __forceinline__ void decode_body(const DecodeParams &p)
+{
+    const int kb = blockIdx.y * p.keys_per_split;
+    decode_segment<D, DEC_CN, DEC_STAGES, LOAD>(p, blockIdx.x, kb, kb + p.keys_per_split,
+                                                p.splits == 1 ? -1 : (int)blockIdx.y);
+}
+
+/* The block that owns round u of the balanced grid's W rounds over G blocks (block b owns rounds
+ * floor(b W / G) .. floor((b + 1) W / G) - 1). */
+__device__ __forceinline__ long long balanced_owner(long long u, long long W, long long G)
+{
+    return ((u + 1) * G - 1) / W;
+}
+
+/* The last block of a tile's pieces merges them: out = sum_p exp(lse_p - m) o_p / sum_p exp(lse_p - m).
+ * The partials come from other blocks: read through the L2 (ld.global.cg), after the fence. */
+__device__ __forceinline__ void balanced_merge(const DecodeParams &p, int tile, int pieces)
+{
+    const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
+    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads, ld = p.head_dim, T = p.total_rows;
+    const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
+    const size_t row_base = (size_t)(b * p.heads + kvh * p.group) * p.q_seq + r0;
+    for (int idx = threadIdx.x; idx < n_rows * ld; idx += blockDim.x) {
+        const size_t row = row_base + idx / ld;
+        const int d = idx % ld;
+        float m = -INFINITY;
+        for (int s = 0; s < pieces; s++)
+            m = fmaxf(m, __ldcg(p.part_lse + (size_t)s * T + row));
+        float acc = 0.f, l = 0.f;
+        if (m != -INFINITY)
+            for (int s = 0; s < pieces; s++) {
+                const float w = __expf(__ldcg(p.part_lse + (size_t)s * T + row) - m);
+                l += w;
+                acc += w * __ldcg(p.part_o + ((size_t)s * T + row) * ld + d);
+            }
+        p.o[row * ld + d] = __float2bfloat16(l > 0.f ? acc / l : 0.f);
+        if (d == 0)
+            p.lse[row] = l > 0.f ? m + logf(l) : -INFINITY;
+    }
+}
+
+/* The balanced grid: this block's rounds, tile by tile. A tile wholly inside the block's range is
+ * written as the output; a piece of a tile goes to the workspace slot of its place among the
+ * tile's blocks, and the block whose piece lands last merges the tile. */
+template <int D, int DEC_CN, int DEC_STAGES>
+__device__ __forceinline__ void decode_balanced_body(const DecodeParams &p)
+{
+    constexpr int ROUND = DEC_CN * DEC_WARPS;
+    __shared__ int s_last;
+    const long long U = p.units_per_tile, W = (long long)p.tiles * U, G = gridDim.x, blk = blockIdx.x;
+    long long u = blk * W / G;
+    const long long u_end = (blk + 1) * W / G;
+    while (u < u_end) {
+        const long long t = u / U, t_begin = t * U, t_end = t_begin + U;
+        const long long seg_end = min(u_end, t_end);
+        const long long first = balanced_owner(t_begin, W, G);
+        const int pieces = (int)(balanced_owner(t_end - 1, W, G) - first + 1);
+        decode_segment<D, DEC_CN, DEC_STAGES, LOAD_CP_ASYNC>(p, (int)t, (int)((u - t_begin) * ROUND),
+                                                            (int)((seg_end - t_begin) * ROUND),
+                                                            pieces == 1 ? -1 : (int)(blk - first));
+        if (pieces > 1) {
+            __threadfence(); /* this block's partial, visible before its arrival is counted */
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const unsigned prev = atomicAdd(p.counters + t, 1u);
+                s_last = prev == (unsigned)(pieces - 1);
+                if (s_last)
+                    p.counters[t] = 0; /* every piece has arrived: ready for the next forward */
+            }
+            __syncthreads();
+            if (s_last) {
+                __threadfence();
+                balanced_merge(p, (int)t, pieces);
+            }
+        }
+        __syncthreads(); /* the next segment reuses the shared memory */
+        u = seg_end;
     }
 }
 
@@ -392,6 +482,14 @@ __device__ __forceinline__ void decode_body(const DecodeParams &p)
     {                                                                                              \
         decode_body<D, CN, ST, LOAD>(p);                                                           \
     }
+#define ATTNPROF_DECODE_BALANCED_KERNEL(D, CN, ST)                                                 \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
+        attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_bal(DecodeParams p)                 \
+    {                                                                                              \
+        decode_balanced_body<D, CN, ST>(p);                                                        \
+    }
+ATTNPROF_DECODE_BALANCED_KERNEL(64, 32, 3)
+ATTNPROF_DECODE_BALANCED_KERNEL(128, 32, 3)
 ATTNPROF_DECODE_KERNEL(64, 32, 3, LOAD_CP_ASYNC, )
 ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_CP_ASYNC, )
 ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_CP_ASYNC_L2, _l2p)
@@ -453,13 +551,23 @@ struct DecodeEntry {
 #define ATTNPROF_DECODE_ENTRY(D, CN, ST, SUFFIX, NOTE)                                             \
     {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST #SUFFIX, "attnprof_flash_decode_combine_bf16", D,    \
       DEC_ROWS, CN, DEC_WARPS, DEC_THREADS, decode_smem_bytes(D, CN, ST),                          \
-      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp" NOTE}, \
+      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp" NOTE, 0}, \
      attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##SUFFIX, sizeof(#SUFFIX) == sizeof("_bulk")}
+#define ATTNPROF_DECODE_BALANCED_ENTRY(D, CN, ST)                                                  \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_bal", "", D, DEC_ROWS, CN, DEC_WARPS, DEC_THREADS, \
+      decode_smem_bytes(D, CN, ST),                                                                \
+      "mma.sync m16n8k16 + ldmatrix + cp.async (sm_80+); split-KV on a balanced grid (one block per resident slot, " \
+      "the keys of all tiles cut evenly), a " #ST "-stage ring of " #CN "-key steps per warp, the split tiles merged " \
+      "by their last block (no combine kernel)", 1},                                               \
+     attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_bal, false}
 /* Ascending head dim; the first entry of each head dim is the one it runs (flash_decode_config_for_dim),
- * the others are there for bench/decode_splits.py to time beside it. */
+ * the others are there for bench/decode_splits.py to time beside it (the balanced grid too, until a
+ * device run has checked and timed it). */
 const DecodeEntry decode_entries[] = {
     ATTNPROF_DECODE_ENTRY(64, 32, 3, , ""),
+    ATTNPROF_DECODE_BALANCED_ENTRY(64, 32, 3),
     ATTNPROF_DECODE_ENTRY(128, 32, 3, , ""),
+    ATTNPROF_DECODE_BALANCED_ENTRY(128, 32, 3),
     ATTNPROF_DECODE_ENTRY(128, 32, 3, _l2p, "; L2::256B prefetch"),
     ATTNPROF_DECODE_ENTRY(128, 16, 3, , ""),
     ATTNPROF_DECODE_ENTRY(128, 32, 3, _bulk, "; bulk copies (TMA) per key row, sm_90, head dim 128 only"),
@@ -522,6 +630,124 @@ extern "C" size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, 
     return (size_t)splits * rows * ((size_t)head_dim + 1) * sizeof(float);
 }
 
+/* The balanced grid's rounds per tile (warps x chunk keys each) and the most blocks one tile is
+ * cut over: tiles whose rounds straddle a boundary between blocks' ranges. */
+static long long balanced_units(const DecodeEntry &e, int seq)
+{
+    const long long round = (long long)e.cfg.chunk_keys * e.cfg.warps;
+    return (seq + round - 1) / round;
+}
+
+static int balanced_max_pieces(long long tiles, long long units, long long grid)
+{
+    const long long W = tiles * units;
+    if (grid <= 0 || W <= 0)
+        return 0;
+    long long most = 1;
+    /* A tile spans at most ceil(units * grid / W) + 1 ranges; walk the tiles when few, else bound. */
+    if (tiles <= 1 << 20) {
+        for (long long t = 0; t < tiles; t++) {
+            const long long a = ((t * units + 1) * grid - 1) / W, b = (((t + 1) * units) * grid - 1) / W;
+            if (b - a + 1 > most)
+                most = b - a + 1;
+        }
+    } else {
+        most = (units * grid + W - 1) / W + 1;
+    }
+    return (int)most;
+}
+
+extern "C" int flash_decode_balanced(int config)
+{
+    return config >= 0 && config < decode_entry_count && decode_entries[config].cfg.balanced;
+}
+
+extern "C" int flash_decode_balanced_grid(int config, int batch, int heads, int kv_heads, int q_seq, int seq,
+                                          int slots)
+{
+    const int rt = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
+    if (!flash_decode_balanced(config) || rt < 1 || batch < 1 || seq < 1 || slots < 1)
+        return -1;
+    const long long W = (long long)batch * kv_heads * rt * balanced_units(decode_entries[config], seq);
+    return (int)(W < slots ? W : slots);
+}
+
+extern "C" int flash_decode_balanced_pieces(int config, int batch, int heads, int kv_heads, int q_seq, int seq,
+                                            int grid)
+{
+    const int rt = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
+    if (!flash_decode_balanced(config) || rt < 1 || batch < 1 || seq < 1 || grid < 1)
+        return -1;
+    return balanced_max_pieces((long long)batch * kv_heads * rt, balanced_units(decode_entries[config], seq), grid);
+}
+
+extern "C" size_t flash_decode_balanced_workspace_bytes(int config, int batch, int heads, int kv_heads, int q_seq,
+                                                        int seq, int head_dim, int grid)
+{
+    const int pieces = flash_decode_balanced_pieces(config, batch, heads, kv_heads, q_seq, seq, grid);
+    if (pieces < 1)
+        return 0;
+    const size_t tiles = (size_t)batch * kv_heads * flash_decode_row_tiles(config, heads, kv_heads, q_seq);
+    const size_t rows = (size_t)batch * heads * q_seq;
+    return (pieces > 1 ? (size_t)pieces * rows * ((size_t)head_dim + 1) * sizeof(float) : 0) +
+           tiles * sizeof(unsigned);
+}
+
+static void fill_params(DecodeParams &p, const void *q, const void *k, const void *v, void *out, float *lse, int batch,
+                        int heads, int kv_heads, int q_seq, int seq, int head_dim, int row_tiles, long long total_rows)
+{
+    memset(&p, 0, sizeof p);
+    p.q = static_cast<const bf16 *>(q);
+    p.k = static_cast<const bf16 *>(k);
+    p.v = static_cast<const bf16 *>(v);
+    p.o = static_cast<bf16 *>(out);
+    p.lse = lse;
+    p.q_seq = q_seq;
+    p.seq = seq;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
+    p.group = heads / kv_heads;
+    p.head_dim = head_dim;
+    p.rows = p.group * q_seq;
+    p.row_tiles = row_tiles;
+    p.total_rows = (int)total_rows;
+    p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
+    (void)batch;
+}
+
+extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, const void *k, const void *v, void *out,
+                                                    float *lse, void *workspace, int batch, int heads, int kv_heads,
+                                                    int q_seq, int seq, int head_dim, int grid, cudaStream_t stream)
+{
+    if (!flash_decode_balanced(config) || batch < 1 || heads < 1 || kv_heads < 1 || heads % kv_heads != 0 ||
+        q_seq < 1 || seq < 1 || q_seq > seq || !lse || !workspace || grid < 1)
+        return cudaErrorInvalidValue;
+    const DecodeEntry &e = decode_entries[config];
+    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim)
+        return cudaErrorInvalidValue;
+    const int row_tiles = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
+    const long long tiles = (long long)batch * kv_heads * row_tiles, units = balanced_units(e, seq);
+    const long long total_rows = (long long)batch * heads * q_seq;
+    if (tiles > 0x7fffffffLL || total_rows > 0x7fffffffLL || grid > tiles * units || units * e.cfg.chunk_keys *
+        e.cfg.warps > 0x7fffffffLL)
+        return cudaErrorInvalidValue;
+    const int pieces = balanced_max_pieces(tiles, units, grid);
+    DecodeParams p;
+    fill_params(p, q, k, v, out, lse, batch, heads, kv_heads, q_seq, seq, head_dim, row_tiles, total_rows);
+    p.splits = pieces;
+    p.tiles = (int)tiles;
+    p.units_per_tile = (int)units;
+    float *ws = static_cast<float *>(workspace);
+    if (pieces > 1) {
+        p.part_lse = ws;
+        p.part_o = ws + (size_t)pieces * total_rows;
+        ws = p.part_o + (size_t)pieces * total_rows * head_dim;
+    }
+    p.counters = reinterpret_cast<unsigned *>(ws);
+    e.fn<<<(unsigned)grid, e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out,
                                            float *lse, void *workspace, int batch, int heads, int kv_heads, int q_seq,
                                            int seq, int head_dim, int splits, int keys_per_split, cudaStream_t stream)
@@ -533,6 +759,8 @@ extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void
         (splits > 1 && !workspace))
         return cudaErrorInvalidValue;
     const DecodeEntry &e = decode_entries[config];
+    if (e.cfg.balanced)
+        return cudaErrorInvalidValue; /* launch_flash_decode_balanced */
     if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || keys_per_split % e.cfg.chunk_keys != 0 ||
         (e.exact_dim && head_dim != e.cfg.head_dim))
         return cudaErrorInvalidValue;
@@ -542,25 +770,11 @@ extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void
     if (blocks > 0x7fffffffLL || splits > 65535 || total_rows > 0x7fffffffLL)
         return cudaErrorInvalidValue;
     DecodeParams p;
-    p.q = static_cast<const bf16 *>(q);
-    p.k = static_cast<const bf16 *>(k);
-    p.v = static_cast<const bf16 *>(v);
-    p.o = static_cast<bf16 *>(out);
-    p.lse = lse;
+    fill_params(p, q, k, v, out, lse, batch, heads, kv_heads, q_seq, seq, head_dim, row_tiles, total_rows);
     p.part_lse = static_cast<float *>(workspace);
     p.part_o = splits > 1 ? p.part_lse + (size_t)splits * total_rows : NULL;
-    p.q_seq = q_seq;
-    p.seq = seq;
-    p.heads = heads;
-    p.kv_heads = kv_heads;
-    p.group = heads / kv_heads;
-    p.head_dim = head_dim;
-    p.rows = p.group * q_seq;
-    p.row_tiles = row_tiles;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
-    p.total_rows = (int)total_rows;
-    p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)head_dim));
     e.fn<<<dim3((unsigned)blocks, (unsigned)splits), e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
     cudaError_t rc = cudaGetLastError();
     if (rc != cudaSuccess || splits == 1)

@@ -34,6 +34,7 @@ typedef struct flash_decode_config {
     int warps, threads;
     size_t smem_bytes;        /* dynamic shared memory per block */
     const char *path;
+    int balanced;             /* 1: the balanced grid (launch_flash_decode_balanced), no combine kernel */
 } flash_decode_config;
 
 int flash_decode_config_count(void);
@@ -56,6 +57,25 @@ size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, int head_di
 cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out, float *lse,
                                 void *workspace, int batch, int heads, int kv_heads, int q_seq, int seq, int head_dim,
                                 int splits, int keys_per_split, cudaStream_t stream);
+
+/* The balanced grid (configurations with `balanced`): min(slots, rounds) blocks, slots being the
+ * multiprocessors x resident blocks; every tile's keys in rounds of warps x chunk_keys, the rounds
+ * of all tiles laid end to end and cut into one equal range per block, so no multiprocessor idles
+ * for want of a whole tile (B x Hkv x row tiles against the SM count) and no wave is left part
+ * full. A tile cut over several blocks ("pieces") is merged by the block whose piece lands last
+ * (an arrival counter per tile in the workspace, zeroed once before the first launch and left at
+ * zero by every launch): one kernel per forward. -1 / 0 for a configuration that is not balanced. */
+int flash_decode_balanced(int config);
+int flash_decode_balanced_grid(int config, int batch, int heads, int kv_heads, int q_seq, int seq, int slots);
+/* The most blocks a tile is cut over with `grid` blocks (1: no tile is cut). */
+int flash_decode_balanced_pieces(int config, int batch, int heads, int kv_heads, int q_seq, int seq, int grid);
+/* The pieces' partial outputs and log-sum-exps (fp32; none when no tile is cut) and the counters;
+ * zero it (cudaMemset) once after allocating. */
+size_t flash_decode_balanced_workspace_bytes(int config, int batch, int heads, int kv_heads, int q_seq, int seq,
+                                             int head_dim, int grid);
+cudaError_t launch_flash_decode_balanced(int config, const void *q, const void *k, const void *v, void *out,
+                                         float *lse, void *workspace, int batch, int heads, int kv_heads, int q_seq,
+                                         int seq, int head_dim, int grid, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,9 @@ One line per number, `<trace> <key> <value>`; medians over the ProfilerStep#N st
   host_us, host_wait_us  the step's range, and the host's waits in it (cuda*Synchronize,
                          cudaEventSynchronize, cudaStreamWaitEvent, cudaMemcpy without Async)
   graph_launches         cudaGraphLaunch calls per step
+  cuda_us                the step's GPU op durations summed (the report's CUDA time per step)
+  backward_ops           GPU ops launched inside autograd's engine (autograd::engine::evaluate_function)
+                         or an optimizer's step (Optimizer.step#...): the step is a training step
 """
 import bisect
 import gzip
@@ -89,7 +92,7 @@ def count(path):
     dev = min(e["args"].get("device", 0) for e in gpu)
     gpu = [e for e in gpu if e["args"].get("device", 0) == dev]
     per = [dict(attn_ops=0, attn_us=0.0, mask_conv_ops=0, mask_conv_us=0.0, inductor_ops=0, gqa_copy_ops=0,
-                gqa_copy_bytes=0, ops=[], graph_launches=0) for _ in steps]
+                gqa_copy_bytes=0, ops=[], graph_launches=0, cuda_us=0.0, backward_ops=0) for _ in steps]
     found = {}
     for g in gpu:
         api = launch[g["args"]["correlation"]]
@@ -100,6 +103,9 @@ def count(path):
         p["ops"].append((g["ts"], g["ts"] + g["dur"], api["ts"]))
         ch = chain(api)
         names = [c["name"] for c in ch]
+        p["cuda_us"] += g["dur"]
+        if any(n.startswith("autograd::engine::evaluate_function") or n.startswith("Optimizer.step") for n in names):
+            p["backward_ops"] += 1
         graph = api["name"] in ("cudaGraphLaunch", "cuGraphLaunch")
         if any(n in ATTN_OPS for n in names) or (graph and g.get("cat") == "kernel" and
                                                  any(k in g["name"].lower() for k in FUSED_ATTN_NAMES)):
@@ -161,9 +167,22 @@ def count(path):
     for key in ("heads_q", "heads_kv", "heads_kv_before_expand", "mask"):
         if key in found:
             out.append((name, key, str(found[key]).replace(" ", "")))
+    for key in ("cuda_us", "backward_ops"):
+        m = median([p[key] for p in per])
+        extra.append((name, key, ("%.3f" % m) if isinstance(m, float) else m))
     return out
 
 
-for path in sys.argv[1:]:
-    for row in count(path):
-        print(*row)
+extra = []  # keys counts.txt predates; count_all() returns them too
+
+
+def count_all(path):
+    del extra[:]
+    rows = count(path)
+    return rows + list(extra)
+
+
+if __name__ == "__main__":
+    for path in sys.argv[1:]:
+        for row in count(path):
+            print(*row)

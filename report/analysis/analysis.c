@@ -298,7 +298,7 @@ static int cmp_forward_range(const void *a, const void *b)
 }
 
 /* A name from the archive for a one-line error: control characters dropped. */
-static const char *plain(const char *s, char *buf, size_t n) { return esc_terminal(buf, n, s); }
+static const char *plain(const char *s, char *buf, size_t n) { return esc_terminal(buf, n, s ? s : "(unnamed)"); }
 
 /* Forwards of one process never overlap: an API call inside two of them would have its
  * operations counted in both (8000 overlapping forwards took 98 s and multiplied the
@@ -346,8 +346,10 @@ static int check_device(const trace *t, const run_info *r, char *err, size_t err
     const device_props *x = &r->device, *y = &t->device;
     if (!x->name[0] || !y->name[0])
         return 0;
+    /* An SM count of 0 against the trace's is a contradiction too: occupancy and the
+     * roofs are taken per SM (run.json's count of 0 beside a trace of 132 rendered). */
     const char *what = strcmp(x->name, y->name) ? "name"
-                       : x->sm_count && y->sm_count && x->sm_count != y->sm_count ? "SM count"
+                       : y->sm_count && x->sm_count != y->sm_count ? "SM count"
                        : (x->major || x->minor) && (y->major || y->minor) && (x->major != y->major || x->minor != y->minor)
                            ? "compute capability"
                        : x->total_mem && y->total_mem && x->total_mem != y->total_mem ? "memory size"
@@ -359,6 +361,53 @@ static int check_device(const trace *t, const run_info *r, char *err, size_t err
              "SMs, %d.%d) differ in %s: the files are of two recordings", plain(x->name, a, sizeof a), x->sm_count,
              x->major, x->minor, plain(y->name, b, sizeof b), y->sm_count, y->major, y->minor, what);
     return -1;
+}
+
+/* What a recording by `attnprof run` holds of itself: one process recorded every forward (a
+ * forward of another pid has no launches of its own and entered the minimum as 0.0 us), one
+ * GPU ran every operation (run.json describes one; occupancy of another's kernels would be
+ * taken against its limits), and every forward's sample belongs to a pass of the plan
+ * (samples.csv and the throttle rule read them). Imports and `attnprof record` hold several
+ * processes and GPUs by design, and are checked by their own readers. */
+static int check_recording(const trace *t, const run_info *r, char *err, size_t errlen)
+{
+    if (r->imported || r->producer != PRODUCER_ATTNPROF)
+        return 0;
+    char a[48];
+    int passes = r->measurement.recorded && r->measurement.replicates > 0 ? r->measurement.replicates : 1;
+    for (size_t i = 0; i < t->n_ranges; i++) {
+        const host_range *h = &t->ranges[i];
+        if (h->iteration < 0)
+            continue;
+        if (t->pid > 0 && h->pid != t->pid) {
+            snprintf(err, errlen, "trace.json: inconsistent: forward %s #%d is in process %d, but the run is process %d "
+                     "(trace.json's pid): its launches are not in the recording", plain(h->variant, a, sizeof a),
+                     h->iteration, h->pid, t->pid);
+            return -1;
+        }
+        if (h->sample.recorded && !r->measurement.recorded) {
+            snprintf(err, errlen, "inconsistent: forward %s #%d of trace.json carries a sample (pass %d), but run.json "
+                     "has no measurement plan: the files are of two recordings", plain(h->variant, a, sizeof a),
+                     h->iteration, h->sample.pass);
+            return -1;
+        }
+        if (h->sample.recorded && (h->sample.pass < 0 || h->sample.pass >= passes)) {
+            snprintf(err, errlen, "inconsistent: forward %s #%d of trace.json is in pass %d, but run.json's measurement "
+                     "has replicates = %d (passes 0 to %d)", plain(h->variant, a, sizeof a), h->iteration,
+                     h->sample.pass, passes, passes - 1);
+            return -1;
+        }
+    }
+    for (size_t i = 1; i < t->n_ops; i++)
+        if (t->ops[i].device != t->ops[0].device) {
+            char b[48];
+            snprintf(err, errlen, "trace.json: inconsistent: GPU operation %s runs on device %d and %s on device %d, "
+                     "but run.json describes one GPU (%s): the files are of two recordings",
+                     plain(t->ops[0].name, a, sizeof a), t->ops[0].device, plain(t->ops[i].name, b, sizeof b),
+                     t->ops[i].device, r->device.name[0] ? r->device.name : "not named");
+            return -1;
+        }
+    return 0;
 }
 
 /* One variant's forwards against run.json: iters, and whether it ran at all. */
@@ -477,7 +526,8 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
     memset(a, 0, sizeof *a);
     a->trace = t;
     a->run = r;
-    if (check_forwards_disjoint(t, err, errlen) != 0 || check_device(t, r, err, errlen) != 0)
+    if (check_forwards_disjoint(t, err, errlen) != 0 || check_device(t, r, err, errlen) != 0 ||
+        check_recording(t, r, err, errlen) != 0)
         return -1;
     corr_index idx = {malloc(sizeof(gpu_op *) * (t->n_ops ? t->n_ops : 1)), t->n_ops,
                       calloc(t->n_ops ? t->n_ops : 1, sizeof(uint32_t)), 0};

@@ -340,7 +340,7 @@ int compare_traces_build(compare_model *m, const compare_options *opt, char *err
  * compiled, and the producer), added to m->fields with their `differs` (compare_build calls it
  * before the "what differs" sentence). */
 void compare_traces_fields(compare_model *m);
-/* --pair A=B[,C=D] into opt->pair; -1 with one line in err when malformed. */
+/* --pair A=B[,C=D] into opt->pair ('\' escapes '=', ',' and '\' inside a name); -1 with one line in err when malformed. */
 int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_t errlen);
 void compare_traces_free(compare_traces *t);
 

@@ -280,26 +280,43 @@ static void pair_run(compare_model *m, const compare_options *opt, int i, const 
     free(used_b), free(used_o);
 }
 
+/* --pair A=B[,C=D]: a '\\' makes the next character part of the name, so names that hold '=', ','
+ * or '\\' are written \\=, \\, and \\\\ (a Kineto file name such as "run=2,seed=1"). */
 int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_t errlen)
 {
     opt->n_pair = 0;
     const char *p = list;
-    do {
-        const char *end = strchr(p, ','), *eq = memchr(p, '=', end ? (size_t)(end - p) : strlen(p));
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        size_t lb = eq ? (size_t)(eq - p) : 0, lo = eq ? len - lb - 1 : 0;
+    for (;;) {
+        if (opt->n_pair == COMPARE_MAX_PAIRS)
+            goto bad;
         compare_pair_name *pn = &opt->pair[opt->n_pair];
-        if (!eq || !lb || !lo || lb >= sizeof pn->base || lo >= sizeof pn->other || opt->n_pair == COMPARE_MAX_PAIRS) {
-            snprintf(err, errlen, "--pair %s: expected BASELINE_TRACE=OTHER_TRACE[,...] (at most %d, names of 1 to %zu "
-                     "bytes), e.g. --pair llama-eager=llama-sdpa", list, COMPARE_MAX_PAIRS, sizeof pn->base - 1);
-            return -1;
+        char *side[2] = {pn->base, pn->other};
+        size_t cap[2] = {sizeof pn->base, sizeof pn->other};
+        for (int k = 0; k < 2; k++) {
+            size_t len = 0;
+            for (; *p && *p != (k ? ',' : '=') && !(k == 0 && *p == ','); p++) {
+                if (*p == '\\' && !*++p)
+                    goto bad; /* a lone '\\' at the end */
+                if (len + 1 >= cap[k])
+                    goto bad;
+                side[k][len++] = *p;
+            }
+            side[k][len] = '\0';
+            if (!len || (k == 0 && *p != '='))
+                goto bad;
+            if (k == 0)
+                p++;
         }
-        memcpy(pn->base, p, lb), pn->base[lb] = '\0';
-        memcpy(pn->other, eq + 1, lo), pn->other[lo] = '\0';
         opt->n_pair++;
-        p = end ? end + 1 : NULL;
-    } while (p);
-    return 0;
+        if (!*p)
+            return 0;
+        p++; /* ',' */
+    }
+bad:
+    snprintf(err, errlen, "--pair %s: expected BASELINE_TRACE=OTHER_TRACE[,...] (at most %d, names of 1 to %zu "
+             "bytes; write '=', ',' and '\\' inside a name as \\=, \\, and \\\\), e.g. --pair llama-eager=llama-sdpa",
+             list, COMPARE_MAX_PAIRS, sizeof opt->pair[0].base - 1);
+    return -1;
 }
 
 /* EXIT_OK when every --pair name is a model trace: A of the baseline, B of some other run. */

@@ -6,6 +6,7 @@
 #include "findings.h"
 #include "measurement_text.h"
 #include "model_findings.h"
+#include "model_roles.h"
 #include "predict.h"
 #include "alloc.h"
 
@@ -356,14 +357,21 @@ static int hidden_memcpy_finding(analysis *a, int vi)
     return 0;
 }
 
-/* Against the previous variant of the run that recorded forwards. */
+/* Against the previous variant of the run that recorded forwards, when both are variants of
+ * one series (attention forwards): two model traces side by side are different models or
+ * programs, whose operation counts say nothing about each other (the Model section's
+ * side-by-side role table compares them). */
 static int vs_previous_finding(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
+    if (model_is_step_trace(va))
+        return 0;
     for (int p = vi - 1; p >= 0; p--) {
         const variant_analysis *pv = &a->v[p];
         if (!pv->n_forwards)
             continue;
+        if (model_is_step_trace(pv))
+            break;
         int d_ops = va->ops_per_forward - pv->ops_per_forward;
         double d_us = va->cuda_us.median - pv->cuda_us.median;
         const char *prefix = pv->memcpy_per_forward > 0 && va->memcpy_per_forward == 0 ? "no Memcpy; " : "";

@@ -47,6 +47,16 @@ int model_step_roles(const forward *f, model_role *role, model_phase *phase, int
  * (kv_expand = 1): the copies launched by the reshape/repeat_interleave right before each
  * attention op are MROLE_KV_EXPAND. */
 int model_step_roles_kv(const forward *f, int kv_expand, model_role *role, model_phase *phase, int *out_of_place);
+/* The roles and phases of one forward of a variant into role[0..n_ops) and phase[0..n_ops),
+ * as its model view reads them (K/V expansion copies where the import recorded them):
+ * what kernels.csv's role column says of a model trace's operations. */
+void model_forward_roles(const variant_analysis *va, const forward *f, model_role *role, model_phase *phase);
+/* What one of a variant's recorded ranges is: "step" for a model trace whose steps hold
+ * backward or optimizer work (a training step, with its forward and backward phases),
+ * else "forward" (an attention forward, or a model's inference step: a forward). */
+const char *model_unit_word(const variant_analysis *va);
+/* As model_unit_word over a run's variants that recorded a range: "step" when any is. */
+const char *model_unit_word_of_run(const analysis *a);
 /* 1 when an op was replayed from a CUDA graph (its launch call is cudaGraphLaunch or
  * cuGraphLaunch): the trace holds no op chain for it. */
 int model_graph_replayed(const forward *f, int k);

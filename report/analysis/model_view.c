@@ -129,6 +129,34 @@ static int kv_expanded(const variant_analysis *va)
     return model_inputs_of(va->result, &m) && m.heads_kv_model > 0 && m.heads_kv_model < m.heads_kv;
 }
 
+void model_forward_roles(const variant_analysis *va, const forward *f, model_role *role, model_phase *phase)
+{
+    int oop;
+    model_step_roles_kv(f, kv_expanded(va), role, phase, &oop);
+}
+
+const char *model_unit_word(const variant_analysis *va)
+{
+    if (!model_is_step_trace(va))
+        return "forward";
+    for (int s = 0; s < va->n_forwards; s++)
+        for (int k = 0; k < va->forwards[s].n_ops; k++) {
+            model_phase ph;
+            model_role_of(va->forwards[s].ops[k], &ph);
+            if (ph != MPHASE_FORWARD)
+                return "step";
+        }
+    return "forward";
+}
+
+const char *model_unit_word_of_run(const analysis *a)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->v[i].n_forwards && strcmp(model_unit_word(&a->v[i]), "step") == 0)
+            return "step";
+    return "forward";
+}
+
 /* The per-step tallies: time and op count by step, phase and role, each step's CUDA
  * time, and the implementations seen per phase and role. */
 typedef struct step_tally {

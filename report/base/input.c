@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -66,10 +67,15 @@ int input_open_file(const char *path, const input_rules *rules, int *fd_out, int
     else if ((pseudo = pseudo_fs(fd)))
         rc = err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: is a %s file (the kernel's, not data: reading it can block "
                      "or consume it); copy what you mean into a plain file", path, pseudo);
-    else if (rules->max_bytes > 0 && (int64_t)st.st_size > rules->max_bytes)
-        rc = err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %lld bytes, more than the %lld MiB attnprof reads of %s "
-                     "(limit in SECURITY.md)", path, (long long)st.st_size, (long long)(rules->max_bytes >> 20),
-                     rules->what ? rules->what : "it");
+    else if (rules->max_bytes > 0 && (int64_t)st.st_size > rules->max_bytes) {
+        char limit[48];
+        if (rules->max_bytes >= ((int64_t)1 << 20))
+            snprintf(limit, sizeof limit, "%lld MiB", (long long)(rules->max_bytes >> 20));
+        else
+            snprintf(limit, sizeof limit, "%lld KiB", (long long)(rules->max_bytes >> 10));
+        rc = err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %lld bytes, more than the %s attnprof reads of %s "
+                     "(limit in SECURITY.md)", path, (long long)st.st_size, limit, rules->what ? rules->what : "it");
+    }
     if (rc != EXIT_OK) {
         close(fd);
         return rc;
@@ -88,6 +94,52 @@ int input_open(const char *path, int64_t *size, char *err, size_t errlen)
     const input_rules rules = {0};
     int fd = -1;
     return input_open_file(path, &rules, &fd, size, err, errlen) == EXIT_OK ? fd : -1;
+}
+
+int input_read_text(const char *path, const input_rules *rules, char **text, size_t *len, int *missing, char *err,
+                    size_t errlen)
+{
+    *text = NULL;
+    if (len)
+        *len = 0;
+    if (missing)
+        *missing = 0;
+    int fd = -1;
+    int64_t size = 0;
+    int rc = input_open_file(path, rules, &fd, &size, err, errlen);
+    if (rc != EXIT_OK) {
+        if (missing && rc == EXIT_IO && errno == ENOENT)
+            *missing = 1;
+        return rc;
+    }
+    /* The size fstat saw bounds the buffer; one byte more is asked for, so a file that grew
+     * meanwhile is seen and refused instead of read past the limit. */
+    int64_t cap = rules->max_bytes > 0 ? rules->max_bytes : size;
+    char *buf = malloc((size_t)cap + 2);
+    if (!buf) {
+        close(fd);
+        return err_set(err, errlen, EXIT_NO_MEMORY, "%s: out of memory reading %lld bytes", path, (long long)cap);
+    }
+    size_t got = 0;
+    ssize_t k = 0;
+    while (got <= (size_t)cap && (k = read(fd, buf + got, (size_t)cap + 1 - got)) > 0)
+        got += (size_t)k;
+    int saved = errno;
+    close(fd);
+    if (k < 0) {
+        free(buf);
+        return err_set(err, errlen, EXIT_IO, "%s: cannot read: %s", path, strerror(saved));
+    }
+    if (got > (size_t)cap) {
+        free(buf);
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: grew past the %lld bytes attnprof reads of %s while it was "
+                       "read", path, (long long)cap, rules->what ? rules->what : "it");
+    }
+    buf[got] = '\0';
+    *text = buf;
+    if (len)
+        *len = got;
+    return EXIT_OK;
 }
 
 /* JSON's structural characters and whitespace end a bare token (number, literal). */

@@ -54,6 +54,14 @@ int input_open_file(const char *path, const input_rules *rules, int *fd, int64_t
  * descriptor, or -1 with the line in err (kept for the streaming readers). */
 int input_open(const char *path, int64_t *size, char *err, size_t errlen);
 
+/* A whole small file under `rules` (input_open_file: no link followed unless asked, never
+ * blocking on a FIFO or a device, procfs and sysfs refused, at most rules->max_bytes, which
+ * must be set): EXIT_OK with *text (NUL-terminated, free it) and *len; *missing (when given)
+ * is 1 when nothing has that name (then EXIT_IO). Otherwise the open's code with its line,
+ * or EXIT_BAD_ARCHIVE when the file grew past the limit while it was read. */
+int input_read_text(const char *path, const input_rules *rules, char **text, size_t *len, int *missing, char *err,
+                    size_t errlen);
+
 /* Watches the text a JSON parser is fed for a token longer than
  * INPUT_MAX_TOKEN_BYTES, in one pass over each byte (chunks may split tokens). */
 typedef struct input_token_guard {

@@ -9,6 +9,7 @@
 #include "alloc.h"
 
 #include "escape.h"
+#include "input.h"
 #include "latex.h"
 
 #include <jansson.h>
@@ -84,11 +85,11 @@ static int fail(char *err, size_t errlen, const char *path, const char *where, c
 int findings_read_json(const char *path, findings_doc *d, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root) {
-        snprintf(err, errlen, "%s: not valid JSON (line %d: %s); re-render the archive with `attnprof report`", path,
-                 je.line, je.text);
+    /* input.h's rule: no link followed, a FIFO or a device refused, the DOM size limit. */
+    json_t *root = NULL;
+    char why[ATTN_ERR_LEN];
+    if (input_read_json(path, INPUT_MAX_DOM_BYTES, &root, why, sizeof why) != EXIT_OK) {
+        snprintf(err, errlen, "%s; re-render the archive with `attnprof report`", why);
         return -1;
     }
     int rc = 0;

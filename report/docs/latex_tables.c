@@ -12,6 +12,7 @@
 #include "findings.h"
 #include "measurement_text.h"
 #include "model_inputs.h"
+#include "model_roles.h"
 #include "series.h"
 #include "units.h"
 
@@ -190,16 +191,18 @@ static void summary_table_tex(FILE *f, const analysis *a)
     int series = series_applies(a); /* the series' column only where it published the variants */
     fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n", f);
     /* a model's trace imported is no set of attention variants */
-    fputs(series || !r->imported ? "\\caption{Attention variants: CUDA and CPU time per forward (\\textmu{}s), "
-                                   "median (min--max), and the error against FP64.}\n"
-                                 : "\\caption{Imported traces: CUDA and CPU time per forward (\\textmu{}s), "
-                                   "median (min--max).}\n",
-          f);
+    if (series || !r->imported)
+        fputs("\\caption{Attention variants: CUDA and CPU time per forward (\\textmu{}s), "
+              "median (min--max), and the error against FP64.}\n",
+              f);
+    else /* a training step (backward work in the range) is a step */
+        fprintf(f, "\\caption{Imported traces: CUDA and CPU time per %s (\\textmu{}s), median (min--max).}\n",
+                model_unit_word_of_run(a));
     fputs("\\label{tab:attnprof-summary}\n", f);
     fputs(series ? "\\begin{tabular}{lrrrlr}\n\\toprule\n" : "\\begin{tabular}{lrrrl}\n\\toprule\n", f);
-    fprintf(f, "Variant & Ops / forward & CUDA time (\\textmu{}s) & CPU time (\\textmu{}s) & Rel.\\ error%s \\\\\n"
+    fprintf(f, "Variant & Ops / %s & CUDA time (\\textmu{}s) & CPU time (\\textmu{}s) & Rel.\\ error%s \\\\\n"
                "\\midrule\n",
-            series ? " & Series, A100: kernels; CUDA (\\textmu{}s)" : "");
+            series || !r->imported ? "forward" : model_unit_word_of_run(a), series ? " & Series, A100: kernels; CUDA (\\textmu{}s)" : "");
     for (int i = 0; i < a->n; i++)
         summary_row(f, &a->v[i], series);
     fputs("\\bottomrule\n\\end{tabular}\n", f);

@@ -132,7 +132,7 @@ static int run_quietly(char *const argv[], int timeout_s, int *status)
 /* A whole PDF: "%PDF-" first, "%%EOF" in its last kilobyte. */
 static int pdf_whole(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 16) {
         if (fd >= 0)

@@ -11,6 +11,7 @@
 #include "finding_phrases.h"
 #include "kernel_names.h"
 #include "measurement_text.h"
+#include "model_roles.h"
 #include "model_section.h"
 #include "record_section.h"
 #include "predict.h"
@@ -97,9 +98,10 @@ static void summary_table(FILE *f, const report_doc *d)
     int series = series_applies(a); /* the series' column only where it published the variants */
     /* an import changed nothing: its variants are sources, and its CPU times were taken under the
      * producer's profiler */
-    fprintf(f, "| Variant | %s | Kernels / forward | CUDA time / forward (median, min – max, n) | "
-               "CPU time / forward (%s) | rel. error vs FP64 |",
-            a->run->imported ? "Source" : "What we changed",
+    const char *unit = model_unit_word_of_run(a); /* a training step is a step */
+    fprintf(f, "| Variant | %s | Kernels / %s | CUDA time / %s (median, min – max, n) | "
+               "CPU time / %s (%s) | rel. error vs FP64 |",
+            a->run->imported ? "Source" : "What we changed", unit, unit, unit,
             a->run->producer == PRODUCER_PYTORCH ? "under PyTorch's profiler"
             : a->run->imported                   ? "under the producer's profiler"
                                                  : "under CUPTI");

@@ -4,7 +4,10 @@
  *   samples.csv  one row per recorded forward per variant, throttled ones included
  *                (marked), in the order they were recorded;
  *   kernels.csv  one row per GPU operation of each of those forwards, with its role
- *                (op_role.c), launch configuration and occupancy (occupancy.c).
+ *                (op_role.c: the series' QKᵀ GEMM, mask apply, ...; for a model trace, a
+ *                ProfilerStep#N step of a whole model, the model's roles of model_roles.h:
+ *                gemm, attention_fused, normalization, ..., since the series' words would
+ *                call an lm_head a PV GEMM), launch configuration and occupancy (occupancy.c).
  * Both are derived from trace.json and run.json by `attnprof report`, so older
  * archives get them too; what an archive did not record is an empty field, never 0.
  * Times are the trace's nanoseconds as µs with three decimals (exact); the sample's
@@ -15,6 +18,7 @@
 #include "escape.h"
 #include "findings.h"
 #include "latex.h"
+#include "model_roles.h"
 #include "occupancy.h"
 #include "op_role.h"
 
@@ -145,12 +149,19 @@ char *kernels_csv(const analysis *a)
         const variant_analysis *va = &a->v[v];
         int n;
         const forward **all = all_forwards(va, &n);
+        int model = model_is_step_trace(va);
         for (int i = 0; i < n; i++) {
             const forward *fw = all[i];
-            op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
-            if (!roles)
+            size_t cap = (size_t)(fw->n_ops ? fw->n_ops : 1);
+            op_role *roles = malloc(sizeof *roles * cap);
+            model_role *mroles = model ? malloc(sizeof *mroles * cap) : NULL;
+            model_phase *mphases = model ? malloc(sizeof *mphases * cap) : NULL;
+            if (!roles || (model && (!mroles || !mphases)))
                 attn_oom();
-            op_roles_of_forward(fw->ops, fw->n_ops, roles);
+            if (model)
+                model_forward_roles(va, fw, mroles, mphases);
+            else
+                op_roles_of_forward(fw->ops, fw->n_ops, roles);
             int64_t first = fw->n_ops ? fw->ops[0]->start_ns : 0; /* ops are by start time */
             for (int k = 0; k < fw->n_ops; k++) {
                 const gpu_op *o = fw->ops[k];
@@ -159,7 +170,7 @@ char *kernels_csv(const analysis *a)
                 fprintf(f, ",%d", fw->iteration);
                 throttled_field(f, a, fw);
                 fprintf(f, ",%d,", k);
-                esc_csv_field(f, op_role_name(roles[k]), 0);
+                esc_csv_field(f, model ? model_role_name(mroles[k]) : op_role_name(roles[k]), 0);
                 fprintf(f, ",%s,", kind_word(o->kind));
                 esc_csv_field(f, o->name, 1);
                 ns_field(f, o->start_ns - first);
@@ -180,6 +191,8 @@ char *kernels_csv(const analysis *a)
                 fputc('\n', f);
             }
             free(roles);
+            free(mroles);
+            free(mphases);
         }
         free(all);
     }

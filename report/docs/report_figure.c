@@ -5,26 +5,25 @@
 
 #include "alloc.h"
 #include "escape.h"
+#include "input.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The largest figure inlined into the self-contained page; the figures attnprof draws are
+ * well under 1 MiB each. */
+#define FIGURE_INLINE_MAX_BYTES ((int64_t)32 << 20)
+
 static char *base64_file(const char *path, size_t *len_out)
 {
-    FILE *in = fopen(path, "rb");
-    if (!in)
+    /* input.h's rule: a figure that is a link, a FIFO or a device is not inlined (nor read). */
+    const input_rules rules = {.max_bytes = FIGURE_INLINE_MAX_BYTES, .what = "a figure"};
+    char *text = NULL, why[ATTN_ERR_LEN];
+    size_t got = 0;
+    if (input_read_text(path, &rules, &text, &got, NULL, why, sizeof why) != EXIT_OK)
         return NULL;
-    fseek(in, 0, SEEK_END);
-    long n = ftell(in);
-    fseek(in, 0, SEEK_SET);
-    unsigned char *raw = malloc((size_t)(n > 0 ? n : 1));
-    size_t got = raw ? fread(raw, 1, (size_t)n, in) : 0;
-    fclose(in);
-    if (!raw || got != (size_t)n) {
-        free(raw);
-        return NULL;
-    }
+    unsigned char *raw = (unsigned char *)text;
     static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t out_len = 4 * ((got + 2) / 3);
     char *out = malloc(out_len + 1), *o = out;

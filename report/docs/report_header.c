@@ -8,6 +8,7 @@
 #include "units.h"
 #include "measurement_text.h"
 #include "model_inputs.h"
+#include "model_roles.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -93,10 +94,12 @@ static void header_imported(FILE *f, const analysis *a)
             a->trace->n_ops, a->trace->n_apis, a->trace->n_ranges);
     esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
     fputs(") |\n\n", f);
-    fprintf(f, "CUDA time per forward is the sum of the durations of the GPU operations launched inside the "
-               "forward's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
+    /* a training step (backward work in the range) is a step, not a forward */
+    const char *unit = model_unit_word_of_run(a);
+    fprintf(f, "CUDA time per %s is the sum of the durations of the GPU operations launched inside the "
+               "%s's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
                "the range on the host%s.%s\n\n",
-            r->producer == PRODUCER_PYTORCH ? ", PyTorch's dispatcher and the profiler's own cost included" : "",
+            unit, unit, r->producer == PRODUCER_PYTORCH ? ", PyTorch's dispatcher and the profiler's own cost included" : "",
             r->producer == PRODUCER_PYTORCH ? " Elementwise kernels are named by the ATen op that launched them." : "");
 }
 

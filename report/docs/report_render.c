@@ -23,6 +23,8 @@
 #include "report.h"
 #include "report_csv.h"
 
+#include "escape.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +147,36 @@ static void reference_label(const char *reference, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)strcspn(from, "/"), from);
 }
 
+/* The reference variant beside ours: its own name, or PyTorch's "sdpa_" one (as report.c reads). */
+static int reference_matches(const analysis *ref, const char *name)
+{
+    char sdpa[48];
+    snprintf(sdpa, sizeof sdpa, "sdpa_%s", name);
+    const variant_analysis *rv = analysis_find(ref, name);
+    if (!rv)
+        rv = analysis_find(ref, sdpa);
+    return rv && rv->n_forwards;
+}
+
+/* --reference that matches none of our variants would fill its column with "not in the
+ * reference": one warning line on stderr naming the variants on both sides. */
+static void warn_reference_unmatched(const analysis *ours, const analysis *ref, const char *dir)
+{
+    for (int i = 0; i < ours->n; i++)
+        if (reference_matches(ref, ours->v[i].result->name))
+            return;
+    char a[512] = "", b[512] = "";
+    size_t la = 0, lb = 0;
+    for (int i = 0; i < ours->n && la < sizeof a; i++)
+        la += (size_t)snprintf(a + la, sizeof a - la, "%s%s", i ? ", " : "", ours->v[i].result->name);
+    for (int i = 0; i < ref->n && lb < sizeof b; i++)
+        lb += (size_t)snprintf(b + lb, sizeof b - lb, "%s%s", i ? ", " : "", ref->v[i].result->name);
+    char line[1400], shown[1400];
+    snprintf(line, sizeof line, "warning: --reference %s matches none of this archive's variants (%s) by name or "
+             "sdpa_<name>; the reference holds: %s", dir, a[0] ? a : "none", b[0] ? b : "none");
+    fprintf(stderr, "attnprof: %s\n", esc_terminal(shown, sizeof shown, line));
+}
+
 /* The analysis, its findings and the reference archive: the report's data. EXIT_OK, or
  * EXIT_BAD_ARCHIVE with the line in err (nothing is then left to free). */
 static int report_doc_open(const doc_bundle *b, char *err, size_t errlen)
@@ -169,6 +201,7 @@ static int report_doc_open(const doc_bundle *b, char *err, size_t errlen)
         }
         reference_label(o->reference, d->rr.label, sizeof d->rr.label);
         d->rr.a = &d->ref->a;
+        warn_reference_unmatched(&d->a, &d->ref->a, o->reference);
     }
     if (r->imported)
         snprintf(d->title, sizeof d->title, "attnprof — %s, %s",

@@ -8,6 +8,7 @@
 #include "compare_doc_md.h"
 
 #include "escape.h"
+#include "model_roles.h"
 #include "units.h"
 
 #include <math.h>
@@ -18,8 +19,10 @@ static const char NOT_RECORDED[] = "not recorded";
 
 void report_terminal_summary(FILE *f, const analysis *a)
 {
-    fprintf(f, "%-22s %-11s %8s %14s %14s %12s  %s\n", "variant", "status", "ops/fwd", "CUDA µs/fwd", "CPU µs/fwd",
-            "rel.err", "findings");
+    /* a training step (backward work in the range) is a step, not a forward */
+    int step = strcmp(model_unit_word_of_run(a), "step") == 0;
+    fprintf(f, "%-22s %-11s %8s %*s %*s %12s  %s\n", "variant", "status", step ? "ops/step" : "ops/fwd", 14,
+            step ? "CUDA µs/step" : "CUDA µs/fwd", 14, step ? "CPU µs/step" : "CPU µs/fwd", "rel.err", "findings");
     for (int i = 0; i < a->n; i++) {
         const variant_analysis *va = &a->v[i];
         char name[64], ops[16] = "–", cuda[32] = "–", cpu[32] = "–", err[32];

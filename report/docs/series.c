@@ -10,6 +10,7 @@
 #include "hash_index.h"
 #include "findings.h"
 #include "model_inputs.h"
+#include "model_roles.h"
 #include "occupancy.h"
 
 #include <math.h>
@@ -406,12 +407,33 @@ void series_abstract(FILE *f, const analysis *a)
         fputs(" (attention inputs recorded with record_shapes: see *Model*)", f);
     else
         fputs(" (shape not recorded)", f);
-    if (n_ok == 1)
-        fputs(", one variant ran: ", f);
-    else
-        fprintf(f, ", %d variants ran; the fastest is ", n_ok);
-    esc_md_code(f, best->result->name, 0);
-    fprintf(f, " at %.1f µs CUDA time per forward (median of %d).", best->cuda_us.median, best->cuda_us.n);
+    /* "the fastest" ranks variants of one series; model traces side by side are different
+     * models or programs: each is given with its own time, and a training step is a step */
+    int models = 0;
+    for (int i = 0; i < a->n; i++)
+        models += a->v[i].result->status == VARIANT_OK && a->v[i].n_forwards && model_is_step_trace(&a->v[i]);
+    if (n_ok > 1 && models) {
+        fprintf(f, ", %d traces side by side: ", n_ok);
+        int k = 0;
+        for (int i = 0; i < a->n; i++) {
+            const variant_analysis *va = &a->v[i];
+            if (va->result->status != VARIANT_OK || !va->n_forwards)
+                continue;
+            fputs(k++ ? ", " : "", f);
+            esc_md_code(f, va->result->name, 0);
+            fprintf(f, " at %.1f µs CUDA time per %s (median of %d)", va->cuda_us.median, model_unit_word(va),
+                    va->cuda_us.n);
+        }
+        fputs(".", f);
+    } else {
+        if (n_ok == 1)
+            fputs(", one variant ran: ", f);
+        else
+            fprintf(f, ", %d variants ran; the fastest is ", n_ok);
+        esc_md_code(f, best->result->name, 0);
+        fprintf(f, " at %.1f µs CUDA time per %s (median of %d).", best->cuda_us.median, model_unit_word(best),
+                best->cuda_us.n);
+    }
     /* Only the series' own pairs, each beside the series' value for the same pair. */
     int n_rs;
     const series_ratio *rs = series_ratios(&n_rs);

@@ -421,10 +421,10 @@ static const doc_output sweep_outputs[] = {
 
 int sweep_write(const sweep_data *m, unsigned formats, char *err, size_t errlen)
 {
-    sweep_doc d = {m, formats};
+    sweep_doc d = {m, formats | FIG_PNG}; /* PNG always: sweep.html inlines it, as report.html and compare.html do */
     char title[256], formats_text[32], made_by[64];
     snprintf(title, sizeof title, "attnprof sweep — %s, %d shapes", m->gpu_name, m->n_shapes);
-    doc_formats_text(formats, formats_text, sizeof formats_text);
+    doc_formats_text(d.formats, formats_text, sizeof formats_text);
     snprintf(made_by, sizeof made_by, "sweep --collect --format %s", formats_text);
     /* One writer at a time per sweep directory (the pipeline's lock): a second --collect waits. */
     const doc_bundle b = {.kind = "sweep-report", .noun = "sweep report", .title = title, .data = &d,

@@ -16,6 +16,7 @@
 #include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
+#include "model_inputs.h"
 
 #include <pthread.h>
 
@@ -669,8 +670,11 @@ void fig_format_bytes(double bytes, char *out, size_t n)
 
 void fig_shape_text(const analysis *a, char *out, size_t n)
 {
-    if (!a->run || a->run->shape.batch <= 0) { /* imported PyTorch traces carry no shape */
-        snprintf(out, n, "shape not recorded");
+    if (!a->run || a->run->shape.batch <= 0) {
+        /* an import has no run shape, but a trace recorded with record_shapes holds each
+         * trace's attention inputs (the report's Model section gives them) */
+        snprintf(out, n, a->run && model_inputs_any(a->run) ? "attention inputs recorded per trace (see Model)"
+                                                            : "shape not recorded");
         return;
     }
     const attn_shape *s = &a->run->shape;

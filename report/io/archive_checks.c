@@ -108,6 +108,19 @@ void archive_check_run(const run_info *r, json_reader *rd)
             snprintf(detail, sizeof detail, "%.3g above the threshold %.3g", v->rel_error, r->rel_error_threshold);
             json_reader_inconsistent(rd, "variant %s has status \"ok\" with rel_error %s (that is a wrong result)", name, detail);
         }
+        /* A forward takes time: a probe of 0 us (or less) made the overhead "+inf%". */
+        const struct {
+            const char *key;
+            double us;
+        } probe[] = {{"event_us_no_cupti", v->event_us_no_cupti}, {"event_us_cupti", v->event_us_cupti},
+                     {"host_us_no_cupti", v->host_us_no_cupti}, {"host_us_cupti", v->host_us_cupti}};
+        for (size_t k = 0; k < sizeof probe / sizeof probe[0]; k++)
+            if (isfinite(probe[k].us) && probe[k].us <= 0) {
+                snprintf(detail, sizeof detail, "%s of %g us (a forward takes time; null when not measured)",
+                         probe[k].key, probe[k].us);
+                json_reader_inconsistent(rd, "variant %s has %s", name, detail);
+                break;
+            }
         if ((v->status == VARIANT_SKIPPED || v->status == VARIANT_UNAVAILABLE) &&
             (isfinite(v->rel_error) || isfinite(v->event_us_no_cupti) || isfinite(v->event_us_cupti) ||
              isfinite(v->host_us_no_cupti) || isfinite(v->host_us_cupti)))

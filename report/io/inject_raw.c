@@ -12,11 +12,13 @@
 #include "alloc.h"
 #include "err.h"
 #include "escape.h"
+#include "input.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_FIELDS 24
 
@@ -429,9 +431,18 @@ int inject_raw_read(const char *path, const char *variant, trace *t, inject_raw 
 {
     trace_init(t);
     memset(m, 0, sizeof *m);
-    FILE *fp = fopen(path, "r");
-    if (!fp)
+    /* input.h's rule: the program recorded may leave anything in its raw folder; a link, a
+     * FIFO or a device named like a raw file is refused before a byte is read. */
+    const input_rules rules = {.what = "a raw file"};
+    int fd = -1;
+    int orc = input_open_file(path, &rules, &fd, NULL, err, errlen);
+    if (orc != EXIT_OK)
+        return orc;
+    FILE *fp = fdopen(fd, "r");
+    if (!fp) {
+        close(fd);
         return err_set(err, errlen, EXIT_IO, "%s: %s", path, strerror(errno));
+    }
     reader r = {.t = t, .m = m, .variant = variant};
     trace_init(&r.calls);
     int rc = read_lines(&r, fp, path, err, errlen);

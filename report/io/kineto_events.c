@@ -314,6 +314,16 @@ static void header_int(state *st, long long v)
         h->cuda_driver_version = bounds_int_sat(v);
 }
 
+/* The clock's origin as a fraction or a string was ignored, and the trace dated 1970: a
+ * header that says its time in another form is refused, never guessed. */
+static int base_time_refused(state *st, const char *what)
+{
+    st->status = KINETO_ERR_EVENT;
+    snprintf(st->err, st->errlen, "%s: baseTimeNanoseconds: expected a whole number of nanoseconds since the epoch, "
+             "not %s; not a trace a profiler wrote", st->path, what);
+    return 0;
+}
+
 /* A number (integer or not) or another scalar (is_num == 0). */
 static int on_scalar(state *st, int is_num, int is_int, long long iv, double dv, const unsigned char *s,
                      size_t len)
@@ -324,6 +334,8 @@ static int on_scalar(state *st, int is_num, int is_int, long long iv, double dv,
     case C_EVENTS:
         return event_error(st, "not an object");
     case C_ROOT:
+        if (!(is_num && is_int) && !strcmp(st->top_key, "baseTimeNanoseconds"))
+            return base_time_refused(st, is_num ? "a fraction" : s ? "a string" : "null or a boolean");
         if (is_num && is_int)
             header_int(st, iv);
         else if (s && !strcmp(st->top_key, "trace_id"))

@@ -9,6 +9,7 @@
 #include "archive.h"
 #include "err.h"
 #include "escape.h"
+#include "input.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -298,19 +299,21 @@ int sweep_variant_list_valid(const char *list)
     return EXIT_OK;
 }
 
-/* DIR's file `path` as JSON: EXIT_OK with *found 0 (and *root NULL) when there is none, or
- * with the document in *root (json_decref when done); EXIT_BAD_ARCHIVE when it is not JSON. */
-static int load_json(const char *path, const char *what, json_t **root, int *found, char *err, size_t errlen)
+/* DIR's file `path` as JSON (input_read_json: no link followed, never blocking, a regular
+ * file of at most max_bytes): EXIT_OK with *found 0 (and *root NULL) when nothing has that
+ * name, or with the document in *root (json_decref when done); EXIT_BAD_ARCHIVE when it is
+ * a link, a FIFO, a device, too large or not JSON. */
+static int load_json(const char *path, const char *what, int64_t max_bytes, json_t **root, int *found, char *err,
+                     size_t errlen)
 {
     *root = NULL;
-    *found = path_exists(path);
+    struct stat st;
+    *found = lstat(path, &st) == 0; /* a link of this name is found, and refused below */
     if (!*found)
         return EXIT_OK;
-    json_error_t je;
-    *root = json_load_file(path, 0, &je);
-    if (!*root)
-        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: not valid JSON (line %d: %s); not a %s attnprof wrote", path,
-                       je.line, je.text, what);
+    char why[ATTN_ERR_LEN];
+    if (input_read_json(path, max_bytes, root, why, sizeof why) != EXIT_OK)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s; not a %s attnprof wrote", why, what);
     return EXIT_OK;
 }
 
@@ -385,7 +388,7 @@ int sweep_plan_read(sweep_plan *p, const char *dir, int *found, char *err, size_
     char path[1200];
     snprintf(path, sizeof path, "%s/sweep.json", dir);
     json_t *root;
-    int rc = load_json(path, "sweep.json", &root, found, err, errlen);
+    int rc = load_json(path, "sweep.json", SWEEP_PLAN_MAX_BYTES, &root, found, err, errlen);
     if (rc == EXIT_OK && root && (rc = read_shapes(root, p, path, err, errlen)) == EXIT_OK)
         rc = read_fields(root, p, path, err, errlen);
     json_decref(root);
@@ -439,7 +442,7 @@ int sweep_status_read(const char *dir, const char *name, sweep_status *s, int *f
     char path[1400];
     snprintf(path, sizeof path, "%s/status/%s.json", dir, name);
     json_t *root;
-    int rc = load_json(path, "status file", &root, found, err, errlen);
+    int rc = load_json(path, "status file", SWEEP_STATUS_MAX_BYTES, &root, found, err, errlen);
     if (rc != EXIT_OK || !root)
         return rc;
     if (!json_is_integer(json_object_get(root, "exit_code"))) {

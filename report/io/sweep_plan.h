@@ -15,6 +15,11 @@
 #define SWEEP_MAX_GPUS 16
 #define SWEEP_DEFAULT_TOKENS 32768
 #define SWEEP_DEFAULT_HEADS 16
+/* The largest sweep.json and status file read back (opened as input.h opens every input:
+ * no link followed, a FIFO or a device refused before a byte is read). attnprof writes
+ * about 25 KiB of sweep.json at SWEEP_MAX_SHAPES shapes and under 4 KiB of a status file. */
+#define SWEEP_PLAN_MAX_BYTES ((int64_t)1 << 20)
+#define SWEEP_STATUS_MAX_BYTES ((int64_t)64 << 10)
 
 /* ---- sweep_plan.c: the plan ------------------------------------------------ */
 

@@ -407,6 +407,12 @@ int trace_check(const trace *t, char *err, size_t errlen)
                      "its launch call %s at %.3f us", shown(o->name, a, sizeof a), o->correlation,
                      (double)o->start_ns / 1e3, shown(l->name, b, sizeof b), (double)l->start_ns / 1e3);
             bad = 1;
+        } else if (o->start_ns - l->start_ns > TRACE_MAX_LAUNCH_LAG_NS) {
+            snprintf(err, errlen, "inconsistent: GPU operation %s (correlation id %u) starts %.0f s after its launch "
+                     "call %s, more than the %.0f s any launch queue holds: the two are of different recordings or "
+                     "clocks", shown(o->name, a, sizeof a), o->correlation, (double)(o->start_ns - l->start_ns) / 1e9,
+                     shown(l->name, b, sizeof b), (double)TRACE_MAX_LAUNCH_LAG_NS / 1e9);
+            bad = 1;
         }
     }
     free(by);

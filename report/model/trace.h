@@ -120,10 +120,15 @@ void trace_sort(trace *t);
  * start on the same thread whose kind is in `kinds` (bits 1u << range_kind), or 0.
  * The caller frees the array. */
 size_t *trace_api_enclosing(const trace *t, unsigned kinds);
+/* The longest a GPU operation may start after its launch call: a launch queue holds at most
+ * a few thousand operations, so even a queue of long kernels drains in minutes; an
+ * operation an hour after its launch (a trace said 11 days) is of another recording or
+ * another clock. */
+#define TRACE_MAX_LAUNCH_LAG_NS ((int64_t)3600 * 1000000000)
 /* Checks what a real recording cannot hold (after trace_sort): two runtime (or two
  * driver) calls with one correlation id; two GPU operations with one id unless a
  * graph launch made them; an operation whose id no call has; an operation that
- * starts before its launch call. Linear after an n·log n sort. Returns 0, or -1
+ * starts before its launch call, or more than TRACE_MAX_LAUNCH_LAG_NS after it. Linear after an n·log n sort. Returns 0, or -1
  * with one line in err ("inconsistent: …") naming the events. */
 int trace_check(const trace *t, char *err, size_t errlen);
 /* The API call that launched an op (same correlation id), or NULL. */

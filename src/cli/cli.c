@@ -4,6 +4,7 @@
  * derived; apply_option reads each option's value with its bounds, and the per-command checks
  * of operands and option combinations follow. Every refusal is one line in err and EXIT_USAGE. */
 #include "cli.h"
+#include "cli_ids.h"
 #include "compare.h"
 
 #include "err.h"
@@ -16,115 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void cli_usage(FILE *f)
-{
-    fputs("usage: attnprof run [options]      run the batch on the GPU, archive it, write the report\n"
-          "       attnprof report DIR [--format F] [--log] [--figure-size S] [--reference DIR] [--pdf]\n"
-          "                           [--clean] [-o OUT [--force]]\n"
-          "                                    re-render an archived run (no GPU needed); what earlier renders\n"
-          "                                    made with other options stays unless --clean; -o OUT renders\n"
-          "                                    into OUT instead, DIR only read\n"
-          "       attnprof compare A B [C ...] -o DIR [--baseline A] [--format F] [--log] [--figure-size S]\n"
-          "                                    compare archived runs side by side (no GPU needed)\n"
-          "       attnprof sweep [options] -o DIR   run every shape of a sweep, one child per shape\n"
-          "       attnprof sweep --collect DIR      (re)build DIR's sweep report from the shapes there\n"
-          "       attnprof import TRACE... -o DIR [--variant NAME] [--range NAME] [--device N] [--shape S]\n"
-          "                                    archive PyTorch profiler (Kineto) traces, .json or .json.gz (no GPU)\n"
-          "       attnprof record [-o DIR] [--range NAME] [--skip N] [--steps N] [--variant NAME] -- CMD ARGS...\n"
-          "                                    run any CUDA program under CUPTI injection and archive it\n"
-          "       attnprof list                list the variants\n"
-          "       attnprof --help | --version\n"
-          "\n"
-          "run options:\n"
-          "  --variants a,b,...   variants to run, in series order (default: all; see `attnprof list`)\n"
-          "  --batch N            batch size B (default 8)\n"
-          "  --heads N            heads H (default 16)\n"
-          "  --seq N              sequence length S (default 1024)\n"
-          "  --dim N              head dimension D (default 64)\n"
-          "  --kv-heads N         key/value heads (grouped-query attention; divides --heads; 1: MQA;\n"
-          "                       default: as many as --heads)\n"
-          "  --q-seq N            new queries per head (decode: --seq is then the keys, and the causal\n"
-          "                       mask aligns the queries to the end of the keys; default: --seq)\n"
-          "  --iters auto|N       recorded forwards per variant: until the median is stable (auto, the\n"
-          "                       default; README states the rule) or exactly N\n"
-          "  --l2 warm|cold       warm: forwards back to back (default); cold: the L2 flushed before each\n"
-          "  --lock-clocks        lock the SM clock at its maximum through NVML where permitted\n"
-          "  --replicate K        K passes of the whole batch, variants interleaved (default 1)\n"
-          "  --warmup N           warm-up forwards per variant, not recorded (default 5)\n"
-          "  --seed N             seed of the random normal inputs (default 0)\n"
-          "  --check-rows N       query rows of each sampled head checked against FP64 (0: every row;\n"
-          "                       default: every row up to S = 2048, else 640 spread over the head)\n"
-          "  --cudnn-replan       cudnn: rebuild the execution plan in every forward\n"
-          "  --no-counters        skip the hardware-counter pass (default: --counters, on)\n"
-          "  --counters-max-gib N count a variant only if it needs at most N GiB of device memory\n"
-          "                       (kernel replay saves and restores it every pass; default 4)\n"
-          "  --no-calibrate       skip measuring the GEMM and copy ceilings (default: --calibrate, on)\n"
-          "  --ceilings-from F    take the ceilings from run.json F if it was recorded on this GPU (a sweep\n"
-          "                       passes its GPU's first shape to the others); else measure them\n"
-          "  -o, --output DIR     archive directory (default out/<gpu>-<yyyymmdd-hhmmss>)\n"
-          "  --force              replace DIR if it exists\n"
-          "  -q, --quiet          no progress line, no summary on stdout\n"
-          "compare options:\n"
-          "  -o, --output DIR     where compare.md, compare.html, compare.csv and figures/ go (required)\n"
-          "  --baseline A         the archive the others are set against (default: the first given)\n"
-          "  --allow-shape-mismatch  compare runs of different shapes by throughput (TFLOP/s)\n"
-          "  --min-effect PCT     smallest change called faster/slower, in percent (default 2)\n"
-          "  --allow-l2-mismatch  compare runs that measured different L2 states (cold, warm)\n"
-          "  --fail-on V[,V]      after writing, exit 11 when a variant's CUDA-time verdict is one of\n"
-          "                       slower, ambiguous, faster, same (a CI gate: --fail-on slower,ambiguous);\n"
-          "                       exit 14 when nothing it could gate was compared\n"
-          "  --pair A=B[,C=D]     set the baseline's model trace A against trace B of another run (their\n"
-          "                       names differ); traces of one name pair anyway, as do the one of each run\n"
-          "  --force              replace DIR if it exists\n"
-          "sweep options (--variants, --heads, --iters, --warmup, --seed, --no-counters, --counters-max-gib,\n"
-          "  --no-calibrate, --cudnn-replan, --pdf go to every shape's run; --force replaces a sweep; -q as for run):\n"
-          "  --seq LIST           sequence lengths: 256,512 or 256:16384:x2 (default 256:16384:x2)\n"
-          "  --dim LIST           head dims (default 64,128)\n"
-          "  --tokens N           B = N / S for every shape (default 32768); or --batch B for all\n"
-          "  --gpus 0,1 | all     one worker process per GPU (CUDA_VISIBLE_DEVICES), shapes from one queue\n"
-          "  --check-gpus         every GPU also runs one reference shape; the report flags GPUs that differ\n"
-          "  --resume             continue DIR's sweep: shapes with a complete archive are not run again; DIR's\n"
-          "                       stored task command is never run: give the same --task-command yourself\n"
-          "  --task-command CMD   run CMD (sh -c) per shape instead of `attnprof run`; placeholders {exe}\n"
-          "                       {dir} {shape} {batch} {heads} {seq} {dim} {variants} {iters} {warmup} {run_flags}\n"
-          "  --slurm              write DIR/sweep.sbatch (a job array, one task per shape) and print the sbatch line\n"
-          "    --partition P  --time T  --no-gres (no --gres=gpu:1)  --submit (run sbatch)\n"
-          "    --slurm-task-command CMD   the same as --task-command, for the array's tasks\n"
-          "  --collect DIR        build DIR's sweep report from the archives there; lists missing and failed shapes\n"
-          "import options:\n"
-          "  -o, --output DIR     the archive to write (required); --force replaces it\n"
-          "  --variant A,B,...    the variants' names, one per trace (default: each file's base name)\n"
-          "  --range NAME         user_annotation range of one forward (default attn_fwd; else ProfilerStep#N)\n"
-          "  --device N           GPU whose operations are kept (default: the lowest device id in the trace)\n"
-          "  --shape BxHxSxD[,dtype][,causal]  the shape the traces were recorded at (Kineto records none;\n"
-          "                       compare needs it), e.g. 8x16x1024x64,bf16,causal\n"
-          "record options (attnprof record [options] -- CMD ARGS...):\n"
-          "  -o, --output DIR     the archive (default out/record-<name>-<yyyymmdd-hhmmss>); --force replaces it\n"
-          "  --range NAME         the NVTX range of one step (default: the range name that repeats the same kernels\n"
-          "                       most; else each CUDA graph launch; else the period of the kernel sequence)\n"
-          "  --skip N, --steps N  leave the first N steps out; keep at most N\n"
-          "  --variant NAME       the program's name in the archive (default: the script's or program's base name)\n"
-          "  --raw FILE           convert a raw file kept with ATTNPROF_RECORD_KEEP_RAW=1 again (no CMD)\n"
-          "run, report, compare and import options:\n"
-          "  --format LIST        figure formats: png,svg,pdf (default png,svg; png always, for report.html)\n"
-          "  --log                logarithmic time axis in the time chart\n"
-          "run, report and compare options:\n"
-          "  --figure-size S      screen (default), column (3.5 in) or text (7 in): adds paper-sized figures\n"
-          "                       (figures/<size>/, text at least 8 pt at that size) for a LaTeX document\n"
-          "run and report options:\n"
-          "  --pdf                also report.pdf, printed by headless Chromium (seconds; off by default;\n"
-          "                       ATTNPROF_PDF=0 keeps it off); --no-pdf: none (the default)\n"
-          "  --reference DIR      an archive of PyTorch's variants on the same GPU: its numbers beside ours\n"
-          "\n"
-          "exit codes: 0 ok, 1 a variant failed, 2 usage, 3 no CUDA device (or no CUDA in this build), 4 too little device memory,\n"
-          "            5 output exists, 6 missing or corrupt archive, 7 I/O or CUDA/CUPTI error, 8 a sweep directory refused\n"
-          "            (a stored task command, a link), 9 out of memory, 10 compare: L2 states differ, 11 compare --fail-on:\n"
-          "            a verdict in the list, 12 import --shape contradicts the trace, 13 record: the program ran no CUDA\n"
-          "            or no GPU work, 14 compare --fail-on: nothing it could gate was compared,\n"
-          "            126/127 record: CMD not executable / not found (else record exits with CMD's status), 130 interrupted\n",
-          f);
-}
 
 /* Digits only: strtol alone would take " 5", "+5" and "-0". */
 static int all_digits(const char *s) { return *s && strspn(s, "0123456789") == strlen(s); }
@@ -218,94 +110,6 @@ static int parse_variants(const char *s, run_config *rc, char *err, size_t n)
     return EXIT_OK;
 }
 
-enum { OPT_VARIANTS = 256, OPT_BATCH, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_FORCE,
-       OPT_FORMAT, OPT_LOG, OPT_REPLAN, OPT_BASELINE, OPT_ALLOW_SHAPE, OPT_MIN_EFFECT, OPT_COUNTERS,
-       OPT_NO_COUNTERS, OPT_CALIBRATE, OPT_NO_CALIBRATE, OPT_VARIANT, OPT_RANGE, OPT_DEVICE, OPT_SHAPE, OPT_NO_PDF,
-       OPT_FIGURE_SIZE, OPT_REFERENCE, OPT_TOKENS, OPT_GPUS,
-       OPT_REPLICATE, OPT_RESUME, OPT_TASK_COMMAND, OPT_SLURM, OPT_NO_GRES, OPT_SUBMIT, OPT_PARTITION, OPT_TIME,
-       OPT_COLLECT, OPT_TASK, OPT_CHECK_ROWS, OPT_PDF, OPT_COUNTERS_MAX_GIB, OPT_CHECK_GPUS, OPT_L2, OPT_LOCK_CLOCKS,
-       OPT_CEILINGS_FROM, OPT_ALLOW_L2, OPT_FAIL_ON, OPT_PAIR, OPT_CLEAN, OPT_KV_HEADS, OPT_Q_SEQ, OPT_SKIP, OPT_STEPS, OPT_RAW };
-
-/* Which commands take an option. `run`, `compare` and `list` take every option but import's and
- * the sweep-only ones (what they do not use they ignore); `help` takes every option but import's;
- * `report` takes only what changes how a report renders; `import` only its own, the output's and
- * the figures' options. */
-#define ON_RCL (CLI_ON_RUN | CLI_ON_COMPARE | CLI_ON_LIST | CLI_ON_HELP)
-#define ON_ALL_BUT_IMPORT (ON_RCL | CLI_ON_REPORT | CLI_ON_SWEEP)
-#define ON_RUN_LIKE (ON_RCL | CLI_ON_SWEEP)
-#define ON_SWEEP_ONLY (CLI_ON_SWEEP | CLI_ON_HELP)
-#define ON_ALL (ON_ALL_BUT_IMPORT | CLI_ON_IMPORT)
-
-const cli_option_spec cli_option_table[] = {
-    {"variants", 0, required_argument, OPT_VARIANTS, ON_RUN_LIKE},
-    {"batch", 0, required_argument, OPT_BATCH, ON_RUN_LIKE},
-    {"heads", 0, required_argument, OPT_HEADS, ON_RUN_LIKE},
-    {"seq", 0, required_argument, OPT_SEQ, ON_RUN_LIKE},
-    {"dim", 0, required_argument, OPT_DIM, ON_RUN_LIKE},
-    {"kv-heads", 0, required_argument, OPT_KV_HEADS, ON_RCL},
-    {"q-seq", 0, required_argument, OPT_Q_SEQ, ON_RCL},
-    {"iters", 0, required_argument, OPT_ITERS, ON_RUN_LIKE},
-    {"warmup", 0, required_argument, OPT_WARMUP, ON_RUN_LIKE},
-    {"seed", 0, required_argument, OPT_SEED, ON_RUN_LIKE},
-    {"check-rows", 0, required_argument, OPT_CHECK_ROWS, ON_RUN_LIKE},
-    {"cudnn-replan", 0, no_argument, OPT_REPLAN, ON_RUN_LIKE},
-    {"counters", 0, no_argument, OPT_COUNTERS, ON_RUN_LIKE},
-    {"no-counters", 0, no_argument, OPT_NO_COUNTERS, ON_RUN_LIKE},
-    {"counters-max-gib", 0, required_argument, OPT_COUNTERS_MAX_GIB, ON_RUN_LIKE},
-    {"calibrate", 0, no_argument, OPT_CALIBRATE, ON_RUN_LIKE},
-    {"no-calibrate", 0, no_argument, OPT_NO_CALIBRATE, ON_RUN_LIKE},
-    {"output", 'o', required_argument, 'o', ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT | CLI_ON_RECORD},
-    {"force", 0, no_argument, OPT_FORCE, ON_RUN_LIKE | CLI_ON_IMPORT | CLI_ON_REPORT | CLI_ON_RECORD},
-    {"clean", 0, no_argument, OPT_CLEAN, CLI_ON_REPORT | CLI_ON_HELP},
-    {"quiet", 'q', no_argument, 'q', ON_ALL | CLI_ON_RECORD},
-    {"format", 0, required_argument, OPT_FORMAT, ON_ALL},
-    {"log", 0, no_argument, OPT_LOG, ON_ALL},
-    {"figure-size", 0, required_argument, OPT_FIGURE_SIZE, ON_ALL_BUT_IMPORT},
-    {"reference", 0, required_argument, OPT_REFERENCE, ON_ALL_BUT_IMPORT},
-    {"pdf", 0, no_argument, OPT_PDF, ON_ALL_BUT_IMPORT},
-    {"no-pdf", 0, no_argument, OPT_NO_PDF, ON_ALL_BUT_IMPORT},
-    {"baseline", 0, required_argument, OPT_BASELINE, ON_RUN_LIKE},
-    {"allow-shape-mismatch", 0, no_argument, OPT_ALLOW_SHAPE, ON_RUN_LIKE},
-    {"min-effect", 0, required_argument, OPT_MIN_EFFECT, ON_RUN_LIKE},
-    {"allow-l2-mismatch", 0, no_argument, OPT_ALLOW_L2, CLI_ON_COMPARE | CLI_ON_HELP},
-    {"fail-on", 0, required_argument, OPT_FAIL_ON, CLI_ON_COMPARE | CLI_ON_HELP},
-    {"pair", 0, required_argument, OPT_PAIR, CLI_ON_COMPARE | CLI_ON_HELP},
-    {"tokens", 0, required_argument, OPT_TOKENS, ON_SWEEP_ONLY},
-    {"gpus", 0, required_argument, OPT_GPUS, ON_SWEEP_ONLY},
-    {"check-gpus", 0, no_argument, OPT_CHECK_GPUS, ON_SWEEP_ONLY},
-    {"replicate", 0, required_argument, OPT_REPLICATE, ON_RCL},
-    {"l2", 0, required_argument, OPT_L2, ON_RUN_LIKE},
-    {"lock-clocks", 0, no_argument, OPT_LOCK_CLOCKS, ON_RUN_LIKE},
-    {"ceilings-from", 0, required_argument, OPT_CEILINGS_FROM, ON_RCL},
-    {"resume", 0, no_argument, OPT_RESUME, ON_SWEEP_ONLY},
-    {"task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
-    {"slurm-task-command", 0, required_argument, OPT_TASK_COMMAND, ON_SWEEP_ONLY},
-    {"slurm", 0, no_argument, OPT_SLURM, ON_SWEEP_ONLY},
-    {"no-gres", 0, no_argument, OPT_NO_GRES, ON_SWEEP_ONLY},
-    {"submit", 0, no_argument, OPT_SUBMIT, ON_SWEEP_ONLY},
-    {"partition", 0, required_argument, OPT_PARTITION, ON_SWEEP_ONLY},
-    {"time", 0, required_argument, OPT_TIME, ON_SWEEP_ONLY},
-    {"collect", 0, required_argument, OPT_COLLECT, ON_SWEEP_ONLY},
-    {"task", 0, required_argument, OPT_TASK, ON_SWEEP_ONLY},
-    {"variant", 0, required_argument, OPT_VARIANT, CLI_ON_IMPORT | CLI_ON_RECORD},
-    {"range", 0, required_argument, OPT_RANGE, CLI_ON_IMPORT | CLI_ON_RECORD},
-    {"device", 0, required_argument, OPT_DEVICE, CLI_ON_IMPORT},
-    {"shape", 0, required_argument, OPT_SHAPE, CLI_ON_IMPORT},
-    {"skip", 0, required_argument, OPT_SKIP, CLI_ON_RECORD},
-    {"steps", 0, required_argument, OPT_STEPS, CLI_ON_RECORD},
-    {"raw", 0, required_argument, OPT_RAW, CLI_ON_RECORD},
-};
-const size_t cli_option_count = sizeof cli_option_table / sizeof cli_option_table[0];
-_Static_assert(sizeof cli_option_table / sizeof cli_option_table[0] <= CLI_OPTION_ROWS_MAX,
-               "cli_options.given holds one slot per row");
-
-const cli_command_spec cli_command_table[] = {
-    {"run", CMD_RUN, CLI_ON_RUN},           {"report", CMD_REPORT, CLI_ON_REPORT},
-    {"compare", CMD_COMPARE, CLI_ON_COMPARE}, {"list", CMD_LIST, CLI_ON_LIST},
-    {"sweep", CMD_SWEEP, CLI_ON_SWEEP},     {"help", CMD_HELP, CLI_ON_HELP},
-    {"import", CMD_IMPORT, CLI_ON_IMPORT},   {"record", CMD_RECORD, CLI_ON_RECORD},
-};
-const size_t cli_command_count = sizeof cli_command_table / sizeof cli_command_table[0];
 
 /* import --shape BxHxSxD[,dtype][,causal]: the shape the traces were recorded at. */
 static int parse_shape(const char *s, cli_options *o, char *err, size_t n)
@@ -375,7 +179,10 @@ static int apply_run_option(int c, const char *arg, cli_options *o, char *err, s
             rc->iters = 0; /* the stop rule decides (run_config.h) */
             return EXIT_OK;
         }
-        return positive_int("iters", arg, 100000, &rc->iters, err, n);
+        if (positive_int("iters", arg, 100000, &rc->iters, err, n) != EXIT_OK)
+            return err_set(err, n, EXIT_USAGE, "--iters %s: expected auto (until the median is stable) or a whole "
+                           "number from 1 to 100000", arg);
+        return EXIT_OK;
     case OPT_WARMUP:
         o->sweep.warmup_given = 1;
         if ((r = whole_number("warmup", arg, 100000, &v, err, n)) == EXIT_OK)
@@ -541,6 +348,21 @@ static int apply_option(int c, const char *arg, cli_options *o, char *err, size_
     return r == OPTION_NOT_HERE ? EXIT_USAGE : r;
 }
 
+/* "unknown command 'X'[; did you mean Y?]; the commands: run, report, ..." */
+static int unknown_command(const char *cmd, char *err, size_t n)
+{
+    char list[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < cli_command_count; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", cli_command_table[i].name);
+    const char *near = cli_suggest_command(cmd);
+    char hint[64] = "";
+    if (near)
+        snprintf(hint, sizeof hint, "did you mean %s? ", near);
+    return err_set(err, n, EXIT_USAGE, "unknown command '%.100s'; %sthe commands: %s (attnprof --help)", cmd, hint,
+                   list);
+}
+
 /* Which sweep mode, and options that do not go together. */
 static int check_sweep(cli_options *o, int argc, char **argv, int operands, char *err, size_t n)
 {
@@ -641,6 +463,12 @@ static int check_options_taken(const cli_options *o, const cli_command_spec *cmd
         const cli_option_spec *bad = &cli_option_table[o->given[g]];
         if (bad->commands & cmd->bit)
             continue;
+        int takes_any = 0;
+        for (size_t i = 0; i < cli_option_count; i++)
+            takes_any |= (cli_option_table[i].commands & cmd->bit) != 0;
+        if (!takes_any)
+            return err_set(err, n, EXIT_USAGE, "--%s is not an option of %s; %s takes no options", bad->name, cmd->name,
+                           cmd->name);
         int len = snprintf(err, n, "--%s is not an option of %s; %s takes:", bad->name, cmd->name, cmd->name);
         const char *sep = " ";
         for (size_t i = 0; i < cli_option_count && len >= 0 && (size_t)len < n; i++) {
@@ -705,6 +533,14 @@ static int check_operands(cli_options *o, const char *cmd, int argc, char **argv
         o->n_inputs = operands;
         return EXIT_OK;
     case CMD_SWEEP: return check_sweep(o, argc, argv, operands, err, n);
+    case CMD_HELP:
+        if (operands > 1)
+            return err_set(err, n, EXIT_USAGE, "help takes one command: attnprof help CMD");
+        if (operands == 1 && !(o->help_on = cli_command_named(argv[optind])))
+            return unknown_command(argv[optind], err, n);
+        if (o->help_on && o->help_on->command == CMD_HELP)
+            o->help_on = NULL;
+        return EXIT_OK;
     case CMD_RECORD: return check_record(o, argc, argv, err, n);
     default:
         if (operands > 0)
@@ -742,8 +578,15 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
         }
         if (c == ':')
             return err_set(err, errlen, EXIT_USAGE, "%s needs a value; see attnprof --help", argv[optind - 1]);
-        if (c == '?')
-            return err_set(err, errlen, EXIT_USAGE, "unknown option '%s'; see attnprof --help", argv[optind - 1]);
+        if (c == '?') {
+            const char *typed = argv[optind - 1];
+            const char *near = typed[0] == '-' && typed[1] == '-' ? cli_suggest_option(typed) : NULL;
+            if (near)
+                return err_set(err, errlen, EXIT_USAGE, "unknown option '%.100s'; did you mean --%s? (attnprof help CMD "
+                               "lists a command's options)", typed, near);
+            return err_set(err, errlen, EXIT_USAGE, "unknown option '%.100s'; attnprof help CMD lists a command's options",
+                           typed);
+        }
         note_given(o, row >= 0 ? row : short_option_row(c));
         row = -1;
         int r = apply_option(c, optarg, o, err, errlen);
@@ -751,19 +594,21 @@ int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen)
             return r;
     }
     if (help || version) {
+        /* attnprof CMD --help: that command's help; --help alone: the list of commands */
+        const cli_command_spec *on = optind < argc ? cli_command_named(argv[optind]) : NULL;
+        if (help && optind < argc && !on)
+            return unknown_command(argv[optind], err, errlen);
         o->command = help ? CMD_HELP : CMD_VERSION;
+        o->help_on = on && on->command != CMD_HELP ? on : NULL;
         return EXIT_OK;
     }
     if (optind >= argc)
-        return err_set(err, errlen, EXIT_USAGE, "no command: use `attnprof run`, `attnprof report DIR` or `attnprof list`");
+        return err_set(err, errlen, EXIT_USAGE, "no command: use `attnprof run`, `attnprof report DIR` or `attnprof list` "
+                       "(attnprof --help lists them all)");
     const char *cmd = argv[optind++];
-    const cli_command_spec *spec = NULL;
-    for (size_t i = 0; i < cli_command_count && !spec; i++)
-        if (!strcmp(cmd, cli_command_table[i].name))
-            spec = &cli_command_table[i];
+    const cli_command_spec *spec = cli_command_named(cmd);
     if (!spec)
-        return err_set(err, errlen, EXIT_USAGE,
-                           "unknown command '%s': use run, report, compare, import or list (attnprof --help)", cmd);
+        return unknown_command(cmd, err, errlen);
     o->command = spec->command;
     int r = check_options_taken(o, spec, err, errlen);
     return r != EXIT_OK ? r : check_operands(o, cmd, argc, argv, err, errlen);

@@ -66,6 +66,7 @@ typedef struct cli_options {
      * known only after the options are read, is checked against them. */
     int given[CLI_OPTION_ROWS_MAX];
     int n_given;
+    const struct cli_command_spec *help_on; /* CMD_HELP: the command whose help is asked; NULL: all */
 } cli_options;
 
 /* The command table: each command's name and its bit in cli_option_spec.commands. */
@@ -77,6 +78,8 @@ typedef struct cli_command_spec {
     const char *name;
     cli_command command;
     unsigned bit;
+    const char *synopsis; /* "attnprof compare A B [C ...] -o DIR [options]" */
+    const char *summary;  /* what it does, one sentence */
 } cli_command_spec;
 extern const cli_command_spec cli_command_table[];
 extern const size_t cli_command_count;
@@ -88,15 +91,40 @@ typedef struct cli_option_spec {
     char short_name;      /* 'o', 'q', or 0 */
     int has_arg;          /* getopt's no_argument / required_argument */
     int id;               /* what apply_option switches on (two spellings may share one) */
-    unsigned commands;    /* CLI_ON_* bits of the commands that take it */
+    unsigned commands;    /* CLI_ON_* bits of the commands that take it: exactly those that use it */
+    const char *arg;      /* the value's placeholder in help ("N", "DIR"); NULL when it takes none */
+    const char *help;     /* what it does; a command may say it its own way (cli_option_help) */
 } cli_option_spec;
 extern const cli_option_spec cli_option_table[];
 extern const size_t cli_option_count;
+
+/* The exit codes help lists, each with the commands that can end with it. */
+typedef struct cli_exit_spec {
+    int code;
+    unsigned commands;
+    const char *meaning;
+} cli_exit_spec;
+extern const cli_exit_spec cli_exit_table[];
+extern const size_t cli_exit_count;
+
+/* The command of that name, or NULL. */
+const cli_command_spec *cli_command_named(const char *name);
+/* The help of `opt` as `cmd` uses it. */
+const char *cli_option_help(const cli_option_spec *opt, const cli_command_spec *cmd);
 
 /* Returns EXIT_OK, or EXIT_USAGE with a one-line message in `err`. Variant names
  * and whether they take the shape are checked by the recorder (runner_plan), which
  * owns the registry. */
 int cli_parse(int argc, char **argv, cli_options *o, char *err, size_t errlen);
+/* The option name (without "--") or the command nearest to what was typed, for "did you mean";
+ * NULL when none is near. */
+const char *cli_suggest_option(const char *typed);
+const char *cli_suggest_command(const char *typed);
+
+/* attnprof --help: every command, one line each. */
 void cli_usage(FILE *f);
+/* attnprof help CMD, attnprof CMD --help: its usage, its options (from cli_option_table) and its
+ * exit codes (cli_exit_table). */
+void cli_command_usage(FILE *f, const cli_command_spec *cmd);
 
 #endif

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #ifndef ATTNPROF_VERSION
@@ -140,6 +141,11 @@ int cmd_report(const cli_options *o)
     char err[1024];
     trace t;
     static run_info info;
+    struct stat st;
+    if (stat(o->archive, &st) == 0 && !S_ISDIR(st.st_mode))
+        return cli_fail(EXIT_BAD_ARCHIVE, "report: %s is a file, not an archive; give the directory that `attnprof run` or "
+                        "`attnprof import` wrote (it holds run.json and trace.json), e.g. attnprof report out/example-h200",
+                        o->archive);
     if (archive_read(o->archive, &t, &info, err, sizeof err) != 0)
         return cli_fail(EXIT_BAD_ARCHIVE, "%s", err);
     report_render_options ro = render_options(o);

@@ -80,7 +80,10 @@ int main(int argc, char **argv)
         return cli_fail(rc, "%s", err);
     switch (o.command) {
     case CMD_HELP:
-        cli_usage(stdout);
+        if (o.help_on)
+            cli_command_usage(stdout, o.help_on);
+        else
+            cli_usage(stdout);
         return EXIT_OK;
     case CMD_VERSION:
         printf("attnprof %s\n", ATTNPROF_VERSION);

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,12 +138,10 @@ static int pick_raw(const char *raw_dir, char *best, size_t n)
             continue;
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", raw_dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
+        struct stat st; /* never opened here: a FIFO named raw-* would block; the reader refuses it */
+        if (lstat(path, &st) != 0)
             continue;
-        fseeko(f, 0, SEEK_END);
-        off_t size = ftello(f);
-        fclose(f);
+        off_t size = S_ISREG(st.st_mode) ? st.st_size : 0;
         count++;
         if (size > most) {
             most = size;

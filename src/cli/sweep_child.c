@@ -11,6 +11,7 @@
 #include "escape.h"
 #include "exit_codes.h"
 #include "figures.h"
+#include "input.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -183,13 +184,13 @@ static int open_log(const sweep_ctx *c, const char *name, int *code)
 /* A log the sweep wrote, read back without following a link. */
 FILE *sweep_read_log(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        if (fd >= 0)
-            close(fd);
+    /* input.h's rule for every file read: no link, no FIFO or device, no procfs; a log has
+     * no size limit (it is the child's stderr), its readers take a line at a time. */
+    const input_rules rules = {.what = "a sweep log"};
+    char why[ATTN_ERR_LEN];
+    int fd = -1;
+    if (input_open_file(path, &rules, &fd, NULL, why, sizeof why) != EXIT_OK)
         return NULL;
-    }
     FILE *f = fdopen(fd, "r");
     if (!f)
         close(fd);

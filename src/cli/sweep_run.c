@@ -12,6 +12,10 @@
  * and its stderr to DIR/logs/<shape>.log. No CUDA here: GPUs are counted from
  * /proc/driver/nvidia/gpus (or taken from CUDA_VISIBLE_DEVICES). */
 #include "sweep_run.h"
+
+#ifndef ATTNPROF_WITH_RECORDER
+#define ATTNPROF_WITH_RECORDER 1
+#endif
 #include "sweep_parts.h"
 
 #include "archive.h"
@@ -79,11 +83,14 @@ static int collect(const char *dir, const cli_options *o, int print)
                 printf(" exit %d", x->status.exit_code);
             printf(": %s\n", esc_terminal(safe_why, sizeof safe_why, why));
         }
-        for (int i = 0; i < m.n_findings && i < 12; i++) {
+        enum { SHOWN_MAX = 12 }; /* the terminal's share; sweep.md holds them all */
+        for (int i = 0; i < m.n_findings && i < SHOWN_MAX; i++) {
             char text[1024], safe[1024];
             sweep_finding_text(&m, &m.findings[i], text, sizeof text);
             printf("- %s\n", esc_terminal(safe, sizeof safe, text));
         }
+        if (m.n_findings > SHOWN_MAX)
+            printf("(%d of %d findings shown, headlines first; sweep.md lists them all)\n", SHOWN_MAX, m.n_findings);
         printf("sweep: %s/sweep.html\n", dir);
     }
     int incomplete = m.n_failed + m.n_missing + m.n_bad;
@@ -250,12 +257,30 @@ static int run_local(sweep_ctx *c, char gpus[][32], int n_gpus)
     return rc != EXIT_OK ? rc : crc;
 }
 
+/* Each shape is an `attnprof run` unless a task command or Slurm runs it: without a GPU here,
+ * the sweep stops in one line (exit 3) before it writes anything, instead of writing a report
+ * of failed shapes. EXIT_OK when the shapes can run. */
+static int shapes_can_run_here(const cli_options *o)
+{
+    if (o->sweep.slurm || o->sweep.task_command)
+        return EXIT_OK;
+    if (!ATTNPROF_WITH_RECORDER)
+        return cli_fail(EXIT_NO_DEVICE, "sweep: this attnprof was built without CUDA, so its shapes cannot run here; "
+                        "give --task-command CMD or --slurm, or rebuild with the CUDA Toolkit");
+    if (access("/proc/driver/nvidia", F_OK) != 0)
+        return cli_fail(EXIT_NO_DEVICE, "sweep: no NVIDIA driver loaded (no /proc/driver/nvidia), so its shapes cannot "
+                        "run here; give --task-command CMD or --slurm to run them elsewhere");
+    return EXIT_OK;
+}
+
 /* The plan: read back from DIR (--resume) or made from the command line in a new DIR. */
 static int plan_of(sweep_ctx *c)
 {
     const cli_options *o = c->o;
     if (!o->sweep.resume) {
         int rc = make_plan(o, &c->plan);
+        if (rc == EXIT_OK)
+            rc = shapes_can_run_here(o);
         return rc != EXIT_OK ? rc : start_dir(c);
     }
     char err[1024];
@@ -266,7 +291,8 @@ static int plan_of(sweep_ctx *c)
     if (!found)
         return cli_fail(EXIT_BAD_ARCHIVE, "--resume: %s holds no sweep.json; start the sweep without --resume",
                         o->out_dir);
-    return sweep_same_task_command(c, o->sweep.task_command);
+    int rc = sweep_same_task_command(c, o->sweep.task_command);
+    return rc != EXIT_OK ? rc : shapes_can_run_here(o);
 }
 
 int sweep_run(const cli_options *o)

@@ -145,6 +145,10 @@ int step_open_device(run_ctx *c)
     size_t errlen = c->errlen;
     int n_dev = 0;
     cudaError_t ce = cudaGetDeviceCount(&n_dev);
+    /* No driver at all: CUDA then says "driver version is insufficient", which reads as "update it". */
+    if (ce != cudaSuccess && access("/proc/driver/nvidia", F_OK) != 0)
+        return err_set(err, errlen, EXIT_NO_DEVICE, "no NVIDIA driver loaded (no /proc/driver/nvidia); `attnprof report "
+                       "DIR` re-renders an archived run without one");
     if (ce != cudaSuccess || n_dev == 0)
         return err_set(err, errlen, EXIT_NO_DEVICE,
                     "no usable CUDA device or driver (%s); `attnprof report DIR` re-renders an archived run without one",

@@ -623,12 +623,14 @@ Test(sweep_cli, interrupt_leaves_only_complete_archives, .timeout = 60)
 
 Test(sweep_cli, the_default_child_is_attnprof_run_and_its_failure_is_recorded)
 {
-    /* No GPU here: `attnprof run` exits 3 with one line; the sweep records it per
-     * shape and still writes its report. */
+    /* No GPU here: `attnprof run` exits 3 with one line; the sweep records it per shape and
+     * still writes its report. (Without a task command a sweep with no GPU stops before it
+     * starts, tests/cli/no_gpu.c; the task here is the default child's command line.) */
     char dir[256], args[1024], out[8192], path[512];
     tmpdir(dir, sizeof dir, "nogpu");
-    snprintf(args, sizeof args, "sweep --seq 256,512 --dim 64 --tokens 1024 --iters 2 --no-counters --seed 7 -o %s",
-             dir);
+    snprintf(args, sizeof args, "sweep --seq 256,512 --dim 64 --tokens 1024 --iters 2 --no-counters --seed 7 -o %s "
+             "--task-command '{exe} run --batch {batch} --heads {heads} --seq {seq} --dim {dim} --iters {iters}{run_flags} "
+             "-q --force -o {dir}'", dir);
     cr_assert_eq(attnprof_out(args, out, sizeof out), EXIT_VARIANT_FAILED, "%s", err_text);
     snprintf(path, sizeof path, "%s/sweep.json", dir);
     char *plan = slurp(path);

@@ -226,7 +226,7 @@ static char *pdf_text(const char *pdf)
     cr_assert_eq(system("command -v pdftotext >/dev/null 2>&1"), 0,
                  "this test reads the PDFs back with pdftotext: apt-get install poppler-utils");
     snprintf(out, sizeof out, "%s.txt", pdf);
-    snprintf(cmd, sizeof cmd, "pdftotext -enc UTF-8 '%s' '%s'", pdf, out);
+    snprintf(cmd, sizeof cmd, "pdftotext -q -enc UTF-8 '%s' '%s'", pdf, out);
     cr_assert_eq(system(cmd), 0, "pdftotext failed on %s", pdf);
     size_t len;
     char *text = read_all(out, &len);

@@ -4,7 +4,10 @@
  * writes the fixtures that way; the sweep plan reader runs on its own); last, after
  * "\n#--manifest--\n", the text of a staging folder's manifest, which the document
  * pipeline's reader of a killed commit parses against the report's output names, and the
- * reader of the record of outputs (.attnprof-outputs) parses as well. It goes through everything `attnprof report` does with an archive, in
+ * reader of the record of outputs (.attnprof-outputs) parses as well. Before the manifest, after
+ * "\n#--model-trace--\n", a PyTorch profiler trace is imported twice and compared with itself
+ * (compare's model-trace path: steps paired, roles, the bootstrap). The archive goes through
+ * everything `attnprof report` does with an archive, samples.csv and kernels.csv included, in
  * memory where the code allows: the readers, the analysis, the findings, the
  * Markdown, HTML and CSV writers, and the figures (SVG, into a scratch folder).
  * Any crash, leak or sanitizer report stops the run. */
@@ -19,10 +22,14 @@
 #include "counters_json.h"
 #include "analysis.h"
 #include "archive.h"
+#include "compare.h"
 #include "counters.h"
 #include "doc_bundle.h"
 #include "doc_record.h"
+#include "exit_codes.h"
 #include "figures.h"
+#include "kineto_import.h"
+#include "report_csv.h"
 #include "findings.h"
 #include "report.h"
 #include "run_info.h"
@@ -30,7 +37,8 @@
 #include "trace.h"
 
 static const char SEP[] = "\n#--trace.json--\n", SEP_COUNTERS[] = "\n#--counters.json--\n",
-                  SEP_SWEEP[] = "\n#--sweep.json--\n", SEP_MANIFEST[] = "\n#--manifest--\n";
+                  SEP_SWEEP[] = "\n#--sweep.json--\n", SEP_MANIFEST[] = "\n#--manifest--\n",
+                  SEP_MODEL[] = "\n#--model-trace--\n";
 static char dir[64];
 
 static void remove_scratch(void) { remove_tree(dir); }
@@ -68,6 +76,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(copy);
         free(text);
         size = (size_t)(mf - data);
+    }
+    const uint8_t *mt = memmem(data, size, SEP_MODEL, sizeof SEP_MODEL - 1);
+    if (mt) { /* a model trace, imported twice and compared with itself */
+        char path[128], merr[1024];
+        snprintf(path, sizeof path, "%s/model.json", dir);
+        const uint8_t *from = mt + sizeof SEP_MODEL - 1;
+        if (write_file(path, from, (size_t)(data + size - from)))
+            abort();
+        static compare_archive ar[2];
+        compare_archive *in[2] = {&ar[0], &ar[1]};
+        const char *paths[1] = {path};
+        const import_options io = {.device = -1};
+        int ok = 0;
+        for (int j = 0; j < 2; j++) {
+            memset(&ar[j], 0, sizeof ar[j]);
+            snprintf(ar[j].dir, sizeof ar[j].dir, "%s/m%d", dir, j);
+            if (kineto_import(paths, 1, &io, &ar[j].t, &ar[j].r, merr, sizeof merr) != EXIT_OK)
+                break;
+            if (compare_analyse(&ar[j], merr, sizeof merr) != EXIT_OK) {
+                counters_free(&ar[j].r.counters);
+                break;
+            }
+            ok++;
+        }
+        if (ok == 2) {
+            static compare_model m;
+            compare_options o = {.min_effect = COMPARE_DEFAULT_MIN_EFFECT};
+            if (compare_build(&m, in, 2, &o, merr, sizeof merr) == EXIT_OK)
+                compare_free(&m);
+        }
+        for (int j = 0; j < ok; j++) {
+            compare_archive_free(&ar[j]);
+            counters_free(&ar[j].r.counters);
+        }
+        unlink(path);
+        size = (size_t)(mt - data);
     }
     const uint8_t *sep = memmem(data, size, SEP, sizeof SEP - 1);
     if (!sep)
@@ -122,6 +166,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *md = report_markdown(&a, &figs, NULL);
         char *html = report_html(md, "fuzz", err, sizeof err);
         char *csv = report_summary_csv(&a);
+        char *samples = samples_csv(&a), *kernels = kernels_csv(&a); /* the samples-derived tables */
+        free(samples);
+        free(kernels);
         free(md);
         free(html);
         free(csv);

@@ -4,13 +4,15 @@ archive as one input (run.json, the separator line, trace.json), and small cuts
 of each (its first forwards only) so the fuzzer starts from inputs it can mutate
 quickly. An archive with counters.json carries it after a second separator, and
 the sweep fixture's sweep.json rides along after a third on one seed, and a staging
-folder's manifest (the document pipeline's, as a killed commit leaves it) after a fourth."""
-import glob, json, os, sys
+folder's manifest (the document pipeline's, as a killed commit leaves it) after a fourth,
+and a PyTorch profiler trace (compare's model-trace path) after a fifth."""
+import glob, gzip, json, os, sys
 
 SEP = "\n#--trace.json--\n"
 SEP_COUNTERS = "\n#--counters.json--\n"
 SEP_SWEEP = "\n#--sweep.json--\n"
 SEP_MANIFEST = "\n#--manifest--\n"
+SEP_MODEL = "\n#--model-trace--\n"
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
@@ -53,3 +55,7 @@ with open(os.path.join(out, "manifest"), "w") as f:
 with open(os.path.join(out, "record"), "w") as f:
     f.write(SEP_MANIFEST + "# attnprof: the outputs\nreport.md\treport --format png,svg --figure-size screen\n"
             "figures/occupancy-column.pdf\treport --format png,pdf --figure-size column\n")
+# compare's model-trace path: the smallest model trace (a CUDA-graph replay, 34 KB).
+model = gzip.open(os.path.join(root, "models-roles-h200", "sdpa-cudagraph-fp16.json.gz"), "rt").read()
+with open(os.path.join(out, "model-trace"), "w") as f:
+    f.write(SEP_MODEL + model)

@@ -20,7 +20,7 @@ compile() { # compile DIR FILE: FILE \input into a minimal article with booktabs
   if ! (cd "$work" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >/dev/null 2>&1); then
     echo "latex: $1/$2 does not compile:" >&2; grep -A3 '^!' "$work/doc.log" >&2 || tail -20 "$work/doc.log" >&2; exit 1
   fi
-  pdftotext -layout "$work/doc.pdf" "$work/doc.txt"
+  pdftotext -q -layout "$work/doc.pdf" "$work/doc.txt"
   no_type3 "$work/doc.pdf" "$1/$2"
 }
 # Many venues reject PDFs with Type 3 (bitmap) fonts: pdflatex's T1 text without outline

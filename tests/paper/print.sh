@@ -23,7 +23,7 @@ for size in A4 letter; do
   chromium --headless --no-sandbox --disable-gpu --no-pdf-header-footer --user-data-dir="$work/profile" \
     --print-to-pdf="$work/$size.pdf" "file://$work/$size.html" >/dev/null 2>&1
   pdfinfo "$work/$size.pdf" | grep -qi "($size)" || { echo "print: $size.pdf is not $size paper" >&2; exit 1; }
-  pdftotext "$work/$size.pdf" "$work/$size.txt"
+  pdftotext -q "$work/$size.pdf" "$work/$size.txt"
   # every word of every op table's header (a cell may wrap: words, not phrases)
   for word in Operation Class Duration Grid Block Regs thread Shared Occupancy "Kineto's" estimate Launched \
               Launch "→" start; do

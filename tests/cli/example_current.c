@@ -1,0 +1,56 @@
+/* Issue 37, item 3: the bundled example (out/example-h200, what `make run` renders where there is
+ * no GPU) is the first report anyone sees; it must hold every field a current `attnprof run`
+ * writes, so that none of its header rows reads "not recorded (this archive predates ...)".
+ * When this fails, re-record it on the H200 with the default batch:
+ *     build/attnprof run --force -o out/example-h200   (then keep only run.json and trace.json)
+ * The failure names exactly the fields that are missing. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive.h"
+#include "run_cli.h"
+#include "slurp.h"
+
+/* The top-level run.json fields a default `attnprof run` writes today (tests/fixtures/h200-gqa,
+ * recorded by the current tool, holds all of them). */
+static const char *const current_fields[] = {"build", "causal", "ceilings", "command_line", "counters", "date",
+                                             "dtype", "gpu", "host", "iters", "measured", "measurement",
+                                             "nvtx_ranges_from", "occupancy_api", "provenance",
+                                             "rel_error_threshold", "seed", "shape", "tool_version", "variants",
+                                             "versions", "warmup"};
+
+Test(cli_example, the_bundled_example_holds_every_current_field)
+{
+    json_error_t e;
+    json_t *fresh = json_load_file("tests/fixtures/h200-gqa/run.json", 0, &e);
+    cr_assert(fresh, "tests/fixtures/h200-gqa/run.json: %s", e.text);
+    for (size_t i = 0; i < sizeof current_fields / sizeof current_fields[0]; i++)
+        cr_assert(json_object_get(fresh, current_fields[i]), "the list names %s, which a current run does not write",
+                  current_fields[i]);
+    json_decref(fresh);
+    json_t *ex = json_load_file("out/example-h200/run.json", 0, &e);
+    cr_assert(ex, "out/example-h200/run.json: %s", e.text);
+    char missing[1024] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof current_fields / sizeof current_fields[0]; i++)
+        if (!json_object_get(ex, current_fields[i]))
+            len += (size_t)snprintf(missing + len, sizeof missing - len, " %s", current_fields[i]);
+    json_decref(ex);
+    cr_expect_eq(len, 0, "out/example-h200/run.json is older than the reader: missing%s; re-record it on the H200 "
+                 "with `build/attnprof run --force -o out/example-h200`", missing);
+    /* and its report, as the reader renders it now, marks no row as predating the archive */
+    const char *dir = "/tmp/attnprof-example-current";
+    remove_tree(dir);
+    char args[256], path[256];
+    snprintf(args, sizeof args, "report out/example-h200 -o %s --format png -q", dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    char *md = slurp(path);
+    cr_assert(md);
+    const char *old = strstr(md, "predates");
+    cr_expect_null(old, "the example's report says: %.200s", old ? old - 100 : "");
+    free(md);
+    remove_tree(dir);
+}

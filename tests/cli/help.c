@@ -1,0 +1,226 @@
+/* Issue 37: per-command help, generated from src/cli/cli.c's tables, and each statement it makes
+ * checked against what the binary does: the options it lists are exactly the command's rows,
+ * the exit codes exactly its rows (every code of exit_codes.h listed by some command), PNG drawn
+ * for the HTML page whatever --format says, the paper-figure path --figure-size names, the
+ * options a command does not use refused, and "did you mean" for options and commands. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <string.h>
+
+#include "archive.h"
+#include "cli.h"
+#include "exit_codes.h"
+#include "run_cli.h"
+#include "slurp.h"
+
+static char out_a[65536], out_b[65536];
+
+/* Whether --name heads a line of the option column ("  --name ..." or "  -o, --name ..."). */
+static int listed(const char *help, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *line = help; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *p = line;
+        if (strncmp(p, "  ", 2))
+            continue;
+        p += 2;
+        if (p[0] == '-' && p[1] != '-' && p[2] == ',')
+            p += 4;
+        if (!strncmp(p, "--", 2) && !strncmp(p + 2, name, n) && (p[2 + n] == ' ' || p[2 + n] == '\n'))
+            return 1;
+    }
+    return 0;
+}
+
+Test(cli_help, each_command_lists_exactly_its_options_and_exit_codes)
+{
+    for (size_t c = 0; c < cli_command_count; c++) {
+        const cli_command_spec *cmd = &cli_command_table[c];
+        char args[128];
+        snprintf(args, sizeof args, "help %s", cmd->name);
+        cr_assert_eq(attnprof_out(args, out_a, sizeof out_a), 0, "%s: %s", args, err_text);
+        snprintf(args, sizeof args, "%s --help", cmd->name);
+        cr_assert_eq(attnprof_out(args, out_b, sizeof out_b), 0, "%s: %s", args, err_text);
+        if (cmd->command != CMD_HELP)
+            cr_assert_str_eq(out_a, out_b, "help %s and %s --help differ", cmd->name, cmd->name);
+        else
+            continue; /* help --help is the command list */
+        cr_assert(strstr(out_a, cmd->synopsis), "%s: no synopsis: %s", cmd->name, out_a);
+        for (size_t i = 0; i < cli_option_count; i++) {
+            const cli_option_spec *o = &cli_option_table[i];
+            int takes = (o->commands & cmd->bit) != 0;
+            cr_expect_eq(listed(out_a, o->name), takes, "%s: --%s %s", cmd->name, o->name,
+                         takes ? "is taken but not listed" : "is listed but not taken");
+            if (takes)
+                cr_expect(cli_option_help(o, cmd), "%s --%s has no help", cmd->name, o->name);
+        }
+        const char *codes = strstr(out_a, "\nexit codes:\n");
+        cr_assert(codes, "%s: no exit codes", cmd->name);
+        for (size_t i = 0; i < cli_exit_count; i++) {
+            char line[32];
+            snprintf(line, sizeof line, "\n  %-4d", cli_exit_table[i].code);
+            int applies = 0;
+            for (size_t j = 0; j < cli_exit_count; j++)
+                applies |= cli_exit_table[j].code == cli_exit_table[i].code && (cli_exit_table[j].commands & cmd->bit);
+            cr_expect_eq(strstr(codes, line) != NULL, applies, "%s: exit %d", cmd->name, cli_exit_table[i].code);
+        }
+    }
+}
+
+Test(cli_help, every_exit_code_is_listed)
+{
+    const int known[] = {EXIT_OK, EXIT_VARIANT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE, EXIT_DEVICE_MEMORY,
+                         EXIT_OUTPUT_EXISTS, EXIT_BAD_ARCHIVE, EXIT_IO, EXIT_REFUSED, EXIT_NO_MEMORY, EXIT_L2_MISMATCH,
+                         EXIT_VERDICT_GATE, EXIT_NOTHING_GATED, EXIT_SHAPE_CONFLICT, EXIT_NOTHING_RECORDED, EXIT_INTERRUPTED};
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+        int found = 0;
+        for (size_t i = 0; i < cli_exit_count; i++)
+            found |= cli_exit_table[i].code == known[k] && cli_exit_table[i].commands;
+        cr_expect(found, "exit %d is in exit_codes.h but no command's help lists it", known[k]);
+    }
+    cr_assert_eq(attnprof_out("--help", out_a, sizeof out_a), 0);
+    for (size_t c = 0; c < cli_command_count; c++) {
+        char line[32];
+        snprintf(line, sizeof line, "\n  %s ", cli_command_table[c].name);
+        cr_expect(strstr(out_a, line), "--help does not list %s: %s", cli_command_table[c].name, out_a);
+    }
+}
+
+/* "PNG is drawn whatever the list says, for the HTML page": report, compare, import, sweep. */
+static void assert_html_has_png(const char *html_path)
+{
+    char *html = slurp(html_path);
+    cr_assert(html, "no %s", html_path);
+    cr_expect(strstr(html, "<img src=\"data:image/png;base64,"), "%s inlines no PNG", html_path);
+    free(html);
+}
+
+Test(cli_help, png_is_drawn_for_the_html_whatever_format_says)
+{
+    cr_assert_eq(attnprof_out("help compare", out_a, sizeof out_a), 0);
+    cr_assert(strstr(out_a, "PNG is drawn whatever the"), "%s", out_a);
+    const char *base = "/tmp/attnprof-help-png";
+    char args[1024], path[512];
+    remove_tree(base);
+    mkdir(base, 0755);
+    snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s/r --format pdf -q", base);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/r/report.html", base);
+    assert_html_has_png(path);
+    snprintf(args, sizeof args,
+             "compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o %s/c --format pdf -q", base);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/c/compare.html", base);
+    assert_html_has_png(path);
+    snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_naive.json.gz -o %s/i --format pdf -q", base);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/i/report.html", base);
+    assert_html_has_png(path);
+    snprintf(args, sizeof args, "cp -r tests/fixtures/sweep-h200 %s/s", base);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "sweep --collect %s/s --format pdf -q", base);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/s/sweep.html", base);
+    assert_html_has_png(path);
+    remove_tree(base);
+}
+
+/* --figure-size's help names the files it adds: figures/<figure>-<size>.<format>. */
+Test(cli_help, figure_size_names_the_files_it_makes)
+{
+    cr_assert_eq(attnprof_out("help report", out_a, sizeof out_a), 0);
+    cr_assert(strstr(out_a, "figures/<figure>-<size>.<format>") && strstr(out_a, "figures/timeline-compact-column.pdf"),
+              "%s", out_a);
+    const char *dir = "/tmp/attnprof-help-size";
+    remove_tree(dir);
+    char args[512], path[512];
+    snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s --figure-size column --format pdf -q", dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/figures/timeline-compact-column.pdf", dir);
+    cr_expect(path_exists(path), "no %s", path);
+    snprintf(path, sizeof path, "%s/figures/column", dir);
+    cr_expect(!path_exists(path), "a figures/column/ folder help does not name");
+    remove_tree(dir);
+}
+
+static int one_line(void) { return strchr(err_text, '\n') == err_text + strlen(err_text) - 1; }
+
+Test(cli_help, options_a_command_does_not_use_are_refused)
+{
+    const struct {
+        const char *args, *bad, *cmd;
+    } cases[] = {
+        {"compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o /tmp/attnprof-never --variants flash",
+         "--variants", "compare"},
+        {"compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o /tmp/attnprof-never --seq 4096",
+         "--seq", "compare"},
+        {"compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o /tmp/attnprof-never --pdf", "--pdf",
+         "compare"},
+        {"run --baseline X", "--baseline", "run"},
+        {"run --min-effect 5", "--min-effect", "run"},
+        {"list --variants flash", "--variants", "list"},
+        {"sweep -o /tmp/attnprof-never --l2 cold", "--l2", "sweep"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_expect_eq(attnprof(cases[i].args), EXIT_USAGE, "%s: %s", cases[i].args, err_text);
+        char want[128];
+        snprintf(want, sizeof want, "%s is not an option of %s; %s takes", cases[i].bad, cases[i].cmd, cases[i].cmd);
+        cr_expect(strstr(err_text, want) && one_line(), "%s: %s", cases[i].args, err_text);
+        cr_expect(!path_exists("/tmp/attnprof-never"), "%s wrote its output", cases[i].args);
+    }
+}
+
+Test(cli_help, did_you_mean)
+{
+    cr_expect_eq(attnprof("report tests/fixtures/h200-cudnn919-a --formats png"), EXIT_USAGE);
+    cr_expect(strstr(err_text, "did you mean --format?") && one_line(), "%s", err_text);
+    cr_expect_eq(attnprof("report tests/fixtures/h200-cudnn919-a --figsize column"), EXIT_USAGE);
+    cr_expect(strstr(err_text, "did you mean --figure-size?"), "%s", err_text);
+    cr_expect_eq(attnprof("reprot tests/fixtures/h200-cudnn919-a"), EXIT_USAGE);
+    cr_expect(strstr(err_text, "did you mean report?") && one_line(), "%s", err_text);
+    for (size_t c = 0; c < cli_command_count; c++)
+        cr_expect(strstr(err_text, cli_command_table[c].name), "unknown command omits %s: %s", cli_command_table[c].name,
+                  err_text);
+    cr_expect_eq(attnprof("frobnicate"), EXIT_USAGE);
+    cr_expect(!strstr(err_text, "did you mean") && strstr(err_text, "sweep"), "%s", err_text);
+    cr_expect_eq(attnprof("run --iters 0"), EXIT_USAGE);
+    cr_expect(strstr(err_text, "auto") && one_line(), "%s", err_text);
+    cr_expect_eq(attnprof("help reprot"), EXIT_USAGE);
+    cr_expect(strstr(err_text, "did you mean report?"), "%s", err_text);
+}
+
+/* `report README.md` (a file, not an archive) says what to give instead of "README.md/run.json: missing". */
+Test(cli_help, report_of_a_file_says_what_to_give)
+{
+    cr_expect_eq(attnprof("report README.md"), EXIT_BAD_ARCHIVE, "%s", err_text);
+    cr_expect(strstr(err_text, "README.md is a file, not an archive") && !strstr(err_text, "README.md/run.json") &&
+                  one_line(),
+              "%s", err_text);
+}
+
+/* --reference matching none of the archive's variants: one warning line naming both sides; a
+ * reference that matches gives none. */
+Test(cli_help, reference_matching_nothing_warns_with_both_sides)
+{
+    const char *dir = "/tmp/attnprof-help-ref";
+    remove_tree(dir);
+    char args[512];
+    snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s --reference tests/fixtures/h200-cudnn919-b -q",
+             dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    cr_expect(!strstr(err_text, "warning"), "%s", err_text);
+    remove_tree(dir);
+    const char *ref = "/tmp/attnprof-help-ref-other";
+    remove_tree(ref);
+    snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_naive.json.gz --variant other -o %s -q", ref);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s --reference %s -q", dir, ref);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    cr_expect(one_line() && strstr(err_text, "warning: --reference /tmp/attnprof-help-ref-other matches none") &&
+                  strstr(err_text, "the reference holds: other") &&
+                  strstr(err_text, "naive, naive_inplace") && strstr(err_text, "the reference holds: "),
+              "%s", err_text);
+    remove_tree(dir);
+    remove_tree(ref);
+}
