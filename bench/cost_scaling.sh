@@ -6,7 +6,7 @@
 #   kernels   report and compare of one forward of K distinct kernels, K = 8k 16k 32k 64k
 #   run.json  peak RSS of report of a 5-forward archive whose run.json is M MB (occupancy_api
 #             entries), M = 8 16 32 60, against the stated bound 8 x the file + 16 MiB
-# Each timing is farm-bench's median of 3 runs (wall seconds, peak MiB); the fitted exponent is the
+# Each timing is farm-bench's median of RUNS runs (default 3) (CPU seconds, peak MiB); the fitted exponent is the
 # least-squares slope of log(time) on log(size). CPU timings of this machine: say which.
 #   bench/cost_scaling.sh [BIN] > bench/results/....md
 set -euo pipefail
@@ -15,10 +15,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gen() { python3 "$here/gen_cost_archive.py" "$@"; }
-# "wall_median peak_median" of farm-bench's output for COMMAND
+# "cpu_median peak_median" of farm-bench's output for COMMAND: CPU seconds (user + system), not
+# wall, since the machine is shared and wall time holds the waits for the other processes
 bench() {
-  farm-bench -n 3 --warmup 0 --timeout 900 -- "$@" 2>&1 |
-    awk '/^A wall s/ {w=$5} /^A peak MiB/ {p=$5} END {print w, p}'
+  farm-bench -n "${RUNS:-3}" --warmup 0 --timeout 900 -- "$@" 2>&1 |
+    awk '/^A cpu s/ {w=$5} /^A peak MiB/ {p=$5} END {print w, p}'
 }
 fit() { python3 -c '
 import math,sys
@@ -30,7 +31,7 @@ print("%.2f" % (sum((a-mx)*(b-my) for a,b in zip(xs,ys))/sum((a-mx)**2 for a in 
 
 echo "## forwards: compare of N forwards a side against the report of one"
 echo
-echo "| N a side | trace.json MB | report s | compare s | compare / report | compare peak MiB |"
+echo "| N a side | trace.json MB | report CPU s | compare CPU s | compare / report | compare peak MiB |"
 echo "|---|---|---|---|---|---|"
 : > "$work/fw.fit"
 for n in 10000 20000 40000 80000; do
@@ -48,12 +49,12 @@ echo "compare's fitted exponent (time ~ N^e): $(fit < "$work/fw.fit")"
 echo
 echo "## kernels: one forward of K distinct kernels"
 echo
-echo "| K | report s | report peak MiB | compare s |"
+echo "| K | report CPU s | report peak MiB | compare CPU s |"
 echo "|---|---|---|---|"
 : > "$work/kr.fit"; : > "$work/kc.fit"
 for k in 8000 16000 32000 64000; do
-  gen "$work/k$k" --forwards 5 --kernels "$k"
-  gen "$work/j$k" --forwards 5 --kernels "$k" --seed 2
+  gen "$work/k$k" --forwards 1 --kernels "$k"
+  gen "$work/j$k" --forwards 1 --kernels "$k" --seed 2
   read -r rw rp < <(bench "$bin" report "$work/k$k" -o "$work/rk$k" -q --force)
   read -r cw cp < <(bench "$bin" compare "$work/k$k" "$work/j$k" -o "$work/ck$k" -q --force)
   echo "| $k | $rw | $rp | $cw |"
@@ -65,7 +66,7 @@ echo "fitted exponents (time ~ K^e): report $(fit < "$work/kr.fit"), compare $(f
 echo
 echo "## run.json: peak RSS of report against the bound 8 x the file + 16 MiB"
 echo
-echo "| run.json MB | report s | peak MiB | bound MiB | peak / file |"
+echo "| run.json MB | report CPU s | peak MiB | bound MiB | peak / file |"
 echo "|---|---|---|---|---|"
 : > "$work/rj.fit"
 for m in 8 16 32 60; do

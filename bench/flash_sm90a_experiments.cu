@@ -15,6 +15,9 @@
  *   3 stages at D = 64 (_s3, two and three warpgroups) - step 6;
  *   three warpgroups at D = 128 on 192x64 tiles, end-aligned, 2 and 3 stages -
  *     step 26;
+ *   the epilogue under the next tile's first Q K^T (SM90A_OPT_OVERLAP: _ea_ov at
+ *     D = 32, 64, 96, _pp_ov at 128, _ov at 256) - step 27
+ *     (bench/results/2026-12-03-flash-overlap.md);
  *   the timeline kernels (_tl) of the D = 64 and D = 128 defaults, for
  *     flash_sm90a_torch.py's `timeline` mode (kernels/sm90a/timeline.cuh).
  * Removed on 2026-12-01 (git keeps them; bench/RESULTS.md has their numbers):
@@ -32,7 +35,15 @@
 
 #define NOTE_TIMELINE ", timeline stamps"
 
+#define NOTE_OVERLAP ", the epilogue under the next tile's first Q K^T"
+
 #define SM90A_EXPERIMENTS(X)                                                                                     \
+    X(64, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_OVERLAP, _ea_ov, NOTE_END_ALIGNED NOTE_OVERLAP)     \
+    X(128, 128, 128, 2, 2, SM90A_OPT_PINGPONG | SM90A_OPT_DECOUPLED | SM90A_OPT_OVERLAP, _pp_ov,               \
+      NOTE_PINGPONG NOTE_DECOUPLED NOTE_OVERLAP)                                                                \
+    X(32, 192, 128, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_OVERLAP, _ea_ov, NOTE_END_ALIGNED NOTE_OVERLAP)     \
+    X(96, 192, 96, 3, 2, SM90A_OPT_END_ALIGNED | SM90A_OPT_OVERLAP, _ea_ov, NOTE_END_ALIGNED NOTE_OVERLAP)      \
+    X(256, 128, 64, 2, 2, SM90A_OPT_OVERLAP, _ov, NOTE_OVERLAP)                                                 \
     X(32, 128, 128, 2, 2, 0, , "")                                                                              \
     X(64, 192, 128, 3, 2, 0, , "")                                                                              \
     X(64, 128, 128, 2, 2, SM90A_OPT_PINGPONG, _pp, NOTE_PINGPONG)                                               \

@@ -88,6 +88,16 @@ for i in range(lib.flash_sm90a_config_count()):
 print("torch", torch.__version__, torch.cuda.get_device_name(0), "cudnn", torch.backends.cudnn.version())
 
 
+# FlashAttention-4 (flash-attn-4, CuTe DSL), timed beside PyTorch's backends when it is
+# installed (../shared/bench/fa4/prepare.sh brings it onto the GPU machine); said when not.
+try:
+    from flash_attn.cute.interface import flash_attn_func as fa4_func
+    print("fa4: flash_attn.cute.interface found, timed beside the PyTorch backends")
+except Exception as e:  # noqa: BLE001 - any import failure means "not installed here"
+    fa4_func = None
+    print(f"fa4: not installed ({type(e).__name__}: {e}); FlashAttention-4 is not in this run")
+
+
 def padded(d):
     return min(x for x in configs if x >= d)
 
@@ -111,6 +121,10 @@ def check():
     shapes = []
     for d in sorted(configs):
         shapes += [(1, 3, 77, d), (2, 2, 333, d), (1, 2, 1024, d), (1, 1, 1, d), (1, 2, 129, d)]
+        # Several tiles per block (over 132 SMs), so that every tile-to-tile handoff runs; the
+        # last query tile has a warpgroup with no rows (three warpgroups: 1000 = 5 x 192 + 40).
+        # The single-tile shapes above missed a hang of the overlapped consumers (kernels/sm90a/overlap.cuh).
+        shapes += [(4, 16, 1000, d)]
     for d in (8, 40, 80, 112, 200):
         shapes += [(2, 2, 190, d), (1, 1, 257, d)]
     print("| shape | causal | kernel | rel err | lse max abs err | bit-identical | result |")
@@ -166,6 +180,16 @@ def time_shape(B, H, S, D, causal, ours_wanted, rounds=7, iters=10, warm=3):
     flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
     impls = sdpa_impls([("torch flash", SDPBackend.FLASH_ATTENTION), ("torch cudnn", SDPBackend.CUDNN_ATTENTION)],
                        sets[0], causal, f"{B}x{H}x{S}x{D}")
+    if fa4_func is not None:
+        # FA4 takes (B, S, H, D); a (B, H, S, D) tensor's transpose is a view.
+        def fa4(q, k, v):
+            r = fa4_func(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=causal)
+            return (r[0] if isinstance(r, tuple) else r).transpose(1, 2)
+        try:
+            fa4(*sets[0])
+            impls.append(("fa4", fa4))
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"fa4 {B}x{H}x{S}x{D}: unavailable: {e}")
     for idx, name, d in variants:
         if d == padded(D) and ours_wanted(name):
             impls.append((name, lambda q, k, v, idx=idx: ours(q, k, v, causal, out, lse, idx)[0]))

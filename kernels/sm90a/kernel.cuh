@@ -6,6 +6,8 @@
  *   producer.cuh      warpgroup 0: TMA copies of Q and the K/V ring
  *   mainloop.cuh      warpgroups 1..WGS: Q K^T, softmax (softmax.cuh), P V,
  *                     ping-pong turns
+ *   overlap.cuh       the same with each tile's epilogue under the next
+ *                     tile's first Q K^T (SM90A_OPT_OVERLAP)
  *   epilogue.cuh      O and the log-sum-exp from the accumulators
  *   tile_handoff.cuh  the tile schedule and the producer-to-consumer handoff
  *   timeline.cuh      the benchmark's timeline stamps and their slots
@@ -16,6 +18,7 @@
 
 #include "layout.cuh"
 #include "mainloop.cuh"
+#include "overlap.cuh"
 #include "producer.cuh"
 #include "tile_handoff.cuh"
 #include "timeline.cuh"
@@ -39,6 +42,8 @@ __device__ __forceinline__ void flash_sm90a_body(const CUtensorMap *tq, const CU
     __syncthreads();
     if (warpgroup == 0)
         producer_loop<C>(tq, tk, tv, p, sm, tile_slot, S, total_tiles);
+    else if constexpr (C::OVERLAP)
+        consumer_loop_overlap<C>(p, sm, tile_slot, S, warpgroup);
     else
         consumer_loop<C>(p, sm, tile_slot, S, warpgroup);
 }

@@ -66,6 +66,9 @@ enum {
      * own, and each warpgroup's 64 rows of Q have their own barriers: see
      * kernels/sm90a/tile_handoff.cuh. */
     SM90A_OPT_DECOUPLED = 8,
+    /* The epilogue of a tile overlapped with the next tile's first Q K^T
+     * (kernels/sm90a/overlap.cuh). */
+    SM90A_OPT_OVERLAP = 16,
 };
 
 /* The block's roles for WGS consumer warpgroups of 64 query rows each (2 or
@@ -126,6 +129,8 @@ template <int D_, int BN_, int STAGES_, int WGS_, bool CAUSAL_, int OPT> struct 
     /* compute-sanitizer's racecheck reported the tile slot of the decoupled
      * kernels without turns as racing (bench/RESULTS.md, step 25). */
     static_assert(!DECOUPLED || PINGPONG, "a tile barrier per warpgroup only with ping-pong turns");
+    static constexpr bool OVERLAP = (OPT & SM90A_OPT_OVERLAP) != 0;
+    static_assert(!(OVERLAP && TIMELINE), "the overlapped consumers write no timeline stamps");
 };
 
 /* The shared-memory map of a configuration C: operand addresses (shared

@@ -166,6 +166,120 @@ static void add_row(kernel_diff *d, kernel_change ch, const kernel_summary *b, c
                  (b && o && fabs(b->per_forward - o->per_forward) > 1e-9);
 }
 
+/* The same operation on both sides (same_operation), found by hash: the summaries of a side are
+ * distinct, so each of the baseline's has at most one equal on the other side (a scan of the
+ * other side for each was quadratic in 64 000 distinct kernels). */
+static void pair_same(kernel_diff *d, const kernel_summary **b, int nb, const kernel_summary **o, int no,
+                      char *used_b, char *used_o, double min_effect)
+{
+    hash_index index;
+    hash_index_init(&index);
+    kernel_summary *keys = malloc(sizeof *keys * (size_t)(no ? no : 1));
+    if (!keys)
+        attn_oom();
+    for (int j = 0; j < no; j++) {
+        keys[j] = *o[j];
+        hash_index_add(&index, operation_hash(o[j]->op, o[j]->role), j);
+    }
+    for (int i = 0; i < nb; i++) {
+        operation_key key = {keys, b[i]->op, b[i]->role};
+        int j = hash_index_find(&index, operation_hash(b[i]->op, b[i]->role), operation_equal, &key);
+        if (j >= 0 && !used_o[j]) {
+            add_row(d, KERNEL_SAME, b[i], o[j], min_effect);
+            used_b[i] = used_o[j] = 1;
+        }
+    }
+    free(keys);
+    hash_index_free(&index);
+}
+
+/* The bucket of an operation for the renamed pairing: kind and role, and in pass 0 (copies and
+ * memsets of one direction) the direction. */
+static uint64_t rename_hash(const kernel_summary *k, int pass)
+{
+    int kind = k->op->kind, role = k->role;
+    uint64_t h = hash_bytes(HASH_SEED, &kind, sizeof kind);
+    h = hash_bytes(h, &role, sizeof role);
+    return pass == 0 ? hash_str(h, k->op->copy_kind) : h;
+}
+
+typedef struct rename_key {
+    const kernel_summary *const *first; /* each bucket's first operation */
+    const kernel_summary *k;
+    int pass;
+} rename_key;
+
+static int rename_equal(int pos, const void *ctx)
+{
+    const rename_key *key = ctx;
+    const kernel_summary *a = key->first[pos], *b = key->k;
+    return a->op->kind == b->op->kind && a->role == b->role &&
+           (key->pass != 0 || !strcmp(a->op->copy_kind, b->op->copy_kind));
+}
+
+/* Each unmatched operation of the baseline, in forward order, with the first unmatched one of
+ * its bucket on the other side (in forward order): the buckets' members in order, and a cursor
+ * a bucket that only moves forward, since a member once used stays used. */
+static void pair_renamed(kernel_diff *d, const kernel_summary **b, int nb, const kernel_summary **o, int no,
+                         char *used_b, char *used_o, int pass, double min_effect)
+{
+    hash_index index;
+    hash_index_init(&index);
+    const kernel_summary **first = malloc(sizeof *first * (size_t)(no ? no : 1));
+    int *bucket_of = malloc(sizeof *bucket_of * (size_t)(no ? no : 1));
+    int *start = calloc((size_t)no + 2, sizeof *start), *members = malloc(sizeof *members * (size_t)(no ? no : 1));
+    if (!first || !bucket_of || !start || !members)
+        attn_oom();
+    int buckets = 0;
+    for (int j = 0; j < no; j++) {
+        bucket_of[j] = -1;
+        if (used_o[j] || (pass == 0 && o[j]->op->kind == GPU_KERNEL))
+            continue;
+        uint64_t hv = rename_hash(o[j], pass);
+        rename_key key = {first, o[j], pass};
+        int at = hash_index_find(&index, hv, rename_equal, &key);
+        if (at < 0) {
+            first[buckets] = o[j];
+            hash_index_add(&index, hv, at = buckets++);
+        }
+        bucket_of[j] = at;
+        start[at + 1]++;
+    }
+    for (int k = 0; k < buckets; k++)
+        start[k + 1] += start[k];
+    int *cursor = malloc(sizeof *cursor * (size_t)(buckets + 1));
+    if (!cursor)
+        attn_oom();
+    for (int k = 0; k < buckets; k++)
+        cursor[k] = start[k];
+    for (int j = 0; j < no; j++) /* members in forward order: o is sorted by it */
+        if (bucket_of[j] >= 0)
+            members[cursor[bucket_of[j]]++] = j;
+    for (int k = 0; k < buckets; k++)
+        cursor[k] = start[k];
+    for (int i = 0; i < nb; i++) {
+        if (used_b[i] || (pass == 0 && b[i]->op->kind == GPU_KERNEL))
+            continue;
+        rename_key key = {first, b[i], pass};
+        int at = hash_index_find(&index, rename_hash(b[i], pass), rename_equal, &key);
+        if (at < 0)
+            continue;
+        while (cursor[at] < start[at + 1] && used_o[members[cursor[at]]])
+            cursor[at]++;
+        if (cursor[at] == start[at + 1])
+            continue;
+        int j = members[cursor[at]++];
+        add_row(d, KERNEL_RENAMED, b[i], o[j], min_effect);
+        used_b[i] = used_o[j] = 1;
+    }
+    free(cursor);
+    free(first);
+    free(bucket_of);
+    free(start);
+    free(members);
+    hash_index_free(&index);
+}
+
 /* Operations are paired only within a role (op_role.h), so a scale is never set
  * beside a mask or a softmax beside a cast. Within a role: the same operation
  * first (same_operation: name, and for copies and memsets direction and bytes);
@@ -190,28 +304,9 @@ void compare_kernels_diff(kernel_diff *d, const kernel_summary *base, int nb, co
     char *used_o = calloc((size_t)no + 1, 1), *used_b = calloc((size_t)nb + 1, 1);
     if (!used_o || !used_b)
         attn_oom();
-    for (int i = 0; i < nb; i++)
-        for (int j = 0; j < no; j++)
-            if (!used_o[j] && same_operation(b[i], o[j]->op, o[j]->role)) {
-                add_row(d, KERNEL_SAME, b[i], o[j], min_effect);
-                used_b[i] = used_o[j] = 1;
-                break;
-            }
+    pair_same(d, b, nb, o, no, used_b, used_o, min_effect);
     for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < nb; i++) {
-            if (used_b[i])
-                continue;
-            for (int j = 0; j < no; j++) {
-                if (used_o[j] || b[i]->op->kind != o[j]->op->kind || b[i]->role != o[j]->role)
-                    continue;
-                /* Pass 0: copies and memsets of one direction; pass 1: the rest of the role. */
-                if (pass == 0 && (b[i]->op->kind == GPU_KERNEL || strcmp(b[i]->op->copy_kind, o[j]->op->copy_kind)))
-                    continue;
-                add_row(d, KERNEL_RENAMED, b[i], o[j], min_effect);
-                used_b[i] = used_o[j] = 1;
-                break;
-            }
-        }
+        pair_renamed(d, b, nb, o, no, used_b, used_o, pass, min_effect);
     for (int i = 0; i < nb; i++)
         if (!used_b[i])
             add_row(d, KERNEL_REMOVED, b[i], NULL, min_effect);
