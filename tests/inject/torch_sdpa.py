@@ -66,12 +66,14 @@ def run(mode, layers, a, dev):
     times = []
     prof = None
     if a.kineto:
-        from torch.profiler import ProfilerActivity, profile, schedule
-        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
-                       schedule=schedule(wait=0, warmup=a.warmup, active=a.steps))
-        prof.start()
+        from torch.profiler import ProfilerActivity, profile
+        # No schedule: a schedule's cycle clears its events before an export after it ends.
+        # The profiler starts after the warm-up steps; prof.step() marks one ProfilerStep a step.
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True)
     with torch.inference_mode():
         for i in range(a.warmup + a.steps):
+            if prof and i == a.warmup:
+                prof.start()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda.nvtx.range_push("step")
             start.record()
@@ -83,7 +85,7 @@ def run(mode, layers, a, dev):
             end.synchronize()
             if i >= a.warmup:
                 times.append(start.elapsed_time(end))
-            if prof:
+            if prof and i >= a.warmup:
                 prof.step()
     if prof:
         prof.stop()
