@@ -63,7 +63,7 @@ typedef struct finding {
      * is set against ("" when none). */
     char subject[64], other[64];
     /* The sentence in no output's syntax: plain text, names between FINDING_CODE_OPEN and
-     * FINDING_CODE_CLOSE (findings.h); each writer renders it (findings_write). */
+     * FINDING_CODE_CLOSE (findings.h); each writer renders it (findings_spans). */
     char text[640];
     /* The short phrase (at most about 8 words, with its key number) for a summary
      * cell, plain text from the row's template (finding_table.h). */

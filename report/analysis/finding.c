@@ -45,7 +45,7 @@ void findings_code_buf(char *out, size_t n, const char *s)
     esc_utf8_trim(out);
 }
 
-void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx)
+void findings_spans(const char *text, finding_span_fn span, void *ctx)
 {
     const char *p = text;
     while (*p) {
@@ -54,16 +54,16 @@ void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx)
             p++;
         size_t len = strcspn(p, code ? "\x02" : "\x01");
         if (len)
-            span(f, p, len, code, ctx);
+            span(p, len, code, ctx);
         p += len;
         if (*p == FINDING_CODE_CLOSE)
             p++;
     }
 }
 
-static void md_span(FILE *f, const char *s, size_t len, int code, void *ctx)
+static void md_span(const char *s, size_t len, int code, void *ctx)
 {
-    (void)ctx;
+    FILE *f = ctx;
     char *seg = strndup(s, len);
     if (!seg)
         attn_oom();
@@ -74,10 +74,10 @@ static void md_span(FILE *f, const char *s, size_t len, int code, void *ctx)
     free(seg);
 }
 
-static void plain_span(FILE *f, const char *s, size_t len, int code, void *ctx)
+static void plain_span(const char *s, size_t len, int code, void *ctx)
 {
-    (void)code, (void)ctx;
-    fwrite(s, 1, len, f);
+    (void)code;
+    fwrite(s, 1, len, (FILE *)ctx);
 }
 
 /* Renders into out[n], an ellipsis marking a cut (never cut silently). */
@@ -86,7 +86,7 @@ static void render_into(const char *text, finding_span_fn span, char *out, size_
     char *buf;
     size_t len;
     FILE *f = attn_memstream(&buf, &len);
-    findings_write(f, text, span, NULL);
+    findings_spans(text, span, f);
     fclose(f);
     if (!esc_copy_utf8(out, n, buf) && n >= 4) {
         out[n - 4] = '\0';

@@ -92,10 +92,11 @@ int findings_ranked(const variant_analysis *va, int *idx, int max);
  * ops) with these two control characters, which archive strings never keep. */
 #define FINDING_CODE_OPEN '\x01'
 #define FINDING_CODE_CLOSE '\x02'
-/* One span of a sentence, for a writer: `code` 1 for a quoted name. */
-typedef void (*finding_span_fn)(FILE *f, const char *s, size_t len, int code, void *ctx);
+/* One span of a sentence: `code` 1 for a quoted name. A writer's span function keeps
+ * its stream (or buffer) in ctx, so analysis/ declares no writer. */
+typedef void (*finding_span_fn)(const char *s, size_t len, int code, void *ctx);
 /* Calls span for each span of text, in order. */
-void findings_write(FILE *f, const char *text, finding_span_fn span, void *ctx);
+void findings_spans(const char *text, finding_span_fn span, void *ctx);
 /* The sentence as Markdown (names as code spans, text escaped) or as plain text, into
  * out[n]; cut at a character, with an ellipsis, if it must be. */
 void findings_markdown(const char *text, char *out, size_t n);
