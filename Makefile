@@ -105,8 +105,15 @@ $(BUILD)/src/cli/main.o $(BUILD)/src/cli/cmd_archive.o $(BUILD)/report/docs/repo
 NVCC_RELEASE := $(if $(filter 1,$(WITH_CUDA)),$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
 $(BUILD)/src/recorder/runner_env.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
     -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); kernels/flash_fwd_sm90a.cu: $(SM90A_ARCH); cc $(strip $(CFLAGS))"'
+# `attnprof list` without a recorder (no CUDA, no driver) prints the variant catalog, generated
+# from the registry and the variant files themselves (a variant stays one file + one line).
+VARIANT_CATALOG := $(BUILD)/gen/variant_catalog.h
+$(VARIANT_CATALOG): src/cli/variant_catalog.py src/recorder/registry.c $(wildcard src/recorder/variants/*.c) $(wildcard src/recorder/*.h)
+	@mkdir -p $(dir $@)
+	python3 src/cli/variant_catalog.py src/recorder/registry.c src/recorder/variants $@
+$(BUILD)/src/cli/cmd_archive.o: $(VARIANT_CATALOG)
 # The CLI objects see no CUDA header; they know whether this build has a recorder.
-$(CLI_OBJ): SRC_INC := -Isrc/cli -Isrc/recorder $(REPORT_INC)
+$(CLI_OBJ): SRC_INC := -Isrc/cli -Isrc/recorder $(REPORT_INC) -I$(BUILD)/gen
 $(CLI_OBJ): BASE_CFLAGS += -DATTNPROF_WITH_RECORDER=$(WITH_CUDA)
 # CUDA 13's cupti_profiler_host.h includes C++'s <string>: the C counter pass gets an
 # empty stand-in (src/recorder/cupti_c/string).

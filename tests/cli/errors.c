@@ -109,20 +109,35 @@ Test(cli, recorder_that_cannot_load)
     cr_assert_geq(fd, 0);
     cr_assert_eq(write(fd, "not an ELF object", 17), 17);
     close(fd);
+    char real[8192];
+    cr_assert_eq(attnprof_out("list", real, sizeof real), EXIT_OK, "%s", err_text);
     setenv("ATTNPROF_RECORDER", bad, 1); /* this test's own process */
-    cr_assert_eq(attnprof("list"), EXIT_NO_DEVICE, "%s", err_text);
+    cr_assert_eq(attnprof("run --variants naive"), EXIT_NO_DEVICE, "%s", err_text);
     assert_one_line();
     cr_assert(strstr(err_text, "cannot load the recorder"), "%s", err_text);
+    /* list still lists, from the build's catalog, and says in one line why */
+    char out[8192];
+    cr_assert_eq(attnprof_out("list", out, sizeof out), EXIT_OK, "%s", err_text);
+    assert_one_line();
+    cr_assert(strstr(err_text, "cannot load the recorder"), "%s", err_text);
+    cr_assert(strstr(out, "naive_inplace") && strstr(out, "cudnn"), "%s", out);
+    cr_assert_str_eq(out, real, "the build's catalog is the recorder's own table");
+    unsetenv("ATTNPROF_RECORDER");
     unlink(bad);
 }
 #else
-/* A build without CUDA: every GPU-free command works; `run` and `list` say in one
- * line that this build cannot record, and exit 3. */
+/* A build without CUDA: every GPU-free command works; `run` says in one line that this
+ * build cannot record, and exits 3; `list` lists the variants from the build's catalog. */
 Test(cli, no_recorder_in_this_build)
 {
     cr_assert_eq(attnprof("--help"), 0);
     cr_assert_eq(attnprof("--version"), 0);
-    const char *need_recorder[] = {"list", "run", "run --variants naive,nosuch", "run --dim 96"};
+    char out[8192];
+    cr_assert_eq(attnprof_out("list", out, sizeof out), EXIT_OK, "%s", err_text);
+    assert_one_line();
+    cr_assert(strstr(err_text, "built without CUDA"), "%s", err_text);
+    cr_assert(strstr(out, "naive ") && strstr(out, "(19 GPU operations per forward expected)"), "%s", out);
+    const char *need_recorder[] = {"run", "run --variants naive,nosuch", "run --dim 96"};
     for (size_t i = 0; i < sizeof need_recorder / sizeof need_recorder[0]; i++) {
         cr_assert_eq(attnprof(need_recorder[i]), EXIT_NO_DEVICE, "`attnprof %s` → %s", need_recorder[i], err_text);
         assert_one_line();
