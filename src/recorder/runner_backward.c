@@ -236,6 +236,11 @@ int backward_phase(const run_plan *cfg, int vi, int pass, device_inputs *d, void
         }
         progress(cfg, vi, var->name, "backward check", 1, 1);
         rc = check_gradients(cfg, var, state, d, B, heads, n_heads, rows, br, &e);
+        if (rc == ATTN_UNAVAILABLE) { /* the library has no backward for this shape here: skipped, with why */
+            snprintf(br->error, sizeof br->error, "%s", e.msg);
+            br->status = VARIANT_SKIPPED;
+            return VARIANT_OK;
+        }
         for (int i = 0; rc == ATTN_OK && i < cfg->c.warmup; i++)
             rc = var->backward(state, d->q, d->k, d->v, d->out, B->dout, B->dq, B->dk, B->dv, B->workspace, d->stream,
                                &e);

@@ -4,25 +4,25 @@
  * form NVIDIA's C++ frontend lowers its SDPA node to for cuDNN < 9.21 (composite
  * softmax and composite causal mask):
  *
- *   S  = matmul(Q, Kᵀ)                    bf16 in, FP32 compute, FP32 virtual out
+ *   S  = matmul(Q, Kᵀ)                bf16 in, FP32 compute, FP32 virtual out
  *   S  = S * scale                         scale: by-value FP32 scalar (1/sqrt(D))
  *   r  = GEN_INDEX(S, axis 2)  c = GEN_INDEX(S, axis 3)       INT32
  *   keep = CMP_GE(r, c)                    BOOLEAN
  *   S  = BINARY_SELECT(S, -inf, keep)      -inf: by-value FP32 scalar
  *   M  = reduce MAX(S) over keys           [B,H,S,1]
  *   E  = exp(S - M);  L = reduce ADD(E)
- *   stats = M + log(L)                     virtual and unused: the frontend emits it
- *                                          for inference too, and we keep its form
+ *   stats = M + log(L)                     [B,H,S,1] FP32: virtual and unused for inference (the
+ *                                          frontend emits it there too); with --backward a
+ *                                          non-virtual output the backward reads (cudnn_bwd.c)
  *   P  = E / L                             virtual bf16 (bmm2's A type)
- *   O  = matmul(P, V)                      bf16 out
+ *   O  = matmul(P, V)                  bf16 out
  *
  * The plan (heuristics + execution plan) is built once in setup; forward executes it.
  * With attn_options.cudnn_replan the whole build is redone inside every forward, the
- * cost a caller without a plan cache pays on each call. */
-#include <cudnn_graph.h> /* before check.h: its cuDNN part */
-
-#include "check.h"
-#include "variant.h"
+ * cost a caller without a plan cache pays on each call. With --backward, setup also builds the
+ * backward's plan once (cudnn_bwd.h), and its host cost is a fact beside the forward's. */
+#include "cudnn_bwd.h"
+#include "cudnn_sdpa.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -31,63 +31,8 @@
 #include <string.h>
 #include <time.h>
 
-/* Every cuDNN call is checked. A NOT_SUPPORTED category status means the loaded
- * library cannot do this here: ATTN_UNAVAILABLE; anything else is a failure. */
-static int cudnn_failure_code(cudnnStatus_t st)
-{
-    return CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED ? ATTN_UNAVAILABLE : ATTN_FAILED;
-}
-
-/* For calls whose status is kept (cudnnBackendFinalize of a plan, the handle's setup). */
-static int cudnn_failure(attn_error *err, cudnnStatus_t st, const char *call, const char *file, int line)
-{
-    char msg[CHECK_MSG_MAX];
-    check_cudnn_describe(msg, sizeof msg, call, st, file, line);
-    return attn_fail(err, cudnn_failure_code(st), "%s", msg);
-}
-
-#define CUDNN_TRY(call, err)                                                                             \
-    CHECK_CALL(cudnn, call, return attn_fail((err), cudnn_failure_code(check_st_), "%s", check_msg_))
-
 /* Tensor uids of the variant pack; virtual tensors start at 100. */
-enum { UID_Q = 1, UID_K, UID_V, UID_O, UID_SCALE, UID_NEGINF, UID_VIRTUAL = 100 };
-
-/* All descriptors of one plan build, destroyed together: the plan may refer to the
- * tensors and operations it was built from, so they live as long as it does. */
-#define ARENA_MAX 160
-typedef struct desc_arena {
-    int n;
-    cudnnBackendDescriptor_t d[ARENA_MAX];
-} desc_arena;
-
-static cudnnStatus_t arena_new(desc_arena *a, cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *out)
-{
-    if (a->n >= ARENA_MAX)
-        return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    cudnnStatus_t st = cudnnBackendCreateDescriptor(type, out);
-    if (st == CUDNN_STATUS_SUCCESS)
-        a->d[a->n++] = *out;
-    return st;
-}
-
-static void arena_free(desc_arena *a)
-{
-    /* Teardown path, no error channel: a failed destroy cannot be acted on. */
-    while (a->n > 0)
-        (void)cudnnBackendDestroyDescriptor(a->d[--a->n]);
-}
-
-typedef struct sdpa_plan {
-    desc_arena arena;
-    cudnnBackendDescriptor_t plan;
-    int64_t workspace_bytes;
-    int64_t engine_id;
-    char knobs[192];
-    char notes[96];
-    const char *heur_mode;
-    int configs_returned, configs_tried;
-    double graph_us, heur_us, plan_us;
-} sdpa_plan;
+enum { UID_Q = 1, UID_K, UID_V, UID_O, UID_SCALE, UID_NEGINF, UID_STATS, UID_VIRTUAL = 100 };
 
 typedef struct cudnn_state {
     attn_shape shape;
@@ -109,124 +54,17 @@ typedef struct cudnn_state {
     /* the builds made by forwards with replan */
     long long replans;
     double replan_us_total;
+    /* run --backward: the forward writes its stats, and the backward's plan is built in setup */
+    int with_stats;
+    float *stats;
+    cudnn_bwd bwd;
+    int bwd_rc;                  /* ATTN_OK when bwd holds a plan; else why not, in bwd_why */
+    char bwd_why[ATTN_ERR_LEN];
 } cudnn_state;
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int make_tensor(desc_arena *a, int64_t uid, cudnnDataType_t type, const int64_t dims[4],
-                       const int64_t strides[4], bool is_virtual, bool by_value, cudnnBackendDescriptor_t *out,
-                       attn_error *err)
-{
-    const int64_t alignment = 16;
-    CUDNN_TRY(arena_new(a, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual), err);
-    if (by_value)
-        CUDNN_TRY(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value),
-                  err);
-    CUDNN_TRY(cudnnBackendFinalize(*out), err);
-    return ATTN_OK;
-}
-
-/* y = mode(x[, b[, t]]); `axis` is GEN_INDEX's axis, ignored otherwise. */
-static int pointwise(desc_arena *a, cudnnPointwiseMode_t mode, cudnnDataType_t math_prec, int64_t axis,
-                     cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t,
-                     cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *op, attn_error *err)
-{
-    cudnnBackendDescriptor_t pw;
-    CUDNN_TRY(arena_new(a, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &pw), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &math_prec), err);
-    if (mode == CUDNN_POINTWISE_GEN_INDEX)
-        CUDNN_TRY(cudnnBackendSetAttribute(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis), err);
-    CUDNN_TRY(cudnnBackendFinalize(pw), err);
-
-    const float alpha = 1.0f;
-    CUDNN_TRY(arena_new(a, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                       &x),
-              err);
-    if (b)
-        CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                           1, &b),
-                  err);
-    if (t)
-        CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                           1, &t),
-                  err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                       &y),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &alpha),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &alpha),
-              err);
-    CUDNN_TRY(cudnnBackendFinalize(*op), err);
-    return ATTN_OK;
-}
-
-static int reduction(desc_arena *a, cudnnReduceTensorOp_t how, cudnnBackendDescriptor_t x,
-                     cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *op, attn_error *err)
-{
-    const cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    cudnnBackendDescriptor_t red;
-    CUDNN_TRY(arena_new(a, CUDNN_BACKEND_REDUCTION_DESCRIPTOR, &red), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1,
-                                       &how),
-              err);
-    CUDNN_TRY(cudnnBackendFinalize(red), err);
-    CUDNN_TRY(arena_new(a, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, op), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                       &red),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                       &x),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                       &y),
-              err);
-    CUDNN_TRY(cudnnBackendFinalize(*op), err);
-    return ATTN_OK;
-}
-
-static int matmul(desc_arena *a, cudnnBackendDescriptor_t A, cudnnBackendDescriptor_t B,
-                  cudnnBackendDescriptor_t C, cudnnBackendDescriptor_t *op, attn_error *err)
-{
-    const cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    cudnnBackendDescriptor_t mm;
-    CUDNN_TRY(arena_new(a, CUDNN_BACKEND_MATMUL_DESCRIPTOR, &mm), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp), err);
-    CUDNN_TRY(cudnnBackendFinalize(mm), err);
-    CUDNN_TRY(arena_new(a, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, op), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &A),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &B),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &C),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm),
-              err);
-    CUDNN_TRY(cudnnBackendFinalize(*op), err);
-    return ATTN_OK;
-}
-
 /* The operation graph of the file comment, finalized, in `graph`. */
-static int build_graph(desc_arena *a, cudnnHandle_t h, const attn_shape *s, cudnnBackendDescriptor_t *graph,
-                       attn_error *err)
+static int build_graph(desc_arena *a, cudnnHandle_t h, const attn_shape *s, int with_stats,
+                       cudnnBackendDescriptor_t *graph, attn_error *err)
 {
     const int64_t B = s->batch, H = s->heads, S = s->seq, D = s->dim;
     const int64_t qkv_dims[4] = {B, H, S, D}, qkv_strides[4] = {H * S * D, S * D, D, 1};
@@ -245,239 +83,66 @@ static int build_graph(desc_arena *a, cudnnHandle_t h, const attn_shape *s, cudn
     } while (0)
 
     cudnnBackendDescriptor_t q, kt, v, o, scale, neginf;
-    TRY_RC(make_tensor(a, UID_Q, bf16, qkv_dims, qkv_strides, false, false, &q, err));
-    TRY_RC(make_tensor(a, UID_K, bf16, kt_dims, kt_strides, false, false, &kt, err));
-    TRY_RC(make_tensor(a, UID_V, bf16, qkv_dims, qkv_strides, false, false, &v, err));
-    TRY_RC(make_tensor(a, UID_O, bf16, qkv_dims, qkv_strides, false, false, &o, err));
-    TRY_RC(make_tensor(a, UID_SCALE, f32, one, one, false, true, &scale, err));
-    TRY_RC(make_tensor(a, UID_NEGINF, f32, one, one, false, true, &neginf, err));
+    TRY_RC(sdpa_tensor(a, UID_Q, bf16, qkv_dims, qkv_strides, false, false, &q, err));
+    TRY_RC(sdpa_tensor(a, UID_K, bf16, kt_dims, kt_strides, false, false, &kt, err));
+    TRY_RC(sdpa_tensor(a, UID_V, bf16, qkv_dims, qkv_strides, false, false, &v, err));
+    TRY_RC(sdpa_tensor(a, UID_O, bf16, qkv_dims, qkv_strides, false, false, &o, err));
+    TRY_RC(sdpa_tensor(a, UID_SCALE, f32, one, one, false, true, &scale, err));
+    TRY_RC(sdpa_tensor(a, UID_NEGINF, f32, one, one, false, true, &neginf, err));
 
     int64_t uid = UID_VIRTUAL;
     cudnnBackendDescriptor_t s_raw, s_scaled, row, col, keep, s_masked, mx, sub, ex, sum, lg, stats, p;
-    TRY_RC(make_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &s_raw, err));
-    TRY_RC(make_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &s_scaled, err));
-    TRY_RC(make_tensor(a, uid++, i32, sc_dims, sc_strides, true, false, &row, err));
-    TRY_RC(make_tensor(a, uid++, i32, sc_dims, sc_strides, true, false, &col, err));
-    TRY_RC(make_tensor(a, uid++, boolean, sc_dims, sc_strides, true, false, &keep, err));
-    TRY_RC(make_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &s_masked, err));
-    TRY_RC(make_tensor(a, uid++, f32, row_dims, row_strides, true, false, &mx, err));
-    TRY_RC(make_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &sub, err));
-    TRY_RC(make_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &ex, err));
-    TRY_RC(make_tensor(a, uid++, f32, row_dims, row_strides, true, false, &sum, err));
-    TRY_RC(make_tensor(a, uid++, f32, row_dims, row_strides, true, false, &lg, err));
-    TRY_RC(make_tensor(a, uid++, f32, row_dims, row_strides, true, false, &stats, err));
-    TRY_RC(make_tensor(a, uid++, bf16, sc_dims, sc_strides, true, false, &p, err));
+    TRY_RC(sdpa_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &s_raw, err));
+    TRY_RC(sdpa_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &s_scaled, err));
+    TRY_RC(sdpa_tensor(a, uid++, i32, sc_dims, sc_strides, true, false, &row, err));
+    TRY_RC(sdpa_tensor(a, uid++, i32, sc_dims, sc_strides, true, false, &col, err));
+    TRY_RC(sdpa_tensor(a, uid++, boolean, sc_dims, sc_strides, true, false, &keep, err));
+    TRY_RC(sdpa_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &s_masked, err));
+    TRY_RC(sdpa_tensor(a, uid++, f32, row_dims, row_strides, true, false, &mx, err));
+    TRY_RC(sdpa_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &sub, err));
+    TRY_RC(sdpa_tensor(a, uid++, f32, sc_dims, sc_strides, true, false, &ex, err));
+    TRY_RC(sdpa_tensor(a, uid++, f32, row_dims, row_strides, true, false, &sum, err));
+    TRY_RC(sdpa_tensor(a, uid++, f32, row_dims, row_strides, true, false, &lg, err));
+    if (with_stats)
+        TRY_RC(sdpa_tensor(a, UID_STATS, f32, row_dims, row_strides, false, false, &stats, err));
+    else
+        TRY_RC(sdpa_tensor(a, uid++, f32, row_dims, row_strides, true, false, &stats, err));
+    TRY_RC(sdpa_tensor(a, uid++, bf16, sc_dims, sc_strides, true, false, &p, err));
 
     cudnnBackendDescriptor_t ops[14];
     int n = 0;
-    TRY_RC(matmul(a, q, kt, s_raw, &ops[n++], err));
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_MUL, f32, 0, s_raw, scale, NULL, s_scaled, &ops[n++], err));
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_GEN_INDEX, f32, 2, s_scaled, NULL, NULL, row, &ops[n++], err));
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_GEN_INDEX, f32, 3, s_scaled, NULL, NULL, col, &ops[n++], err));
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_CMP_GE, boolean, 0, row, col, NULL, keep, &ops[n++], err));
+    TRY_RC(sdpa_matmul(a, q, kt, s_raw, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_MUL, f32, 0, s_raw, scale, NULL, s_scaled, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_GEN_INDEX, f32, 2, s_scaled, NULL, NULL, row, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_GEN_INDEX, f32, 3, s_scaled, NULL, NULL, col, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_CMP_GE, boolean, 0, row, col, NULL, keep, &ops[n++], err));
     /* BINARY_SELECT: y = t ? x : b, so kept scores pass and the rest become -inf. */
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_BINARY_SELECT, f32, 0, s_scaled, neginf, keep, s_masked, &ops[n++], err));
-    TRY_RC(reduction(a, CUDNN_REDUCE_TENSOR_MAX, s_masked, mx, &ops[n++], err));
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_SUB, f32, 0, s_masked, mx, NULL, sub, &ops[n++], err));
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_EXP, f32, 0, sub, NULL, NULL, ex, &ops[n++], err));
-    TRY_RC(reduction(a, CUDNN_REDUCE_TENSOR_ADD, ex, sum, &ops[n++], err));
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_LOG, f32, 0, sum, NULL, NULL, lg, &ops[n++], err));
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_ADD, f32, 0, mx, lg, NULL, stats, &ops[n++], err));
-    TRY_RC(pointwise(a, CUDNN_POINTWISE_DIV, f32, 0, ex, sum, NULL, p, &ops[n++], err));
-    TRY_RC(matmul(a, p, v, o, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_BINARY_SELECT, f32, 0, s_scaled, neginf, keep, s_masked, &ops[n++], err));
+    TRY_RC(sdpa_reduction(a, CUDNN_REDUCE_TENSOR_MAX, s_masked, mx, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_SUB, f32, 0, s_masked, mx, NULL, sub, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_EXP, f32, 0, sub, NULL, NULL, ex, &ops[n++], err));
+    TRY_RC(sdpa_reduction(a, CUDNN_REDUCE_TENSOR_ADD, ex, sum, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_LOG, f32, 0, sum, NULL, NULL, lg, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_ADD, f32, 0, mx, lg, NULL, stats, &ops[n++], err));
+    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_DIV, f32, 0, ex, sum, NULL, p, &ops[n++], err));
+    TRY_RC(sdpa_matmul(a, p, v, o, &ops[n++], err));
 #undef TRY_RC
 
-    CUDNN_TRY(arena_new(a, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, graph), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, ops),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(*graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h), err);
-    CUDNN_TRY(cudnnBackendFinalize(*graph), err);
-    return ATTN_OK;
-}
-
-static const char *knob_name(int type)
-{
-    /* The knob types cuDNN 9 documents as current (deprecated ones print as numbers). */
-    switch (type) {
-    case 1: return "swizzle";
-    case 2: return "tile_size";
-    case 4: return "edge";
-    case 11: return "multiply";
-    case 12: return "split_k_buf";
-    case 13: return "tilek";
-    case 14: return "stages";
-    case 15: return "reduction_mode";
-    case 17: return "split_k_slc";
-    case 18: return "idx_mode";
-    case 23: return "specfilt";
-    case 24: return "kernel_cfg";
-    case 25: return "workspace";
-    case 27: return "tile_cga_m";
-    case 28: return "tile_cga_n";
-    case 29: return "block_size";
-    case 30: return "occupancy";
-    case 31: return "array_size_per_thread";
-    case 33: return "split_cols";
-    case 34: return "tile_rows";
-    case 35: return "tile_cols";
-    case 36: return "load_size";
-    case 37: return "cta_count";
-    case 38: return "stream_k";
-    case 39: return "split_p_slc";
-    case 40: return "tile_m";
-    case 41: return "tile_n";
-    case 42: return "warp_spec_cfg";
-    case 43: return "swap_ab";
-    default: return NULL;
-    }
-}
-
-/* Engine id, knob choices and behaviour notes of the engine config a plan was built from. */
-static int describe_config(sdpa_plan *p, cudnnBackendDescriptor_t cfg, attn_error *err)
-{
-    cudnnBackendDescriptor_t engine;
-    int64_t count = 0;
-    CUDNN_TRY(arena_new(&p->arena, CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine), err);
-    CUDNN_TRY(cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count,
-                                       &engine),
-              err);
-    CUDNN_TRY(cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count,
-                                       &p->engine_id),
-              err);
-
-    cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
-    CUDNN_TRY(cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-                                       CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &count, notes),
-              err);
-    p->notes[0] = 0;
-    for (int64_t i = 0; i < count; i++) {
-        const char *name = notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION          ? "runtime_compilation"
-                           : notes[i] == CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API ? "cuda_graph_native"
-                           : notes[i] == CUDNN_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY       ? "cublaslt"
-                                                                                       : "other";
-        size_t used = strlen(p->notes);
-        snprintf(p->notes + used, sizeof p->notes - used, "%s%s", used ? "," : "", name);
-    }
-    if (!p->notes[0])
-        snprintf(p->notes, sizeof p->notes, "none");
-
-    enum { MAX_KNOBS = 24 };
-    cudnnBackendDescriptor_t knobs[MAX_KNOBS];
-    for (int i = 0; i < MAX_KNOBS; i++)
-        CUDNN_TRY(arena_new(&p->arena, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &knobs[i]), err);
-    CUDNN_TRY(cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                       MAX_KNOBS, &count, knobs),
-              err);
-    p->knobs[0] = 0;
-    for (int64_t i = 0; i < count && i < MAX_KNOBS; i++) {
-        cudnnBackendKnobType_t type;
-        int64_t value, got;
-        CUDNN_TRY(cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &got,
-                                           &type),
-                  err);
-        CUDNN_TRY(cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &got,
-                                           &value),
-                  err);
-        size_t used = strlen(p->knobs);
-        const char *name = knob_name((int)type);
-        if (name)
-            snprintf(p->knobs + used, sizeof p->knobs - used, "%s%s=%lld", used ? " " : "", name, (long long)value);
-        else
-            snprintf(p->knobs + used, sizeof p->knobs - used, "%sknob%d=%lld", used ? " " : "", (int)type,
-                     (long long)value);
-    }
-    if (!p->knobs[0])
-        snprintf(p->knobs, sizeof p->knobs, "none");
-    return ATTN_OK;
-}
-
-/* Heuristics in `mode`; the first engine config whose execution plan finalizes wins.
- * Returns ATTN_OK with p->plan set, or ATTN_UNAVAILABLE with the last refusal. */
-static int plan_from_heuristics(sdpa_plan *p, cudnnHandle_t h, cudnnBackendDescriptor_t graph,
-                                cudnnBackendHeurMode_t mode, attn_error *err)
-{
-    const double t0 = now_us();
-    cudnnBackendDescriptor_t heur;
-    CUDNN_TRY(arena_new(&p->arena, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                       &graph),
-              err);
-    CUDNN_TRY(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode), err);
-    CUDNN_TRY(cudnnBackendFinalize(heur), err);
-    int64_t count = 0;
-    CUDNN_TRY(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                                       NULL),
-              err);
-    enum { MAX_CONFIGS = 32 };
-    if (count > MAX_CONFIGS)
-        count = MAX_CONFIGS;
-    cudnnBackendDescriptor_t cfgs[MAX_CONFIGS];
-    for (int64_t i = 0; i < count; i++)
-        CUDNN_TRY(arena_new(&p->arena, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]), err);
-    int64_t got = 0;
-    if (count > 0)
-        CUDNN_TRY(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                           &got, cfgs),
-                  err);
-    const double t1 = now_us();
-    p->heur_us += t1 - t0;
-    p->configs_returned += (int)got;
-
-    int rc = attn_fail(err, ATTN_UNAVAILABLE, "heuristics mode %d returned no engine config", (int)mode);
-    for (int64_t i = 0; i < got; i++) {
-        p->configs_tried++;
-        cudnnBackendDescriptor_t plan;
-        CUDNN_TRY(arena_new(&p->arena, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan), err);
-        CUDNN_TRY(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h), err);
-        CUDNN_TRY(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]),
-                  err);
-        cudnnStatus_t st = cudnnBackendFinalize(plan);
-        if (st != CUDNN_STATUS_SUCCESS) {
-            /* This engine config cannot run here; the next one may. */
-            rc = cudnn_failure(err, st, "cudnnBackendFinalize(execution plan)", __FILE__, __LINE__);
-            continue;
-        }
-        int64_t n = 0;
-        CUDNN_TRY(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                                           &p->workspace_bytes),
-                  err);
-        p->plan = plan;
-        p->heur_mode = mode == CUDNN_HEUR_MODE_A ? "A" : "FALLBACK";
-        rc = ATTN_OK;
-        attn_error why;
-        if (describe_config(p, cfgs[i], &why) != ATTN_OK) {
-            /* The plan is good; only its description could not be read back. */
-            snprintf(p->knobs, sizeof p->knobs, "unreadable: %.150s", why.msg);
-            snprintf(p->notes, sizeof p->notes, "unreadable");
-        }
-        break;
-    }
-    p->plan_us += now_us() - t1;
-    return rc;
-}
-
-static void plan_destroy(sdpa_plan *p)
-{
-    arena_free(&p->arena);
-    memset(p, 0, sizeof *p);
+    return sdpa_graph(a, h, ops, n, graph, err);
 }
 
 /* Graph, heuristics and execution plan for `s`, timed. On failure p is left empty. */
-static int plan_build(sdpa_plan *p, cudnnHandle_t h, const attn_shape *s, attn_error *err)
+static int plan_build(sdpa_plan *p, cudnnHandle_t h, const attn_shape *s, int with_stats, attn_error *err)
 {
     memset(p, 0, sizeof *p);
-    const double t0 = now_us();
+    const double t0 = sdpa_now_us();
     cudnnBackendDescriptor_t graph;
-    int rc = build_graph(&p->arena, h, s, &graph, err);
-    p->graph_us = now_us() - t0;
-    if (rc == ATTN_OK) {
-        rc = plan_from_heuristics(p, h, graph, CUDNN_HEUR_MODE_A, err);
-        if (rc == ATTN_UNAVAILABLE)
-            rc = plan_from_heuristics(p, h, graph, CUDNN_HEUR_MODE_FALLBACK, err);
-    }
+    int rc = build_graph(&p->arena, h, s, with_stats, &graph, err);
+    p->graph_us = sdpa_now_us() - t0;
+    if (rc == ATTN_OK)
+        rc = sdpa_plan_finalize(p, h, graph, err);
     if (rc != ATTN_OK)
-        plan_destroy(p);
+        sdpa_plan_destroy(p);
     return rc;
 }
 
@@ -506,10 +171,13 @@ static void teardown(void *state)
         return;
     if (st->varpack)
         (void)cudnnBackendDestroyDescriptor(st->varpack);
-    plan_destroy(&st->plans[0]);
-    plan_destroy(&st->plans[1]);
+    sdpa_plan_destroy(&st->plans[0]);
+    sdpa_plan_destroy(&st->plans[1]);
     if (st->workspace)
         (void)cudaFree(st->workspace);
+    cudnn_bwd_destroy(&st->bwd);
+    if (st->stats)
+        (void)cudaFree(st->stats);
     if (st->handle)
         (void)cudnnDestroy(st->handle);
     free(st);
@@ -531,9 +199,9 @@ static size_t device_bytes(const attn_shape *s)
     sdpa_plan p;
     attn_error err;
     size_t bytes = 0;
-    if (plan_build(&p, h, s, &err) == ATTN_OK) {
+    if (plan_build(&p, h, s, 0, &err) == ATTN_OK) {
         bytes = (size_t)p.workspace_bytes;
-        plan_destroy(&p);
+        sdpa_plan_destroy(&p);
         cached_shape = *s;
         cached_bytes = bytes;
         cached = 1;
@@ -546,6 +214,27 @@ static void version_text(size_t v, char *buf, size_t len)
 {
     /* cuDNN 9 encodes major*10000 + minor*100 + patch. */
     snprintf(buf, len, "%zu.%zu.%zu", v / 10000, (v / 100) % 100, v % 100);
+}
+
+/* run --backward: the stats buffer the forward writes, and the backward's plan, built once. A
+ * backward no engine takes (ATTN_UNAVAILABLE) leaves the forward running and the backward
+ * skipped with cuDNN's reason; any other failure of the build fails the backward with it. */
+static int setup_backward(cudnn_state *st, attn_error *err)
+{
+    if (!st->with_stats)
+        return ATTN_OK;
+    const attn_shape *s = &st->shape;
+    const size_t bytes = (size_t)s->batch * s->heads * s->seq * sizeof(float);
+    cudaError_t ce = cudaMalloc((void **)&st->stats, bytes);
+    if (ce != cudaSuccess) {
+        st->stats = NULL;
+        return attn_fail(err, ATTN_FAILED, "cudnn: cudaMalloc(stats, %zu): %s", bytes, cudaGetErrorString(ce));
+    }
+    attn_error why = {{0}};
+    st->bwd_rc = cudnn_bwd_build(&st->bwd, st->handle, s, &why);
+    if (st->bwd_rc != ATTN_OK)
+        snprintf(st->bwd_why, sizeof st->bwd_why, "cuDNN's SDPA backward graph: %s", why.msg);
+    return ATTN_OK;
 }
 
 static int setup(void **state, const attn_shape *shape, const attn_options *opt, cudaStream_t stream,
@@ -567,6 +256,7 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
         return attn_fail(err, ATTN_FAILED, "cudnn: out of host memory");
     st->shape = *shape;
     st->replan = opt ? opt->cudnn_replan : 0;
+    st->with_stats = opt ? opt->backward : 0;
     st->version = version;
     st->scale = (float)(1.0 / sqrt((double)shape->dim));
     /* The frontend masks with the lowest float before cuDNN 9.10 (older engines
@@ -597,17 +287,17 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
         cudnnStatus_t cs = cudnnCreate(&st->handle);
         if (cs != CUDNN_STATUS_SUCCESS) {
             st->handle = NULL;
-            rc = cudnn_failure(err, cs, "cudnnCreate(&st->handle)", __FILE__, __LINE__);
+            rc = sdpa_cudnn_failure(err, cs, "cudnnCreate(&st->handle)", __FILE__, __LINE__);
             goto fail;
         }
         cs = cudnnSetStream(st->handle, stream);
         if (cs != CUDNN_STATUS_SUCCESS) {
-            rc = cudnn_failure(err, cs, "cudnnSetStream(st->handle, stream)", __FILE__, __LINE__);
+            rc = sdpa_cudnn_failure(err, cs, "cudnnSetStream(st->handle, stream)", __FILE__, __LINE__);
             goto fail;
         }
         st->stream = stream;
     }
-    rc = plan_build(&st->plans[0], st->handle, shape, err);
+    rc = plan_build(&st->plans[0], st->handle, shape, st->with_stats, err);
     if (rc == ATTN_UNAVAILABLE) {
         char reason[ATTN_ERR_LEN];
         snprintf(reason, sizeof reason, "%s", err->msg);
@@ -632,6 +322,7 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
             goto fail;
         }
     }
+    SETUP_TRY(setup_backward(st, err));
 #undef SETUP_TRY
     *state = st;
     return ATTN_OK;
@@ -642,21 +333,12 @@ fail:
 
 static int build_varpack(cudnn_state *st, const void *q, const void *k, const void *v, void *out, attn_error *err)
 {
-    if (st->varpack) {
-        CUDNN_TRY(cudnnBackendDestroyDescriptor(st->varpack), err);
-        st->varpack = NULL;
-    }
-    int64_t uids[6] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE, UID_NEGINF};
+    int64_t uids[7] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE, UID_NEGINF, UID_STATS};
     /* By-value tensors are passed as host pointers to their value. */
-    void *ptrs[6] = {(void *)q, (void *)k, (void *)v, out, &st->scale, &st->neginf};
-    cudnnBackendDescriptor_t vp;
-    CUDNN_TRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp), err);
-    st->varpack = vp;
-    CUDNN_TRY(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 6, uids), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 6, ptrs), err);
-    CUDNN_TRY(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &st->workspace),
-              err);
-    CUDNN_TRY(cudnnBackendFinalize(vp), err);
+    void *ptrs[7] = {(void *)q, (void *)k, (void *)v, out, &st->scale, &st->neginf, st->stats};
+    int rc = sdpa_varpack(&st->varpack, uids, ptrs, st->with_stats ? 7 : 6, st->workspace, err);
+    if (rc != ATTN_OK)
+        return rc;
     st->vp_q = q;
     st->vp_k = k;
     st->vp_v = v;
@@ -672,10 +354,10 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
     if (st->replan) {
         /* The plan used by the previous forward may still be running on the GPU: build
          * into the other slot and free the one from two forwards back. */
-        const double t0 = now_us();
+        const double t0 = sdpa_now_us();
         const int next = st->cur ^ 1;
-        plan_destroy(&st->plans[next]);
-        if ((rc = plan_build(&st->plans[next], st->handle, &st->shape, err)) != ATTN_OK)
+        sdpa_plan_destroy(&st->plans[next]);
+        if ((rc = plan_build(&st->plans[next], st->handle, &st->shape, st->with_stats, err)) != ATTN_OK)
             return rc;
         if (st->plans[next].workspace_bytes > st->workspace_bytes)
             return attn_fail(err, ATTN_FAILED,
@@ -685,7 +367,7 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
                              (long long)st->plans[st->cur].engine_id, (long long)st->plans[next].engine_id);
         st->cur = next;
         st->replans++;
-        st->replan_us_total += now_us() - t0;
+        st->replan_us_total += sdpa_now_us() - t0;
     }
     if (stream != st->stream) {
         CUDNN_TRY(cudnnSetStream(st->handle, stream), err);
@@ -696,6 +378,43 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
             return rc;
     CUDNN_TRY(cudnnBackendExecute(st->handle, st->plans[st->cur].plan, st->varpack), err);
     return ATTN_OK;
+}
+
+/* run --backward: cuDNN's fused backward from the stats the last forward wrote. */
+static int backward(void *state, const void *q, const void *k, const void *v, const void *out, const void *dout,
+                    void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream, attn_error *err)
+{
+    cudnn_state *st = state;
+    if (st->bwd_rc != ATTN_OK)
+        return attn_fail(err, st->bwd_rc, "%s", st->bwd_why[0] ? st->bwd_why : "cudnn: setup built no backward plan");
+    if (stream != st->stream) {
+        CUDNN_TRY(cudnnSetStream(st->handle, stream), err);
+        st->stream = stream;
+    }
+    const cudnn_bwd_io io = {.q = q, .k = k, .v = v, .o = out, .dout = dout, .stats = st->stats, .dq = dq,
+                             .dk = dk, .dv = dv, .side = workspace, .scale = &st->scale, .neginf = &st->neginf};
+    return cudnn_bwd_run(&st->bwd, st->handle, &io, err);
+}
+
+static void bwd_facts(const cudnn_state *st, attn_facts *f)
+{
+    const sdpa_plan *p = &st->bwd.plan;
+    if (!st->with_stats)
+        return;
+    if (st->bwd_rc != ATTN_OK) {
+        attn_fact_add(f, "bwd_plan", NAN, "not built: %s", st->bwd_why);
+        return;
+    }
+    attn_fact_add(f, "bwd_engine_id", (double)p->engine_id, "%lld (heuristics mode %s, config %d of %d tried)",
+                  (long long)p->engine_id, p->heur_mode ? p->heur_mode : "?", p->configs_tried, p->configs_returned);
+    attn_fact_add(f, "bwd_engine_knobs", NAN, "%s", p->knobs);
+    attn_fact_add(f, "bwd_workspace_bytes", (double)p->workspace_bytes, "%lld (plus %zu of FP32 row sums and dQ "
+                  "accumulator)", (long long)p->workspace_bytes, cudnn_bwd_side_bytes(&st->shape));
+    attn_fact_add(f, "bwd_graph_build_us", p->graph_us, "%.0f us (host, backward descriptors + operation graph)",
+                  p->graph_us);
+    attn_fact_add(f, "bwd_heuristics_us", p->heur_us, "%.0f us (host, backward)", p->heur_us);
+    attn_fact_add(f, "bwd_plan_build_us", p->plan_us, "%.0f us (host, backward execution plan finalize, once in "
+                  "setup)", p->plan_us);
 }
 
 static void facts(void *state, attn_facts *f)
@@ -721,7 +440,10 @@ static void facts(void *state, attn_facts *f)
     if (st->replan && st->replans > 0)
         attn_fact_add(f, "replan_us_mean", st->replan_us_total / st->replans, "%.0f us per forward over %lld forwards",
                       st->replan_us_total / st->replans, st->replans);
+    bwd_facts(st, f);
 }
+
+static double bwd_kept_bytes(const attn_shape *s) { return (double)s->batch * s->heads * s->seq * sizeof(float); }
 
 /* cuDNN's fused SDPA: the same minimum traffic as our fused kernels (Q, K, V read
  * once, O written once); its tiles are cuDNN's own, so no FLOP or L2 claim beyond the
@@ -754,7 +476,9 @@ const attn_variant variant_cudnn = {
     .facts = facts,
     .teardown = teardown,
     .predict = predict,
-    /* run --backward: the SDPA backward graph (the forward's stats saved) is not built yet. */
-    .bwd_missing = "cuDNN's SDPA backward graph is not built yet (issue 39: the backend API graph with the "
-                   "forward's saved stats is future work)",
+    .backward = backward,
+    .bwd_workspace_bytes = cudnn_bwd_side_bytes,
+    .expected_bwd_ops = CUDNN_BWD_OPS,
+    .bwd_kept_bytes = bwd_kept_bytes,
+    .bwd_kept = "the float log-sum-exp per query row (cuDNN's stats)",
 };
