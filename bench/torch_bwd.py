@@ -2,7 +2,7 @@
 For each point of S x D x causal (B = 32768/S, H = 16, bf16): CUDA-event median of 10 timed
 torch.autograd.grad calls (3 warm-ups) of a kept forward, for the series' eager code (naive:
 out-of-place masked_fill; naive_inplace: masked_fill_), SDPA pinned to math, efficient, flash
-and cuDNN. The in-place advice is checked once on a small shape: does autograd raise, and do
+and cuDNN (argv[1], when given: a comma list of the backends to time, e.g. "cudnn"). The in-place advice is checked once on a small shape: does autograd raise, and do
 the gradients equal the out-of-place ones bit for bit. Prints one line per point and backend."""
 import math, statistics, sys
 import torch
@@ -72,7 +72,8 @@ def main():
         q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
         do = torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16)
         flops = 2.5 * 4.0 * B * H * S * S * D / (2 if causal else 1)
-        for name, f in IMPLS.items():
+        only = sys.argv[1].split(",") if len(sys.argv) > 1 else list(IMPLS)
+        for name, f in ((n, f) for n, f in IMPLS.items() if n in only):
             try:
                 o = f(q, k, v, causal)
                 us = timeit(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
