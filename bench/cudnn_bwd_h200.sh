@@ -17,9 +17,9 @@ for v in r["variants"]:
     print(f"  {v['name']:14s} fwd {v['status']} {v.get('event_us_no_cupti') or 0:9.1f}us | bwd {b.get('status')} "
           f"{b.get('event_us') or 0:9.1f}us dq {b.get('rel_error_dq')} dk {b.get('rel_error_dk')} dv {b.get('rel_error_dv')} "
           f"{b.get('error','')[:200]}")
-    for f in v.get("facts", []):
-        if str(f.get("key", "")).startswith("bwd_"):
-            print(f"    {f.get('key')}: {f.get('text', f.get('value'))}")
+    for k, f in (v.get("facts") or {}).items():
+        if k.startswith("bwd_"):
+            print(f"    {k}: {f.get('text')}")
 PY
 }
 echo "== 1. checks"
