@@ -405,16 +405,15 @@ static void bwd_facts(const cudnn_state *st, attn_facts *f)
         attn_fact_add(f, "bwd_plan", NAN, "not built: %s", st->bwd_why);
         return;
     }
-    attn_fact_add(f, "bwd_engine_id", (double)p->engine_id, "%lld (heuristics mode %s, config %d of %d tried)",
-                  (long long)p->engine_id, p->heur_mode ? p->heur_mode : "?", p->configs_tried, p->configs_returned);
-    attn_fact_add(f, "bwd_engine_knobs", NAN, "%s", p->knobs);
+    /* Three facts: a variant holds at most ATTN_MAX_FACTS, and the forward's take 11. */
+    attn_fact_add(f, "bwd_engine_id", (double)p->engine_id, "%lld (heuristics mode %s, config %d of %d tried; %s)",
+                  (long long)p->engine_id, p->heur_mode ? p->heur_mode : "?", p->configs_tried, p->configs_returned,
+                  p->knobs);
     attn_fact_add(f, "bwd_workspace_bytes", (double)p->workspace_bytes, "%lld (plus %zu of FP32 row sums and dQ "
                   "accumulator)", (long long)p->workspace_bytes, cudnn_bwd_side_bytes(&st->shape));
-    attn_fact_add(f, "bwd_graph_build_us", p->graph_us, "%.0f us (host, backward descriptors + operation graph)",
-                  p->graph_us);
-    attn_fact_add(f, "bwd_heuristics_us", p->heur_us, "%.0f us (host, backward)", p->heur_us);
-    attn_fact_add(f, "bwd_plan_build_us", p->plan_us, "%.0f us (host, backward execution plan finalize, once in "
-                  "setup)", p->plan_us);
+    const double us = p->graph_us + p->heur_us + p->plan_us;
+    attn_fact_add(f, "bwd_plan_us", us, "%.0f us host time, once in setup (graph %.0f, heuristics %.0f, execution "
+                  "plan %.0f)", us, p->graph_us, p->heur_us, p->plan_us);
 }
 
 static void facts(void *state, attn_facts *f)
