@@ -100,7 +100,7 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx, kinet
  * cuda_runtime, cuda_driver, user_annotation, cpu_op; others are ignored), with times
  * in ns relative to the file (ts × 1000). `strict` (attnprof archives): a GPU or API
  * event without an integer args.correlation is an error; otherwise it is skipped and
- * counted in *skipped. Returns 0, or -1 with the reason in err. */
+ * counted in *skipped. EXIT_OK, or EXIT_BAD_ARCHIVE with the reason in err. */
 int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen);
 /* Moves the times of the ops, calls and ranges from the given indices on by `by` ns
  * (baseTimeNanoseconds). Returns NULL, or the range error (bounds.h) when `by` or a
