@@ -396,8 +396,9 @@ static int check_recording(const trace *t, const run_info *r, char *err, size_t 
     for (size_t i = 1; i < t->n_ops; i++)
         if (t->ops[i].device != t->ops[0].device) {
             char b[48];
-            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "trace.json: inconsistent: GPU operation %s runs on device %d "
-                           "and %s on device %d, but run.json describes one GPU (%s): the files are of two recordings",
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "trace.json: inconsistent: GPU operation %s runs on "
+                           "device %d and %s on device %d, but run.json describes one GPU (%s): the files are of "
+                           "two recordings",
                            plain(t->ops[0].name, a, sizeof a), t->ops[0].device, plain(t->ops[i].name, b, sizeof b),
                            t->ops[i].device, r->device.name[0] ? r->device.name : "not named");
         }

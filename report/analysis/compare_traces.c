@@ -313,9 +313,9 @@ int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_
         p++; /* ',' */
     }
 bad:
-    return err_set(err, errlen, EXIT_USAGE, "--pair %s: expected BASELINE_TRACE=OTHER_TRACE[,...] (at most %d, names of 1 to %zu "
-             "bytes; write '=', ',' and '\\' inside a name as \\=, \\, and \\\\), e.g. --pair llama-eager=llama-sdpa",
-             list, COMPARE_MAX_PAIRS, sizeof opt->pair[0].base - 1);
+    return err_set(err, errlen, EXIT_USAGE, "--pair %s: expected BASELINE_TRACE=OTHER_TRACE[,...] (at most %d, "
+                   "names of 1 to %zu bytes; write '=', ',' and '\\' inside a name as \\=, \\, and \\\\), e.g. "
+                   "--pair llama-eager=llama-sdpa", list, COMPARE_MAX_PAIRS, sizeof opt->pair[0].base - 1);
 }
 
 /* EXIT_OK when every --pair name is a model trace: A of the baseline, B of some other run. */

@@ -35,7 +35,8 @@ const char *bounds_event_ns(int64_t base, double ts_us, double dur_us, int64_t *
     if (us_to_ns_out_of_range(ts_us, &ts) || __builtin_add_overflow(base, ts, start) || *start > BOUNDS_MAX_NS ||
         *start < -BOUNDS_MAX_NS)
         return "ts: out of range (|baseTimeNanoseconds + ts·1000| must stay within 2^62 ns)";
-    if (dur_us < 0 || us_to_ns_out_of_range(dur_us, &dur) || __builtin_add_overflow(*start, dur, end) || *end > BOUNDS_MAX_NS)
+    if (dur_us < 0 || us_to_ns_out_of_range(dur_us, &dur) || __builtin_add_overflow(*start, dur, end) ||
+        *end > BOUNDS_MAX_NS)
         return "dur: out of range (0 to 2^62 ns after ts)";
     return NULL;
 }
