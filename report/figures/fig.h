@@ -241,7 +241,7 @@ void fig_op_label(const gpu_op *op, char *out, size_t n);
 /* Shared by the figures: "B=1 H=16 S=1024 D=64". */
 void fig_shape_text(const analysis *a, char *out, size_t n);
 /* The forward drawn for a variant in one-forward figures: the median one
- * (analysis_median_forward), or -1. */
+ * (analysis_median_forward), or ATTN_NONE. */
 int fig_middle_forward(const variant_analysis *va);
 /* The overview's labels of a variant: "median CUDA 2.25 ms" and "median CPU 160 µs", the
  * medians over all forwards that the summary table shows (not the drawn forward's own). */
@@ -263,7 +263,7 @@ double fig_legend_sized(cairo_t *cr, double x, double y, double maxw, const fig_
 /* The smallest text of a paper-sized figure, in points at its printed size. */
 #define FIG_PAPER_MIN_PT 8.0
 /* jobs[0..1]: timeline-compact-<size> and occupancy-table-<size>, drawn at 3.5 in
- * (FIG_SIZE_COLUMN) or 7 in (FIG_SIZE_TEXT) wide. 0, or -1 out of memory. */
+ * (FIG_SIZE_COLUMN) or 7 in (FIG_SIZE_TEXT) wide. EXIT_OK, or an EXIT_* code. */
 int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int size);
 /* compare-speedup-<size>: every run's speed-up over the baseline per variant. */
 struct compare_model;

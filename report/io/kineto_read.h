@@ -85,7 +85,7 @@ typedef enum kineto_status {
 } kineto_status;
 
 /* Called once per element of traceEvents, in file order; `index` counts from 0.
- * Returns 0 to go on, or -1 with a one-line reason in err (without the path). */
+ * Returns EXIT_OK to go on, or an EXIT_* code with a one-line reason in err (without the path). */
 typedef int (*kineto_event_fn)(void *ctx, size_t index, const kineto_event *e, char *err, size_t errlen);
 
 /* Reads `path`, calling `fn` for every event and filling `hdr` and `info` (either
