@@ -8,6 +8,7 @@
 #include "alloc.h"
 
 #include "archive_read.h"
+#include "err.h"
 #include "exit_codes.h"
 #include "findings.h"
 
@@ -52,7 +53,7 @@ static int variant_index(const compare_model *m, const char *name)
     for (int i = 0; i < m->n_variants; i++)
         if (!strcmp(m->variants[i].name, name))
             return i;
-    return -1;
+    return ATTN_NONE;
 }
 
 static void fill_cell(compare_cell *c, const compare_archive *ar, const char *name, int throughput)

@@ -313,8 +313,8 @@ int compare_l2_check(compare_archive *const *in, int n, int allow, char *err, si
 void compare_cell_passes(compare_cell *c, const run_info *r);
 /* 1 when both cells' runs hold replicates: their verdicts use the between-pass spread. */
 int compare_replicates_apply(const compare_cell *base, const compare_cell *x);
-/* Verdict bits for --fail-on (1u << VERDICT_*), from "slower,ambiguous"; -1 with one
- * line in err for a word that is not a verdict. */
+/* Verdict bits for --fail-on (1u << VERDICT_*), from "slower,ambiguous"; EXIT_OK, or
+ * EXIT_USAGE with one line in err for a word that is not a verdict. */
 int compare_fail_on_parse(const char *list, unsigned *mask, char *err, size_t errlen);
 /* The variants of non-baseline runs whose CUDA-time (or throughput) verdict is in
  * `mask`, named in one line into msg; their count. */
@@ -340,7 +340,8 @@ int compare_traces_build(compare_model *m, const compare_options *opt, char *err
  * compiled, and the producer), added to m->fields with their `differs` (compare_build calls it
  * before the "what differs" sentence). */
 void compare_traces_fields(compare_model *m);
-/* --pair A=B[,C=D] into opt->pair ('\' escapes '=', ',' and '\' inside a name); -1 with one line in err when malformed. */
+/* --pair A=B[,C=D] into opt->pair ('\' escapes '=', ',' and '\' inside a name); EXIT_OK, or
+ * EXIT_USAGE with one line in err when malformed. */
 int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_t errlen);
 void compare_traces_free(compare_traces *t);
 

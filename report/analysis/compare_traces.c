@@ -240,7 +240,7 @@ static int index_of(const variant_analysis **list, int n, const char *name)
     for (int k = 0; k < n; k++)
         if (!strcmp(list[k]->result->name, name))
             return k;
-    return -1;
+    return ATTN_NONE;
 }
 
 /* Pairs the baseline's model traces B with run i's O: --pair names first, then the same names,
@@ -309,14 +309,13 @@ int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_
         }
         opt->n_pair++;
         if (!*p)
-            return 0;
+            return EXIT_OK;
         p++; /* ',' */
     }
 bad:
-    snprintf(err, errlen, "--pair %s: expected BASELINE_TRACE=OTHER_TRACE[,...] (at most %d, names of 1 to %zu "
-             "bytes; write '=', ',' and '\\' inside a name as \\=, \\, and \\\\), e.g. --pair llama-eager=llama-sdpa",
-             list, COMPARE_MAX_PAIRS, sizeof opt->pair[0].base - 1);
-    return -1;
+    return err_set(err, errlen, EXIT_USAGE, "--pair %s: expected BASELINE_TRACE=OTHER_TRACE[,...] (at most %d, "
+                   "names of 1 to %zu bytes; write '=', ',' and '\\' inside a name as \\=, \\, and \\\\), e.g. "
+                   "--pair llama-eager=llama-sdpa", list, COMPARE_MAX_PAIRS, sizeof opt->pair[0].base - 1);
 }
 
 /* EXIT_OK when every --pair name is a model trace: A of the baseline, B of some other run. */

@@ -6,6 +6,7 @@
 #include "units.h"
 #include "finding.h"
 #include "alloc.h"
+#include "err.h"
 #include "escape.h"
 #include "findings.h"
 
@@ -24,7 +25,7 @@ int finding_kind_of_id(const char *id)
     for (int k = 0; k < FK_COUNT; k++)
         if (!strcmp(finding_table[k].id, id))
             return k;
-    return -1;
+    return ATTN_NONE;
 }
 
 /* ---- the sentence: plain text with marked names ------------------------------ */
@@ -183,7 +184,7 @@ static int number_index(const finding *f, const char *key, size_t len)
     for (int i = 0; i < f->n_numbers; i++)
         if (strlen(f->numbers[i].key) == len && !strncmp(f->numbers[i].key, key, len))
             return i;
-    return -1;
+    return ATTN_NONE;
 }
 
 /* One {…} of a template (without the braces) into out[n]: 0, or -1 when its number is missing. */
@@ -192,13 +193,13 @@ static int phrase_field(const finding *f, const char *s, size_t len, char *out, 
     if (len && s[0] == '@') {
         const char *v = len == 8 && !strncmp(s, "@subject", 8) ? f->subject : len == 6 && !strncmp(s, "@other", 6) ? f->other : "";
         snprintf(out, n, "%s", v);
-        return v[0] ? 0 : -1;
+        return v[0] ? 0 : ATTN_NONE;
     }
     const char *colon = memchr(s, ':', len);
     size_t klen = colon ? (size_t)(colon - s) : len;
     int i = number_index(f, s, klen);
     if (i < 0)
-        return -1;
+        return ATTN_NONE;
     double v = f->numbers[i].value;
     const char *unit = f->numbers[i].unit, *spec = colon ? colon + 1 : "";
     size_t slen = colon ? len - klen - 1 : 0;
@@ -233,7 +234,7 @@ static int expand(const finding *f, const char *t, size_t len, char *out, size_t
             while (j < len && depth)
                 depth += t[j] == '[' ? 1 : t[j] == ']' ? -1 : 0, j++;
             if (depth)
-                return -1; /* an unclosed [ : the template is wrong, the id stands in */
+                return ATTN_NONE; /* an unclosed [ : the template is wrong, the id stands in */
             size_t mark = *at;
             if (expand(f, t + i + 1, j - i - 2, out, n, at) != 0)
                 *at = mark, out[mark] = '\0'; /* the optional part goes, the rest stays */
@@ -241,10 +242,10 @@ static int expand(const finding *f, const char *t, size_t len, char *out, size_t
         } else if (t[i] == '{') {
             const char *end = memchr(t + i, '}', len - i);
             if (!end)
-                return -1;
+                return ATTN_NONE;
             char v[64];
             if (phrase_field(f, t + i + 1, (size_t)(end - t - i - 1), v, sizeof v) != 0)
-                return -1;
+                return ATTN_NONE;
             *at += (size_t)snprintf(out + *at, *at < n ? n - *at : 0, "%s", v);
             i = (size_t)(end - t);
         } else if (*at + 1 < n) {

@@ -4,6 +4,7 @@
  * sentence (plain text; the writers escape it), ordered by the rank rule. */
 #include "sweep.h"
 
+#include "err.h"
 #include "finding.h"
 
 #include "units.h"
@@ -314,7 +315,7 @@ int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f)
 {
     memset(f, 0, sizeof *f);
     if (n < 3)
-        return -1;
+        return ATTN_NONE;
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (int i = 0; i < n; i++) {
         double x = log(s[i]), y = log(t[i]);
@@ -322,7 +323,7 @@ int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f)
     }
     double den = n * sxx - sx * sx;
     if (!(fabs(den) > 0))
-        return -1;
+        return ATTN_NONE;
     f->k = (n * sxy - sx * sy) / den;
     f->c = (sy - f->k * sx) / n;
     double mean = sy / n, ss_tot = 0, ss_res = 0;
@@ -343,6 +344,6 @@ int sweep_crossover(const double *a, const double *b, int n, double min_effect)
     while (i > 0 && a[i - 1] < b[i - 1] * (1 - min_effect))
         i--;
     if (i == 0 || n - i < 2)
-        return -1;
+        return ATTN_NONE;
     return i;
 }

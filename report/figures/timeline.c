@@ -3,6 +3,8 @@
  * timeline_scene.c and timeline_lanes.c; the overview of all variants timeline_overview.c. */
 #include "timeline_parts.h"
 
+#include "err.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,10 +59,7 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
     const analysis *a = job->a;
     const variant_analysis *va = &a->v[job->variant];
     tl_scene sc;
-    if (tl_scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0)) {
-        tl_scene_free(&sc);
-        return -1;
-    }
+    tl_scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0);
     char buf[512], name[48], shape[96], med[160];
     const char *vname = tl_variant_name(va, job->variant, name, sizeof name);
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
@@ -163,10 +162,7 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
              vname, a->run && a->run->imported ? "the traces' ranges and CPU ops" : "NVTX ranges", job->n_forwards,
              va->n_forwards, med);
     tl_scene sc;
-    if (tl_scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0)) {
-        tl_scene_free(&sc);
-        return -1;
-    }
+    tl_scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0);
     tl_lane_pos p = tl_lane_layout(&sc, &TIMELINE_STYLE, TIMELINE_TOP);
     double legend = timeline_legend_height(measure, &sc, FIG_WIDTH - 2 * FIG_MARGIN);
     job->h = ceil(p.end_y + 2 + 34 + legend + 8);
@@ -177,12 +173,10 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
 int fig_timeline_geometry_of(const fig_job *job, fig_timeline_geometry *geo)
 {
     const variant_analysis *va = &job->a->v[job->variant];
+    if (job->n_forwards <= 0)
+        return ATTN_NONE;
     tl_scene sc;
-    if (job->n_forwards <= 0 ||
-        tl_scene_build(&sc, job->a->trace, va, job->first_forward, job->n_forwards, 0)) {
-        tl_scene_free(&sc);
-        return -1;
-    }
+    tl_scene_build(&sc, job->a->trace, va, job->first_forward, job->n_forwards, 0);
     tl_lane_pos p = tl_lane_layout(&sc, &TIMELINE_STYLE, TIMELINE_TOP);
     *geo = (fig_timeline_geometry){FIG_MARGIN + LABEL_COL, job->w - FIG_MARGIN, p.nvtx_y, p.api_y,
                                    p.gpu_y, p.end_y, sc.lo, sc.hi};

@@ -3,6 +3,8 @@
  * table's medians. */
 #include "timeline_parts.h"
 
+#include "alloc.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,23 +31,19 @@ static void overview_free(overview_plan *pl)
     memset(pl, 0, sizeof *pl);
 }
 
-static int overview_plan_build(overview_plan *pl, const analysis *a)
+static void overview_plan_build(overview_plan *pl, const analysis *a)
 {
     memset(pl, 0, sizeof *pl);
-    pl->scenes = calloc(a->n > 0 ? (size_t)a->n : 1, sizeof *pl->scenes);
-    if (!pl->scenes)
-        return -1;
+    pl->scenes = attn_calloc(a->n > 0 ? (size_t)a->n : 1, sizeof *pl->scenes);
     pl->n = a->n;
     for (int i = 0; i < a->n; i++) {
         int mid = fig_middle_forward(&a->v[i]);
-        if (tl_scene_build(&pl->scenes[i], a->trace, &a->v[i], mid < 0 ? 0 : mid, mid < 0 ? 0 : 1, 1))
-            return -1;
+        tl_scene_build(&pl->scenes[i], a->trace, &a->v[i], mid < 0 ? 0 : mid, mid < 0 ? 0 : 1, 1);
         if (mid >= 0 && pl->scenes[i].hi - pl->scenes[i].origin > pl->span)
             pl->span = pl->scenes[i].hi - pl->scenes[i].origin;
     }
     /* a little room right of the longest forward */
     pl->span = pl->span > 0 ? pl->span + pl->span / 50 : 1000;
-    return 0;
 }
 
 static double overview_block_height(const tl_scene *sc)
@@ -67,10 +65,7 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
 {
     const analysis *a = job->a;
     overview_plan pl;
-    if (overview_plan_build(&pl, a)) {
-        overview_free(&pl);
-        return -1;
-    }
+    overview_plan_build(&pl, a);
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], shape[96], fit[256], name[48];
     fig_set(cr, FIG_INK);
@@ -162,10 +157,7 @@ int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a)
     job->draw = overview_draw;
     job->w = FIG_WIDTH;
     overview_plan pl;
-    if (overview_plan_build(&pl, a)) {
-        overview_free(&pl);
-        return -1;
-    }
+    overview_plan_build(&pl, a);
     double y = 62;
     for (int i = 0; i < pl.n; i++)
         y += overview_block_height(&pl.scenes[i]) + OVERVIEW_GAP;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "err.h"
 #include "fixture.h"
 #include "predict.h"
 
@@ -37,7 +38,7 @@ Test(finding_table, one_row_per_kind_with_a_unique_id_and_a_phrase)
         cr_assert(r->needs && r->phrase && r->phrase[0], "%s", r->id);
         cr_assert_eq(finding_kind_of_id(r->id), k, "%s is the id of one row only", r->id);
     }
-    cr_assert_eq(finding_kind_of_id("no_such_finding"), -1);
+    cr_assert_eq(finding_kind_of_id("no_such_finding"), ATTN_NONE);
     /* The first row of each source derives; a NULL derive follows a row of its source. */
     cr_assert(finding_has_derive(FK_VARIANT_UNAVAILABLE) && finding_has_derive(FK_ATTENTION_SHARE) &&
               finding_has_derive(FK_ROOF_SHARE_INCONSISTENT));
