@@ -8,13 +8,14 @@
 #      events per forward, each checked against FP64;
 #   3. bench/decode_balanced.py: both grids called directly beside PyTorch's cuDNN and flash;
 #   4. the two fixtures re-recorded (tests/fixtures/h200-gqa, h200-decode).
+# SKIP_GPU_TEST=1 and SKIP_DIRECT=1 leave out steps 1 and 3.
 source "$(dirname "$0")/lib.sh" decode2
 bin=${ATTNPROF_BIN:-build/attnprof}
 say "$(date -u +%FT%TZ) commit ${COMMIT:-unknown}"
 gpu_state
 
 say "gpu-test: grouped-query and decode shapes"
-ATTNPROF_BIN=$bin GPU_TEST_ONLY=gqa timeout 110 bash tests/gpu/run.sh >>"$L" 2>&1; echo "rc=$? gpu-test" >>"$L"
+[ "${SKIP_GPU_TEST:-0}" = 1 ] || ATTNPROF_BIN=$bin GPU_TEST_ONLY=gqa timeout 110 bash tests/gpu/run.sh >>"$L" 2>&1; echo "rc=$? gpu-test" >>"$L"
 
 say "ours and cuDNN in one attnprof run per point"
 echo "point,B,Hq,Hkv,q_seq,S,D,variant,status,cuda_us_median,rel_error,ops,expected,grid,splits,engine" >"$OUT/ours.csv"
@@ -44,7 +45,7 @@ done
 cat "$OUT/ours.csv" >>"$L"
 
 say "both grids called directly, beside PyTorch's cuDNN and flash"
-PYTHONUNBUFFERED=1 timeout 100 python3 bench/decode_balanced.py build/libattnprof_recorder.so >"$OUT/balanced.log" 2>&1
+[ "${SKIP_DIRECT:-0}" = 1 ] || PYTHONUNBUFFERED=1 timeout 100 python3 bench/decode_balanced.py build/libattnprof_recorder.so >"$OUT/balanced.log" 2>&1
 echo "rc=$? balanced" >>"$L"; cat "$OUT/balanced.log" >>"$L"
 
 say "fixtures"

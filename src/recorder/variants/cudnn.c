@@ -685,8 +685,11 @@ static int build_varpack(cudnn_state *st, const void *q, const void *k, const vo
     int64_t uids[8] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE, UID_NEGINF, UID_SEQ_KV, UID_SEQ_Q};
     /* By-value tensors are passed as host pointers to their value. */
     void *ptrs[8] = {(void *)q, (void *)k, (void *)v, out, &st->scale, &st->neginf, &st->seq_kv, &st->seq_q};
-    /* The mask's scalars only when the graph has them (an unknown uid is an error). */
-    const int64_t n_ptrs = mask_of(&st->shape) == MASK_BOTTOM_RIGHT ? 8 : 6;
+    /* Only the by-value tensors the graph has: the -inf of the mask and the bottom-right mask's
+     * shift (cuDNN refuses a pack with a uid its graph lacks: CUDNN_STATUS_BAD_PARAM_NULL_POINTER,
+     * isCompatibleVariantPack, as measured on the H200 with cuDNN 9.19). */
+    const mask_kind mask = mask_of(&st->shape);
+    const int64_t n_ptrs = mask == MASK_BOTTOM_RIGHT ? 8 : mask == MASK_TOP_LEFT ? 6 : 5;
     cudnnBackendDescriptor_t vp;
     CUDNN_TRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp), err);
     st->varpack = vp;
