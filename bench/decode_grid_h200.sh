@@ -8,7 +8,8 @@
 #      events per forward, each checked against FP64;
 #   3. bench/decode_balanced.py: both grids called directly beside PyTorch's cuDNN and flash;
 #   4. the two fixtures re-recorded (tests/fixtures/h200-gqa, h200-decode).
-# SKIP_GPU_TEST=1 and SKIP_DIRECT=1 leave out steps 1 and 3.
+# SKIP_GPU_TEST=1, SKIP_DIRECT=1 and SKIP_FIXTURES=1 leave out steps 1, 3 and 4; ITERS (50) sets
+# the forwards of step 2.
 source "$(dirname "$0")/lib.sh" decode2
 bin=${ATTNPROF_BIN:-build/attnprof}
 say "$(date -u +%FT%TZ) commit ${COMMIT:-unknown}"
@@ -25,7 +26,7 @@ for spec in decode:16:32:8:1:8192:128 decode:64:32:8:1:4096:128 decode:1:32:8:1:
   IFS=: read -r kind B H HKV SQ S D <<<"$spec"
   dir="$W/$kind-$B-$H-$HKV-$SQ-$S-$D"
   cudnn_torch timeout 60 "$bin" run --variants flash,cudnn --batch "$B" --heads "$H" --kv-heads "$HKV" --q-seq "$SQ" \
-    --seq "$S" --dim "$D" --iters 50 --warmup 5 --no-calibrate --no-counters --quiet -o "$dir" --format png >>"$L" 2>&1
+    --seq "$S" --dim "$D" --iters "${ITERS:-50}" --warmup 5 --no-calibrate --no-counters --quiet -o "$dir" --format png >>"$L" 2>&1
   echo "rc=$? $spec" >>"$L"
   python3 - "$dir" "$spec" >>"$OUT/ours.csv" 2>>"$L" <<'PY'
 import csv, json, sys
@@ -48,6 +49,7 @@ say "both grids called directly, beside PyTorch's cuDNN and flash"
 [ "${SKIP_DIRECT:-0}" = 1 ] || PYTHONUNBUFFERED=1 timeout 100 python3 bench/decode_balanced.py build/libattnprof_recorder.so >"$OUT/balanced.log" 2>&1
 echo "rc=$? balanced" >>"$L"; cat "$OUT/balanced.log" >>"$L"
 
+[ "${SKIP_FIXTURES:-0}" = 1 ] && { say "done"; exit 0; }
 say "fixtures"
 cudnn_torch timeout 40 "$bin" run --batch 2 --heads 16 --kv-heads 4 --seq 512 --dim 64 --iters 5 --warmup 2 \
   -o "$W/h200-gqa" --force -q >>"$L" 2>&1; echo "rc=$? fixture gqa" >>"$L"
