@@ -100,7 +100,7 @@ static int decode_plan(const attn_shape *s, decode_run *r)
     const long long tiles = (long long)s->batch * attn_kv_heads(s) *
                             flash_decode_row_tiles(r->config, s->heads, attn_kv_heads(s), attn_q_seq(s));
     r->split = decode_split_choose(tiles, s->seq, slots, DECODE_BLOCK_KEYS);
-    r->grid = decode_grid_choose(tiles, r->split, slots, attn_kv_bytes(s));
+    r->grid = decode_grid_choose(tiles, r->split, slots, 2 * attn_kv_bytes(s)); /* K and V */
     const int bc = balanced_config_like(r->config);
     if (r->grid == DECODE_GRID_BALANCED && bc >= 0) {
         const int bslots = resident_slots(bc);
