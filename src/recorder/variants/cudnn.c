@@ -330,41 +330,17 @@ static int build_graph(desc_arena *a, cudnnHandle_t h, const attn_shape *s, cudn
     return ATTN_OK;
 }
 
+/* The knob types cuDNN 9 documents as current (deprecated ones print as numbers). */
 static const char *knob_name(int type)
 {
-    /* The knob types cuDNN 9 documents as current (deprecated ones print as numbers). */
-    switch (type) {
-    case 1: return "swizzle";
-    case 2: return "tile_size";
-    case 4: return "edge";
-    case 11: return "multiply";
-    case 12: return "split_k_buf";
-    case 13: return "tilek";
-    case 14: return "stages";
-    case 15: return "reduction_mode";
-    case 17: return "split_k_slc";
-    case 18: return "idx_mode";
-    case 23: return "specfilt";
-    case 24: return "kernel_cfg";
-    case 25: return "workspace";
-    case 27: return "tile_cga_m";
-    case 28: return "tile_cga_n";
-    case 29: return "block_size";
-    case 30: return "occupancy";
-    case 31: return "array_size_per_thread";
-    case 33: return "split_cols";
-    case 34: return "tile_rows";
-    case 35: return "tile_cols";
-    case 36: return "load_size";
-    case 37: return "cta_count";
-    case 38: return "stream_k";
-    case 39: return "split_p_slc";
-    case 40: return "tile_m";
-    case 41: return "tile_n";
-    case 42: return "warp_spec_cfg";
-    case 43: return "swap_ab";
-    default: return NULL;
-    }
+    static const char *const names[] = {
+        [1] = "swizzle", [2] = "tile_size", [4] = "edge", [11] = "multiply", [12] = "split_k_buf", [13] = "tilek",
+        [14] = "stages", [15] = "reduction_mode", [17] = "split_k_slc", [18] = "idx_mode", [23] = "specfilt",
+        [24] = "kernel_cfg", [25] = "workspace", [27] = "tile_cga_m", [28] = "tile_cga_n", [29] = "block_size",
+        [30] = "occupancy", [31] = "array_size_per_thread", [33] = "split_cols", [34] = "tile_rows",
+        [35] = "tile_cols", [36] = "load_size", [37] = "cta_count", [38] = "stream_k", [39] = "split_p_slc",
+        [40] = "tile_m", [41] = "tile_n", [42] = "warp_spec_cfg", [43] = "swap_ab"};
+    return type > 0 && type < (int)(sizeof names / sizeof *names) ? names[type] : NULL;
 }
 
 /* Engine id, knob choices and behaviour notes of the engine config a plan was built from. */
