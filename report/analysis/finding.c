@@ -392,6 +392,8 @@ const finding_row finding_table[FK_COUNT] = {
         "safe softmax: {kernels} extra kernels, {us_per_forward}"),
     ROW(FK_FUSED_KERNEL, "fused_kernel", FINDING_INFO, "", BY_US("us_per_forward"),
         "one fused kernel, {us_per_forward}"),
+    ROW(FK_DECODE_SPLIT, "decode_split", FINDING_INFO, "facts.split_count", BY_US("combine_us"),
+        "split-KV decode: {splits} splits, combine {combine_pct} of CUDA time"),
     ROW(FK_KINETO_ZERO_OCCUPANCY, "kineto_zero_occupancy", FINDING_NOTICE, "device.sharedMemPerBlock", NO_RANK,
         "Kineto occupancy 0%: {shared_mem_bytes} shared memory"),
     ROW(FK_HEAD_DIM_PADDING, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", NO_RANK,

@@ -492,6 +492,42 @@ static int fused_kernel_finding(analysis *a, int vi)
     return 0;
 }
 
+static int is_decode_combine(const gpu_op *o) { return o->kind == GPU_KERNEL && strstr(o->name, "decode_combine"); }
+
+/* A split-KV decode (the recorder's split_count fact): how its keys were cut, on which grid, and
+ * what merging the splits' partial softmaxes cost: the combine kernel's time per forward and its
+ * share of the variant's CUDA time (0 on the balanced grid, which merges inside its one kernel). An
+ * archive without the decode_grid fact predates the balanced grid: its grid was the fixed one. */
+static int decode_split_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    const attn_fact *split = fact(va->result, "split_count"), *grid = fact(va->result, "decode_grid");
+    if (!split || !isfinite(split->number) || !(va->cuda_us.median > 0))
+        return 0;
+    const int balanced = grid && !strncmp(grid->value, "balanced", 8);
+    int n;
+    double us;
+    per_forward_median(va, is_decode_combine, &n, &us);
+    if (n == 0)
+        us = 0;
+    const double pct = 100.0 * us / va->cuda_us.median;
+    finding *fd;
+    if (balanced)
+        fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the balanced grid: every tile's keys cut into at "
+                          "most %.0f pieces over one block per resident slot, merged inside the kernel (%d combine "
+                          "kernels, %.1f µs, %.1f%% of CUDA time)", split->number, n, us, pct);
+    else
+        fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the fixed grid: %.0f split%s per row tile%s; the "
+                          "combine kernel %.1f µs per forward, %.1f%% of CUDA time", split->number,
+                          split->number == 1 ? "" : "s", n ? "" : ", no combine kernel", us, pct);
+    findings_number(fd, "splits", split->number, "");
+    findings_number(fd, "combine_kernels", n, "");
+    findings_number(fd, "combine_us", us, "us");
+    findings_number(fd, "combine_pct", pct, "%");
+    findings_number(fd, "balanced", balanced, "");
+    return 0;
+}
+
 static int head_dim_padding_finding(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
@@ -634,6 +670,7 @@ static const finding_derive_fn finding_derives[FK_COUNT] = {
     [FK_MASK_REBUILD] = mask_rebuild_finding,
     [FK_SAFE_SOFTMAX] = safe_softmax_finding,
     [FK_FUSED_KERNEL] = fused_kernel_finding,
+    [FK_DECODE_SPLIT] = decode_split_finding,
     [FK_KINETO_ZERO_OCCUPANCY] = kineto_zero_finding,
     [FK_HEAD_DIM_PADDING] = head_dim_padding_finding,
     [FK_LAUNCH_API] = launch_finding,
