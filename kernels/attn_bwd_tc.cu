@@ -504,7 +504,7 @@ extern "C" const attn_bwd_tc_config *attn_bwd_tc_config_at(int i)
 {
     return i >= 0 && i < kConfigCount ? &kConfigs[i] : nullptr;
 }
-extern "C" int attn_bwd_tc_default_config(int dim) { return dim == 64 ? 1 : dim == 128 ? 5 : -1; }
+extern "C" int attn_bwd_tc_default_config(int dim) { return dim == 64 ? 3 : dim == 128 ? 6 : -1; }
 
 extern "C" size_t attn_bwd_tc_workspace_floats(int bh, int seq, int dim)
 {
