@@ -288,6 +288,11 @@ $(FUSED_BENCH): bench/fused_bench.cu $(BUILD)/kernels/flash_fwd.o $(BUILD)/kerne
                 $(BUILD)/kernels/flash_fwd_sm90a.o
 	$(NVCC) $(NVCCFLAGS) -Xcompiler -fopenmp $^ -o $@ -lcublas -lgomp
 
+# The tensor-core backward's own harness (bench/bwd_tc_bench.cu: check, small for
+# compute-sanitizer, time), outside attnprof so that the sanitizer can run it.
+$(BUILD)/bwd_tc_bench: bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu kernels/attn_bwd_tc.h kernels/ptx_bf16.cuh
+	$(NVCC) -std=c++17 -O3 -lineinfo $(CUDA_ARCH) -Ikernels bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu -o $@
+
 # The sm_90a flash kernels with the bench-only configurations (bench/flash_sm90a_experiments.cu
 # over the same kernels/sm90a/ headers), as a shared library for bench/flash_sm90a_torch.py
 # (ours against PyTorch's flash and cuDNN in one process).
