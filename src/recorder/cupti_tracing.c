@@ -267,17 +267,11 @@ static int driver_enable(int on, char *err, size_t errlen)
         CUptiResult r = on ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
         return r == CUPTI_SUCCESS ? 0 : cupti_fail(err, errlen, "cuptiActivityEnable(DRIVER)", r);
     }
-    /* Every driver call, then the ones that cannot launch off: enabling only the launches (the
-     * kind left off) lost cuBLAS's launch records on the H200 (a kernel whose correlation no
-     * API record had; bench/results/2026-12-03-flash-cupti.md). */
-    CUptiResult r = on ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
-    if (r != CUPTI_SUCCESS)
-        return cupti_fail(err, errlen, "cuptiActivityEnable(DRIVER)", r);
-    for (uint32_t cb = 1; on && cb < CUPTI_DRIVER_TRACE_CBID_SIZE; cb++) {
+    for (uint32_t cb = 1; cb < CUPTI_DRIVER_TRACE_CBID_SIZE; cb++) {
         const char *name = NULL;
-        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cb, &name) != CUPTI_SUCCESS || cupti_driver_api_traced(name))
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cb, &name) != CUPTI_SUCCESS || !cupti_driver_api_traced(name))
             continue;
-        r = cuptiActivityEnableDriverApi(cb, 0);
+        CUptiResult r = cuptiActivityEnableDriverApi(cb, (uint8_t)on);
         if (r != CUPTI_SUCCESS)
             return cupti_fail(err, errlen, "cuptiActivityEnableDriverApi", r);
     }
