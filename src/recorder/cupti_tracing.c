@@ -250,47 +250,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_MARKER,
+    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER,
 };
-
-/* Driver API records: cupti_flush keeps only those that launched GPU work, so only the driver
- * calls that can (the names of cupti_driver_cbid.h that start with a launch, copy or memset
- * word) are traced, as Kineto turns its noisy driver callbacks off; a record made for every
- * bookkeeping call under cuDNN's and cuBLAS's launches was their share of CUPTI's overhead.
- * ATTNPROF_CUPTI_DRIVER_APIS=all traces every driver call, as before (to measure the
- * difference). */
-static const char *const DRIVER_LAUNCH_WORDS[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset"};
-
-int cupti_driver_api_traced(const char *name)
-{
-    for (size_t i = 0; name && i < sizeof DRIVER_LAUNCH_WORDS / sizeof *DRIVER_LAUNCH_WORDS; i++)
-        if (!strncmp(name, DRIVER_LAUNCH_WORDS[i], strlen(DRIVER_LAUNCH_WORDS[i])))
-            return 1;
-    return 0;
-}
-
-static int driver_enable(int on, char *err, size_t errlen)
-{
-    const char *all = getenv("ATTNPROF_CUPTI_DRIVER_APIS");
-    if (all && !strcmp(all, "all")) {
-        CUptiResult r = on ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
-        return r == CUPTI_SUCCESS ? 0 : cupti_fail(err, errlen, "cuptiActivityEnable(DRIVER)", r);
-    }
-    for (uint32_t cb = 1; cb < CUPTI_DRIVER_TRACE_CBID_SIZE; cb++) {
-        const char *name = NULL;
-        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cb, &name) != CUPTI_SUCCESS || !cupti_driver_api_traced(name))
-            continue;
-        CUptiResult r = cuptiActivityEnableDriverApi(cb, (uint8_t)on);
-        if (r != CUPTI_SUCCESS)
-            return cupti_fail(err, errlen, "cuptiActivityEnableDriverApi", r);
-    }
-    return 0;
-}
 
 int cupti_enable(int on, char *err, size_t errlen)
 {
-    if (driver_enable(on, err, errlen) != 0)
-        return -1;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         CUptiResult r = on ? cuptiActivityEnable(kinds[i]) : cuptiActivityDisable(kinds[i]);
         if (r != CUPTI_SUCCESS) {

@@ -15,9 +15,6 @@ void cupti_prepare_nvtx(void);
 int cupti_start(trace *t, char *err, size_t errlen);
 /* Enable/disable the activity kinds (for the CUPTI-off timing probe). */
 int cupti_enable(int on, char *err, size_t errlen);
-/* Whether a driver API of this name is traced (a launch, copy or memset: the driver calls
- * that can launch GPU work; the only ones cupti_flush keeps). */
-int cupti_driver_api_traced(const char *name);
 /* Synchronize, flush CUPTI's buffers and append the records to the trace, or count
  * them as discarded when `keep` is 0. NVTX ranges opened with cupti_range_push
  * are attributed to `variant`. Adds the records CUPTI reported dropped to *dropped. */
