@@ -301,6 +301,10 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
 void compare_free(compare_model *m);
 
 const char *compare_verdict_word(compare_verdict v);
+/* What one recorded range of the compared runs is: "step" when a run holds a training step
+ * (model_unit_word_of_run), else "forward" (attention forwards, a model's inference steps). The
+ * tables' headings and compare.tex's caption name it, once. */
+const char *compare_unit_word(const compare_model *m);
 
 /* compare_measurement.c: what compare takes from how each run was measured. */
 /* "warm" or "cold" as run.json's measurement plan records it; NULL when not recorded. */

@@ -374,10 +374,10 @@ static void compare_note(FILE *f, const compare_model *m)
     tex_code(f, base->label);
     fputs(": ", f);
     setup_text(f, &base->r);
-    fprintf(f, ". Median (min--max) of each run's recorded forwards; %s of the medians with a seeded 95\\%% "
+    fprintf(f, ". Median (min--max) of each run's recorded %ss; %s of the medians with a seeded 95\\%% "
                "bootstrap interval; same when the whole interval lies within $\\times$/$\\div$ %.2f (the run-to-run "
                "noise floor",
-            m->throughput ? "throughput ratio (above 1 is faster)" : "time ratio (below 1 is faster)",
+            compare_unit_word(m), m->throughput ? "throughput ratio (above 1 is faster)" : "time ratio (below 1 is faster)",
             1 + m->min_effect);
     int replicates = 0; /* some ratio judged against the runs' between-pass spread */
     for (int v = 0; v < m->n_variants; v++)
@@ -440,11 +440,11 @@ char *compare_tex(const compare_model *m)
     preamble(f, "compare.tex");
     fputs("% Generated from the archives' trace.json and run.json.\n", f);
     fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\caption{", f);
-    fputs(m->throughput ? "Throughput per forward (TFLOP/s) of each run, and each run against the baseline: "
-                          "throughput ratio (above 1 is faster), its 95\\% interval and verdict."
-                        : "CUDA time per forward (\\textmu{}s) of each run, and each run against the baseline: "
-                          "time ratio (below 1 is faster), its 95\\% interval and verdict.",
-          f);
+    fprintf(f, m->throughput ? "Throughput per %s (TFLOP/s) of each run, and each run against the baseline: "
+                               "throughput ratio (above 1 is faster), its 95\\%% interval and verdict."
+                             : "CUDA time per %s (\\textmu{}s) of each run, and each run against the baseline: "
+                               "time ratio (below 1 is faster), its 95\\%% interval and verdict.",
+            compare_unit_word(m));
     fputs("}\n\\label{tab:attnprof-compare}\n", f);
     fputs("\\begin{tabular}{l", f);
     for (int i = 0; i < m->n; i++)
