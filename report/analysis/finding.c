@@ -208,6 +208,11 @@ static int phrase_field(const finding *f, const char *s, size_t len, char *out, 
         units_count_noun(v, noun, out, n);
         return 0;
     }
+    if (slen >= 3 && !strncmp(spec, "sup", 3)) { /* {key:sup.2}: an exponent, S⁰·⁹⁸ */
+        const char *d = memchr(spec, '.', slen);
+        units_superscript(fabs(v) < 0.005 ? 0.0 : v, d ? atoi(d + 1) : 2, out, n);
+        return 0;
+    }
     int sign = slen && memchr(spec, '+', slen), pct = slen >= 3 && !strncmp(spec, "pct", 3);
     const char *dot = slen ? memchr(spec, '.', slen) : NULL;
     int decimals = dot ? atoi(dot + 1) : -1;
@@ -466,7 +471,7 @@ const finding_row finding_table[FK_COUNT] = {
     ROW(FK_SWEEP_GPU_AGREES, "sweep_gpu_agrees", FINDING_INFO, "", NO_RANK,
         "GPU {@other} agrees ({variants:n variant})"),
     ROW(FK_SWEEP_SCALING, "sweep_scaling", FINDING_INFO, "", NO_RANK,
-        "{@subject} time grows as S^{exponent:.2}"),
+        "{@subject} time grows as S{exponent:sup.2}[ at fixed B·S = {tokens}]"),
     ROW(FK_SWEEP_OPS_CHANGE, "sweep_ops_change", FINDING_INFO, "", NO_RANK,
         "{@subject}: {ops_from} to {ops_to:n operation} at S = {seq}"),
 };
