@@ -252,6 +252,11 @@ typedef struct trace_pair {
     trace_layer_row layers[MODEL_MAX_LAYERS];
     int layer_verdicts;        /* COMPARE_MIN_STEPS steps with layer times on both sides */
     const finding *only[2][MAX_FINDINGS]; /* finding ids of one side only (the first of each id) */
+    /* The recorded attention inputs that differ between the two traces ("Hkv 4 vs 8, D 64 vs 128,
+     * mask none vs bool [2,1,1024,1024], causal vs not causal, backend cuDNN vs flash, compiled vs
+     * not compiled"); "" when none does or a side records none. Every verdict of the pair is
+     * across these: the writers set it beside each verdict cell. */
+    char inputs_differ[480];
     int n_only[2];
 } trace_pair;
 

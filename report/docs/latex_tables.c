@@ -262,18 +262,30 @@ char *report_summary_tex(const analysis *a)
 
 /* "0.59$\times$ [0.59--0.59] & faster", "0.59$\times$ (medians) & no verdict (2 steps)", or "-- & --"
  * when a side lacks the measure; `d` decimals (the column's). */
-static void trace_ratio_tex(FILE *f, const trace_pair *pr, const compare_ratio *r, int d)
+/* The ratio and verdict cells of a pair with n0 and n1 steps. */
+static void ratio_verdict_tex(FILE *f, int n0, int n1, const compare_ratio *r, int d)
 {
     if (!isfinite(r->ci.ratio))
         fputs("-- & --", f);
     else if (r->verdict != VERDICT_NONE)
         fprintf(f, "%.*f$\\times$ [%.*f--%.*f] & %s", d, r->ci.ratio, d, r->ci.lo, d, r->ci.hi,
                 compare_verdict_word(r->verdict));
-    else if (pr->step[0].n == pr->step[1].n)
-        fprintf(f, "%.*f$\\times$ (medians) & no verdict (%d steps)", d, r->ci.ratio, pr->step[0].n);
+    else if (n0 == n1)
+        fprintf(f, "%.*f$\\times$ (medians) & no verdict (%d steps)", d, r->ci.ratio, n0);
     else
-        fprintf(f, "%.*f$\\times$ (medians) & no verdict (%d and %d steps)", d, r->ci.ratio, pr->step[0].n,
-                pr->step[1].n);
+        fprintf(f, "%.*f$\\times$ (medians) & no verdict (%d and %d steps)", d, r->ci.ratio, n0, n1);
+}
+
+/* As ratio_verdict_tex, with what differs between the pair's recorded inputs beside the
+ * verdict: no verdict reads as one across the same work. */
+static void trace_ratio_tex(FILE *f, const trace_pair *pr, const compare_ratio *r, int d)
+{
+    ratio_verdict_tex(f, pr->step[0].n, pr->step[1].n, r, d);
+    if (isfinite(r->ci.ratio) && pr->inputs_differ[0]) {
+        fputs(" (across ", f);
+        tex(f, pr->inputs_differ);
+        fputc(')', f);
+    }
 }
 
 static void trace_side_tex(FILE *f, const compare_model *m, const trace_pair *pr, int j)

@@ -168,3 +168,31 @@ Test(model_words, compare_of_training_steps_is_per_step, .timeout = 180, .init =
     read_out("cmpe", "compare.tex", text, sizeof text);
     cr_assert(strstr(text, "\\caption{CUDA time per forward (\\textmu{}s) of each run"), "inference: forwards");
 }
+
+/* Verdicts across different attention inputs carry the difference beside them: each ratio
+ * cell of the pair in compare.md (so compare.html), compare.tex and the terminal. */
+Test(model_words, compare_verdicts_carry_the_differing_inputs, .timeout = 180, .init = make_dir, .fini = remove_dir)
+{
+    static char text[1 << 22];
+    import("llama", FIXTURES "llama-eager-gqa.json.gz");
+    import("mistral", FIXTURES "mistral-gqa-window-fp16.json.gz");
+    char args[512];
+    snprintf(args, sizeof args, "compare %s/llama %s/mistral -o %s/cmp --allow-shape-mismatch", dir, dir, dir);
+    cr_assert_eq(attnprof_out(args, text, sizeof text), EXIT_OK, "%s", err_text);
+    const char *diff = "across Hkv 4 vs 8, D 64 vs 128, dtype bf16 vs fp16, mask none vs bool";
+    cr_assert(strstr(text, "step 2.452x slower (6 and 6 steps; across Hkv 4 vs 8"), "terminal: %s", text);
+    read_out("cmp", "compare.md", text, sizeof text);
+    cr_assert(strstr(text, "**slower** (across Hkv 4 vs 8, D 64 vs 128, dtype bf16 vs fp16, mask none vs bool "
+                           "\\[2,1,1024,1024\\], causal vs not causal) |"), "the step's verdict cell");
+    int cells = 0;
+    for (const char *p = strstr(text, "**slower** (across Hkv"); p; p = strstr(p + 1, "**slower** (across Hkv"))
+        cells++;
+    int verdicts = 0;
+    for (const char *p = strstr(text, "**slower**"); p; p = strstr(p + 1, "**slower**"))
+        verdicts++;
+    cr_assert_eq(cells, verdicts, "every verdict of the pair carries the difference (%d of %d)", cells, verdicts);
+    read_out("cmp", "compare.html", text, sizeof text);
+    cr_assert(strstr(text, diff), "compare.html");
+    read_out("cmp", "compare.tex", text, sizeof text);
+    cr_assert(strstr(text, "& slower (across Hkv 4 vs 8, D 64 vs 128"), "compare.tex's verdict cells");
+}
