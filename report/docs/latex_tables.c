@@ -271,9 +271,9 @@ static void ratio_verdict_tex(FILE *f, int n0, int n1, const compare_ratio *r, i
         fprintf(f, "%.*f$\\times$ [%.*f--%.*f] & %s", d, r->ci.ratio, d, r->ci.lo, d, r->ci.hi,
                 compare_verdict_word(r->verdict));
     else if (n0 == n1)
-        fprintf(f, "%.*f$\\times$ (medians) & no verdict (%d steps)", d, r->ci.ratio, n0);
+        fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%d steps)}", d, r->ci.ratio, n0);
     else
-        fprintf(f, "%.*f$\\times$ (medians) & no verdict (%d and %d steps)", d, r->ci.ratio, n0, n1);
+        fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%d and %d steps)}", d, r->ci.ratio, n0, n1);
 }
 
 /* As ratio_verdict_tex, with what differs between the pair's recorded inputs beside the
@@ -337,7 +337,7 @@ static void trace_pair_tex(FILE *f, const compare_model *m, const trace_pair *pr
             ratio[n++] = &pr->rows[r].ratio;
         }
     int rd = ratio_decimals_of(ratio, n);
-    fputs("\\begin{tabular}{lrrll}\n\\toprule\nMeasure & ", f);
+    fputs("\\begin{tabular}{lrrlp{0.18\\linewidth}}\n\\toprule\nMeasure & ", f); /* the verdict wraps: what differs is beside it */
     tex_code(f, m->in[0]->label);
     fputs(" & ", f);
     tex_code(f, m->in[pr->archive]->label);

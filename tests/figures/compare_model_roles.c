@@ -372,7 +372,7 @@ static void check_tex_against_csv(const char *dir, int steps_each)
                      s.verdict); /* then " \\" or, inputs differing, " (across ...) \\" */
         else {
             cr_assert(!isfinite(s.lo), "no interval in compare.csv either");
-            snprintf(want, sizeof want, "%.*f$\\times$ (medians) & no verdict (%d steps)", d, s.ratio,
+            snprintf(want, sizeof want, "%.*f$\\times$ (medians) & \\mbox{no verdict (%d steps)}", d, s.ratio,
                      steps_each);
         }
         found = end && strstr(row, want) && strstr(row, want) < end;
