@@ -141,6 +141,8 @@ static void scaling_finding(sweep_data *m, int k, int dim, const int *idx, const
     findings_number(f, "shapes", n, "");
     findings_number(f, "seq", s[0], "");
     findings_number(f, "seq2", s[n - 1], "");
+    if (tokens) /* the short phrase says the exponent is at fixed B·S */
+        findings_number(f, "tokens", (double)tokens, "");
     shape_numbers(f, &m->shapes[idx[0]].shape);
 }
 

@@ -2,6 +2,8 @@
  * one time scale, aligned at the start of the forward call, labelled with the summary
  * table's medians. */
 #include "timeline_parts.h"
+#include "model_roles.h"
+#include "units.h"
 
 #include "alloc.h"
 
@@ -149,10 +151,17 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
 int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a)
 {
     snprintf(job->name, sizeof job->name, "timeline-overview");
+    const char *unit = model_unit_word_of_run(a); /* a training step is a step */
+    char each[64];
+    if (a->n == 1)
+        snprintf(each, sizeof each, "the variant");
+    else
+        snprintf(each, sizeof each, "each of the %d variants", a->n);
     snprintf(job->caption, sizeof job->caption,
-             "One forward of each of the %d variants (its forward of median CUDA time) on one time scale: "
-             "host API calls above, GPU operations below, aligned at the start of the forward call; the "
-             "labels are the median CUDA and CPU times per forward of the summary table.", a->n);
+             "One %s of %s (its %s of median CUDA time) on one time scale: "
+             "host API calls above, GPU operations below, aligned at the start of the %s%s; the "
+             "labels are the median CUDA and CPU times per %s of the summary table.", unit, each, unit, unit,
+             strcmp(unit, "step") ? " call" : "", unit);
     job->a = a;
     job->draw = overview_draw;
     job->w = FIG_WIDTH;

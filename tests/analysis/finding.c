@@ -188,3 +188,23 @@ Test(finding_table, no_bandwidth_from_a_negative_copy)
     }
     free_all(&f);
 }
+
+/* The sweep's short phrase: the exponent in Unicode (S⁰·⁹⁸, not S^0.98), and "at fixed B·S"
+ * exactly when the sweep held B·S fixed (--tokens); a count agrees with its noun. */
+Test(finding_table, sweep_scaling_phrase_says_when_b_s_was_fixed)
+{
+    finding f;
+    finding_init(&f, FK_SWEEP_SCALING, "naive: time per forward grows as S0.98");
+    snprintf(f.subject, sizeof f.subject, "naive");
+    findings_number(&f, "exponent", 0.98, "");
+    finding_finish(&f, NAN);
+    cr_expect_str_eq(f.phrase, "naive time grows as S\u2070\u00b7\u2079\u2078");
+    findings_number(&f, "tokens", 32768, "");
+    finding_finish(&f, NAN);
+    cr_expect_str_eq(f.phrase, "naive time grows as S\u2070\u00b7\u2079\u2078 at fixed B\u00b7S = 32768");
+
+    finding_init(&f, FK_FP32_CUDA_CORE_GEMM, "1 GEMM in FP32");
+    findings_number(&f, "gemms", 1, "");
+    finding_finish(&f, NAN);
+    cr_expect_str_eq(f.phrase, "1 FP32 CUDA-core GEMM");
+}
