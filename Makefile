@@ -166,7 +166,8 @@ $(BUILD)/%.o: %.cu
 # the only object built for 90a. nvcc 13.0's `-arch=sm_90a` shorthand also runs a
 # plain sm_90 pass that rejects those instructions; the -gencode form does not.
 SM90A_ARCH := -gencode arch=compute_90a,code=sm_90a -DATTNPROF_HAVE_SM90A
-$(BUILD)/kernels/flash_fwd_sm90a.o: CUDA_ARCH = $(SM90A_ARCH)
+# override: a CUDA_ARCH given on the command line (an sm_90-only build) must not reach this object.
+$(BUILD)/kernels/flash_fwd_sm90a.o: override CUDA_ARCH = $(SM90A_ARCH)
 # ptxas says so only in an info line, not a warning, when it serialises every wgmma of a
 # kernel (C7515-C7520: an accumulator written, or a wgmma issued, on some paths only); that
 # cost two tried kernels 10-60% (bench/RESULTS.md, steps 12 and 14), so it fails the build.
@@ -286,6 +287,11 @@ FUSED_BENCH := $(BUILD)/fused_bench
 $(FUSED_BENCH): bench/fused_bench.cu $(BUILD)/kernels/flash_fwd.o $(BUILD)/kernels/efficient_fwd.o \
                 $(BUILD)/kernels/flash_fwd_sm90a.o
 	$(NVCC) $(NVCCFLAGS) -Xcompiler -fopenmp $^ -o $@ -lcublas -lgomp
+
+# The tensor-core backward's own harness (bench/bwd_tc_bench.cu: check, small for
+# compute-sanitizer, time), outside attnprof so that the sanitizer can run it.
+$(BUILD)/bwd_tc_bench: bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu kernels/attn_bwd_tc.h kernels/ptx_bf16.cuh
+	$(NVCC) -std=c++17 -O3 -lineinfo $(CUDA_ARCH) -Ikernels bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu -o $@
 
 # The sm_90a flash kernels with the bench-only configurations (bench/flash_sm90a_experiments.cu
 # over the same kernels/sm90a/ headers), as a shared library for bench/flash_sm90a_torch.py

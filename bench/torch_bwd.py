@@ -2,8 +2,9 @@
 For each point of S x D x causal (B = 32768/S, H = 16, bf16): CUDA-event median of 10 timed
 torch.autograd.grad calls (3 warm-ups) of a kept forward, for the series' eager code (naive:
 out-of-place masked_fill; naive_inplace: masked_fill_), SDPA pinned to math, efficient, flash
-and cuDNN (argv[1], when given: a comma list of the backends to time, e.g. "cudnn"). The in-place advice is checked once on a small shape: does autograd raise, and do
-the gradients equal the out-of-place ones bit for bit. Prints one line per point and backend."""
+and cuDNN. The in-place advice is checked once on a small shape: does autograd raise, and do
+the gradients equal the out-of-place ones bit for bit. Prints one line per point and backend.
+`torch_bwd.py efficient,flash,cudnn` times those backends only (and skips the in-place check)."""
 import math, statistics, sys
 import torch
 import torch.nn.functional as F
@@ -65,15 +66,18 @@ def inplace_check():
 
 def main():
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}")
-    inplace_check()
+    only = sys.argv[1].split(",") if len(sys.argv) > 1 else None
+    if only is None:
+        inplace_check()
     grid = [(S, D, c) for D in (64, 128) for c in (True, False) for S in (1024, 4096, 16384)]
     for S, D, causal in grid:
         B, H = 32768 // S, 16
         q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
         do = torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16)
         flops = 2.5 * 4.0 * B * H * S * S * D / (2 if causal else 1)
-        only = sys.argv[1].split(",") if len(sys.argv) > 1 else list(IMPLS)
-        for name, f in ((n, f) for n, f in IMPLS.items() if n in only):
+        for name, f in IMPLS.items():
+            if only is not None and name not in only:
+                continue
             try:
                 o = f(q, k, v, causal)
                 us = timeit(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))

@@ -5,6 +5,7 @@
 #include "findings.h"
 #include "analysis.h"
 #include "alloc.h"
+#include "err.h"
 #include "escape.h"
 #include "median.h"
 
@@ -337,7 +338,7 @@ static int check_forwards_disjoint(const trace *t, char *err, size_t errlen)
             open = f[i];
     }
     free(f);
-    return bad ? -1 : 0;
+    return bad ? EXIT_BAD_ARCHIVE : EXIT_OK;
 }
 
 /* run.json's GPU against trace.json's deviceProperties (when both say). */
@@ -357,10 +358,10 @@ static int check_device(const trace *t, const run_info *r, char *err, size_t err
     if (!what)
         return 0;
     char a[64], b[64];
-    snprintf(err, errlen, "inconsistent: run.json's GPU (%s, %d SMs, %d.%d) and trace.json's deviceProperties (%s, %d "
-             "SMs, %d.%d) differ in %s: the files are of two recordings", plain(x->name, a, sizeof a), x->sm_count,
-             x->major, x->minor, plain(y->name, b, sizeof b), y->sm_count, y->major, y->minor, what);
-    return -1;
+    return err_set(err, errlen, EXIT_BAD_ARCHIVE, "inconsistent: run.json's GPU (%s, %d SMs, %d.%d) and trace.json's "
+                   "deviceProperties (%s, %d SMs, %d.%d) differ in %s: the files are of two recordings",
+                   plain(x->name, a, sizeof a), x->sm_count, x->major, x->minor, plain(y->name, b, sizeof b),
+                   y->sm_count, y->major, y->minor, what);
 }
 
 /* What a recording by `attnprof run` holds of itself: one process recorded every forward (a
@@ -379,33 +380,27 @@ static int check_recording(const trace *t, const run_info *r, char *err, size_t 
         const host_range *h = &t->ranges[i];
         if (h->iteration < 0)
             continue;
-        if (t->pid > 0 && h->pid != t->pid) {
-            snprintf(err, errlen, "trace.json: inconsistent: forward %s #%d is in process %d, but the run is process %d "
-                     "(trace.json's pid): its launches are not in the recording", plain(h->variant, a, sizeof a),
-                     h->iteration, h->pid, t->pid);
-            return -1;
-        }
-        if (h->sample.recorded && !r->measurement.recorded) {
-            snprintf(err, errlen, "inconsistent: forward %s #%d of trace.json carries a sample (pass %d), but run.json "
-                     "has no measurement plan: the files are of two recordings", plain(h->variant, a, sizeof a),
-                     h->iteration, h->sample.pass);
-            return -1;
-        }
-        if (h->sample.recorded && (h->sample.pass < 0 || h->sample.pass >= passes)) {
-            snprintf(err, errlen, "inconsistent: forward %s #%d of trace.json is in pass %d, but run.json's measurement "
-                     "has replicates = %d (passes 0 to %d)", plain(h->variant, a, sizeof a), h->iteration,
-                     h->sample.pass, passes, passes - 1);
-            return -1;
-        }
+        if (t->pid > 0 && h->pid != t->pid)
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "trace.json: inconsistent: forward %s #%d is in process %d, "
+                           "but the run is process %d (trace.json's pid): its launches are not in the recording",
+                           plain(h->variant, a, sizeof a), h->iteration, h->pid, t->pid);
+        if (h->sample.recorded && !r->measurement.recorded)
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "inconsistent: forward %s #%d of trace.json carries a sample "
+                           "(pass %d), but run.json has no measurement plan: the files are of two recordings",
+                           plain(h->variant, a, sizeof a), h->iteration, h->sample.pass);
+        if (h->sample.recorded && (h->sample.pass < 0 || h->sample.pass >= passes))
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "inconsistent: forward %s #%d of trace.json is in pass %d, "
+                           "but run.json's measurement has replicates = %d (passes 0 to %d)",
+                           plain(h->variant, a, sizeof a), h->iteration, h->sample.pass, passes, passes - 1);
     }
     for (size_t i = 1; i < t->n_ops; i++)
         if (t->ops[i].device != t->ops[0].device) {
             char b[48];
-            snprintf(err, errlen, "trace.json: inconsistent: GPU operation %s runs on device %d and %s on device %d, "
-                     "but run.json describes one GPU (%s): the files are of two recordings",
-                     plain(t->ops[0].name, a, sizeof a), t->ops[0].device, plain(t->ops[i].name, b, sizeof b),
-                     t->ops[i].device, r->device.name[0] ? r->device.name : "not named");
-            return -1;
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "trace.json: inconsistent: GPU operation %s runs on "
+                           "device %d and %s on device %d, but run.json describes one GPU (%s): the files are of "
+                           "two recordings",
+                           plain(t->ops[0].name, a, sizeof a), t->ops[0].device, plain(t->ops[i].name, b, sizeof b),
+                           t->ops[i].device, r->device.name[0] ? r->device.name : "not named");
         }
     return 0;
 }
@@ -416,23 +411,21 @@ static int check_variant(const variant_analysis *va, const run_info *r, char *er
     const variant_result *v = va->result;
     char name[48];
     plain(v->name, name, sizeof name);
-    if ((v->status == VARIANT_SKIPPED || v->status == VARIANT_UNAVAILABLE) && va->n_forwards > 0) {
-        snprintf(err, errlen, "inconsistent: run.json says variant %s is \"%s\" (it did not run), but trace.json "
-                 "holds %d of its forwards", name, variant_status_name(v->status), va->n_forwards);
-        return -1;
-    }
+    if ((v->status == VARIANT_SKIPPED || v->status == VARIANT_UNAVAILABLE) && va->n_forwards > 0)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "inconsistent: run.json says variant %s is \"%s\" (it did not "
+                       "run), but trace.json holds %d of its forwards", name, variant_status_name(v->status),
+                       va->n_forwards);
     /* An import takes iters as its longest file's count; a recording has exactly iters
      * forwards per variant that ran, fewer only when CUPTI dropped records. */
     int short_ok = r->imported || v->dropped_records > 0 || v->status != VARIANT_OK;
     int expected = analysis_expected_forwards(r, v), have = va->n_forwards + va->n_throttled;
     if (have > expected || (!short_ok && have != expected)) {
         if (v->stop.reason[0])
-            snprintf(err, errlen, "inconsistent: run.json says variant %s stopped after %d forwards, but trace.json "
-                     "holds %d of its forwards", name, expected, have);
-        else
-            snprintf(err, errlen, "inconsistent: run.json says iters = %d%s, but trace.json holds %d forwards of "
-                     "variant %s", r->iters, expected != r->iters ? " per pass" : "", have, name);
-        return -1;
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE, "inconsistent: run.json says variant %s stopped after %d "
+                           "forwards, but trace.json holds %d of its forwards", name, expected, have);
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "inconsistent: run.json says iters = %d%s, but trace.json "
+                       "holds %d forwards of variant %s", r->iters, expected != r->iters ? " per pass" : "", have,
+                       name);
     }
     return 0;
 }
@@ -526,9 +519,13 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
     memset(a, 0, sizeof *a);
     a->trace = t;
     a->run = r;
-    if (check_forwards_disjoint(t, err, errlen) != 0 || check_device(t, r, err, errlen) != 0 ||
-        check_recording(t, r, err, errlen) != 0)
-        return -1;
+    int rc = check_forwards_disjoint(t, err, errlen);
+    if (rc == EXIT_OK)
+        rc = check_device(t, r, err, errlen);
+    if (rc == EXIT_OK)
+        rc = check_recording(t, r, err, errlen);
+    if (rc != EXIT_OK)
+        return rc;
     corr_index idx = {malloc(sizeof(gpu_op *) * (t->n_ops ? t->n_ops : 1)), t->n_ops,
                       calloc(t->n_ops ? t->n_ops : 1, sizeof(uint32_t)), 0};
     if (!idx.ops || !idx.mark)
@@ -580,24 +577,20 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
         va->kernels_per_forward = median_int(kn, va->n_forwards);
         va->memset_per_forward = median_int(ms, va->n_forwards);
         free(cu), free(cp), free(sp), free(ops), free(mc), free(kn), free(ms);
-        if (check_variant(va, r, err, errlen) != 0) {
+        if ((rc = check_variant(va, r, err, errlen)) == EXIT_OK && va->result->status == VARIANT_OK &&
+            va->n_forwards == 0)
+            rc = err_set(err, errlen, EXIT_BAD_ARCHIVE, "trace.json has no recorded forwards for variant %s, which "
+                         "run.json says ran; the archive is incomplete", va->result->name);
+        if (rc != EXIT_OK) {
             free(idx.ops);
             free(idx.mark);
             analysis_free(a);
-            return -1;
-        }
-        if (va->result->status == VARIANT_OK && va->n_forwards == 0) {
-            snprintf(err, errlen, "trace.json has no recorded forwards for variant %s, which run.json says ran; "
-                     "the archive is incomplete", va->result->name);
-            free(idx.ops);
-            free(idx.mark);
-            analysis_free(a);
-            return -1;
+            return rc;
         }
     }
     free(idx.ops);
     free(idx.mark);
-    return 0;
+    return EXIT_OK;
 }
 
 void analysis_free(analysis *a)
@@ -639,7 +632,7 @@ int analysis_median_forward(const variant_analysis *va)
 {
     int n = va->n_forwards;
     if (n <= 0)
-        return -1;
+        return ATTN_NONE;
     ranked *r = malloc(sizeof *r * (size_t)n);
     if (!r)
         attn_oom();

@@ -114,13 +114,15 @@ typedef struct analysis {
     variant_analysis v[RUN_MAX_VARIANTS];
 } analysis;
 
+/* Groups the trace's records into the variants' forwards, checked against run.json: EXIT_OK, or
+ * EXIT_BAD_ARCHIVE with one line in err when the two files contradict each other. */
 int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen);
 void analysis_free(analysis *a);
 const variant_analysis *analysis_find(const analysis *a, const char *variant);
 /* Index of the representative forward of a variant, the one every view shows
  * (op tables, timelines, occupancy, findings that name kernels): the forward whose
  * CUDA time is the median, the lower middle one when the count is even (an actual
- * forward, not an average); ties go to the earlier iteration. -1 when none. */
+ * forward, not an average); ties go to the earlier iteration. ATTN_NONE when none. */
 int analysis_median_forward(const variant_analysis *va);
 /* Physical bounds of a per-forward sample: an SM clock not negative and, where
  * run.json records the GPU's maximum SM clock (gpu.clock_khz), at most ANALYSIS_CLOCK_MARGIN

@@ -8,6 +8,7 @@
 #include "alloc.h"
 
 #include "archive_read.h"
+#include "err.h"
 #include "exit_codes.h"
 #include "findings.h"
 
@@ -52,7 +53,7 @@ static int variant_index(const compare_model *m, const char *name)
     for (int i = 0; i < m->n_variants; i++)
         if (!strcmp(m->variants[i].name, name))
             return i;
-    return -1;
+    return ATTN_NONE;
 }
 
 static void fill_cell(compare_cell *c, const compare_archive *ar, const char *name, int throughput)
@@ -127,6 +128,17 @@ static int model_traces_in(const compare_archive *ar)
     return n;
 }
 
+/* A run's shape as the refusal names it: BxHxSxD, with the key/value heads and the queries when
+ * they differ from the heads and the keys (two shapes that differ only there must read apart). */
+static void shape_words(const attn_shape *s, char *out, size_t n)
+{
+    int len = snprintf(out, n, "%dx%dx%dx%d", s->batch, s->heads, s->seq, s->dim);
+    if (len > 0 && (size_t)len < n && attn_shape_is_gqa(s))
+        len += snprintf(out + len, n - (size_t)len, " (kv_heads %d)", attn_kv_heads(s));
+    if (len > 0 && (size_t)len < n && attn_shape_is_decode(s))
+        snprintf(out + len, n - (size_t)len, " (q_seq %d)", attn_q_seq(s));
+}
+
 /* The shapes and dtypes of the runs against the baseline's: equal, or compared in TFLOP/s
  * under --allow-shape-mismatch (m->throughput); an import without a shape, or a model's
  * traces against a run of one attention shape, compare neither way. EXIT_OK or EXIT_USAGE. */
@@ -158,12 +170,14 @@ static int check_shapes(compare_model *m, const compare_options *opt, char *err,
             return EXIT_USAGE;
         }
         if ((shape_differs || dtype_differs) && !opt->allow_shape_mismatch) {
+            char rs[96], bs[96];
+            shape_words(&r->shape, rs, sizeof rs);
+            shape_words(&b->shape, bs, sizeof bs);
             snprintf(err, errlen,
-                     "%s is %dx%dx%dx%d %s%s but the baseline %s is %dx%dx%dx%d %s%s; compare runs of one shape, "
+                     "%s is %s %s%s but the baseline %s is %s %s%s; compare runs of one shape, "
                      "or pass --allow-shape-mismatch to compare throughput (TFLOP/s)",
-                     m->in[i]->label, r->shape.batch, r->shape.heads, r->shape.seq, r->shape.dim, r->dtype,
-                     r->causal ? " causal" : "", m->in[0]->label, b->shape.batch, b->shape.heads, b->shape.seq,
-                     b->shape.dim, b->dtype, b->causal ? " causal" : "");
+                     m->in[i]->label, rs, r->dtype, r->causal ? " causal" : "", m->in[0]->label, bs, b->dtype,
+                     b->causal ? " causal" : "");
             return EXIT_USAGE;
         }
         if (shape_differs || dtype_differs)

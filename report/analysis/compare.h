@@ -252,6 +252,11 @@ typedef struct trace_pair {
     trace_layer_row layers[MODEL_MAX_LAYERS];
     int layer_verdicts;        /* COMPARE_MIN_STEPS steps with layer times on both sides */
     const finding *only[2][MAX_FINDINGS]; /* finding ids of one side only (the first of each id) */
+    /* The recorded attention inputs that differ between the two traces ("Hkv 4 vs 8, D 64 vs 128,
+     * mask none vs bool [2,1,1024,1024], causal vs not causal, backend cuDNN vs flash, compiled vs
+     * not compiled"); "" when none does or a side records none. Every verdict of the pair is
+     * across these: the writers set it beside each verdict cell. */
+    char inputs_differ[480];
     int n_only[2];
 } trace_pair;
 
@@ -301,6 +306,10 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
 void compare_free(compare_model *m);
 
 const char *compare_verdict_word(compare_verdict v);
+/* What one recorded range of the compared runs is: "step" when a run holds a training step
+ * (model_unit_word_of_run), else "forward" (attention forwards, a model's inference steps). The
+ * tables' headings and compare.tex's caption name it, once. */
+const char *compare_unit_word(const compare_model *m);
 
 /* compare_measurement.c: what compare takes from how each run was measured. */
 /* "warm" or "cold" as run.json's measurement plan records it; NULL when not recorded. */
@@ -313,8 +322,8 @@ int compare_l2_check(compare_archive *const *in, int n, int allow, char *err, si
 void compare_cell_passes(compare_cell *c, const run_info *r);
 /* 1 when both cells' runs hold replicates: their verdicts use the between-pass spread. */
 int compare_replicates_apply(const compare_cell *base, const compare_cell *x);
-/* Verdict bits for --fail-on (1u << VERDICT_*), from "slower,ambiguous"; -1 with one
- * line in err for a word that is not a verdict. */
+/* Verdict bits for --fail-on (1u << VERDICT_*), from "slower,ambiguous"; EXIT_OK, or
+ * EXIT_USAGE with one line in err for a word that is not a verdict. */
 int compare_fail_on_parse(const char *list, unsigned *mask, char *err, size_t errlen);
 /* The variants of non-baseline runs whose CUDA-time (or throughput) verdict is in
  * `mask`, named in one line into msg; their count. */
@@ -340,7 +349,8 @@ int compare_traces_build(compare_model *m, const compare_options *opt, char *err
  * compiled, and the producer), added to m->fields with their `differs` (compare_build calls it
  * before the "what differs" sentence). */
 void compare_traces_fields(compare_model *m);
-/* --pair A=B[,C=D] into opt->pair ('\' escapes '=', ',' and '\' inside a name); -1 with one line in err when malformed. */
+/* --pair A=B[,C=D] into opt->pair ('\' escapes '=', ',' and '\' inside a name); EXIT_OK, or
+ * EXIT_USAGE with one line in err when malformed. */
 int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_t errlen);
 void compare_traces_free(compare_traces *t);
 

@@ -16,7 +16,7 @@
 #include "compare.h"
 
 #include "alloc.h"
-#include "exit_codes.h"
+#include "err.h"
 #include "median.h"
 
 #include <math.h>
@@ -197,14 +197,12 @@ int compare_fail_on_parse(const char *list, unsigned *mask, char *err, size_t er
             if (strlen(w) == len && !strncmp(p, w, len))
                 *mask |= 1u << GATED[i], known = 1;
         }
-        if (!known) {
-            snprintf(err, errlen, "--fail-on %s: expected verdicts separated by commas (slower, ambiguous, faster, "
-                     "same), e.g. --fail-on slower,ambiguous", list);
-            return -1;
-        }
+        if (!known)
+            return err_set(err, errlen, EXIT_USAGE, "--fail-on %s: expected verdicts separated by commas (slower, "
+                           "ambiguous, faster, same), e.g. --fail-on slower,ambiguous", list);
         p = end ? end + 1 : NULL;
     } while (p);
-    return 0;
+    return EXIT_OK;
 }
 
 int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n)

@@ -240,7 +240,7 @@ static int index_of(const variant_analysis **list, int n, const char *name)
     for (int k = 0; k < n; k++)
         if (!strcmp(list[k]->result->name, name))
             return k;
-    return -1;
+    return ATTN_NONE;
 }
 
 /* Pairs the baseline's model traces B with run i's O: --pair names first, then the same names,
@@ -309,14 +309,13 @@ int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_
         }
         opt->n_pair++;
         if (!*p)
-            return 0;
+            return EXIT_OK;
         p++; /* ',' */
     }
 bad:
-    snprintf(err, errlen, "--pair %s: expected BASELINE_TRACE=OTHER_TRACE[,...] (at most %d, names of 1 to %zu "
-             "bytes; write '=', ',' and '\\' inside a name as \\=, \\, and \\\\), e.g. --pair llama-eager=llama-sdpa",
-             list, COMPARE_MAX_PAIRS, sizeof opt->pair[0].base - 1);
-    return -1;
+    return err_set(err, errlen, EXIT_USAGE, "--pair %s: expected BASELINE_TRACE=OTHER_TRACE[,...] (at most %d, "
+                   "names of 1 to %zu bytes; write '=', ',' and '\\' inside a name as \\=, \\, and \\\\), e.g. "
+                   "--pair llama-eager=llama-sdpa", list, COMPARE_MAX_PAIRS, sizeof opt->pair[0].base - 1);
 }
 
 /* EXIT_OK when every --pair name is a model trace: A of the baseline, B of some other run. */
@@ -461,19 +460,21 @@ void compare_traces_fields(compare_model *m)
  * shapes are. A field one side does not record is no difference; the mask and causality
  * (a compiled model hands its backend an explicit mask for is_causal) are compared fields,
  * named in what differs, not refused. */
-static int inputs_conflict(const trace_pair *pr, const compare_model *m, char *err, size_t errlen)
+/* What differs between the pair's recorded inputs into diff: the shape (B, Hq, the model's KV
+ * heads, S, D, dtype), then, with `all`, the mask, causality, the backend and compilation. */
+static void inputs_differ(const trace_pair *pr, int all, char *diff, size_t n_diff)
 {
     model_attn_inputs a, b;
+    diff[0] = '\0';
     if (!model_inputs_of(pr->va[0]->result, &a) || !model_inputs_of(pr->va[1]->result, &b))
-        return EXIT_OK;
-    char diff[400] = "";
+        return;
 #define DIFF(cond, ...)                                                                                               \
     do {                                                                                                           \
         if (cond) {                                                                                                \
             size_t len = strlen(diff);                                                                             \
-            snprintf(diff + len, sizeof diff - len, "%s", len ? ", " : "");                                        \
+            snprintf(diff + len, n_diff - len, "%s", len ? ", " : "");                                             \
             len = strlen(diff);                                                                                    \
-            snprintf(diff + len, sizeof diff - len, __VA_ARGS__);                                                  \
+            snprintf(diff + len, n_diff - len, __VA_ARGS__);                                                       \
         }                                                                                                          \
     } while (0)
     int kva = model_kv_heads(&a), kvb = model_kv_heads(&b);
@@ -483,7 +484,22 @@ static int inputs_conflict(const trace_pair *pr, const compare_model *m, char *e
     DIFF(a.seq_q != b.seq_q || a.seq_kv != b.seq_kv, "S %d/%d vs %d/%d", a.seq_q, a.seq_kv, b.seq_q, b.seq_kv);
     DIFF(a.dim != b.dim, "D %d vs %d", a.dim, b.dim);
     DIFF(strcmp(a.dtype, b.dtype), "dtype %s vs %s", a.dtype, b.dtype);
+    if (all) {
+        DIFF(strcmp(a.mask, b.mask), "mask %s vs %s", a.mask[0] ? a.mask : "none", b.mask[0] ? b.mask : "none");
+        DIFF(a.causal >= 0 && b.causal >= 0 && a.causal != b.causal, "%s vs %s", a.causal ? "causal" : "not causal",
+             b.causal ? "causal" : "not causal");
+        const char *ba = pr->backend[0] ? pr->backend[0] : "eager", *bb = pr->backend[1] ? pr->backend[1] : "eager";
+        DIFF(strcmp(ba, bb), "backend %s vs %s", ba, bb);
+        int ca = compiled(pr->va[0]), cb = compiled(pr->va[1]);
+        DIFF(ca != cb, "%s vs %s", ca ? "compiled" : "not compiled", cb ? "compiled" : "not compiled");
+    }
 #undef DIFF
+}
+
+static int inputs_conflict(const trace_pair *pr, const compare_model *m, char *err, size_t errlen)
+{
+    char diff[400];
+    inputs_differ(pr, 0, diff, sizeof diff);
     if (!diff[0])
         return EXIT_OK;
     return err_set(err, errlen, EXIT_USAGE,
@@ -515,6 +531,8 @@ int compare_traces_build(compare_model *m, const compare_options *opt, char *err
         pair_run(m, opt, i, lists[0], t->n_model[0], lists[i], t->n_model[i]);
     for (int k = 0; rc == EXIT_OK && !opt->allow_shape_mismatch && k < t->n_pairs; k++)
         rc = inputs_conflict(&t->pairs[k], m, err, errlen);
+    for (int k = 0; rc == EXIT_OK && k < t->n_pairs; k++)
+        inputs_differ(&t->pairs[k], 1, t->pairs[k].inputs_differ, sizeof t->pairs[k].inputs_differ);
     for (int i = 0; i < m->n; i++)
         free(lists[i]);
     return rc;

@@ -5,9 +5,19 @@
  * Below COMPARE_MIN_FORWARDS samples a side there is no verdict, whatever the floor. */
 #include "compare.h"
 
+#include <string.h>
+
 #include "median.h"
 
 #include <math.h>
+
+const char *compare_unit_word(const compare_model *m)
+{
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(model_unit_word_of_run(&m->in[i]->a), "step"))
+            return "step";
+    return "forward";
+}
 
 const char *compare_verdict_word(compare_verdict v)
 {

@@ -6,6 +6,7 @@
 #include "units.h"
 #include "finding.h"
 #include "alloc.h"
+#include "err.h"
 #include "escape.h"
 #include "findings.h"
 
@@ -24,7 +25,7 @@ int finding_kind_of_id(const char *id)
     for (int k = 0; k < FK_COUNT; k++)
         if (!strcmp(finding_table[k].id, id))
             return k;
-    return -1;
+    return ATTN_NONE;
 }
 
 /* ---- the sentence: plain text with marked names ------------------------------ */
@@ -183,7 +184,7 @@ static int number_index(const finding *f, const char *key, size_t len)
     for (int i = 0; i < f->n_numbers; i++)
         if (strlen(f->numbers[i].key) == len && !strncmp(f->numbers[i].key, key, len))
             return i;
-    return -1;
+    return ATTN_NONE;
 }
 
 /* One {…} of a template (without the braces) into out[n]: 0, or -1 when its number is missing. */
@@ -192,16 +193,27 @@ static int phrase_field(const finding *f, const char *s, size_t len, char *out, 
     if (len && s[0] == '@') {
         const char *v = len == 8 && !strncmp(s, "@subject", 8) ? f->subject : len == 6 && !strncmp(s, "@other", 6) ? f->other : "";
         snprintf(out, n, "%s", v);
-        return v[0] ? 0 : -1;
+        return v[0] ? 0 : ATTN_NONE;
     }
     const char *colon = memchr(s, ':', len);
     size_t klen = colon ? (size_t)(colon - s) : len;
     int i = number_index(f, s, klen);
     if (i < 0)
-        return -1;
+        return ATTN_NONE;
     double v = f->numbers[i].value;
     const char *unit = f->numbers[i].unit, *spec = colon ? colon + 1 : "";
     size_t slen = colon ? len - klen - 1 : 0;
+    if (slen > 2 && !strncmp(spec, "n ", 2)) { /* {key:n noun}: the count and its noun, agreeing */
+        char noun[64];
+        snprintf(noun, sizeof noun, "%.*s", (int)(slen - 2), spec + 2);
+        units_count_noun(v, noun, out, n);
+        return 0;
+    }
+    if (slen >= 3 && !strncmp(spec, "sup", 3)) { /* {key:sup.2}: an exponent, S⁰·⁹⁸ */
+        const char *d = memchr(spec, '.', slen);
+        units_superscript(fabs(v) < 0.005 ? 0.0 : v, d ? atoi(d + 1) : 2, out, n);
+        return 0;
+    }
     int sign = slen && memchr(spec, '+', slen), pct = slen >= 3 && !strncmp(spec, "pct", 3);
     const char *dot = slen ? memchr(spec, '.', slen) : NULL;
     int decimals = dot ? atoi(dot + 1) : -1;
@@ -233,7 +245,7 @@ static int expand(const finding *f, const char *t, size_t len, char *out, size_t
             while (j < len && depth)
                 depth += t[j] == '[' ? 1 : t[j] == ']' ? -1 : 0, j++;
             if (depth)
-                return -1; /* an unclosed [ : the template is wrong, the id stands in */
+                return ATTN_NONE; /* an unclosed [ : the template is wrong, the id stands in */
             size_t mark = *at;
             if (expand(f, t + i + 1, j - i - 2, out, n, at) != 0)
                 *at = mark, out[mark] = '\0'; /* the optional part goes, the rest stays */
@@ -241,10 +253,10 @@ static int expand(const finding *f, const char *t, size_t len, char *out, size_t
         } else if (t[i] == '{') {
             const char *end = memchr(t + i, '}', len - i);
             if (!end)
-                return -1;
+                return ATTN_NONE;
             char v[64];
             if (phrase_field(f, t + i + 1, (size_t)(end - t - i - 1), v, sizeof v) != 0)
-                return -1;
+                return ATTN_NONE;
             *at += (size_t)snprintf(out + *at, *at < n ? n - *at : 0, "%s", v);
             i = (size_t)(end - t);
         } else if (*at + 1 < n) {
@@ -376,7 +388,7 @@ const finding_row finding_table[FK_COUNT] = {
     ROW(FK_NO_FORWARD, "no_forward", FINDING_WARNING, "", NO_RANK,
         "no forward recorded"),
     ROW(FK_MEMSET_OUTSIDE_EXPECTATION, "memset_outside_expectation", FINDING_NOTICE, "expected_ops", NO_RANK,
-        "{memsets} unexpected Memset of {memset_bytes}"),
+        "{memsets:n unexpected Memset} of {memset_bytes}"),
     ROW(FK_UNEXPECTED_OP_COUNT, "unexpected_op_count", FINDING_NOTICE, "expected_ops", NO_RANK,
         "{ops} GPU operations, {expected_ops} expected"),
     ROW(FK_HIDDEN_MEMCPY, "hidden_memcpy", FINDING_NOTICE, "", BY_US("us_per_forward"),
@@ -384,13 +396,15 @@ const finding_row finding_table[FK_COUNT] = {
     ROW(FK_OPS_VS_PREVIOUS, "ops_vs_previous", FINDING_INFO, "", NO_RANK,
         "{ops_delta:+} ops, {cuda_us_delta:+} vs {@other}"),
     ROW(FK_FP32_CUDA_CORE_GEMM, "fp32_cuda_core_gemm", FINDING_NOTICE, "", BY_US("us_per_forward"),
-        "{gemms} FP32 CUDA-core GEMMs[, {ratio} tensor-core time]"),
+        "{gemms:n FP32 CUDA-core GEMM}[, {ratio} tensor-core time]"),
     ROW(FK_MASK_REBUILD, "mask_rebuild", FINDING_NOTICE, "", BY_US("us_per_forward"),
-        "causal mask rebuilt: {kernels} kernels, {us_per_forward}"),
+        "causal mask rebuilt: {kernels:n kernel}, {us_per_forward}"),
     ROW(FK_SAFE_SOFTMAX, "safe_softmax", FINDING_INFO, "", BY_US("us_per_forward"),
-        "safe softmax: {kernels} extra kernels, {us_per_forward}"),
+        "safe softmax: {kernels:n extra kernel}, {us_per_forward}"),
     ROW(FK_FUSED_KERNEL, "fused_kernel", FINDING_INFO, "", BY_US("us_per_forward"),
         "one fused kernel, {us_per_forward}"),
+    ROW(FK_DECODE_SPLIT, "decode_split", FINDING_INFO, "facts.split_count", BY_US("combine_us"),
+        "split-KV decode: {splits} splits, combine {combine_pct} of CUDA time"),
     ROW(FK_KINETO_ZERO_OCCUPANCY, "kineto_zero_occupancy", FINDING_NOTICE, "device.sharedMemPerBlock", NO_RANK,
         "Kineto occupancy 0%: {shared_mem_bytes} shared memory"),
     ROW(FK_HEAD_DIM_PADDING, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", NO_RANK,
@@ -405,12 +419,12 @@ const finding_row finding_table[FK_COUNT] = {
     ROW(FK_FULLY_MASKED_ROWS, "fully_masked_rows", FINDING_INFO, "facts.fully_masked_rows", NO_RANK,
         "fully-masked rows checked"),
     ROW(FK_DROPPED_RECORDS, "dropped_records", FINDING_WARNING, "", NO_RANK,
-        "CUPTI dropped {records} records"),
+        "CUPTI dropped {records:n record}"),
     ROW(FK_THROTTLED_FORWARDS, "throttled_forwards", FINDING_WARNING, "measurement.throttle_fraction,samples", NO_RANK,
-        "{throttled} of {forwards} forwards throttled"),
+        "{throttled} of {forwards:n forward} throttled"),
     /* samples outside physical bounds (analysis_sample_plausible): dropped, counted here */
     ROW(FK_IMPLAUSIBLE_SAMPLES, "implausible_samples", FINDING_WARNING, "samples", NO_RANK,
-        "{dropped} of {forwards} forwards' samples dropped"),
+        "samples of {dropped} of {forwards:n forward} dropped"),
     /* a model trace's, derived by model_findings_derive in this order */
     ROW(FK_ATTENTION_SHARE, "attention_share", FINDING_INFO, "", BY_SHARE("share"),
         "attention {share:pct} of the step's CUDA time"),
@@ -420,17 +434,17 @@ const finding_row finding_table[FK_COUNT] = {
         "eager scores: {bytes_per_layer} per layer"),
     /* a notice from 1% of the step's CUDA time on, info below */
     ROW(FK_KERNEL_ARCH, "kernel_arch", FINDING_NOTICE, "device.computeMajor", BY_US("us_per_step"),
-        "{kernels} kernels built for sm_{kernel_sm}, {us_per_step}"),
+        "{kernels:n kernel} built for sm_{kernel_sm}, {us_per_step}"),
     ROW(FK_FP32_CUDA_CORE_16BIT, "fp32_cuda_core_16bit", FINDING_NOTICE, "facts.fp32_core_inputs", NO_RANK,
-        "{kernels_16bit} FP32 CUDA-core kernels on 16-bit inputs"),
+        "{kernels_16bit:n FP32 CUDA-core kernel} on 16-bit inputs"),
     ROW(FK_FP32_CUDA_CORE_INPUTS, "fp32_cuda_core_inputs", FINDING_INFO, "facts.fp32_core_inputs", NO_RANK,
         "FP32 CUDA-core kernels given fp32 inputs"),
     ROW(FK_HOST_COPIES, "host_copies", FINDING_NOTICE, "", BY_US("us_per_step"),
-        "{copies} host–device copies, {host_syncs} host syncs"),
+        "{copies:n host–device copy}, {host_syncs:n host sync}"),
     ROW(FK_SDPA_INPUT_CONVERSION, "sdpa_input_conversion", FINDING_INFO, "", BY_US("us_per_step"),
-        "SDPA converts its inputs: {ops_per_step} ops, {us_per_step}"),
+        "SDPA converts its inputs: {ops_per_step:n op}, {us_per_step}"),
     ROW(FK_ATTENTION_INPUTS_FUSED, "attention_inputs_fused", FINDING_INFO, "", BY_US("us_per_step"),
-        "{ops_per_step} fused kernels feed SDPA, {us_per_step}"),
+        "{ops_per_step:n fused kernel} before SDPA, {us_per_step}"),
     ROW(FK_GQA_EXPANSION, "gqa_expansion", FINDING_NOTICE, "facts.attn_inputs", BY_US("us_per_step"),
         "GQA by copies: {kv_heads} KV heads, {bytes_per_step} per step"),
     /* host-bound is measured: the GPU idling for launches (model_findings.c, pace_finding) */
@@ -458,9 +472,9 @@ const finding_row finding_table[FK_COUNT] = {
     ROW(FK_SWEEP_GPU_DIFFERS, "sweep_gpu_differs", FINDING_INFO, "", NO_RANK,
         "GPU {@other} {ratio:.3} for {@subject}"),
     ROW(FK_SWEEP_GPU_AGREES, "sweep_gpu_agrees", FINDING_INFO, "", NO_RANK,
-        "GPU {@other} agrees ({variants} variants)"),
+        "GPU {@other} agrees ({variants:n variant})"),
     ROW(FK_SWEEP_SCALING, "sweep_scaling", FINDING_INFO, "", NO_RANK,
-        "{@subject} time grows as S^{exponent:.2}"),
+        "{@subject} time grows as S{exponent:sup.2}[ at fixed B·S = {tokens}]"),
     ROW(FK_SWEEP_OPS_CHANGE, "sweep_ops_change", FINDING_INFO, "", NO_RANK,
-        "{@subject}: {ops_from} to {ops_to} operations at S = {seq}"),
+        "{@subject}: {ops_from} to {ops_to:n operation} at S = {seq}"),
 };

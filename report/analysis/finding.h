@@ -47,7 +47,7 @@ extern const finding_row finding_table[FK_COUNT];
 /* Whether a kind has its own derive (findings.c's derive column, apart from the table). */
 int finding_has_derive(finding_kind kind);
 
-/* The row of a kind; the kind of an id (-1 when no row has it). */
+/* The row of a kind; the kind of an id (ATTN_NONE when no row has it). */
 const finding_row *finding_row_of(finding_kind kind);
 int finding_kind_of_id(const char *id);
 

@@ -183,7 +183,7 @@ static int launch_finding(analysis *a, int vi)
             snprintf(list + len, sizeof list - len, "%s%d with %s%s", j ? ", " : "", count[j], quoted,
                      !strncmp(api[j], "cu", 2) && strncmp(api[j], "cuda", 4) ? " (driver API)" : "");
         }
-        fd = findings_add(va, FK_LAUNCH_API, "kernels per forward by launch API: %s%s", list, lat_text);
+        fd = findings_add(va, FK_LAUNCH_API, "kernels per %s by launch API: %s%s", model_unit_word(va), list, lat_text);
     }
     findings_number(fd, "kernels", total, "");
     findings_number(fd, "launch_apis", n_api, "");
@@ -347,8 +347,8 @@ static int hidden_memcpy_finding(analysis *a, int vi)
         else
             snprintf(where, sizeof where, ", from %s", code);
     }
-    finding *fd = findings_add(va, FK_HIDDEN_MEMCPY, "a %s Memcpy %s inside every forward (%.1f µs, %.0f%% of CUDA time)%s",
-                      human_bytes((double)m->bytes, buf, sizeof buf), kind, us, 100.0 * us / va->cuda_us.median, where);
+    finding *fd = findings_add(va, FK_HIDDEN_MEMCPY, "a %s Memcpy %s inside every %s (%.1f µs, %.0f%% of CUDA time)%s",
+                      human_bytes((double)m->bytes, buf, sizeof buf), kind, model_unit_word(va), us, 100.0 * us / va->cuda_us.median, where);
     findings_number(fd, "bytes", (double)m->bytes, "B");
     findings_number(fd, "copies", n, "");
     findings_number(fd, "us_per_forward", us, "us");
@@ -375,12 +375,13 @@ static int vs_previous_finding(analysis *a, int vi)
         int d_ops = va->ops_per_forward - pv->ops_per_forward;
         double d_us = va->cuda_us.median - pv->cuda_us.median;
         const char *prefix = pv->memcpy_per_forward > 0 && va->memcpy_per_forward == 0 ? "no Memcpy; " : "";
-        char pname[100];
+        char pname[100], word[24];
         findings_text_buf(pname, sizeof pname, pv->result->name);
         finding *fd = NULL;
         if (d_ops)
-            fd = findings_add(va, FK_OPS_VS_PREVIOUS, "%s%d %s operation%s than %s (%+.1f µs CUDA time per forward)",
-                     prefix, abs(d_ops), d_ops < 0 ? "fewer" : "more", abs(d_ops) == 1 ? "" : "s", pname, d_us);
+            fd = findings_add(va, FK_OPS_VS_PREVIOUS, "%s%d %s %s than %s (%+.1f µs CUDA time per forward)",
+                     prefix, abs(d_ops), d_ops < 0 ? "fewer" : "more", units_plural(abs(d_ops), "operation", word, sizeof word),
+                     pname, d_us);
         else if (*prefix)
             fd = findings_add(va, FK_OPS_VS_PREVIOUS, "%sas many operations as %s (%+.1f µs)", prefix, pname, d_us);
         if (fd) {
@@ -415,11 +416,14 @@ static int fp32_gemm_finding(analysis *a, int vi)
     char rname[100] = "";
     if (ref)
         findings_text_buf(rname, sizeof rname, ref->result->name);
+    char gemms[48];
+    units_count_noun(n, "GEMM", gemms, sizeof gemms);
     if (rn > 0 && rus > 0)
-        fd = findings_add(va, FK_FP32_CUDA_CORE_GEMM, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward, %.1f× the tensor-core GEMMs of "
-                "%s (%.1f µs)", n, names, us, us / rus, rname, rus);
+        fd = findings_add(va, FK_FP32_CUDA_CORE_GEMM, "%s in FP32 on CUDA cores (%s): %.1f µs per %s, %.1f× the tensor-core GEMMs of "
+                "%s (%.1f µs)", gemms, names, us, model_unit_word(va), us / rus, rname, rus);
     else
-        fd = findings_add(va, FK_FP32_CUDA_CORE_GEMM, "%d GEMMs in FP32 on CUDA cores (%s): %.1f µs per forward", n, names, us);
+        fd = findings_add(va, FK_FP32_CUDA_CORE_GEMM, "%s in FP32 on CUDA cores (%s): %.1f µs per %s", gemms, names, us,
+                          model_unit_word(va));
     findings_number(fd, "gemms", n, "");
     findings_number(fd, "us_per_forward", us, "us");
     if (rn > 0 && rus > 0) {
@@ -437,12 +441,13 @@ static int mask_rebuild_finding(analysis *a, int vi)
     variant_analysis *va = &a->v[vi];
     int n;
     double us;
-    char names[640];
+    char names[640], count[48];
     per_forward_median(va, is_mask_build, &n, &us);
     if (n <= 0)
         return 0;
     names_of(va, is_mask_build, names, sizeof names);
-    finding *fd = findings_add(va, FK_MASK_REBUILD, "the causal mask is rebuilt in every forward: %d kernels (%s), %.1f µs", n, names, us);
+    finding *fd = findings_add(va, FK_MASK_REBUILD, "the causal mask is rebuilt in every %s: %s (%s), %.1f µs", model_unit_word(va),
+                               units_count_noun(n, "kernel", count, sizeof count), names, us);
     findings_number(fd, "kernels", n, "");
     findings_number(fd, "us_per_forward", us, "us");
     records_of(fd, va, is_mask_build);
@@ -454,17 +459,18 @@ static int safe_softmax_finding(analysis *a, int vi)
     variant_analysis *va = &a->v[vi];
     int n;
     double us;
-    char names[640];
+    char names[640], count[48];
     finding *fd;
     per_forward_median(va, is_safe_check, &n, &us);
     if (n <= 0)
         return 0;
     names_of(va, is_safe_check, names, sizeof names);
     if (first_match(va, aten_safe_check))
-        fd = findings_add(va, FK_SAFE_SOFTMAX, "safe softmax (\x01" "aten::_safe_softmax\x02): %d extra kernels per forward (%s) replace NaN rows by 0, "
-                "%.1f µs", n, names, us);
+        fd = findings_add(va, FK_SAFE_SOFTMAX, "safe softmax (\x01" "aten::_safe_softmax\x02): %s per %s (%s) replace NaN rows by 0, "
+                "%.1f µs", units_count_noun(n, "extra kernel", count, sizeof count), model_unit_word(va), names, us);
     else
-        fd = findings_add(va, FK_SAFE_SOFTMAX, "safe softmax: %d extra kernels per forward (%s) replace NaN rows by 0, %.1f µs", n, names, us);
+        fd = findings_add(va, FK_SAFE_SOFTMAX, "safe softmax: %s per %s (%s) replace NaN rows by 0, %.1f µs",
+                          units_count_noun(n, "extra kernel", count, sizeof count), model_unit_word(va), names, us);
     findings_number(fd, "kernels", n, "");
     findings_number(fd, "us_per_forward", us, "us");
     records_of(fd, va, is_safe_check);
@@ -489,6 +495,42 @@ static int fused_kernel_finding(analysis *a, int vi)
     findings_number(fd, "registers", k->registers, "");
     findings_number(fd, "shared_mem_bytes", k->static_smem + k->dynamic_smem, "B");
     findings_record(fd, k);
+    return 0;
+}
+
+static int is_decode_combine(const gpu_op *o) { return o->kind == GPU_KERNEL && strstr(o->name, "decode_combine"); }
+
+/* A split-KV decode (the recorder's split_count fact): how its keys were cut, on which grid, and
+ * what merging the splits' partial softmaxes cost: the combine kernel's time per forward and its
+ * share of the variant's CUDA time (0 on the balanced grid, which merges inside its one kernel). An
+ * archive without the decode_grid fact predates the balanced grid: its grid was the fixed one. */
+static int decode_split_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    const attn_fact *split = fact(va->result, "split_count"), *grid = fact(va->result, "decode_grid");
+    if (!split || !isfinite(split->number) || !(va->cuda_us.median > 0))
+        return 0;
+    const int balanced = grid && !strncmp(grid->value, "balanced", 8);
+    int n;
+    double us;
+    per_forward_median(va, is_decode_combine, &n, &us);
+    if (n == 0)
+        us = 0;
+    const double pct = 100.0 * us / va->cuda_us.median;
+    finding *fd;
+    if (balanced)
+        fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the balanced grid: every tile's keys cut into at "
+                          "most %.0f pieces over one block per resident slot, merged inside the kernel (%d combine "
+                          "kernels, %.1f µs, %.1f%% of CUDA time)", split->number, n, us, pct);
+    else
+        fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the fixed grid: %.0f split%s per row tile%s; the "
+                          "combine kernel %.1f µs per forward, %.1f%% of CUDA time", split->number,
+                          split->number == 1 ? "" : "s", n ? "" : ", no combine kernel", us, pct);
+    findings_number(fd, "splits", split->number, "");
+    findings_number(fd, "combine_kernels", n, "");
+    findings_number(fd, "combine_us", us, "us");
+    findings_number(fd, "combine_pct", pct, "%");
+    findings_number(fd, "balanced", balanced, "");
     return 0;
 }
 
@@ -634,6 +676,7 @@ static const finding_derive_fn finding_derives[FK_COUNT] = {
     [FK_MASK_REBUILD] = mask_rebuild_finding,
     [FK_SAFE_SOFTMAX] = safe_softmax_finding,
     [FK_FUSED_KERNEL] = fused_kernel_finding,
+    [FK_DECODE_SPLIT] = decode_split_finding,
     [FK_KINETO_ZERO_OCCUPANCY] = kineto_zero_finding,
     [FK_HEAD_DIM_PADDING] = head_dim_padding_finding,
     [FK_LAUNCH_API] = launch_finding,

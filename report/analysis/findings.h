@@ -32,7 +32,7 @@ const char *findings_launch_api_name(const api_call *l);
 /* The library that issued the Memset ops[k] of forward f: the first kernel launched
  * after the Memset's API call on the same host thread inside the forward, with no
  * launch between, names it (cuBLAS, cuDNN or attnprof, from the kernel's name).
- * 0 with *library (static) and *next set, or -1 when no library is recognised. */
+ * 0 with *library (static) and *next set, or ATTN_NONE (err.h) when no library is recognised. */
 int findings_memset_library(const trace *t, const forward *f, int k, const char **library, const gpu_op **next);
 
 /* ---- provenance ----------------------------------------------------------- */
@@ -44,7 +44,7 @@ const char *findings_kernel_origin(const gpu_op *o);
  * comma-separated in launch order ("" when it has no kernel). */
 void findings_origins(const variant_analysis *va, char *out, size_t n);
 /* Fills r->variants[i].kernel_origin from the records (before run.json is written).
- * 0, or -1 with err set when the trace cannot be analysed. */
+ * EXIT_OK, or EXIT_BAD_ARCHIVE with err set when the trace cannot be analysed. */
 int findings_record_provenance(run_info *r, const trace *t, char *err, size_t errlen);
 /* run.json's kernel_origin of the variant, or (older archives) derived now into buf. */
 const char *findings_variant_origin(const analysis *a, const variant_analysis *va, char *buf, size_t n);

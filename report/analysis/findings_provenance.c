@@ -3,6 +3,7 @@
  * and the library that issued a Memset, from the launch that follows it. */
 #include "findings.h"
 #include "alloc.h"
+#include "err.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +61,10 @@ int findings_record_provenance(run_info *r, const trace *t, char *err, size_t er
     analysis *a = calloc(1, sizeof *a);
     if (!a)
         attn_oom();
-    if (analysis_build(a, t, r, err, errlen) != 0) {
+    int rc = analysis_build(a, t, r, err, errlen);
+    if (rc != EXIT_OK) {
         free(a);
-        return -1;
+        return rc;
     }
     for (int i = 0; i < a->n && i < r->n_variants; i++)
         findings_origins(&a->v[i], r->variants[i].kernel_origin, sizeof r->variants[i].kernel_origin);
@@ -98,7 +100,7 @@ int findings_memset_library(const trace *t, const forward *f, int k, const char 
     *next = NULL;
     const api_call *l = f->launchers[k];
     if (!l || f->ops[k]->kind != GPU_MEMSET)
-        return -1;
+        return ATTN_NONE;
     /* The first kernel launched after the Memset's call on the same thread, inside
      * the forward, with no other launch in between: the Memset belongs to its library. */
     const gpu_op *best = NULL;
@@ -111,9 +113,9 @@ int findings_memset_library(const trace *t, const forward *f, int k, const char 
             best = f->ops[j], best_l = lj;
     }
     if (!best || best->kind != GPU_KERNEL)
-        return -1;
+        return ATTN_NONE;
     (void)t;
     *library = library_of_kernel(best->name);
     *next = best;
-    return *library ? 0 : -1;
+    return *library ? 0 : ATTN_NONE;
 }

@@ -108,7 +108,7 @@ typedef struct model_view {
     const char *backend;
 } model_view;
 
-/* Builds the view of a variant; 0, or -1 when it has no step or no CPU op chains (then nothing to say). */
+/* Builds the view of a variant; 0, or ATTN_NONE when it has no step or no CPU op chains (then nothing to say). */
 int model_view_build(const variant_analysis *va, model_view *v);
 
 /* The per-step numbers the view's medians are taken over, for compare (a step is a sample):
@@ -129,7 +129,7 @@ static inline size_t model_steps_cell(int s, int phase, int role)
 {
     return ((size_t)s * MPHASE_COUNT + (size_t)phase) * MROLE_COUNT + (size_t)role;
 }
-/* The view and its per-step numbers (free with model_steps_free); 0 or -1 as model_view_build. */
+/* The view and its per-step numbers (free with model_steps_free); 0 or ATTN_NONE as model_view_build. */
 int model_view_build_steps(const variant_analysis *va, model_view *v, model_steps *st);
 void model_steps_free(model_steps *st);
 /* 1 when a variant is a model trace: its forwards are the profiler's ProfilerStep#N ranges

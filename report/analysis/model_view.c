@@ -9,6 +9,7 @@
 #include "model_roles.h"
 #include "alloc.h"
 
+#include "err.h"
 #include "findings.h"
 #include "median.h"
 #include "model_inputs.h"
@@ -372,9 +373,9 @@ int model_view_build_steps(const variant_analysis *va, model_view *v, model_step
     if (st)
         memset(st, 0, sizeof *st);
     if (va->n_forwards < 1)
-        return -1;
+        return ATTN_NONE;
     if (!has_cpu_op_paths(va))
-        return -1;
+        return ATTN_NONE;
     int S = va->n_forwards, rep = analysis_median_forward(va);
     v->n_steps = S;
     char impl[MPHASE_COUNT * MROLE_COUNT][96];

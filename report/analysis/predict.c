@@ -4,6 +4,7 @@
 #include "units.h"
 #include "predict.h"
 
+#include "err.h"
 #include "escape.h"
 #include "findings.h"
 
@@ -45,7 +46,7 @@ static int class_of(const attn_prediction *p, const char *name)
     for (int i = 0; i < p->n; i++)
         if (!p->cls[i].is_copy && pred_class_matches(&p->cls[i], name))
             return i;
-    return -1;
+    return ATTN_NONE;
 }
 
 /* Adds one kernel range's traffic, FLOPs, instructions and time to a sum. */

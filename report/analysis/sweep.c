@@ -8,8 +8,9 @@
 
 #include "analysis.h"
 #include "archive.h"
+#include "alloc.h"
 #include "archive_read.h"
-#include "exit_codes.h"
+#include "err.h"
 #include "median.h"
 
 #include <dirent.h>
@@ -167,7 +168,7 @@ static int variant_index(sweep_data *m, const char *name)
     for (int i = 0; i < m->n_variants; i++)
         if (!strcmp(m->variants[i], name))
             return i;
-    return -1;
+    return ATTN_NONE;
 }
 
 static void merge_variants(sweep_data *m, const loaded *L)
@@ -186,17 +187,12 @@ static void merge_variants(sweep_data *m, const loaded *L)
     }
 }
 
-static int alloc_points(sweep_point **out, int n)
-{
-    *out = calloc((size_t)(n ? n : 1), sizeof **out);
-    return *out ? 0 : -1;
-}
+static void alloc_points(sweep_point **out, int n) { *out = attn_calloc((size_t)(n ? n : 1), sizeof **out); }
 
 /* Moves an archive's points into the sweep's variant order (the samples move with them). */
-static int place_points(sweep_data *m, loaded *L, sweep_point **out, const char *missing_reason)
+static void place_points(sweep_data *m, loaded *L, sweep_point **out, const char *missing_reason)
 {
-    if (alloc_points(out, m->n_variants) != 0)
-        return -1;
+    alloc_points(out, m->n_variants);
     for (int k = 0; k < m->n_variants; k++)
         point_empty(&(*out)[k], SWEEP_NOT_RUN, missing_reason);
     for (int i = 0; i < L->n; i++) {
@@ -206,7 +202,6 @@ static int place_points(sweep_data *m, loaded *L, sweep_point **out, const char 
         (*out)[k] = L->pt[i];
         L->pt[i].samples = NULL;
     }
-    return 0;
 }
 
 static int cmp_shape(const void *a, const void *b)
@@ -226,9 +221,10 @@ static int find_shape(const sweep_data *m, const char *name)
     for (int i = 0; i < m->n_shapes; i++)
         if (!strcmp(m->shapes[i].name, name))
             return i;
-    return -1;
+    return ATTN_NONE;
 }
 
+/* The shape's index, added when new; ATTN_NONE when the table is full. */
 static int add_shape(sweep_data *m, const attn_shape *s)
 {
     char name[64];
@@ -237,7 +233,7 @@ static int add_shape(sweep_data *m, const attn_shape *s)
     if (i >= 0)
         return i;
     if (m->n_shapes == SWEEP_MAX_SHAPES)
-        return -1;
+        return ATTN_NONE;
     sweep_shape *x = &m->shapes[m->n_shapes];
     memset(x, 0, sizeof *x);
     x->shape = *s;
@@ -349,8 +345,8 @@ static void read_statuses(sweep_data *m, const char *dir)
 }
 
 /* Each shape's state from its archive and status file; a shape without points gets
- * "not run" points saying why. -1: out of memory. */
-static int settle_states(sweep_data *m)
+ * "not run" points saying why. */
+static void settle_states(sweep_data *m)
 {
     for (int i = 0; i < m->n_shapes; i++) {
         sweep_shape *x = &m->shapes[i];
@@ -366,8 +362,7 @@ static int settle_states(sweep_data *m)
             const char *why = x->state == SHAPE_FAILED ? x->status.error
                               : x->state == SHAPE_BAD_ARCHIVE ? x->error
                                                               : "no archive";
-            if (alloc_points(&x->p, m->n_variants) != 0)
-                return -1;
+            alloc_points(&x->p, m->n_variants);
             for (int k = 0; k < m->n_variants; k++)
                 point_empty(&x->p[k], SWEEP_NOT_RUN, why);
             if (x->state == SHAPE_FAILED)
@@ -379,7 +374,6 @@ static int settle_states(sweep_data *m)
         m->n_missing += x->state == SHAPE_MISSING;
         m->n_bad += x->state == SHAPE_BAD_ARCHIVE;
     }
-    return 0;
 }
 
 /* The head dims present, in shape order. */
@@ -435,7 +429,7 @@ int sweep_load(sweep_data *m, const char *dir, int threads, char *err, size_t er
     int dir_shape[SWEEP_MAX_SHAPES];
     for (int i = 0; i < n_dirs; i++) {
         attn_shape s;
-        dir_shape[i] = sweep_shape_parse(names[i], &s) == 0 ? add_shape(m, &s) : -1; /* -1: not a shape folder */
+        dir_shape[i] = sweep_shape_parse(names[i], &s) == 0 ? add_shape(m, &s) : ATTN_NONE; /* not a shape folder */
     }
     read_statuses(m, dir);
     for (int i = 0; i < n_dirs; i++) {
@@ -456,12 +450,10 @@ int sweep_load(sweep_data *m, const char *dir, int threads, char *err, size_t er
             snprintf(x->gpu_uuid, sizeof x->gpu_uuid, "%s", L[i].uuid);
             snprintf(x->visible_devices, sizeof x->visible_devices, "%s", L[i].visible);
             x->flops = sweep_flops(&s, L[i].causal);
-            if (place_points(m, &L[i], &x->p, "") != 0)
-                goto oom;
+            place_points(m, &L[i], &x->p, "");
         }
     }
-    if (settle_states(m) != 0)
-        goto oom;
+    settle_states(m);
     qsort(m->shapes, (size_t)m->n_shapes, sizeof *m->shapes, cmp_shape);
     list_head_dims(m);
     for (int i = n_dirs; i < n_dirs + n_reps; i++) {
@@ -473,8 +465,7 @@ int sweep_load(sweep_data *m, const char *dir, int threads, char *err, size_t er
         else
             snprintf(rp->gpu, sizeof rp->gpu, "%s", names[i]);
         m->reference = L[i].shape;
-        if (place_points(m, &L[i], &rp->p, "") != 0)
-            goto oom;
+        place_points(m, &L[i], &rp->p, "");
     }
     for (int i = 0; i < n_dirs + n_reps; i++)
         for (int k = 0; k < L[i].n; k++)
@@ -482,14 +473,6 @@ int sweep_load(sweep_data *m, const char *dir, int threads, char *err, size_t er
     free(L);
     sweep_derive(m);
     return EXIT_OK;
-oom:
-    for (int i = 0; i < n_dirs + n_reps; i++)
-        for (int k = 0; k < L[i].n; k++)
-            free(L[i].pt[k].samples);
-    free(L);
-    sweep_free(m);
-    snprintf(err, errlen, "out of memory");
-    return EXIT_IO;
 }
 
 static void points_free(sweep_point *p, int n)

@@ -126,11 +126,11 @@ typedef struct sweep_fit {
     double k, c, r2; /* log t = c + k log S; R² of that line */
     int n;
 } sweep_fit;
-/* Least squares in log-log over the n points (all > 0); 0, or -1 with fewer than 3 points. */
+/* Least squares in log-log over the n points (all > 0); 0, or ATTN_NONE with fewer than 3 points. */
 int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f);
 /* a and b measured at the same ascending s. Returns the index i of the smallest S
  * such that a is faster than b by at least min_effect at every j >= i (at least two
- * points), and not at i-1; -1 when there is no such crossover (including a faster
+ * points), and not at i-1; ATTN_NONE when there is no such crossover (including a faster
  * everywhere). */
 int sweep_crossover(const double *a, const double *b, int n, double min_effect);
 

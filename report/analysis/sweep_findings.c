@@ -4,6 +4,7 @@
  * sentence (plain text; the writers escape it), ordered by the rank rule. */
 #include "sweep.h"
 
+#include "err.h"
 #include "finding.h"
 
 #include "units.h"
@@ -140,6 +141,8 @@ static void scaling_finding(sweep_data *m, int k, int dim, const int *idx, const
     findings_number(f, "shapes", n, "");
     findings_number(f, "seq", s[0], "");
     findings_number(f, "seq2", s[n - 1], "");
+    if (tokens) /* the short phrase says the exponent is at fixed B·S */
+        findings_number(f, "tokens", (double)tokens, "");
     shape_numbers(f, &m->shapes[idx[0]].shape);
 }
 
@@ -314,7 +317,7 @@ int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f)
 {
     memset(f, 0, sizeof *f);
     if (n < 3)
-        return -1;
+        return ATTN_NONE;
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (int i = 0; i < n; i++) {
         double x = log(s[i]), y = log(t[i]);
@@ -322,7 +325,7 @@ int sweep_fit_power(const double *s, const double *t, int n, sweep_fit *f)
     }
     double den = n * sxx - sx * sx;
     if (!(fabs(den) > 0))
-        return -1;
+        return ATTN_NONE;
     f->k = (n * sxy - sx * sy) / den;
     f->c = (sy - f->k * sx) / n;
     double mean = sy / n, ss_tot = 0, ss_res = 0;
@@ -343,6 +346,6 @@ int sweep_crossover(const double *a, const double *b, int n, double min_effect)
     while (i > 0 && a[i - 1] < b[i - 1] * (1 - min_effect))
         i--;
     if (i == 0 || n - i < 2)
-        return -1;
+        return ATTN_NONE;
     return i;
 }

@@ -209,19 +209,19 @@ int archive_commit(const char *tmp, const char *dest, int force, char *err, size
 }
 
 /* The canonical absolute form of a path that may not exist yet: realpath of its longest
- * existing prefix, then the rest as written. 0, or -1. */
+ * existing prefix, then the rest as written. EXIT_OK, or EXIT_IO (too long, or unresolvable). */
 static int canonical(const char *path, char *out, size_t n)
 {
     char buf[PATH_MAX], real[PATH_MAX];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf || !*buf)
-        return -1;
+        return EXIT_IO;
     size_t len = strlen(buf);
     while (len > 1 && buf[len - 1] == '/')
         buf[--len] = '\0';
     if (realpath(buf, real))
-        return snprintf(out, n, "%s", real) < (int)n ? 0 : -1;
+        return snprintf(out, n, "%s", real) < (int)n ? EXIT_OK : EXIT_IO;
     if (errno != ENOENT)
-        return -1;
+        return EXIT_IO;
     char *slash = strrchr(buf, '/');
     const char *last = slash ? slash + 1 : buf;
     char parent[PATH_MAX];
@@ -233,19 +233,19 @@ static int canonical(const char *path, char *out, size_t n)
         snprintf(parent, sizeof parent, "%.*s", (int)(slash - buf), buf);
     char cp[PATH_MAX];
     if (canonical(parent, cp, sizeof cp) != 0)
-        return -1;
+        return EXIT_IO;
     /* Folders that do not exist yet will be made as real ones: "." and ".." then read as written. */
     if (!strcmp(last, "."))
-        return snprintf(out, n, "%s", cp) < (int)n ? 0 : -1;
+        return snprintf(out, n, "%s", cp) < (int)n ? EXIT_OK : EXIT_IO;
     if (!strcmp(last, "..")) {
         char *up = strrchr(cp, '/');
         if (up && up != cp)
             *up = '\0';
         else
             snprintf(cp, sizeof cp, "/");
-        return snprintf(out, n, "%s", cp) < (int)n ? 0 : -1;
+        return snprintf(out, n, "%s", cp) < (int)n ? EXIT_OK : EXIT_IO;
     }
-    return snprintf(out, n, "%s%s%s", cp, strcmp(cp, "/") ? "/" : "", last) < (int)n ? 0 : -1;
+    return snprintf(out, n, "%s%s%s", cp, strcmp(cp, "/") ? "/" : "", last) < (int)n ? EXIT_OK : EXIT_IO;
 }
 
 /* a is b or lies inside b */
@@ -261,7 +261,7 @@ int archive_paths_overlap(const char *out, const char *in)
 {
     char a[PATH_MAX], b[PATH_MAX];
     if (canonical(out, a, sizeof a) != 0 || canonical(in, b, sizeof b) != 0)
-        return -1;
+        return ATTN_NONE;
     return within(a, b) || within(b, a);
 }
 

@@ -17,7 +17,7 @@ int archive_begin(const char *dest, char *tmp, size_t tmplen, char *err, size_t 
  * (dest exists, no force) or EXIT_IO. */
 int archive_commit(const char *tmp, const char *dest, int force, char *err, size_t errlen);
 /* 1 when `out` is, holds, or lies inside `in` (after resolving links and "..", for paths
- * that need not exist yet); 0 when not; -1 when either cannot be resolved. */
+ * that need not exist yet); 0 when not; ATTN_NONE (err.h) when either cannot be resolved. */
 int archive_paths_overlap(const char *out, const char *in);
 /* Writes dir/name through a temporary file (NAME.tmp-PID) and a rename, so a reader
  * never sees a half-written file; EXIT_OK, or EXIT_IO with `err`. */

@@ -23,14 +23,14 @@ int cleanup_add_path(const char *path)
 {
     size_t len = strlen(path);
     if (len >= sizeof paths[0])
-        return -1;
+        return EXIT_IO;
     for (int i = 0; i < CLEANUP_MAX; i++)
         if (!path_used[i]) {
             memcpy(paths[i], path, len + 1);
             path_used[i] = 1;
-            return 0;
+            return EXIT_OK;
         }
-    return -1;
+    return EXIT_IO;
 }
 
 void cleanup_forget_path(const char *path)
@@ -45,9 +45,9 @@ int cleanup_add_group(pid_t pgid)
     for (int i = 0; i < CLEANUP_MAX; i++)
         if (!groups[i]) {
             groups[i] = pgid;
-            return 0;
+            return EXIT_OK;
         }
-    return -1;
+    return EXIT_IO;
 }
 
 void cleanup_forget_group(pid_t pgid)
@@ -65,7 +65,7 @@ struct linux_dirent64 {
     char d_name[];
 };
 
-/* Empties the directory open as fd; 0 when it is empty. */
+/* Empties the directory open as fd; EXIT_OK when it is empty, else EXIT_IO. */
 static int empty_dir(int fd, int depth)
 {
     char buf[2048] __attribute__((aligned(8)));
@@ -74,7 +74,7 @@ static int empty_dir(int fd, int depth)
         lseek(fd, 0, SEEK_SET);
         long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
         if (n < 0)
-            return -1;
+            return EXIT_IO;
         int removed = 0, others = 0;
         for (long off = 0; off < n;) {
             struct linux_dirent64 *e = (struct linux_dirent64 *)(buf + off);
@@ -100,23 +100,23 @@ static int empty_dir(int fd, int depth)
             failed = 1;
         }
         if (!others)
-            return 0;
+            return EXIT_OK;
         if (!removed)
-            return -1; /* what is left cannot be removed */
+            return EXIT_IO; /* what is left cannot be removed */
     }
-    return failed ? -1 : 0;
+    return failed ? EXIT_IO : EXIT_OK;
 }
 
 int cleanup_remove_tree(const char *path)
 {
     if (unlink(path) == 0 || errno == ENOENT)
-        return 0;
+        return EXIT_OK;
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return EXIT_IO;
     empty_dir(fd, 0);
     close(fd);
-    return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
+    return rmdir(path) == 0 || errno == ENOENT ? EXIT_OK : EXIT_IO;
 }
 
 void cleanup_now(void)

@@ -8,7 +8,8 @@
  * run repairs that (archive.c, report.c).
  *
  * Paths are kept as given (relative ones against the working directory, which no
- * command changes). Status convention: 0, or -1 when the table is full. */
+ * command changes). The adds return EXIT_OK, or EXIT_IO when the table is full (or the path
+ * too long): no line is written, as a signal handler shares the table. */
 #ifndef ATTNPROF_CLEANUP_H
 #define ATTNPROF_CLEANUP_H
 
@@ -49,7 +50,7 @@ enum { CLEANUP_ENDING_OURS, CLEANUP_ENDING_AGAIN };
 int cleanup_claim_ending(void);
 
 /* Removes a tree with async-signal-safe calls only (openat, getdents64, unlinkat),
- * never following a link, at most 32 levels deep. 0, or -1 when something stayed. */
+ * never following a link, at most 32 levels deep. EXIT_OK, or EXIT_IO when something stayed. */
 int cleanup_remove_tree(const char *path);
 
 #endif

@@ -1,6 +1,7 @@
 /* The hash index (hash_index.h). */
 #include "hash_index.h"
 #include "alloc.h"
+#include "err.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,10 @@ static size_t slot_of(uint64_t hv, size_t cap)
 int hash_index_find(const hash_index *h, uint64_t hv, hash_index_eq eq, const void *ctx)
 {
     if (!h->cap)
-        return -1;
+        return ATTN_NONE;
     for (size_t s = slot_of(hv, h->cap);; s = (s + 1) & (h->cap - 1)) {
         if (h->pos[s] < 0)
-            return -1;
+            return ATTN_NONE;
         if (h->hash[s] == hv && eq(h->pos[s], ctx))
             return h->pos[s];
     }

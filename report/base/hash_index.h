@@ -20,7 +20,7 @@ typedef int (*hash_index_eq)(int pos, const void *ctx);
 
 void hash_index_init(hash_index *h);
 void hash_index_free(hash_index *h);
-/* The position of the record equal to the key (hash `hv`, equality `eq` on ctx), or -1. */
+/* The position of the record equal to the key (hash `hv`, equality `eq` on ctx), or ATTN_NONE (err.h). */
 int hash_index_find(const hash_index *h, uint64_t hv, hash_index_eq eq, const void *ctx);
 /* Adds position `pos` under hash `hv` (not checked for an equal: find first). */
 void hash_index_add(hash_index *h, uint64_t hv, int pos);

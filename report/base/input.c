@@ -219,6 +219,33 @@ static void budget_install(void)
     json_set_alloc_funcs(budget_malloc, outer_free);
 }
 
+/* jansson's own fd loader (json_loadfd) reads one byte per read(2): a 60 MB document cost
+ * 60 million system calls, 14 s of CPU (bench/results/2026-12-03-cost-scaling.md). This feed
+ * reads 64 KiB at a time and hands jansson what it asks for (1 KiB a call) from that. */
+struct fd_feed {
+    int fd;
+    size_t pos, len;
+    unsigned char buf[1 << 16];
+};
+
+static size_t feed_fd(void *buffer, size_t buflen, void *data)
+{
+    struct fd_feed *f = data;
+    while (f->pos == f->len) {
+        ssize_t got = read(f->fd, f->buf, sizeof f->buf);
+        if (got == 0)
+            return 0; /* end of file */
+        if (got < 0 && errno != EINTR)
+            return (size_t)-1;
+        if (got > 0)
+            f->pos = 0, f->len = (size_t)got;
+    }
+    size_t n = f->len - f->pos < buflen ? f->len - f->pos : buflen;
+    memcpy(buffer, f->buf + f->pos, n);
+    f->pos += n;
+    return n;
+}
+
 /* Parses fd (size bytes) under the budget; the caller closes fd. */
 static json_t *parse_budgeted(int fd, int64_t size, json_error_t *je)
 {
@@ -227,7 +254,9 @@ static json_t *parse_budgeted(int fd, int64_t size, json_error_t *je)
     dom_limit = INPUT_DOM_MULTIPLE * size + INPUT_DOM_SLACK_BYTES;
     dom_counting = 1;
     /* Reads until end of file; JSON_DISABLE_EOF_CHECK is not set, so trailing bytes are an error. */
-    json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, je);
+    static _Thread_local struct fd_feed feed;
+    feed.fd = fd, feed.pos = feed.len = 0;
+    json_t *root = json_load_callback(feed_fd, &feed, JSON_REJECT_DUPLICATES, je);
     dom_counting = 0;
     if (dom_over) {
         json_decref(root);

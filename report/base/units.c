@@ -70,6 +70,32 @@ void units_superscript(double v, int decimals, char *out, size_t n)
     }
 }
 
+const char *units_plural(double n, const char *noun, char *out, size_t len)
+{
+    size_t w = strlen(noun);
+    if (n == 1 || !w) {
+        snprintf(out, len, "%s", noun);
+        return out;
+    }
+    char last = noun[w - 1], before = w > 1 ? noun[w - 2] : '\0';
+    int vowel_before = before && strchr("aeiouAEIOU", before);
+    if ((last == 'y' || last == 'Y') && before && !vowel_before)
+        snprintf(out, len, "%.*sies", (int)(w - 1), noun);
+    else if (last == 's' || last == 'x' || (last == 'h' && (before == 's' || before == 'c')))
+        snprintf(out, len, "%ses", noun);
+    else
+        snprintf(out, len, "%ss", noun);
+    return out;
+}
+
+const char *units_count_noun(double n, const char *noun, char *out, size_t len)
+{
+    char word[160];
+    units_plural(n, noun, word, sizeof word);
+    snprintf(out, len, "%g %s", n, word);
+    return out;
+}
+
 const char *human_bytes(double b, char *buf, size_t n)
 {
     if (b >= 1 << 30)

@@ -35,6 +35,13 @@ void units_superscript(double v, int decimals, char *out, size_t n);
 /* A library version as cuBLAS and cuDNN encode it (major * 10000 + minor * 100 + patch) in
  * the text "9.19.0"; when v is not a version (0 or below: not recorded), `none` instead. */
 void units_version_text(int v, const char *none, char *out, size_t n);
+/* A noun agreeing with a count: `noun` as is when n is 1, else its last word in the plural
+ * ("GEMM" → "GEMMs", "copy" → "copies", "pass" → "passes"). Returns out. */
+const char *units_plural(double n, const char *noun, char *out, size_t len);
+/* The count and its noun, agreeing: "1 GEMM", "2 GEMMs", "0 kernels", "3 copies" (the count
+ * as %g prints it). Every count+noun phrase of the documents goes through this or
+ * units_plural, so "1 GEMMs" cannot be written. Returns out. */
+const char *units_count_noun(double n, const char *noun, char *out, size_t len);
 /* Bytes in binary units: "1.5 GiB", "512 KiB", "12 B" (three significant digits). */
 const char *human_bytes(double bytes, char *buf, size_t n);
 

@@ -251,18 +251,18 @@ static void traces_section(FILE *f, const compare_doc_md *d)
 static void metric_section(FILE *f, const compare_doc_md *d)
 {
     const compare_model *m = d->m;
-    fprintf(f, "## %s\n\n", m->throughput ? "Throughput per forward" : "CUDA time per forward");
+    fprintf(f, "## %s per %s\n\n", m->throughput ? "Throughput" : "CUDA time", compare_unit_word(m));
     table_head(f, m, "Variant");
     summary_rows(f, m, ROW_METRIC);
     fprintf(f,
-            "Each cell: median (min – max, n) over the recorded forwards. *vs baseline*: the ratio of this run's "
+            "Each cell: median (min – max, n) over the recorded %ss. *vs baseline*: the ratio of this run's "
             "median to the baseline's (%s), then its 95%% interval from %d bootstrap resamples of the per-forward "
             "samples (seeded, so the numbers repeat), then the verdict against a noise floor of %.0f%% "
             "(`--min-effect`): *same* when the whole interval lies within ×/÷ %.2f, *faster* or *slower* when it "
             "lies wholly beyond, *ambiguous* when it straddles the edge. The interval holds the spread of one "
             "run's forwards only; the floor covers the drift between runs: two runs of one batch on the H200 "
             "differed by up to 1.4%% in CUDA time (bench/RESULTS.md).\n\n",
-            m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES, m->min_effect * 100,
+            compare_unit_word(m), m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES, m->min_effect * 100,
             1 + m->min_effect);
     replicate_rule(f, m, ROW_METRIC);
 
@@ -271,7 +271,7 @@ static void metric_section(FILE *f, const compare_doc_md *d)
 static void cpu_section(FILE *f, const compare_doc_md *d)
 {
     const compare_model *m = d->m;
-    fputs("## CPU time per forward\n\n", f);
+    fprintf(f, "## CPU time per %s\n\n", compare_unit_word(m));
     table_head(f, m, "Variant");
     summary_rows(f, m, ROW_CPU);
     fprintf(f,
@@ -291,7 +291,7 @@ static void cpu_section(FILE *f, const compare_doc_md *d)
 static void ops_section(FILE *f, const compare_doc_md *d)
 {
     const compare_model *m = d->m;
-    fputs("## GPU operations per forward\n\n", f);
+    fprintf(f, "## GPU operations per %s\n\n", compare_unit_word(m));
     table_head(f, m, "Variant");
     ops_rows(f, m);
 

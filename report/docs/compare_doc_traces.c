@@ -19,12 +19,24 @@
  * alone when the pair has too few steps for one. */
 static void trace_ratio_text(const compare_ratio *r, char *out, size_t n)
 {
+    out[0] = '\0';
     if (r->verdict != VERDICT_NONE)
         compare_md_ratio_text(r, out, n);
     else if (isfinite(r->ci.ratio))
         snprintf(out, n, "%.2f× (medians; no verdict)", r->ci.ratio);
     else
         snprintf(out, n, "–");
+}
+
+/* Beside a verdict (or a ratio) of a pair whose recorded inputs differ: what differs, so no
+ * verdict reads as one across the same work. */
+static void across(FILE *f, const trace_pair *pr, const compare_ratio *r)
+{
+    if (!pr->inputs_differ[0] || !isfinite(r->ci.ratio))
+        return;
+    fputs(" (across ", f);
+    esc_md_text(f, pr->inputs_differ);
+    fputc(')', f);
 }
 
 /* "8187 µs (8184 µs – 8190 µs, n=8)" */
@@ -109,7 +121,9 @@ static void trace_step_table(FILE *f, const compare_model *m, const trace_pair *
     steps_text(&pr->step[0], a, sizeof a);
     steps_text(&pr->step[1], b, sizeof b);
     trace_ratio_text(&pr->step_ratio, r, sizeof r);
-    fprintf(f, "| CUDA time per step | %s | %s | %s |\n", a, b, r);
+    fprintf(f, "| CUDA time per step | %s | %s | %s", a, b, r);
+    across(f, pr, &pr->step_ratio);
+    fputs(" |\n", f);
     share_text(pr->attn_share[0], a, sizeof a);
     share_text(pr->attn_share[1], b, sizeof b);
     fprintf(f, "| Attention's share of the step | %s | %s | |\n", a, b);
@@ -155,7 +169,9 @@ static void trace_role_table(FILE *f, const compare_model *m, const trace_pair *
         trace_role_cells(f, row, 0);
         trace_role_cells(f, row, 1);
         trace_ratio_text(&row->ratio, r, sizeof r);
-        fprintf(f, " %s |\n", r);
+        fprintf(f, " %s", r);
+        across(f, pr, &row->ratio);
+        fputs(" |\n", f);
     }
     fputc('\n', f);
 }
@@ -199,7 +215,9 @@ static void trace_layers(FILE *f, const compare_model *m, const trace_pair *pr)
         format_us_column(L->st[1].median, b, sizeof b);
         format_us_column(L->attn_us[1], ba, sizeof ba);
         trace_ratio_text(&L->ratio, r, sizeof r);
-        fprintf(f, "| %d | %s | %s | %s | %s | %s |\n", l, a, aa, b, ba, r);
+        fprintf(f, "| %d | %s | %s | %s | %s | %s", l, a, aa, b, ba, r);
+        across(f, &*pr, &L->ratio);
+        fputs(" |\n", f);
     }
     fputc('\n', f);
 }

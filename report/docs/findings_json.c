@@ -7,6 +7,7 @@
  * Status convention: 0 / -1 with err set. */
 #include "findings_json.h"
 #include "alloc.h"
+#include "err.h"
 
 #include "escape.h"
 #include "input.h"
@@ -75,11 +76,11 @@ char *findings_json(const analysis *a)
     return out;
 }
 
-static int fail(char *err, size_t errlen, const char *path, const char *where, const char *what)
+/* EXIT_BAD_ARCHIVE, with the line saying what the field `where` should have held. */
+static int expected(char *err, size_t errlen, const char *path, const char *where, const char *what)
 {
-    snprintf(err, errlen, "%s: %s: expected %s; re-render the archive with `attnprof report` to write it again",
-             path, where, what);
-    return -1;
+    return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %s: expected %s; re-render the archive with `attnprof "
+                   "report` to write it again", path, where, what);
 }
 
 int findings_read_json(const char *path, findings_doc *d, char *err, size_t errlen)
@@ -88,17 +89,15 @@ int findings_read_json(const char *path, findings_doc *d, char *err, size_t errl
     /* input.h's rule: no link followed, a FIFO or a device refused, the DOM size limit. */
     json_t *root = NULL;
     char why[ATTN_ERR_LEN];
-    if (input_read_json(path, INPUT_MAX_DOM_BYTES, &root, why, sizeof why) != EXIT_OK) {
-        snprintf(err, errlen, "%s; re-render the archive with `attnprof report`", why);
-        return -1;
-    }
-    int rc = 0;
+    int rc = input_read_json(path, INPUT_MAX_DOM_BYTES, &root, why, sizeof why);
+    if (rc != EXIT_OK)
+        return err_set(err, errlen, rc, "%s; re-render the archive with `attnprof report`", why);
     json_t *ver = json_object_get(root, "findings_version"), *vars = json_object_get(root, "variants");
     const char *prod = json_string_value(json_object_get(root, "producer"));
     if (!json_is_integer(ver) || json_integer_value(ver) != FINDINGS_JSON_VERSION)
-        rc = fail(err, errlen, path, "findings_version", "1");
+        rc = expected(err, errlen, path, "findings_version", "1");
     else if (!json_is_array(vars) || json_array_size(vars) > RUN_MAX_VARIANTS)
-        rc = fail(err, errlen, path, "variants", "an array of at most 16 variants");
+        rc = expected(err, errlen, path, "variants", "an array of at most 16 variants");
     if (!rc)
         snprintf(d->producer, sizeof d->producer, "%s", prod ? prod : "");
     size_t i;
@@ -113,7 +112,7 @@ int findings_read_json(const char *path, findings_doc *d, char *err, size_t errl
         char where[64];
         snprintf(where, sizeof where, "variants[%zu]", i);
         if (!name || strlen(name) >= sizeof dv->name || !json_is_array(list) || json_array_size(list) > MAX_FINDINGS) {
-            rc = fail(err, errlen, path, where, "{variant, findings: [at most 12]}");
+            rc = expected(err, errlen, path, where, "{variant, findings: [at most 12]}");
             break;
         }
         snprintf(dv->name, sizeof dv->name, "%s", name);
@@ -130,7 +129,7 @@ int findings_read_json(const char *path, findings_doc *d, char *err, size_t errl
             snprintf(where, sizeof where, "variants[%zu].findings[%zu]", i, k);
             if (!id || !*id || strlen(id) >= sizeof fd->id || !sev || !text || !json_is_object(nums) ||
                 !json_is_array(recs) || !json_is_array(needs)) {
-                rc = fail(err, errlen, path, where, "{id, severity, numbers, correlation_ids, needs, text}");
+                rc = expected(err, errlen, path, where, "{id, severity, numbers, correlation_ids, needs, text}");
                 break;
             }
             snprintf(fd->id, sizeof fd->id, "%s", id);
@@ -143,7 +142,7 @@ int findings_read_json(const char *path, findings_doc *d, char *err, size_t errl
             {
                 json_t *val = json_object_get(num, "value");
                 if (!json_is_number(val)) {
-                    rc = fail(err, errlen, path, where, "numbers of {value, unit}");
+                    rc = expected(err, errlen, path, where, "numbers of {value, unit}");
                     break;
                 }
                 findings_number(fd, key, json_number_value(val), json_string_value(json_object_get(num, "unit")));
@@ -153,7 +152,7 @@ int findings_read_json(const char *path, findings_doc *d, char *err, size_t errl
             json_array_foreach(recs, r, rec)
             {
                 if (!json_is_integer(rec) || json_integer_value(rec) < 0 || json_integer_value(rec) > UINT32_MAX) {
-                    rc = fail(err, errlen, path, where, "correlation ids (whole numbers)");
+                    rc = expected(err, errlen, path, where, "correlation ids (whole numbers)");
                     break;
                 }
                 if (fd->n_records < FINDING_MAX_RECORDS)

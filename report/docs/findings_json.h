@@ -22,7 +22,8 @@ typedef struct findings_doc {
     findings_doc_variant v[RUN_MAX_VARIANTS];
 } findings_doc;
 
-/* Reads findings.json into d. 0, or -1 with one line in err naming the field. */
+/* Reads findings.json into d. EXIT_OK, or EXIT_BAD_ARCHIVE (or input.h's code for an unreadable
+ * file) with one line in err naming the field. */
 int findings_read_json(const char *path, findings_doc *d, char *err, size_t errlen);
 /* The finding `id` of `variant` in d, or NULL. */
 const finding *findings_doc_find(const findings_doc *d, const char *variant, const char *id);

@@ -262,18 +262,30 @@ char *report_summary_tex(const analysis *a)
 
 /* "0.59$\times$ [0.59--0.59] & faster", "0.59$\times$ (medians) & no verdict (2 steps)", or "-- & --"
  * when a side lacks the measure; `d` decimals (the column's). */
-static void trace_ratio_tex(FILE *f, const trace_pair *pr, const compare_ratio *r, int d)
+/* The ratio and verdict cells of a pair with n0 and n1 steps. */
+static void ratio_verdict_tex(FILE *f, int n0, int n1, const compare_ratio *r, int d)
 {
     if (!isfinite(r->ci.ratio))
         fputs("-- & --", f);
     else if (r->verdict != VERDICT_NONE)
         fprintf(f, "%.*f$\\times$ [%.*f--%.*f] & %s", d, r->ci.ratio, d, r->ci.lo, d, r->ci.hi,
                 compare_verdict_word(r->verdict));
-    else if (pr->step[0].n == pr->step[1].n)
-        fprintf(f, "%.*f$\\times$ (medians) & no verdict (%d steps)", d, r->ci.ratio, pr->step[0].n);
+    else if (n0 == n1)
+        fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%d steps)}", d, r->ci.ratio, n0);
     else
-        fprintf(f, "%.*f$\\times$ (medians) & no verdict (%d and %d steps)", d, r->ci.ratio, pr->step[0].n,
-                pr->step[1].n);
+        fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%d and %d steps)}", d, r->ci.ratio, n0, n1);
+}
+
+/* As ratio_verdict_tex, with what differs between the pair's recorded inputs beside the
+ * verdict: no verdict reads as one across the same work. */
+static void trace_ratio_tex(FILE *f, const trace_pair *pr, const compare_ratio *r, int d)
+{
+    ratio_verdict_tex(f, pr->step[0].n, pr->step[1].n, r, d);
+    if (isfinite(r->ci.ratio) && pr->inputs_differ[0]) {
+        fputs(" (across ", f);
+        tex(f, pr->inputs_differ);
+        fputc(')', f);
+    }
 }
 
 static void trace_side_tex(FILE *f, const compare_model *m, const trace_pair *pr, int j)
@@ -325,7 +337,7 @@ static void trace_pair_tex(FILE *f, const compare_model *m, const trace_pair *pr
             ratio[n++] = &pr->rows[r].ratio;
         }
     int rd = ratio_decimals_of(ratio, n);
-    fputs("\\begin{tabular}{lrrll}\n\\toprule\nMeasure & ", f);
+    fputs("\\begin{tabular}{lrrlp{0.18\\linewidth}}\n\\toprule\nMeasure & ", f); /* the verdict wraps: what differs is beside it */
     tex_code(f, m->in[0]->label);
     fputs(" & ", f);
     tex_code(f, m->in[pr->archive]->label);
@@ -374,10 +386,10 @@ static void compare_note(FILE *f, const compare_model *m)
     tex_code(f, base->label);
     fputs(": ", f);
     setup_text(f, &base->r);
-    fprintf(f, ". Median (min--max) of each run's recorded forwards; %s of the medians with a seeded 95\\%% "
+    fprintf(f, ". Median (min--max) of each run's recorded %ss; %s of the medians with a seeded 95\\%% "
                "bootstrap interval; same when the whole interval lies within $\\times$/$\\div$ %.2f (the run-to-run "
                "noise floor",
-            m->throughput ? "throughput ratio (above 1 is faster)" : "time ratio (below 1 is faster)",
+            compare_unit_word(m), m->throughput ? "throughput ratio (above 1 is faster)" : "time ratio (below 1 is faster)",
             1 + m->min_effect);
     int replicates = 0; /* some ratio judged against the runs' between-pass spread */
     for (int v = 0; v < m->n_variants; v++)
@@ -440,11 +452,11 @@ char *compare_tex(const compare_model *m)
     preamble(f, "compare.tex");
     fputs("% Generated from the archives' trace.json and run.json.\n", f);
     fputs("\\begin{table*}[tbp]\n\\centering\n\\small\n\\caption{", f);
-    fputs(m->throughput ? "Throughput per forward (TFLOP/s) of each run, and each run against the baseline: "
-                          "throughput ratio (above 1 is faster), its 95\\% interval and verdict."
-                        : "CUDA time per forward (\\textmu{}s) of each run, and each run against the baseline: "
-                          "time ratio (below 1 is faster), its 95\\% interval and verdict.",
-          f);
+    fprintf(f, m->throughput ? "Throughput per %s (TFLOP/s) of each run, and each run against the baseline: "
+                               "throughput ratio (above 1 is faster), its 95\\%% interval and verdict."
+                             : "CUDA time per %s (\\textmu{}s) of each run, and each run against the baseline: "
+                               "time ratio (below 1 is faster), its 95\\%% interval and verdict.",
+            compare_unit_word(m));
     fputs("}\n\\label{tab:attnprof-compare}\n", f);
     fputs("\\begin{tabular}{l", f);
     for (int i = 0; i < m->n; i++)

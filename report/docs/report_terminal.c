@@ -79,11 +79,16 @@ void compare_terminal_summary(FILE *f, const compare_model *m)
         esc_terminal(a, sizeof a, pr->va[0]->result->name);
         esc_terminal(b, sizeof b, pr->va[1]->result->name);
         if (pr->step_ratio.verdict != VERDICT_NONE)
-            fprintf(f, "model trace %s vs %s: step %.3fx %s (%d and %d steps)\n", b, a, pr->step_ratio.ci.ratio,
+            fprintf(f, "model trace %s vs %s: step %.3fx %s (%d and %d steps", b, a, pr->step_ratio.ci.ratio,
                     compare_verdict_word(pr->step_ratio.verdict), pr->step[1].n, pr->step[0].n);
         else
-            fprintf(f, "model trace %s vs %s: step %.3fx, no verdict (%d and %d steps, %d needed)\n", b, a,
+            fprintf(f, "model trace %s vs %s: step %.3fx, no verdict (%d and %d steps, %d needed", b, a,
                     pr->step_ratio.ci.ratio, pr->step[1].n, pr->step[0].n, COMPARE_MIN_STEPS);
+        if (pr->inputs_differ[0]) { /* the verdict is across what differs: said beside it */
+            fputs("; across ", f);
+            esc_terminal_fputs(pr->inputs_differ, f);
+        }
+        fputs(")\n", f);
     }
     esc_terminal_fputs(m->differs_sentence, f); /* GPU, driver, dtype from the archives */
     fputc('\n', f);

@@ -161,7 +161,7 @@ struct fig_job {
     char name[64];
     char caption[256];
     double w, h;
-    int (*draw)(cairo_t *cr, const fig_job *job); /* 0, or -1 out of memory */
+    int (*draw)(cairo_t *cr, const fig_job *job); /* EXIT_OK, or an EXIT_* code */
     const analysis *a;
     int variant;  /* index into a->v, for per-variant figures */
     int log_axis;
@@ -173,11 +173,12 @@ struct fig_job {
 };
 
 /* render.c: draws every job in every format (FIG_* bits) into <dir>/figures,
- * and lists the files in `out`. 0, or -1 with `err`. */
+ * and lists the files in `out`. EXIT_OK, or an EXIT_* code with `err`. */
 int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned formats, figure_list *out,
                     char *err, size_t errlen);
 
-/* Each prepares a job: size, caption and the draw function; -1 out of memory. */
+/* Each prepares a job: size, caption and the draw function; EXIT_OK (out of memory ends the
+ * command, alloc.h). */
 int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int variant);
 int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a);
@@ -225,7 +226,7 @@ int fig_sweep_memory_prepare(fig_job *job, cairo_t *measure, const struct sweep_
 int fig_sweep_kernels_prepare(fig_job *job, cairo_t *measure, const struct sweep_data *m);
 
 /* Where a prepared timeline puts its lanes (points), so tests can look at the
- * pixels of each lane. -1 when the job shows no forward or out of memory. */
+ * pixels of each lane. 0, or ATTN_NONE (err.h) when the job shows no forward. */
 typedef struct fig_timeline_geometry {
     double x0, x1;                       /* plot area */
     double nvtx_y, api_y, gpu_y, end_y;  /* lane tops; end_y: bottom of the GPU lane */
@@ -240,7 +241,7 @@ void fig_op_label(const gpu_op *op, char *out, size_t n);
 /* Shared by the figures: "B=1 H=16 S=1024 D=64". */
 void fig_shape_text(const analysis *a, char *out, size_t n);
 /* The forward drawn for a variant in one-forward figures: the median one
- * (analysis_median_forward), or -1. */
+ * (analysis_median_forward), or ATTN_NONE. */
 int fig_middle_forward(const variant_analysis *va);
 /* The overview's labels of a variant: "median CUDA 2.25 ms" and "median CPU 160 µs", the
  * medians over all forwards that the summary table shows (not the drawn forward's own). */
@@ -262,7 +263,7 @@ double fig_legend_sized(cairo_t *cr, double x, double y, double maxw, const fig_
 /* The smallest text of a paper-sized figure, in points at its printed size. */
 #define FIG_PAPER_MIN_PT 8.0
 /* jobs[0..1]: timeline-compact-<size> and occupancy-table-<size>, drawn at 3.5 in
- * (FIG_SIZE_COLUMN) or 7 in (FIG_SIZE_TEXT) wide. 0, or -1 out of memory. */
+ * (FIG_SIZE_COLUMN) or 7 in (FIG_SIZE_TEXT) wide. EXIT_OK, or an EXIT_* code. */
 int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int size);
 /* compare-speedup-<size>: every run's speed-up over the baseline per variant. */
 struct compare_model;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "err.h"
 
 #define PLOT_X0 (FIG_MARGIN + 70)
 #define PLOT_Y0 64.0
@@ -49,7 +50,7 @@ static int variant_index(const analysis *a, const char *name)
     for (int i = 0; i < a->n; i++)
         if (a->v[i].result && !strcmp(a->v[i].result->name, name))
             return i;
-    return -1;
+    return ATTN_NONE;
 }
 
 static void scale_for(const analysis *a, roof_scale *s)

@@ -2,6 +2,8 @@
  * (the forward call on the host) per variant, median with min-max whiskers,
  * so a variant that moved its cost from the GPU to the CPU shows it. */
 #include "fig.h"
+#include "model_roles.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -151,12 +153,14 @@ static int time_chart_draw(cairo_t *cr, const fig_job *job)
     const analysis *a = job->a;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[256], fit[256];
-    fig_heading(cr, x, "Time per forward: CUDA time vs CPU time");
+    const char *unit = model_unit_word_of_run(a); /* a training step is a step */
+    snprintf(buf, sizeof buf, "Time per %s: CUDA time vs CPU time", unit);
+    fig_heading(cr, x, buf);
     char shape[96];
     fig_shape_text(a, shape, sizeof shape);
     snprintf(buf, sizeof buf,
-             "%s \xc2\xb7 bars: median, whiskers: min\xe2\x80\x93max over the recorded forwards%s",
-             shape, job->log_axis ? " \xc2\xb7 logarithmic axis" : "");
+             "%s \xc2\xb7 bars: median, whiskers: min\xe2\x80\x93max over the recorded %ss%s",
+             shape, unit, job->log_axis ? " \xc2\xb7 logarithmic axis" : "");
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
 
@@ -188,13 +192,15 @@ static int time_chart_draw(cairo_t *cr, const fig_job *job)
             fig_fit_text(cr, buf, group - 4, 3, fit, sizeof fit);
             fig_text(cr, cx, s.y0 + 27, fit, ALIGN_CENTER);
         }
-        snprintf(buf, sizeof buf, "%d forwards", va->cuda_us.n > va->cpu_us.n ? va->cuda_us.n : va->cpu_us.n);
+        units_count_noun(va->cuda_us.n > va->cpu_us.n ? va->cuda_us.n : va->cpu_us.n, model_unit_word(va), buf, sizeof buf);
         fig_fit_text(cr, buf, group - 4, 3, fit, sizeof fit);
         fig_text(cr, cx, s.y0 + 38, fit, ALIGN_CENTER);
     }
     fig_legend_item items[] = {
-        {fig_hex(CUDA_COLOUR), "CUDA time: sum of the forward's GPU operation durations", 0},
-        {fig_hex(CPU_COLOUR), "CPU time: the forward call on the host, no synchronisation", 0},
+        {fig_hex(CUDA_COLOUR), strcmp(unit, "step") ? "CUDA time: sum of the forward's GPU operation durations"
+                                                     : "CUDA time: sum of the step's GPU operation durations", 0},
+        {fig_hex(CPU_COLOUR), strcmp(unit, "step") ? "CPU time: the forward call on the host, no synchronisation"
+                                                   : "CPU time: the step on the host, no synchronisation", 0},
         {FIG_INK, "min\xe2\x80\x93max", 2},
     };
     fig_legend(cr, x, s.y0 + 52, right - x, items, 3, 1);
@@ -206,8 +212,8 @@ int fig_time_chart_prepare(fig_job *job, cairo_t *measure, const analysis *a, in
     (void)measure;
     snprintf(job->name, sizeof job->name, "time-per-forward");
     snprintf(job->caption, sizeof job->caption,
-             "CUDA time and CPU time per forward for each variant: median with min\xe2\x80\x93max "
-             "whiskers%s.", log_axis ? ", logarithmic axis" : "");
+             "CUDA time and CPU time per %s for each variant: median with min\xe2\x80\x93max "
+             "whiskers%s.", model_unit_word_of_run(a), log_axis ? ", logarithmic axis" : "");
     job->a = a;
     job->draw = time_chart_draw;
     job->log_axis = log_axis;

@@ -2,6 +2,10 @@
  * operations for one to three forwards around the median one. Its scene and lanes are
  * timeline_scene.c and timeline_lanes.c; the overview of all variants timeline_overview.c. */
 #include "timeline_parts.h"
+#include "model_roles.h"
+#include "units.h"
+
+#include "err.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,8 +44,10 @@ static void medians_text(const variant_analysis *va, char *out, size_t n)
     }
     fig_format_us(va->cuda_us.median, cuda, sizeof cuda);
     fig_format_us(va->cpu_us.median, cpu, sizeof cpu);
-    snprintf(out, n, "median per forward: CUDA %s, CPU %s (%d forwards)", cuda, cpu,
-             va->cuda_us.n > va->cpu_us.n ? va->cuda_us.n : va->cpu_us.n);
+    char count[48];
+    units_count_noun(va->cuda_us.n > va->cpu_us.n ? va->cuda_us.n : va->cpu_us.n, model_unit_word(va), count,
+                     sizeof count);
+    snprintf(out, n, "median per %s: CUDA %s, CPU %s (%s)", model_unit_word(va), cuda, cpu, count);
 }
 
 static double timeline_legend_height(cairo_t *cr, const tl_scene *sc, double maxw)
@@ -57,10 +63,7 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
     const analysis *a = job->a;
     const variant_analysis *va = &a->v[job->variant];
     tl_scene sc;
-    if (tl_scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0)) {
-        tl_scene_free(&sc);
-        return -1;
-    }
+    tl_scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0);
     char buf[512], name[48], shape[96], med[160];
     const char *vname = tl_variant_name(va, job->variant, name, sizeof name);
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
@@ -75,15 +78,17 @@ static int timeline_draw(cairo_t *cr, const fig_job *job)
 
     fig_shape_text(a, shape, sizeof shape);
     medians_text(va, med, sizeof med);
+    char count[48];
     int rep = analysis_median_forward(va);
     if (sc.count > 1)
-        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing %d of %d forwards (iterations %d\xe2\x80\x93%d; "
+        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing %d of %d %ss (iterations %d\xe2\x80\x93%d; "
                  "iteration %d has the median CUDA time)",
-                 shape, med, sc.count, va->n_forwards, va->forwards[sc.first].iteration,
+                 shape, med, sc.count, va->n_forwards, model_unit_word(va), va->forwards[sc.first].iteration,
                  va->forwards[sc.first + sc.count - 1].iteration, rep >= 0 ? va->forwards[rep].iteration : -1);
     else if (sc.count == 1)
-        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing 1 of %d forwards (iteration %d, of median CUDA time)",
-                 shape, med, va->n_forwards, va->forwards[sc.first].iteration);
+        snprintf(buf, sizeof buf, "%s \xc2\xb7 %s \xc2\xb7 showing 1 of %s (iteration %d, of median CUDA time)",
+                 shape, med, units_count_noun(va->n_forwards, model_unit_word(va), count, sizeof count),
+                 va->forwards[sc.first].iteration);
     else
         snprintf(buf, sizeof buf, "%s \xc2\xb7 %s", shape, med);
     fig_font(cr, 9.5, 0);
@@ -152,6 +157,7 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
     job->w = FIG_WIDTH;
     pick_forwards(va, &job->first_forward, &job->n_forwards);
     medians_text(va, med, sizeof med);
+    char count[48];
     if (job->n_forwards == 0) {
         snprintf(job->caption, sizeof job->caption, "Timeline of %s: no forward was recorded.", vname);
         job->h = 110;
@@ -159,14 +165,11 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
     }
     snprintf(job->caption, sizeof job->caption,
              "Timeline of %s: CUDA API calls and %s on the host above the GPU's "
-             "operations for %d of %d forwards; %.90s.",
+             "operations for %d of %s; %.90s.",
              vname, a->run && a->run->imported ? "the traces' ranges and CPU ops" : "NVTX ranges", job->n_forwards,
-             va->n_forwards, med);
+             units_count_noun(va->n_forwards, model_unit_word(va), count, sizeof count), med);
     tl_scene sc;
-    if (tl_scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0)) {
-        tl_scene_free(&sc);
-        return -1;
-    }
+    tl_scene_build(&sc, a->trace, va, job->first_forward, job->n_forwards, 0);
     tl_lane_pos p = tl_lane_layout(&sc, &TIMELINE_STYLE, TIMELINE_TOP);
     double legend = timeline_legend_height(measure, &sc, FIG_WIDTH - 2 * FIG_MARGIN);
     job->h = ceil(p.end_y + 2 + 34 + legend + 8);
@@ -177,12 +180,10 @@ int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int 
 int fig_timeline_geometry_of(const fig_job *job, fig_timeline_geometry *geo)
 {
     const variant_analysis *va = &job->a->v[job->variant];
+    if (job->n_forwards <= 0)
+        return ATTN_NONE;
     tl_scene sc;
-    if (job->n_forwards <= 0 ||
-        tl_scene_build(&sc, job->a->trace, va, job->first_forward, job->n_forwards, 0)) {
-        tl_scene_free(&sc);
-        return -1;
-    }
+    tl_scene_build(&sc, job->a->trace, va, job->first_forward, job->n_forwards, 0);
     tl_lane_pos p = tl_lane_layout(&sc, &TIMELINE_STYLE, TIMELINE_TOP);
     *geo = (fig_timeline_geometry){FIG_MARGIN + LABEL_COL, job->w - FIG_MARGIN, p.nvtx_y, p.api_y,
                                    p.gpu_y, p.end_y, sc.lo, sc.hi};

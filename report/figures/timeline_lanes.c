@@ -4,6 +4,8 @@
  * scenes hold. */
 #include "timeline_parts.h"
 
+#include "alloc.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,13 +173,11 @@ typedef struct dense_lane {
     dense_col *col[MAX_ROWS];
 } dense_lane;
 
-static int dense_open(dense_lane *d, const tl_geom *g)
+static void dense_open(dense_lane *d, const tl_geom *g)
 {
     d->n_cols = (int)ceil((g->x1 - g->x0) / DENSE_COL) + 1;
     for (int r = 0; r < MAX_ROWS; r++)
-        if (!(d->col[r] = calloc((size_t)d->n_cols, sizeof *d->col[r])))
-            return -1;
-    return 0;
+        d->col[r] = attn_calloc((size_t)d->n_cols, sizeof *d->col[r]);
 }
 
 static void dense_add(dense_lane *d, const tl_geom *g, const tl_item *it, rgb fill, int outline)
@@ -191,8 +191,6 @@ static void dense_add(dense_lane *d, const tl_geom *g, const tl_item *it, rgb fi
     if (c0 < 0) c0 = 0;
     if (c1 >= d->n_cols) c1 = d->n_cols - 1;
     dense_col *row = d->col[it->row < MAX_ROWS ? it->row : MAX_ROWS - 1];
-    if (!row) /* out of memory: the lane is left empty rather than drawn wrong */
-        return;
     for (int c = c0; c <= c1; c++) {
         double lo = g->x0 + c * DENSE_COL, hi = lo + DENSE_COL;
         double cover = (xe < hi ? xe : hi) - (xs > lo ? xs : lo);
@@ -253,7 +251,9 @@ void tl_draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, const
         }
     }
     dense_lane dl = {0};
-    const int dense = (sc->api.n > DENSE_ITEMS || sc->gpu.n > DENSE_ITEMS) && dense_open(&dl, g) == 0;
+    const int dense = sc->api.n > DENSE_ITEMS || sc->gpu.n > DENSE_ITEMS;
+    if (dense)
+        dense_open(&dl, g);
     for (int i = 0; i < sc->api.n; i++) {
         const tl_item *it = &sc->api.v[i];
         api_category c = categorize_api(it->api->name);

@@ -2,6 +2,10 @@
  * one time scale, aligned at the start of the forward call, labelled with the summary
  * table's medians. */
 #include "timeline_parts.h"
+#include "model_roles.h"
+#include "units.h"
+
+#include "alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,23 +33,19 @@ static void overview_free(overview_plan *pl)
     memset(pl, 0, sizeof *pl);
 }
 
-static int overview_plan_build(overview_plan *pl, const analysis *a)
+static void overview_plan_build(overview_plan *pl, const analysis *a)
 {
     memset(pl, 0, sizeof *pl);
-    pl->scenes = calloc(a->n > 0 ? (size_t)a->n : 1, sizeof *pl->scenes);
-    if (!pl->scenes)
-        return -1;
+    pl->scenes = attn_calloc(a->n > 0 ? (size_t)a->n : 1, sizeof *pl->scenes);
     pl->n = a->n;
     for (int i = 0; i < a->n; i++) {
         int mid = fig_middle_forward(&a->v[i]);
-        if (tl_scene_build(&pl->scenes[i], a->trace, &a->v[i], mid < 0 ? 0 : mid, mid < 0 ? 0 : 1, 1))
-            return -1;
+        tl_scene_build(&pl->scenes[i], a->trace, &a->v[i], mid < 0 ? 0 : mid, mid < 0 ? 0 : 1, 1);
         if (mid >= 0 && pl->scenes[i].hi - pl->scenes[i].origin > pl->span)
             pl->span = pl->scenes[i].hi - pl->scenes[i].origin;
     }
     /* a little room right of the longest forward */
     pl->span = pl->span > 0 ? pl->span + pl->span / 50 : 1000;
-    return 0;
 }
 
 static double overview_block_height(const tl_scene *sc)
@@ -67,10 +67,7 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
 {
     const analysis *a = job->a;
     overview_plan pl;
-    if (overview_plan_build(&pl, a)) {
-        overview_free(&pl);
-        return -1;
-    }
+    overview_plan_build(&pl, a);
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], shape[96], fit[256], name[48];
     fig_set(cr, FIG_INK);
@@ -154,18 +151,22 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
 int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a)
 {
     snprintf(job->name, sizeof job->name, "timeline-overview");
+    const char *unit = model_unit_word_of_run(a); /* a training step is a step */
+    char each[64];
+    if (a->n == 1)
+        snprintf(each, sizeof each, "the variant");
+    else
+        snprintf(each, sizeof each, "each of the %d variants", a->n);
     snprintf(job->caption, sizeof job->caption,
-             "One forward of each of the %d variants (its forward of median CUDA time) on one time scale: "
-             "host API calls above, GPU operations below, aligned at the start of the forward call; the "
-             "labels are the median CUDA and CPU times per forward of the summary table.", a->n);
+             "One %s of %s (its %s of median CUDA time) on one time scale: "
+             "host API calls above, GPU operations below, aligned at the start of the %s%s; the "
+             "labels are the median CUDA and CPU times per %s of the summary table.", unit, each, unit, unit,
+             strcmp(unit, "step") ? " call" : "", unit);
     job->a = a;
     job->draw = overview_draw;
     job->w = FIG_WIDTH;
     overview_plan pl;
-    if (overview_plan_build(&pl, a)) {
-        overview_free(&pl);
-        return -1;
-    }
+    overview_plan_build(&pl, a);
     double y = 62;
     for (int i = 0; i < pl.n; i++)
         y += overview_block_height(&pl.scenes[i]) + OVERVIEW_GAP;

@@ -63,9 +63,10 @@ typedef struct tl_legend_text {
 } tl_legend_text;
 
 /* `strict`: only the forwards' own ops and the calls inside their ranges (the
- * overview); otherwise everything recorded in the padded window (timeline). */
-int tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, int first,
-                   int count, int strict);
+ * overview); otherwise everything recorded in the padded window (timeline). It cannot
+ * fail (out of memory ends the command, alloc.h). */
+void tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, int first,
+                    int count, int strict);
 void tl_scene_free(tl_scene *sc);
 /* The variant's name, or "variant N" when the archive has none. */
 const char *tl_variant_name(const variant_analysis *va, int i, char *buf, size_t n);

@@ -3,6 +3,8 @@
  * overlapping items do not cover each other. */
 #include "timeline_parts.h"
 
+#include "alloc.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,18 +12,13 @@
 
 /* ---- scene ---------------------------------------------------------------- */
 
-static int list_push(tl_list *l, tl_item it)
+static void list_push(tl_list *l, tl_item it)
 {
     if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 64;
-        tl_item *v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->v = attn_realloc(l->v, (size_t)l->cap * sizeof *l->v);
     }
     l->v[l->n++] = it;
-    return 0;
 }
 
 static int by_start(const void *pa, const void *pb)
@@ -77,15 +74,15 @@ static void forward_extent(const forward *f, int64_t *s, int64_t *e)
 
 static int overlaps(int64_t s, int64_t e, int64_t lo, int64_t hi) { return e >= lo && s <= hi; }
 
-int tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, int first,
-                   int count, int strict)
+void tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, int first,
+                    int count, int strict)
 {
     memset(sc, 0, sizeof *sc);
     sc->va = va;
     sc->first = first;
     sc->count = count;
     if (count <= 0)
-        return 0;
+        return;
     int64_t s, e, lo, hi;
     forward_extent(&va->forwards[first], &lo, &hi);
     sc->origin = va->forwards[first].range ? va->forwards[first].range->start_ns : lo;
@@ -106,14 +103,10 @@ int tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, int
     for (int i = first; i < first + count; i++) {
         const forward *f = &va->forwards[i];
         if (strict) {
-            if (f->range && list_push(&sc->nvtx, (tl_item){.s = f->range->start_ns,
-                                                           .e = f->range->end_ns,
-                                                           .range = f->range}))
-                return -1;
+            if (f->range)
+                list_push(&sc->nvtx, (tl_item){.s = f->range->start_ns, .e = f->range->end_ns, .range = f->range});
             for (int k = 0; k < f->n_ops; k++)
-                if (list_push(&sc->gpu, (tl_item){.s = f->ops[k]->start_ns,
-                                                  .e = f->ops[k]->end_ns, .op = f->ops[k]}))
-                    return -1;
+                list_push(&sc->gpu, (tl_item){.s = f->ops[k]->start_ns, .e = f->ops[k]->end_ns, .op = f->ops[k]});
         }
     }
     if (t) {
@@ -130,15 +123,14 @@ int tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, int
             } else {
                 inside = overlaps(c->start_ns, c->end_ns, lo, hi);
             }
-            if (inside && list_push(&sc->api, (tl_item){.s = c->start_ns, .e = c->end_ns, .api = c}))
-                return -1;
+            if (inside)
+                list_push(&sc->api, (tl_item){.s = c->start_ns, .e = c->end_ns, .api = c});
         }
         if (!strict) {
             for (size_t i = 0; i < t->n_ops; i++) {
                 const gpu_op *op = &t->ops[i];
-                if (overlaps(op->start_ns, op->end_ns, lo, hi) &&
-                    list_push(&sc->gpu, (tl_item){.s = op->start_ns, .e = op->end_ns, .op = op}))
-                    return -1;
+                if (overlaps(op->start_ns, op->end_ns, lo, hi))
+                    list_push(&sc->gpu, (tl_item){.s = op->start_ns, .e = op->end_ns, .op = op});
             }
             for (size_t i = 0; i < t->n_ranges; i++) {
                 const host_range *r = &t->ranges[i];
@@ -146,16 +138,14 @@ int tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, int
                 /* Imported PyTorch traces: their ATen ops (cpu_op) share the host lane. */
                 if ((r->iteration < 0 && r->kind != RANGE_CPU_OP) || (r0 && (r->pid != r0->pid || r->tid != r0->tid)))
                     continue;
-                if (overlaps(r->start_ns, r->end_ns, lo, hi) &&
-                    list_push(&sc->nvtx, (tl_item){.s = r->start_ns, .e = r->end_ns, .range = r}))
-                    return -1;
+                if (overlaps(r->start_ns, r->end_ns, lo, hi))
+                    list_push(&sc->nvtx, (tl_item){.s = r->start_ns, .e = r->end_ns, .range = r});
             }
         }
     }
     pack_rows(&sc->nvtx);
     pack_rows(&sc->api);
     pack_rows(&sc->gpu);
-    return 0;
 }
 
 const char *tl_variant_name(const variant_analysis *va, int i, char *buf, size_t n)

@@ -14,22 +14,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* A writer's or reader's status as an EXIT_* code: any failure that names no code of its
- * own is an I/O error. */
-static int as_exit_code(int r, int code) { return r == 0 ? EXIT_OK : r > 0 ? r : code; }
-
 /* trace.json, run.json and counters.json (when the counter pass ran) into tmp. */
 static int write_files(const char *tmp, const trace *t, const run_info *r, char *err, size_t errlen)
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/trace.json", tmp);
-    int rc = as_exit_code(trace_write_json(t, path, err, errlen), EXIT_IO);
+    int rc = trace_write_json(t, path, err, errlen);
     snprintf(path, sizeof path, "%s/run.json", tmp);
     if (rc == EXIT_OK)
-        rc = as_exit_code(run_info_write_json(r, path, err, errlen), EXIT_IO);
+        rc = run_info_write_json(r, path, err, errlen);
     snprintf(path, sizeof path, "%s/counters.json", tmp);
     if (rc == EXIT_OK && r->counters.meta.status != CTR_NOT_RUN)
-        rc = as_exit_code(counters_write_json(&r->counters, path, err, errlen), EXIT_IO);
+        rc = counters_write_json(&r->counters, path, err, errlen);
     return rc;
 }
 
@@ -43,7 +39,7 @@ static int read_back_and_render(const archive_write_options *o, const char *tmp,
     int rc;
     if (o->read_back == ARCHIVE_READ_BACK_ALL) {
         trace back;
-        rc = as_exit_code(archive_read(tmp, &back, back_info, err, errlen), EXIT_IO);
+        rc = archive_read(tmp, &back, back_info, err, errlen);
         if (rc == EXIT_OK) {
             rc = o->render ? o->render(tmp, &back, back_info, o->render_ctx, err, errlen) : EXIT_OK;
             counters_free(&back_info->counters);
@@ -52,7 +48,7 @@ static int read_back_and_render(const archive_write_options *o, const char *tmp,
     } else {
         char path[4400];
         snprintf(path, sizeof path, "%s/run.json", tmp);
-        rc = as_exit_code(run_info_read_json(back_info, path, err, errlen), EXIT_IO);
+        rc = run_info_read_json(back_info, path, err, errlen);
         if (rc == EXIT_OK && o->render)
             rc = o->render(tmp, t, back_info, o->render_ctx, err, errlen);
         counters_free(&back_info->counters);

@@ -10,6 +10,7 @@
 #include "alloc.h"
 
 #include "bounds.h"
+#include "err.h"
 #include "escape.h"
 #include "input.h"
 
@@ -241,7 +242,7 @@ static int arg_index(const char *key)
     for (int a = 0; a < KARG_COUNT; a++)
         if (!strcmp(key, ARG_NAMES[a]))
             return a;
-    return -1;
+    return ATTN_NONE;
 }
 
 static kineto_num *event_num_field(state *st, const char *key)
@@ -615,22 +616,22 @@ static void json_error(state *st, yajl_handle h, const unsigned char *text, size
     snprintf(st->err, st->errlen, "%s: not valid JSON (line %lld, column %lld: %s)", st->path, pos.line, pos.col, m);
 }
 
-/* Feeds one chunk of text to yajl. Returns 0, or -1 with st->status set. */
-static int parse(state *st, yajl_handle h, const unsigned char *text, size_t len, position *pos)
+/* Feeds one chunk of text to yajl. KINETO_OK, or the failure (also in st->status) with its line. */
+static kineto_status parse(state *st, yajl_handle h, const unsigned char *text, size_t len, position *pos)
 {
     if (input_token_check(&st->guard, text, len) != 0) {
         st->status = KINETO_ERR_LIMIT;
         snprintf(st->err, st->errlen, "%s: a JSON string or number longer than %zu MiB (after line %lld): not a "
                  "profiler trace (limit in SECURITY.md)", st->path, INPUT_MAX_TOKEN_BYTES >> 20, pos->line);
-        return -1;
+        return st->status;
     }
     if (yajl_parse(h, text, len) != yajl_status_ok) {
         if (st->status == KINETO_OK)
             json_error(st, h, text, len, *pos);
-        return -1;
+        return st->status;
     }
     advance(pos, text, len);
-    return 0;
+    return KINETO_OK;
 }
 
 struct kineto_parser {
@@ -661,7 +662,7 @@ kineto_parser *kineto_parser_new(const char *path, kineto_event_fn fn, void *use
 
 kineto_status kineto_parser_feed(kineto_parser *p, const unsigned char *text, size_t len)
 {
-    return parse(&p->st, p->h, text, len, &p->pos) == 0 ? KINETO_OK : p->st.status;
+    return parse(&p->st, p->h, text, len, &p->pos);
 }
 
 kineto_status kineto_parser_finish(kineto_parser *p)

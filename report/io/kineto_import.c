@@ -10,6 +10,7 @@
 #include "alloc.h"
 
 #include "bounds.h"
+#include "err.h"
 #include "exit_codes.h"
 #include "kineto_forwards.h"
 #include "kineto_read.h"
@@ -108,8 +109,9 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
     copy.has_args = 1;
     copy.arg[KARG_CORRELATION] = (kineto_num){.set = 1, .is_int = 1, .i = 0, .d = 0};
     size_t ops = c->t->n_ops, apis = c->t->n_apis;
-    if (trace_add_kineto_event(c->t, &copy, 0, &c->skipped, err, errlen) != 0)
-        return -1;
+    int rc = trace_add_kineto_event(c->t, &copy, 0, &c->skipped, err, errlen);
+    if (rc != EXIT_OK)
+        return rc;
     if (c->t->n_ops > ops)
         push_index(&c->loose_ops, &c->n_loose_ops, &c->cap_loose_ops, ops);
     if (c->t->n_apis > apis)

@@ -85,7 +85,7 @@ typedef enum kineto_status {
 } kineto_status;
 
 /* Called once per element of traceEvents, in file order; `index` counts from 0.
- * Returns 0 to go on, or -1 with a one-line reason in err (without the path). */
+ * Returns EXIT_OK to go on, or an EXIT_* code with a one-line reason in err (without the path). */
 typedef int (*kineto_event_fn)(void *ctx, size_t index, const kineto_event *e, char *err, size_t errlen);
 
 /* Reads `path`, calling `fn` for every event and filling `hdr` and `info` (either
@@ -100,7 +100,7 @@ kineto_status kineto_read(const char *path, kineto_event_fn fn, void *ctx, kinet
  * cuda_runtime, cuda_driver, user_annotation, cpu_op; others are ignored), with times
  * in ns relative to the file (ts × 1000). `strict` (attnprof archives): a GPU or API
  * event without an integer args.correlation is an error; otherwise it is skipped and
- * counted in *skipped. Returns 0, or -1 with the reason in err. */
+ * counted in *skipped. EXIT_OK, or EXIT_BAD_ARCHIVE with the reason in err. */
 int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *skipped, char *err, size_t errlen);
 /* Moves the times of the ops, calls and ranges from the given indices on by `by` ns
  * (baseTimeNanoseconds). Returns NULL, or the range error (bounds.h) when `by` or a

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 
+#include "err.h"
 #include "exit_codes.h"
 
 #include <math.h>
@@ -114,13 +115,14 @@ static const struct { const char *op; int mask, causal, gqa; } ATTENTION_ARGS[] 
     {"aten::_scaled_dot_product_fused_attention_overrideable", 3, 5, -1},
 };
 
+/* A flag argument of the op: 1 (True), 0 (False), or ATTN_NONE when not recorded. */
 static int flag_field(const kineto_event *e, int i)
 {
     char c[16];
     if (i < 0)
-        return -1;
+        return ATTN_NONE;
     list_field(e->concrete_inputs, i, c, sizeof c);
-    return !strcmp(c, "True") ? 1 : !strcmp(c, "False") ? 0 : -1;
+    return !strcmp(c, "True") ? 1 : !strcmp(c, "False") ? 0 : ATTN_NONE;
 }
 
 /* The i-th tensor's dims as "[2,1,1024,1024]" (the recorded text, spaces dropped); "" when it has none. */
@@ -174,14 +176,14 @@ static int attention_op_inputs(const kineto_event *e, model_attn_kind kind, mode
 static int first_tensor_dims(const char *s, long long *dims, int max)
 {
     if (!s || s[0] != '[' || s[1] != '[')
-        return -1;
+        return ATTN_NONE;
     s += 2;
     int r = 0;
     while (*s && *s != ']') {
         char *end;
         long long v = strtoll(s, &end, 10);
         if (end == s)
-            return -1;
+            return ATTN_NONE;
         if (r < max)
             dims[r] = v;
         r++;

@@ -7,6 +7,7 @@
 #include "trace.h"
 
 #include "bounds.h"
+#include "err.h"
 #include "escape.h"
 
 #include <math.h>
@@ -63,8 +64,7 @@ static int add_api_call(trace *t, const kineto_event *e, int64_t start, int64_t 
             ++*skipped;
             return 0;
         }
-        snprintf(err, errlen, "API event without args.correlation");
-        return -1;
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "API event without args.correlation");
     }
     api_call c = {.kind = cat[5] == 'r' ? API_RUNTIME : API_DRIVER,
                   .name = (char *)e->name,
@@ -120,7 +120,7 @@ static const char *read_sample(const kineto_event *e, struct forward_sample *s, 
 }
 
 /* A user_annotation or cpu_op event: a host range (NVTX range, ATen op), with a recorded
- * forward's sample where it has one. 0, or -1 with err. */
+ * forward's sample where it has one. EXIT_OK, or EXIT_BAD_ARCHIVE with err. */
 static int add_host_range(trace *t, const kineto_event *e, int64_t start, int64_t end, int strict, char *err,
                           size_t errlen)
 {
@@ -134,10 +134,8 @@ static int add_host_range(trace *t, const kineto_event *e, int64_t start, int64_
     struct forward_sample sample = {0};
     char why[200];
     const char *bad = strict ? read_sample(e, &sample, why, sizeof why) : NULL;
-    if (bad) {
-        snprintf(err, errlen, "%s", bad);
-        return -1;
-    }
+    if (bad)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s", bad);
     host_range r = {.kind = cat[0] == 'c' ? RANGE_CPU_OP : RANGE_ANNOTATION,
                     .name = (char *)e->name,
                     .variant = (char *)(e->variant ? e->variant : ""),
@@ -164,8 +162,7 @@ static int add_gpu_op(trace *t, const kineto_event *e, gpu_op_kind kind, int64_t
             ++*skipped;
             return 0;
         }
-        snprintf(err, errlen, "GPU event without args.correlation");
-        return -1;
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "GPU event without args.correlation");
     }
     gpu_op o = {.kind = kind,
                 .name = (char *)e->name,
@@ -184,10 +181,9 @@ static int add_gpu_op(trace *t, const kineto_event *e, gpu_op_kind kind, int64_t
         o.static_smem = int_or(&a[KARG_STATIC_SMEM], total);
         o.dynamic_smem = int_or(&a[KARG_DYNAMIC_SMEM], bounds_sub_sat(total, o.static_smem));
         if (a[KARG_EST_OCCUPANCY].wrong_type ||
-            (a[KARG_EST_OCCUPANCY].set && !(a[KARG_EST_OCCUPANCY].d >= 0 && a[KARG_EST_OCCUPANCY].d <= 100))) {
-            snprintf(err, errlen, "args.est. achieved occupancy %%: expected a number from 0 to 100");
-            return -1;
-        }
+            (a[KARG_EST_OCCUPANCY].set && !(a[KARG_EST_OCCUPANCY].d >= 0 && a[KARG_EST_OCCUPANCY].d <= 100)))
+            return err_set(err, errlen, EXIT_BAD_ARCHIVE,
+                           "args.est. achieved occupancy %%: expected a number from 0 to 100");
         if (a[KARG_EST_OCCUPANCY].set)
             o.has_kineto_occupancy = 1, o.kineto_occupancy = a[KARG_EST_OCCUPANCY].d;
     }
@@ -197,10 +193,8 @@ static int add_gpu_op(trace *t, const kineto_event *e, gpu_op_kind kind, int64_t
     if (kind == GPU_MEMCPY && !ck) /* Kineto's "Memcpy DtoD (Device -> Device)" */
         o.copy_kind[4] = '\0';
     esc_utf8_trim(o.copy_kind);
-    if ((range = bounds_op(&o))) {
-        snprintf(err, errlen, "%s", range);
-        return -1;
-    }
+    if ((range = bounds_op(&o)))
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s", range);
     trace_add_op(t, &o);
     return 0;
 }
@@ -209,14 +203,10 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
 {
     if (strcmp(e->ph, "X") != 0)
         return 0;
-    if (!e->cat || !e->name) {
-        snprintf(err, errlen, "complete event without cat or name");
-        return -1;
-    }
-    if (!e->ts.set || !e->dur.set || e->dur.d < 0) {
-        snprintf(err, errlen, "complete event without a valid ts/dur");
-        return -1;
-    }
+    if (!e->cat || !e->name)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "complete event without cat or name");
+    if (!e->ts.set || !e->dur.set || e->dur.d < 0)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "complete event without a valid ts/dur");
     static const char *const held_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
                                             "user_annotation", "cpu_op"};
     int held = 0;
@@ -226,17 +216,13 @@ int trace_add_kineto_event(trace *t, const kineto_event *e, int strict, size_t *
         return 0; /* gpu_user_annotation and others are derived or foreign */
     char why[160];
     const char *range = check_arg_types(e, why, sizeof why);
-    if (range) {
-        snprintf(err, errlen, "%s", range);
-        return -1;
-    }
+    if (range)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s", range);
     /* Relative to the file here; moved by baseTimeNanoseconds (and checked again) at the end. */
     int64_t start, end;
     range = bounds_event_ns(0, e->ts.d, e->dur.d, &start, &end);
-    if (range) {
-        snprintf(err, errlen, "%s", range);
-        return -1;
-    }
+    if (range)
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s", range);
     const char *cat = e->cat;
     if (!strcmp(cat, "kernel"))
         return add_gpu_op(t, e, GPU_KERNEL, start, end, strict, skipped, err, errlen);
@@ -257,10 +243,10 @@ static int on_event(void *ctx, size_t idx, const kineto_event *e, char *err, siz
     return trace_add_kineto_event(ctx, e, 1, NULL, err, errlen);
 }
 
-/* t += by, kept within ±BOUNDS_MAX_NS; -1 when it would leave that range. */
-static int shift_one(int64_t *t, int64_t by)
+/* t += by, kept within ±BOUNDS_MAX_NS; 1 when it would leave that range. */
+static int shift_leaves_range(int64_t *t, int64_t by)
 {
-    return __builtin_add_overflow(*t, by, t) || *t > BOUNDS_MAX_NS || *t < -BOUNDS_MAX_NS ? -1 : 0;
+    return __builtin_add_overflow(*t, by, t) || *t > BOUNDS_MAX_NS || *t < -BOUNDS_MAX_NS;
 }
 
 const char *trace_shift(trace *t, size_t ops_from, size_t apis_from, size_t ranges_from, int64_t by)
@@ -270,11 +256,11 @@ const char *trace_shift(trace *t, size_t ops_from, size_t apis_from, size_t rang
         return range;
     int bad = 0;
     for (size_t i = ops_from; i < t->n_ops; i++)
-        bad |= shift_one(&t->ops[i].start_ns, by) | shift_one(&t->ops[i].end_ns, by);
+        bad |= shift_leaves_range(&t->ops[i].start_ns, by) | shift_leaves_range(&t->ops[i].end_ns, by);
     for (size_t i = apis_from; i < t->n_apis; i++)
-        bad |= shift_one(&t->apis[i].start_ns, by) | shift_one(&t->apis[i].end_ns, by);
+        bad |= shift_leaves_range(&t->apis[i].start_ns, by) | shift_leaves_range(&t->apis[i].end_ns, by);
     for (size_t i = ranges_from; i < t->n_ranges; i++)
-        bad |= shift_one(&t->ranges[i].start_ns, by) | shift_one(&t->ranges[i].end_ns, by);
+        bad |= shift_leaves_range(&t->ranges[i].start_ns, by) | shift_leaves_range(&t->ranges[i].end_ns, by);
     return bad ? "ts: out of range (|baseTimeNanoseconds + ts·1000| must stay within 2^62 ns)" : NULL;
 }
 
@@ -289,7 +275,7 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
             snprintf(err + len, errlen - len, "; re-run `attnprof run` to record it again");
         }
         trace_free(t);
-        return -1;
+        return EXIT_BAD_ARCHIVE;
     }
     const char *range = trace_shift(t, 0, 0, 0, h.base_time_ns);
     if (!range && h.n_devices > 0) {
@@ -297,9 +283,8 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
         range = bounds_device(&t->device);
     }
     if (range) {
-        snprintf(err, errlen, "%s: %s", path, range);
         trace_free(t);
-        return -1;
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %s", path, range);
     }
     t->pid = h.pid;
     t->cupti_version = h.cupti_version;
@@ -308,9 +293,8 @@ int trace_read_json(trace *t, const char *path, char *err, size_t errlen)
     trace_sort(t);
     char why[400];
     if (trace_check(t, why, sizeof why) != 0) {
-        snprintf(err, errlen, "%s: %s", path, why);
         trace_free(t);
-        return -1;
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "%s: %s", path, why);
     }
-    return 0;
+    return EXIT_OK;
 }

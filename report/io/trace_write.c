@@ -14,6 +14,7 @@
  * The document is streamed with stdio (memory does not grow with the trace).
  * Timestamps are µs relative to baseTimeNanoseconds with every nanosecond. */
 #include "alloc.h"
+#include "err.h"
 #include "trace.h"
 
 #include "occupancy.h"
@@ -280,10 +281,8 @@ static void gpu_annotations(FILE *f, const trace *t, int64_t base)
 int trace_write_json(const trace *t, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
+    if (!f)
+        return err_set(err, errlen, EXIT_IO, "%s: cannot write: %s", path, strerror(errno));
     static char buf[1 << 16];
     setvbuf(f, buf, _IOFBF, sizeof buf);
     const int64_t base = base_ns(t), last = end_ns(t);
@@ -359,9 +358,7 @@ int trace_write_json(const trace *t, const char *path, char *err, size_t errlen)
     free(enclosing);
     fputs("\n  ],\n  \"traceName\": \"attnprof\"\n}\n", f);
     int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
-        return -1;
-    }
-    return 0;
+    if (fclose(f) != 0 || bad)
+        return err_set(err, errlen, EXIT_IO, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+    return EXIT_OK;
 }

@@ -18,15 +18,13 @@ const char *bounds_base_ns(int64_t base)
     return base < 0 || base > BOUNDS_MAX_NS ? "baseTimeNanoseconds: out of range (0 to 2^62)" : NULL;
 }
 
-/* µs → ns as int64, or -1 when |us·1000| would not stay within the bound
+/* µs → ns as int64 into *ns (0), or 1 when |us·1000| would not stay within the bound
  * (checked in double before the conversion: no float→int overflow). */
-static int us_to_ns(double us, int64_t *ns)
+static int us_to_ns_out_of_range(double us, int64_t *ns)
 {
-    if (!isfinite(us))
-        return -1;
     double x = round(us * 1000.0); /* as llround did: half away from zero */
-    if (!(fabs(x) <= (double)BOUNDS_MAX_NS))
-        return -1;
+    if (!isfinite(us) || !(fabs(x) <= (double)BOUNDS_MAX_NS))
+        return 1;
     *ns = (int64_t)x;
     return 0;
 }
@@ -34,10 +32,11 @@ static int us_to_ns(double us, int64_t *ns)
 const char *bounds_event_ns(int64_t base, double ts_us, double dur_us, int64_t *start, int64_t *end)
 {
     int64_t ts, dur;
-    if (us_to_ns(ts_us, &ts) || __builtin_add_overflow(base, ts, start) || *start > BOUNDS_MAX_NS ||
+    if (us_to_ns_out_of_range(ts_us, &ts) || __builtin_add_overflow(base, ts, start) || *start > BOUNDS_MAX_NS ||
         *start < -BOUNDS_MAX_NS)
         return "ts: out of range (|baseTimeNanoseconds + ts·1000| must stay within 2^62 ns)";
-    if (dur_us < 0 || us_to_ns(dur_us, &dur) || __builtin_add_overflow(*start, dur, end) || *end > BOUNDS_MAX_NS)
+    if (dur_us < 0 || us_to_ns_out_of_range(dur_us, &dur) || __builtin_add_overflow(*start, dur, end) ||
+        *end > BOUNDS_MAX_NS)
         return "dur: out of range (0 to 2^62 ns after ts)";
     return NULL;
 }

@@ -3,6 +3,8 @@
  * calculator computes it, with the limit that bounds it; no GPU needed. */
 #include "occupancy.h"
 
+#include "err.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -19,13 +21,6 @@ static int round_up(int64_t x, int64_t unit)
 }
 
 static int min_int(int a, int b) { return a < b ? a : b; }
-
-static int fail(char *err, size_t errlen, const char *msg)
-{
-    if (err && errlen)
-        snprintf(err, errlen, "%s", msg);
-    return -1;
-}
 
 /* Blocks per SM the register file allows, with the per-warp allocation and
  * the per-sub-partition split: a warp's registers live in one sub-partition,
@@ -62,10 +57,10 @@ int occupancy_compute(const occ_kernel *k, const device_props *dev, occupancy *o
 {
     memset(out, 0, sizeof *out);
     if (k->threads_per_block <= 0)
-        return fail(err, errlen, "no threads per block in the record");
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "no threads per block in the record");
     if (dev->warp_size <= 0 || dev->max_threads_per_sm <= 0 || dev->max_blocks_per_sm <= 0 ||
         dev->regs_per_sm <= 0 || dev->smem_per_sm <= 0 || dev->sm_count <= 0)
-        return fail(err, errlen, "device limits not recorded in the trace");
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "device limits not recorded in the trace");
 
     int warps_per_block = (k->threads_per_block + dev->warp_size - 1) / dev->warp_size;
     out->warps_per_block = warps_per_block;
@@ -96,9 +91,8 @@ int occupancy_compute(const occ_kernel *k, const device_props *dev, occupancy *o
         const char *what = out->blocks_by_regs == 0   ? "registers"
                            : out->blocks_by_smem == 0 ? "shared memory"
                                                       : "threads";
-        if (err && errlen)
-            snprintf(err, errlen, "one block does not fit on an SM (%s) with the recorded limits", what);
-        return -1;
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "one block does not fit on an SM (%s) with the recorded limits",
+                       what);
     }
     out->active_warps = active * warps_per_block;
     out->theoretical = (double)out->active_warps / out->max_warps;
@@ -124,7 +118,7 @@ int occupancy_compute(const occ_kernel *k, const device_props *dev, occupancy *o
                        (float)dev->max_threads_per_sm;
     double pct = 0.5 + kineto_occ * 100.0; /* clamped before the conversion */
     out->kineto_pct = !(pct > 0) ? 0 : pct > 1e6 ? 1000000 : (int)pct;
-    return 0;
+    return EXIT_OK;
 }
 
 int occupancy_of_op(const gpu_op *op, const device_props *dev, occupancy *out,
@@ -132,7 +126,7 @@ int occupancy_of_op(const gpu_op *op, const device_props *dev, occupancy *out,
 {
     if (op->kind != GPU_KERNEL) {
         memset(out, 0, sizeof *out);
-        return fail(err, errlen, "not a kernel");
+        return err_set(err, errlen, EXIT_BAD_ARCHIVE, "not a kernel");
     }
     occ_kernel k = {
         .threads_per_block = op->block[0] * op->block[1] * op->block[2],

@@ -56,12 +56,12 @@ typedef struct occupancy {
                                 * one) is what lowers its number: above it, Kineto reports 0% */
 } occupancy;
 
-/* 0 on success; -1 with a reason in `err` when the record or the device limits
- * cannot give an answer (no threads, device limits not recorded, a block that
+/* EXIT_OK; or EXIT_BAD_ARCHIVE with a reason in `err` (when given) when the record or the
+ * device limits cannot give an answer (no threads, device limits not recorded, a block that
  * does not fit one SM at all). */
 int occupancy_compute(const occ_kernel *k, const device_props *dev, occupancy *out,
                       char *err, size_t errlen);
-/* Same, from a kernel record of the trace (-1 for memcpy/memset). */
+/* Same, from a kernel record of the trace (EXIT_BAD_ARCHIVE for memcpy/memset). */
 int occupancy_of_op(const gpu_op *op, const device_props *dev, occupancy *out,
                     char *err, size_t errlen);
 /* "registers", "shared memory", "warps per SM", "blocks per SM", or ties joined

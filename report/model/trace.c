@@ -3,6 +3,7 @@
  * error naming them), then looked up by correlation id and by time. */
 #include "trace.h"
 #include "alloc.h"
+#include "err.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -371,11 +372,10 @@ int trace_check(const trace *t, char *err, size_t errlen)
         for (size_t k = i; k < t->n_apis_by_corr && t->apis_by_corr[k]->correlation == x->correlation; k++)
             if (t->apis_by_corr[k]->kind == x->kind) {
                 y = t->apis_by_corr[k];
-                snprintf(err, errlen, "inconsistent: API calls %s at %.3f us and %s at %.3f us both have correlation "
-                         "id %u (one call has one id); the trace was edited or merged wrongly",
-                         shown(x->name, a, sizeof a), (double)x->start_ns / 1e3, shown(y->name, b, sizeof b),
-                         (double)y->start_ns / 1e3, x->correlation);
-                return -1;
+                return err_set(err, errlen, EXIT_BAD_ARCHIVE, "inconsistent: API calls %s at %.3f us and %s at "
+                               "%.3f us both have correlation id %u (one call has one id); the trace was edited or "
+                               "merged wrongly", shown(x->name, a, sizeof a), (double)x->start_ns / 1e3,
+                               shown(y->name, b, sizeof b), (double)y->start_ns / 1e3, x->correlation);
             }
         (void)y;
     }
@@ -416,5 +416,5 @@ int trace_check(const trace *t, char *err, size_t errlen)
         }
     }
     free(by);
-    return bad ? -1 : 0;
+    return bad ? EXIT_BAD_ARCHIVE : EXIT_OK;
 }

@@ -128,14 +128,16 @@ size_t *trace_api_enclosing(const trace *t, unsigned kinds);
 /* Checks what a real recording cannot hold (after trace_sort): two runtime (or two
  * driver) calls with one correlation id; two GPU operations with one id unless a
  * graph launch made them; an operation whose id no call has; an operation that
- * starts before its launch call, or more than TRACE_MAX_LAUNCH_LAG_NS after it. Linear after an n·log n sort. Returns 0, or -1
- * with one line in err ("inconsistent: …") naming the events. */
+ * starts before its launch call, or more than TRACE_MAX_LAUNCH_LAG_NS after it. Linear after an
+ * n·log n sort. EXIT_OK, or EXIT_BAD_ARCHIVE with one line in err ("inconsistent: …") naming
+ * the events. */
 int trace_check(const trace *t, char *err, size_t errlen);
 /* The API call that launched an op (same correlation id), or NULL. */
 const api_call *trace_launcher(const trace *t, const gpu_op *op);
 
 /* trace_write.c / trace_read.c: Chrome Trace Event Format, Kineto schema.
- * Return 0 on success; on failure -1 with a one-line reason in `err`.
+ * EXIT_OK, or with a one-line reason in `err` EXIT_IO (the writer) or EXIT_BAD_ARCHIVE (the
+ * reader: missing, corrupt or inconsistent).
  * The writer adds what Kineto readers expect (a ProfilerStep#N user_annotation per
  * forward, process/thread metadata, Kineto's External ids); the reader leaves the
  * derived ProfilerStep ranges out, so a trace reads back as it was written. */

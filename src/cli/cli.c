@@ -318,11 +318,11 @@ static int apply_output_option(int c, const char *arg, cli_options *o, char *err
     case OPT_BASELINE: o->baseline = arg; return EXIT_OK;
     case OPT_ALLOW_SHAPE: o->allow_shape_mismatch = 1; return EXIT_OK;
     case OPT_ALLOW_L2: o->allow_l2_mismatch = 1; return EXIT_OK;
-    case OPT_FAIL_ON: return compare_fail_on_parse(arg, &o->fail_on, err, n) == 0 ? EXIT_OK : EXIT_USAGE;
+    case OPT_FAIL_ON: return compare_fail_on_parse(arg, &o->fail_on, err, n);
     case OPT_PAIR: {
         compare_options check = {0};
         o->pairs = arg;
-        return compare_pairs_parse(arg, &check, err, n) == 0 ? EXIT_OK : EXIT_USAGE;
+        return compare_pairs_parse(arg, &check, err, n);
     }
     case OPT_MIN_EFFECT: {
         char *end;

@@ -75,8 +75,9 @@ int cmd_compare(const cli_options *o)
     if ((opt.baseline = baseline_index(o)) < 0)
         return cli_fail(EXIT_USAGE, "--baseline %s: not one of the archives given; name one of them as written",
                         o->baseline);
-    if (o->pairs && compare_pairs_parse(o->pairs, &opt, err, sizeof err) != 0)
-        return cli_fail(EXIT_USAGE, "%s", err);
+    int prc;
+    if (o->pairs && (prc = compare_pairs_parse(o->pairs, &opt, err, sizeof err)) != EXIT_OK)
+        return cli_fail(prc, "%s", err);
     compare_archive *ars = calloc((size_t)o->n_inputs, sizeof *ars);
     compare_archive *in[COMPARE_MAX_ARCHIVES];
     if (!ars)

@@ -48,9 +48,6 @@ typedef struct record_cli {
     int n_cmd;
 } record_cli;
 
-/* One line on stderr (cli_fail: control characters dropped), "record: " in front. */
-static int fail(int code, const char *msg) { return cli_fail(code, "record: %s", msg); }
-
 /* The injection library: $ATTNPROF_INJECT, beside the executable, or ../lib/attnprof/. */
 static int find_library(char *out, size_t n, char *err, size_t errlen)
 {
@@ -215,7 +212,7 @@ static int convert(const record_cli *c, const char *raw_dir, int status, const c
                  "process's first CUDA call)", c->cmd[0], child_rc ? "failed" : "exited");
         if (child_rc)
             snprintf(err + strlen(err), sizeof err - strlen(err), "; its exit status was %d", child_rc);
-        return fail(EXIT_NOTHING_RECORDED, err);
+        return cli_fail(EXIT_NOTHING_RECORDED, "record: %s", err);
     }
     if (c->raw) {
         char *argv1[1] = {(char *)c->raw};
@@ -238,7 +235,7 @@ static int convert(const record_cli *c, const char *raw_dir, int status, const c
     step_result s;
     int rc = record_convert(raw, &ro, &t, &r, &m, &s, err, sizeof err);
     if (rc != EXIT_OK)
-        return fail(rc, err);
+        return cli_fail(rc, "record: %s", err);
     snprintf(r.tool_version, sizeof r.tool_version, "%s", version);
     snprintf(r.command_line, sizeof r.command_line, "%s", cmdline);
     if (processes > 1 && !c->quiet)
@@ -253,7 +250,7 @@ static int convert(const record_cli *c, const char *raw_dir, int status, const c
         summary(c, &m, &s, &r);
     counters_free(&r.counters);
     trace_free(&t);
-    return rc != EXIT_OK ? fail(rc, err) : child_rc;
+    return rc != EXIT_OK ? cli_fail(rc, "record: %s", err) : child_rc;
 }
 
 int record_main(const cli_options *o, const char *cmdline, const char *version)
@@ -264,26 +261,26 @@ int record_main(const cli_options *o, const char *cmdline, const char *version)
     int rc;
     if (c.variant && (strlen(c.variant) >= 32 || strspn(c.variant, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                                                  "0123456789_-") != strlen(c.variant)))
-        return fail(EXIT_USAGE, "--variant: a name of 1 to 31 letters, digits, '_' or '-'");
+        return cli_fail(EXIT_USAGE, "record: --variant: a name of 1 to 31 letters, digits, '_' or '-'");
     if (c.out_dir && path_exists(c.out_dir) && !c.force) {
         snprintf(err, sizeof err, "%s exists; pass --force to replace it or choose another -o", c.out_dir);
-        return fail(EXIT_OUTPUT_EXISTS, err);
+        return cli_fail(EXIT_OUTPUT_EXISTS, "record: %s", err);
     }
     if (c.raw)
         return convert(&c, NULL, 0, cmdline, version);
     if ((rc = find_library(lib, sizeof lib, err, sizeof err)) != EXIT_OK)
-        return fail(rc, err);
+        return cli_fail(rc, "record: %s", err);
     char raw_dir[] = "/tmp/attnprof-record-XXXXXX";
     const char *tmpdir = getenv("TMPDIR");
     char raw_buf[PATH_MAX];
     snprintf(raw_buf, sizeof raw_buf, "%s/attnprof-record-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     char *dir = mkdtemp(raw_buf);
     if (!dir && !(dir = mkdtemp(raw_dir)))
-        return fail(EXIT_IO, "cannot create a temporary folder for the raw records (TMPDIR, /tmp)");
+        return cli_fail(EXIT_IO, "record: cannot create a temporary folder for the raw records (TMPDIR, /tmp)");
     cleanup_add_path(dir);
     int status = 0;
     rc = run_program(&c, lib, dir, &status, err, sizeof err);
-    rc = rc != EXIT_OK ? fail(rc, err) : convert(&c, dir, status, cmdline, version);
+    rc = rc != EXIT_OK ? cli_fail(rc, "record: %s", err) : convert(&c, dir, status, cmdline, version);
     if (getenv("ATTNPROF_RECORD_KEEP_RAW"))
         fprintf(stderr, "attnprof: record: raw records kept in %s (ATTNPROF_RECORD_KEEP_RAW)\n", dir);
     else

@@ -93,6 +93,17 @@ static int collect(const char *dir, const cli_options *o, int print)
             printf("(%d of %d findings shown, headlines first; sweep.md lists them all)\n", SHOWN_MAX, m.n_findings);
         printf("sweep: %s/sweep.html\n", dir);
     }
+    /* A shape whose archive is complete stays in the sweep when its status file is refused (a
+     * link, a FIFO, a device, too large, out of range), but the refusal is said, never swallowed:
+     * the status held its GPU, log and skipped variants. */
+    for (int i = 0; i < m.n_shapes; i++) {
+        const sweep_shape *x = &m.shapes[i];
+        if (x->state == SHAPE_COMPLETE && x->status_rc != EXIT_OK) {
+            char safe[sizeof x->status_err];
+            fprintf(stderr, "attnprof: sweep --collect: status file of %s left out (its archive is complete): %s\n",
+                    x->name, esc_terminal(safe, sizeof safe, x->status_err));
+        }
+    }
     int incomplete = m.n_failed + m.n_missing + m.n_bad;
     sweep_free(&m);
     return incomplete ? EXIT_VARIANT_FAILED : EXIT_OK;

@@ -12,7 +12,8 @@
  * and the counts go into the file ("X" lines). The raw file itself stops growing at
  * ATTNPROF_INJECT_RAW_MB (default DEFAULT_RAW_MB), checked at each completed buffer: the
  * records of later buffers are counted, not written ("T" line), and the archive says the
- * recording is incomplete, so a long-running program cannot fill the disk. Buffers complete on CUPTI's own worker
+ * recording is incomplete, so a long-running program cannot fill the disk. Buffers come zeroed
+ * and are reused (POOL_MAX), so CUPTI clears none on the program's thread. Buffers complete on CUPTI's own worker
  * thread, every FLUSH_PERIOD_MS and when full; records are written there, under
  * out_lock, so the program's threads pay only CUPTI's own cost. At exit (atexit) the
  * last buffers are flushed and an "E complete" line ends the file; a fatal signal
@@ -41,6 +42,7 @@
 #define DEFAULT_BUFFER_MB 512
 #define DEFAULT_RAW_MB 4096
 #define FLUSH_PERIOD_MS 2000
+#define POOL_MAX 16 /* zeroed buffers kept for reuse (64 MiB); more are freed */
 #define CLOCK_SAMPLE_NS 200000000ull /* at most one NVML clock sample per 0.2 s of completed buffers */
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -60,9 +62,16 @@ static struct {
     long long raw_max_bytes;  /* the raw file's bound */
     long long past_bound;     /* records not written because the file reached its bound */
     atomic_llong refused;     /* buffer requests refused at the bound */
+    /* Buffers CUPTI gave back, zeroed on CUPTI's worker thread, handed out again: CUPTI is told
+     * (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER) that every buffer comes zeroed, so it
+     * does not clear 4 MiB on the program's thread when that thread needs a new buffer, and a
+     * reused buffer takes no page faults there either. */
+    pthread_mutex_t pool_lock;
+    uint8_t *pool[POOL_MAX];
+    int n_pool;
     int finished;             /* the E line is written */
     struct nvml nvml_state;
-} S = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
+} S = {.out_lock = PTHREAD_MUTEX_INITIALIZER, .pool_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- NVML, resolved with dlsym (the toolkit ships no nvml.h): driver version and clocks ---- */
 
@@ -256,7 +265,11 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
         atomic_fetch_add(&S.refused, 1);
         return;
     }
-    *buffer = aligned_alloc(8, BUFFER_BYTES);
+    pthread_mutex_lock(&S.pool_lock);
+    *buffer = S.n_pool ? S.pool[--S.n_pool] : NULL;
+    pthread_mutex_unlock(&S.pool_lock);
+    if (!*buffer)
+        *buffer = calloc(1, BUFFER_BYTES); /* fresh pages from the kernel: zero, not written here */
     if (*buffer)
         *size = BUFFER_BYTES;
     else
@@ -266,7 +279,6 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 /* CUPTI calls this on its worker thread (or on the thread that flushes); out_lock orders the lines. */
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
-    (void)size;
     pthread_mutex_lock(&S.out_lock);
     if (S.out && !S.finished) {
         CUpti_Activity *rec = NULL;
@@ -290,6 +302,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         nvml_sample(0);
     }
     pthread_mutex_unlock(&S.out_lock);
+    memset(buffer, 0, size); /* here, on CUPTI's worker thread: the next request takes it zeroed */
+    pthread_mutex_lock(&S.pool_lock);
+    if (S.n_pool < POOL_MAX)
+        S.pool[S.n_pool++] = buffer, buffer = NULL;
+    pthread_mutex_unlock(&S.pool_lock);
     free(buffer);
     atomic_fetch_sub(&S.buffers_out, 1);
 }
@@ -345,10 +362,57 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 /* ---- the entry points ------------------------------------------------------------------------ */
 
-static const CUpti_ActivityKind KINDS[] = {
-    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+/* The activity kinds, by the names ATTNPROF_INJECT_KINDS takes (a comma-separated list, or
+ * "all", the default, or "none"): the overhead of each is measured apart that way
+ * (bench/record_overhead_h200.sh). The device record is always asked for (the GPU's identity). */
+static const struct {
+    const char *name;
+    CUpti_ActivityKind kind;
+} KINDS[] = {
+    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"marker", CUPTI_ACTIVITY_KIND_MARKER},
+    {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
 };
+
+/* 1 when `name` is in the comma-separated list (NULL or "all": every kind). */
+static int kind_wanted(const char *list, const char *name)
+{
+    if (!list || !*list || !strcmp(list, "all"))
+        return 1;
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (n == len && !strncmp(p, name, len))
+            return 1;
+        p += n + (comma != NULL);
+    }
+    return 0;
+}
+
+static void enable_kind(CUpti_ActivityKind kind)
+{
+    CUptiResult r = cuptiActivityEnable(kind);
+    if (r != CUPTI_SUCCESS) {
+        const char *s = NULL;
+        cuptiGetResultString(r, &s);
+        fprintf(S.out, "W\tcuptiActivityEnable(kind %d)\t%s\n", (int)kind, s ? s : "?");
+    }
+}
+
+/* The kinds asked for, and a "V kinds" line naming them ("-" for none). */
+static void enable_kinds(void)
+{
+    const char *list = getenv("ATTNPROF_INJECT_KINDS");
+    char named[128] = "";
+    enable_kind(CUPTI_ACTIVITY_KIND_DEVICE);
+    for (size_t i = 0; i < sizeof KINDS / sizeof *KINDS; i++)
+        if (kind_wanted(list, KINDS[i].name)) {
+            enable_kind(KINDS[i].kind);
+            snprintf(named + strlen(named), sizeof named - strlen(named), "%s%s", named[0] ? "," : "", KINDS[i].name);
+        }
+    fprintf(S.out, "V\tkinds\t%s\n", named[0] ? named : "-");
+}
 
 /* The API calls recorded: those that put work on the GPU or wait for it. Every other call
  * (PyTorch makes about ten cudaGetDevice and cuGetProcAddress calls per kernel) would cost a
@@ -425,16 +489,13 @@ static int open_output(void)
 
 static int start_tracing(void)
 {
+    uint8_t zeroed = 1;
+    size_t len = sizeof zeroed;
+    if (cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &zeroed) != CUPTI_SUCCESS)
+        fputs("W\tcuptiActivitySetAttribute\tzeroed buffers not accepted: CUPTI clears each new buffer itself\n", S.out);
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
         return 0;
-    for (size_t i = 0; i < sizeof KINDS / sizeof *KINDS; i++) {
-        CUptiResult r = cuptiActivityEnable(KINDS[i]);
-        if (r != CUPTI_SUCCESS) {
-            const char *s = NULL;
-            cuptiGetResultString(r, &s);
-            fprintf(S.out, "W\tcuptiActivityEnable(kind %d)\t%s\n", (int)KINDS[i], s ? s : "?");
-        }
-    }
+    enable_kinds();
     enable_apis();
     cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
     CUpti_SubscriberHandle sub;

@@ -57,3 +57,14 @@ decode_split decode_split_choose(long long tiles, int seq, int slots, int block_
     d.splits = (seq + d.keys_per_split - 1) / d.keys_per_split;
     return d;
 }
+
+decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, double kv_bytes)
+{
+    if (tiles < 1 || slots < 1 || kv_bytes < DECODE_BALANCED_MIN_KV_BYTES)
+        return DECODE_GRID_FIXED;
+    const long long blocks = tiles * (split.splits > 0 ? split.splits : 1);
+    const long long waves = (blocks + slots - 1) / slots;
+    if (split.splits >= DECODE_BALANCED_MIN_SPLITS || waves >= DECODE_BALANCED_MIN_WAVES)
+        return DECODE_GRID_BALANCED;
+    return DECODE_GRID_FIXED;
+}

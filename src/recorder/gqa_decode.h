@@ -31,4 +31,25 @@ typedef struct decode_split {
  * second wave cost more than it saved (bench/RESULTS.md, GQA and decode). */
 decode_split decode_split_choose(long long tiles, int seq, int slots, int block_keys);
 
+/* Which grid the split-KV kernel runs (kernels/flash_decode.h): the fixed one (block = row tile
+ * x split, a combine kernel when split) or the balanced one (one block per resident slot, the key
+ * rounds of all tiles cut evenly, cut tiles merged by their last block, one kernel). */
+typedef enum decode_grid { DECODE_GRID_FIXED = 0, DECODE_GRID_BALANCED = 1 } decode_grid;
+
+/* Thresholds of decode_grid_choose, from the H200's same-run timings of both grids at the six
+ * decode points (bench/results/2026-12-03-decode-balanced.md). */
+#define DECODE_BALANCED_MIN_SPLITS 8           /* the fixed grid cuts each tile this many ways or more */
+#define DECODE_BALANCED_MIN_WAVES 6            /* or needs this many waves of whole tiles */
+#define DECODE_BALANCED_MIN_KV_BYTES (128.0 * 1024 * 1024) /* and K+V this large: not launch-bound */
+
+/* The balanced grid when the fixed one (split: decode_split_choose's for these tiles and slots)
+ * cuts every tile into DECODE_BALANCED_MIN_SPLITS or more splits (few B x Hkv tiles over a long
+ * cache: 1 x 32/8 x 131072 ran 182.2 us fixed, 149.1 balanced) or needs DECODE_BALANCED_MIN_WAVES
+ * or more waves of short blocks (32 x 32/32 x 4096: 531.6 against 517.4), and the K+V bytes are
+ * at least DECODE_BALANCED_MIN_KV_BYTES. Otherwise the fixed grid: where whole tiles already fill
+ * the multiprocessors (1 to 4 waves, at most a few splits) the balanced grid cuts nearly every
+ * tile in two and its merges cost 2-8% (16 x 32/8 x 8192: 137.9 against 148.8), and a launch-bound
+ * decode (64 MiB: 38.0 against 39.5) gains nothing from it. */
+decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, double kv_bytes);
+
 #endif

@@ -303,6 +303,27 @@ Test(compare, an_archive_against_itself_is_exactly_one)
     free_pair(&p);
 }
 
+/* Two decode runs that differ only in their key/value heads are different work: refused, and the
+ * refusal names the kv_heads of each (their BxHxSxD alone reads the same). */
+Test(compare, kv_heads_and_q_seq_are_shape)
+{
+    pair p;
+    char err[1024];
+    cr_assert_eq(compare_load(&p.a, "tests/fixtures/h200-decode", err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(compare_load(&p.b, "tests/fixtures/h200-decode", err, sizeof err), EXIT_OK, "%s", err);
+    p.b.r.shape.kv_heads = 4;
+    compare_archive *in[2] = {&p.a, &p.b};
+    compare_options opt = {.min_effect = COMPARE_DEFAULT_MIN_EFFECT, .formats = FIG_PNG};
+    cr_assert_eq(compare_build(&p.m, in, 2, &opt, err, sizeof err), EXIT_USAGE);
+    cr_assert(strstr(err, "4x32x4096x128 (kv_heads 4) (q_seq 1)") && strstr(err, "4x32x4096x128 (kv_heads 8) (q_seq 1)") &&
+              strstr(err, "--allow-shape-mismatch"), "%s", err);
+    p.b.r.shape.kv_heads = 8, p.b.r.shape.q_seq = 2;
+    cr_assert_eq(compare_build(&p.m, in, 2, &opt, err, sizeof err), EXIT_USAGE);
+    cr_assert(strstr(err, "(q_seq 2)"), "%s", err);
+    compare_archive_free(&p.a);
+    compare_archive_free(&p.b);
+}
+
 Test(compare, mismatched_shapes_refused_unless_allowed)
 {
     pair p;

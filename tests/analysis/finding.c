@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "err.h"
 #include "fixture.h"
 #include "predict.h"
 
@@ -37,7 +38,7 @@ Test(finding_table, one_row_per_kind_with_a_unique_id_and_a_phrase)
         cr_assert(r->needs && r->phrase && r->phrase[0], "%s", r->id);
         cr_assert_eq(finding_kind_of_id(r->id), k, "%s is the id of one row only", r->id);
     }
-    cr_assert_eq(finding_kind_of_id("no_such_finding"), -1);
+    cr_assert_eq(finding_kind_of_id("no_such_finding"), ATTN_NONE);
     /* The first row of each source derives; a NULL derive follows a row of its source. */
     cr_assert(finding_has_derive(FK_VARIANT_UNAVAILABLE) && finding_has_derive(FK_ATTENTION_SHARE) &&
               finding_has_derive(FK_ROOF_SHARE_INCONSISTENT));
@@ -186,4 +187,24 @@ Test(finding_table, no_bandwidth_from_a_negative_copy)
         cr_expect(!b || findings_value(b, "bytes_each_way") > 0, "%s: %s", f.a.v[i].result->name, b ? b->text : "");
     }
     free_all(&f);
+}
+
+/* The sweep's short phrase: the exponent in Unicode (S⁰·⁹⁸, not S^0.98), and "at fixed B·S"
+ * exactly when the sweep held B·S fixed (--tokens); a count agrees with its noun. */
+Test(finding_table, sweep_scaling_phrase_says_when_b_s_was_fixed)
+{
+    finding f;
+    finding_init(&f, FK_SWEEP_SCALING, "naive: time per forward grows as S0.98");
+    snprintf(f.subject, sizeof f.subject, "naive");
+    findings_number(&f, "exponent", 0.98, "");
+    finding_finish(&f, NAN);
+    cr_expect_str_eq(f.phrase, "naive time grows as S\u2070\u00b7\u2079\u2078");
+    findings_number(&f, "tokens", 32768, "");
+    finding_finish(&f, NAN);
+    cr_expect_str_eq(f.phrase, "naive time grows as S\u2070\u00b7\u2079\u2078 at fixed B\u00b7S = 32768");
+
+    finding_init(&f, FK_FP32_CUDA_CORE_GEMM, "1 GEMM in FP32");
+    findings_number(&f, "gemms", 1, "");
+    finding_finish(&f, NAN);
+    cr_expect_str_eq(f.phrase, "1 FP32 CUDA-core GEMM");
 }

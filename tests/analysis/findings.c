@@ -395,7 +395,7 @@ Test(findings_data, json_round_trip_by_id)
     FILE *f = fopen(path, "w");
     fputs("{\"findings_version\":1,\"variants\":[{\"variant\":\"x\",\"findings\":[{\"id\":\"a\"}]}]}", f);
     fclose(f);
-    cr_assert_eq(findings_read_json(path, &d, err, sizeof err), -1);
+    cr_assert_eq(findings_read_json(path, &d, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, "variants[0].findings[0]") && !strchr(err, '\n'), "%s", err);
     unlink(path);
     free(text);

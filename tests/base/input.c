@@ -156,3 +156,44 @@ Test(input, a_key_twice_in_one_object_is_refused_naming_it)
     rmdir(dir);
     free(file), free(dir);
 }
+
+/* The read(2) calls this process has made (/proc/self/io's syscr); -1 where the kernel keeps no
+ * I/O accounting. */
+static long read_calls(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    long n = -1;
+    char line[128];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "syscr: %ld", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* A document is read in blocks, not a byte a call: jansson's own fd loader made one read(2) per
+ * byte, so a 60 MB run.json cost 14 s of CPU in system calls before its first value was used
+ * (bench/results/2026-12-03-cost-scaling.md). 1 MB here: about a million reads before, 16 now. */
+Test(input, a_document_is_read_in_blocks_not_bytes)
+{
+    if (read_calls() < 0)
+        cr_skip_test("no /proc/self/io: the kernel keeps no I/O accounting here");
+    char *dir = temp_dir(), *file = in(dir, "run.json"), err[512] = "";
+    FILE *f = fopen(file, "w");
+    fputs("{\"padding\": \"", f);
+    for (int i = 0; i < 1000000; i++)
+        fputc('x', f);
+    fputs("\", \"n\": 5}", f);
+    fclose(f);
+    json_t *root = NULL;
+    long before = read_calls();
+    cr_assert_eq(input_read_json(file, INPUT_MAX_DOM_BYTES, &root, err, sizeof err), EXIT_OK, "%s", err);
+    long calls = read_calls() - before - 1; /* the second look at /proc/self/io reads it too */
+    cr_assert_eq(json_integer_value(json_object_get(root, "n")), 5);
+    cr_assert_lt(calls, 1000, "%ld read(2) calls for 1 MB", calls);
+    json_decref(root);
+    unlink(file);
+    rmdir(dir);
+    free(file), free(dir);
+}

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "err.h"
 #include "compare.h"
 
 Test(cli_pair, escaped_equals_comma_and_backslash_are_part_of_the_name)
@@ -19,5 +20,5 @@ Test(cli_pair, escaped_equals_comma_and_backslash_are_part_of_the_name)
     cr_expect(o.n_pair == 1 && !strcmp(o.pair[0].base, "a") && !strcmp(o.pair[0].other, "b"));
     const char *bad[] = {"a", "=b", "a=", "a=b,", "a\\", "a=b\\", ",a=b", "a,b=c"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        cr_expect_eq(compare_pairs_parse(bad[i], &o, err, sizeof err), -1, "%s accepted", bad[i]);
+        cr_expect_eq(compare_pairs_parse(bad[i], &o, err, sizeof err), EXIT_USAGE, "%s accepted", bad[i]);
 }

@@ -5,6 +5,7 @@
  * command itself with a task command that re-renders fixtures: workers over
  * GPUs, resume, Ctrl-C, --slurm script, usage errors. */
 #include <criterion/criterion.h>
+#include "err.h"
 #include "slurp.h"
 #include <fcntl.h>
 #include <math.h>
@@ -166,7 +167,7 @@ Test(sweep_fit, power_law_exponent_and_quality)
     cr_assert_eq(sweep_fit_power(s, u, 6, &f), 0);
     cr_expect(fabs(f.k - 1) < 0.1, "k = %f", f.k);
     cr_expect(f.r2 < 0.99 && f.r2 > 0.8, "R² = %f", f.r2);
-    cr_expect_eq(sweep_fit_power(s, t, 2, &f), -1, "two points are no fit");
+    cr_expect_eq(sweep_fit_power(s, t, 2, &f), ATTN_NONE, "two points are no fit");
     double flat[6] = {5, 5, 5, 5, 5, 5 * (1 + 1e-15)};
     cr_assert_eq(sweep_fit_power(s, flat, 6, &f), 0);
     cr_expect(fabs(f.k) < 1e-9 && f.r2 == 1, "a flat series: k %g, R² %g", f.k, f.r2);
@@ -177,13 +178,13 @@ Test(sweep_fit, crossover_rule)
     /* a: slower below 1024, faster from 1024 on (by more than 2%). */
     double a[5] = {10, 20, 35, 60, 110}, b[5] = {8, 18, 40, 80, 160};
     cr_expect_eq(sweep_crossover(a, b, 5, 0.02), 2);
-    cr_expect_eq(sweep_crossover(b, a, 5, 0.02), -1, "b is not faster at the end");
+    cr_expect_eq(sweep_crossover(b, a, 5, 0.02), ATTN_NONE, "b is not faster at the end");
     double c[5] = {5, 10, 20, 40, 80};
-    cr_expect_eq(sweep_crossover(c, b, 5, 0.02), -1, "faster everywhere is no crossover");
+    cr_expect_eq(sweep_crossover(c, b, 5, 0.02), ATTN_NONE, "faster everywhere is no crossover");
     double d[5] = {10, 20, 45, 90, 150};
-    cr_expect_eq(sweep_crossover(d, b, 5, 0.02), -1, "one point at the end is not enough");
+    cr_expect_eq(sweep_crossover(d, b, 5, 0.02), ATTN_NONE, "one point at the end is not enough");
     double e[5] = {10, 20, 39.5, 79, 150};
-    cr_expect_eq(sweep_crossover(e, b, 5, 0.02), -1, "within 2% at 2048: faster at the last S only");
+    cr_expect_eq(sweep_crossover(e, b, 5, 0.02), ATTN_NONE, "within 2% at 2048: faster at the last S only");
     double g[4] = {9, 9, 9, 9}, h[4] = {10, 8, 10, 10};
     cr_expect_eq(sweep_crossover(g, h, 4, 0.02), 2, "the last change counts");
 }

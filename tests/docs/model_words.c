@@ -96,3 +96,103 @@ Test(model_words, different_models_side_by_side_get_no_series_findings, .timeout
     cr_assert(strstr(text, "3 traces side by side: `llama-eager-gqa` at"), "each trace with its own time");
     cr_assert(strstr(text, "`llama-train-sync-bf16` at 17380.1 µs CUDA time per step"), "the training step's unit");
 }
+
+/* A count agrees with its noun everywhere (units_count_noun): "1 GEMMs" was written for the one
+ * FP32 bmm of the training step. Any "1 <noun>s" of the nouns the documents count is false. */
+static void no_singular_plural(const char *text, const char *what)
+{
+    static const char *const nouns[] = {"GEMMs", "kernels", "operations", "ops", "forwards", "steps", "copies",
+                                        "Memsets", "Memcpys", "blocks", "layers", "variants", "traces", "records",
+                                        "extra kernels", "FP32 CUDA-core GEMMs", "fused kernels", "host–device copies",
+                                        "host syncs"};
+    for (size_t k = 0; k < sizeof nouns / sizeof *nouns; k++) {
+        char bad[64];
+        snprintf(bad, sizeof bad, " 1 %s", nouns[k]);
+        for (const char *p = strstr(text, bad); p; p = strstr(p + 1, bad)) {
+            char after = p[strlen(bad)];
+            cr_assert(after != ' ' && after != ',' && after != ')' && after != ':' && after != '.' && after != ';'
+                          && after != '|' && after != '\n',
+                      "%s: \"%.60s\"", what, p);
+        }
+    }
+}
+
+Test(model_words, counts_agree_with_their_nouns, .timeout = 120, .init = make_dir, .fini = remove_dir)
+{
+    static char text[1 << 22];
+    import("train", FIXTURES "llama-train-sync-bf16.json.gz");
+    read_out("train", "report.md", text, sizeof text);
+    cr_assert(strstr(text, "1 GEMM in FP32 on CUDA cores"), "the finding's sentence");
+    cr_assert(strstr(text, "[1 FP32 CUDA-core GEMM]"), "the summary cell's short phrase");
+    cr_assert(strstr(text, "[1 host–device copy, 1 host sync]"), "the summary cell's short phrase");
+    no_singular_plural(text, "report.md");
+    read_out("train", "summary.tex", text, sizeof text);
+    no_singular_plural(text, "summary.tex");
+    read_out("train", "findings.json", text, sizeof text);
+    no_singular_plural(text, "findings.json");
+}
+
+/* A training step's findings say "step" where they said "forward" (every forward, per forward). */
+Test(model_words, a_training_steps_findings_say_step, .timeout = 120, .init = make_dir, .fini = remove_dir)
+{
+    static char text[1 << 22];
+    import("train", FIXTURES "llama-train-sync-bf16.json.gz");
+    read_out("train", "report.md", text, sizeof text);
+    cr_assert(strstr(text, "Memcpy DtoH inside every step"), "hidden_memcpy");
+    cr_assert(strstr(text, "kernels per step by launch API"), "launch_api");
+    cr_assert_null(strstr(text, "inside every forward"));
+    cr_assert_null(strstr(text, "µs per forward"));
+}
+
+/* compare.tex's caption and compare.md's headings name the compared runs' unit: a training
+ * step is a step, an inference step stays a forward (one caption, the unit stated once). */
+Test(model_words, compare_of_training_steps_is_per_step, .timeout = 180, .init = make_dir, .fini = remove_dir)
+{
+    static char text[1 << 22];
+    import("ta", "tests/fixtures/models-h200/llama-gqa-sdpa-train-s8a.json.gz");
+    import("tb", "tests/fixtures/models-h200/llama-gqa-sdpa-train-s8b.json.gz");
+    char args[512];
+    snprintf(args, sizeof args, "compare %s/ta %s/tb -o %s/cmp", dir, dir, dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    read_out("cmp", "compare.tex", text, sizeof text);
+    cr_assert(strstr(text, "\\caption{CUDA time per step (\\textmu{}s) of each run"), "the caption");
+    cr_assert(strstr(text, "recorded steps;"), "the note");
+    cr_assert_null(strstr(text, "per forward"));
+    read_out("cmp", "compare.md", text, sizeof text);
+    cr_assert(strstr(text, "## CUDA time per step\n") && strstr(text, "## CPU time per step\n") &&
+              strstr(text, "## GPU operations per step\n"), "the headings");
+    import("ea", "tests/fixtures/models-h200/llama-gqa-sdpa-infer-s8a.json.gz");
+    import("eb", "tests/fixtures/models-h200/llama-gqa-sdpa-infer-s8b.json.gz");
+    snprintf(args, sizeof args, "compare %s/ea %s/eb -o %s/cmpe", dir, dir, dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    read_out("cmpe", "compare.tex", text, sizeof text);
+    cr_assert(strstr(text, "\\caption{CUDA time per forward (\\textmu{}s) of each run"), "inference: forwards");
+}
+
+/* Verdicts across different attention inputs carry the difference beside them: each ratio
+ * cell of the pair in compare.md (so compare.html), compare.tex and the terminal. */
+Test(model_words, compare_verdicts_carry_the_differing_inputs, .timeout = 180, .init = make_dir, .fini = remove_dir)
+{
+    static char text[1 << 22];
+    import("llama", FIXTURES "llama-eager-gqa.json.gz");
+    import("mistral", FIXTURES "mistral-gqa-window-fp16.json.gz");
+    char args[512];
+    snprintf(args, sizeof args, "compare %s/llama %s/mistral -o %s/cmp --allow-shape-mismatch", dir, dir, dir);
+    cr_assert_eq(attnprof_out(args, text, sizeof text), EXIT_OK, "%s", err_text);
+    const char *diff = "across Hkv 4 vs 8, D 64 vs 128, dtype bf16 vs fp16, mask none vs bool";
+    cr_assert(strstr(text, "step 2.452x slower (6 and 6 steps; across Hkv 4 vs 8"), "terminal: %s", text);
+    read_out("cmp", "compare.md", text, sizeof text);
+    cr_assert(strstr(text, "**slower** (across Hkv 4 vs 8, D 64 vs 128, dtype bf16 vs fp16, mask none vs bool "
+                           "\\[2,1,1024,1024\\], causal vs not causal) |"), "the step's verdict cell");
+    int cells = 0;
+    for (const char *p = strstr(text, "**slower** (across Hkv"); p; p = strstr(p + 1, "**slower** (across Hkv"))
+        cells++;
+    int verdicts = 0;
+    for (const char *p = strstr(text, "**slower**"); p; p = strstr(p + 1, "**slower**"))
+        verdicts++;
+    cr_assert_eq(cells, verdicts, "every verdict of the pair carries the difference (%d of %d)", cells, verdicts);
+    read_out("cmp", "compare.html", text, sizeof text);
+    cr_assert(strstr(text, diff), "compare.html");
+    read_out("cmp", "compare.tex", text, sizeof text);
+    cr_assert(strstr(text, "& slower (across Hkv 4 vs 8, D 64 vs 128"), "compare.tex's verdict cells");
+}

@@ -2,6 +2,7 @@
  * confusing, on archives recorded on the H200. Each asserts the number or the name
  * the records give, not only that some sentence is there. */
 #include <criterion/criterion.h>
+#include "err.h"
 #include "slurp.h"
 #include <math.h>
 #include <stdio.h>
@@ -122,7 +123,7 @@ Test(paper, library_memsets_are_attributed)
     cr_assert_str_eq(lib, "cuDNN");
     cr_assert_not_null(strstr(next->name, "cudnn_generated"));
     /* an op that is no Memset is attributed to nothing */
-    cr_assert_eq(findings_memset_library(f.a.trace, fw, k == 0 ? 1 : 0, &lib, &next), -1);
+    cr_assert_eq(findings_memset_library(f.a.trace, fw, k == 0 ? 1 : 0, &lib, &next), ATTN_NONE);
     char *md = report_markdown(&f.a, NULL, NULL);
     cr_assert_not_null(strstr(md, "`cudaMemsetAsync` (cuBLAS)"), "the op table names the library");
     cr_assert_not_null(strstr(md, "`cudaMemsetAsync` (cuDNN)"));
@@ -187,7 +188,7 @@ Test(paper, one_representative_forward)
     va.n_forwards = 3;
     cr_assert_eq(analysis_median_forward(&va), 2);
     va.n_forwards = 0;
-    cr_assert_eq(analysis_median_forward(&va), -1);
+    cr_assert_eq(analysis_median_forward(&va), ATTN_NONE);
 
     fixture f;
     fixture_load(&f, EXAMPLE);

@@ -7,11 +7,16 @@
 //   plain N   no marks at all                                         (rule 3: the period)
 //   crash N   as nvtx, then abort() after N/2 steps                   (an incomplete recording)
 //   nowork    CUDA initialised, no GPU work                           (record's "no GPU work" line)
+//   launches N K   N steps of K launches of a tiny kernel, each step in an NVTX range "step" and
+//             between two CUDA events: the host's cost of one launch, plain or under injection
+//             (bench/record_overhead_h200.sh); prints one JSON line of per-step times
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -77,6 +82,56 @@ __global__ void column_sum(const float *y, float *out, int rows, int cols)
     out[c] = s;
 }
 
+__global__ void tiny(float *x) { x[threadIdx.x] += 1.0f; }
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0.0;
+}
+
+// Host-bound steps: K launches of a 32-thread kernel (about 2 µs on the GPU, less than the launch
+// itself) between two events, so a step's event time is the host's launch rate; the wall time of
+// the K launches alone (no synchronisation inside) is the host's cost per launch.
+static int launches(int steps, int k)
+{
+    float *x;
+    CHECK(cudaMalloc(&x, 32 * sizeof(float)));
+    CHECK(cudaMemset(x, 0, 32 * sizeof(float)));
+    cudaStream_t st;
+    CHECK(cudaStreamCreate(&st));
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    const int warmup = 20;
+    std::vector<double> event_us, host_us;
+    for (int i = 0; i < warmup + steps; i++) {
+        nvtxRangePushA("step");
+        CHECK(cudaEventRecord(a, st));
+        auto t0 = std::chrono::steady_clock::now();
+        for (int j = 0; j < k; j++)
+            tiny<<<1, 32, 0, st>>>(x);
+        auto t1 = std::chrono::steady_clock::now();
+        CHECK(cudaEventRecord(b, st));
+        nvtxRangePop();
+        CHECK(cudaEventSynchronize(b));
+        CHECK(cudaGetLastError());
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= warmup) {
+            event_us.push_back(1000.0 * ms);
+            host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        }
+    }
+    std::printf("{\"steps\": %d, \"launches\": %d, \"event_us_median\": %.3f, \"host_us_per_launch_median\": %.4f, "
+                "\"event_us\": [", steps, k, median(event_us), median(host_us) / k);
+    for (size_t i = 0; i < event_us.size(); i++)
+        std::printf("%s%.3f", i ? ", " : "", event_us[i]);
+    std::printf("]}\n");
+    return 0;
+}
+
 struct buffers {
     float *x, *y, *sum;
     std::vector<float> host, result;
@@ -106,6 +161,8 @@ int main(int argc, char **argv)
     CHECK(cudaFree(0));
     if (!std::strcmp(mode, "nowork"))
         return 0;
+    if (!std::strcmp(mode, "launches"))
+        return launches(steps, argc > 3 ? std::atoi(argv[3]) : 100);
     buffers b;
     b.host.resize((size_t)ROWS * COLS);
     b.result.resize(COLS);

@@ -110,10 +110,10 @@ Test(kineto_read, keys_after_events_unicode_and_foreign_events)
     cr_assert_eq(t.ranges[0].start_ns, 1000000 + 10500, "baseTimeNanoseconds read after the events");
     trace_free(&t);
     write_text(path, "{\"traceEvents\": [{\"ph\": \"X\"}, 7]}");
-    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), -1);
+    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, "event 0"), "%s", err);
     write_text(path, "{\"traceEvents\": [{\"ph\": \"i\"}, 7]}");
-    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), -1);
+    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, "event 1: not an object"), "%s", err);
     unlink(path);
 }

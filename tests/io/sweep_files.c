@@ -131,6 +131,50 @@ Test(sweep_files, a_sweep_json_that_is_a_fifo_or_a_link_is_refused_at_once, .tim
     free(dir);
 }
 
+/* sweep --collect over a complete archive whose status file is refused (a FIFO, a link to
+ * /dev/zero, a link to a valid file, a file past SWEEP_STATUS_MAX_BYTES): the sweep is still
+ * complete (exit 0), but the refusal is one line on stderr naming the status file and why (it
+ * was swallowed: nothing said that the shape's GPU, log and skipped variants were left out). */
+Test(sweep_files, collect_names_a_refused_status_file_of_a_complete_shape, .timeout = 120)
+{
+    char *dir = temp_dir(), sdir[600], args[800];
+    snprintf(args, sizeof args, "mkdir -p %s/shapes %s/status && cp -r tests/fixtures/h200-4var %s/shapes/2x4x256x64",
+             dir, dir, dir);
+    cr_assert_eq(system(args), 0);
+    snprintf(sdir, sizeof sdir, "%s/status", dir);
+    static const char *const why[] = {"FIFO", "symbolic link", "symbolic link", "more than"};
+    for (int k = 0; k < 4; k++) {
+        if (k < 3) {
+            plant(sdir, "2x4x256x64.json", k, STATUS);
+        } else {
+            char p[700];
+            snprintf(p, sizeof p, "%s/2x4x256x64.json", sdir);
+            unlink(p);
+            FILE *f = fopen(p, "w");
+            cr_assert_not_null(f);
+            fprintf(f, "{\"exit_code\": 0, \"pad\": \"");
+            for (int64_t i = 0; i < SWEEP_STATUS_MAX_BYTES; i++)
+                fputc('x', f);
+            fprintf(f, "\"}");
+            fclose(f);
+        }
+        snprintf(args, sizeof args, "sweep --collect %s", dir);
+        cr_assert_eq(attnprof(args), EXIT_OK, "kind %d: %s", k, err_text);
+        cr_assert(strstr(err_text, "2x4x256x64.json") && strstr(err_text, why[k]), "kind %d: %s", k, err_text);
+        cr_assert_eq(strchr(err_text, '\n'), err_text + strlen(err_text) - 1, "kind %d: one line: %s", k, err_text);
+    }
+    /* and a status file that reads says nothing */
+    char p[700];
+    snprintf(p, sizeof p, "%s/2x4x256x64.json", sdir);
+    unlink(p);
+    write_text(p, STATUS);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    cr_assert_eq(err_text[0], '\0', "%s", err_text);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_assert_eq(system(args), 0);
+    free(dir);
+}
+
 /* The commands: `sweep --collect` over a FIFO status file returns, and over a FIFO sweep.json
  * exits 6 with one line, both in well under the test's timeout (they hung forever). */
 Test(sweep_files, collect_over_a_fifo_sweep_json_or_status_returns, .timeout = 60)

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "err.h"
 #include "occupancy.h"
 
 /* sm_90 (H100 SXM / H200): 132 SMs, 64K registers, 2048 threads, 32 blocks,
@@ -141,7 +142,7 @@ Test(occupancy, from_trace_record)
 
     op.kind = GPU_MEMCPY;
     char err[64];
-    cr_expect_eq(occupancy_of_op(&op, &dev, &o, err, sizeof err), -1);
+    cr_expect_eq(occupancy_of_op(&op, &dev, &o, err, sizeof err), EXIT_BAD_ARCHIVE);
 }
 
 Test(occupancy, impossible_inputs_are_errors)
@@ -151,18 +152,18 @@ Test(occupancy, impossible_inputs_are_errors)
     char err[128];
     /* 1024 threads x 72 regs = 73728 > 64K registers per block. */
     occ_kernel too_many_regs = {1024, 72, 0, 0, 1};
-    cr_expect_eq(occupancy_compute(&too_many_regs, &dev, &o, err, sizeof err), -1);
+    cr_expect_eq(occupancy_compute(&too_many_regs, &dev, &o, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_expect(strstr(err, "registers") != NULL, "%s", err);
     /* 227 KiB + 1 B of shared memory: over the opt-in limit. */
     occ_kernel too_much_smem = {128, 32, 0, 227 * 1024 + 1, 1};
-    cr_expect_eq(occupancy_compute(&too_much_smem, &dev, &o, err, sizeof err), -1);
+    cr_expect_eq(occupancy_compute(&too_much_smem, &dev, &o, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_expect(strstr(err, "shared memory") != NULL, "%s", err);
     occ_kernel no_threads = {0, 32, 0, 0, 1};
-    cr_expect_eq(occupancy_compute(&no_threads, &dev, &o, err, sizeof err), -1);
+    cr_expect_eq(occupancy_compute(&no_threads, &dev, &o, err, sizeof err), EXIT_BAD_ARCHIVE);
     device_props unknown;
     memset(&unknown, 0, sizeof unknown);
     occ_kernel fine = {128, 32, 0, 0, 1};
-    cr_expect_eq(occupancy_compute(&fine, &unknown, &o, err, sizeof err), -1);
+    cr_expect_eq(occupancy_compute(&fine, &unknown, &o, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_expect(strstr(err, "device limits") != NULL, "%s", err);
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "trace.h"
 
 static void sample_trace(trace *t)
@@ -145,7 +146,7 @@ Test(trace, truncated_file_is_an_error_with_the_position)
     char path[] = "/tmp/attnprof-trace-XXXXXX", err[512];
     close(mkstemp(path));
     write_text(path, "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1.0,");
-    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), -1);
+    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, path) && strstr(err, "not valid JSON") && strstr(err, "line 1"), "%s", err);
     unlink(path);
 }
@@ -156,13 +157,13 @@ Test(trace, corrupt_events_are_named)
     char path[] = "/tmp/attnprof-trace-XXXXXX", err[512];
     close(mkstemp(path));
     write_text(path, "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": \"soon\", \"dur\": 1}]}");
-    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), -1);
+    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, "event 0") && strstr(err, "ts"), "%s", err);
     write_text(path, "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1, \"args\": {}}]}");
-    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), -1);
+    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, "correlation"), "%s", err);
     write_text(path, "[1, 2, 3]");
-    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), -1);
+    cr_assert_eq(trace_read_json(&t, path, err, sizeof err), EXIT_BAD_ARCHIVE);
     cr_assert(strstr(err, "traceEvents"), "%s", err);
     unlink(path);
 }

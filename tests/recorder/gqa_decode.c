@@ -104,6 +104,33 @@ Test(decode_split, every_choice_covers_the_keys_in_whole_blocks_at_most_128_spli
             }
 }
 
+/* The six decode points of the H200 table (132 SMs; D = 128 one block per SM, D = 64 two): the
+ * grid each ran fastest on in the same run (bench/results/2026-12-03-decode-balanced.md). */
+Test(decode_grid, the_faster_grid_of_the_h200_table_at_each_point)
+{
+    struct {
+        int B, Hq, Hkv, L, D, slots;
+        decode_grid want;
+    } pts[] = {
+        {16, 32, 8, 8192, 128, 132, DECODE_GRID_FIXED},     /* 1 split, 1 wave */
+        {64, 32, 8, 4096, 128, 132, DECODE_GRID_FIXED},     /* 4 waves */
+        {1, 32, 8, 131072, 128, 132, DECODE_GRID_BALANCED}, /* 16 splits */
+        {8, 64, 8, 32768, 128, 132, DECODE_GRID_FIXED},     /* 2 splits */
+        {32, 32, 32, 4096, 128, 132, DECODE_GRID_BALANCED}, /* 8 waves of one-row tiles */
+        {4, 32, 4, 16384, 64, 264, DECODE_GRID_FIXED},      /* 16 splits, but 64 MiB */
+    };
+    for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+        const long long rows = (long long)pts[i].Hq / pts[i].Hkv, tiles = (long long)pts[i].B * pts[i].Hkv * ((rows + 15) / 16);
+        const double kv = 2.0 * pts[i].B * pts[i].Hkv * pts[i].L * pts[i].D * 2;
+        const decode_split d = decode_split_choose(tiles, pts[i].L, pts[i].slots, 64);
+        cr_assert_eq(decode_grid_choose(tiles, d, pts[i].slots, kv), pts[i].want, "point %zu (%d splits)", i,
+                     d.splits);
+    }
+    /* Nothing to run or no slots: the fixed grid. */
+    cr_assert_eq(decode_grid_choose(0, (decode_split){1, 64}, 132, 1e12), DECODE_GRID_FIXED);
+    cr_assert_eq(decode_grid_choose(8, (decode_split){16, 64}, 0, 1e12), DECODE_GRID_FIXED);
+}
+
 static void fill(uint16_t *x, size_t n, uint64_t seed)
 {
     rng r;

@@ -102,6 +102,31 @@ Test(gqa_fixtures, the_decode_archive_records_the_split_kv_kernel_and_its_combin
     fixture_free(&f);
 }
 
+/* The decode_split finding of the decode archive: the fixed grid (the archive predates the
+ * decode_grid fact), the split count of the recorder's fact, and the combine kernel's time and
+ * share of the variant's CUDA time as the records give them. No finding where there is no split. */
+Test(gqa_fixtures, the_decode_split_finding_gives_the_splits_and_the_combine_share)
+{
+    static fixture f;
+    fixture_load(&f, DECODE);
+    const variant_analysis *fl = variant(&f, "flash");
+    const finding *d = findings_find(fl, "decode_split");
+    cr_assert_not_null(d);
+    cr_assert_eq(findings_value(d, "splits"), fact_of(fl->result, "split_count")->number);
+    cr_assert_eq(findings_value(d, "balanced"), 0);
+    cr_assert_eq(findings_value(d, "combine_kernels"), 1);
+    const double us = findings_value(d, "combine_us"), pct = findings_value(d, "combine_pct");
+    cr_assert(us > 0 && us < fl->cuda_us.median, "combine %.2f us of %.2f", us, fl->cuda_us.median);
+    cr_assert_float_eq(pct, 100.0 * us / fl->cuda_us.median, 1e-9);
+    for (const char *const *n = (const char *const[]){"naive", "math", "efficient", NULL}; *n; n++)
+        cr_assert_null(findings_find(variant(&f, *n), "decode_split"), "%s", *n);
+    fixture_free(&f);
+    static fixture g;
+    fixture_load(&g, GQA);
+    cr_assert_null(findings_find(variant(&g, "flash"), "decode_split"), "prefill: no split-KV kernel");
+    fixture_free(&g);
+}
+
 /* `attnprof report` renders both archives (Markdown, HTML, figures) and exits 0. */
 Test(gqa_fixtures, both_archives_render)
 {

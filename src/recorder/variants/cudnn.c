@@ -7,7 +7,7 @@
  *   S  = matmul(Q, Kᵀ)                bf16 in, FP32 compute, FP32 virtual out
  *   S  = S * scale                         scale: by-value FP32 scalar (1/sqrt(D))
  *   r  = GEN_INDEX(S, axis 2)  c = GEN_INDEX(S, axis 3)       INT32
- *   keep = CMP_GE(r, c)                    BOOLEAN
+ *   keep = CMP_GE(r, c)                    BOOLEAN (decode: CMP_GE(r + seq - q_seq, c), see below)
  *   S  = BINARY_SELECT(S, -inf, keep)      -inf: by-value FP32 scalar
  *   M  = reduce MAX(S) over keys           [B,H,S,1]
  *   E  = exp(S - M);  L = reduce ADD(E)
@@ -16,6 +16,13 @@
  *                                          non-virtual output the backward reads (cudnn_bwd.c)
  *   P  = E / L                             virtual bf16 (bmm2's A type)
  *   O  = matmul(P, V)                  bf16 out
+ *
+ * Grouped-query attention and decode take the same graph: K and V with their own (fewer) heads,
+ * which cuDNN's fused engine broadcasts over each group of query heads, and q_seq query rows
+ * against seq keys. Decode's causal mask is aligned to the end of the keys (bottom right, as
+ * PyTorch and FlashAttention align it): the row index is shifted by seq - q_seq, by an INT32 ADD
+ * of seq and SUB of q_seq (by-value scalars), the form the C++ frontend gives its bottom-right
+ * causal mask. One query (q_seq = 1) sees every key, so its graph has no mask at all.
  *
  * The plan (heuristics + execution plan) is built once in setup; forward executes it.
  * With attn_options.cudnn_replan the whole build is redone inside every forward, the
@@ -32,7 +39,18 @@
 #include <time.h>
 
 /* Tensor uids of the variant pack; virtual tensors start at 100. */
-enum { UID_Q = 1, UID_K, UID_V, UID_O, UID_SCALE, UID_NEGINF, UID_STATS, UID_VIRTUAL = 100 };
+enum { UID_Q = 1, UID_K, UID_V, UID_O, UID_SCALE, UID_NEGINF, UID_SEQ_KV, UID_SEQ_Q, UID_STATS, UID_VIRTUAL = 100 };
+
+/* The mask a shape's graph carries: causal from the top left (prefill, q_seq = seq), causal from
+ * the bottom right (decode, 1 < q_seq < seq), or none (one query sees every key). */
+typedef enum { MASK_TOP_LEFT, MASK_BOTTOM_RIGHT, MASK_NONE } mask_kind;
+
+static mask_kind mask_of(const attn_shape *s)
+{
+    if (!attn_shape_is_decode(s))
+        return MASK_TOP_LEFT;
+    return attn_q_seq(s) == 1 ? MASK_NONE : MASK_BOTTOM_RIGHT;
+}
 
 typedef struct cudnn_state {
     attn_shape shape;
@@ -44,6 +62,7 @@ typedef struct cudnn_state {
     void *workspace;
     int64_t workspace_bytes;
     float scale, neginf; /* by-value scalars: host memory the variant pack points to */
+    int32_t seq_kv, seq_q; /* the bottom-right mask's shift, by value */
     cudnnBackendDescriptor_t varpack;
     const void *vp_q, *vp_k, *vp_v;
     void *vp_o;
@@ -66,12 +85,14 @@ typedef struct cudnn_state {
 static int build_graph(desc_arena *a, cudnnHandle_t h, const attn_shape *s, int with_stats,
                        cudnnBackendDescriptor_t *graph, attn_error *err)
 {
-    const int64_t B = s->batch, H = s->heads, S = s->seq, D = s->dim;
-    const int64_t qkv_dims[4] = {B, H, S, D}, qkv_strides[4] = {H * S * D, S * D, D, 1};
-    /* Kᵀ is K's memory seen as [B,H,D,S]: the last two strides swapped. */
-    const int64_t kt_dims[4] = {B, H, D, S}, kt_strides[4] = {H * S * D, S * D, 1, D};
-    const int64_t sc_dims[4] = {B, H, S, S}, sc_strides[4] = {H * S * S, S * S, S, 1};
-    const int64_t row_dims[4] = {B, H, S, 1}, row_strides[4] = {H * S, S, 1, 1};
+    const int64_t B = s->batch, H = s->heads, S = s->seq, D = s->dim, HK = attn_kv_heads(s), SQ = attn_q_seq(s);
+    const int64_t q_dims[4] = {B, H, SQ, D}, q_strides[4] = {H * SQ * D, SQ * D, D, 1};
+    const int64_t v_dims[4] = {B, HK, S, D}, v_strides[4] = {HK * S * D, S * D, D, 1};
+    /* Kᵀ is K's memory seen as [B,Hkv,D,S]: the last two strides swapped. */
+    const int64_t kt_dims[4] = {B, HK, D, S}, kt_strides[4] = {HK * S * D, S * D, 1, D};
+    const int64_t sc_dims[4] = {B, H, SQ, S}, sc_strides[4] = {H * SQ * S, SQ * S, S, 1};
+    const int64_t row_dims[4] = {B, H, SQ, 1}, row_strides[4] = {H * SQ, SQ, 1, 1};
+    const mask_kind mask = mask_of(s);
     const int64_t one[4] = {1, 1, 1, 1};
     const cudnnDataType_t bf16 = CUDNN_DATA_BFLOAT16, f32 = CUDNN_DATA_FLOAT, i32 = CUDNN_DATA_INT32,
                           boolean = CUDNN_DATA_BOOLEAN;
@@ -83,10 +104,10 @@ static int build_graph(desc_arena *a, cudnnHandle_t h, const attn_shape *s, int 
     } while (0)
 
     cudnnBackendDescriptor_t q, kt, v, o, scale, neginf;
-    TRY_RC(sdpa_tensor(a, UID_Q, bf16, qkv_dims, qkv_strides, false, false, &q, err));
+    TRY_RC(sdpa_tensor(a, UID_Q, bf16, q_dims, q_strides, false, false, &q, err));
     TRY_RC(sdpa_tensor(a, UID_K, bf16, kt_dims, kt_strides, false, false, &kt, err));
-    TRY_RC(sdpa_tensor(a, UID_V, bf16, qkv_dims, qkv_strides, false, false, &v, err));
-    TRY_RC(sdpa_tensor(a, UID_O, bf16, qkv_dims, qkv_strides, false, false, &o, err));
+    TRY_RC(sdpa_tensor(a, UID_V, bf16, v_dims, v_strides, false, false, &v, err));
+    TRY_RC(sdpa_tensor(a, UID_O, bf16, q_dims, q_strides, false, false, &o, err));
     TRY_RC(sdpa_tensor(a, UID_SCALE, f32, one, one, false, true, &scale, err));
     TRY_RC(sdpa_tensor(a, UID_NEGINF, f32, one, one, false, true, &neginf, err));
 
@@ -109,15 +130,29 @@ static int build_graph(desc_arena *a, cudnnHandle_t h, const attn_shape *s, int 
         TRY_RC(sdpa_tensor(a, uid++, f32, row_dims, row_strides, true, false, &stats, err));
     TRY_RC(sdpa_tensor(a, uid++, bf16, sc_dims, sc_strides, true, false, &p, err));
 
-    cudnnBackendDescriptor_t ops[14];
+    cudnnBackendDescriptor_t ops[16];
     int n = 0;
     TRY_RC(sdpa_matmul(a, q, kt, s_raw, &ops[n++], err));
     TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_MUL, f32, 0, s_raw, scale, NULL, s_scaled, &ops[n++], err));
-    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_GEN_INDEX, f32, 2, s_scaled, NULL, NULL, row, &ops[n++], err));
-    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_GEN_INDEX, f32, 3, s_scaled, NULL, NULL, col, &ops[n++], err));
-    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_CMP_GE, boolean, 0, row, col, NULL, keep, &ops[n++], err));
-    /* BINARY_SELECT: y = t ? x : b, so kept scores pass and the rest become -inf. */
-    TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_BINARY_SELECT, f32, 0, s_scaled, neginf, keep, s_masked, &ops[n++], err));
+    if (mask == MASK_NONE) {
+        s_masked = s_scaled; /* one query sees every key */
+    } else {
+        TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_GEN_INDEX, f32, 2, s_scaled, NULL, NULL, row, &ops[n++], err));
+        TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_GEN_INDEX, f32, 3, s_scaled, NULL, NULL, col, &ops[n++], err));
+        if (mask == MASK_BOTTOM_RIGHT) { /* row + seq - q_seq >= col */
+            cudnnBackendDescriptor_t seq_kv, seq_q, row_plus, row_shift;
+            TRY_RC(sdpa_tensor(a, UID_SEQ_KV, i32, one, one, false, true, &seq_kv, err));
+            TRY_RC(sdpa_tensor(a, UID_SEQ_Q, i32, one, one, false, true, &seq_q, err));
+            TRY_RC(sdpa_tensor(a, uid++, i32, sc_dims, sc_strides, true, false, &row_plus, err));
+            TRY_RC(sdpa_tensor(a, uid++, i32, sc_dims, sc_strides, true, false, &row_shift, err));
+            TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_ADD, i32, 0, row, seq_kv, NULL, row_plus, &ops[n++], err));
+            TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_SUB, i32, 0, row_plus, seq_q, NULL, row_shift, &ops[n++], err));
+            row = row_shift;
+        }
+        TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_CMP_GE, boolean, 0, row, col, NULL, keep, &ops[n++], err));
+        /* BINARY_SELECT: y = t ? x : b, so kept scores pass and the rest become -inf. */
+        TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_BINARY_SELECT, f32, 0, s_scaled, neginf, keep, s_masked, &ops[n++], err));
+    }
     TRY_RC(sdpa_reduction(a, CUDNN_REDUCE_TENSOR_MAX, s_masked, mx, &ops[n++], err));
     TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_SUB, f32, 0, s_masked, mx, NULL, sub, &ops[n++], err));
     TRY_RC(sdpa_pointwise(a, CUDNN_POINTWISE_EXP, f32, 0, sub, NULL, NULL, ex, &ops[n++], err));
@@ -154,13 +189,8 @@ static int check_shape(const attn_shape *s, attn_error *why)
      * limits (head dim, sequence length per GPU) are the engine's to refuse in setup. */
     if (s->dim % 8 != 0)
         return attn_fail(why, 1, "head dim %d is not a multiple of 8", s->dim);
-    /* The graph here is built for multi-head prefill: K and V with as many heads as Q, the causal
-     * mask from row >= col. cuDNN's SDPA takes fewer K/V heads and a mask aligned to the end of the
-     * keys, but this graph does not build them yet: skipped with that reason rather than run wrong. */
-    if (attn_shape_is_gqa(s) || attn_shape_is_decode(s))
-        return attn_fail(why, 1, "this cuDNN graph is built for multi-head prefill only (K/V heads = query heads, "
-                         "q_seq = seq); grouped-query (kv_heads %d) and decode (q_seq %d) shapes are not built yet",
-                         attn_kv_heads(s), attn_q_seq(s));
+    /* Grouped-query and decode shapes: cuDNN's engine refuses what it cannot run when the plan is
+     * built (setup), and the variant is then reported unavailable with cuDNN's reason. */
     return 0;
 }
 
@@ -231,7 +261,13 @@ static int setup_backward(cudnn_state *st, attn_error *err)
         return attn_fail(err, ATTN_FAILED, "cudnn: cudaMalloc(stats, %zu): %s", bytes, cudaGetErrorString(ce));
     }
     attn_error why = {{0}};
-    st->bwd_rc = cudnn_bwd_build(&st->bwd, st->handle, s, &why);
+    /* The backward graph (cudnn_bwd.c) is built for multi-head prefill: K/V with the query's heads
+     * and q_seq = seq. Other shapes are skipped with that reason rather than run wrong. */
+    if (attn_shape_is_gqa(s) || attn_shape_is_decode(s))
+        st->bwd_rc = attn_fail(&why, ATTN_UNAVAILABLE, "built for multi-head prefill only (K/V heads = query heads, "
+                               "q_seq = seq); kv_heads %d, q_seq %d are not built", attn_kv_heads(s), attn_q_seq(s));
+    else
+        st->bwd_rc = cudnn_bwd_build(&st->bwd, st->handle, s, &why);
     if (st->bwd_rc != ATTN_OK)
         snprintf(st->bwd_why, sizeof st->bwd_why, "cuDNN's SDPA backward graph: %s", why.msg);
     return ATTN_OK;
@@ -262,6 +298,8 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
     /* The frontend masks with the lowest float before cuDNN 9.10 (older engines
      * preferred it for the softmax) and with -inf from 9.10 on. */
     st->neginf = version < 91000 ? -3.40282347e38f : -INFINITY;
+    st->seq_kv = shape->seq;
+    st->seq_q = attn_q_seq(shape);
 
     int dev = 0, major = 0, minor = 0;
     int rc = ATTN_OK;
@@ -303,8 +341,12 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
         snprintf(reason, sizeof reason, "%s", err->msg);
         rc = attn_fail(err, ATTN_UNAVAILABLE,
                        "cuDNN %s found, no engine supports this SDPA graph on sm_%d (%s); needs a cuDNN 9 "
-                       "whose fused-attention engine covers sm_%d, bf16, causal, head dim %d",
-                       ver, st->sm, reason, st->sm, shape->dim);
+                       "whose fused-attention engine covers sm_%d, bf16, %s, head dim %d%s",
+                       ver, st->sm, reason, st->sm,
+                       mask_of(shape) == MASK_TOP_LEFT       ? "causal"
+                       : mask_of(shape) == MASK_BOTTOM_RIGHT ? "causal aligned bottom-right"
+                                                             : "no mask",
+                       shape->dim, attn_shape_is_gqa(shape) ? ", fewer K/V heads than query heads" : "");
         goto fail;
     }
     SETUP_TRY(rc);
@@ -333,10 +375,29 @@ fail:
 
 static int build_varpack(cudnn_state *st, const void *q, const void *k, const void *v, void *out, attn_error *err)
 {
-    int64_t uids[7] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE, UID_NEGINF, UID_STATS};
-    /* By-value tensors are passed as host pointers to their value. */
-    void *ptrs[7] = {(void *)q, (void *)k, (void *)v, out, &st->scale, &st->neginf, st->stats};
-    int rc = sdpa_varpack(&st->varpack, uids, ptrs, st->with_stats ? 7 : 6, st->workspace, err);
+    /* Only the by-value tensors the graph has: the -inf of the mask and the bottom-right mask's
+     * shift (cuDNN refuses a pack with a uid its graph lacks: CUDNN_STATUS_BAD_PARAM_NULL_POINTER,
+     * isCompatibleVariantPack, as measured on the H200 with cuDNN 9.19), then the stats the
+     * backward reads. By-value tensors are passed as host pointers to their value. */
+    const mask_kind mask = mask_of(&st->shape);
+    int64_t uids[9] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE};
+    void *ptrs[9] = {(void *)q, (void *)k, (void *)v, out, &st->scale};
+    int n_ptrs = 5;
+    if (mask != MASK_NONE) {
+        uids[n_ptrs] = UID_NEGINF;
+        ptrs[n_ptrs++] = &st->neginf;
+    }
+    if (mask == MASK_BOTTOM_RIGHT) {
+        uids[n_ptrs] = UID_SEQ_KV;
+        ptrs[n_ptrs++] = &st->seq_kv;
+        uids[n_ptrs] = UID_SEQ_Q;
+        ptrs[n_ptrs++] = &st->seq_q;
+    }
+    if (st->with_stats) {
+        uids[n_ptrs] = UID_STATS;
+        ptrs[n_ptrs++] = st->stats;
+    }
+    int rc = sdpa_varpack(&st->varpack, uids, ptrs, n_ptrs, st->workspace, err);
     if (rc != ATTN_OK)
         return rc;
     st->vp_q = q;
@@ -429,6 +490,13 @@ static void facts(void *state, attn_facts *f)
     attn_fact_add(f, "engine_knobs", NAN, "%s", p->knobs);
     attn_fact_add(f, "engine_notes", NAN, "%s", p->notes);
     attn_fact_add(f, "workspace_bytes", (double)st->workspace_bytes, "%lld", (long long)st->workspace_bytes);
+    if (attn_shape_is_gqa(&st->shape))
+        attn_fact_add(f, "gqa", attn_group(&st->shape), "native: K/V of %d heads broadcast over %d query heads each, "
+                      "no copy", attn_kv_heads(&st->shape), attn_group(&st->shape));
+    if (attn_shape_is_decode(&st->shape))
+        attn_fact_add(f, "decode_mask", NAN, "%s", mask_of(&st->shape) == MASK_NONE
+                      ? "none: one query sees every key (the causal mask aligned bottom-right keeps them all)"
+                      : "causal aligned bottom-right: row + seq - q_seq >= col (INT32 ADD and SUB before CMP_GE)");
     attn_fact_add(f, "graph_build_us", st->setup_graph_us, "%.0f us (host, descriptors + operation graph)",
                   st->setup_graph_us);
     attn_fact_add(f, "heuristics_us", st->setup_heur_us, "%.0f us (host)", st->setup_heur_us);
@@ -452,6 +520,11 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     (void)cc_major;
     (void)cc_minor;
     memset(p, 0, sizeof *p);
+    if (attn_shape_is_gqa(s) || attn_shape_is_decode(s)) {
+        attn_predict_gqa_fused(p, s, s->dim, 0, "fused SDPA kernel", "sdpa|fmha|flash_fprop|cudnn", 1);
+        p->executed_flops = 0; /* cuDNN's tiles are its own */
+        return;
+    }
     p->useful_flops = prediction_useful_flops(s);
     prediction_add(p, "fused SDPA kernel", "sdpa|fmha|flash_fprop|cudnn", 1, 4 * prediction_io_bytes(s), 0, PIPE_TENSOR);
     p->min_dram_bytes = p->cls[0].dram_bytes;

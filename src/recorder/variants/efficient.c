@@ -135,7 +135,7 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
 }
 
 
-/* The backward (run --backward): the fused FP32 backward of fused_bwd.h, which recomputes the log-sum-exp this forward does not keep. */
+/* The backward (run --backward): the fused backward of fused_bwd.h (tensor cores at D 64 and 128, FP32 elsewhere), which recomputes the log-sum-exp this forward does not keep. */
 static int backward(void *state, const void *q, const void *k, const void *v, const void *out, const void *dout,
                     void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream, attn_error *err)
 {

@@ -11,9 +11,12 @@
  *
  * Grouped-query attention is native on both paths (each query head reads its key/value
  * head's tiles, no copy). Decode, fewer queries than keys, runs the split-KV kernel
- * (kernels/flash_decode.cu): the group's query rows share each K/V load, the keys are split
- * over the multiprocessors (one wave of blocks, gqa_decode.h) and a combine
- * kernel, counted as this variant's, merges the splits' partial softmaxes. */
+ * (kernels/flash_decode.cu): the group's query rows share each K/V load, and the keys are spread
+ * over the multiprocessors on one of two grids, chosen per shape (decode_grid_choose,
+ * gqa_decode.h): the fixed grid (one wave of row tile x split blocks, and a combine kernel,
+ * counted as this variant's, that merges the splits' partial softmaxes) or the balanced grid
+ * (one block per resident slot, the keys of all tiles cut evenly, a cut tile merged by its last
+ * block: one kernel). */
 #include "fused_bwd.h"
 #include "check.h"
 #include "variant.h"
@@ -33,6 +36,8 @@ typedef struct flash_state {
     int decode; /* fewer queries than keys: the split-KV kernel (flash_decode.h) */
     int config; /* flash_fwd's configuration, or flash_decode's when decode */
     decode_split split;
+    decode_grid grid;  /* the fixed grid (config, split) or the balanced one (balanced_config) */
+    int balanced_config, balanced_blocks, balanced_pieces;
     float *lse; /* [B, H, S] natural-log log-sum-exp */
     size_t lse_bytes;
     void *workspace; /* the persistent kernels' tile counter (NULL when the kernel needs none) */
@@ -53,23 +58,70 @@ static int max_head_dim(void)
  * configuration's four warps' chunks). */
 #define DECODE_BLOCK_KEYS 64
 
-/* The split-KV plan of a decode shape on the current device: its configuration, and the split
- * count from B × Hkv × row tiles against the multiprocessors' resident blocks. -1: no kernel
- * for the head dim. */
-static int decode_plan(const attn_shape *s, decode_split *split)
+/* How a decode shape runs on the current device. */
+typedef struct decode_run {
+    int config;     /* the fixed grid's configuration (flash_decode_config_for_dim) */
+    decode_split split;
+    decode_grid grid;
+    int balanced_config, balanced_blocks, balanced_pieces; /* grid == DECODE_GRID_BALANCED */
+} decode_run;
+
+/* The balanced-grid configuration compiled for the fixed one's head dim, or -1. */
+static int balanced_config_like(int config)
 {
-    const int config = flash_decode_config_for_dim(s->dim);
-    if (config < 0)
-        return -1;
+    const flash_decode_config *c = flash_decode_config_at(config);
+    for (int i = 0; c && i < flash_decode_config_count(); i++)
+        if (flash_decode_balanced(i) && flash_decode_config_at(i)->head_dim == c->head_dim)
+            return i;
+    return -1;
+}
+
+static int resident_slots(int config)
+{
     int blocks = 1, sms = attn_device_sms();
     if (flash_decode_prepare(config) != cudaSuccess || flash_decode_blocks_per_sm(config, &blocks) != cudaSuccess ||
         blocks < 1)
         blocks = 1;
     cudaGetLastError();
+    return (sms > 0 ? sms : 1) * blocks;
+}
+
+/* The split-KV plan of a decode shape on the current device: its configuration, the split count
+ * from B × Hkv × row tiles against the multiprocessors' resident blocks, and the grid
+ * (decode_grid_choose). -1: no kernel for the head dim. */
+static int decode_plan(const attn_shape *s, decode_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->config = flash_decode_config_for_dim(s->dim);
+    r->balanced_config = -1;
+    if (r->config < 0)
+        return -1;
+    const int slots = resident_slots(r->config);
     const long long tiles = (long long)s->batch * attn_kv_heads(s) *
-                            flash_decode_row_tiles(config, s->heads, attn_kv_heads(s), attn_q_seq(s));
-    *split = decode_split_choose(tiles, s->seq, (sms > 0 ? sms : 1) * blocks, DECODE_BLOCK_KEYS);
-    return config;
+                            flash_decode_row_tiles(r->config, s->heads, attn_kv_heads(s), attn_q_seq(s));
+    r->split = decode_split_choose(tiles, s->seq, slots, DECODE_BLOCK_KEYS);
+    r->grid = decode_grid_choose(tiles, r->split, slots, 2 * attn_kv_bytes(s)); /* K and V */
+    const int bc = balanced_config_like(r->config);
+    if (r->grid == DECODE_GRID_BALANCED && bc >= 0) {
+        const int bslots = resident_slots(bc);
+        r->balanced_blocks = flash_decode_balanced_grid(bc, s->batch, s->heads, attn_kv_heads(s), attn_q_seq(s), s->seq,
+                                                        bslots);
+        r->balanced_pieces = flash_decode_balanced_pieces(bc, s->batch, s->heads, attn_kv_heads(s), attn_q_seq(s),
+                                                          s->seq, r->balanced_blocks);
+        if (r->balanced_blocks >= 1 && r->balanced_pieces >= 1)
+            r->balanced_config = bc;
+    }
+    if (r->balanced_config < 0)
+        r->grid = DECODE_GRID_FIXED;
+    return r->config;
+}
+
+static size_t decode_workspace_bytes(const attn_shape *s, const decode_run *r)
+{
+    if (r->grid == DECODE_GRID_BALANCED)
+        return flash_decode_balanced_workspace_bytes(r->balanced_config, s->batch, s->heads, attn_kv_heads(s),
+                                                     attn_q_seq(s), s->seq, s->dim, r->balanced_blocks);
+    return flash_decode_workspace_bytes(s->batch, s->heads, attn_q_seq(s), s->dim, r->split.splits);
 }
 
 static int check_shape(const attn_shape *s, attn_error *why)
@@ -95,20 +147,21 @@ static int check_shape(const attn_shape *s, attn_error *why)
 static size_t device_bytes(const attn_shape *s)
 {
     size_t lse = (size_t)s->batch * s->heads * attn_q_seq(s) * sizeof(float);
-    decode_split split;
-    if (attn_shape_is_decode(s) && decode_plan(s, &split) >= 0)
-        lse += flash_decode_workspace_bytes(s->batch, s->heads, attn_q_seq(s), s->dim, split.splits);
+    decode_run r;
+    if (attn_shape_is_decode(s) && decode_plan(s, &r) >= 0)
+        lse += decode_workspace_bytes(s, &r);
     return lse;
 }
 
-/* One kernel per forward; decode with more than one split adds the combine. */
+/* One kernel per forward; decode on the fixed grid with more than one split adds the combine
+ * (the balanced grid merges inside its one kernel). */
 static int expected_ops_for(const attn_shape *s, int *n_memcpy)
 {
-    decode_split split = {1, 0};
+    decode_run r;
     *n_memcpy = 0;
-    if (attn_shape_is_decode(s) && decode_plan(s, &split) < 0)
+    if (!attn_shape_is_decode(s) || decode_plan(s, &r) < 0)
         return 1;
-    return split.splits > 1 ? 2 : 1;
+    return r.grid == DECODE_GRID_FIXED && r.split.splits > 1 ? 2 : 1;
 }
 
 static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
@@ -118,8 +171,15 @@ static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
         return attn_fail(err, ATTN_FAILED, "flash: out of host memory");
     st->shape = *shape;
     st->decode = 1;
-    st->config = decode_plan(shape, &st->split);
-    const flash_decode_config *c = flash_decode_config_at(st->config);
+    decode_run plan;
+    st->config = decode_plan(shape, &plan);
+    st->split = plan.split;
+    st->grid = plan.grid;
+    st->balanced_config = plan.balanced_config;
+    st->balanced_blocks = plan.balanced_blocks;
+    st->balanced_pieces = plan.balanced_pieces;
+    const int run_config = st->grid == DECODE_GRID_BALANCED ? st->balanced_config : st->config;
+    const flash_decode_config *c = flash_decode_config_at(run_config);
     int major, minor, smem_optin, status;
     if ((status = attn_device_caps(&major, &minor, &smem_optin, err)) != ATTN_OK || !c) {
         free(st);
@@ -131,13 +191,17 @@ static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
                          "per block (this GPU: %d.%d, %d B)", c->kernel_name, c->smem_bytes, major, minor, smem_optin);
     }
     st->lse_bytes = (size_t)shape->batch * shape->heads * attn_q_seq(shape) * sizeof(float);
-    st->workspace_bytes =
-        flash_decode_workspace_bytes(shape->batch, shape->heads, attn_q_seq(shape), shape->dim, st->split.splits);
-    cudaError_t rc = flash_decode_prepare(st->config);
+    st->workspace_bytes = decode_workspace_bytes(shape, &plan);
+    cudaError_t rc = flash_decode_prepare(run_config);
     if (rc == cudaSuccess)
         rc = cudaMalloc((void **)&st->lse, st->lse_bytes);
     if (rc == cudaSuccess && st->workspace_bytes)
         rc = cudaMalloc(&st->workspace, st->workspace_bytes);
+    /* The balanced grid's arrival counters start at zero; every launch leaves them there. */
+    if (rc == cudaSuccess && st->workspace_bytes && st->grid == DECODE_GRID_BALANCED)
+        rc = cudaMemset(st->workspace, 0, st->workspace_bytes);
+    if (rc == cudaSuccess && st->grid == DECODE_GRID_BALANCED)
+        rc = cudaDeviceSynchronize(); /* the memset done before the first forward is timed */
     if (rc != cudaSuccess) {
         cudaFree(st->workspace);
         cudaFree(st->lse);
@@ -203,7 +267,12 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
 {
     flash_state *st = state;
     const attn_shape *s = &st->shape;
-    if (st->decode)
+    if (st->decode && st->grid == DECODE_GRID_BALANCED)
+        CUDA_TRY(launch_flash_decode_balanced(st->balanced_config, q, k, v, out, st->lse, st->workspace, s->batch,
+                                              s->heads, attn_kv_heads(s), attn_q_seq(s), s->seq, s->dim,
+                                              st->balanced_blocks, stream),
+                 err);
+    else if (st->decode)
         CUDA_TRY(launch_flash_decode(st->config, q, k, v, out, st->lse, st->workspace, s->batch, s->heads,
                                      attn_kv_heads(s), attn_q_seq(s), s->seq, s->dim, st->split.splits,
                                      st->split.keys_per_split, stream),
@@ -217,15 +286,40 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
 
 static void decode_facts(const flash_state *st, attn_facts *f)
 {
-    const flash_decode_config *c = flash_decode_config_at(st->config);
     const attn_shape *s = &st->shape;
+    const int rt = flash_decode_row_tiles(st->config, s->heads, attn_kv_heads(s), attn_q_seq(s));
+    if (st->grid == DECODE_GRID_BALANCED) {
+        const flash_decode_config *c = flash_decode_config_at(st->balanced_config);
+        attn_fact_add(f, "kernel", NAN, "%s", c->kernel_name);
+        attn_fact_add(f, "decode_grid", NAN, "balanced: %d blocks (one per resident slot), the key rounds of %d x %d x %d "
+                      "tiles cut evenly, a cut tile merged by its last block (the fixed grid: %d split%s a tile; "
+                      "decode_grid_choose)", st->balanced_blocks, s->batch, attn_kv_heads(s), rt, st->split.splits,
+                      st->split.splits == 1 ? "" : "s");
+        attn_fact_add(f, "split_count", st->balanced_pieces,
+                      "at most %d piece%s per row tile on %d blocks (B x Hkv x row tiles = %d x %d x %d, %d "
+                      "multiprocessors), merged in the kernel", st->balanced_pieces,
+                      st->balanced_pieces == 1 ? "" : "s", st->balanced_blocks, s->batch, attn_kv_heads(s), rt,
+                      attn_device_sms());
+        attn_fact_add(f, "tile", NAN, "%d query rows (the group's %d heads x %d queries share each K/V load) x %d "
+                      "keys per warp step", c->block_rows, attn_group(s), attn_q_seq(s), c->chunk_keys);
+        attn_fact_add(f, "threads_per_block", c->threads, "%d", c->threads);
+        attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q tile + a 3-stage K/V ring per warp)",
+                      c->smem_bytes);
+        attn_fact_add(f, "path", NAN, "%s", c->path);
+        attn_fact_head_dim_padding(f, s->dim, c->head_dim);
+        attn_fact_add(f, "workspace_bytes", (double)st->workspace_bytes, "%zu (the pieces' partial outputs and "
+                      "log-sum-exps, fp32, and one arrival counter per tile)", st->workspace_bytes);
+        return;
+    }
+    const flash_decode_config *c = flash_decode_config_at(st->config);
+    attn_fact_add(f, "decode_grid", NAN, "fixed: row tile x split blocks%s (decode_grid_choose)",
+                  st->split.splits > 1 ? ", the splits merged by the combine kernel" : "");
     attn_fact_add(f, "kernel", NAN, "%s%s%s", c->kernel_name, st->split.splits > 1 ? " + " : "",
                   st->split.splits > 1 ? c->combine_name : "");
     attn_fact_add(f, "split_count", st->split.splits,
                   "%d split%s of %d keys per row tile (B x Hkv x row tiles = %d x %d x %d blocks without a split, "
                   "%d multiprocessors)", st->split.splits, st->split.splits == 1 ? "" : "s", st->split.keys_per_split,
-                  s->batch, attn_kv_heads(s), flash_decode_row_tiles(st->config, s->heads, attn_kv_heads(s),
-                                                                     attn_q_seq(s)), attn_device_sms());
+                  s->batch, attn_kv_heads(s), rt, attn_device_sms());
     attn_fact_add(f, "tile", NAN, "%d query rows (the group's %d heads x %d queries share each K/V load) x %d keys "
                   "per warp step", c->block_rows, attn_group(s), attn_q_seq(s), c->chunk_keys);
     attn_fact_add(f, "threads_per_block", c->threads, "%d", c->threads);
@@ -280,16 +374,17 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
 {
     memset(p, 0, sizeof *p);
     if (attn_shape_is_decode(s)) {
-        decode_split split;
-        int dc = decode_plan(s, &split);
-        if (dc < 0)
+        decode_run r;
+        if (decode_plan(s, &r) < 0)
             return;
         const double lse = (double)s->batch * s->heads * attn_q_seq(s) * sizeof(float);
-        attn_predict_gqa_fused(p, s, flash_decode_config_at(dc)->head_dim, lse, "split-KV kernel",
+        /* The balanced grid's cut tiles write their partials and the last block reads them back. */
+        const double merged = r.grid == DECODE_GRID_BALANCED ? 2.0 * decode_workspace_bytes(s, &r) : 0;
+        attn_predict_gqa_fused(p, s, flash_decode_config_at(r.config)->head_dim, lse + merged, "split-KV kernel",
                                "attnprof_flash_decode_bf16", 1);
-        if (split.splits > 1) /* the partial outputs written once and read once by the combine */
+        if (r.grid == DECODE_GRID_FIXED && r.split.splits > 1) /* partial outputs written once, read once by the combine */
             prediction_add(p, "combine", "attnprof_flash_decode_combine", 1,
-                           2.0 * flash_decode_workspace_bytes(s->batch, s->heads, attn_q_seq(s), s->dim, split.splits) +
+                           2.0 * flash_decode_workspace_bytes(s->batch, s->heads, attn_q_seq(s), s->dim, r.split.splits) +
                                attn_q_bytes(s) + lse, 0, PIPE_NONE);
         return;
     }
@@ -306,7 +401,7 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
 }
 
 
-/* The backward (run --backward): the fused FP32 backward of fused_bwd.h, from the log-sum-exp this forward keeps. */
+/* The backward (run --backward): the fused backward of fused_bwd.h (tensor cores at D 64 and 128, FP32 elsewhere), from the log-sum-exp this forward keeps. */
 static int backward(void *state, const void *q, const void *k, const void *v, const void *out, const void *dout,
                     void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream, attn_error *err)
 {

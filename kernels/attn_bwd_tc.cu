@@ -1,0 +1,567 @@
+// Tensor-core fused backward (attn_bwd_tc.h): FlashAttention-2's backward on mma.sync.
+//
+// Main kernel, one block per (key tile, head). Each warp owns 16 keys of the tile, so it
+// computes the transposed score tile S^T = K_w Q^T (its keys are the MMA rows) and keeps dK and
+// dV of its keys in registers for the whole kernel: no reduction between warps for them. For
+// each query tile (double-buffered through cp.async):
+//   S^T = K Q^T, P^T = exp2(S^T * scale*log2e - lse_i*log2e)        (P recomputed, never stored)
+//   dP^T = V dO^T, dS^T = P^T o (dP^T - delta_i)
+//   dV += P^T dO, dK += dS^T Q    (P^T and dS^T go back in as A operands straight from the
+//                                  accumulators: the C layout of two 8-wide tiles is the A layout
+//                                  of one 16-deep k-step)
+//   dS^T to shared memory; dQ_tile += dS K, split over the warps by rows and columns, added to an
+//   FP32 accumulator in global memory with atomics (float2 atomics on sm_90).
+// Causal: a key tile starts at the first query tile that sees it; only tiles crossing the
+// diagonal are masked. Blocks are numbered heavy first (key tile 0 sees every query).
+//
+// Shared-memory rows are padded by 16 bytes (as in flash_fwd.cu): consecutive rows start an odd
+// number of 16-byte units apart, so the 8 rows of an ldmatrix phase hit 8 bank groups, in both
+// the plain and the transposed reads.
+//
+// The delta pre-pass also zeroes the dQ accumulator, and a last pass writes dQ = acc * scale in
+// bf16: three kernels per backward. The lse recompute (efficient's forward keeps none) is a
+// forward without the P V product: S = Q K^T per key tile, online max and sum.
+#include "attn_bwd_tc.h"
+
+#include "ptx_bf16.cuh"
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+
+typedef __nv_bfloat16 bf16;
+
+struct BwdTcParams {
+    const bf16 *q, *k, *v, *dout;
+    const float *lse, *delta;
+    float *dq_acc;
+    bf16 *dk, *dv;
+    int seq, bh;
+    float scale, scale_log2;
+};
+
+namespace {
+
+using namespace ptx;
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// ROWS x D rows [row0, row0 + ROWS) of a head (row stride D) into padded shared memory, rows at
+// or past seq zero-filled (their source address clamped to the last row).
+template <int D, int ROWS, int THREADS>
+__device__ __forceinline__ void load_rows(bf16 *dst, const bf16 *head, int row0, int seq, int tid)
+{
+    constexpr int CPR = D / 8, LD = D + 8, TOTAL = ROWS * CPR;
+    static_assert(TOTAL % THREADS == 0, "every thread copies the same number of chunks");
+#pragma unroll
+    for (int c = tid; c < TOTAL; c += THREADS) {
+        const int r = c / CPR, ch = c % CPR, row = row0 + r;
+        cp_async_16(smem_addr(dst + r * LD + ch * 8), head + (size_t)min(row, seq - 1) * D + ch * 8, row < seq);
+    }
+}
+
+template <int D, int WARPS, int BM> struct BwdTile {
+    static constexpr int BN = WARPS * 16;      // keys per block
+    static constexpr int THREADS = WARPS * 32;
+    static constexpr int LD = D + 8;           // K, V, Q, dO row stride (elements)
+    static constexpr int LDS = BM + 8;         // dS^T row stride
+    static constexpr int NQ = BM / 8;          // 8-query tiles of S^T
+    static constexpr int KD = D / 16;          // k-steps over the head dim
+    static constexpr int DT = D / 8;           // 8-wide tiles of dK, dV
+    static constexpr int KQ = BM / 16;         // k-steps over the queries
+    static constexpr int RB = BM / 16;         // dQ: 16-row blocks of the query tile
+    static constexpr int CG = WARPS / RB;      // dQ: column groups
+    static constexpr int DW = D / CG;          // dQ: columns per warp
+    static constexpr size_t SMEM = sizeof(bf16) * ((size_t)2 * BN * LD + 4 * (size_t)BM * LD + (size_t)BN * LDS) +
+                                   sizeof(float) * 4 * BM;
+    static constexpr int CW = DW % 32 == 0 ? 32 : 16; // dQ: columns per accumulator chunk
+    static_assert(WARPS % RB == 0 && DW % 16 == 0, "dQ splits into whole 16 x 16 pieces per warp");
+    static_assert(NQ % 2 == 0 && DT % 2 == 0, "ldmatrix.x4 loads two 8-wide tiles");
+};
+
+template <int D, int WARPS, int BM, bool CAUSAL>
+__device__ __forceinline__ void bwd_tc_body(const BwdTcParams &p)
+{
+    typedef BwdTile<D, WARPS, BM> T;
+    constexpr int BN = T::BN, THREADS = T::THREADS, LD = T::LD, LDS = T::LDS, NQ = T::NQ, KD = T::KD,
+                  DT = T::DT, KQ = T::KQ, RB = T::RB, DW = T::DW,
+                  CW = T::CW, CN = CW / 8;
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    bf16 *sK = reinterpret_cast<bf16 *>(smem_raw);
+    bf16 *sV = sK + BN * LD;
+    bf16 *sQ = sV + BN * LD;     // two buffers of BM x LD
+    bf16 *sdO = sQ + 2 * BM * LD; // two buffers
+    bf16 *sdS = sdO + 2 * BM * LD;
+    float *sL = reinterpret_cast<float *>(sdS + BN * LDS); // two buffers of BM: lse * log2e
+    float *sDl = sL + 2 * BM;                              // two buffers of BM: delta
+
+    const int S = p.seq;
+    const int key_tile = blockIdx.x / p.bh, bh = blockIdx.x % p.bh; // heavy first
+    const int j0 = key_tile * BN;
+    const size_t off = (size_t)bh * S * D;
+    const bf16 *Q = p.q + off, *K = p.k + off, *V = p.v + off, *dO = p.dout + off;
+    const float *L = p.lse + (size_t)bh * S, *Dl = p.delta + (size_t)bh * S;
+    float *dQa = p.dq_acc + off;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int first = CAUSAL ? j0 / BM : 0, n_qt = (S + BM - 1) / BM;
+
+    auto load_q_tile = [&](int t, int buf) {
+        load_rows<D, BM, THREADS>(sQ + buf * BM * LD, Q, t * BM, S, tid);
+        load_rows<D, BM, THREADS>(sdO + buf * BM * LD, dO, t * BM, S, tid);
+        for (int r = tid; r < BM; r += THREADS) {
+            const int row = t * BM + r;
+            // A row past S gets lse = +inf: its P is exactly 0, so is its dS.
+            sL[buf * BM + r] = row < S ? L[row] * kLog2e : INFINITY;
+            sDl[buf * BM + r] = row < S ? Dl[row] : 0.f;
+        }
+    };
+    load_rows<D, BN, THREADS>(sK, K, j0, S, tid);
+    load_rows<D, BN, THREADS>(sV, V, j0, S, tid);
+    if (first < n_qt)
+        load_q_tile(first, 0);
+    cp_async_commit();
+
+    // Per-lane ldmatrix byte offsets.
+    // A, plain (row-major [m][k]): lanes 0-15 rows 0-15 at k 0, lanes 16-31 the same rows at k 8.
+    const uint32_t a_lane = (uint32_t)(((lane & 15) * LD + ((lane >> 4) << 3)) * 2);
+    // B, plain (stored [n][k]): matrix m = lane/8 covers n +8*(m/2), k +8*(m%2).
+    const uint32_t bn_lane = (uint32_t)(((((lane >> 4) << 3) + (lane & 7)) * LD + (((lane >> 3) & 1) << 3)) * 2);
+    // B, transposed (stored [k][n]): matrix m covers k +8*(m%2), n +8*(m/2).
+    const uint32_t bt_lane = (uint32_t)(((((lane >> 3) & 1) << 3) + (lane & 7)) * LD * 2 + ((lane >> 4) << 4));
+    // A, transposed (stored [k][m], row stride LDS): matrix m covers m +8*(m%2), k +8*(m/2).
+    const uint32_t at_lane = (uint32_t)((((lane >> 4) << 3) + (lane & 7)) * LDS * 2 + (((lane >> 3) & 1) << 4));
+
+    const uint32_t k_s = smem_addr(sK) + warp * 16 * LD * 2, v_s = smem_addr(sV) + warp * 16 * LD * 2;
+    const int key_r0 = j0 + warp * 16 + g; // this lane's key rows: key_r0, key_r0 + 8
+
+    float dk[DT][4], dv[DT][4];
+#pragma unroll
+    for (int d = 0; d < DT; d++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            dk[d][i] = dv[d][i] = 0.f;
+
+    // dQ: this warp's 16 query rows and DW columns of each query tile.
+    const int dq_rb = warp % RB, dq_c0 = (warp / RB) * DW;
+
+#pragma unroll 1
+    for (int t = first; t < n_qt; t++) {
+        const int buf = (t - first) & 1, i0 = t * BM;
+        if (t + 1 < n_qt)
+            load_q_tile(t + 1, buf ^ 1); // buffer buf^1 was last read before the previous barrier
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        const uint32_t q_s = smem_addr(sQ + buf * BM * LD), do_s = smem_addr(sdO + buf * BM * LD);
+        const float *lt = sL + buf * BM, *dlt = sDl + buf * BM;
+
+        float s[NQ][4], dp[NQ][4];
+#pragma unroll
+        for (int n = 0; n < NQ; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                s[n][i] = dp[n][i] = 0.f;
+        // S^T = K_w Q^T and dP^T = V_w dO^T
+#pragma unroll
+        for (int kk = 0; kk < KD; kk++) {
+            uint32_t a[4], b[4];
+            ldmatrix_x4(k_s + a_lane + kk * 32, a[0], a[1], a[2], a[3]);
+#pragma unroll
+            for (int np = 0; np < NQ / 2; np++) {
+                ldmatrix_x4(q_s + bn_lane + np * 16 * LD * 2 + kk * 32, b[0], b[1], b[2], b[3]);
+                mma_bf16_16816(s[2 * np], a, b[0], b[1]);
+                mma_bf16_16816(s[2 * np + 1], a, b[2], b[3]);
+            }
+            ldmatrix_x4(v_s + a_lane + kk * 32, a[0], a[1], a[2], a[3]);
+#pragma unroll
+            for (int np = 0; np < NQ / 2; np++) {
+                ldmatrix_x4(do_s + bn_lane + np * 16 * LD * 2 + kk * 32, b[0], b[1], b[2], b[3]);
+                mma_bf16_16816(dp[2 * np], a, b[0], b[1]);
+                mma_bf16_16816(dp[2 * np + 1], a, b[2], b[3]);
+            }
+        }
+        // P^T and dS^T, packed as A fragments (k-step kk = queries 16kk..16kk+15).
+        const bool masked = CAUSAL && key_r0 - g + 15 > i0; // some key of this warp after some query
+        uint32_t pa[KQ][4], dsa[KQ][4];
+#pragma unroll
+        for (int n = 0; n < NQ; n++) {
+            float pv[4], ds[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int col = n * 8 + 2 * t4 + (i & 1);
+                float x = fast_exp2(fmaf(s[n][i], p.scale_log2, -lt[col]));
+                if (masked && key_r0 + ((i >> 1) << 3) > i0 + col)
+                    x = 0.f;
+                pv[i] = x;
+                ds[i] = x * (dp[n][i] - dlt[col]);
+            }
+            pa[n >> 1][(n & 1) * 2 + 0] = pack_bf16x2(pv[0], pv[1]);
+            pa[n >> 1][(n & 1) * 2 + 1] = pack_bf16x2(pv[2], pv[3]);
+            dsa[n >> 1][(n & 1) * 2 + 0] = pack_bf16x2(ds[0], ds[1]);
+            dsa[n >> 1][(n & 1) * 2 + 1] = pack_bf16x2(ds[2], ds[3]);
+        }
+        // dS^T to shared memory for the dQ product (rows: keys of this warp).
+#pragma unroll
+        for (int n = 0; n < NQ; n++) {
+            bf16 *row = sdS + (warp * 16 + g) * LDS + n * 8 + 2 * t4;
+            *reinterpret_cast<uint32_t *>(row) = dsa[n >> 1][(n & 1) * 2 + 0];
+            *reinterpret_cast<uint32_t *>(row + 8 * LDS) = dsa[n >> 1][(n & 1) * 2 + 1];
+        }
+        // dV += P^T dO, dK += dS^T Q
+#pragma unroll
+        for (int kk = 0; kk < KQ; kk++)
+#pragma unroll
+            for (int dp2 = 0; dp2 < DT / 2; dp2++) {
+                uint32_t b[4];
+                ldmatrix_x4_trans(do_s + bt_lane + kk * 16 * LD * 2 + dp2 * 32, b[0], b[1], b[2], b[3]);
+                mma_bf16_16816(dv[2 * dp2], pa[kk], b[0], b[1]);
+                mma_bf16_16816(dv[2 * dp2 + 1], pa[kk], b[2], b[3]);
+                ldmatrix_x4_trans(q_s + bt_lane + kk * 16 * LD * 2 + dp2 * 32, b[0], b[1], b[2], b[3]);
+                mma_bf16_16816(dk[2 * dp2], dsa[kk], b[0], b[1]);
+                mma_bf16_16816(dk[2 * dp2 + 1], dsa[kk], b[2], b[3]);
+            }
+        __syncthreads(); // dS^T complete
+        // dQ rows [i0 + 16 dq_rb, +16) x columns [dq_c0, dq_c0 + DW) += dS K, CW columns at a time.
+        uint32_t af[BN / 16][4];
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++)
+            ldmatrix_x4_trans(smem_addr(sdS) + at_lane + kk * 16 * LDS * 2 + dq_rb * 32, af[kk][0], af[kk][1],
+                              af[kk][2], af[kk][3]);
+        const int qr = i0 + dq_rb * 16 + g;
+#pragma unroll
+        for (int c = 0; c < DW; c += CW) {
+            float acc[CN][4];
+#pragma unroll
+            for (int n = 0; n < CN; n++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    acc[n][i] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; kk++)
+#pragma unroll
+                for (int h = 0; h < CN / 2; h++) {
+                    uint32_t b[4];
+                    ldmatrix_x4_trans(smem_addr(sK) + bt_lane + kk * 16 * LD * 2 + (dq_c0 + c + h * 16) * 2, b[0],
+                                      b[1], b[2], b[3]);
+                    mma_bf16_16816(acc[2 * h], af[kk], b[0], b[1]);
+                    mma_bf16_16816(acc[2 * h + 1], af[kk], b[2], b[3]);
+                }
+#pragma unroll
+            for (int n = 0; n < CN; n++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int row = qr + 8 * h;
+                    if (row < S) {
+                        float *dst = dQa + (size_t)row * D + dq_c0 + c + n * 8 + 2 * t4;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+                        atomicAdd(reinterpret_cast<float2 *>(dst), make_float2(acc[n][2 * h], acc[n][2 * h + 1]));
+#else
+                        atomicAdd(dst, acc[n][2 * h]);
+                        atomicAdd(dst + 1, acc[n][2 * h + 1]);
+#endif
+                    }
+                }
+        }
+    }
+    cp_async_wait<0>();
+
+    // dK (scaled) and dV of this warp's keys.
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int row = key_r0 + 8 * h;
+        if (row >= S)
+            continue;
+#pragma unroll
+        for (int d = 0; d < DT; d++) {
+            const size_t e = off + (size_t)row * D + d * 8 + 2 * t4;
+            *reinterpret_cast<uint32_t *>(p.dk + e) = pack_bf16x2(dk[d][2 * h] * p.scale, dk[d][2 * h + 1] * p.scale);
+            *reinterpret_cast<uint32_t *>(p.dv + e) = pack_bf16x2(dv[d][2 * h], dv[d][2 * h + 1]);
+        }
+    }
+}
+
+} // namespace
+
+// MINB: blocks per multiprocessor asked of the register allocator (its cap: 64K / (MINB * threads)).
+template <int D, int WARPS, int BM, int MINB, bool CAUSAL>
+__global__ void __launch_bounds__(WARPS * 32, MINB) attnprof_bwd_tc_dkdv(BwdTcParams p)
+{
+    bwd_tc_body<D, WARPS, BM, CAUSAL>(p);
+}
+
+// delta_i = dO_i · O_i (one warp per row, bf16 pairs) and the row's dQ accumulator zeroed.
+template <int D>
+__global__ void attnprof_bwd_tc_delta(const bf16 *out, const bf16 *dout, float *delta, float *dq_acc, size_t rows)
+{
+    const size_t row = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows)
+        return;
+    float x = 0.f;
+#pragma unroll
+    for (int d = lane * 2; d < D; d += 64) {
+        const float2 o = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(out + row * D + d));
+        const float2 g = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(dout + row * D + d));
+        x = fmaf(o.x, g.x, fmaf(o.y, g.y, x));
+        *reinterpret_cast<float2 *>(dq_acc + row * D + d) = make_float2(0.f, 0.f);
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        x += __shfl_xor_sync(0xffffffffu, x, o);
+    if (lane == 0)
+        delta[row] = x;
+}
+
+// dq = bf16(acc * scale), four elements a thread.
+__global__ void attnprof_bwd_tc_dq_convert(const float *acc, bf16 *dq, size_t n4, float scale)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n4)
+        return;
+    const float4 a = reinterpret_cast<const float4 *>(acc)[i];
+    uint2 packed;
+    packed.x = pack_bf16x2(a.x * scale, a.y * scale);
+    packed.y = pack_bf16x2(a.z * scale, a.w * scale);
+    reinterpret_cast<uint2 *>(dq)[i] = packed;
+}
+
+// lse of 64 query rows a block (16 a warp), keys in tiles of 64 double-buffered; online max and
+// sum in the exp2 domain. Rows past S are computed on zero-filled queries and not written.
+template <int D, bool CAUSAL>
+__global__ void __launch_bounds__(128) attnprof_bwd_tc_lse(const bf16 *q, const bf16 *k, float *lse, int seq, int bh,
+                                                           float scale_log2)
+{
+    constexpr int BM = 64, BN = 64, LD = D + 8, KD = D / 16, NT = BN / 8;
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw), *sK = sQ + BM * LD; // sK: two buffers
+    const int n_qt = (seq + BM - 1) / BM;
+    const int q_tile = n_qt - 1 - (int)(blockIdx.x / bh), h = blockIdx.x % bh; // heavy first
+    const int i0 = q_tile * BM;
+    const size_t off = (size_t)h * seq * D;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int kv_end = CAUSAL ? min(seq, i0 + BM) : seq, n_kt = (kv_end + BN - 1) / BN;
+    load_rows<D, BM, 128>(sQ, q + off, i0, seq, tid);
+    load_rows<D, BN, 128>(sK, k + off, 0, seq, tid);
+    cp_async_commit();
+    const uint32_t a_lane = (uint32_t)(((lane & 15) * LD + ((lane >> 4) << 3)) * 2);
+    const uint32_t bn_lane = (uint32_t)(((((lane >> 4) << 3) + (lane & 7)) * LD + (((lane >> 3) & 1) << 3)) * 2);
+    const int r0 = i0 + warp * 16 + g;
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+    uint32_t qf[KD][4];
+#pragma unroll 1
+    for (int kt = 0; kt < n_kt; kt++) {
+        if (kt + 1 < n_kt)
+            load_rows<D, BN, 128>(sK + ((kt + 1) & 1) * BN * LD, k + off, (kt + 1) * BN, seq, tid);
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        if (kt == 0) {
+#pragma unroll
+            for (int kk = 0; kk < KD; kk++)
+                ldmatrix_x4(smem_addr(sQ) + warp * 16 * LD * 2 + a_lane + kk * 32, qf[kk][0], qf[kk][1], qf[kk][2],
+                            qf[kk][3]);
+        }
+        const int k0 = kt * BN;
+        if (!CAUSAL || k0 <= i0 + warp * 16 + 15) {
+            const uint32_t k_s = smem_addr(sK + (kt & 1) * BN * LD);
+            float s[NT][4];
+#pragma unroll
+            for (int n = 0; n < NT; n++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    s[n][i] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < KD; kk++)
+#pragma unroll
+                for (int np = 0; np < NT / 2; np++) {
+                    uint32_t b[4];
+                    ldmatrix_x4(k_s + bn_lane + np * 16 * LD * 2 + kk * 32, b[0], b[1], b[2], b[3]);
+                    mma_bf16_16816(s[2 * np], qf[kk], b[0], b[1]);
+                    mma_bf16_16816(s[2 * np + 1], qf[kk], b[2], b[3]);
+                }
+            const bool edge = (CAUSAL && k0 + BN - 1 > i0 + warp * 16) || k0 + BN > seq;
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {
+                const int row = r0 + 8 * hh;
+                float mx = -INFINITY;
+#pragma unroll
+                for (int n = 0; n < NT; n++)
+#pragma unroll
+                    for (int i = 0; i < 2; i++) {
+                        const int col = k0 + n * 8 + 2 * t4 + i;
+                        float x = s[n][2 * hh + i] * scale_log2;
+                        if (edge && (col >= seq || (CAUSAL && col > row)))
+                            x = -INFINITY;
+                        s[n][2 * hh + i] = x;
+                        mx = fmaxf(mx, x);
+                    }
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                const float mn = fmaxf(m[hh], mx);
+                const float base = mn == -INFINITY ? 0.f : mn;
+                float sum = 0.f;
+#pragma unroll
+                for (int n = 0; n < NT; n++)
+                    sum += fast_exp2(s[n][2 * hh] - base) + fast_exp2(s[n][2 * hh + 1] - base);
+                l[hh] = l[hh] * fast_exp2(m[hh] - base) + sum;
+                m[hh] = mn;
+            }
+        }
+        __syncthreads(); // buffer kt&1 is refilled at the next step
+    }
+    cp_async_wait<0>();
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+        float x = l[hh];
+        x += __shfl_xor_sync(0xffffffffu, x, 1);
+        x += __shfl_xor_sync(0xffffffffu, x, 2);
+        const int row = r0 + 8 * hh;
+        if (t4 == 0 && row < seq)
+            lse[(size_t)h * seq + row] = (m[hh] + __log2f(x)) * 0.69314718055994531f;
+    }
+}
+
+namespace {
+
+const attn_bwd_tc_config kConfigs[] = {
+    {64, 8, 128, 64, 1, "d64_n128_m64_w8"},
+    {64, 4, 64, 64, 2, "d64_n64_m64_w4_b2"},
+    {64, 8, 128, 32, 2, "d64_n128_m32_w8_b2"},
+    {64, 4, 64, 64, 3, "d64_n64_m64_w4_b3"},
+    {128, 4, 64, 64, 1, "d128_n64_m64_w4"},
+    {128, 4, 64, 32, 2, "d128_n64_m32_w4_b2"},
+    {128, 8, 128, 64, 1, "d128_n128_m64_w8"},
+    {128, 8, 128, 32, 1, "d128_n128_m32_w8"},
+};
+constexpr int kConfigCount = (int)(sizeof kConfigs / sizeof kConfigs[0]);
+
+template <int D, int WARPS, int BM, int MINB, bool CAUSAL>
+cudaError_t run_main(const BwdTcParams &p, cudaStream_t s)
+{
+    typedef BwdTile<D, WARPS, BM> T;
+    static cudaError_t prepared = cudaErrorNotReady;
+    if (prepared == cudaErrorNotReady)
+        prepared = cudaFuncSetAttribute(attnprof_bwd_tc_dkdv<D, WARPS, BM, MINB, CAUSAL>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::SMEM);
+    if (prepared != cudaSuccess)
+        return prepared;
+    const unsigned blocks = (unsigned)(((p.seq + T::BN - 1) / T::BN) * p.bh);
+    attnprof_bwd_tc_dkdv<D, WARPS, BM, MINB, CAUSAL><<<blocks, T::THREADS, T::SMEM, s>>>(p);
+    return cudaGetLastError();
+}
+
+template <int D, int WARPS, int BM, int MINB>
+cudaError_t run_main_mask(const BwdTcParams &p, int causal, cudaStream_t s)
+{
+    return causal ? run_main<D, WARPS, BM, MINB, true>(p, s) : run_main<D, WARPS, BM, MINB, false>(p, s);
+}
+
+cudaError_t run_config(int c, const BwdTcParams &p, int causal, cudaStream_t s)
+{
+    switch (c) {
+    case 0: return run_main_mask<64, 8, 64, 1>(p, causal, s);
+    case 1: return run_main_mask<64, 4, 64, 2>(p, causal, s);
+    case 2: return run_main_mask<64, 8, 32, 2>(p, causal, s);
+    case 3: return run_main_mask<64, 4, 64, 3>(p, causal, s);
+    case 4: return run_main_mask<128, 4, 64, 1>(p, causal, s);
+    case 5: return run_main_mask<128, 4, 32, 2>(p, causal, s);
+    case 6: return run_main_mask<128, 8, 64, 1>(p, causal, s);
+    case 7: return run_main_mask<128, 8, 32, 1>(p, causal, s);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+template <int D, bool CAUSAL>
+cudaError_t run_lse(const bf16 *q, const bf16 *k, float *lse, int bh, int seq, cudaStream_t s)
+{
+    constexpr size_t smem = sizeof(bf16) * 3 * 64 * (D + 8);
+    static cudaError_t prepared = cudaErrorNotReady;
+    if (prepared == cudaErrorNotReady)
+        prepared = cudaFuncSetAttribute(attnprof_bwd_tc_lse<D, CAUSAL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)smem);
+    if (prepared != cudaSuccess)
+        return prepared;
+    const unsigned blocks = (unsigned)(((seq + 63) / 64) * bh);
+    attnprof_bwd_tc_lse<D, CAUSAL><<<blocks, 128, smem, s>>>(q, k, lse, seq, bh, kLog2e / sqrtf((float)D));
+    return cudaGetLastError();
+}
+
+bool shape_ok(int bh, int seq, int dim)
+{
+    return attn_bwd_tc_supports(dim) && bh >= 1 && seq >= 1 && (long long)bh * seq * dim < (1ll << 31);
+}
+
+} // namespace
+
+extern "C" int attn_bwd_tc_supports(int dim) { return dim == 64 || dim == 128; }
+extern "C" int attn_bwd_tc_config_count(void) { return kConfigCount; }
+extern "C" const attn_bwd_tc_config *attn_bwd_tc_config_at(int i)
+{
+    return i >= 0 && i < kConfigCount ? &kConfigs[i] : nullptr;
+}
+extern "C" int attn_bwd_tc_default_config(int dim) { return dim == 64 ? 3 : dim == 128 ? 6 : -1; }
+
+extern "C" size_t attn_bwd_tc_workspace_floats(int bh, int seq, int dim)
+{
+    const size_t rows = (size_t)bh * seq;
+    return rows * dim + ((rows + 3) & ~(size_t)3);
+}
+
+extern "C" cudaError_t launch_attn_bwd_tc(const void *q, const void *k, const void *v, const void *out,
+                                          const void *dout, const float *lse, float *workspace, void *dq, void *dk,
+                                          void *dv, int bh, int seq, int dim, int causal, int config, cudaStream_t s)
+{
+    if (!shape_ok(bh, seq, dim))
+        return cudaErrorInvalidValue;
+    if (config < 0)
+        config = attn_bwd_tc_default_config(dim);
+    if (config >= kConfigCount || kConfigs[config].head_dim != dim)
+        return cudaErrorInvalidValue;
+    const size_t rows = (size_t)bh * seq;
+    float *dq_acc = workspace, *delta = workspace + rows * dim;
+    const bf16 *ob = static_cast<const bf16 *>(out), *dob = static_cast<const bf16 *>(dout);
+    const unsigned delta_blocks = (unsigned)((rows * 32 + 255) / 256);
+    if (dim == 64)
+        attnprof_bwd_tc_delta<64><<<delta_blocks, 256, 0, s>>>(ob, dob, delta, dq_acc, rows);
+    else
+        attnprof_bwd_tc_delta<128><<<delta_blocks, 256, 0, s>>>(ob, dob, delta, dq_acc, rows);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    BwdTcParams p;
+    p.q = static_cast<const bf16 *>(q);
+    p.k = static_cast<const bf16 *>(k);
+    p.v = static_cast<const bf16 *>(v);
+    p.dout = dob;
+    p.lse = lse;
+    p.delta = delta;
+    p.dq_acc = dq_acc;
+    p.dk = static_cast<bf16 *>(dk);
+    p.dv = static_cast<bf16 *>(dv);
+    p.seq = seq;
+    p.bh = bh;
+    p.scale = 1.0f / sqrtf((float)dim);
+    p.scale_log2 = p.scale * kLog2e;
+    if ((e = run_config(config, p, causal, s)) != cudaSuccess)
+        return e;
+    const size_t n4 = rows * dim / 4;
+    attnprof_bwd_tc_dq_convert<<<(unsigned)((n4 + 255) / 256), 256, 0, s>>>(dq_acc, static_cast<bf16 *>(dq), n4,
+                                                                             p.scale);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t launch_attn_bwd_tc_lse(const void *q, const void *k, float *lse, int bh, int seq, int dim,
+                                              int causal, cudaStream_t s)
+{
+    if (!shape_ok(bh, seq, dim))
+        return cudaErrorInvalidValue;
+    const bf16 *qb = static_cast<const bf16 *>(q), *kb = static_cast<const bf16 *>(k);
+    if (dim == 64)
+        return causal ? run_lse<64, true>(qb, kb, lse, bh, seq, s) : run_lse<64, false>(qb, kb, lse, bh, seq, s);
+    return causal ? run_lse<128, true>(qb, kb, lse, bh, seq, s) : run_lse<128, false>(qb, kb, lse, bh, seq, s);
+}
