@@ -5,7 +5,7 @@
 # they say so and pass, except in CI (CI set), where they fail.
 #
 # Two halves (README "Layout of the source"):
-#   build/libattnprof_report.a     report/{base,model,io,analysis,figures,docs}/: reads and
+#   build/libattnprof_report.a     report/{base,archive,io,analysis,figures,docs}/: reads and
 #                                  renders archives; Cairo, libpng, cmark-gfm, jansson, yajl,
 #                                  zlib and libm only, no CUDA header
 #   build/libattnprof_recorder.so  src/recorder/ + kernels/: runner, CUPTI, variants, kernels;
@@ -44,7 +44,7 @@ BASE_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter -Wno-format
 # src/ header included there does not compile. One folder a layer, lowest first
 # (tests/layout.sh checks that no layer includes a header of a later one); a header is
 # included by its bare name, so the folders are all on the include path.
-REPORT_LAYERS := base model io analysis figures docs
+REPORT_LAYERS := base archive io analysis figures docs
 REPORT_INC   := $(addprefix -Ireport/,$(REPORT_LAYERS))
 REPORT_CFLAGS = $(BASE_CFLAGS) $(REPORT_INC) $(PKG_CFLAGS)
 SRC_INC      := -Isrc/recorder $(REPORT_INC) -Ikernels -I$(CUDA_HOME)/include
@@ -77,7 +77,7 @@ CLI_OBJ      := $(CLI_SRC:%.c=$(BUILD)/%.o)
 RECORDER_OBJ := $(RECORDER_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
 # Tests by module: tests/<layer>/<topic>.c (layer: a folder of report/, or cli, recorder);
 # the test of a module lives in the folder of its layer, named by what it tests.
-TEST_MODULES := base model io analysis figures docs cli recorder
+TEST_MODULES := base archive io analysis figures docs cli recorder
 TEST_SRC     := $(foreach m,$(TEST_MODULES),$(wildcard tests/$(m)/*.c))
 TEST_OBJ     := $(TEST_SRC:%.c=$(BUILD)/%.o)
 REPORT_LIB   := $(BUILD)/libattnprof_report.a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The two halves stay apart, and each half's layers stay in order (part of `make test`):
 #  1. report/ includes no CUDA header and no header of src/;
-#     the layers of report/ include downward only (base < model < io < analysis < figures
+#     the layers of report/ include downward only (base < archive < io < analysis < figures
 #     < docs: a file never includes a header of a later layer), and src/recorder/ (the
 #     recorder's shared object) includes nothing of src/cli/ (the executable);
 #  2. no two modules (object files of report/ and src/) call each other in a loop, report/
@@ -28,7 +28,7 @@ done
 
 # Layer order. Headers are included by their bare name (every layer is on the include
 # path), so a name is one header in all of report/.
-layers="base model io analysis figures docs"
+layers="base archive io analysis figures docs"
 rank() { local i=0 l; for l in $layers; do [ "$l" = "$1" ] && { echo $i; return; }; i=$((i + 1)); done; echo -1; }
 for d in report/*/; do
   d=${d%/}; [ "$(rank "${d#report/}")" -ge 0 ] || fail "$d is no layer of report/ ($layers): put it in one and name it here"

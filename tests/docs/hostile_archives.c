@@ -2,7 +2,7 @@
  * there) is rendered by the binary, as a user would, and the result checked: a one-line
  * error naming the field (exit 6), or a correct report with every archive string escaped
  * for its target. The escapers and range checks on their own are tests/base/escape.c and
- * tests/model/bounds.c. No GPU needed. */
+ * tests/archive/bounds.c. No GPU needed. */
 #include <criterion/criterion.h>
 #include "slurp.h"
 #include <errno.h>

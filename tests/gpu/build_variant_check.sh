@@ -13,7 +13,7 @@ CC=${CC:-gcc}
 ARCH=${CUDA_ARCH:--gencode arch=compute_90,code=sm_90}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 OUTDIR=build/vc
-mkdir -p "$OUTDIR/src/recorder/variants" "$OUTDIR/kernels" "$OUTDIR/report/model"
+mkdir -p "$OUTDIR/src/recorder/variants" "$OUTDIR/kernels" "$OUTDIR/report/archive"
 
 first_dir_with() { # first directory among $2... holding a file matching $1
     local pat=$1; shift
@@ -32,7 +32,7 @@ echo "cuDNN library: ${CUDNN_LIB:-none}"
 echo "CUPTI: headers ${CUPTI_INCLUDE:-none}, library ${CUPTI_LIB:-none}"
 [ -n "$CUDNN_INCLUDE" ] && [ -n "$CUDNN_LIB" ] || { echo "no cuDNN 9 found" >&2; exit 1; }
 
-CFLAGS="-O2 -g -std=c11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Isrc/recorder -Ireport/base -Ireport/model -Ikernels -I$CUDA_HOME/include -I$CUDNN_INCLUDE"
+CFLAGS="-O2 -g -std=c11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Isrc/recorder -Ireport/base -Ireport/archive -Ikernels -I$CUDA_HOME/include -I$CUDNN_INCLUDE"
 NVFLAGS="-O3 -lineinfo -std=c++17 $ARCH -Ikernels -I$CUDNN_INCLUDE"
 
 # Compile everything in parallel; a source that fails is reported and left out.
@@ -45,7 +45,7 @@ compile() {
 }
 export -f compile
 export NVCC NVFLAGS CC CFLAGS OUTDIR
-ls src/recorder/variant_util.c report/model/prediction.c src/recorder/registry.c src/recorder/variants/*.c kernels/*.cu 2>/dev/null | xargs -P "$JOBS" -I{} bash -c 'compile {}'
+ls src/recorder/variant_util.c report/archive/prediction.c src/recorder/registry.c src/recorder/variants/*.c kernels/*.cu 2>/dev/null | xargs -P "$JOBS" -I{} bash -c 'compile {}'
 
 objs_of() { for f in "$@"; do o=$OUTDIR/${f%.*}.o; [ -f "$o" ] && echo "$o"; done; }
 CUPTI_FLAGS="-DVC_NO_CUPTI"
@@ -57,14 +57,14 @@ fi
 LIBS="-L$CUDA_HOME/lib64 -L$CUDNN_LIB $CUPTI_LIBS -l:libcudnn.so.9 -lcublas -lcudart -ljansson -lstdc++ -lm -ldl -lpthread \
       -Wl,--enable-new-dtags,-rpath,$CUDNN_LIB:$CUDA_HOME/lib64${CUPTI_LIB:+:$CUPTI_LIB}:$CUDA_HOME/extras/CUPTI/lib64"
 
-ALL_OBJS=$(objs_of src/recorder/variant_util.c report/model/prediction.c src/recorder/registry.c src/recorder/variants/*.c kernels/*.cu)
+ALL_OBJS=$(objs_of src/recorder/variant_util.c report/archive/prediction.c src/recorder/registry.c src/recorder/variants/*.c kernels/*.cu)
 if $CC $CFLAGS $CUPTI_FLAGS -DVC_REGISTRY tests/gpu/variant_check.c $ALL_OBJS -o build/variant_check $LIBS \
     >"$OUTDIR/link_registry.log" 2>&1; then
     echo "linked build/variant_check through the registry"
 else
     echo "registry link failed (first lines below); linking math/cudnn/naive_inplace directly"
     sed -n 1,10p "$OUTDIR/link_registry.log"
-    DIRECT="$(objs_of src/recorder/variant_util.c report/model/prediction.c)"
+    DIRECT="$(objs_of src/recorder/variant_util.c report/archive/prediction.c)"
     DEFS=""
     if [ -f "$OUTDIR/src/recorder/variants/math.o" ] && [ -f "$OUTDIR/kernels/math_kernels.o" ]; then
         DIRECT="$DIRECT $OUTDIR/src/recorder/variants/math.o $OUTDIR/kernels/math_kernels.o"; DEFS="$DEFS -DVC_HAVE_MATH"

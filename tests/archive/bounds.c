@@ -1,4 +1,4 @@
-/* The range checks of report/model/bounds.h on their own: event times against the trace's
+/* The range checks of report/archive/bounds.h on their own: event times against the trace's
  * base, saturating conversions. The archives that carry such numbers are rendered in
  * tests/docs/hostile_archives.c. */
 #include <criterion/criterion.h>
