@@ -1,4 +1,4 @@
-/* analysis/compare's cost (issue 36, E10 and E12), on inputs built here:
+/* analysis/compare's cost at scale (bench/RESULTS.md's cost budgets), on inputs built here:
  *   - the bootstrap of 80 000 forwards a side: O(n) a resample (it sorted each of 2000
  *     resamples: 44 s) and the same interval as sorting each resample gives;
  *   - a forward of 64 000 distinct kernels summarised and paired by hash (the scans of the
@@ -82,7 +82,7 @@ Test(cost, a_bootstrap_of_80000_forwards_a_side_is_linear, .timeout = 120)
     ratio_ci ci = bootstrap_median_ratio(a, n, b, n, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
     double took = seconds() - t0;
     cr_expect(ci.lo > 1.2 && ci.hi < 1.4, "[%g, %g]", ci.lo, ci.hi);
-    /* sorting each resample: 44 s on this machine (issue 36); by ranks about 1 s */
+    /* sorting each resample: 44 s on this machine; by ranks about 1 s */
     cr_expect_lt(took, 15.0, "%.1f s", took);
     free(a);
     free(b);

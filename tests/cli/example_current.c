@@ -1,4 +1,4 @@
-/* Issue 37, item 3: the bundled example (out/example-h200, what `make run` renders where there is
+/* The bundled example (out/example-h200, what `make run` renders where there is
  * no GPU) is the first report anyone sees; it must hold every field a current `attnprof run`
  * writes, so that none of its header rows reads "not recorded (this archive predates ...)".
  * When this fails, re-record it on the H200 with the default batch:

@@ -1,4 +1,4 @@
-/* Issue 37: per-command help, generated from src/cli/cli.c's tables, and each statement it makes
+/* Per-command help, generated from src/cli/cli.c's tables, and each statement it makes
  * checked against what the binary does: the options it lists are exactly the command's rows,
  * the exit codes exactly its rows (every code of exit_codes.h listed by some command), PNG drawn
  * for the HTML page whatever --format says, the paper-figure path --figure-size names, the

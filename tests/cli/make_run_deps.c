@@ -1,4 +1,4 @@
-/* Issue 37, item 12: `make run` installs only what building and running needs, not the test,
+/* `make run` installs only what building and running needs, not the test,
  * sanitizer and paper toolchains (.ci/packages' run line; `make deps` and CI take them all). */
 #include <criterion/criterion.h>
 #include <stdio.h>

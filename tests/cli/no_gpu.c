@@ -1,4 +1,4 @@
-/* Issue 37, item 9: without an NVIDIA driver, `run` says so in those words (not CUDA's "driver
+/* Without an NVIDIA driver, `run` says so in those words (not CUDA's "driver
  * version is insufficient"), and `sweep` stops in one line with exit 3 before it writes anything,
  * unless a task command or Slurm runs its shapes. Skipped where a driver is loaded. */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* Issue 37, item 5: compare --pair names traces whose names hold '=' or ',' by escaping them
+/* compare --pair names traces whose names hold '=' or ',' by escaping them
  * with '\' (attnprof help compare says how); a malformed list is refused. */
 #include <criterion/criterion.h>
 #include <string.h>

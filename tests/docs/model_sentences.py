@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Audit of what attnprof writes about model traces (issue 35): imports each trace of
+"""Audit of what attnprof writes about model traces: imports each trace of
 tests/fixtures/models-roles-h200 alone and the three side by side, renders them, finds each
 sentence that makes a claim a trace's JSON can settle, and checks it against the numbers
 tests/model_trace_counts.py counts from the JSON alone. Exits 1 naming each false sentence.

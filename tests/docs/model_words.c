@@ -1,4 +1,4 @@
-/* docs/model_words: what the report writes of model traces (issue 35): kernels.csv's role
+/* docs/model_words: what the report writes of model traces: kernels.csv's role
  * column carries the model's roles, a training step is a "step", and the series' findings
  * (the fastest, ops_vs_previous) are not given between different models side by side.
  * Traces of tests/fixtures/models-roles-h200, imported by the binary. */
