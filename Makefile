@@ -194,7 +194,12 @@ $(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/recorder/reference.o $(BUILD)/s
 # CUDA builds only: CUPTI's host half checks the counter pass's metric names (no GPU).
 $(BUILD)/host_metrics: tests/cupti/host_metrics.c $(BUILD)/src/recorder/counter_pass.o $(REPORT_LIB)
 	$(CC) $(SRC_CFLAGS) -o $@ $< $(BUILD)/src/recorder/counter_pass.o $(REPORT_LIB) -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
-HOST_CHECKS := $(if $(filter 1,$(WITH_CUDA)),$(BUILD)/host_metrics)
+# CUDA builds only: the kernel family table against each family's own API (no GPU).
+KERNEL_FAMILY_OBJ := $(addprefix $(BUILD)/kernels/,families.o efficient_fwd.o flash_fwd.o flash_fwd_sm90a.o \
+                     flash_decode.o attn_bwd_tc.o)
+$(BUILD)/kernel_families: tests/kernels/families.c $(KERNEL_FAMILY_OBJ)
+	$(CC) $(SRC_CFLAGS) -o $@ $< $(KERNEL_FAMILY_OBJ) -Wl,--as-needed $(CUDA_LIBS)
+HOST_CHECKS := $(if $(filter 1,$(WITH_CUDA)),$(BUILD)/host_metrics $(BUILD)/kernel_families)
 
 # Missing Debian packages: installed when root, otherwise the exact command is printed.
 deps:
@@ -233,6 +238,7 @@ run: deps-run $(PROGRAMS)
 test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
 	$(if $(HOST_CHECKS),$(BUILD)/host_metrics)
+	$(if $(HOST_CHECKS),$(BUILD)/kernel_families)
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof python3 tests/docs/model_sentences.py
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/latex.sh
@@ -285,7 +291,8 @@ fuzz:
 # the sm_90a flash kernels causal and non-causal, against an FP64 reference.
 FUSED_BENCH := $(BUILD)/fused_bench
 $(FUSED_BENCH): bench/fused_bench.cu $(BUILD)/kernels/flash_fwd.o $(BUILD)/kernels/efficient_fwd.o \
-                $(BUILD)/kernels/flash_fwd_sm90a.o
+                $(BUILD)/kernels/flash_fwd_sm90a.o $(BUILD)/kernels/families.o $(BUILD)/kernels/flash_decode.o \
+                $(BUILD)/kernels/attn_bwd_tc.o
 	$(NVCC) $(NVCCFLAGS) -Xcompiler -fopenmp $^ -o $@ -lcublas -lgomp
 
 # The tensor-core backward's own harness (bench/bwd_tc_bench.cu: check, small for

@@ -1,5 +1,6 @@
 /* Check and benchmark for the fused attention kernels (kernels/flash_fwd.cu,
- * kernels/efficient_fwd.cu), standalone: no attnprof code besides the kernels.
+ * kernels/efficient_fwd.cu, enumerated through the family table of kernels/families.h),
+ * standalone: no attnprof code besides the kernels.
  *
  *   fused_bench              correctness on every shape, then timings, cuBLAS ceiling
  *   fused_bench --check      correctness on every shape only (make gpu-test)
@@ -42,6 +43,7 @@
 #include <vector>
 
 #include "efficient_fwd.h"
+#include "families.h"
 #include "flash_fwd.h"
 #include "flash_fwd_sm90a.h"
 
@@ -66,6 +68,7 @@ typedef __nv_bfloat16 bf16;
 
 struct Kern {
     std::string name;
+    const kernel_family *fam; /* kernels/families.h: efficient_fwd or flash_fwd */
     bool flash;
     bool noncausal; /* also runs non-causal (the sm_90a flash kernels) */
     int index;
@@ -77,21 +80,21 @@ struct Shape {
     int B, H, S, D;
 };
 
+/* Every configuration of the forward families (kernels/families.h), efficient's first. */
 static std::vector<Kern> all_kernels()
 {
     std::vector<Kern> ks;
-    for (int i = 0; i < efficient_fwd_config_count(); i++) {
-        const efficient_fwd_config *c = efficient_fwd_config_at(i);
-        ks.push_back({c->kernel_name, false, false, i, c->head_dim, c->block_m, c->block_n, c->warps,
-                      c->threads, c->smem_bytes});
-    }
-    for (int i = 0; i < flash_fwd_config_count(); i++) {
-        const flash_fwd_config *c = flash_fwd_config_at(i);
-        const bool sm90a = strstr(c->kernel_name, "sm90a") != nullptr;
-        if (sm90a && !flash_sm90a_available())
-            continue; /* not this GPU's (or this build's) */
-        ks.push_back({c->kernel_name, true, sm90a, i, c->head_dim, c->block_m, c->block_n, c->warps,
-                      c->threads, c->smem_bytes});
+    for (int id : {KERNEL_FAMILY_EFFICIENT_FWD, KERNEL_FAMILY_FLASH_FWD}) {
+        const kernel_family *f = kernel_family_at(id);
+        const bool flash = id == KERNEL_FAMILY_FLASH_FWD;
+        kernel_config_desc c;
+        for (int i = 0; f->describe(i, &c) == 0; i++) {
+            const bool sm90a = flash && strstr(c.name, "sm90a") != nullptr;
+            if (sm90a && !flash_sm90a_available())
+                continue; /* not this GPU's (or this build's) */
+            ks.push_back({c.name, f, flash, sm90a, i, c.head_dim, c.block_m, c.block_n, c.warps, c.threads,
+                          c.smem_bytes});
+        }
     }
     return ks;
 }
@@ -111,7 +114,7 @@ static cudaError_t launch(const Kern &k, const bf16 *q, const bf16 *kk, const bf
  * head dim pads to (the same head dim, or the next compiled one up). */
 static bool runs_shape(const Kern &k, const Shape &s)
 {
-    return k.D == (k.flash ? flash_fwd_padded_dim(s.D) : efficient_fwd_padded_dim(s.D));
+    return k.D == k.fam->padded_dim(s.D);
 }
 
 __device__ __forceinline__ uint64_t splitmix64(uint64_t x)
@@ -477,9 +480,9 @@ int main(int argc, char **argv)
         ks = picked;
     }
     for (const Kern &k : ks) {
-        CK(k.flash ? flash_fwd_prepare(k.index) : efficient_fwd_prepare(k.index));
+        CK(k.fam->prepare(k.index));
         int blocks = 0;
-        CK(k.flash ? flash_fwd_blocks_per_sm(k.index, &blocks) : efficient_fwd_blocks_per_sm(k.index, &blocks));
+        CK(k.fam->blocks_per_sm(k.index, &blocks));
         printf("kernel %-44s D=%3d tile %3dx%-3d warps %d smem %6zu B  blocks/SM %d\n", k.name.c_str(), k.D,
                k.bm, k.bn, k.warps, k.smem, blocks);
     }

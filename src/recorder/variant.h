@@ -83,11 +83,20 @@ int attn_fail(attn_error *err, int code, const char *fmt, ...)
  * key "head_dim_padding", number padded_dim. Nothing when they are equal. */
 void attn_fact_head_dim_padding(attn_facts *f, int dim, int padded_dim);
 /* The checks every fused kernel of ours makes of a shape (flash, efficient): its head dim
- * compiled for (`padded_dim` < 0: none up to `max_head_dim`), S, B, H at least 1, and S*D
- * within the kernels' int offsets inside a head. 0, or attn_fail's code with "NAME: ..." in
- * why; the kernel's own grid limits are checked after it. */
-int attn_fused_shape_check(const char *name, const attn_shape *s, int padded_dim, int max_head_dim,
+ * compiled for in the kernel family (kernels/families.h: none when the family pads it to no
+ * compiled D, up to the family's largest), S, B, H at least 1, and S*D within the kernels'
+ * int offsets inside a head. 0, or attn_fail's code with "NAME: ..." in why; the kernel's own
+ * grid limits are checked after it. */
+struct kernel_family;
+struct kernel_config_desc;
+int attn_fused_shape_check(const char *name, const attn_shape *s, const struct kernel_family *family,
                            attn_error *why);
+/* The family's configuration that head dim `dim` runs by default on the current device, into
+ * *config and *desc: ATTN_OK, or ATTN_UNAVAILABLE with "NAME: ..." in err when no kernel of
+ * the family takes the head dim on this compute capability or its shared memory exceeds the
+ * device's opt-in limit (attn_device_caps' errors as they are). */
+int attn_fused_pick(const char *name, const struct kernel_family *family, int dim, int *config,
+                    struct kernel_config_desc *desc, attn_error *err);
 /* Compute capability and opt-in shared memory per block of the current device. */
 int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err);
 /* Prediction helpers: prediction.h (prediction_io_bytes, prediction_fused_tiles, ...), which

@@ -1,9 +1,11 @@
 /* Helpers every variant uses (declared in variant.h): facts for the archive (attn_fact_add,
  * the head-dim padding fact), attn_fail, which writes one message and returns an ATTN_* code,
- * and the device's compute capability and opt-in shared memory. */
+ * the device's compute capability and opt-in shared memory, and a fused kernel family's
+ * shape check and default configuration (kernels/families.h). */
 #include "variant.h"
 
 #include "check.h"
+#include "families.h"
 
 #include <math.h>
 #include <limits.h>
@@ -56,12 +58,11 @@ int attn_device_caps(int *major, int *minor, int *smem_optin, attn_error *err)
     return ATTN_OK;
 }
 
-int attn_fused_shape_check(const char *name, const attn_shape *s, int padded_dim, int max_head_dim,
-                           attn_error *why)
+int attn_fused_shape_check(const char *name, const attn_shape *s, const kernel_family *family, attn_error *why)
 {
-    if (padded_dim < 0)
+    if (family->padded_dim(s->dim) < 0)
         return attn_fail(why, 1, "%s: head dim %d not supported: needs a multiple of 8 up to %d", name, s->dim,
-                         max_head_dim);
+                         kernel_family_max_head_dim(family));
     if (s->seq < 1 || s->batch < 1 || s->heads < 1)
         return attn_fail(why, 1, "%s: needs S >= 1, B >= 1, H >= 1 (got S=%d B=%d H=%d)", name, s->seq, s->batch,
                          s->heads);
@@ -69,6 +70,22 @@ int attn_fused_shape_check(const char *name, const attn_shape *s, int padded_dim
         return attn_fail(why, 1, "%s: S*D = %lld exceeds the kernel's int offsets within a head", name,
                          (long long)s->seq * s->dim);
     return 0;
+}
+
+int attn_fused_pick(const char *name, const kernel_family *family, int dim, int *config, kernel_config_desc *desc,
+                    attn_error *err)
+{
+    int major, minor, smem_optin, status;
+    if ((status = attn_device_caps(&major, &minor, &smem_optin, err)) != ATTN_OK)
+        return status;
+    *config = family->default_for(dim, major, minor);
+    if (*config < 0 || family->describe(*config, desc) != 0)
+        return attn_fail(err, ATTN_UNAVAILABLE, "%s: no kernel for D=%d on compute capability %d.%d (needs 8.0+)", name,
+                         dim, major, minor);
+    if (desc->smem_bytes > (size_t)smem_optin)
+        return attn_fail(err, ATTN_UNAVAILABLE, "%s: %s needs %zu B of shared memory per block, this GPU allows %d",
+                         name, desc->name, desc->smem_bytes, smem_optin);
+    return ATTN_OK;
 }
 
 double attn_gqa_useful_flops(const attn_shape *s)

@@ -11,6 +11,7 @@
 #include "variant.h"
 
 #include "efficient_fwd.h"
+#include "families.h"
 
 #include <limits.h>
 #include <math.h>
@@ -23,19 +24,9 @@ typedef struct efficient_state {
     int config;
 } efficient_state;
 
-/* The largest head dim a kernel is compiled for. */
-static int max_head_dim(void)
-{
-    int d = 0;
-    for (int i = 0; i < efficient_fwd_config_count(); i++)
-        if (efficient_fwd_config_at(i)->head_dim > d)
-            d = efficient_fwd_config_at(i)->head_dim;
-    return d;
-}
-
 static int check_shape(const attn_shape *s, attn_error *why)
 {
-    int rc = attn_fused_shape_check("efficient", s, efficient_fwd_padded_dim(s->dim), max_head_dim(), why);
+    int rc = attn_fused_shape_check("efficient", s, kernel_family_at(KERNEL_FAMILY_EFFICIENT_FWD), why);
     if (rc != 0)
         return rc;
     /* The grid is (query tiles, B*H): B*H is grid.y, at most 65535. */
@@ -56,19 +47,11 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
 {
     (void)opt;
     (void)stream;
-    int major, minor, smem_optin, status;
-    if ((status = attn_device_caps(&major, &minor, &smem_optin, err)) != ATTN_OK)
+    int config, status;
+    kernel_config_desc c;
+    if ((status = attn_fused_pick("efficient", kernel_family_at(KERNEL_FAMILY_EFFICIENT_FWD), shape->dim, &config,
+                                  &c, err)) != ATTN_OK)
         return status;
-    const int config = efficient_fwd_default_config(shape->dim, major, minor);
-    if (config < 0)
-        return attn_fail(err, ATTN_UNAVAILABLE,
-                         "efficient: no kernel for D=%d on compute capability %d.%d (needs 8.0+)", shape->dim,
-                         major, minor);
-    const efficient_fwd_config *c = efficient_fwd_config_at(config);
-    if (c->smem_bytes > (size_t)smem_optin)
-        return attn_fail(err, ATTN_UNAVAILABLE,
-                         "efficient: %s needs %zu B of shared memory per block, this GPU allows %d", c->kernel_name,
-                         c->smem_bytes, smem_optin);
     CUDA_TRY(efficient_fwd_prepare(config), err);
     efficient_state *st = calloc(1, sizeof *st);
     if (!st)

@@ -21,6 +21,7 @@
 #include "check.h"
 #include "variant.h"
 
+#include "families.h"
 #include "flash_decode.h"
 #include "flash_fwd.h"
 #include "gqa_decode.h"
@@ -43,16 +44,6 @@ typedef struct flash_state {
     void *workspace; /* the persistent kernels' tile counter (NULL when the kernel needs none) */
     size_t workspace_bytes;
 } flash_state;
-
-/* The largest head dim a kernel is compiled for. */
-static int max_head_dim(void)
-{
-    int d = 0;
-    for (int i = 0; i < flash_fwd_config_count(); i++)
-        if (flash_fwd_config_at(i)->head_dim > d)
-            d = flash_fwd_config_at(i)->head_dim;
-    return d;
-}
 
 /* Keys per split of the split-KV kernel come in whole blocks of this many (a multiple of every
  * configuration's four warps' chunks). */
@@ -126,7 +117,7 @@ static size_t decode_workspace_bytes(const attn_shape *s, const decode_run *r)
 
 static int check_shape(const attn_shape *s, attn_error *why)
 {
-    int rc = attn_fused_shape_check("flash", s, flash_fwd_padded_dim(s->dim), max_head_dim(), why);
+    int rc = attn_fused_shape_check("flash", s, kernel_family_at(KERNEL_FAMILY_FLASH_FWD), why);
     if (rc != 0)
         return rc;
     if (attn_shape_is_decode(s)) {
@@ -220,17 +211,11 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
     (void)stream;
     if (attn_shape_is_decode(shape))
         return setup_decode(state, shape, err);
-    int major, minor, smem_optin, status;
-    if ((status = attn_device_caps(&major, &minor, &smem_optin, err)) != ATTN_OK)
+    int config, status;
+    kernel_config_desc c;
+    if ((status = attn_fused_pick("flash", kernel_family_at(KERNEL_FAMILY_FLASH_FWD), shape->dim, &config, &c,
+                                  err)) != ATTN_OK)
         return status;
-    const int config = flash_fwd_default_config(shape->dim, major, minor);
-    if (config < 0)
-        return attn_fail(err, ATTN_UNAVAILABLE, "flash: no kernel for D=%d on compute capability %d.%d (needs 8.0+)",
-                         shape->dim, major, minor);
-    const flash_fwd_config *c = flash_fwd_config_at(config);
-    if (c->smem_bytes > (size_t)smem_optin)
-        return attn_fail(err, ATTN_UNAVAILABLE, "flash: %s needs %zu B of shared memory per block, this GPU allows %d",
-                         c->kernel_name, c->smem_bytes, smem_optin);
 
     flash_state *st = calloc(1, sizeof *st);
     if (!st)
@@ -242,7 +227,7 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
     cudaError_t rc = flash_fwd_prepare(config);
     if (rc == cudaErrorNotSupported) {
         free(st);
-        return attn_fail(err, ATTN_UNAVAILABLE, "flash: %s cannot run on this GPU or driver", c->kernel_name);
+        return attn_fail(err, ATTN_UNAVAILABLE, "flash: %s cannot run on this GPU or driver", c.name);
     }
     if (rc == cudaSuccess)
         rc = cudaMalloc((void **)&st->lse, st->lse_bytes);
@@ -255,7 +240,7 @@ static int setup(void **state, const attn_shape *shape, const attn_options *opt,
         cudaFree(st->workspace);
         cudaFree(st->lse);
         free(st);
-        return attn_fail(err, ATTN_FAILED, "flash: setup of %s: %s (%s:%d)", c->kernel_name, cudaGetErrorString(rc),
+        return attn_fail(err, ATTN_FAILED, "flash: setup of %s: %s (%s:%d)", c.name, cudaGetErrorString(rc),
                          __FILE__, __LINE__);
     }
     *state = st;

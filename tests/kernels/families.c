@@ -1,0 +1,140 @@
+/* Runs in `make test` of a CUDA build, without a GPU: the kernel family table
+ * (kernels/families.h) says of every family what the family's own functions say. Each
+ * configuration's common fields are its own struct's, the default for every head dim from 1
+ * to 264 on compute capability 7.5, 8.0, 8.6 and 9.0 is the family's own choice, and a row
+ * has prepare and blocks_per_sm exactly where the family has them. No call reaches the GPU.
+ * Exit 0 on success; prints each mismatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "attn_bwd_tc.h"
+#include "efficient_fwd.h"
+#include "families.h"
+#include "flash_decode.h"
+#include "flash_fwd.h"
+
+static int bad;
+
+#define EXPECT(cond, ...)                                                                                    \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            printf("kernel_families: " __VA_ARGS__);                                                         \
+            printf("\n");                                                                                    \
+            bad = 1;                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+/* The common fields of configuration i in the family's own struct; 0 when i is out of range. */
+static int own_desc(int id, int i, kernel_config_desc *d)
+{
+    memset(d, 0, sizeof *d);
+    if (id == KERNEL_FAMILY_EFFICIENT_FWD) {
+        const efficient_fwd_config *c = efficient_fwd_config_at(i);
+        if (!c)
+            return 0;
+        *d = (kernel_config_desc){c->kernel_name, c->head_dim, c->block_m, c->block_n, c->warps, c->threads,
+                                  c->smem_bytes, c->path};
+    } else if (id == KERNEL_FAMILY_FLASH_FWD) {
+        const flash_fwd_config *c = flash_fwd_config_at(i);
+        if (!c)
+            return 0;
+        *d = (kernel_config_desc){c->kernel_name, c->head_dim, c->block_m, c->block_n, c->warps, c->threads,
+                                  c->smem_bytes, c->path};
+    } else if (id == KERNEL_FAMILY_FLASH_DECODE) {
+        const flash_decode_config *c = flash_decode_config_at(i);
+        if (!c)
+            return 0;
+        *d = (kernel_config_desc){c->kernel_name, c->head_dim, c->block_rows, c->chunk_keys, c->warps, c->threads,
+                                  c->smem_bytes, c->path};
+    } else {
+        const attn_bwd_tc_config *c = attn_bwd_tc_config_at(i);
+        if (!c)
+            return 0;
+        *d = (kernel_config_desc){c->name, c->head_dim, c->block_m, c->block_n, c->warps, c->warps * 32, 0, NULL};
+    }
+    return 1;
+}
+
+static int own_count(int id)
+{
+    return id == KERNEL_FAMILY_EFFICIENT_FWD ? efficient_fwd_config_count()
+           : id == KERNEL_FAMILY_FLASH_FWD   ? flash_fwd_config_count()
+           : id == KERNEL_FAMILY_FLASH_DECODE ? flash_decode_config_count()
+                                              : attn_bwd_tc_config_count();
+}
+
+static int own_default(int id, int dim, int major, int minor)
+{
+    if (id == KERNEL_FAMILY_EFFICIENT_FWD)
+        return efficient_fwd_default_config(dim, major, minor);
+    if (id == KERNEL_FAMILY_FLASH_FWD)
+        return flash_fwd_default_config(dim, major, minor);
+    if (major < 8) /* decode and the tensor-core backward run mma.sync bf16: 8.0 and up */
+        return -1;
+    return id == KERNEL_FAMILY_FLASH_DECODE ? flash_decode_config_for_dim(dim) : attn_bwd_tc_default_config(dim);
+}
+
+static void check_configs(int id, const kernel_family *f)
+{
+    EXPECT(f->count() == own_count(id) && f->count() > 0, "%s: %d configurations, its own API %d", f->name,
+           f->count(), own_count(id));
+    int max_dim = 0;
+    for (int i = -1; i <= f->count(); i++) {
+        kernel_config_desc got, want;
+        const int in = own_desc(id, i, &want);
+        const int rc = f->describe(i, &got);
+        EXPECT((rc == 0) == in, "%s: describe(%d) = %d", f->name, i, rc);
+        if (rc != 0 || !in)
+            continue;
+        if (want.head_dim > max_dim)
+            max_dim = want.head_dim;
+        EXPECT(got.name == want.name && got.head_dim == want.head_dim && got.block_m == want.block_m &&
+                   got.block_n == want.block_n && got.warps == want.warps && got.threads == want.threads &&
+                   got.smem_bytes == want.smem_bytes && (!want.path || got.path == want.path),
+               "%s: configuration %d (%s) described as %s D=%d %dx%d w%d t%d smem %zu", f->name, i, want.name,
+               got.name, got.head_dim, got.block_m, got.block_n, got.warps, got.threads, got.smem_bytes);
+        EXPECT(got.path && got.path[0], "%s: configuration %d has no path", f->name, i);
+    }
+    EXPECT(kernel_family_max_head_dim(f) == max_dim, "%s: largest head dim %d, its configurations' %d", f->name,
+           kernel_family_max_head_dim(f), max_dim);
+}
+
+static void check_defaults(int id, const kernel_family *f)
+{
+    const int caps[][2] = {{7, 5}, {8, 0}, {8, 6}, {9, 0}};
+    for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++)
+        for (int dim = 1; dim <= 264; dim++) {
+            const int got = f->default_for(dim, caps[k][0], caps[k][1]);
+            const int want = own_default(id, dim, caps[k][0], caps[k][1]);
+            EXPECT(got == want, "%s: D=%d on %d.%d runs %d, its own API says %d", f->name, dim, caps[k][0],
+                   caps[k][1], got, want);
+            kernel_config_desc c;
+            if (got >= 0 && f->describe(got, &c) == 0)
+                EXPECT(c.head_dim == f->padded_dim(dim) && c.head_dim >= dim,
+                       "%s: D=%d runs %s (D=%d), padded to %d", f->name, dim, c.name, c.head_dim, f->padded_dim(dim));
+        }
+}
+
+int main(void)
+{
+    EXPECT(!kernel_family_at(-1) && !kernel_family_at(KERNEL_FAMILY_COUNT), "rows out of range are not NULL");
+    for (int id = 0; id < KERNEL_FAMILY_COUNT; id++) {
+        const kernel_family *f = kernel_family_at(id);
+        if (!f || !f->name) {
+            EXPECT(0, "family %d has no row", id);
+            continue;
+        }
+        for (int j = 0; j < id; j++)
+            EXPECT(strcmp(kernel_family_at(j)->name, f->name) != 0, "two rows named %s", f->name);
+        check_configs(id, f);
+        check_defaults(id, f);
+        /* Only the tensor-core backward prepares inside its launch and hides its kernels. */
+        const int own_prepare = id != KERNEL_FAMILY_ATTN_BWD_TC;
+        EXPECT(!f->prepare == !own_prepare && !f->blocks_per_sm == !own_prepare,
+               "%s: prepare/blocks_per_sm present where the family has none, or missing", f->name);
+    }
+    if (!bad)
+        printf("kernel_families: %d families, each row as its own API says (configurations, defaults on 7.5 to 9.0)\n",
+               KERNEL_FAMILY_COUNT);
+    return bad;
+}
