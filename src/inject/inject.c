@@ -45,7 +45,20 @@
 #define POOL_MAX 16 /* zeroed buffers kept for reuse (64 MiB); more are freed */
 #define CLOCK_SAMPLE_NS 200000000ull /* at most one NVML clock sample per 0.2 s of completed buffers */
 
+#define NAME_SLOTS 4096 /* demangled kernel names kept (open addressing); a program with more distinct kernels demangles the rest each time */
+#define DEFAULT_PREFAULT 4 /* buffers allocated and touched at start, before the program's first launch */
+
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+/* CUPTI shares one name string among every record of the same kernel ("should not be
+ * modified"), so its address keys the demangled name: a decode step launches a few dozen
+ * distinct kernels thousands of times, and demangling each record again cost the worker
+ * thread microseconds a record (bench/inject_record_cost.c). */
+struct demangled {
+    const char *mangled; /* CUPTI's pointer */
+    char *copy;          /* its text when cached: a pointer reused for another kernel's name (a module unloaded, another loaded) is caught */
+    char *name;          /* malloc'ed; NULL when the name does not demangle (used as it is) */
+};
 
 struct nvml {
     void *lib;
@@ -71,6 +84,11 @@ static struct {
     int n_pool;
     int finished;             /* the E line is written */
     struct nvml nvml_state;
+    pid_t first_tid;          /* the thread of the process's first CUDA call (the program's) */
+    atomic_int finishing;     /* finish() began: its own flush completes buffers on the exiting thread */
+    long completed, completed_on_first; /* buffers completed, and how many on that thread */
+    struct demangled names[NAME_SLOTS]; /* demangled kernel names by CUPTI's name pointer */
+    long demangle_calls, name_hits;
 } S = {.out_lock = PTHREAD_MUTEX_INITIALIZER, .pool_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- NVML, resolved with dlsym (the toolkit ships no nvml.h): driver version and clocks ---- */
@@ -151,16 +169,56 @@ static const char *copy_kind(uint8_t k)
     }
 }
 
+/* The kernel's name as written: demangled once per distinct name (called with out_lock held). */
+static const char *kernel_name(const char *mangled)
+{
+    if (!mangled)
+        return "";
+    uint64_t h = (uint64_t)(uintptr_t)mangled * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing: the high bits */
+    for (size_t probe = 0; probe < 8; probe++) {
+        struct demangled *d = &S.names[((h >> 40) + probe) % NAME_SLOTS];
+        if (d->mangled == mangled && !strcmp(d->copy, mangled)) {
+            S.name_hits++;
+            return d->name ? d->name : mangled;
+        }
+        if (!d->mangled || d->mangled == mangled) { /* empty, or the same pointer holding another name now */
+            int status = -1;
+            S.demangle_calls++;
+            char *dem = __cxa_demangle(mangled, NULL, NULL, &status), *copy = strdup(mangled);
+            if (status != 0) {
+                free(dem);
+                dem = NULL;
+            }
+            if (!copy) {
+                free(dem);
+                return mangled; /* out of memory: written as it is, nothing cached */
+            }
+            free(d->copy);
+            free(d->name);
+            d->mangled = mangled;
+            d->copy = copy;
+            d->name = dem;
+            return dem ? dem : mangled;
+        }
+    }
+    /* The probe window is full: demangle into a scratch buffer kept for the next miss. */
+    static char *scratch;
+    static size_t scratch_len;
+    int status = -1;
+    S.demangle_calls++;
+    char *dem = __cxa_demangle(mangled, scratch, &scratch_len, &status);
+    if (status == 0)
+        return scratch = dem;
+    return mangled;
+}
+
 static void write_kernel(const CUpti_ActivityKernel10 *k)
 {
-    int status = -1;
-    char *dem = k->name ? __cxa_demangle(k->name, NULL, NULL, &status) : NULL;
     fprintf(S.out, "K\t%llu\t%llu\t%u\t%u\t%u\t%u\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%u\t",
             (unsigned long long)k->start, (unsigned long long)k->end, k->correlationId, k->deviceId, k->streamId,
             k->contextId, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ, k->registersPerThread,
             k->staticSharedMemory, k->dynamicSharedMemory, k->graphId);
-    put_name(status == 0 && dem ? dem : k->name);
-    free(dem);
+    put_name(kernel_name(k->name));
 }
 
 static void write_api(const CUpti_ActivityAPI *a, int runtime)
@@ -280,6 +338,9 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
     pthread_mutex_lock(&S.out_lock);
+    S.completed++;
+    if (!atomic_load(&S.finishing) && syscall(SYS_gettid) == S.first_tid)
+        S.completed_on_first++;
     if (S.out && !S.finished) {
         CUpti_Activity *rec = NULL;
         CUptiResult r;
@@ -315,6 +376,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 static void finish(const char *how, int sig)
 {
+    atomic_store(&S.finishing, 1);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&S.out_lock);
     if (S.out && !S.finished) {
@@ -322,6 +384,13 @@ static void finish(const char *how, int sig)
         nvml_sample(1);
         if (n->samples)
             fprintf(S.out, "C\t%d\t%d\t%d\t%d\t%d\n", n->samples, n->sm_min, n->sm_max, n->mem_min, n->mem_max);
+        /* Where the records were written: on CUPTI's worker thread, or (counted here) on the
+         * program's own first CUDA thread, which then paid for it; and how many kernel records
+         * needed a demangling (one per distinct kernel when the name cache holds them all). */
+        fprintf(S.out, "V\tbuffers_completed\t%ld\nV\tbuffers_completed_on_program_thread\t%ld\n", S.completed,
+                S.completed_on_first);
+        fprintf(S.out, "V\tkernel_names_demangled\t%ld\nV\tkernel_names_cached\t%ld\n", S.demangle_calls,
+                S.name_hits);
         long long refused = atomic_load(&S.refused);
         if (refused)
             fprintf(S.out, "B\t%lld\t%d\n", refused, (int)(BUFFER_BYTES >> 20));
@@ -487,17 +556,70 @@ static int open_output(void)
     return 1;
 }
 
+/* A non-negative integer from the environment, or `dflt`. */
+static long env_long(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    long x = v && *v ? strtol(v, &end, 10) : -1;
+    return v && *v && end && !*end && x >= 0 ? x : dflt;
+}
+
+/* Buffers allocated and touched now, before the program launches anything: the first buffers
+ * CUPTI asks for on the program's thread then take no page faults there. */
+static void prefault_pool(long n)
+{
+    pthread_mutex_lock(&S.pool_lock);
+    for (long i = 0; i < n && S.n_pool < POOL_MAX; i++) {
+        uint8_t *b = malloc(BUFFER_BYTES);
+        if (!b)
+            break;
+        memset(b, 0, BUFFER_BYTES);
+        S.pool[S.n_pool++] = b;
+    }
+    pthread_mutex_unlock(&S.pool_lock);
+}
+
+static void set_attribute(CUpti_ActivityAttribute attr, size_t len, void *value, const char *what)
+{
+    if (cuptiActivitySetAttribute(attr, &len, value) != CUPTI_SUCCESS)
+        fprintf(S.out, "W\tcuptiActivitySetAttribute\t%s not accepted\n", what);
+}
+
+/* CUPTI's settings that change what tracing costs the program, each set from the environment
+ * so that its cost is measured apart (bench/record_overhead_h200.sh), and named in a "V tuning"
+ * line: ATTNPROF_INJECT_FLUSH_MS (a periodic flush by CUPTI's worker thread, default
+ * FLUSH_PERIOD_MS; 0: none, buffers complete when full), ATTNPROF_INJECT_PINNED=1 (CUPTI's
+ * kernel timestamps in pinned host memory instead of device memory), ATTNPROF_INJECT_PER_THREAD=0
+ * (one activity buffer for all threads instead of one per thread), ATTNPROF_INJECT_PREFAULT
+ * (buffers touched at start, default DEFAULT_PREFAULT). */
+static long tune(void)
+{
+    long flush_ms = env_long("ATTNPROF_INJECT_FLUSH_MS", FLUSH_PERIOD_MS);
+    long pinned = env_long("ATTNPROF_INJECT_PINNED", 0), per_thread = env_long("ATTNPROF_INJECT_PER_THREAD", 1);
+    long prefault = env_long("ATTNPROF_INJECT_PREFAULT", DEFAULT_PREFAULT);
+    uint8_t zeroed = 1, pin = pinned ? 1 : 0, per = per_thread ? 1 : 0;
+    set_attribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, sizeof zeroed, &zeroed,
+                  "zeroed buffers (CUPTI clears each new buffer itself)");
+    if (pinned)
+        set_attribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, sizeof pin, &pin, "pinned timestamps");
+    if (!per_thread)
+        set_attribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, sizeof per, &per, "one buffer for all threads");
+    prefault_pool(prefault);
+    fprintf(S.out, "V\ttuning\tflush_ms=%ld pinned=%ld per_thread=%ld prefault=%ld\n", flush_ms, pinned,
+            per_thread, prefault);
+    return flush_ms;
+}
+
 static int start_tracing(void)
 {
-    uint8_t zeroed = 1;
-    size_t len = sizeof zeroed;
-    if (cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &zeroed) != CUPTI_SUCCESS)
-        fputs("W\tcuptiActivitySetAttribute\tzeroed buffers not accepted: CUPTI clears each new buffer itself\n", S.out);
+    long flush_ms = tune();
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
         return 0;
     enable_kinds();
     enable_apis();
-    cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+    if (flush_ms)
+        cuptiActivityFlushPeriod((uint32_t)flush_ms);
     CUpti_SubscriberHandle sub;
     if (cuptiSubscribe(&sub, on_callback, NULL) == CUPTI_SUCCESS)
         cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
@@ -506,6 +628,7 @@ static int start_tracing(void)
 
 static void init_once(void)
 {
+    S.first_tid = (pid_t)syscall(SYS_gettid);
     if (!open_output())
         return;
     if (!start_tracing()) {
