@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Issue 41's overhead goals, where the injection's cost goes (2026-12-03, third wave), on the
-# H200 from the project root after `source .devdeps/env.sh`. G (default .gpu-record3) holds,
-# stripped: attnprof, libattnprof_inject.so (this branch: the name cache, prefaulted buffers,
-# the tuning variables), inject_old.so (main's library at 62127ee, the "before"), steps
-# (tests/inject/steps.cu, sm_90). Every process is pinned to the same four cores (taskset), so
-# plain and recorded processes share one placement (the plain process was bimodal unpinned).
-# The library is injected directly (CUDA_INJECTION64_PATH, as `attnprof record` sets it), so
-# no archive conversion runs between rounds; the raw files' X, V lines are kept.
-#  1. the host's cost of one launch: steps `launches 300 100 Q` (Q untraced cudaGetDevice
-#     calls before each launch; 0 and 10), plain and under each configuration, interleaved,
-#     3 rounds;
+# Issue 41's overhead goals, where the injection's cost goes, on the H200 from the project root
+# after `source .devdeps/env.sh`. G (default .gpu-record3) holds, stripped: attnprof,
+# libattnprof_inject.so (this branch), inject_old.so (main's library at 62127ee, the "before"),
+# steps (tests/inject/steps.cu, sm_90). Every process is pinned to the same four cores
+# (taskset), so plain and recorded processes share one placement. The library is injected
+# directly (CUDA_INJECTION64_PATH, as `attnprof record` sets it), so no archive conversion runs
+# between rounds; the raw files' X and V lines are kept.
+#  1. the host's cost of one launch: steps `launches 300 100 Q` (Q untraced cudaGetDevice calls
+#     before each launch, as a PyTorch op makes; 0 and 10), plain and under each configuration
+#     (ATTNPROF_INJECT_KINDS / _APIS), interleaved, 3 rounds;
 #  2. tests/inject/torch_sdpa.py, 4 Llama-3-8B-sized layers, prefill then decode: plain, main's
-#     library, this branch's, alternating until BUDGET s;
+#     library, this branch's, alternating, at least 2 rounds, more until BUDGET s;
 #  3. `attnprof record` of a crashing program (exit 134 passed through, archive incomplete).
+# Its first run (2026-12-03T23:13Z, bench/results/2026-12-03-record-tuning.md) was this script
+# at 9375a3a, whose library also took CUPTI attributes from the environment (ATTNPROF_INJECT_
+# PINNED, _PER_THREAD, _FLUSH_MS, _PREFAULT; none won, removed since) and still recorded the
+# synchronisation kind by default; the kind's cost was then isolated by configuration 'sync'.
 source "$(dirname "$0")/lib.sh" record-tuning
 G=${G:-.gpu-record3} BUDGET=${BUDGET:-120}
 T0=$SECONDS
@@ -40,11 +43,7 @@ for r in 1 2 3; do
     inject $NEW cupti-q$q-$r ATTNPROF_INJECT_KINDS=none ATTNPROF_INJECT_APIS=none -- $G/steps launches 300 100 $q >"$W/j/l-cupti-q$q-$r.json" 2>>"$L"
     inject $NEW kernel-q$q-$r ATTNPROF_INJECT_KINDS=kernel ATTNPROF_INJECT_APIS=none -- $G/steps launches 300 100 $q >"$W/j/l-kernel-q$q-$r.json" 2>>"$L"
     inject $NEW kapi-q$q-$r ATTNPROF_INJECT_KINDS=kernel -- $G/steps launches 300 100 $q >"$W/j/l-kapi-q$q-$r.json" 2>>"$L"
-    [ $q = 10 ] && continue
-    inject $NEW pinned-q$q-$r ATTNPROF_INJECT_PINNED=1 -- $G/steps launches 300 100 $q >"$W/j/l-pinned-q$q-$r.json" 2>>"$L"
-    inject $NEW noflush-q$q-$r ATTNPROF_INJECT_FLUSH_MS=0 -- $G/steps launches 300 100 $q >"$W/j/l-noflush-q$q-$r.json" 2>>"$L"
-    inject $NEW onebuf-q$q-$r ATTNPROF_INJECT_PER_THREAD=0 -- $G/steps launches 300 100 $q >"$W/j/l-onebuf-q$q-$r.json" 2>>"$L"
-    inject $NEW nosync-q$q-$r ATTNPROF_INJECT_KINDS=kernel,memcpy,memset,marker -- $G/steps launches 300 100 $q >"$W/j/l-nosync-q$q-$r.json" 2>>"$L"
+    inject $NEW sync-q$q-$r ATTNPROF_INJECT_KINDS=all -- $G/steps launches 300 100 $q >"$W/j/l-sync-q$q-$r.json" 2>>"$L"
   done
 done
 say "1 done after $((SECONDS - T0)) s"

@@ -232,8 +232,8 @@ static void summary(const record_cli *c, const inject_raw *m, const step_result 
 {
     if (c->quiet)
         return;
-    printf("recorded %zu kernels, %zu memcpy, %zu memset, %zu NVTX ranges, %zu synchronisations; CUPTI dropped "
-           "%lld records\n", m->n_kernels, m->n_memcpy, m->n_memset, m->n_nvtx_ranges, m->n_syncs,
+    printf("recorded %zu kernels, %zu memcpy, %zu memset, %zu NVTX ranges, %zu synchronising calls; CUPTI dropped "
+           "%lld records\n", m->n_kernels, m->n_memcpy, m->n_memset, m->n_nvtx_ranges, m->n_sync_calls,
            (long long)m->dropped);
     printf("steps: %d of %d found, from %s (rule: %s)\n", s->kept, s->found, s->rule_text, step_rule_name(s->rule));
     if (r->variants[0].status != VARIANT_OK)

@@ -2,8 +2,9 @@
  * driver loads the library named by CUDA_INJECTION64_PATH into any process at its first
  * CUDA call and calls its InitializeInjection (as the CUPTI samples' cupti_injection and
  * Kineto's libkineto do); the library then asks CUPTI for activity records of kernels,
- * memcpy, memset, synchronisation, the runtime and driver calls that launch, copy, set,
- * record or synchronise (API_WORDS), NVTX ranges and markers, and the devices, and writes them as they complete into one raw text file per process,
+ * memcpy, memset, the runtime and driver calls that launch, copy, set, record or synchronise
+ * (API_WORDS), NVTX ranges and markers, and the devices (synchronisation records only when
+ * asked for: KINDS says why), and writes them as they complete into one raw text file per process,
  * ATTNPROF_INJECT_DIR/raw-<pid>.txt (the format: report/io/inject_raw.h). The record
  * command turns that file into an archive; nothing here knows about archives.
  *
@@ -45,8 +46,9 @@
 #define POOL_MAX 16 /* zeroed buffers kept for reuse (64 MiB); more are freed */
 #define CLOCK_SAMPLE_NS 200000000ull /* at most one NVML clock sample per 0.2 s of completed buffers */
 
-#define NAME_SLOTS 4096 /* demangled kernel names kept (open addressing); a program with more distinct kernels demangles the rest each time */
-#define DEFAULT_PREFAULT 4 /* buffers allocated and touched at start, before the program's first launch */
+/* Demangled kernel names kept (open addressing); a program with more distinct kernels demangles
+ * the rest each time. */
+#define NAME_SLOTS 4096
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
@@ -56,7 +58,8 @@ char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
  * thread microseconds a record (bench/inject_record_cost.c). */
 struct demangled {
     const char *mangled; /* CUPTI's pointer */
-    char *copy;          /* its text when cached: a pointer reused for another kernel's name (a module unloaded, another loaded) is caught */
+    char *copy;          /* its text when cached: a pointer reused for another kernel's name (a
+                          * module unloaded, another loaded) is caught */
     char *name;          /* malloc'ed; NULL when the name does not demangle (used as it is) */
 };
 
@@ -432,21 +435,29 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 /* ---- the entry points ------------------------------------------------------------------------ */
 
 /* The activity kinds, by the names ATTNPROF_INJECT_KINDS takes (a comma-separated list, or
- * "all", the default, or "none"): the overhead of each is measured apart that way
- * (bench/record_overhead_h200.sh). The device record is always asked for (the GPU's identity). */
+ * "all", or "none"; unset: those marked by_default): the overhead of each is measured apart that
+ * way (bench/record_tuning_h200.sh). The device record is always asked for (the GPU's identity).
+ * The synchronisation kind is not a default: with it on, CUPTI makes every runtime call pay for
+ * it, also the calls it records nothing of (on the H200, 2026-12-03, a launch after ten
+ * cudaGetDevice calls, as a PyTorch op makes, took 6.9-11.8 µs instead of 4.6-4.8 with kernels
+ * alone, against 3.6-6.0 plain; bench/results/2026-12-03-record-tuning.md), and its records
+ * only counted waits the recorded synchronising calls (API_WORDS) already show. */
 static const struct {
     const char *name;
     CUpti_ActivityKind kind;
+    int by_default;
 } KINDS[] = {
-    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
-    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"marker", CUPTI_ACTIVITY_KIND_MARKER},
-    {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 1}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY, 1},
+    {"memset", CUPTI_ACTIVITY_KIND_MEMSET, 1},            {"marker", CUPTI_ACTIVITY_KIND_MARKER, 1},
+    {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0},
 };
 
-/* 1 when `name` is in the comma-separated list (NULL or "all": every kind). */
-static int kind_wanted(const char *list, const char *name)
+/* 1 when `name` is in the comma-separated list ("all": every kind; NULL or "": the defaults). */
+static int kind_wanted(const char *list, const char *name, int by_default)
 {
-    if (!list || !*list || !strcmp(list, "all"))
+    if (!list || !*list)
+        return by_default;
+    if (!strcmp(list, "all"))
         return 1;
     size_t len = strlen(name);
     for (const char *p = list; *p;) {
@@ -476,7 +487,7 @@ static void enable_kinds(void)
     char named[128] = "";
     enable_kind(CUPTI_ACTIVITY_KIND_DEVICE);
     for (size_t i = 0; i < sizeof KINDS / sizeof *KINDS; i++)
-        if (kind_wanted(list, KINDS[i].name)) {
+        if (kind_wanted(list, KINDS[i].name, KINDS[i].by_default)) {
             enable_kind(KINDS[i].kind);
             snprintf(named + strlen(named), sizeof named - strlen(named), "%s%s", named[0] ? "," : "", KINDS[i].name);
         }
@@ -556,70 +567,22 @@ static int open_output(void)
     return 1;
 }
 
-/* A non-negative integer from the environment, or `dflt`. */
-static long env_long(const char *name, long dflt)
-{
-    const char *v = getenv(name);
-    char *end = NULL;
-    long x = v && *v ? strtol(v, &end, 10) : -1;
-    return v && *v && end && !*end && x >= 0 ? x : dflt;
-}
-
-/* Buffers allocated and touched now, before the program launches anything: the first buffers
- * CUPTI asks for on the program's thread then take no page faults there. */
-static void prefault_pool(long n)
-{
-    pthread_mutex_lock(&S.pool_lock);
-    for (long i = 0; i < n && S.n_pool < POOL_MAX; i++) {
-        uint8_t *b = malloc(BUFFER_BYTES);
-        if (!b)
-            break;
-        memset(b, 0, BUFFER_BYTES);
-        S.pool[S.n_pool++] = b;
-    }
-    pthread_mutex_unlock(&S.pool_lock);
-}
-
-static void set_attribute(CUpti_ActivityAttribute attr, size_t len, void *value, const char *what)
-{
-    if (cuptiActivitySetAttribute(attr, &len, value) != CUPTI_SUCCESS)
-        fprintf(S.out, "W\tcuptiActivitySetAttribute\t%s not accepted\n", what);
-}
-
-/* CUPTI's settings that change what tracing costs the program, each set from the environment
- * so that its cost is measured apart (bench/record_overhead_h200.sh), and named in a "V tuning"
- * line: ATTNPROF_INJECT_FLUSH_MS (a periodic flush by CUPTI's worker thread, default
- * FLUSH_PERIOD_MS; 0: none, buffers complete when full), ATTNPROF_INJECT_PINNED=1 (CUPTI's
- * kernel timestamps in pinned host memory instead of device memory), ATTNPROF_INJECT_PER_THREAD=0
- * (one activity buffer for all threads instead of one per thread), ATTNPROF_INJECT_PREFAULT
- * (buffers touched at start, default DEFAULT_PREFAULT). */
-static long tune(void)
-{
-    long flush_ms = env_long("ATTNPROF_INJECT_FLUSH_MS", FLUSH_PERIOD_MS);
-    long pinned = env_long("ATTNPROF_INJECT_PINNED", 0), per_thread = env_long("ATTNPROF_INJECT_PER_THREAD", 1);
-    long prefault = env_long("ATTNPROF_INJECT_PREFAULT", DEFAULT_PREFAULT);
-    uint8_t zeroed = 1, pin = pinned ? 1 : 0, per = per_thread ? 1 : 0;
-    set_attribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, sizeof zeroed, &zeroed,
-                  "zeroed buffers (CUPTI clears each new buffer itself)");
-    if (pinned)
-        set_attribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, sizeof pin, &pin, "pinned timestamps");
-    if (!per_thread)
-        set_attribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, sizeof per, &per, "one buffer for all threads");
-    prefault_pool(prefault);
-    fprintf(S.out, "V\ttuning\tflush_ms=%ld pinned=%ld per_thread=%ld prefault=%ld\n", flush_ms, pinned,
-            per_thread, prefault);
-    return flush_ms;
-}
-
+/* CUPTI's attributes that might change what tracing costs a launch were measured on the H200
+ * (2026-12-03, bench/results/2026-12-03-record-tuning.md): kernel timestamps in pinned host
+ * memory instead of device memory (slower), one activity buffer for all threads instead of one
+ * per thread, no periodic flush, and buffers touched before the first launch (no change within
+ * the noise), so CUPTI's defaults stay; CUPTI completed no buffer on the program's thread. */
 static int start_tracing(void)
 {
-    long flush_ms = tune();
+    uint8_t zeroed = 1;
+    size_t len = sizeof zeroed;
+    if (cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &zeroed) != CUPTI_SUCCESS)
+        fputs("W\tcuptiActivitySetAttribute\tzeroed buffers not accepted: CUPTI clears each new buffer itself\n", S.out);
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
         return 0;
     enable_kinds();
     enable_apis();
-    if (flush_ms)
-        cuptiActivityFlushPeriod((uint32_t)flush_ms);
+    cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
     CUpti_SubscriberHandle sub;
     if (cuptiSubscribe(&sub, on_callback, NULL) == CUPTI_SUCCESS)
         cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
