@@ -12,10 +12,11 @@
 #  2. tests/inject/torch_sdpa.py, 4 Llama-3-8B-sized layers, prefill then decode: plain, main's
 #     library, this branch's, alternating, at least 2 rounds, more until BUDGET s;
 #  3. `attnprof record` of a crashing program (exit 134 passed through, archive incomplete).
-# Its first run (2026-12-03T23:13Z, bench/results/2026-12-03-record-tuning.md) was this script
-# at 9375a3a, whose library also took CUPTI attributes from the environment (ATTNPROF_INJECT_
-# PINNED, _PER_THREAD, _FLUSH_MS, _PREFAULT; none won, removed since) and still recorded the
-# synchronisation kind by default; the kind's cost was then isolated by configuration 'sync'.
+# Its first run (2026-12-03T23:13Z; bench/results/2026-12-03-record-overhead.md, section 4) was
+# this script at 9375a3a, whose library also took CUPTI attributes from the environment
+# (ATTNPROF_INJECT_PINNED, _PER_THREAD, _FLUSH_MS, _PREFAULT; none won, removed since) and still
+# recorded the synchronisation kind by default; a second call isolated that kind's cost, which
+# configuration 'sync' (every kind) now measures beside the default.
 source "$(dirname "$0")/lib.sh" record-tuning
 G=${G:-.gpu-record3} BUDGET=${BUDGET:-120}
 T0=$SECONDS

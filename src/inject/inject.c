@@ -438,10 +438,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
  * "all", or "none"; unset: those marked by_default): the overhead of each is measured apart that
  * way (bench/record_tuning_h200.sh). The device record is always asked for (the GPU's identity).
  * The synchronisation kind is not a default: with it on, CUPTI makes every runtime call pay for
- * it, also the calls it records nothing of (on the H200, 2026-12-03, a launch after ten
- * cudaGetDevice calls, as a PyTorch op makes, took 6.9-11.8 µs instead of 4.6-4.8 with kernels
- * alone, against 3.6-6.0 plain; bench/results/2026-12-03-record-tuning.md), and its records
- * only counted waits the recorded synchronising calls (API_WORDS) already show. */
+ * it, also the calls it records nothing of. On the H200 (2026-12-03; bench/results/
+ * 2026-12-03-record-overhead.md, section 4) a launch after ten cudaGetDevice calls, as a PyTorch
+ * op makes, took 6.9-11.8 µs with kernels and sync, 4.4-4.8 with every other kind, 3.6-6.0
+ * plain. Its records were only counted; the synchronising calls (API_WORDS) are recorded. */
 static const struct {
     const char *name;
     CUpti_ActivityKind kind;
@@ -568,10 +568,11 @@ static int open_output(void)
 }
 
 /* CUPTI's attributes that might change what tracing costs a launch were measured on the H200
- * (2026-12-03, bench/results/2026-12-03-record-tuning.md): kernel timestamps in pinned host
- * memory instead of device memory (slower), one activity buffer for all threads instead of one
- * per thread, no periodic flush, and buffers touched before the first launch (no change within
- * the noise), so CUPTI's defaults stay; CUPTI completed no buffer on the program's thread. */
+ * (2026-12-03; bench/results/2026-12-03-record-overhead.md, section 4): kernel timestamps in
+ * pinned host memory instead of device memory (slower), one activity buffer for all threads
+ * instead of one per thread, no periodic flush, and buffers touched before the first launch (no
+ * change within the noise), so CUPTI's defaults stay; CUPTI completed no buffer on the
+ * program's thread. */
 static int start_tracing(void)
 {
     uint8_t zeroed = 1;
