@@ -68,6 +68,10 @@ Test(record_cli, program_not_found_or_without_cuda)
     cr_expect_eq(attnprof("record -o /tmp/attnprof-rec-none -- sh -c 'exit 3'"), EXIT_NOTHING_RECORDED, "%s",
                  err_text);
     cr_expect(strstr(err_text, "exit status was 3") != NULL, "%s", err_text);
+    /* a program that crashes before any CUDA call: nothing to keep, its signal said as 128 + N */
+    cr_expect_eq(attnprof("record -o /tmp/attnprof-rec-none -- sh -c 'kill -SEGV $$'"), EXIT_NOTHING_RECORDED, "%s",
+                 err_text);
+    cr_expect(strstr(err_text, "exit status was 139") != NULL, "%s", err_text);
     cr_expect(!path_exists("/tmp/attnprof-rec-none"), "nothing written");
 }
 
