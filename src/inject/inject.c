@@ -25,6 +25,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "inject_kinds.h"
+
 #include <cupti.h>
 
 #include <dlfcn.h>
@@ -434,42 +436,6 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 /* ---- the entry points ------------------------------------------------------------------------ */
 
-/* The activity kinds, by the names ATTNPROF_INJECT_KINDS takes (a comma-separated list, or
- * "all", or "none"; unset: those marked by_default): the overhead of each is measured apart that
- * way (bench/record_tuning_h200.sh). The device record is always asked for (the GPU's identity).
- * The synchronisation kind is not a default: with it on, CUPTI makes every runtime call pay for
- * it, also the calls it records nothing of. On the H200 (2026-12-03; bench/results/
- * 2026-12-03-record-overhead.md, section 4) a launch after ten cudaGetDevice calls, as a PyTorch
- * op makes, took 6.9-11.8 µs with kernels and sync, 4.4-4.8 with every other kind, 3.6-6.0
- * plain. Its records were only counted; the synchronising calls (API_WORDS) are recorded. */
-static const struct {
-    const char *name;
-    CUpti_ActivityKind kind;
-    int by_default;
-} KINDS[] = {
-    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 1}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY, 1},
-    {"memset", CUPTI_ACTIVITY_KIND_MEMSET, 1},            {"marker", CUPTI_ACTIVITY_KIND_MARKER, 1},
-    {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0},
-};
-
-/* 1 when `name` is in the comma-separated list ("all": every kind; NULL or "": the defaults). */
-static int kind_wanted(const char *list, const char *name, int by_default)
-{
-    if (!list || !*list)
-        return by_default;
-    if (!strcmp(list, "all"))
-        return 1;
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (n == len && !strncmp(p, name, len))
-            return 1;
-        p += n + (comma != NULL);
-    }
-    return 0;
-}
-
 static void enable_kind(CUpti_ActivityKind kind)
 {
     CUptiResult r = cuptiActivityEnable(kind);
@@ -483,15 +449,13 @@ static void enable_kind(CUpti_ActivityKind kind)
 /* The kinds asked for, and a "V kinds" line naming them ("-" for none). */
 static void enable_kinds(void)
 {
-    const char *list = getenv("ATTNPROF_INJECT_KINDS");
-    char named[128] = "";
+    CUpti_ActivityKind kinds[INJECT_KINDS_MAX];
+    char named[128];
+    int n = inject_kinds_chosen(getenv("ATTNPROF_INJECT_KINDS"), kinds, named, sizeof named);
     enable_kind(CUPTI_ACTIVITY_KIND_DEVICE);
-    for (size_t i = 0; i < sizeof KINDS / sizeof *KINDS; i++)
-        if (kind_wanted(list, KINDS[i].name, KINDS[i].by_default)) {
-            enable_kind(KINDS[i].kind);
-            snprintf(named + strlen(named), sizeof named - strlen(named), "%s%s", named[0] ? "," : "", KINDS[i].name);
-        }
-    fprintf(S.out, "V\tkinds\t%s\n", named[0] ? named : "-");
+    for (int i = 0; i < n; i++)
+        enable_kind(kinds[i]);
+    fprintf(S.out, "V\tkinds\t%s\n", named);
 }
 
 /* The API calls recorded: those that put work on the GPU or wait for it. Every other call
