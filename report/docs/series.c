@@ -43,6 +43,17 @@ static const char *series_name(const char *variant)
     return variant;
 }
 
+const variant_analysis *series_counterpart(const analysis *ref, const char *name)
+{
+    const variant_analysis *exact = analysis_find(ref, name);
+    if (exact)
+        return exact;
+    for (int i = 0; i < ref->n; i++)
+        if (!strcmp(series_name(ref->v[i].result->name), name))
+            return &ref->v[i];
+    return NULL;
+}
+
 const series_fact *series_fact_of(const char *variant)
 {
     for (int pass = 0; pass < 2; pass++)
