@@ -31,27 +31,13 @@ static const series_fact facts[] = {
      "240 registers × 256 threads"},
 };
 
-/* A variant's name as the series names it: attnprof's names as they are; an import
- * of the bench's PyTorch harness (bench/) names its files kineto_<variant> and its
- * SDPA backends sdpa_<backend>, which the prefixes are taken off. */
-static const char *series_name(const char *variant)
-{
-    if (!strncmp(variant, "kineto_", 7))
-        variant += 7;
-    if (!strncmp(variant, "sdpa_", 5))
-        variant += 5;
-    return variant;
-}
+/* A variant's name as the series names it: attnprof's names as they are, an import of the
+ * bench's PyTorch harness without its kineto_ and sdpa_ prefixes (analysis_plain_name). */
+static const char *series_name(const char *variant) { return analysis_plain_name(variant); }
 
 const variant_analysis *series_counterpart(const analysis *ref, const char *name)
 {
-    const variant_analysis *exact = analysis_find(ref, name);
-    if (exact)
-        return exact;
-    for (int i = 0; i < ref->n; i++)
-        if (!strcmp(series_name(ref->v[i].result->name), name))
-            return &ref->v[i];
-    return NULL;
+    return analysis_counterpart(ref, name);
 }
 
 const series_fact *series_fact_of(const char *variant)

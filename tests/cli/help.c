@@ -235,7 +235,8 @@ Test(cli_help, a_pytorch_import_stands_beside_the_example_as_the_readme_says)
     remove_tree(dir);
     remove_tree(ref);
     char args[1024];
-    snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_*.json.gz -o %s -q", ref);
+    snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_*.json.gz --shape 8x16x1024x64,bf16,causal -o %s -q",
+             ref);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
     snprintf(args, sizeof args, "report out/example-h200 -o %s --reference %s -q", dir, ref);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
@@ -262,6 +263,24 @@ Test(cli_help, a_pytorch_import_stands_beside_the_example_as_the_readme_says)
         cr_expect(!plural || plural > end, "%s: \"1 op\", not \"1 ops\"", names[i]);
     }
     free(md);
+    remove_tree(dir);
+    /* compare pairs them the same way: a row per variant of ours, each with the import's ratio
+     * (before: twelve rows, none with a counterpart) */
+    snprintf(args, sizeof args, "compare out/example-h200 %s -o %s --allow-l2-mismatch -q", ref, dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/compare.csv", dir);
+    char *csv = slurp(path);
+    cr_assert_not_null(csv);
+    int lines = 0;
+    for (const char *c = csv; (c = strchr(c, '\n')); c++)
+        lines++;
+    cr_expect_eq(lines, 1 + 2 * 6, "a header and two rows (ours, the import's) per variant:\n%s", csv);
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char row[96];
+        snprintf(row, sizeof row, "\n\"%s\",\"attnprof-help-torchref-torch\",0,ok,\"\",5,", names[i]);
+        cr_expect_not_null(strstr(csv, row), "%s: the import's row under our name", names[i]);
+    }
+    free(csv);
     remove_tree(dir);
     remove_tree(ref);
 }
