@@ -241,6 +241,9 @@ test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof python3 tests/docs/model_sentences.py
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/latex.sh
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/print.sh
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/summary_cells.sh
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/caption_lines.sh
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/readme_latex.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
 	tests/limits.sh
 

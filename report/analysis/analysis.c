@@ -618,6 +618,27 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant)
     return NULL;
 }
 
+const char *analysis_plain_name(const char *variant)
+{
+    if (!strncmp(variant, "kineto_", 7))
+        variant += 7;
+    if (!strncmp(variant, "sdpa_", 5))
+        variant += 5;
+    return variant;
+}
+
+const variant_analysis *analysis_counterpart(const analysis *a, const char *variant)
+{
+    const variant_analysis *exact = analysis_find(a, variant);
+    if (exact)
+        return exact;
+    const char *plain = analysis_plain_name(variant);
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(analysis_plain_name(a->v[i].result->name), plain))
+            return &a->v[i];
+    return NULL;
+}
+
 typedef struct ranked { double us; int i; } ranked;
 
 static int cmp_ranked(const void *a, const void *b)

@@ -119,6 +119,13 @@ typedef struct analysis {
 int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen);
 void analysis_free(analysis *a);
 const variant_analysis *analysis_find(const analysis *a, const char *variant);
+/* A variant's name without the prefixes of PyTorch's harness (bench/torch_traces.py names its
+ * files kineto_<variant> and its SDPA backends sdpa_<backend>; `import` names a variant after
+ * its file): "kineto_sdpa_flash" -> "flash". Other names as they are. */
+const char *analysis_plain_name(const char *variant);
+/* The variant of `a` that stands for `variant` of another archive: the one of that name, else
+ * one whose plain name (analysis_plain_name) is variant's. NULL when none. */
+const variant_analysis *analysis_counterpart(const analysis *a, const char *variant);
 /* Index of the representative forward of a variant, the one every view shows
  * (op tables, timelines, occupancy, findings that name kernels): the forward whose
  * CUDA time is the median, the lower middle one when the count is even (an actual

@@ -920,3 +920,43 @@ Test(sweep_cli, iters_placeholder_is_the_number_or_auto)
         remove_tree(dir);
     }
 }
+
+/* Issue 37, item 12: the terminal of `sweep --collect` shows the first findings and says how
+ * many of how many it shows (it showed 12 of 16 and said nothing); every finding it shows is one
+ * of sweep.md's, in sweep.md's order. */
+Test(sweep_cli, the_terminal_says_how_many_findings_it_shows)
+{
+    char dir[256], err[512], args[512];
+    tmpdir(dir, sizeof dir, "shown");
+    sh("cp -r %s %s", "tests/fixtures/sweep-h200", dir);
+    static char out[1 << 16];
+    snprintf(args, sizeof args, "sweep --collect %s", dir);
+    cr_assert_eq(attnprof_out(args, out, sizeof out), EXIT_OK, "%s", err_text);
+    static sweep_data m;
+    cr_assert_eq(sweep_load(&m, dir, 1, err, sizeof err), EXIT_OK, "%s", err);
+    char mdpath[300];
+    snprintf(mdpath, sizeof mdpath, "%s/sweep.md", dir);
+    char *md = slurp_required(mdpath);
+    int shown = 0;
+    const char *after = md;
+    for (const char *l = out; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        if (strncmp(l, "- ", 2))
+            continue;
+        shown++;
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(l, "\n"), l);
+        const char *at = strstr(after, line);
+        cr_expect(at != NULL, "a finding on the terminal is sweep.md's, in its order: %s", line);
+        if (at)
+            after = at + strlen(line);
+    }
+    cr_assert_gt(m.n_findings, shown, "the fixture has more findings (%d) than the terminal shows (%d)", m.n_findings,
+                 shown);
+    char note[128];
+    snprintf(note, sizeof note, "(%d of %d findings shown, headlines first; sweep.md lists them all)", shown,
+             m.n_findings);
+    cr_expect_not_null(strstr(out, note), "the terminal says %s:\n%s", note, out);
+    free(md);
+    sweep_free(&m);
+    remove_tree(dir);
+}
