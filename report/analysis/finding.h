@@ -85,6 +85,9 @@ int findings_rank_cmp(const finding *a, const finding *b);
 /* A variant's findings in rank order: idx[0..n) gets indices into va->meta (and
  * va->findings), at most max of them. Returns n. */
 int findings_ranked(const variant_analysis *va, int *idx, int max);
+/* The same over one phase's findings: the forward's (backward 0: what findings_ranked gives, the
+ * summary's cell) or the backward's (1: the FK_BWD_* kinds, the backward table's cell). */
+int findings_ranked_phase(const variant_analysis *va, int *idx, int max, int backward);
 
 /* ---- the sentence ------------------------------------------------------------- */
 
