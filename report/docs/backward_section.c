@@ -2,14 +2,36 @@
  * "backward" objects or from the attn_bwd ranges of trace.json. */
 #include "backward_section.h"
 
+#include "alloc.h"
 #include "escape.h"
+#include "model_roles.h"
 #include "finding_phrases.h"
 #include "units.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-int backward_section_applies(const analysis *a) { return a->run && a->run->backward; }
+/* An imported training trace: a model trace whose steps have a backward phase (its view, built
+ * into v; 0 when not). */
+static int training_view(const variant_analysis *va, model_view *v)
+{
+    return model_is_step_trace(va) && model_view_build(va, v) == 0 && v->has_phase[MPHASE_BACKWARD];
+}
+
+static int any_training_trace(const analysis *a)
+{
+    model_view *v = malloc(sizeof *v);
+    if (!v)
+        attn_oom();
+    int any = 0;
+    for (int i = 0; i < a->n && !any; i++)
+        any = training_view(&a->v[i], v);
+    free(v);
+    return any;
+}
+
+int backward_section_applies(const analysis *a) { return a->run && (a->run->backward || any_training_trace(a)); }
 
 /* "8 (7 kernels + 1 Memset); expected 7", as the forward summary's kernel cell. */
 static void ops_text(const variant_analysis *va, char *out, size_t n)
@@ -87,8 +109,67 @@ static void backward_row(FILE *f, const variant_analysis *va, int variant)
     fputs(" |\n", f);
 }
 
+/* An imported training step's backward phase in the backward table's terms: its operations and
+ * CUDA time per step (medians over steps, the Model section's roles), attention's own backward
+ * among them, and what an import cannot say (no gradient check, no record of what autograd kept). */
+static void training_rows(FILE *f, const analysis *a)
+{
+    model_view *v = malloc(sizeof *v);
+    if (!v)
+        attn_oom();
+    int header = 0;
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        if (!training_view(va, v))
+            continue;
+        if (!header++)
+            fputs("The backward phase of each imported training step (PyTorch's autograd, from the Model section's "
+                  "roles: operations and CUDA time per step, the sums of the roles' medians over steps; an import checks "
+                  "no gradient and "
+                  "records not what autograd kept):\n\n"
+                  "| Trace | Steps | Operations in the backward phase | Its CUDA time per step | Attention's backward "
+                  "|\n|---|---|---|---|---|\n", f);
+        double ops = 0, us = 0, share = 0, attn_ops = 0, attn_us = 0;
+        const char *impl = "";
+        for (int r = 0; r < v->n_rows; r++) {
+            const model_role_row *x = &v->rows[r];
+            if (x->phase != MPHASE_BACKWARD)
+                continue;
+            ops += x->ops, us += x->us, share += x->share;
+            if (x->role == MROLE_ATTN_BACKWARD) {
+                attn_ops += x->ops, attn_us += x->us;
+                impl = x->implementation;
+            }
+        }
+        char t[32], at[32];
+        format_us(us, t, sizeof t);
+        format_us(attn_us, at, sizeof at);
+        fputs("| ", f);
+        esc_md_code(f, va->result->name, 1);
+        fprintf(f, " | %d | %.0f | %s (%.1f%% of the step) | ", v->n_steps, ops, t, 100 * share);
+        if (attn_ops > 0) {
+            fprintf(f, "%.0f operation%s, %s (%.1f%% of the step)", attn_ops, attn_ops == 1 ? "" : "s", at,
+                    100 * v->attn_share[MPHASE_BACKWARD]);
+            if (impl[0]) {
+                fputs(", ", f);
+                esc_md_text(f, impl);
+            }
+        } else
+            fputs("none found", f);
+        fputs(" |\n", f);
+    }
+    if (header)
+        fputc('\n', f);
+    free(v);
+}
+
 void backward_section_md(FILE *f, const analysis *a)
 {
+    if (!a->run->backward) { /* an import of training traces */
+        fputs("## Backward\n\n", f);
+        training_rows(f, a);
+        return;
+    }
     fputs("## Backward\n\nEach variant's backward on a fixed random dO after its forwards (`attn_bwd` ranges). "
           "CUDA-event time: the median per backward (CUPTI collecting); CUDA time: its GPU operations' durations "
           "summed, the median over the recorded backwards; errors ‖g − ref‖/‖ref‖ of dQ / dK / dV against FP64 on "
