@@ -39,6 +39,12 @@ stats stats_of(const double *x, int n)
 
 static int has(const char *name, const char *needle) { return strcasestr(name, needle) != NULL; }
 
+/* Here, with the kernel classes, so that every finding module can call it (findings.h declares it). */
+int gemm_on_cuda_cores(const char *n)
+{
+    return has(n, "sgemm") || has(n, "ffma") || has(n, "simt") || has(n, "f32f32_f32f32");
+}
+
 int op_launched_in(const gpu_op *op, const char *cpu_op)
 {
     const char *p = op->cpu_op_path;

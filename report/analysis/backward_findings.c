@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int finding_kind_is_backward(finding_kind k) { return k >= FK_BWD_MEMSET_OUTSIDE_EXPECTATION && k <= FK_BWD_INPLACE_ADVICE; }
-
 static const forward *rep_backward(const variant_analysis *va)
 {
     int i = analysis_median_backward(va);

@@ -11,8 +11,5 @@
 /* The derive of FK_BWD_MEMSET_OUTSIDE_EXPECTATION and of every FK_BWD_* row after it. Adds
  * nothing when the archive has no backward of the variant, or it did not run ok. Returns 0. */
 int backward_findings_derive(analysis *a, int vi);
-/* 1 for the kinds of the backward (FK_BWD_*): the forward's summary cell leaves them out, the
- * backward table's shows them. */
-int finding_kind_is_backward(finding_kind k);
 
 #endif

@@ -4,7 +4,6 @@
  * for a summary; the walk calls the derive column; the sentence is rendered for each
  * writer from its one plain-text form with marked names. */
 #include "units.h"
-#include "backward_findings.h"
 #include "finding.h"
 #include "alloc.h"
 #include "err.h"
@@ -351,6 +350,8 @@ int findings_rank_cmp(const finding *a, const finding *b)
         c = a->kind < b->kind ? -1 : 1;
     return c;
 }
+
+int finding_kind_is_backward(finding_kind k) { return k >= FK_BWD_MEMSET_OUTSIDE_EXPECTATION && k <= FK_BWD_INPLACE_ADVICE; }
 
 int findings_ranked(const variant_analysis *va, int *idx, int max) { return findings_ranked_phase(va, idx, max, 0); }
 

@@ -22,10 +22,6 @@
 
 static int has(const char *name, const char *needle) { return strcasestr(name, needle) != NULL; }
 
-int gemm_on_cuda_cores(const char *n)
-{
-    return has(n, "sgemm") || has(n, "ffma") || has(n, "simt") || has(n, "f32f32_f32f32");
-}
 
 int builds_mask(const char *n)
 {

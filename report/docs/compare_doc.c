@@ -315,7 +315,7 @@ static void backward_ratio_text(const compare_ratio *r, char *out, size_t n)
  * the kernel sections (findings.json ids bwd_*). */
 static void backward_compare_section(FILE *f, const compare_doc_md *d)
 {
-    const compare_model *m = d->m;
+    const compare_data *m = d->m;
     fputs("## Backward\n\n", f);
     table_head(f, m, "Variant");
     char buf[160];
