@@ -311,8 +311,8 @@ $(BUILD)/bench/libflash_sm90a.so: bench/flash_sm90a_experiments.cu $(SM90A_HEADE
 	  -Ikernels -Xptxas -warn-spills $< -o $@ 2> $@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }
 	$(check_wgmma_log)
 
-gpu-test: $(PROGRAMS) $(FUSED_BENCH)
-	ATTNPROF_BIN=$(BUILD)/attnprof FUSED_BENCH=$(FUSED_BENCH) bash tests/gpu/run.sh
+gpu-test: $(PROGRAMS) $(FUSED_BENCH) $(BUILD)/bwd_tc_bench
+	ATTNPROF_BIN=$(BUILD)/attnprof FUSED_BENCH=$(FUSED_BENCH) BWD_TC_BENCH=$(BUILD)/bwd_tc_bench bash tests/gpu/run.sh
 
 # The compiler's resource report (registers, shared memory, spills) for every kernel.
 resources:

@@ -207,6 +207,24 @@ static void build_variant(compare_data *m, compare_variant *cv)
             if (b->n && o->n && !m->throughput)
                 o->ratio = compare_ratio_of(b->us, b->n, o->us, o->n, m->min_effect, 0);
         }
+    for (int i = 0; i < m->n; i++) {
+        const variant_analysis *va = cv->cell[i].va;
+        compare_backward *b = &cv->bwd[i];
+        if (!va || va->n_backwards <= 0 || va->result->bwd.status != VARIANT_OK)
+            continue;
+        b->us = malloc(sizeof(double) * (size_t)va->n_backwards);
+        if (!b->us)
+            attn_oom();
+        for (int k = 0; k < va->n_backwards; k++)
+            b->us[b->n++] = va->backwards[k].cuda_us;
+        b->st = stats_of(b->us, b->n);
+        m->backward = 1;
+    }
+    /* Backward times of different shapes are different work: no ratio then, as for the roles. */
+    for (int i = 1; i < m->n; i++)
+        if (cv->bwd[0].n && cv->bwd[i].n && !m->throughput)
+            cv->bwd[i].ratio = compare_ratio_of(cv->bwd[0].us, cv->bwd[0].n, cv->bwd[i].us, cv->bwd[i].n,
+                                                m->min_effect, 0);
     compare_cell *base = &cv->cell[0];
     /* The baseline against itself: exactly 1 (no verdict, it is the reference). */
     if (comparable(base)) {
@@ -297,6 +315,7 @@ void compare_free(compare_data *m)
     for (int v = 0; v < m->n_variants; v++) {
         compare_variant *cv = &m->variants[v];
         for (int i = 0; i < m->n; i++) {
+            free(cv->bwd[i].us);
             free(cv->cell[i].metric);
             free(cv->cell[i].cpu);
             free(cv->cell[i].ops);

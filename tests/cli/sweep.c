@@ -960,3 +960,36 @@ Test(sweep_cli, the_terminal_says_how_many_findings_it_shows)
     sweep_free(&m);
     remove_tree(dir);
 }
+
+/* sweep --backward: run passes --backward to every shape, and the sweep reads each shape's
+ * backwards (the H200 --backward archive as a one-shape sweep): CUDA µs per backward and TFLOP/s
+ * at 2.5 times the forward's FLOPs, in sweep.md's backward tables. */
+Test(sweep_plan, backward_flag_passed_on_and_backwards_read)
+{
+    char bad[80];
+    cr_expect_eq(sweep_run_flags_valid(" --no-counters --backward", bad, sizeof bad), EXIT_OK, "%s", bad);
+    char dir[256], err[512];
+    tmpdir(dir, sizeof dir, "backward");
+    sh("mkdir -p %s/shapes && cp -r tests/fixtures/h200-backward %s/shapes/8x16x1024x64", dir, dir);
+    static sweep_data m;
+    cr_assert_eq(sweep_load(&m, dir, 1, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(m.backward, 1);
+    cr_assert_eq(m.n_shapes, 1);
+    int flash = -1;
+    for (int k = 0; k < m.n_variants; k++)
+        flash = strcmp(m.variants[k], "flash") ? flash : k;
+    cr_assert_geq(flash, 0);
+    const sweep_point *p = &m.shapes[0].p[flash];
+    cr_assert_eq(p->bwd_recorded, 1);
+    cr_assert(p->bwd_us > 200 && p->bwd_us < 400, "%g", p->bwd_us);
+    const double flops = 2.5 * 4.0 * 8 * 16 * 1024.0 * 1024 * 64 / 2; /* causal */
+    cr_assert_float_eq(p->bwd_tflops, flops / (p->bwd_us * 1e-6) / 1e12, 1e-9);
+    cr_assert_eq(sweep_write(&m, 0, err, sizeof err), EXIT_OK, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/sweep.md", dir);
+    char *md = slurp(path);
+    cr_assert(md && strstr(md, "## Time per backward, D = 64") && strstr(md, "## Backward TFLOP/s, D = 64"));
+    free(md);
+    sweep_free(&m);
+    remove_tree(dir);
+}
