@@ -310,20 +310,37 @@ static void kernels_section(FILE *f, const compare_doc_md *d)
 {
     const compare_model *m = d->m;
     fputs("## Kernels, variant by variant\n\n", f);
-    fputs("Each run's GPU operations are matched to the baseline's within their *role* in the attention forward "
-          "(QKᵀ GEMM, scale, mask build, mask apply, softmax, softmax NaN guard, PV GEMM, fused attention, cast, "
-          "copy, memset, other), read from the kernel's name, the record's kind, the ATen op that launched it "
-          "where the trace has one, and its place before or after the softmax; operations of different roles are "
-          "never paired. Within a role: the same name first (copies and memsets: the same direction and bytes); "
-          "then a copy or memset of the same direction with other bytes, or, in forward order, another kernel "
-          "doing the same step (*renamed*: another cuDNN knob, PyTorch's kernel for ours); what has no "
-          "counterpart of its role was *added* or *removed* and is listed under its role. Where the forward has "
-          "more than one role, a first table sets each role's time per forward side by side (the summed durations "
-          "of its operations, median over the forwards): the like-with-like measure when the runs do a step with "
-          "other kernels or another number of them. In the kernel table, times are the median of one launch. "
-          "Findings are matched by their id (as findings.json lists them); a finding that rests on a record the other run does not hold (an import "
-          "records no expected operation count, setup phases or output check) is listed as not testable there, "
-          "not as found in one run only.\n\n",
+    int model = 0, series = 0;
+    for (int v = 0; v < m->n_variants; v++)
+        m->variants[v].model_roles ? model++ : series++;
+    const char *unit = compare_unit_word(m);
+    fputs("Each run's GPU operations are matched to the baseline's within their *role*", f);
+    if (series)
+        fprintf(f, "%s in the attention forward (QKᵀ GEMM, scale, mask build, mask apply, softmax, softmax NaN guard, "
+                   "PV GEMM, fused attention, cast, copy, memset, other), read from the kernel's name, the record's "
+                   "kind, the ATen op that launched it where the trace has one, and its place before or after the "
+                   "softmax",
+                model ? " (series variants:" : "");
+    if (series && model)
+        fputs("; model traces:", f);
+    if (model)
+        fputs(" in the model's step: its phase and model role as roles.csv and kernels.csv name them (attention, "
+              "attention_input_conversion, gqa_expansion, gemm, norm, elementwise, copy, ..., the phase after it "
+              "when not the forward), read from the CPU op chain that launched it, else its kernel name",
+              f);
+    fputs(series && model ? ")" : "", f);
+    fprintf(f, "; operations of different roles are "
+               "never paired. Within a role: the same name first (copies and memsets: the same direction and bytes); "
+               "then a copy or memset of the same direction with other bytes, or, in %s order, another kernel "
+               "doing the same work (*renamed*: another cuDNN knob, PyTorch's kernel for ours); what has no "
+               "counterpart of its role was *added* or *removed* and is listed under its role. Where the %s has "
+               "more than one role, a first table sets each role's time per %s side by side (the summed durations "
+               "of its operations, median over the %ss): the like-with-like measure when the runs do the work with "
+               "other kernels or another number of them. In the kernel table, times are the median of one launch. ",
+            unit, unit, unit, unit);
+    fputs("Findings are matched by their id (as findings.json lists them); a finding that rests on a record the other "
+          "run does not hold (an import records no expected operation count, setup phases or output check) is listed "
+          "as not testable there, not as found in one run only.\n\n",
           f);
     for (int v = 0; v < m->n_variants; v++)
         compare_md_kernel_section(f, m, &m->variants[v]);

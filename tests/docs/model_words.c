@@ -196,3 +196,34 @@ Test(model_words, compare_verdicts_carry_the_differing_inputs, .timeout = 180, .
     read_out("cmp", "compare.tex", text, sizeof text);
     cr_assert(strstr(text, "& slower (across Hkv 4 vs 8, D 64 vs 128"), "compare.tex's verdict cells");
 }
+
+/* compare.md's kernels section names a model trace's operations by the model's roles, as
+ * kernels.csv does (phase after the role when not the forward), never by the series' (the
+ * lm_head a "PV GEMM", a residual add "mask apply"); its tables count per step. */
+Test(model_words, compare_kernels_of_model_traces_have_model_roles, .timeout = 180, .init = make_dir,
+     .fini = remove_dir)
+{
+    static char text[1 << 22];
+    char args[512];
+    snprintf(args, sizeof args, "import tests/fixtures/models-h200/llama-gqa-sdpa-train-s8a.json.gz --variant llama "
+                                "-o %s/ta -q", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "import tests/fixtures/models-h200/llama-gqa-sdpa-train-s8b.json.gz --variant llama "
+                                "-o %s/tb -q", dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    snprintf(args, sizeof args, "compare %s/ta %s/tb -o %s/cmp", dir, dir, dir);
+    cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    read_out("cmp", "compare.md", text, sizeof text);
+    const char *kernels = strstr(text, "## Kernels, variant by variant");
+    cr_assert(kernels, "the kernels section");
+    cr_assert(strstr(kernels, "within their *role* in the model's step"), "the section says which roles");
+    cr_assert(strstr(kernels, "Time per step by role"), "the role table counts per step");
+    cr_assert(strstr(kernels, "| gemm (backward) | 39 ops,"), "the backward's GEMMs, their own row");
+    cr_assert(strstr(kernels, "| attention | 4 ops,"), "the forward's attention");
+    cr_assert(strstr(kernels, "| Per step |"), "the kernel table's count column");
+    static const char *const series[] = {"| QKᵀ GEMM |", "| PV GEMM |", "| mask apply |", "| scale |", "| cast |",
+                                         "| softmax NaN guard |", "| fused attention |"};
+    for (size_t k = 0; k < sizeof series / sizeof *series; k++)
+        cr_assert_null(strstr(kernels, series[k]), "series role %s on a model trace", series[k]);
+    cr_assert_null(strstr(kernels, "per forward"));
+}
