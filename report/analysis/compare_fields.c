@@ -123,6 +123,9 @@ static void fill_fields(compare_model *m)
     _Static_assert(sizeof rows / sizeof rows[0] == sizeof slot / sizeof slot[0], "one slot per row");
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
         *slot[k] = field(m, rows[k].name, rows[k].in_sentence);
+    /* a training step's runs count steps (compare_unit_word), not forwards */
+    if (!strcmp(compare_unit_word(m), "step"))
+        x.iters->name = "Recorded steps", x.warmup->name = "Warm-up steps";
     for (int i = 0; i < m->n; i++) {
         device_values(&x, i, &m->in[i]->r);
         run_values(&x, i, &m->in[i]->r);

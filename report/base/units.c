@@ -92,7 +92,11 @@ const char *units_count_noun(double n, const char *noun, char *out, size_t len)
 {
     char word[160];
     units_plural(n, noun, word, sizeof word);
-    snprintf(out, len, "%g %s", n, word);
+    /* a whole count in full (%g would write 2250000 as 2.25e+06), a median like 2.5 as %g does */
+    if (n == floor(n) && fabs(n) < 1e15)
+        snprintf(out, len, "%.0f %s", n, word);
+    else
+        snprintf(out, len, "%g %s", n, word);
     return out;
 }
 

@@ -256,14 +256,14 @@ static void metric_section(FILE *f, const compare_doc_md *d)
     summary_rows(f, m, ROW_METRIC);
     fprintf(f,
             "Each cell: median (min – max, n) over the recorded %ss. *vs baseline*: the ratio of this run's "
-            "median to the baseline's (%s), then its 95%% interval from %d bootstrap resamples of the per-forward "
+            "median to the baseline's (%s), then its 95%% interval from %d bootstrap resamples of the per-%s "
             "samples (seeded, so the numbers repeat), then the verdict against a noise floor of %.0f%% "
             "(`--min-effect`): *same* when the whole interval lies within ×/÷ %.2f, *faster* or *slower* when it "
             "lies wholly beyond, *ambiguous* when it straddles the edge. The interval holds the spread of one "
-            "run's forwards only; the floor covers the drift between runs: two runs of one batch on the H200 "
+            "run's %ss only; the floor covers the drift between runs: two runs of one batch on the H200 "
             "differed by up to 1.4%% in CUDA time (bench/RESULTS.md).\n\n",
-            compare_unit_word(m), m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES, m->min_effect * 100,
-            1 + m->min_effect);
+            compare_unit_word(m), m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES,
+            compare_unit_word(m), m->min_effect * 100, 1 + m->min_effect, compare_unit_word(m));
     replicate_rule(f, m, ROW_METRIC);
 
 }
@@ -275,13 +275,13 @@ static void cpu_section(FILE *f, const compare_doc_md *d)
     table_head(f, m, "Variant");
     summary_rows(f, m, ROW_CPU);
     fprintf(f,
-            "CPU time is the host wall time of the forward call (recorded with CUPTI collecting), below 1 is "
+            "CPU time is the host wall time of the %s (recorded with CUPTI collecting), below 1 is "
             "faster. Host time drifts between runs far more than GPU time: runs of one batch on the H200 differed "
             "by up to 1.87× in a variant's median (bench/RESULTS.md), so the floor here is %.0f%%: a run is "
             "faster or slower only when the whole interval lies beyond ×/÷ %.2f, and same or ambiguous otherwise. "
             "%s\n\n",
-            m->cpu_floor * 100, 1 + m->cpu_floor,
-            any_replicate_floor(m) ? "Where both runs hold replicates, the floor is their between-pass spread "
+            strcmp(compare_unit_word(m), "step") ? "forward call" : "step's range", m->cpu_floor * 100,
+            1 + m->cpu_floor, any_replicate_floor(m) ? "Where both runs hold replicates, the floor is their between-pass spread "
                                      "where that is larger (below)."
                                    : "The archives hold one batch each, no replicate runs to measure the floor from.");
     replicate_rule(f, m, ROW_CPU);
@@ -326,7 +326,7 @@ static void kernels_section(FILE *f, const compare_doc_md *d)
     if (model)
         fputs(" in the model's step: its phase and model role as roles.csv and kernels.csv name them (attention, "
               "attention_input_conversion, gqa_expansion, gemm, norm, elementwise, copy, ..., the phase after it "
-              "when not the forward), read from the CPU op chain that launched it, else its kernel name",
+              "when not the forward phase), read from the CPU op chain that launched it, else its kernel name",
               f);
     fputs(series && model ? ")" : "", f);
     fprintf(f, "; operations of different roles are "

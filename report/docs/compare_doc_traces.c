@@ -279,8 +279,8 @@ void compare_md_traces_section(FILE *f, const compare_model *m, const figure_lis
     const compare_traces *t = &m->traces;
     if (!t->any)
         return;
-    fprintf(f, "## Model traces, step by step\n\nA model trace is an imported PyTorch profiler trace whose forwards "
-               "are its `ProfilerStep#N` steps and whose GPU operations carry the CPU ops that launched them; its "
+    fprintf(f, "## Model traces, step by step\n\nA model trace is an imported PyTorch profiler trace whose recorded "
+               "ranges are its `ProfilerStep#N` steps and whose GPU operations carry the CPU ops that launched them; its "
                "roles are those of the report's Model section. Each run's model traces are set against the "
                "baseline's: as `--pair` names them, then by name, then, when the two runs hold exactly one each, "
                "that one against that one. The steps are the samples: ratios are of the medians over steps, with a "

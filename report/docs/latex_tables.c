@@ -119,6 +119,8 @@ static int ratio_decimals_of(const compare_ratio *const *cells, int n)
 static void summary_note(FILE *f, const analysis *a, int series)
 {
     const run_info *r = a->run;
+    const char *unit = model_unit_word_of_run(a);
+    int step = !strcmp(unit, "step");
     note_open(f);
     setup_text(f, r);
     if (r->measurement.recorded) { /* each variant's own count: said in report.md, the plan here */
@@ -127,14 +129,24 @@ static void summary_note(FILE *f, const analysis *a, int series)
         fputs(". Measurement: ", f);
         tex(f, plan);
         fputs(". Median of each variant's recorded forwards", f);
-    } else
-        fprintf(f, ". Median of %d recorded forwards per variant", r->iters);
-    fprintf(f, ", min--max in parentheses; CUDA time is the sum of the GPU operations of a forward, CPU time %s. "
+    } else {
+        /* a training step is a step (model_unit_word_of_run); an import's variants may hold other counts */
+        int same = 1;
+        for (int i = 0; i < a->n; i++)
+            same &= a->v[i].n_forwards == r->iters;
+        char noun[32], count[64];
+        snprintf(noun, sizeof noun, "recorded %s", unit);
+        units_count_noun(r->iters, noun, count, sizeof count);
+        fprintf(f, ". Median of %s%s per variant", same ? "" : "up to ", count);
+    }
+    fprintf(f, ", min--max in parentheses; CUDA time is the sum of the GPU operations of a %s, CPU time %s. "
                "Recorded ",
-            r->producer == PRODUCER_ATTNPROF ? "the host time of the forward call (under CUPTI)"
-            : r->producer == PRODUCER_PYTORCH ? "the duration of the forward's range under PyTorch's profiler, its "
-                                                "dispatcher included"
-                                              : "the duration of the forward's range in the traces");
+            unit, r->producer == PRODUCER_ATTNPROF ? "the host time of the forward call (under CUPTI)"
+            : r->producer == PRODUCER_PYTORCH ? (step ? "the duration of the step's range under PyTorch's profiler, "
+                                                        "its dispatcher included"
+                                                      : "the duration of the forward's range under PyTorch's "
+                                                        "profiler, its dispatcher included")
+            : step ? "the duration of the step's range in the traces" : "the duration of the forward's range in the traces");
     tex(f, r->date);
     fputs(" with attnprof ", f);
     tex(f, r->tool_version);

@@ -64,11 +64,14 @@ static void header_imported(FILE *f, const analysis *a)
     else
         fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
                    "declare it with `import --shape`) |\n", REPORT_NOT_RECORDED);
+    /* a training step (backward work in the range) is a step, not a forward */
+    const char *unit = model_unit_word_of_run(a);
+    char upto[64];
     fputs("| Run | recorded ", f);
     esc_md_text(f, r->date[0] ? r->date : REPORT_NOT_RECORDED);
-    fprintf(f, "; up to %d forwards per variant; seed, warm-up forwards, correctness against FP64 and timings with the "
+    fprintf(f, "; up to %s per variant; seed, warm-up %ss, correctness against FP64 and timings with the "
                "profiler off %s |\n",
-            r->iters, REPORT_NOT_RECORDED);
+            units_count_noun(r->iters, unit, upto, sizeof upto), unit, REPORT_NOT_RECORDED);
     fputs("| Tool | attnprof ", f);
     esc_md_text(f, r->tool_version);
     fputs(": ", f);
@@ -90,12 +93,13 @@ static void header_imported(FILE *f, const analysis *a)
         }
         fprintf(f, " |\n");
     }
-    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu host ranges and CPU ops (forwards from ",
-            a->trace->n_ops, a->trace->n_apis, a->trace->n_ranges);
+    char ops[64], apis[64], ranges[64];
+    fprintf(f, "| Records | %s, %s, %s and CPU ops (%ss from ",
+            units_count_noun((double)a->trace->n_ops, "GPU operation", ops, sizeof ops),
+            units_count_noun((double)a->trace->n_apis, "API call", apis, sizeof apis),
+            units_count_noun((double)a->trace->n_ranges, "host range", ranges, sizeof ranges), unit);
     esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
     fputs(") |\n\n", f);
-    /* a training step (backward work in the range) is a step, not a forward */
-    const char *unit = model_unit_word_of_run(a);
     fprintf(f, "CUDA time per %s is the sum of the durations of the GPU operations launched inside the "
                "%s's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
                "the range on the host%s.%s\n\n",

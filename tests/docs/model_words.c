@@ -66,8 +66,21 @@ Test(model_words, a_training_step_is_a_step, .timeout = 120, .init = make_dir, .
     cr_assert(strstr(text, "| Kernels / step | CUDA time / step"), "the summary table");
     cr_assert(strstr(text, "CUDA time per step is the sum"), "the method");
     cr_assert_null(strstr(text, "CUDA time per forward (median"));
+    /* the header's rows, the representative step, the layers and the appendix say step */
+    cr_assert(strstr(text, "; up to 6 steps per variant; seed, warm-up steps,"), "the Run row");
+    cr_assert(strstr(text, "host ranges and CPU ops (steps from Kineto ProfilerStep"), "the Records row");
+    cr_assert(strstr(text, "The representative step (iteration "), "the op table");
+    cr_assert(strstr(text, "Repeated blocks (layers): the forward phase's operations repeat with a period of 46 "
+                           "operations, 2 times, from forward-phase operation 23 on (the representative step; the "
+                           "backward phase is not searched)"), "the layers");
+    cr_assert(strstr(text, "representative step that runs it (\"–\": in another step only)"), "the appendix");
+    cr_assert_null(strstr(text, "representative forward"));
+    cr_assert_null(strstr(text, "forwards per variant"));
     read_out("train", "summary.tex", text, sizeof text);
     cr_assert(strstr(text, "CUDA and CPU time per step") && strstr(text, "Ops / step"), "summary.tex");
+    cr_assert(strstr(text, "Median of 6 recorded steps per variant, min--max in parentheses; CUDA time is the sum of "
+                           "the GPU operations of a step, CPU time the duration of the step's range"), "its note");
+    cr_assert_null(strstr(text, "recorded forwards"));
     char args[512];
     snprintf(args, sizeof args, "report %s/train", dir);
     cr_assert_eq(attnprof_out(args, text, sizeof text), EXIT_OK, "%s", err_text);
@@ -81,6 +94,9 @@ Test(model_words, an_inference_step_stays_a_forward, .timeout = 120, .init = mak
     read_out("eager", "report.md", text, sizeof text);
     cr_assert(strstr(text, "CUDA time per forward (median of 6)"), "a forward-only step is a forward");
     cr_assert_null(strstr(text, "per step (median"));
+    cr_assert(strstr(text, "; up to 6 forwards per variant;"), "the Run row");
+    cr_assert(strstr(text, "The representative forward (iteration "), "the op table");
+    cr_assert(strstr(text, "Repeated blocks (layers): the forward's operations repeat with a period of "), "layers");
 }
 
 Test(model_words, different_models_side_by_side_get_no_series_findings, .timeout = 120, .init = make_dir,
@@ -158,9 +174,19 @@ Test(model_words, compare_of_training_steps_is_per_step, .timeout = 180, .init =
     cr_assert(strstr(text, "\\caption{CUDA time per step (\\textmu{}s) of each run"), "the caption");
     cr_assert(strstr(text, "recorded steps;"), "the note");
     cr_assert_null(strstr(text, "per forward"));
+    cr_assert_null(strstr(text, "Warm-up forwards"), "the differs sentence names the steps' fields");
     read_out("cmp", "compare.md", text, sizeof text);
     cr_assert(strstr(text, "## CUDA time per step\n") && strstr(text, "## CPU time per step\n") &&
               strstr(text, "## GPU operations per step\n"), "the headings");
+    cr_assert(strstr(text, "| Recorded steps | 8 | 8 |") && strstr(text, "| Warm-up steps |"), "the runs' fields");
+    cr_assert(strstr(text, "*CUDA time per step of every variant in each run"), "the time figure's caption");
+    cr_assert(strstr(text, "*One step (the median one) of every variant from every run"), "the timeline's caption");
+    cr_assert(strstr(text, "resamples of the per-step samples") && strstr(text, "the spread of one run's steps only"),
+              "the metric's rule");
+    cr_assert(strstr(text, "CPU time is the host wall time of the step's range"), "the CPU rule");
+    cr_assert_null(strstr(text, "per forward"));
+    cr_assert_null(strstr(text, "One forward"));
+    cr_assert_null(strstr(text, "forward call"));
     import("ea", "tests/fixtures/models-h200/llama-gqa-sdpa-infer-s8a.json.gz");
     import("eb", "tests/fixtures/models-h200/llama-gqa-sdpa-infer-s8b.json.gz");
     snprintf(args, sizeof args, "compare %s/ea %s/eb -o %s/cmpe", dir, dir, dir);
