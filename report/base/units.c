@@ -100,6 +100,18 @@ const char *units_count_noun(double n, const char *noun, char *out, size_t len)
     return out;
 }
 
+const char *units_pair_count(double a, double b, const char *noun, char *out, size_t len)
+{
+    char word[160];
+    if (a == 1 && b == 1) {
+        snprintf(out, len, "1 %s each", noun);
+        return out;
+    }
+    units_plural(2, noun, word, sizeof word);
+    snprintf(out, len, "%g and %g %s", a, b, word);
+    return out;
+}
+
 const char *human_bytes(double b, char *buf, size_t n)
 {
     if (b >= 1 << 30)

@@ -61,7 +61,8 @@ static void summary_rows(FILE *f, const compare_model *m, row_kind kind)
             esc_md_text(f, buf);
             fputs(" |", f);
             if (i > 0) {
-                compare_md_ratio_text(kind == ROW_METRIC ? &c->metric_ratio : &c->cpu_ratio, buf, sizeof buf);
+                compare_md_ratio_text(kind == ROW_METRIC ? &c->metric_ratio : &c->cpu_ratio, compare_unit_word(m), buf,
+                                      sizeof buf);
                 fprintf(f, " %s |", buf);
             }
         }

@@ -117,7 +117,7 @@ static void role_table(FILE *f, const compare_model *m, const compare_variant *c
         char bt[96], ot[96], ratio[96];
         role_cell(b, bt, sizeof bt);
         role_cell(o, ot, sizeof ot);
-        compare_md_ratio_text(&o->ratio, ratio, sizeof ratio);
+        compare_md_ratio_text(&o->ratio, unit, ratio, sizeof ratio);
         char name[64];
         fprintf(f, "| %s | %s | %s | %s |\n", compare_role_name(cv->model_roles, r, name, sizeof name), bt, ot, ratio);
     }
@@ -193,7 +193,7 @@ void compare_md_kernel_section(FILE *f, const compare_model *m, const compare_va
             fputs(r->change == KERNEL_SAME ? "same" : on, f);
             fprintf(f, " | %s | %s → %s | ", per, tb, to);
             char ratio[96];
-            compare_md_ratio_text(&r->time, ratio, sizeof ratio);
+            compare_md_ratio_text(&r->time, unit, ratio, sizeof ratio);
             fputs(ratio, f);
             fprintf(f, " | %s | %s | %s |\n", regs, smem, occ);
         }

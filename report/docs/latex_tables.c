@@ -282,8 +282,11 @@ static void ratio_verdict_tex(FILE *f, int n0, int n1, const compare_ratio *r, i
     else if (r->verdict != VERDICT_NONE)
         fprintf(f, "%.*f$\\times$ [%.*f--%.*f] & %s", d, r->ci.ratio, d, r->ci.lo, d, r->ci.hi,
                 compare_verdict_word(r->verdict));
-    else if (n0 == n1)
-        fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%d steps)}", d, r->ci.ratio, n0);
+    else if (n0 == n1) {
+        char steps[32];
+        fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%s)}", d, r->ci.ratio,
+                units_count_noun(n0, "step", steps, sizeof steps));
+    }
     else
         fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%d and %d steps)}", d, r->ci.ratio, n0, n1);
 }
@@ -315,10 +318,11 @@ static void trace_pair_note(FILE *f, const compare_model *m, const trace_pair *p
     trace_side_tex(f, m, pr, 1);
     fputs(" against ", f);
     trace_side_tex(f, m, pr, 0);
-    fprintf(f, ", the baseline. Median (min--max) over %d and %d steps (ProfilerStep\\#N); attention, all parts: "
+    char steps[64];
+    fprintf(f, ", the baseline. Median (min--max) over %s (ProfilerStep\\#N); attention, all parts: "
                "every attention role of the phase together (eager attention's kernels against one fused op), a step "
                "without it counting 0. Time ratio, below 1 is faster. ",
-            pr->step[0].n, pr->step[1].n);
+            units_pair_count(pr->step[0].n, pr->step[1].n, "step", steps, sizeof steps));
     if (pr->verdicts)
         fprintf(f, "Ratio of medians with a seeded 95\\%% bootstrap interval of the steps; same when the whole "
                    "interval lies within $\\times$/$\\div$ %.2f (the noise floor of CUDA time), faster or slower when "

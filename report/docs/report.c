@@ -148,7 +148,9 @@ static void summary_table(FILE *f, const report_doc *d)
                 char rc[32], rp[32];
                 format_us_column(rv->cuda_us.median, rc, sizeof rc);
                 format_us_column(rv->cpu_us.median, rp, sizeof rp);
-                fprintf(f, "%s / %s (%d ops, n=%d) | ", rc, rp, rv->ops_per_forward, rv->n_forwards);
+                char ops[32];
+                fprintf(f, "%s / %s (%s, n=%d) | ", rc, rp, units_count_noun(rv->ops_per_forward, "op", ops, sizeof ops),
+                        rv->n_forwards);
             } else {
                 fputs("not in the reference | ", f);
             }

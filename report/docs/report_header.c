@@ -191,11 +191,12 @@ static void header_run(FILE *f, const analysis *a)
     fputs("| Run | ", f);
     esc_md_text(f, r->date);
     /* with a measurement plan the count is per pass, or the stop rule's (each variant's own) */
-    if (r->measurement.recorded && !strcmp(r->measurement.iters_rule, "auto"))
-        fprintf(f, "; seed %llu; %d warm-up forwards per variant, then recorded forwards until the stop rule ended "
+    if (r->measurement.recorded && !strcmp(r->measurement.iters_rule, "auto")) {
+        char warm[48];
+        fprintf(f, "; seed %llu; %s per variant, then recorded forwards until the stop rule ended "
                    "(Measurement); rel. error threshold %.0e |\n",
-                r->seed, r->warmup, r->rel_error_threshold);
-    else if (r->measurement.recorded)
+                r->seed, units_count_noun(r->warmup, "warm-up forward", warm, sizeof warm), r->rel_error_threshold);
+    } else if (r->measurement.recorded)
         fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant and pass; rel. error threshold %.0e |\n",
                 r->seed, r->warmup, r->iters, r->rel_error_threshold);
     else
@@ -206,8 +207,10 @@ static void header_run(FILE *f, const analysis *a)
     fputs(": ", f);
     esc_md_code(f, r->command_line, 1);
     fprintf(f, " |\n");
-    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu NVTX ranges (from ", a->trace->n_ops,
-            a->trace->n_apis, a->trace->n_ranges);
+    char ops[64], apis[64], ranges[64];
+    fprintf(f, "| Records | %s, %s, %s (from ", units_count_noun((double)a->trace->n_ops, "GPU operation", ops, sizeof ops),
+            units_count_noun((double)a->trace->n_apis, "API call", apis, sizeof apis),
+            units_count_noun((double)a->trace->n_ranges, "NVTX range", ranges, sizeof ranges));
     esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
     fputs(") |\n\n", f);
 }
@@ -225,12 +228,14 @@ static void header_method(FILE *f, const run_info *r)
     for (int i = 0; i < r->n_variants && !checked; i++)
         if (r->variants[i].rows_checked > 0 && r->variants[i].heads_checked > 0)
             checked = &r->variants[i];
+    char heads[32];
+    if (checked)
+        units_count_noun(checked->heads_checked, "head", heads, sizeof heads);
     if (checked && checked->rows_checked >= r->shape.seq)
-        fprintf(f, " (%d heads, every query row)", checked->heads_checked);
+        fprintf(f, " (%s, every query row)", heads);
     else if (checked)
-        fprintf(f, " (%d heads, %d of %d query rows each: rows at both ends of the causal mask and the rest "
-                   "spread over the head at seeded offsets)", checked->heads_checked, checked->rows_checked,
-                r->shape.seq);
+        fprintf(f, " (%s, %d of %d query rows each: rows at both ends of the causal mask and the rest "
+                   "spread over the head at seeded offsets)", heads, checked->rows_checked, r->shape.seq);
     fputs(".\n\n", f);
 }
 

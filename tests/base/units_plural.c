@@ -29,3 +29,12 @@ Test(units_plural, a_large_count_is_written_in_full)
     cr_assert_str_eq(units_count_noun(1234567, "API call", b, sizeof b), "1234567 API calls");
     cr_assert_str_eq(units_count_noun(2.5, "copy", b, sizeof b), "2.5 copies");
 }
+
+/* Two sides' counts: "1 and 1 steps" was written of two one-step traces. */
+Test(units_plural, a_pair_of_counts_agrees)
+{
+    char b[64];
+    cr_assert_str_eq(units_pair_count(1, 1, "step", b, sizeof b), "1 step each");
+    cr_assert_str_eq(units_pair_count(8, 8, "step", b, sizeof b), "8 and 8 steps");
+    cr_assert_str_eq(units_pair_count(1, 3, "forward", b, sizeof b), "1 and 3 forwards");
+}

@@ -120,7 +120,9 @@ static void no_singular_plural(const char *text, const char *what)
     static const char *const nouns[] = {"GEMMs", "kernels", "operations", "ops", "forwards", "steps", "copies",
                                         "Memsets", "Memcpys", "blocks", "layers", "variants", "traces", "records",
                                         "extra kernels", "FP32 CUDA-core GEMMs", "fused kernels", "host–device copies",
-                                        "host syncs"};
+                                        "host syncs", "heads", "shapes", "recorded forwards", "recorded steps",
+                                        "warm-up forwards", "API calls", "GPU operations", "host ranges",
+                                        "NVTX ranges", "distinct GPU operations"};
     for (size_t k = 0; k < sizeof nouns / sizeof *nouns; k++) {
         char bad[64];
         snprintf(bad, sizeof bad, " 1 %s", nouns[k]);
@@ -252,4 +254,36 @@ Test(model_words, compare_kernels_of_model_traces_have_model_roles, .timeout = 1
     for (size_t k = 0; k < sizeof series / sizeof *series; k++)
         cr_assert_null(strstr(kernels, series[k]), "series role %s on a model trace", series[k]);
     cr_assert_null(strstr(kernels, "per forward"));
+}
+
+/* One step a side: every count of 1 agrees with its noun (units_count_noun) in report.md,
+ * summary.tex, findings.json, compare.md, compare.tex and the terminal's table, which wrote
+ * "up to 1 forwards", "no verdict (1 forwards)" and "no verdict (1 steps)". */
+Test(model_words, one_step_a_side_counts_agree, .timeout = 180, .init = make_dir, .fini = remove_dir)
+{
+    static char text[1 << 22];
+    char args[512];
+    for (int s = 3; s <= 4; s++) {
+        snprintf(args, sizeof args, "import " FIXTURES "llama-train-sync-bf16.json.gz --range ProfilerStep#%d "
+                                    "--variant llama -o %s/one%d -q", s, dir, s);
+        cr_assert_eq(attnprof(args), EXIT_OK, "%s", err_text);
+    }
+    read_out("one3", "report.md", text, sizeof text);
+    cr_assert(strstr(text, "; up to 1 step per variant;"), "the Run row");
+    no_singular_plural(text, "report.md");
+    read_out("one3", "summary.tex", text, sizeof text);
+    cr_assert(strstr(text, "Median of 1 recorded step per variant"), "summary.tex's note");
+    no_singular_plural(text, "summary.tex");
+    read_out("one3", "findings.json", text, sizeof text);
+    no_singular_plural(text, "findings.json");
+    snprintf(args, sizeof args, "compare %s/one3 %s/one4 -o %s/cmp", dir, dir, dir);
+    cr_assert_eq(attnprof_out(args, text, sizeof text), EXIT_OK, "%s", err_text);
+    cr_assert(strstr(text, "no verdict (1 step)\n"), "terminal: %s", text);
+    read_out("cmp", "compare.md", text, sizeof text);
+    cr_assert(strstr(text, "no verdict (1 step)"), "compare.md's cells");
+    no_singular_plural(text, "compare.md");
+    cr_assert_null(strstr(text, "(1 forward"));
+    read_out("cmp", "compare.tex", text, sizeof text);
+    cr_assert(strstr(text, "\\mbox{no verdict (1 step)}"), "compare.tex's cells");
+    no_singular_plural(text, "compare.tex");
 }
