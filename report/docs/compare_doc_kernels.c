@@ -88,7 +88,7 @@ static void role_cell(const role_time *rt, char *out, size_t n)
 
 /* What one of the variant's samples is: "step" when a side's model trace holds backward or
  * optimizer work (model_unit_word), else "forward". */
-static const char *variant_unit(const compare_model *m, const compare_variant *cv)
+static const char *variant_unit(const compare_data *m, const compare_variant *cv)
 {
     for (int i = 0; i < m->n; i++)
         if (cv->cell[i].va && !strcmp(model_unit_word(cv->cell[i].va), "step"))
@@ -98,7 +98,7 @@ static const char *variant_unit(const compare_model *m, const compare_variant *c
 
 /* Time per forward (or step) by role, when it has more than one role: the like-with-like
  * comparison that holds when the two runs use other kernels or another number of them. */
-static void role_table(FILE *f, const compare_model *m, const compare_variant *cv, int i)
+static void role_table(FILE *f, const compare_data *m, const compare_variant *cv, int i)
 {
     int n_roles = 0;
     for (int r = 0; r < COMPARE_ROLE_COUNT; r++)
@@ -124,7 +124,7 @@ static void role_table(FILE *f, const compare_model *m, const compare_variant *c
     fputc('\n', f);
 }
 
-void compare_md_kernel_section(FILE *f, const compare_model *m, const compare_variant *cv)
+void compare_md_kernel_section(FILE *f, const compare_data *m, const compare_variant *cv)
 {
     fputs("### ", f);
     esc_md_code(f, cv->name, 0);
