@@ -303,12 +303,7 @@ static int has_backward(const compare_doc_md *d) { return d->m->backward; }
 /* The ratio cell of a backward: as the forward's, with the backwards counted. */
 static void backward_ratio_text(const compare_ratio *r, char *out, size_t n)
 {
-    if (r->verdict == VERDICT_NONE && r->too_few > 0 && isfinite(r->ci.ratio))
-        snprintf(out, n, "%.3f×, no verdict (%d backwards)", r->ci.ratio, r->too_few);
-    else if (r->verdict == VERDICT_NONE && r->too_few > 0)
-        snprintf(out, n, "no verdict (%d backwards)", r->too_few);
-    else
-        compare_md_ratio_text(r, out, n);
+    compare_md_ratio_text(r, "backward", out, n); /* "no verdict (3 backwards)", "(1 backward)" */
 }
 
 /* run --backward archives: each variant's CUDA time per backward, paired with the baseline's, and
