@@ -28,6 +28,7 @@ One line per number, `<trace> <key> <value>`; medians over the ProfilerStep#N st
                          cudaEventSynchronize, cudaStreamWaitEvent, cudaMemcpy without Async)
   graph_launches         cudaGraphLaunch calls per step
   cuda_us                the step's GPU op durations summed (the report's CUDA time per step)
+  step_ops_max           the most GPU ops any step launched
   backward_ops           GPU ops launched inside autograd's engine (autograd::engine::evaluate_function)
                          or an optimizer's step (Optimizer.step#...): the step is a training step
 """
@@ -170,6 +171,7 @@ def count(path):
     for key in ("cuda_us", "backward_ops"):
         m = median([p[key] for p in per])
         extra.append((name, key, ("%.3f" % m) if isinstance(m, float) else m))
+    extra.append((name, "step_ops_max", max((len(p["ops"]) for p in per), default=0)))
     return out
 
 

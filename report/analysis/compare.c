@@ -193,14 +193,22 @@ static int check_shapes(compare_data *m, const compare_options *opt, char *err, 
  * archive's ratios against the baseline's, the kernel pairing and the findings diff. */
 static void build_variant(compare_data *m, compare_variant *cv)
 {
+    int cells = 0, model = 0;
     for (int i = 0; i < m->n; i++) {
         fill_cell(&cv->cell[i], m->in[i], cv->name, m->throughput);
         compare_cell_passes(&cv->cell[i], &m->in[i]->r);
-        cv->n_kernels[i] = compare_kernels_summarise(cv->cell[i].va, &m->in[i]->t.device, &cv->kernels[i]);
-        compare_roles_summarise(cv->cell[i].va, cv->roles[i]);
+        cells += cv->cell[i].va != NULL;
+        model += cv->cell[i].va && model_is_step_trace(cv->cell[i].va);
+    }
+    /* a model's operations are paired within its roles, and only when every side has them */
+    cv->model_roles = cells > 0 && model == cells;
+    for (int i = 0; i < m->n; i++) {
+        cv->n_kernels[i] =
+            compare_kernels_summarise(cv->cell[i].va, &m->in[i]->t.device, cv->model_roles, &cv->kernels[i]);
+        compare_roles_summarise(cv->cell[i].va, cv->model_roles, cv->roles[i]);
     }
     for (int i = 1; i < m->n; i++)
-        for (int r = 0; r < ROLE_COUNT; r++) {
+        for (int r = 0; r < COMPARE_ROLE_COUNT; r++) {
             const role_time *b = &cv->roles[0][r];
             role_time *o = &cv->roles[i][r];
             /* Times of different shapes are different work: no ratio then. */
@@ -325,7 +333,7 @@ void compare_free(compare_data *m)
             free(cv->diff[i].rows);
             free(cv->diff[i].only_base);
             free(cv->diff[i].only_other);
-            for (int r = 0; r < ROLE_COUNT; r++)
+            for (int r = 0; r < COMPARE_ROLE_COUNT; r++)
                 free(cv->roles[i][r].us);
             free(cv->diff[i].gap_base);
             free(cv->diff[i].gap_other);

@@ -138,7 +138,7 @@ typedef enum kernel_change {
 typedef struct kernel_summary {
     const gpu_op *op;      /* a representative record (first occurrence) */
     op_class cls;
-    op_role role;          /* in the forward (op_role.h): operations are paired only within a role */
+    int role;              /* a compare role (compare_role_name): operations are paired only within a role */
     double per_forward;    /* occurrences per forward */
     double median_us;      /* median duration of one occurrence */
     int registers, smem;   /* per thread / per block (static + dynamic) */
@@ -174,6 +174,17 @@ typedef struct kernel_diff {
     int n_gap_base, n_gap_other;
 } kernel_diff;
 
+/* The roles compare pairs operations within. A series variant's are op_role's (op_role.h: QKᵀ GEMM,
+ * mask apply, PV GEMM, ...); a model trace's (compare_variant.model_roles) are its phase and
+ * model role (model_roles.h: forward gemm, backward attention, ...), as kernels.csv and roles.csv
+ * name them, so a model's lm_head is never a "PV GEMM". Either is one int below this count. */
+#define COMPARE_ROLE_COUNT (MPHASE_COUNT * MROLE_COUNT)
+/* A model trace's compare role: its phase and model role as one number. */
+static inline int compare_model_role(model_phase phase, model_role role) { return (int)phase * MROLE_COUNT + (int)role; }
+/* The name of compare role `role`: op_role_name's for a series variant, else the model role's name
+ * ("gemm"), with the phase after it when not the forward's ("gemm (backward)"). Returns out. */
+const char *compare_role_name(int model_roles, int role, char *out, size_t n);
+
 /* The time a variant's forward spends in one role: the like-with-like measure
  * when two runs do a step with different kernels or a different number of them. */
 typedef struct role_time {
@@ -198,7 +209,8 @@ typedef struct compare_backward {
 typedef struct compare_variant {
     char name[32];
     compare_backward bwd[COMPARE_MAX_ARCHIVES];
-    role_time roles[COMPARE_MAX_ARCHIVES][ROLE_COUNT];
+    role_time roles[COMPARE_MAX_ARCHIVES][COMPARE_ROLE_COUNT];
+    int model_roles;       /* 1: every run's cell is a model trace (model_is_step_trace): model roles */
     compare_cell cell[COMPARE_MAX_ARCHIVES];
     kernel_summary *kernels[COMPARE_MAX_ARCHIVES];
     int n_kernels[COMPARE_MAX_ARCHIVES];

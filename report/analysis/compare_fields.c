@@ -85,9 +85,11 @@ static void run_values(const run_fields *x, int i, const run_info *r)
     if (mp->recorded && !strcmp(mp->iters_rule, "auto"))
         snprintf(x->rule->value[i], sizeof x->rule->value[i], "auto (noise below %.2g%%, %d–%d forwards)",
                  mp->noise_target * 100, mp->min_forwards, mp->max_forwards);
-    else if (mp->recorded)
-        snprintf(x->rule->value[i], sizeof x->rule->value[i], "fixed (%d forwards)", r->iters);
-    else
+    else if (mp->recorded) {
+        char count[48];
+        snprintf(x->rule->value[i], sizeof x->rule->value[i], "fixed (%s)",
+                 units_count_noun(r->iters, "forward", count, sizeof count));
+    } else
         snprintf(x->rule->value[i], sizeof x->rule->value[i], "%s", nr);
     if (mp->recorded)
         snprintf(x->passes->value[i], sizeof x->passes->value[i], "%d", mp->replicates > 0 ? mp->replicates : 1);
@@ -123,6 +125,9 @@ static void fill_fields(compare_data *m)
     _Static_assert(sizeof rows / sizeof rows[0] == sizeof slot / sizeof slot[0], "one slot per row");
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
         *slot[k] = field(m, rows[k].name, rows[k].in_sentence);
+    /* a training step's runs count steps (compare_unit_word), not forwards */
+    if (!strcmp(compare_unit_word(m), "step"))
+        x.iters->name = "Recorded steps", x.warmup->name = "Warm-up steps";
     for (int i = 0; i < m->n; i++) {
         device_values(&x, i, &m->in[i]->r);
         run_values(&x, i, &m->in[i]->r);

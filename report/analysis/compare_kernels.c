@@ -10,6 +10,7 @@
 #include "occupancy.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,14 +32,14 @@ static void sample_push(sample_list *l, double x)
 
 /* The same operation in one forward and another: kind, role and name, and for
  * copies and memsets the direction and the bytes, which the name does not carry. */
-static int same_operation(const kernel_summary *k, const gpu_op *op, op_role role)
+static int same_operation(const kernel_summary *k, const gpu_op *op, int role)
 {
     return k->op->kind == op->kind && k->role == role && !strcmp(k->op->name, op->name) &&
            (op->kind == GPU_KERNEL || (k->op->bytes == op->bytes && !strcmp(k->op->copy_kind, op->copy_kind)));
 }
 
 /* The key of an operation in the summaries' hash index: what same_operation compares. */
-static uint64_t operation_hash(const gpu_op *op, op_role role)
+static uint64_t operation_hash(const gpu_op *op, int role)
 {
     uint64_t h = hash_str(HASH_SEED, op->name);
     int kind = op->kind, r = role;
@@ -54,7 +55,7 @@ static uint64_t operation_hash(const gpu_op *op, op_role role)
 typedef struct operation_key {
     const kernel_summary *k;
     const gpu_op *op;
-    op_role role;
+    int role;
 } operation_key;
 
 static int operation_equal(int pos, const void *ctx)
@@ -63,11 +64,58 @@ static int operation_equal(int pos, const void *ctx)
     return same_operation(&key->k[pos], key->op, key->role);
 }
 
+_Static_assert(ROLE_COUNT <= COMPARE_ROLE_COUNT, "a series role is a compare role");
+
+const char *compare_role_name(int model_roles, int role, char *out, size_t n)
+{
+    if (!model_roles) {
+        snprintf(out, n, "%s", op_role_name((op_role)role));
+        return out;
+    }
+    model_phase phase = (model_phase)(role / MROLE_COUNT);
+    const char *name = model_role_name((model_role)(role % MROLE_COUNT));
+    if (phase == MPHASE_FORWARD || strstr(name, model_phase_name(phase))) /* "attention_backward" says it */
+        snprintf(out, n, "%s", name);
+    else
+        snprintf(out, n, "%s (%s)", name, model_phase_name(phase));
+    return out;
+}
+
+/* The compare roles of a forward's ops into out[0..n_ops): the model's phase and role
+ * (model_forward_roles, as kernels.csv says them) when model_roles, else the series' op_role. */
+static int *forward_roles(const variant_analysis *va, const forward *fw, int model_roles)
+{
+    size_t cap = (size_t)(fw->n_ops ? fw->n_ops : 1);
+    int *out = malloc(sizeof *out * cap);
+    if (!out)
+        attn_oom();
+    if (model_roles) {
+        model_role *role = malloc(sizeof *role * cap);
+        model_phase *phase = malloc(sizeof *phase * cap);
+        if (!role || !phase)
+            attn_oom();
+        model_forward_roles(va, fw, role, phase);
+        for (int i = 0; i < fw->n_ops; i++)
+            out[i] = compare_model_role(phase[i], role[i]);
+        free(role), free(phase);
+    } else {
+        op_role *role = malloc(sizeof *role * cap);
+        if (!role)
+            attn_oom();
+        op_roles_of_forward(fw->ops, fw->n_ops, role);
+        for (int i = 0; i < fw->n_ops; i++)
+            out[i] = (int)role[i];
+        free(role);
+    }
+    return out;
+}
+
 /* Every distinct GPU operation of a variant's forwards, with its role, how
  * often it runs per forward and the median duration of one run. The distinct ones are found
  * by hash (hash_index.h), not by a scan of those found so far: a forward of 64 000 distinct
  * kernels made that scan quadratic. */
-int compare_kernels_summarise(const variant_analysis *va, const device_props *dev, kernel_summary **out)
+int compare_kernels_summarise(const variant_analysis *va, const device_props *dev, int model_roles,
+                              kernel_summary **out)
 {
     *out = NULL;
     if (!va || !va->n_forwards)
@@ -79,10 +127,7 @@ int compare_kernels_summarise(const variant_analysis *va, const device_props *de
     hash_index_init(&index);
     for (int f = 0; f < va->n_forwards; f++) {
         const forward *fw = &va->forwards[f];
-        op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
-        if (!roles)
-            attn_oom();
-        op_roles_of_forward(fw->ops, fw->n_ops, roles);
+        int *roles = forward_roles(va, fw, model_roles);
         for (int i = 0; i < fw->n_ops; i++) {
             const gpu_op *op = fw->ops[i];
             uint64_t hv = operation_hash(op, roles[i]);
@@ -321,25 +366,23 @@ void compare_kernels_diff(kernel_diff *d, const kernel_summary *base, int nb, co
 }
 
 /* Per forward, the summed durations and the count of each role's operations. */
-void compare_roles_summarise(const variant_analysis *va, role_time *rt)
+void compare_roles_summarise(const variant_analysis *va, int model_roles, role_time *rt)
 {
-    for (int r = 0; r < ROLE_COUNT; r++) {
+    for (int r = 0; r < COMPARE_ROLE_COUNT; r++) {
         memset(&rt[r], 0, sizeof rt[r]);
         rt[r].ratio = (compare_ratio){.ci = {NAN, NAN, NAN}, .verdict = VERDICT_NONE};
     }
     if (!va || !va->n_forwards)
         return;
     int nf = va->n_forwards;
-    double *us = calloc((size_t)nf * ROLE_COUNT, sizeof *us), *count = calloc((size_t)nf * ROLE_COUNT, sizeof *count);
+    double *us = calloc((size_t)nf * COMPARE_ROLE_COUNT, sizeof *us);
+    double *count = calloc((size_t)nf * COMPARE_ROLE_COUNT, sizeof *count);
     if (!us || !count)
         attn_oom();
-    int present[ROLE_COUNT] = {0};
+    int present[COMPARE_ROLE_COUNT] = {0};
     for (int f = 0; f < nf; f++) {
         const forward *fw = &va->forwards[f];
-        op_role *roles = malloc(sizeof *roles * (size_t)(fw->n_ops ? fw->n_ops : 1));
-        if (!roles)
-            attn_oom();
-        op_roles_of_forward(fw->ops, fw->n_ops, roles);
+        int *roles = forward_roles(va, fw, model_roles);
         for (int i = 0; i < fw->n_ops; i++) {
             us[(size_t)roles[i] * nf + f] += (double)(fw->ops[i]->end_ns - fw->ops[i]->start_ns) / 1000.0;
             count[(size_t)roles[i] * nf + f] += 1;
@@ -347,7 +390,7 @@ void compare_roles_summarise(const variant_analysis *va, role_time *rt)
         }
         free(roles);
     }
-    for (int r = 0; r < ROLE_COUNT; r++) {
+    for (int r = 0; r < COMPARE_ROLE_COUNT; r++) {
         if (!present[r])
             continue;
         rt[r].us = malloc(sizeof *rt[r].us * (size_t)nf);

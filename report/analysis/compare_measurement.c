@@ -14,6 +14,7 @@
  * of one (measured: bench/results/2026-12-02-measurement.md); the verdict is then read from
  * the bootstrap interval against that floor, as against the documented ones. */
 #include "compare.h"
+#include "units.h"
 
 #include "alloc.h"
 #include "err.h"
@@ -247,11 +248,13 @@ static void ungated_reason(const compare_data *m, const compare_variant *cv, int
     else if (b->va->result->status != VARIANT_OK || c->va->result->status != VARIANT_OK)
         snprintf(out, n, "%s in %s", b->va->result->status != VARIANT_OK ? b->state : c->state,
                  b->va->result->status != VARIANT_OK ? m->in[0]->label : m->in[i]->label);
-    else if (c->metric_ratio.too_few)
-        snprintf(out, n, "%d and %d forwards in %s and %s (a verdict needs %d a side)", b->n, c->n, m->in[0]->label,
+    else if (c->metric_ratio.too_few) {
+        char count[64];
+        snprintf(out, n, "%s in %s and %s (a verdict needs %d a side)",
+                 units_pair_count(b->n, c->n, compare_unit_word(m), count, sizeof count), m->in[0]->label,
                  m->in[i]->label, COMPARE_MIN_FORWARDS);
-    else if (!b->n || !c->n)
-        snprintf(out, n, "no forwards in %s", !b->n ? m->in[0]->label : m->in[i]->label);
+    } else if (!b->n || !c->n)
+        snprintf(out, n, "no %ss in %s", compare_unit_word(m), !b->n ? m->in[0]->label : m->in[i]->label);
     else
         snprintf(out, n, "no ratio in %s (a median of 0 or not finite)", m->in[i]->label);
 }
@@ -293,8 +296,10 @@ int compare_gate_scope(const compare_data *m, char *msg, size_t n)
             gated++;
             continue;
         }
-        snprintf(item, sizeof item, "model trace %s against %s: %d and %d steps (a verdict needs %d a side)",
-                 pr->va[1]->result->name, pr->va[0]->result->name, pr->step[0].n, pr->step[1].n, COMPARE_MIN_STEPS);
+        char steps[64];
+        snprintf(item, sizeof item, "model trace %s against %s: %s (a verdict needs %d a side)",
+                 pr->va[1]->result->name, pr->va[0]->result->name,
+                 units_pair_count(pr->step[0].n, pr->step[1].n, "step", steps, sizeof steps), COMPARE_MIN_STEPS);
         append_item(msg, n, &len, &items, item);
     }
     for (int k = 0; k < m->traces.n_unpaired; k++) {

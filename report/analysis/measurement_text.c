@@ -5,6 +5,7 @@
  * without markup, so the Markdown/HTML, LaTeX and terminal writers each escape it their
  * own way. An archive from before the plan says "not recorded", never a guess. */
 #include "measurement_text.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ void measurement_plan_text(const analysis *a, char *out, size_t n)
 {
     const measurement_plan *m = &a->run->measurement;
     size_t len = 0;
+    char count[48];
     out[0] = '\0';
     if (!m->recorded) {
         APPEND("L2 state, stop rule, passes, per-forward clocks and clock lock: not recorded (this archive predates "
@@ -43,16 +45,17 @@ void measurement_plan_text(const analysis *a, char *out, size_t n)
     APPEND("; ");
     if (!strcmp(m->iters_rule, "auto")) {
         APPEND("stop rule auto: forwards recorded until the relative standard error of the median CUDA time is below "
-               "%.2g%% or the median stopped changing, at least %d forwards",
-               m->noise_target * 100, m->min_forwards);
+               "%.2g%% or the median stopped changing, at least %s",
+               m->noise_target * 100, units_count_noun(m->min_forwards, "forward", count, sizeof count));
         if (isfinite(m->min_gpu_s) && m->min_gpu_s > 0)
             APPEND(" and %.3g s of GPU time", m->min_gpu_s);
-        APPEND(", at most %d forwards", m->max_forwards);
+        APPEND(", at most %s", units_count_noun(m->max_forwards, "forward", count, sizeof count));
         if (isfinite(m->time_cap_s) && m->time_cap_s > 0)
             APPEND(" or %.3g s", m->time_cap_s);
         APPEND(" per variant and pass");
     } else {
-        APPEND("stop rule fixed: %d recorded forwards per variant and pass", a->run->iters);
+        APPEND("stop rule fixed: %s per variant and pass",
+               units_count_noun(a->run->iters, "recorded forward", count, sizeof count));
     }
     int reps = m->replicates > 0 ? m->replicates : 1;
     if (reps > 1)
@@ -81,7 +84,7 @@ void measurement_plan_text(const analysis *a, char *out, size_t n)
         sampled += va->n_sampled;
     }
     if (sampled) {
-        APPEND("; per-forward clocks (NVML, %d forwards", sampled);
+        APPEND("; per-forward clocks (NVML, %s", units_count_noun(sampled, "forward", count, sizeof count));
         if (isfinite(m->nvml_sample_us))
             APPEND(", %.1f µs per sample, outside the timed range", m->nvml_sample_us);
         APPEND("): SM %d", smin);

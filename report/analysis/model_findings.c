@@ -122,16 +122,17 @@ static void eager_finding(const analysis *a, variant_analysis *va, const model_v
 
 static void math_finding(variant_analysis *va, const model_view *v)
 {
+    char count[48];
     for (int k = 0; k < v->n_rows; k++) {
         const model_role_row *r = &v->rows[k];
         if (r->role != MROLE_ATTN_FUSED || !strstr(r->implementation, "math"))
             continue;
         finding *fd = findings_add(va, FK_MATH_FALLBACK,
                                    "SDPA fell back to its math backend (\x01" "aten::_scaled_dot_product_attention_math"
-                                   "\x02): %g operations per step, %.1f µs (%.1f%% of the step), attention unfused as "
+                                   "\x02): %s per step, %.1f µs (%.1f%% of the step), attention unfused as "
                                    "in the series' reference; PyTorch takes it when no fused backend accepts the "
                                    "inputs (dtype, head dim, mask, dropout, device)",
-                                   r->ops, r->us, 100.0 * r->share);
+                                   units_count_noun(r->ops, "operation", count, sizeof count), r->us, 100.0 * r->share);
         findings_number(fd, "ops_per_step", r->ops, "");
         findings_number(fd, "us_per_step", r->us, "us");
         return;
@@ -381,6 +382,7 @@ static void count_conversion(const variant_analysis *va, int *casts, int *all)
  * causal mask rebuilt in the forward, is dropped where the view names them. */
 static void around_attention_findings(variant_analysis *va, const model_view *v)
 {
+    char count[48];
     model_attn_inputs m;
     int have_inputs = model_inputs_of(va->result, &m);
     const model_role_row *conv = role_row(v, MROLE_ATTN_CONVERT), *prep = role_row(v, MROLE_ATTN_INPUTS);
@@ -395,11 +397,12 @@ static void around_attention_findings(variant_analysis *va, const model_view *v)
         snprintf(what, sizeof what, "%s%s%s", all > casts ? "its attn_mask made additive" : "",
                  all > casts && casts ? " and " : "", casts ? "autocast's casts of its inputs" : "");
         fd = findings_add(va, FK_SDPA_INPUT_CONVERSION,
-                          "SDPA converts its inputs in every step (%s%s%s%s): %g operations inside \x01"
+                          "SDPA converts its inputs in every step (%s%s%s%s): %s inside \x01"
                           "aten::scaled_dot_product_attention\x02 outside its backend op, %.1f µs per step (%.1f%% of the "
                           "step), counted in attention",
                           what, have_inputs && m.mask[0] ? "; the mask recorded: " : "", have_inputs ? m.mask : "", "",
-                          conv->ops, conv->us, 100.0 * conv->share);
+                          units_count_noun(conv->ops, "operation", count, sizeof count), conv->us,
+                          100.0 * conv->share);
         findings_number(fd, "ops_per_step", conv->ops, "");
         findings_number(fd, "casts", casts, "");
         findings_number(fd, "us_per_step", conv->us, "us");
@@ -417,9 +420,10 @@ static void around_attention_findings(variant_analysis *va, const model_view *v)
         double bytes = (double)m.batch * m.heads_kv * m.seq_kv * m.dim * model_dtype_bytes(m.dtype);
         fd = findings_add(va, FK_GQA_EXPANSION,
                           "GQA by copies: the model's %d KV heads are repeated to %d by \x01%s\x02 before attention, "
-                          "%g copies per step of %.0f B each ([B, Hkv×n_rep, S_kv, D] = [%d, %d, %d, %d] %s), %.1f µs "
+                          "%s per step of %.0f B each ([B, Hkv×n_rep, S_kv, D] = [%d, %d, %d, %d] %s), %.1f µs "
                           "per step (%.1f%% of the step)",
-                          m.heads_kv_model, m.heads_kv, m.expand_op, kv->ops, bytes, m.batch, m.heads_kv, m.seq_kv, m.dim,
+                          m.heads_kv_model, m.heads_kv, m.expand_op, units_count_noun(kv->ops, "copy", count, sizeof count),
+                          bytes, m.batch, m.heads_kv, m.seq_kv, m.dim,
                           m.dtype, kv->us, 100.0 * kv->share);
         findings_number(fd, "copies_per_step", kv->ops, "");
         findings_number(fd, "bytes_per_step", bytes * kv->ops, "B");

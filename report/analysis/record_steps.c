@@ -3,6 +3,7 @@
  * A step is a host span [first launch's start, last launch's end], so the analysis, which
  * gives a forward the operations launched inside its range, gives a step exactly its own. */
 #include "record_steps.h"
+#include "units.h"
 
 #include "alloc.h"
 #include "err.h"
@@ -361,9 +362,11 @@ static void find_spans(const trace *t, const char *variant, const step_options *
     period_spans(l, nl, st, &res->period);
     if (st->n > 0) {
         res->rule = STEP_RULE_PERIOD;
-        snprintf(res->name, sizeof res->name, "period of %d ops", res->period);
-        snprintf(res->rule_text, sizeof res->rule_text, "%sthe kernel sequence's period (%d ops), cut at the longest "
-                 "launch gap", missing, res->period);
+        char ops[32];
+        units_count_noun(res->period, "op", ops, sizeof ops);
+        snprintf(res->name, sizeof res->name, "period of %s", ops);
+        snprintf(res->rule_text, sizeof res->rule_text, "%sthe kernel sequence's period (%s), cut at the longest "
+                 "launch gap", missing, ops);
     }
 }
 

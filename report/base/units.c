@@ -92,7 +92,23 @@ const char *units_count_noun(double n, const char *noun, char *out, size_t len)
 {
     char word[160];
     units_plural(n, noun, word, sizeof word);
-    snprintf(out, len, "%g %s", n, word);
+    /* a whole count in full (%g would write 2250000 as 2.25e+06), a median like 2.5 as %g does */
+    if (n == floor(n) && fabs(n) < 1e15)
+        snprintf(out, len, "%.0f %s", n, word);
+    else
+        snprintf(out, len, "%g %s", n, word);
+    return out;
+}
+
+const char *units_pair_count(double a, double b, const char *noun, char *out, size_t len)
+{
+    char word[160];
+    if (a == 1 && b == 1) {
+        snprintf(out, len, "1 %s each", noun);
+        return out;
+    }
+    units_plural(2, noun, word, sizeof word);
+    snprintf(out, len, "%g and %g %s", a, b, word);
     return out;
 }
 

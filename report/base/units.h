@@ -38,10 +38,13 @@ void units_version_text(int v, const char *none, char *out, size_t n);
 /* A noun agreeing with a count: `noun` as is when n is 1, else its last word in the plural
  * ("GEMM" → "GEMMs", "copy" → "copies", "pass" → "passes"). Returns out. */
 const char *units_plural(double n, const char *noun, char *out, size_t len);
-/* The count and its noun, agreeing: "1 GEMM", "2 GEMMs", "0 kernels", "3 copies" (the count
- * as %g prints it). Every count+noun phrase of the documents goes through this or
+/* The count and its noun, agreeing: "1 GEMM", "2 GEMMs", "0 kernels", "3 copies", "2250000
+ * operations" (a whole count in full, another as %g prints it: "2.5 copies"). Every count+noun phrase of the documents goes through this or
  * units_plural, so "1 GEMMs" cannot be written. Returns out. */
 const char *units_count_noun(double n, const char *noun, char *out, size_t len);
+/* Two sides' counts and their noun: "3 and 5 steps", "8 and 8 steps", and "1 step each" where
+ * "1 and 1 steps" would be written. Returns out. */
+const char *units_pair_count(double a, double b, const char *noun, char *out, size_t len);
 /* Bytes in binary units: "1.5 GiB", "512 KiB", "12 B" (three significant digits). */
 const char *human_bytes(double bytes, char *buf, size_t n);
 

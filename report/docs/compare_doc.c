@@ -61,7 +61,8 @@ static void summary_rows(FILE *f, const compare_data *m, row_kind kind)
             esc_md_text(f, buf);
             fputs(" |", f);
             if (i > 0) {
-                compare_md_ratio_text(kind == ROW_METRIC ? &c->metric_ratio : &c->cpu_ratio, buf, sizeof buf);
+                compare_md_ratio_text(kind == ROW_METRIC ? &c->metric_ratio : &c->cpu_ratio, compare_unit_word(m), buf,
+                                      sizeof buf);
                 fprintf(f, " %s |", buf);
             }
         }
@@ -256,14 +257,14 @@ static void metric_section(FILE *f, const compare_doc_md *d)
     summary_rows(f, m, ROW_METRIC);
     fprintf(f,
             "Each cell: median (min – max, n) over the recorded %ss. *vs baseline*: the ratio of this run's "
-            "median to the baseline's (%s), then its 95%% interval from %d bootstrap resamples of the per-forward "
+            "median to the baseline's (%s), then its 95%% interval from %d bootstrap resamples of the per-%s "
             "samples (seeded, so the numbers repeat), then the verdict against a noise floor of %.0f%% "
             "(`--min-effect`): *same* when the whole interval lies within ×/÷ %.2f, *faster* or *slower* when it "
             "lies wholly beyond, *ambiguous* when it straddles the edge. The interval holds the spread of one "
-            "run's forwards only; the floor covers the drift between runs: two runs of one batch on the H200 "
+            "run's %ss only; the floor covers the drift between runs: two runs of one batch on the H200 "
             "differed by up to 1.4%% in CUDA time (bench/RESULTS.md).\n\n",
-            compare_unit_word(m), m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES, m->min_effect * 100,
-            1 + m->min_effect);
+            compare_unit_word(m), m->throughput ? "above 1 is faster" : "below 1 is faster", BOOTSTRAP_RESAMPLES,
+            compare_unit_word(m), m->min_effect * 100, 1 + m->min_effect, compare_unit_word(m));
     replicate_rule(f, m, ROW_METRIC);
 
 }
@@ -275,13 +276,13 @@ static void cpu_section(FILE *f, const compare_doc_md *d)
     table_head(f, m, "Variant");
     summary_rows(f, m, ROW_CPU);
     fprintf(f,
-            "CPU time is the host wall time of the forward call (recorded with CUPTI collecting), below 1 is "
+            "CPU time is the host wall time of the %s (recorded with CUPTI collecting), below 1 is "
             "faster. Host time drifts between runs far more than GPU time: runs of one batch on the H200 differed "
             "by up to 1.87× in a variant's median (bench/RESULTS.md), so the floor here is %.0f%%: a run is "
             "faster or slower only when the whole interval lies beyond ×/÷ %.2f, and same or ambiguous otherwise. "
             "%s\n\n",
-            m->cpu_floor * 100, 1 + m->cpu_floor,
-            any_replicate_floor(m) ? "Where both runs hold replicates, the floor is their between-pass spread "
+            strcmp(compare_unit_word(m), "step") ? "forward call" : "step's range", m->cpu_floor * 100,
+            1 + m->cpu_floor, any_replicate_floor(m) ? "Where both runs hold replicates, the floor is their between-pass spread "
                                      "where that is larger (below)."
                                    : "The archives hold one batch each, no replicate runs to measure the floor from.");
     replicate_rule(f, m, ROW_CPU);
@@ -302,12 +303,7 @@ static int has_backward(const compare_doc_md *d) { return d->m->backward; }
 /* The ratio cell of a backward: as the forward's, with the backwards counted. */
 static void backward_ratio_text(const compare_ratio *r, char *out, size_t n)
 {
-    if (r->verdict == VERDICT_NONE && r->too_few > 0 && isfinite(r->ci.ratio))
-        snprintf(out, n, "%.3f×, no verdict (%d backwards)", r->ci.ratio, r->too_few);
-    else if (r->verdict == VERDICT_NONE && r->too_few > 0)
-        snprintf(out, n, "no verdict (%d backwards)", r->too_few);
-    else
-        compare_md_ratio_text(r, out, n);
+    compare_md_ratio_text(r, "backward", out, n); /* "no verdict (3 backwards)", "(1 backward)" */
 }
 
 /* run --backward archives: each variant's CUDA time per backward, paired with the baseline's, and
@@ -369,20 +365,37 @@ static void kernels_section(FILE *f, const compare_doc_md *d)
 {
     const compare_data *m = d->m;
     fputs("## Kernels, variant by variant\n\n", f);
-    fputs("Each run's GPU operations are matched to the baseline's within their *role* in the attention forward "
-          "(QKᵀ GEMM, scale, mask build, mask apply, softmax, softmax NaN guard, PV GEMM, fused attention, cast, "
-          "copy, memset, other), read from the kernel's name, the record's kind, the ATen op that launched it "
-          "where the trace has one, and its place before or after the softmax; operations of different roles are "
-          "never paired. Within a role: the same name first (copies and memsets: the same direction and bytes); "
-          "then a copy or memset of the same direction with other bytes, or, in forward order, another kernel "
-          "doing the same step (*renamed*: another cuDNN knob, PyTorch's kernel for ours); what has no "
-          "counterpart of its role was *added* or *removed* and is listed under its role. Where the forward has "
-          "more than one role, a first table sets each role's time per forward side by side (the summed durations "
-          "of its operations, median over the forwards): the like-with-like measure when the runs do a step with "
-          "other kernels or another number of them. In the kernel table, times are the median of one launch. "
-          "Findings are matched by their id (as findings.json lists them); a finding that rests on a record the other run does not hold (an import "
-          "records no expected operation count, setup phases or output check) is listed as not testable there, "
-          "not as found in one run only.\n\n",
+    int model = 0, series = 0;
+    for (int v = 0; v < m->n_variants; v++)
+        m->variants[v].model_roles ? model++ : series++;
+    const char *unit = compare_unit_word(m);
+    fputs("Each run's GPU operations are matched to the baseline's within their *role*", f);
+    if (series)
+        fprintf(f, "%s in the attention forward (QKᵀ GEMM, scale, mask build, mask apply, softmax, softmax NaN guard, "
+                   "PV GEMM, fused attention, cast, copy, memset, other), read from the kernel's name, the record's "
+                   "kind, the ATen op that launched it where the trace has one, and its place before or after the "
+                   "softmax",
+                model ? " (series variants:" : "");
+    if (series && model)
+        fputs("; model traces:", f);
+    if (model)
+        fputs(" in the model's step: its phase and model role as roles.csv and kernels.csv name them (attention, "
+              "attention_input_conversion, gqa_expansion, gemm, norm, elementwise, copy, ..., the phase after it "
+              "when not the forward phase), read from the CPU op chain that launched it, else its kernel name",
+              f);
+    fputs(series && model ? ")" : "", f);
+    fprintf(f, "; operations of different roles are "
+               "never paired. Within a role: the same name first (copies and memsets: the same direction and bytes); "
+               "then a copy or memset of the same direction with other bytes, or, in %s order, another kernel "
+               "doing the same work (*renamed*: another cuDNN knob, PyTorch's kernel for ours); what has no "
+               "counterpart of its role was *added* or *removed* and is listed under its role. Where the %s has "
+               "more than one role, a first table sets each role's time per %s side by side (the summed durations "
+               "of its operations, median over the %ss): the like-with-like measure when the runs do the work with "
+               "other kernels or another number of them. In the kernel table, times are the median of one launch. ",
+            unit, unit, unit, unit);
+    fputs("Findings are matched by their id (as findings.json lists them); a finding that rests on a record the other "
+          "run does not hold (an import records no expected operation count, setup phases or output check) is listed "
+          "as not testable there, not as found in one run only.\n\n",
           f);
     for (int v = 0; v < m->n_variants; v++)
         compare_md_kernel_section(f, m, &m->variants[v]);

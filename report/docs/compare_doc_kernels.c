@@ -1,10 +1,12 @@
 /* compare.md's kernels, variant by variant: each run's GPU operations matched to the
- * baseline's within their role (a table of each role's time per forward, then the kernel
- * table: same, renamed, added, removed) and the findings diffed between the runs. */
+ * baseline's within their role (a table of each role's time per forward or step, then the
+ * kernel table: same, renamed, added, removed) and the findings diffed between the runs. A
+ * model trace's roles are the model's (compare_role_name), a series variant's the series'. */
 #include "compare_doc_md.h"
 
 #include "escape.h"
 #include "findings.h"
+#include "model_roles.h"
 #include "report.h"
 #include "units.h"
 
@@ -79,34 +81,45 @@ static void role_cell(const role_time *rt, char *out, size_t n)
         snprintf(out, n, "–");
         return;
     }
-    char us[48];
+    char us[48], ops[48];
     format_us_column(rt->st.median, us, sizeof us);
-    snprintf(out, n, "%g op%s, %s", rt->ops, rt->ops == 1 ? "" : "s", us);
+    snprintf(out, n, "%s, %s", units_count_noun(rt->ops, "op", ops, sizeof ops), us);
 }
 
-/* Time per forward by role, when the forward has more than one role: the step
- * by step comparison that holds when the two runs use other kernels or another
- * number of them for a step. */
+/* What one of the variant's samples is: "step" when a side's model trace holds backward or
+ * optimizer work (model_unit_word), else "forward". */
+static const char *variant_unit(const compare_data *m, const compare_variant *cv)
+{
+    for (int i = 0; i < m->n; i++)
+        if (cv->cell[i].va && !strcmp(model_unit_word(cv->cell[i].va), "step"))
+            return "step";
+    return "forward";
+}
+
+/* Time per forward (or step) by role, when it has more than one role: the like-with-like
+ * comparison that holds when the two runs use other kernels or another number of them. */
 static void role_table(FILE *f, const compare_data *m, const compare_variant *cv, int i)
 {
     int n_roles = 0;
-    for (int r = 0; r < ROLE_COUNT; r++)
+    for (int r = 0; r < COMPARE_ROLE_COUNT; r++)
         n_roles += cv->roles[0][r].n || cv->roles[i][r].n;
     if (n_roles < 2)
         return;
-    fputs("Time per forward by role (median over the forwards of the summed durations of the role's "
-          "operations, with the median operation count):\n\n",
-          f);
+    const char *unit = variant_unit(m, cv);
+    fprintf(f, "Time per %s by role (median over the %ss of the summed durations of the role's "
+               "operations, with the median operation count):\n\n",
+            unit, unit);
     fputs("| Role | Baseline | This run | Ratio [95%] |\n|---|---|---|---|\n", f);
-    for (int r = 0; r < ROLE_COUNT; r++) {
+    for (int r = 0; r < COMPARE_ROLE_COUNT; r++) {
         const role_time *b = &cv->roles[0][r], *o = &cv->roles[i][r];
         if (!b->n && !o->n)
             continue;
         char bt[96], ot[96], ratio[96];
         role_cell(b, bt, sizeof bt);
         role_cell(o, ot, sizeof ot);
-        compare_md_ratio_text(&o->ratio, ratio, sizeof ratio);
-        fprintf(f, "| %s | %s | %s | %s |\n", op_role_name((op_role)r), bt, ot, ratio);
+        compare_md_ratio_text(&o->ratio, unit, ratio, sizeof ratio);
+        char name[64];
+        fprintf(f, "| %s | %s | %s | %s |\n", compare_role_name(cv->model_roles, r, name, sizeof name), bt, ot, ratio);
     }
     fputc('\n', f);
 }
@@ -131,26 +144,29 @@ void compare_md_kernel_section(FILE *f, const compare_data *m, const compare_var
         double per_forward = 0;
         for (int k = 0; k < d->n; k++)
             per_forward += d->rows[k].base ? d->rows[k].base->per_forward : 0;
+        const char *unit = variant_unit(m, cv);
+        char distinct[64];
+        units_count_noun(d->n, "distinct GPU operation", distinct, sizeof distinct);
         if (!notable && !d->n_only_base && !d->n_only_other && !d->n_gap_base && !d->n_gap_other) {
-            fprintf(f, "the same GPU operations (%d distinct, %g per forward), with the same resources and the "
+            fprintf(f, "the same GPU operations (%d distinct, %g per %s), with the same resources and the "
                        "same time (every interval within the %.0f%% noise floor).\n\n",
-                    d->n, per_forward, m->min_effect * 100);
+                    d->n, per_forward, unit, m->min_effect * 100);
             continue;
         }
         if (notable)
-            fprintf(f, "%d of the %d distinct GPU operations %s below: another kernel, another count or other "
+            fprintf(f, "%d of the %s %s below: another kernel, another count or other "
                        "resources, or a time not shown to be the same (faster, slower or ambiguous against the "
                        "%.0f%% noise floor); the rest have the same role, name, resources and count, and the same "
                        "time.\n\n",
-                    notable, d->n, notable == 1 ? "is" : "are", m->min_effect * 100);
+                    notable, distinct, notable == 1 ? "is" : "are", m->min_effect * 100);
         else
             fprintf(f, "the same GPU operations (%d distinct), but not the same findings:\n\n", d->n);
         if (notable)
             role_table(f, m, cv, i);
         if (notable)
-            fputs("| Role | Change | Baseline | This run | Per forward | Median time of one launch (baseline → this run) "
-                  "| Ratio [95%] | Regs / thread | Shared mem / block | Occupancy (theor.) |\n",
-                  f);
+            fprintf(f, "| Role | Change | Baseline | This run | Per %s | Median time of one launch (baseline → this run) "
+                       "| Ratio [95%%] | Regs / thread | Shared mem / block | Occupancy (theor.) |\n",
+                    unit);
         if (notable)
             fputs("|---|---|---|---|---|---|---|---|---|---|\n", f);
         for (int k = 0; k < d->n; k++) {
@@ -169,13 +185,15 @@ void compare_md_kernel_section(FILE *f, const compare_data *m, const compare_var
             pair_int(r, r->base ? r->base->registers : 0, r->other ? r->other->registers : 0, "", regs, sizeof regs);
             pair_int(r, r->base ? r->base->smem : 0, r->other ? r->other->smem : 0, " B", smem, sizeof smem);
             pair_occ(r, occ, sizeof occ);
-            fprintf(f, "| %s | %s | ", op_role_name(r->base ? r->base->role : r->other->role), change_word(r->change));
+            char role[64];
+            compare_role_name(cv->model_roles, r->base ? r->base->role : r->other->role, role, sizeof role);
+            fprintf(f, "| %s | %s | ", role, change_word(r->change));
             fputs(bn, f);
             fputs(" | ", f);
             fputs(r->change == KERNEL_SAME ? "same" : on, f);
             fprintf(f, " | %s | %s → %s | ", per, tb, to);
             char ratio[96];
-            compare_md_ratio_text(&r->time, ratio, sizeof ratio);
+            compare_md_ratio_text(&r->time, unit, ratio, sizeof ratio);
             fputs(ratio, f);
             fprintf(f, " | %s | %s | %s |\n", regs, smem, occ);
         }

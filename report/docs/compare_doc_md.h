@@ -29,8 +29,9 @@ void compare_md_metric_text(const compare_data *m, double v, char *out, size_t n
 /* "622 µs (620 µs – 627 µs, n=20)", or why there is no number (st: the cell's metric or CPU
  * stats). */
 void compare_md_cell_text(const compare_data *m, const compare_cell *c, const stats *st, char *out, size_t n);
-/* "0.93× [0.92–0.94] **faster**", "–" without a verdict. */
-void compare_md_ratio_text(const compare_ratio *r, char *out, size_t n);
+/* "0.93× [0.92–0.94] **faster**", "–" without a verdict, "no verdict (3 steps)" with too few
+ * samples, each a `unit` ("forward", "step"). */
+void compare_md_ratio_text(const compare_ratio *r, const char *unit, char *out, size_t n);
 
 /* What the comparison is, producers first, before any tool version: "attnprof's kernels
  * against PyTorch's", "cuDNN 9.14 against 9.19", "NVIDIA H200 against NVIDIA A100" (the

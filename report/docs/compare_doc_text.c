@@ -43,20 +43,26 @@ void compare_md_cell_text(const compare_data *m, const compare_cell *c, const st
         compare_md_metric_text(m, st->min, lo, sizeof lo);
         compare_md_metric_text(m, st->max, hi, sizeof hi);
     }
-    int len = st->n ? snprintf(out, n, "%s (%s – %s, n=%d)", med, lo, hi, st->n) : snprintf(out, n, "no forwards");
+    int len = st->n ? snprintf(out, n, "%s (%s – %s, n=%d)", med, lo, hi, st->n)
+                  : snprintf(out, n, "no %ss", compare_unit_word(m));
     if (c->va->result->status == VARIANT_FAILED && len >= 0 && (size_t)len < n)
         snprintf(out + len, n - (size_t)len, "; **FAILED**: %s", c->reason);
 }
 
 /* "0.93× [0.92–0.94] **faster**" */
-void compare_md_ratio_text(const compare_ratio *r, char *out, size_t n)
+void compare_md_ratio_text(const compare_ratio *r, const char *unit, char *out, size_t n)
 {
+    char few[48];
+    units_count_noun(r->too_few, unit, few, sizeof few);
     if (r->verdict == VERDICT_NONE && r->too_few > 0 && isfinite(r->ci.ratio)) {
-        snprintf(out, n, "%.3f×, no verdict (%d forwards)", r->ci.ratio, r->too_few);
+        snprintf(out, n, "%.3f×, no verdict (%s)", r->ci.ratio, few);
         return;
     }
     if (r->verdict == VERDICT_NONE) {
-        snprintf(out, n, r->too_few > 0 ? "no verdict (%d forwards)" : "–", r->too_few);
+        if (r->too_few > 0)
+            snprintf(out, n, "no verdict (%s)", few);
+        else
+            snprintf(out, n, "–");
         return;
     }
     const char *w = compare_verdict_word(r->verdict);

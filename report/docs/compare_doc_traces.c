@@ -21,7 +21,7 @@ static void trace_ratio_text(const compare_ratio *r, char *out, size_t n)
 {
     out[0] = '\0';
     if (r->verdict != VERDICT_NONE)
-        compare_md_ratio_text(r, out, n);
+        compare_md_ratio_text(r, "step", out, n);
     else if (isfinite(r->ci.ratio))
         snprintf(out, n, "%.2f× (medians; no verdict)", r->ci.ratio);
     else
@@ -90,14 +90,15 @@ static void trace_pair_head(FILE *f, const compare_data *m, const trace_pair *pr
         esc_md_text(f, m->in[0]->label);
         fputs("** (the baseline). ", f);
     }
+    char steps[64];
+    units_pair_count(pr->step[0].n, pr->step[1].n, "step", steps, sizeof steps);
     if (pr->verdicts)
-        fprintf(f, "%d and %d steps (ProfilerStep#N), the samples of every interval below.\n\n", pr->step[0].n,
-                pr->step[1].n);
+        fprintf(f, "%s (ProfilerStep#N), the samples of every interval below.\n\n", steps);
     else
-        fprintf(f, "%d and %d steps (ProfilerStep#N): no interval and no verdict below %d steps in each run, so "
+        fprintf(f, "%s (ProfilerStep#N): no interval and no verdict below %d steps in each run, so "
                    "the ratios below are of the medians alone; record at least %d steps (the profiler's "
                    "`schedule(..., active=%d)` or more) to have them.\n\n",
-                pr->step[0].n, pr->step[1].n, COMPARE_MIN_STEPS, COMPARE_MIN_STEPS, COMPARE_MIN_STEPS);
+                steps, COMPARE_MIN_STEPS, COMPARE_MIN_STEPS, COMPARE_MIN_STEPS);
 }
 
 static void attention_impl_text(const trace_pair *pr, int j, char *out, size_t n)
@@ -182,9 +183,11 @@ static void trace_layers(FILE *f, const compare_data *m, const trace_pair *pr)
         fputs("Layers not paired: ", f);
         for (int j = 0; j < 2; j++) {
             esc_md_code(f, pr->va[j]->result->name, 0);
-            if (pr->n_layers[j] >= 2)
-                fprintf(f, " has %d layers of %d operations", pr->n_layers[j], pr->layer_period[j]);
-            else
+            if (pr->n_layers[j] >= 2) {
+                char ops[48];
+                fprintf(f, " has %d layers of %s", pr->n_layers[j],
+                        units_count_noun(pr->layer_period[j], "operation", ops, sizeof ops));
+            } else
                 fputs(" has no repeated block found", f);
             fputs(j ? "" : ", ", f);
         }
@@ -196,9 +199,11 @@ static void trace_layers(FILE *f, const compare_data *m, const trace_pair *pr)
         fputs("; the role table above compares them in sum.\n\n", f);
         return;
     }
-    fprintf(f, "Layer by layer (%d layers of %d operations in both; µs per step over the %d and %d steps that launch "
+    char period[48], steps[64];
+    fprintf(f, "Layer by layer (%d layers of %s in both; µs per step over the %s that launch "
                "the representative step's sequence of operations)",
-            pr->n_layers[0], pr->layer_period[0], pr->layer_steps[0], pr->layer_steps[1]);
+            pr->n_layers[0], units_count_noun(pr->layer_period[0], "operation", period, sizeof period),
+            units_pair_count(pr->layer_steps[0], pr->layer_steps[1], "step", steps, sizeof steps));
     if (!pr->layer_verdicts)
         fprintf(f, "; no interval and no verdict below %d such steps in each run", COMPARE_MIN_STEPS);
     fputs(":\n\n", f);
@@ -279,8 +284,8 @@ void compare_md_traces_section(FILE *f, const compare_data *m, const figure_list
     const compare_traces *t = &m->traces;
     if (!t->any)
         return;
-    fprintf(f, "## Model traces, step by step\n\nA model trace is an imported PyTorch profiler trace whose forwards "
-               "are its `ProfilerStep#N` steps and whose GPU operations carry the CPU ops that launched them; its "
+    fprintf(f, "## Model traces, step by step\n\nA model trace is an imported PyTorch profiler trace whose recorded "
+               "ranges are its `ProfilerStep#N` steps and whose GPU operations carry the CPU ops that launched them; its "
                "roles are those of the report's Model section. Each run's model traces are set against the "
                "baseline's: as `--pair` names them, then by name, then, when the two runs hold exactly one each, "
                "that one against that one. The steps are the samples: ratios are of the medians over steps, with a "

@@ -8,6 +8,7 @@
 #include "escape.h"
 #include "findings.h"
 #include "hash_index.h"
+#include "model_roles.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -117,9 +118,10 @@ void kernel_names_appendix(FILE *f, const analysis *a)
     if (n) {
         fprintf(f, "## Appendix: full kernel names\n\nThe report writes %d kernel name%s shorter than %s: "
                    "here %s in full, in the order of the trace, with the first operation of a variant's "
-                   "representative forward that runs it (\"–\": in another forward only).\n\n"
+                   "representative %s that runs it (\"–\": in another %s only).\n\n"
                    "| Written as | First in | Full name |\n|---|---|---|\n",
-                n, n == 1 ? "" : "s", n == 1 ? "it is" : "they are", n == 1 ? "it is" : "all of them are");
+                n, n == 1 ? "" : "s", n == 1 ? "it is" : "they are", n == 1 ? "it is" : "all of them are",
+                model_unit_word_of_run(a), model_unit_word_of_run(a));
         hash_index index;
         first_run *runs = first_runs(a, &index);
         for (int i = 0; i < n; i++) {

@@ -119,6 +119,8 @@ static int ratio_decimals_of(const compare_ratio *const *cells, int n)
 static void summary_note(FILE *f, const analysis *a, int series)
 {
     const run_info *r = a->run;
+    const char *unit = model_unit_word_of_run(a);
+    int step = !strcmp(unit, "step");
     note_open(f);
     setup_text(f, r);
     if (r->measurement.recorded) { /* each variant's own count: said in report.md, the plan here */
@@ -127,14 +129,24 @@ static void summary_note(FILE *f, const analysis *a, int series)
         fputs(". Measurement: ", f);
         tex(f, plan);
         fputs(". Median of each variant's recorded forwards", f);
-    } else
-        fprintf(f, ". Median of %d recorded forwards per variant", r->iters);
-    fprintf(f, ", min--max in parentheses; CUDA time is the sum of the GPU operations of a forward, CPU time %s. "
+    } else {
+        /* a training step is a step (model_unit_word_of_run); an import's variants may hold other counts */
+        int same = 1;
+        for (int i = 0; i < a->n; i++)
+            same &= a->v[i].n_forwards == r->iters;
+        char noun[32], count[64];
+        snprintf(noun, sizeof noun, "recorded %s", unit);
+        units_count_noun(r->iters, noun, count, sizeof count);
+        fprintf(f, ". Median of %s%s per variant", same ? "" : "up to ", count);
+    }
+    fprintf(f, ", min--max in parentheses; CUDA time is the sum of the GPU operations of a %s, CPU time %s. "
                "Recorded ",
-            r->producer == PRODUCER_ATTNPROF ? "the host time of the forward call (under CUPTI)"
-            : r->producer == PRODUCER_PYTORCH ? "the duration of the forward's range under PyTorch's profiler, its "
-                                                "dispatcher included"
-                                              : "the duration of the forward's range in the traces");
+            unit, r->producer == PRODUCER_ATTNPROF ? "the host time of the forward call (under CUPTI)"
+            : r->producer == PRODUCER_PYTORCH ? (step ? "the duration of the step's range under PyTorch's profiler, "
+                                                        "its dispatcher included"
+                                                      : "the duration of the forward's range under PyTorch's "
+                                                        "profiler, its dispatcher included")
+            : step ? "the duration of the step's range in the traces" : "the duration of the forward's range in the traces");
     tex(f, r->date);
     fputs(" with attnprof ", f);
     tex(f, r->tool_version);
@@ -270,8 +282,11 @@ static void ratio_verdict_tex(FILE *f, int n0, int n1, const compare_ratio *r, i
     else if (r->verdict != VERDICT_NONE)
         fprintf(f, "%.*f$\\times$ [%.*f--%.*f] & %s", d, r->ci.ratio, d, r->ci.lo, d, r->ci.hi,
                 compare_verdict_word(r->verdict));
-    else if (n0 == n1)
-        fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%d steps)}", d, r->ci.ratio, n0);
+    else if (n0 == n1) {
+        char steps[32];
+        fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%s)}", d, r->ci.ratio,
+                units_count_noun(n0, "step", steps, sizeof steps));
+    }
     else
         fprintf(f, "%.*f$\\times$ (medians) & \\mbox{no verdict (%d and %d steps)}", d, r->ci.ratio, n0, n1);
 }
@@ -303,10 +318,11 @@ static void trace_pair_note(FILE *f, const compare_data *m, const trace_pair *pr
     trace_side_tex(f, m, pr, 1);
     fputs(" against ", f);
     trace_side_tex(f, m, pr, 0);
-    fprintf(f, ", the baseline. Median (min--max) over %d and %d steps (ProfilerStep\\#N); attention, all parts: "
+    char steps[64];
+    fprintf(f, ", the baseline. Median (min--max) over %s (ProfilerStep\\#N); attention, all parts: "
                "every attention role of the phase together (eager attention's kernels against one fused op), a step "
                "without it counting 0. Time ratio, below 1 is faster. ",
-            pr->step[0].n, pr->step[1].n);
+            units_pair_count(pr->step[0].n, pr->step[1].n, "step", steps, sizeof steps));
     if (pr->verdicts)
         fprintf(f, "Ratio of medians with a seeded 95\\%% bootstrap interval of the steps; same when the whole "
                    "interval lies within $\\times$/$\\div$ %.2f (the noise floor of CUDA time), faster or slower when "

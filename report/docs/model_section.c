@@ -9,6 +9,7 @@
 #include "findings.h"
 #include "model_inputs.h"
 #include "model_roles.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -193,10 +194,17 @@ static void variant_model(FILE *f, const analysis *a, const variant_analysis *va
         fputs(" |\n", f);
     }
     fputs("\n", f);
+    /* the search runs over the forward phase's operations: a training step's own words for them */
+    int step = !strcmp(model_unit_word(va), "step");
+    const char *searched = step ? "the forward phase's" : "the forward's";
     if (v->n_layers >= 2) {
-        fprintf(f, "Repeated blocks (layers): the forward's operations repeat with a period of %d operations, %d "
-                   "times, from forward operation %d on (the representative step); attention per block:\n\n",
-                v->layer_period, v->n_layers, v->layer_first_op + 1);
+        char period[48], times[32];
+        units_count_noun(v->layer_period, "operation", period, sizeof period);
+        units_count_noun(v->n_layers, "time", times, sizeof times);
+        fprintf(f, "Repeated blocks (layers): %s operations repeat with a period of %s, %s, from %s operation %d on "
+                   "(the representative step%s); attention per block:\n\n",
+                searched, period, times, step ? "forward-phase" : "forward", v->layer_first_op + 1,
+                step ? "; the backward phase is not searched" : "");
         fputs("| Block | Ops | CUDA µs | Attention µs | Attention share of block | of step |\n|---|---|---|---|---|---|\n",
               f);
         const forward *rf = &va->forwards[analysis_median_forward(va)];
@@ -210,10 +218,12 @@ static void variant_model(FILE *f, const analysis *a, const variant_analysis *va
         }
         fputs("\n", f);
     } else if (v->forward_ops > MODEL_MAX_LAYER_OPS)
-        fprintf(f, "Repeated blocks (layers) not searched: the representative step's forward has %d operations, above "
-                   "the %d the search takes (it is quadratic in them).\n\n", v->forward_ops, MODEL_MAX_LAYER_OPS);
+        fprintf(f, "Repeated blocks (layers) not searched: the representative step's %s has %d operations, above "
+                   "the %d the search takes (it is quadratic in them).\n\n",
+                step ? "forward phase" : "forward", v->forward_ops, MODEL_MAX_LAYER_OPS);
     else
-        fputs("No repeated block of operations found in the forward (no layers numbered).\n\n", f);
+        fprintf(f, "No repeated block of operations found in the %s (no layers numbered).\n\n",
+                step ? "forward phase" : "forward");
 }
 
 static const model_role_row *find_row(const model_view *v, int phase, int role)

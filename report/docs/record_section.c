@@ -18,7 +18,8 @@ static void section_variant(FILE *f, const variant_analysis *va)
     fputs("### ", f);
     esc_md_text(f, va->result->name);
     units_us_column(v.step_us, num, sizeof num);
-    fprintf(f, "\n\n%d steps; CUDA time per step %s (median). ", v.n_steps, num);
+    char steps[32];
+    fprintf(f, "\n\n%s; CUDA time per step %s (median). ", units_count_noun(v.n_steps, "step", steps, sizeof steps), num);
     if (v.attn_kernel) {
         units_us_column(v.attn_us, num, sizeof num);
         fprintf(f, "Attention: %.1f%% of the step (%s), ", 100.0 * v.attn_share, num);

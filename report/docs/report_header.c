@@ -64,11 +64,14 @@ static void header_imported(FILE *f, const analysis *a)
     else
         fprintf(f, "| Shape | %s (Kineto traces carry no tensor shapes unless recorded with record_shapes; "
                    "declare it with `import --shape`) |\n", REPORT_NOT_RECORDED);
+    /* a training step (backward work in the range) is a step, not a forward */
+    const char *unit = model_unit_word_of_run(a);
+    char upto[64];
     fputs("| Run | recorded ", f);
     esc_md_text(f, r->date[0] ? r->date : REPORT_NOT_RECORDED);
-    fprintf(f, "; up to %d forwards per variant; seed, warm-up forwards, correctness against FP64 and timings with the "
+    fprintf(f, "; up to %s per variant; seed, warm-up %ss, correctness against FP64 and timings with the "
                "profiler off %s |\n",
-            r->iters, REPORT_NOT_RECORDED);
+            units_count_noun(r->iters, unit, upto, sizeof upto), unit, REPORT_NOT_RECORDED);
     fputs("| Tool | attnprof ", f);
     esc_md_text(f, r->tool_version);
     fputs(": ", f);
@@ -90,12 +93,13 @@ static void header_imported(FILE *f, const analysis *a)
         }
         fprintf(f, " |\n");
     }
-    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu host ranges and CPU ops (forwards from ",
-            a->trace->n_ops, a->trace->n_apis, a->trace->n_ranges);
+    char ops[64], apis[64], ranges[64];
+    fprintf(f, "| Records | %s, %s, %s and CPU ops (%ss from ",
+            units_count_noun((double)a->trace->n_ops, "GPU operation", ops, sizeof ops),
+            units_count_noun((double)a->trace->n_apis, "API call", apis, sizeof apis),
+            units_count_noun((double)a->trace->n_ranges, "host range", ranges, sizeof ranges), unit);
     esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
     fputs(") |\n\n", f);
-    /* a training step (backward work in the range) is a step, not a forward */
-    const char *unit = model_unit_word_of_run(a);
     fprintf(f, "CUDA time per %s is the sum of the durations of the GPU operations launched inside the "
                "%s's range (Kineto's CUPTI timestamps, matched by correlation id); CPU time is the duration of "
                "the range on the host%s.%s\n\n",
@@ -187,11 +191,12 @@ static void header_run(FILE *f, const analysis *a)
     fputs("| Run | ", f);
     esc_md_text(f, r->date);
     /* with a measurement plan the count is per pass, or the stop rule's (each variant's own) */
-    if (r->measurement.recorded && !strcmp(r->measurement.iters_rule, "auto"))
-        fprintf(f, "; seed %llu; %d warm-up forwards per variant, then recorded forwards until the stop rule ended "
+    if (r->measurement.recorded && !strcmp(r->measurement.iters_rule, "auto")) {
+        char warm[48];
+        fprintf(f, "; seed %llu; %s per variant, then recorded forwards until the stop rule ended "
                    "(Measurement); rel. error threshold %.0e |\n",
-                r->seed, r->warmup, r->rel_error_threshold);
-    else if (r->measurement.recorded)
+                r->seed, units_count_noun(r->warmup, "warm-up forward", warm, sizeof warm), r->rel_error_threshold);
+    } else if (r->measurement.recorded)
         fprintf(f, "; seed %llu; %d warm-up + %d recorded forwards per variant and pass; rel. error threshold %.0e |\n",
                 r->seed, r->warmup, r->iters, r->rel_error_threshold);
     else
@@ -202,8 +207,10 @@ static void header_run(FILE *f, const analysis *a)
     fputs(": ", f);
     esc_md_code(f, r->command_line, 1);
     fprintf(f, " |\n");
-    fprintf(f, "| Records | %zu GPU operations, %zu API calls, %zu NVTX ranges (from ", a->trace->n_ops,
-            a->trace->n_apis, a->trace->n_ranges);
+    char ops[64], apis[64], ranges[64];
+    fprintf(f, "| Records | %s, %s, %s (from ", units_count_noun((double)a->trace->n_ops, "GPU operation", ops, sizeof ops),
+            units_count_noun((double)a->trace->n_apis, "API call", apis, sizeof apis),
+            units_count_noun((double)a->trace->n_ranges, "NVTX range", ranges, sizeof ranges));
     esc_md_text(f, r->marker_source[0] ? r->marker_source : "–");
     fputs(") |\n\n", f);
 }
@@ -221,12 +228,14 @@ static void header_method(FILE *f, const run_info *r)
     for (int i = 0; i < r->n_variants && !checked; i++)
         if (r->variants[i].rows_checked > 0 && r->variants[i].heads_checked > 0)
             checked = &r->variants[i];
+    char heads[32];
+    if (checked)
+        units_count_noun(checked->heads_checked, "head", heads, sizeof heads);
     if (checked && checked->rows_checked >= r->shape.seq)
-        fprintf(f, " (%d heads, every query row)", checked->heads_checked);
+        fprintf(f, " (%s, every query row)", heads);
     else if (checked)
-        fprintf(f, " (%d heads, %d of %d query rows each: rows at both ends of the causal mask and the rest "
-                   "spread over the head at seeded offsets)", checked->heads_checked, checked->rows_checked,
-                r->shape.seq);
+        fprintf(f, " (%s, %d of %d query rows each: rows at both ends of the causal mask and the rest "
+                   "spread over the head at seeded offsets)", heads, checked->rows_checked, r->shape.seq);
     fputs(".\n\n", f);
 }
 

@@ -67,8 +67,11 @@ void compare_terminal_summary(FILE *f, const compare_data *m)
             if (r->verdict != VERDICT_NONE) /* the decimals the tables print it with */
                 snprintf(cell, sizeof cell, "%.*fx %s", units_ratio_decimals(r->ci.lo, r->ci.hi), r->ci.ratio,
                          compare_verdict_word(r->verdict));
-            else if (r->too_few > 0)
-                snprintf(cell, sizeof cell, "no verdict (%d forwards)", r->too_few);
+            else if (r->too_few > 0) {
+                char few[48];
+                snprintf(cell, sizeof cell, "no verdict (%s)",
+                         units_count_noun(r->too_few, compare_unit_word(m), few, sizeof few));
+            }
             fprintf(f, " %28s", cell);
         }
         fprintf(f, "\n");
@@ -78,12 +81,14 @@ void compare_terminal_summary(FILE *f, const compare_data *m)
         char a[64], b[64];
         esc_terminal(a, sizeof a, pr->va[0]->result->name);
         esc_terminal(b, sizeof b, pr->va[1]->result->name);
+        char steps[64];
+        units_pair_count(pr->step[1].n, pr->step[0].n, "step", steps, sizeof steps);
         if (pr->step_ratio.verdict != VERDICT_NONE)
-            fprintf(f, "model trace %s vs %s: step %.3fx %s (%d and %d steps", b, a, pr->step_ratio.ci.ratio,
-                    compare_verdict_word(pr->step_ratio.verdict), pr->step[1].n, pr->step[0].n);
+            fprintf(f, "model trace %s vs %s: step %.3fx %s (%s", b, a, pr->step_ratio.ci.ratio,
+                    compare_verdict_word(pr->step_ratio.verdict), steps);
         else
-            fprintf(f, "model trace %s vs %s: step %.3fx, no verdict (%d and %d steps, %d needed", b, a,
-                    pr->step_ratio.ci.ratio, pr->step[1].n, pr->step[0].n, COMPARE_MIN_STEPS);
+            fprintf(f, "model trace %s vs %s: step %.3fx, no verdict (%s, %d needed", b, a,
+                    pr->step_ratio.ci.ratio, steps, COMPARE_MIN_STEPS);
         if (pr->inputs_differ[0]) { /* the verdict is across what differs: said beside it */
             fputs("; across ", f);
             esc_terminal_fputs(pr->inputs_differ, f);

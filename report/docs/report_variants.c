@@ -7,6 +7,7 @@
 #include "escape.h"
 #include "finding_phrases.h"
 #include "findings.h"
+#include "model_roles.h"
 #include "occupancy.h"
 #include "units.h"
 
@@ -140,14 +141,14 @@ static void op_table_row(FILE *f, const analysis *a, const forward *fw, int k, i
     fprintf(f, " | %s |\n", l ? lat : "–");
 }
 
-/* The representative forward's GPU operations in order, at most REPORT_MAX_OP_ROWS,
- * with the full names of the shortened ones under the table. */
-static void op_table(FILE *f, const analysis *a, const forward *fw)
+/* The representative forward's (or step's: unit) GPU operations in order, at most
+ * REPORT_MAX_OP_ROWS, with the full names of the shortened ones under the table. */
+static void op_table(FILE *f, const analysis *a, const forward *fw, const char *unit)
 {
     char buf[64];
     format_us(fw->cuda_us, buf, sizeof buf);
-    fprintf(f, "The representative forward (iteration %d, CUDA time %s: the median one, the forward every view of "
-               "this report shows), GPU operations in order:\n\n", fw->iteration, buf);
+    fprintf(f, "The representative %s (iteration %d, CUDA time %s: the median one, the %s every view of "
+               "this report shows), GPU operations in order:\n\n", unit, fw->iteration, buf, unit);
     fprintf(f, "| # | Operation | Class | Duration | Grid | Block | Regs / thread | Shared mem / block | "
                "Occupancy (theor. / est., limiter) | Kineto's estimate | Launched by | Launch → start |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -158,8 +159,8 @@ static void op_table(FILE *f, const analysis *a, const forward *fw)
         op_table_row(f, a, fw, k, notes, &n_notes);
     fputc('\n', f);
     if (shown < fw->n_ops)
-        fprintf(f, "The first %d of the forward's %d operations are listed; trace.json holds them all.\n\n", shown,
-                fw->n_ops);
+        fprintf(f, "The first %d of the %s's %d operations are listed; trace.json holds them all.\n\n", shown,
+                unit, fw->n_ops);
     /* Full names of the shortened ones (a name is never cut silently). */
     for (int j = 0; j < n_notes; j++) {
         fprintf(f, "%s[%d] op %d: ", j ? "\\\n" : "", j + 1, notes[j] + 1);
@@ -179,7 +180,7 @@ static void variant_section(FILE *f, const report_doc *d, int variant)
     const forward *fw = median_forward(va);
     if (!fw)
         return;
-    op_table(f, d->a, fw);
+    op_table(f, d->a, fw, model_unit_word(va));
     char fig[96];
     snprintf(fig, sizeof fig, "timeline-%s", r->name);
     report_md_figure(f, d->figs, fig, d->inline_dir);

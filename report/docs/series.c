@@ -426,7 +426,7 @@ void series_abstract(FILE *f, const analysis *a)
         if (n_ok == 1)
             fputs(", one variant ran: ", f);
         else
-            fprintf(f, ", %d variants ran; the fastest is ", n_ok);
+            fprintf(f, ", %d variants ran; the fastest is ", n_ok); /* n_ok > 1: one is said above */
         esc_md_code(f, best->result->name, 0);
         fprintf(f, " at %.1f µs CUDA time per %s (median of %d).", best->cuda_us.median, model_unit_word(best),
                 best->cuda_us.n);

@@ -228,15 +228,16 @@ char *sweep_markdown(const sweep_data *m, const figure_list *figs, const char *i
     FILE *f = attn_memstream(&buf, &len);
     fputs("# attnprof sweep: ", f);
     esc_md_text(f, m->gpu_name[0] ? m->gpu_name : "no GPU recorded");
-    fprintf(f, ", %d shapes\n\n", m->n_shapes);
+    char count[48];
+    fprintf(f, ", %s\n\n", units_count_noun(m->n_shapes, "shape", count, sizeof count));
     long tokens = sweep_common_tokens(m);
     int heads = m->n_shapes ? m->shapes[0].shape.heads : 0;
     fprintf(f, "bf16, causal, H = %d", heads);
     if (tokens)
         fprintf(f, ", B·S = %ld tokens in every shape", tokens);
-    fprintf(f, "; %d recorded forwards per variant; cuDNN %s. Shapes: %d complete, %d failed, %d missing, %d "
+    fprintf(f, "; %s per variant; cuDNN %s. Shapes: %d complete, %d failed, %d missing, %d "
                "unreadable.\n\n",
-            m->iters, m->cudnn[0] ? m->cudnn : "–", m->n_complete, m->n_failed, m->n_missing, m->n_bad);
+            units_count_noun(m->iters, "recorded forward", count, sizeof count), m->cudnn[0] ? m->cudnn : "–", m->n_complete, m->n_failed, m->n_missing, m->n_bad);
     fprintf(f, "Time is CUDA time per forward (median over the recorded forwards); TFLOP/s counts half of "
                "4·B·H·S²·D for the causal mask. Each shape is a complete archive under `shapes/`.\n\n");
 
@@ -469,7 +470,9 @@ int sweep_write(const sweep_data *m, unsigned formats, char *err, size_t errlen)
 {
     sweep_doc d = {m, formats | FIG_PNG}; /* PNG always: sweep.html inlines it, as report.html and compare.html do */
     char title[256], formats_text[32], made_by[64];
-    snprintf(title, sizeof title, "attnprof sweep — %s, %d shapes", m->gpu_name, m->n_shapes);
+    char shapes[48];
+    snprintf(title, sizeof title, "attnprof sweep — %s, %s", m->gpu_name,
+             units_count_noun(m->n_shapes, "shape", shapes, sizeof shapes));
     doc_formats_text(d.formats, formats_text, sizeof formats_text);
     snprintf(made_by, sizeof made_by, "sweep --collect --format %s", formats_text);
     /* One writer at a time per sweep directory (the pipeline's lock): a second --collect waits. */

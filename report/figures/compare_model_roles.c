@@ -234,8 +234,9 @@ static void draw_head(cairo_t *cr, const fig_job *job, const trace_pair *pr, dou
     fig_set(cr, FIG_GREY);
     fig_format_us(pr->step[0].median, a, sizeof a);
     fig_format_us(pr->step[1].median, b, sizeof b);
-    int len = snprintf(buf, sizeof buf, "bars: median over %d and %d steps \xc2\xb7 step %s \xe2\x86\x92 %s", pr->step[0].n,
-                       pr->step[1].n, a, b);
+    char steps[64];
+    int len = snprintf(buf, sizeof buf, "bars: median over %s \xc2\xb7 step %s \xe2\x86\x92 %s",
+                       units_pair_count(pr->step[0].n, pr->step[1].n, "step", steps, sizeof steps), a, b);
     if (len > 0 && (size_t)len < sizeof buf) {
         char ratio[96], verdict[32];
         trace_role_row step = {.present = {1, 1}, .ratio = pr->step_ratio};
@@ -331,13 +332,14 @@ int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const compar
     else
         snprintf(tail, sizeof tail, "with each row's ratio of the medians (no verdict below %d steps a side)",
                  COMPARE_MIN_STEPS);
+    char steps[64];
+    units_pair_count(pr->step[0].n, pr->step[1].n, "step", steps, sizeof steps);
     int len = snprintf(job->caption, sizeof job->caption,
-                       "CUDA time per step of each phase and role in %s (baseline) and %s: medians over %d and %d "
-                       "steps, %s.", a, b, pr->step[0].n, pr->step[1].n, tail);
+                       "CUDA time per step of each phase and role in %s (baseline) and %s: medians over %s, %s.", a, b,
+                       steps, tail);
     if (len < 0 || (size_t)len >= sizeof job->caption) /* long run labels: the pair's heading names them */
         snprintf(job->caption, sizeof job->caption,
-                 "CUDA time per step of each phase and role in the two traces: medians over %d and %d steps, %s.",
-                 pr->step[0].n, pr->step[1].n, tail);
+                 "CUDA time per step of each phase and role in the two traces: medians over %s, %s.", steps, tail);
     job->cmp = m;
     job->pair = pair;
     job->draw = compare_model_roles_draw;

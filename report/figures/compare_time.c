@@ -40,9 +40,13 @@ static int compare_time_draw(cairo_t *cr, const fig_job *job)
     const compare_data *m = job->cmp;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], fit[512];
-    fig_heading(cr, x, m->throughput ? "Throughput per forward (TFLOP/s), run by run" : "CUDA time per forward, run by run");
-    snprintf(buf, sizeof buf, "bars: median, whiskers: min\xe2\x80\x93max over the recorded forwards \xc2\xb7 baseline: %s%s",
-             m->in[0]->label, job->log_axis ? " \xc2\xb7 logarithmic axis" : "");
+    const char *unit = compare_unit_word(m);
+    char heading[96];
+    snprintf(heading, sizeof heading, "%s per %s%s, run by run", m->throughput ? "Throughput" : "CUDA time", unit,
+             m->throughput ? " (TFLOP/s)" : "");
+    fig_heading(cr, x, heading);
+    snprintf(buf, sizeof buf, "bars: median, whiskers: min\xe2\x80\x93max over the recorded %ss \xc2\xb7 baseline: %s%s",
+             unit, m->in[0]->label, job->log_axis ? " \xc2\xb7 logarithmic axis" : "");
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
 
@@ -97,8 +101,8 @@ int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const compare_data 
     (void)measure;
     snprintf(job->name, sizeof job->name, "compare-time");
     snprintf(job->caption, sizeof job->caption,
-             "%s per forward of every variant in each run: median with min\xe2\x80\x93max whiskers%s.",
-             m->throughput ? "Throughput (TFLOP/s)" : "CUDA time", log_axis && !m->throughput ? ", logarithmic axis" : "");
+             "%s per %s of every variant in each run: median with min\xe2\x80\x93max whiskers%s.",
+             m->throughput ? "Throughput (TFLOP/s)" : "CUDA time", compare_unit_word(m), log_axis && !m->throughput ? ", logarithmic axis" : "");
     job->cmp = m;
     job->draw = compare_time_draw;
     job->log_axis = log_axis;

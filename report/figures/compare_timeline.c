@@ -154,10 +154,12 @@ static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
     const compare_data *m = job->cmp;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN, x0 = FIG_MARGIN + LABEL_COL;
     char buf[512], fit[512];
-    fig_heading(cr, x, "One forward of each variant, run by run, on one time scale");
+    char heading[96];
+    snprintf(heading, sizeof heading, "One %s of each variant, run by run, on one time scale", compare_unit_word(m));
+    fig_heading(cr, x, heading);
     snprintf(buf, sizeof buf,
-             "the median forward of each run \xc2\xb7 a lane spans its first to last GPU operation, idle gaps "
-             "included \xc2\xb7 baseline: %s", m->in[0]->label);
+             "the median %s of each run \xc2\xb7 a lane spans its first to last GPU operation, idle gaps "
+             "included \xc2\xb7 baseline: %s", compare_unit_word(m), m->in[0]->label);
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
     fig_text(cr, x, 45, fit, ALIGN_LEFT);
 
@@ -215,9 +217,9 @@ int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const compare_d
     (void)measure;
     snprintf(job->name, sizeof job->name, "compare-timeline");
     snprintf(job->caption, sizeof job->caption,
-             "One forward (the median one) of every variant from every run on one time scale, one lane per run; "
-             "each lane is labelled with the variant's median CUDA time (as in the table) and the drawn forward's "
-             "span, idle gaps included.");
+             "One %s (the median one) of every variant from every run on one time scale, one lane per run; "
+             "each lane is labelled with the variant's median CUDA time (as in the table) and the drawn %s's "
+             "span, idle gaps included.", compare_unit_word(m), compare_unit_word(m));
     job->cmp = m;
     job->draw = compare_timeline_draw;
     job->w = FIG_WIDTH;

@@ -3,6 +3,7 @@
  * log-log, under the roofs measured in the same run (copy bandwidth, bf16 tensor GEMM,
  * FP32 FMA SGEMM), coloured by variant. Drawn only when the archive has counters. */
 #include "fig.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -207,10 +208,11 @@ static int roofline_draw(cairo_t *cr, const fig_job *job)
     ly += fig_legend(cr, FIG_MARGIN, ly, FIG_WIDTH - 2 * FIG_MARGIN, items, n, 1);
     fig_font(cr, 8.5, 0);
     fig_set(cr, FIG_GREY);
+    char count[48];
     snprintf(buf, sizeof buf,
-             "%d kernels shown; %d without FLOPs or DRAM traffic not placed. FLOPs: 2·FFMA + FADD + FMUL + 2 × bf16 "
+             "%s shown; %d without FLOPs or DRAM traffic not placed. FLOPs: 2·FFMA + FADD + FMUL + 2 × bf16 "
              "tensor ops.",
-             shown, hidden);
+             units_count_noun(shown, "kernel", count, sizeof count), hidden);
     fig_text(cr, FIG_MARGIN, ly + 12, buf, ALIGN_LEFT);
     return 0;
 }

@@ -72,12 +72,16 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
     char buf[512], shape[96], fit[256], name[48];
     fig_set(cr, FIG_INK);
     fig_font(cr, 13, 1);
-    fig_text(cr, x, 28, "One forward of each variant, same time scale", ALIGN_LEFT);
+    const char *unit = model_unit_word_of_run(a); /* a training step is a step */
+    int step = !strcmp(unit, "step");
+    char title[96];
+    snprintf(title, sizeof title, "One %s of each variant, same time scale", unit);
+    fig_text(cr, x, 28, title, ALIGN_LEFT);
     fig_shape_text(a, shape, sizeof shape);
     snprintf(buf, sizeof buf,
-             "%s \xc2\xb7 each variant's forward of median CUDA time, aligned at the start of its "
-             "forward call \xc2\xb7 labels: medians over all forwards, as in the summary table",
-             shape);
+             "%s \xc2\xb7 each variant's %s of median CUDA time, aligned at the start of its "
+             "%s \xc2\xb7 labels: medians over all %ss, as in the summary table",
+             shape, unit, step ? "step" : "forward call", unit);
     fig_font(cr, 9.5, 0);
     fig_set(cr, FIG_GREY);
     fig_fit_text(cr, buf, right - x, 8, fit, sizeof fit);
@@ -138,7 +142,8 @@ static int overview_draw(cairo_t *cr, const fig_job *job)
     tl_draw_time_axis(cr, &g, 0, axis_y);
     fig_font(cr, 8.5, 0);
     fig_set(cr, FIG_GREY);
-    fig_text(cr, g.x1, axis_y + 27, "time since the start of each variant's forward call", ALIGN_RIGHT);
+    fig_text(cr, g.x1, axis_y + 27, step ? "time since the start of each variant's step"
+                                         : "time since the start of each variant's forward call", ALIGN_RIGHT);
 
     fig_legend_item items[OPC_COUNT + API_CAT_COUNT + 2];
     tl_legend_text text;

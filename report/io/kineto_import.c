@@ -7,6 +7,7 @@
  * record stays zero/NaN in run_info and the report says "not recorded". The forwards
  * of each file are kineto_forwards.c's. */
 #include "kineto_import.h"
+#include "units.h"
 #include "alloc.h"
 
 #include "bounds.h"
@@ -488,7 +489,9 @@ static int add_import_facts(variant_result *v, const import_options *o, const mo
     if (fp32_16 + fp32_32) /* record_shapes: what the FP32 CUDA-core kernels' ops were given */
         add_fact(v, "fp32_core_inputs", fp32_text, fp32_16);
     if (other) {
-        snprintf(text, sizeof text, "%zu GPU operations on other devices ignored (--device picks one)", other);
+        char ops[48];
+        snprintf(text, sizeof text, "%s on other devices ignored (--device picks one)",
+                 units_count_noun((double)other, "GPU operation", ops, sizeof ops));
         add_fact(v, "other_device_ops", text, (double)other);
     }
     if (uncorrelated) {

@@ -9,6 +9,7 @@
  * runs, SIGINT and SIGQUIT are left to it (as system() does): a program stopped with
  * Ctrl-C still leaves what it recorded. */
 #include "record.h"
+#include "units.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -232,9 +233,12 @@ static void summary(const record_cli *c, const inject_raw *m, const step_result 
 {
     if (c->quiet)
         return;
-    printf("recorded %zu kernels, %zu memcpy, %zu memset, %zu NVTX ranges, %zu synchronising calls; CUPTI dropped "
-           "%lld records\n", m->n_kernels, m->n_memcpy, m->n_memset, m->n_nvtx_ranges, m->n_sync_calls,
-           (long long)m->dropped);
+    char kernels[48], ranges[48], syncs[48], dropped[48];
+    printf("recorded %s, %zu memcpy, %zu memset, %s, %s; CUPTI dropped %s\n",
+           units_count_noun((double)m->n_kernels, "kernel", kernels, sizeof kernels), m->n_memcpy, m->n_memset,
+           units_count_noun((double)m->n_nvtx_ranges, "NVTX range", ranges, sizeof ranges),
+           units_count_noun((double)m->n_sync_calls, "synchronising call", syncs, sizeof syncs),
+           units_count_noun((double)m->dropped, "record", dropped, sizeof dropped));
     printf("steps: %d of %d found, from %s (rule: %s)\n", s->kept, s->found, s->rule_text, step_rule_name(s->rule));
     if (r->variants[0].status != VARIANT_OK)
         printf("%s\n", r->variants[0].error);

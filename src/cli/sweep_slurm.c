@@ -4,6 +4,7 @@
  * with the GPU Slurm gave it, and copies the child's log into the task's Slurm log. The
  * task command is taken from the sbatch line, never from sweep.json. */
 #include "sweep_parts.h"
+#include "units.h"
 
 #include "archive.h"
 #include "commands.h"
@@ -38,10 +39,12 @@ int sweep_slurm_write_sbatch(const sweep_ctx *c)
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return cli_fail(EXIT_NO_MEMORY, "out of memory");
-    fprintf(f, "#!/bin/bash\n# attnprof sweep: one array task per shape (%d shapes); written by attnprof sweep --slurm.\n"
+    char shapes[48];
+    units_count_noun(c->plan.n_shapes, "shape", shapes, sizeof shapes);
+    fprintf(f, "#!/bin/bash\n# attnprof sweep: one array task per shape (%s); written by attnprof sweep --slurm.\n"
                "# Each task runs one shape into %s/shapes/ and records its exit status in status/.\n"
                "# After the array: attnprof sweep --collect %s\n",
-            c->plan.n_shapes, c->dir, c->dir);
+            shapes, c->dir, c->dir);
     fprintf(f, "#SBATCH --job-name=attnprof-sweep\n#SBATCH --array=0-%d\n#SBATCH --ntasks=1\n", c->plan.n_shapes - 1);
     fprintf(f, "#SBATCH --output=%s/%%A_%%a.out\n", logs);
     if (!w->no_gres)

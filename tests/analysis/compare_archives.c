@@ -403,7 +403,7 @@ Test(compare_roles, time_by_role_adds_up_to_the_forward)
             const variant_analysis *va = cv->cell[i].va;
             for (int f = 0; f < va->n_forwards; f++) {
                 double sum = 0;
-                for (int r = 0; r < ROLE_COUNT; r++)
+                for (int r = 0; r < COMPARE_ROLE_COUNT; r++)
                     if (cv->roles[i][r].n)
                         sum += cv->roles[i][r].us[f];
                 cr_assert_float_eq(sum, va->forwards[f].cuda_us, 1e-6, "%s run %d forward %d", cv->name, i, f);

@@ -120,7 +120,7 @@ Test(cost, a_forward_of_64000_distinct_kernels_groups_by_hash, .timeout = 120)
     memset(&dev, 0, sizeof dev);
     double t0 = seconds();
     kernel_summary *k = NULL;
-    int nk = compare_kernels_summarise(&va, &dev, &k);
+    int nk = compare_kernels_summarise(&va, &dev, 0, &k);
     static kernel_diff d;
     compare_kernels_diff(&d, k, nk, k, nk, 0.02);
     double took = seconds() - t0;

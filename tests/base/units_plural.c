@@ -20,3 +20,21 @@ Test(units_plural, a_count_agrees_with_its_noun)
     cr_assert_str_eq(units_plural(1, "step", b, sizeof b), "step");
     cr_assert_str_eq(units_plural(7, "step", b, sizeof b), "steps");
 }
+
+/* A large whole count is written in full: "%g" wrote a trace's 2250000 operations as "2.25e+06". */
+Test(units_plural, a_large_count_is_written_in_full)
+{
+    char b[64];
+    cr_assert_str_eq(units_count_noun(2250000, "GPU operation", b, sizeof b), "2250000 GPU operations");
+    cr_assert_str_eq(units_count_noun(1234567, "API call", b, sizeof b), "1234567 API calls");
+    cr_assert_str_eq(units_count_noun(2.5, "copy", b, sizeof b), "2.5 copies");
+}
+
+/* Two sides' counts: "1 and 1 steps" was written of two one-step traces. */
+Test(units_plural, a_pair_of_counts_agrees)
+{
+    char b[64];
+    cr_assert_str_eq(units_pair_count(1, 1, "step", b, sizeof b), "1 step each");
+    cr_assert_str_eq(units_pair_count(8, 8, "step", b, sizeof b), "8 and 8 steps");
+    cr_assert_str_eq(units_pair_count(1, 3, "forward", b, sizeof b), "1 and 3 forwards");
+}
