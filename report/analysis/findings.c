@@ -7,6 +7,7 @@
 #include "measurement_text.h"
 #include "model_findings.h"
 #include "model_roles.h"
+#include "op_role.h"
 #include "predict.h"
 #include "alloc.h"
 
@@ -534,6 +535,95 @@ static int decode_split_finding(analysis *a, int vi)
     return 0;
 }
 
+/* Grouped-query K/V expanded by copies (naive and in-place as PyTorch's eager repeat_kv, math as its
+ * enable_gqa repeat_interleave): the copy kernels per forward, the bytes they write (the recorder's
+ * kv_expansion_bytes fact, where it has one), their time and share of the variant's CUDA time. A
+ * native GQA kernel (efficient, flash, cuDNN) reads each K/V head in place and launches none. */
+static int kv_expansion_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    int n;
+    double us;
+    per_forward_median(va, op_expands_kv, &n, &us);
+    if (n <= 0)
+        return 0;
+    const attn_shape *s = &a->run->shape;
+    const attn_fact *bytes = fact(va->result, "kv_expansion_bytes");
+    const double b = bytes && isfinite(bytes->number) ? bytes->number : NAN;
+    const double pct = va->cuda_us.median > 0 ? 100.0 * us / va->cuda_us.median : NAN;
+    char names[640], count[48], written[64] = "", heads[96] = "", share[48] = "";
+    names_of(va, op_expands_kv, names, sizeof names);
+    if (isfinite(b)) {
+        char hb[32];
+        human_bytes(b, hb, sizeof hb);
+        snprintf(written, sizeof written, " write %s", hb);
+    }
+    if (s->heads > 0 && attn_shape_is_gqa(s))
+        snprintf(heads, sizeof heads, " (%d K/V heads repeated to %d query heads)", attn_kv_heads(s), s->heads);
+    if (isfinite(pct))
+        snprintf(share, sizeof share, ", %.1f%% of CUDA time", pct);
+    finding *fd = findings_add(va, FK_KV_EXPANSION, "K/V expanded by copies: %s per %s (%s)%s%s, %.1f µs%s; a native "
+                               "grouped-query kernel reads each K/V head in place", units_count_noun(n, "copy kernel", count,
+                               sizeof count), model_unit_word(va), names, written, heads, us, share);
+    findings_number(fd, "copies", n, "");
+    findings_number(fd, "bytes", b, "B");
+    findings_number(fd, "us_per_forward", us, "us");
+    findings_number(fd, "pct_of_cuda_time", pct, "%");
+    if (attn_shape_is_gqa(s)) {
+        findings_number(fd, "kv_heads", attn_kv_heads(s), "");
+        findings_number(fd, "heads", s->heads, "");
+    }
+    records_of(fd, va, op_expands_kv);
+    return 0;
+}
+
+/* Below this share of the copy ceiling measured in the run, a decode's K+V rate is a notice. */
+#define DECODE_BANDWIDTH_NOTICE 0.5
+
+/* A decode step (q_seq < the KV length) reads the whole K/V cache for a few queries: its arithmetic
+ * intensity (4·B·Hq·q_seq·S·D FLOPs, every key of every query, over the K+V bytes) sits far below the
+ * ridge of the run's roofs, so its time is the K+V bytes over the memory rate. Said as the rate the
+ * forward reaches (K+V bytes / CUDA time per forward, bf16) against the copy ceiling measured in the
+ * same run (cudaMemcpy DtoD, read + write bytes over time, the convention of FlashDecoding's and
+ * cudnn-frontend's decode benches) and the intensity against the ridge. Run archives only (a model
+ * trace's shape is its own). */
+static int decode_bandwidth_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    const attn_shape *s = &a->run->shape;
+    if (findings_model_trace(a, va) || s->batch <= 0 || s->dim <= 0 || !attn_shape_is_decode(s) ||
+        !(va->cuda_us.median > 0))
+        return 0;
+    const double kv_bytes = 2.0 * s->batch * attn_kv_heads(s) * (double)s->seq * s->dim * 2;
+    const double flops = 4.0 * s->batch * s->heads * (double)attn_q_seq(s) * s->seq * s->dim;
+    const double gbps = kv_bytes / (va->cuda_us.median * 1e3);
+    const ceilings *c = &a->run->ceilings;
+    const double ceiling = c->copy_tbps > 0 ? c->copy_tbps * 1e3 : NAN; /* GB/s */
+    const double share = isfinite(ceiling) ? gbps / ceiling : NAN;
+    const double ai = flops / kv_bytes, ridge = ceilings_ridge(c);
+    char kvb[32], roof[200] = "", regime[200] = "";
+    human_bytes(kv_bytes, kvb, sizeof kvb);
+    if (isfinite(share))
+        snprintf(roof, sizeof roof, ", %.0f%% of the %.0f GB/s copy ceiling measured in this run (DtoD, read + write)",
+                 100 * share, ceiling);
+    if (isfinite(ridge))
+        snprintf(regime, sizeof regime, "; %.1f FLOP/B against the ridge's %.0f FLOP/B: memory-bound%s", ai, ridge,
+                 ai < ridge ? "" : " only by this measure"); /* never true at q_seq << S, said if it were */
+    finding *fd = findings_add(va, FK_DECODE_BANDWIDTH, "decode step: %d %s against %d keys, %s of K+V read at %.0f GB/s "
+                               "per forward (%.1f µs)%s%s", attn_q_seq(s), attn_q_seq(s) == 1 ? "query" : "queries",
+                               s->seq, kvb, gbps, va->cuda_us.median, roof, regime);
+    if (isfinite(share) && share < DECODE_BANDWIDTH_NOTICE)
+        fd->severity = FINDING_NOTICE;
+    findings_number(fd, "kv_bytes", kv_bytes, "B");
+    findings_number(fd, "gbps", gbps, "GB/s");
+    findings_number(fd, "ceiling_gbps", ceiling, "GB/s");
+    findings_number(fd, "ceiling_pct", isfinite(share) ? 100 * share : NAN, "%");
+    findings_number(fd, "intensity", ai, "FLOP/B");
+    findings_number(fd, "ridge", ridge, "FLOP/B");
+    findings_number(fd, "memory_bound", isfinite(ridge) ? ai < ridge : NAN, "");
+    return 0;
+}
+
 static int head_dim_padding_finding(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
@@ -677,6 +767,8 @@ static const finding_derive_fn finding_derives[FK_COUNT] = {
     [FK_SAFE_SOFTMAX] = safe_softmax_finding,
     [FK_FUSED_KERNEL] = fused_kernel_finding,
     [FK_DECODE_SPLIT] = decode_split_finding,
+    [FK_KV_EXPANSION] = kv_expansion_finding,
+    [FK_DECODE_BANDWIDTH] = decode_bandwidth_finding,
     [FK_KINETO_ZERO_OCCUPANCY] = kineto_zero_finding,
     [FK_HEAD_DIM_PADDING] = head_dim_padding_finding,
     [FK_LAUNCH_API] = launch_finding,

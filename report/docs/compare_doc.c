@@ -312,7 +312,7 @@ static void kernels_section(FILE *f, const compare_doc_md *d)
     fputs("## Kernels, variant by variant\n\n", f);
     fputs("Each run's GPU operations are matched to the baseline's within their *role* in the attention forward "
           "(QKᵀ GEMM, scale, mask build, mask apply, softmax, softmax NaN guard, PV GEMM, fused attention, cast, "
-          "copy, memset, other), read from the kernel's name, the record's kind, the ATen op that launched it "
+          "copy, memset, K/V expansion, other), read from the kernel's name, the record's kind, the ATen op that launched it "
           "where the trace has one, and its place before or after the softmax; operations of different roles are "
           "never paired. Within a role: the same name first (copies and memsets: the same direction and bytes); "
           "then a copy or memset of the same direction with other bytes, or, in forward order, another kernel "
