@@ -114,7 +114,8 @@ op_class classify_op(const gpu_op *op)
                  : has(n, "flash") || has(n, "fmha") || has(n, "sdpa") || has(n, "attnprof_efficient") ||
                        has(n, "attention"))
         return OPC_FUSED_ATTENTION;
-    if (has(n, "gemm") || has(n, "nvjet") || has(n, "xmma") || has(n, "cutlass"))
+    /* gemv: cuBLAS's matrix-vector kernels, what a GEMM with one query row (decode) runs on */
+    if (has(n, "gemm") || has(n, "gemv") || has(n, "nvjet") || has(n, "xmma") || has(n, "cutlass"))
         return OPC_GEMM;
     if (has(n, "softmax")) /* softmax_warp_forward, cunn_SoftMaxForward, ours */
         return OPC_SOFTMAX;

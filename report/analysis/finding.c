@@ -411,6 +411,11 @@ const finding_row finding_table[FK_COUNT] = {
         "one fused kernel, {us_per_forward}"),
     ROW(FK_DECODE_SPLIT, "decode_split", FINDING_INFO, "facts.split_count", BY_US("combine_us"),
         "split-KV decode: {splits} splits, combine {combine_pct} of CUDA time"),
+    ROW(FK_KV_EXPANSION, "kv_expansion", FINDING_NOTICE, "", BY_US("us_per_forward"),
+        "K/V expanded by {copies:n copy kernel}[, {bytes} written], {us_per_forward}"),
+    /* a notice below DECODE_BANDWIDTH_NOTICE of the copy ceiling, info from it on (findings.c) */
+    ROW(FK_DECODE_BANDWIDTH, "decode_bandwidth", FINDING_INFO, "", NO_RANK,
+        "decode reads K+V at {gbps:.0} GB/s[, {ceiling_pct} of the copy ceiling]"),
     ROW(FK_KINETO_ZERO_OCCUPANCY, "kineto_zero_occupancy", FINDING_NOTICE, "device.sharedMemPerBlock", NO_RANK,
         "Kineto occupancy 0%: {shared_mem_bytes} shared memory"),
     ROW(FK_HEAD_DIM_PADDING, "head_dim_padding", FINDING_NOTICE, "facts.head_dim_padding", NO_RANK,

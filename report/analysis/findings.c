@@ -8,6 +8,7 @@
 #include "backward_findings.h"
 #include "model_findings.h"
 #include "model_roles.h"
+#include "op_role.h"
 #include "predict.h"
 #include "alloc.h"
 
@@ -531,6 +532,48 @@ static int decode_split_finding(analysis *a, int vi)
     return 0;
 }
 
+/* Grouped-query K/V expanded by copies (naive and in-place as PyTorch's eager repeat_kv, math as its
+ * enable_gqa repeat_interleave): the copy kernels per forward, the bytes they write (the recorder's
+ * kv_expansion_bytes fact, where it has one), their time and share of the variant's CUDA time. A
+ * native GQA kernel (efficient, flash, cuDNN) reads each K/V head in place and launches none. */
+static int kv_expansion_finding(analysis *a, int vi)
+{
+    variant_analysis *va = &a->v[vi];
+    int n;
+    double us;
+    per_forward_median(va, op_expands_kv, &n, &us);
+    if (n <= 0)
+        return 0;
+    const attn_shape *s = &a->run->shape;
+    const attn_fact *bytes = fact(va->result, "kv_expansion_bytes");
+    const double b = bytes && isfinite(bytes->number) ? bytes->number : NAN;
+    const double pct = va->cuda_us.median > 0 ? 100.0 * us / va->cuda_us.median : NAN;
+    char names[640], count[48], written[64] = "", heads[96] = "", share[48] = "";
+    names_of(va, op_expands_kv, names, sizeof names);
+    if (isfinite(b)) {
+        char hb[32];
+        human_bytes(b, hb, sizeof hb);
+        snprintf(written, sizeof written, " write %s", hb);
+    }
+    if (s->heads > 0 && attn_shape_is_gqa(s))
+        snprintf(heads, sizeof heads, " (%d K/V heads repeated to %d query heads)", attn_kv_heads(s), s->heads);
+    if (isfinite(pct))
+        snprintf(share, sizeof share, ", %.1f%% of CUDA time", pct);
+    finding *fd = findings_add(va, FK_KV_EXPANSION, "K/V expanded by copies: %s per %s (%s)%s%s, %.1f µs%s; a native "
+                               "grouped-query kernel reads each K/V head in place", units_count_noun(n, "copy kernel", count,
+                               sizeof count), model_unit_word(va), names, written, heads, us, share);
+    findings_number(fd, "copies", n, "");
+    findings_number(fd, "bytes", b, "B");
+    findings_number(fd, "us_per_forward", us, "us");
+    findings_number(fd, "pct_of_cuda_time", pct, "%");
+    if (attn_shape_is_gqa(s)) {
+        findings_number(fd, "kv_heads", attn_kv_heads(s), "");
+        findings_number(fd, "heads", s->heads, "");
+    }
+    records_of(fd, va, op_expands_kv);
+    return 0;
+}
+
 static int head_dim_padding_finding(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
@@ -674,6 +717,8 @@ static const finding_derive_fn finding_derives[FK_COUNT] = {
     [FK_SAFE_SOFTMAX] = safe_softmax_finding,
     [FK_FUSED_KERNEL] = fused_kernel_finding,
     [FK_DECODE_SPLIT] = decode_split_finding,
+    [FK_KV_EXPANSION] = kv_expansion_finding,
+    [FK_DECODE_BANDWIDTH] = decode_bandwidth_finding,
     [FK_KINETO_ZERO_OCCUPANCY] = kineto_zero_finding,
     [FK_HEAD_DIM_PADDING] = head_dim_padding_finding,
     [FK_LAUNCH_API] = launch_finding,

@@ -16,6 +16,8 @@ void findings_derive(analysis *a);
 /* 1 when the variant is a model trace: an imported run whose steps hold CPU op chains (a
  * PyTorch trace); the series' host_bound is then left to model_findings.c. */
 int findings_model_trace(const analysis *a, const variant_analysis *va);
+/* findings_decode.c: the decode_bandwidth finding of variant vi (the finding table's derive; 0). */
+int decode_bandwidth_finding(analysis *a, int vi);
 
 /* Pure predicates on kernel names, shared with the report and tested. */
 int gemm_on_cuda_cores(const char *kernel_name); /* FP32 FFMA/SIMT GEMM rather than tensor cores */

@@ -46,9 +46,15 @@ static int is_fill(const gpu_op *op)
            op_launched_in(op, "aten::scalar_tensor");
 }
 
+int op_expands_kv(const gpu_op *op)
+{
+    return op->kind == GPU_KERNEL && (has(op->name, "repeat_kv") || has(op->name, "repeat_interleave") ||
+                                      op_launched_in(op, "aten::repeat_interleave"));
+}
+
 typedef enum step {
     STEP_OTHER = 0, STEP_GEMM, STEP_SOFTMAX, STEP_GUARD, STEP_SCALE, STEP_MASK, STEP_ADD, STEP_CAST, STEP_FUSED,
-    STEP_COPY, STEP_MEMSET
+    STEP_COPY, STEP_MEMSET, STEP_KV_EXPAND
 } step;
 
 static step step_of(const gpu_op *op)
@@ -63,6 +69,11 @@ static step step_of(const gpu_op *op)
         op_launched_in(op, "aten::_efficient_attention_forward") ||
         op_launched_in(op, "aten::_cudnn_attention_forward"))
         return STEP_FUSED;
+    /* Grouped-query K/V written out to every query head: PyTorch's repeat_kv (expand + reshape: a copy
+     * inside aten::repeat_interleave or the model's repeat_kv), math's enable_gqa repeat_interleave, ours
+     * named after them. A copy, however fast, of bytes a native GQA kernel reads in place. */
+    if (op_expands_kv(op))
+        return STEP_KV_EXPAND;
     if (cls == OPC_GEMM || aten_is(op, "aten::bmm") || aten_is(op, "aten::mm") || aten_is(op, "aten::baddbmm") ||
         aten_is(op, "aten::addmm"))
         return STEP_GEMM;
@@ -133,6 +144,7 @@ void op_roles_of_forward(const gpu_op *const *ops, int n, op_role *roles)
         switch (s) {
         case STEP_COPY: r = ROLE_COPY; break;
         case STEP_MEMSET: r = ROLE_MEMSET; break;
+        case STEP_KV_EXPAND: r = ROLE_KV_EXPAND; break;
         case STEP_FUSED: r = ROLE_FUSED_ATTENTION; break;
         case STEP_CAST: r = ROLE_CAST; break;
         case STEP_SOFTMAX: r = i == softmax ? ROLE_SOFTMAX : ROLE_OTHER; break;
@@ -166,6 +178,7 @@ const char *op_role_name(op_role r)
         [ROLE_PV_GEMM] = "PV GEMM",        [ROLE_GEMM] = "GEMM",
         [ROLE_FUSED_ATTENTION] = "fused attention", [ROLE_CAST] = "cast",
         [ROLE_COPY] = "copy",              [ROLE_MEMSET] = "memset",
+        [ROLE_KV_EXPAND] = "K/V expansion",
         [ROLE_OTHER] = "other",
     };
     return (unsigned)r < ROLE_COUNT ? names[r] : "?";

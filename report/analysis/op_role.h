@@ -1,6 +1,6 @@
 /* The role a GPU operation plays in the attention forward (QKᵀ GEMM, scale,
  * mask build, mask apply, softmax, softmax's NaN guard, PV GEMM, fused
- * attention, cast, copy, memset), so that two archives' operations are compared
+ * attention, cast, copy, memset, K/V expansion), so that two archives' operations are compared
  * like with like: attnprof's kernels and PyTorch's do the same steps under
  * different names. A role is derived from the record alone (kind, kernel name,
  * the ATen op that launched it when the trace has one) and from its place in the
@@ -24,6 +24,7 @@ typedef enum op_role {
     ROLE_CAST,           /* dtype conversion (bf16 ↔ fp32) */
     ROLE_COPY,           /* a Memcpy record */
     ROLE_MEMSET,         /* a Memset record */
+    ROLE_KV_EXPAND,      /* grouped-query K/V copied out to every query head (repeat_kv, repeat_interleave) */
     ROLE_OTHER,
     ROLE_COUNT
 } op_role;
@@ -31,6 +32,10 @@ typedef enum op_role {
 /* The roles of the `n` operations of one forward, in the forward's order (by
  * start time, as analysis.h's forward holds them), into roles[0..n-1]. */
 void op_roles_of_forward(const gpu_op *const *ops, int n, op_role *roles);
+
+/* Whether an op copies grouped-query K/V out to every query head (ROLE_KV_EXPAND's rule: a kernel
+ * named repeat_kv or repeat_interleave, or one launched in aten::repeat_interleave). */
+int op_expands_kv(const gpu_op *op);
 
 /* "QKᵀ GEMM", "mask build", …: a static string. */
 const char *op_role_name(op_role r);

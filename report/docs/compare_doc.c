@@ -372,7 +372,7 @@ static void kernels_section(FILE *f, const compare_doc_md *d)
     fputs("Each run's GPU operations are matched to the baseline's within their *role*", f);
     if (series)
         fprintf(f, "%s in the attention forward (QKᵀ GEMM, scale, mask build, mask apply, softmax, softmax NaN guard, "
-                   "PV GEMM, fused attention, cast, copy, memset, other), read from the kernel's name, the record's "
+                   "PV GEMM, fused attention, cast, copy, memset, K/V expansion, other), read from the kernel's name, the record's "
                    "kind, the ATen op that launched it where the trace has one, and its place before or after the "
                    "softmax",
                 model ? " (series variants:" : "");

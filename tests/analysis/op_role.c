@@ -166,3 +166,21 @@ Test(op_role, position_decides_the_gemms_and_the_mask)
     synthetic_roles(guard, 6, r);
     cr_assert(r[2] == ROLE_SOFTMAX_GUARD && r[3] == ROLE_CAST && r[4] == ROLE_PV_GEMM && r[5] == ROLE_COPY);
 }
+
+/* Grouped-query and decode forwards of the H200 (tests/fixtures/h200-decode: 4x32/8x4096x128,
+ * one query): naive's and math's repeat kernels are the K/V expansion, not "other"; math's cuBLAS
+ * GEMVs (a GEMM of one query row) are its QKᵀ and PV GEMMs, placed by the softmax like any GEMM
+ * (before: other and softmax NaN guard). */
+Test(op_role, decode_expansion_copies_and_gemv_gemms_get_their_roles)
+{
+    static fixture f;
+    fixture_load(&f, "tests/fixtures/h200-decode");
+    char text[2048];
+    roles_text(&f.a, "naive", text, sizeof text);
+    cr_assert(!strncmp(text, "K/V expansion, K/V expansion, ", 30), "%s", text);
+    roles_text(&f.a, "math", text, sizeof text);
+    cr_assert(strstr(text, "mask build, K/V expansion, K/V expansion, scale, QKᵀ GEMM, mask apply, softmax"), "%s", text);
+    cr_assert(strstr(text, "softmax NaN guard, PV GEMM, cast"), "%s", text);
+    cr_assert_null(strstr(text, "other"), "%s", text);
+    fixture_free(&f);
+}

@@ -530,6 +530,19 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     p->min_dram_bytes = p->cls[0].dram_bytes;
 }
 
+/* The maskless graph of one query (q_seq = 1): no 4-byte memset, and cuDNN 9.19 runs it on an sm80
+ * engine (flash_fprop_wmma, on the H200 at every q_seq = 1 shape measured, 2026-12-04T00:17Z). The
+ * prediction is that one kernel; at some shapes (1x32/8x131072, 8x64/8x32768, 4x32/4x16384 D 64,
+ * 4x32/8x4096 and gpu-test's small ones) cuDNN also splits the keys and merges them with a second
+ * kernel of its own (cudnn::fusion::lean_reduction_kernel), which the report then shows as the
+ * departure it is (unexpected_op_count: 2 where 1 was predicted); which it does is cuDNN's choice,
+ * not known from the shape. Every other graph: the memset and the kernel. */
+static int expected_ops_for(const attn_shape *s, int *n_memcpy)
+{
+    *n_memcpy = 0;
+    return mask_of(s) == MASK_NONE && attn_shape_is_decode(s) ? 1 : 2;
+}
+
 const attn_variant variant_cudnn = {
     .name = "cudnn",
     .title = "cuDNN fused SDPA (backend API)",
@@ -541,6 +554,7 @@ const attn_variant variant_cudnn = {
      * The same two operations PyTorch's cuDNN path shows. */
     .expected_ops = 2,
     .expected_memcpy = 0,
+    .expected_ops_for = expected_ops_for,
     .check_shape = check_shape,
     .device_bytes = device_bytes,
     .setup = setup,
