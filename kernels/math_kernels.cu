@@ -95,13 +95,31 @@ extern "C" __global__ void attnprof_math_ones(uint8_t *out, size_t n)
 }
 
 // [rows, cols] with diagonal cols - rows: the causal mask aligned to the end of the keys.
-extern "C" __global__ void attnprof_math_tril(const uint8_t *in, uint8_t *out, int rows, int cols)
+// Rows by block, columns by thread (no 64-bit division per byte); 16 bytes per thread and
+// step when the rows are a multiple of 16 bytes.
+extern "C" __global__ void attnprof_math_tril(const uint8_t *in, uint8_t *out, int rows, int cols, int vec)
 {
-    const size_t n = (size_t)rows * cols;
     const long long off = (long long)cols - rows;
-    for (size_t i = grid_index(); i < n; i += grid_stride()) {
-        const long long row = (long long)(i / cols), col = (long long)(i % cols);
-        out[i] = col <= row + off ? in[i] : 0;
+    for (int row = blockIdx.x; row < rows; row += gridDim.x) {
+        const uint8_t *x = in + (size_t)row * cols;
+        uint8_t *y = out + (size_t)row * cols;
+        const long long last = row + off; // the last kept column
+        if (vec) {
+            for (int c = threadIdx.x * 16; c < cols; c += blockDim.x * 16) {
+                uint4 w = *reinterpret_cast<const uint4 *>(x + c);
+                if (c + 15 > last) {
+                    uint8_t *b = reinterpret_cast<uint8_t *>(&w);
+#pragma unroll
+                    for (int j = 0; j < 16; j++)
+                        if (c + j > last)
+                            b[j] = 0;
+                }
+                *reinterpret_cast<uint4 *>(y + c) = w;
+            }
+        } else {
+            for (int c = threadIdx.x; c < cols; c += blockDim.x)
+                y[c] = c <= last ? x[c] : 0;
+        }
     }
 }
 
@@ -117,27 +135,46 @@ extern "C" __global__ void attnprof_math_repeat_interleave_f32(const float *__re
 
 extern "C" __global__ void attnprof_math_mask_fill_neginf(float *out) { *out = -INFINITY; }
 
+// Four condition bytes to one float4 per thread and step where n is a multiple of 4.
 extern "C" __global__ void attnprof_math_where_bias(const uint8_t *cond, int cond_is_keep, const float *neginf,
                                                    float *bias, size_t n)
 {
     const float masked = *neginf;
-    for (size_t i = grid_index(); i < n; i += grid_stride())
-        bias[i] = ((cond[i] != 0) == (cond_is_keep != 0)) ? 0.0f : masked;
+    const bool keep = cond_is_keep != 0;
+    const size_t n4 = n / 4;
+    for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+        const uchar4 c = reinterpret_cast<const uchar4 *>(cond)[i];
+        reinterpret_cast<float4 *>(bias)[i] =
+            make_float4((c.x != 0) == keep ? 0.0f : masked, (c.y != 0) == keep ? 0.0f : masked,
+                        (c.z != 0) == keep ? 0.0f : masked, (c.w != 0) == keep ? 0.0f : masked);
+    }
+    for (size_t i = 4 * n4 + grid_index(); i < n; i += grid_stride())
+        bias[i] = ((cond[i] != 0) == keep) ? 0.0f : masked;
 }
 
 extern "C" __global__ void attnprof_math_add_bias(float *scores, const float *bias, size_t n, size_t per_matrix)
 {
     // per_matrix = S*S; when it is a multiple of 4 a float4 never straddles two matrices.
+    // The place in the matrix is carried from step to step (an add and a compare), not
+    // recomputed by a 64-bit modulo per element.
     if (per_matrix % 4 == 0) {
         const size_t n4 = n / 4, pm4 = per_matrix / 4;
-        for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+        size_t i = grid_index();
+        if (i >= n4)
+            return;
+        const size_t step = grid_stride() % pm4;
+        size_t in_matrix = i % pm4;
+        for (; i < n4; i += grid_stride()) {
             float4 s = reinterpret_cast<float4 *>(scores)[i];
-            const float4 b = reinterpret_cast<const float4 *>(bias)[i % pm4];
+            const float4 b = reinterpret_cast<const float4 *>(bias)[in_matrix];
             s.x += b.x;
             s.y += b.y;
             s.z += b.z;
             s.w += b.w;
             reinterpret_cast<float4 *>(scores)[i] = s;
+            in_matrix += step;
+            if (in_matrix >= pm4)
+                in_matrix -= pm4;
         }
     } else {
         for (size_t i = grid_index(); i < n; i += grid_stride())
@@ -152,11 +189,45 @@ extern "C" __global__ void attnprof_math_add_bias(float *scores, const float *bi
 // as torch.softmax gives it.
 constexpr int kSoftmaxPerThread = 8;
 
-extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out, int cols)
+// With vec (rows a multiple of 4 floats, 16-byte aligned) the row in registers is read
+// and written as float4s: a quarter of the memory instructions.
+extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out, int cols, int vec)
 {
     __shared__ float shared[32];
     const float *x = in + (size_t)blockIdx.x * cols;
     float *y = out + (size_t)blockIdx.x * cols;
+    constexpr int kVec4 = kSoftmaxPerThread / 4;
+    if (vec && cols <= kSoftmaxPerThread * (int)blockDim.x) {
+        const int n4 = cols / 4;
+        float4 v[kVec4];
+        float m = -INFINITY;
+#pragma unroll
+        for (int t = 0; t < kVec4; t++) {
+            const int j = threadIdx.x + t * blockDim.x;
+            v[t] = j < n4 ? reinterpret_cast<const float4 *>(x)[j]
+                          : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+            m = fmaxf(m, fmaxf(fmaxf(v[t].x, v[t].y), fmaxf(v[t].z, v[t].w)));
+        }
+        m = block_max(m, shared);
+        float sum = 0.0f;
+#pragma unroll
+        for (int t = 0; t < kVec4; t++) {
+            const int j = threadIdx.x + t * blockDim.x;
+            if (j < n4) {
+                v[t] = make_float4(expf(v[t].x - m), expf(v[t].y - m), expf(v[t].z - m), expf(v[t].w - m));
+                sum += (v[t].x + v[t].y) + (v[t].z + v[t].w);
+            }
+        }
+        sum = block_sum(sum, shared);
+        const float inv = 1.0f / sum;
+#pragma unroll
+        for (int t = 0; t < kVec4; t++) {
+            const int j = threadIdx.x + t * blockDim.x;
+            if (j < n4)
+                reinterpret_cast<float4 *>(y)[j] = make_float4(v[t].x * inv, v[t].y * inv, v[t].z * inv, v[t].w * inv);
+        }
+        return;
+    }
     if (cols <= kSoftmaxPerThread * (int)blockDim.x) {
         float v[kSoftmaxPerThread];
         float m = -INFINITY;
@@ -339,7 +410,9 @@ cudaError_t math_tril_u8(const uint8_t *in, uint8_t *out, int S, cudaStream_t s)
 
 cudaError_t math_tril_rect_u8(const uint8_t *in, uint8_t *out, int rows, int cols, cudaStream_t s)
 {
-    attnprof_math_tril<<<blocks_for((size_t)rows * cols), kThreads, 0, s>>>(in, out, rows, cols);
+    const int vec = cols % 16 == 0 && aligned(in, 16) && aligned(out, 16);
+    const unsigned blocks = (unsigned)(rows < (int)kMaxBlocks ? (rows > 0 ? rows : 1) : (int)kMaxBlocks);
+    attnprof_math_tril<<<blocks, kThreads, 0, s>>>(in, out, rows, cols, vec);
     return cudaGetLastError();
 }
 
@@ -368,7 +441,9 @@ cudaError_t math_where_bias_rect(const uint8_t *cond, int cond_is_keep, const fl
                                  int cols, cudaStream_t s)
 {
     const size_t n = (size_t)rows * cols;
-    attnprof_math_where_bias<<<blocks_for(n), kThreads, 0, s>>>(cond, cond_is_keep, neginf, bias, n);
+    if (!aligned(cond, 4) || !aligned(bias, 16))
+        return cudaErrorMisalignedAddress;
+    attnprof_math_where_bias<<<blocks_for(n / 4 + 1), kThreads, 0, s>>>(cond, cond_is_keep, neginf, bias, n);
     return cudaGetLastError();
 }
 
@@ -388,7 +463,8 @@ cudaError_t math_softmax_f32(const float *in, float *out, size_t rows, int cols,
 {
     if (rows > 0x7fffffffu)
         return cudaErrorInvalidConfiguration;
-    attnprof_math_softmax_f32<<<(unsigned)rows, softmax_threads(cols), 0, s>>>(in, out, cols);
+    const int vec = cols % 4 == 0 && aligned(in, 16) && aligned(out, 16);
+    attnprof_math_softmax_f32<<<(unsigned)rows, softmax_threads(cols), 0, s>>>(in, out, cols, vec);
     return cudaGetLastError();
 }
 

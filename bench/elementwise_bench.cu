@@ -1,0 +1,208 @@
+// The unfused variants' elementwise kernels (kernels/elementwise.cu, kernels/math_kernels.cu)
+// against the copy and write-only ceilings measured in the same process (issue 40, item 5).
+//
+//   elementwise_bench [BxHxS ...]       default: 8x16x1024 4x16x4096
+//
+// For each shape it allocates the [B*H, S, S] score tensors the variants use (bf16 for naive,
+// FP32 for math), runs each kernel as the variant does, and prints one line per kernel: the
+// bytes it must move (counted from what it reads and writes, the fill's from the mask), the
+// median time of SAMPLES single launches between CUDA events, the bandwidth, and that as a
+// share of its ceiling: a copy kernel (16-byte loads and stores) moving the same bytes half
+// read, half write, or for the fill a write-only kernel storing the same bytes. The binary
+// built from another tree's kernels (make ELEMENTWISE_BENCH) prints the same lines, so two
+// builds run one after the other on the device compare before and after in one run.
+#include "elementwise.h"
+#include "math_kernels.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SAMPLES 15
+#define CK(x)                                                                                       \
+    do {                                                                                            \
+        cudaError_t e_ = (x);                                                                       \
+        if (e_ != cudaSuccess) {                                                                    \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
+            exit(1);                                                                                \
+        }                                                                                           \
+    } while (0)
+
+__global__ void ceiling_copy(const uint4 *__restrict__ in, uint4 *__restrict__ out, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = in[i];
+}
+
+__global__ void ceiling_write(uint4 *__restrict__ out, size_t n)
+{
+    const uint4 z = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = z;
+}
+
+static int g_sms;
+static cudaStream_t g_s;
+static cudaEvent_t g_e0, g_e1;
+
+template <class F> static double median_us(F launch)
+{
+    double t[SAMPLES];
+    launch();
+    launch(); // warm-up
+    for (int i = 0; i < SAMPLES; i++) {
+        CK(cudaEventRecord(g_e0, g_s));
+        launch();
+        CK(cudaEventRecord(g_e1, g_s));
+        CK(cudaEventSynchronize(g_e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, g_e0, g_e1));
+        t[i] = ms * 1000.0;
+    }
+    for (int i = 1; i < SAMPLES; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    return t[SAMPLES / 2];
+}
+
+static void *scratch_a, *scratch_b;
+static size_t scratch_bytes;
+
+/* Ceiling for `bytes` moved: a copy of bytes/2 (read + write), or a write of `bytes`. */
+static double ceiling_us(size_t bytes, int write_only)
+{
+    size_t n = (write_only ? bytes : bytes / 2) / 16;
+    if (n * 16 > scratch_bytes)
+        n = scratch_bytes / 16;
+    int grid = g_sms * 8;
+    if (write_only)
+        return median_us([&] { ceiling_write<<<grid, 256, 0, g_s>>>((uint4 *)scratch_b, n); });
+    return median_us([&] { ceiling_copy<<<grid, 256, 0, g_s>>>((const uint4 *)scratch_a, (uint4 *)scratch_b, n); });
+}
+
+static void row(const char *shape, const char *kernel, size_t bytes, double us, int write_only)
+{
+    double c = ceiling_us(bytes, write_only);
+    double tbs = bytes / us / 1e6, ctbs = bytes / c / 1e6;
+    printf("%-10s %-34s %10.1f MiB %9.1f us %6.2f TB/s  %-5s ceiling %9.1f us %6.2f TB/s  %5.1f%%\n", shape, kernel,
+           bytes / 1048576.0, us, tbs, write_only ? "write" : "copy", c, ctbs, 100.0 * c / us);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    const char *defaults[] = {"8x16x1024", "4x16x4096"};
+    int n_shapes = argc > 1 ? argc - 1 : 2;
+    CK(cudaSetDevice(0));
+    CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaStreamCreate(&g_s));
+    CK(cudaEventCreate(&g_e0));
+    CK(cudaEventCreate(&g_e1));
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, 0));
+    printf("# %s, %d SMs; median of %d launches each; ceiling = copy (half read, half write) or write-only of the "
+           "same bytes\n",
+           p.name, g_sms, SAMPLES);
+    for (int si = 0; si < n_shapes; si++) {
+        const char *shape = argc > 1 ? argv[si + 1] : defaults[si];
+        int B, H, S;
+        if (sscanf(shape, "%dx%dx%d", &B, &H, &S) != 3) {
+            fprintf(stderr, "shape %s: expected BxHxS\n", shape);
+            return 2;
+        }
+        const size_t M = (size_t)B * H, m = M * S * S, D = 64, nq = M * S * D;
+        /* FP32 scores and probs of math, bf16 of naive; the scratch for the ceilings as large
+         * as the largest tensor's read + write. */
+        float *f32a, *f32b, *f32q, *f32q2;
+        void *bfa, *bfb, *bfq;
+        uint8_t *mask, *ones, *tril, *u8m, *rowall;
+        float *bias, *scalars;
+        CK(cudaMalloc(&f32a, m * 4));
+        CK(cudaMalloc(&f32b, m * 4));
+        CK(cudaMalloc(&bfa, m * 2));
+        CK(cudaMalloc(&bfb, m * 2));
+        CK(cudaMalloc(&f32q, nq * 4));
+        CK(cudaMalloc(&f32q2, nq * 4));
+        CK(cudaMalloc(&bfq, nq * 2));
+        CK(cudaMalloc(&mask, (size_t)S * S));
+        CK(cudaMalloc(&ones, (size_t)S * S));
+        CK(cudaMalloc(&tril, (size_t)S * S));
+        CK(cudaMalloc(&u8m, m));
+        CK(cudaMalloc(&rowall, M * S));
+        CK(cudaMalloc(&bias, (size_t)S * S * 4));
+        CK(cudaMalloc(&scalars, 16));
+        scratch_bytes = m * 4;
+        CK(cudaMalloc(&scratch_a, scratch_bytes));
+        CK(cudaMalloc(&scratch_b, scratch_bytes));
+        CK(cudaMemset(scratch_a, 0, scratch_bytes));
+        CK(cudaMemset(f32a, 0, m * 4));
+        CK(cudaMemset(bfa, 0, m * 2));
+        CK(cudaMemset(bfq, 0, nq * 2));
+        CK(launch_causal_mask_u8(mask, S, g_s));
+        CK(cudaStreamSynchronize(g_s));
+
+        /* The fill's bytes from the mask: a fully masked 16-score chunk is 32 B written, a
+         * partly masked one 32 B read and 32 B written, an unmasked one nothing in DRAM. */
+        uint8_t *hm = (uint8_t *)malloc((size_t)S * S);
+        CK(cudaMemcpy(hm, mask, (size_t)S * S, cudaMemcpyDeviceToHost));
+        size_t full = 0, part = 0;
+        for (size_t c = 0; c < (size_t)S * S / 16; c++) {
+            int k = 0;
+            for (int j = 0; j < 16; j++)
+                k += hm[c * 16 + j] != 0;
+            full += k == 16;
+            part += k > 0 && k < 16;
+        }
+        free(hm);
+        const size_t fill_bytes = M * (full * 32 + part * 64);
+
+        row(shape, "cudaMemcpyAsync DtoD (bf16 scores)", 4 * m,
+            median_us([&] { CK(cudaMemcpyAsync(bfb, bfa, m * 2, cudaMemcpyDeviceToDevice, g_s)); }), 0);
+        row(shape, "cudaMemsetAsync (bf16 scores)", 2 * m,
+            median_us([&] { CK(cudaMemsetAsync(bfb, 0, m * 2, g_s)); }), 1);
+        /* naive / naive_inplace */
+        row(shape, "attnprof_scale_bf16", 4 * m,
+            median_us([&] { CK(launch_scale_bf16(bfa, bfb, m, 0.125f, g_s)); }), 0);
+        CK(cudaMemcpyAsync(bfb, bfa, m * 2, cudaMemcpyDeviceToDevice, g_s));
+        row(shape, "attnprof_masked_fill_bf16", fill_bytes,
+            median_us([&] { CK(launch_masked_fill_bf16(bfb, mask, M, S, -INFINITY, g_s)); }), 1);
+        row(shape, "attnprof_softmax_rows_bf16 (naive)", 4 * m,
+            median_us([&] { CK(launch_softmax_rows_bf16(bfb, bfa, M * S, S, g_s)); }), 0);
+        /* math */
+        row(shape, "attnprof_math_upcast_bf16_f32 (Q)", 6 * nq,
+            median_us([&] { CK(math_upcast_bf16_f32(bfq, f32q, nq, g_s)); }), 0);
+        row(shape, "attnprof_math_mul_scale_f32 (Q)", 8 * nq,
+            median_us([&] { CK(math_mul_scale_f32(f32q, f32q2, nq, 0.35f, g_s)); }), 0);
+        row(shape, "attnprof_math_ones", (size_t)S * S, median_us([&] { CK(math_ones_u8(ones, S, g_s)); }), 1);
+        row(shape, "attnprof_math_tril", 2 * (size_t)S * S,
+            median_us([&] { CK(math_tril_u8(ones, tril, S, g_s)); }), 0);
+        CK(math_mask_fill_neginf(scalars, g_s));
+        row(shape, "attnprof_math_where_bias", 5 * (size_t)S * S,
+            median_us([&] { CK(math_where_bias(tril, 1, scalars, bias, S, g_s)); }), 0);
+        row(shape, "attnprof_math_add_bias", 8 * m,
+            median_us([&] { CK(math_add_bias(f32a, bias, M, S, g_s)); }), 0);
+        row(shape, "attnprof_math_softmax_f32", 8 * m,
+            median_us([&] { CK(math_softmax_f32(f32a, f32b, M * S, S, g_s)); }), 0);
+        row(shape, "attnprof_math_isneginf", 5 * m, median_us([&] { CK(math_isneginf(f32a, u8m, m, g_s)); }), 0);
+        row(shape, "attnprof_math_row_all", m, median_us([&] { CK(math_row_all(u8m, rowall, M * S, S, g_s)); }), 0);
+        CK(math_where_zero_fill(scalars + 1, g_s));
+        row(shape, "attnprof_math_where_zero", 8 * m + M * S,
+            median_us([&] { CK(math_where_zero(rowall, scalars + 1, f32b, M * S, S, g_s)); }), 0);
+        row(shape, "attnprof_math_downcast_probs_f32_bf16", 6 * m,
+            median_us([&] { CK(math_downcast_probs_f32_bf16(f32b, bfa, m, g_s)); }), 0);
+        row(shape, "attnprof_math_downcast_f32_bf16 (O)", 6 * nq,
+            median_us([&] { CK(math_downcast_f32_bf16(f32q, bfq, nq, g_s)); }), 0);
+        CK(cudaDeviceSynchronize());
+        void *all[] = {f32a, f32b, f32q, f32q2, bfa, bfb, bfq, mask, ones, tril, u8m, rowall, bias, scalars,
+                       scratch_a, scratch_b};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            CK(cudaFree(all[i]));
+    }
+    return 0;
+}
