@@ -1,8 +1,9 @@
 // The unfused variants' elementwise kernels (kernels/elementwise.cu, kernels/math_kernels.cu)
 // against the copy and write-only ceilings measured in the same process (issue 40, item 5).
 //
-//   elementwise_bench [BxHxS ...]       default: 8x16x1024 4x16x4096
+//   elementwise_bench [--once] [BxHxS ...]   default: 8x16x1024 4x16x4096
 //
+// --once launches each kernel once, without warm-up (for compute-sanitizer).
 // For each shape it allocates the [B*H, S, S] score tensors the variants use (bf16 for naive,
 // FP32 for math), runs each kernel as the variant does, and prints one line per kernel: the
 // bytes it must move (counted from what it reads and writes, the fill's from the mask), the
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #define SAMPLES 15
+static int g_samples = SAMPLES;
 #define CK(x)                                                                                       \
     do {                                                                                            \
         cudaError_t e_ = (x);                                                                       \
@@ -51,9 +53,11 @@ static cudaEvent_t g_e0, g_e1;
 template <class F> static double median_us(F launch)
 {
     double t[SAMPLES];
-    launch();
-    launch(); // warm-up
-    for (int i = 0; i < SAMPLES; i++) {
+    if (g_samples > 1) {
+        launch();
+        launch(); // warm-up
+    }
+    for (int i = 0; i < g_samples; i++) {
         CK(cudaEventRecord(g_e0, g_s));
         launch();
         CK(cudaEventRecord(g_e1, g_s));
@@ -62,13 +66,13 @@ template <class F> static double median_us(F launch)
         CK(cudaEventElapsedTime(&ms, g_e0, g_e1));
         t[i] = ms * 1000.0;
     }
-    for (int i = 1; i < SAMPLES; i++)
+    for (int i = 1; i < g_samples; i++)
         for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
             double x = t[j];
             t[j] = t[j - 1];
             t[j - 1] = x;
         }
-    return t[SAMPLES / 2];
+    return t[g_samples / 2];
 }
 
 static void *scratch_a, *scratch_b;
@@ -98,6 +102,11 @@ static void row(const char *shape, const char *kernel, size_t bytes, double us, 
 int main(int argc, char **argv)
 {
     const char *defaults[] = {"8x16x1024", "4x16x4096"};
+    if (argc > 1 && !strcmp(argv[1], "--once")) {
+        g_samples = 1;
+        argv++;
+        argc--;
+    }
     int n_shapes = argc > 1 ? argc - 1 : 2;
     CK(cudaSetDevice(0));
     CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
@@ -108,7 +117,7 @@ int main(int argc, char **argv)
     CK(cudaGetDeviceProperties(&p, 0));
     printf("# %s, %d SMs; median of %d launches each; ceiling = copy (half read, half write) or write-only of the "
            "same bytes\n",
-           p.name, g_sms, SAMPLES);
+           p.name, g_sms, g_samples);
     for (int si = 0; si < n_shapes; si++) {
         const char *shape = argc > 1 ? argv[si + 1] : defaults[si];
         int B, H, S;
