@@ -8,8 +8,13 @@
 // FP32 for math), runs each kernel as the variant does, and prints one line per kernel: the
 // bytes it must move (counted from what it reads and writes, the fill's from the mask), the
 // median time of SAMPLES single launches between CUDA events, the bandwidth, and that as a
-// share of its ceiling: a copy kernel (16-byte loads and stores) moving the same bytes half
-// read, half write, or for the fill a write-only kernel storing the same bytes. The binary
+// share of its ceiling: the faster of a copy kernel (16-byte loads and stores) and
+// cudaMemcpyAsync moving the same bytes half read, half write, or for the fill and the ones
+// the faster of a write-only kernel and cudaMemsetAsync storing the same bytes. Where a
+// kernel re-reads an [S, S] operand per matrix (the fill's mask, add_bias's bias) and that
+// operand is larger than the L2, its re-reads are counted as DRAM bytes (noted "+reread").
+// "causal fill pattern, no mask" is the fill's own write pattern with the mask computed
+// instead of read: the ceiling of that pattern. The binary
 // built from another tree's kernels (make ELEMENTWISE_BENCH) prints the same lines, so two
 // builds run one after the other on the device compare before and after in one run.
 #include "elementwise.h"
@@ -75,6 +80,35 @@ template <class F> static double median_us(F launch)
     return t[g_samples / 2];
 }
 
+/* The fill's writes for the causal mask computed, not read: chunk c of a matrix is row
+ * c / (S/16), columns 16 (c % (S/16)) ...; 32-bit index arithmetic, matrix by matrix. */
+__global__ void causal_fill_pattern(uint4 *__restrict__ x, unsigned matrices, unsigned S)
+{
+    const unsigned cpr = S / 16, cpm = S * cpr;
+    const uint4 v = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);
+    for (unsigned m = 0; m < matrices; m++) {
+        uint4 *xm = x + (size_t)m * cpm * 2;
+        for (unsigned c = blockIdx.x * blockDim.x + threadIdx.x; c < cpm; c += gridDim.x * blockDim.x) {
+            const unsigned row = c / cpr, col = (c % cpr) * 16;
+            if (col > row) { // every column of the chunk above the diagonal
+                xm[2 * c] = v;
+                xm[2 * c + 1] = v;
+            } else if (col + 15 > row) { // the diagonal chunk: read, fill its masked part, write
+                uint4 a = xm[2 * c], b = xm[2 * c + 1];
+                uint16_t *e = reinterpret_cast<uint16_t *>(&a), *f = reinterpret_cast<uint16_t *>(&b);
+                for (int j = 0; j < 8; j++) {
+                    if (col + j > row)
+                        e[j] = 0xff80;
+                    if (col + 8 + j > row)
+                        f[j] = 0xff80;
+                }
+                xm[2 * c] = a;
+                xm[2 * c + 1] = b;
+            }
+        }
+    }
+}
+
 static void *scratch_a, *scratch_b;
 static size_t scratch_bytes;
 
@@ -85,17 +119,25 @@ static double ceiling_us(size_t bytes, int write_only)
     if (n * 16 > scratch_bytes)
         n = scratch_bytes / 16;
     int grid = g_sms * 8;
-    if (write_only)
-        return median_us([&] { ceiling_write<<<grid, 256, 0, g_s>>>((uint4 *)scratch_b, n); });
-    return median_us([&] { ceiling_copy<<<grid, 256, 0, g_s>>>((const uint4 *)scratch_a, (uint4 *)scratch_b, n); });
+    double k, api;
+    if (write_only) {
+        k = median_us([&] { ceiling_write<<<grid, 256, 0, g_s>>>((uint4 *)scratch_b, n); });
+        api = median_us([&] { CK(cudaMemsetAsync(scratch_b, 0xff, n * 16, g_s)); });
+    } else {
+        k = median_us([&] { ceiling_copy<<<grid, 256, 0, g_s>>>((const uint4 *)scratch_a, (uint4 *)scratch_b, n); });
+        api = median_us([&] { CK(cudaMemcpyAsync(scratch_b, scratch_a, n * 16, cudaMemcpyDeviceToDevice, g_s)); });
+    }
+    return k < api ? k : api;
 }
 
-static void row(const char *shape, const char *kernel, size_t bytes, double us, int write_only)
+static void row(const char *shape, const char *kernel, size_t bytes, double us, int write_only, size_t reread = 0)
 {
+    bytes += reread;
     double c = ceiling_us(bytes, write_only);
     double tbs = bytes / us / 1e6, ctbs = bytes / c / 1e6;
-    printf("%-10s %-34s %10.1f MiB %9.1f us %6.2f TB/s  %-5s ceiling %9.1f us %6.2f TB/s  %5.1f%%\n", shape, kernel,
-           bytes / 1048576.0, us, tbs, write_only ? "write" : "copy", c, ctbs, 100.0 * c / us);
+    printf("%-10s %-38s %10.1f MiB %9.1f us %6.2f TB/s  %-5s ceiling %9.1f us %6.2f TB/s  %5.1f%%%s\n", shape, kernel,
+           bytes / 1048576.0, us, tbs, write_only ? "write" : "copy", c, ctbs, 100.0 * c / us,
+           reread ? "  (+reread)" : "");
     fflush(stdout);
 }
 
@@ -170,6 +212,10 @@ int main(int argc, char **argv)
         }
         free(hm);
         const size_t fill_bytes = M * (full * 32 + part * 64);
+        int l2 = 0;
+        CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+        const size_t mask_reread = (size_t)S * S > (size_t)l2 ? M * S * S : 0;
+        const size_t bias_reread = (size_t)S * S * 4 > (size_t)l2 ? M * S * S * 4 : 0;
 
         row(shape, "cudaMemcpyAsync DtoD (bf16 scores)", 4 * m,
             median_us([&] { CK(cudaMemcpyAsync(bfb, bfa, m * 2, cudaMemcpyDeviceToDevice, g_s)); }), 0);
@@ -180,7 +226,11 @@ int main(int argc, char **argv)
             median_us([&] { CK(launch_scale_bf16(bfa, bfb, m, 0.125f, g_s)); }), 0);
         CK(cudaMemcpyAsync(bfb, bfa, m * 2, cudaMemcpyDeviceToDevice, g_s));
         row(shape, "attnprof_masked_fill_bf16", fill_bytes,
-            median_us([&] { CK(launch_masked_fill_bf16(bfb, mask, M, S, -INFINITY, g_s)); }), 1);
+            median_us([&] { CK(launch_masked_fill_bf16(bfb, mask, M, S, -INFINITY, g_s)); }), 1, mask_reread);
+        if (S % 16 == 0)
+            row(shape, "causal fill pattern, no mask", fill_bytes, median_us([&] {
+                    causal_fill_pattern<<<g_sms * 8, 256, 0, g_s>>>((uint4 *)bfb, (unsigned)M, (unsigned)S);
+                }), 1);
         row(shape, "attnprof_softmax_rows_bf16 (naive)", 4 * m,
             median_us([&] { CK(launch_softmax_rows_bf16(bfb, bfa, M * S, S, g_s)); }), 0);
         /* math */
@@ -195,7 +245,7 @@ int main(int argc, char **argv)
         row(shape, "attnprof_math_where_bias", 5 * (size_t)S * S,
             median_us([&] { CK(math_where_bias(tril, 1, scalars, bias, S, g_s)); }), 0);
         row(shape, "attnprof_math_add_bias", 8 * m,
-            median_us([&] { CK(math_add_bias(f32a, bias, M, S, g_s)); }), 0);
+            median_us([&] { CK(math_add_bias(f32a, bias, M, S, g_s)); }), 0, bias_reread);
         row(shape, "attnprof_math_softmax_f32", 8 * m,
             median_us([&] { CK(math_softmax_f32(f32a, f32b, M * S, S, g_s)); }), 0);
         row(shape, "attnprof_math_isneginf", 5 * m, median_us([&] { CK(math_isneginf(f32a, u8m, m, g_s)); }), 0);

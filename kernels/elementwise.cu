@@ -112,83 +112,57 @@ extern "C" __global__ void attnprof_repeat_kv_bf16(const __nv_bfloat16 *__restri
 
 // Writes only what the fill changes: 16 mask bytes decide 16 scores at once, so a fully
 // unmasked chunk costs one L2 read of the mask and no DRAM traffic at all.
-__device__ __forceinline__ unsigned word_has_zero_byte(unsigned w)
-{
-    return ((w - 0x01010101u) & ~w & 0x80808080u) != 0;
-}
-
-__device__ __forceinline__ void fill_chunk(uint4 *__restrict__ dst, const uint4 m, __nv_bfloat16 v)
-{
-    if ((m.x | m.y | m.z | m.w) == 0)
-        return;
-    if (!(word_has_zero_byte(m.x) | word_has_zero_byte(m.y) | word_has_zero_byte(m.z) |
-          word_has_zero_byte(m.w))) { // fully masked chunk: write only, no read
-        Pack8 p;
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            p.h2[j] = __halves2bfloat162(v, v);
-        dst[0] = p.raw;
-        dst[1] = p.raw;
-        return;
-    }
-    const uint8_t *mb = reinterpret_cast<const uint8_t *>(&m);
-#pragma unroll
-    for (int half = 0; half < 2; half++) {
-        Pack8 p;
-        p.raw = dst[half];
-        __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            if (mb[half * 8 + j])
-                e[j] = v;
-        dst[half] = p.raw;
-    }
-}
-
-// The chunk's place in its matrix is carried from one grid-stride step to the next (one
-// add and one compare) instead of a 64-bit modulo per chunk: that modulo, a software
-// routine of dozens of instructions, made the kernel issue-bound at 64% of the copy
-// bandwidth (bench/results/2026-11-29-batch-beside-pytorch.md).
 extern "C" __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__ x, const uint8_t *__restrict__ mask,
                                           size_t matrices, size_t per_matrix, float value)
 {
     const size_t chunks_per_matrix = per_matrix / 16;
     const size_t chunks = chunks_per_matrix * matrices;
     const __nv_bfloat16 v = __float2bfloat16(value);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= chunks)
-        return;
-    const size_t step = stride % chunks_per_matrix;
-    size_t in_matrix = c % chunks_per_matrix;
-    for (; c < chunks; c += stride) {
-        fill_chunk(reinterpret_cast<uint4 *>(x + c * 16), reinterpret_cast<const uint4 *>(mask)[in_matrix], v);
-        in_matrix += step;
-        if (in_matrix >= chunks_per_matrix)
-            in_matrix -= chunks_per_matrix;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+        size_t in_matrix = (c % chunks_per_matrix) * 16;
+        uint4 m = *reinterpret_cast<const uint4 *>(mask + in_matrix);
+        if ((m.x | m.y | m.z | m.w) == 0)
+            continue;
+        const uint8_t *mb = reinterpret_cast<const uint8_t *>(&m);
+        uint4 *dst = reinterpret_cast<uint4 *>(x + c * 16);
+        bool all = true;
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            all &= mb[j] != 0;
+        if (all) { // fully masked chunk: write only, no read
+            Pack8 p;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                p.h2[j] = __halves2bfloat162(v, v);
+            dst[0] = p.raw;
+            dst[1] = p.raw;
+            continue;
+        }
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            Pack8 p;
+            p.raw = dst[half];
+            __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                if (mb[half * 8 + j])
+                    e[j] = v;
+            dst[half] = p.raw;
+        }
     }
 }
 
-// Scalar path for S*S not a multiple of 16 (odd sequence lengths); the place in the
-// matrix carried as above.
+// Scalar path for S*S not a multiple of 16 (odd sequence lengths).
 extern "C" __global__ void attnprof_masked_fill_bf16_scalar(__nv_bfloat16 *x, const uint8_t *mask, size_t matrices,
                                                  size_t per_matrix, float value)
 {
     const size_t n = per_matrix * matrices;
     const __nv_bfloat16 v = __float2bfloat16(value);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    const size_t step = stride % per_matrix;
-    size_t in_matrix = i % per_matrix;
-    for (; i < n; i += stride) {
-        if (mask[in_matrix])
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        if (mask[i % per_matrix])
             x[i] = v;
-        in_matrix += step;
-        if (in_matrix >= per_matrix)
-            in_matrix -= per_matrix;
-    }
 }
 
 __device__ __forceinline__ float warp_max(float v)

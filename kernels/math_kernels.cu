@@ -88,9 +88,14 @@ extern "C" __global__ void attnprof_math_mul_scale_f32(const float *in, float *o
         out[i] = in[i] * factor;
 }
 
+// 16 bytes per thread and step (a byte per thread reached 63-81% of the write ceiling).
 extern "C" __global__ void attnprof_math_ones(uint8_t *out, size_t n)
 {
-    for (size_t i = grid_index(); i < n; i += grid_stride())
+    const size_t n16 = n / 16;
+    const uint4 ones = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+    for (size_t i = grid_index(); i < n16; i += grid_stride())
+        reinterpret_cast<uint4 *>(out)[i] = ones;
+    for (size_t i = 16 * n16 + grid_index(); i < n; i += grid_stride())
         out[i] = 1;
 }
 
@@ -155,26 +160,16 @@ extern "C" __global__ void attnprof_math_where_bias(const uint8_t *cond, int con
 extern "C" __global__ void attnprof_math_add_bias(float *scores, const float *bias, size_t n, size_t per_matrix)
 {
     // per_matrix = S*S; when it is a multiple of 4 a float4 never straddles two matrices.
-    // The place in the matrix is carried from step to step (an add and a compare), not
-    // recomputed by a 64-bit modulo per element.
     if (per_matrix % 4 == 0) {
         const size_t n4 = n / 4, pm4 = per_matrix / 4;
-        size_t i = grid_index();
-        if (i >= n4)
-            return;
-        const size_t step = grid_stride() % pm4;
-        size_t in_matrix = i % pm4;
-        for (; i < n4; i += grid_stride()) {
+        for (size_t i = grid_index(); i < n4; i += grid_stride()) {
             float4 s = reinterpret_cast<float4 *>(scores)[i];
-            const float4 b = reinterpret_cast<const float4 *>(bias)[in_matrix];
+            const float4 b = reinterpret_cast<const float4 *>(bias)[i % pm4];
             s.x += b.x;
             s.y += b.y;
             s.z += b.z;
             s.w += b.w;
             reinterpret_cast<float4 *>(scores)[i] = s;
-            in_matrix += step;
-            if (in_matrix >= pm4)
-                in_matrix -= pm4;
         }
     } else {
         for (size_t i = grid_index(); i < n; i += grid_stride())
@@ -189,45 +184,11 @@ extern "C" __global__ void attnprof_math_add_bias(float *scores, const float *bi
 // as torch.softmax gives it.
 constexpr int kSoftmaxPerThread = 8;
 
-// With vec (rows a multiple of 4 floats, 16-byte aligned) the row in registers is read
-// and written as float4s: a quarter of the memory instructions.
-extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out, int cols, int vec)
+extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out, int cols)
 {
     __shared__ float shared[32];
     const float *x = in + (size_t)blockIdx.x * cols;
     float *y = out + (size_t)blockIdx.x * cols;
-    constexpr int kVec4 = kSoftmaxPerThread / 4;
-    if (vec && cols <= kSoftmaxPerThread * (int)blockDim.x) {
-        const int n4 = cols / 4;
-        float4 v[kVec4];
-        float m = -INFINITY;
-#pragma unroll
-        for (int t = 0; t < kVec4; t++) {
-            const int j = threadIdx.x + t * blockDim.x;
-            v[t] = j < n4 ? reinterpret_cast<const float4 *>(x)[j]
-                          : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
-            m = fmaxf(m, fmaxf(fmaxf(v[t].x, v[t].y), fmaxf(v[t].z, v[t].w)));
-        }
-        m = block_max(m, shared);
-        float sum = 0.0f;
-#pragma unroll
-        for (int t = 0; t < kVec4; t++) {
-            const int j = threadIdx.x + t * blockDim.x;
-            if (j < n4) {
-                v[t] = make_float4(expf(v[t].x - m), expf(v[t].y - m), expf(v[t].z - m), expf(v[t].w - m));
-                sum += (v[t].x + v[t].y) + (v[t].z + v[t].w);
-            }
-        }
-        sum = block_sum(sum, shared);
-        const float inv = 1.0f / sum;
-#pragma unroll
-        for (int t = 0; t < kVec4; t++) {
-            const int j = threadIdx.x + t * blockDim.x;
-            if (j < n4)
-                reinterpret_cast<float4 *>(y)[j] = make_float4(v[t].x * inv, v[t].y * inv, v[t].z * inv, v[t].w * inv);
-        }
-        return;
-    }
     if (cols <= kSoftmaxPerThread * (int)blockDim.x) {
         float v[kSoftmaxPerThread];
         float m = -INFINITY;
@@ -399,7 +360,9 @@ cudaError_t math_ones_u8(uint8_t *out, int S, cudaStream_t s) { return math_ones
 cudaError_t math_ones_rect_u8(uint8_t *out, int rows, int cols, cudaStream_t s)
 {
     const size_t n = (size_t)rows * cols;
-    attnprof_math_ones<<<blocks_for(n), kThreads, 0, s>>>(out, n);
+    if (!aligned(out, 16))
+        return cudaErrorMisalignedAddress;
+    attnprof_math_ones<<<blocks_for(n / 16 + 1), kThreads, 0, s>>>(out, n);
     return cudaGetLastError();
 }
 
@@ -463,8 +426,7 @@ cudaError_t math_softmax_f32(const float *in, float *out, size_t rows, int cols,
 {
     if (rows > 0x7fffffffu)
         return cudaErrorInvalidConfiguration;
-    const int vec = cols % 4 == 0 && aligned(in, 16) && aligned(out, 16);
-    attnprof_math_softmax_f32<<<(unsigned)rows, softmax_threads(cols), 0, s>>>(in, out, cols, vec);
+    attnprof_math_softmax_f32<<<(unsigned)rows, softmax_threads(cols), 0, s>>>(in, out, cols);
     return cudaGetLastError();
 }
 
