@@ -1,5 +1,5 @@
 /* Two imports compared in the test's process (tests of compare on model traces): each list of
- * traces imported by the binary (`import FILES [extra] -o DIR/a|b`), then compare's model built
+ * traces imported by the binary (`import FILES [extra] -o DIR/a|b`), then compare's data built
  * over the two archives here, so the tests read its numbers. Needs run_cli.h first. */
 #ifndef ATTNPROF_TEST_IMPORTED_COMPARE_H
 #define ATTNPROF_TEST_IMPORTED_COMPARE_H
@@ -14,7 +14,7 @@
 typedef struct compared {
     char dir[64];
     compare_archive ar[2];
-    compare_model m;
+    compare_data m;
 } compared;
 
 static inline void compare_imports(compared *c, const char *a_files, const char *b_files, const char *extra)

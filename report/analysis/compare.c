@@ -1,4 +1,4 @@
-/* The comparison's data (compare.h; the type is compare_model): archives loaded and analysed as `report`
+/* The comparison's data (compare.h; the type is compare_data): archives loaded and analysed as `report`
  * does, their metadata set side by side (compare_fields.c), each variant's
  * per-forward samples bootstrapped against the baseline's, each variant's GPU
  * operations paired by role (compare_kernels.c) and its findings diffed by id
@@ -48,7 +48,7 @@ void compare_archive_free(compare_archive *ar)
 
 /* ---- per-variant cells -------------------------------------------------- */
 
-static int variant_index(const compare_model *m, const char *name)
+static int variant_index(const compare_data *m, const char *name)
 {
     for (int i = 0; i < m->n_variants; i++)
         if (!strcmp(m->variants[i].name, name))
@@ -92,7 +92,7 @@ static int comparable(const compare_cell *c) { return c->va && c->va->result->st
 
 /* ---- the data ----------------------------------------------------------- */
 
-static void unique_labels(compare_model *m)
+static void unique_labels(compare_data *m)
 {
     for (int i = 0; i < m->n; i++) {
         compare_archive *ar = m->in[i];
@@ -142,7 +142,7 @@ static void shape_words(const attn_shape *s, char *out, size_t n)
 /* The shapes and dtypes of the runs against the baseline's: equal, or compared in TFLOP/s
  * under --allow-shape-mismatch (m->throughput); an import without a shape, or a model's
  * traces against a run of one attention shape, compare neither way. EXIT_OK or EXIT_USAGE. */
-static int check_shapes(compare_model *m, const compare_options *opt, char *err, size_t errlen)
+static int check_shapes(compare_data *m, const compare_options *opt, char *err, size_t errlen)
 {
     const run_info *b = &m->in[0]->r;
     for (int i = 1; i < m->n; i++) {
@@ -188,7 +188,7 @@ static int check_shapes(compare_model *m, const compare_options *opt, char *err,
 
 /* One variant across the archives: its cells, kernels and roles per archive, each
  * archive's ratios against the baseline's, the kernel pairing and the findings diff. */
-static void build_variant(compare_model *m, compare_variant *cv)
+static void build_variant(compare_data *m, compare_variant *cv)
 {
     for (int i = 0; i < m->n; i++) {
         fill_cell(&cv->cell[i], m->in[i], cv->name, m->throughput);
@@ -237,7 +237,7 @@ static void build_variant(compare_model *m, compare_variant *cv)
     }
 }
 
-int compare_build(compare_model *m, compare_archive **in, int n, const compare_options *opt, char *err,
+int compare_build(compare_data *m, compare_archive **in, int n, const compare_options *opt, char *err,
                   size_t errlen)
 {
     memset(m, 0, sizeof *m);
@@ -289,7 +289,7 @@ int compare_build(compare_model *m, compare_archive **in, int n, const compare_o
     return rc;
 }
 
-void compare_free(compare_model *m)
+void compare_free(compare_data *m)
 {
     for (int v = 0; v < m->n_variants; v++) {
         compare_variant *cv = &m->variants[v];

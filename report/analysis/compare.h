@@ -235,7 +235,7 @@ typedef struct trace_layer_row {
 #define TRACE_MAX_ROWS (MPHASE_COUNT * (MROLE_COUNT + 1))
 
 typedef struct trace_pair {
-    int archive;               /* the run set against the baseline (index into compare_model.in) */
+    int archive;               /* the run set against the baseline (index into compare_data.in) */
     const variant_analysis *va[2]; /* [0] the baseline's trace, [1] the run's */
     int by_name;               /* 1: the same name; 0: the one model trace of each run, or --pair */
     int by_option;             /* 1: named by --pair */
@@ -275,7 +275,7 @@ typedef struct compare_traces {
     int n_unpaired;
 } compare_traces;
 
-typedef struct compare_model {
+typedef struct compare_data {
     int n;
     compare_archive *in[COMPARE_MAX_ARCHIVES];
     int baseline;
@@ -288,7 +288,7 @@ typedef struct compare_model {
     compare_variant *variants; /* union of the archives' variants, series order */
     int n_variants;
     compare_traces traces;     /* model traces, step by step (compare_traces.c) */
-} compare_model;
+} compare_data;
 
 /* Reads DIR/trace.json and DIR/run.json and analyses them. Returns EXIT_OK or
  * EXIT_BAD_ARCHIVE with a one-line reason. */
@@ -298,18 +298,18 @@ int compare_load(compare_archive *ar, const char *dir, char *err, size_t errlen)
 int compare_analyse(compare_archive *ar, char *err, size_t errlen);
 void compare_archive_free(compare_archive *ar);
 
-/* Builds the model over loaded archives (labels are made unique here). Returns
+/* Builds the comparison's data over loaded archives (labels are made unique here). Returns
  * EXIT_OK; EXIT_USAGE when shapes or dtypes differ and the options do not allow
  * it, or the baseline index is out of range. */
-int compare_build(compare_model *m, compare_archive **in, int n, const compare_options *opt, char *err,
+int compare_build(compare_data *m, compare_archive **in, int n, const compare_options *opt, char *err,
                   size_t errlen);
-void compare_free(compare_model *m);
+void compare_free(compare_data *m);
 
 const char *compare_verdict_word(compare_verdict v);
 /* What one recorded range of the compared runs is: "step" when a run holds a training step
  * (model_unit_word_of_run), else "forward" (attention forwards, a model's inference steps). The
  * tables' headings and compare.tex's caption name it, once. */
-const char *compare_unit_word(const compare_model *m);
+const char *compare_unit_word(const compare_data *m);
 
 /* compare_measurement.c: what compare takes from how each run was measured. */
 /* "warm" or "cold" as run.json's measurement plan records it; NULL when not recorded. */
@@ -327,12 +327,12 @@ int compare_replicates_apply(const compare_cell *base, const compare_cell *x);
 int compare_fail_on_parse(const char *list, unsigned *mask, char *err, size_t errlen);
 /* The variants of non-baseline runs whose CUDA-time (or throughput) verdict is in
  * `mask`, named in one line into msg; their count. */
-int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n);
+int compare_gate(const compare_data *m, unsigned mask, char *msg, size_t n);
 /* What --fail-on could gate: the count of non-baseline CUDA-time (or throughput) verdicts and
  * model-trace step verdicts; msg lists, in one line, each comparison that has none and why (not in
  * a run, failed, too few forwards or steps, a model trace unpaired). 0: nothing was gated, and
  * `compare --fail-on` exits EXIT_NOTHING_GATED. */
-int compare_gate_scope(const compare_model *m, char *msg, size_t n);
+int compare_gate_scope(const compare_data *m, char *msg, size_t n);
 /* Bootstrap a ratio of two cells' samples and give it a verdict against the noise
  * floor f: same when the whole 95% interval lies in [1/(1+f), 1+f], faster or
  * slower when it lies wholly outside, ambiguous when it straddles an edge.
@@ -344,11 +344,11 @@ compare_ratio compare_ratio_of(const double *base, int n_base, const double *x, 
  * step by step (compare_build calls it; compare_free frees it): the --pair names first, then
  * the same names, then the one of each run. EXIT_OK, or EXIT_USAGE with one line when a
  * --pair name is no model trace of the baseline or of any other run. */
-int compare_traces_build(compare_model *m, const compare_options *opt, char *err, size_t errlen);
+int compare_traces_build(compare_data *m, const compare_options *opt, char *err, size_t errlen);
 /* The model traces' compared fields (their attention inputs, attention backend and whether
  * compiled, and the producer), added to m->fields with their `differs` (compare_build calls it
  * before the "what differs" sentence). */
-void compare_traces_fields(compare_model *m);
+void compare_traces_fields(compare_data *m);
 /* --pair A=B[,C=D] into opt->pair ('\' escapes '=', ',' and '\' inside a name); EXIT_OK, or
  * EXIT_USAGE with one line in err when malformed. */
 int compare_pairs_parse(const char *list, compare_options *opt, char *err, size_t errlen);

@@ -10,7 +10,7 @@
 
 static const char nr_text[] = "not recorded";
 
-static compare_field *field(compare_model *m, const char *name, int in_sentence)
+static compare_field *field(compare_data *m, const char *name, int in_sentence)
 {
     compare_field *f = &m->fields[m->n_fields++];
     memset(f, 0, sizeof *f);
@@ -105,7 +105,7 @@ static void run_values(const run_fields *x, int i, const run_info *r)
     }
 }
 
-static void fill_fields(compare_model *m)
+static void fill_fields(compare_data *m)
 {
     m->n_fields = 0;
     /* One at a time, in the table's row order (field() appends). */
@@ -157,7 +157,7 @@ static void fill_fields(compare_model *m)
 
 /* "cuDNN differs (9.14.0 vs 9.19.0); GPU, driver and shape are equal.", then the
  * fields some run does not record. */
-static void differs_sentence(compare_model *m)
+static void differs_sentence(compare_data *m)
 {
     char *s = m->differs_sentence;
     size_t cap = sizeof m->differs_sentence, len = 0;
@@ -206,7 +206,7 @@ static void differs_sentence(compare_model *m)
 }
 
 
-void compare_fields_fill(compare_model *m)
+void compare_fields_fill(compare_data *m)
 {
     fill_fields(m);
     compare_traces_fields(m); /* the model traces' attention inputs and producer, before the sentence */

@@ -205,7 +205,7 @@ int compare_fail_on_parse(const char *list, unsigned *mask, char *err, size_t er
     return EXIT_OK;
 }
 
-int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n)
+int compare_gate(const compare_data *m, unsigned mask, char *msg, size_t n)
 {
     int hits = 0;
     size_t len = 0;
@@ -237,7 +237,7 @@ int compare_gate(const compare_model *m, unsigned mask, char *msg, size_t n)
 }
 
 /* Why a non-baseline cell has no CUDA-time verdict, in a few words into out. */
-static void ungated_reason(const compare_model *m, const compare_variant *cv, int i, char *out, size_t n)
+static void ungated_reason(const compare_data *m, const compare_variant *cv, int i, char *out, size_t n)
 {
     const compare_cell *b = &cv->cell[0], *c = &cv->cell[i];
     if (!b->va)
@@ -264,7 +264,7 @@ static void append_item(char *msg, size_t n, size_t *len, int *items, const char
     (*items)++;
 }
 
-int compare_gate_scope(const compare_model *m, char *msg, size_t n)
+int compare_gate_scope(const compare_data *m, char *msg, size_t n)
 {
     int gated = 0, items = 0;
     size_t len = 0;

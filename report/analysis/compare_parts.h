@@ -7,7 +7,7 @@
 
 /* compare_fields.c: m->fields (one row per field, each archive's value, differs and
  * unrecorded marked) and m->differs_sentence. */
-void compare_fields_fill(compare_model *m);
+void compare_fields_fill(compare_data *m);
 
 /* compare_kernels.c: the distinct operations of a variant's forwards into *out
  * (malloc'd; each summary's samples too). Returns their count, 0 for none. */

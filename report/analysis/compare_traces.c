@@ -245,7 +245,7 @@ static int index_of(const variant_analysis **list, int n, const char *name)
 
 /* Pairs the baseline's model traces B with run i's O: --pair names first, then the same names,
  * then the one of each; what is left goes to the unpaired list. */
-static void pair_run(compare_model *m, const compare_options *opt, int i, const variant_analysis **B, int nb,
+static void pair_run(compare_data *m, const compare_options *opt, int i, const variant_analysis **B, int nb,
                      const variant_analysis **O, int no)
 {
     compare_traces *t = &m->traces;
@@ -319,7 +319,7 @@ bad:
 }
 
 /* EXIT_OK when every --pair name is a model trace: A of the baseline, B of some other run. */
-static int pairs_known(const compare_model *m, const compare_options *opt, const variant_analysis ***lists,
+static int pairs_known(const compare_data *m, const compare_options *opt, const variant_analysis ***lists,
                        char *err, size_t errlen)
 {
     for (int k = 0; k < opt->n_pair; k++) {
@@ -394,7 +394,7 @@ static void append(char *out, size_t n, const char *name, const char *text, int 
         snprintf(out + len, n - len, "%s", text);
 }
 
-void compare_traces_fields(compare_model *m)
+void compare_traces_fields(compare_data *m)
 {
     static const char *const names[] = {"Attention inputs", "Attention backend", "Producer"};
     enum { N_FIELDS = sizeof names / sizeof *names };
@@ -496,7 +496,7 @@ static void inputs_differ(const trace_pair *pr, int all, char *diff, size_t n_di
 #undef DIFF
 }
 
-static int inputs_conflict(const trace_pair *pr, const compare_model *m, char *err, size_t errlen)
+static int inputs_conflict(const trace_pair *pr, const compare_data *m, char *err, size_t errlen)
 {
     char diff[400];
     inputs_differ(pr, 0, diff, sizeof diff);
@@ -509,7 +509,7 @@ static int inputs_conflict(const trace_pair *pr, const compare_model *m, char *e
                    pr->va[0]->result->name, m->in[0]->label, pr->va[1]->result->name, m->in[pr->archive]->label, diff);
 }
 
-int compare_traces_build(compare_model *m, const compare_options *opt, char *err, size_t errlen)
+int compare_traces_build(compare_data *m, const compare_options *opt, char *err, size_t errlen)
 {
     compare_traces *t = &m->traces;
     memset(t, 0, sizeof *t);

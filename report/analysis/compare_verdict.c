@@ -1,7 +1,7 @@
 /* The verdict of a ratio (compare.h): the seeded bootstrap interval of a ratio of medians
  * (bootstrap.h) read against a noise floor. Apart from compare.c so that every comparison
  * (variants, kernels, roles, and the steps of model traces in compare_traces.c) takes its
- * verdicts from this one rule without calling back into the module that builds the model.
+ * verdicts from this one rule without calling back into the module that builds compare_data.
  * Below COMPARE_MIN_FORWARDS samples a side there is no verdict, whatever the floor. */
 #include "compare.h"
 
@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-const char *compare_unit_word(const compare_model *m)
+const char *compare_unit_word(const compare_data *m)
 {
     for (int i = 0; i < m->n; i++)
         if (!strcmp(model_unit_word_of_run(&m->in[i]->a), "step"))

@@ -1,7 +1,7 @@
 /* The comparison as documents: compare.md (GitHub-flavoured Markdown, figures
  * linked), compare.html (the same page self-contained, figures inlined),
  * compare.csv (one row per variant and run) and compare.tex, all from one
- * compare_model: the rows of the comparison's bundle, which the document pipeline
+ * compare_data: the rows of the comparison's bundle, which the document pipeline
  * (doc_bundle.h) writes as a directory of its own. compare.md is a table of sections
  * (compare_sections) walked by one loop; the model traces and the kernels are
  * compare_doc_traces.c's and compare_doc_kernels.c's. */
@@ -25,7 +25,7 @@
 #include <string.h>
 
 
-static void table_head(FILE *f, const compare_model *m, const char *first)
+static void table_head(FILE *f, const compare_data *m, const char *first)
 {
     fprintf(f, "| %s |", first);
     for (int i = 0; i < m->n; i++) {
@@ -46,7 +46,7 @@ static void table_head(FILE *f, const compare_model *m, const char *first)
 
 typedef enum { ROW_METRIC, ROW_CPU } row_kind;
 
-static void summary_rows(FILE *f, const compare_model *m, row_kind kind)
+static void summary_rows(FILE *f, const compare_data *m, row_kind kind)
 {
     char buf[1024];
     for (int v = 0; v < m->n_variants; v++) {
@@ -70,7 +70,7 @@ static void summary_rows(FILE *f, const compare_model *m, row_kind kind)
     fputc('\n', f);
 }
 
-static void ops_rows(FILE *f, const compare_model *m)
+static void ops_rows(FILE *f, const compare_data *m)
 {
     for (int v = 0; v < m->n_variants; v++) {
         const compare_variant *cv = &m->variants[v];
@@ -103,7 +103,7 @@ static void ops_rows(FILE *f, const compare_model *m)
 
 
 /* 1 when some ratio was judged against the runs' between-pass spread. */
-static int any_replicate_floor(const compare_model *m)
+static int any_replicate_floor(const compare_data *m)
 {
     for (int v = 0; v < m->n_variants; v++)
         for (int i = 1; i < m->n; i++)
@@ -114,7 +114,7 @@ static int any_replicate_floor(const compare_model *m)
 
 /* A cell's replicate floor beyond the rule's cap and its outlier passes (COMPARE_REPLICATE_FLOOR_CAP):
  * the spread that was capped, and each pass that disagreed with its run's others. */
-static void replicate_caveats(FILE *f, const compare_model *m, int v, int i)
+static void replicate_caveats(FILE *f, const compare_data *m, int v, int i)
 {
     const compare_cell *side[2] = {&m->variants[v].cell[0], &m->variants[v].cell[i]};
     for (int s = 0; s < 2; s++) {
@@ -136,7 +136,7 @@ static void replicate_caveats(FILE *f, const compare_model *m, int v, int i)
 }
 
 /* The replicate rule and the floor each variant was judged against, where it applied. */
-static void replicate_rule(FILE *f, const compare_model *m, int which)
+static void replicate_rule(FILE *f, const compare_data *m, int which)
 {
     if (!any_replicate_floor(m))
         return;
@@ -176,7 +176,7 @@ static void replicate_rule(FILE *f, const compare_model *m, int which)
 /* The title, the baseline and what differs between the runs (the headline). */
 static void title_section(FILE *f, const compare_doc_md *d)
 {
-    const compare_model *m = d->m;
+    const compare_data *m = d->m;
     const run_info *b = &m->in[0]->r;
     fprintf(f, "# attnprof compare — %d runs", m->n);
     if (!m->throughput && run_info_shape_recorded(b)) {
@@ -208,7 +208,7 @@ static void title_section(FILE *f, const compare_doc_md *d)
 /* Each run's archive and recorded fields side by side, a differing one marked. */
 static void runs_section(FILE *f, const compare_doc_md *d)
 {
-    const compare_model *m = d->m;
+    const compare_data *m = d->m;
     fputs("## Runs\n\n| |", f);
     for (int i = 0; i < m->n; i++) {
         fputc(' ', f);
@@ -250,7 +250,7 @@ static void traces_section(FILE *f, const compare_doc_md *d)
 
 static void metric_section(FILE *f, const compare_doc_md *d)
 {
-    const compare_model *m = d->m;
+    const compare_data *m = d->m;
     fprintf(f, "## %s per %s\n\n", m->throughput ? "Throughput" : "CUDA time", compare_unit_word(m));
     table_head(f, m, "Variant");
     summary_rows(f, m, ROW_METRIC);
@@ -270,7 +270,7 @@ static void metric_section(FILE *f, const compare_doc_md *d)
 
 static void cpu_section(FILE *f, const compare_doc_md *d)
 {
-    const compare_model *m = d->m;
+    const compare_data *m = d->m;
     fprintf(f, "## CPU time per %s\n\n", compare_unit_word(m));
     table_head(f, m, "Variant");
     summary_rows(f, m, ROW_CPU);
@@ -290,7 +290,7 @@ static void cpu_section(FILE *f, const compare_doc_md *d)
 
 static void ops_section(FILE *f, const compare_doc_md *d)
 {
-    const compare_model *m = d->m;
+    const compare_data *m = d->m;
     fprintf(f, "## GPU operations per %s\n\n", compare_unit_word(m));
     table_head(f, m, "Variant");
     ops_rows(f, m);
@@ -308,7 +308,7 @@ static void figures_section(FILE *f, const compare_doc_md *d)
 
 static void kernels_section(FILE *f, const compare_doc_md *d)
 {
-    const compare_model *m = d->m;
+    const compare_data *m = d->m;
     fputs("## Kernels, variant by variant\n\n", f);
     fputs("Each run's GPU operations are matched to the baseline's within their *role* in the attention forward "
           "(QKᵀ GEMM, scale, mask build, mask apply, softmax, softmax NaN guard, PV GEMM, fused attention, cast, "
@@ -341,7 +341,7 @@ static const compare_section compare_sections[] = {
     {"kernels", NULL, kernels_section},
 };
 
-char *compare_markdown(const compare_model *m, const figure_list *figs, const char *inline_from_dir)
+char *compare_markdown(const compare_data *m, const figure_list *figs, const char *inline_from_dir)
 {
     char *buf;
     size_t len;
@@ -370,7 +370,7 @@ static void csv_stats_ratio(FILE *f, const stats *st, const compare_ratio *r, in
 /* Two rows of one measure of a model-trace pair, the baseline's trace first (ratio 1,
  * verdict `baseline`), in compare.csv's columns: forwards are the steps, the CUDA columns
  * the measure's µs per step, the CPU columns empty; then kind, phase, part, implementation. */
-static void trace_csv_rows(FILE *f, const compare_model *m, const trace_pair *pr, const stats *st,
+static void trace_csv_rows(FILE *f, const compare_data *m, const trace_pair *pr, const stats *st,
                            const double *ops, const compare_ratio *r, const char *kind, const char *phase,
                            const char *part, const char (*impl)[96])
 {
@@ -395,7 +395,7 @@ static void trace_csv_rows(FILE *f, const compare_model *m, const trace_pair *pr
 
 /* A pair's rows: `step`, then `role` and `attention` (a phase's attention roles together) per
  * phase, then `layer` when the layers pair. */
-static void trace_pair_csv(FILE *f, const compare_model *m, const trace_pair *pr)
+static void trace_pair_csv(FILE *f, const compare_data *m, const trace_pair *pr)
 {
     trace_csv_rows(f, m, pr, pr->step, NULL, &pr->step_ratio, "step", "", "", NULL);
     for (int k = 0; k < pr->n_rows; k++) {
@@ -415,7 +415,7 @@ static void trace_pair_csv(FILE *f, const compare_model *m, const trace_pair *pr
     }
 }
 
-char *compare_csv(const compare_model *m)
+char *compare_csv(const compare_data *m)
 {
     char *buf;
     size_t len;
@@ -453,7 +453,7 @@ char *compare_csv(const compare_model *m)
 /* ---- the comparison's bundle (doc_bundle.h) ------------------------------------------ */
 
 typedef struct compare_doc {
-    const compare_model *m;
+    const compare_data *m;
     const compare_options *opt;
 } compare_doc;
 
@@ -491,7 +491,7 @@ static const doc_output compare_outputs[] = {
     {"compare.tex", compare_tex_row, NULL},
 };
 
-int compare_write(const compare_model *m, const char *dest, const compare_options *opt, int force, char *err,
+int compare_write(const compare_data *m, const char *dest, const compare_options *opt, int force, char *err,
                   size_t errlen)
 {
     compare_doc d = {m, opt};

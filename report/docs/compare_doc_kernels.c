@@ -87,7 +87,7 @@ static void role_cell(const role_time *rt, char *out, size_t n)
 /* Time per forward by role, when the forward has more than one role: the step
  * by step comparison that holds when the two runs use other kernels or another
  * number of them for a step. */
-static void role_table(FILE *f, const compare_model *m, const compare_variant *cv, int i)
+static void role_table(FILE *f, const compare_data *m, const compare_variant *cv, int i)
 {
     int n_roles = 0;
     for (int r = 0; r < ROLE_COUNT; r++)
@@ -111,7 +111,7 @@ static void role_table(FILE *f, const compare_model *m, const compare_variant *c
     fputc('\n', f);
 }
 
-void compare_md_kernel_section(FILE *f, const compare_model *m, const compare_variant *cv)
+void compare_md_kernel_section(FILE *f, const compare_data *m, const compare_variant *cv)
 {
     fputs("### ", f);
     esc_md_code(f, cv->name, 0);

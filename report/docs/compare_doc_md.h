@@ -12,7 +12,7 @@
 
 /* What every section of compare.md is written from. */
 typedef struct compare_doc_md {
-    const compare_model *m;
+    const compare_data *m;
     const figure_list *figs;   /* may be NULL: no figures */
     const char *inline_dir;    /* set: figures inlined from this directory (compare.html) */
 } compare_doc_md;
@@ -25,10 +25,10 @@ typedef struct compare_section {
 } compare_section;
 
 /* A run's measure: µs as a table column, or TFLOP/s when the shapes differ. */
-void compare_md_metric_text(const compare_model *m, double v, char *out, size_t n);
+void compare_md_metric_text(const compare_data *m, double v, char *out, size_t n);
 /* "622 µs (620 µs – 627 µs, n=20)", or why there is no number (st: the cell's metric or CPU
  * stats). */
-void compare_md_cell_text(const compare_model *m, const compare_cell *c, const stats *st, char *out, size_t n);
+void compare_md_cell_text(const compare_data *m, const compare_cell *c, const stats *st, char *out, size_t n);
 /* "0.93× [0.92–0.94] **faster**", "–" without a verdict. */
 void compare_md_ratio_text(const compare_ratio *r, char *out, size_t n);
 
@@ -36,11 +36,11 @@ void compare_md_ratio_text(const compare_ratio *r, char *out, size_t n);
  * against PyTorch's", "cuDNN 9.14 against 9.19", "NVIDIA H200 against NVIDIA A100" (the
  * baseline's first; "; " between them); "" when the runs' producers, cuDNN and cuBLAS releases
  * and GPUs are the same. Plain text of archive values. */
-void compare_headline(const compare_model *m, char *out, size_t n);
+void compare_headline(const compare_data *m, char *out, size_t n);
 
 /* One variant's kernels against the baseline's, by role (compare_doc_kernels.c). */
-void compare_md_kernel_section(FILE *f, const compare_model *m, const compare_variant *cv);
+void compare_md_kernel_section(FILE *f, const compare_data *m, const compare_variant *cv);
 /* "## Model traces, step by step", where the runs hold model traces (compare_doc_traces.c). */
-void compare_md_traces_section(FILE *f, const compare_model *m, const figure_list *figs, const char *inline_from_dir);
+void compare_md_traces_section(FILE *f, const compare_data *m, const figure_list *figs, const char *inline_from_dir);
 
 #endif

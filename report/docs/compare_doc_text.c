@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void compare_md_metric_text(const compare_model *m, double v, char *out, size_t n)
+void compare_md_metric_text(const compare_data *m, double v, char *out, size_t n)
 {
     if (!isfinite(v))
         snprintf(out, n, "–");
@@ -23,7 +23,7 @@ void compare_md_metric_text(const compare_model *m, double v, char *out, size_t 
 }
 
 /* "622 µs (620 µs – 627 µs, n=20)", or why there is no number. */
-void compare_md_cell_text(const compare_model *m, const compare_cell *c, const stats *st, char *out, size_t n)
+void compare_md_cell_text(const compare_data *m, const compare_cell *c, const stats *st, char *out, size_t n)
 {
     if (!c->va) {
         snprintf(out, n, "*not run*");
@@ -108,7 +108,7 @@ static void against(char values[][96], int n, const char *prefix, char *out, siz
                                  k == 1 ? "" : k == n_distinct - 1 ? " and " : ", ", values[distinct[k]]);
 }
 
-void compare_headline(const compare_model *m, char *out, size_t n)
+void compare_headline(const compare_data *m, char *out, size_t n)
 {
     char v[COMPARE_MAX_ARCHIVES][96];
     size_t len = 0;

@@ -57,7 +57,7 @@ static void share_text(double share, char *out, size_t n)
         snprintf(out, n, "–");
 }
 
-static void trace_name(FILE *f, const compare_model *m, const trace_pair *pr, int j)
+static void trace_name(FILE *f, const compare_data *m, const trace_pair *pr, int j)
 {
     esc_md_code(f, pr->va[j]->result->name, 1);
     fputs(" (", f);
@@ -65,7 +65,7 @@ static void trace_name(FILE *f, const compare_model *m, const trace_pair *pr, in
     fputs(")", f);
 }
 
-static void trace_pair_head(FILE *f, const compare_model *m, const trace_pair *pr)
+static void trace_pair_head(FILE *f, const compare_data *m, const trace_pair *pr)
 {
     fputs("### ", f);
     trace_name(f, m, pr, 0);
@@ -110,7 +110,7 @@ static void attention_impl_text(const trace_pair *pr, int j, char *out, size_t n
         snprintf(out, n, "none recognised");
 }
 
-static void trace_step_table(FILE *f, const compare_model *m, const trace_pair *pr)
+static void trace_step_table(FILE *f, const compare_data *m, const trace_pair *pr)
 {
     char a[160], b[160], r[96];
     fputs("| | ", f);
@@ -150,7 +150,7 @@ static void trace_role_cells(FILE *f, const trace_role_row *row, int j)
     fputs(" |", f);
 }
 
-static void trace_role_table(FILE *f, const compare_model *m, const trace_pair *pr)
+static void trace_role_table(FILE *f, const compare_data *m, const trace_pair *pr)
 {
     fputs("Role by role (µs per step: median over the steps of the summed durations of the role's operations, a "
           "step without the role counting 0, and its share of the step's CUDA time, median over steps; *attention, "
@@ -176,7 +176,7 @@ static void trace_role_table(FILE *f, const compare_model *m, const trace_pair *
     fputc('\n', f);
 }
 
-static void trace_layers(FILE *f, const compare_model *m, const trace_pair *pr)
+static void trace_layers(FILE *f, const compare_data *m, const trace_pair *pr)
 {
     if (!pr->layers_paired) {
         fputs("Layers not paired: ", f);
@@ -222,7 +222,7 @@ static void trace_layers(FILE *f, const compare_model *m, const trace_pair *pr)
     fputc('\n', f);
 }
 
-static void trace_findings(FILE *f, const compare_model *m, const trace_pair *pr)
+static void trace_findings(FILE *f, const compare_data *m, const trace_pair *pr)
 {
     if (!pr->n_only[0] && !pr->n_only[1]) {
         fputs("Findings: the same finding ids in both traces.\n\n", f);
@@ -248,7 +248,7 @@ static void trace_findings(FILE *f, const compare_model *m, const trace_pair *pr
     fputc('\n', f);
 }
 
-static void trace_unpaired_list(FILE *f, const compare_model *m)
+static void trace_unpaired_list(FILE *f, const compare_data *m)
 {
     const compare_traces *t = &m->traces;
     if (!t->n_unpaired)
@@ -274,7 +274,7 @@ static void trace_unpaired_list(FILE *f, const compare_model *m)
     fputc('\n', f);
 }
 
-void compare_md_traces_section(FILE *f, const compare_model *m, const figure_list *figs, const char *inline_from_dir)
+void compare_md_traces_section(FILE *f, const compare_data *m, const figure_list *figs, const char *inline_from_dir)
 {
     const compare_traces *t = &m->traces;
     if (!t->any)

@@ -46,7 +46,7 @@ struct doc_bundle {
     const char *kind;        /* "report", "sweep-report": the staging folders' prefix (.KIND.tmp-PID) */
     const char *noun;        /* "report", "sweep report": the "waiting for" line's word for it */
     const char *title;       /* the HTML page's title */
-    void *data;              /* what the writers read: an analysis, a compare_model, a sweep_data */
+    void *data;              /* what the writers read: an analysis, a compare_data, a sweep_data */
     /* Optional: builds the data, first thing in the render, after the lock is taken and what
      * a killed write left is repaired (so that data that cannot be built, a bad
      * --reference, still leaves the directory repaired). EXIT_OK or an EXIT_* code. */

@@ -43,6 +43,6 @@ void latex_from_md(FILE *f, const char *md);
  * two-column paper, a plain table in one. */
 char *report_summary_tex(const analysis *a);
 /* compare.tex (malloc'd): the comparison's summary as a booktabs table. */
-char *compare_tex(const compare_model *m);
+char *compare_tex(const compare_data *m);
 
 #endif

@@ -288,7 +288,7 @@ static void trace_ratio_tex(FILE *f, const trace_pair *pr, const compare_ratio *
     }
 }
 
-static void trace_side_tex(FILE *f, const compare_model *m, const trace_pair *pr, int j)
+static void trace_side_tex(FILE *f, const compare_data *m, const trace_pair *pr, int j)
 {
     tex_code(f, pr->va[j]->result->name);
     fputs(" (", f);
@@ -297,7 +297,7 @@ static void trace_side_tex(FILE *f, const compare_model *m, const trace_pair *pr
 }
 
 /* The pair's note: which traces, how many steps, what "attention, all parts" is, the verdict's rule. */
-static void trace_pair_note(FILE *f, const compare_model *m, const trace_pair *pr)
+static void trace_pair_note(FILE *f, const compare_data *m, const trace_pair *pr)
 {
     note_open(f);
     trace_side_tex(f, m, pr, 1);
@@ -320,7 +320,7 @@ static void trace_pair_note(FILE *f, const compare_model *m, const trace_pair *p
 
 /* One table per pair: the step's CUDA time and each phase's attention, all parts, µs per step
  * each side (median and min--max over the steps), the ratio with its interval and the verdict. */
-static void trace_pair_tex(FILE *f, const compare_model *m, const trace_pair *pr, int k)
+static void trace_pair_tex(FILE *f, const compare_data *m, const trace_pair *pr, int k)
 {
     fprintf(f, "\n\\begin{table*}[tbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n\\caption{Model "
                "trace pair %d, step by step: CUDA time per step and attention (\\textmu{}s), against the baseline's "
@@ -372,7 +372,7 @@ static void trace_pair_tex(FILE *f, const compare_model *m, const trace_pair *pr
 
 /* ---- compare.tex ------------------------------------------------------------------------- */
 
-static void compare_note(FILE *f, const compare_model *m)
+static void compare_note(FILE *f, const compare_data *m)
 {
     const compare_archive *base = m->in[m->baseline];
     note_open(f);
@@ -408,7 +408,7 @@ static void compare_note(FILE *f, const compare_model *m)
 }
 
 /* The decimals of each run's ratio column (the rule above). */
-static void compare_decimals(const compare_model *m, int *ratio_dec)
+static void compare_decimals(const compare_data *m, int *ratio_dec)
 {
     for (int i = 0; i < m->n; i++) {
         ratio_dec[i] = 2;
@@ -420,7 +420,7 @@ static void compare_decimals(const compare_model *m, int *ratio_dec)
     }
 }
 
-static void compare_row_tex(FILE *f, const compare_model *m, const compare_variant *cv, const int *ratio_dec)
+static void compare_row_tex(FILE *f, const compare_data *m, const compare_variant *cv, const int *ratio_dec)
 {
     tex_code(f, cv->name);
     for (int i = 0; i < m->n; i++) {
@@ -444,7 +444,7 @@ static void compare_row_tex(FILE *f, const compare_model *m, const compare_varia
     fputs(" \\\\\n", f);
 }
 
-char *compare_tex(const compare_model *m)
+char *compare_tex(const compare_data *m)
 {
     char *buf;
     size_t len;

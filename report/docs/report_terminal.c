@@ -46,7 +46,7 @@ void report_terminal_summary(FILE *f, const analysis *a)
     }
 }
 
-void compare_terminal_summary(FILE *f, const compare_model *m)
+void compare_terminal_summary(FILE *f, const compare_data *m)
 {
     char shown[64], headline[512], safe[1024];
     compare_headline(m, headline, sizeof headline);

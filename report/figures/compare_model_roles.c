@@ -50,12 +50,12 @@ int compare_model_roles_order(const trace_pair *pr, int *order)
 }
 
 /* The run label of side j of a pair. */
-static const char *side_label(const compare_model *m, const trace_pair *pr, int j)
+static const char *side_label(const compare_data *m, const trace_pair *pr, int j)
 {
     return m->in[j ? pr->archive : 0]->label;
 }
 
-void compare_model_roles_ratio_text(const compare_model *m, const trace_pair *pr, const trace_role_row *row,
+void compare_model_roles_ratio_text(const compare_data *m, const trace_pair *pr, const trace_role_row *row,
                                     char *ratio, size_t n_ratio, char *verdict, size_t n_verdict)
 {
     snprintf(verdict, n_verdict, "%s", "");
@@ -144,7 +144,7 @@ static void draw_bar(cairo_t *cr, const trace_role_row *row, int j, unsigned col
     }
 }
 
-static void draw_ratio(cairo_t *cr, const compare_model *m, const trace_pair *pr, const trace_role_row *row, double x,
+static void draw_ratio(cairo_t *cr, const compare_data *m, const trace_pair *pr, const trace_role_row *row, double x,
                        double y, double right)
 {
     char ratio[96], verdict[32], fit[128];
@@ -203,7 +203,7 @@ static void draw_row_label(cairo_t *cr, const trace_role_row *row, double y)
 }
 
 /* The legend under the subtitle (draw 0: only measured); its height. Long run labels wrap it. */
-static double legend(cairo_t *cr, const compare_model *m, const trace_pair *pr, double right, int draw)
+static double legend(cairo_t *cr, const compare_data *m, const trace_pair *pr, double right, int draw)
 {
     char labels[2][160];
     fig_legend_item items[3];
@@ -217,7 +217,7 @@ static double legend(cairo_t *cr, const compare_model *m, const trace_pair *pr, 
 }
 
 /* The first row's top: below the legend, however many lines it takes, and the axis labels. */
-static double rows_top(cairo_t *cr, const compare_model *m, const trace_pair *pr, double right)
+static double rows_top(cairo_t *cr, const compare_data *m, const trace_pair *pr, double right)
 {
     double top = LEGEND_Y + legend(cr, m, pr, right, 0) + 35;
     return top > TOP_MIN ? top : TOP_MIN;
@@ -225,7 +225,7 @@ static double rows_top(cairo_t *cr, const compare_model *m, const trace_pair *pr
 
 static void draw_head(cairo_t *cr, const fig_job *job, const trace_pair *pr, double right)
 {
-    const compare_model *m = job->cmp;
+    const compare_data *m = job->cmp;
     char buf[512], fit[512], a[48], b[48];
     fig_set(cr, FIG_INK);
     fig_font(cr, 13, 1);
@@ -251,7 +251,7 @@ static void draw_head(cairo_t *cr, const fig_job *job, const trace_pair *pr, dou
 
 static int compare_model_roles_draw(cairo_t *cr, const fig_job *job)
 {
-    const compare_model *m = job->cmp;
+    const compare_data *m = job->cmp;
     const trace_pair *pr = &m->traces.pairs[job->pair];
     double right = job->w - FIG_MARGIN, ratio_x = right - RATIO_COL + 10, limit = right - RATIO_COL;
     draw_head(cr, job, pr, right);
@@ -320,7 +320,7 @@ static int compare_model_roles_draw(cairo_t *cr, const fig_job *job)
     return 0;
 }
 
-int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const compare_model *m, int pair)
+int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const compare_data *m, int pair)
 {
     const trace_pair *pr = &m->traces.pairs[pair];
     snprintf(job->name, sizeof job->name, "compare-model-roles-%d", pair + 1);

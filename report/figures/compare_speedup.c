@@ -27,7 +27,7 @@ int fig_compare_speedup_of(const compare_cell *c, double *v, double *lo, double 
 
 static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
 {
-    const compare_model *m = job->cmp;
+    const compare_data *m = job->cmp;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], fit[512];
     fig_heading(cr, x, m->throughput ? "Throughput against the baseline" : "Time against the baseline");
@@ -125,7 +125,7 @@ static int compare_speedup_draw(cairo_t *cr, const fig_job *job)
     return 0;
 }
 
-int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const compare_model *m)
+int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const compare_data *m)
 {
     (void)measure;
     snprintf(job->name, sizeof job->name, "compare-speedup");

@@ -37,7 +37,7 @@ static void draw_value_axis(cairo_t *cr, const fig_yscale *s, double x0, double 
 
 static int compare_time_draw(cairo_t *cr, const fig_job *job)
 {
-    const compare_model *m = job->cmp;
+    const compare_data *m = job->cmp;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN;
     char buf[512], fit[512];
     fig_heading(cr, x, m->throughput ? "Throughput per forward (TFLOP/s), run by run" : "CUDA time per forward, run by run");
@@ -92,7 +92,7 @@ static int compare_time_draw(cairo_t *cr, const fig_job *job)
     return 0;
 }
 
-int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const compare_model *m, int log_axis)
+int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const compare_data *m, int log_axis)
 {
     (void)measure;
     snprintf(job->name, sizeof job->name, "compare-time");

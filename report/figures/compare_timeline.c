@@ -59,14 +59,14 @@ void compare_timeline_label(const compare_cell *c, int short_form, char *out, si
         snprintf(out, n, "CUDA %s (median) \xc2\xb7 span %s incl. idle", cuda, span);
 }
 
-static double plot_height(const compare_model *m)
+static double plot_height(const compare_data *m)
 {
     return m->n_variants * (m->n * (LANE_H + LANE_GAP) + GROUP_GAP);
 }
 
 /* The time axis shared by every lane: ticks to the longest median forward, a grid line
  * and label at each. Returns the scale in pixels per microsecond. */
-static double draw_time_axis(cairo_t *cr, const compare_model *m, double x0, double right, double bottom)
+static double draw_time_axis(cairo_t *cr, const compare_data *m, double x0, double right, double bottom)
 {
     char buf[512];
     double max_us = 0;
@@ -151,7 +151,7 @@ static void draw_lane_label(cairo_t *cr, const compare_cell *c, const forward *f
 
 static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
 {
-    const compare_model *m = job->cmp;
+    const compare_data *m = job->cmp;
     double x = FIG_MARGIN, right = job->w - FIG_MARGIN, x0 = FIG_MARGIN + LABEL_COL;
     char buf[512], fit[512];
     fig_heading(cr, x, "One forward of each variant, run by run, on one time scale");
@@ -210,7 +210,7 @@ static int compare_timeline_draw(cairo_t *cr, const fig_job *job)
     return 0;
 }
 
-int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const compare_model *m)
+int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const compare_data *m)
 {
     (void)measure;
     snprintf(job->name, sizeof job->name, "compare-timeline");

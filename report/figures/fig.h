@@ -154,7 +154,7 @@ void fig_draw_bar(cairo_t *cr, const fig_yscale *s, double cx, double w, const s
 
 /* ---- figure jobs (render.c runs them for every format) ------------------ */
 
-struct compare_model;
+struct compare_data;
 struct sweep_data;
 typedef struct fig_job fig_job;
 struct fig_job {
@@ -166,7 +166,7 @@ struct fig_job {
     int variant;  /* index into a->v, for per-variant figures */
     int log_axis;
     int first_forward, n_forwards; /* timeline: forwards shown */
-    const struct compare_model *cmp; /* compare figures */
+    const struct compare_data *cmp; /* compare figures */
     int pair;     /* compare-model-roles: index into cmp->traces.pairs */
     const struct sweep_data *sweep; /* sweep figures */
     int size;     /* FIG_SIZE_*: paper figures */
@@ -190,16 +190,16 @@ int fig_roofline_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 /* compare_time.c, compare_speedup.c, compare_timeline.c: the comparison's figures. */
 /* The colour of the i-th archive in every compare figure (compare_time.c). */
 unsigned fig_archive_colour(int i);
-int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int log_axis);
-int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
+int fig_compare_time_prepare(fig_job *job, cairo_t *measure, const struct compare_data *m, int log_axis);
+int fig_compare_speedup_prepare(fig_job *job, cairo_t *measure, const struct compare_data *m);
 /* The ratio of a run against the baseline as the tables print it (time ratio, below 1 is
  * faster; throughput ratio when the shapes differ) and its interval: 1 with *v, *lo, *hi
  * set, 0 when the cell has no ratio to draw. compare-speedup and the paper's figure share it. */
 struct compare_cell;
 int fig_compare_speedup_of(const struct compare_cell *c, double *v, double *lo, double *hi);
-int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m);
+int fig_compare_timeline_prepare(fig_job *job, cairo_t *measure, const struct compare_data *m);
 /* compare_model_roles.c: compare-model-roles-<pair + 1>, one per pair of model traces. */
-int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int pair);
+int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const struct compare_data *m, int pair);
 
 /* sweep_plot.c: the sweep's figures share one plot: a panel per head dim D, S on a
  * log2 axis, one line per variant, and where a variant stops (skipped, failed,
@@ -266,7 +266,7 @@ double fig_legend_sized(cairo_t *cr, double x, double y, double maxw, const fig_
  * (FIG_SIZE_COLUMN) or 7 in (FIG_SIZE_TEXT) wide. EXIT_OK, or an EXIT_* code. */
 int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int size);
 /* compare-speedup-<size>: every run's speed-up over the baseline per variant. */
-struct compare_model;
-int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int size);
+struct compare_data;
+int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compare_data *m, int size);
 
 #endif

@@ -54,7 +54,7 @@ int figures_render_paper(const analysis *a, const char *dir, unsigned formats, i
                          char *err, size_t errlen);
 
 /* The comparison's figures (compare.h) into <dir>/figures (figures/render.c). */
-int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
+int compare_figures_render(const compare_data *m, const char *dir, unsigned formats, int log_axis,
                            figure_list *out, char *err, size_t errlen);
 /* figures/compare_timeline.c: the label at the end of a lane of compare-timeline,
  * "CUDA 61.9 µs (median) · span 74.0 µs incl. idle" (short_form: the first part):
@@ -69,10 +69,10 @@ int compare_model_roles_order(const trace_pair *pr, int *order);
 /* The text beside a row: `ratio` "0.07× [0.07–0.07]" with `verdict` "faster"; "0.59× (medians)"
  * and an empty verdict below COMPARE_MIN_STEPS steps a side; "only in <run>" when one side
  * lacks the role. */
-void compare_model_roles_ratio_text(const compare_model *m, const trace_pair *pr, const trace_role_row *row,
+void compare_model_roles_ratio_text(const compare_data *m, const trace_pair *pr, const trace_role_row *row,
                                     char *ratio, size_t n_ratio, char *verdict, size_t n_verdict);
 /* The paper-sized comparison figure (FIG_SIZE_COLUMN or _TEXT), appended to `out`. */
-int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
+int compare_figures_render_paper(const compare_data *m, const char *dir, unsigned formats, int size,
                                  figure_list *out, char *err, size_t errlen);
 
 /* The sweep's four figures (sweep.h) into <dir>/figures (figures/render.c). */

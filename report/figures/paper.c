@@ -302,7 +302,7 @@ int fig_paper_prepare(fig_job *jobs, cairo_t *measure, const analysis *a, int si
 
 /* The range every ratio and interval spans (1 included), and the most decimals a ratio prints
  * with (the labels' room: the widest as the table prints it). */
-static int cmp_range(const compare_model *m, double *lo, double *hi)
+static int cmp_range(const compare_data *m, double *lo, double *hi)
 {
     double v, l, h;
     int decimals = 2;
@@ -317,10 +317,10 @@ static int cmp_range(const compare_model *m, double *lo, double *hi)
     return decimals;
 }
 
-static int cmp_rows(const compare_model *m) { return m->n_variants * (m->n > 1 ? m->n - 1 : 1); }
+static int cmp_rows(const compare_data *m) { return m->n_variants * (m->n > 1 ? m->n - 1 : 1); }
 
 /* The runs set against the baseline, by colour. */
-static int cmp_legend(const compare_model *m, fig_legend_item *items)
+static int cmp_legend(const compare_data *m, fig_legend_item *items)
 {
     int n = 0;
     for (int i = 0; i < m->n && n < COMPARE_MAX_ARCHIVES; i++)
@@ -329,7 +329,7 @@ static int cmp_legend(const compare_model *m, fig_legend_item *items)
     return n;
 }
 
-static double cmp_height(cairo_t *cr, const compare_model *m, int size)
+static double cmp_height(cairo_t *cr, const compare_data *m, int size)
 {
     double f = paper_font(size);
     fig_legend_item items[COMPARE_MAX_ARCHIVES];
@@ -340,7 +340,7 @@ static double cmp_height(cairo_t *cr, const compare_model *m, int size)
 
 static int cmp_draw(cairo_t *cr, const fig_job *job)
 {
-    const compare_model *m = job->cmp;
+    const compare_data *m = job->cmp;
     int size = job->size;
     double f = paper_font(size), W = job->w, rh = row_h(size);
     fig_font(cr, f, 0);
@@ -429,7 +429,7 @@ static int cmp_draw(cairo_t *cr, const fig_job *job)
     return 0;
 }
 
-int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compare_model *m, int size)
+int fig_paper_compare_prepare(fig_job *job, cairo_t *measure, const struct compare_data *m, int size)
 {
     memset(job, 0, sizeof *job);
     snprintf(job->name, sizeof job->name, "compare-speedup-%s", size_name(size));

@@ -167,7 +167,7 @@ static int run_tasks(render_task *tasks, int n, const char *dir)
  * document's table; render_table is the one loop over all three. */
 typedef struct figure_input {
     const analysis *a;          /* an archive's figures */
-    const compare_model *cmp;   /* a comparison's */
+    const compare_data *cmp;   /* a comparison's */
     const sweep_data *sweep;   /* a sweep's */
     int log_axis;
 } figure_input;
@@ -283,7 +283,7 @@ static const figure_row compare_figures[] = {
     {"role by role, each pair of model traces", one_per_model_pair, model_roles_row},
 };
 
-int compare_figures_render(const compare_model *m, const char *dir, unsigned formats, int log_axis,
+int compare_figures_render(const compare_data *m, const char *dir, unsigned formats, int log_axis,
                            figure_list *out, char *err, size_t errlen)
 {
     const figure_input in = {.cmp = m, .log_axis = log_axis};
@@ -432,7 +432,7 @@ int figures_render_paper(const analysis *a, const char *dir, unsigned formats, i
     return render_more(jobs, 2, dir, formats, out, err, errlen);
 }
 
-int compare_figures_render_paper(const compare_model *m, const char *dir, unsigned formats, int size,
+int compare_figures_render_paper(const compare_data *m, const char *dir, unsigned formats, int size,
                                  figure_list *out, char *err, size_t errlen)
 {
     if (size != FIG_SIZE_COLUMN && size != FIG_SIZE_TEXT)

@@ -1,4 +1,4 @@
-/* `attnprof import`: PyTorch profiler (Kineto) traces into the trace model and
+/* `attnprof import`: PyTorch profiler (Kineto) traces into the in-memory trace and
  * run.json of a normal archive, without a GPU. One variant per file; a forward is
  * a user_annotation range (record_function) or, without one, a ProfilerStep#N. */
 #ifndef ATTNPROF_KINETO_IMPORT_H

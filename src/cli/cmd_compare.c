@@ -1,5 +1,5 @@
-/* `attnprof compare A B [C ...] -o DIR`: archives loaded, set against the baseline by the
- * compare model (compare.h), its documents written (compare_doc.h), the verdicts shown on
+/* `attnprof compare A B [C ...] -o DIR`: archives loaded, set against the baseline in
+ * compare_data (compare.h), its documents written (compare_doc.h), the verdicts shown on
  * the terminal, and --fail-on's gate turned into the exit code. No GPU. */
 #include "commands.h"
 
@@ -30,17 +30,17 @@ static int baseline_index(const cli_options *o)
 
 /* The comparison's terminal summary (compare_doc.h: the headline, the ratio convention, the
  * verdicts, the model traces), then where the page is. */
-static void print_verdicts(const compare_model *m, const char *out_dir)
+static void print_verdicts(const compare_data *m, const char *out_dir)
 {
     compare_terminal_summary(stdout, m);
     printf("compare: %s/compare.html\n", out_dir);
 }
 
-/* Builds the model over the loaded archives, writes it, shows it and applies --fail-on. */
+/* Builds the comparison's data over the loaded archives, writes it, shows it and applies --fail-on. */
 static int compare_loaded(const cli_options *o, compare_archive **in, const compare_options *opt, char *err,
                           size_t errlen)
 {
-    compare_model m;
+    compare_data m;
     int rc = compare_build(&m, in, o->n_inputs, opt, err, errlen);
     if (rc != EXIT_OK)
         return rc;

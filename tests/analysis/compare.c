@@ -13,7 +13,7 @@
 
 typedef struct two {
     compare_archive a, b;
-    compare_model m;
+    compare_data m;
 } two;
 
 static void load_two(two *p)

@@ -35,7 +35,7 @@
 
 typedef struct pair {
     compare_archive a, b;
-    compare_model m;
+    compare_data m;
 } pair;
 
 static int build_pair(pair *p, const char *da, const char *db, int allow_shape, char *err, size_t n)
@@ -83,7 +83,7 @@ static void free_pair(pair *p)
     compare_archive_free(&p->b);
 }
 
-static const compare_variant *variant(const compare_model *m, const char *name)
+static const compare_variant *variant(const compare_data *m, const char *name)
 {
     for (int i = 0; i < m->n_variants; i++)
         if (!strcmp(m->variants[i].name, name))
@@ -92,7 +92,7 @@ static const compare_variant *variant(const compare_model *m, const char *name)
     return NULL;
 }
 
-static const compare_field *field_named(const compare_model *m, const char *name)
+static const compare_field *field_named(const compare_data *m, const char *name)
 {
     for (int i = 0; i < m->n_fields; i++)
         if (!strcmp(m->fields[i].name, name))

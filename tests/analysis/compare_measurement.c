@@ -453,7 +453,7 @@ Test(measurement, samples_and_kernels_csv_match_the_trace)
 
 typedef struct pair {
     compare_archive a, b;
-    compare_model m;
+    compare_data m;
 } pair;
 
 static int build_pair(pair *p, const char *da, const char *db, int allow_l2, char *err, size_t n)

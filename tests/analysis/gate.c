@@ -61,12 +61,12 @@ static void shrink(compare_archive *ar, shrink_fn fn)
     analyse(ar);
 }
 
-static compare_model build(compare_archive *base, compare_archive *other)
+static compare_data build(compare_archive *base, compare_archive *other)
 {
     char err[1024];
     compare_archive *in[2] = {base, other};
     compare_options opt = {.baseline = 0, .min_effect = COMPARE_DEFAULT_MIN_EFFECT};
-    compare_model m;
+    compare_data m;
     cr_assert_eq(compare_build(&m, in, 2, &opt, err, sizeof err), EXIT_OK, "%s", err);
     return m;
 }
@@ -118,7 +118,7 @@ static void regression_with_a_noisy_pass(double every, double noisy, const char 
     pass_factor[0] = pass_factor[1] = 1 / every;
     pass_factor[2] = 1 / noisy; /* the baseline's pass 2 is the one that disagrees */
     shrink(&base, by_pass);
-    compare_model m = build(&base, &run);
+    compare_data m = build(&base, &run);
     int checked = 0;
     for (int v = 0; v < m.n_variants; v++) {
         const compare_cell *b = &m.variants[v].cell[0], *c = &m.variants[v].cell[1];
@@ -167,7 +167,7 @@ Test(gate, the_pass_that_disagrees_is_named_in_the_run_too)
     analyse(&run);
     pass_factor[0] = 1, pass_factor[1] = 1 / 1.5, pass_factor[2] = 1 / 1.5;
     shrink(&run, by_pass);
-    compare_model m = build(&base, &run);
+    compare_data m = build(&base, &run);
     const compare_cell *c = &m.variants[0].cell[1];
     cr_assert_eq(c->outlier_passes, 1u << 0, "pass 0 disagrees with the two others (mask %#x)", c->outlier_passes);
     cr_expect_lt(c->pass_spread_metric, 0.05, "the spread of the two that agree: %g", c->pass_spread_metric);
@@ -215,7 +215,7 @@ Test(gate, an_absurd_clock_marks_no_forward_throttled, .timeout = 120)
     shrink(&run, all_but_glitched);
     analyse(&base);
     shrink(&base, half);
-    compare_model m = build(&base, &run);
+    compare_data m = build(&base, &run);
     const compare_cell *c = &m.variants[0].cell[1];
     cr_assert_eq(c->n, n);
     cr_expect_eq(c->metric_ratio.verdict, VERDICT_SLOWER, "%g [%g, %g]", c->metric_ratio.ci.ratio,
@@ -258,7 +258,7 @@ Test(gate, four_forwards_give_a_ratio_and_no_verdict)
     analyse(&base);
     analyse(&run);
     shrink(&base, half);
-    compare_model m = build(&base, &run);
+    compare_data m = build(&base, &run);
     for (int v = 0; v < m.n_variants; v++) {
         const compare_cell *c = &m.variants[v].cell[1];
         if (!c->va || c->n == 0)

@@ -155,7 +155,7 @@ Test(record_fixtures, record_and_import_of_one_model_pair_in_compare)
     cr_assert_eq(compare_load(&ar[0], FIXTURES "/pair_record", err, sizeof err), EXIT_OK, "%s", err);
     cr_assert_eq(compare_load(&ar[1], FIXTURES "/pair_import", err, sizeof err), EXIT_OK, "%s", err);
     compare_archive *in[2] = {&ar[0], &ar[1]};
-    compare_model m;
+    compare_data m;
     compare_options o = {.min_effect = COMPARE_DEFAULT_MIN_EFFECT};
     cr_assert_eq(compare_build(&m, in, 2, &o, err, sizeof err), EXIT_OK, "%s", err);
     cr_assert_eq(m.n_variants, 1, "one variant, in both runs");

@@ -17,7 +17,7 @@
 
 typedef struct pair {
     compare_archive a, b;
-    compare_model m;
+    compare_data m;
 } pair;
 
 static void build(pair *p, const char *da, const char *db, run_producer producer_b)

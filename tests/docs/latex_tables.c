@@ -113,7 +113,7 @@ Test(latex_tables, compare_caption_and_ratio_column)
     cr_assert_eq(compare_load(&b, "tests/fixtures/h200-cudnn919-a", err, sizeof err), 0, "%s", err);
     compare_archive *in[] = {&a, &b};
     compare_options opt = {.baseline = 0, .min_effect = COMPARE_DEFAULT_MIN_EFFECT, .formats = FIG_PNG};
-    compare_model m;
+    compare_data m;
     cr_assert_eq(compare_build(&m, in, 2, &opt, err, sizeof err), 0, "%s", err);
     char *tex = compare_tex(&m);
     cr_expect_eq(check_captions(tex, "compare.tex"), 1);

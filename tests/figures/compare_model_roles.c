@@ -255,7 +255,7 @@ Test(compare_model_figure, a_figure_per_pair, .timeout = 180)
 
 /* The text beside each row: the ratio, interval and verdict with 5 steps a side, the ratio of
  * the medians and no verdict word below. */
-static void check_ratio_texts(const compare_model *m, const trace_pair *pr)
+static void check_ratio_texts(const compare_data *m, const trace_pair *pr)
 {
     for (int k = 0; k < pr->n_rows; k++) {
         const trace_role_row *r = &pr->rows[k];

@@ -101,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ok++;
         }
         if (ok == 2) {
-            static compare_model m;
+            static compare_data m;
             compare_options o = {.min_effect = COMPARE_DEFAULT_MIN_EFFECT};
             if (compare_build(&m, in, 2, &o, merr, sizeof merr) == EXIT_OK)
                 compare_free(&m);

@@ -1,4 +1,4 @@
-/* The raw file of `attnprof record` read into the trace model (report/io/inject_raw.c):
+/* The raw file of `attnprof record` read into the in-memory trace (report/io/inject_raw.c):
  * every record kind, the calls kept, NVTX pairing, how the recording ended, and the
  * refusals of a file that is not one. No GPU. */
 #include <criterion/criterion.h>
