@@ -115,9 +115,11 @@ static size_t scratch_bytes;
 /* Ceiling for `bytes` moved: a copy of bytes/2 (read + write), or a write of `bytes`. */
 static double ceiling_us(size_t bytes, int write_only)
 {
-    size_t n = (write_only ? bytes : bytes / 2) / 16;
-    if (n * 16 > scratch_bytes)
+    const size_t want = (write_only ? bytes : bytes / 2) / 16;
+    size_t n = want;
+    if (n * 16 > scratch_bytes) /* more than the scratch holds: time what it holds, scaled below */
         n = scratch_bytes / 16;
+    const double scale = (double)want / (double)(n ? n : 1);
     int grid = g_sms * 8;
     double k, api;
     if (write_only) {
@@ -127,7 +129,7 @@ static double ceiling_us(size_t bytes, int write_only)
         k = median_us([&] { ceiling_copy<<<grid, 256, 0, g_s>>>((const uint4 *)scratch_a, (uint4 *)scratch_b, n); });
         api = median_us([&] { CK(cudaMemcpyAsync(scratch_b, scratch_a, n * 16, cudaMemcpyDeviceToDevice, g_s)); });
     }
-    return k < api ? k : api;
+    return (k < api ? k : api) * scale;
 }
 
 static void row(const char *shape, const char *kernel, size_t bytes, double us, int write_only, size_t reread = 0)
