@@ -194,7 +194,10 @@ $(BUILD)/test_attnprof: $(TEST_OBJ) $(BUILD)/src/recorder/reference.o $(BUILD)/s
 # CUDA builds only: CUPTI's host half checks the counter pass's metric names (no GPU).
 $(BUILD)/host_metrics: tests/cupti/host_metrics.c $(BUILD)/src/recorder/counter_pass.o $(REPORT_LIB)
 	$(CC) $(SRC_CFLAGS) -o $@ $< $(BUILD)/src/recorder/counter_pass.o $(REPORT_LIB) -Wl,--as-needed $(CUDA_LIBS) $(REPORT_LIBS)
-HOST_CHECKS := $(if $(filter 1,$(WITH_CUDA)),$(BUILD)/host_metrics)
+# CUDA builds only: the activity kinds the injection library asks CUPTI for (no GPU, no CUPTI call).
+$(BUILD)/inject_kinds: tests/cupti/inject_kinds.c $(BUILD)/src/inject/inject_kinds.o
+	$(CC) $(SRC_CFLAGS) -Isrc/inject -o $@ $^
+HOST_CHECKS := $(if $(filter 1,$(WITH_CUDA)),$(BUILD)/host_metrics $(BUILD)/inject_kinds)
 
 # Missing Debian packages: installed when root, otherwise the exact command is printed.
 deps:
@@ -233,10 +236,14 @@ run: deps-run $(PROGRAMS)
 test: deps $(BUILD)/test_attnprof $(PROGRAMS) $(HOST_CHECKS)
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof $(BUILD)/test_attnprof --jobs 2
 	$(if $(HOST_CHECKS),$(BUILD)/host_metrics)
+	$(if $(HOST_CHECKS),$(BUILD)/inject_kinds)
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof tests/golden/rerender.sh
 	ATTNPROF_PDF=0 ATTNPROF_BIN=$(BUILD)/attnprof python3 tests/docs/model_sentences.py
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/latex.sh
 	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/print.sh
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/summary_cells.sh
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/caption_lines.sh
+	ATTNPROF_BIN=$(BUILD)/attnprof tests/paper/readme_latex.sh
 	BUILD=$(BUILD) WITH_CUDA=$(WITH_CUDA) tests/layout.sh
 	tests/limits.sh
 
@@ -309,8 +316,8 @@ $(BUILD)/bench/libflash_sm90a.so: bench/flash_sm90a_experiments.cu $(SM90A_HEADE
 	  -Ikernels -Xptxas -warn-spills $< -o $@ 2> $@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }
 	$(check_wgmma_log)
 
-gpu-test: $(PROGRAMS) $(FUSED_BENCH)
-	ATTNPROF_BIN=$(BUILD)/attnprof FUSED_BENCH=$(FUSED_BENCH) bash tests/gpu/run.sh
+gpu-test: $(PROGRAMS) $(FUSED_BENCH) $(BUILD)/bwd_tc_bench
+	ATTNPROF_BIN=$(BUILD)/attnprof FUSED_BENCH=$(FUSED_BENCH) BWD_TC_BENCH=$(BUILD)/bwd_tc_bench bash tests/gpu/run.sh
 
 # The compiler's resource report (registers, shared memory, spills) for every kernel.
 resources:

@@ -3,8 +3,14 @@ For each point of S x D x causal (B = 32768/S, H = 16, bf16): CUDA-event median 
 torch.autograd.grad calls (3 warm-ups) of a kept forward, for the series' eager code (naive:
 out-of-place masked_fill; naive_inplace: masked_fill_), SDPA pinned to math, efficient, flash
 and cuDNN. The in-place advice is checked once on a small shape: does autograd raise, and do
-the gradients equal the out-of-place ones bit for bit. Prints one line per point and backend.
-`torch_bwd.py efficient,flash,cudnn` times those backends only (and skips the in-place check)."""
+the gradients equal the out-of-place ones bit for bit, and which tensors autograd saved for the
+backward (torch.autograd.graph.saved_tensors_hooks) with their version counters after the forward:
+a saved tensor the in-place fill had modified would show a version above the one it was saved at.
+What each variant's autograd keeps from forward to backward is printed at the default shape
+(8x16x1024x64, causal): the bytes of the distinct saved tensors, and the time of its backward
+there. Prints one line per point and backend.
+`torch_bwd.py efficient,flash,cudnn` times those backends only (and skips the in-place check);
+`torch_bwd.py all causal` every variant at the causal points only (attnprof's run is causal)."""
 import math, statistics, sys
 import torch
 import torch.nn.functional as F
@@ -51,6 +57,45 @@ IMPLS = {
 }
 
 
+def saved_by_autograd(f, q, k, v, causal):
+    """The distinct tensors autograd saves for f's backward (beyond q, k, v): (bytes, [(shape, dtype,
+    version at save, version after the forward)])."""
+    saved = []
+
+    def pack(t):
+        saved.append((t, t._version))
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        o = f(q, k, v, causal)
+    inputs = {q.data_ptr(), k.data_ptr(), v.data_ptr()}
+    seen, out, total = set(), [], 0
+    for t, ver in saved:
+        key = (t.data_ptr(), tuple(t.shape), t.dtype)
+        if t.data_ptr() in inputs or key in seen or t.numel() == 0:
+            continue
+        seen.add(key)
+        total += t.numel() * t.element_size()
+        out.append((tuple(t.shape), str(t.dtype).replace("torch.", ""), ver, t._version))
+    return o, total, out
+
+
+def kept_report():
+    B, H, S, D = 8, 16, 1024, 64
+    q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    do = torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16)
+    for name, f in IMPLS.items():
+        try:
+            o, total, items = saved_by_autograd(f, q, k, v, True)
+            us = timeit(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
+            desc = "; ".join(f"{list(sh)} {dt} v{a}->{b}" for sh, dt, a, b in items)
+            print(f"torch_kept 8x16x1024x64 causal {name} {total} B ({total / 1048576:.1f} MiB) bwd {us:.1f} us: {desc}")
+            del o
+        except Exception as e:  # noqa: BLE001
+            print(f"torch_kept 8x16x1024x64 causal {name} failed: {type(e).__name__} {str(e)[:80]}")
+        torch.cuda.empty_cache()
+
+
 def inplace_check():
     q, k, v = (torch.randn(2, 4, 333, 64, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
     do = torch.randn(2, 4, 333, 64, device=dev, dtype=torch.bfloat16)
@@ -66,10 +111,12 @@ def inplace_check():
 
 def main():
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}")
-    only = sys.argv[1].split(",") if len(sys.argv) > 1 else None
+    only = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] != "all" else None
+    causal_only = len(sys.argv) > 2 and sys.argv[2] == "causal"
     if only is None:
         inplace_check()
-    grid = [(S, D, c) for D in (64, 128) for c in (True, False) for S in (1024, 4096, 16384)]
+        kept_report()
+    grid = [(S, D, c) for D in (64, 128) for c in ((True,) if causal_only else (True, False)) for S in (1024, 4096, 16384)]
     for S, D, causal in grid:
         B, H = 32768 // S, 16
         q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))

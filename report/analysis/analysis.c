@@ -39,6 +39,12 @@ stats stats_of(const double *x, int n)
 
 static int has(const char *name, const char *needle) { return strcasestr(name, needle) != NULL; }
 
+/* Here, with the kernel classes, so that every finding module can call it (findings.h declares it). */
+int gemm_on_cuda_cores(const char *n)
+{
+    return has(n, "sgemm") || has(n, "ffma") || has(n, "simt") || has(n, "f32f32_f32f32");
+}
+
 int op_launched_in(const gpu_op *op, const char *cpu_op)
 {
     const char *p = op->cpu_op_path;
@@ -514,6 +520,48 @@ static void set_throttled_apart(const analysis *a, variant_analysis *va)
     va->n_forwards = kept;
 }
 
+static int is_backward_of(const host_range *h, const char *variant)
+{
+    return h->name && h->variant && !strcmp(h->name, "attn_bwd") && !strcmp(h->variant, variant);
+}
+
+/* The variant's attn_bwd ranges (run --backward) as backwards, each grouped as a forward is, and
+ * their medians. */
+static void group_backwards(const trace *t, corr_index *idx, variant_analysis *va)
+{
+    int n = 0;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        n += is_backward_of(&t->ranges[i], va->result->name);
+    if (!n)
+        return;
+    va->backwards = calloc((size_t)n, sizeof *va->backwards);
+    double *cu = malloc(sizeof(double) * (size_t)n);
+    int *ops = malloc(sizeof(int) * (size_t)n), *kn = malloc(sizeof(int) * (size_t)n);
+    int *mc = malloc(sizeof(int) * (size_t)n), *ms = malloc(sizeof(int) * (size_t)n);
+    if (!va->backwards || !cu || !ops || !kn || !mc || !ms)
+        attn_oom();
+    for (size_t i = 0; i < t->n_ranges; i++)
+        if (is_backward_of(&t->ranges[i], va->result->name)) {
+            forward *b = &va->backwards[va->n_backwards];
+            group_forward(t, idx, &t->ranges[i], b);
+            cu[va->n_backwards] = b->cuda_us;
+            ops[va->n_backwards] = b->n_ops;
+            kn[va->n_backwards] = mc[va->n_backwards] = ms[va->n_backwards] = 0;
+            for (int k = 0; k < b->n_ops; k++) {
+                kn[va->n_backwards] += b->ops[k]->kind == GPU_KERNEL;
+                mc[va->n_backwards] += b->ops[k]->kind == GPU_MEMCPY;
+                ms[va->n_backwards] += b->ops[k]->kind == GPU_MEMSET;
+            }
+            va->n_backwards++;
+        }
+    va->bwd_cuda_us = stats_of(cu, va->n_backwards);
+    va->ops_per_backward = median_int(ops, va->n_backwards);
+    va->kernels_per_backward = median_int(kn, va->n_backwards);
+    va->memcpy_per_backward = median_int(mc, va->n_backwards);
+    va->memset_per_backward = median_int(ms, va->n_backwards);
+    free(cu), free(ops), free(kn), free(mc), free(ms);
+}
+
 int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
@@ -577,6 +625,7 @@ int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, si
         va->kernels_per_forward = median_int(kn, va->n_forwards);
         va->memset_per_forward = median_int(ms, va->n_forwards);
         free(cu), free(cp), free(sp), free(ops), free(mc), free(kn), free(ms);
+        group_backwards(t, &idx, va);
         if ((rc = check_variant(va, r, err, errlen)) == EXIT_OK && va->result->status == VARIANT_OK &&
             va->n_forwards == 0)
             rc = err_set(err, errlen, EXIT_BAD_ARCHIVE, "trace.json has no recorded forwards for variant %s, which "
@@ -604,8 +653,13 @@ void analysis_free(analysis *a)
             free(a->v[v].throttled[i].ops);
             free(a->v[v].throttled[i].launchers);
         }
+        for (int i = 0; i < a->v[v].n_backwards; i++) {
+            free(a->v[v].backwards[i].ops);
+            free(a->v[v].backwards[i].launchers);
+        }
         free(a->v[v].forwards);
         free(a->v[v].throttled);
+        free(a->v[v].backwards);
     }
     memset(a, 0, sizeof *a);
 }
@@ -614,6 +668,27 @@ const variant_analysis *analysis_find(const analysis *a, const char *variant)
 {
     for (int i = 0; i < a->n; i++)
         if (!strcmp(a->v[i].result->name, variant))
+            return &a->v[i];
+    return NULL;
+}
+
+const char *analysis_plain_name(const char *variant)
+{
+    if (!strncmp(variant, "kineto_", 7))
+        variant += 7;
+    if (!strncmp(variant, "sdpa_", 5))
+        variant += 5;
+    return variant;
+}
+
+const variant_analysis *analysis_counterpart(const analysis *a, const char *variant)
+{
+    const variant_analysis *exact = analysis_find(a, variant);
+    if (exact)
+        return exact;
+    const char *plain = analysis_plain_name(variant);
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(analysis_plain_name(a->v[i].result->name), plain))
             return &a->v[i];
     return NULL;
 }
@@ -628,21 +703,23 @@ static int cmp_ranked(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-int analysis_median_forward(const variant_analysis *va)
+static int median_forward_of(const forward *fw, int n)
 {
-    int n = va->n_forwards;
     if (n <= 0)
         return ATTN_NONE;
     ranked *r = malloc(sizeof *r * (size_t)n);
     if (!r)
         attn_oom();
     for (int i = 0; i < n; i++)
-        r[i] = (ranked){va->forwards[i].cuda_us, i};
+        r[i] = (ranked){fw[i].cuda_us, i};
     qsort(r, (size_t)n, sizeof *r, cmp_ranked);
     int pick = r[(n - 1) / 2].i;
     free(r);
     return pick;
 }
+
+int analysis_median_forward(const variant_analysis *va) { return median_forward_of(va->forwards, va->n_forwards); }
+int analysis_median_backward(const variant_analysis *va) { return median_forward_of(va->backwards, va->n_backwards); }
 
 void per_forward_median(const variant_analysis *va, op_predicate pred, int *count, double *us)
 {

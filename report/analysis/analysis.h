@@ -31,7 +31,7 @@ typedef enum op_class {
     OPC_REDUCTION, OPC_MASK, OPC_OTHER, OPC_COUNT
 } op_class;
 
-#define MAX_FINDINGS 12
+#define MAX_FINDINGS 16
 #define FINDING_MAX_NUMBERS 8
 #define FINDING_MAX_RECORDS 8
 
@@ -90,6 +90,13 @@ typedef struct variant_analysis {
     int sm_mhz_min, sm_mhz_max;  /* over those samples; 0 when none */
     int mem_mhz_min, mem_mhz_max;
     stats cuda_us, cpu_us, span_us;
+    /* run --backward: the variant's attn_bwd ranges grouped as its forwards are (the API calls
+     * inside each, the GPU operations they launched); no throttle rule (the backwards carry no
+     * samples). n_backwards 0 in an archive without them. */
+    forward *backwards;
+    int n_backwards;
+    stats bwd_cuda_us;           /* sum of each backward's GPU op durations */
+    int ops_per_backward, kernels_per_backward, memcpy_per_backward, memset_per_backward; /* medians */
     int ops_per_forward;         /* median over forwards */
     int memcpy_per_forward;
     int kernels_per_forward;
@@ -119,11 +126,20 @@ typedef struct analysis {
 int analysis_build(analysis *a, const trace *t, const run_info *r, char *err, size_t errlen);
 void analysis_free(analysis *a);
 const variant_analysis *analysis_find(const analysis *a, const char *variant);
+/* A variant's name without the prefixes of PyTorch's harness (bench/torch_traces.py names its
+ * files kineto_<variant> and its SDPA backends sdpa_<backend>; `import` names a variant after
+ * its file): "kineto_sdpa_flash" -> "flash". Other names as they are. */
+const char *analysis_plain_name(const char *variant);
+/* The variant of `a` that stands for `variant` of another archive: the one of that name, else
+ * one whose plain name (analysis_plain_name) is variant's. NULL when none. */
+const variant_analysis *analysis_counterpart(const analysis *a, const char *variant);
 /* Index of the representative forward of a variant, the one every view shows
  * (op tables, timelines, occupancy, findings that name kernels): the forward whose
  * CUDA time is the median, the lower middle one when the count is even (an actual
  * forward, not an average); ties go to the earlier iteration. ATTN_NONE when none. */
 int analysis_median_forward(const variant_analysis *va);
+/* The representative backward, chosen as the forward is (ATTN_NONE when none). */
+int analysis_median_backward(const variant_analysis *va);
 /* Physical bounds of a per-forward sample: an SM clock not negative and, where
  * run.json records the GPU's maximum SM clock (gpu.clock_khz), at most ANALYSIS_CLOCK_MARGIN
  * above it (NVML reports the clock the SM runs at, never above the rated boost; the margin is

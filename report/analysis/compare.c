@@ -48,12 +48,15 @@ void compare_archive_free(compare_archive *ar)
 
 /* ---- per-variant cells -------------------------------------------------- */
 
-static int variant_index(const compare_data *m, const char *name)
+/* A row for `name` already: its own, or that of a variant it stands for (an import of PyTorch's
+ * kineto_naive is the row of our naive, analysis_counterpart). */
+static int counterpart_listed(const compare_data *m, const char *name)
 {
+    const char *plain = analysis_plain_name(name);
     for (int i = 0; i < m->n_variants; i++)
-        if (!strcmp(m->variants[i].name, name))
-            return i;
-    return ATTN_NONE;
+        if (!strcmp(m->variants[i].name, name) || !strcmp(analysis_plain_name(m->variants[i].name), plain))
+            return 1;
+    return 0;
 }
 
 static void fill_cell(compare_cell *c, const compare_archive *ar, const char *name, int throughput)
@@ -62,7 +65,7 @@ static void fill_cell(compare_cell *c, const compare_archive *ar, const char *na
     /* No ratio until one is computed: NAN, never a 0 that reads as a value. */
     compare_ratio none = {.ci = {NAN, NAN, NAN}, .verdict = VERDICT_NONE};
     c->metric_ratio = c->cpu_ratio = c->ops_ratio = none;
-    c->va = analysis_find(&ar->a, name);
+    c->va = analysis_counterpart(&ar->a, name); /* PyTorch's kineto_sdpa_flash beside our flash */
     c->state = "not run";
     c->reason = "";
     if (!c->va)
@@ -204,6 +207,24 @@ static void build_variant(compare_data *m, compare_variant *cv)
             if (b->n && o->n && !m->throughput)
                 o->ratio = compare_ratio_of(b->us, b->n, o->us, o->n, m->min_effect, 0);
         }
+    for (int i = 0; i < m->n; i++) {
+        const variant_analysis *va = cv->cell[i].va;
+        compare_backward *b = &cv->bwd[i];
+        if (!va || va->n_backwards <= 0 || va->result->bwd.status != VARIANT_OK)
+            continue;
+        b->us = malloc(sizeof(double) * (size_t)va->n_backwards);
+        if (!b->us)
+            attn_oom();
+        for (int k = 0; k < va->n_backwards; k++)
+            b->us[b->n++] = va->backwards[k].cuda_us;
+        b->st = stats_of(b->us, b->n);
+        m->backward = 1;
+    }
+    /* Backward times of different shapes are different work: no ratio then, as for the roles. */
+    for (int i = 1; i < m->n; i++)
+        if (cv->bwd[0].n && cv->bwd[i].n && !m->throughput)
+            cv->bwd[i].ratio = compare_ratio_of(cv->bwd[0].us, cv->bwd[0].n, cv->bwd[i].us, cv->bwd[i].n,
+                                                m->min_effect, 0);
     compare_cell *base = &cv->cell[0];
     /* The baseline against itself: exactly 1 (no verdict, it is the reference). */
     if (comparable(base)) {
@@ -278,7 +299,7 @@ int compare_build(compare_data *m, compare_archive **in, int n, const compare_op
     for (int i = 0; i < n; i++)
         for (int v = 0; v < m->in[i]->a.n; v++) {
             const char *name = m->in[i]->a.v[v].result->name;
-            if (variant_index(m, name) < 0)
+            if (!counterpart_listed(m, name))
                 snprintf(m->variants[m->n_variants++].name, sizeof m->variants[0].name, "%s", name);
         }
     for (int v = 0; v < m->n_variants; v++)
@@ -294,6 +315,7 @@ void compare_free(compare_data *m)
     for (int v = 0; v < m->n_variants; v++) {
         compare_variant *cv = &m->variants[v];
         for (int i = 0; i < m->n; i++) {
+            free(cv->bwd[i].us);
             free(cv->cell[i].metric);
             free(cv->cell[i].cpu);
             free(cv->cell[i].ops);

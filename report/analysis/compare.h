@@ -184,8 +184,20 @@ typedef struct role_time {
     compare_ratio ratio;   /* against the baseline's; VERDICT_NONE when either side lacks the role */
 } role_time;
 
+/* run --backward: a variant's recorded backwards in one archive (its attn_bwd ranges), CUDA µs
+ * per backward (its GPU operations' durations summed), and the ratio against the baseline's with
+ * the CUDA-time floor (fewer than COMPARE_MIN_FORWARDS backwards a side: the ratio of the medians,
+ * no verdict). n 0: the archive recorded no backward of the variant. */
+typedef struct compare_backward {
+    double *us;
+    int n;
+    stats st;
+    compare_ratio ratio;
+} compare_backward;
+
 typedef struct compare_variant {
     char name[32];
+    compare_backward bwd[COMPARE_MAX_ARCHIVES];
     role_time roles[COMPARE_MAX_ARCHIVES][ROLE_COUNT];
     compare_cell cell[COMPARE_MAX_ARCHIVES];
     kernel_summary *kernels[COMPARE_MAX_ARCHIVES];
@@ -280,6 +292,7 @@ typedef struct compare_data {
     compare_archive *in[COMPARE_MAX_ARCHIVES];
     int baseline;
     int throughput;        /* shapes differ: TFLOP/s compared instead of time */
+    int backward;          /* some archive recorded backwards (run --backward) */
     double min_effect;     /* CUDA time's (and kernels') noise floor, fraction */
     double cpu_floor;      /* CPU time's: the larger of min_effect and COMPARE_CPU_NOISE_FLOOR */
     compare_field fields[COMPARE_MAX_FIELDS];

@@ -18,6 +18,11 @@ static int has_fact(const variant_result *r, const char *key)
 }
 
 static int records_expected_ops(const variant_result *r, const char *key) { (void)key; return r->expected_ops >= 0; }
+static int records_backward(const variant_result *r, const char *key)
+{
+    (void)key;
+    return r->bwd.recorded && r->bwd.status == VARIANT_OK;
+}
 
 /* The needs of the finding table (finding.h) whose record not every archive holds:
  * without it on the other side the finding cannot be tested there, so its absence says
@@ -30,6 +35,7 @@ static const struct finding_need {
     const char *missing; /* what the other side lacks, for the reader */
 } finding_needs[] = {
     {"expected_ops", records_expected_ops, NULL, "no expected operation count"},
+    {"backward", records_backward, NULL, "no backward recorded (run without --backward)"},
     {"facts.plan_build_us", has_fact, "plan_build_us", "no setup phases"},
     {"facts.fully_masked_rows", has_fact, "fully_masked_rows", "no check of the output's fully-masked rows"},
 };

@@ -351,10 +351,16 @@ int findings_rank_cmp(const finding *a, const finding *b)
     return c;
 }
 
-int findings_ranked(const variant_analysis *va, int *idx, int max)
+int finding_kind_is_backward(finding_kind k) { return k >= FK_BWD_MEMSET_OUTSIDE_EXPECTATION && k <= FK_BWD_INPLACE_ADVICE; }
+
+int findings_ranked(const variant_analysis *va, int *idx, int max) { return findings_ranked_phase(va, idx, max, 0); }
+
+int findings_ranked_phase(const variant_analysis *va, int *idx, int max, int backward)
 {
     int all[MAX_FINDINGS], n = 0;
     for (int i = 0; i < va->n_findings && i < MAX_FINDINGS; i++) {
+        if (finding_kind_is_backward(va->meta[i].kind) != !!backward)
+            continue;
         int j = n++; /* insertion, stable: equal findings keep their derive order */
         while (j > 0 && findings_rank_cmp(&va->meta[i], &va->meta[all[j - 1]]) < 0) {
             all[j] = all[j - 1];
@@ -452,6 +458,24 @@ const finding_row finding_table[FK_COUNT] = {
         "host-bound step: GPU waits for launches {launch_gap_share:pct}"),
     ROW(FK_HOST_WAITS, "host_waits", FINDING_INFO, "", NO_RANK,
         "GPU-bound: the host waits {host_wait_us} per step"),
+    /* the backward's (run --backward), derived by backward_findings_derive in this order; their
+     * shares are of the variant's CUDA time per backward */
+    ROW(FK_BWD_MEMSET_OUTSIDE_EXPECTATION, "bwd_memset_outside_expectation", FINDING_NOTICE, "backward", NO_RANK,
+        "{memsets:n Memset} of {memset_bytes} beyond the {expected_ops} predicted"),
+    ROW(FK_BWD_UNEXPECTED_OP_COUNT, "bwd_unexpected_op_count", FINDING_NOTICE, "backward", NO_RANK,
+        "{ops} GPU operations, {expected_ops} expected"),
+    ROW(FK_BWD_HIDDEN_MEMCPY, "bwd_hidden_memcpy", FINDING_NOTICE, "backward", BY_SHARE("share"),
+        "hidden {bytes} Memcpy, {share:pct} of CUDA time"),
+    ROW(FK_BWD_FP32_CUDA_CORE_GEMM, "bwd_fp32_cuda_core_gemm", FINDING_NOTICE, "backward", BY_SHARE("share"),
+        "{gemms:n FP32 CUDA-core GEMM}, {share:pct} of CUDA time"),
+    ROW(FK_BWD_DQ_ACCUMULATION, "bwd_dq_accumulation", FINDING_INFO, "backward", BY_SHARE("share"),
+        "dQ accumulated in FP32, {fp32_dq_bytes}"),
+    ROW(FK_BWD_RECOMPUTE, "bwd_recompute", FINDING_INFO, "backward", BY_SHARE("share"),
+        "P recomputed[, log-sum-exp kernel {share:pct}]"),
+    ROW(FK_BWD_KEPT_BYTES, "bwd_kept_bytes", FINDING_INFO, "backward", NO_RANK,
+        "forward keeps {kept_bytes} for it"),
+    ROW(FK_BWD_INPLACE_ADVICE, "bwd_inplace_advice", FINDING_INFO, "backward", NO_RANK,
+        "in-place advice checked: gradients as {@other}'s"),
     /* the counters against the prediction, derived by predict_derive (predict.c) */
     /* a warning: the roof or the counters are wrong, not the kernel */
     ROW(FK_ROOF_SHARE_INCONSISTENT, "roof_share_inconsistent", FINDING_WARNING, "counters", NO_RANK,

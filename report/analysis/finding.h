@@ -85,6 +85,12 @@ int findings_rank_cmp(const finding *a, const finding *b);
 /* A variant's findings in rank order: idx[0..n) gets indices into va->meta (and
  * va->findings), at most max of them. Returns n. */
 int findings_ranked(const variant_analysis *va, int *idx, int max);
+/* The same over one phase's findings: the forward's (backward 0: what findings_ranked gives, the
+ * summary's cell) or the backward's (1: the FK_BWD_* kinds, the backward table's cell). */
+int findings_ranked_phase(const variant_analysis *va, int *idx, int max, int backward);
+/* 1 for the kinds of the backward (FK_BWD_*, backward_findings.c): the forward's summary cell
+ * leaves them out, the backward table's shows them. */
+int finding_kind_is_backward(finding_kind k);
 
 /* ---- the sentence ------------------------------------------------------------- */
 

@@ -40,6 +40,15 @@ typedef enum finding_kind {
     FK_GQA_EXPANSION,
     FK_CPU_BOUND_STEP,
     FK_HOST_WAITS,
+    /* the backward of run --backward (backward_findings.c) */
+    FK_BWD_MEMSET_OUTSIDE_EXPECTATION,
+    FK_BWD_UNEXPECTED_OP_COUNT,
+    FK_BWD_HIDDEN_MEMCPY,
+    FK_BWD_FP32_CUDA_CORE_GEMM,
+    FK_BWD_DQ_ACCUMULATION,
+    FK_BWD_RECOMPUTE,
+    FK_BWD_KEPT_BYTES,
+    FK_BWD_INPLACE_ADVICE,
     /* the counters against the prediction (predict.c) */
     FK_ROOF_SHARE_INCONSISTENT,
     FK_PREDICTION_MISSED,

@@ -5,6 +5,7 @@
 #include "units.h"
 #include "findings.h"
 #include "measurement_text.h"
+#include "backward_findings.h"
 #include "model_findings.h"
 #include "model_roles.h"
 #include "predict.h"
@@ -21,10 +22,6 @@
 
 static int has(const char *name, const char *needle) { return strcasestr(name, needle) != NULL; }
 
-int gemm_on_cuda_cores(const char *n)
-{
-    return has(n, "sgemm") || has(n, "ffma") || has(n, "simt") || has(n, "f32f32_f32f32");
-}
 
 int builds_mask(const char *n)
 {
@@ -687,6 +684,7 @@ static const finding_derive_fn finding_derives[FK_COUNT] = {
     [FK_THROTTLED_FORWARDS] = throttled_finding,
     [FK_IMPLAUSIBLE_SAMPLES] = implausible_samples_finding,
     [FK_ATTENTION_SHARE] = model_trace_findings,
+    [FK_BWD_MEMSET_OUTSIDE_EXPECTATION] = backward_findings_derive,
     [FK_ROOF_SHARE_INCONSISTENT] = predict_derive,
 };
 
@@ -714,7 +712,7 @@ void findings_derive(analysis *a)
 {
     for (int i = 0; i < a->n; i++)
         a->v[i].n_findings = 0;
-    findings_walk(a, FK_VARIANT_UNAVAILABLE, FK_HOST_WAITS);
+    findings_walk(a, FK_VARIANT_UNAVAILABLE, FK_BWD_INPLACE_ADVICE);
 }
 
 void predict_findings(analysis *a)

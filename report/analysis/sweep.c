@@ -40,7 +40,7 @@ static void point_empty(sweep_point *p, sweep_point_state st, const char *reason
 {
     memset(p, 0, sizeof *p);
     p->state = st;
-    p->us = p->us_min = p->us_max = p->tflops = p->device_bytes = NAN;
+    p->us = p->us_min = p->us_max = p->tflops = p->device_bytes = p->bwd_us = p->bwd_tflops = NAN;
     p->ops = p->kernels = p->memcpys = p->memsets = -1;
     snprintf(p->reason, sizeof p->reason, "%s", reason ? reason : "");
 }
@@ -104,6 +104,15 @@ static void load_archive(loaded *L)
         point_empty(p, state_of(v->status), v->error);
         p->device_bytes = v->device_bytes;
         const variant_analysis *va = analysis_find(a, v->name);
+        if (v->bwd.recorded) {
+            p->bwd_recorded = 1;
+            p->bwd_status = v->bwd.status;
+            snprintf(p->bwd_reason, sizeof p->bwd_reason, "%s", v->bwd.error);
+            if (v->bwd.status == VARIANT_OK && va && va->n_backwards > 0) {
+                p->bwd_us = va->bwd_cuda_us.median;
+                p->bwd_tflops = p->bwd_us > 0 ? 2.5 * flops / (p->bwd_us * 1e-6) / 1e12 : NAN;
+            }
+        }
         if (v->status != VARIANT_OK || !va || va->n_forwards == 0)
             continue;
         p->us = va->cuda_us.median;
@@ -200,6 +209,7 @@ static void place_points(sweep_data *m, loaded *L, sweep_point **out, const char
         if (k < 0)
             continue;
         (*out)[k] = L->pt[i];
+        m->backward |= L->pt[i].bwd_recorded;
         L->pt[i].samples = NULL;
     }
 }

@@ -39,6 +39,13 @@ typedef struct sweep_point {
     int ops, kernels, memcpys, memsets; /* GPU operations per forward (medians) */
     double device_bytes;         /* NAN: not recorded */
     double *samples;             /* per-forward CUDA µs (n_samples), for the GPU check */
+    /* sweep --backward: the backward's CUDA time per backward (median over its attn_bwd ranges) and
+     * its TFLOP/s at 2.5 times the forward's FLOPs (the FlashAttention papers' convention); NAN
+     * where none was recorded. bwd_status: run.json's (VARIANT_SKIPPED with bwd_reason). */
+    double bwd_us, bwd_tflops;
+    int bwd_recorded;
+    variant_status bwd_status;
+    char bwd_reason[ATTN_ERR_LEN];
     int n_samples;
 } sweep_point;
 
@@ -91,6 +98,7 @@ typedef struct sweep_data {
     int iters;
     int n_variants;
     char variants[RUN_MAX_VARIANTS][32]; /* series order, as the archives list them */
+    int backward;               /* some shape's archive recorded backwards (sweep --backward) */
     int n_shapes;
     sweep_shape *shapes;        /* by D, then S, then B */
     int n_dims;

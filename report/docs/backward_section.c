@@ -2,52 +2,95 @@
  * "backward" objects or from the attn_bwd ranges of trace.json. */
 #include "backward_section.h"
 
+#include "alloc.h"
 #include "escape.h"
+#include "model_roles.h"
+#include "finding_phrases.h"
+#include "units.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-int backward_section_applies(const analysis *a) { return a->run && a->run->backward; }
-
-int backward_ops(const trace *t, const char *variant, int *n_ranges)
+/* An imported training trace: a model trace whose steps have a backward phase (its view, built
+ * into v; 0 when not). */
+static int training_view(const variant_analysis *va, model_view *v)
 {
-    int n = 0;
-    *n_ranges = 0;
-    for (size_t i = 0; i < t->n_ranges; i++) {
-        const host_range *h = &t->ranges[i];
-        if (!h->name || !h->variant || strcmp(h->name, "attn_bwd") || strcmp(h->variant, variant))
-            continue;
-        (*n_ranges)++;
-        for (size_t a = 0; a < t->n_apis; a++) {
-            const api_call *c = &t->apis[a];
-            if (c->start_ns < h->start_ns || c->end_ns > h->end_ns)
-                continue;
-            for (size_t o = 0; o < t->n_ops; o++)
-                n += t->ops[o].correlation == c->correlation;
-        }
+    return model_is_step_trace(va) && model_view_build(va, v) == 0 && v->has_phase[MPHASE_BACKWARD];
+}
+
+static int any_training_trace(const analysis *a)
+{
+    model_view *v = malloc(sizeof *v);
+    if (!v)
+        attn_oom();
+    int any = 0;
+    for (int i = 0; i < a->n && !any; i++)
+        any = training_view(&a->v[i], v);
+    free(v);
+    return any;
+}
+
+int backward_section_applies(const analysis *a) { return a->run && (a->run->backward || any_training_trace(a)); }
+
+/* "8 (7 kernels + 1 Memset); expected 7", as the forward summary's kernel cell. */
+static void ops_text(const variant_analysis *va, char *out, size_t n)
+{
+    const backward_result *b = &va->result->bwd;
+    int len = snprintf(out, n, "%d", va->ops_per_backward);
+    if (va->memcpy_per_backward || va->memset_per_backward) {
+        len += snprintf(out + (size_t)len, n - (size_t)len, " (%d kernel%s", va->kernels_per_backward,
+                        va->kernels_per_backward == 1 ? "" : "s");
+        if (va->memcpy_per_backward)
+            len += snprintf(out + (size_t)len, n - (size_t)len, " + %d Memcpy", va->memcpy_per_backward);
+        if (va->memset_per_backward)
+            len += snprintf(out + (size_t)len, n - (size_t)len, " + %d Memset", va->memset_per_backward);
+        len += snprintf(out + (size_t)len, n - (size_t)len, ")");
     }
-    return n;
+    if (b->expected_ops >= 0 && b->expected_ops != va->ops_per_backward)
+        snprintf(out + (size_t)len, n - (size_t)len, "; expected %d", b->expected_ops);
 }
 
 static void kept_text(const backward_result *b, char *s, size_t n)
 {
+    char human[32];
     if (!isfinite(b->kept_bytes))
         snprintf(s, n, "not recorded");
-    else if (b->kept_bytes >= 1048576)
-        snprintf(s, n, "%.1f MiB: %s", b->kept_bytes / 1048576.0, b->kept);
     else
-        snprintf(s, n, "%.0f B: %s", b->kept_bytes, b->kept);
+        snprintf(s, n, "%s: %s", human_bytes(b->kept_bytes, human, sizeof human), b->kept);
 }
 
-static void backward_row(FILE *f, const analysis *a, const variant_result *r)
+/* The backward's findings as phrases linked to their sentences in the variant's section. */
+static void findings_cell(FILE *f, const variant_analysis *va, int variant)
 {
+    finding_cell c;
+    finding_cell_build_backward(va, &c);
+    char anchor[64];
+    for (int j = 0; j < c.n; j++) {
+        fputs(j ? "; [" : "[", f);
+        esc_md_text(f, c.phrase[j]);
+        finding_anchor(va, variant, c.index[j], anchor, sizeof anchor);
+        fprintf(f, "](#%s)", anchor);
+    }
+    if (c.more) {
+        finding_variant_anchor(variant, anchor, sizeof anchor);
+        fprintf(f, "%s[%d more](#%s)", c.n ? "; " : "", c.more, anchor);
+    }
+    if (!c.n && !c.more)
+        fputs("–", f);
+}
+
+static void backward_row(FILE *f, const variant_analysis *va, int variant)
+{
+    const variant_result *r = va->result;
     const backward_result *b = &r->bwd;
-    char ops[64] = "–", t[32] = "–", err[96] = "–", kept[200];
-    int n_ranges = 0, n_ops = a->trace ? backward_ops(a->trace, r->name, &n_ranges) : 0;
-    if (n_ranges)
-        snprintf(ops, sizeof ops, "%.3g (expected %d)", (double)n_ops / n_ranges, b->expected_ops);
+    char ops[96] = "–", t[32] = "–", cuda[32] = "–", err[96] = "–", kept[200];
+    if (va->n_backwards)
+        ops_text(va, ops, sizeof ops);
     if (isfinite(b->event_us))
         snprintf(t, sizeof t, "%.1f µs", b->event_us);
+    if (va->n_backwards)
+        snprintf(cuda, sizeof cuda, "%.1f µs (n=%d)", va->bwd_cuda_us.median, va->n_backwards);
     if (isfinite(b->rel_error_dq))
         snprintf(err, sizeof err, "%.2g / %.2g / %.2g (at most %.2g)", b->rel_error_dq, b->rel_error_dk,
                  b->rel_error_dv, b->tolerance);
@@ -59,41 +102,84 @@ static void backward_row(FILE *f, const analysis *a, const variant_result *r)
         fputs(": ", f);
         esc_md_text(f, b->error);
     }
-    fprintf(f, " | %s | %s | %s | ", ops, t, err);
+    fprintf(f, " | %s | %s | %s | %s | ", ops, t, cuda, err);
     esc_md_text(f, kept);
+    fputs(" | ", f);
+    findings_cell(f, va, variant);
     fputs(" |\n", f);
 }
 
-/* naive and naive_inplace (the series' in-place advice): the same errors on every gradient. */
-static void inplace_note(FILE *f, const run_info *r)
+/* An imported training step's backward phase in the backward table's terms: its operations and
+ * CUDA time per step (medians over steps, the Model section's roles), attention's own backward
+ * among them, and what an import cannot say (no gradient check, no record of what autograd kept). */
+static void training_rows(FILE *f, const analysis *a)
 {
-    const backward_result *x = NULL, *y = NULL;
-    for (int i = 0; i < r->n_variants; i++) {
-        if (!strcmp(r->variants[i].name, "naive"))
-            x = &r->variants[i].bwd;
-        if (!strcmp(r->variants[i].name, "naive_inplace"))
-            y = &r->variants[i].bwd;
+    model_view *v = malloc(sizeof *v);
+    if (!v)
+        attn_oom();
+    int header = 0;
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        if (!training_view(va, v))
+            continue;
+        if (!header++)
+            fputs("The backward phase of each imported training step (PyTorch's autograd, from the Model section's "
+                  "roles: operations and CUDA time per step, the sums of the roles' medians over steps; an import checks "
+                  "no gradient and "
+                  "records not what autograd kept):\n\n"
+                  "| Trace | Steps | Operations in the backward phase | Its CUDA time per step | Attention's backward "
+                  "|\n|---|---|---|---|---|\n", f);
+        double ops = 0, us = 0, share = 0, attn_ops = 0, attn_us = 0;
+        const char *impl = "";
+        for (int r = 0; r < v->n_rows; r++) {
+            const model_role_row *x = &v->rows[r];
+            if (x->phase != MPHASE_BACKWARD)
+                continue;
+            ops += x->ops, us += x->us, share += x->share;
+            if (x->role == MROLE_ATTN_BACKWARD) {
+                attn_ops += x->ops, attn_us += x->us;
+                impl = x->implementation;
+            }
+        }
+        char t[32], at[32];
+        format_us(us, t, sizeof t);
+        format_us(attn_us, at, sizeof at);
+        fputs("| ", f);
+        esc_md_code(f, va->result->name, 1);
+        fprintf(f, " | %d | %.0f | %s (%.1f%% of the step) | ", v->n_steps, ops, t, 100 * share);
+        if (attn_ops > 0) {
+            fprintf(f, "%.0f operation%s, %s (%.1f%% of the step)", attn_ops, attn_ops == 1 ? "" : "s", at,
+                    100 * v->attn_share[MPHASE_BACKWARD]);
+            if (impl[0]) {
+                fputs(", ", f);
+                esc_md_text(f, impl);
+            }
+        } else
+            fputs("none found", f);
+        fputs(" |\n", f);
     }
-    if (!x || !y || x->status != VARIANT_OK || y->status != VARIANT_OK)
-        return;
-    const int same = x->rel_error_dq == y->rel_error_dq && x->rel_error_dk == y->rel_error_dk &&
-                     x->rel_error_dv == y->rel_error_dv;
-    fprintf(f, "The series' in-place advice: naive_inplace's backward (masked_fill_) %s naive's errors on every "
-               "gradient%s.\n\n", same ? "has exactly" : "does not have",
-            same ? ": the in-place fill overwrote nothing its backward reads (softmax's backward reads P, "
-                   "masked_fill's the mask)" : "");
+    if (header)
+        fputc('\n', f);
+    free(v);
 }
 
 void backward_section_md(FILE *f, const analysis *a)
 {
-    const run_info *r = a->run;
-    fputs("## Backward\n\nEach variant's backward on a fixed random dO after its forwards (`attn_bwd` ranges; CUDA-event "
-          "median; errors ‖g − ref‖/‖ref‖ of dQ / dK / dV against FP64 on the checked heads and rows).\n\n"
-          "| Variant | Backward | Operations per backward | CUDA-event time | dQ / dK / dV error | Kept from the forward |\n"
-          "|---|---|---|---|---|---|\n", f);
-    for (int i = 0; i < r->n_variants; i++)
-        if (r->variants[i].bwd.recorded)
-            backward_row(f, a, &r->variants[i]);
+    if (!a->run->backward) { /* an import of training traces */
+        fputs("## Backward\n\n", f);
+        training_rows(f, a);
+        return;
+    }
+    fputs("## Backward\n\nEach variant's backward on a fixed random dO after its forwards (`attn_bwd` ranges). "
+          "CUDA-event time: the median per backward (CUPTI collecting); CUDA time: its GPU operations' durations "
+          "summed, the median over the recorded backwards; errors ‖g − ref‖/‖ref‖ of dQ / dK / dV against FP64 on "
+          "the checked heads and rows. The findings are the backward's (ids `bwd_*`, ranked as the summary's), each "
+          "written out in its variant's section.\n\n"
+          "| Variant | Backward | Operations per backward | CUDA-event time | CUDA time | dQ / dK / dV error | Kept from "
+          "the forward | What the trace revealed |\n"
+          "|---|---|---|---|---|---|---|---|\n", f);
+    for (int i = 0; i < a->n; i++)
+        if (a->v[i].result->bwd.recorded)
+            backward_row(f, &a->v[i], i);
     fputc('\n', f);
-    inplace_note(f, r);
 }

@@ -297,6 +297,65 @@ static void ops_section(FILE *f, const compare_doc_md *d)
 
 }
 
+static int has_backward(const compare_doc_md *d) { return d->m->backward; }
+
+/* The ratio cell of a backward: as the forward's, with the backwards counted. */
+static void backward_ratio_text(const compare_ratio *r, char *out, size_t n)
+{
+    if (r->verdict == VERDICT_NONE && r->too_few > 0 && isfinite(r->ci.ratio))
+        snprintf(out, n, "%.3f×, no verdict (%d backwards)", r->ci.ratio, r->too_few);
+    else if (r->verdict == VERDICT_NONE && r->too_few > 0)
+        snprintf(out, n, "no verdict (%d backwards)", r->too_few);
+    else
+        compare_md_ratio_text(r, out, n);
+}
+
+/* run --backward archives: each variant's CUDA time per backward, paired with the baseline's, and
+ * its operations per backward and gradient errors; the backward's findings are paired by id in
+ * the kernel sections (findings.json ids bwd_*). */
+static void backward_compare_section(FILE *f, const compare_doc_md *d)
+{
+    const compare_data *m = d->m;
+    fputs("## Backward\n\n", f);
+    table_head(f, m, "Variant");
+    char buf[160];
+    for (int v = 0; v < m->n_variants; v++) {
+        const compare_variant *cv = &m->variants[v];
+        fputs("| ", f);
+        esc_md_code(f, cv->name, 1);
+        fputs(" |", f);
+        for (int i = 0; i < m->n; i++) {
+            const compare_backward *b = &cv->bwd[i];
+            const variant_analysis *va = cv->cell[i].va;
+            if (!b->n) {
+                const backward_result *r = va ? &va->result->bwd : NULL;
+                fprintf(f, " %s |", !va ? "*not run*" : !r->recorded ? "no backward recorded"
+                                                     : variant_status_name(r->status));
+            } else {
+                const backward_result *r = &va->result->bwd;
+                char med[32], lo[32], hi[32];
+                format_us(b->st.median, med, sizeof med);
+                format_us(b->st.min, lo, sizeof lo);
+                format_us(b->st.max, hi, sizeof hi);
+                fprintf(f, " %s (%s – %s, n=%d); %d ops; dQ/dK/dV %.2g/%.2g/%.2g |", med, lo, hi, b->n,
+                        va->ops_per_backward, r->rel_error_dq, r->rel_error_dk, r->rel_error_dv);
+            }
+            if (i > 0) {
+                backward_ratio_text(&b->ratio, buf, sizeof buf);
+                fprintf(f, " %s |", b->n && cv->bwd[0].n ? buf : "–");
+            }
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "\nEach cell: the median CUDA time per backward (its GPU operations' durations summed, min – max, n "
+               "over the recorded backwards of `attnprof run --backward`), the operations per backward and the "
+               "gradients' errors against FP64. *vs baseline*: the ratio of the medians with its 95%% interval and "
+               "verdict as for the forward, against the same %.0f%% floor; with fewer than %d backwards a side only "
+               "the ratio is given. The backward's findings (ids `bwd_*`) are matched by id in the kernel sections "
+               "below; against a run without a backward they are not testable there.\n\n",
+            m->min_effect * 100, COMPARE_MIN_FORWARDS);
+}
+
 static void figures_section(FILE *f, const compare_doc_md *d)
 {
     fputs("## Figures\n\n", f);
@@ -337,6 +396,7 @@ static const compare_section compare_sections[] = {
     {"time per forward", NULL, metric_section},
     {"CPU time", NULL, cpu_section},
     {"GPU operations", NULL, ops_section},
+    {"backward", has_backward, backward_compare_section},
     {"figures", NULL, figures_section},
     {"kernels", NULL, kernels_section},
 };

@@ -63,11 +63,11 @@ void summary_finding_phrase(const variant_analysis *va, int k, char *out, size_t
         sentence_head(va, k, out, n);
 }
 
-void finding_cell_build(const variant_analysis *va, finding_cell *c)
+static void cell_build(const variant_analysis *va, finding_cell *c, int backward)
 {
     memset(c, 0, sizeof *c);
     int order[MAX_FINDINGS];
-    int n = findings_ranked(va, order, MAX_FINDINGS);
+    int n = findings_ranked_phase(va, order, MAX_FINDINGS, backward);
     int above_info = n > 0 && va->meta[order[0]].severity > FINDING_INFO;
     int words = 0;
     for (int j = 0; j < n && c->n < FINDING_CELL_MAX_PHRASES; j++) {
@@ -86,6 +86,9 @@ void finding_cell_build(const variant_analysis *va, finding_cell *c)
     }
     c->more = n - c->n;
 }
+
+void finding_cell_build(const variant_analysis *va, finding_cell *c) { cell_build(va, c, 0); }
+void finding_cell_build_backward(const variant_analysis *va, finding_cell *c) { cell_build(va, c, 1); }
 
 void finding_variant_anchor(int variant, char *out, size_t n) { snprintf(out, n, "v%d", variant + 1); }
 

@@ -36,6 +36,9 @@ void summary_finding_phrase(const variant_analysis *va, int k, char *out, size_t
  * FINDING_CELL_MAX_WORDS (FINDING_CELL_MORE_WORDS kept for "N more"); info-level findings only when the
  * variant has no warning or notice. At least one phrase when the variant has a finding. */
 void finding_cell_build(const variant_analysis *va, finding_cell *c);
+/* The same over the backward's findings (FK_BWD_*), for the backward table; the forward's cell
+ * above leaves them out. */
+void finding_cell_build_backward(const variant_analysis *va, finding_cell *c);
 /* Words of plain text (runs of non-space), as the limit counts them. */
 int finding_words(const char *s);
 

@@ -138,17 +138,15 @@ static void summary_table(FILE *f, const report_doc *d)
             fprintf(f, "%s | ", cellv);
         }
         if (ref) {
-            /* PyTorch's SDPA variants carry an "sdpa_" prefix in an imported archive */
-            const variant_analysis *rv = analysis_find(ref->a, r->name);
-            char sdpa[48];
-            snprintf(sdpa, sizeof sdpa, "sdpa_%s", r->name);
-            if (!rv)
-                rv = analysis_find(ref->a, sdpa);
+            /* PyTorch's variants carry their file's kineto_ and sdpa_ prefixes in an import */
+            const variant_analysis *rv = series_counterpart(ref->a, r->name);
             if (rv && rv->n_forwards) {
                 char rc[32], rp[32];
                 format_us_column(rv->cuda_us.median, rc, sizeof rc);
                 format_us_column(rv->cpu_us.median, rp, sizeof rp);
-                fprintf(f, "%s / %s (%d ops, n=%d) | ", rc, rp, rv->ops_per_forward, rv->n_forwards);
+                char ops_noun[24];
+                fprintf(f, "%s / %s (%s, n=%d) | ", rc, rp,
+                        units_count_noun(rv->ops_per_forward, "op", ops_noun, sizeof ops_noun), rv->n_forwards);
             } else {
                 fputs("not in the reference | ", f);
             }

@@ -22,6 +22,7 @@
 #include "print.h"
 #include "report.h"
 #include "report_csv.h"
+#include "series.h"
 
 #include "escape.h"
 
@@ -147,14 +148,10 @@ static void reference_label(const char *reference, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)strcspn(from, "/"), from);
 }
 
-/* The reference variant beside ours: its own name, or PyTorch's "sdpa_" one (as report.c reads). */
+/* The reference variant beside ours, as report.c's column reads it (series_counterpart). */
 static int reference_matches(const analysis *ref, const char *name)
 {
-    char sdpa[48];
-    snprintf(sdpa, sizeof sdpa, "sdpa_%s", name);
-    const variant_analysis *rv = analysis_find(ref, name);
-    if (!rv)
-        rv = analysis_find(ref, sdpa);
+    const variant_analysis *rv = series_counterpart(ref, name);
     return rv && rv->n_forwards;
 }
 
@@ -172,8 +169,8 @@ static void warn_reference_unmatched(const analysis *ours, const analysis *ref, 
     for (int i = 0; i < ref->n && lb < sizeof b; i++)
         lb += (size_t)snprintf(b + lb, sizeof b - lb, "%s%s", i ? ", " : "", ref->v[i].result->name);
     char line[1400], shown[1400];
-    snprintf(line, sizeof line, "warning: --reference %s matches none of this archive's variants (%s) by name or "
-             "sdpa_<name>; the reference holds: %s", dir, a[0] ? a : "none", b[0] ? b : "none");
+    snprintf(line, sizeof line, "warning: --reference %s matches none of this archive's variants (%s) by name, "
+             "sdpa_<name> or kineto_<name>; the reference holds: %s", dir, a[0] ? a : "none", b[0] ? b : "none");
     fprintf(stderr, "attnprof: %s\n", esc_terminal(shown, sizeof shown, line));
 }
 

@@ -31,16 +31,13 @@ static const series_fact facts[] = {
      "240 registers × 256 threads"},
 };
 
-/* A variant's name as the series names it: attnprof's names as they are; an import
- * of the bench's PyTorch harness (bench/) names its files kineto_<variant> and its
- * SDPA backends sdpa_<backend>, which the prefixes are taken off. */
-static const char *series_name(const char *variant)
+/* A variant's name as the series names it: attnprof's names as they are, an import of the
+ * bench's PyTorch harness without its kineto_ and sdpa_ prefixes (analysis_plain_name). */
+static const char *series_name(const char *variant) { return analysis_plain_name(variant); }
+
+const variant_analysis *series_counterpart(const analysis *ref, const char *name)
 {
-    if (!strncmp(variant, "kineto_", 7))
-        variant += 7;
-    if (!strncmp(variant, "sdpa_", 5))
-        variant += 5;
-    return variant;
+    return analysis_counterpart(ref, name);
 }
 
 const series_fact *series_fact_of(const char *variant)

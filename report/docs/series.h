@@ -27,6 +27,12 @@ typedef struct series_fact {
 /* The series' figure for `variant`, or NULL. */
 const series_fact *series_fact_of(const char *variant);
 
+/* The variant of `ref` (a --reference archive) that stands beside our `name`: the one of that
+ * name, else one whose name is ours once the prefixes of PyTorch's harness are taken off
+ * (kineto_<variant>, sdpa_<backend>, kineto_sdpa_<backend>: the file names that
+ * bench/torch_traces.py writes and `import` names its variants after). NULL when none. */
+const variant_analysis *series_counterpart(const analysis *ref, const char *name);
+
 /* A ratio the series discusses: CUDA time of variant x over variant y, with the series'
  * own value (from its series_facts). Every ratio of this run set beside the series'
  * (the abstract, "Beside the series") is one of these pairs, so ours compares the same

@@ -85,6 +85,42 @@ static void table(FILE *f, const sweep_data *m, int dim, int tflops)
     fputc('\n', f);
 }
 
+/* sweep --backward: each shape's backward per variant, CUDA µs per backward or TFLOP/s. */
+static void backward_table(FILE *f, const sweep_data *m, int dim, int tflops)
+{
+    fprintf(f, "| S | B |");
+    for (int k = 0; k < m->n_variants; k++) {
+        fputc(' ', f);
+        esc_md_code(f, m->variants[k], 1);
+        fputs(" |", f);
+    }
+    fprintf(f, "\n|---:|---:|");
+    for (int k = 0; k < m->n_variants; k++)
+        fprintf(f, "---:|");
+    fputc('\n', f);
+    for (int i = 0; i < m->n_shapes; i++) {
+        const sweep_shape *x = &m->shapes[i];
+        if (x->shape.dim != dim)
+            continue;
+        fprintf(f, "| %d | %d |", x->shape.seq, x->shape.batch);
+        for (int k = 0; k < m->n_variants; k++) {
+            const sweep_point *p = &x->p[k];
+            char buf[64];
+            if (isfinite(p->bwd_us) && tflops)
+                snprintf(buf, sizeof buf, "%.1f", p->bwd_tflops);
+            else if (isfinite(p->bwd_us))
+                format_us(p->bwd_us, buf, sizeof buf);
+            else if (p->bwd_recorded)
+                snprintf(buf, sizeof buf, "%s", variant_status_name(p->bwd_status));
+            else
+                snprintf(buf, sizeof buf, "–");
+            fprintf(f, " %s |", buf);
+        }
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+}
+
 static int findings_of(const sweep_data *m, finding_kind kind)
 {
     int n = 0;
@@ -230,6 +266,16 @@ char *sweep_markdown(const sweep_data *m, const figure_list *figs, const char *i
         table(f, m, m->dims[d], 0);
         fprintf(f, "## TFLOP/s, D = %d\n\n", m->dims[d]);
         table(f, m, m->dims[d], 1);
+    }
+    for (int d = 0; d < m->n_dims && m->backward; d++) {
+        fprintf(f, "## Time per backward, D = %d\n\n", m->dims[d]);
+        fprintf(f, "Each shape's backward (`run --backward`): the CUDA time per backward, its GPU operations' "
+                   "durations summed, the median over the recorded backwards; – where the shape recorded none, "
+                   "the backward's status where it did not run.\n\n");
+        backward_table(f, m, m->dims[d], 0);
+        fprintf(f, "## Backward TFLOP/s, D = %d\n\n", m->dims[d]);
+        fprintf(f, "At 2.5 times the forward's FLOPs (the FlashAttention papers' convention for the backward).\n\n");
+        backward_table(f, m, m->dims[d], 1);
     }
 
     md_failed_shapes(f, m);

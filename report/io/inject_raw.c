@@ -161,6 +161,8 @@ static int add_api(reader *r, char **f, int n, int runtime)
         return 1;
     if (strstr(a.name, "GraphLaunch"))
         r->m->n_graph_launches++;
+    if (strstr(a.name, "Synchronize"))
+        r->m->n_sync_calls++;
     if (runtime)
         r->m->n_runtime++;
     else

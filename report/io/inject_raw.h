@@ -47,6 +47,7 @@ typedef struct inject_raw {
     size_t n_kernels, n_memcpy, n_memset, n_runtime, n_driver_kept, n_driver_all;
     size_t n_syncs, n_nvtx_ranges, n_nvtx_unclosed, n_nvtx_markers, n_graph_launches;
     double sync_us;           /* time the host spent in synchronisation records */
+    size_t n_sync_calls;      /* runtime and driver calls that wait for the GPU (…Synchronize) */
     char warnings[512];       /* the W lines, joined by "; " */
 } inject_raw;
 

@@ -273,6 +273,7 @@ int sweep_run_flags_valid(const char *flags, char *bad, size_t n)
             want_seed = 1; /* both take a whole number */
             continue;
         } else if (!strcmp(tok, "--no-counters") || !strcmp(tok, "--no-calibrate") || !strcmp(tok, "--cudnn-replan") ||
+                   !strcmp(tok, "--backward") ||
                    !strcmp(tok, "--no-pdf") || !strcmp(tok, "--pdf")) { /* --no-pdf: sweeps from before --pdf */
             continue;
         }

@@ -41,7 +41,7 @@ const cli_option_spec cli_option_table[] = {
      "query rows of each sampled head checked against FP64 (0: every row; default: every row up to S = 2048, "
      "else 640 spread over the head)"},
     {"cudnn-replan", 0, no_argument, OPT_REPLAN, R | W, NULL, "cudnn: rebuild the execution plan in every forward"},
-    {"backward", 0, no_argument, OPT_BACKWARD, R, NULL,
+    {"backward", 0, no_argument, OPT_BACKWARD, R | W, NULL,
      "after each variant's forwards, its backward on a fixed random dO (attn_bwd ranges, dQ/dK/dV checked against "
      "FP64)"},
     {"counters", 0, no_argument, OPT_COUNTERS, R | W, NULL, "the hardware-counter pass (the default)"},

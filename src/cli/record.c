@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +91,45 @@ static void run_child(const record_cli *c, const char *lib, const char *raw_dir,
     _exit(127);
 }
 
+static volatile sig_atomic_t stop_waiting;
+static void on_stop_waiting(int sig)
+{
+    (void)sig;
+    stop_waiting = 1;
+}
+
+/* After CMD's own process ended: the processes it started and left running were reparented to
+ * attnprof (a subreaper, set before the fork), and each writes its raw file as it exits, so they
+ * are waited for too, said in one line. SIGINT or SIGTERM stops the wait (what those processes
+ * had written is kept, marked incomplete where it was cut short). */
+static void wait_descendants(const record_cli *c)
+{
+    struct sigaction stop = {.sa_handler = on_stop_waiting}, old_int, old_term;
+    sigaction(SIGINT, &stop, &old_int);
+    sigaction(SIGTERM, &stop, &old_term);
+    int said = 0, st;
+    for (;;) {
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p > 0)
+            continue; /* one of them ended */
+        if (p < 0 && errno != EINTR)
+            break;    /* ECHILD: none left */
+        if (stop_waiting) {
+            fprintf(stderr, "attnprof: record: stopped waiting; converting what was written\n");
+            break;
+        }
+        if (!said && !c->quiet)
+            fprintf(stderr, "attnprof: record: %s ended, but processes it started are still running; waiting for them "
+                    "to end (each writes its records as it exits; Ctrl-C stops the wait)\n", c->cmd[0]);
+        said = 1;
+        struct timespec tick = {0, 20 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    stop_waiting = 0;
+}
+
 /* Runs CMD to its end; EXIT_OK with its wait status, or 126/127 when it could not start. */
 static int run_program(const record_cli *c, const char *lib, const char *raw_dir, int *status, char *err, size_t n)
 {
@@ -99,6 +139,7 @@ static int run_program(const record_cli *c, const char *lib, const char *raw_dir
     struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1); /* where it is refused, orphans go to init, unrecorded */
     pid_t pid = fork();
     if (pid == 0)
         run_child(c, lib, raw_dir, pipefd[1]);
@@ -115,7 +156,8 @@ static int run_program(const record_cli *c, const char *lib, const char *raw_dir
             snprintf(err, n, "%s: %s", c->cmd[0],
                      e == ENOENT ? "command not found (not a file, and not on PATH)" : strerror(e));
             rc = e == ENOENT ? 127 : 126;
-        }
+        } else
+            wait_descendants(c);
     }
     close(pipefd[0]);
     sigaction(SIGINT, &old_int, NULL);
@@ -190,8 +232,8 @@ static void summary(const record_cli *c, const inject_raw *m, const step_result 
 {
     if (c->quiet)
         return;
-    printf("recorded %zu kernels, %zu memcpy, %zu memset, %zu NVTX ranges, %zu synchronisations; CUPTI dropped "
-           "%lld records\n", m->n_kernels, m->n_memcpy, m->n_memset, m->n_nvtx_ranges, m->n_syncs,
+    printf("recorded %zu kernels, %zu memcpy, %zu memset, %zu NVTX ranges, %zu synchronising calls; CUPTI dropped "
+           "%lld records\n", m->n_kernels, m->n_memcpy, m->n_memset, m->n_nvtx_ranges, m->n_sync_calls,
            (long long)m->dropped);
     printf("steps: %d of %d found, from %s (rule: %s)\n", s->kept, s->found, s->rule_text, step_rule_name(s->rule));
     if (r->variants[0].status != VARIANT_OK)

@@ -146,9 +146,9 @@ static int make_plan(const cli_options *o, sweep_plan *p)
     if (w->task_command)
         snprintf(p->task_command, sizeof p->task_command, "%s", w->task_command);
     /* run's own options that change what it does, passed on to every shape. */
-    snprintf(p->run_flags, sizeof p->run_flags, "%s%s%s%s", o->run.counters ? "" : " --no-counters",
+    snprintf(p->run_flags, sizeof p->run_flags, "%s%s%s%s%s", o->run.counters ? "" : " --no-counters",
              o->run.calibrate ? "" : " --no-calibrate", o->run.options.cudnn_replan ? " --cudnn-replan" : "",
-             o->pdf ? " --pdf" : "");
+             o->run.options.backward ? " --backward" : "", o->pdf ? " --pdf" : "");
     if (o->run.counters_max_gib != RUN_COUNTERS_MAX_GIB_DEFAULT) {
         size_t len = strlen(p->run_flags);
         snprintf(p->run_flags + len, sizeof p->run_flags - len, " --counters-max-gib %d", o->run.counters_max_gib);

@@ -2,8 +2,9 @@
  * driver loads the library named by CUDA_INJECTION64_PATH into any process at its first
  * CUDA call and calls its InitializeInjection (as the CUPTI samples' cupti_injection and
  * Kineto's libkineto do); the library then asks CUPTI for activity records of kernels,
- * memcpy, memset, synchronisation, the runtime and driver calls that launch, copy, set,
- * record or synchronise (API_WORDS), NVTX ranges and markers, and the devices, and writes them as they complete into one raw text file per process,
+ * memcpy, memset, the runtime and driver calls that launch, copy, set, record or synchronise
+ * (API_WORDS), NVTX ranges and markers, and the devices (synchronisation records only when
+ * asked for: KINDS says why), and writes them as they complete into one raw text file per process,
  * ATTNPROF_INJECT_DIR/raw-<pid>.txt (the format: report/io/inject_raw.h). The record
  * command turns that file into an archive; nothing here knows about archives.
  *
@@ -24,6 +25,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "inject_kinds.h"
+
 #include <cupti.h>
 
 #include <dlfcn.h>
@@ -45,7 +48,22 @@
 #define POOL_MAX 16 /* zeroed buffers kept for reuse (64 MiB); more are freed */
 #define CLOCK_SAMPLE_NS 200000000ull /* at most one NVML clock sample per 0.2 s of completed buffers */
 
+/* Demangled kernel names kept (open addressing); a program with more distinct kernels demangles
+ * the rest each time. */
+#define NAME_SLOTS 4096
+
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+/* CUPTI shares one name string among every record of the same kernel ("should not be
+ * modified"), so its address keys the demangled name: a decode step launches a few dozen
+ * distinct kernels thousands of times, and demangling each record again cost the worker
+ * thread microseconds a record (bench/inject_record_cost.c). */
+struct demangled {
+    const char *mangled; /* CUPTI's pointer */
+    char *copy;          /* its text when cached: a pointer reused for another kernel's name (a
+                          * module unloaded, another loaded) is caught */
+    char *name;          /* malloc'ed; NULL when the name does not demangle (used as it is) */
+};
 
 struct nvml {
     void *lib;
@@ -71,6 +89,11 @@ static struct {
     int n_pool;
     int finished;             /* the E line is written */
     struct nvml nvml_state;
+    pid_t first_tid;          /* the thread of the process's first CUDA call (the program's) */
+    atomic_int finishing;     /* finish() began: its own flush completes buffers on the exiting thread */
+    long completed, completed_on_first; /* buffers completed, and how many on that thread */
+    struct demangled names[NAME_SLOTS]; /* demangled kernel names by CUPTI's name pointer */
+    long demangle_calls, name_hits;
 } S = {.out_lock = PTHREAD_MUTEX_INITIALIZER, .pool_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- NVML, resolved with dlsym (the toolkit ships no nvml.h): driver version and clocks ---- */
@@ -151,16 +174,56 @@ static const char *copy_kind(uint8_t k)
     }
 }
 
+/* The kernel's name as written: demangled once per distinct name (called with out_lock held). */
+static const char *kernel_name(const char *mangled)
+{
+    if (!mangled)
+        return "";
+    uint64_t h = (uint64_t)(uintptr_t)mangled * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing: the high bits */
+    for (size_t probe = 0; probe < 8; probe++) {
+        struct demangled *d = &S.names[((h >> 40) + probe) % NAME_SLOTS];
+        if (d->mangled == mangled && !strcmp(d->copy, mangled)) {
+            S.name_hits++;
+            return d->name ? d->name : mangled;
+        }
+        if (!d->mangled || d->mangled == mangled) { /* empty, or the same pointer holding another name now */
+            int status = -1;
+            S.demangle_calls++;
+            char *dem = __cxa_demangle(mangled, NULL, NULL, &status), *copy = strdup(mangled);
+            if (status != 0) {
+                free(dem);
+                dem = NULL;
+            }
+            if (!copy) {
+                free(dem);
+                return mangled; /* out of memory: written as it is, nothing cached */
+            }
+            free(d->copy);
+            free(d->name);
+            d->mangled = mangled;
+            d->copy = copy;
+            d->name = dem;
+            return dem ? dem : mangled;
+        }
+    }
+    /* The probe window is full: demangle into a scratch buffer kept for the next miss. */
+    static char *scratch;
+    static size_t scratch_len;
+    int status = -1;
+    S.demangle_calls++;
+    char *dem = __cxa_demangle(mangled, scratch, &scratch_len, &status);
+    if (status == 0)
+        return scratch = dem;
+    return mangled;
+}
+
 static void write_kernel(const CUpti_ActivityKernel10 *k)
 {
-    int status = -1;
-    char *dem = k->name ? __cxa_demangle(k->name, NULL, NULL, &status) : NULL;
     fprintf(S.out, "K\t%llu\t%llu\t%u\t%u\t%u\t%u\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%u\t",
             (unsigned long long)k->start, (unsigned long long)k->end, k->correlationId, k->deviceId, k->streamId,
             k->contextId, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ, k->registersPerThread,
             k->staticSharedMemory, k->dynamicSharedMemory, k->graphId);
-    put_name(status == 0 && dem ? dem : k->name);
-    free(dem);
+    put_name(kernel_name(k->name));
 }
 
 static void write_api(const CUpti_ActivityAPI *a, int runtime)
@@ -280,6 +343,9 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
     pthread_mutex_lock(&S.out_lock);
+    S.completed++;
+    if (!atomic_load(&S.finishing) && syscall(SYS_gettid) == S.first_tid)
+        S.completed_on_first++;
     if (S.out && !S.finished) {
         CUpti_Activity *rec = NULL;
         CUptiResult r;
@@ -315,6 +381,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 static void finish(const char *how, int sig)
 {
+    atomic_store(&S.finishing, 1);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&S.out_lock);
     if (S.out && !S.finished) {
@@ -322,6 +389,13 @@ static void finish(const char *how, int sig)
         nvml_sample(1);
         if (n->samples)
             fprintf(S.out, "C\t%d\t%d\t%d\t%d\t%d\n", n->samples, n->sm_min, n->sm_max, n->mem_min, n->mem_max);
+        /* Where the records were written: on CUPTI's worker thread, or (counted here) on the
+         * program's own first CUDA thread, which then paid for it; and how many kernel records
+         * needed a demangling (one per distinct kernel when the name cache holds them all). */
+        fprintf(S.out, "V\tbuffers_completed\t%ld\nV\tbuffers_completed_on_program_thread\t%ld\n", S.completed,
+                S.completed_on_first);
+        fprintf(S.out, "V\tkernel_names_demangled\t%ld\nV\tkernel_names_cached\t%ld\n", S.demangle_calls,
+                S.name_hits);
         long long refused = atomic_load(&S.refused);
         if (refused)
             fprintf(S.out, "B\t%lld\t%d\n", refused, (int)(BUFFER_BYTES >> 20));
@@ -362,34 +436,6 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 /* ---- the entry points ------------------------------------------------------------------------ */
 
-/* The activity kinds, by the names ATTNPROF_INJECT_KINDS takes (a comma-separated list, or
- * "all", the default, or "none"): the overhead of each is measured apart that way
- * (bench/record_overhead_h200.sh). The device record is always asked for (the GPU's identity). */
-static const struct {
-    const char *name;
-    CUpti_ActivityKind kind;
-} KINDS[] = {
-    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
-    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"marker", CUPTI_ACTIVITY_KIND_MARKER},
-    {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
-};
-
-/* 1 when `name` is in the comma-separated list (NULL or "all": every kind). */
-static int kind_wanted(const char *list, const char *name)
-{
-    if (!list || !*list || !strcmp(list, "all"))
-        return 1;
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (n == len && !strncmp(p, name, len))
-            return 1;
-        p += n + (comma != NULL);
-    }
-    return 0;
-}
-
 static void enable_kind(CUpti_ActivityKind kind)
 {
     CUptiResult r = cuptiActivityEnable(kind);
@@ -403,15 +449,13 @@ static void enable_kind(CUpti_ActivityKind kind)
 /* The kinds asked for, and a "V kinds" line naming them ("-" for none). */
 static void enable_kinds(void)
 {
-    const char *list = getenv("ATTNPROF_INJECT_KINDS");
-    char named[128] = "";
+    CUpti_ActivityKind kinds[INJECT_KINDS_MAX];
+    char named[128];
+    int n = inject_kinds_chosen(getenv("ATTNPROF_INJECT_KINDS"), kinds, named, sizeof named);
     enable_kind(CUPTI_ACTIVITY_KIND_DEVICE);
-    for (size_t i = 0; i < sizeof KINDS / sizeof *KINDS; i++)
-        if (kind_wanted(list, KINDS[i].name)) {
-            enable_kind(KINDS[i].kind);
-            snprintf(named + strlen(named), sizeof named - strlen(named), "%s%s", named[0] ? "," : "", KINDS[i].name);
-        }
-    fprintf(S.out, "V\tkinds\t%s\n", named[0] ? named : "-");
+    for (int i = 0; i < n; i++)
+        enable_kind(kinds[i]);
+    fprintf(S.out, "V\tkinds\t%s\n", named);
 }
 
 /* The API calls recorded: those that put work on the GPU or wait for it. Every other call
@@ -487,6 +531,12 @@ static int open_output(void)
     return 1;
 }
 
+/* CUPTI's attributes that might change what tracing costs a launch were measured on the H200
+ * (2026-12-03; bench/results/2026-12-03-record-overhead.md, section 4): kernel timestamps in
+ * pinned host memory instead of device memory (slower), one activity buffer for all threads
+ * instead of one per thread, no periodic flush, and buffers touched before the first launch (no
+ * change within the noise), so CUPTI's defaults stay; CUPTI completed no buffer on the
+ * program's thread. */
 static int start_tracing(void)
 {
     uint8_t zeroed = 1;
@@ -506,6 +556,7 @@ static int start_tracing(void)
 
 static void init_once(void)
 {
+    S.first_tid = (pid_t)syscall(SYS_gettid);
     if (!open_output())
         return;
     if (!start_tracing()) {

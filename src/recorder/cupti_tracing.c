@@ -18,6 +18,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BUFFER_BYTES (8u << 20)
@@ -64,9 +65,15 @@ static int cupti_fail_at(char *err, size_t n, const char *call, CUptiResult r, c
 #define cupti_fail(err, n, call, r) cupti_fail_at((err), (n), (call), (r), __FILE__, __LINE__)
 #define CUPTI_TRY(call) CHECK_CALL(cupti, call, snprintf(err, errlen, "%s", check_msg_); return -1)
 
+int cupti_off(void)
+{
+    const char *e = getenv("ATTNPROF_CUPTI");
+    return e && !strcmp(e, "off");
+}
+
 void cupti_prepare_nvtx(void)
 {
-    if (getenv("NVTX_INJECTION64_PATH"))
+    if (cupti_off() || getenv("NVTX_INJECTION64_PATH"))
         return;
     Dl_info info;
     if (dladdr((void *)cuptiActivityEnable, &info) && info.dli_fname)
@@ -76,6 +83,11 @@ void cupti_prepare_nvtx(void)
 uint64_t cupti_timestamp(void)
 {
     uint64_t ts = 0;
+    if (cupti_off()) { /* no CUPTI call at all: the host's monotonic clock */
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    }
     cuptiGetTimestamp(&ts);
     return ts;
 }
@@ -255,6 +267,8 @@ static const CUpti_ActivityKind kinds[] = {
 
 int cupti_enable(int on, char *err, size_t errlen)
 {
+    if (cupti_off())
+        return 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         CUptiResult r = on ? cuptiActivityEnable(kinds[i]) : cuptiActivityDisable(kinds[i]);
         if (r != CUPTI_SUCCESS) {
@@ -275,6 +289,11 @@ int cupti_start(trace *t, char *err, size_t errlen)
     C.self_pthread = (uint32_t)pthread_self();
     t->pid = C.pid;
     trace_init(&C.batch);
+    if (cupti_off()) {
+        fprintf(stderr, "attnprof: ATTNPROF_CUPTI=off: no CUPTI activity tracing (for compute-sanitizer); the archive "
+                        "holds no GPU operations or API calls, only the ranges, times and checks\n");
+        return 0;
+    }
     uint32_t ver = 0;
     CUPTI_TRY(cuptiGetVersion(&ver));
     t->cupti_version = (int)ver;
@@ -340,7 +359,8 @@ static int host_thread_of(const trace *b)
 
 int cupti_flush(int keep, const char *variant, int64_t *dropped, char *err, size_t errlen)
 {
-    CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    if (!cupti_off())
+        CUPTI_TRY(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     trace *b = &C.batch;
     if (keep) {
         /* Driver records are kept where they launched GPU work (cuLaunchKernelEx from
@@ -387,7 +407,8 @@ int cupti_flush(int keep, const char *variant, int64_t *dropped, char *err, size
 
 void cupti_stop(void)
 {
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (!cupti_off())
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     char err[8];
     cupti_enable(0, err, sizeof err);
     trace_free(&C.batch);

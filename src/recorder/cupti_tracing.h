@@ -10,6 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ATTNPROF_CUPTI=off in the environment: no CUPTI call at all (no activity tracing, no NVTX
+ * injection, host timestamps), so that compute-sanitizer, which cannot share the process with a
+ * CUPTI subscriber, can run `attnprof run`; the archive then holds the ranges, the CUDA-event
+ * times and the checks, and no GPU operation. */
+int cupti_off(void);
 /* Before any NVTX call: point NVTX's injection at CUPTI so markers are recorded. */
 void cupti_prepare_nvtx(void);
 int cupti_start(trace *t, char *err, size_t errlen);

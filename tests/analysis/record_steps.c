@@ -3,6 +3,8 @@
  * order of precedence, --skip and --steps, and the refusals. No GPU. */
 #include <criterion/criterion.h>
 
+#include <signal.h>
+
 #include "analysis.h"
 #include "exit_codes.h"
 #include "inject_raw.h"
@@ -207,6 +209,29 @@ Test(record_convert, run_json_of_a_recording)
         trace_free(&t);
         unlink(r.path);
     }
+}
+
+/* A program killed by a signal that ran no handler (SIGKILL: no E line in its raw file) leaves
+ * what CUPTI had completed, marked incomplete with the signal that ended it, its steps kept. */
+Test(record_convert, killed_program_is_incomplete_with_its_signal)
+{
+    raw_file r;
+    raw_open(&r);
+    write_steps(&r, 4, 1, 1);
+    raw_close(&r, NULL);
+    record_options o = {.variant = "prog", .program = "./prog", .child_signal = SIGKILL, .processes = 1};
+    trace t;
+    static run_info info;
+    inject_raw m;
+    step_result s;
+    char err[512];
+    cr_assert_eq(record_convert(r.path, &o, &t, &info, &m, &s, err, sizeof err), EXIT_OK, "%s", err);
+    cr_expect_eq(info.variants[0].status, VARIANT_FAILED);
+    cr_expect(strstr(info.variants[0].error, "incomplete: the program was ended by signal 9") != NULL, "%s",
+              info.variants[0].error);
+    cr_expect_eq(info.iters, 4, "the steps recorded before the kill are kept");
+    trace_free(&t);
+    unlink(r.path);
 }
 
 Test(record_convert, no_gpu_work)

@@ -224,3 +224,63 @@ Test(cli_help, reference_matching_nothing_warns_with_both_sides)
     remove_tree(dir);
     remove_tree(ref);
 }
+
+/* The README's first screen: PyTorch's variants imported from bench/torch_traces.py's files
+ * (kineto_naive, kineto_sdpa_flash, ...) stand beside ours under --reference: every row of the
+ * bundled example gets the import's median, and no warning is printed. Before, only "sdpa_<name>"
+ * was tried and all six rows read "not in the reference". */
+Test(cli_help, a_pytorch_import_stands_beside_the_example_as_the_readme_says)
+{
+    const char *dir = "/tmp/attnprof-help-torchref", *ref = "/tmp/attnprof-help-torchref-torch";
+    remove_tree(dir);
+    remove_tree(ref);
+    char args[1024];
+    snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_*.json.gz --shape 8x16x1024x64,bf16,causal -o %s -q",
+             ref);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(args, sizeof args, "report out/example-h200 -o %s --reference %s -q", dir, ref);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    cr_expect(!strstr(err_text, "warning"), "%s", err_text);
+    char path[256];
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    char *md = slurp(path);
+    cr_assert_not_null(md);
+    const char *summary = strstr(md, "## Summary");
+    cr_assert_not_null(summary);
+    const char *names[] = {"naive", "naive_inplace", "math", "efficient", "flash", "cudnn"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "\n| `%s` |", names[i]);
+        const char *r = strstr(summary, row);
+        cr_assert_not_null(r, "a summary row for %s", names[i]);
+        const char *end = strchr(r + 1, '\n');
+        const char *cell = strstr(r, ", n=5) |");
+        cr_expect(cell && cell < end, "%s: the reference's median of its 5 forwards beside ours: %.*s", names[i],
+                  (int)(end - r), r);
+        const char *missing = strstr(r, "not in the reference");
+        cr_expect(!missing || missing > end, "%s has its reference", names[i]);
+        const char *plural = strstr(r, "(1 ops");
+        cr_expect(!plural || plural > end, "%s: \"1 op\", not \"1 ops\"", names[i]);
+    }
+    free(md);
+    remove_tree(dir);
+    /* compare pairs them the same way: a row per variant of ours, each with the import's ratio
+     * (before: twelve rows, none with a counterpart) */
+    snprintf(args, sizeof args, "compare out/example-h200 %s -o %s --allow-l2-mismatch -q", ref, dir);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(path, sizeof path, "%s/compare.csv", dir);
+    char *csv = slurp(path);
+    cr_assert_not_null(csv);
+    int lines = 0;
+    for (const char *c = csv; (c = strchr(c, '\n')); c++)
+        lines++;
+    cr_expect_eq(lines, 1 + 2 * 6, "a header and two rows (ours, the import's) per variant:\n%s", csv);
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char row[96];
+        snprintf(row, sizeof row, "\n\"%s\",\"attnprof-help-torchref-torch\",0,ok,\"\",5,", names[i]);
+        cr_expect_not_null(strstr(csv, row), "%s: the import's row under our name", names[i]);
+    }
+    free(csv);
+    remove_tree(dir);
+    remove_tree(ref);
+}

@@ -68,7 +68,33 @@ Test(record_cli, program_not_found_or_without_cuda)
     cr_expect_eq(attnprof("record -o /tmp/attnprof-rec-none -- sh -c 'exit 3'"), EXIT_NOTHING_RECORDED, "%s",
                  err_text);
     cr_expect(strstr(err_text, "exit status was 3") != NULL, "%s", err_text);
+    /* a program that crashes before any CUDA call: nothing to keep, its signal said as 128 + N */
+    cr_expect_eq(attnprof("record -o /tmp/attnprof-rec-none -- sh -c 'kill -SEGV $$'"), EXIT_NOTHING_RECORDED, "%s",
+                 err_text);
+    cr_expect(strstr(err_text, "exit status was 139") != NULL, "%s", err_text);
     cr_expect(!path_exists("/tmp/attnprof-rec-none"), "nothing written");
+}
+
+/* A program that forks and exits at once, leaving its child running: record waits for the
+ * child (it writes its records when it exits), says so in one line, and only then converts;
+ * here nothing of either ran CUDA, so the end is the one "nothing recorded" line (exit 13).
+ * Before the wait, record returned while the child still ran, and a CUDA child's raw file
+ * was removed under it. */
+Test(record_cli, program_that_forks_and_exits_is_waited_for)
+{
+    if (!have_library())
+        return;
+    char dir[] = "/tmp/attnprof-rec-XXXXXX", args[600], done[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(done, sizeof done, "%s/child-ended", dir);
+    snprintf(args, sizeof args, "record -o %s/out -- sh -c '(sleep 0.4; touch %s) &'", dir, done);
+    cr_expect_eq(attnprof(args), EXIT_NOTHING_RECORDED, "%s", err_text);
+    cr_expect(access(done, F_OK) == 0, "record returned before the child it left running ended");
+    cr_expect(strstr(err_text, "still running; waiting for them") != NULL, "%s", err_text);
+    cr_expect(strstr(err_text, "nothing recorded") != NULL, "%s", err_text);
+    snprintf(args, sizeof args, "%s/out", dir);
+    cr_expect(!path_exists(args), "nothing written");
+    remove_tree(dir);
 }
 
 static void write_raw(raw_file *r, int steps, const char *end)

@@ -920,3 +920,76 @@ Test(sweep_cli, iters_placeholder_is_the_number_or_auto)
         remove_tree(dir);
     }
 }
+
+/* Issue 37, item 12: the terminal of `sweep --collect` shows the first findings and says how
+ * many of how many it shows (it showed 12 of 16 and said nothing); every finding it shows is one
+ * of sweep.md's, in sweep.md's order. */
+Test(sweep_cli, the_terminal_says_how_many_findings_it_shows)
+{
+    char dir[256], err[512], args[512];
+    tmpdir(dir, sizeof dir, "shown");
+    sh("cp -r %s %s", "tests/fixtures/sweep-h200", dir);
+    static char out[1 << 16];
+    snprintf(args, sizeof args, "sweep --collect %s", dir);
+    cr_assert_eq(attnprof_out(args, out, sizeof out), EXIT_OK, "%s", err_text);
+    static sweep_data m;
+    cr_assert_eq(sweep_load(&m, dir, 1, err, sizeof err), EXIT_OK, "%s", err);
+    char mdpath[300];
+    snprintf(mdpath, sizeof mdpath, "%s/sweep.md", dir);
+    char *md = slurp_required(mdpath);
+    int shown = 0;
+    const char *after = md;
+    for (const char *l = out; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        if (strncmp(l, "- ", 2))
+            continue;
+        shown++;
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(l, "\n"), l);
+        const char *at = strstr(after, line);
+        cr_expect(at != NULL, "a finding on the terminal is sweep.md's, in its order: %s", line);
+        if (at)
+            after = at + strlen(line);
+    }
+    cr_assert_gt(m.n_findings, shown, "the fixture has more findings (%d) than the terminal shows (%d)", m.n_findings,
+                 shown);
+    char note[128];
+    snprintf(note, sizeof note, "(%d of %d findings shown, headlines first; sweep.md lists them all)", shown,
+             m.n_findings);
+    cr_expect_not_null(strstr(out, note), "the terminal says %s:\n%s", note, out);
+    free(md);
+    sweep_free(&m);
+    remove_tree(dir);
+}
+
+/* sweep --backward: run passes --backward to every shape, and the sweep reads each shape's
+ * backwards (the H200 --backward archive as a one-shape sweep): CUDA µs per backward and TFLOP/s
+ * at 2.5 times the forward's FLOPs, in sweep.md's backward tables. */
+Test(sweep_plan, backward_flag_passed_on_and_backwards_read)
+{
+    char bad[80];
+    cr_expect_eq(sweep_run_flags_valid(" --no-counters --backward", bad, sizeof bad), EXIT_OK, "%s", bad);
+    char dir[256], err[512];
+    tmpdir(dir, sizeof dir, "backward");
+    sh("mkdir -p %s/shapes && cp -r tests/fixtures/h200-backward %s/shapes/8x16x1024x64", dir, dir);
+    static sweep_data m;
+    cr_assert_eq(sweep_load(&m, dir, 1, err, sizeof err), EXIT_OK, "%s", err);
+    cr_assert_eq(m.backward, 1);
+    cr_assert_eq(m.n_shapes, 1);
+    int flash = -1;
+    for (int k = 0; k < m.n_variants; k++)
+        flash = strcmp(m.variants[k], "flash") ? flash : k;
+    cr_assert_geq(flash, 0);
+    const sweep_point *p = &m.shapes[0].p[flash];
+    cr_assert_eq(p->bwd_recorded, 1);
+    cr_assert(p->bwd_us > 200 && p->bwd_us < 400, "%g", p->bwd_us);
+    const double flops = 2.5 * 4.0 * 8 * 16 * 1024.0 * 1024 * 64 / 2; /* causal */
+    cr_assert_float_eq(p->bwd_tflops, flops / (p->bwd_us * 1e-6) / 1e12, 1e-9);
+    cr_assert_eq(sweep_write(&m, 0, err, sizeof err), EXIT_OK, "%s", err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/sweep.md", dir);
+    char *md = slurp(path);
+    cr_assert(md && strstr(md, "## Time per backward, D = 64") && strstr(md, "## Backward TFLOP/s, D = 64"));
+    free(md);
+    sweep_free(&m);
+    remove_tree(dir);
+}

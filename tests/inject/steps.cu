@@ -7,9 +7,11 @@
 //   plain N   no marks at all                                         (rule 3: the period)
 //   crash N   as nvtx, then abort() after N/2 steps                   (an incomplete recording)
 //   nowork    CUDA initialised, no GPU work                           (record's "no GPU work" line)
-//   launches N K   N steps of K launches of a tiny kernel, each step in an NVTX range "step" and
+//   launches N K [Q]   N steps of K launches of a tiny kernel, each step in an NVTX range "step" and
 //             between two CUDA events: the host's cost of one launch, plain or under injection
-//             (bench/record_overhead_h200.sh); prints one JSON line of per-step times
+//             (bench/record_overhead_h200.sh); prints one JSON line of per-step times. With Q,
+//             each launch comes after Q cudaGetDevice calls, as a PyTorch op makes about ten
+//             untraced runtime calls around its launch: what injection costs calls it records none of
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -94,7 +96,7 @@ static double median(std::vector<double> v)
 // Host-bound steps: K launches of a 32-thread kernel (about 2 µs on the GPU, less than the launch
 // itself) between two events, so a step's event time is the host's launch rate; the wall time of
 // the K launches alone (no synchronisation inside) is the host's cost per launch.
-static int launches(int steps, int k)
+static int launches(int steps, int k, int queries)
 {
     float *x;
     CHECK(cudaMalloc(&x, 32 * sizeof(float)));
@@ -110,8 +112,12 @@ static int launches(int steps, int k)
         nvtxRangePushA("step");
         CHECK(cudaEventRecord(a, st));
         auto t0 = std::chrono::steady_clock::now();
-        for (int j = 0; j < k; j++)
+        int dev = 0;
+        for (int j = 0; j < k; j++) {
+            for (int q = 0; q < queries; q++)
+                CHECK(cudaGetDevice(&dev));
             tiny<<<1, 32, 0, st>>>(x);
+        }
         auto t1 = std::chrono::steady_clock::now();
         CHECK(cudaEventRecord(b, st));
         nvtxRangePop();
@@ -124,8 +130,8 @@ static int launches(int steps, int k)
             host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
         }
     }
-    std::printf("{\"steps\": %d, \"launches\": %d, \"event_us_median\": %.3f, \"host_us_per_launch_median\": %.4f, "
-                "\"event_us\": [", steps, k, median(event_us), median(host_us) / k);
+    std::printf("{\"steps\": %d, \"launches\": %d, \"queries\": %d, \"event_us_median\": %.3f, \"host_us_per_launch_median\": %.4f, "
+                "\"event_us\": [", steps, k, queries, median(event_us), median(host_us) / k);
     for (size_t i = 0; i < event_us.size(); i++)
         std::printf("%s%.3f", i ? ", " : "", event_us[i]);
     std::printf("]}\n");
@@ -162,7 +168,7 @@ int main(int argc, char **argv)
     if (!std::strcmp(mode, "nowork"))
         return 0;
     if (!std::strcmp(mode, "launches"))
-        return launches(steps, argc > 3 ? std::atoi(argv[3]) : 100);
+        return launches(steps, argc > 3 ? std::atoi(argv[3]) : 100, argc > 4 ? std::atoi(argv[4]) : 0);
     buffers b;
     b.host.resize((size_t)ROWS * COLS);
     b.result.resize(COLS);

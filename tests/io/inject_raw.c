@@ -48,6 +48,7 @@ Test(inject_raw, every_record_kind)
     cr_expect_eq(m.n_memset, 1);
     cr_expect_eq(t.n_ops, 3);
     cr_expect_eq(m.n_syncs, 1);
+    cr_expect_eq(m.n_sync_calls, 1, "cudaStreamSynchronize, counted from the API records (no sync kind needed)");
     cr_expect_float_eq(m.sync_us, 20.0, 1e-9);
     cr_expect_eq(m.dropped, 10, "the X lines summed");
     cr_expect_eq(m.buffers_refused, 2);

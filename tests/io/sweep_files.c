@@ -202,3 +202,36 @@ Test(sweep_files, collect_over_a_fifo_sweep_json_or_status_returns, .timeout = 6
     cr_assert_eq(system(args), 0);
     free(dir);
 }
+
+/* E05 at the command line for --resume and --task (the collect test above covers --collect): a
+ * FIFO sweep.json makes both return at once with one line naming it (exit 6), and a FIFO status
+ * file of a complete shape does not hold --task (it hung reading it). */
+Test(sweep_files, resume_and_task_over_a_fifo_return_at_once, .timeout = 60)
+{
+    char *dir = temp_dir(), p[700], args[900];
+    snprintf(p, sizeof p, "%s/sweep.json", dir);
+    cr_assert_eq(mkfifo(p, 0644), 0);
+    const char *cmds[] = {"sweep --resume -o %s --task-command true", "sweep --task 0 %s"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, cmds[k], dir);
+        double t0 = now_s();
+        cr_expect_eq(attnprof(args), EXIT_BAD_ARCHIVE, "%s: %s", args, err_text);
+        cr_expect_lt(now_s() - t0, 20.0, "%s returns", args);
+        cr_expect(strstr(err_text, "FIFO") && strstr(err_text, "sweep.json") &&
+                      strchr(err_text, '\n') == err_text + strlen(err_text) - 1,
+                  "%s: one line naming the FIFO: %s", args, err_text);
+    }
+    snprintf(args, sizeof args, "rm -rf %s && cp -r tests/fixtures/sweep-h200 %s && rm %s/status/128x16x256x64.json", dir,
+             dir, dir);
+    cr_assert_eq(system(args), 0);
+    snprintf(p, sizeof p, "%s/status/128x16x256x64.json", dir);
+    cr_assert_eq(mkfifo(p, 0644), 0);
+    snprintf(args, sizeof args, "sweep --task 0 %s", dir);
+    double t0 = now_s();
+    int rc = attnprof(args);
+    cr_expect_lt(now_s() - t0, 20.0, "--task over a FIFO status returns");
+    cr_expect(rc == EXIT_OK || rc == EXIT_BAD_ARCHIVE, "--task: exit %d: %s", rc, err_text);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    cr_assert_eq(system(args), 0);
+    free(dir);
+}
