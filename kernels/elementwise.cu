@@ -10,7 +10,7 @@
 
 static constexpr int kThreads = 256;
 
-static int grid_for(size_t work_items)
+static int sm_count(void)
 {
     static int sms = 0;
     if (!sms) {
@@ -19,8 +19,41 @@ static int grid_for(size_t work_items)
         if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0)
             sms = 80;
     }
+    return sms;
+}
+
+// The blocks of `kernel` (kThreads each) that fit on the GPU at once, asked of the
+// occupancy API once per kernel. A grid-stride grid larger than that runs a second,
+// partial wave of blocks that each carry a full share of the work: the tail that kept
+// the 38-register block softmax (6 of the 8 blocks a fixed grid assumed) at 73% of the
+// copy bandwidth.
+static int resident_blocks(const void *kernel)
+{
+    static struct {
+        const void *kernel;
+        int blocks;
+    } cache[32];
+    static int n_cached;
+    for (int i = 0; i < n_cached; i++)
+        if (cache[i].kernel == kernel)
+            return cache[i].blocks;
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0) != cudaSuccess || per_sm <= 0)
+        per_sm = 1;
+    const int blocks = per_sm * sm_count();
+    if (n_cached < 32) {
+        cache[n_cached].kernel = kernel;
+        cache[n_cached].blocks = blocks;
+        n_cached++;
+    }
+    return blocks;
+}
+
+// One block per kThreads work items, at most the blocks resident at once.
+static int grid_for(const void *kernel, size_t work_items)
+{
     size_t blocks = (work_items + kThreads - 1) / kThreads;
-    size_t cap = (size_t)sms * 8; // enough resident warps to cover DRAM latency
+    size_t cap = (size_t)resident_blocks(kernel);
     return (int)(blocks < cap ? (blocks ? blocks : 1) : cap);
 }
 
@@ -242,9 +275,55 @@ SOFTMAX_KERNEL(2)
 SOFTMAX_KERNEL(4)
 SOFTMAX_KERNEL(8)
 
+// The row's 16-byte vectors as loaded (no conversion yet), so that the next row's loads
+// can be issued before this row's reductions and left in flight through them.
+template <int VEC>
+__device__ __forceinline__ void load_row_raw(const uint4 *__restrict__ src, int first, int step, int n_vec,
+                                             uint4 (&raw)[VEC])
+{
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        const int idx = first + k * step;
+        if (idx < n_vec)
+            raw[k] = src[idx];
+    }
+}
+
+// The loaded vectors as floats (-inf past the row's end); returns their max.
+template <int VEC>
+__device__ __forceinline__ float unpack_row(const uint4 (&raw)[VEC], int first, int step, int n_vec,
+                                            float (&v)[VEC][8])
+{
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        if (first + k * step < n_vec) {
+            Pack8 p;
+            p.raw = raw[k];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                float2 f = __bfloat1622float2(p.h2[j]);
+                v[k][2 * j] = f.x;
+                v[k][2 * j + 1] = f.y;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                v[k][j] = -INFINITY;
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            mx = fmaxf(mx, v[k][j]);
+    }
+    return mx;
+}
+
 // Rows of 2K–16K columns: one block per row, the row still held in registers
 // (VEC 16-byte vectors per thread), the max and sum reduced across the block's warps.
-template <int VEC>
+// The block's next row is loaded before this row's three barriers, so its DRAM reads
+// are in flight while the block waits on them (without it the reads of a block stop at
+// every barrier: 73% of the copy bandwidth at S = 4096, bench/RESULTS.md).
+template <int VEC, bool PREFETCH>
 __device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restrict__ in,
                                                    __nv_bfloat16 *__restrict__ out, size_t rows, int cols)
 {
@@ -254,10 +333,24 @@ __device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restri
     const int warps = blockDim.x / 32, lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     const int n_vec = cols / 8;
     int flip = 0;
-    for (size_t row = blockIdx.x; row < rows; row += gridDim.x, flip ^= 1) {
+    uint4 raw[VEC];
+    size_t row = blockIdx.x;
+    if constexpr (PREFETCH)
+        if (row < rows)
+            load_row_raw<VEC>(reinterpret_cast<const uint4 *>(in + row * cols), threadIdx.x, blockDim.x, n_vec, raw);
+    for (; row < rows; row += gridDim.x, flip ^= 1) {
         float v[VEC][8];
-        float mx = warp_max(load_row<VEC>(reinterpret_cast<const uint4 *>(in + row * cols), threadIdx.x,
-                                          blockDim.x, n_vec, v));
+        float mx;
+        if constexpr (PREFETCH)
+            mx = warp_max(unpack_row<VEC>(raw, threadIdx.x, blockDim.x, n_vec, v));
+        else
+            mx = warp_max(load_row<VEC>(reinterpret_cast<const uint4 *>(in + row * cols), threadIdx.x, blockDim.x,
+                                        n_vec, v));
+        const size_t next = row + gridDim.x;
+        if constexpr (PREFETCH)
+            if (next < rows)
+                load_row_raw<VEC>(reinterpret_cast<const uint4 *>(in + next * cols), threadIdx.x, blockDim.x,
+                                  n_vec, raw);
         if (lane == 0)
             red[flip][warp] = mx;
         __syncthreads();
@@ -276,16 +369,18 @@ __device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restri
     }
 }
 
-#define SOFTMAX_BLOCK_KERNEL(VEC)                                                                            \
+// PREFETCH only where the second row's registers keep the block's occupancy: at VEC 8
+// they would take the kernel from 95 to 167 registers, one block per SM instead of two.
+#define SOFTMAX_BLOCK_KERNEL(VEC, PREFETCH)                                                                  \
     extern "C" __global__ void attnprof_softmax_rows_bf16_block_v##VEC(const __nv_bfloat16 *__restrict__ in, \
                                                                        __nv_bfloat16 *__restrict__ out,      \
                                                                        size_t rows, int cols)                \
     {                                                                                                        \
-        softmax_rows_block<VEC>(in, out, rows, cols);                                                        \
+        softmax_rows_block<VEC, PREFETCH>(in, out, rows, cols);                                              \
     }
-SOFTMAX_BLOCK_KERNEL(2)
-SOFTMAX_BLOCK_KERNEL(4)
-SOFTMAX_BLOCK_KERNEL(8)
+SOFTMAX_BLOCK_KERNEL(2, true)
+SOFTMAX_BLOCK_KERNEL(4, true)
+SOFTMAX_BLOCK_KERNEL(8, false)
 
 // Long or odd rows: one block per row, three passes; the re-reads hit L1/L2, so DRAM
 // still sees one read and one write per element.
@@ -334,14 +429,14 @@ extern "C" cudaError_t launch_scale_bf16(const void *in, void *out, size_t n, fl
     int n_tail = (int)(n % 8);
     const __nv_bfloat16 *tin = (const __nv_bfloat16 *)in + n_vec * 8;
     __nv_bfloat16 *tout = (__nv_bfloat16 *)out + n_vec * 8;
-    attnprof_scale_bf16<<<grid_for(n_vec), kThreads, 0, s>>>((const uint4 *)in, (uint4 *)out, n_vec, tin, tout,
+    attnprof_scale_bf16<<<grid_for((const void *)attnprof_scale_bf16, n_vec), kThreads, 0, s>>>((const uint4 *)in, (uint4 *)out, n_vec, tin, tout,
                                                               n_tail, scale);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t launch_causal_mask_rect_u8(uint8_t *mask, int rows, int cols, cudaStream_t s)
 {
-    attnprof_causal_mask_u8<<<grid_for((size_t)rows * cols), kThreads, 0, s>>>(mask, rows, cols);
+    attnprof_causal_mask_u8<<<grid_for((const void *)attnprof_causal_mask_u8, (size_t)rows * cols), kThreads, 0, s>>>(mask, rows, cols);
     return cudaGetLastError();
 }
 
@@ -355,7 +450,7 @@ extern "C" cudaError_t launch_repeat_kv_bf16(const void *in, void *out, int batc
 {
     const size_t out_heads = (size_t)batch * kv_heads * group;
     const size_t work = head_elems % 8 == 0 ? out_heads * head_elems / 8 : out_heads * head_elems;
-    attnprof_repeat_kv_bf16<<<grid_for(work), kThreads, 0, s>>>((const __nv_bfloat16 *)in, (__nv_bfloat16 *)out,
+    attnprof_repeat_kv_bf16<<<grid_for((const void *)attnprof_repeat_kv_bf16, work), kThreads, 0, s>>>((const __nv_bfloat16 *)in, (__nv_bfloat16 *)out,
                                                                out_heads, group, head_elems);
     return cudaGetLastError();
 }
@@ -372,10 +467,10 @@ extern "C" cudaError_t launch_masked_fill_rect_bf16(void *x, const uint8_t *mask
     size_t per_matrix = (size_t)rows * cols;
     bool vectorizable = per_matrix % 16 == 0 && ((uintptr_t)x | (uintptr_t)mask) % 16 == 0;
     if (vectorizable)
-        attnprof_masked_fill_bf16<<<grid_for(per_matrix / 16 * matrices), kThreads, 0, s>>>(
+        attnprof_masked_fill_bf16<<<grid_for((const void *)attnprof_masked_fill_bf16, per_matrix / 16 * matrices), kThreads, 0, s>>>(
             (__nv_bfloat16 *)x, mask, matrices, per_matrix, value);
     else
-        attnprof_masked_fill_bf16_scalar<<<grid_for(per_matrix * matrices), kThreads, 0, s>>>(
+        attnprof_masked_fill_bf16_scalar<<<grid_for((const void *)attnprof_masked_fill_bf16_scalar, per_matrix * matrices), kThreads, 0, s>>>(
             (__nv_bfloat16 *)x, mask, matrices, per_matrix, value);
     return cudaGetLastError();
 }
@@ -385,23 +480,27 @@ extern "C" cudaError_t launch_softmax_rows_bf16(const void *in, void *out, size_
     const __nv_bfloat16 *i = (const __nv_bfloat16 *)in;
     __nv_bfloat16 *o = (__nv_bfloat16 *)out;
     bool vec_ok = cols % 8 == 0 && ((uintptr_t)in | (uintptr_t)out) % 16 == 0;
-    int grid = grid_for(rows * 32);
+    /* Warp per row: rows * 32 threads of work; block per row: one block per row. Both
+     * grids at most the blocks resident at once. */
+#define WARP_ROWS(K) K<<<grid_for((const void *)K, rows * 32), kThreads, 0, s>>>(i, o, rows, cols)
+#define BLOCK_ROWS(K) K<<<grid_for((const void *)K, rows * kThreads), kThreads, 0, s>>>(i, o, rows, cols)
     if (vec_ok && cols <= 256)
-        attnprof_softmax_rows_bf16_v1<<<grid, kThreads, 0, s>>>(i, o, rows, cols);
+        WARP_ROWS(attnprof_softmax_rows_bf16_v1);
     else if (vec_ok && cols <= 512)
-        attnprof_softmax_rows_bf16_v2<<<grid, kThreads, 0, s>>>(i, o, rows, cols);
+        WARP_ROWS(attnprof_softmax_rows_bf16_v2);
     else if (vec_ok && cols <= 1024)
-        attnprof_softmax_rows_bf16_v4<<<grid, kThreads, 0, s>>>(i, o, rows, cols);
+        WARP_ROWS(attnprof_softmax_rows_bf16_v4);
     else if (vec_ok && cols <= 2048)
-        attnprof_softmax_rows_bf16_v8<<<grid, kThreads, 0, s>>>(i, o, rows, cols);
+        WARP_ROWS(attnprof_softmax_rows_bf16_v8);
     else if (vec_ok && cols <= 4096)
-        attnprof_softmax_rows_bf16_block_v2<<<(int)(rows < 132 * 8 ? rows : 132 * 8), kThreads, 0, s>>>(i, o, rows, cols);
+        BLOCK_ROWS(attnprof_softmax_rows_bf16_block_v2);
     else if (vec_ok && cols <= 8192)
-        attnprof_softmax_rows_bf16_block_v4<<<(int)(rows < 132 * 8 ? rows : 132 * 8), kThreads, 0, s>>>(i, o, rows, cols);
+        BLOCK_ROWS(attnprof_softmax_rows_bf16_block_v4);
     else if (vec_ok && cols <= 16384)
-        attnprof_softmax_rows_bf16_block_v8<<<(int)(rows < 132 * 4 ? rows : 132 * 4), kThreads, 0, s>>>(i, o, rows, cols);
+        BLOCK_ROWS(attnprof_softmax_rows_bf16_block_v8);
     else
-        attnprof_softmax_rows_bf16_long<<<(int)(rows < 4096 ? rows : 4096),
-                                          kThreads, 0, s>>>(i, o, rows, cols);
+        BLOCK_ROWS(attnprof_softmax_rows_bf16_long);
+#undef WARP_ROWS
+#undef BLOCK_ROWS
     return cudaGetLastError();
 }

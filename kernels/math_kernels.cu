@@ -88,20 +88,43 @@ extern "C" __global__ void attnprof_math_mul_scale_f32(const float *in, float *o
         out[i] = in[i] * factor;
 }
 
+// 16 bytes per thread and step (a byte per thread reached 63-81% of the write ceiling).
 extern "C" __global__ void attnprof_math_ones(uint8_t *out, size_t n)
 {
-    for (size_t i = grid_index(); i < n; i += grid_stride())
+    const size_t n16 = n / 16;
+    const uint4 ones = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+    for (size_t i = grid_index(); i < n16; i += grid_stride())
+        reinterpret_cast<uint4 *>(out)[i] = ones;
+    for (size_t i = 16 * n16 + grid_index(); i < n; i += grid_stride())
         out[i] = 1;
 }
 
 // [rows, cols] with diagonal cols - rows: the causal mask aligned to the end of the keys.
-extern "C" __global__ void attnprof_math_tril(const uint8_t *in, uint8_t *out, int rows, int cols)
+// Rows by block, columns by thread (no 64-bit division per byte); 16 bytes per thread and
+// step when the rows are a multiple of 16 bytes.
+extern "C" __global__ void attnprof_math_tril(const uint8_t *in, uint8_t *out, int rows, int cols, int vec)
 {
-    const size_t n = (size_t)rows * cols;
     const long long off = (long long)cols - rows;
-    for (size_t i = grid_index(); i < n; i += grid_stride()) {
-        const long long row = (long long)(i / cols), col = (long long)(i % cols);
-        out[i] = col <= row + off ? in[i] : 0;
+    for (int row = blockIdx.x; row < rows; row += gridDim.x) {
+        const uint8_t *x = in + (size_t)row * cols;
+        uint8_t *y = out + (size_t)row * cols;
+        const long long last = row + off; // the last kept column
+        if (vec) {
+            for (int c = threadIdx.x * 16; c < cols; c += blockDim.x * 16) {
+                uint4 w = *reinterpret_cast<const uint4 *>(x + c);
+                if (c + 15 > last) {
+                    uint8_t *b = reinterpret_cast<uint8_t *>(&w);
+#pragma unroll
+                    for (int j = 0; j < 16; j++)
+                        if (c + j > last)
+                            b[j] = 0;
+                }
+                *reinterpret_cast<uint4 *>(y + c) = w;
+            }
+        } else {
+            for (int c = threadIdx.x; c < cols; c += blockDim.x)
+                y[c] = c <= last ? x[c] : 0;
+        }
     }
 }
 
@@ -117,12 +140,21 @@ extern "C" __global__ void attnprof_math_repeat_interleave_f32(const float *__re
 
 extern "C" __global__ void attnprof_math_mask_fill_neginf(float *out) { *out = -INFINITY; }
 
+// Four condition bytes to one float4 per thread and step where n is a multiple of 4.
 extern "C" __global__ void attnprof_math_where_bias(const uint8_t *cond, int cond_is_keep, const float *neginf,
                                                    float *bias, size_t n)
 {
     const float masked = *neginf;
-    for (size_t i = grid_index(); i < n; i += grid_stride())
-        bias[i] = ((cond[i] != 0) == (cond_is_keep != 0)) ? 0.0f : masked;
+    const bool keep = cond_is_keep != 0;
+    const size_t n4 = n / 4;
+    for (size_t i = grid_index(); i < n4; i += grid_stride()) {
+        const uchar4 c = reinterpret_cast<const uchar4 *>(cond)[i];
+        reinterpret_cast<float4 *>(bias)[i] =
+            make_float4((c.x != 0) == keep ? 0.0f : masked, (c.y != 0) == keep ? 0.0f : masked,
+                        (c.z != 0) == keep ? 0.0f : masked, (c.w != 0) == keep ? 0.0f : masked);
+    }
+    for (size_t i = 4 * n4 + grid_index(); i < n; i += grid_stride())
+        bias[i] = ((cond[i] != 0) == keep) ? 0.0f : masked;
 }
 
 extern "C" __global__ void attnprof_math_add_bias(float *scores, const float *bias, size_t n, size_t per_matrix)
@@ -328,7 +360,9 @@ cudaError_t math_ones_u8(uint8_t *out, int S, cudaStream_t s) { return math_ones
 cudaError_t math_ones_rect_u8(uint8_t *out, int rows, int cols, cudaStream_t s)
 {
     const size_t n = (size_t)rows * cols;
-    attnprof_math_ones<<<blocks_for(n), kThreads, 0, s>>>(out, n);
+    if (!aligned(out, 16))
+        return cudaErrorMisalignedAddress;
+    attnprof_math_ones<<<blocks_for(n / 16 + 1), kThreads, 0, s>>>(out, n);
     return cudaGetLastError();
 }
 
@@ -339,7 +373,9 @@ cudaError_t math_tril_u8(const uint8_t *in, uint8_t *out, int S, cudaStream_t s)
 
 cudaError_t math_tril_rect_u8(const uint8_t *in, uint8_t *out, int rows, int cols, cudaStream_t s)
 {
-    attnprof_math_tril<<<blocks_for((size_t)rows * cols), kThreads, 0, s>>>(in, out, rows, cols);
+    const int vec = cols % 16 == 0 && aligned(in, 16) && aligned(out, 16);
+    const unsigned blocks = (unsigned)(rows < (int)kMaxBlocks ? (rows > 0 ? rows : 1) : (int)kMaxBlocks);
+    attnprof_math_tril<<<blocks, kThreads, 0, s>>>(in, out, rows, cols, vec);
     return cudaGetLastError();
 }
 
@@ -368,7 +404,9 @@ cudaError_t math_where_bias_rect(const uint8_t *cond, int cond_is_keep, const fl
                                  int cols, cudaStream_t s)
 {
     const size_t n = (size_t)rows * cols;
-    attnprof_math_where_bias<<<blocks_for(n), kThreads, 0, s>>>(cond, cond_is_keep, neginf, bias, n);
+    if (!aligned(cond, 4) || !aligned(bias, 16))
+        return cudaErrorMisalignedAddress;
+    attnprof_math_where_bias<<<blocks_for(n / 4 + 1), kThreads, 0, s>>>(cond, cond_is_keep, neginf, bias, n);
     return cudaGetLastError();
 }
 

@@ -6,6 +6,7 @@
 
 #include "cupti_tracing.h"
 #include "median.h"
+#include "probe_hold.h"
 #include "reference.h"
 
 #include <dlfcn.h>
@@ -26,6 +27,8 @@
 #define PROBE_MAX_BATCH 8
 #define PROBE_SAMPLE_US 2000.0
 #define PROBE_BUDGET_US 1.0e6
+#define PROBE_HOLD_MIN_US 50.0
+#define PROBE_HOLD_MAX_US 20000.0
 
 /* One forward into an output filled with NaN, then the worst relative error of the sampled
  * heads' checked rows against their FP64 reference. */
@@ -64,15 +67,20 @@ double check_correctness(const run_plan *cfg, const attn_variant *var, void *sta
     return worst;
 }
 
-/* One sample: `batch` forwards queued back to back between two CUDA events, so that
- * where the host issues faster than the GPU runs, the host's own cost (which CUPTI's
- * API records raise) stays out of the GPU figure. Returns µs per forward and appends
- * each forward call's host wall time to h. */
-static double event_sample_us(const attn_variant *var, void *state, device_inputs *d, int batch, double *h,
-                              int *nh, attn_error *e, int *rc)
+/* One sample: `batch` forwards queued back to back between two CUDA events, behind a hold
+ * kernel of hold_us (0: none) that keeps the GPU busy while the host queues the first event
+ * and the forwards, so that the host's own cost (which CUPTI's API records raise) stays out
+ * of the GPU figure: without it the first forward's host time fell inside the window.
+ * *queued_in_time is set to whether the first event was still pending when the last forward
+ * had been queued (the hold outlasted the queuing). Returns µs per forward and appends each
+ * forward call's host wall time to h. */
+static double event_sample_us(const attn_variant *var, void *state, device_inputs *d, int batch, double hold_us,
+                              int *queued_in_time, double *h, int *nh, attn_error *e, int *rc)
 {
     float ms = 0;
-    cudaError_t ce = cudaEventRecord(d->ev0, d->stream);
+    cudaError_t ce = hold_us > 0 ? launch_probe_hold(hold_us, d->stream) : cudaSuccess;
+    if (ce == cudaSuccess)
+        ce = cudaEventRecord(d->ev0, d->stream);
     for (int j = 0; ce == cudaSuccess && j < batch; j++) {
         double t0 = host_us();
         if ((*rc = var->forward(state, d->q, d->k, d->v, d->out, d->stream, e)) != ATTN_OK)
@@ -80,6 +88,9 @@ static double event_sample_us(const attn_variant *var, void *state, device_input
         if (h)
             h[(*nh)++] = host_us() - t0;
     }
+    if (queued_in_time)
+        *queued_in_time = ce == cudaSuccess && cudaEventQuery(d->ev0) == cudaErrorNotReady;
+    cudaGetLastError(); /* "not ready" is an answer, not an error for the next launch to find */
     if (ce == cudaSuccess)
         ce = cudaEventRecord(d->ev1, d->stream);
     if (ce == cudaSuccess)
@@ -104,23 +115,33 @@ int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d,
     double h_off[PROBE_MAX_SAMPLES * PROBE_MAX_BATCH], h_on[PROBE_MAX_SAMPLES * PROBE_MAX_BATCH];
     int n_off = 0, n_on = 0, rc = ATTN_OK;
     char cerr[256];
-    double one_us = event_sample_us(var, state, d, 1, NULL, NULL, e, &rc); /* sizes the samples */
+    double one_host[1];
+    int n_one = 0;
+    /* sizes the samples and the hold */
+    double one_us = event_sample_us(var, state, d, 1, 0, NULL, one_host, &n_one, e, &rc);
     if (rc != ATTN_OK)
         return rc;
     if (!(one_us > 0))
         one_us = 1;
     int batch = (int)ceil(PROBE_SAMPLE_US / one_us);
     batch = batch < 1 ? 1 : batch > PROBE_MAX_BATCH ? PROBE_MAX_BATCH : batch;
+    /* The hold: four times the host time of queuing the sample's forwards (measured under
+     * CUPTI, the slower state), and PROBE_HOLD_MIN_US at least. */
+    double hold_us = 4.0 * batch * one_host[0];
+    hold_us = hold_us < PROBE_HOLD_MIN_US ? PROBE_HOLD_MIN_US : hold_us > PROBE_HOLD_MAX_US ? PROBE_HOLD_MAX_US : hold_us;
+    int in_time = 0, late = 0;
     double fit = PROBE_BUDGET_US / (2.0 * batch * one_us);
     int samples = fit >= PROBE_MAX_SAMPLES ? PROBE_MAX_SAMPLES : fit < PROBE_MIN_SAMPLES ? PROBE_MIN_SAMPLES : (int)fit;
     for (int i = 0; i < samples && rc == ATTN_OK; i++) {
         if (cupti_enable(0, cerr, sizeof cerr) != 0)
             return attn_fail(e, ATTN_FAILED, "%s", cerr);
-        t_off[i] = event_sample_us(var, state, d, batch, h_off, &n_off, e, &rc);
+        t_off[i] = event_sample_us(var, state, d, batch, hold_us, &in_time, h_off, &n_off, e, &rc);
+        late += !in_time;
         if (cupti_enable(1, cerr, sizeof cerr) != 0)
             return attn_fail(e, ATTN_FAILED, "%s", cerr);
         if (rc == ATTN_OK)
-            t_on[i] = event_sample_us(var, state, d, batch, h_on, &n_on, e, &rc);
+            t_on[i] = event_sample_us(var, state, d, batch, hold_us, &in_time, h_on, &n_on, e, &rc);
+        late += rc == ATTN_OK && !in_time;
     }
     if (rc != ATTN_OK)
         return rc;
@@ -131,6 +152,10 @@ int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d,
     attn_fact_add(&res->facts, "overhead_probe_samples", samples,
                   "CUPTI overhead probe: %d samples of %d forward%s per state (off, on), interleaved", samples, batch,
                   batch == 1 ? "" : "s");
+    attn_fact_add(&res->facts, "overhead_probe_hold_us", hold_us,
+                  "CUPTI overhead probe: each sample queued behind a %.0f µs hold kernel; in %d of %d samples the "
+                  "hold ended before the last forward was queued",
+                  hold_us, late, 2 * samples);
     return ATTN_OK;
 }
 

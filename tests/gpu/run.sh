@@ -66,6 +66,12 @@ if run["gpu"].get("compute_capability") == "9.0":
         k = (x["facts"].get("kernel") or {}).get("text", "")
         if x["name"] == "flash" and x["status"] == "ok" and "sm90a" not in k:
             bad.append(f"flash ran {k!r} on a 9.0 GPU, not the sm_90a kernel")
+# The CUPTI overhead probe queues each sample behind a hold kernel (runner_checks.c), so that
+# the host's time of queuing the first forward stays out of the GPU figure; it records the hold.
+for x in run["variants"]:
+    hold = x["facts"].get("overhead_probe_hold_us")
+    if x["status"] == "ok" and not (hold and hold.get("value", 0) > 0):
+        bad.append(f"{x['name']}: no overhead_probe_hold_us fact (the probe's samples were not held)")
 for x in run["variants"]:
     fm = x["facts"].get("fully_masked_rows")
     want = {"naive": "NaN", "naive_inplace": "NaN", "math": "0"}.get(x["name"])
