@@ -49,44 +49,38 @@ static const char *shape_word(sweep_shape_state s)
     return "?";
 }
 
+/* One cell of a sweep table: a shape's point for a variant, as the table's measure. */
+typedef void (*sweep_cell_writer)(char *buf, size_t len, const sweep_shape *x, const sweep_point *p, int tflops);
 
-static void table(FILE *f, const sweep_data *m, int dim, int tflops)
+/* The forward: CUDA µs per forward or TFLOP/s; a point that did not run says why. */
+static void forward_cell(char *buf, size_t len, const sweep_shape *x, const sweep_point *p, int tflops)
 {
-    fprintf(f, "| S | B |");
-    for (int k = 0; k < m->n_variants; k++) {
-        fputc(' ', f);
-        esc_md_code(f, m->variants[k], 1);
-        fputs(" |", f);
-    }
-    fprintf(f, "\n|---:|---:|");
-    for (int k = 0; k < m->n_variants; k++)
-        fprintf(f, "---:|");
-    fputc('\n', f);
-    for (int i = 0; i < m->n_shapes; i++) {
-        const sweep_shape *x = &m->shapes[i];
-        if (x->shape.dim != dim)
-            continue;
-        fprintf(f, "| %d | %d |", x->shape.seq, x->shape.batch);
-        for (int k = 0; k < m->n_variants; k++) {
-            const sweep_point *p = &x->p[k];
-            char buf[64];
-            if (p->state == SWEEP_OK && tflops)
-                snprintf(buf, sizeof buf, "%.1f", p->tflops);
-            else if (p->state == SWEEP_OK)
-                format_us(p->us, buf, sizeof buf);
-            else if (p->state == SWEEP_NOT_RUN && x->state != SHAPE_COMPLETE)
-                snprintf(buf, sizeof buf, "%s", shape_word(x->state));
-            else
-                snprintf(buf, sizeof buf, "%s", point_word(p));
-            fprintf(f, " %s |", buf);
-        }
-        fputc('\n', f);
-    }
-    fputc('\n', f);
+    if (p->state == SWEEP_OK && tflops)
+        snprintf(buf, len, "%.1f", p->tflops);
+    else if (p->state == SWEEP_OK)
+        format_us(p->us, buf, len);
+    else if (p->state == SWEEP_NOT_RUN && x->state != SHAPE_COMPLETE)
+        snprintf(buf, len, "%s", shape_word(x->state));
+    else
+        snprintf(buf, len, "%s", point_word(p));
 }
 
-/* sweep --backward: each shape's backward per variant, CUDA µs per backward or TFLOP/s. */
-static void backward_table(FILE *f, const sweep_data *m, int dim, int tflops)
+/* sweep --backward: CUDA µs per backward or TFLOP/s; a backward not measured gives its status. */
+static void backward_cell(char *buf, size_t len, const sweep_shape *x, const sweep_point *p, int tflops)
+{
+    (void)x;
+    if (isfinite(p->bwd_us) && tflops)
+        snprintf(buf, len, "%.1f", p->bwd_tflops);
+    else if (isfinite(p->bwd_us))
+        format_us(p->bwd_us, buf, len);
+    else if (p->bwd_recorded)
+        snprintf(buf, len, "%s", variant_status_name(p->bwd_status));
+    else
+        snprintf(buf, len, "–");
+}
+
+/* A table of the shapes of one head dim (rows: S and B) by variant (columns). */
+static void table(FILE *f, const sweep_data *m, int dim, int tflops, sweep_cell_writer cell)
 {
     fprintf(f, "| S | B |");
     for (int k = 0; k < m->n_variants; k++) {
@@ -104,16 +98,8 @@ static void backward_table(FILE *f, const sweep_data *m, int dim, int tflops)
             continue;
         fprintf(f, "| %d | %d |", x->shape.seq, x->shape.batch);
         for (int k = 0; k < m->n_variants; k++) {
-            const sweep_point *p = &x->p[k];
             char buf[64];
-            if (isfinite(p->bwd_us) && tflops)
-                snprintf(buf, sizeof buf, "%.1f", p->bwd_tflops);
-            else if (isfinite(p->bwd_us))
-                format_us(p->bwd_us, buf, sizeof buf);
-            else if (p->bwd_recorded)
-                snprintf(buf, sizeof buf, "%s", variant_status_name(p->bwd_status));
-            else
-                snprintf(buf, sizeof buf, "–");
+            cell(buf, sizeof buf, x, &x->p[k], tflops);
             fprintf(f, " %s |", buf);
         }
         fputc('\n', f);
@@ -264,19 +250,19 @@ char *sweep_markdown(const sweep_data *m, const figure_list *figs, const char *i
 
     for (int d = 0; d < m->n_dims; d++) {
         fprintf(f, "## Time per forward, D = %d\n\n", m->dims[d]);
-        table(f, m, m->dims[d], 0);
+        table(f, m, m->dims[d], 0, forward_cell);
         fprintf(f, "## TFLOP/s, D = %d\n\n", m->dims[d]);
-        table(f, m, m->dims[d], 1);
+        table(f, m, m->dims[d], 1, forward_cell);
     }
     for (int d = 0; d < m->n_dims && m->backward; d++) {
         fprintf(f, "## Time per backward, D = %d\n\n", m->dims[d]);
         fprintf(f, "Each shape's backward (`run --backward`): the CUDA time per backward, its GPU operations' "
                    "durations summed, the median over the recorded backwards; – where the shape recorded none, "
                    "the backward's status where it did not run.\n\n");
-        backward_table(f, m, m->dims[d], 0);
+        table(f, m, m->dims[d], 0, backward_cell);
         fprintf(f, "## Backward TFLOP/s, D = %d\n\n", m->dims[d]);
         fprintf(f, "At 2.5 times the forward's FLOPs (the FlashAttention papers' convention for the backward).\n\n");
-        backward_table(f, m, m->dims[d], 1);
+        table(f, m, m->dims[d], 1, backward_cell);
     }
 
     md_failed_shapes(f, m);
