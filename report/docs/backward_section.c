@@ -65,17 +65,7 @@ static void findings_cell(FILE *f, const variant_analysis *va, int variant)
 {
     finding_cell c;
     finding_cell_build_backward(va, &c);
-    char anchor[64];
-    for (int j = 0; j < c.n; j++) {
-        fputs(j ? "; [" : "[", f);
-        esc_md_text(f, c.phrase[j]);
-        finding_anchor(va, variant, c.index[j], anchor, sizeof anchor);
-        fprintf(f, "](#%s)", anchor);
-    }
-    if (c.more) {
-        finding_variant_anchor(variant, anchor, sizeof anchor);
-        fprintf(f, "%s[%d more](#%s)", c.n ? "; " : "", c.more, anchor);
-    }
+    finding_cell_write_md(f, va, variant, &c);
     if (!c.n && !c.more)
         fputs("–", f);
 }

@@ -6,6 +6,7 @@
 #include "finding.h"
 #include "findings.h"
 #include "latex.h"
+#include "escape.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -108,4 +109,19 @@ void finding_anchor(const variant_analysis *va, int variant, int k, char *out, s
         snprintf(out, n, "v%d-%s-%d", variant + 1, id, k + 1);
     else
         snprintf(out, n, "v%d-%s", variant + 1, id);
+}
+
+void finding_cell_write_md(FILE *f, const variant_analysis *va, int variant, const finding_cell *c)
+{
+    char anchor[64];
+    for (int j = 0; j < c->n; j++) {
+        fputs(j ? "; [" : "[", f);
+        esc_md_text(f, c->phrase[j]);
+        finding_anchor(va, variant, c->index[j], anchor, sizeof anchor);
+        fprintf(f, "](#%s)", anchor);
+    }
+    if (c->more) {
+        finding_variant_anchor(variant, anchor, sizeof anchor);
+        fprintf(f, "%s[%d more](#%s)", c->n ? "; " : "", c->more, anchor);
+    }
 }

@@ -8,6 +8,7 @@
 #include "analysis.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* The most words a summary cell holds, its "N more" included. */
 #define FINDING_CELL_MAX_WORDS 25
@@ -39,6 +40,9 @@ void finding_cell_build(const variant_analysis *va, finding_cell *c);
 /* The same over the backward's findings (FK_BWD_*), for the backward table; the forward's cell
  * above leaves them out. */
 void finding_cell_build_backward(const variant_analysis *va, finding_cell *c);
+/* The cell in Markdown: each phrase linked to its finding's sentence, then "N more" linked to
+ * the variant's section; nothing for an empty cell. */
+void finding_cell_write_md(FILE *f, const variant_analysis *va, int variant, const finding_cell *c);
 /* Words of plain text (runs of non-space), as the limit counts them. */
 int finding_words(const char *s);
 

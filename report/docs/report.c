@@ -78,17 +78,7 @@ static void summary_findings_cell(FILE *f, const variant_analysis *va, int varia
 {
     finding_cell c;
     finding_cell_build(va, &c);
-    char anchor[64];
-    for (int j = 0; j < c.n; j++) {
-        fputs(j ? "; [" : "[", f);
-        esc_md_text(f, c.phrase[j]);
-        finding_anchor(va, variant, c.index[j], anchor, sizeof anchor);
-        fprintf(f, "](#%s)", anchor);
-    }
-    if (c.more) {
-        finding_variant_anchor(variant, anchor, sizeof anchor);
-        fprintf(f, "%s[%d more](#%s)", c.n ? "; " : "", c.more, anchor);
-    }
+    finding_cell_write_md(f, va, variant, &c);
 }
 
 static void summary_table(FILE *f, const report_doc *d)
