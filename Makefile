@@ -101,10 +101,11 @@ VERSION_STAMP := $(BUILD)/version.stamp
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(BUILD); echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
 $(BUILD)/src/cli/main.o $(BUILD)/src/cli/cmd_archive.o $(BUILD)/report/docs/report.o: $(VERSION_STAMP)
-# run.json records how the recorder was built: the nvcc release and the flags.
+# run.json records how the recorder was built: the nvcc release and the flags (the sm_90a
+# object's architectures are stated by the objects themselves, runner_env.c).
 NVCC_RELEASE := $(if $(filter 1,$(WITH_CUDA)),$(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'))
 $(BUILD)/src/recorder/runner_env.o: BASE_CFLAGS += -DATTNPROF_NVCC_VERSION='"$(NVCC_RELEASE)"' \
-    -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); kernels/flash_fwd_sm90a.cu: $(SM90A_ARCH); cc $(strip $(CFLAGS))"'
+    -DATTNPROF_BUILD_FLAGS='"nvcc $(strip $(NVCCFLAGS)); cc $(strip $(CFLAGS))"'
 # `attnprof list` without a recorder (no CUDA, no driver) prints the variant catalog, generated
 # from the registry and the variant files themselves (a variant stays one file + one line).
 VARIANT_CATALOG := $(BUILD)/gen/variant_catalog.h

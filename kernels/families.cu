@@ -94,3 +94,14 @@ extern "C" int kernel_family_max_head_dim(const kernel_family *f)
             d = c.head_dim;
     return d;
 }
+
+#define ARCH_TEXT(...) #__VA_ARGS__
+#define ARCH_STRING(...) ARCH_TEXT(__VA_ARGS__)
+extern "C" const char *kernel_arch_list(void)
+{
+#ifdef __CUDA_ARCH_LIST__
+    return ARCH_STRING(__CUDA_ARCH_LIST__);
+#else
+    return "";
+#endif
+}

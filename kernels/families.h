@@ -64,6 +64,10 @@ enum kernel_family_id {
 const kernel_family *kernel_family_at(int id);
 /* The largest head dim any configuration of the family is compiled for. */
 int kernel_family_max_head_dim(const kernel_family *f);
+/* The compute capabilities the families' objects were compiled for, as nvcc itself listed
+ * them while compiling this one (__CUDA_ARCH_LIST__, e.g. "800,900"), so that run.json states
+ * what was built, not what the Makefile meant to pass; "" from an nvcc without the macro. */
+const char *kernel_arch_list(void);
 
 #ifdef __cplusplus
 }

@@ -130,6 +130,9 @@ typedef struct run_env {
     char os[160];                   /* /etc/os-release PRETTY_NAME, uname release */
     char nvcc[64];                  /* nvcc release the recorder's kernels were built with */
     char build_flags[512];          /* NVCCFLAGS and CFLAGS of the recorder */
+    char build_arches[96];          /* the architectures the kernels were compiled for, as the objects
+                                     * themselves say: "sm_80,sm_90,sm_90a" (sm_90a: the Hopper flash
+                                     * kernels are in); "" in archives from before attnprof recorded it */
 } run_env;
 
 /* What produced the records (run.json "provenance"). Every paragraph of a report

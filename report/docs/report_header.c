@@ -133,6 +133,43 @@ static void header_device(FILE *f, const run_info *r)
             r->cuda_driver_version / 1000, r->cuda_driver_version % 1000 / 10, cublas, cudnn, r->cupti_version);
 }
 
+/* The architectures the recorder's kernels were compiled for, as its objects said
+ * (run.json build.arches). Archives from before that field hold only the Makefile's flag
+ * string, whose sm_90a part was written whether or not the object was built with it; for them
+ * the trace is the evidence: a Hopper flash kernel that ran was compiled in. */
+static void build_arches_text(FILE *f, const analysis *a)
+{
+    const run_env *e = &a->run->env;
+    if (e->build_arches[0]) {
+        int sm90a = strstr(e->build_arches, "sm_90a") != NULL;
+        fputs("kernels compiled for ", f);
+        esc_md_text(f, e->build_arches);
+        fputs(sm90a ? " (sm_90a: the Hopper flash kernels are in)" : " (no sm_90a: the Hopper flash kernels are not in)",
+              f);
+        return;
+    }
+    for (size_t i = 0; i < a->trace->n_ops; i++)
+        if (a->trace->ops[i].name && !strncmp(a->trace->ops[i].name, "attnprof_flash_fwd_sm90a_", 25)) {
+            fputs("sm_90a Hopper flash kernels compiled in (one ran: ", f);
+            esc_md_code(f, a->trace->ops[i].name, 0);
+            fputs(")", f);
+            return;
+        }
+    fputs("whether the sm_90a Hopper flash kernels were compiled in: not recorded", f);
+}
+
+/* The flag string without its part for kernels/flash_fwd_sm90a.cu, which archives from before
+ * build.arches carry from the Makefile whether or not that object was compiled with it. */
+static void build_flags_compiled(const run_env *e, char *out, size_t n)
+{
+    snprintf(out, n, "%s", e->build_flags);
+    char *part = strstr(out, "; kernels/flash_fwd_sm90a.cu:");
+    if (!part)
+        return;
+    const char *rest = strstr(part + 2, "; ");
+    memmove(part, rest ? rest : "", strlen(rest ? rest : "") + 1);
+}
+
 /* The rows of what was measured alongside: clocks, the measurement plan, host and build. */
 static void header_environment(FILE *f, const analysis *a)
 {
@@ -174,7 +211,11 @@ static void header_environment(FILE *f, const analysis *a)
         fputs("nvcc ", f);
         esc_md_text(f, e->nvcc[0] ? e->nvcc : "(version not recorded)");
         fputs("; ", f);
-        esc_md_code(f, e->build_flags, 1);
+        build_arches_text(f, a);
+        fputs("; ", f);
+        char flags[sizeof e->build_flags];
+        build_flags_compiled(e, flags, sizeof flags);
+        esc_md_code(f, flags, 1);
     } else {
         fputs("nvcc version and build flags: not recorded", f);
     }

@@ -131,6 +131,7 @@ static const json_field run_fields[] = {
     FIELD_OBJECT_ROW("build", build_present, "measured/host/build"),
     RUN_FIELD("build", "nvcc", FIELD_STR, env.nvcc),
     RUN_FIELD("build", "flags", FIELD_STR, env.build_flags),
+    RUN_FIELD("build", "arches", FIELD_STR, env.build_arches, .flags = WHEN_NONEMPTY),
     FIELD_PART_ROW("imported_from", sources_part),
     RUN_FIELD("", "shape_from", FIELD_STR, shape_source, .flags = WHEN_IMPORTED),
     RUN_FIELD("", "device_limits_note", FIELD_STR, device_limits_note, .flags = WHEN_IMPORTED | WHEN_NONEMPTY),

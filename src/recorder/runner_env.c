@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "nvml_sampler.h"
+#include "families.h"
+#include "flash_fwd_sm90a.h"
 
 int runner_device_props(int dev, device_props *p, char *err, size_t errlen)
 {
@@ -74,7 +76,30 @@ static void gpu_identity(int dev, run_info *info)
 #define ATTNPROF_BUILD_FLAGS ""
 #endif
 
-/* Host CPU, OS, and how the recorder was built (Makefile: nvcc release, flags). */
+/* The architectures the kernels were compiled for, as the objects themselves say:
+ * __CUDA_ARCH_LIST__ of the kernel objects ("800,900" -> "sm_80,sm_90"), then sm_90a if the
+ * Hopper object holds its kernels. A command-line CUDA_ARCH once left them out while the
+ * Makefile's flag string still named sm_90a; what the objects report cannot say so. */
+static void build_arches(char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    const char *p = kernel_arch_list();
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        if (v > 0 && len < n)
+            len += (size_t)snprintf(out + len, n - len, "%ssm_%ld", len ? "," : "", v / 10);
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (flash_sm90a_built() && len < n)
+        snprintf(out + len, n - len, "%ssm_90a", len ? "," : "");
+}
+
+/* Host CPU, OS, and how the recorder was built (Makefile: nvcc release, flags; the objects:
+ * the architectures). */
 static void host_and_build(run_env *env)
 {
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -110,6 +135,7 @@ static void host_and_build(run_env *env)
         snprintf(env->os, sizeof env->os, "%s", pretty);
     snprintf(env->nvcc, sizeof env->nvcc, "%s", ATTNPROF_NVCC_VERSION);
     snprintf(env->build_flags, sizeof env->build_flags, "%s", ATTNPROF_BUILD_FLAGS);
+    build_arches(env->build_arches, sizeof env->build_arches);
 }
 
 static void iso_date(char *out, size_t n)

@@ -351,10 +351,70 @@ Test(paper, clocks_measured_or_not_recorded)
     cr_assert_not_null(strstr(md, "| Measured during the run | SM clock 1755–1980 MHz, memory clock 3201 MHz (NVML, 6 samples"));
     cr_assert_not_null(strstr(md, "power limit 700 W"));
     cr_assert_not_null(strstr(md, "| Host | Test CPU \\| 9000 (16 logical CPUs); Debian GNU/Linux 12, Linux 6.1 |"));
-    cr_assert_not_null(strstr(md, "| Build | nvcc 13.0; `nvcc -O3; cc -O2` |"));
+    /* no build.arches and no Hopper kernel in the trace: nothing says whether sm_90a was in */
+    cr_assert_not_null(strstr(md, "| Build | nvcc 13.0; whether the sm_90a Hopper flash kernels were compiled in: "
+                                  "not recorded; `nvcc -O3; cc -O2` |"), "%s", strstr(md, "| Build"));
     free(md);
     f.a.run = &f.r;
     remove_tree(dir);
+    fixture_free(&f);
+}
+
+/* The Build row states what the recorder's objects said they were compiled for (run.json
+ * build.arches), not the Makefile's flag string: that string named sm_90a for
+ * kernels/flash_fwd_sm90a.cu even when a command-line CUDA_ARCH had left its kernels out (the
+ * example recorded at ad5406c ran the generic flash kernel under such a string). */
+static char *build_row(fixture *f, const char *arches, const char *flags)
+{
+    run_env *e = &f->r.env;
+    snprintf(e->nvcc, sizeof e->nvcc, "13.0");
+    snprintf(e->build_arches, sizeof e->build_arches, "%s", arches);
+    snprintf(e->build_flags, sizeof e->build_flags, "%s", flags);
+    char dir[] = "/tmp/attnprof-build-row-XXXXXX", path[512], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    cr_assert_eq(run_info_write_json(&f->r, path, err, sizeof err), 0, "%s", err);
+    run_info back;
+    cr_assert_eq(run_info_read_json(&back, path, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(back.env.build_arches, arches, "build.arches reads back");
+    remove_tree(dir);
+    f->a.run = &back;
+    char *md = report_markdown(&f->a, NULL, NULL);
+    f->a.run = &f->r;
+    const char *row = strstr(md, "| Build | ");
+    cr_assert_not_null(row);
+    char *line = strndup(row, strcspn(row, "\n"));
+    free(md);
+    return line;
+}
+
+Test(paper, build_row_states_the_architectures_the_objects_were_compiled_for)
+{
+    static const char old_flags[] = "nvcc -O3 -gencode arch=compute_90,code=sm_90; kernels/flash_fwd_sm90a.cu: "
+                                    "-gencode arch=compute_90a,code=sm_90a -DATTNPROF_HAVE_SM90A; cc -O2";
+    fixture f;
+    fixture_load(&f, EXAMPLE); /* its flash ran attnprof_flash_fwd_bf16_*: no Hopper kernel in the trace */
+    char *row = build_row(&f, "sm_80,sm_90,sm_90a", "nvcc -O3; cc -O2");
+    cr_expect_str_eq(row, "| Build | nvcc 13.0; kernels compiled for sm_80,sm_90,sm_90a (sm_90a: the Hopper flash "
+                          "kernels are in); `nvcc -O3; cc -O2` |");
+    free(row);
+    row = build_row(&f, "sm_90", "nvcc -O3; cc -O2");
+    cr_expect_str_eq(row, "| Build | nvcc 13.0; kernels compiled for sm_90 (no sm_90a: the Hopper flash kernels "
+                          "are not in); `nvcc -O3; cc -O2` |");
+    free(row);
+    /* an archive from before build.arches: the Makefile's sm_90a part is not repeated as fact */
+    row = build_row(&f, "", old_flags);
+    cr_expect_str_eq(row, "| Build | nvcc 13.0; whether the sm_90a Hopper flash kernels were compiled in: not "
+                          "recorded; `nvcc -O3 -gencode arch=compute_90,code=sm_90; cc -O2` |");
+    free(row);
+    fixture_free(&f);
+    /* ... unless its trace shows one ran */
+    fixture_load(&f, "tests/fixtures/h200-sm90a");
+    row = build_row(&f, "", old_flags);
+    cr_expect(strstr(row, "sm_90a Hopper flash kernels compiled in (one ran: `attnprof_flash_fwd_sm90a_") &&
+                  strstr(row, "`nvcc -O3 -gencode arch=compute_90,code=sm_90; cc -O2`") && !strstr(row, "HAVE_SM90A"),
+              "%s", row);
+    free(row);
     fixture_free(&f);
 }
 

@@ -5,6 +5,7 @@
  * has prepare and blocks_per_sm exactly where the family has them. No call reaches the GPU.
  * Exit 0 on success; prints each mismatch. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attn_bwd_tc.h"
@@ -132,6 +133,18 @@ int main(void)
         const int own_prepare = id != KERNEL_FAMILY_ATTN_BWD_TC;
         EXPECT(!f->prepare == !own_prepare && !f->blocks_per_sm == !own_prepare,
                "%s: prepare/blocks_per_sm present where the family has none, or missing", f->name);
+    }
+    /* run.json build.arches is made of this list: comma-separated compute capabilities x10 */
+    const char *arches = kernel_arch_list(), *p = arches;
+    EXPECT(*arches, "kernel_arch_list() is empty: nvcc did not define __CUDA_ARCH_LIST__");
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        EXPECT(end != p && v >= 500 && v < 2000 && (*end == ',' || !*end), "kernel_arch_list() \"%s\" is not a list of "
+               "compute capabilities", arches);
+        if (end == p)
+            break;
+        p = *end ? end + 1 : end;
     }
     if (!bad)
         printf("kernel_families: %d families, each row as its own API says (configurations, defaults on 7.5 to 9.0)\n",
