@@ -1,7 +1,9 @@
 /* Issue 37, item 2: the README starts with the newcomer's path. Its first screen (before
  * "## Contents", within the first 40 lines) holds the three commands (run, import your own trace,
  * compare), and the first screen's import and compare lines run as written (the trace and the
- * archives replaced by fixtures); it says that `run` times attnprof's own implementations, not
+ * archives replaced by fixtures), and so do its run-against-an-import lines (import --shape, compare
+ * --allow-l2-mismatch), which fail as the first screen says without what they add; it says that
+ * `run` times attnprof's own implementations, not
  * PyTorch's SDPA, and names the series by its title; the table of contents links every "## "
  * section after it, and each of its links names a heading that exists. */
 #include <criterion/criterion.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "archive.h"
+#include "exit_codes.h"
 #include "run_cli.h"
 #include "slurp.h"
 
@@ -36,6 +39,65 @@ static const char *line_starting(const char *from, const char *to, const char *h
     return NULL;
 }
 
+/* The first screen's inline command that starts with `head` (its backticks dropped, wrapped
+ * lines joined), with each `from` replaced by its `to`, in `out` after "build/attnprof ". */
+static int inline_command(const char *first, const char *head, const char *const subst[][2], size_t n_subst, char *out,
+                          size_t n)
+{
+    const char *at = strstr(first, head);
+    if (!at)
+        return -1;
+    at += strlen("`build/attnprof ");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%.*s", (int)strcspn(at, "`"), at);
+    size_t o = 0;
+    for (const char *c = cmd; *c && o + 1 < n;) {
+        size_t k = 0;
+        while (k < n_subst && strncmp(c, subst[k][0], strlen(subst[k][0])))
+            k++;
+        if (k < n_subst) {
+            o += (size_t)snprintf(out + o, n - o, "%s", subst[k][1]);
+            c += strlen(subst[k][0]);
+        } else
+            out[o++] = *c++;
+    }
+    out[o < n ? o : n - 1] = '\0';
+    return 0;
+}
+
+/* The first screen's run-against-an-import commands run as written (the trace a fixture, the
+ * outputs in a temporary folder), and each thing they add is needed: without --allow-l2-mismatch
+ * compare exits EXIT_L2_MISMATCH, without --shape it names --shape. */
+static void run_against_an_import(const char *first)
+{
+    char dir[] = "/tmp/attnprof-readme-import-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char mine[300], cmp[300], bare[300], args[1024];
+    snprintf(mine, sizeof mine, "%s/mine", dir);
+    snprintf(cmp, sizeof cmp, "%s/run-vs-mine", dir);
+    snprintf(bare, sizeof bare, "%s/bare", dir);
+    const char *const subst[][2] = {{"trace.json", "tests/fixtures/torch-h200/kineto_sdpa_flash.json.gz"},
+                                    {"out/mine", mine},
+                                    {"out/run-vs-mine", cmp}};
+    cr_assert_eq(inline_command(first, "`build/attnprof import trace.json --shape ", subst, 3, args, sizeof args), 0,
+                 "the first screen's import with --shape");
+    cr_expect_eq(attnprof(args), 0, "%s: %s", args, err_text);
+    cr_assert_eq(inline_command(first, "`build/attnprof compare out/example-h200 out/mine ", subst, 3, args, sizeof args),
+                 0, "the first screen's compare of the example with the import");
+    cr_assert_not_null(strstr(args, " --allow-l2-mismatch"), "%s", args);
+    cr_expect_eq(attnprof(args), 0, "%s: %s", args, err_text);
+    *strstr(args, " --allow-l2-mismatch") = '\0';
+    strcat(args, " --force");
+    cr_expect_eq(attnprof(args), EXIT_L2_MISMATCH, "without --allow-l2-mismatch: %s", err_text);
+    cr_expect_not_null(strstr(err_text, "--allow-l2-mismatch"), "%s", err_text);
+    snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_sdpa_flash.json.gz -o %s -q", bare);
+    cr_assert_eq(attnprof(args), 0, "%s", err_text);
+    snprintf(args, sizeof args, "compare out/example-h200 %s -o %s/cmp-bare -q --allow-l2-mismatch", bare, dir);
+    cr_expect_eq(attnprof(args), EXIT_USAGE, "without --shape: %s", err_text);
+    cr_expect_not_null(strstr(err_text, "--shape"), "%s", err_text);
+    remove_tree(dir);
+}
+
 Test(readme, the_first_screen_holds_the_three_commands_and_they_run)
 {
     char *md = slurp_required("README.md");
@@ -59,6 +121,7 @@ Test(readme, the_first_screen_holds_the_three_commands_and_they_run)
               "the first screen says what run times");
     cr_expect_not_null(strstr(first, "Profiling in PyTorch (Part 3): Attention is all you profile"),
                        "the first screen names the series by its title");
+    run_against_an_import(first);
     free(first);
 
     /* the first screen's import and compare lines, as written, with fixtures for their inputs */
