@@ -41,8 +41,9 @@ Test(cli_example, the_bundled_example_holds_every_current_field)
     cr_expect_eq(len, 0, "out/example-h200/run.json is older than the reader: missing%s; re-record it on the H200 "
                  "with `build/attnprof run --force -o out/example-h200`", missing);
     /* and its report, as the reader renders it now, marks no row as predating the archive */
-    const char *dir = "/tmp/attnprof-example-current";
-    remove_tree(dir);
+    char tmp[] = "/tmp/attnprof-example-current-XXXXXX", dir[64];
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(dir, sizeof dir, "%s/r", tmp);
     char args[256], path[256];
     snprintf(args, sizeof args, "report out/example-h200 -o %s --format png -q", dir);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
@@ -52,5 +53,5 @@ Test(cli_example, the_bundled_example_holds_every_current_field)
     const char *old = strstr(md, "predates");
     cr_expect_null(old, "the example's report says: %.200s", old ? old - 100 : "");
     free(md);
-    remove_tree(dir);
+    remove_tree(tmp);
 }

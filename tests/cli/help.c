@@ -100,10 +100,9 @@ Test(cli_help, png_is_drawn_for_the_html_whatever_format_says)
 {
     cr_assert_eq(attnprof_out("help compare", out_a, sizeof out_a), 0);
     cr_assert(strstr(out_a, "PNG is drawn whatever the"), "%s", out_a);
-    const char *base = "/tmp/attnprof-help-png";
+    char base[] = "/tmp/attnprof-help-png-XXXXXX";
+    cr_assert_not_null(mkdtemp(base));
     char args[1024], path[512];
-    remove_tree(base);
-    mkdir(base, 0755);
     snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s/r --format pdf -q", base);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
     snprintf(path, sizeof path, "%s/r/report.html", base);
@@ -132,8 +131,9 @@ Test(cli_help, figure_size_names_the_files_it_makes)
     cr_assert_eq(attnprof_out("help report", out_a, sizeof out_a), 0);
     cr_assert(strstr(out_a, "figures/<figure>-<size>.<format>") && strstr(out_a, "figures/timeline-compact-column.pdf"),
               "%s", out_a);
-    const char *dir = "/tmp/attnprof-help-size";
-    remove_tree(dir);
+    char tmp[] = "/tmp/attnprof-help-size-XXXXXX", dir[64];
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(dir, sizeof dir, "%s/r", tmp);
     char args[512], path[512];
     snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s --figure-size column --format pdf -q", dir);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
@@ -141,34 +141,43 @@ Test(cli_help, figure_size_names_the_files_it_makes)
     cr_expect(path_exists(path), "no %s", path);
     snprintf(path, sizeof path, "%s/figures/column", dir);
     cr_expect(!path_exists(path), "a figures/column/ folder help does not name");
-    remove_tree(dir);
+    remove_tree(tmp);
 }
 
 static int one_line(void) { return strchr(err_text, '\n') == err_text + strlen(err_text) - 1; }
 
 Test(cli_help, options_a_command_does_not_use_are_refused)
 {
+    /* NEVER: a path in a folder of this test's own, which no refused command may create */
     const struct {
         const char *args, *bad, *cmd;
     } cases[] = {
-        {"compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o /tmp/attnprof-never --variants flash",
-         "--variants", "compare"},
-        {"compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o /tmp/attnprof-never --seq 4096",
-         "--seq", "compare"},
-        {"compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o /tmp/attnprof-never --pdf", "--pdf",
+        {"compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o NEVER --variants flash", "--variants",
          "compare"},
+        {"compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o NEVER --seq 4096", "--seq", "compare"},
+        {"compare tests/fixtures/h200-cudnn919-a tests/fixtures/h200-cudnn919-b -o NEVER --pdf", "--pdf", "compare"},
         {"run --baseline X", "--baseline", "run"},
         {"run --min-effect 5", "--min-effect", "run"},
         {"list --variants flash", "--variants", "list"},
-        {"sweep -o /tmp/attnprof-never --l2 cold", "--l2", "sweep"},
+        {"sweep -o NEVER --l2 cold", "--l2", "sweep"},
     };
+    char tmp[] = "/tmp/attnprof-help-never-XXXXXX", never[64];
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(never, sizeof never, "%s/out", tmp);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cr_expect_eq(attnprof(cases[i].args), EXIT_USAGE, "%s: %s", cases[i].args, err_text);
+        char args[512];
+        const char *at = strstr(cases[i].args, "NEVER");
+        if (at)
+            snprintf(args, sizeof args, "%.*s%s%s", (int)(at - cases[i].args), cases[i].args, never, at + 5);
+        else
+            snprintf(args, sizeof args, "%s", cases[i].args);
+        cr_expect_eq(attnprof(args), EXIT_USAGE, "%s: %s", args, err_text);
         char want[128];
         snprintf(want, sizeof want, "%s is not an option of %s; %s takes", cases[i].bad, cases[i].cmd, cases[i].cmd);
         cr_expect(strstr(err_text, want) && one_line(), "%s: %s", cases[i].args, err_text);
-        cr_expect(!path_exists("/tmp/attnprof-never"), "%s wrote its output", cases[i].args);
+        cr_expect(!path_exists(never), "%s wrote its output", args);
     }
+    remove_tree(tmp);
 }
 
 Test(cli_help, did_you_mean)
@@ -203,26 +212,27 @@ Test(cli_help, report_of_a_file_says_what_to_give)
  * reference that matches gives none. */
 Test(cli_help, reference_matching_nothing_warns_with_both_sides)
 {
-    const char *dir = "/tmp/attnprof-help-ref";
-    remove_tree(dir);
+    char tmp[] = "/tmp/attnprof-help-ref-XXXXXX", dir[64], ref[80];
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(dir, sizeof dir, "%s/r", tmp);
+    snprintf(ref, sizeof ref, "%s/other", tmp);
     char args[512];
     snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s --reference tests/fixtures/h200-cudnn919-b -q",
              dir);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
     cr_expect(!strstr(err_text, "warning"), "%s", err_text);
     remove_tree(dir);
-    const char *ref = "/tmp/attnprof-help-ref-other";
-    remove_tree(ref);
     snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_naive.json.gz --variant other -o %s -q", ref);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
     snprintf(args, sizeof args, "report tests/fixtures/h200-cudnn919-a -o %s --reference %s -q", dir, ref);
     cr_assert_eq(attnprof(args), 0, "%s", err_text);
-    cr_expect(one_line() && strstr(err_text, "warning: --reference /tmp/attnprof-help-ref-other matches none") &&
+    char want[160];
+    snprintf(want, sizeof want, "warning: --reference %s matches none", ref);
+    cr_expect(one_line() && strstr(err_text, want) &&
                   strstr(err_text, "the reference holds: other") &&
                   strstr(err_text, "naive, naive_inplace") && strstr(err_text, "the reference holds: "),
               "%s", err_text);
-    remove_tree(dir);
-    remove_tree(ref);
+    remove_tree(tmp);
 }
 
 /* The README's first screen: PyTorch's variants imported from bench/torch_traces.py's files
@@ -231,9 +241,11 @@ Test(cli_help, reference_matching_nothing_warns_with_both_sides)
  * was tried and all six rows read "not in the reference". */
 Test(cli_help, a_pytorch_import_stands_beside_the_example_as_the_readme_says)
 {
-    const char *dir = "/tmp/attnprof-help-torchref", *ref = "/tmp/attnprof-help-torchref-torch";
-    remove_tree(dir);
-    remove_tree(ref);
+    /* the import's folder name is its archive name in compare.csv */
+    char tmp[] = "/tmp/attnprof-help-torchref-XXXXXX", dir[64], ref[96];
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(dir, sizeof dir, "%s/r", tmp);
+    snprintf(ref, sizeof ref, "%s/attnprof-help-torchref-torch", tmp);
     char args[1024];
     snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_*.json.gz --shape 8x16x1024x64,bf16,causal -o %s -q",
              ref);
@@ -281,6 +293,5 @@ Test(cli_help, a_pytorch_import_stands_beside_the_example_as_the_readme_says)
         cr_expect_not_null(strstr(csv, row), "%s: the import's row under our name", names[i]);
     }
     free(csv);
-    remove_tree(dir);
-    remove_tree(ref);
+    remove_tree(tmp);
 }

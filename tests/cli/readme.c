@@ -128,9 +128,10 @@ Test(readme, the_first_screen_holds_the_three_commands_and_they_run)
     char line[512], args[1024];
     snprintf(line, sizeof line, "%.*s", (int)strcspn(imp, "#\n"), imp + strlen("    build/attnprof "));
     cr_assert_not_null(strstr(line, "import trace.json -o out/mine"), "%s", line);
-    const char *mine = "/tmp/attnprof-readme-mine", *ab = "/tmp/attnprof-readme-a-vs-b";
-    remove_tree(mine);
-    remove_tree(ab);
+    char tmp[] = "/tmp/attnprof-readme-XXXXXX", mine[64], ab[64];
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(mine, sizeof mine, "%s/mine", tmp);
+    snprintf(ab, sizeof ab, "%s/a-vs-b", tmp);
     snprintf(args, sizeof args, "import tests/fixtures/torch-h200/kineto_sdpa_flash.json.gz -o %s -q", mine);
     cr_expect_eq(attnprof(args), 0, "%s: %s", args, err_text);
     char path[300];
@@ -142,8 +143,7 @@ Test(readme, the_first_screen_holds_the_three_commands_and_they_run)
     cr_expect_eq(attnprof(args), 0, "%s: %s", args, err_text);
     snprintf(path, sizeof path, "%s/compare.html", ab);
     cr_expect(path_exists(path), "compare wrote %s, as the first screen says", path);
-    remove_tree(mine);
-    remove_tree(ab);
+    remove_tree(tmp);
 
     /* the table of contents: every "## " section after it linked, every link a heading */
     const char *toc_end = strstr(contents + 1, "\n## ");
