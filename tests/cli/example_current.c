@@ -21,6 +21,58 @@ static const char *const current_fields[] = {"build", "causal", "ceilings", "com
                                              "rel_error_threshold", "seed", "shape", "tool_version", "variants",
                                              "versions", "warmup"};
 
+/* A summary row of report.md as the README's excerpt writes it: without its second column
+ * ("What we changed") and with the findings' links reduced to their text. */
+static void excerpt_row(const char *row, size_t len, char *out, size_t n)
+{
+    size_t o = 0, i = 0;
+    int cell = 0;
+    while (i < len && o + 1 < n) {
+        if (!strncmp(row + i, " | ", 3) && ++cell == 1) {
+            const char *next = strstr(row + i + 3, " | ");
+            if (!next)
+                break;
+            i = (size_t)(next - row);
+            continue;
+        }
+        const char *close = row[i] == '[' ? strstr(row + i, "](#") : NULL;
+        if (close && close < row + len && memchr(row + i, '\n', (size_t)(close - row - i)) == NULL) {
+            size_t t = (size_t)(close - row - i - 1);
+            o += (size_t)snprintf(out + o, n - o, "%.*s", (int)t, row + i + 1);
+            i = (size_t)(strchr(close, ')') - row) + 1;
+            continue;
+        }
+        out[o++] = row[i++];
+    }
+    out[o < n ? o : n - 1] = '\0';
+}
+
+/* The README's excerpt of the example's summary table is the table the example renders now. */
+static void readme_excerpt_is_the_report(const char *md)
+{
+    char *readme = slurp("README.md");
+    cr_assert(readme);
+    const char *at = strstr(readme, "The report of the bundled example archive");
+    cr_assert(at, "README introduces the example's excerpt");
+    at = strstr(at, "\n| `");
+    int rows = 0;
+    for (; at && !strncmp(at, "\n| `", 4); at = strchr(at + 1, '\n')) {
+        const char *line = at + 1;
+        size_t len = strcspn(line, "\n");
+        size_t name = strcspn(line + 3, "`");
+        char head[80], got[2048];
+        snprintf(head, sizeof head, "\n%.*s", (int)(name + 4), line);
+        const char *r = strstr(md, head);
+        cr_assert(r, "the report has no row %s", head + 1);
+        excerpt_row(r + 1, strcspn(r + 1, "\n"), got, sizeof got);
+        cr_expect(strlen(got) == len && !strncmp(got, line, len), "README's excerpt row\n%.*s\nbut the example renders\n%s",
+                  (int)len, line, got);
+        rows++;
+    }
+    cr_expect_eq(rows, 6, "README's excerpt holds a row per variant of the example");
+    free(readme);
+}
+
 Test(cli_example, the_bundled_example_holds_every_current_field)
 {
     json_error_t e;
@@ -52,6 +104,7 @@ Test(cli_example, the_bundled_example_holds_every_current_field)
     cr_assert(md);
     const char *old = strstr(md, "predates");
     cr_expect_null(old, "the example's report says: %.200s", old ? old - 100 : "");
+    readme_excerpt_is_the_report(md);
     free(md);
     remove_tree(tmp);
 }
