@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device run for the backward (issue 39, third wave), every step timed (t=… s since the start):
+# One device run that checks and times the backward (run --backward), every step timed (t=… s since the start):
 # (1) the default batch with --backward (wall time; the ops of each variant's attn_bwd ranges),
 # (2) the fixture archive (default shape, 3 recorded forwards and backwards), (3) gpu-test's
 # backward part (tests/gpu/run.sh GPU_TEST_ONLY=backward: odd S, every head dim, the tensor-core

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device run for run --backward (issue 39): (1) gpu checks: attnprof run --backward on odd S,
+# One device run that checks and times run --backward: (1) gpu checks: attnprof run --backward on odd S,
 # D 64 and 128 (every variant; causal, the only mask attnprof runs), (2) the fixture archive,
 # (3) compute-sanitizer memcheck of the backward on a small shape, (4) PyTorch's backward grid
 # (bench/torch_bwd.py), (5) ours on the causal points of the same grid. Logs under $OUT.

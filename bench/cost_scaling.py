@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cost of report, compare and sweep --collect at 4 sizes each (issue 36, E10-E13), on synthetic
+"""Cost of report, compare and sweep --collect at 4 sizes each, on synthetic
 archives made by bench/gen_cost_archive.py, timed as whole processes with os.wait4 (the kernel's
 own accounting of each finished child, read by bench/rusage_run.c: user + system CPU seconds,
 wall seconds, peak RSS).

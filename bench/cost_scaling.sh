@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cost of report, compare and sweep --collect at 4 sizes each (issue 36, E10-E13): builds
+# Cost of report, compare and sweep --collect at 4 sizes each (CPU seconds, wall, peak RSS): builds
 # bench/rusage_run (the wait4 timer) and runs bench/cost_scaling.py, whose header says what is
 # measured. On an idle machine of many cores, JOBS processes at a time (default 1).
 #   bench/cost_scaling.sh [BIN] > bench/results/....md

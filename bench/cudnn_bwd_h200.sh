@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device run for the cudnn variant's backward (issue 39): (1) checks of cudnn's backward
+# One device run that checks and times the cudnn variant's backward: (1) checks of cudnn's backward
 # against FP64 on odd S and D 64/128, (2) PyTorch's cuDNN SDPA backward on the grid (causal and
 # not; bench/torch_bwd.py cudnn), (3) ours on the causal points of the same grid (attnprof runs the
 # causal mask only), (4) the default batch with --backward, timed. Logs under $OUT.

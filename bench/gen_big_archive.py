@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Big archives for the linear-time budget of issue 15 (bench/RESULTS.md):
+"""Big archives (1M GPU ops, 100k forwards, a run.json of MB) for the render's linear-time
+budget and the run.json reader's memory bound (bench/RESULTS.md):
 
     python3 bench/gen_big_archive.py range    OUT   # 2 forwards of 500k GPU ops each: 1M ops
     python3 bench/gen_big_archive.py forwards OUT   # 100k forwards of 10 GPU ops each: 1M ops

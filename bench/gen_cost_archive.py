@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Synthetic archives for the cost measurements of issue 36 (E10-E13): the shape of what
+"""Synthetic archives for timing report and compare (cost_scaling.py): the shape of what
 `attnprof run` writes (run.json, trace.json), with made-up times, so that report and compare
 can be timed at sizes no fixture has. Nothing in them is a measurement of a GPU.
 

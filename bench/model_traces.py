@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""PyTorch profiler traces of real models, for `attnprof import` (issue 24's fixtures).
+"""PyTorch profiler traces of real models, for `attnprof import` (the fixtures
+tests/fixtures/models-h200).
 
 Every model is built from its library's config with random weights (nothing is downloaded:
 the GPU machine reaches no registry). Each trace follows the pattern the README's "Profile

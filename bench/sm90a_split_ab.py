@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Two builds of the production sm_90a flash kernels timed against each other in one process
-(issue 22, item 3: the kernel split along its roles must be no slower than the file it replaced).
+(the kernel split along its roles must be no slower than the file it replaced).
 
 Each library is kernels/flash_fwd_sm90a.cu of one tree compiled alone, with the production
 object's flags (bench/sm90a_split_ab.sh builds them). Both export the same C API

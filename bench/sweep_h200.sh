@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attnprof sweep on the H200 (issue 13), one mode per device command (each must
+# attnprof sweep on the H200 (its wall time and archives), one mode per device command (each must
 # stay under the device's 10-minute limit; every sweep runs under `timeout`, and
 # an interrupted sweep keeps its complete shapes, so the same mode run again on a
 # still-warm machine continues it with --resume).
@@ -11,7 +11,7 @@
 #                                 run.json + trace.json per shape; ~2 MB)            ~2 min
 #   bench/sweep_h200.sh one       the default sweep (S 256…16384 x D 64,128, B·S = 32768,
 #                                 20 forwards) on one GPU (--gpus 0): its wall time   ~5-9 min
-#   bench/sweep_h200.sh default   issue 26: `attnprof sweep -o DIR` with no option at all (counters,
+#   bench/sweep_h200.sh default   `attnprof sweep -o DIR` with no option at all (counters,
 #                                 calibration and the FP64 check on; no RUNFLAGS, no ITERS): its
 #                                 wall time, and from each shape's log (one plain line per step)
 #                                 the per-phase breakdown (inputs, reference, variants, ceilings,
@@ -37,7 +37,7 @@ L=$OUT/sweep-$mode.log
 BIN=${BIN:-build/attnprof}
 say() { echo "== $*" | tee -a "$L"; }
 iters=${ITERS:+--iters $ITERS}
-# run's counter pass (issue 12) adds ~7 s per shape and leaves the timings alone: off by
+# run's counter pass adds ~7 s per shape and leaves the timings alone: off by
 # default here (RUNFLAGS= to keep it); --calibrate stays on, it measures the roof line.
 runflags=${RUNFLAGS---no-counters --no-pdf}
 

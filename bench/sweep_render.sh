@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Render time of the sweep report for 40 shapes (issue 13's target: <= 2 s on 2
+# Render time of the sweep report for 40 shapes (the target: <= 2 s on 2
 # cores). Builds a 40-shape sweep without a GPU by re-rendering the committed H200
 # archive tests/fixtures/h200-cudnn919-a (6 variants x 20 recorded forwards, 0.9
 # MB of trace per shape) into every shape folder, then times `sweep --collect`

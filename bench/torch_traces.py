@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch profiler (Kineto) traces of the series' six attention variants, as test
-fixtures for `attnprof import` (issue 11, item 5).
+fixtures for `attnprof import` (tests/fixtures/torch-h200).
 
 Each variant runs in its own profiling session; every recorded forward sits inside
 `torch.profiler.record_function("attn_fwd")` (the series' pattern) and is followed by a

@@ -5,12 +5,12 @@
 #   .gpu-lead/after/   attnprof, libattnprof_recorder.so, libattnprof_inject.so of this tree
 #   .gpu-lead/before/  attnprof, libattnprof_recorder.so of 480ea75 (before the restructuring)
 # 1. the bundled example out/example-h200, re-recorded with the default options;
-# 2. issue 34's check: the default batch before and after the restructuring, twice each,
+# 2. the restructuring's check: the default batch before and after the restructuring, twice each,
 #    alternating (before, after, before, after), kernels per forward and CUDA times compared;
-# 3. issue 41's overhead: a Llama-sized PyTorch prefill and decode step (tests/inject/torch_sdpa.py),
+# 3. `attnprof record`'s overhead: a Llama-sized PyTorch prefill and decode step (tests/inject/torch_sdpa.py),
 #    plain, under `attnprof record`, and under record with no API records (ATTNPROF_INJECT_APIS=none),
 #    three rounds alternating, each number the median of the script's own CUDA-event step times.
-# 4. issue 41's pairing: one small PyTorch decode model recorded by injection and by its profiler
+# 4. record against import: one small PyTorch decode model recorded by injection and by its profiler
 #    (imported), and `compare` of the two.
 # Everything lands under $OUT: wave-check.log, summary CSVs, overhead JSON, archives.tgz.
 source "$(dirname "$0")/lib.sh" wave-check
