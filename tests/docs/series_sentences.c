@@ -21,8 +21,8 @@
 
 /* The bundled example as it was recorded on 2026-11-30 (default shape, 5 forwards, before the
  * L2 state and the clocks were recorded): these tests check sentences against what that
- * recording holds, so they keep it as a fixture while out/example-h200 is re-recorded with the
- * current tool (tests/cli/ checks that one is current). */
+ * recording holds, so they keep it as a fixture; out/example-h200 is re-recorded with each
+ * current tool (tests/cli/example_current.c checks that it is current). */
 #define EXAMPLE "tests/fixtures/h200-5fwd"
 #define CUDNN914 "tests/fixtures/h200-cudnn914"
 
