@@ -317,6 +317,20 @@ static int names_in(const char *dir, char names[][64], int max)
     return n;
 }
 
+/* The median over the readable shape archives of a measured ceiling: the GEMM's (copy 0) or
+ * the copy's (copy 1); NAN when none measured it. */
+static double median_ceiling(const loaded *L, int n_dirs, int copy)
+{
+    double v[SWEEP_MAX_SHAPES];
+    int n = 0;
+    for (int i = 0; i < n_dirs; i++) {
+        double x = copy ? L[i].copy : L[i].gemm;
+        if (L[i].ok && isfinite(x))
+            v[n++] = x;
+    }
+    return median_of(v, n);
+}
+
 /* The device, library and roof of the sweep, from its first readable archive; the
  * roof is the median measured GEMM ceiling over the shapes, else the nominal peak. */
 static void merge_loaded(sweep_data *m, loaded *L, int n_dirs, int n_reps)
@@ -333,18 +347,8 @@ static void merge_loaded(sweep_data *m, loaded *L, int n_dirs, int n_reps)
                 m->iters = L[i].iters;
             }
         }
-    double gemm[SWEEP_MAX_SHAPES];
-    int n_gemm = 0;
-    for (int i = 0; i < n_dirs; i++)
-        if (L[i].ok && isfinite(L[i].gemm))
-            gemm[n_gemm++] = L[i].gemm;
-    m->gemm_tflops = median_of(gemm, n_gemm);
-    double copy[SWEEP_MAX_SHAPES];
-    int n_copy = 0;
-    for (int i = 0; i < n_dirs; i++)
-        if (L[i].ok && isfinite(L[i].copy))
-            copy[n_copy++] = L[i].copy;
-    m->copy_tbps = median_of(copy, n_copy);
+    m->gemm_tflops = median_ceiling(L, n_dirs, 0);
+    m->copy_tbps = median_ceiling(L, n_dirs, 1);
     m->roof_tflops = isfinite(m->gemm_tflops) ? m->gemm_tflops : m->peak_tflops;
     m->roof_name = isfinite(m->gemm_tflops)     ? "measured cuBLAS bf16 GEMM ceiling"
                    : m->peak_at_measured_clock ? "dense BF16 tensor peak at the measured SM clock"
@@ -398,42 +402,6 @@ static void settle_states(sweep_data *m)
         m->n_missing += x->state == SHAPE_MISSING;
         m->n_bad += x->state == SHAPE_BAD_ARCHIVE;
     }
-}
-
-int sweep_in_family(const attn_shape *s, const sweep_family *f)
-{
-    return s->dim == f->dim && s->kv_heads == f->kv_heads && s->q_seq == f->q_seq;
-}
-
-void sweep_list_families(sweep_data *m)
-{
-    m->n_families = 0;
-    for (int i = 0; i < m->n_shapes; i++) {
-        const attn_shape *s = &m->shapes[i].shape;
-        int seen = 0;
-        for (int j = 0; j < m->n_families && !seen; j++)
-            seen = sweep_in_family(s, &m->families[j]);
-        if (!seen)
-            m->families[m->n_families++] = (sweep_family){.dim = s->dim, .kv_heads = s->kv_heads, .q_seq = s->q_seq};
-    }
-}
-
-void sweep_family_label(const sweep_family *f, char *out, size_t n)
-{
-    char kv[32] = "", q[32] = "";
-    if (f->kv_heads > 0)
-        snprintf(kv, sizeof kv, ", Hkv = %d", f->kv_heads);
-    if (f->q_seq > 0)
-        snprintf(q, sizeof q, ", %d %s", f->q_seq, f->q_seq == 1 ? "query" : "queries");
-    snprintf(out, n, "D = %d%s%s", f->dim, kv, q);
-}
-
-int sweep_has_decode(const sweep_data *m)
-{
-    for (int j = 0; j < m->n_families; j++)
-        if (m->families[j].q_seq > 0)
-            return 1;
-    return 0;
 }
 
 /* The head dims present, in shape order. */

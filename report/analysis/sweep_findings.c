@@ -28,6 +28,44 @@ static void bytes_text(double b, char *out, size_t n)
         snprintf(out, n, "%.0f MiB", b / 1048576.0);
 }
 
+/* ---- families: the shapes of one curve (sweep.h) ---- */
+
+int sweep_in_family(const attn_shape *s, const sweep_family *f)
+{
+    return s->dim == f->dim && s->kv_heads == f->kv_heads && s->q_seq == f->q_seq;
+}
+
+void sweep_list_families(sweep_data *m)
+{
+    m->n_families = 0;
+    for (int i = 0; i < m->n_shapes; i++) {
+        const attn_shape *s = &m->shapes[i].shape;
+        int seen = 0;
+        for (int j = 0; j < m->n_families && !seen; j++)
+            seen = sweep_in_family(s, &m->families[j]);
+        if (!seen)
+            m->families[m->n_families++] = (sweep_family){.dim = s->dim, .kv_heads = s->kv_heads, .q_seq = s->q_seq};
+    }
+}
+
+void sweep_family_label(const sweep_family *f, char *out, size_t n)
+{
+    char kv[32] = "", q[32] = "";
+    if (f->kv_heads > 0)
+        snprintf(kv, sizeof kv, ", Hkv = %d", f->kv_heads);
+    if (f->q_seq > 0)
+        snprintf(q, sizeof q, ", %d %s", f->q_seq, f->q_seq == 1 ? "query" : "queries");
+    snprintf(out, n, "D = %d%s%s", f->dim, kv, q);
+}
+
+int sweep_has_decode(const sweep_data *m)
+{
+    for (int j = 0; j < m->n_families; j++)
+        if (m->families[j].q_seq > 0)
+            return 1;
+    return 0;
+}
+
 /* The next finding slot with its kind, subject and head dim, or NULL when full; the
  * caller formats its sentence (finding_init) and adds its numbers. */
 static finding *next_finding(sweep_data *m)
