@@ -506,4 +506,6 @@ const finding_row finding_table[FK_COUNT] = {
         "{@subject} time grows as S{exponent:sup.2}[ at fixed B·S = {tokens}]"),
     ROW(FK_SWEEP_OPS_CHANGE, "sweep_ops_change", FINDING_INFO, "", NO_RANK,
         "{@subject}: {ops_from} to {ops_to:n operation} at S = {seq}"),
+    ROW(FK_SWEEP_BEST_KV_BANDWIDTH, "sweep_best_kv_bandwidth", FINDING_INFO, "", NO_RANK,
+        "{@subject} best K+V {gbps:.0} GB/s at decode"),
 };

@@ -64,6 +64,7 @@ typedef enum finding_kind {
     FK_SWEEP_GPU_AGREES,
     FK_SWEEP_SCALING,
     FK_SWEEP_OPS_CHANGE,
+    FK_SWEEP_BEST_KV_BANDWIDTH,
     FK_COUNT
 } finding_kind;
 

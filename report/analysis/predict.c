@@ -134,7 +134,8 @@ void predict_variant(const analysis *a, int vi, pv_variant *out)
     for (int ci = 0; ci < p->n; ci++) {
         const pred_class *c = &p->cls[ci];
         if (c->is_copy) {
-            double m = have ? counters_dram_bytes(fwd) - all.dram : NAN;
+            /* negative when the kernels, each replayed alone, read more than the forward: no measure */
+            double m = have && counters_dram_bytes(fwd) >= all.dram ? counters_dram_bytes(fwd) - all.dram : NAN;
             push(out, PV_DRAM, c->label, c->dram_bytes, m, predict_judge(c->dram_bytes, m, PV_TOL_DRAM));
             continue;
         }

@@ -29,7 +29,7 @@ typedef struct loaded {
     attn_shape shape;
     int causal, iters;
     char gpu_name[128], uuid[48], visible[64], cudnn[16];
-    double gpu_bytes, peak, gemm;
+    double gpu_bytes, peak, gemm, copy;
     int measured_clock; /* peak at the forwards' measured SM clock (else the device's maximum) */
     int n;
     char name[RUN_MAX_VARIANTS][32];
@@ -40,7 +40,7 @@ static void point_empty(sweep_point *p, sweep_point_state st, const char *reason
 {
     memset(p, 0, sizeof *p);
     p->state = st;
-    p->us = p->us_min = p->us_max = p->tflops = p->device_bytes = p->bwd_us = p->bwd_tflops = NAN;
+    p->us = p->us_min = p->us_max = p->tflops = p->kv_gbps = p->device_bytes = p->bwd_us = p->bwd_tflops = NAN;
     p->ops = p->kernels = p->memcpys = p->memsets = -1;
     snprintf(p->reason, sizeof p->reason, "%s", reason ? reason : "");
 }
@@ -95,6 +95,9 @@ static void load_archive(loaded *L)
     L->peak = sweep_peak_tflops(r->device.major, r->device.minor, r->device.sm_count,
                                 n_sm ? (int)(median_of(sm_mhz, n_sm) * 1000) : r->device.clock_khz);
     L->gemm = r->ceilings.measured && r->ceilings.tensor_bf16_tflops > 0 ? r->ceilings.tensor_bf16_tflops : NAN;
+    L->copy = r->ceilings.measured && r->ceilings.copy_tbps > 0 ? r->ceilings.copy_tbps : NAN;
+    /* K and V of bf16, each B·Hkv·S·D elements */
+    double kv_bytes = 2.0 * 2 * r->shape.batch * attn_kv_heads(&r->shape) * (double)r->shape.seq * r->shape.dim;
     double flops = sweep_flops(&r->shape, r->causal);
     L->n = r->n_variants;
     for (int i = 0; i < r->n_variants; i++) {
@@ -119,6 +122,7 @@ static void load_archive(loaded *L)
         p->us_min = va->cuda_us.min;
         p->us_max = va->cuda_us.max;
         p->tflops = p->us > 0 ? flops / (p->us * 1e-6) / 1e12 : NAN;
+        p->kv_gbps = p->us > 0 ? kv_bytes / (p->us * 1e-6) / 1e9 : NAN;
         p->ops = va->ops_per_forward;
         p->kernels = va->kernels_per_forward;
         p->memcpys = va->memcpy_per_forward;
@@ -219,6 +223,10 @@ static int cmp_shape(const void *a, const void *b)
     const sweep_shape *x = a, *y = b;
     if (x->shape.dim != y->shape.dim)
         return x->shape.dim < y->shape.dim ? -1 : 1;
+    if (x->shape.kv_heads != y->shape.kv_heads)
+        return x->shape.kv_heads < y->shape.kv_heads ? -1 : 1;
+    if (x->shape.q_seq != y->shape.q_seq)
+        return x->shape.q_seq < y->shape.q_seq ? -1 : 1;
     if (x->shape.seq != y->shape.seq)
         return x->shape.seq < y->shape.seq ? -1 : 1;
     if (x->shape.batch != y->shape.batch)
@@ -309,6 +317,20 @@ static int names_in(const char *dir, char names[][64], int max)
     return n;
 }
 
+/* The median over the readable shape archives of a measured ceiling: the GEMM's (copy 0) or
+ * the copy's (copy 1); NAN when none measured it. */
+static double median_ceiling(const loaded *L, int n_dirs, int copy)
+{
+    double v[SWEEP_MAX_SHAPES];
+    int n = 0;
+    for (int i = 0; i < n_dirs; i++) {
+        double x = copy ? L[i].copy : L[i].gemm;
+        if (L[i].ok && isfinite(x))
+            v[n++] = x;
+    }
+    return median_of(v, n);
+}
+
 /* The device, library and roof of the sweep, from its first readable archive; the
  * roof is the median measured GEMM ceiling over the shapes, else the nominal peak. */
 static void merge_loaded(sweep_data *m, loaded *L, int n_dirs, int n_reps)
@@ -325,12 +347,8 @@ static void merge_loaded(sweep_data *m, loaded *L, int n_dirs, int n_reps)
                 m->iters = L[i].iters;
             }
         }
-    double gemm[SWEEP_MAX_SHAPES];
-    int n_gemm = 0;
-    for (int i = 0; i < n_dirs; i++)
-        if (L[i].ok && isfinite(L[i].gemm))
-            gemm[n_gemm++] = L[i].gemm;
-    m->gemm_tflops = median_of(gemm, n_gemm);
+    m->gemm_tflops = median_ceiling(L, n_dirs, 0);
+    m->copy_tbps = median_ceiling(L, n_dirs, 1);
     m->roof_tflops = isfinite(m->gemm_tflops) ? m->gemm_tflops : m->peak_tflops;
     m->roof_name = isfinite(m->gemm_tflops)     ? "measured cuBLAS bf16 GEMM ceiling"
                    : m->peak_at_measured_clock ? "dense BF16 tensor peak at the measured SM clock"
@@ -389,6 +407,7 @@ static void settle_states(sweep_data *m)
 /* The head dims present, in shape order. */
 static void list_head_dims(sweep_data *m)
 {
+    sweep_list_families(m);
     for (int i = 0; i < m->n_shapes; i++) {
         int d = m->shapes[i].shape.dim, seen = 0;
         for (int j = 0; j < m->n_dims; j++)
@@ -401,7 +420,7 @@ static void list_head_dims(sweep_data *m)
 int sweep_load(sweep_data *m, const char *dir, int threads, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
-    m->peak_tflops = m->gemm_tflops = m->roof_tflops = NAN;
+    m->peak_tflops = m->gemm_tflops = m->roof_tflops = m->copy_tbps = NAN;
     m->roof_name = "";
     snprintf(m->dir, sizeof m->dir, "%s", dir);
     int rc = sweep_plan_read(&m->plan, dir, &m->have_plan, err, errlen);

@@ -36,6 +36,8 @@ typedef struct sweep_point {
     char reason[ATTN_ERR_LEN];   /* run.json's error, or the shape's failure */
     double us, us_min, us_max;   /* CUDA time per forward: median, min, max */
     double tflops;               /* at the median */
+    double kv_gbps;              /* K and V bytes (B·Hkv·S·D·2 each, bf16) per second at the median, in GB/s:
+                                  * what a decode step must read at least */
     int ops, kernels, memcpys, memsets; /* GPU operations per forward (medians) */
     double device_bytes;         /* NAN: not recorded */
     double *samples;             /* per-forward CUDA µs (n_samples), for the GPU check */
@@ -55,6 +57,14 @@ typedef enum sweep_shape_state {
     SHAPE_MISSING,      /* planned, no archive, no status (not run yet, or the task died) */
     SHAPE_BAD_ARCHIVE,  /* an archive that does not read */
 } sweep_shape_state;
+
+/* The shapes one curve runs through: one head dim D, one key/value head count and one
+ * query count (0: as many as H / as S, as attn_shape stores them), S varying. A sweep
+ * without --kv-heads and --q-seq has one family per D; every table, panel and per-curve
+ * finding is per family. */
+typedef struct sweep_family {
+    int dim, kv_heads, q_seq;
+} sweep_family;
 
 typedef struct sweep_shape {
     attn_shape shape;
@@ -93,6 +103,8 @@ typedef struct sweep_data {
     double gemm_tflops;         /* cuBLAS bf16 GEMM ceiling measured by the runs (--calibrate),
                                  * median over the shapes; NAN: not measured */
     double roof_tflops;         /* the roof the figures and findings use: gemm_tflops, else peak_tflops */
+    double copy_tbps;           /* cudaMemcpy DtoD (read + write) ceiling measured by the runs, median over
+                                 * the shapes, in TB/s; NAN: not measured */
     const char *roof_name;      /* "measured cuBLAS bf16 GEMM ceiling" or "dense BF16 tensor peak" */
     char cudnn[16];
     int iters;
@@ -103,6 +115,8 @@ typedef struct sweep_data {
     sweep_shape *shapes;        /* by D, then S, then B */
     int n_dims;
     int dims[SWEEP_MAX_LIST];
+    int n_families;             /* in shape order; sweep_list_families */
+    sweep_family families[SWEEP_MAX_SHAPES];
     int n_complete, n_failed, n_missing, n_bad;
     int n_replicas;
     sweep_replica replicas[SWEEP_MAX_GPUS];
@@ -123,6 +137,16 @@ void sweep_free(sweep_data *m);
  * best throughput, GPU checks, then the fits and the operation counts);
  * sweep_findings.c. */
 void sweep_derive(sweep_data *m);
+
+/* m->families from m->shapes (sweep_load and sweep_derive call it). */
+void sweep_list_families(sweep_data *m);
+/* 1 when s belongs to family f. */
+int sweep_in_family(const attn_shape *s, const sweep_family *f);
+/* "D = 128", or with the family's K/V heads and queries "D = 128, Hkv = 8, 1 query": how
+ * headings, panels and sentences name it. */
+void sweep_family_label(const sweep_family *f, char *out, size_t n);
+/* 1 when some family has fewer queries than keys: the sweep draws decode curves. */
+int sweep_has_decode(const sweep_data *m);
 
 /* Pure helpers, tested on synthetic data. */
 /* Dense BF16 tensor-core FLOPs per clock per SM times SMs times the recorded clock, in

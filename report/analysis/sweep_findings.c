@@ -28,6 +28,44 @@ static void bytes_text(double b, char *out, size_t n)
         snprintf(out, n, "%.0f MiB", b / 1048576.0);
 }
 
+/* ---- families: the shapes of one curve (sweep.h) ---- */
+
+int sweep_in_family(const attn_shape *s, const sweep_family *f)
+{
+    return s->dim == f->dim && s->kv_heads == f->kv_heads && s->q_seq == f->q_seq;
+}
+
+void sweep_list_families(sweep_data *m)
+{
+    m->n_families = 0;
+    for (int i = 0; i < m->n_shapes; i++) {
+        const attn_shape *s = &m->shapes[i].shape;
+        int seen = 0;
+        for (int j = 0; j < m->n_families && !seen; j++)
+            seen = sweep_in_family(s, &m->families[j]);
+        if (!seen)
+            m->families[m->n_families++] = (sweep_family){.dim = s->dim, .kv_heads = s->kv_heads, .q_seq = s->q_seq};
+    }
+}
+
+void sweep_family_label(const sweep_family *f, char *out, size_t n)
+{
+    char kv[32] = "", q[32] = "";
+    if (f->kv_heads > 0)
+        snprintf(kv, sizeof kv, ", Hkv = %d", f->kv_heads);
+    if (f->q_seq > 0)
+        snprintf(q, sizeof q, ", %d %s", f->q_seq, f->q_seq == 1 ? "query" : "queries");
+    snprintf(out, n, "D = %d%s%s", f->dim, kv, q);
+}
+
+int sweep_has_decode(const sweep_data *m)
+{
+    for (int j = 0; j < m->n_families; j++)
+        if (m->families[j].q_seq > 0)
+            return 1;
+    return 0;
+}
+
 /* The next finding slot with its kind, subject and head dim, or NULL when full; the
  * caller formats its sentence (finding_init) and adds its numbers. */
 static finding *next_finding(sweep_data *m)
@@ -42,20 +80,31 @@ static void about(finding *f, const char *subject, const char *other, int dim)
     findings_number(f, "dim", dim, "");
 }
 
+/* about() for a finding over one family's curve: its K/V heads and queries as numbers too,
+ * where the family has them. */
+static void about_family(finding *f, const char *subject, const char *other, const sweep_family *fam)
+{
+    about(f, subject, other, fam->dim);
+    if (fam->kv_heads > 0)
+        findings_number(f, "kv_heads", fam->kv_heads, "");
+    if (fam->q_seq > 0)
+        findings_number(f, "q_seq", fam->q_seq, "");
+}
+
 static void shape_numbers(finding *f, const attn_shape *s)
 {
     findings_number(f, "batch", s->batch, "");
     findings_number(f, "heads", s->heads, "");
 }
 
-/* The complete shapes at head dim `dim` where variant k is ok, ascending in S (the
+/* The complete shapes of family `fam` where variant k is ok, ascending in S (the
  * first of each S). Returns the count; idx gets shape indices. */
-static int ok_series(const sweep_data *m, int k, int dim, int *idx)
+static int ok_series(const sweep_data *m, int k, const sweep_family *fam, int *idx)
 {
     int n = 0;
     for (int i = 0; i < m->n_shapes; i++) {
         const sweep_shape *x = &m->shapes[i];
-        if (x->shape.dim != dim || x->p[k].state != SWEEP_OK || !isfinite(x->p[k].us))
+        if (!sweep_in_family(&x->shape, fam) || x->p[k].state != SWEEP_OK || !isfinite(x->p[k].us))
             continue;
         if (n && m->shapes[idx[n - 1]].shape.seq == x->shape.seq)
             continue;
@@ -72,12 +121,12 @@ static int memory_skip(const sweep_data *m, const sweep_point *p)
            (isfinite(p->device_bytes) && m->gpu_bytes > 0 && p->device_bytes > m->gpu_bytes);
 }
 
-static void memory_wall_finding(sweep_data *m, int k, int dim)
+static void memory_wall_finding(sweep_data *m, int k, const sweep_family *fam)
 {
     const char *v = m->variants[k];
     for (int i = 0; i < m->n_shapes; i++) {
         const sweep_shape *x = &m->shapes[i];
-        if (x->shape.dim != dim || !memory_skip(m, &x->p[k]))
+        if (!sweep_in_family(&x->shape, fam) || !memory_skip(m, &x->p[k]))
             continue;
         finding *f = next_finding(m);
         if (!f)
@@ -98,7 +147,7 @@ static void memory_wall_finding(sweep_data *m, int k, int dim)
             finding_init(f, FK_SWEEP_MEMORY_WALL,
                          "%s does not fit in device memory at S = %d (%s; need not recorded); this GPU has %s", v,
                          x->shape.seq, shape, b);
-        about(f, v, NULL, dim);
+        about_family(f, v, NULL, fam);
         findings_number(f, "seq", x->shape.seq, "");
         shape_numbers(f, &x->shape);
         findings_number(f, "bytes_needed", need, "B");
@@ -119,23 +168,24 @@ long sweep_common_tokens(const sweep_data *m)
     return t;
 }
 
-static void scaling_finding(sweep_data *m, int k, int dim, const int *idx, const double *s, const double *t, int n)
+static void scaling_finding(sweep_data *m, int k, const sweep_family *fam, const int *idx, const double *s, const double *t, int n)
 {
     sweep_fit fit;
     finding *f;
     if (sweep_fit_power(s, t, n, &fit) != 0 || !(f = next_finding(m)))
         return;
     const char *v = m->variants[k];
-    char exponent[64], fixed[64] = "";
+    char exponent[64], fixed[64] = "", label[64];
+    sweep_family_label(fam, label, sizeof label);
     units_superscript(fabs(fit.k) < 0.005 ? 0.0 : fit.k, 2, exponent, sizeof exponent);
     long tokens = sweep_common_tokens(m);
     if (tokens) /* the tokens rule: S grows as B shrinks, so the exponent is at fixed B·S */
         snprintf(fixed, sizeof fixed, ", B\u00b7S fixed at %ld", tokens);
     finding_init(f, FK_SWEEP_SCALING,
-                 "%s: time per forward grows as S%s over S = %d\u2013%d at D = %d%s (log-log fit, R\u00b2 = %.3f, %d "
+                 "%s: time per forward grows as S%s over S = %d\u2013%d at %s%s (log-log fit, R\u00b2 = %.3f, %d "
                  "shapes)",
-                 v, exponent, (int)s[0], (int)s[n - 1], dim, fixed, fit.r2, n);
-    about(f, v, NULL, dim);
+                 v, exponent, (int)s[0], (int)s[n - 1], label, fixed, fit.r2, n);
+    about_family(f, v, NULL, fam);
     findings_number(f, "exponent", fit.k, "");
     findings_number(f, "r2", fit.r2, "");
     findings_number(f, "shapes", n, "");
@@ -146,17 +196,19 @@ static void scaling_finding(sweep_data *m, int k, int dim, const int *idx, const
     shape_numbers(f, &m->shapes[idx[0]].shape);
 }
 
-static void ops_change_findings(sweep_data *m, int k, int dim, const int *idx, const double *s, int n)
+static void ops_change_findings(sweep_data *m, int k, const sweep_family *fam, const int *idx, const double *s, int n)
 {
     const char *v = m->variants[k];
+    char label[64];
+    sweep_family_label(fam, label, sizeof label);
     for (int i = 1; i < n; i++) {
         const sweep_point *a = &m->shapes[idx[i - 1]].p[k], *b = &m->shapes[idx[i]].p[k];
         finding *f;
         if (a->ops == b->ops || !(f = next_finding(m)))
             continue;
-        finding_init(f, FK_SWEEP_OPS_CHANGE, "%s runs %d GPU operations per forward at S = %d but %d at S = %d (D = %d)",
-                     v, a->ops, (int)s[i - 1], b->ops, (int)s[i], dim);
-        about(f, v, NULL, dim);
+        finding_init(f, FK_SWEEP_OPS_CHANGE, "%s runs %d GPU operations per forward at S = %d but %d at S = %d (%s)",
+                     v, a->ops, (int)s[i - 1], b->ops, (int)s[i], label);
+        about_family(f, v, NULL, fam);
         findings_number(f, "seq", s[i], "");
         findings_number(f, "seq2", s[i - 1], "");
         findings_number(f, "ops_from", a->ops, "");
@@ -164,12 +216,12 @@ static void ops_change_findings(sweep_data *m, int k, int dim, const int *idx, c
     }
 }
 
-/* Variant k against variant o at head dim dim, over the S both were measured at. */
-static void crossover_finding(sweep_data *m, int k, int o, int dim, const int *idx, int n)
+/* Variant k against variant o in family fam, over the S both were measured at. */
+static void crossover_finding(sweep_data *m, int k, int o, const sweep_family *fam, const int *idx, int n)
 {
     int jdx[SWEEP_MAX_SHAPES], common[SWEEP_MAX_SHAPES];
     double t[SWEEP_MAX_SHAPES], u[SWEEP_MAX_SHAPES];
-    int nb = ok_series(m, o, dim, jdx), c = 0;
+    int nb = ok_series(m, o, fam, jdx), c = 0;
     for (int i = 0, j = 0; i < n && j < nb;) {
         int si = m->shapes[idx[i]].shape.seq, sj = m->shapes[jdx[j]].shape.seq;
         if (si == sj) {
@@ -189,31 +241,33 @@ static void crossover_finding(sweep_data *m, int k, int o, int dim, const int *i
         return;
     const char *v = m->variants[k], *w = m->variants[o];
     double ratio = t[c - 1] / u[c - 1];
-    finding_init(f, FK_SWEEP_CROSSOVER, "%s is faster than %s for every S \u2265 %d at D = %d (not below; %.2f\u00d7 its time at S = %d)",
-                 v, w, common[at], dim, ratio, common[c - 1]);
-    about(f, v, w, dim);
+    char label[64];
+    sweep_family_label(fam, label, sizeof label);
+    finding_init(f, FK_SWEEP_CROSSOVER, "%s is faster than %s for every S \u2265 %d at %s (not below; %.2f\u00d7 its time at S = %d)",
+                 v, w, common[at], label, ratio, common[c - 1]);
+    about_family(f, v, w, fam);
     findings_number(f, "seq", common[at], "");
     findings_number(f, "seq2", common[c - 1], "");
     findings_number(f, "ratio", ratio, "x");
     findings_number(f, "shapes", c - at, "");
 }
 
-static void derive_per_dim(sweep_data *m, int dim)
+static void derive_per_family(sweep_data *m, const sweep_family *fam)
 {
     int idx[SWEEP_MAX_SHAPES];
     double s[SWEEP_MAX_SHAPES], t[SWEEP_MAX_SHAPES];
     for (int k = 0; k < m->n_variants; k++) {
-        memory_wall_finding(m, k, dim);
-        int n = ok_series(m, k, dim, idx);
+        memory_wall_finding(m, k, fam);
+        int n = ok_series(m, k, fam, idx);
         for (int i = 0; i < n; i++) {
             s[i] = m->shapes[idx[i]].shape.seq;
             t[i] = m->shapes[idx[i]].p[k].us;
         }
-        scaling_finding(m, k, dim, idx, s, t, n);
-        ops_change_findings(m, k, dim, idx, s, n);
+        scaling_finding(m, k, fam, idx, s, t, n);
+        ops_change_findings(m, k, fam, idx, s, n);
         for (int o = 0; o < m->n_variants; o++)
             if (o != k)
-                crossover_finding(m, k, o, dim, idx, n);
+                crossover_finding(m, k, o, fam, idx, n);
     }
 }
 
@@ -223,7 +277,8 @@ static void derive_best(sweep_data *m)
         int fused = 1, best = -1;
         for (int i = 0; i < m->n_shapes; i++) {
             const sweep_point *p = &m->shapes[i].p[k];
-            if (p->state != SWEEP_OK || !isfinite(p->tflops))
+            /* a decode step is bound by its K/V reads, not its FLOPs: derive_best_bandwidth */
+            if (p->state != SWEEP_OK || !isfinite(p->tflops) || attn_shape_is_decode(&m->shapes[i].shape))
                 continue;
             fused &= p->kernels == 1;
             if (best < 0 || p->tflops > m->shapes[best].p[k].tflops)
@@ -247,6 +302,42 @@ static void derive_best(sweep_data *m)
         shape_numbers(f, x);
         findings_number(f, "tflops", tflops, "");
         findings_number(f, "roof_share", share, "");
+    }
+}
+
+/* Decode shapes: each variant's best K+V rate (K and V bytes over its median CUDA time per
+ * step) against the copy ceiling the runs measured, since a decode step must read its KV cache
+ * once and does little else. */
+static void derive_best_bandwidth(sweep_data *m)
+{
+    const double ceiling = m->copy_tbps > 0 ? m->copy_tbps * 1e3 : NAN; /* GB/s */
+    for (int k = 0; k < m->n_variants; k++) {
+        int best = -1;
+        for (int i = 0; i < m->n_shapes; i++) {
+            const sweep_point *p = &m->shapes[i].p[k];
+            if (p->state == SWEEP_OK && isfinite(p->kv_gbps) && attn_shape_is_decode(&m->shapes[i].shape) &&
+                (best < 0 || p->kv_gbps > m->shapes[best].p[k].kv_gbps))
+                best = i;
+        }
+        finding *f;
+        if (best < 0 || !(f = next_finding(m)))
+            continue;
+        const attn_shape *x = &m->shapes[best].shape;
+        double gbps = m->shapes[best].p[k].kv_gbps, share = gbps / ceiling;
+        char shape[64];
+        sweep_shape_name(x, shape, sizeof shape);
+        if (isfinite(share))
+            finding_init(f, FK_SWEEP_BEST_KV_BANDWIDTH, "%s reads K and V at its best %.0f GB/s at %s (decode): %.0f%% of "
+                         "the %.0f GB/s copy ceiling measured in the runs (DtoD, read + write)", m->variants[k], gbps,
+                         shape, 100 * share, ceiling);
+        else
+            finding_init(f, FK_SWEEP_BEST_KV_BANDWIDTH, "%s reads K and V at its best %.0f GB/s at %s (decode; no copy "
+                         "ceiling measured)", m->variants[k], gbps, shape);
+        about_family(f, m->variants[k], NULL, &(sweep_family){.dim = x->dim, .kv_heads = x->kv_heads, .q_seq = x->q_seq});
+        findings_number(f, "seq", x->seq, "");
+        shape_numbers(f, x);
+        findings_number(f, "gbps", gbps, "");
+        findings_number(f, "copy_share", share, "");
     }
 }
 
@@ -298,9 +389,11 @@ static void derive_gpu(sweep_data *m, const sweep_replica *x)
 void sweep_derive(sweep_data *m)
 {
     m->n_findings = 0;
-    for (int d = 0; d < m->n_dims; d++)
-        derive_per_dim(m, m->dims[d]);
+    sweep_list_families(m);
+    for (int d = 0; d < m->n_families; d++)
+        derive_per_family(m, &m->families[d]);
     derive_best(m);
+    derive_best_bandwidth(m);
     for (int r = 1; r < m->n_replicas; r++)
         derive_gpu(m, &m->replicas[r]);
     for (int i = 0; i < m->n_findings; i++)

@@ -52,10 +52,15 @@ static const char *shape_word(sweep_shape_state s)
 /* One cell of a sweep table: a shape's point for a variant, as the table's measure. */
 typedef void (*sweep_cell_writer)(char *buf, size_t len, const sweep_shape *x, const sweep_point *p, int tflops);
 
-/* The forward: CUDA µs per forward or TFLOP/s; a point that did not run says why. */
+/* What a forward table shows (the cell writers' `tflops` argument). */
+enum { TABLE_TIME = 0, TABLE_TFLOPS = 1, TABLE_KV_GBPS = 2 };
+
+/* The forward: CUDA µs per forward, TFLOP/s or K+V GB/s; a point that did not run says why. */
 static void forward_cell(char *buf, size_t len, const sweep_shape *x, const sweep_point *p, int tflops)
 {
-    if (p->state == SWEEP_OK && tflops)
+    if (p->state == SWEEP_OK && tflops == TABLE_KV_GBPS)
+        snprintf(buf, len, "%.0f", p->kv_gbps);
+    else if (p->state == SWEEP_OK && tflops)
         snprintf(buf, len, "%.1f", p->tflops);
     else if (p->state == SWEEP_OK)
         format_us(p->us, buf, len);
@@ -79,8 +84,8 @@ static void backward_cell(char *buf, size_t len, const sweep_shape *x, const swe
         snprintf(buf, len, "–");
 }
 
-/* A table of the shapes of one head dim (rows: S and B) by variant (columns). */
-static void table(FILE *f, const sweep_data *m, int dim, int tflops, sweep_cell_writer cell)
+/* A table of the shapes of one family (rows: S and B) by variant (columns). */
+static void table(FILE *f, const sweep_data *m, const sweep_family *fam, int tflops, sweep_cell_writer cell)
 {
     fprintf(f, "| S | B |");
     for (int k = 0; k < m->n_variants; k++) {
@@ -94,7 +99,7 @@ static void table(FILE *f, const sweep_data *m, int dim, int tflops, sweep_cell_
     fputc('\n', f);
     for (int i = 0; i < m->n_shapes; i++) {
         const sweep_shape *x = &m->shapes[i];
-        if (x->shape.dim != dim)
+        if (!sweep_in_family(&x->shape, fam))
             continue;
         fprintf(f, "| %d | %d |", x->shape.seq, x->shape.batch);
         for (int k = 0; k < m->n_variants; k++) {
@@ -226,6 +231,10 @@ char *sweep_markdown(const sweep_data *m, const figure_list *figs, const char *i
             units_count_noun(m->iters, "recorded forward", count, sizeof count), m->cudnn[0] ? m->cudnn : "–", m->n_complete, m->n_failed, m->n_missing, m->n_bad);
     fprintf(f, "Time is CUDA time per forward (median over the recorded forwards); TFLOP/s counts half of "
                "4·B·H·S²·D for the causal mask. Each shape is a complete archive under `shapes/`.\n\n");
+    if (sweep_has_decode(m))
+        fprintf(f, "At decode shapes (q queries against S keys, the queries aligned to the end of the keys) TFLOP/s "
+                   "counts 4·B·H·D times the keys the queries see, q·(S − q) + q·(q + 1)/2, and the K+V tables give "
+                   "the bytes of K and V read per second.\n\n");
 
     fprintf(f, "## Findings\n\n");
     int any = 0;
@@ -244,25 +253,43 @@ char *sweep_markdown(const sweep_data *m, const figure_list *figs, const char *i
         fprintf(f, "No crossover: where two variants were measured at the same S, the order never changes.\n\n");
 
     fprintf(f, "## Figures\n\n");
-    static const char *fig_names[] = {"sweep-time", "sweep-tflops", "sweep-memory", "sweep-kernels"};
-    for (int i = 0; i < 4; i++)
+    static const char *fig_names[] = {"sweep-time", "sweep-tflops", "sweep-memory", "sweep-kernels", "sweep-decode"};
+    for (int i = 0; i < 5; i++)
         report_md_figure(f, figs, fig_names[i], inline_from_dir);
 
-    for (int d = 0; d < m->n_dims; d++) {
-        fprintf(f, "## Time per forward, D = %d\n\n", m->dims[d]);
-        table(f, m, m->dims[d], 0, forward_cell);
-        fprintf(f, "## TFLOP/s, D = %d\n\n", m->dims[d]);
-        table(f, m, m->dims[d], 1, forward_cell);
+    for (int d = 0; d < m->n_families; d++) {
+        const sweep_family *fam = &m->families[d];
+        char label[64];
+        sweep_family_label(fam, label, sizeof label);
+        fprintf(f, "## Time per forward, %s\n\n", label);
+        if (fam->q_seq > 0)
+            fprintf(f, "Decode: S is the KV length; the %s aligned to the end of the keys (bottom-right causal "
+                       "mask).\n\n", fam->q_seq == 1 ? "query is" : "queries are");
+        table(f, m, fam, TABLE_TIME, forward_cell);
+        fprintf(f, "## TFLOP/s, %s\n\n", label);
+        table(f, m, fam, TABLE_TFLOPS, forward_cell);
+        if (fam->q_seq > 0) {
+            fprintf(f, "## K+V GB/s, %s\n\n", label);
+            fprintf(f, "K and V bytes (bf16, B·Hkv·S·D each) over the median CUDA time per step");
+            if (isfinite(m->copy_tbps))
+                fprintf(f, "; the copy ceiling measured in the runs is %.0f GB/s (DtoD, read + write)",
+                        m->copy_tbps * 1e3);
+            fprintf(f, ".\n\n");
+            table(f, m, fam, TABLE_KV_GBPS, forward_cell);
+        }
     }
-    for (int d = 0; d < m->n_dims && m->backward; d++) {
-        fprintf(f, "## Time per backward, D = %d\n\n", m->dims[d]);
+    for (int d = 0; d < m->n_families && m->backward; d++) {
+        const sweep_family *fam = &m->families[d];
+        char label[64];
+        sweep_family_label(fam, label, sizeof label);
+        fprintf(f, "## Time per backward, %s\n\n", label);
         fprintf(f, "Each shape's backward (`run --backward`): the CUDA time per backward, its GPU operations' "
                    "durations summed, the median over the recorded backwards; – where the shape recorded none, "
                    "the backward's status where it did not run.\n\n");
-        table(f, m, m->dims[d], 0, backward_cell);
-        fprintf(f, "## Backward TFLOP/s, D = %d\n\n", m->dims[d]);
+        table(f, m, fam, TABLE_TIME, backward_cell);
+        fprintf(f, "## Backward TFLOP/s, %s\n\n", label);
         fprintf(f, "At 2.5 times the forward's FLOPs (the FlashAttention papers' convention for the backward).\n\n");
-        table(f, m, m->dims[d], 1, backward_cell);
+        table(f, m, fam, TABLE_TFLOPS, backward_cell);
     }
 
     md_failed_shapes(f, m);
@@ -285,7 +312,7 @@ char *sweep_csv(const sweep_data *m)
     FILE *f = attn_memstream(&buf, &len);
     fputs("shape,batch,heads,seq,dim,variant,shape_state,state,reason,cuda_us_median,cuda_us_min,cuda_us_max,"
           "tflops,ops_per_forward,kernels_per_forward,memcpy_per_forward,memset_per_forward,device_bytes,gpu,"
-          "gpu_uuid,exit_code\n",
+          "gpu_uuid,exit_code,kv_heads,q_seq,kv_gbps\n",
           f);
     for (int i = 0; i < m->n_shapes; i++) {
         const sweep_shape *x = &m->shapes[i];
@@ -312,6 +339,8 @@ char *sweep_csv(const sweep_data *m)
                 fprintf(f, ",%d", x->status.exit_code);
             else
                 fputc(',', f);
+            fprintf(f, ",%d,%d", attn_kv_heads(&x->shape), attn_q_seq(&x->shape));
+            csv_num(f, p->kv_gbps, "%.1f");
             fputc('\n', f);
         }
     }
@@ -373,10 +402,13 @@ char *sweep_latex(const sweep_data *m)
     size_t len;
     FILE *f = attn_memstream(&buf, &len);
     fputs("% attnprof sweep: \\input{sweep.tex} in a document with \\usepackage{booktabs}.\n", f);
-    for (int d = 0; d < m->n_dims; d++) {
+    for (int d = 0; d < m->n_families; d++) {
+        const sweep_family *fam = &m->families[d];
+        char label[64];
+        sweep_family_label(fam, label, sizeof label);
         fprintf(f, "\\begin{table}[t]\n\\centering\n\\caption{CUDA time per forward (median), ");
         tex(f, m->gpu_name);
-        fprintf(f, ", bf16 causal, D = %d.}\n\\begin{tabular}{rr", m->dims[d]);
+        fprintf(f, ", bf16 causal, %s%s.}\n\\begin{tabular}{rr", label, fam->q_seq > 0 ? " (S: KV length)" : "");
         for (int k = 0; k < m->n_variants; k++)
             fputc('r', f);
         fputs("}\n\\toprule\nS & B", f);
@@ -387,7 +419,7 @@ char *sweep_latex(const sweep_data *m)
         fputs(" \\\\\n\\midrule\n", f);
         for (int i = 0; i < m->n_shapes; i++) {
             const sweep_shape *x = &m->shapes[i];
-            if (x->shape.dim != m->dims[d])
+            if (!sweep_in_family(&x->shape, fam))
                 continue;
             fprintf(f, "%d & %d", x->shape.seq, x->shape.batch);
             for (int k = 0; k < m->n_variants; k++) {
@@ -401,7 +433,12 @@ char *sweep_latex(const sweep_data *m)
             }
             fputs(" \\\\\n", f);
         }
-        fprintf(f, "\\bottomrule\n\\end{tabular}\n\\label{tab:sweep-d%d}\n\\end{table}\n\n", m->dims[d]);
+        char kv[16] = "", q[16] = "";
+        if (fam->kv_heads > 0)
+            snprintf(kv, sizeof kv, "-kv%d", fam->kv_heads);
+        if (fam->q_seq > 0)
+            snprintf(q, sizeof q, "-q%d", fam->q_seq);
+        fprintf(f, "\\bottomrule\n\\end{tabular}\n\\label{tab:sweep-d%d%s%s}\n\\end{table}\n\n", fam->dim, kv, q);
     }
     if (m->n_findings) {
         fputs("\\begin{itemize}\n", f);

@@ -206,11 +206,19 @@ int fig_compare_model_roles_prepare(fig_job *job, cairo_t *measure, const struct
  * shape failed) an "x" at that S on the panel's top edge. Each figure is its own
  * file (sweep_time.c, sweep_tflops.c, sweep_memory.c, sweep_kernels.c) and only
  * says what to plot. */
-typedef enum fig_sweep_metric { FIG_SWEEP_TIME, FIG_SWEEP_TFLOPS, FIG_SWEEP_MEMORY, FIG_SWEEP_OPS } fig_sweep_metric;
+typedef enum fig_sweep_metric {
+    FIG_SWEEP_TIME,
+    FIG_SWEEP_TFLOPS,
+    FIG_SWEEP_MEMORY,
+    FIG_SWEEP_OPS,
+    FIG_SWEEP_KV_GBPS
+} fig_sweep_metric;
 typedef struct fig_sweep_spec {
     const char *title, *subtitle, *axis;
+    const char *x_axis; /* NULL: "sequence length S" */
     fig_sweep_metric metric;
     int log_y;
+    int decode_only;    /* panels only for the families with fewer queries than keys */
     double capacity; /* a dashed horizontal line at this value (NAN: none) */
     const char *capacity_label;
 } fig_sweep_spec;
@@ -224,6 +232,7 @@ int fig_sweep_time_prepare(fig_job *job, cairo_t *measure, const struct sweep_da
 int fig_sweep_tflops_prepare(fig_job *job, cairo_t *measure, const struct sweep_data *m);
 int fig_sweep_memory_prepare(fig_job *job, cairo_t *measure, const struct sweep_data *m);
 int fig_sweep_kernels_prepare(fig_job *job, cairo_t *measure, const struct sweep_data *m);
+int fig_sweep_decode_prepare(fig_job *job, cairo_t *measure, const struct sweep_data *m);
 
 /* Where a prepared timeline puts its lanes (points), so tests can look at the
  * pixels of each lane. 0, or ATTN_NONE (err.h) when the job shows no forward. */

@@ -310,11 +310,18 @@ static int sweep_kernels_row(fig_job *job, cairo_t *measure, const figure_input 
     return fig_sweep_kernels_prepare(job, measure, in->sweep);
 }
 
+static int one_if_decode(const figure_input *in) { return sweep_has_decode(in->sweep); }
+static int sweep_decode_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_sweep_decode_prepare(job, measure, in->sweep);
+}
+
 static const figure_row sweep_figures[] = {
     {"time per forward against S", one, sweep_time_row},
     {"throughput against S", one, sweep_tflops_row},
     {"device memory against S", one, sweep_memory_row},
     {"GPU operations per forward against S", one, sweep_kernels_row},
+    {"decode curves: time and K+V GB/s against the KV length", one_if_decode, sweep_decode_row},
 };
 
 int sweep_figures_render(const sweep_data *m, const char *dir, unsigned formats, figure_list *out, char *err,

@@ -1,5 +1,5 @@
-/* The plot every sweep figure uses (fig.h, fig_sweep_draw): one panel per head
- * dim D side by side, sequence length S on a log2 axis with a tick at every
+/* The plot every sweep figure uses (fig.h, fig_sweep_draw): one panel per family
+ * (head dim D, and the K/V heads and queries where the sweep has them) side by side, sequence length S on a log2 axis with a tick at every
  * measured S, the metric on a log or linear axis shared by the panels, one line
  * per variant in series colours, and where a variant's curve ends for a reason (a
  * skipped or failed variant, a failed shape) an "x" in its colour on the panel's
@@ -62,6 +62,7 @@ static int value_of(const sweep_point *p, fig_sweep_metric metric, double *v, in
     case FIG_SWEEP_TIME: *v = p->us; break;
     case FIG_SWEEP_TFLOPS: *v = p->tflops; break;
     case FIG_SWEEP_OPS: *v = p->ops >= 0 ? p->ops : NAN; break;
+    case FIG_SWEEP_KV_GBPS: *v = p->kv_gbps; break;
     case FIG_SWEEP_MEMORY:
         *v = p->device_bytes;
         if (p->state == SWEEP_SKIPPED && isfinite(*v) && *v > 0) {
@@ -88,6 +89,7 @@ static void axis_label(fig_sweep_metric metric, double v, char *out, size_t n)
             fig_format_bytes(v, out, n);
         return;
     case FIG_SWEEP_TFLOPS:
+    case FIG_SWEEP_KV_GBPS:
     case FIG_SWEEP_OPS: snprintf(out, n, "%g", v); return;
     }
 }
@@ -106,12 +108,12 @@ double fig_sweep_height(const sweep_data *m)
     return TOP + 22 + PLOT_H + AXIS_ROOM + 40;
 }
 
-/* The S range of one panel (all shapes planned at that D, measured or not). */
-static int seq_range(const sweep_data *m, int dim, double *lo, double *hi)
+/* The S range of one panel (all shapes planned in that family, measured or not). */
+static int seq_range(const sweep_data *m, const sweep_family *fam, double *lo, double *hi)
 {
     *lo = INFINITY, *hi = 0;
     for (int i = 0; i < m->n_shapes; i++)
-        if (m->shapes[i].shape.dim == dim) {
+        if (sweep_in_family(&m->shapes[i].shape, fam)) {
             if (m->shapes[i].shape.seq < *lo) *lo = m->shapes[i].shape.seq;
             if (m->shapes[i].shape.seq > *hi) *hi = m->shapes[i].shape.seq;
         }
@@ -167,7 +169,7 @@ static fig_yscale sweep_yscale(const sweep_data *m, const fig_sweep_spec *spec, 
     double lo = INFINITY, hi = 0, v;
     int hollow, n_values = 0;
     for (int i = 0; i < m->n_shapes; i++)
-        for (int k = 0; k < m->n_variants; k++)
+        for (int k = 0; k < m->n_variants && (!spec->decode_only || attn_shape_is_decode(&m->shapes[i].shape)); k++)
             if (value_of(&m->shapes[i].p[k], spec->metric, &v, &hollow)) {
                 if (v < lo) lo = v;
                 if (v > hi) hi = v;
@@ -241,14 +243,14 @@ static void panel_grid(cairo_t *cr, const fig_sweep_spec *spec, const fig_yscale
 
 /* A panel's x ticks at every S of its D, its frame and titles, and the capacity line. */
 static void panel_frame(cairo_t *cr, const sweep_data *m, const fig_sweep_spec *spec, const fig_yscale *ys_in,
-                        int dim, double slo, double shi, double x0, double x1, double top)
+                        const sweep_family *fam, double slo, double shi, double x0, double x1, double top)
 {
     const fig_yscale ys = *ys_in;
     char buf[256];
     int last_tick = -1;
     for (int i = 0; i < m->n_shapes; i++) {
         int s = m->shapes[i].shape.seq;
-        if (m->shapes[i].shape.dim != dim || s == last_tick)
+        if (!sweep_in_family(&m->shapes[i].shape, fam) || s == last_tick)
             continue;
         last_tick = s;
         double x = x_of(s, slo, shi, x0, x1);
@@ -265,10 +267,10 @@ static void panel_frame(cairo_t *cr, const sweep_data *m, const fig_sweep_spec *
     cairo_rectangle(cr, x0, ys.y1, x1 - x0, ys.y0 - ys.y1);
     cairo_stroke(cr);
     fig_font(cr, 10, 1);
-    snprintf(buf, sizeof buf, "D = %d", dim);
+    sweep_family_label(fam, buf, sizeof buf);
     fig_text(cr, (x0 + x1) / 2, top - 8, buf, ALIGN_CENTER);
     fig_font(cr, 9, 0);
-    fig_text(cr, (x0 + x1) / 2, ys.y0 + 28, "sequence length S", ALIGN_CENTER);
+    fig_text(cr, (x0 + x1) / 2, ys.y0 + 28, spec->x_axis ? spec->x_axis : "sequence length S", ALIGN_CENTER);
 
     if (isfinite(spec->capacity) && spec->capacity > 0) {
         double y = fig_yof(&ys, spec->capacity);
@@ -290,7 +292,7 @@ static void panel_frame(cairo_t *cr, const sweep_data *m, const fig_sweep_spec *
 /* A panel's curves, one per variant: a line between drawn points (dashed where hollow),
  * and where a curve ends, a cross on the top edge with the reason (staggered per variant). */
 static void panel_series(cairo_t *cr, const sweep_data *m, const fig_sweep_spec *spec, const fig_yscale *ys_in,
-                         int dim, double slo, double shi, double x0, double x1)
+                         const sweep_family *fam, double slo, double shi, double x0, double x1)
 {
     const fig_yscale ys = *ys_in;
     double v;
@@ -301,7 +303,7 @@ static void panel_series(cairo_t *cr, const sweep_data *m, const fig_sweep_spec 
         int stopped = 0;
         for (int i = 0; i < m->n_shapes; i++) {
             const sweep_shape *x = &m->shapes[i];
-            if (x->shape.dim != dim)
+            if (!sweep_in_family(&x->shape, fam))
                 continue;
             const sweep_point *p = &x->p[k];
             double sx = x_of(x->shape.seq, slo, shi, x0, x1);
@@ -366,17 +368,21 @@ int fig_sweep_draw(cairo_t *cr, const fig_job *job, const fig_sweep_spec *spec)
     ys.y0 = top + PLOT_H;
     ys.y1 = top;
 
-    int nd = m->n_dims ? m->n_dims : 1;
+    const sweep_family *panels[SWEEP_MAX_SHAPES];
+    int np = 0;
+    for (int d = 0; d < m->n_families; d++)
+        if (!spec->decode_only || m->families[d].q_seq > 0)
+            panels[np++] = &m->families[d];
+    int nd = np ? np : 1;
     double pw = (right - (FIG_MARGIN + LEFT) - GAP * (nd - 1)) / nd;
-    for (int d = 0; d < m->n_dims; d++) {
+    for (int d = 0; d < np; d++) {
         double x0 = FIG_MARGIN + LEFT + d * (pw + GAP), x1 = x0 + pw;
-        int dim = m->dims[d];
         panel_grid(cr, spec, &ys, x0, x1, d == 0);
         double slo, shi;
-        if (!seq_range(m, dim, &slo, &shi))
+        if (!seq_range(m, panels[d], &slo, &shi))
             continue;
-        panel_frame(cr, m, spec, &ys, dim, slo, shi, x0, x1, top);
-        panel_series(cr, m, spec, &ys, dim, slo, shi, x0, x1);
+        panel_frame(cr, m, spec, &ys, panels[d], slo, shi, x0, x1, top);
+        panel_series(cr, m, spec, &ys, panels[d], slo, shi, x0, x1);
     }
     if (!n_values) {
         fig_set(cr, FIG_GREY);

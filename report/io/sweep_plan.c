@@ -119,17 +119,74 @@ int sweep_plan_shapes(sweep_plan *p, const int *seq, int n_seq, const int *dim, 
     return EXIT_OK;
 }
 
+static int cmp_planned(const void *a, const void *b)
+{
+    const attn_shape *x = a, *y = b;
+    const int kx[] = {x->dim, x->kv_heads, x->q_seq, x->seq, x->batch}, ky[] = {y->dim, y->kv_heads, y->q_seq, y->seq,
+                                                                               y->batch};
+    for (int i = 0; i < 5; i++)
+        if (kx[i] != ky[i])
+            return kx[i] < ky[i] ? -1 : 1;
+    return 0;
+}
+
+int sweep_plan_cross(sweep_plan *p, const int *kv_heads, int n_kv, const int *q_seq, int n_q, char *err,
+                     size_t errlen)
+{
+    static const int none = 0;
+    const int *kv = n_kv ? kv_heads : &none, *qs = n_q ? q_seq : &none;
+    int nk = n_kv ? n_kv : 1, nq = n_q ? n_q : 1;
+    if ((long)p->n_shapes * nk * nq > SWEEP_MAX_SHAPES)
+        return err_set(err, errlen, EXIT_USAGE, "%d shapes x %d key/value head counts x %d query counts is more than %d "
+                       "shapes; split the sweep", p->n_shapes, nk, nq, SWEEP_MAX_SHAPES);
+    attn_shape out[SWEEP_MAX_SHAPES];
+    int n = 0;
+    for (int i = 0; i < p->n_shapes; i++)
+        for (int k = 0; k < nk; k++)
+            for (int q = 0; q < nq; q++) {
+                attn_shape s = p->shapes[i];
+                if (kv[k] && s.heads % kv[k])
+                    return err_set(err, errlen, EXIT_USAGE, "--kv-heads %d does not divide --heads %d; give key/value "
+                                   "head counts that divide the query heads", kv[k], s.heads);
+                if (qs[q] > s.seq)
+                    return err_set(err, errlen, EXIT_USAGE, "--q-seq %d is more than S = %d (the keys); give query "
+                                   "counts at most the smallest --seq", qs[q], s.seq);
+                s.kv_heads = kv[k] == s.heads ? 0 : kv[k];
+                s.q_seq = qs[q] == s.seq ? 0 : qs[q];
+                int dup = 0;
+                for (int j = 0; j < n && !dup; j++)
+                    dup = !cmp_planned(&out[j], &s);
+                if (!dup)
+                    out[n++] = s;
+            }
+    qsort(out, (size_t)n, sizeof *out, cmp_planned);
+    memcpy(p->shapes, out, (size_t)n * sizeof *out);
+    p->n_shapes = n;
+    return EXIT_OK;
+}
+
 void sweep_shape_name(const attn_shape *s, char *out, size_t n)
 {
-    snprintf(out, n, "%dx%dx%dx%d", s->batch, s->heads, s->seq, s->dim);
+    char kv[16] = "", q[16] = "";
+    if (s->kv_heads > 0)
+        snprintf(kv, sizeof kv, "-kv%d", s->kv_heads);
+    if (s->q_seq > 0)
+        snprintf(q, sizeof q, "-q%d", s->q_seq);
+    snprintf(out, n, "%dx%dx%dx%d%s%s", s->batch, s->heads, s->seq, s->dim, kv, q);
 }
 
 int sweep_shape_parse(const char *name, attn_shape *s)
 {
-    int b, h, q, d, used = 0;
-    if (sscanf(name, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || name[used] || b < 1 || h < 1 || q < 1 || d < 1)
+    int b, h, q, d, used = 0, kv = 0, qs = 0, more = 0;
+    if (sscanf(name, "%dx%dx%dx%d%n", &b, &h, &q, &d, &used) != 4 || b < 1 || h < 1 || q < 1 || d < 1)
         return EXIT_BAD_ARCHIVE;
-    *s = (attn_shape){.batch = b, .heads = h, .seq = q, .dim = d};
+    if (!strncmp(name + used, "-kv", 3) && sscanf(name + used, "-kv%d%n", &kv, &more) == 1 && kv >= 1)
+        used += more;
+    if (!strncmp(name + used, "-q", 2) && sscanf(name + used, "-q%d%n", &qs, &more) == 1 && qs >= 1)
+        used += more;
+    if (name[used])
+        return EXIT_BAD_ARCHIVE;
+    *s = (attn_shape){.batch = b, .heads = h, .seq = q, .dim = d, .kv_heads = kv, .q_seq = qs};
     char back[64];
     sweep_shape_name(s, back, sizeof back);
     return strcmp(back, name) ? EXIT_BAD_ARCHIVE : EXIT_OK;
@@ -137,16 +194,28 @@ int sweep_shape_parse(const char *name, attn_shape *s)
 
 double sweep_flops(const attn_shape *s, int causal)
 {
-    double full = 4.0 * s->batch * s->heads * (double)s->seq * s->seq * s->dim;
-    return causal ? full / 2 : full;
+    int sq = attn_q_seq(s);
+    double full = 4.0 * s->batch * s->heads * (double)sq * s->seq * s->dim;
+    if (!causal)
+        return full;
+    if (sq == s->seq)
+        return full / 2;
+    /* bottom-right: query i sees keys 0 .. i + S - q_seq, so sum over i of (S - q_seq + i + 1) keys */
+    double keys = (double)sq * (s->seq - sq) + (double)sq * (sq + 1) / 2;
+    return 4.0 * s->batch * s->heads * keys * s->dim;
 }
 
 static json_t *shape_json(const attn_shape *s)
 {
     char name[64];
     sweep_shape_name(s, name, sizeof name);
-    return json_pack("{s:s,s:i,s:i,s:i,s:i}", "name", name, "batch", s->batch, "heads", s->heads, "seq", s->seq,
-                     "dim", s->dim);
+    json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:i}", "name", name, "batch", s->batch, "heads", s->heads, "seq", s->seq,
+                          "dim", s->dim);
+    if (o && s->kv_heads > 0)
+        json_object_set_new(o, "kv_heads", json_integer(s->kv_heads));
+    if (o && s->q_seq > 0)
+        json_object_set_new(o, "q_seq", json_integer(s->q_seq));
+    return o;
 }
 
 static int write_json(json_t *root, const char *dir, const char *name, char *err, size_t errlen)
@@ -208,6 +277,20 @@ static int jshape(json_t *o, attn_shape *s)
         if (v[i] < 1 || v[i] > max[i])
             return 0;
     *s = (attn_shape){.batch = (int)v[0], .heads = (int)v[1], .seq = (int)v[2], .dim = (int)v[3]};
+    /* kv_heads and q_seq: absent in sweeps without --kv-heads/--q-seq; when present, a head
+     * count dividing H and fewer queries than keys, as sweep_plan_cross writes them */
+    json_t *kv = json_object_get(o, "kv_heads"), *qs = json_object_get(o, "q_seq");
+    if (kv) {
+        if (!json_is_integer(kv) || json_integer_value(kv) < 1 || json_integer_value(kv) >= s->heads ||
+            s->heads % json_integer_value(kv))
+            return 0;
+        s->kv_heads = (int)json_integer_value(kv);
+    }
+    if (qs) {
+        if (!json_is_integer(qs) || json_integer_value(qs) < 1 || json_integer_value(qs) >= s->seq)
+            return 0;
+        s->q_seq = (int)json_integer_value(qs);
+    }
     json_t *name = json_object_get(o, "name");
     char want[64];
     sweep_shape_name(s, want, sizeof want);

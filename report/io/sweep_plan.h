@@ -48,7 +48,17 @@ int sweep_parse_list(const char *opt, const char *s, int max, int *out, int *cou
 int sweep_plan_shapes(sweep_plan *p, const int *seq, int n_seq, const int *dim, int n_dim, int batch, long tokens,
                       int heads, char *err, size_t errlen);
 
-/* "8x16x1024x64": a shape's folder name under DIR/shapes/. */
+/* Crosses p->shapes with --kv-heads and --q-seq lists (n 0: the list not given, every
+ * shape keeps kv_heads/q_seq 0): every planned (B, S, D) at every Hkv and every query count,
+ * ordered by D, then Hkv, then q_seq, then S. A value equal to H or to S is stored as 0
+ * (the same shape run plainly), so the names and archives of such shapes are those of a
+ * sweep without the lists. EXIT_OK, or EXIT_USAGE with `err` when an Hkv does not divide
+ * H, a query count exceeds an S, or the cross has more than SWEEP_MAX_SHAPES shapes. */
+int sweep_plan_cross(sweep_plan *p, const int *kv_heads, int n_kv, const int *q_seq, int n_q, char *err,
+                     size_t errlen);
+
+/* "8x16x1024x64": a shape's folder name under DIR/shapes/; "-kv8" after it for 8 key/value
+ * heads and "-q1" for one query (decode), each only when the shape has them. */
 void sweep_shape_name(const attn_shape *s, char *out, size_t n);
 /* The inverse; EXIT_OK, or EXIT_BAD_ARCHIVE when `name` is no shape name. */
 int sweep_shape_parse(const char *name, attn_shape *s);

@@ -168,8 +168,12 @@ static int apply_run_option(int c, const char *arg, cli_options *o, char *err, s
     case OPT_SEQ:
         o->sweep.seq = arg;
         return o->command == CMD_SWEEP ? EXIT_OK : positive_int("seq", arg, 1 << 20, &rc->shape.seq, err, n);
-    case OPT_KV_HEADS: return positive_int("kv-heads", arg, 1 << 12, &rc->shape.kv_heads, err, n);
-    case OPT_Q_SEQ: return positive_int("q-seq", arg, 1 << 20, &rc->shape.q_seq, err, n);
+    case OPT_KV_HEADS:
+        o->sweep.kv_heads = arg;
+        return o->command == CMD_SWEEP ? EXIT_OK : positive_int("kv-heads", arg, 1 << 12, &rc->shape.kv_heads, err, n);
+    case OPT_Q_SEQ:
+        o->sweep.q_seq = arg;
+        return o->command == CMD_SWEEP ? EXIT_OK : positive_int("q-seq", arg, 1 << 20, &rc->shape.q_seq, err, n);
     case OPT_DIM:
         o->sweep.dim = arg;
         return o->command == CMD_SWEEP ? EXIT_OK : positive_int("dim", arg, 1024, &rc->shape.dim, err, n);
@@ -386,9 +390,10 @@ static int check_sweep(cli_options *o, int argc, char **argv, int operands, char
         return err_set(err, n, EXIT_USAGE, "sweep needs -o DIR: the shapes' archives and the sweep report go there");
     if (w->tokens && w->batch_given)
         return err_set(err, n, EXIT_USAGE, "--tokens and --batch do not go together: --tokens sets B = N / S for each shape");
-    if (w->resume && (w->seq || w->dim || w->tokens || w->batch_given || w->heads_given || o->force))
-        return err_set(err, n, EXIT_USAGE, "--resume continues the plan in DIR/sweep.json; drop --seq, --dim, --tokens, "
-                           "--batch, --heads and --force");
+    if (w->resume && (w->seq || w->dim || w->kv_heads || w->q_seq || w->tokens || w->batch_given || w->heads_given ||
+                      o->force))
+        return err_set(err, n, EXIT_USAGE, "--resume continues the plan in DIR/sweep.json; drop --seq, --dim, "
+                       "--kv-heads, --q-seq, --tokens, --batch, --heads and --force");
     if (!w->slurm && (w->no_gres || w->submit || w->partition || w->time_limit))
         return err_set(err, n, EXIT_USAGE, "--partition, --time, --no-gres and --submit go with --slurm");
     if (w->slurm && (w->gpus || w->replicate))

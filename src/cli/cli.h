@@ -18,6 +18,7 @@ typedef enum cli_command {
 
 typedef struct sweep_options {
     const char *seq, *dim;       /* LIST, or NULL for the default sweep */
+    const char *kv_heads, *q_seq; /* LIST, or NULL: as many as --heads / --seq */
     long tokens;                 /* --tokens N (0: not given) */
     int batch_given, heads_given, iters_given, warmup_given;
     const char *gpus;            /* --gpus 0,1 | all; NULL: one worker, environment as is */

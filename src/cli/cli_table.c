@@ -27,9 +27,9 @@ const cli_option_spec cli_option_table[] = {
     {"heads", 0, required_argument, OPT_HEADS, R | W, "N", "heads H (default 16)"},
     {"seq", 0, required_argument, OPT_SEQ, R | W, "N", "sequence length S (default 1024)"},
     {"dim", 0, required_argument, OPT_DIM, R | W, "N", "head dimension D (default 64)"},
-    {"kv-heads", 0, required_argument, OPT_KV_HEADS, R, "N",
+    {"kv-heads", 0, required_argument, OPT_KV_HEADS, R | W, "N",
      "key/value heads (grouped-query attention; divides --heads; 1: MQA; default: as many as --heads)"},
-    {"q-seq", 0, required_argument, OPT_Q_SEQ, R, "N",
+    {"q-seq", 0, required_argument, OPT_Q_SEQ, R | W, "N",
      "new queries per head (decode: --seq is then the keys, and the causal mask aligns the queries to the end "
      "of the keys; default: --seq)"},
     {"iters", 0, required_argument, OPT_ITERS, R | W, "auto|N",
@@ -98,7 +98,7 @@ const cli_option_spec cli_option_table[] = {
      "run: give the same --task-command yourself"},
     {"task-command", 0, required_argument, OPT_TASK_COMMAND, W, "CMD",
      "run CMD (sh -c) per shape instead of `attnprof run` (no GPU needed here); placeholders {exe} {dir} {shape} "
-     "{batch} {heads} {seq} {dim} {variants} {iters} {warmup} {run_flags}"},
+     "{batch} {heads} {seq} {dim} {kv_heads} {q_seq} {variants} {iters} {warmup} {run_flags}"},
     {"slurm-task-command", 0, required_argument, OPT_TASK_COMMAND, W, "CMD", "the same as --task-command, for the array's tasks"},
     {"slurm", 0, no_argument, OPT_SLURM, W, NULL,
      "write DIR/sweep.sbatch (a job array, one task per shape) and print the sbatch line (no GPU needed here)"},
@@ -139,6 +139,9 @@ static const struct {
     {"force", P, "replace -o OUT if it exists"},
     {"seq", W, "sequence lengths: 256,512 or 256:16384:x2 (default 256:16384:x2)"},
     {"dim", W, "head dims (default 64,128)"},
+    {"kv-heads", W, "key/value head counts, a LIST as --seq takes (each divides --heads); every shape at each"},
+    {"q-seq", W, "query counts, a LIST (1: decode; --seq is then the KV length); every shape at each; with --q-seq 1 "
+                 "the sweep draws decode curves"},
     {"batch", W, "batch size of every shape (instead of --tokens)"},
     {"variant", I, "the variants' names, one per trace, comma-separated (default: each file's base name)"},
     {"variant", K, "the program's name in the archive (default: the script's or program's base name)"},

@@ -81,6 +81,10 @@ static int expand_template(const sweep_ctx *c, const task *t, const char *outdir
             snprintf(val, sizeof val, "%d", t->shape.seq);
         else if (close && KEY("dim"))
             snprintf(val, sizeof val, "%d", t->shape.dim);
+        else if (close && KEY("kv_heads"))
+            snprintf(val, sizeof val, "%d", attn_kv_heads(&t->shape));
+        else if (close && KEY("q_seq"))
+            snprintf(val, sizeof val, "%d", attn_q_seq(&t->shape));
         else if (close && KEY("variants"))
             snprintf(val, sizeof val, "%s", t->variants[0] ? t->variants : c->plan.variants);
         else if (close && KEY("iters") && c->plan.iters)
@@ -200,7 +204,7 @@ FILE *sweep_read_log(const char *path)
 /* `attnprof run`'s command line for task t, writing into out: argv points into a. */
 typedef struct run_argv {
     char *argv[40];
-    char b[16], h[16], s[16], d[16], it[16], wu[16], fmt[32];
+    char b[16], h[16], s[16], d[16], kv[16], q[16], it[16], wu[16], fmt[32];
     char flags[sizeof ((sweep_plan *)0)->run_flags];
 } run_argv;
 
@@ -221,6 +225,14 @@ static int build_run_argv(const sweep_ctx *c, const task *t, const char *out, co
     argv[n++] = "run";
     argv[n++] = "--batch", argv[n++] = a->b, argv[n++] = "--heads", argv[n++] = a->h;
     argv[n++] = "--seq", argv[n++] = a->s, argv[n++] = "--dim", argv[n++] = a->d;
+    if (t->shape.kv_heads > 0) {
+        snprintf(a->kv, sizeof a->kv, "%d", t->shape.kv_heads);
+        argv[n++] = "--kv-heads", argv[n++] = a->kv;
+    }
+    if (t->shape.q_seq > 0) {
+        snprintf(a->q, sizeof a->q, "%d", t->shape.q_seq);
+        argv[n++] = "--q-seq", argv[n++] = a->q;
+    }
     const char *list = t->variants[0] ? t->variants : c->plan.variants;
     if (list[0])
         argv[n++] = "--variants", argv[n++] = (char *)list;
@@ -481,7 +493,7 @@ void sweep_task_for(task *t, const attn_shape *s)
     t->shape = *s;
     sweep_shape_name(s, t->name, sizeof t->name);
     snprintf(t->final_rel, sizeof t->final_rel, "shapes/%s", t->name);
-    t->cost = (double)s->batch * s->heads * (double)s->seq * s->seq * s->dim;
+    t->cost = (double)s->batch * s->heads * (double)attn_q_seq(s) * s->seq * s->dim;
     t->pinned = -1;
 }
 

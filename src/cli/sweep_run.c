@@ -125,15 +125,18 @@ static int make_plan(const cli_options *o, sweep_plan *p)
 {
     const sweep_options *w = &o->sweep;
     char err[512];
-    int seq[SWEEP_MAX_LIST], dim[SWEEP_MAX_LIST];
-    int ns, nd, rc;
+    int seq[SWEEP_MAX_LIST], dim[SWEEP_MAX_LIST], kv[SWEEP_MAX_LIST], qs[SWEEP_MAX_LIST];
+    int ns, nd, nk = 0, nq = 0, rc;
     if ((rc = sweep_parse_list("seq", w->seq ? w->seq : "256:16384:x2", 1 << 20, seq, &ns, err, sizeof err)) ||
-        (rc = sweep_parse_list("dim", w->dim ? w->dim : "64,128", 1024, dim, &nd, err, sizeof err)))
+        (rc = sweep_parse_list("dim", w->dim ? w->dim : "64,128", 1024, dim, &nd, err, sizeof err)) ||
+        (w->kv_heads && (rc = sweep_parse_list("kv-heads", w->kv_heads, 1 << 12, kv, &nk, err, sizeof err))) ||
+        (w->q_seq && (rc = sweep_parse_list("q-seq", w->q_seq, 1 << 20, qs, &nq, err, sizeof err))))
         return cli_fail(rc, "%s", err);
     long tokens = w->batch_given ? 0 : w->tokens ? w->tokens : SWEEP_DEFAULT_TOKENS;
     int heads = w->heads_given ? o->run.shape.heads : SWEEP_DEFAULT_HEADS;
     memset(p, 0, sizeof *p);
-    if ((rc = sweep_plan_shapes(p, seq, ns, dim, nd, o->run.shape.batch, tokens, heads, err, sizeof err)) != EXIT_OK)
+    if ((rc = sweep_plan_shapes(p, seq, ns, dim, nd, o->run.shape.batch, tokens, heads, err, sizeof err)) != EXIT_OK ||
+        (rc = sweep_plan_cross(p, kv, nk, qs, nq, err, sizeof err)) != EXIT_OK)
         return cli_fail(rc, "%s", err);
     snprintf(p->variants, sizeof p->variants, "%s", o->run.variant_list ? o->run.variant_list : "");
     p->iters = w->iters_given ? o->run.iters : 0;

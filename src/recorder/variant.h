@@ -109,6 +109,12 @@ double attn_q_bytes(const attn_shape *s);
 double attn_kv_bytes(const attn_shape *s);
 void attn_predict_gqa_fused(attn_prediction *p, const attn_shape *s, int kernel_dim, double extra_bytes,
                             const char *label, const char *match, int count);
+/* A decode step's executed FLOPs in a fused kernel whose tensor-core tiles hold tile_rows query
+ * rows: `packed` 1 when a tile takes the rows of all query heads of one key/value group together
+ * (group × q_seq rows per key/value head), 0 when each query head has its own tiles; every tile
+ * runs against all S keys (the queries sit at the end of the keys). Sets the first class's FLOPs
+ * and executed_flops of a prediction attn_predict_gqa_fused made. */
+void attn_predict_decode_tiles(attn_prediction *p, const attn_shape *s, int kernel_dim, int tile_rows, int packed);
 /* The current device's multiprocessors (0 when it cannot say). */
 int attn_device_sms(void);
 

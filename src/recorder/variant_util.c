@@ -111,6 +111,19 @@ void attn_predict_gqa_fused(attn_prediction *p, const attn_shape *s, int kernel_
     p->min_dram_bytes = dram;
 }
 
+void attn_predict_decode_tiles(attn_prediction *p, const attn_shape *s, int kernel_dim, int tile_rows, int packed)
+{
+    if (!attn_shape_is_decode(s) || p->n < 1)
+        return;
+    const double rows = packed ? (double)attn_group(s) * attn_q_seq(s) : attn_q_seq(s);
+    const double heads = packed ? attn_kv_heads(s) : s->heads;
+    const double tiles = ceil(rows / tile_rows);
+    /* Q·Kᵀ and P·V, 2·rows·keys·D each */
+    const double flops = 4.0 * s->batch * heads * tiles * tile_rows * (double)s->seq * kernel_dim;
+    p->executed_flops += flops - p->cls[0].flops;
+    p->cls[0].flops = flops;
+}
+
 int attn_device_sms(void)
 {
     int dev = 0, sms = 0;

@@ -4,11 +4,14 @@
  * GPU: what each variant launched against its expectation at that shape, the expansion copies,
  * the split-KV decode's two kernels and split count, cuDNN's grouped-query/decode graph. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fixture.h"
+#include "archive_read.h"
+#include "predict.h"
 #include "run_cli.h"
 
 #define GQA "tests/fixtures/h200-gqa"
@@ -221,4 +224,35 @@ Test(gqa_fixtures, both_archives_render)
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
         system(cmd);
     }
+}
+
+/* The variants' predictions at one query (the decode archive, recorded with them): the
+ * operations per forward of every variant but cuDNN (a library: its second kernel is said by
+ * unexpected_op_count), the kernels of every class, and the FLOPs of the tensor-core classes —
+ * the GEMMs' 8-row tiles, efficient's 16 rows per query head, flash's 16-row tile of a key/value
+ * group — within the tolerance; and no class of bytes measured below zero (a copy's bytes are the
+ * forward's less its kernels', not measured when that is negative). */
+Test(gqa_fixtures, the_decode_predictions_hold)
+{
+    static fixture f; /* with its counters.json, as `report` reads it */
+    char err[512];
+    trace_init(&f.t);
+    cr_assert_eq(archive_read(DECODE, &f.t, &f.r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(f.r.counters.meta.status, CTR_OK);
+    cr_assert_eq(analysis_build(&f.a, &f.t, &f.r, err, sizeof err), 0, "%s", err);
+    for (int i = 0; i < f.a.n; i++) {
+        const char *name = f.a.v[i].result->name;
+        static pv_variant pv;
+        predict_variant(&f.a, i, &pv);
+        for (int k = 0; k < pv.n; k++) {
+            const pv_check *c = &pv.c[k];
+            if (isfinite(c->measured))
+                cr_expect_geq(c->measured, 0, "%s %s: %g", name, c->cls, c->measured);
+            const int library = !strcmp(name, "cudnn");
+            if ((c->kind == PV_OPS || c->kind == PV_COUNT || (c->kind == PV_FLOPS && c->predicted > 0)) && !library)
+                cr_expect_eq(c->verdict, PV_OK, "%s %s (%s): predicted %g, measured %g", name, c->cls,
+                             pv_kind_id(c->kind), c->predicted, c->measured);
+        }
+    }
+    fixture_free(&f);
 }

@@ -112,6 +112,10 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
     const efficient_fwd_config *c = efficient_fwd_config_at(config);
     if (attn_shape_is_gqa(s) || attn_shape_is_decode(s)) {
         attn_predict_gqa_fused(p, s, c->head_dim, 0, "fused kernel", "attnprof_efficient_fwd", 1);
+        /* each query head its own block; a warp's mma.sync rows come 16 at a time, and the warps
+         * with no query row of a decode step skip their work (measured 16x the useful FLOPs at one
+         * query, tests/fixtures/h200-decode) */
+        attn_predict_decode_tiles(p, s, c->head_dim, 16, 0);
         return;
     }
     prediction_fused_kernel(p, s, c->head_dim, c->block_m, c->block_n, 0, "attnprof_efficient_fwd");

@@ -367,6 +367,8 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
         const double merged = r.grid == DECODE_GRID_BALANCED ? 2.0 * decode_workspace_bytes(s, &r) : 0;
         attn_predict_gqa_fused(p, s, flash_decode_config_at(r.config)->head_dim, lse + merged, "split-KV kernel",
                                "attnprof_flash_decode_bf16", 1);
+        /* kernels/flash_decode.cu: 16-row tiles of one key/value group's query rows */
+        attn_predict_decode_tiles(p, s, flash_decode_config_at(r.config)->head_dim, 16, 1);
         if (r.grid == DECODE_GRID_FIXED && r.split.splits > 1) /* partial outputs written once, read once by the combine */
             prediction_add(p, "combine", "attnprof_flash_decode_combine", 1,
                            2.0 * flash_decode_workspace_bytes(s->batch, s->heads, attn_q_seq(s), s->dim, r.split.splits) +

@@ -277,7 +277,9 @@ static void predict_gqa(const attn_shape *s, attn_prediction *p)
     memset(p, 0, sizeof *p);
     p->useful_flops = attn_gqa_useful_flops(s);
     const double gemm_flops = 4.0 * s->batch * s->heads * attn_q_seq(s) * s->seq * s->dim;
-    prediction_add(p, "FP32 GEMMs (Q·Kᵀ, P·V)", "gemm|xmma|nvjet", 2, 8 * m + 4 * (2 * eq + 2 * ef), gemm_flops,
+    /* One query row: cuBLAS runs the FP32 products as matrix-vector kernels (gemv2T_kernel_val
+     * and gemvx::kernel on the H200, cuBLAS 13, 2026-12-04), so they are matched by "gemv" too. */
+    prediction_add(p, "FP32 GEMMs (Q·Kᵀ, P·V)", "gemm|xmma|nvjet|gemv", 2, 8 * m + 4 * (2 * eq + 2 * ef), gemm_flops,
                    PIPE_FMA);
     prediction_add(p, "upcasts bf16 → FP32 (Q, K, V)", "math_upcast", 3, (2 + 4) * (eq + 2 * ekv), 0, PIPE_NONE);
     if (attn_shape_is_gqa(s))

@@ -176,7 +176,11 @@ void unfused_predict(const attn_shape *s, int inplace, attn_prediction *p)
     /* Q·Kᵀ reads Q, K and writes the scores; P·V reads P, V and writes O. Full
      * matrices: cuBLAS computes the masked half too. K and V are the expanded ones. */
     const double gemm_io = gqa_or_decode ? 2 * attn_q_bytes(s) + 2.0 * s->batch * s->heads * S * s->dim * 2 : 4 * io;
-    const double gemm_flops = gqa_or_decode ? 4.0 * s->batch * s->heads * SQ * S * s->dim : 2 * p->useful_flops;
+    /* Tensor-core products compute whole tiles: the smallest tile side of an sm_80/sm_90 MMA is 8
+     * (mma.sync m16n8k16, wgmma n >= 8), so a decode step's few query rows execute as 8 (measured:
+     * one query, 8.0x the useful FLOPs on the H200, tests/fixtures/h200-decode). */
+    const double rows = gqa_or_decode && SQ < S ? ceil(SQ / 8) * 8 : SQ;
+    const double gemm_flops = gqa_or_decode ? 4.0 * s->batch * s->heads * rows * S * s->dim : 2 * p->useful_flops;
     if (attn_shape_is_gqa(s)) {
         /* Copy kernels (not Memcpy operations): K and V read once, written once per query head. */
         prediction_add(p, "repeat_kv (K/V expansion copies)", "attnprof_repeat_kv", 2,
@@ -202,7 +206,10 @@ void unfused_predict(const attn_shape *s, int inplace, attn_prediction *p)
 int unfused_expected_ops(const attn_shape *s, int inplace, int *n_memcpy)
 {
     *n_memcpy = inplace ? 0 : 1;
-    return (inplace ? 5 : 6) + (attn_shape_is_gqa(s) ? 2 : 0); /* + repeat_kv of K and of V */
+    /* + repeat_kv of K and of V; + the 4-byte Memset cuBLAS issues before its one-row Q·Kᵀ
+     * (nvjet ..._512x8_..._bz_TNT, split over the keys; H200, cuBLAS 13: at every one-query shape
+     * recorded, B 4 and 8, S 2048 to 131072, 2026-12-04) */
+    return (inplace ? 5 : 6) + (attn_shape_is_gqa(s) ? 2 : 0) + (attn_q_seq(s) == 1 && s->seq > 1 ? 1 : 0);
 }
 
 /* ---- the backward (run --backward) ----
