@@ -728,6 +728,21 @@ Test(figures, backward_timeline_only_with_backwards)
     free(text);
     figure_list_free(&l);
     remove_dir(dir);
+    /* with its counters: the roofline places the backward's kernels too, as diamonds */
+    char err[256];
+    cr_assert_eq(counters_read_json(&f.r.counters, "tests/fixtures/h200-backward/counters.json", err, sizeof err), 0,
+                 "%s", err);
+    fresh_dir(dir, sizeof dir, "bwd-roof");
+    render_ok(&f.a, dir, FIG_PDF, 0, &l);
+    ff = find_file(&l, "roofline", "pdf");
+    cr_assert(ff);
+    snprintf(path, sizeof path, "%s/%s", dir, ff->path);
+    text = pdf_text(path);
+    cr_expect(strstr(text, "one forward and one backward") && strstr(text, "diamonds: the backward"), "%s", text);
+    free(text);
+    figure_list_free(&l);
+    remove_dir(dir);
+    counters_free(&f.r.counters);
     fixture_free(&f);
 
     fixture_load(&f, FIXTURE_4VAR);
