@@ -133,6 +133,42 @@ static void roofline_heading(cairo_t *cr, const analysis *a)
     fig_text(cr, FIG_MARGIN, 45, buf, ALIGN_LEFT);
 }
 
+/* One mark per kernel range that can be placed: a disc for the forward's, a diamond (of the same
+ * area) for the backward's; *shown and *hidden count them. */
+static void draw_points(cairo_t *cr, const analysis *a, const roof_scale *s, int *shown, int *hidden)
+{
+    const counters_set *cs = &a->run->counters;
+    double ai, fps;
+    for (int i = 0; i < cs->n; i++) {
+        const counter_range *r = &cs->r[i];
+        if (!counters_is_kernel(r))
+            continue;
+        if (!point_of(r, &ai, &fps)) {
+            (*hidden)++;
+            continue;
+        }
+        int vi = variant_index(a, r->variant);
+        rgb col = fig_hex(PALETTE[(vi < 0 ? 7 : vi) % 8]);
+        double x = px(s, ai), y = py(s, fps);
+        cairo_new_path(cr);
+        if (strcmp(r->kind, "bwd_kernel")) {
+            cairo_arc(cr, x, y, 4.2, 0, 2 * M_PI);
+        } else {
+            cairo_move_to(cr, x, y - 5.3);
+            cairo_line_to(cr, x + 5.3, y);
+            cairo_line_to(cr, x, y + 5.3);
+            cairo_line_to(cr, x - 5.3, y);
+            cairo_close_path(cr);
+        }
+        fig_set_alpha(cr, col, 0.85);
+        cairo_fill_preserve(cr);
+        fig_set(cr, FIG_INK);
+        cairo_set_line_width(cr, 0.6);
+        cairo_stroke(cr);
+        (*shown)++;
+    }
+}
+
 static int roofline_draw(cairo_t *cr, const fig_job *job)
 {
     const analysis *a = job->a;
@@ -187,35 +223,7 @@ static int roofline_draw(cairo_t *cr, const fig_job *job)
 
     /* points */
     int shown = 0, hidden = 0;
-    double ai, fps;
-    for (int i = 0; i < cs->n; i++) {
-        const counter_range *r = &cs->r[i];
-        if (!counters_is_kernel(r))
-            continue;
-        if (!point_of(r, &ai, &fps)) {
-            hidden++;
-            continue;
-        }
-        int vi = variant_index(a, r->variant);
-        rgb col = fig_hex(PALETTE[(vi < 0 ? 7 : vi) % 8]);
-        double x = px(&s, ai), y = py(&s, fps);
-        cairo_new_path(cr);
-        if (strcmp(r->kind, "bwd_kernel")) {
-            cairo_arc(cr, x, y, 4.2, 0, 2 * M_PI);
-        } else { /* a backward kernel: a diamond of the same area */
-            cairo_move_to(cr, x, y - 5.3);
-            cairo_line_to(cr, x + 5.3, y);
-            cairo_line_to(cr, x, y + 5.3);
-            cairo_line_to(cr, x - 5.3, y);
-            cairo_close_path(cr);
-        }
-        fig_set_alpha(cr, col, 0.85);
-        cairo_fill_preserve(cr);
-        fig_set(cr, FIG_INK);
-        cairo_set_line_width(cr, 0.6);
-        cairo_stroke(cr);
-        shown++;
-    }
+    draw_points(cr, a, &s, &shown, &hidden);
 
     /* legend: variants */
     fig_legend_item items[16];

@@ -425,8 +425,8 @@ static CUptiResult kernel_ranges(CUcontext ctx, const char *variant, const char 
         cudaError_t ce = cudaStreamSynchronize(stream);
         r = session_stop(&s, &all, err, errlen);
         if (r == CUPTI_SUCCESS && (frc || ce != cudaSuccess)) {
-            snprintf(err, errlen, "forward under kernel replay failed: %s",
-                     ce != cudaSuccess ? cudaGetErrorString(ce) : "the variant's forward returned an error");
+            snprintf(err, errlen, "%s under kernel replay failed: %s", kind,
+                     ce != cudaSuccess ? cudaGetErrorString(ce) : "the variant's call returned an error");
             r = CUPTI_ERROR_UNKNOWN;
         }
         if (r == CUPTI_SUCCESS && !all) {
@@ -439,7 +439,7 @@ static CUptiResult kernel_ranges(CUcontext ctx, const char *variant, const char 
     if (r == CUPTI_SUCCESS)
         r = r2;
     if (r == CUPTI_SUCCESS && dropped) {
-        snprintf(err, errlen, "%zu kernel ranges dropped (more than %d kernels per forward)", dropped,
+        snprintf(err, errlen, "%zu %s ranges dropped (more than %d kernels per call)", dropped, kind,
                  MAX_KERNEL_RANGES);
         r = CUPTI_ERROR_UNKNOWN;
     }
@@ -457,7 +457,7 @@ static CUptiResult forward_range(CUcontext ctx, const char *variant, const char 
     int all = 0, passes = 0;
     while (r == CUPTI_SUCCESS && !all) {
         if (++passes > MAX_USER_PASSES) {
-            snprintf(err, errlen, "forward range: not all passes submitted after %d", MAX_USER_PASSES);
+            snprintf(err, errlen, "%s range: not all passes submitted after %d", kind, MAX_USER_PASSES);
             r = CUPTI_ERROR_UNKNOWN;
             break;
         }
@@ -479,8 +479,8 @@ static CUptiResult forward_range(CUcontext ctx, const char *variant, const char 
         if (r == CUPTI_SUCCESS)
             r = r2;
         if (r == CUPTI_SUCCESS && (frc || ce != cudaSuccess)) {
-            snprintf(err, errlen, "forward under user replay failed: %s",
-                     ce != cudaSuccess ? cudaGetErrorString(ce) : "the variant's forward returned an error");
+            snprintf(err, errlen, "%s under user replay failed: %s", kind,
+                     ce != cudaSuccess ? cudaGetErrorString(ce) : "the variant's call returned an error");
             r = CUPTI_ERROR_UNKNOWN;
         }
     }

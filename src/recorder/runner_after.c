@@ -1,7 +1,7 @@
 /* After the timed batch, with activity tracing off (neither perturbs the timings): the
  * ceilings (measured, or taken from an archive of this very GPU), then the counter pass
  * (counter_pass.h), where every variant that ran ok is set up again, warmed by one forward,
- * profiled for one forward and torn down. */
+ * profiled for one forward (and one backward, with run --backward) and torn down. */
 #include "runner_steps.h"
 
 #include "calibrate.h"
@@ -102,7 +102,8 @@ static void name_kernel_ranges(const trace *t, const char *variant, const char *
 }
 
 /* The counter pass (counter_pass.h): every variant that ran ok is set up again, warmed
- * by one forward, profiled for one forward and torn down. A refusal (no permission, a
+ * by one forward, profiled for one forward (and, with run --backward where its backward ran ok,
+ * for one backward of a fresh forward) and torn down. A refusal (no permission, a
  * profiling lock) is recorded in run.json and the batch goes on without counters. */
 static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info, const trace *t,
                           const backward_inputs *B)
@@ -162,7 +163,7 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info,
             if (prc == 0)
                 name_kernel_ranges(t, var->name, "bwd_kernel", "attn_bwd", cs, first_bwd);
             else
-                snprintf(err, sizeof err, "backward: %s", berr);
+                snprintf(err, sizeof err, "%s", berr); /* names the backward's range kinds */
         }
         if (prc == -2) { /* refused: say so once, for the whole pass */
             cs->meta.status = CTR_FORBIDDEN;
