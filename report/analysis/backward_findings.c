@@ -5,6 +5,7 @@
 #include "backward_findings.h"
 
 #include "alloc.h"
+#include "counters.h"
 #include "finding.h"
 #include "findings.h"
 #include "units.h"
@@ -331,6 +332,94 @@ static void inplace_advice(variant_analysis *va, const run_info *r)
     findings_number(fd, "other_dq_error", y->rel_error_dq, "");
 }
 
+/* A backward kernel of the counter pass and where it stands against this run's roofs; bound: 1
+ * memory-bound, 2 compute-bound, 0 under BWD_ROOF_BOUND of both roofs. */
+typedef struct bwd_point {
+    const counter_range *r;
+    double s, frac_dram, frac_math;
+    int tensor, bound;
+} bwd_point;
+
+/* A kernel is bound by a roof when it reaches at least this fraction of it (and more of it than of the
+ * other); below it on both, neither roof is what limits it (latency, occupancy, atomics). */
+#define BWD_ROOF_BOUND 0.5
+
+static int by_time(const void *pa, const void *pb)
+{
+    const bwd_point *a = pa, *b = pb;
+    return a->s > b->s ? -1 : a->s < b->s;
+}
+
+/* The backward's kernels on the roofline (the counter pass's "bwd_kernel" ranges, with this run's
+ * measured ceilings): each is memory-bound when its DRAM traffic reaches BWD_ROOF_BOUND of the copy
+ * roof and a larger fraction of it than its FLOP/s of its math roof (the bf16 tensor roof where it did
+ * tensor math, the FP32 FMA roof otherwise), compute-bound the other way round (the forward's regime
+ * rule, predict.c, per kernel, with the threshold), else under half of both. The sentence names them
+ * by duration, longest first. */
+static void roofline_regime(variant_analysis *va, const run_info *r)
+{
+    const ceilings *ce = &r->ceilings;
+    const counters_set *cs = &r->counters;
+    if (cs->meta.status != CTR_OK || !ce->measured || !(ce->copy_tbps > 0) || !(ce->tensor_bf16_tflops > 0) ||
+        !(ce->fp32_fma_tflops > 0))
+        return;
+    bwd_point *p = attn_calloc((size_t)(cs->n ? cs->n : 1), sizeof *p);
+    int n = 0, count[3] = {0, 0, 0};
+    double total = 0, mem_s = 0;
+    for (int i = 0; i < cs->n; i++) {
+        const counter_range *k = &cs->r[i];
+        double s = counters_seconds(k), f = counters_flops(k), b = counters_dram_bytes(k);
+        if (strcmp(k->kind, "bwd_kernel") || strcmp(k->variant, va->result->name) || !(s > 0) || !(b >= 0) ||
+            !(f >= 0))
+            continue;
+        bwd_point *q = &p[n++];
+        q->r = k;
+        q->s = s;
+        q->tensor = counters_tensor_flops(k) > 0;
+        q->frac_dram = b / s / (ce->copy_tbps * 1e12);
+        q->frac_math = f / s / ((q->tensor ? ce->tensor_bf16_tflops : ce->fp32_fma_tflops) * 1e12);
+        q->bound = q->frac_dram >= BWD_ROOF_BOUND && q->frac_dram > q->frac_math   ? 1
+                   : q->frac_math >= BWD_ROOF_BOUND && q->frac_math >= q->frac_dram ? 2
+                                                                                    : 0;
+        count[q->bound]++;
+        total += s;
+        mem_s += q->bound == 1 ? s : 0;
+    }
+    if (n == 0) {
+        free(p);
+        return;
+    }
+    qsort(p, (size_t)n, sizeof *p, by_time);
+    static const char *const words[] = {"under half of both roofs", "memory-bound", "compute-bound"};
+    char list[1200] = "";
+    const int shown = n < 4 ? n : 4;
+    for (int i = 0; i < shown; i++) {
+        char nm[FINDING_NAME_MAX + 8], code[200];
+        findings_short_name(p[i].r->name, nm, sizeof nm);
+        findings_code_buf(code, sizeof code, nm);
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s %s (%.0f µs: %.0f%% of the copy roof, %.0f%% of the %s roof)",
+                 i ? "; " : "", code, words[p[i].bound], p[i].s * 1e6,
+                 100 * p[i].frac_dram, 100 * p[i].frac_math, p[i].tensor ? "bf16 tensor" : "FP32 FMA");
+    }
+    if (n > shown) {
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "; and %d more", n - shown);
+    }
+    finding *fd = findings_add(va, FK_BWD_ROOFLINE,
+                               "backward on the roofline (its kernels in the counter pass against this run's roofs; a "
+                               "roof binds a kernel that reaches at least %.0f%% of it): of its %d kernel%s %d memory-bound (%.0f%% of "
+                               "their time), %d compute-bound, %d under half of both roofs; longest first: %s",
+                               100 * BWD_ROOF_BOUND, n, n == 1 ? "" : "s", count[1], pct(mem_s, total), count[2],
+                               count[0], list);
+    findings_number(fd, "memory_bound", count[1], "");
+    findings_number(fd, "compute_bound", count[2], "");
+    findings_number(fd, "neither", count[0], "");
+    findings_number(fd, "kernels", n, "");
+    findings_number(fd, "memory_share", mem_s / total, "");
+    free(p);
+}
+
 int backward_findings_derive(analysis *a, int vi)
 {
     variant_analysis *va = &a->v[vi];
@@ -346,5 +435,6 @@ int backward_findings_derive(analysis *a, int vi)
     recompute(va, a->run, rb, bwd_us);
     kept_bytes(va, a->run);
     inplace_advice(va, a->run);
+    roofline_regime(va, a->run);
     return 0;
 }

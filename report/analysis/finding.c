@@ -351,7 +351,7 @@ int findings_rank_cmp(const finding *a, const finding *b)
     return c;
 }
 
-int finding_kind_is_backward(finding_kind k) { return k >= FK_BWD_MEMSET_OUTSIDE_EXPECTATION && k <= FK_BWD_INPLACE_ADVICE; }
+int finding_kind_is_backward(finding_kind k) { return k >= FK_BWD_MEMSET_OUTSIDE_EXPECTATION && k <= FK_BWD_ROOFLINE; }
 
 int findings_ranked(const variant_analysis *va, int *idx, int max) { return findings_ranked_phase(va, idx, max, 0); }
 
@@ -481,6 +481,8 @@ const finding_row finding_table[FK_COUNT] = {
         "forward keeps {kept_bytes} for it"),
     ROW(FK_BWD_INPLACE_ADVICE, "bwd_inplace_advice", FINDING_INFO, "backward", NO_RANK,
         "in-place advice checked: gradients as {@other}'s"),
+    ROW(FK_BWD_ROOFLINE, "bwd_roofline", FINDING_INFO, "counters", BY_SHARE("memory_share"),
+        "roofline: {memory_bound} memory-, {compute_bound} compute-bound, {neither} neither of {kernels:n kernel}"),
     /* the counters against the prediction, derived by predict_derive (predict.c) */
     /* a warning: the roof or the counters are wrong, not the kernel */
     ROW(FK_ROOF_SHARE_INCONSISTENT, "roof_share_inconsistent", FINDING_WARNING, "counters", NO_RANK,

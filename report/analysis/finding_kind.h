@@ -51,6 +51,7 @@ typedef enum finding_kind {
     FK_BWD_RECOMPUTE,
     FK_BWD_KEPT_BYTES,
     FK_BWD_INPLACE_ADVICE,
+    FK_BWD_ROOFLINE,
     /* the counters against the prediction (predict.c) */
     FK_ROOF_SHARE_INCONSISTENT,
     FK_PREDICTION_MISSED,

@@ -757,7 +757,7 @@ void findings_derive(analysis *a)
 {
     for (int i = 0; i < a->n; i++)
         a->v[i].n_findings = 0;
-    findings_walk(a, FK_VARIANT_UNAVAILABLE, FK_BWD_INPLACE_ADVICE);
+    findings_walk(a, FK_VARIANT_UNAVAILABLE, FK_BWD_ROOFLINE);
 }
 
 void predict_findings(analysis *a)

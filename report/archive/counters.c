@@ -99,3 +99,4 @@ double counters_flops(const counter_range *r)
 }
 
 double counters_seconds(const counter_range *r) { return r->v[M_DURATION_NS] * 1e-9; }
+int counters_is_kernel(const counter_range *r) { return !strcmp(r->kind, "kernel") || !strcmp(r->kind, "bwd_kernel"); }

@@ -49,10 +49,11 @@ typedef struct counters_meta {
     double pass_seconds;    /* wall time of the whole counter pass */
 } counters_meta;
 
-/* One profiled range: a kernel (kind "kernel") or the whole forward (kind "forward"). */
+/* One profiled range: a kernel (kind "kernel") or the whole forward (kind "forward"); with run
+ * --backward also each kernel of one backward ("bwd_kernel") and the whole backward ("backward"). */
 typedef struct counter_range {
     char variant[32];
-    char kind[8];
+    char kind[16];  /* "kernel", "forward"; the backward's "bwd_kernel", "backward" */
     int index;      /* order within the variant's forward (kernels), -1 for the forward */
     char name[256];
     double v[M_COUNT]; /* NAN where unavailable */
@@ -80,6 +81,8 @@ double counters_fp32_flops(const counter_range *r);  /* 2·FFMA + FADD + FMUL */
 double counters_tensor_flops(const counter_range *r);
 double counters_flops(const counter_range *r);       /* FP32 + tensor (unavailable parts count 0) */
 double counters_seconds(const counter_range *r);
+/* A kernel's range, of a forward ("kernel") or of a backward ("bwd_kernel"). */
+int counters_is_kernel(const counter_range *r);
 
 /* The largest value counters.json may hold for metric m (percentages: 105; counts:
  * 1e18); the reader refuses more, and anything negative, with exit 6. */

@@ -488,18 +488,50 @@ static void trace_pair_csv(FILE *f, const compare_data *m, const trace_pair *pr)
     }
 }
 
+/* The backward rows of a run --backward comparison (kind `variant`, phase `backward`), one per run
+ * of the variant, in the forward rows' columns: `forwards` counts the backwards, the metric columns
+ * are the CUDA µs per backward and its ratio to the baseline's (empty in throughput mode: no
+ * TFLOP/s of a backward is counted), the CPU columns empty (a backward has no CPU-time samples),
+ * the ops columns its operations per backward. */
+static void backward_csv_rows(FILE *f, const compare_data *m, const compare_variant *cv)
+{
+    static const compare_ratio one = {.ci = {1, 1, 1}, .verdict = VERDICT_NONE};
+    static const compare_ratio none = {.ci = {NAN, NAN, NAN}, .verdict = VERDICT_NONE};
+    static const stats empty = {.median = NAN, .min = NAN, .max = NAN};
+    for (int i = 0; i < m->n; i++) {
+        const compare_backward *b = &cv->bwd[i];
+        const variant_analysis *va = cv->cell[i].va;
+        const backward_result *r = va ? &va->result->bwd : NULL;
+        esc_csv_field(f, cv->name, 1);
+        fputc(',', f);
+        esc_csv_field(f, m->in[i]->label, 1);
+        fprintf(f, ",%d,%s,", i == 0, !va ? "not run" : !r->recorded ? "not recorded" : variant_status_name(r->status));
+        esc_csv_field(f, r && r->recorded ? r->error : "", 1);
+        fprintf(f, ",%d", b->n);
+        int timed = b->n > 0 && !m->throughput;
+        const compare_ratio *ratio = !timed || !cv->bwd[0].n ? &none : i == 0 ? &one : &b->ratio;
+        csv_stats_ratio(f, timed ? &b->st : &empty, ratio, i == 0);
+        fputs(",,,,,,,", f);
+        const variant_analysis *base = cv->cell[0].va;
+        esc_csv_number(f, b->n ? va->ops_per_backward : NAN);
+        esc_csv_number(f, b->n && cv->bwd[0].n ? va->ops_per_backward - base->ops_per_backward : NAN);
+        fputs(",variant,backward,,\n", f);
+    }
+}
+
 char *compare_csv(const compare_data *m)
 {
     char *buf;
     size_t len;
     FILE *f = attn_memstream(&buf, &len);
     const char *metric = m->throughput ? "tflops" : "cuda_us";
-    /* Model traces add four columns (compare_traces_csv): the rows above them are kind `variant`. */
-    int traces = m->traces.any;
+    /* Model traces and backwards add four columns (compare_traces_csv, backward_csv_rows): the
+     * variants' rows are kind `variant`, their phase `forward` where the runs hold backwards. */
+    int traces = m->traces.any, extra = traces || m->backward;
     fprintf(f, "variant,archive,baseline,state,reason,forwards,%s_median,%s_min,%s_max,ratio,ratio_lo,ratio_hi,"
                "verdict,cpu_us_median,cpu_us_min,cpu_us_max,cpu_ratio,cpu_ratio_lo,cpu_ratio_hi,cpu_verdict,"
                "ops_per_forward,ops_vs_baseline%s\n",
-            metric, metric, metric, traces ? ",kind,phase,part,implementation" : "");
+            metric, metric, metric, extra ? ",kind,phase,part,implementation" : "");
     for (int v = 0; v < m->n_variants; v++) {
         const compare_variant *cv = &m->variants[v];
         for (int i = 0; i < m->n; i++) {
@@ -514,8 +546,10 @@ char *compare_csv(const compare_data *m)
             csv_stats_ratio(f, &c->cpu_stats, &c->cpu_ratio, i == 0);
             esc_csv_number(f, c->n ? c->ops_stats.median : NAN);
             esc_csv_number(f, c->n && cv->cell[0].n ? c->ops_stats.median - cv->cell[0].ops_stats.median : NAN);
-            fputs(traces ? ",variant,,,\n" : "\n", f);
+            fputs(!extra ? "\n" : m->backward ? ",variant,forward,,\n" : ",variant,,,\n", f);
         }
+        if (m->backward)
+            backward_csv_rows(f, m, cv);
     }
     for (int k = 0; k < m->traces.n_pairs; k++)
         trace_pair_csv(f, m, &m->traces.pairs[k]);

@@ -298,7 +298,11 @@ static void paper_figures(FILE *f, const report_doc *d)
 }
 
 static int backward_applies(const report_doc *d) { return backward_section_applies(d->a); }
-static void backward_section(FILE *f, const report_doc *d) { backward_section_md(f, d->a); }
+static void backward_section(FILE *f, const report_doc *d)
+{
+    backward_section_md(f, d->a);
+    report_md_figure(f, d->figs, "timeline-backward", d->inline_dir); /* drawn where the archive has backwards */
+}
 
 /* report.md, in order. A section that does not apply writes nothing. */
 static const report_section report_sections[] = {

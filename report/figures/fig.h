@@ -170,6 +170,7 @@ struct fig_job {
     int pair;     /* compare-model-roles: index into cmp->traces.pairs */
     const struct sweep_data *sweep; /* sweep figures */
     int size;     /* FIG_SIZE_*: paper figures */
+    const struct tl_overview_spec *overview; /* overview figures: what they draw of each variant */
 };
 
 /* render.c: draws every job in every format (FIG_* bits) into <dir>/figures,
@@ -181,6 +182,9 @@ int fig_render_jobs(const fig_job *jobs, int n_jobs, const char *dir, unsigned f
  * command, alloc.h). */
 int fig_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a, int variant);
 int fig_overview_prepare(fig_job *job, cairo_t *measure, const analysis *a);
+/* The backward timeline (timeline_backward.c): only for archives with backwards (fig_backward_wanted). */
+int fig_backward_wanted(const analysis *a);
+int fig_backward_timeline_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_occupancy_prepare(fig_job *job, cairo_t *measure, const analysis *a);
 int fig_time_chart_prepare(fig_job *job, cairo_t *measure, const analysis *a, int log_axis);
 /* The roofline (roofline.c): only for archives with counters (fig_roofline_wanted). */

@@ -2,6 +2,7 @@
  * run_info + analysis), so `attnprof report` needs no GPU:
  *   timeline-<variant>  CPU lane (NVTX ranges, API calls) over GPU lane, 1-3 forwards
  *   timeline-overview   one forward of every variant on one time scale
+ *   timeline-backward   one backward of every variant on one time scale (archives with backwards)
  *   occupancy           theoretical vs estimated occupancy of each variant's kernels
  *   time-per-forward    CUDA vs CPU time per forward (median, min-max)
  *   roofline            kernels' achieved FLOP/s vs arithmetic intensity (archives with counters)

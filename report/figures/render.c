@@ -211,6 +211,7 @@ static int render_table(const figure_row *rows, int n_rows, const figure_input *
 
 static int one_per_series(const figure_input *in) { return in->a->n; }
 static int with_counters(const figure_input *in) { return fig_roofline_wanted(in->a) ? 1 : 0; }
+static int with_backwards(const figure_input *in) { return fig_backward_wanted(in->a) ? 1 : 0; }
 
 static int timeline_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
 {
@@ -219,6 +220,10 @@ static int timeline_row(fig_job *job, cairo_t *measure, const figure_input *in, 
 static int overview_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
 {
     return fig_overview_prepare(job, measure, in->a);
+}
+static int backward_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
+{
+    return fig_backward_timeline_prepare(job, measure, in->a);
 }
 static int occupancy_row(fig_job *job, cairo_t *measure, const figure_input *in, int index)
 {
@@ -236,6 +241,7 @@ static int roofline_row(fig_job *job, cairo_t *measure, const figure_input *in, 
 static const figure_row archive_figures[] = {
     {"timeline of each series", one_per_series, timeline_row},
     {"timeline overview", one, overview_row},
+    {"backward timeline (archives with backwards)", with_backwards, backward_row},
     {"occupancy", one, occupancy_row},
     {"time per forward", one, time_chart_row},
     {"roofline (archives with counters)", with_counters, roofline_row},

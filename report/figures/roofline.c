@@ -1,7 +1,8 @@
 /* Roofline: one point per kernel of the counter pass, its arithmetic intensity (measured
  * FLOPs ÷ measured DRAM bytes) against its achieved FLOP/s (FLOPs ÷ measured duration),
  * log-log, under the roofs measured in the same run (copy bandwidth, bf16 tensor GEMM,
- * FP32 FMA SGEMM), coloured by variant. Drawn only when the archive has counters. */
+ * FP32 FMA SGEMM), coloured by variant: the forward's kernels as discs, the backward's (run
+ * --backward, kind "bwd_kernel") as diamonds. Drawn only when the archive has counters. */
 #include "fig.h"
 #include "units.h"
 
@@ -39,7 +40,7 @@ static double py(const roof_scale *s, double fps)
 static int point_of(const counter_range *r, double *ai, double *fps)
 {
     double f = counters_flops(r), b = counters_dram_bytes(r), s = counters_seconds(r);
-    if (strcmp(r->kind, "kernel") || !(f > 0) || !(b > 0) || !(s > 0))
+    if (!counters_is_kernel(r) || !(f > 0) || !(b > 0) || !(s > 0))
         return 0;
     *ai = f / b;
     *fps = f / s;
@@ -108,11 +109,21 @@ static void roof_line(cairo_t *cr, const roof_scale *s, double bw, double flops,
 }
 
 /* The title, and under it the shape and where the roofs come from. */
+static int has_backward_kernels(const counters_set *cs)
+{
+    for (int i = 0; i < cs->n; i++)
+        if (!strcmp(cs->r[i].kind, "bwd_kernel"))
+            return 1;
+    return 0;
+}
+
 static void roofline_heading(cairo_t *cr, const analysis *a)
 {
     const ceilings *c = &a->run->ceilings;
     char buf[256], shape[96];
-    fig_heading(cr, FIG_MARGIN, "Roofline: every kernel of one forward, measured by the counter pass");
+    fig_heading(cr, FIG_MARGIN, has_backward_kernels(&a->run->counters)
+                                    ? "Roofline: every kernel of one forward and one backward, measured by the counter pass"
+                                    : "Roofline: every kernel of one forward, measured by the counter pass");
     fig_shape_text(a, shape, sizeof shape);
     if (c->measured)
         snprintf(buf, sizeof buf, "%s · roofs measured in this run: %.0f TFLOP/s bf16, %.1f TFLOP/s FP32, %.2f TB/s copy",
@@ -120,6 +131,42 @@ static void roofline_heading(cairo_t *cr, const analysis *a)
     else
         snprintf(buf, sizeof buf, "%s · ceilings not measured in this run (--no-calibrate)", shape);
     fig_text(cr, FIG_MARGIN, 45, buf, ALIGN_LEFT);
+}
+
+/* One mark per kernel range that can be placed: a disc for the forward's, a diamond (of the same
+ * area) for the backward's; *shown and *hidden count them. */
+static void draw_points(cairo_t *cr, const analysis *a, const roof_scale *s, int *shown, int *hidden)
+{
+    const counters_set *cs = &a->run->counters;
+    double ai, fps;
+    for (int i = 0; i < cs->n; i++) {
+        const counter_range *r = &cs->r[i];
+        if (!counters_is_kernel(r))
+            continue;
+        if (!point_of(r, &ai, &fps)) {
+            (*hidden)++;
+            continue;
+        }
+        int vi = variant_index(a, r->variant);
+        rgb col = fig_hex(PALETTE[(vi < 0 ? 7 : vi) % 8]);
+        double x = px(s, ai), y = py(s, fps);
+        cairo_new_path(cr);
+        if (strcmp(r->kind, "bwd_kernel")) {
+            cairo_arc(cr, x, y, 4.2, 0, 2 * M_PI);
+        } else {
+            cairo_move_to(cr, x, y - 5.3);
+            cairo_line_to(cr, x + 5.3, y);
+            cairo_line_to(cr, x, y + 5.3);
+            cairo_line_to(cr, x - 5.3, y);
+            cairo_close_path(cr);
+        }
+        fig_set_alpha(cr, col, 0.85);
+        cairo_fill_preserve(cr);
+        fig_set(cr, FIG_INK);
+        cairo_set_line_width(cr, 0.6);
+        cairo_stroke(cr);
+        (*shown)++;
+    }
 }
 
 static int roofline_draw(cairo_t *cr, const fig_job *job)
@@ -176,27 +223,7 @@ static int roofline_draw(cairo_t *cr, const fig_job *job)
 
     /* points */
     int shown = 0, hidden = 0;
-    double ai, fps;
-    for (int i = 0; i < cs->n; i++) {
-        const counter_range *r = &cs->r[i];
-        if (strcmp(r->kind, "kernel"))
-            continue;
-        if (!point_of(r, &ai, &fps)) {
-            hidden++;
-            continue;
-        }
-        int vi = variant_index(a, r->variant);
-        rgb col = fig_hex(PALETTE[(vi < 0 ? 7 : vi) % 8]);
-        double x = px(&s, ai), y = py(&s, fps);
-        cairo_new_path(cr);
-        cairo_arc(cr, x, y, 4.2, 0, 2 * M_PI);
-        fig_set_alpha(cr, col, 0.85);
-        cairo_fill_preserve(cr);
-        fig_set(cr, FIG_INK);
-        cairo_set_line_width(cr, 0.6);
-        cairo_stroke(cr);
-        shown++;
-    }
+    draw_points(cr, a, &s, &shown, &hidden);
 
     /* legend: variants */
     fig_legend_item items[16];
@@ -210,9 +237,10 @@ static int roofline_draw(cairo_t *cr, const fig_job *job)
     fig_set(cr, FIG_GREY);
     char count[48];
     snprintf(buf, sizeof buf,
-             "%s shown; %d without FLOPs or DRAM traffic not placed. FLOPs: 2·FFMA + FADD + FMUL + 2 × bf16 "
+             "%s shown%s; %d without FLOPs or DRAM traffic not placed. FLOPs: 2·FFMA + FADD + FMUL + 2 × bf16 "
              "tensor ops.",
-             units_count_noun(shown, "kernel", count, sizeof count), hidden);
+             units_count_noun(shown, "kernel", count, sizeof count),
+             has_backward_kernels(cs) ? " (discs: the forward's, diamonds: the backward's)" : "", hidden);
     fig_text(cr, FIG_MARGIN, ly + 12, buf, ALIGN_LEFT);
     return 0;
 }
@@ -229,8 +257,9 @@ int fig_roofline_prepare(fig_job *job, cairo_t *measure, const analysis *a)
     const char *from = a->run ? a->run->ceilings.source : "";
     snprintf(job->caption, sizeof job->caption,
              "Roofline: each kernel's achieved FLOP/s against its arithmetic intensity (measured FLOPs per "
-             "measured DRAM byte), under the ceilings measured %s%s.",
-             from[0] ? "on the same GPU in the archive " : "in the same run", from);
+             "measured DRAM byte), under the ceilings measured %s%s%s.",
+             from[0] ? "on the same GPU in the archive " : "in the same run", from,
+             a->run && has_backward_kernels(&a->run->counters) ? "; the backward's kernels as diamonds" : "");
     job->a = a;
     job->draw = roofline_draw;
     job->w = FIG_WIDTH;

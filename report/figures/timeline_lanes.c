@@ -291,7 +291,7 @@ void tl_draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, const
         dense_draw(cr, g, &dl, p->gpu_y, st->gpu_row);
     /* launch -> GPU op, for the forwards shown (a dense lane would be one black smear) */
     for (int k = sc->first; !dense && k < sc->first + sc->count; k++) {
-        const forward *f = &sc->va->forwards[k];
+        const forward *f = &sc->calls[k];
         for (int i = 0; i < f->n_ops; i++) {
             if (!f->launchers || !f->launchers[i])
                 continue;
@@ -380,20 +380,26 @@ static void add_name(char *list, size_t n, const char *name, int *count)
 int tl_legend_items(const tl_scene *scenes, int n, fig_legend_item *items, int with_nvtx,
                     tl_legend_text *text)
 {
-    int present[OPC_COUNT] = {0}, api_count[API_CAT_COUNT] = {0}, flows = 0;
+    int present[OPC_COUNT] = {0}, api_count[API_CAT_COUNT] = {0}, flows = 0, bwd = 0, fwd = 0;
     char names[API_CAT_COUNT][160] = {{0}};
     for (int s = 0; s < n; s++) {
         for (int i = 0; i < scenes[s].gpu.n; i++)
             present[classify_op(scenes[s].gpu.v[i].op)] = 1;
+        for (int i = 0; i < scenes[s].nvtx.n; i++) { /* the legend says which calls the ranges are */
+            const char *rn = scenes[s].nvtx.v[i].range->name;
+            int b = rn && !strcmp(rn, "attn_bwd");
+            bwd |= b;
+            fwd |= !b;
+        }
         for (int i = 0; i < scenes[s].api.n; i++) {
             const char *name = scenes[s].api.v[i].api->name;
             api_category c = categorize_api(name);
             add_name(names[c], sizeof names[c], name, &api_count[c]);
         }
         for (int k = scenes[s].first; k < scenes[s].first + scenes[s].count; k++)
-            for (int i = 0; i < scenes[s].va->forwards[k].n_ops; i++)
-                flows |= scenes[s].va->forwards[k].launchers &&
-                         scenes[s].va->forwards[k].launchers[i] != NULL;
+            for (int i = 0; i < scenes[s].calls[k].n_ops; i++)
+                flows |= scenes[s].calls[k].launchers &&
+                         scenes[s].calls[k].launchers[i] != NULL;
     }
     int m = 0;
     for (int c = 0; c < OPC_COUNT; c++)
@@ -407,7 +413,9 @@ int tl_legend_items(const tl_scene *scenes, int n, fig_legend_item *items, int w
         items[m++] = (fig_legend_item){api_colour((api_category)c), text->api[c], 0};
     }
     if (with_nvtx)
-        items[m++] = (fig_legend_item){NVTX_FILL, "NVTX range (one forward call)", 1};
+        items[m++] = (fig_legend_item){NVTX_FILL, bwd && !fwd ? "NVTX range (one backward call)"
+                                                  : bwd ? "NVTX range (one forward or backward call)"
+                                                        : "NVTX range (one forward call)", 1};
     if (flows)
         items[m++] = (fig_legend_item){FLOW, "launch \xe2\x86\x92 GPU operation", 2};
     return m;

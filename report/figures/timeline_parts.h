@@ -32,7 +32,8 @@ typedef struct tl_scene {
     int64_t lo, hi;     /* what is selected */
     tl_list nvtx, api, gpu;
     const variant_analysis *va;
-    int first, count;   /* forwards shown */
+    const forward *calls; /* the ranges it draws from: va->forwards, or va->backwards */
+    int first, count;   /* calls shown: calls[first .. first+count) */
 } tl_scene;
 
 typedef struct tl_geom {
@@ -67,6 +68,9 @@ typedef struct tl_legend_text {
  * fail (out of memory ends the command, alloc.h). */
 void tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, int first,
                     int count, int strict);
+/* The same over another set of the variant's ranges (its backwards: `calls` is va->backwards). */
+void tl_scene_build_of(tl_scene *sc, const trace *t, const variant_analysis *va, const forward *calls,
+                       int first, int count, int strict);
 void tl_scene_free(tl_scene *sc);
 /* The variant's name, or "variant N" when the archive has none. */
 const char *tl_variant_name(const variant_analysis *va, int i, char *buf, size_t n);
@@ -79,6 +83,21 @@ void tl_draw_lane_items(cairo_t *cr, const tl_scene *sc, const tl_geom *g, const
 /* Grid lines at the ticks from y0 to y1. */
 void tl_draw_time_grid(cairo_t *cr, const tl_geom *g, int64_t origin, double y0, double y1);
 void tl_draw_time_axis(cairo_t *cr, const tl_geom *g, int64_t origin, double y);
+/* An overview figure (timeline_overview.c draws every one): one range of each variant, picked by
+ * `pick` from `calls` (its forwards, or its backwards), all on one time scale and aligned at the
+ * range's start, each labelled by `labels` (three lines; `drawn` is NULL when the variant has
+ * none: the first line then says so). `heading` writes the title, the subtitle and the axis's
+ * name. */
+typedef struct tl_overview_spec {
+    const forward *(*calls)(const variant_analysis *va);
+    int (*pick)(const variant_analysis *va); /* index into calls, -1: none */
+    void (*labels)(const variant_analysis *va, const forward *drawn, char lines[3][96]);
+    void (*heading)(const analysis *a, char *title, size_t n_title, char *sub, size_t n_sub, char *axis,
+                    size_t n_axis);
+} tl_overview_spec;
+/* Lays the job out (size, draw function) for the spec; the caller names it and writes the caption. */
+int tl_overview_layout(fig_job *job, cairo_t *measure, const analysis *a, const tl_overview_spec *sp);
+
 /* Legend entries for what the scenes contain, in a fixed order. */
 int tl_legend_items(const tl_scene *scenes, int n, fig_legend_item *items, int with_nvtx,
                     tl_legend_text *text);

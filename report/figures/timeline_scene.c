@@ -77,17 +77,24 @@ static int overlaps(int64_t s, int64_t e, int64_t lo, int64_t hi) { return e >= 
 void tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, int first,
                     int count, int strict)
 {
+    tl_scene_build_of(sc, t, va, va->forwards, first, count, strict);
+}
+
+void tl_scene_build_of(tl_scene *sc, const trace *t, const variant_analysis *va, const forward *calls,
+                       int first, int count, int strict)
+{
     memset(sc, 0, sizeof *sc);
     sc->va = va;
+    sc->calls = calls;
     sc->first = first;
     sc->count = count;
     if (count <= 0)
         return;
     int64_t s, e, lo, hi;
-    forward_extent(&va->forwards[first], &lo, &hi);
-    sc->origin = va->forwards[first].range ? va->forwards[first].range->start_ns : lo;
+    forward_extent(&calls[first], &lo, &hi);
+    sc->origin = calls[first].range ? calls[first].range->start_ns : lo;
     for (int i = first; i < first + count; i++) {
-        forward_extent(&va->forwards[i], &s, &e);
+        forward_extent(&calls[i], &s, &e);
         if (s < lo) lo = s;
         if (e > hi) hi = e;
     }
@@ -99,9 +106,9 @@ void tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, in
     sc->lo = lo;
     sc->hi = hi;
 
-    const host_range *r0 = va->forwards[first].range;
+    const host_range *r0 = calls[first].range;
     for (int i = first; i < first + count; i++) {
-        const forward *f = &va->forwards[i];
+        const forward *f = &calls[i];
         if (strict) {
             if (f->range)
                 list_push(&sc->nvtx, (tl_item){.s = f->range->start_ns, .e = f->range->end_ns, .range = f->range});
@@ -117,7 +124,7 @@ void tl_scene_build(tl_scene *sc, const trace *t, const variant_analysis *va, in
             int inside = 0;
             if (strict) {
                 for (int k = first; k < first + count && !inside; k++) {
-                    const host_range *r = va->forwards[k].range;
+                    const host_range *r = calls[k].range;
                     inside = r && c->start_ns >= r->start_ns && c->end_ns <= r->end_ns;
                 }
             } else {

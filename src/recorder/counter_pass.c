@@ -400,7 +400,7 @@ static CUptiResult evaluate(const session *s, const char *variant, const char *k
         ev.numMetrics = P.n_names;
         ev.pMetricValues = values;
         TRY(cuptiProfilerHostEvaluateToGpuValues(&ev));
-        counter_range *r = counters_add(out, variant, kind, !strcmp(kind, "kernel") ? (int)i : -1,
+        counter_range *r = counters_add(out, variant, kind, strstr(kind, "kernel") ? (int)i : -1,
                                         ri.rangeName ? ri.rangeName : "");
         if (!r) {
             snprintf(err, errlen, "out of host memory");
@@ -412,8 +412,8 @@ static CUptiResult evaluate(const session *s, const char *variant, const char *k
     return CUPTI_SUCCESS;
 }
 
-static CUptiResult kernel_ranges(CUcontext ctx, const char *variant, int (*fwd)(void *), void *ctx_fwd,
-                                 cudaStream_t stream, counters_set *out, char *err, size_t errlen)
+static CUptiResult kernel_ranges(CUcontext ctx, const char *variant, const char *kind, int (*fwd)(void *),
+                                 void *ctx_fwd, cudaStream_t stream, counters_set *out, char *err, size_t errlen)
 {
     session s;
     CUptiResult r = session_begin(&s, ctx, CUPTI_AutoRange, CUPTI_KernelReplay, MAX_KERNEL_RANGES, err, errlen);
@@ -425,8 +425,8 @@ static CUptiResult kernel_ranges(CUcontext ctx, const char *variant, int (*fwd)(
         cudaError_t ce = cudaStreamSynchronize(stream);
         r = session_stop(&s, &all, err, errlen);
         if (r == CUPTI_SUCCESS && (frc || ce != cudaSuccess)) {
-            snprintf(err, errlen, "forward under kernel replay failed: %s",
-                     ce != cudaSuccess ? cudaGetErrorString(ce) : "the variant's forward returned an error");
+            snprintf(err, errlen, "%s under kernel replay failed: %s", kind,
+                     ce != cudaSuccess ? cudaGetErrorString(ce) : "the variant's call returned an error");
             r = CUPTI_ERROR_UNKNOWN;
         }
         if (r == CUPTI_SUCCESS && !all) {
@@ -439,25 +439,25 @@ static CUptiResult kernel_ranges(CUcontext ctx, const char *variant, int (*fwd)(
     if (r == CUPTI_SUCCESS)
         r = r2;
     if (r == CUPTI_SUCCESS && dropped) {
-        snprintf(err, errlen, "%zu kernel ranges dropped (more than %d kernels per forward)", dropped,
+        snprintf(err, errlen, "%zu %s ranges dropped (more than %d kernels per call)", dropped, kind,
                  MAX_KERNEL_RANGES);
         r = CUPTI_ERROR_UNKNOWN;
     }
     if (r == CUPTI_SUCCESS)
-        r = evaluate(&s, variant, "kernel", out, err, errlen);
+        r = evaluate(&s, variant, kind, out, err, errlen);
     free(s.data);
     return r;
 }
 
-static CUptiResult forward_range(CUcontext ctx, const char *variant, int (*fwd)(void *), void *ctx_fwd,
-                                 cudaStream_t stream, counters_set *out, char *err, size_t errlen)
+static CUptiResult forward_range(CUcontext ctx, const char *variant, const char *kind, int (*fwd)(void *),
+                                 void *ctx_fwd, cudaStream_t stream, counters_set *out, char *err, size_t errlen)
 {
     session s;
     CUptiResult r = session_begin(&s, ctx, CUPTI_UserRange, CUPTI_UserReplay, 1, err, errlen);
     int all = 0, passes = 0;
     while (r == CUPTI_SUCCESS && !all) {
         if (++passes > MAX_USER_PASSES) {
-            snprintf(err, errlen, "forward range: not all passes submitted after %d", MAX_USER_PASSES);
+            snprintf(err, errlen, "%s range: not all passes submitted after %d", kind, MAX_USER_PASSES);
             r = CUPTI_ERROR_UNKNOWN;
             break;
         }
@@ -466,7 +466,7 @@ static CUptiResult forward_range(CUcontext ctx, const char *variant, int (*fwd)(
             break;
         CUpti_RangeProfiler_PushRange_Params pu = {.structSize = CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
         pu.pRangeProfilerObject = s.obj;
-        pu.pRangeName = "forward";
+        pu.pRangeName = kind;
         r = said(cuptiRangeProfilerPushRange(&pu), "cuptiRangeProfilerPushRange", err, errlen);
         int frc = r == CUPTI_SUCCESS ? fwd(ctx_fwd) : 0;
         cudaError_t ce = cudaStreamSynchronize(stream);
@@ -479,8 +479,8 @@ static CUptiResult forward_range(CUcontext ctx, const char *variant, int (*fwd)(
         if (r == CUPTI_SUCCESS)
             r = r2;
         if (r == CUPTI_SUCCESS && (frc || ce != cudaSuccess)) {
-            snprintf(err, errlen, "forward under user replay failed: %s",
-                     ce != cudaSuccess ? cudaGetErrorString(ce) : "the variant's forward returned an error");
+            snprintf(err, errlen, "%s under user replay failed: %s", kind,
+                     ce != cudaSuccess ? cudaGetErrorString(ce) : "the variant's call returned an error");
             r = CUPTI_ERROR_UNKNOWN;
         }
     }
@@ -489,13 +489,19 @@ static CUptiResult forward_range(CUcontext ctx, const char *variant, int (*fwd)(
     if (r == CUPTI_SUCCESS)
         r = r2;
     if (r == CUPTI_SUCCESS)
-        r = evaluate(&s, variant, "forward", out, err, errlen);
+        r = evaluate(&s, variant, kind, out, err, errlen);
     free(s.data);
     return r;
 }
 
 int counter_pass_forward(const char *variant, int (*fwd)(void *ctx), void *ctx, void *stream, counters_set *out,
                          char *err, size_t errlen)
+{
+    return counter_pass_call(variant, "kernel", "forward", fwd, ctx, stream, out, err, errlen);
+}
+
+int counter_pass_call(const char *variant, const char *kernel_kind, const char *call_kind, int (*fwd)(void *ctx),
+                      void *ctx, void *stream, counters_set *out, char *err, size_t errlen)
 {
     if (!P.host) {
         snprintf(err, errlen, "counter pass not open");
@@ -505,9 +511,9 @@ int counter_pass_forward(const char *variant, int (*fwd)(void *ctx), void *ctx, 
     if (current_context(&cu, err, errlen) != 0)
         return -1;
     int before = out->n;
-    CUptiResult r = kernel_ranges(cu, variant, fwd, ctx, (cudaStream_t)stream, out, err, errlen);
+    CUptiResult r = kernel_ranges(cu, variant, kernel_kind, fwd, ctx, (cudaStream_t)stream, out, err, errlen);
     if (r == CUPTI_SUCCESS)
-        r = forward_range(cu, variant, fwd, ctx, (cudaStream_t)stream, out, err, errlen);
+        r = forward_range(cu, variant, call_kind, fwd, ctx, (cudaStream_t)stream, out, err, errlen);
     if (r != CUPTI_SUCCESS) {
         out->n = before; /* all of the variant's ranges or none */
         return is_forbidden(r) ? -2 : -1;

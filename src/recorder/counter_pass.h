@@ -25,6 +25,11 @@ int counter_pass_open(counters_meta *meta);
  * replay, then once per replay pass of the forward range. */
 int counter_pass_forward(const char *variant, int (*fwd)(void *ctx), void *ctx, void *stream, counters_set *out,
                          char *err, size_t errlen);
+/* The same for any call of the variant, its ranges of kinds `kernel_kind` (one per kernel) and
+ * `call_kind` (the whole call): the forward's are "kernel" and "forward", the backward's
+ * "bwd_kernel" and "backward". */
+int counter_pass_call(const char *variant, const char *kernel_kind, const char *call_kind, int (*fwd)(void *ctx),
+                      void *ctx, void *stream, counters_set *out, char *err, size_t errlen);
 
 /* Host only, no GPU needed: which metrics `chip` ("GH100", "GA100") has and how many
  * replay passes their config takes, through the same enumeration and config-image code

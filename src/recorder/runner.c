@@ -257,9 +257,9 @@ static const run_step run_steps[] = {
     {"measurement", NULL, step_measurement_begin},  /* runner_measure.c */
     {"variants", NULL, step_variants},
     {"records", NULL, step_measurement_end},        /* runner_measure.c: CUPTI stopped, samples on ranges */
-    {"backward end", wants_backward, step_backward_end}, /* runner_backward.c: its buffers freed */
     {"ceilings", wants_calibration, step_ceilings}, /* runner_after.c */
-    {"counters", NULL, step_counters},              /* runner_after.c */
+    {"counters", NULL, step_counters},              /* runner_after.c: the backward's kernels too */
+    {"backward end", wants_backward, step_backward_end}, /* runner_backward.c: its buffers freed */
 };
 
 int runner_record_batch(const run_plan *cfg, trace *t, run_info *info, char *err, size_t errlen)

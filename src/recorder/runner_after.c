@@ -1,7 +1,7 @@
 /* After the timed batch, with activity tracing off (neither perturbs the timings): the
  * ceilings (measured, or taken from an archive of this very GPU), then the counter pass
  * (counter_pass.h), where every variant that ran ok is set up again, warmed by one forward,
- * profiled for one forward and torn down. */
+ * profiled for one forward (and one backward, with run --backward) and torn down. */
 #include "runner_steps.h"
 
 #include "calibrate.h"
@@ -52,22 +52,40 @@ static int counted_forward_once(void *p)
     return f->var->forward(f->state, f->d->q, f->d->k, f->d->v, f->d->out, f->d->stream, &f->e) != ATTN_OK;
 }
 
+/* The backward of the last forward (run --backward), into the run's gradient buffers. */
+typedef struct counted_backward {
+    counted_forward *f;
+    const backward_inputs *B;
+} counted_backward;
+
+static int counted_backward_once(void *p)
+{
+    counted_backward *b = p;
+    const counted_forward *f = b->f;
+    return f->var->backward(f->state, f->d->q, f->d->k, f->d->v, f->d->out, b->B->dout, b->B->dq, b->B->dk,
+                            b->B->dv, b->B->workspace, f->d->stream, &b->f->e) != ATTN_OK;
+}
+
 /* CUPTI names its auto ranges by their index. The timed pass recorded which kernels
- * one forward launches, in order (one stream): each kernel range takes the name of the
- * kernel at its index in the variant's first recorded forward. */
-static void name_kernel_ranges(const trace *t, const char *variant, counters_set *cs, int from)
+ * one call launches, in order (one stream): each kernel range (of `kind`: "kernel" for the
+ * forward, "bwd_kernel" for the backward) takes the name of the kernel at its index in the
+ * variant's first recorded range named `range` (attn_fwd, whose iterations count from 0, or
+ * attn_bwd, at iteration -1). */
+static void name_kernel_ranges(const trace *t, const char *variant, const char *kind, const char *range,
+                               counters_set *cs, int from)
 {
     const host_range *fwd = NULL;
+    int backward = !strcmp(range, "attn_bwd");
     for (size_t i = 0; i < t->n_ranges && !fwd; i++)
-        if (t->ranges[i].iteration >= 0 && t->ranges[i].variant && !strcmp(t->ranges[i].variant, variant) &&
-            !strcmp(t->ranges[i].name, "attn_fwd"))
+        if ((backward || t->ranges[i].iteration >= 0) && t->ranges[i].variant &&
+            !strcmp(t->ranges[i].variant, variant) && !strcmp(t->ranges[i].name, range))
             fwd = &t->ranges[i];
     if (!fwd)
         return;
     int n = 0;
     for (int j = from; j < cs->n; j++) {
         counter_range *r = &cs->r[j];
-        if (strcmp(r->kind, "kernel") || strcmp(r->variant, variant))
+        if (strcmp(r->kind, kind) || strcmp(r->variant, variant))
             continue;
         n = 0;
         for (size_t i = 0; i < t->n_ops; i++) { /* ops are in start order */
@@ -84,9 +102,11 @@ static void name_kernel_ranges(const trace *t, const char *variant, counters_set
 }
 
 /* The counter pass (counter_pass.h): every variant that ran ok is set up again, warmed
- * by one forward, profiled for one forward and torn down. A refusal (no permission, a
+ * by one forward, profiled for one forward (and, with run --backward where its backward ran ok,
+ * for one backward of a fresh forward) and torn down. A refusal (no permission, a
  * profiling lock) is recorded in run.json and the batch goes on without counters. */
-static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info, const trace *t)
+static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info, const trace *t,
+                          const backward_inputs *B)
 {
     counters_set *cs = &info->counters;
     double t0 = host_us();
@@ -129,7 +149,21 @@ static void counter_batch(const run_plan *cfg, device_inputs *d, run_info *info,
         if (!err[0] &&
             (prc = counter_pass_forward(var->name, counted_forward_once, &f, d->stream, cs, err, sizeof err)) == 0) {
             err[0] = '\0';
-            name_kernel_ranges(t, var->name, cs, first_range);
+            name_kernel_ranges(t, var->name, "kernel", "attn_fwd", cs, first_range);
+        }
+        /* run --backward: the backward's kernels too, after the forward just counted (its state
+         * is what the backward reads), where the timed backward ran ok */
+        if (!err[0] && prc == 0 && B && var->backward && res->bwd.recorded && res->bwd.status == VARIANT_OK) {
+            counted_forward_once(&f); /* the state of one forward, as the recorded backwards had */
+            counted_backward b = {.f = &f, .B = B};
+            int first_bwd = cs->n;
+            char berr[256] = "";
+            prc = counter_pass_call(var->name, "bwd_kernel", "backward", counted_backward_once, &b, d->stream, cs,
+                                    berr, sizeof berr);
+            if (prc == 0)
+                name_kernel_ranges(t, var->name, "bwd_kernel", "attn_bwd", cs, first_bwd);
+            else
+                snprintf(err, sizeof err, "%s", berr); /* names the backward's range kinds */
         }
         if (prc == -2) { /* refused: say so once, for the whole pass */
             cs->meta.status = CTR_FORBIDDEN;
@@ -192,7 +226,7 @@ int step_counters(run_ctx *c)
     trace_sort(c->t);
     if (cfg->c.counters) {
         double t0 = host_us();
-        counter_batch(cfg, &c->d, c->info, c->t);
+        counter_batch(cfg, &c->d, c->info, c->t, c->bwd.dout ? &c->bwd : NULL);
         step_line(cfg, "counter pass: %s in %.1f s", counters_status_name(c->info->counters.meta.status),
                   (host_us() - t0) / 1e6);
     }

@@ -8,6 +8,7 @@
 #include "../fixture.h"
 #include "backward_findings.h"
 #include "finding.h"
+#include "findings.h"
 
 #define FIXTURE_BWD "tests/fixtures/h200-backward"
 
@@ -195,5 +196,54 @@ Test(backward_findings, ranked_by_phase)
             cr_assert(finding_kind_is_backward(va->meta[idx[j]].kind));
         cr_assert_eq(nf + nb, va->n_findings);
     }
+    fixture_free(&f);
+}
+
+/* bwd_roofline with the fixture's counters (counters.json: the backward's kernels as "bwd_kernel"
+ * ranges): every variant's backward kernels are classed, as many as the timed backward launched,
+ * each class counted as the stated rule gives it from the counters and the run's ceilings, and
+ * the sentence starts from the longest kernel. Without counters: no such finding. */
+Test(backward_findings, roofline_classes_every_backward_kernel)
+{
+    fixture f;
+    fixture_load(&f, FIXTURE_BWD);
+    for (int i = 0; i < f.a.n; i++)
+        cr_expect_null(findings_find(&f.a.v[i], "bwd_roofline"), "no counters loaded: no roofline finding");
+    char err[256];
+    cr_assert_eq(counters_read_json(&f.r.counters, FIXTURE_BWD "/counters.json", err, sizeof err), 0, "%s", err);
+    findings_derive(&f.a);
+    const ceilings *ce = &f.r.ceilings;
+    cr_assert(ce->measured);
+    for (int i = 0; i < f.a.n; i++) {
+        const variant_analysis *va = &f.a.v[i];
+        const finding *fd = must(va, "bwd_roofline");
+        int n = 0, cls[3] = {0, 0, 0};
+        double longest = 0;
+        const char *longest_name = NULL;
+        for (int k = 0; k < f.r.counters.n; k++) {
+            const counter_range *r = &f.r.counters.r[k];
+            if (strcmp(r->kind, "bwd_kernel") || strcmp(r->variant, va->result->name))
+                continue;
+            double s = counters_seconds(r);
+            double fd_ = counters_dram_bytes(r) / s / (ce->copy_tbps * 1e12);
+            double fm = counters_flops(r) / s /
+                        ((counters_tensor_flops(r) > 0 ? ce->tensor_bf16_tflops : ce->fp32_fma_tflops) * 1e12);
+            cls[fd_ >= 0.5 && fd_ > fm ? 1 : fm >= 0.5 && fm >= fd_ ? 2 : 0]++;
+            n++;
+            if (s > longest)
+                longest = s, longest_name = r->name;
+        }
+        cr_expect_eq(n, va->kernels_per_backward, "%s: one counted range per kernel of the backward", va->result->name);
+        cr_expect_eq(findings_value(fd, "kernels"), n);
+        cr_expect_eq(findings_value(fd, "memory_bound"), cls[1], "%s", va->result->name);
+        cr_expect_eq(findings_value(fd, "compute_bound"), cls[2], "%s", va->result->name);
+        cr_expect_eq(findings_value(fd, "neither"), cls[0], "%s", va->result->name);
+        char nm[64];
+        snprintf(nm, sizeof nm, "%.20s", strncmp(longest_name, "void ", 5) ? longest_name : longest_name + 5);
+        const char *text = va->findings[fd - va->meta];
+        const char *first = strstr(text, "longest first: `");
+        cr_expect(first && !strncmp(first + 16, nm, strlen(nm)), "%s: %s", nm, text);
+    }
+    counters_free(&f.r.counters);
     fixture_free(&f);
 }

@@ -124,3 +124,52 @@ Test(compare_doc, the_page_has_its_figures_whatever_the_format)
     cr_assert_eq(system(cmd), 0);
     release(&p);
 }
+
+/* The number as compare.csv writes it (esc_csv_number: %g), for matching a row's cell. */
+static void csv_num(char *out, size_t n, double v) { snprintf(out, n, "%g", v); }
+
+/* compare.csv of run --backward archives: each variant's forward rows (phase `forward`), then one
+ * backward row per run (phase `backward`) with its backwards counted, its CUDA µs per backward
+ * (median, min, max as the analysis has them) and operations per backward; against a run without
+ * a backward, that run's row says `not recorded` with empty numbers. Runs without backwards keep
+ * the old header (no phase column). */
+Test(compare_doc, compare_csv_has_backward_rows)
+{
+    pair p;
+    build(&p, "tests/fixtures/h200-cudnn919-a", "tests/fixtures/h200-backward", PRODUCER_ATTNPROF);
+    char *csv = compare_csv(&p.m);
+    cr_assert(strstr(csv, "ops_per_forward,ops_vs_baseline,kind,phase,part,implementation\n"), "%s", csv);
+    int rows = 0;
+    for (int v = 0; v < p.m.n_variants; v++) {
+        const compare_variant *cv = &p.m.variants[v];
+        const variant_analysis *va = cv->cell[1].va;
+        char want[512], med[32], lo[32], hi[32];
+        csv_num(med, sizeof med, cv->bwd[1].st.median);
+        csv_num(lo, sizeof lo, cv->bwd[1].st.min);
+        csv_num(hi, sizeof hi, cv->bwd[1].st.max);
+        snprintf(want, sizeof want, "\"%s\",\"h200-backward\",0,ok,\"\",%d,%s,%s,%s,,,,,,,,,,,,%d,,variant,backward,,\n",
+                 cv->name, va->n_backwards, med, lo, hi, va->ops_per_backward);
+        cr_expect(strstr(csv, want), "no backward row %s in:\n%s", want, csv);
+        snprintf(want, sizeof want, "\"%s\",\"h200-cudnn919-a\",1,not recorded,\"\",0,,,,,,,,,,,,,,,,,variant,backward,,\n",
+                 cv->name);
+        cr_expect(strstr(csv, want), "no baseline backward row %s", want);
+        rows++;
+    }
+    cr_expect_eq(rows, 6);
+    const char *line = csv;
+    int fwd = 0, bwd = 0;
+    for (; (line = strstr(line, ",variant,")); line++) {
+        fwd += !strncmp(line, ",variant,forward,,\n", 19);
+        bwd += !strncmp(line, ",variant,backward,,\n", 20);
+    }
+    cr_expect_eq(fwd, 2 * p.m.n_variants);
+    cr_expect_eq(bwd, 2 * p.m.n_variants);
+    free(csv);
+    release(&p);
+
+    build(&p, "tests/fixtures/h200-cudnn914", "tests/fixtures/h200-cudnn919-a", PRODUCER_ATTNPROF);
+    csv = compare_csv(&p.m);
+    cr_expect(strstr(csv, "ops_per_forward,ops_vs_baseline\n") && !strstr(csv, "backward"), "%s", csv);
+    free(csv);
+    release(&p);
+}

@@ -690,6 +690,70 @@ Test(figures, h200_archive)
     fixture_free(&f);
 }
 
+/* The backward timeline: drawn for an archive with backwards (run --backward), one block per
+ * variant with its median backward's kernels counted from the analysis, and absent from a
+ * forward-only archive (h200_archive's count above holds it to the forward figures). */
+Test(figures, backward_timeline_only_with_backwards)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-backward");
+    char dir[256], path[1024];
+    fresh_dir(dir, sizeof dir, "bwd");
+    figure_list l;
+    render_ok(&f.a, dir, FIG_PDF, 0, &l);
+    const figure_file *ff = find_file(&l, "timeline-backward", "pdf");
+    cr_assert(ff, "no timeline-backward in an archive with backwards");
+    char want_caption[64];
+    snprintf(want_caption, sizeof want_caption, "each of the %d variants with backwards", f.a.n);
+    cr_expect(strstr(ff->caption, want_caption), "%s", ff->caption);
+    snprintf(path, sizeof path, "%s/%s", dir, ff->path);
+    char *text = pdf_text(path);
+    int checked = 0;
+    for (int i = 0; i < f.a.n; i++) {
+        const variant_analysis *va = &f.a.v[i];
+        int m = analysis_median_backward(va);
+        cr_assert_geq(m, 0, "%s has no backward", va->result->name);
+        int kernels = 0;
+        for (int k = 0; k < va->backwards[m].n_ops; k++)
+            kernels += va->backwards[m].ops[k]->kind == GPU_KERNEL;
+        char want[96];
+        snprintf(want, sizeof want, "%d kernel%s, %d GPU op%s", kernels, kernels == 1 ? "" : "s",
+                 va->backwards[m].n_ops, va->backwards[m].n_ops == 1 ? "" : "s");
+        cr_expect(strstr(text, want), "timeline-backward.pdf lacks \"%s\" (%s):\n%s", want, va->result->name, text);
+        checked += kernels > 0;
+    }
+    cr_expect_eq(checked, f.a.n, "every variant's backward launches kernels");
+    cr_expect(strstr(text, "One backward of each variant") && strstr(text, "NVTX range (one backward call)") &&
+              !strstr(text, "one forward call"), "%s", text);
+    free(text);
+    figure_list_free(&l);
+    remove_dir(dir);
+    /* with its counters: the roofline places the backward's kernels too, as diamonds */
+    char err[256];
+    cr_assert_eq(counters_read_json(&f.r.counters, "tests/fixtures/h200-backward/counters.json", err, sizeof err), 0,
+                 "%s", err);
+    fresh_dir(dir, sizeof dir, "bwd-roof");
+    render_ok(&f.a, dir, FIG_PDF, 0, &l);
+    ff = find_file(&l, "roofline", "pdf");
+    cr_assert(ff);
+    snprintf(path, sizeof path, "%s/%s", dir, ff->path);
+    text = pdf_text(path);
+    cr_expect(strstr(text, "one forward and one backward") && strstr(text, "diamonds: the backward"), "%s", text);
+    free(text);
+    figure_list_free(&l);
+    remove_dir(dir);
+    counters_free(&f.r.counters);
+    fixture_free(&f);
+
+    fixture_load(&f, FIXTURE_4VAR);
+    fresh_dir(dir, sizeof dir, "fwd-only");
+    render_ok(&f.a, dir, FIG_PDF, 0, &l);
+    cr_expect_null(find_file(&l, "timeline-backward", "pdf"), "a backward timeline for a forward-only archive");
+    figure_list_free(&l);
+    remove_dir(dir);
+    fixture_free(&f);
+}
+
 Test(figures, unwritable_directory_is_an_error)
 {
     synth fx;
