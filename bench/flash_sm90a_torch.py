@@ -456,6 +456,6 @@ if what in ("bench", "all"):
 if what == "sweep":
     sweep(sys.argv[3:])
 if what == "dims":
-    # The other compiled head dims (issue 40: kept at or below cuDNN and FA4) at a short and a long S.
+    # The other compiled head dims (the goal: kept at or below cuDNN and FA4) at a short and a long S.
     sweep([], dims=(32, 96, 256), seqs=(1024, 4096))
 sys.exit(1 if fails else 0)
