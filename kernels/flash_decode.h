@@ -42,6 +42,11 @@ const flash_decode_config *flash_decode_config_at(int i); /* NULL out of range *
 /* The configuration a head dim runs on (the smallest compiled D >= head_dim), or -1 (not a
  * multiple of 8, or above the largest). */
 int flash_decode_config_for_dim(int head_dim);
+/* The configuration a head dim runs on a device of compute capability cc_major: on 9.x the TMA ring
+ * where one is compiled for exactly that head dim, else flash_decode_config_for_dim's. */
+int flash_decode_config_for_device(int head_dim, int cc_major);
+/* The balanced-grid configuration of the same head dim and the same loads (TMA or cp.async), or -1. */
+int flash_decode_balanced_twin(int config);
 /* Raises the kernel's dynamic shared-memory limit; call once per process and device. */
 cudaError_t flash_decode_prepare(int config);
 cudaError_t flash_decode_blocks_per_sm(int config, int *blocks);
