@@ -8,7 +8,9 @@
  * barrier. Each warp keeps its own online softmax (exp2 domain, the scale folded in, as
  * flash_fwd.cu); at the end the warps' (max, sum, O) are merged in shared memory. Keys past
  * the split, past seq or above a row's causal limit (i + seq - q_seq) score -inf; chunks past
- * the tile's last visible key are never loaded. The chunk (16 or 32 keys) and the ring's depth
+ * the tile's last visible key are never loaded. The TMA mode (sm_90, D = 64 and 128 exactly: the
+ * recorder's default there) fills each stage with tensor copies in the 128-byte swizzle instead, one
+ * lane issuing, completing on the stage's mbarrier. The chunk (16 or 32 keys) and the ring's depth
  * are template parameters: they set the shared memory per block, so the blocks per
  * multiprocessor.
  *
