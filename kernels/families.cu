@@ -41,7 +41,7 @@ int decode_describe(int i, kernel_config_desc *out)
 int decode_default(int head_dim, int cc_major, int cc_minor)
 {
     (void)cc_minor;
-    return cc_major >= 8 ? flash_decode_config_for_dim(head_dim) : -1;
+    return cc_major >= 8 ? flash_decode_config_for_device(head_dim, cc_major) : -1;
 }
 
 int decode_padded_dim(int head_dim)

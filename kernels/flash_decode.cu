@@ -8,7 +8,9 @@
  * barrier. Each warp keeps its own online softmax (exp2 domain, the scale folded in, as
  * flash_fwd.cu); at the end the warps' (max, sum, O) are merged in shared memory. Keys past
  * the split, past seq or above a row's causal limit (i + seq - q_seq) score -inf; chunks past
- * the tile's last visible key are never loaded. The chunk (16 or 32 keys) and the ring's depth
+ * the tile's last visible key are never loaded. The TMA mode (sm_90, D = 64 and 128 exactly: the
+ * recorder's default there) fills each stage with tensor copies in the 128-byte swizzle instead, one
+ * lane issuing, completing on the stage's mbarrier. The chunk (16 or 32 keys) and the ring's depth
  * are template parameters: they set the shared memory per block, so the blocks per
  * multiprocessor.
  *
@@ -16,6 +18,7 @@
  * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp. */
 #include "flash_decode.h"
 
+#include <cuda.h> /* CUtensorMap and its enums only: the encoder is reached through cudart */
 #include <cuda_bf16.h>
 #include "ptx_bf16.cuh"
 #include <cuda_runtime.h>
@@ -81,7 +84,27 @@ __device__ __forceinline__ void cp_async_16_l2_256(uint32_t dst, const void *src
 /* How the split kernel loads its K/V chunks: cp.async of 16 bytes a lane (the variant's), the same
  * with an L2 prefetch hint, or one bulk copy (the TMA unit) per key row completing on a per-stage
  * mbarrier (sm_90; bench only). */
-enum { LOAD_CP_ASYNC = 0, LOAD_CP_ASYNC_L2 = 1, LOAD_BULK_ROWS = 2 };
+enum { LOAD_CP_ASYNC = 0, LOAD_CP_ASYNC_L2 = 1, LOAD_BULK_ROWS = 2, LOAD_TMA = 3 };
+
+/* TMA mode: a stage's K (and V) chunk is D / 64 boxes of [DEC_CN keys][64 columns], 128 bytes a
+ * row, written by the tensor copy engine in its 128-byte swizzle (16-byte unit u of row r lands at
+ * unit u ^ (r % 8)), so ldmatrix's eight rows of one unit hit eight different banks without the
+ * padding a bulk copy could not write. Boxes start on 1024-byte boundaries (the swizzle's period). */
+constexpr size_t decode_tma_smem_bytes(int d, int cn, int stages)
+{
+    return (size_t)DEC_ROWS * (size_t)(d + 8) * sizeof(bf16) + 1024 /* alignment slack */ +
+           (size_t)DEC_WARPS * stages * 2 * cn * d * sizeof(bf16) + (size_t)DEC_WARPS * stages * 8;
+}
+
+__device__ __forceinline__ void tma_box(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+#endif
+}
 
 __device__ __forceinline__ void bulk_row(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
 {
@@ -158,28 +181,38 @@ __device__ __forceinline__ void warp_load_chunk(bf16 *sdst, const bf16 *ghead, i
 /* One tile's keys kb .. kb_end - 1 (clipped to seq and to the tile's causal limit): its
  * softmax-normalised output and log-sum-exp into the output (slot < 0) or into partial slot
  * `slot` of the workspace. */
-template <int D, int DEC_CN, int DEC_STAGES, int LOAD>
-__device__ __forceinline__ void decode_segment(const DecodeParams &p, int tile, int kb, int kb_end, int slot)
+template <int D, int DEC_CN, int DEC_STAGES, int LOAD, bool MATH = true>
+__device__ __forceinline__ void decode_segment(const DecodeParams &p, int tile, int kb, int kb_end, int slot,
+                                               const CUtensorMap *tmk = nullptr, const CUtensorMap *tmv = nullptr)
 {
     constexpr int LD = D + 8, KD = D / 16, DT = D / 8, NT = DEC_CN / 8, KN = DEC_CN / 16;
+    constexpr bool TMA = LOAD == LOAD_TMA, MBAR = LOAD == LOAD_BULK_ROWS || LOAD == LOAD_TMA;
+    /* Bytes of one K (or V) chunk in a stage: padded rows, or TMA's swizzled 128-byte rows. */
+    constexpr int CHUNK_BYTES = TMA ? DEC_CN * D * 2 : DEC_CN * LD * 2;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
-    bf16 *ring = sQ + DEC_ROWS * LD + warp * (DEC_STAGES * 2 * DEC_CN * LD);
-    /* Bulk mode: one mbarrier per stage and warp, after every ring. */
-    const uint32_t bars = smem_addr(sQ + (DEC_ROWS + DEC_WARPS * DEC_STAGES * 2 * DEC_CN) * LD) + warp * DEC_STAGES * 8;
-    if constexpr (LOAD == LOAD_BULK_ROWS) {
+    const uint32_t rings_s = TMA ? (smem_addr(sQ + DEC_ROWS * LD) + 1023u) & ~1023u : smem_addr(sQ + DEC_ROWS * LD);
+    const uint32_t ring_s = rings_s + (uint32_t)(warp * DEC_STAGES * 2 * CHUNK_BYTES);
+    bf16 *ring = reinterpret_cast<bf16 *>(smem_raw + (ring_s - smem_addr(sQ)));
+    /* Bulk and TMA modes: one mbarrier per stage and warp, after every ring. */
+    const uint32_t bars = rings_s + (uint32_t)(DEC_WARPS * DEC_STAGES * 2 * CHUNK_BYTES) + warp * DEC_STAGES * 8;
+    if constexpr (MBAR) {
         if (lane == 0)
             for (int st = 0; st < DEC_STAGES; st++)
                 bar_init(bars + st * 8);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
-        /* Rows a chunk leaves uncopied must hold finite values: zero the rings once. */
-        uint4 *z = reinterpret_cast<uint4 *>(sQ + DEC_ROWS * LD);
-        const int n16 = DEC_WARPS * DEC_STAGES * 2 * DEC_CN * LD * 2 / 16;
-        for (int i = tid; i < n16; i += DEC_THREADS)
-            z[i] = make_uint4(0, 0, 0, 0);
+        if constexpr (!TMA) {
+            /* Rows a chunk leaves uncopied must hold finite values: zero the rings once. */
+            uint4 *z = reinterpret_cast<uint4 *>(sQ + DEC_ROWS * LD);
+            const int n16 = DEC_WARPS * DEC_STAGES * 2 * DEC_CN * LD * 2 / 16;
+            for (int i = tid; i < n16; i += DEC_THREADS)
+                z[i] = make_uint4(0, 0, 0, 0);
+        }
+        /* Every thread's earlier ordinary accesses of the rings (the last segment's merge) before the
+         * copy engine writes them. */
         fence_async_shared();
         __syncthreads();
     }
@@ -214,21 +247,36 @@ __device__ __forceinline__ void decode_segment(const DecodeParams &p, int tile, 
     auto issue = [&](int j) {
         if (j < my_chunks) {
             const int st = j % DEC_STAGES, k0 = kb + (warp + j * DEC_WARPS) * DEC_CN;
-            bf16 *sk = ring + (2 * st) * DEC_CN * LD, *sv = ring + (2 * st + 1) * DEC_CN * LD;
-            if constexpr (LOAD == LOAD_BULK_ROWS) {
+            bf16 *sk = ring + (2 * st) * (CHUNK_BYTES / 2), *sv = ring + (2 * st + 1) * (CHUNK_BYTES / 2);
+            if constexpr (TMA) {
+                /* Whole boxes (rows past seq zero-filled by the engine, rows past ke masked): the
+                 * barrier counts every box's bytes. Lane 0 issues; the others' reads of the stage
+                 * (ldmatrix, last round) are before it by the fence and the warp barrier. */
+                fence_async_shared();
+                __syncwarp();
+                if (lane == 0) {
+                    const uint32_t bar = bars + st * 8, sks = smem_addr(sk), svs = smem_addr(sv);
+                    bar_expect(bar, (uint32_t)(2 * CHUNK_BYTES));
+#pragma unroll
+                    for (int h = 0; h < D / 64; h++) {
+                        tma_box(sks + h * DEC_CN * 128, tmk, bar, 64 * h, k0, bkv);
+                        tma_box(svs + h * DEC_CN * 128, tmv, bar, 64 * h, k0, bkv);
+                    }
+                }
+            } else if constexpr (LOAD == LOAD_BULK_ROWS) {
                 warp_bulk_chunk<D, DEC_CN>(sk, sv, K, V, k0, ke, ld, lane, bars + st * 8);
             } else {
                 warp_load_chunk<D, DEC_CN, LOAD == LOAD_CP_ASYNC_L2>(sk, K, k0, ke, ld, lane);
                 warp_load_chunk<D, DEC_CN, LOAD == LOAD_CP_ASYNC_L2>(sv, V, k0, ke, ld, lane);
             }
         }
-        if constexpr (LOAD != LOAD_BULK_ROWS)
+        if constexpr (!MBAR)
             cp_async_commit();
     };
 #pragma unroll
     for (int j = 0; j < DEC_STAGES - 1; j++)
         issue(j);
-    if constexpr (LOAD == LOAD_BULK_ROWS)
+    if constexpr (MBAR)
         cp_async_wait<0>(); /* Q */
     else
         cp_async_wait<DEC_STAGES - 1>(); /* the Q group (committed first) has landed */
@@ -239,10 +287,27 @@ __device__ __forceinline__ void decode_segment(const DecodeParams &p, int tile, 
 #pragma unroll
     for (int kk = 0; kk < KD; kk++)
         ldmatrix_x4(q_lane + kk * 32, qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
-    const uint32_t k_lane_off =
-        (uint32_t)((((lane >> 4) << 3) + (lane & 7)) * LD * 2) + (uint32_t)(((lane >> 3) & 1) << 4);
-    const uint32_t v_lane_off =
-        (uint32_t)(((((lane >> 3) & 1) << 3) + (lane & 7)) * LD * 2) + (uint32_t)((lane >> 4) << 4);
+    /* ldmatrix's row of this lane in a K (V) 8x8 matrix, and (TMA) its 16-byte unit's swizzle for
+     * the four unit pairs of a 128-byte row: rows r and r + 8k share r % 8 = lane % 8. */
+    const int k_row = ((lane >> 4) << 3) + (lane & 7), k_unit = (lane >> 3) & 1;
+    const int v_row = (((lane >> 3) & 1) << 3) + (lane & 7), v_unit = lane >> 4;
+    const uint32_t k_lane_off = TMA ? (uint32_t)(k_row * 128) : (uint32_t)(k_row * LD * 2 + (k_unit << 4));
+    const uint32_t v_lane_off = TMA ? (uint32_t)(v_row * 128) : (uint32_t)(v_row * LD * 2 + (v_unit << 4));
+    uint32_t k_sw[4], v_sw[4];
+#pragma unroll
+    for (int m = 0; m < 4; m++) {
+        k_sw[m] = (uint32_t)(((2 * m + k_unit) ^ (lane & 7)) << 4);
+        v_sw[m] = (uint32_t)(((2 * m + v_unit) ^ (lane & 7)) << 4);
+    }
+    /* Byte offsets of the 16 d-columns kk (K) and of the 16 keys kk, columns dp (V) in a stage. */
+    auto k_at = [&](int kk, int np) -> uint32_t {
+        return TMA ? (uint32_t)((kk >> 2) * DEC_CN * 128 + np * 16 * 128) + k_sw[kk & 3]
+                   : (uint32_t)(np * 16 * LD * 2 + kk * 32);
+    };
+    auto v_at = [&](int kk, int dp) -> uint32_t {
+        return TMA ? (uint32_t)((dp >> 2) * DEC_CN * 128 + kk * 16 * 128) + v_sw[dp & 3]
+                   : (uint32_t)(kk * 16 * LD * 2 + dp * 32);
+    };
     /* The causal limit of this lane's two rows (g and g + 8). */
     const int limit[2] = {(r0 + g) % SQ + off, (r0 + g + 8) % SQ + off};
 
@@ -257,78 +322,79 @@ __device__ __forceinline__ void decode_segment(const DecodeParams &p, int tile, 
 
     for (int j = 0; j < my_chunks; j++) {
         issue(j + DEC_STAGES - 1);
-        if constexpr (LOAD == LOAD_BULK_ROWS) {
+        if constexpr (MBAR) {
             bar_wait(bars + (j % DEC_STAGES) * 8, (uint32_t)((j / DEC_STAGES) & 1)); /* chunk j has landed */
         } else {
             cp_async_wait<DEC_STAGES - 1>(); /* chunk j has landed (this lane's copies) */
             __syncwarp();                    /* and every lane's */
         }
         const int stage = j % DEC_STAGES, k0 = kb + (warp + j * DEC_WARPS) * DEC_CN;
-        const uint32_t k_base = smem_addr(ring + (2 * stage) * DEC_CN * LD) + k_lane_off;
-        const uint32_t v_base = smem_addr(ring + (2 * stage + 1) * DEC_CN * LD) + v_lane_off;
-
-        float s[NT][4];
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                s[nt][i] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < KD; kk++)
-#pragma unroll
-            for (int np = 0; np < NT / 2; np++) {
-                uint32_t b0, b1, b2, b3;
-                ldmatrix_x4(k_base + np * 16 * LD * 2 + kk * 32, b0, b1, b2, b3);
-                mma_bf16_16816(s[2 * np], qf[kk], b0, b1);
-                mma_bf16_16816(s[2 * np + 1], qf[kk], b2, b3);
-            }
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int col = k0 + nt * 8 + 2 * t4 + (i & 1);
-                if (col >= ke || col > limit[i >> 1])
-                    s[nt][i] = -INFINITY;
-            }
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            float mx = -INFINITY;
+        const uint32_t k_base = ring_s + (uint32_t)((2 * stage) * CHUNK_BYTES) + k_lane_off;
+        const uint32_t v_base = ring_s + (uint32_t)((2 * stage + 1) * CHUNK_BYTES) + v_lane_off;
+        if constexpr (MATH) { /* false: a bench probe that only streams (bench/decode_probe.cu) */
+            float s[NT][4];
 #pragma unroll
             for (int nt = 0; nt < NT; nt++)
-                mx = fmaxf(mx, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float m_new = fmaxf(row_max[h], mx * scale_log2);
-            const float alpha = fast_exp2(row_max[h] - exp2_offset(m_new));
-            row_max[h] = m_new;
-            row_sum[h] *= alpha;
 #pragma unroll
-            for (int dt = 0; dt < DT; dt++) {
-                o[dt][2 * h] *= alpha;
-                o[dt][2 * h + 1] *= alpha;
+                for (int i = 0; i < 4; i++)
+                    s[nt][i] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < KD; kk++)
+#pragma unroll
+                for (int np = 0; np < NT / 2; np++) {
+                    uint32_t b0, b1, b2, b3;
+                    ldmatrix_x4(k_base + k_at(kk, np), b0, b1, b2, b3);
+                    mma_bf16_16816(s[2 * np], qf[kk], b0, b1);
+                    mma_bf16_16816(s[2 * np + 1], qf[kk], b2, b3);
+                }
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const int col = k0 + nt * 8 + 2 * t4 + (i & 1);
+                    if (col >= ke || col > limit[i >> 1])
+                        s[nt][i] = -INFINITY;
+                }
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float mx = -INFINITY;
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++)
+                    mx = fmaxf(mx, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                const float m_new = fmaxf(row_max[h], mx * scale_log2);
+                const float alpha = fast_exp2(row_max[h] - exp2_offset(m_new));
+                row_max[h] = m_new;
+                row_sum[h] *= alpha;
+#pragma unroll
+                for (int dt = 0; dt < DT; dt++) {
+                    o[dt][2 * h] *= alpha;
+                    o[dt][2 * h + 1] *= alpha;
+                }
             }
-        }
-        uint32_t pa[KN][4];
+            uint32_t pa[KN][4];
 #pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-            float e[4];
+            for (int nt = 0; nt < NT; nt++) {
+                float e[4];
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                e[i] = fast_exp2(fmaf(s[nt][i], scale_log2, -exp2_offset(row_max[i >> 1])));
-            row_sum[0] += e[0] + e[1];
-            row_sum[1] += e[2] + e[3];
-            pa[nt >> 1][(nt & 1) * 2 + 0] = pack_bf16x2(e[0], e[1]);
-            pa[nt >> 1][(nt & 1) * 2 + 1] = pack_bf16x2(e[2], e[3]);
-        }
-#pragma unroll
-        for (int kk = 0; kk < KN; kk++)
-#pragma unroll
-            for (int dp = 0; dp < DT / 2; dp++) {
-                uint32_t b0, b1, b2, b3;
-                ldmatrix_x4_trans(v_base + kk * 16 * LD * 2 + dp * 32, b0, b1, b2, b3);
-                mma_bf16_16816(o[2 * dp], pa[kk], b0, b1);
-                mma_bf16_16816(o[2 * dp + 1], pa[kk], b2, b3);
+                for (int i = 0; i < 4; i++)
+                    e[i] = fast_exp2(fmaf(s[nt][i], scale_log2, -exp2_offset(row_max[i >> 1])));
+                row_sum[0] += e[0] + e[1];
+                row_sum[1] += e[2] + e[3];
+                pa[nt >> 1][(nt & 1) * 2 + 0] = pack_bf16x2(e[0], e[1]);
+                pa[nt >> 1][(nt & 1) * 2 + 1] = pack_bf16x2(e[2], e[3]);
             }
+#pragma unroll
+            for (int kk = 0; kk < KN; kk++)
+#pragma unroll
+                for (int dp = 0; dp < DT / 2; dp++) {
+                    uint32_t b0, b1, b2, b3;
+                    ldmatrix_x4_trans(v_base + v_at(kk, dp), b0, b1, b2, b3);
+                    mma_bf16_16816(o[2 * dp], pa[kk], b0, b1);
+                    mma_bf16_16816(o[2 * dp + 1], pa[kk], b2, b3);
+                }
+        }
         __syncwarp(); /* every lane is done with this stage before it is refilled */
     }
     cp_async_wait<0>();
@@ -387,12 +453,13 @@ __device__ __forceinline__ void decode_segment(const DecodeParams &p, int tile, 
 }
 
 /* The fixed split grid: block (tile, split), the split's keys split * keys_per_split onward. */
-template <int D, int DEC_CN, int DEC_STAGES, int LOAD>
-__device__ __forceinline__ void decode_body(const DecodeParams &p)
+template <int D, int DEC_CN, int DEC_STAGES, int LOAD, bool MATH = true>
+__device__ __forceinline__ void decode_body(const DecodeParams &p, const CUtensorMap *tmk = nullptr,
+                                            const CUtensorMap *tmv = nullptr)
 {
     const int kb = blockIdx.y * p.keys_per_split;
-    decode_segment<D, DEC_CN, DEC_STAGES, LOAD>(p, blockIdx.x, kb, kb + p.keys_per_split,
-                                                p.splits == 1 ? -1 : (int)blockIdx.y);
+    decode_segment<D, DEC_CN, DEC_STAGES, LOAD, MATH>(p, blockIdx.x, kb, kb + p.keys_per_split,
+                                                      p.splits == 1 ? -1 : (int)blockIdx.y, tmk, tmv);
 }
 
 /* The block that owns round u of the balanced grid's W rounds over G blocks (block b owns rounds
@@ -432,8 +499,9 @@ __device__ __forceinline__ void balanced_merge(const DecodeParams &p, int tile, 
 /* The balanced grid: this block's rounds, tile by tile. A tile wholly inside the block's range is
  * written as the output; a piece of a tile goes to the workspace slot of its place among the
  * tile's blocks, and the block whose piece lands last merges the tile. */
-template <int D, int DEC_CN, int DEC_STAGES>
-__device__ __forceinline__ void decode_balanced_body(const DecodeParams &p)
+template <int D, int DEC_CN, int DEC_STAGES, int LOAD>
+__device__ __forceinline__ void decode_balanced_body(const DecodeParams &p, const CUtensorMap *tmk = nullptr,
+                                                     const CUtensorMap *tmv = nullptr)
 {
     constexpr int ROUND = DEC_CN * DEC_WARPS;
     __shared__ int s_last;
@@ -445,9 +513,9 @@ __device__ __forceinline__ void decode_balanced_body(const DecodeParams &p)
         const long long seg_end = min(u_end, t_end);
         const long long first = balanced_owner(t_begin, W, G);
         const int pieces = (int)(balanced_owner(t_end - 1, W, G) - first + 1);
-        decode_segment<D, DEC_CN, DEC_STAGES, LOAD_CP_ASYNC>(p, (int)t, (int)((u - t_begin) * ROUND),
-                                                            (int)((seg_end - t_begin) * ROUND),
-                                                            pieces == 1 ? -1 : (int)(blk - first));
+        decode_segment<D, DEC_CN, DEC_STAGES, LOAD>(p, (int)t, (int)((u - t_begin) * ROUND),
+                                                   (int)((seg_end - t_begin) * ROUND),
+                                                   pieces == 1 ? -1 : (int)(blk - first), tmk, tmv);
         if (pieces > 1) {
             __threadfence(); /* this block's partial, visible before its arrival is counted */
             __syncthreads();
@@ -486,7 +554,22 @@ __device__ __forceinline__ void decode_balanced_body(const DecodeParams &p)
     extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
         attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_bal(DecodeParams p)                 \
     {                                                                                              \
-        decode_balanced_body<D, CN, ST>(p);                                                        \
+        decode_balanced_body<D, CN, ST, LOAD_CP_ASYNC>(p);                                         \
+    }
+/* The TMA ring (sm_90; kernels built for older targets compile it empty and are never launched
+ * there: flash_decode_prepare refuses them). */
+#define ATTNPROF_DECODE_TMA_KERNEL(D, CN, ST)                                                      \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
+        attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma(                                \
+            const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p) \
+    {                                                                                              \
+        decode_body<D, CN, ST, LOAD_TMA>(p, &tk, &tv);                                             \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
+        attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma_bal(                            \
+            const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p) \
+    {                                                                                              \
+        decode_balanced_body<D, CN, ST, LOAD_TMA>(p, &tk, &tv);                                    \
     }
 ATTNPROF_DECODE_BALANCED_KERNEL(64, 32, 3)
 ATTNPROF_DECODE_BALANCED_KERNEL(128, 32, 3)
@@ -495,6 +578,8 @@ ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_CP_ASYNC, )
 ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_CP_ASYNC_L2, _l2p)
 ATTNPROF_DECODE_KERNEL(128, 16, 3, LOAD_CP_ASYNC, )
 ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_BULK_ROWS, _bulk)
+ATTNPROF_DECODE_TMA_KERNEL(64, 32, 3)
+ATTNPROF_DECODE_TMA_KERNEL(128, 32, 3)
 
 /* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). Lane s holds
  * split s's weight (32 splits at a time), so the log-sum-exps are read once, in parallel, and
@@ -543,10 +628,12 @@ extern "C" __global__ void __launch_bounds__(128) attnprof_flash_decode_combine_
 namespace {
 
 typedef void (*decode_kernel_fn)(DecodeParams);
+typedef void (*decode_tma_kernel_fn)(const CUtensorMap, const CUtensorMap, DecodeParams);
 struct DecodeEntry {
     flash_decode_config cfg;
-    decode_kernel_fn fn;
-    bool exact_dim; /* bulk copies of whole rows: the head dim must be the compiled one */
+    decode_kernel_fn fn;        /* NULL for a TMA configuration */
+    bool exact_dim;             /* bulk or TMA copies of whole rows: the head dim must be the compiled one */
+    decode_tma_kernel_fn tma_fn; /* the TMA ring's kernel, taking K's and V's tensor maps */
 };
 #define ATTNPROF_DECODE_ENTRY(D, CN, ST, SUFFIX, NOTE)                                             \
     {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST #SUFFIX, "attnprof_flash_decode_combine_bf16", D,    \
@@ -560,6 +647,19 @@ struct DecodeEntry {
       "the keys of all tiles cut evenly), a " #ST "-stage ring of " #CN "-key steps per warp, the split tiles merged " \
       "by their last block (no combine kernel)", 1},                                               \
      attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_bal, false}
+#define ATTNPROF_DECODE_TMA_ENTRY(D, CN, ST)                                                       \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_tma", "attnprof_flash_decode_combine_bf16", D, \
+      DEC_ROWS, CN, DEC_WARPS, DEC_THREADS, decode_tma_smem_bytes(D, CN, ST),                      \
+      "mma.sync m16n8k16 + ldmatrix + TMA (sm_90); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp, " \
+      "each filled by two 128B-swizzled tensor copies a head-dim half, head dim " #D " only", 0},  \
+     nullptr, true, attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma}
+#define ATTNPROF_DECODE_TMA_BALANCED_ENTRY(D, CN, ST)                                              \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_tma_bal", "", D, DEC_ROWS, CN, DEC_WARPS,      \
+      DEC_THREADS, decode_tma_smem_bytes(D, CN, ST),                                               \
+      "mma.sync m16n8k16 + ldmatrix + TMA (sm_90); split-KV on a balanced grid (one block per resident slot, the " \
+      "keys of all tiles cut evenly), a " #ST "-stage ring of " #CN "-key steps per warp filled by 128B-swizzled " \
+      "tensor copies, the split tiles merged by their last block (no combine kernel), head dim " #D " only", 1}, \
+     nullptr, true, attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma_bal}
 /* Ascending head dim; the first entry of each head dim is the one it runs (flash_decode_config_for_dim),
  * the others are there for bench/decode_splits.py to time beside it (the balanced grid too, until a
  * device run has checked and timed it). */
@@ -571,10 +671,87 @@ const DecodeEntry decode_entries[] = {
     ATTNPROF_DECODE_ENTRY(128, 32, 3, _l2p, "; L2::256B prefetch"),
     ATTNPROF_DECODE_ENTRY(128, 16, 3, , ""),
     ATTNPROF_DECODE_ENTRY(128, 32, 3, _bulk, "; bulk copies (TMA) per key row, sm_90, head dim 128 only"),
+    ATTNPROF_DECODE_TMA_ENTRY(64, 32, 3),
+    ATTNPROF_DECODE_TMA_BALANCED_ENTRY(64, 32, 3),
+    ATTNPROF_DECODE_TMA_ENTRY(128, 32, 3),
+    ATTNPROF_DECODE_TMA_BALANCED_ENTRY(128, 32, 3),
 };
 const int decode_entry_count = (int)(sizeof decode_entries / sizeof decode_entries[0]);
 
 } // namespace
+
+typedef CUresult (*decode_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                     const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                     CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                     CUtensorMapFloatOOBfill);
+
+/* cuTensorMapEncodeTiled from the driver through cudart, so that the library does not link libcuda. */
+static decode_encode_fn decode_tensor_map_encoder(void)
+{
+    static decode_encode_fn fn = nullptr;
+    if (!fn) {
+        void *sym = nullptr;
+        cudaDriverEntryPointQueryResult found;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &sym, 12000, cudaEnableDefault, &found) ==
+                cudaSuccess &&
+            found == cudaDriverEntryPointSuccess)
+            fn = reinterpret_cast<decode_encode_fn>(sym);
+    }
+    return fn;
+}
+
+/* K's or V's tensor map, [B * Hkv][seq][D] bf16, one box = cn keys x 64 columns of one head, 128-byte
+ * swizzle, keys past seq read as zeros. The maps of the last few buffers are kept per thread: encoding
+ * is a host call of microseconds, and a forward reuses its buffers. */
+static cudaError_t decode_tensor_map(const void *ptr, int heads_total, int seq, int head_dim, int cn, CUtensorMap *out)
+{
+    struct Slot {
+        const void *ptr;
+        int heads_total, seq, head_dim, cn;
+        CUtensorMap map;
+    };
+    enum { SLOTS = 8 };
+    static thread_local Slot cache[SLOTS];
+    static thread_local int used = 0, next = 0;
+    for (int i = 0; i < used; i++)
+        if (cache[i].ptr == ptr && cache[i].heads_total == heads_total && cache[i].seq == seq &&
+            cache[i].head_dim == head_dim && cache[i].cn == cn) {
+            *out = cache[i].map;
+            return cudaSuccess;
+        }
+    const decode_encode_fn encode = decode_tensor_map_encoder();
+    if (!encode)
+        return cudaErrorNotSupported;
+    const cuuint64_t dims[3] = {(cuuint64_t)head_dim, (cuuint64_t)seq, (cuuint64_t)heads_total};
+    const cuuint64_t strides[2] = {(cuuint64_t)head_dim * 2, (cuuint64_t)seq * head_dim * 2};
+    const cuuint32_t box[3] = {64, (cuuint32_t)cn, 1}, elem_strides[3] = {1, 1, 1};
+    CUtensorMap map;
+    if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(ptr), dims, strides, box, elem_strides,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return cudaErrorInvalidValue;
+    const int slot = used < SLOTS ? used++ : (next++ % SLOTS);
+    cache[slot] = Slot{ptr, heads_total, seq, head_dim, cn, map};
+    *out = map;
+    return cudaSuccess;
+}
+
+/* One launch of a configuration's kernel: the TMA ones take K's and V's tensor maps first. */
+static cudaError_t decode_launch(const DecodeEntry &e, dim3 grid, const DecodeParams &p, int batch, cudaStream_t stream)
+{
+    if (!e.tma_fn) {
+        e.fn<<<grid, e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
+        return cudaGetLastError();
+    }
+    CUtensorMap tk, tv;
+    cudaError_t rc = decode_tensor_map(p.k, batch * p.kv_heads, p.seq, p.head_dim, e.cfg.chunk_keys, &tk);
+    if (rc == cudaSuccess)
+        rc = decode_tensor_map(p.v, batch * p.kv_heads, p.seq, p.head_dim, e.cfg.chunk_keys, &tv);
+    if (rc != cudaSuccess)
+        return rc;
+    e.tma_fn<<<grid, e.cfg.threads, e.cfg.smem_bytes, stream>>>(tk, tv, p);
+    return cudaGetLastError();
+}
 
 extern "C" int flash_decode_config_count(void) { return decode_entry_count; }
 
@@ -593,6 +770,29 @@ extern "C" int flash_decode_config_for_dim(int head_dim)
     return -1;
 }
 
+extern "C" int flash_decode_config_for_device(int head_dim, int cc_major)
+{
+    const int portable = flash_decode_config_for_dim(head_dim);
+    if (cc_major != 9)
+        return portable;
+    for (int i = 0; i < decode_entry_count; i++)
+        if (decode_entries[i].tma_fn && !decode_entries[i].cfg.balanced && decode_entries[i].cfg.head_dim == head_dim)
+            return i;
+    return portable;
+}
+
+extern "C" int flash_decode_balanced_twin(int config)
+{
+    if (config < 0 || config >= decode_entry_count)
+        return -1;
+    const DecodeEntry &e = decode_entries[config];
+    for (int i = 0; i < decode_entry_count; i++)
+        if (decode_entries[i].cfg.balanced && decode_entries[i].cfg.head_dim == e.cfg.head_dim &&
+            (decode_entries[i].tma_fn != nullptr) == (e.tma_fn != nullptr))
+            return i;
+    return -1;
+}
+
 extern "C" cudaError_t flash_decode_prepare(int config)
 {
     if (config < 0 || config >= decode_entry_count)
@@ -603,7 +803,10 @@ extern "C" cudaError_t flash_decode_prepare(int config)
                         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
                         major < 9))
         return cudaErrorNotSupported; /* bulk copies and mbarrier waits: sm_90 and later */
-    return cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
+    if (e.tma_fn && !decode_tensor_map_encoder())
+        return cudaErrorNotSupported;
+    return e.tma_fn ? cudaFuncSetAttribute(e.tma_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes)
+                    : cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
 }
 
 extern "C" cudaError_t flash_decode_blocks_per_sm(int config, int *blocks)
@@ -611,7 +814,8 @@ extern "C" cudaError_t flash_decode_blocks_per_sm(int config, int *blocks)
     if (config < 0 || config >= decode_entry_count || !blocks)
         return cudaErrorInvalidValue;
     const DecodeEntry &e = decode_entries[config];
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.fn, e.cfg.threads, e.cfg.smem_bytes);
+    return e.tma_fn ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.tma_fn, e.cfg.threads, e.cfg.smem_bytes)
+                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.fn, e.cfg.threads, e.cfg.smem_bytes);
 }
 
 extern "C" int flash_decode_row_tiles(int config, int heads, int kv_heads, int q_seq)
@@ -723,7 +927,7 @@ extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, c
         q_seq < 1 || seq < 1 || q_seq > seq || !lse || !workspace || grid < 1)
         return cudaErrorInvalidValue;
     const DecodeEntry &e = decode_entries[config];
-    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim)
+    if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || (e.exact_dim && head_dim != e.cfg.head_dim))
         return cudaErrorInvalidValue;
     const int row_tiles = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
     const long long tiles = (long long)batch * kv_heads * row_tiles, units = balanced_units(e, seq);
@@ -744,8 +948,7 @@ extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, c
         ws = p.part_o + (size_t)pieces * total_rows * head_dim;
     }
     p.counters = reinterpret_cast<unsigned *>(ws);
-    e.fn<<<(unsigned)grid, e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
-    return cudaGetLastError();
+    return decode_launch(e, dim3((unsigned)grid), p, batch, stream);
 }
 
 extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out,
@@ -775,8 +978,7 @@ extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void
     p.part_o = splits > 1 ? p.part_lse + (size_t)splits * total_rows : NULL;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
-    e.fn<<<dim3((unsigned)blocks, (unsigned)splits), e.cfg.threads, e.cfg.smem_bytes, stream>>>(p);
-    cudaError_t rc = cudaGetLastError();
+    cudaError_t rc = decode_launch(e, dim3((unsigned)blocks, (unsigned)splits), p, batch, stream);
     if (rc != cudaSuccess || splits == 1)
         return rc;
     attnprof_flash_decode_combine_bf16<<<(unsigned)((total_rows + 3) / 4), 128, 0, stream>>>(p);

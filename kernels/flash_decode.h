@@ -8,11 +8,12 @@
  * one tile of 16 rows (more rows: several tiles), so the group's heads share every K/V load.
  * The keys are cut into `splits` ranges, one block each, so that B × Hkv alone does not
  * leave multiprocessors idle; each block's four warps stream their own chunks of 16 or 32 keys through a
- * three-deep cp.async ring, run Q·Kᵀ and P·V on mma.sync m16n8k16 and merge their partial
+ * three-deep ring (cp.async, or on sm_90 at D = 64 and 128 exactly, 128B-swizzled tensor copies issued
+ * by one lane onto per-stage mbarriers: 2-5% faster, bench/results/2026-12-04-decode-tma.md), run Q·Kᵀ and P·V on mma.sync m16n8k16 and merge their partial
  * softmaxes in shared memory. With more than one split each block writes its normalised
  * partial output and log-sum-exp (fp32, the workspace), and a second kernel, the combine,
  * weighs them by exp(lse − max) into the output: two kernels per forward, both this
- * variant's. Kernels: attnprof_flash_decode_bf16_d<D>_16x<keys per warp step>_w4_s<stages> and
+ * variant's. Kernels: attnprof_flash_decode_bf16_d<D>_16x<keys per warp step>_w4_s<stages>[_tma][_bal] and
  * attnprof_flash_decode_combine_bf16, for D = 64 and 128 (a smaller multiple of 8 runs the
  * next one up, its missing columns zero-filled). */
 #ifndef ATTNPROF_FLASH_DECODE_H
@@ -42,6 +43,11 @@ const flash_decode_config *flash_decode_config_at(int i); /* NULL out of range *
 /* The configuration a head dim runs on (the smallest compiled D >= head_dim), or -1 (not a
  * multiple of 8, or above the largest). */
 int flash_decode_config_for_dim(int head_dim);
+/* The configuration a head dim runs on a device of compute capability cc_major: on 9.x the TMA ring
+ * where one is compiled for exactly that head dim, else flash_decode_config_for_dim's. */
+int flash_decode_config_for_device(int head_dim, int cc_major);
+/* The balanced-grid configuration of the same head dim and the same loads (TMA or cp.async), or -1. */
+int flash_decode_balanced_twin(int config);
 /* Raises the kernel's dynamic shared-memory limit; call once per process and device. */
 cudaError_t flash_decode_prepare(int config);
 cudaError_t flash_decode_blocks_per_sm(int config, int *blocks);

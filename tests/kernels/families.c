@@ -72,7 +72,8 @@ static int own_default(int id, int dim, int major, int minor)
         return flash_fwd_default_config(dim, major, minor);
     if (major < 8) /* decode and the tensor-core backward run mma.sync bf16: 8.0 and up */
         return -1;
-    return id == KERNEL_FAMILY_FLASH_DECODE ? flash_decode_config_for_dim(dim) : attn_bwd_tc_default_config(dim);
+    return id == KERNEL_FAMILY_FLASH_DECODE ? flash_decode_config_for_device(dim, major)
+                                            : attn_bwd_tc_default_config(dim);
 }
 
 static void check_configs(int id, const kernel_family *f)

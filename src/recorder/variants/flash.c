@@ -51,20 +51,23 @@ typedef struct flash_state {
 
 /* How a decode shape runs on the current device. */
 typedef struct decode_run {
-    int config;     /* the fixed grid's configuration (flash_decode_config_for_dim) */
+    int config;     /* the fixed grid's configuration (flash_decode_config_for_device) */
     decode_split split;
     decode_grid grid;
     int balanced_config, balanced_blocks, balanced_pieces; /* grid == DECODE_GRID_BALANCED */
 } decode_run;
 
-/* The balanced-grid configuration compiled for the fixed one's head dim, or -1. */
-static int balanced_config_like(int config)
+/* The current device's compute capability major, 0 with none: on 9.x the split-KV kernel runs its
+ * TMA ring (flash_decode_config_for_device). */
+static int device_cc_major(void)
 {
-    const flash_decode_config *c = flash_decode_config_at(config);
-    for (int i = 0; c && i < flash_decode_config_count(); i++)
-        if (flash_decode_balanced(i) && flash_decode_config_at(i)->head_dim == c->head_dim)
-            return i;
-    return -1;
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return major;
 }
 
 static int resident_slots(int config)
@@ -83,7 +86,7 @@ static int resident_slots(int config)
 static int decode_plan(const attn_shape *s, decode_run *r)
 {
     memset(r, 0, sizeof *r);
-    r->config = flash_decode_config_for_dim(s->dim);
+    r->config = flash_decode_config_for_device(s->dim, device_cc_major());
     r->balanced_config = -1;
     if (r->config < 0)
         return -1;
@@ -92,7 +95,7 @@ static int decode_plan(const attn_shape *s, decode_run *r)
                             flash_decode_row_tiles(r->config, s->heads, attn_kv_heads(s), attn_q_seq(s));
     r->split = decode_split_choose(tiles, s->seq, slots, DECODE_BLOCK_KEYS);
     r->grid = decode_grid_choose(tiles, r->split, slots, 2 * attn_kv_bytes(s)); /* K and V */
-    const int bc = balanced_config_like(r->config);
+    const int bc = flash_decode_balanced_twin(r->config);
     if (r->grid == DECODE_GRID_BALANCED && bc >= 0) {
         const int bslots = resident_slots(bc);
         r->balanced_blocks = flash_decode_balanced_grid(bc, s->batch, s->heads, attn_kv_heads(s), attn_q_seq(s), s->seq,

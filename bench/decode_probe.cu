@@ -1,0 +1,91 @@
+/* Where the split-KV decode kernel's time goes (issue 38), a bench-only library for
+ * bench/decode_tma.py: kernels/flash_decode.cu as it is (every configuration, the same exported
+ * API), plus
+ *   - probes: the split kernel with its math left out (the same ring, waits and merge; the output
+ *     is garbage), cp.async and TMA rings, so that the load pattern's own ceiling is timed beside
+ *     the whole kernel; and the split kernel alone, without the combine;
+ *   - a plain read of a buffer (16-byte non-coherent loads, 8 in flight a thread, one block per
+ *     resident slot): the device's read-only streaming rate, which a copy (read + write) is not.
+ * Built for sm_90 only: nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -arch=sm_90 -Ikernels
+ * bench/decode_probe.cu -o libdecode_probe.so */
+#include "../kernels/flash_decode.cu"
+
+namespace {
+
+extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1) probe_decode_d128_cp_nomath(DecodeParams p)
+{
+    decode_body<128, 32, 3, LOAD_CP_ASYNC, false>(p);
+}
+extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)
+    probe_decode_d128_tma_nomath(const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv,
+                                 DecodeParams p)
+{
+    decode_body<128, 32, 3, LOAD_TMA, false>(p, &tk, &tv);
+}
+
+const DecodeEntry probe_entries[] = {
+    {{"probe_decode_d128_cp_nomath", "", 128, DEC_ROWS, 32, DEC_WARPS, DEC_THREADS, decode_smem_bytes(128, 32, 3), "probe",
+      0},
+     probe_decode_d128_cp_nomath, false, nullptr},
+    {{"probe_decode_d128_tma_nomath", "", 128, DEC_ROWS, 32, DEC_WARPS, DEC_THREADS, decode_tma_smem_bytes(128, 32, 3),
+      "probe", 0},
+     nullptr, true, probe_decode_d128_tma_nomath},
+};
+
+__global__ void __launch_bounds__(256) probe_read(const uint4 *__restrict__ src, size_t n16, unsigned *sink)
+{
+    unsigned acc = 0;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + 7 * stride < n16; i += 8 * stride) {
+        uint4 v[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+            v[u] = __ldg(src + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+            acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    for (; i < n16; i += stride) {
+        const uint4 v = __ldg(src + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) /* never in practice; keeps the loads */
+        *sink = acc;
+}
+
+} // namespace
+
+/* which: -1..-2 the probes above (the math left out), else a configuration of flash_decode.h run
+ * without its combine (the split kernel alone; its partials land in the workspace). Arguments as
+ * launch_flash_decode's. */
+extern "C" cudaError_t probe_decode_split_only(int which, const void *q, const void *k, const void *v, void *out,
+                                               float *lse, void *workspace, int batch, int heads, int kv_heads,
+                                               int q_seq, int seq, int head_dim, int splits, int keys_per_split)
+{
+    const DecodeEntry *e = which < 0 ? (which >= -2 ? &probe_entries[-which - 1] : nullptr)
+                                     : (which < decode_entry_count ? &decode_entries[which] : nullptr);
+    if (!e || e->cfg.balanced || heads % kv_heads != 0)
+        return cudaErrorInvalidValue;
+    cudaError_t rc = e->tma_fn ? cudaFuncSetAttribute(e->tma_fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      (int)e->cfg.smem_bytes)
+                               : cudaFuncSetAttribute(e->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      (int)e->cfg.smem_bytes);
+    if (rc != cudaSuccess)
+        return rc;
+    const int row_tiles = flash_decode_row_tiles(0, heads, kv_heads, q_seq);
+    const long long total_rows = (long long)batch * heads * q_seq;
+    DecodeParams p;
+    fill_params(p, q, k, v, out, lse, batch, heads, kv_heads, q_seq, seq, head_dim, row_tiles, total_rows);
+    p.part_lse = static_cast<float *>(workspace);
+    p.part_o = splits > 1 ? p.part_lse + (size_t)splits * total_rows : NULL;
+    p.splits = splits;
+    p.keys_per_split = keys_per_split;
+    return decode_launch(*e, dim3((unsigned)(batch * kv_heads * row_tiles), (unsigned)splits), p, batch, 0);
+}
+
+extern "C" cudaError_t probe_read_launch(const void *src, size_t bytes, unsigned *sink, int blocks)
+{
+    probe_read<<<blocks, 256>>>(static_cast<const uint4 *>(src), bytes / 16, sink);
+    return cudaGetLastError();
+}
