@@ -100,7 +100,7 @@ static void fill_run(const record_options *o, const trace *t, const inject_raw *
     snprintf(v->what_changed, sizeof v->what_changed, "%s", o->program);
     esc_utf8_trim(v->what_changed);
     v->expected_ops = v->expected_memcpy = -1;
-    v->rel_error = v->event_us_no_cupti = v->event_us_cupti = NAN;
+    v->rel_error = v->event_us_no_cupti = v->event_us_cupti = v->event_us_cupti_no_memset = NAN;
     v->host_us_no_cupti = v->host_us_cupti = NAN;
     v->device_bytes = NAN;
     v->dropped_records = m->dropped;

@@ -60,6 +60,8 @@ typedef struct variant_result {
                                  * 0: not recorded (before the row sample every row was) */
     double event_us_no_cupti;   /* CUDA-event median per forward, CUPTI off */
     double event_us_cupti;      /* same, CUPTI tracing */
+    double event_us_cupti_no_memset; /* same, CUPTI tracing with its Memset records off: measured where
+                                      * the forwards issue a Memset; NAN elsewhere and in older archives */
     double host_us_no_cupti;    /* host wall time of the forward call, median, CUPTI off */
     double host_us_cupti;       /* same, CUPTI tracing (API records cost host time) */
     int64_t dropped_records;

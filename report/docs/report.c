@@ -185,6 +185,33 @@ static int overhead_applies(const report_doc *d)
     return 0;
 }
 
+/* Where the probe also timed CUPTI on with its Memset records off (the variant's forwards
+ * issued Memsets), what those records cost, from the three medians. */
+static void memset_records_cost(FILE *f, const analysis *a)
+{
+    int n = 0;
+    for (int i = 0; i < a->n; i++) {
+        const variant_analysis *va = &a->v[i];
+        const variant_result *r = va->result;
+        const double off = r->event_us_no_cupti, on = r->event_us_cupti, quiet = r->event_us_cupti_no_memset;
+        if (!(isfinite(quiet) && quiet > 0 && isfinite(on) && isfinite(off) && off > 0))
+            continue;
+        if (!n++)
+            fputs("The probe timed a third state where a variant's forwards issued Memsets: CUPTI on, its Memset "
+                  "records alone off. ",
+                  f);
+        esc_md_code(f, r->name, 1);
+        fprintf(f, ": %.1f µs, %+.1f%% over CUPTI off, against %+.1f%% with them", quiet, 100.0 * (quiet / off - 1.0),
+                100.0 * (on / off - 1.0));
+        if (va->memset_per_forward > 0)
+            fprintf(f, " (%d Memset%s per forward: %.2f µs of GPU time per Memset record)", va->memset_per_forward,
+                    va->memset_per_forward == 1 ? "" : "s", (on - quiet) / va->memset_per_forward);
+        fputs(". ", f);
+    }
+    if (n)
+        fputs("\n\n", f);
+}
+
 static void overhead_table(FILE *f, const report_doc *d)
 {
     const analysis *a = d->a;
@@ -233,6 +260,7 @@ static void overhead_table(FILE *f, const report_doc *d)
                 100.0 * (r->event_us_cupti / r->event_us_no_cupti - 1.0), hoff, hon, summ);
     }
     fputc('\n', f);
+    memset_records_cost(f, a);
 }
 
 static int imported(const report_doc *d) { return d->a->run->imported; }

@@ -113,6 +113,7 @@ void archive_check_run(const run_info *r, json_reader *rd)
             const char *key;
             double us;
         } probe[] = {{"event_us_no_cupti", v->event_us_no_cupti}, {"event_us_cupti", v->event_us_cupti},
+                     {"event_us_cupti_no_memset_records", v->event_us_cupti_no_memset},
                      {"host_us_no_cupti", v->host_us_no_cupti}, {"host_us_cupti", v->host_us_cupti}};
         for (size_t k = 0; k < sizeof probe / sizeof probe[0]; k++)
             if (isfinite(probe[k].us) && probe[k].us <= 0) {
@@ -123,6 +124,7 @@ void archive_check_run(const run_info *r, json_reader *rd)
             }
         if ((v->status == VARIANT_SKIPPED || v->status == VARIANT_UNAVAILABLE) &&
             (isfinite(v->rel_error) || isfinite(v->event_us_no_cupti) || isfinite(v->event_us_cupti) ||
+             isfinite(v->event_us_cupti_no_memset) ||
              isfinite(v->host_us_no_cupti) || isfinite(v->host_us_cupti)))
             json_reader_inconsistent(rd, "variant %s is \"%s\" (it did not run) but has measured numbers", name,
                          variant_status_name(v->status));

@@ -458,7 +458,7 @@ static variant_result *new_imported_variant(run_info *r, const char *variant, co
     v->expected_ops = -1;
     v->expected_memcpy = -1;
     v->status = VARIANT_OK;
-    v->rel_error = v->event_us_no_cupti = v->event_us_cupti = NAN;
+    v->rel_error = v->event_us_no_cupti = v->event_us_cupti = v->event_us_cupti_no_memset = NAN;
     v->host_us_no_cupti = v->host_us_cupti = NAN;
     return v;
 }

@@ -152,6 +152,9 @@ static const json_field variant_fields[] = {
     VARIANT_FIELD("heads_checked", FIELD_INT, heads_checked),
     VARIANT_FIELD("event_us_no_cupti", FIELD_REAL, event_us_no_cupti, .rhi = 1e12),
     VARIANT_FIELD("event_us_cupti", FIELD_REAL, event_us_cupti, .rhi = 1e12),
+    /* Only where the probe measured it: the forwards issued a Memset. */
+    VARIANT_FIELD("event_us_cupti_no_memset_records", FIELD_REAL, event_us_cupti_no_memset, .flags = WHEN_FINITE,
+                  .rhi = 1e12),
     VARIANT_FIELD("dropped_records", FIELD_INT64, dropped_records, .ihi = INT64_MAX),
     FIELD_PART_ROW("facts", facts_part),
     VARIANT_FIELD("host_us_no_cupti", FIELD_REAL, host_us_no_cupti, .rhi = 1e12),

@@ -280,6 +280,16 @@ int cupti_enable(int on, char *err, size_t errlen)
     return 0;
 }
 
+int cupti_enable_memset_records(int on, char *err, size_t errlen)
+{
+    if (cupti_off())
+        return 0;
+    CUptiResult r = on ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+    if (r != CUPTI_SUCCESS)
+        return cupti_fail(err, errlen, on ? "cuptiActivityEnable(MEMSET)" : "cuptiActivityDisable(MEMSET)", r);
+    return 0;
+}
+
 int cupti_start(trace *t, char *err, size_t errlen)
 {
     memset(&C, 0, sizeof C);

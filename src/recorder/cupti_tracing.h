@@ -20,6 +20,10 @@ void cupti_prepare_nvtx(void);
 int cupti_start(trace *t, char *err, size_t errlen);
 /* Enable/disable the activity kinds (for the CUPTI-off timing probe). */
 int cupti_enable(int on, char *err, size_t errlen);
+/* With tracing on, Memset records alone off (0) or on again (1): the overhead probe's third
+ * state, which measures what CUPTI's Memset records cost (about 1.2 µs of GPU time each on
+ * the H200, bench/results/2026-12-04-cupti-memset.md). */
+int cupti_enable_memset_records(int on, char *err, size_t errlen);
 /* Synchronize, flush CUPTI's buffers and append the records to the trace, or count
  * them as discarded when `keep` is 0. NVTX ranges opened with cupti_range_push
  * are attributed to `variant`. Adds the records CUPTI reported dropped to *dropped. */

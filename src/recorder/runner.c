@@ -95,7 +95,7 @@ static void start_result(variant_result *res, const attn_variant *v, double devi
     res->expected_memcpy = v->expected_memcpy;
     if (v->expected_ops_for) /* grouped-query and decode shapes change what a forward launches */
         res->expected_ops = v->expected_ops_for(s, &res->expected_memcpy);
-    res->rel_error = res->event_us_cupti = res->event_us_no_cupti = NAN;
+    res->rel_error = res->event_us_cupti = res->event_us_no_cupti = res->event_us_cupti_no_memset = NAN;
     res->host_us_cupti = res->host_us_no_cupti = NAN;
     res->device_bytes = device_bytes;
     if (v->predict)
@@ -145,7 +145,10 @@ static int run_variant(const run_plan *cfg, int vi, int pass, device_inputs *d, 
 
     if (rc == ATTN_OK && pass == 0) {
         progress(cfg, vi, var->name, "overhead probe", 1, 1);
-        rc = cupti_overhead_probe(var, state, d, res, &e);
+        int memsets = 0; /* in the variant's recorded forwards, flushed above */
+        for (size_t i = first_op; i < t->n_ops; i++)
+            memsets += t->ops[i].kind == GPU_MEMSET;
+        rc = cupti_overhead_probe(var, state, d, res, memsets, &e);
         if (rc == ATTN_OK)
             fully_masked_rows_check(cfg, var, state, d, &res->facts);
         cupti_flush(0, var->name, NULL, cerr, sizeof cerr);

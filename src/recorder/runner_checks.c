@@ -107,13 +107,25 @@ static double event_sample_us(const attn_variant *var, void *state, device_input
 /* CUPTI's cost: samples with activity tracing off and on, interleaved so that clock or
  * power drift of the GPU during the probe falls on both alike. Medians per forward
  * of GPU time (events) and of the host time of the call. The samples' size and count
- * follow from one forward's time (PROBE_* above) and are recorded as a fact. */
-int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d, variant_result *res,
+ * follow from one forward's time (PROBE_* above) and are recorded as a fact. Where the
+ * forwards issued Memsets, a third state interleaved with the two: tracing on with its
+ * Memset records off. Those records are what CUPTI's cost is made of for a forward with a
+ * Memset (H200: cudnn +1.7-2.4% with them, +0.6-0.8% without; a kernel record costs next to
+ * nothing), and the run says so from its own numbers. */
+enum { PROBE_OFF, PROBE_ON, PROBE_NO_MEMSET, PROBE_STATES };
+
+static int probe_state(int state, char *cerr, size_t n)
+{
+    if (cupti_enable(state != PROBE_OFF, cerr, n) != 0)
+        return -1;
+    return state == PROBE_NO_MEMSET ? cupti_enable_memset_records(0, cerr, n) : 0;
+}
+
+int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d, variant_result *res, int memsets,
                          attn_error *e)
 {
-    double t_off[PROBE_MAX_SAMPLES], t_on[PROBE_MAX_SAMPLES];
-    double h_off[PROBE_MAX_SAMPLES * PROBE_MAX_BATCH], h_on[PROBE_MAX_SAMPLES * PROBE_MAX_BATCH];
-    int n_off = 0, n_on = 0, rc = ATTN_OK;
+    double t[PROBE_STATES][PROBE_MAX_SAMPLES], h[PROBE_STATES][PROBE_MAX_SAMPLES * PROBE_MAX_BATCH];
+    int n_h[PROBE_STATES] = {0}, rc = ATTN_OK;
     char cerr[256];
     double one_host[1];
     int n_one = 0;
@@ -123,6 +135,7 @@ int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d,
         return rc;
     if (!(one_us > 0))
         one_us = 1;
+    const int states = memsets > 0 ? PROBE_STATES : PROBE_NO_MEMSET;
     int batch = (int)ceil(PROBE_SAMPLE_US / one_us);
     batch = batch < 1 ? 1 : batch > PROBE_MAX_BATCH ? PROBE_MAX_BATCH : batch;
     /* The hold: four times the host time of queuing the sample's forwards (measured under
@@ -130,32 +143,33 @@ int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d,
     double hold_us = 4.0 * batch * one_host[0];
     hold_us = hold_us < PROBE_HOLD_MIN_US ? PROBE_HOLD_MIN_US : hold_us > PROBE_HOLD_MAX_US ? PROBE_HOLD_MAX_US : hold_us;
     int in_time = 0, late = 0;
-    double fit = PROBE_BUDGET_US / (2.0 * batch * one_us);
+    double fit = PROBE_BUDGET_US / (states * batch * one_us);
     int samples = fit >= PROBE_MAX_SAMPLES ? PROBE_MAX_SAMPLES : fit < PROBE_MIN_SAMPLES ? PROBE_MIN_SAMPLES : (int)fit;
-    for (int i = 0; i < samples && rc == ATTN_OK; i++) {
-        if (cupti_enable(0, cerr, sizeof cerr) != 0)
-            return attn_fail(e, ATTN_FAILED, "%s", cerr);
-        t_off[i] = event_sample_us(var, state, d, batch, hold_us, &in_time, h_off, &n_off, e, &rc);
-        late += !in_time;
-        if (cupti_enable(1, cerr, sizeof cerr) != 0)
-            return attn_fail(e, ATTN_FAILED, "%s", cerr);
-        if (rc == ATTN_OK)
-            t_on[i] = event_sample_us(var, state, d, batch, hold_us, &in_time, h_on, &n_on, e, &rc);
-        late += rc == ATTN_OK && !in_time;
-    }
+    for (int i = 0; i < samples && rc == ATTN_OK; i++)
+        for (int st = 0; st < states && rc == ATTN_OK; st++) {
+            if (probe_state(st, cerr, sizeof cerr) != 0)
+                return attn_fail(e, ATTN_FAILED, "%s", cerr);
+            t[st][i] = event_sample_us(var, state, d, batch, hold_us, &in_time, h[st], &n_h[st], e, &rc);
+            late += rc == ATTN_OK && !in_time;
+        }
+    /* back to the recording state: everything on */
+    if (cupti_enable(1, cerr, sizeof cerr) != 0 || (states > PROBE_NO_MEMSET && cupti_enable_memset_records(1, cerr, sizeof cerr) != 0))
+        return attn_fail(e, ATTN_FAILED, "%s", cerr);
     if (rc != ATTN_OK)
         return rc;
-    res->event_us_no_cupti = median_of(t_off, samples);
-    res->event_us_cupti = median_of(t_on, samples);
-    res->host_us_no_cupti = median_of(h_off, n_off);
-    res->host_us_cupti = median_of(h_on, n_on);
+    res->event_us_no_cupti = median_of(t[PROBE_OFF], samples);
+    res->event_us_cupti = median_of(t[PROBE_ON], samples);
+    res->host_us_no_cupti = median_of(h[PROBE_OFF], n_h[PROBE_OFF]);
+    res->host_us_cupti = median_of(h[PROBE_ON], n_h[PROBE_ON]);
+    if (states > PROBE_NO_MEMSET)
+        res->event_us_cupti_no_memset = median_of(t[PROBE_NO_MEMSET], samples);
     attn_fact_add(&res->facts, "overhead_probe_samples", samples,
-                  "CUPTI overhead probe: %d samples of %d forward%s per state (off, on), interleaved", samples, batch,
-                  batch == 1 ? "" : "s");
+                  "CUPTI overhead probe: %d samples of %d forward%s per state (%s), interleaved", samples, batch,
+                  batch == 1 ? "" : "s", states > PROBE_NO_MEMSET ? "off, on, on without Memset records" : "off, on");
     attn_fact_add(&res->facts, "overhead_probe_hold_us", hold_us,
                   "CUPTI overhead probe: each sample queued behind a %.0f µs hold kernel; in %d of %d samples the "
                   "hold ended before the last forward was queued",
-                  hold_us, late, 2 * samples);
+                  hold_us, late, states * samples);
     return ATTN_OK;
 }
 

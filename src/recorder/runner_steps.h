@@ -109,7 +109,9 @@ void inputs_free(run_ctx *c);
 /* runner_checks.c: the checks of one variant, on its set-up state. */
 double check_correctness(const run_plan *cfg, const attn_variant *var, void *state, device_inputs *d,
                          const sampled_head *heads, int n_heads, const checked_rows *rows, attn_error *e, int *rc);
-int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d, variant_result *res,
+/* memsets: the Memsets the variant's recorded forwards issued; where there are any, a third
+ * state (CUPTI on, its Memset records off) measures what those records cost. */
+int cupti_overhead_probe(const attn_variant *var, void *state, device_inputs *d, variant_result *res, int memsets,
                          attn_error *e);
 void fully_masked_rows_check(const run_plan *cfg, const attn_variant *var, void *state, device_inputs *d,
                              attn_facts *facts);

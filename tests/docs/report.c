@@ -228,3 +228,44 @@ Test(report, a_ratio_interval_prints_its_ends_apart)
     cr_assert_eq(units_ratio_decimals(0.99991, 0.99996), 4, "at most 4 decimals");
     cr_assert_eq(units_ratio_decimals(1.0, 1.0), 2, "equal ends: nothing to tell apart");
 }
+
+/* The overhead probe's third state (CUPTI on, its Memset records off), measured where the
+ * forwards issued Memsets: it survives run.json, and the report says what the records cost
+ * per Memset from the three medians. An archive without it says nothing of the kind. */
+Test(report, memset_records_cost_from_the_third_probe_state)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-cudnn919-a");
+    char *md = report_markdown(&f.a, NULL, NULL);
+    cr_assert(strstr(md, "## CUPTI overhead"));
+    cr_assert_null(strstr(md, "Memset records alone off"), "not measured in this archive");
+    free(md);
+    int vi = -1;
+    for (int i = 0; i < f.r.n_variants; i++)
+        if (!strcmp(f.r.variants[i].name, "cudnn"))
+            vi = i;
+    cr_assert_geq(vi, 0);
+    variant_result *v = &f.r.variants[vi];
+    v->event_us_no_cupti = 64.0;
+    v->event_us_cupti = 65.6;
+    v->event_us_cupti_no_memset = 64.4;
+    char dir[] = "/tmp/attnprof-memrec-XXXXXX", path[64], err[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    cr_assert_eq(run_info_write_json(&f.r, path, err, sizeof err), 0, "%s", err);
+    static run_info back;
+    cr_assert_eq(run_info_read_json(&back, path, err, sizeof err), 0, "%s", err);
+    cr_assert_float_eq(back.variants[vi].event_us_cupti_no_memset, 64.4, 1e-9);
+    cr_assert(isnan(back.variants[0].event_us_cupti_no_memset), "absent where not measured");
+    analysis a;
+    cr_assert_eq(analysis_build(&a, &f.t, &back, err, sizeof err), 0, "%s", err);
+    md = report_markdown(&a, NULL, NULL);
+    cr_assert(strstr(md, "`cudnn`: 64.4 µs, +0.6% over CUPTI off, against +2.5% with them (1 Memset per forward: "
+                         "1.20 µs of GPU time per Memset record)"),
+              "%s", strstr(md, "## CUPTI overhead"));
+    free(md);
+    analysis_free(&a);
+    unlink(path);
+    rmdir(dir);
+    fixture_free(&f);
+}
