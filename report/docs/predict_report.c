@@ -27,6 +27,14 @@ static const char *mark(pv_verdict v)
         return "n/a";
     case PV_INCONSISTENT:
         return "⚠ inconsistent";
+    case PV_L2_SERVED:
+        return "✔ L2";
+    case PV_WITHIN_FLOOR:
+        return "– (a kernel's own traffic)";
+    case PV_REPLAY_WRITES:
+        return "✔ replay";
+    case PV_LIBRARY_MEMSET:
+        return "✔ + library Memset";
     case PV_INFO:
         break;
     }
@@ -86,6 +94,13 @@ static void check_row(FILE *f, const pv_check *c)
     case PV_DRAM:
         fprintf(f, "DRAM bytes (read + write)%s | %s | %s", end, bytes_text(c->predicted, p, sizeof p),
                 bytes_text(c->measured, m, sizeof m));
+        if (c->verdict == PV_REPLAY_WRITES) {
+            gap(f, c);
+            fprintf(f, "; %s (%+.1f%%) with the writes capped at the whole forward's %s", bytes_text(c->aux, m, sizeof m),
+                    100 * (c->aux / c->predicted - 1), bytes_text(c->aux2, p, sizeof p));
+            fprintf(f, " | %s |\n", mark(c->verdict));
+            return;
+        }
         break;
     case PV_L2:
         fprintf(f, "L2 ↔ SM bytes%s | %s | %s", end, bytes_text(c->predicted, p, sizeof p),
@@ -164,6 +179,72 @@ static void kernel_table(FILE *f, const counters_set *cs, const char *variant)
         fputs("\n", f);
 }
 
+/* The two DRAM verdicts that are neither ✔ nor ✘, said once, where a table below holds one. */
+static void verdict_legend(FILE *f, const analysis *a)
+{
+    int served = 0, small = 0, replay = 0, memset = 0;
+    for (int i = 0; i < a->n; i++) {
+        pv_variant pv;
+        predict_variant(a, i, &pv);
+        for (int k = 0; k < pv.n; k++) {
+            served += pv.c[k].verdict == PV_L2_SERVED;
+            small += pv.c[k].verdict == PV_WITHIN_FLOOR;
+            replay += pv.c[k].verdict == PV_REPLAY_WRITES;
+            memset += pv.c[k].verdict == PV_LIBRARY_MEMSET;
+        }
+    }
+    char l2[32];
+    if (served)
+        fprintf(f, "✔ L2: a class moved fewer DRAM bytes than its minimum, and that minimum fits in this GPU's "
+                   "%s L2: the forward's earlier kernels left its operands there, so the DRAM minimum does not "
+                   "bind (a miss only above the minimum by more than %.0f%%). ",
+                human_bytes(a->run->device.l2_bytes, l2, sizeof l2), 100 * PV_TOL_DRAM);
+    if (small)
+        fprintf(f, "– (a kernel's own traffic): DRAM bytes within %.0f KiB of the prediction per kernel of the class "
+                   "are shown, not judged: that much a kernel moves of its own (its code, parameters and constants) "
+                   "or is counted for the L2's write-backs of earlier kernels' data. ",
+                PV_DRAM_FLOOR_PER_KERNEL / 1024);
+    if (replay)
+        fputs("✔ replay: under kernel replay a class's kernels were counted writing more DRAM bytes than the whole "
+              "forward wrote (measured once, under user replay): kernel replay restores device memory before each "
+              "pass, and the restored lines are written back from the L2 while the kernel runs. Judged with the "
+              "class's writes capped at the whole forward's, the class is within its minimum. ",
+              f);
+    if (memset)
+        fputs("✔ + library Memset: the forward ran the expected operations plus as many Memsets, which a library "
+              "issued for its own workspace at this shape (the findings name the library and the launch after "
+              "each); they are the library's choice of algorithm, not the variant's. ",
+              f);
+    if (served || small || replay || memset)
+        fputs("\n\n", f);
+}
+
+/* The ceilings the checks are judged against, or why there are none. */
+static void ceilings_paragraph(FILE *f, const ceilings *c)
+{
+    if (c->measured) {
+        if (c->source[0]) {
+            fputs("Ceilings measured on the same GPU (the same UUID) in the archive ", f);
+            esc_md_code(f, c->source, 0);
+            fputs(", not again in this run", f);
+        } else
+            fputs("Ceilings measured in this run", f);
+        fprintf(f, ": %.0f TFLOP/s bf16 tensor-core GEMM, %.1f TFLOP/s FP32 FMA "
+                   "(SGEMM), %.2f TB/s device-to-device copy; ridge point %.0f FLOP per DRAM byte",
+                c->tensor_bf16_tflops, c->fp32_fma_tflops, c->copy_tbps, ceilings_ridge(c));
+        if (c->method[0]) {
+            fputs(" (", f);
+            plain(f, c->method);
+            fputs(")", f);
+        }
+        fputs(".\n\n", f);
+    } else if (c->error[0]) {
+        fputs("Ceilings not measured: ", f);
+        plain(f, c->error);
+        fputs(".\n\n", f);
+    }
+}
+
 void predict_write_markdown(FILE *f, const analysis *a)
 {
     const counters_meta *m = &a->run->counters.meta;
@@ -224,29 +305,8 @@ void predict_write_markdown(FILE *f, const analysis *a)
         fputs("No counter pass in this run (`--no-counters`, or an archive from before it).\n\n", f);
         break;
     }
-    if (c->measured)
-    {
-        if (c->source[0]) {
-            fputs("Ceilings measured on the same GPU (the same UUID) in the archive ", f);
-            esc_md_code(f, c->source, 0);
-            fputs(", not again in this run", f);
-        } else
-            fputs("Ceilings measured in this run", f);
-        fprintf(f, ": %.0f TFLOP/s bf16 tensor-core GEMM, %.1f TFLOP/s FP32 FMA "
-                   "(SGEMM), %.2f TB/s device-to-device copy; ridge point %.0f FLOP per DRAM byte",
-                c->tensor_bf16_tflops, c->fp32_fma_tflops, c->copy_tbps, ceilings_ridge(c));
-        if (c->method[0]) {
-            fputs(" (", f);
-            plain(f, c->method);
-            fputs(")", f);
-        }
-        fputs(".\n\n", f);
-    }
-    else if (c->error[0]) {
-        fputs("Ceilings not measured: ", f);
-        plain(f, c->error);
-        fputs(".\n\n", f);
-    }
+    ceilings_paragraph(f, c);
+    verdict_legend(f, a);
     for (int i = 0; i < a->n; i++) {
         pv_variant pv;
         predict_variant(a, i, &pv);

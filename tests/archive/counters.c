@@ -326,6 +326,83 @@ Test(predict, hits_and_misses_on_synthetic_counters)
     fixture_free(&f);
 }
 
+/* The DRAM judge's rules, at their edges: the 5% tolerance, the L2 (fewer bytes than the
+ * minimum of a class that fits in it is no miss; more is), the 64 KiB per kernel within which
+ * a difference is not judged, and an L2 size of 0 (unknown) that makes no excuse. */
+Test(predict, dram_judge_rules_at_their_edges)
+{
+    const double l2 = 60 * MiB, KiB = 1024;
+    cr_assert_eq(predict_judge_dram(64 * MiB, 67 * MiB, l2, 1), PV_OK, "+4.7%%: within 5%%");
+    cr_assert_eq(predict_judge_dram(64 * MiB, 68 * MiB, l2, 1), PV_MISS, "+6.25%%: above the minimum is never the L2's");
+    cr_assert_eq(predict_judge_dram(2 * MiB, 0.4 * MiB, l2, 1), PV_L2_SERVED, "2 MiB fits in 60 MiB: served from it");
+    cr_assert_eq(predict_judge_dram(2 * MiB, 0.4 * MiB, 0, 1), PV_MISS, "no L2 size recorded: no excuse");
+    cr_assert_eq(predict_judge_dram(64 * MiB, 40 * MiB, l2, 1), PV_MISS, "64 MiB does not fit in a 60 MiB L2");
+    cr_assert_eq(predict_judge_dram(4 * KiB, 16 * KiB, l2, 1), PV_WITHIN_FLOOR, "12 KiB more: a kernel's own traffic");
+    cr_assert_eq(predict_judge_dram(4 * KiB, 100 * KiB, l2, 1), PV_MISS, "96 KiB more than one kernel's floor");
+    cr_assert_eq(predict_judge_dram(4 * KiB, 100 * KiB, l2, 2), PV_WITHIN_FLOOR, "two kernels: 128 KiB of floor");
+    cr_assert_eq(predict_judge_dram(4 * KiB, NAN, l2, 1), PV_NA);
+}
+
+/* Kernel replay's write-back: the decode fixture's fused kernels are counted writing 17-23
+ * MiB under kernel replay, their forwards (user replay) 3-4 MiB in all, and their reads are
+ * K+V. With the writes capped at the forward's they are within the minimum, and the check
+ * says so instead of a miss; cuDNN's, whose 64.1 MiB do not fit in the 60 MiB L2 and whose
+ * capped bytes are 6% under it, stays a miss. */
+Test(counters_fixture, kernel_replay_write_back_is_named_not_missed)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-decode");
+    char err[256];
+    cr_assert_eq(counters_read_json(&f.r.counters, "tests/fixtures/h200-decode/counters.json", err, sizeof err), 0,
+                 "%s", err);
+    const char *name[] = {"efficient", "flash"}, *cls[] = {"fused kernel", "split-KV kernel"};
+    for (int t = 0; t < 2; t++) {
+        pv_variant pv;
+        predict_variant(&f.a, vindex(&f.a, name[t]), &pv);
+        const pv_check *c = find(&pv, PV_DRAM, cls[t]);
+        cr_assert(c, "%s: no %s DRAM check", name[t], cls[t]);
+        cr_assert_eq(c->verdict, PV_REPLAY_WRITES, "%s: verdict %d, measured %g of %g", name[t], c->verdict,
+                     c->measured, c->predicted);
+        cr_assert_gt(c->measured, 1.05 * c->predicted, "raw bytes above the minimum");
+        cr_assert_leq(fabs(c->aux / c->predicted - 1), PV_TOL_DRAM, "capped within the tolerance: %g", c->aux);
+        cr_assert_lt(c->aux2, c->measured - c->aux + c->aux2, "the forward wrote less than the class was counted");
+    }
+    pv_variant pv;
+    predict_variant(&f.a, vindex(&f.a, "cudnn"), &pv);
+    for (int i = 0; i < pv.n; i++)
+        if (pv.c[i].kind == PV_DRAM)
+            cr_assert_eq(pv.c[i].verdict, PV_MISS, "cudnn %s: %g of %g", pv.c[i].cls, pv.c[i].measured, pv.c[i].predicted);
+    counters_free(&f.r.counters);
+    fixture_free(&f);
+}
+
+/* Operations per forward: one more than expected, that one a Memset (cuBLAS's 4-byte workspace
+ * fill at the default shape, h200-cudnn919-a), is the library's, not a miss; one more that is a
+ * kernel (cuDNN's split-KV merge at one query, h200-decode) is. */
+Test(predict, library_memset_beyond_the_expected_ops_is_named_not_missed)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-cudnn919-a");
+    pv_variant pv;
+    predict_variant(&f.a, vindex(&f.a, "naive"), &pv);
+    const pv_check *c = find(&pv, PV_OPS, "forward");
+    cr_assert(c);
+    cr_assert_eq(c->predicted, 6);
+    cr_assert_eq(c->measured, 7);
+    cr_assert_eq(c->verdict, PV_LIBRARY_MEMSET, "verdict %d", c->verdict);
+    predict_variant(&f.a, vindex(&f.a, "flash"), &pv);
+    cr_assert_eq(find(&pv, PV_OPS, "forward")->verdict, PV_OK);
+    fixture_free(&f);
+
+    fixture_load(&f, "tests/fixtures/h200-decode");
+    predict_variant(&f.a, vindex(&f.a, "cudnn"), &pv);
+    c = find(&pv, PV_OPS, "forward");
+    cr_assert(c);
+    cr_assert_eq(c->measured - c->predicted, 1);
+    cr_assert_eq(c->verdict, PV_MISS, "an extra kernel is the variant's: verdict %d", c->verdict);
+    fixture_free(&f);
+}
+
 Test(predict, tensor_core_math_in_math_is_a_miss)
 {
     fixture f;

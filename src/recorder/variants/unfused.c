@@ -206,10 +206,12 @@ void unfused_predict(const attn_shape *s, int inplace, attn_prediction *p)
 int unfused_expected_ops(const attn_shape *s, int inplace, int *n_memcpy)
 {
     *n_memcpy = inplace ? 0 : 1;
-    /* + repeat_kv of K and of V; + the 4-byte Memset cuBLAS issues before its one-row Q·Kᵀ
-     * (nvjet ..._512x8_..._bz_TNT, split over the keys; H200, cuBLAS 13: at every one-query shape
-     * recorded, B 4 and 8, S 2048 to 131072, 2026-12-04) */
-    return (inplace ? 5 : 6) + (attn_shape_is_gqa(s) ? 2 : 0) + (attn_q_seq(s) == 1 && s->seq > 1 ? 1 : 0);
+    /* + repeat_kv of K and of V. Not counted: the 4-byte Memset cuBLAS issues before a one-row
+     * Q·Kᵀ it splits over the keys (nvjet ..._512x8_..._bz_TNT; H200, cuBLAS 13, 2026-12-04): at
+     * B 4 and 8, H 32, S 2048 to 131072 it did, at 2×8×777, 2×8×1001, 1×16×4099 and 1×32×3001 it
+     * did not. It is its heuristic's, not a function of the shape we can state; the op-count
+     * finding and the prediction's check name it as the library's. */
+    return (inplace ? 5 : 6) + (attn_shape_is_gqa(s) ? 2 : 0);
 }
 
 /* ---- the backward (run --backward) ----
