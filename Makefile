@@ -308,6 +308,10 @@ $(FUSED_BENCH): bench/fused_bench.cu $(BUILD)/kernels/flash_fwd.o $(BUILD)/kerne
 $(BUILD)/elementwise_bench: bench/elementwise_bench.cu $(BUILD)/kernels/elementwise.o $(BUILD)/kernels/math_kernels.o
 	$(NVCC) $(NVCCFLAGS) $^ -o $@
 
+# The masked fill's write pattern and candidates (bench/fill_probe.cu; issue 40, item 5).
+$(BUILD)/fill_probe: bench/fill_probe.cu $(BUILD)/kernels/elementwise.o
+	$(NVCC) $(NVCCFLAGS) $^ -o $@
+
 # The tensor-core backward's own harness (bench/bwd_tc_bench.cu: check, small for
 # compute-sanitizer, time), outside attnprof so that the sanitizer can run it.
 $(BUILD)/bwd_tc_bench: bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu kernels/attn_bwd_tc.h kernels/ptx_bf16.cuh

@@ -9,6 +9,10 @@
 
 
 static constexpr int kThreads = 256;
+// Warp items per resident warp the masked fill's grouping of matrices leaves (launch_masked_fill_rect_bf16).
+static constexpr size_t FILL_ITEMS_PER_WARP = 4;
+// Mask chunks a lane of the row-by-row masked fill loads before it stores (attnprof_masked_fill_rows_bf16).
+static constexpr int FILL_BATCH = 8;
 
 static int sm_count(void)
 {
@@ -110,8 +114,30 @@ extern "C" __global__ void attnprof_repeat_kv_bf16(const __nv_bfloat16 *__restri
         out[i] = in[(i / head_elems / group) * head_elems + i % head_elems];
 }
 
-// Writes only what the fill changes: 16 mask bytes decide 16 scores at once, so a fully
-// unmasked chunk costs one L2 read of the mask and no DRAM traffic at all.
+// One 16-byte chunk of the fill: nothing where no mask byte is set, a store without a read
+// where every one is, else read, fill, write.
+__device__ __forceinline__ void fill_chunk(uint4 *dst, uint2 mk, uint4 fill, __nv_bfloat16 v)
+{
+    if ((mk.x | mk.y) == 0)
+        return;
+    if ((__vcmpeq4(mk.x, 0u) | __vcmpeq4(mk.y, 0u)) == 0) {
+        *dst = fill;
+        return;
+    }
+    Pack8 p;
+    p.raw = *dst;
+    __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
+    const uint8_t *mb = reinterpret_cast<const uint8_t *>(&mk);
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        if (mb[j])
+            e[j] = v;
+    *dst = p.raw;
+}
+
+// Place by place, for short rows and few of them (launch_masked_fill_rect_bf16): a thread per
+// 32-byte chunk of the flat [matrices, rows, cols], 16 mask bytes deciding 16 scores at once, so
+// a fully unmasked chunk costs one L2 read of the mask and no DRAM traffic at all.
 extern "C" __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__ x, const uint8_t *__restrict__ mask,
                                           size_t matrices, size_t per_matrix, float value)
 {
@@ -149,6 +175,52 @@ extern "C" __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *__restrict__
                 if (mb[half * 8 + j])
                     e[j] = v;
             dst[half] = p.raw;
+        }
+    }
+}
+
+// Row by row, where rows are long and many: a warp per (row, group of matrices), its
+// lanes over the row's 16-byte chunks (8 scores decided by 8 mask bytes), the group's
+// matrices one after another. A fully masked chunk is stored without a read, a partly
+// masked one read, filled and written, an unmasked one not touched. Why this layout
+// (bench/fill_probe.cu, H200, 2026-12-04): the fill's cost is its write pattern, a
+// variable-length piece of every row, which even computed without a mask ran at 61-74% of
+// a contiguous write of the same bytes (whole rows: 90-96%); and the mask row, read once
+// per group and then from L1, is no longer read from DRAM once per matrix where the [S, S]
+// mask outgrows the L2 (S >= 8192: the place-by-place kernel ran at 30-40%). Its 54 registers
+// leave half the warps of the place-by-place kernel resident, which costs short rows more
+// than batching gains them (S = 1024: 69.6 against 57.2 us), hence the two.
+extern "C" __global__ void attnprof_masked_fill_rows_bf16(__nv_bfloat16 *__restrict__ x, const uint8_t *__restrict__ mask,
+                                                          size_t matrices, unsigned rows, unsigned cols, unsigned group,
+                                                     float value)
+{
+    const unsigned lane = threadIdx.x % 32, chunks = cols / 8;
+    const size_t items = (matrices + group - 1) / group * rows;
+    const size_t warps = (size_t)gridDim.x * blockDim.x / 32;
+    const __nv_bfloat16 v = __float2bfloat16(value);
+    Pack8 fill;
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        fill.h2[j] = __halves2bfloat162(v, v);
+    for (size_t w = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; w < items; w += warps) {
+        const size_t first = w / rows * group, r = w % rows;
+        const size_t last = first + group < matrices ? first + group : matrices;
+        const uint2 *mrow = reinterpret_cast<const uint2 *>(mask + r * cols);
+        /* FILL_BATCH of the lane's mask chunks loaded at once, then their stores for every
+         * matrix of the group: a load and its dependent store one at a time left the warp
+         * waiting out the L2's latency per chunk (the fill ran 14-53% slower than the same
+         * writes with the mask computed). */
+        for (unsigned q0 = lane; q0 < chunks; q0 += 32 * FILL_BATCH) {
+            uint2 mk[FILL_BATCH];
+#pragma unroll
+            for (int k = 0; k < FILL_BATCH; k++)
+                mk[k] = q0 + 32 * k < chunks ? __ldg(mrow + q0 + 32 * k) : make_uint2(0, 0);
+            for (size_t m = first; m < last; m++) {
+                uint4 *xrow = reinterpret_cast<uint4 *>(x + (m * rows + r) * cols);
+#pragma unroll
+                for (int k = 0; k < FILL_BATCH; k++)
+                    fill_chunk(xrow + q0 + 32 * k, mk[k], fill.raw, v);
+            }
         }
     }
 }
@@ -465,13 +537,38 @@ extern "C" cudaError_t launch_masked_fill_rect_bf16(void *x, const uint8_t *mask
                                                     float value, cudaStream_t s)
 {
     size_t per_matrix = (size_t)rows * cols;
-    bool vectorizable = per_matrix % 16 == 0 && ((uintptr_t)x | (uintptr_t)mask) % 16 == 0;
-    if (vectorizable)
-        attnprof_masked_fill_bf16<<<grid_for((const void *)attnprof_masked_fill_bf16, per_matrix / 16 * matrices), kThreads, 0, s>>>(
-            (__nv_bfloat16 *)x, mask, matrices, per_matrix, value);
-    else
-        attnprof_masked_fill_bf16_scalar<<<grid_for((const void *)attnprof_masked_fill_bf16_scalar, per_matrix * matrices), kThreads, 0, s>>>(
-            (__nv_bfloat16 *)x, mask, matrices, per_matrix, value);
+    const size_t warps = (size_t)resident_blocks((const void *)attnprof_masked_fill_rows_bf16) * (kThreads / 32);
+    /* Row by row where a lane has a whole batch of chunks in every row (cols >= 2048) and
+     * there are rows for every resident warp; else place by place. */
+    const bool rows_kernel = cols % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)mask % 8 == 0 &&
+                             (size_t)cols >= 8 * 32 * FILL_BATCH && (size_t)rows * matrices >= warps;
+    if (!rows_kernel) {
+        bool vectorizable = per_matrix % 16 == 0 && ((uintptr_t)x | (uintptr_t)mask) % 16 == 0;
+        if (vectorizable)
+            attnprof_masked_fill_bf16<<<grid_for((const void *)attnprof_masked_fill_bf16, per_matrix / 16 * matrices), kThreads, 0, s>>>(
+                (__nv_bfloat16 *)x, mask, matrices, per_matrix, value);
+        else
+            attnprof_masked_fill_bf16_scalar<<<grid_for((const void *)attnprof_masked_fill_bf16_scalar, per_matrix * matrices), kThreads, 0, s>>>(
+                (__nv_bfloat16 *)x, mask, matrices, per_matrix, value);
+        return cudaGetLastError();
+    }
+    /* Matrices per warp item: 1 while the [rows, cols] mask fits in half the L2 (every matrix
+     * then reads it from there); larger, as many as still leave FILL_ITEMS_PER_WARP items for
+     * every resident warp, so that the mask comes from DRAM once a group instead of once a
+     * matrix. */
+    static int l2_bytes = -1;
+    if (l2_bytes < 0) {
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev) != cudaSuccess)
+            l2_bytes = 0;
+    }
+    size_t group = 1;
+    if (2 * per_matrix > (size_t)l2_bytes)
+        group = (size_t)rows * matrices / (FILL_ITEMS_PER_WARP * warps);
+    group = group < 1 ? 1 : group > matrices ? matrices : group;
+    const size_t items = (matrices + group - 1) / group * (size_t)rows;
+    attnprof_masked_fill_rows_bf16<<<grid_for((const void *)attnprof_masked_fill_rows_bf16, items * 32), kThreads, 0, s>>>(
+        (__nv_bfloat16 *)x, mask, matrices, (unsigned)rows, (unsigned)cols, (unsigned)group, value);
     return cudaGetLastError();
 }
 
