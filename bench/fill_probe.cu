@@ -1,18 +1,21 @@
 // Where the masked fill's time goes (issue 40, item 5): the in-place masked_fill_ of the series'
 // naive_inplace writes -inf into the scores the causal mask covers, about half of every [S, S]
-// matrix, and runs at 57-66% of the write-only ceiling of its bytes (bench/elementwise_bench.cu).
-// Its write pattern alone, the mask computed instead of read, ran slower still (33-53%), so the
-// candidates here separate the pattern's costs:
-//   flat32   the production layout: one 32-byte chunk a thread, two 16-byte stores 16 bytes
-//            apart per lane, so that each warp store covers half of 32 sectors;
-//   flat16   one 16-byte chunk a thread: a warp store covers 16 whole sectors;
+// matrix; place by place it ran at 30-63% of the write-only ceiling of its bytes
+// (bench/elementwise_bench.cu), and its write pattern alone, the mask computed instead of read,
+// at 33-53% in that bench's 32-byte form. The candidates here separate the costs
+// (bench/results/2026-12-04-cupti-memset-and-fill.md):
+//   flat16   the pattern, one 16-byte chunk a thread: a warp store covers 16 whole sectors;
 //   row16    a warp per row, its lanes over the row's 16-byte chunks from the first masked one:
 //            no thread holds an unmasked chunk;
-//   diag     three timing-only patterns of the same bytes (pattern_diag);
-// each as the pattern (mask computed) and as the fill (the [S, S] mask read, 8 bytes per chunk).
-// Each fill is checked byte for byte against the expected output, built on the host.
-// Usage: fill_probe [BxHxS ...]; prints µs, TB/s of the bytes the fill must move, and the share
-// of the write ceiling (the faster of a 16-byte store kernel and cudaMemsetAsync of those bytes).
+//   diag     three timing-only patterns of the same bytes (pattern_diag): the pieces without
+//            the diagonal chunk, left-aligned, and as every other row whole;
+//   groups   the fill in whole 32- to 512-byte groups (fill_groups);
+// the first two also as fills (the [S, S] mask read, 8 bytes per chunk), and the production
+// kernels, through the launcher and each directly. Each fill is checked byte for byte against
+// the expected output, built on the host.
+// Usage: fill_probe [BxHxS ...] (S a multiple of 256); prints µs, TB/s of the bytes the fill
+// must move, and the share of the write ceiling (the faster of a 16-byte store kernel and
+// cudaMemsetAsync of those bytes).
 #include "elementwise.h"
 
 #include <cuda_bf16.h>
@@ -179,54 +182,12 @@ __global__ void fill_groups(uint4 *__restrict__ x, const uint2 *__restrict__ mas
     }
 }
 
-union Pack8x {
-    uint4 raw;
-    __nv_bfloat162 h2[4];
-};
-
-// The production kernel before 2026-12-04 (kernels/elementwise.cu at 0da88ba), kept here to time
-// it beside its successor in one run: a thread per 32-byte chunk of the flat [matrices, S, S],
-// the mask read once per matrix.
-__global__ void previous_masked_fill(__nv_bfloat16 *__restrict__ x, const uint8_t *__restrict__ mask,
-                                          size_t matrices, size_t per_matrix, float value)
-{
-    const size_t chunks_per_matrix = per_matrix / 16;
-    const size_t chunks = chunks_per_matrix * matrices;
-    const __nv_bfloat16 v = __float2bfloat16(value);
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += stride) {
-        size_t in_matrix = (c % chunks_per_matrix) * 16;
-        uint4 m = *reinterpret_cast<const uint4 *>(mask + in_matrix);
-        if ((m.x | m.y | m.z | m.w) == 0)
-            continue;
-        const uint8_t *mb = reinterpret_cast<const uint8_t *>(&m);
-        uint4 *dst = reinterpret_cast<uint4 *>(x + c * 16);
-        bool all = true;
-#pragma unroll
-        for (int j = 0; j < 16; j++)
-            all &= mb[j] != 0;
-        if (all) { // fully masked chunk: write only, no read
-            Pack8x p;
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                p.h2[j] = __halves2bfloat162(v, v);
-            dst[0] = p.raw;
-            dst[1] = p.raw;
-            continue;
-        }
-#pragma unroll
-        for (int half = 0; half < 2; half++) {
-            Pack8x p;
-            p.raw = dst[half];
-            __nv_bfloat16 *e = reinterpret_cast<__nv_bfloat16 *>(&p);
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                if (mb[half * 8 + j])
-                    e[j] = v;
-            dst[half] = p.raw;
-        }
-    }
-}
+// The production kernels themselves (kernels/elementwise.cu), launched directly so that both are
+// timed at every shape beside the launcher's choice.
+extern "C" __global__ void attnprof_masked_fill_bf16(__nv_bfloat16 *x, const uint8_t *mask, size_t matrices,
+                                                     size_t per_matrix, float value);
+extern "C" __global__ void attnprof_masked_fill_rows_bf16(__nv_bfloat16 *x, const uint8_t *mask, size_t matrices,
+                                                          unsigned rows, unsigned cols, unsigned group, float value);
 
 __global__ void write16(uint4 *__restrict__ out, size_t n)
 {
@@ -275,8 +236,8 @@ int main(int argc, char **argv)
     for (int si = 0; si < n_shapes; si++) {
         const char *shape = argc > 1 ? argv[si + 1] : defaults[si];
         int B, H, S;
-        if (sscanf(shape, "%dx%dx%d", &B, &H, &S) != 3 || S % 16) {
-            fprintf(stderr, "shape %s: expected BxHxS, S a multiple of 16\n", shape);
+        if (sscanf(shape, "%dx%dx%d", &B, &H, &S) != 3 || S % 256) {
+            fprintf(stderr, "shape %s: expected BxHxS, S a multiple of 256\n", shape);
             return 2;
         }
         const size_t M = (size_t)B * H, m = M * S * S, bytes = m * 2;
@@ -314,13 +275,14 @@ int main(int argc, char **argv)
         struct {
             const char *name;
             int kind; /* 0 production, 1 pattern flat16, 2 pattern row16, 3 fill flat16, 4 fill row16 */
-        } cands[] = {{"production attnprof_masked_fill_bf16", 0}, {"pattern flat16", 1}, {"pattern row16", 2},
+        } cands[] = {{"production (launch_masked_fill_bf16's choice)", 0}, {"pattern flat16", 1}, {"pattern row16", 2},
                      {"fill flat16 (mask read)", 3},           {"fill row16 (mask read)", 4},
                      {"diag: no diagonal chunk (timing only)", 5}, {"diag: left-aligned rows (timing only)", 6},
                      {"diag: every other row whole (timing only)", 7},
                      {"fill in 32-byte groups (mask read)", 8}, {"fill in 64-byte groups (mask read)", 9},
                      {"fill in 128-byte groups (mask read)", 10}, {"fill in 512-byte groups (mask read)", 11},
-                     {"place by place (the kernel before 2026-12-04)", 12}};
+                     {"place by place (attnprof_masked_fill_bf16)", 12},
+                     {"row by row, one matrix a warp item (attnprof_masked_fill_rows_bf16)", 13}};
         for (const auto &c : cands) {
             auto launch = [&] {
                 switch (c.kind) {
@@ -356,8 +318,12 @@ int main(int argc, char **argv)
                 case 11:
                     fill_groups<32><<<grid, 256, 0, g_s>>>((uint4 *)x, (const uint2 *)mask, M, (unsigned)S);
                     break;
+                case 12:
+                    attnprof_masked_fill_bf16<<<grid, 256, 0, g_s>>>((__nv_bfloat16 *)x, mask, M, (size_t)S * S, -INFINITY);
+                    break;
                 default:
-                    previous_masked_fill<<<grid, 256, 0, g_s>>>((__nv_bfloat16 *)x, mask, M, (size_t)S * S, -INFINITY);
+                    attnprof_masked_fill_rows_bf16<<<grid, 256, 0, g_s>>>((__nv_bfloat16 *)x, mask, M, (unsigned)S,
+                                                                         (unsigned)S, 1u, -INFINITY);
                 }
             };
             CK(cudaMemcpyAsync(x, init, bytes, cudaMemcpyDeviceToDevice, g_s));
