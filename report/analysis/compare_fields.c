@@ -57,7 +57,8 @@ static void device_values(const run_fields *x, int i, const run_info *r)
     units_version_text(r->cublas_version, nr_text, x->cublas->value[i], sizeof x->cublas->value[i]);
     units_version_text(r->cudnn_version, nr_text, x->cudnn->value[i], sizeof x->cudnn->value[i]);
     snprintf(x->cupti->value[i], sizeof x->cupti->value[i], "%d", r->cupti_version);
-    snprintf(x->tool->value[i], sizeof x->tool->value[i], "%s", r->tool_version);
+    /* An import's version is that of the attnprof that read the trace, not of what recorded it. */
+    snprintf(x->tool->value[i], sizeof x->tool->value[i], "%s%s", r->imported ? "imported by " : "", r->tool_version);
     snprintf(x->date->value[i], sizeof x->date->value[i], "%s", r->date);
 }
 
@@ -132,6 +133,11 @@ static void fill_fields(compare_data *m)
         device_values(&x, i, &m->in[i]->r);
         run_values(&x, i, &m->in[i]->r);
     }
+    /* The tool is a difference of the measurement only between runs attnprof recorded: an
+     * import's attnprof read a trace that PyTorch's profiler recorded. */
+    for (int i = 0; i < m->n; i++)
+        if (m->in[i]->r.imported)
+            x.tool->in_sentence = 0;
     /* The measurement plan's fields are named in the sentence only where some run
      * records them: archives before it record none, and listing them would say nothing. */
     compare_field *measured[] = {x.l2, x.rule, x.passes};

@@ -482,6 +482,11 @@ Test(compare_fields, not_recorded_is_neither_equal_nor_different)
     cr_assert_null(strstr(p.m.differs_sentence, "driver"), "the driver is not called equal: %s", p.m.differs_sentence);
     cr_assert(strstr(p.m.differs_sentence, "GPU and shape are equal"), "%s", p.m.differs_sentence);
     cr_assert(!field_named(&p.m, "Recorded forwards")->differs, "5 and 5");
+    /* the importer's version is no difference of the measurement, and the table says whose it is */
+    cr_assert_null(strstr(p.m.differs_sentence, "attnprof differ"), "%s", p.m.differs_sentence);
+    cr_assert(!strncmp(field_named(&p.m, "attnprof")->value[1], "imported by ", 12), "%s",
+              field_named(&p.m, "attnprof")->value[1]);
+    cr_assert(strncmp(field_named(&p.m, "attnprof")->value[0], "imported by ", 12), "ours is recorded");
     char *md = compare_markdown(&p.m, NULL, NULL);
     cr_assert_null(strstr(md, "**Seed ≠**"));
     cr_assert_null(strstr(md, "**cuDNN ≠**"));
