@@ -35,7 +35,9 @@ typedef struct flash_decode_config {
     int warps, threads;
     size_t smem_bytes;        /* dynamic shared memory per block */
     const char *path;
-    int balanced;             /* 1: the balanced grid (launch_flash_decode_balanced), no combine kernel */
+    int balanced;             /* launch_flash_decode_balanced's grids, no combine kernel: 1 the balanced grid
+                               * (rounds of warps x chunk keys per block, a ring refill per tile), 2 the
+                               * persistent one (chunks per block, the rings running on across tiles) */
 } flash_decode_config;
 
 int flash_decode_config_count(void);
@@ -48,6 +50,8 @@ int flash_decode_config_for_dim(int head_dim);
 int flash_decode_config_for_device(int head_dim, int cc_major);
 /* The balanced-grid configuration of the same head dim and the same loads (TMA or cp.async), or -1. */
 int flash_decode_balanced_twin(int config);
+/* The persistent-grid configuration (balanced == 2) of a TMA configuration's head dim, or -1. */
+int flash_decode_persistent_twin(int config);
 /* Raises the kernel's dynamic shared-memory limit; call once per process and device. */
 cudaError_t flash_decode_prepare(int config);
 cudaError_t flash_decode_blocks_per_sm(int config, int *blocks);

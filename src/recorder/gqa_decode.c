@@ -68,3 +68,8 @@ decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, d
         return DECODE_GRID_BALANCED;
     return DECODE_GRID_FIXED;
 }
+
+decode_grid decode_grid_persistent_choose(int has_persistent, decode_grid portable)
+{
+    return has_persistent ? DECODE_GRID_PERSISTENT : portable;
+}

@@ -32,9 +32,11 @@ typedef struct decode_split {
 decode_split decode_split_choose(long long tiles, int seq, int slots, int block_keys);
 
 /* Which grid the split-KV kernel runs (kernels/flash_decode.h): the fixed one (block = row tile
- * x split, a combine kernel when split) or the balanced one (one block per resident slot, the key
- * rounds of all tiles cut evenly, cut tiles merged by their last block, one kernel). */
-typedef enum decode_grid { DECODE_GRID_FIXED = 0, DECODE_GRID_BALANCED = 1 } decode_grid;
+ * x split, a combine kernel when split), the balanced one (one block per resident slot, the key
+ * rounds of all tiles cut evenly, cut tiles merged by their last block, one kernel) or, on the TMA
+ * ring (sm_90, D 64 and 128), the persistent one (the balanced grid's equal ranges, in chunks, with the
+ * rings running on across tile boundaries: decode_grid_persistent_choose). */
+typedef enum decode_grid { DECODE_GRID_FIXED = 0, DECODE_GRID_BALANCED = 1, DECODE_GRID_PERSISTENT = 2 } decode_grid;
 
 /* Thresholds of decode_grid_choose, from the H200's same-run timings of both grids at the six
  * decode points (bench/results/2026-12-03-decode-balanced.md). */
@@ -51,5 +53,10 @@ typedef enum decode_grid { DECODE_GRID_FIXED = 0, DECODE_GRID_BALANCED = 1 } dec
  * tile in two and its merges cost 2-8% (16 x 32/8 x 8192: 137.9 against 148.8), and a launch-bound
  * decode (64 MiB: 38.0 against 39.5) gains nothing from it. */
 decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, double kv_bytes);
+
+/* Where a persistent-grid kernel exists (has_persistent: the TMA ring's head dims on sm_90), the
+ * persistent grid in place of `portable` (decode_grid_choose's): it measured faster than both the fixed and
+ * the balanced grid at every decode point on the H200 (bench/results/2026-12-04-decode-persistent.md). */
+decode_grid decode_grid_persistent_choose(int has_persistent, decode_grid portable);
 
 #endif
