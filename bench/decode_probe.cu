@@ -4,6 +4,7 @@
  *   - probes: the split kernel with its math left out (the same ring, waits and merge; the output
  *     is garbage), cp.async and TMA rings, so that the load pattern's own ceiling is timed beside
  *     the whole kernel; and the split kernel alone, without the combine;
+ *   - the persistent grid in its other modes (probe_persistent_launch);
  *   - a plain read of a buffer (16-byte non-coherent loads, 8 in flight a thread, one block per
  *     resident slot): the device's read-only streaming rate, which a copy (read + write) is not.
  * Built for sm_90 only: nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -arch=sm_90 -Ikernels
@@ -31,6 +32,27 @@ const DecodeEntry probe_entries[] = {
       "probe", 0},
      nullptr, true, probe_decode_d128_tma_nomath},
 };
+
+/* The persistent grid in its other modes (flash_decode.cu, PERS_*): 0, as first measured (no prefetch of the
+ * next tile's queries); 3, the prefetch and warps 1-3 leaving a tile without a block barrier; 5, the
+ * production mode (1) with its math left out. */
+#define PROBE_PERS(D, MODE)                                                                        \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1) probe_decode_d##D##_pers_m##MODE( \
+        const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p) \
+    {                                                                                              \
+        decode_persistent_body<D, 32, 3, MODE>(p, &tk, &tv);                                       \
+    }
+PROBE_PERS(128, 0)
+PROBE_PERS(128, 3)
+PROBE_PERS(64, 0)
+PROBE_PERS(64, 3)
+PROBE_PERS(128, 5)
+#define PROBE_PERS_ENTRY(D, MODE)                                                                  \
+    {{"probe_decode_d" #D "_pers_m" #MODE, "", D, DEC_ROWS, 32, DEC_WARPS, DEC_THREADS,             \
+      decode_pers_smem_bytes(D, 32, 3), "probe", 2},                                               \
+     nullptr, true, probe_decode_d##D##_pers_m##MODE}
+const DecodeEntry probe_pers_entries[] = {PROBE_PERS_ENTRY(128, 0), PROBE_PERS_ENTRY(128, 3), PROBE_PERS_ENTRY(64, 0),
+                                          PROBE_PERS_ENTRY(64, 3), PROBE_PERS_ENTRY(128, 5)};
 
 __global__ void __launch_bounds__(256) probe_read(const uint4 *__restrict__ src, size_t n16, unsigned *sink)
 {
@@ -78,7 +100,7 @@ extern "C" cudaError_t probe_decode_split_only(int which, const void *q, const v
     DecodeParams p;
     fill_params(p, q, k, v, out, lse, batch, heads, kv_heads, q_seq, seq, head_dim, row_tiles, total_rows);
     p.part_lse = static_cast<float *>(workspace);
-    p.part_o = splits > 1 ? p.part_lse + (size_t)splits * total_rows : NULL;
+    p.part_o = splits > 1 ? p.part_lse + decode_lse_floats(splits, total_rows) : NULL;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
     return decode_launch(*e, dim3((unsigned)(batch * kv_heads * row_tiles), (unsigned)splits), p, batch, 0);
@@ -88,4 +110,22 @@ extern "C" cudaError_t probe_read_launch(const void *src, size_t bytes, unsigned
 {
     probe_read<<<blocks, 256>>>(static_cast<const uint4 *>(src), bytes / 16, sink);
     return cudaGetLastError();
+}
+
+/* which: 0..4, probe_pers_entries' (d128 mode 0, d128 mode 3, d64 mode 0, d64 mode 3, d128 mode 5: the
+ * production mode with the math left out, output garbage); arguments as
+ * launch_flash_decode_balanced's (grid and workspace: the production _tma_pers configuration's, the same
+ * shared memory and chunks). */
+extern "C" cudaError_t probe_persistent_launch(int which, const void *q, const void *k, const void *v, void *out,
+                                               float *lse, void *workspace, int batch, int heads, int kv_heads,
+                                               int q_seq, int seq, int head_dim, int grid)
+{
+    if (which < 0 || which > 4)
+        return cudaErrorInvalidValue;
+    const DecodeEntry &e = probe_pers_entries[which];
+    const cudaError_t rc =
+        cudaFuncSetAttribute(e.tma_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
+    if (rc != cudaSuccess)
+        return rc;
+    return launch_balanced_entry(e, q, k, v, out, lse, workspace, batch, heads, kv_heads, q_seq, seq, head_dim, grid, 0);
 }

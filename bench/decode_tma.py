@@ -6,8 +6,9 @@ ranges per block, the ring running on across tiles) beside the fixed and balance
 Per point: every candidate checked against an FP32 SDPA reference on fresh random inputs (output
 poisoned first; the balanced grids three times, so their counters return to zero), then timed
 twice in alternation (A B C .. A B C): 20 calls back to back between two CUDA events, per call,
-median of 7 such runs after warm-up, the same for every column. Probes at the D = 128 points: the
-split kernel alone (no combine) and with its math left out (the ring, waits and merge only).
+median of 7 such runs after warm-up, the same for every column. Probes: the split kernel alone (no
+combine), and at the D = 128 points the fixed and persistent grids with their math left out (the ring,
+waits and merges only).
 The cp.async kernels are checked, not timed. Device ceilings: a 1 GiB copy (read + write) and a 1 GiB read (16-byte loads) at 4 and 8 blocks of
 256 threads per SM. Correctness only: odd shapes (odd KV lengths, q_seq > 1, MQA, MHA, D 64/128).
 Usage: python3 bench/decode_tma.py [build/bench/libdecode_probe.so]"""
@@ -22,6 +23,7 @@ lib.launch_flash_decode.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, I, I, I,
 lib.launch_flash_decode_balanced.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, I, I, P]
 lib.probe_decode_split_only.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, I, I, I]
 lib.probe_read_launch.argtypes = [P, Z, P, I]
+lib.probe_persistent_launch.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, I, I]
 lib.flash_decode_workspace_bytes.argtypes = [I, I, I, I, I]
 lib.flash_decode_workspace_bytes.restype = Z
 lib.flash_decode_balanced_workspace_bytes.argtypes = [I, I, I, I, I, I, I, I]
@@ -95,13 +97,18 @@ def cand_fixed(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, which=None):
         f"{s} splits", ws
 
 
-def cand_balanced(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, slots=None):
+def cand_balanced(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, slots=None, probe=None):
+    """probe: probe_persistent_launch's kernel in place of cfg's (cfg, the production _tma_pers, sets the grid)."""
     lib.flash_decode_prepare(cfg)
     bps = I(0); lib.flash_decode_blocks_per_sm(cfg, ctypes.byref(bps))
     grid = lib.flash_decode_balanced_grid(cfg, B, Hq, Hkv, SQ, L, slots or sms * bps.value)
     pieces = lib.flash_decode_balanced_pieces(cfg, B, Hq, Hkv, SQ, L, grid)
     ws = torch.zeros(max(4, lib.flash_decode_balanced_workspace_bytes(cfg, B, Hq, Hkv, SQ, L, D, grid)),
                      dtype=torch.uint8, device=dev)
+    if probe is not None:
+        return (lambda: lib.probe_persistent_launch(probe, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                                                    lse.data_ptr(), ws.data_ptr(), B, Hq, Hkv, SQ, L, D, grid)), \
+            f"grid {grid}, pieces<={pieces}", ws
     return (lambda: lib.launch_flash_decode_balanced(cfg, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                                                      lse.data_ptr(), ws.data_ptr(), B, Hq, Hkv, SQ, L, D, grid,
                                                      None)), f"grid {grid}, pieces<={pieces}", ws
@@ -113,7 +120,7 @@ CANDS = {D: [("cp", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3", 0),
              ("tma_bal", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_tma_bal", 1),
              ("tma_pers", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_tma_pers", 1)] for D in (64, 128)}
 # Timed at the points (the cp.async kernels are checked only: bench/results/2026-12-04-decode-tma.md timed them).
-TIMED = {"tma", "tma_bal", "tma_pers"}
+TIMED = {"tma", "tma_bal", "tma_pers", "tma_pers_m0", "tma_pers_m3"}
 # The persistent grid on small grids too (correctness only): blocks whose ranges cross several tiles, the
 # ring running on across each boundary.
 SMALL_GRIDS = (1, 5, 37)
@@ -122,11 +129,12 @@ POINTS = [(16, 32, 8, 1, 8192, 128), (64, 32, 8, 1, 4096, 128), (1, 32, 8, 1, 13
 ODD = [(2, 8, 2, 1, 1001, 128), (1, 32, 1, 1, 3001, 128), (2, 32, 8, 4, 517, 128), (1, 16, 2, 1, 4099, 64),
        (1, 8, 1, 8, 300, 128), (3, 40, 8, 3, 20011, 128), (1, 4, 4, 1, 65536, 128), (2, 32, 32, 1, 77, 64),
        (1, 64, 2, 2, 33, 128), (2, 8, 8, 5, 4097, 64)]
-# CHECK_ONLY=1 (compute-sanitizer): the odd shapes and the persistent grid alone, no timing.
+# CHECK_ONLY=1 (compute-sanitizer): five odd shapes, the fixed TMA grid (its combine) and the persistent grid
+# in every mode, no timing.
 CHECK_ONLY = os.environ.get("CHECK_ONLY") == "1"
 if CHECK_ONLY:
     POINTS, ODD = [], ODD[:5]
-    CANDS = {D: [c for c in CANDS[D] if c[0] == "tma_pers"] for D in CANDS}
+    CANDS = {D: [c for c in CANDS[D] if c[0] in ("tma", "tma_pers")] for D in CANDS}
 bad = 0
 for (B, Hq, Hkv, SQ, L, D) in POINTS + ODD:
     timed = (B, Hq, Hkv, SQ, L, D) in POINTS
@@ -138,13 +146,16 @@ for (B, Hq, Hkv, SQ, L, D) in POINTS + ODD:
     lse = torch.empty(B, Hq, SQ, device=dev, dtype=torch.float32)
     kv_bytes = 2 * B * Hkv * L * D * 2
     calls, res = [], {}
-    cands = [(tag, name, balanced, None) for tag, name, balanced in CANDS[D]]
+    pers = CANDS[D][-1][1]
+    cands = [(tag, name, balanced, None, None) for tag, name, balanced in CANDS[D]]
+    cands += [(f"tma_pers_m{m}", pers, 1, None, (0 if D == 128 else 2) + (m == 3)) for m in (0, 3)]
     if not timed:
-        cands += [(f"tma_pers_g{g}", CANDS[D][-1][1], 1, g) for g in SMALL_GRIDS]
-    for tag, name, balanced, slots in cands:
+        cands += [(f"tma_pers{sfx}_g{g}", pers, 1, g, probe) for g in SMALL_GRIDS
+                  for sfx, probe in (("", None), ("_m3", (0 if D == 128 else 2) + 1))]
+    for tag, name, balanced, slots, probe in cands:
         cfg = names[name]
         if balanced:
-            fn, how, ws = cand_balanced(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, slots)
+            fn, how, ws = cand_balanced(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, slots, probe)
         else:
             fn, how, ws = cand_fixed(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse)
         errs = []
@@ -169,10 +180,15 @@ for (B, Hq, Hkv, SQ, L, D) in POINTS + ODD:
                 calls.append((name, sd, None))
             except Exception as ex:  # noqa: BLE001
                 res[name] = [f"n/a ({type(ex).__name__})", float("nan"), False, []]
-        if D == 128:
+        if True:  # the probes: the split kernel alone at both head dims, the math left out at D = 128
             cp, tma = names[CANDS[D][0][1]], names[CANDS[D][2][1]]
-            for tag, cfg, which in (("tma_split_only", tma, tma), ("tma_nomath", cp, -2)):
-                fn, how, ws = cand_fixed(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, which=which)
+            probes = (("tma_split_only", tma, tma),) + ((("tma_nomath", cp, -2), ("tma_pers_nomath", None, 4))
+                                                        if D == 128 else ())
+            for tag, cfg, which in probes:
+                if cfg is None:  # the persistent grid with its math left out (probe 4)
+                    fn, how, ws = cand_balanced(names[pers], B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, probe=which)
+                else:
+                    fn, how, ws = cand_fixed(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, which=which)
                 rc = fn(); torch.cuda.synchronize()
                 res[tag] = [how, float("nan"), rc == 0, []]
                 if rc == 0:

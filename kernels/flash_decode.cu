@@ -587,16 +587,17 @@ constexpr size_t decode_pers_smem_bytes(int d, int cn, int stages)
 }
 
 /* The last block of a tile merges its pieces (natural-log lse, normalised O): one float4 of one row a
- * thread per step, the pieces' loads issued eight at a time (a chain of L2 round trips otherwise). */
+ * thread per step (`threads`: the block's, or one warp's), the pieces' loads issued sixteen at a time (a chain
+ * of L2 round trips otherwise). */
 template <int D>
-__device__ __forceinline__ void persistent_merge(const DecodeParams &p, int tile, int pieces)
+__device__ __forceinline__ void persistent_merge(const DecodeParams &p, int tile, int pieces, int threads)
 {
     const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
     const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads, T = p.total_rows;
     const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
     const size_t row_base = (size_t)(b * p.heads + kvh * p.group) * p.q_seq + r0;
-    constexpr int G4 = D / 4, U = 8;
-    for (int idx = threadIdx.x; idx < n_rows * G4; idx += blockDim.x) {
+    constexpr int G4 = D / 4, U = 16;
+    for (int idx = threadIdx.x % threads; idx < n_rows * G4; idx += threads) {
         const size_t row = row_base + idx / G4;
         const int c = (idx % G4) * 4;
         float m = -INFINITY, l = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -634,17 +635,110 @@ __device__ __forceinline__ void persistent_merge(const DecodeParams &p, int tile
     }
 }
 
-/* The end of a tile's piece: warps 1-3 leave their (O, max, sum) in the merge area, warp 0 merges them
- * with its own and writes the output (slot < 0) or the piece's partial; with pieces > 1 the last
- * block to arrive merges the tile. Every warp of the block calls it (block barriers). */
-template <int D>
-__device__ __forceinline__ void persistent_piece_end(const DecodeParams &p, float *m_o, float (&o)[D / 8][4],
-                                                     const float (&row_max)[2], const float (&row_sum)[2], int tile,
-                                                     int slot, int pieces)
+/* Persistent-grid modes (template bits): PERS_PREFETCH_Q prefetches the next tile's query rows into the L2
+ * when a tile starts, so that its fragments load from the L2 at the boundary; PERS_ASYNC_END lets warps 1-3
+ * leave a tile that is not the block's last without a block barrier (named barriers 1 and 2 hand the
+ * merge area to warp 0 and back), warp 0 merging and counting the piece alone (bench only). */
+enum { PERS_PREFETCH_Q = 1, PERS_ASYNC_END = 2, PERS_NO_MATH = 4 /* bench: the ring and merges only */ };
+
+__device__ __forceinline__ void named_sync(int id) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(DEC_THREADS) : "memory"); }
+__device__ __forceinline__ void named_arrive(int id)
 {
-    constexpr int DT = D / 8;
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(DEC_THREADS) : "memory");
+}
+
+/* Warps 1-3: this warp's unnormalised O, row maxima and sums (l: summed over the quad) into the merge area. */
+template <int D>
+__device__ __forceinline__ void persistent_stash(float *m_o, const float (&o)[D / 8][4], const float (&row_max)[2],
+                                                 const float (&l)[2], int n_rows)
+{
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
     float *m_max = m_o + (DEC_WARPS - 1) * DEC_ROWS * D, *m_sum = m_max + (DEC_WARPS - 1) * DEC_ROWS;
+    float *mo = m_o + (warp - 1) * DEC_ROWS * D;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int row = g + 8 * h;
+        if (row >= n_rows)
+            continue;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; dt++)
+            *reinterpret_cast<float2 *>(mo + row * D + dt * 8 + 2 * t4) = make_float2(o[dt][2 * h], o[dt][2 * h + 1]);
+        if (t4 == 0) {
+            m_max[(warp - 1) * DEC_ROWS + row] = row_max[h];
+            m_sum[(warp - 1) * DEC_ROWS + row] = l[h];
+        }
+    }
+}
+
+/* Warp 0: its own softmax merged with warps 1-3's from the merge area, written as the output (slot < 0) or
+ * as the piece's partial (then fenced, before its arrival is counted). */
+template <int D>
+__device__ __forceinline__ void persistent_warp0_merge(const DecodeParams &p, const float *m_o,
+                                                       const float (&o)[D / 8][4], const float (&row_max)[2],
+                                                       const float (&l)[2], size_t row_base, int n_rows, int slot)
+{
+    const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const float *m_max = m_o + (DEC_WARPS - 1) * DEC_ROWS * D, *m_sum = m_max + (DEC_WARPS - 1) * DEC_ROWS;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int row = g + 8 * h;
+        if (row >= n_rows)
+            continue;
+        float m = row_max[h];
+#pragma unroll
+        for (int w = 0; w < DEC_WARPS - 1; w++)
+            m = fmaxf(m, m_max[w * DEC_ROWS + row]);
+        const float mo = exp2_offset(m), a0 = fast_exp2(row_max[h] - mo);
+        float a[DEC_WARPS - 1], lt = a0 * l[h];
+#pragma unroll
+        for (int w = 0; w < DEC_WARPS - 1; w++) {
+            a[w] = fast_exp2(m_max[w * DEC_ROWS + row] - mo);
+            lt += a[w] * m_sum[w * DEC_ROWS + row];
+        }
+        const float inv = lt > 0.f ? 1.f / lt : 0.f;
+        const size_t grow = row_base + row;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; dt++) {
+            const int c = dt * 8 + 2 * t4;
+            float x = a0 * o[dt][2 * h], y = a0 * o[dt][2 * h + 1];
+#pragma unroll
+            for (int w = 0; w < DEC_WARPS - 1; w++) {
+                const float2 v = *reinterpret_cast<const float2 *>(m_o + (w * DEC_ROWS + row) * D + c);
+                x += a[w] * v.x;
+                y += a[w] * v.y;
+            }
+            if (slot < 0)
+                *reinterpret_cast<uint32_t *>(p.o + grow * D + c) = pack_bf16x2(x * inv, y * inv);
+            else
+                __stcg(reinterpret_cast<float2 *>(p.part_o + ((size_t)slot * p.total_rows + grow) * D + c),
+                       make_float2(x * inv, y * inv));
+        }
+        const float lse = lt > 0.f ? (m + __log2f(lt)) * 0.69314718055994531f : -INFINITY;
+        if (t4 == 0) {
+            if (slot < 0)
+                p.lse[grow] = lse;
+            else
+                __stcg(p.part_lse + (size_t)slot * p.total_rows + grow, lse);
+        }
+    }
+    if (slot >= 0)
+        __threadfence(); /* this piece's partial, visible before its arrival is counted */
+}
+
+/* The end of a tile's piece: warps 1-3 leave their (O, max, sum) in the merge area, warp 0 merges them
+ * with its own and writes the output (slot < 0) or the piece's partial; with pieces > 1 the last
+ * block to arrive merges the tile. Every warp of the block calls it. Synchronous (block barriers):
+ * the block's last piece always, every piece without PERS_ASYNC_END. With it, a piece that is not the
+ * block's last: warps 1-3 hand the merge area over (barrier 1) and go on; warp 0 merges, gives the
+ * area back (barrier 2, which warps 1-3 wait on before their next stash) and counts the piece, merging
+ * the tile alone if it is the last to arrive. */
+template <int D, int MODE>
+__device__ __forceinline__ void persistent_piece_end(const DecodeParams &p, float *m_o, float (&o)[D / 8][4],
+                                                     const float (&row_max)[2], const float (&row_sum)[2], int tile,
+                                                     int slot, int pieces, bool first_piece, bool last_piece)
+{
+    constexpr bool ASYNC = (MODE & PERS_ASYNC_END) != 0;
+    const int warp = threadIdx.x >> 5;
     const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
     const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads;
     const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
@@ -656,69 +750,37 @@ __device__ __forceinline__ void persistent_piece_end(const DecodeParams &p, floa
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
     }
-    if (warp > 0) {
-        float *mo = m_o + (warp - 1) * DEC_ROWS * D;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int row = g + 8 * h;
-            if (row >= n_rows)
-                continue;
-#pragma unroll
-            for (int dt = 0; dt < DT; dt++)
-                *reinterpret_cast<float2 *>(mo + row * D + dt * 8 + 2 * t4) = make_float2(o[dt][2 * h], o[dt][2 * h + 1]);
-            if (t4 == 0) {
-                m_max[(warp - 1) * DEC_ROWS + row] = row_max[h];
-                m_sum[(warp - 1) * DEC_ROWS + row] = l[h];
+    if (ASYNC && warp > 0 && !first_piece)
+        named_sync(2); /* warp 0 is done reading the previous piece's stash */
+    if (ASYNC && !last_piece) {
+        if (warp > 0) {
+            persistent_stash<D>(m_o, o, row_max, l, n_rows);
+            named_arrive(1);
+            return;
+        }
+        named_sync(1);
+        persistent_warp0_merge<D>(p, m_o, o, row_max, l, row_base, n_rows, slot);
+        named_arrive(2);
+        if (pieces > 1) {
+            __syncwarp(); /* every lane's partial fenced before lane 0 counts the piece */
+            unsigned last = 0;
+            if ((threadIdx.x & 31) == 0) {
+                last = atomicAdd(p.counters + tile, 1u) == (unsigned)(pieces - 1);
+                if (last)
+                    p.counters[tile] = 0;
+            }
+            if (__shfl_sync(0xffffffffu, last, 0)) {
+                __threadfence();
+                persistent_merge<D>(p, tile, pieces, 32);
             }
         }
+        return;
     }
+    if (warp > 0)
+        persistent_stash<D>(m_o, o, row_max, l, n_rows);
     __syncthreads();
-    if (warp == 0) {
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int row = g + 8 * h;
-            if (row >= n_rows)
-                continue;
-            float m = row_max[h];
-#pragma unroll
-            for (int w = 0; w < DEC_WARPS - 1; w++)
-                m = fmaxf(m, m_max[w * DEC_ROWS + row]);
-            const float mo = exp2_offset(m), a0 = fast_exp2(row_max[h] - mo);
-            float a[DEC_WARPS - 1], lt = a0 * l[h];
-#pragma unroll
-            for (int w = 0; w < DEC_WARPS - 1; w++) {
-                a[w] = fast_exp2(m_max[w * DEC_ROWS + row] - mo);
-                lt += a[w] * m_sum[w * DEC_ROWS + row];
-            }
-            const float inv = lt > 0.f ? 1.f / lt : 0.f;
-            const size_t grow = row_base + row;
-#pragma unroll
-            for (int dt = 0; dt < DT; dt++) {
-                const int c = dt * 8 + 2 * t4;
-                float x = a0 * o[dt][2 * h], y = a0 * o[dt][2 * h + 1];
-#pragma unroll
-                for (int w = 0; w < DEC_WARPS - 1; w++) {
-                    const float2 v = *reinterpret_cast<const float2 *>(m_o + (w * DEC_ROWS + row) * D + c);
-                    x += a[w] * v.x;
-                    y += a[w] * v.y;
-                }
-                if (slot < 0)
-                    *reinterpret_cast<uint32_t *>(p.o + grow * D + c) = pack_bf16x2(x * inv, y * inv);
-                else
-                    __stcg(reinterpret_cast<float2 *>(p.part_o + ((size_t)slot * p.total_rows + grow) * D + c),
-                           make_float2(x * inv, y * inv));
-            }
-            const float lse = lt > 0.f ? (m + __log2f(lt)) * 0.69314718055994531f : -INFINITY;
-            if (t4 == 0) {
-                if (slot < 0)
-                    p.lse[grow] = lse;
-                else
-                    __stcg(p.part_lse + (size_t)slot * p.total_rows + grow, lse);
-            }
-        }
-        if (pieces > 1)
-            __threadfence(); /* this piece's partial, visible before its arrival is counted */
-    }
+    if (warp == 0)
+        persistent_warp0_merge<D>(p, m_o, o, row_max, l, row_base, n_rows, slot);
     if (pieces > 1) {
         __shared__ int s_last;
         __syncthreads();
@@ -731,7 +793,7 @@ __device__ __forceinline__ void persistent_piece_end(const DecodeParams &p, floa
         __syncthreads();
         if (s_last) {
             __threadfence();
-            persistent_merge<D>(p, tile, pieces);
+            persistent_merge<D>(p, tile, pieces, DEC_THREADS);
         }
     }
     __syncthreads(); /* the merge area is free for the next tile */
@@ -834,7 +896,20 @@ __device__ __forceinline__ void persistent_load_q(const DecodeParams &p, int til
     }
 }
 
-template <int D, int DEC_CN, int DEC_STAGES>
+/* The L2 prefetch of a tile's query rows (one 128-byte line a lane, rows past the tile's left out). */
+template <int D>
+__device__ __forceinline__ void persistent_prefetch_q(const DecodeParams &p, int tile)
+{
+    const int lane = threadIdx.x & 31, lines = D * 2 / 128;
+    const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
+    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads;
+    const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
+    const bf16 *Q = p.q + ((size_t)(b * p.heads + kvh * p.group) * p.q_seq + r0) * D;
+    for (int i = lane; i < n_rows * lines; i += 32)
+        asm volatile("prefetch.global.L2 [%0];\n" ::"l"(Q + (size_t)i * 64));
+}
+
+template <int D, int DEC_CN, int DEC_STAGES, int MODE>
 __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, const CUtensorMap *tmk,
                                                        const CUtensorMap *tmv)
 {
@@ -905,6 +980,8 @@ __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, co
         const int limit[2] = {(r0 + g) % p.q_seq + off, (r0 + g + 8) % p.q_seq + off};
         uint32_t qf[D / 16][4];
         persistent_load_q<D>(p, tile, qf);
+        if ((MODE & PERS_PREFETCH_Q) && pe < b1)
+            persistent_prefetch_q<D>(p, tile + 1);
         float o[DT][4];
 #pragma unroll
         for (int dt = 0; dt < DT; dt++)
@@ -918,14 +995,16 @@ __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, co
             bar_wait(bars + st * 8, (uint32_t)((done / DEC_STAGES) & 1)); /* chunk `done` has landed */
             const uint32_t k_base = ring_s + (uint32_t)(2 * st * CHUNK_BYTES) + (uint32_t)(k_row * 128);
             const uint32_t v_base = ring_s + (uint32_t)((2 * st + 1) * CHUNK_BYTES) + (uint32_t)(v_row * 128);
-            persistent_chunk<D, DEC_CN>(k_base, v_base, k_sw, v_sw, qf, o, row_max, row_sum,
-                                        (int)(cw.u - (long long)tile * C) * DEC_CN, ke, limit, p.scale_log2);
+            if constexpr (!(MODE & PERS_NO_MATH))
+                persistent_chunk<D, DEC_CN>(k_base, v_base, k_sw, v_sw, qf, o, row_max, row_sum,
+                                            (int)(cw.u - (long long)tile * C) * DEC_CN, ke, limit, p.scale_log2);
             __syncwarp(); /* every lane is done with this stage before it is refilled */
             done++;
             cw.u += DEC_WARPS;
             cw.settle<DEC_CN>(p);
         }
-        persistent_piece_end<D>(p, m_o, o, row_max, row_sum, tile, pieces == 1 ? -1 : (int)(blk - first), pieces);
+        persistent_piece_end<D, MODE>(p, m_o, o, row_max, row_sum, tile, pieces == 1 ? -1 : (int)(blk - first), pieces,
+                                      pu == b0, pe == b1);
         pu = pe;
     }
 }
@@ -971,7 +1050,7 @@ __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, co
         attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma_pers(                           \
             const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p) \
     {                                                                                              \
-        decode_persistent_body<D, CN, ST>(p, &tk, &tv);                                            \
+        decode_persistent_body<D, CN, ST, PERS_PREFETCH_Q>(p, &tk, &tv);                           \
     }
 ATTNPROF_DECODE_BALANCED_KERNEL(64, 32, 3)
 ATTNPROF_DECODE_BALANCED_KERNEL(128, 32, 3)
@@ -986,14 +1065,16 @@ ATTNPROF_DECODE_TMA_PERSISTENT_KERNEL(64, 32, 3)
 ATTNPROF_DECODE_TMA_PERSISTENT_KERNEL(128, 32, 3)
 
 /* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). Lane s holds
- * split s's weight (32 splits at a time), so the log-sum-exps are read once, in parallel, and
- * the partial outputs of 32 splits are in flight at once. */
+ * split s's weight (32 splits at a time), lane c the row's columns 4c .. 4c + 3 (one float4: the partial
+ * outputs start on 16 bytes, decode_lse_floats), and the partial outputs of eight splits are loaded
+ * together before they are summed: a handful of L2 round trips a row, where a chain of one per split
+ * and column group had cost 5-23 us a forward (bench/results/2026-12-04-decode-persistent.md). */
 extern "C" __global__ void __launch_bounds__(128) attnprof_flash_decode_combine_bf16(DecodeParams p)
 {
     const int row = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (row >= p.total_rows)
         return; /* warp-uniform: a warp is one row */
-    const int T = p.total_rows, ld = p.head_dim, S = p.splits;
+    const int T = p.total_rows, ld = p.head_dim, S = p.splits, c = lane * 4;
     float mx = -INFINITY;
     for (int s = lane; s < S; s += 32)
         mx = fmaxf(mx, p.part_lse[(size_t)s * T + row]);
@@ -1009,21 +1090,33 @@ extern "C" __global__ void __launch_bounds__(128) attnprof_flash_decode_combine_
     for (int o = 16; o > 0; o >>= 1)
         wsum += __shfl_xor_sync(0xffffffffu, wsum, o);
     const float inv = 1.f / wsum;
-    for (int d0 = 0; d0 < ld; d0 += 32) { /* warp-uniform trips: every lane takes the shuffles */
-        const int d = d0 + lane;
-        float acc = 0.f;
-        for (int s0 = 0; s0 < S; s0 += 32) {
-            const int sl = s0 + lane, n = min(32, S - s0);
-            const float l = sl < S ? p.part_lse[(size_t)sl * T + row] : -INFINITY;
-            const float w = l == -INFINITY ? 0.f : __expf(l - mx) * inv;
-            for (int j = 0; j < n; j++) {
-                const float wj = __shfl_sync(0xffffffffu, w, j);
-                if (d < ld)
-                    acc += wj * p.part_o[((size_t)(s0 + j) * T + row) * ld + d];
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int s0 = 0; s0 < S; s0 += 32) { /* warp-uniform trips: every lane takes the shuffles */
+        const int sl = s0 + lane, n = min(32, S - s0);
+        const float l = sl < S ? p.part_lse[(size_t)sl * T + row] : -INFINITY;
+        const float w = l == -INFINITY ? 0.f : __expf(l - mx) * inv;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+            float4 v[8];
+            float wj[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                wj[j] = __shfl_sync(0xffffffffu, w, (j0 + j) & 31);
+                v[j] = j0 + j < n && c < ld
+                           ? *reinterpret_cast<const float4 *>(p.part_o + ((size_t)(s0 + j0 + j) * T + row) * ld + c)
+                           : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                acc[0] += wj[j] * v[j].x;
+                acc[1] += wj[j] * v[j].y;
+                acc[2] += wj[j] * v[j].z;
+                acc[3] += wj[j] * v[j].w;
             }
         }
-        if (d < ld)
-            p.o[(size_t)row * ld + d] = __float2bfloat16(acc);
+    }
+    if (c < ld) {
+        const uint2 packed = make_uint2(pack_bf16x2(acc[0], acc[1]), pack_bf16x2(acc[2], acc[3]));
+        *reinterpret_cast<uint2 *>(p.o + (size_t)row * ld + c) = packed;
     }
     if (lane == 0)
         p.lse[row] = mx + logf(wsum);
@@ -1250,12 +1343,16 @@ extern "C" int flash_decode_row_tiles(int config, int heads, int kv_heads, int q
     return (int)((rows + DEC_ROWS - 1) / DEC_ROWS);
 }
 
+/* The splits' (or pieces') log-sum-exps in the workspace, rounded up to four floats so that the partial outputs
+ * after them start on 16 bytes. */
+static size_t decode_lse_floats(int pieces, long long rows) { return ((size_t)pieces * rows + 3) & ~(size_t)3; }
+
 extern "C" size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, int head_dim, int splits)
 {
     if (splits <= 1)
         return 0;
     const size_t rows = (size_t)batch * heads * q_seq;
-    return (size_t)splits * rows * ((size_t)head_dim + 1) * sizeof(float);
+    return (decode_lse_floats(splits, (long long)rows) + (size_t)splits * rows * head_dim) * sizeof(float);
 }
 
 /* The balanced grid's rounds per tile (warps x chunk keys each; the persistent grid's: chunks of chunk
@@ -1266,10 +1363,6 @@ static long long balanced_units(const DecodeEntry &e, int seq)
     const long long round = (long long)e.cfg.chunk_keys * (e.cfg.balanced == 2 ? 1 : e.cfg.warps);
     return (seq + round - 1) / round;
 }
-
-/* The pieces' log-sum-exps in the workspace, rounded up to four floats so that the partial outputs
- * after them start on 16 bytes. */
-static size_t balanced_lse_floats(int pieces, long long rows) { return ((size_t)pieces * rows + 3) & ~(size_t)3; }
 
 static int balanced_max_pieces(long long tiles, long long units, long long grid)
 {
@@ -1322,7 +1415,7 @@ extern "C" size_t flash_decode_balanced_workspace_bytes(int config, int batch, i
         return 0;
     const size_t tiles = (size_t)batch * kv_heads * flash_decode_row_tiles(config, heads, kv_heads, q_seq);
     const size_t rows = (size_t)batch * heads * q_seq;
-    return (pieces > 1 ? (balanced_lse_floats(pieces, (long long)rows) + (size_t)pieces * rows * head_dim) * sizeof(float)
+    return (pieces > 1 ? (decode_lse_floats(pieces, (long long)rows) + (size_t)pieces * rows * head_dim) * sizeof(float)
                        : 0) +
            tiles * sizeof(unsigned);
 }
@@ -1349,14 +1442,15 @@ static void fill_params(DecodeParams &p, const void *q, const void *k, const voi
     (void)batch;
 }
 
-extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, const void *k, const void *v, void *out,
-                                                    float *lse, void *workspace, int batch, int heads, int kv_heads,
-                                                    int q_seq, int seq, int head_dim, int grid, cudaStream_t stream)
+/* launch_flash_decode_balanced's body for an entry (bench/decode_probe.cu launches its own through it). */
+static cudaError_t launch_balanced_entry(const DecodeEntry &e, const void *q, const void *k, const void *v, void *out,
+                                         float *lse, void *workspace, int batch, int heads, int kv_heads, int q_seq,
+                                         int seq, int head_dim, int grid, cudaStream_t stream)
 {
-    if (!flash_decode_balanced(config) || batch < 1 || heads < 1 || kv_heads < 1 || heads % kv_heads != 0 ||
-        q_seq < 1 || seq < 1 || q_seq > seq || !lse || !workspace || grid < 1)
+    if (!e.cfg.balanced || batch < 1 || heads < 1 || kv_heads < 1 || heads % kv_heads != 0 || q_seq < 1 || seq < 1 ||
+        q_seq > seq || !lse || !workspace || grid < 1)
         return cudaErrorInvalidValue;
-    const DecodeEntry &e = decode_entries[config];
+    const int config = 0; /* flash_decode_row_tiles does not depend on the configuration */
     if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || (e.exact_dim && head_dim != e.cfg.head_dim))
         return cudaErrorInvalidValue;
     const int row_tiles = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
@@ -1374,11 +1468,21 @@ extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, c
     float *ws = static_cast<float *>(workspace);
     if (pieces > 1) {
         p.part_lse = ws;
-        p.part_o = ws + balanced_lse_floats(pieces, total_rows); /* 16-byte aligned: the merge's float4 loads */
+        p.part_o = ws + decode_lse_floats(pieces, total_rows); /* 16-byte aligned: the merge's float4 loads */
         ws = p.part_o + (size_t)pieces * total_rows * head_dim;
     }
     p.counters = reinterpret_cast<unsigned *>(ws);
     return decode_launch(e, dim3((unsigned)grid), p, batch, stream);
+}
+
+extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, const void *k, const void *v, void *out,
+                                                    float *lse, void *workspace, int batch, int heads, int kv_heads,
+                                                    int q_seq, int seq, int head_dim, int grid, cudaStream_t stream)
+{
+    if (!flash_decode_balanced(config))
+        return cudaErrorInvalidValue;
+    return launch_balanced_entry(decode_entries[config], q, k, v, out, lse, workspace, batch, heads, kv_heads, q_seq,
+                                 seq, head_dim, grid, stream);
 }
 
 extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out,
@@ -1405,7 +1509,7 @@ extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void
     DecodeParams p;
     fill_params(p, q, k, v, out, lse, batch, heads, kv_heads, q_seq, seq, head_dim, row_tiles, total_rows);
     p.part_lse = static_cast<float *>(workspace);
-    p.part_o = splits > 1 ? p.part_lse + (size_t)splits * total_rows : NULL;
+    p.part_o = splits > 1 ? p.part_lse + decode_lse_floats(splits, total_rows) : NULL;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
     cudaError_t rc = decode_launch(e, dim3((unsigned)blocks, (unsigned)splits), p, batch, stream);

@@ -69,7 +69,9 @@ decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, d
     return DECODE_GRID_FIXED;
 }
 
-decode_grid decode_grid_persistent_choose(int has_persistent, decode_grid portable)
+decode_grid decode_grid_persistent_choose(int has_persistent, decode_split split, decode_grid portable)
 {
-    return has_persistent ? DECODE_GRID_PERSISTENT : portable;
+    if (!has_persistent)
+        return portable;
+    return split.splits >= DECODE_BALANCED_MIN_SPLITS ? DECODE_GRID_PERSISTENT : DECODE_GRID_FIXED;
 }

@@ -54,9 +54,15 @@ typedef enum decode_grid { DECODE_GRID_FIXED = 0, DECODE_GRID_BALANCED = 1, DECO
  * decode (64 MiB: 38.0 against 39.5) gains nothing from it. */
 decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, double kv_bytes);
 
-/* Where a persistent-grid kernel exists (has_persistent: the TMA ring's head dims on sm_90), the
- * persistent grid in place of `portable` (decode_grid_choose's): it measured faster than both the fixed and
- * the balanced grid at every decode point on the H200 (bench/results/2026-12-04-decode-persistent.md). */
-decode_grid decode_grid_persistent_choose(int has_persistent, decode_grid portable);
+/* The grid on the TMA ring (has_persistent: sm_90 at D 64 and 128, where the persistent grid is compiled;
+ * otherwise `portable`, decode_grid_choose's): the persistent grid where the fixed one (split, its
+ * decode_split_choose) cuts every tile DECODE_BALANCED_MIN_SPLITS or more ways (few B x Hkv tiles over a
+ * long cache: 1 x 32/8 x 131072 ran 143.7 us persistent, 148.4 balanced, 156.8 fixed; 4 x 32/4 x 16384
+ * at D 64: 29.9, 36.0, 33.8), the fixed grid otherwise, also where decode_grid_choose picks the balanced
+ * one for its waves (32 x 32/32 x 4096: fixed 508.5, balanced 512.4, persistent 518.2; where whole
+ * tiles fill the multiprocessors the persistent grid's merge at each tile boundary cost more than the 4
+ * idle SMs of 132: 16 x 32/8 x 8192 fixed 132.9, persistent 138.5). Same-run H200 timings,
+ * bench/results/2026-12-04-decode-persistent.md. */
+decode_grid decode_grid_persistent_choose(int has_persistent, decode_split split, decode_grid portable);
 
 #endif

@@ -16,9 +16,9 @@
  * gqa_decode.h): the fixed grid (one wave of row tile x split blocks, and a combine kernel,
  * counted as this variant's, that merges the splits' partial softmaxes) or the balanced grid
  * (one block per resident slot, the keys of all tiles cut evenly, a cut tile merged by its last
- * block: one kernel); on sm_90 at D 64 and 128 the persistent grid (decode_grid_persistent_choose:
- * the balanced grid's equal ranges with each warp's TMA ring running on across tile boundaries, one
- * kernel). */
+ * block: one kernel); on sm_90 at D 64 and 128 the fixed grid or, where it would cut every tile 8 or
+ * more ways, the persistent grid (decode_grid_persistent_choose: the balanced grid's equal ranges with
+ * each warp's TMA ring running on across tile boundaries, one kernel). */
 #include "fused_bwd.h"
 #include "check.h"
 #include "variant.h"
@@ -99,8 +99,8 @@ static int decode_plan(const attn_shape *s, decode_run *r)
                             flash_decode_row_tiles(r->config, s->heads, attn_kv_heads(s), attn_q_seq(s));
     r->split = decode_split_choose(tiles, s->seq, slots, DECODE_BLOCK_KEYS);
     const int pc = flash_decode_persistent_twin(r->config);
-    r->grid = decode_grid_persistent_choose(pc >= 0, decode_grid_choose(tiles, r->split, slots,
-                                                                         2 * attn_kv_bytes(s))); /* K and V */
+    r->grid = decode_grid_persistent_choose(pc >= 0, r->split,
+                                            decode_grid_choose(tiles, r->split, slots, 2 * attn_kv_bytes(s)));
     const int bc = r->grid == DECODE_GRID_PERSISTENT ? pc : flash_decode_balanced_twin(r->config);
     if (r->grid != DECODE_GRID_FIXED && bc >= 0) {
         const int bslots = resident_slots(bc);
