@@ -8,8 +8,9 @@
 #      shapes (and the persistent grid on 1, 5 and 37 blocks) for correctness;
 #   2. compute-sanitizer memcheck over the persistent grid at five odd shapes (CHECK_ONLY=1);
 #   3. gpu-test's grouped-query and decode shapes (every variant against FP64, through attnprof);
-#   4. ours (flash) and cuDNN (PyTorch's library) in one attnprof process per point, FP64-checked.
-# SKIP_TMA=1, SKIP_SANITIZE=1, SKIP_GPU_TEST=1 and SKIP_POINTS=1 leave out steps 1 to 4.
+#   4. ours (flash) and cuDNN (PyTorch's library) in one attnprof process per point, FP64-checked;
+#   5. ncu at 16 x 32/8 x 8192: cuDNN's SDPA kernel and our fixed TMA grid side by side (bench/decode_ncu.py).
+# SKIP_TMA=1, SKIP_SANITIZE=1, SKIP_GPU_TEST=1, SKIP_POINTS=1 and SKIP_NCU=1 leave out steps 1 to 5.
 source "$(dirname "$0")/lib.sh" decode6
 bin=${ATTNPROF_BIN:-build/attnprof}
 say "$(date -u +%FT%TZ) commit ${COMMIT:-unknown}"
@@ -35,4 +36,9 @@ echo "rc=$? gpu-test" >>"$L"
 
 say "ours and cuDNN in one attnprof run per point"
 [ "${SKIP_POINTS:-0}" = 1 ] || source bench/decode_points.sh
+say "ncu: cuDNN's kernel and ours at 16x32/8x8192"
+[ "${SKIP_NCU:-0}" = 1 ] || timeout "${NCU_TIMEOUT:-60}" ncu --kernel-name regex:'fprop|attnprof_flash_decode' \
+  --launch-skip 1 --launch-count 2 --section LaunchStats --section Occupancy --section SpeedOfLight \
+  --section MemoryWorkloadAnalysis python3 bench/decode_ncu.py build/bench/libdecode_probe.so >"$OUT/ncu.txt" 2>&1
+echo "rc=$? ncu" >>"$L"
 say "done"

@@ -4,7 +4,7 @@
  *   - probes: the split kernel with its math left out (the same ring, waits and merge; the output
  *     is garbage), cp.async and TMA rings, so that the load pattern's own ceiling is timed beside
  *     the whole kernel; and the split kernel alone, without the combine;
- *   - the persistent grid in its other modes (probe_persistent_launch);
+ *   - the persistent grid with its math left out (probe_persistent_launch);
  *   - a plain read of a buffer (16-byte non-coherent loads, 8 in flight a thread, one block per
  *     resident slot): the device's read-only streaming rate, which a copy (read + write) is not.
  * Built for sm_90 only: nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -arch=sm_90 -Ikernels
@@ -33,26 +33,16 @@ const DecodeEntry probe_entries[] = {
      nullptr, true, probe_decode_d128_tma_nomath},
 };
 
-/* The persistent grid in its other modes (flash_decode.cu, PERS_*): 0, as first measured (no prefetch of the
- * next tile's queries); 3, the prefetch and warps 1-3 leaving a tile without a block barrier; 5, the
- * production mode (1) with its math left out. */
-#define PROBE_PERS(D, MODE)                                                                        \
-    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1) probe_decode_d##D##_pers_m##MODE( \
-        const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p) \
-    {                                                                                              \
-        decode_persistent_body<D, 32, 3, MODE>(p, &tk, &tv);                                       \
-    }
-PROBE_PERS(128, 0)
-PROBE_PERS(128, 3)
-PROBE_PERS(64, 0)
-PROBE_PERS(64, 3)
-PROBE_PERS(128, 5)
-#define PROBE_PERS_ENTRY(D, MODE)                                                                  \
-    {{"probe_decode_d" #D "_pers_m" #MODE, "", D, DEC_ROWS, 32, DEC_WARPS, DEC_THREADS,             \
-      decode_pers_smem_bytes(D, 32, 3), "probe", 2},                                               \
-     nullptr, true, probe_decode_d##D##_pers_m##MODE}
-const DecodeEntry probe_pers_entries[] = {PROBE_PERS_ENTRY(128, 0), PROBE_PERS_ENTRY(128, 3), PROBE_PERS_ENTRY(64, 0),
-                                          PROBE_PERS_ENTRY(64, 3), PROBE_PERS_ENTRY(128, 5)};
+/* The persistent grid with its math left out (the rings, waits and merges; the output is garbage). */
+extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)
+    probe_decode_d128_pers_nomath(const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv,
+                                  DecodeParams p)
+{
+    decode_persistent_body<128, 32, 3, false>(p, &tk, &tv);
+}
+const DecodeEntry probe_pers_entry = {{"probe_decode_d128_pers_nomath", "", 128, DEC_ROWS, 32, DEC_WARPS, DEC_THREADS,
+                                       decode_pers_smem_bytes(128, 32, 3), "probe", 2},
+                                      nullptr, true, probe_decode_d128_pers_nomath};
 
 __global__ void __launch_bounds__(256) probe_read(const uint4 *__restrict__ src, size_t n16, unsigned *sink)
 {
@@ -112,17 +102,13 @@ extern "C" cudaError_t probe_read_launch(const void *src, size_t bytes, unsigned
     return cudaGetLastError();
 }
 
-/* which: 0..4, probe_pers_entries' (d128 mode 0, d128 mode 3, d64 mode 0, d64 mode 3, d128 mode 5: the
- * production mode with the math left out, output garbage); arguments as
- * launch_flash_decode_balanced's (grid and workspace: the production _tma_pers configuration's, the same
- * shared memory and chunks). */
-extern "C" cudaError_t probe_persistent_launch(int which, const void *q, const void *k, const void *v, void *out,
-                                               float *lse, void *workspace, int batch, int heads, int kv_heads,
-                                               int q_seq, int seq, int head_dim, int grid)
+/* The persistent grid with its math left out; arguments as launch_flash_decode_balanced's (grid and workspace:
+ * the production d128 _tma_pers configuration's, the same shared memory and chunks). */
+extern "C" cudaError_t probe_persistent_launch(const void *q, const void *k, const void *v, void *out, float *lse,
+                                               void *workspace, int batch, int heads, int kv_heads, int q_seq, int seq,
+                                               int head_dim, int grid)
 {
-    if (which < 0 || which > 4)
-        return cudaErrorInvalidValue;
-    const DecodeEntry &e = probe_pers_entries[which];
+    const DecodeEntry &e = probe_pers_entry;
     const cudaError_t rc =
         cudaFuncSetAttribute(e.tma_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
     if (rc != cudaSuccess)

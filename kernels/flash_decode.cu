@@ -587,17 +587,16 @@ constexpr size_t decode_pers_smem_bytes(int d, int cn, int stages)
 }
 
 /* The last block of a tile merges its pieces (natural-log lse, normalised O): one float4 of one row a
- * thread per step (`threads`: the block's, or one warp's), the pieces' loads issued sixteen at a time (a chain
- * of L2 round trips otherwise). */
+ * thread per step, the pieces' loads issued sixteen at a time (a chain of L2 round trips otherwise). */
 template <int D>
-__device__ __forceinline__ void persistent_merge(const DecodeParams &p, int tile, int pieces, int threads)
+__device__ __forceinline__ void persistent_merge(const DecodeParams &p, int tile, int pieces)
 {
     const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
     const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads, T = p.total_rows;
     const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
     const size_t row_base = (size_t)(b * p.heads + kvh * p.group) * p.q_seq + r0;
     constexpr int G4 = D / 4, U = 16;
-    for (int idx = threadIdx.x % threads; idx < n_rows * G4; idx += threads) {
+    for (int idx = threadIdx.x; idx < n_rows * G4; idx += blockDim.x) {
         const size_t row = row_base + idx / G4;
         const int c = (idx % G4) * 4;
         float m = -INFINITY, l = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -633,18 +632,6 @@ __device__ __forceinline__ void persistent_merge(const DecodeParams &p, int tile
         if (c == 0)
             p.lse[row] = l > 0.f ? m + logf(l) : -INFINITY;
     }
-}
-
-/* Persistent-grid modes (template bits): PERS_PREFETCH_Q prefetches the next tile's query rows into the L2
- * when a tile starts, so that its fragments load from the L2 at the boundary; PERS_ASYNC_END lets warps 1-3
- * leave a tile that is not the block's last without a block barrier (named barriers 1 and 2 hand the
- * merge area to warp 0 and back), warp 0 merging and counting the piece alone (bench only). */
-enum { PERS_PREFETCH_Q = 1, PERS_ASYNC_END = 2, PERS_NO_MATH = 4 /* bench: the ring and merges only */ };
-
-__device__ __forceinline__ void named_sync(int id) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(DEC_THREADS) : "memory"); }
-__device__ __forceinline__ void named_arrive(int id)
-{
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(DEC_THREADS) : "memory");
 }
 
 /* Warps 1-3: this warp's unnormalised O, row maxima and sums (l: summed over the quad) into the merge area. */
@@ -727,17 +714,12 @@ __device__ __forceinline__ void persistent_warp0_merge(const DecodeParams &p, co
 
 /* The end of a tile's piece: warps 1-3 leave their (O, max, sum) in the merge area, warp 0 merges them
  * with its own and writes the output (slot < 0) or the piece's partial; with pieces > 1 the last
- * block to arrive merges the tile. Every warp of the block calls it. Synchronous (block barriers):
- * the block's last piece always, every piece without PERS_ASYNC_END. With it, a piece that is not the
- * block's last: warps 1-3 hand the merge area over (barrier 1) and go on; warp 0 merges, gives the
- * area back (barrier 2, which warps 1-3 wait on before their next stash) and counts the piece, merging
- * the tile alone if it is the last to arrive. */
-template <int D, int MODE>
+ * block to arrive merges the tile. Every warp of the block calls it (block barriers). */
+template <int D>
 __device__ __forceinline__ void persistent_piece_end(const DecodeParams &p, float *m_o, float (&o)[D / 8][4],
                                                      const float (&row_max)[2], const float (&row_sum)[2], int tile,
-                                                     int slot, int pieces, bool first_piece, bool last_piece)
+                                                     int slot, int pieces)
 {
-    constexpr bool ASYNC = (MODE & PERS_ASYNC_END) != 0;
     const int warp = threadIdx.x >> 5;
     const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
     const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads;
@@ -749,32 +731,6 @@ __device__ __forceinline__ void persistent_piece_end(const DecodeParams &p, floa
         l[h] = row_sum[h];
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-    }
-    if (ASYNC && warp > 0 && !first_piece)
-        named_sync(2); /* warp 0 is done reading the previous piece's stash */
-    if (ASYNC && !last_piece) {
-        if (warp > 0) {
-            persistent_stash<D>(m_o, o, row_max, l, n_rows);
-            named_arrive(1);
-            return;
-        }
-        named_sync(1);
-        persistent_warp0_merge<D>(p, m_o, o, row_max, l, row_base, n_rows, slot);
-        named_arrive(2);
-        if (pieces > 1) {
-            __syncwarp(); /* every lane's partial fenced before lane 0 counts the piece */
-            unsigned last = 0;
-            if ((threadIdx.x & 31) == 0) {
-                last = atomicAdd(p.counters + tile, 1u) == (unsigned)(pieces - 1);
-                if (last)
-                    p.counters[tile] = 0;
-            }
-            if (__shfl_sync(0xffffffffu, last, 0)) {
-                __threadfence();
-                persistent_merge<D>(p, tile, pieces, 32);
-            }
-        }
-        return;
     }
     if (warp > 0)
         persistent_stash<D>(m_o, o, row_max, l, n_rows);
@@ -793,7 +749,7 @@ __device__ __forceinline__ void persistent_piece_end(const DecodeParams &p, floa
         __syncthreads();
         if (s_last) {
             __threadfence();
-            persistent_merge<D>(p, tile, pieces, DEC_THREADS);
+            persistent_merge<D>(p, tile, pieces);
         }
     }
     __syncthreads(); /* the merge area is free for the next tile */
@@ -896,20 +852,7 @@ __device__ __forceinline__ void persistent_load_q(const DecodeParams &p, int til
     }
 }
 
-/* The L2 prefetch of a tile's query rows (one 128-byte line a lane, rows past the tile's left out). */
-template <int D>
-__device__ __forceinline__ void persistent_prefetch_q(const DecodeParams &p, int tile)
-{
-    const int lane = threadIdx.x & 31, lines = D * 2 / 128;
-    const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
-    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads;
-    const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
-    const bf16 *Q = p.q + ((size_t)(b * p.heads + kvh * p.group) * p.q_seq + r0) * D;
-    for (int i = lane; i < n_rows * lines; i += 32)
-        asm volatile("prefetch.global.L2 [%0];\n" ::"l"(Q + (size_t)i * 64));
-}
-
-template <int D, int DEC_CN, int DEC_STAGES, int MODE>
+template <int D, int DEC_CN, int DEC_STAGES, bool MATH = true>
 __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, const CUtensorMap *tmk,
                                                        const CUtensorMap *tmv)
 {
@@ -980,8 +923,6 @@ __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, co
         const int limit[2] = {(r0 + g) % p.q_seq + off, (r0 + g + 8) % p.q_seq + off};
         uint32_t qf[D / 16][4];
         persistent_load_q<D>(p, tile, qf);
-        if ((MODE & PERS_PREFETCH_Q) && pe < b1)
-            persistent_prefetch_q<D>(p, tile + 1);
         float o[DT][4];
 #pragma unroll
         for (int dt = 0; dt < DT; dt++)
@@ -995,7 +936,7 @@ __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, co
             bar_wait(bars + st * 8, (uint32_t)((done / DEC_STAGES) & 1)); /* chunk `done` has landed */
             const uint32_t k_base = ring_s + (uint32_t)(2 * st * CHUNK_BYTES) + (uint32_t)(k_row * 128);
             const uint32_t v_base = ring_s + (uint32_t)((2 * st + 1) * CHUNK_BYTES) + (uint32_t)(v_row * 128);
-            if constexpr (!(MODE & PERS_NO_MATH))
+            if constexpr (MATH) /* false: a bench probe that only streams and merges (bench/decode_probe.cu) */
                 persistent_chunk<D, DEC_CN>(k_base, v_base, k_sw, v_sw, qf, o, row_max, row_sum,
                                             (int)(cw.u - (long long)tile * C) * DEC_CN, ke, limit, p.scale_log2);
             __syncwarp(); /* every lane is done with this stage before it is refilled */
@@ -1003,8 +944,7 @@ __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, co
             cw.u += DEC_WARPS;
             cw.settle<DEC_CN>(p);
         }
-        persistent_piece_end<D, MODE>(p, m_o, o, row_max, row_sum, tile, pieces == 1 ? -1 : (int)(blk - first), pieces,
-                                      pu == b0, pe == b1);
+        persistent_piece_end<D>(p, m_o, o, row_max, row_sum, tile, pieces == 1 ? -1 : (int)(blk - first), pieces);
         pu = pe;
     }
 }
@@ -1050,7 +990,7 @@ __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, co
         attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma_pers(                           \
             const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p) \
     {                                                                                              \
-        decode_persistent_body<D, CN, ST, PERS_PREFETCH_Q>(p, &tk, &tv);                           \
+        decode_persistent_body<D, CN, ST>(p, &tk, &tv);                                            \
     }
 ATTNPROF_DECODE_BALANCED_KERNEL(64, 32, 3)
 ATTNPROF_DECODE_BALANCED_KERNEL(128, 32, 3)
@@ -1300,14 +1240,9 @@ extern "C" int flash_decode_balanced_twin(int config)
     return -1;
 }
 
-extern "C" int flash_decode_persistent_twin(int config)
+extern "C" int flash_decode_tma_ring(int config)
 {
-    if (config < 0 || config >= decode_entry_count || !decode_entries[config].tma_fn)
-        return -1;
-    for (int i = 0; i < decode_entry_count; i++)
-        if (decode_entries[i].cfg.balanced == 2 && decode_entries[i].cfg.head_dim == decode_entries[config].cfg.head_dim)
-            return i;
-    return -1;
+    return config >= 0 && config < decode_entry_count && decode_entries[config].tma_fn != nullptr;
 }
 
 extern "C" cudaError_t flash_decode_prepare(int config)

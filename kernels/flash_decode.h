@@ -50,8 +50,8 @@ int flash_decode_config_for_dim(int head_dim);
 int flash_decode_config_for_device(int head_dim, int cc_major);
 /* The balanced-grid configuration of the same head dim and the same loads (TMA or cp.async), or -1. */
 int flash_decode_balanced_twin(int config);
-/* The persistent-grid configuration (balanced == 2) of a TMA configuration's head dim, or -1. */
-int flash_decode_persistent_twin(int config);
+/* 1 for a configuration of the TMA ring (sm_90, its head dim exactly), else 0. */
+int flash_decode_tma_ring(int config);
 /* Raises the kernel's dynamic shared-memory limit; call once per process and device. */
 cudaError_t flash_decode_prepare(int config);
 cudaError_t flash_decode_blocks_per_sm(int config, int *blocks);

@@ -69,9 +69,7 @@ decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, d
     return DECODE_GRID_FIXED;
 }
 
-decode_grid decode_grid_persistent_choose(int has_persistent, decode_split split, decode_grid portable)
+decode_grid decode_grid_choose_for(int tma_ring, long long tiles, decode_split split, int slots, double kv_bytes)
 {
-    if (!has_persistent)
-        return portable;
-    return split.splits >= DECODE_BALANCED_MIN_SPLITS ? DECODE_GRID_PERSISTENT : DECODE_GRID_FIXED;
+    return tma_ring ? DECODE_GRID_FIXED : decode_grid_choose(tiles, split, slots, kv_bytes);
 }

@@ -32,11 +32,9 @@ typedef struct decode_split {
 decode_split decode_split_choose(long long tiles, int seq, int slots, int block_keys);
 
 /* Which grid the split-KV kernel runs (kernels/flash_decode.h): the fixed one (block = row tile
- * x split, a combine kernel when split), the balanced one (one block per resident slot, the key
- * rounds of all tiles cut evenly, cut tiles merged by their last block, one kernel) or, on the TMA
- * ring (sm_90, D 64 and 128), the persistent one (the balanced grid's equal ranges, in chunks, with the
- * rings running on across tile boundaries: decode_grid_persistent_choose). */
-typedef enum decode_grid { DECODE_GRID_FIXED = 0, DECODE_GRID_BALANCED = 1, DECODE_GRID_PERSISTENT = 2 } decode_grid;
+ * x split, a combine kernel when split) or the balanced one (one block per resident slot, the key
+ * rounds of all tiles cut evenly, cut tiles merged by their last block, one kernel). */
+typedef enum decode_grid { DECODE_GRID_FIXED = 0, DECODE_GRID_BALANCED = 1 } decode_grid;
 
 /* Thresholds of decode_grid_choose, from the H200's same-run timings of both grids at the six
  * decode points (bench/results/2026-12-03-decode-balanced.md). */
@@ -54,15 +52,12 @@ typedef enum decode_grid { DECODE_GRID_FIXED = 0, DECODE_GRID_BALANCED = 1, DECO
  * decode (64 MiB: 38.0 against 39.5) gains nothing from it. */
 decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, double kv_bytes);
 
-/* The grid on the TMA ring (has_persistent: sm_90 at D 64 and 128, where the persistent grid is compiled;
- * otherwise `portable`, decode_grid_choose's): the persistent grid where the fixed one (split, its
- * decode_split_choose) cuts every tile DECODE_BALANCED_MIN_SPLITS or more ways (few B x Hkv tiles over a
- * long cache: 1 x 32/8 x 131072 ran 143.7 us persistent, 148.4 balanced, 156.8 fixed; 4 x 32/4 x 16384
- * at D 64: 29.9, 36.0, 33.8), the fixed grid otherwise, also where decode_grid_choose picks the balanced
- * one for its waves (32 x 32/32 x 4096: fixed 508.5, balanced 512.4, persistent 518.2; where whole
- * tiles fill the multiprocessors the persistent grid's merge at each tile boundary cost more than the 4
- * idle SMs of 132: 16 x 32/8 x 8192 fixed 132.9, persistent 138.5). Same-run H200 timings,
- * bench/results/2026-12-04-decode-persistent.md. */
-decode_grid decode_grid_persistent_choose(int has_persistent, decode_split split, decode_grid portable);
+/* The grid of a configuration: on the TMA ring (tma_ring: sm_90 at D 64 and 128) always the fixed one,
+ * elsewhere decode_grid_choose's. With the TMA ring and the combine's loads batched the fixed grid ran
+ * fastest at every decode point on the H200, the balanced and the persistent grid (kernels/flash_decode.h,
+ * equal ranges per block that cut the tiles) slower: 1 x 32/8 x 131072 fixed 141.1 us, persistent 141.9,
+ * balanced 146.8; 32 x 32/32 x 4096 508.1, 514.2, 511.0; 16 x 32/8 x 8192 133.0, 138.8, 148.5
+ * (bench/results/2026-12-04-decode-persistent.md). */
+decode_grid decode_grid_choose_for(int tma_ring, long long tiles, decode_split split, int slots, double kv_bytes);
 
 #endif

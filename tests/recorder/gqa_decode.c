@@ -131,29 +131,19 @@ Test(decode_grid, the_faster_grid_of_the_h200_table_at_each_point)
     cr_assert_eq(decode_grid_choose(8, (decode_split){16, 64}, 0, 1e12), DECODE_GRID_FIXED);
 }
 
-/* The TMA ring's points (sm_90, D 64 and 128): persistent where the fixed grid cuts a tile 8 or more ways,
- * else fixed, whatever decode_grid_choose says (bench/results/2026-12-04-decode-persistent.md). */
-Test(decode_grid, the_persistent_grid_where_the_fixed_one_splits_eight_ways)
+/* The TMA ring (sm_90, D 64 and 128): the fixed grid at every point, also where decode_grid_choose takes
+ * the balanced one (bench/results/2026-12-04-decode-persistent.md); other configurations as decode_grid_choose. */
+Test(decode_grid, the_fixed_grid_on_the_tma_ring)
 {
-    struct {
-        int B, Hq, Hkv, L, D, slots;
-        decode_grid want;
-    } pts[] = {
-        {16, 32, 8, 8192, 128, 132, DECODE_GRID_FIXED},        /* 1 split */
-        {64, 32, 8, 4096, 128, 132, DECODE_GRID_FIXED},        /* 4 waves */
-        {1, 32, 8, 131072, 128, 132, DECODE_GRID_PERSISTENT},  /* 16 splits */
-        {8, 64, 8, 32768, 128, 132, DECODE_GRID_FIXED},        /* 2 splits */
-        {32, 32, 32, 4096, 128, 132, DECODE_GRID_FIXED},       /* 8 waves: balanced on the portable path */
-        {4, 32, 4, 16384, 64, 264, DECODE_GRID_PERSISTENT},    /* 16 splits, 64 MiB */
-    };
-    for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
-        const long long rows = (long long)pts[i].Hq / pts[i].Hkv, tiles = (long long)pts[i].B * pts[i].Hkv * ((rows + 15) / 16);
-        const double kv = 2.0 * pts[i].B * pts[i].Hkv * pts[i].L * pts[i].D * 2;
-        const decode_split d = decode_split_choose(tiles, pts[i].L, pts[i].slots, 64);
-        const decode_grid portable = decode_grid_choose(tiles, d, pts[i].slots, kv);
-        cr_assert_eq(decode_grid_persistent_choose(1, d, portable), pts[i].want, "point %zu (%d splits)", i, d.splits);
-        cr_assert_eq(decode_grid_persistent_choose(0, d, portable), portable, "no persistent kernel: the portable grid");
+    const long long tiles[] = {128, 512, 8, 64, 1024, 16};
+    const int seqs[] = {8192, 4096, 131072, 32768, 4096, 16384}, slots[] = {132, 132, 132, 132, 132, 264};
+    for (size_t i = 0; i < sizeof tiles / sizeof *tiles; i++) {
+        const decode_split d = decode_split_choose(tiles[i], seqs[i], slots[i], 64);
+        cr_assert_eq(decode_grid_choose_for(1, tiles[i], d, slots[i], 1e12), DECODE_GRID_FIXED, "point %zu", i);
+        cr_assert_eq(decode_grid_choose_for(0, tiles[i], d, slots[i], 1e12),
+                     decode_grid_choose(tiles[i], d, slots[i], 1e12), "point %zu", i);
     }
+    cr_assert_eq(decode_grid_choose_for(0, 8, decode_split_choose(8, 131072, 132, 64), 132, 1e12), DECODE_GRID_BALANCED);
 }
 
 static void fill(uint16_t *x, size_t n, uint64_t seed)

@@ -12,13 +12,12 @@
  * Grouped-query attention is native on both paths (each query head reads its key/value
  * head's tiles, no copy). Decode, fewer queries than keys, runs the split-KV kernel
  * (kernels/flash_decode.cu): the group's query rows share each K/V load, and the keys are spread
- * over the multiprocessors on one of two grids, chosen per shape (decode_grid_choose,
+ * over the multiprocessors on one of two grids, chosen per shape (decode_grid_choose_for,
  * gqa_decode.h): the fixed grid (one wave of row tile x split blocks, and a combine kernel,
  * counted as this variant's, that merges the splits' partial softmaxes) or the balanced grid
  * (one block per resident slot, the keys of all tiles cut evenly, a cut tile merged by its last
- * block: one kernel); on sm_90 at D 64 and 128 the fixed grid or, where it would cut every tile 8 or
- * more ways, the persistent grid (decode_grid_persistent_choose: the balanced grid's equal ranges with
- * each warp's TMA ring running on across tile boundaries, one kernel). */
+ * block: one kernel). The TMA ring (sm_90, D 64 and 128) always runs the fixed grid: it measured
+ * fastest there at every point. */
 #include "fused_bwd.h"
 #include "check.h"
 #include "variant.h"
@@ -56,9 +55,7 @@ typedef struct decode_run {
     int config;     /* the fixed grid's configuration (flash_decode_config_for_device) */
     decode_split split;
     decode_grid grid;
-    /* grid balanced or persistent: the configuration launch_flash_decode_balanced runs, its blocks, and the
-     * most pieces a tile is cut into */
-    int balanced_config, balanced_blocks, balanced_pieces;
+    int balanced_config, balanced_blocks, balanced_pieces; /* grid == DECODE_GRID_BALANCED */
 } decode_run;
 
 /* The current device's compute capability major, 0 with none: on 9.x the split-KV kernel runs its
@@ -98,11 +95,10 @@ static int decode_plan(const attn_shape *s, decode_run *r)
     const long long tiles = (long long)s->batch * attn_kv_heads(s) *
                             flash_decode_row_tiles(r->config, s->heads, attn_kv_heads(s), attn_q_seq(s));
     r->split = decode_split_choose(tiles, s->seq, slots, DECODE_BLOCK_KEYS);
-    const int pc = flash_decode_persistent_twin(r->config);
-    r->grid = decode_grid_persistent_choose(pc >= 0, r->split,
-                                            decode_grid_choose(tiles, r->split, slots, 2 * attn_kv_bytes(s)));
-    const int bc = r->grid == DECODE_GRID_PERSISTENT ? pc : flash_decode_balanced_twin(r->config);
-    if (r->grid != DECODE_GRID_FIXED && bc >= 0) {
+    r->grid = decode_grid_choose_for(flash_decode_tma_ring(r->config), tiles, r->split, slots,
+                                     2 * attn_kv_bytes(s)); /* K and V */
+    const int bc = flash_decode_balanced_twin(r->config);
+    if (r->grid == DECODE_GRID_BALANCED && bc >= 0) {
         const int bslots = resident_slots(bc);
         r->balanced_blocks = flash_decode_balanced_grid(bc, s->batch, s->heads, attn_kv_heads(s), attn_q_seq(s), s->seq,
                                                         bslots);
@@ -118,7 +114,7 @@ static int decode_plan(const attn_shape *s, decode_run *r)
 
 static size_t decode_workspace_bytes(const attn_shape *s, const decode_run *r)
 {
-    if (r->grid != DECODE_GRID_FIXED)
+    if (r->grid == DECODE_GRID_BALANCED)
         return flash_decode_balanced_workspace_bytes(r->balanced_config, s->batch, s->heads, attn_kv_heads(s),
                                                      attn_q_seq(s), s->seq, s->dim, r->balanced_blocks);
     return flash_decode_workspace_bytes(s->batch, s->heads, attn_q_seq(s), s->dim, r->split.splits);
@@ -178,7 +174,7 @@ static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
     st->balanced_config = plan.balanced_config;
     st->balanced_blocks = plan.balanced_blocks;
     st->balanced_pieces = plan.balanced_pieces;
-    const int run_config = st->grid != DECODE_GRID_FIXED ? st->balanced_config : st->config;
+    const int run_config = st->grid == DECODE_GRID_BALANCED ? st->balanced_config : st->config;
     const flash_decode_config *c = flash_decode_config_at(run_config);
     int major, minor, smem_optin, status;
     if ((status = attn_device_caps(&major, &minor, &smem_optin, err)) != ATTN_OK || !c) {
@@ -198,9 +194,9 @@ static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
     if (rc == cudaSuccess && st->workspace_bytes)
         rc = cudaMalloc(&st->workspace, st->workspace_bytes);
     /* The balanced grid's arrival counters start at zero; every launch leaves them there. */
-    if (rc == cudaSuccess && st->workspace_bytes && st->grid != DECODE_GRID_FIXED)
+    if (rc == cudaSuccess && st->workspace_bytes && st->grid == DECODE_GRID_BALANCED)
         rc = cudaMemset(st->workspace, 0, st->workspace_bytes);
-    if (rc == cudaSuccess && st->grid != DECODE_GRID_FIXED)
+    if (rc == cudaSuccess && st->grid == DECODE_GRID_BALANCED)
         rc = cudaDeviceSynchronize(); /* the memset done before the first forward is timed */
     if (rc != cudaSuccess) {
         cudaFree(st->workspace);
@@ -261,7 +257,7 @@ static int forward(void *state, const void *q, const void *k, const void *v, voi
 {
     flash_state *st = state;
     const attn_shape *s = &st->shape;
-    if (st->decode && st->grid != DECODE_GRID_FIXED)
+    if (st->decode && st->grid == DECODE_GRID_BALANCED)
         CUDA_TRY(launch_flash_decode_balanced(st->balanced_config, q, k, v, out, st->lse, st->workspace, s->batch,
                                               s->heads, attn_kv_heads(s), attn_q_seq(s), s->seq, s->dim,
                                               st->balanced_blocks, stream),
@@ -282,16 +278,13 @@ static void decode_facts(const flash_state *st, attn_facts *f)
 {
     const attn_shape *s = &st->shape;
     const int rt = flash_decode_row_tiles(st->config, s->heads, attn_kv_heads(s), attn_q_seq(s));
-    if (st->grid != DECODE_GRID_FIXED) {
+    if (st->grid == DECODE_GRID_BALANCED) {
         const flash_decode_config *c = flash_decode_config_at(st->balanced_config);
-        const int pers = st->grid == DECODE_GRID_PERSISTENT;
         attn_fact_add(f, "kernel", NAN, "%s", c->kernel_name);
-        attn_fact_add(f, "decode_grid", NAN, "%s: %d blocks (one per resident slot), the %s of %d x %d x %d tiles cut "
-                      "evenly%s, a cut tile merged by its last block (the fixed grid: %d split%s a tile; %s)",
-                      pers ? "persistent" : "balanced", st->balanced_blocks, pers ? "key chunks" : "key rounds", s->batch,
-                      attn_kv_heads(s), rt, pers ? ", each warp's ring running on across tile boundaries" : "",
-                      st->split.splits, st->split.splits == 1 ? "" : "s",
-                      pers ? "decode_grid_persistent_choose" : "decode_grid_choose");
+        attn_fact_add(f, "decode_grid", NAN, "balanced: %d blocks (one per resident slot), the key rounds of %d x %d x %d "
+                      "tiles cut evenly, a cut tile merged by its last block (the fixed grid: %d split%s a tile; "
+                      "decode_grid_choose_for)", st->balanced_blocks, s->batch, attn_kv_heads(s), rt, st->split.splits,
+                      st->split.splits == 1 ? "" : "s");
         attn_fact_add(f, "split_count", st->balanced_pieces,
                       "at most %d piece%s per row tile on %d blocks (B x Hkv x row tiles = %d x %d x %d, %d "
                       "multiprocessors), merged in the kernel", st->balanced_pieces,
@@ -300,8 +293,8 @@ static void decode_facts(const flash_state *st, attn_facts *f)
         attn_fact_add(f, "tile", NAN, "%d query rows (the group's %d heads x %d queries share each K/V load) x %d "
                       "keys per warp step", c->block_rows, attn_group(s), attn_q_seq(s), c->chunk_keys);
         attn_fact_add(f, "threads_per_block", c->threads, "%d", c->threads);
-        attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (%s)", c->smem_bytes,
-                      pers ? "a 3-stage K/V ring per warp + the warps' merge area" : "Q tile + a 3-stage K/V ring per warp");
+        attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q tile + a 3-stage K/V ring per warp)",
+                      c->smem_bytes);
         attn_fact_add(f, "path", NAN, "%s", c->path);
         attn_fact_head_dim_padding(f, s->dim, c->head_dim);
         attn_fact_add(f, "workspace_bytes", (double)st->workspace_bytes, "%zu (the pieces' partial outputs and "
@@ -309,7 +302,7 @@ static void decode_facts(const flash_state *st, attn_facts *f)
         return;
     }
     const flash_decode_config *c = flash_decode_config_at(st->config);
-    attn_fact_add(f, "decode_grid", NAN, "fixed: row tile x split blocks%s (decode_grid_choose)",
+    attn_fact_add(f, "decode_grid", NAN, "fixed: row tile x split blocks%s (decode_grid_choose_for)",
                   st->split.splits > 1 ? ", the splits merged by the combine kernel" : "");
     attn_fact_add(f, "kernel", NAN, "%s%s%s", c->kernel_name, st->split.splits > 1 ? " + " : "",
                   st->split.splits > 1 ? c->combine_name : "");
@@ -376,7 +369,7 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
             return;
         const double lse = (double)s->batch * s->heads * attn_q_seq(s) * sizeof(float);
         /* The balanced grid's cut tiles write their partials and the last block reads them back. */
-        const double merged = r.grid != DECODE_GRID_FIXED ? 2.0 * decode_workspace_bytes(s, &r) : 0;
+        const double merged = r.grid == DECODE_GRID_BALANCED ? 2.0 * decode_workspace_bytes(s, &r) : 0;
         attn_predict_gqa_fused(p, s, flash_decode_config_at(r.config)->head_dim, lse + merged, "split-KV kernel",
                                "attnprof_flash_decode_bf16", 1);
         /* kernels/flash_decode.cu: 16-row tiles of one key/value group's query rows */
