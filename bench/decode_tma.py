@@ -4,13 +4,14 @@ beside PyTorch's SDPA cuDNN and flash (FA2) backends; and the persistent grid (`
 ranges per block, the ring running on across tiles) beside the fixed and balanced TMA grids.
 
 Per point: every candidate checked against an FP32 SDPA reference on fresh random inputs (output
-poisoned first; the balanced grids three times, so their counters return to zero), then timed
-twice in alternation (A B C .. A B C): 20 calls back to back between two CUDA events, per call,
-median of 7 such runs after warm-up, the same for every column. Probes: the split kernel alone (no
-combine), and at the D = 128 points the fixed and persistent grids with their math left out (the ring,
-waits and merges only).
-The cp.async kernels are checked, not timed. Device ceilings: a 1 GiB copy (read + write) and a 1 GiB read (16-byte loads) at 4 and 8 blocks of
-256 threads per SM. Correctness only: odd shapes (odd KV lengths, q_seq > 1, MQA, MHA, D 64/128).
+poisoned first; the balanced and persistent grids three times, so their counters return to zero),
+then timed twice in alternation (A B C .. A B C): 20 calls back to back between two CUDA events, per
+call, median of 7 such runs after warm-up, the same for every column. Probes: the split kernel alone
+(no combine), and at the D = 128 points the fixed and persistent grids with their math left out (the
+ring, waits and merges only). The cp.async kernels are checked, not timed. Device ceilings: a 1 GiB
+copy (read + write) and a 1 GiB read (16-byte loads) at 4 and 8 blocks of 256 threads per SM.
+Correctness only: odd shapes (odd KV lengths, q_seq > 1, MQA, MHA, D 64/128), the persistent grid
+also on 1, 5 and 37 blocks. CHECK_ONLY=1: a short check for compute-sanitizer.
 Usage: python3 bench/decode_tma.py [build/bench/libdecode_probe.so]"""
 import ctypes, os, statistics, sys
 import torch

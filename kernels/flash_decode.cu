@@ -15,7 +15,12 @@
  * multiprocessor.
  *
  * Combine: one warp per query row weighs the splits' normalised partial outputs by
- * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp. */
+ * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp.
+ *
+ * Balanced and persistent grids (launch_flash_decode_balanced): one kernel, equal key ranges per
+ * block, cut tiles merged by their last block; the persistent one (sm_90, TMA) keeps each warp's ring
+ * running across tile boundaries. Both lose to the fixed grid on the TMA ring (the recorder's
+ * choice there) and are kept for bench/decode_tma.py to time beside it. */
 #include "flash_decode.h"
 
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder is reached through cudart */
@@ -544,7 +549,9 @@ __device__ __forceinline__ void decode_balanced_body(const DecodeParams &p, cons
  * multiplied and merged, so no refill per tile (the balanced grid's cost). At each tile boundary the
  * warps' softmaxes are merged by warp 0 from shared memory (a region beside the rings, not over them)
  * into the output (a tile wholly in the range) or into the piece's workspace slot, and the tile's last
- * arriving block merges its pieces. */
+ * arriving block merges its pieces. Measured on the H200 (bench/results/2026-12-04-decode-persistent.md):
+ * 0-5% slower than the fixed grid at every one-query point, also with the math left out, where it streams
+ * on 132 SMs slower than the fixed grid on 128: the boundaries' merges cost more than the 4 SMs bring. */
 
 /* A tile's keys that any of its rows sees: min(seq, its rows' largest causal limit + 1). */
 __device__ __forceinline__ int tile_key_end(const DecodeParams &p, int tile)
