@@ -4,6 +4,7 @@
  *   - probes: the split kernel with its math left out (the same ring, waits and merge; the output
  *     is garbage), cp.async and TMA rings, so that the load pattern's own ceiling is timed beside
  *     the whole kernel; and the split kernel alone, without the combine;
+ *   - the persistent grid with its math left out (probe_persistent_launch);
  *   - a plain read of a buffer (16-byte non-coherent loads, 8 in flight a thread, one block per
  *     resident slot): the device's read-only streaming rate, which a copy (read + write) is not.
  * Built for sm_90 only: nvcc -std=c++17 -O3 -shared -Xcompiler -fPIC -arch=sm_90 -Ikernels
@@ -31,6 +32,17 @@ const DecodeEntry probe_entries[] = {
       "probe", 0},
      nullptr, true, probe_decode_d128_tma_nomath},
 };
+
+/* The persistent grid with its math left out (the rings, waits and merges; the output is garbage). */
+extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)
+    probe_decode_d128_pers_nomath(const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv,
+                                  DecodeParams p)
+{
+    decode_persistent_body<128, 32, 3, false>(p, &tk, &tv);
+}
+const DecodeEntry probe_pers_entry = {{"probe_decode_d128_pers_nomath", "", 128, DEC_ROWS, 32, DEC_WARPS, DEC_THREADS,
+                                       decode_pers_smem_bytes(128, 32, 3), "probe", 2},
+                                      nullptr, true, probe_decode_d128_pers_nomath};
 
 __global__ void __launch_bounds__(256) probe_read(const uint4 *__restrict__ src, size_t n16, unsigned *sink)
 {
@@ -78,7 +90,7 @@ extern "C" cudaError_t probe_decode_split_only(int which, const void *q, const v
     DecodeParams p;
     fill_params(p, q, k, v, out, lse, batch, heads, kv_heads, q_seq, seq, head_dim, row_tiles, total_rows);
     p.part_lse = static_cast<float *>(workspace);
-    p.part_o = splits > 1 ? p.part_lse + (size_t)splits * total_rows : NULL;
+    p.part_o = splits > 1 ? p.part_lse + decode_lse_floats(splits, total_rows) : NULL;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
     return decode_launch(*e, dim3((unsigned)(batch * kv_heads * row_tiles), (unsigned)splits), p, batch, 0);
@@ -88,4 +100,18 @@ extern "C" cudaError_t probe_read_launch(const void *src, size_t bytes, unsigned
 {
     probe_read<<<blocks, 256>>>(static_cast<const uint4 *>(src), bytes / 16, sink);
     return cudaGetLastError();
+}
+
+/* The persistent grid with its math left out; arguments as launch_flash_decode_balanced's (grid and workspace:
+ * the production d128 _tma_pers configuration's, the same shared memory and chunks). */
+extern "C" cudaError_t probe_persistent_launch(const void *q, const void *k, const void *v, void *out, float *lse,
+                                               void *workspace, int batch, int heads, int kv_heads, int q_seq, int seq,
+                                               int head_dim, int grid)
+{
+    const DecodeEntry &e = probe_pers_entry;
+    const cudaError_t rc =
+        cudaFuncSetAttribute(e.tma_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
+    if (rc != cudaSuccess)
+        return rc;
+    return launch_balanced_entry(e, q, k, v, out, lse, workspace, batch, heads, kv_heads, q_seq, seq, head_dim, grid, 0);
 }

@@ -1,16 +1,19 @@
 """Issue 38's decode points in one process: where the split-KV kernel's time goes, and the TMA ring
 beside the cp.async one (bench/decode_probe.cu's library: kernels/flash_decode.cu plus probes),
-beside PyTorch's SDPA cuDNN and flash (FA2) backends.
+beside PyTorch's SDPA cuDNN and flash (FA2) backends; and the persistent grid (`_tma_pers`: equal chunk
+ranges per block, the ring running on across tiles) beside the fixed and balanced TMA grids.
 
 Per point: every candidate checked against an FP32 SDPA reference on fresh random inputs (output
-poisoned first; the balanced grids three times, so their counters return to zero), then timed
-twice in alternation (A B C .. A B C): 20 calls back to back between two CUDA events, per call,
-median of 7 such runs after warm-up, the same for every column. Probes at the D = 128 points: the
-split kernel alone (no combine) and with its math left out (the ring, waits and merge only).
-Device ceilings: a 1 GiB copy (read + write) and a 1 GiB read (16-byte loads) at 4 and 8 blocks of
-256 threads per SM. Correctness only: odd shapes (odd KV lengths, q_seq > 1, MQA, MHA, D 64/128).
+poisoned first; the balanced and persistent grids three times, so their counters return to zero),
+then timed twice in alternation (A B C .. A B C): 20 calls back to back between two CUDA events, per
+call, median of 7 such runs after warm-up, the same for every column. Probes: the split kernel alone
+(no combine), and at the D = 128 points the fixed and persistent grids with their math left out (the
+ring, waits and merges only). The cp.async kernels are checked, not timed. Device ceilings: a 1 GiB
+copy (read + write) and a 1 GiB read (16-byte loads) at 4 and 8 blocks of 256 threads per SM.
+Correctness only: odd shapes (odd KV lengths, q_seq > 1, MQA, MHA, D 64/128), the persistent grid
+also on 1, 5 and 37 blocks. CHECK_ONLY=1: a short check for compute-sanitizer.
 Usage: python3 bench/decode_tma.py [build/bench/libdecode_probe.so]"""
-import ctypes, statistics, sys
+import ctypes, os, statistics, sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -21,6 +24,7 @@ lib.launch_flash_decode.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, I, I, I,
 lib.launch_flash_decode_balanced.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, I, I, P]
 lib.probe_decode_split_only.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, I, I, I]
 lib.probe_read_launch.argtypes = [P, Z, P, I]
+lib.probe_persistent_launch.argtypes = [P, P, P, P, P, P, I, I, I, I, I, I, I]
 lib.flash_decode_workspace_bytes.argtypes = [I, I, I, I, I]
 lib.flash_decode_workspace_bytes.restype = Z
 lib.flash_decode_balanced_workspace_bytes.argtypes = [I, I, I, I, I, I, I, I]
@@ -61,7 +65,7 @@ def timeit(fn, reps=7, n=20):
 print(torch.__version__, torch.backends.cudnn.version(), torch.cuda.get_device_name(), f"{sms} SMs", flush=True)
 x = torch.randint(0, 255, (1 << 30,), dtype=torch.uint8, device=dev); y = torch.empty_like(x)
 sink = torch.zeros(1, dtype=torch.int32, device=dev)
-for rep in range(2):
+for rep in range(0 if os.environ.get("CHECK_ONLY") == "1" else 2):
     cp = timeit(lambda: y.copy_(x), n=5)
     rd = {bps: timeit(lambda: lib.probe_read_launch(x.data_ptr(), x.numel(), sink.data_ptr(), sms * bps), n=5)
           for bps in (4, 8)}
@@ -94,31 +98,44 @@ def cand_fixed(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, which=None):
         f"{s} splits", ws
 
 
-def cand_balanced(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse):
+def cand_balanced(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, slots=None, probe=False):
+    """probe: the persistent grid with its math left out in place of cfg's (cfg, d128 _tma_pers, sets the grid)."""
     lib.flash_decode_prepare(cfg)
     bps = I(0); lib.flash_decode_blocks_per_sm(cfg, ctypes.byref(bps))
-    grid = lib.flash_decode_balanced_grid(cfg, B, Hq, Hkv, SQ, L, sms * bps.value)
+    grid = lib.flash_decode_balanced_grid(cfg, B, Hq, Hkv, SQ, L, slots or sms * bps.value)
     pieces = lib.flash_decode_balanced_pieces(cfg, B, Hq, Hkv, SQ, L, grid)
     ws = torch.zeros(max(4, lib.flash_decode_balanced_workspace_bytes(cfg, B, Hq, Hkv, SQ, L, D, grid)),
                      dtype=torch.uint8, device=dev)
+    if probe:
+        return (lambda: lib.probe_persistent_launch(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                                                    lse.data_ptr(), ws.data_ptr(), B, Hq, Hkv, SQ, L, D, grid)), \
+            f"grid {grid}, pieces<={pieces}", ws
     return (lambda: lib.launch_flash_decode_balanced(cfg, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                                                      lse.data_ptr(), ws.data_ptr(), B, Hq, Hkv, SQ, L, D, grid,
                                                      None)), f"grid {grid}, pieces<={pieces}", ws
 
 
-CANDS = {64: [("cp", "attnprof_flash_decode_bf16_d64_16x32_w4_s3", 0),
-              ("cp_bal", "attnprof_flash_decode_bf16_d64_16x32_w4_s3_bal", 1),
-              ("tma", "attnprof_flash_decode_bf16_d64_16x32_w4_s3_tma", 0),
-              ("tma_bal", "attnprof_flash_decode_bf16_d64_16x32_w4_s3_tma_bal", 1)],
-         128: [("cp", "attnprof_flash_decode_bf16_d128_16x32_w4_s3", 0),
-               ("cp_bal", "attnprof_flash_decode_bf16_d128_16x32_w4_s3_bal", 1),
-               ("tma", "attnprof_flash_decode_bf16_d128_16x32_w4_s3_tma", 0),
-               ("tma_bal", "attnprof_flash_decode_bf16_d128_16x32_w4_s3_tma_bal", 1)]}
+CANDS = {D: [("cp", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3", 0),
+             ("cp_bal", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_bal", 1),
+             ("tma", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_tma", 0),
+             ("tma_bal", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_tma_bal", 1),
+             ("tma_pers", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_tma_pers", 1)] for D in (64, 128)}
+# Timed at the points (the cp.async kernels are checked only: bench/results/2026-12-04-decode-tma.md timed them).
+TIMED = {"tma", "tma_bal", "tma_pers"}
+# The persistent grid on small grids too (correctness only): blocks whose ranges cross several tiles, the
+# ring running on across each boundary.
+SMALL_GRIDS = (1, 5, 37)
 POINTS = [(16, 32, 8, 1, 8192, 128), (64, 32, 8, 1, 4096, 128), (1, 32, 8, 1, 131072, 128), (8, 64, 8, 1, 32768, 128),
-          (32, 32, 32, 1, 4096, 128), (4, 32, 4, 1, 16384, 64), (8, 32, 8, 1, 131072, 128)]
+          (32, 32, 32, 1, 4096, 128), (4, 32, 4, 1, 16384, 64), (8, 32, 8, 1, 131072, 128), (2, 32, 8, 4, 16384, 128)]
 ODD = [(2, 8, 2, 1, 1001, 128), (1, 32, 1, 1, 3001, 128), (2, 32, 8, 4, 517, 128), (1, 16, 2, 1, 4099, 64),
        (1, 8, 1, 8, 300, 128), (3, 40, 8, 3, 20011, 128), (1, 4, 4, 1, 65536, 128), (2, 32, 32, 1, 77, 64),
        (1, 64, 2, 2, 33, 128), (2, 8, 8, 5, 4097, 64)]
+# CHECK_ONLY=1 (compute-sanitizer): five odd shapes, the fixed TMA grid (its combine) and the persistent grid
+# in every mode, no timing.
+CHECK_ONLY = os.environ.get("CHECK_ONLY") == "1"
+if CHECK_ONLY:
+    POINTS, ODD = [], ODD[:5]
+    CANDS = {D: [c for c in CANDS[D] if c[0] in ("tma", "tma_pers")] for D in CANDS}
 bad = 0
 for (B, Hq, Hkv, SQ, L, D) in POINTS + ODD:
     timed = (B, Hq, Hkv, SQ, L, D) in POINTS
@@ -130,9 +147,16 @@ for (B, Hq, Hkv, SQ, L, D) in POINTS + ODD:
     lse = torch.empty(B, Hq, SQ, device=dev, dtype=torch.float32)
     kv_bytes = 2 * B * Hkv * L * D * 2
     calls, res = [], {}
-    for tag, name, balanced in CANDS[D]:
+    pers = CANDS[D][-1][1]
+    cands = [(tag, name, balanced, None) for tag, name, balanced in CANDS[D]]
+    if not timed:
+        cands += [(f"tma_pers_g{g}", pers, 1, g) for g in SMALL_GRIDS]
+    for tag, name, balanced, slots in cands:
         cfg = names[name]
-        fn, how, ws = (cand_balanced if balanced else cand_fixed)(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse)
+        if balanced:
+            fn, how, ws = cand_balanced(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, slots)
+        else:
+            fn, how, ws = cand_fixed(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse)
         errs = []
         for rep in range(3 if balanced else 1):
             out.fill_(float("nan"))
@@ -142,24 +166,28 @@ for (B, Hq, Hkv, SQ, L, D) in POINTS + ODD:
         ok = err == err and err < 1e-2
         bad += not ok
         res[tag] = [how, err, ok, []]
-        if timed and ok:
+        if timed and ok and tag in TIMED:
             calls.append((tag, fn, ws))
     if timed:
         for name, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("fa2", SDPBackend.FLASH_ATTENTION)):
             def sd(be=be):
                 with sdpa_kernel(be):
-                    return F.scaled_dot_product_attention(q, k, v, enable_gqa=Hq != Hkv)
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=Hq != Hkv)
             try:
                 e = ((sd().float() - ref).norm() / ref.norm()).item()
-                res[name] = ["sdpa", e, True, []]
+                res[name] = ["sdpa", e, e < 1e-2, []]
                 calls.append((name, sd, None))
             except Exception as ex:  # noqa: BLE001
                 res[name] = [f"n/a ({type(ex).__name__})", float("nan"), False, []]
-        if D == 128:
+        if True:  # the probes: the split kernel alone at both head dims, the math left out at D = 128
             cp, tma = names[CANDS[D][0][1]], names[CANDS[D][2][1]]
-            for tag, cfg, which in (("cp_split_only", cp, cp), ("tma_split_only", tma, tma), ("cp_nomath", cp, -1),
-                                    ("tma_nomath", cp, -2)):
-                fn, how, ws = cand_fixed(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, which=which)
+            probes = (("tma_split_only", tma, tma),) + ((("tma_nomath", cp, -2), ("tma_pers_nomath", None, None))
+                                                        if D == 128 else ())
+            for tag, cfg, which in probes:
+                if cfg is None:  # the persistent grid with its math left out
+                    fn, how, ws = cand_balanced(names[pers], B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, probe=True)
+                else:
+                    fn, how, ws = cand_fixed(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, which=which)
                 rc = fn(); torch.cuda.synchronize()
                 res[tag] = [how, float("nan"), rc == 0, []]
                 if rc == 0:

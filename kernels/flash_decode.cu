@@ -15,7 +15,12 @@
  * multiprocessor.
  *
  * Combine: one warp per query row weighs the splits' normalised partial outputs by
- * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp. */
+ * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp.
+ *
+ * Balanced and persistent grids (launch_flash_decode_balanced): one kernel, equal key ranges per
+ * block, cut tiles merged by their last block; the persistent one (sm_90, TMA) keeps each warp's ring
+ * running across tile boundaries. Both lose to the fixed grid on the TMA ring (the recorder's
+ * choice there) and are kept for bench/decode_tma.py to time beside it. */
 #include "flash_decode.h"
 
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder is reached through cudart */
@@ -536,6 +541,421 @@ __device__ __forceinline__ void decode_balanced_body(const DecodeParams &p, cons
     }
 }
 
+/* The persistent grid (flash_decode_balanced's mode 2, TMA only): the chunks of cn keys of all tiles
+ * laid end to end (tile-major, ceil(seq / cn) a tile) and cut into one equal range per block, so every
+ * multiprocessor streams the same bytes. The block's four warps take the range's chunks in turn
+ * (chunk i of the range to warp i % 4) through their rings, and a ring runs on across a tile boundary
+ * inside the range: the next tile's first chunks are already in flight while this tile's last ones are
+ * multiplied and merged, so no refill per tile (the balanced grid's cost). At each tile boundary the
+ * warps' softmaxes are merged by warp 0 from shared memory (a region beside the rings, not over them)
+ * into the output (a tile wholly in the range) or into the piece's workspace slot, and the tile's last
+ * arriving block merges its pieces. Measured on the H200 (bench/results/2026-12-04-decode-persistent.md):
+ * 0-5% slower than the fixed grid at every one-query point, also with the math left out, where it streams
+ * on 132 SMs slower than the fixed grid on 128: the boundaries' merges cost more than the 4 SMs bring. */
+
+/* A tile's keys that any of its rows sees: min(seq, its rows' largest causal limit + 1). */
+__device__ __forceinline__ int tile_key_end(const DecodeParams &p, int tile)
+{
+    const int r0 = (tile % p.row_tiles) * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
+    int max_i = p.q_seq - 1;
+    if (n_rows < p.q_seq) {
+        max_i = 0;
+        for (int r = 0; r < n_rows; r++)
+            max_i = max(max_i, (r0 + r) % p.q_seq);
+    }
+    return min(p.seq, max_i + p.seq - p.q_seq + 1);
+}
+
+/* Chunks of a block's range in the order one warp takes them: u, u + 4, ... below `end`, skipping the
+ * chunks of a tile past its last visible key (never loaded, never multiplied). */
+struct ChunkWalk {
+    long long u, end, per_tile;
+    int tile, valid; /* the tile of u and its chunks holding a visible key */
+    template <int CN> __device__ __forceinline__ void settle(const DecodeParams &p)
+    {
+        while (u < end) {
+            const long long t = u / per_tile;
+            if (t != tile) {
+                tile = (int)t;
+                valid = (tile_key_end(p, tile) + CN - 1) / CN;
+            }
+            if (u - t * per_tile < valid)
+                return;
+            u += ((t + 1) * per_tile - u + DEC_WARPS - 1) / DEC_WARPS * DEC_WARPS; /* the next tile's first */
+        }
+    }
+};
+
+/* Merge area (beside the rings): warps 1-3's unnormalised O [3][16][D], row maxima and sums [3][16]. */
+constexpr size_t decode_pers_smem_bytes(int d, int cn, int stages)
+{
+    return 1024 /* alignment slack */ + (size_t)DEC_WARPS * stages * 2 * cn * d * sizeof(bf16) +
+           (size_t)(DEC_WARPS - 1) * DEC_ROWS * (d + 2) * sizeof(float) + (size_t)DEC_WARPS * stages * 8;
+}
+
+/* The last block of a tile merges its pieces (natural-log lse, normalised O): one float4 of one row a
+ * thread per step, the pieces' loads issued sixteen at a time (a chain of L2 round trips otherwise). */
+template <int D>
+__device__ __forceinline__ void persistent_merge(const DecodeParams &p, int tile, int pieces)
+{
+    const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
+    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads, T = p.total_rows;
+    const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
+    const size_t row_base = (size_t)(b * p.heads + kvh * p.group) * p.q_seq + r0;
+    constexpr int G4 = D / 4, U = 16;
+    for (int idx = threadIdx.x; idx < n_rows * G4; idx += blockDim.x) {
+        const size_t row = row_base + idx / G4;
+        const int c = (idx % G4) * 4;
+        float m = -INFINITY, l = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+        for (int s0 = 0; s0 < pieces; s0 += U) {
+            float ls[U];
+            float4 os[U];
+#pragma unroll
+            for (int j = 0; j < U; j++) {
+                const bool in = s0 + j < pieces;
+                const size_t slot_row = (size_t)(in ? s0 + j : 0) * T + row;
+                ls[j] = in ? __ldcg(p.part_lse + slot_row) : -INFINITY;
+                os[j] = in ? __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot_row * D + c))
+                           : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+#pragma unroll
+            for (int j = 0; j < U; j++) {
+                if (ls[j] == -INFINITY)
+                    continue;
+                const float m_new = fmaxf(m, ls[j]);
+                const float a = __expf(m - m_new), w = __expf(ls[j] - m_new);
+                l = l * a + w;
+                acc[0] = acc[0] * a + w * os[j].x;
+                acc[1] = acc[1] * a + w * os[j].y;
+                acc[2] = acc[2] * a + w * os[j].z;
+                acc[3] = acc[3] * a + w * os[j].w;
+                m = m_new;
+            }
+        }
+        const float inv = l > 0.f ? 1.f / l : 0.f;
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            p.o[row * D + c + i] = __float2bfloat16(acc[i] * inv);
+        if (c == 0)
+            p.lse[row] = l > 0.f ? m + logf(l) : -INFINITY;
+    }
+}
+
+/* Warps 1-3: this warp's unnormalised O, row maxima and sums (l: summed over the quad) into the merge area. */
+template <int D>
+__device__ __forceinline__ void persistent_stash(float *m_o, const float (&o)[D / 8][4], const float (&row_max)[2],
+                                                 const float (&l)[2], int n_rows)
+{
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    float *m_max = m_o + (DEC_WARPS - 1) * DEC_ROWS * D, *m_sum = m_max + (DEC_WARPS - 1) * DEC_ROWS;
+    float *mo = m_o + (warp - 1) * DEC_ROWS * D;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int row = g + 8 * h;
+        if (row >= n_rows)
+            continue;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; dt++)
+            *reinterpret_cast<float2 *>(mo + row * D + dt * 8 + 2 * t4) = make_float2(o[dt][2 * h], o[dt][2 * h + 1]);
+        if (t4 == 0) {
+            m_max[(warp - 1) * DEC_ROWS + row] = row_max[h];
+            m_sum[(warp - 1) * DEC_ROWS + row] = l[h];
+        }
+    }
+}
+
+/* Warp 0: its own softmax merged with warps 1-3's from the merge area, written as the output (slot < 0) or
+ * as the piece's partial (then fenced, before its arrival is counted). */
+template <int D>
+__device__ __forceinline__ void persistent_warp0_merge(const DecodeParams &p, const float *m_o,
+                                                       const float (&o)[D / 8][4], const float (&row_max)[2],
+                                                       const float (&l)[2], size_t row_base, int n_rows, int slot)
+{
+    const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const float *m_max = m_o + (DEC_WARPS - 1) * DEC_ROWS * D, *m_sum = m_max + (DEC_WARPS - 1) * DEC_ROWS;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int row = g + 8 * h;
+        if (row >= n_rows)
+            continue;
+        float m = row_max[h];
+#pragma unroll
+        for (int w = 0; w < DEC_WARPS - 1; w++)
+            m = fmaxf(m, m_max[w * DEC_ROWS + row]);
+        const float mo = exp2_offset(m), a0 = fast_exp2(row_max[h] - mo);
+        float a[DEC_WARPS - 1], lt = a0 * l[h];
+#pragma unroll
+        for (int w = 0; w < DEC_WARPS - 1; w++) {
+            a[w] = fast_exp2(m_max[w * DEC_ROWS + row] - mo);
+            lt += a[w] * m_sum[w * DEC_ROWS + row];
+        }
+        const float inv = lt > 0.f ? 1.f / lt : 0.f;
+        const size_t grow = row_base + row;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; dt++) {
+            const int c = dt * 8 + 2 * t4;
+            float x = a0 * o[dt][2 * h], y = a0 * o[dt][2 * h + 1];
+#pragma unroll
+            for (int w = 0; w < DEC_WARPS - 1; w++) {
+                const float2 v = *reinterpret_cast<const float2 *>(m_o + (w * DEC_ROWS + row) * D + c);
+                x += a[w] * v.x;
+                y += a[w] * v.y;
+            }
+            if (slot < 0)
+                *reinterpret_cast<uint32_t *>(p.o + grow * D + c) = pack_bf16x2(x * inv, y * inv);
+            else
+                __stcg(reinterpret_cast<float2 *>(p.part_o + ((size_t)slot * p.total_rows + grow) * D + c),
+                       make_float2(x * inv, y * inv));
+        }
+        const float lse = lt > 0.f ? (m + __log2f(lt)) * 0.69314718055994531f : -INFINITY;
+        if (t4 == 0) {
+            if (slot < 0)
+                p.lse[grow] = lse;
+            else
+                __stcg(p.part_lse + (size_t)slot * p.total_rows + grow, lse);
+        }
+    }
+    if (slot >= 0)
+        __threadfence(); /* this piece's partial, visible before its arrival is counted */
+}
+
+/* The end of a tile's piece: warps 1-3 leave their (O, max, sum) in the merge area, warp 0 merges them
+ * with its own and writes the output (slot < 0) or the piece's partial; with pieces > 1 the last
+ * block to arrive merges the tile. Every warp of the block calls it (block barriers). */
+template <int D>
+__device__ __forceinline__ void persistent_piece_end(const DecodeParams &p, float *m_o, float (&o)[D / 8][4],
+                                                     const float (&row_max)[2], const float (&row_sum)[2], int tile,
+                                                     int slot, int pieces)
+{
+    const int warp = threadIdx.x >> 5;
+    const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
+    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads;
+    const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
+    const size_t row_base = (size_t)(b * p.heads + kvh * p.group) * p.q_seq + r0;
+    float l[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        l[h] = row_sum[h];
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
+    if (warp > 0)
+        persistent_stash<D>(m_o, o, row_max, l, n_rows);
+    __syncthreads();
+    if (warp == 0)
+        persistent_warp0_merge<D>(p, m_o, o, row_max, l, row_base, n_rows, slot);
+    if (pieces > 1) {
+        __shared__ int s_last;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            const unsigned prev = atomicAdd(p.counters + tile, 1u);
+            s_last = prev == (unsigned)(pieces - 1);
+            if (s_last)
+                p.counters[tile] = 0; /* every piece has arrived: ready for the next forward */
+        }
+        __syncthreads();
+        if (s_last) {
+            __threadfence();
+            persistent_merge<D>(p, tile, pieces);
+        }
+    }
+    __syncthreads(); /* the merge area is free for the next tile */
+}
+
+/* One chunk of keys k0 .. k0 + CN - 1 in a TMA stage (k_base, v_base: this lane's ldmatrix rows in the
+ * stage's K and V): Q·Kᵀ, the mask (keys at or past ke, or above the row's causal limit), the online
+ * softmax update and P·V, as decode_segment's TMA mode. */
+template <int D, int CN>
+__device__ __forceinline__ void persistent_chunk(uint32_t k_base, uint32_t v_base, const uint32_t (&k_sw)[4],
+                                                 const uint32_t (&v_sw)[4], const uint32_t (&qf)[D / 16][4],
+                                                 float (&o)[D / 8][4], float (&row_max)[2], float (&row_sum)[2],
+                                                 int k0, int ke, const int (&limit)[2], float scale_log2)
+{
+    constexpr int KD = D / 16, DT = D / 8, NT = CN / 8, KN = CN / 16;
+    const int t4 = (threadIdx.x & 31) & 3;
+    float s[NT][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            s[nt][i] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KD; kk++)
+#pragma unroll
+        for (int np = 0; np < NT / 2; np++) {
+            uint32_t b0, b1, b2, b3;
+            ldmatrix_x4(k_base + (uint32_t)((kk >> 2) * CN * 128 + np * 16 * 128) + k_sw[kk & 3], b0, b1, b2, b3);
+            mma_bf16_16816(s[2 * np], qf[kk], b0, b1);
+            mma_bf16_16816(s[2 * np + 1], qf[kk], b2, b3);
+        }
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int col = k0 + nt * 8 + 2 * t4 + (i & 1);
+            if (col >= ke || col > limit[i >> 1])
+                s[nt][i] = -INFINITY;
+        }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+            mx = fmaxf(mx, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(row_max[h], mx * scale_log2);
+        const float alpha = fast_exp2(row_max[h] - exp2_offset(m_new));
+        row_max[h] = m_new;
+        row_sum[h] *= alpha;
+#pragma unroll
+        for (int dt = 0; dt < DT; dt++) {
+            o[dt][2 * h] *= alpha;
+            o[dt][2 * h + 1] *= alpha;
+        }
+    }
+    uint32_t pa[KN][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+        float e[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            e[i] = fast_exp2(fmaf(s[nt][i], scale_log2, -exp2_offset(row_max[i >> 1])));
+        row_sum[0] += e[0] + e[1];
+        row_sum[1] += e[2] + e[3];
+        pa[nt >> 1][(nt & 1) * 2 + 0] = pack_bf16x2(e[0], e[1]);
+        pa[nt >> 1][(nt & 1) * 2 + 1] = pack_bf16x2(e[2], e[3]);
+    }
+#pragma unroll
+    for (int kk = 0; kk < KN; kk++)
+#pragma unroll
+        for (int dp = 0; dp < DT / 2; dp++) {
+            uint32_t b0, b1, b2, b3;
+            ldmatrix_x4_trans(v_base + (uint32_t)((dp >> 2) * CN * 128 + kk * 16 * 128) + v_sw[dp & 3], b0, b1, b2,
+                              b3);
+            mma_bf16_16816(o[2 * dp], pa[kk], b0, b1);
+            mma_bf16_16816(o[2 * dp + 1], pa[kk], b2, b3);
+        }
+}
+
+/* A tile's query rows as mma.sync A fragments, straight from global memory (rows past the tile's are
+ * zero): fragment kk holds (row g, columns 16kk + 2t4, +1), (g + 8, same), (g, +8), (g + 8, +8). */
+template <int D>
+__device__ __forceinline__ void persistent_load_q(const DecodeParams &p, int tile, uint32_t (&qf)[D / 16][4])
+{
+    const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles;
+    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads;
+    const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
+    const bf16 *Q = p.q + ((size_t)(b * p.heads + kvh * p.group) * p.q_seq + r0) * D;
+    const uint32_t *q_lo = reinterpret_cast<const uint32_t *>(Q + (size_t)g * D + 2 * t4);
+    const uint32_t *q_hi = reinterpret_cast<const uint32_t *>(Q + (size_t)(g + 8) * D + 2 * t4);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        qf[kk][0] = g < n_rows ? __ldg(q_lo + kk * 8) : 0u;
+        qf[kk][1] = g + 8 < n_rows ? __ldg(q_hi + kk * 8) : 0u;
+        qf[kk][2] = g < n_rows ? __ldg(q_lo + kk * 8 + 4) : 0u;
+        qf[kk][3] = g + 8 < n_rows ? __ldg(q_hi + kk * 8 + 4) : 0u;
+    }
+}
+
+template <int D, int DEC_CN, int DEC_STAGES, bool MATH = true>
+__device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, const CUtensorMap *tmk,
+                                                       const CUtensorMap *tmv)
+{
+    constexpr int DT = D / 8, CHUNK_BYTES = DEC_CN * D * 2;
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
+    const uint32_t rings_s = (smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t ring_s = rings_s + (uint32_t)(warp * DEC_STAGES * 2 * CHUNK_BYTES);
+    float *m_o = reinterpret_cast<float *>(smem_raw + (rings_s - smem_addr(smem_raw)) +
+                                           DEC_WARPS * DEC_STAGES * 2 * CHUNK_BYTES);
+    const uint32_t bars = smem_addr(m_o) + (uint32_t)((DEC_WARPS - 1) * DEC_ROWS * (D + 2) * sizeof(float)) +
+                          warp * DEC_STAGES * 8;
+    if (lane == 0)
+        for (int st = 0; st < DEC_STAGES; st++)
+            bar_init(bars + st * 8);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+    __syncwarp();
+
+    const long long C = p.units_per_tile, W = (long long)p.tiles * C, G = gridDim.x, blk = blockIdx.x;
+    const long long b0 = blk * W / G, b1 = (blk + 1) * W / G;
+    ChunkWalk iw{b0 + warp, b1, C, -1, 0}, cw{b0 + warp, b1, C, -1, 0}; /* issue side, compute side */
+    iw.settle<DEC_CN>(p);
+    cw.settle<DEC_CN>(p);
+    int issued = 0, done = 0;
+    auto issue = [&]() {
+        if (iw.u >= iw.end)
+            return;
+        const int st = issued % DEC_STAGES, k0 = (int)(iw.u - (long long)iw.tile * C) * DEC_CN;
+        const int bkv = iw.tile / p.row_tiles;
+        fence_async_shared(); /* this warp's reads of the stage (ldmatrix) before the engine overwrites it */
+        __syncwarp();
+        if (lane == 0) {
+            const uint32_t bar = bars + st * 8, sks = ring_s + (uint32_t)(2 * st * CHUNK_BYTES),
+                           svs = sks + CHUNK_BYTES;
+            bar_expect(bar, (uint32_t)(2 * CHUNK_BYTES));
+#pragma unroll
+            for (int h = 0; h < D / 64; h++) {
+                tma_box(sks + h * DEC_CN * 128, tmk, bar, 64 * h, k0, bkv);
+                tma_box(svs + h * DEC_CN * 128, tmv, bar, 64 * h, k0, bkv);
+            }
+        }
+        issued++;
+        iw.u += DEC_WARPS;
+        iw.settle<DEC_CN>(p);
+    };
+#pragma unroll
+    for (int j = 0; j < DEC_STAGES - 1; j++)
+        issue();
+
+    /* ldmatrix's row of this lane in a K (V) 8x8 matrix and its 16-byte unit's swizzle (decode_segment). */
+    const int k_row = ((lane >> 4) << 3) + (lane & 7), k_unit = (lane >> 3) & 1;
+    const int v_row = (((lane >> 3) & 1) << 3) + (lane & 7), v_unit = lane >> 4;
+    uint32_t k_sw[4], v_sw[4];
+#pragma unroll
+    for (int m = 0; m < 4; m++) {
+        k_sw[m] = (uint32_t)(((2 * m + k_unit) ^ (lane & 7)) << 4);
+        v_sw[m] = (uint32_t)(((2 * m + v_unit) ^ (lane & 7)) << 4);
+    }
+    const int off = p.seq - p.q_seq;
+    for (long long pu = b0; pu < b1;) { /* the range's tiles, one piece each */
+        const int tile = (int)(pu / C);
+        const long long pe = min(b1, (long long)(tile + 1) * C);
+        const long long first = balanced_owner((long long)tile * C, W, G);
+        const int pieces = (int)(balanced_owner((long long)(tile + 1) * C - 1, W, G) - first + 1);
+        const int r0 = (tile % p.row_tiles) * DEC_ROWS, ke = tile_key_end(p, tile);
+        const int limit[2] = {(r0 + g) % p.q_seq + off, (r0 + g + 8) % p.q_seq + off};
+        uint32_t qf[D / 16][4];
+        persistent_load_q<D>(p, tile, qf);
+        float o[DT][4];
+#pragma unroll
+        for (int dt = 0; dt < DT; dt++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                o[dt][i] = 0.f;
+        float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+        while (cw.u < pe) {
+            issue();
+            const int st = done % DEC_STAGES;
+            bar_wait(bars + st * 8, (uint32_t)((done / DEC_STAGES) & 1)); /* chunk `done` has landed */
+            const uint32_t k_base = ring_s + (uint32_t)(2 * st * CHUNK_BYTES) + (uint32_t)(k_row * 128);
+            const uint32_t v_base = ring_s + (uint32_t)((2 * st + 1) * CHUNK_BYTES) + (uint32_t)(v_row * 128);
+            if constexpr (MATH) /* false: a bench probe that only streams and merges (bench/decode_probe.cu) */
+                persistent_chunk<D, DEC_CN>(k_base, v_base, k_sw, v_sw, qf, o, row_max, row_sum,
+                                            (int)(cw.u - (long long)tile * C) * DEC_CN, ke, limit, p.scale_log2);
+            __syncwarp(); /* every lane is done with this stage before it is refilled */
+            done++;
+            cw.u += DEC_WARPS;
+            cw.settle<DEC_CN>(p);
+        }
+        persistent_piece_end<D>(p, m_o, o, row_max, row_sum, tile, pieces == 1 ? -1 : (int)(blk - first), pieces);
+        pu = pe;
+    }
+}
+
 } // namespace
 
 /* Kernels by head dim, keys per warp step and ring stages: d128 with 32-key steps needs 208 KiB of
@@ -571,6 +991,14 @@ __device__ __forceinline__ void decode_balanced_body(const DecodeParams &p, cons
     {                                                                                              \
         decode_balanced_body<D, CN, ST, LOAD_TMA>(p, &tk, &tv);                                    \
     }
+/* The persistent grid (TMA, sm_90): equal chunk ranges per block, the ring running on across tiles. */
+#define ATTNPROF_DECODE_TMA_PERSISTENT_KERNEL(D, CN, ST)                                           \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
+        attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma_pers(                           \
+            const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p) \
+    {                                                                                              \
+        decode_persistent_body<D, CN, ST>(p, &tk, &tv);                                            \
+    }
 ATTNPROF_DECODE_BALANCED_KERNEL(64, 32, 3)
 ATTNPROF_DECODE_BALANCED_KERNEL(128, 32, 3)
 ATTNPROF_DECODE_KERNEL(64, 32, 3, LOAD_CP_ASYNC, )
@@ -580,16 +1008,20 @@ ATTNPROF_DECODE_KERNEL(128, 16, 3, LOAD_CP_ASYNC, )
 ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_BULK_ROWS, _bulk)
 ATTNPROF_DECODE_TMA_KERNEL(64, 32, 3)
 ATTNPROF_DECODE_TMA_KERNEL(128, 32, 3)
+ATTNPROF_DECODE_TMA_PERSISTENT_KERNEL(64, 32, 3)
+ATTNPROF_DECODE_TMA_PERSISTENT_KERNEL(128, 32, 3)
 
 /* One warp per query row: the splits' partial outputs weighed by exp(lse_s - max). Lane s holds
- * split s's weight (32 splits at a time), so the log-sum-exps are read once, in parallel, and
- * the partial outputs of 32 splits are in flight at once. */
+ * split s's weight (32 splits at a time), lane c the row's columns 4c .. 4c + 3 (one float4: the partial
+ * outputs start on 16 bytes, decode_lse_floats), and the partial outputs of eight splits are loaded
+ * together before they are summed: a handful of L2 round trips a row, where a chain of one per split
+ * and column group had cost 5-23 us a forward (bench/results/2026-12-04-decode-persistent.md). */
 extern "C" __global__ void __launch_bounds__(128) attnprof_flash_decode_combine_bf16(DecodeParams p)
 {
     const int row = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (row >= p.total_rows)
         return; /* warp-uniform: a warp is one row */
-    const int T = p.total_rows, ld = p.head_dim, S = p.splits;
+    const int T = p.total_rows, ld = p.head_dim, S = p.splits, c = lane * 4;
     float mx = -INFINITY;
     for (int s = lane; s < S; s += 32)
         mx = fmaxf(mx, p.part_lse[(size_t)s * T + row]);
@@ -605,21 +1037,33 @@ extern "C" __global__ void __launch_bounds__(128) attnprof_flash_decode_combine_
     for (int o = 16; o > 0; o >>= 1)
         wsum += __shfl_xor_sync(0xffffffffu, wsum, o);
     const float inv = 1.f / wsum;
-    for (int d0 = 0; d0 < ld; d0 += 32) { /* warp-uniform trips: every lane takes the shuffles */
-        const int d = d0 + lane;
-        float acc = 0.f;
-        for (int s0 = 0; s0 < S; s0 += 32) {
-            const int sl = s0 + lane, n = min(32, S - s0);
-            const float l = sl < S ? p.part_lse[(size_t)sl * T + row] : -INFINITY;
-            const float w = l == -INFINITY ? 0.f : __expf(l - mx) * inv;
-            for (int j = 0; j < n; j++) {
-                const float wj = __shfl_sync(0xffffffffu, w, j);
-                if (d < ld)
-                    acc += wj * p.part_o[((size_t)(s0 + j) * T + row) * ld + d];
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int s0 = 0; s0 < S; s0 += 32) { /* warp-uniform trips: every lane takes the shuffles */
+        const int sl = s0 + lane, n = min(32, S - s0);
+        const float l = sl < S ? p.part_lse[(size_t)sl * T + row] : -INFINITY;
+        const float w = l == -INFINITY ? 0.f : __expf(l - mx) * inv;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+            float4 v[8];
+            float wj[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                wj[j] = __shfl_sync(0xffffffffu, w, (j0 + j) & 31);
+                v[j] = j0 + j < n && c < ld
+                           ? *reinterpret_cast<const float4 *>(p.part_o + ((size_t)(s0 + j0 + j) * T + row) * ld + c)
+                           : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                acc[0] += wj[j] * v[j].x;
+                acc[1] += wj[j] * v[j].y;
+                acc[2] += wj[j] * v[j].z;
+                acc[3] += wj[j] * v[j].w;
             }
         }
-        if (d < ld)
-            p.o[(size_t)row * ld + d] = __float2bfloat16(acc);
+    }
+    if (c < ld) {
+        const uint2 packed = make_uint2(pack_bf16x2(acc[0], acc[1]), pack_bf16x2(acc[2], acc[3]));
+        *reinterpret_cast<uint2 *>(p.o + (size_t)row * ld + c) = packed;
     }
     if (lane == 0)
         p.lse[row] = mx + logf(wsum);
@@ -660,6 +1104,14 @@ struct DecodeEntry {
       "keys of all tiles cut evenly), a " #ST "-stage ring of " #CN "-key steps per warp filled by 128B-swizzled " \
       "tensor copies, the split tiles merged by their last block (no combine kernel), head dim " #D " only", 1}, \
      nullptr, true, attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma_bal}
+#define ATTNPROF_DECODE_TMA_PERSISTENT_ENTRY(D, CN, ST)                                            \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_tma_pers", "", D, DEC_ROWS, CN, DEC_WARPS,     \
+      DEC_THREADS, decode_pers_smem_bytes(D, CN, ST),                                              \
+      "mma.sync m16n8k16 + ldmatrix + TMA (sm_90); split-KV on a persistent grid (one block per resident slot, "  \
+      "the " #CN "-key chunks of all tiles cut into equal ranges), a " #ST "-stage ring per warp filled by "        \
+      "128B-swizzled tensor copies that runs on across tile boundaries, the cut tiles merged by their last "      \
+      "block (no combine kernel), head dim " #D " only", 2},                                       \
+     nullptr, true, attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma_pers}
 /* Ascending head dim; the first entry of each head dim is the one it runs (flash_decode_config_for_dim),
  * the others are there for bench/decode_splits.py to time beside it (the balanced grid too, until a
  * device run has checked and timed it). */
@@ -675,6 +1127,8 @@ const DecodeEntry decode_entries[] = {
     ATTNPROF_DECODE_TMA_BALANCED_ENTRY(64, 32, 3),
     ATTNPROF_DECODE_TMA_ENTRY(128, 32, 3),
     ATTNPROF_DECODE_TMA_BALANCED_ENTRY(128, 32, 3),
+    ATTNPROF_DECODE_TMA_PERSISTENT_ENTRY(64, 32, 3),
+    ATTNPROF_DECODE_TMA_PERSISTENT_ENTRY(128, 32, 3),
 };
 const int decode_entry_count = (int)(sizeof decode_entries / sizeof decode_entries[0]);
 
@@ -787,10 +1241,15 @@ extern "C" int flash_decode_balanced_twin(int config)
         return -1;
     const DecodeEntry &e = decode_entries[config];
     for (int i = 0; i < decode_entry_count; i++)
-        if (decode_entries[i].cfg.balanced && decode_entries[i].cfg.head_dim == e.cfg.head_dim &&
+        if (decode_entries[i].cfg.balanced == 1 && decode_entries[i].cfg.head_dim == e.cfg.head_dim &&
             (decode_entries[i].tma_fn != nullptr) == (e.tma_fn != nullptr))
             return i;
     return -1;
+}
+
+extern "C" int flash_decode_tma_ring(int config)
+{
+    return config >= 0 && config < decode_entry_count && decode_entries[config].tma_fn != nullptr;
 }
 
 extern "C" cudaError_t flash_decode_prepare(int config)
@@ -826,19 +1285,24 @@ extern "C" int flash_decode_row_tiles(int config, int heads, int kv_heads, int q
     return (int)((rows + DEC_ROWS - 1) / DEC_ROWS);
 }
 
+/* The splits' (or pieces') log-sum-exps in the workspace, rounded up to four floats so that the partial outputs
+ * after them start on 16 bytes. */
+static size_t decode_lse_floats(int pieces, long long rows) { return ((size_t)pieces * rows + 3) & ~(size_t)3; }
+
 extern "C" size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, int head_dim, int splits)
 {
     if (splits <= 1)
         return 0;
     const size_t rows = (size_t)batch * heads * q_seq;
-    return (size_t)splits * rows * ((size_t)head_dim + 1) * sizeof(float);
+    return (decode_lse_floats(splits, (long long)rows) + (size_t)splits * rows * head_dim) * sizeof(float);
 }
 
-/* The balanced grid's rounds per tile (warps x chunk keys each) and the most blocks one tile is
+/* The balanced grid's rounds per tile (warps x chunk keys each; the persistent grid's: chunks of chunk
+ * keys) and the most blocks one tile is
  * cut over: tiles whose rounds straddle a boundary between blocks' ranges. */
 static long long balanced_units(const DecodeEntry &e, int seq)
 {
-    const long long round = (long long)e.cfg.chunk_keys * e.cfg.warps;
+    const long long round = (long long)e.cfg.chunk_keys * (e.cfg.balanced == 2 ? 1 : e.cfg.warps);
     return (seq + round - 1) / round;
 }
 
@@ -893,7 +1357,8 @@ extern "C" size_t flash_decode_balanced_workspace_bytes(int config, int batch, i
         return 0;
     const size_t tiles = (size_t)batch * kv_heads * flash_decode_row_tiles(config, heads, kv_heads, q_seq);
     const size_t rows = (size_t)batch * heads * q_seq;
-    return (pieces > 1 ? (size_t)pieces * rows * ((size_t)head_dim + 1) * sizeof(float) : 0) +
+    return (pieces > 1 ? (decode_lse_floats(pieces, (long long)rows) + (size_t)pieces * rows * head_dim) * sizeof(float)
+                       : 0) +
            tiles * sizeof(unsigned);
 }
 
@@ -919,14 +1384,15 @@ static void fill_params(DecodeParams &p, const void *q, const void *k, const voi
     (void)batch;
 }
 
-extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, const void *k, const void *v, void *out,
-                                                    float *lse, void *workspace, int batch, int heads, int kv_heads,
-                                                    int q_seq, int seq, int head_dim, int grid, cudaStream_t stream)
+/* launch_flash_decode_balanced's body for an entry (bench/decode_probe.cu launches its own through it). */
+static cudaError_t launch_balanced_entry(const DecodeEntry &e, const void *q, const void *k, const void *v, void *out,
+                                         float *lse, void *workspace, int batch, int heads, int kv_heads, int q_seq,
+                                         int seq, int head_dim, int grid, cudaStream_t stream)
 {
-    if (!flash_decode_balanced(config) || batch < 1 || heads < 1 || kv_heads < 1 || heads % kv_heads != 0 ||
-        q_seq < 1 || seq < 1 || q_seq > seq || !lse || !workspace || grid < 1)
+    if (!e.cfg.balanced || batch < 1 || heads < 1 || kv_heads < 1 || heads % kv_heads != 0 || q_seq < 1 || seq < 1 ||
+        q_seq > seq || !lse || !workspace || grid < 1)
         return cudaErrorInvalidValue;
-    const DecodeEntry &e = decode_entries[config];
+    const int config = 0; /* flash_decode_row_tiles does not depend on the configuration */
     if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || (e.exact_dim && head_dim != e.cfg.head_dim))
         return cudaErrorInvalidValue;
     const int row_tiles = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
@@ -944,11 +1410,21 @@ extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, c
     float *ws = static_cast<float *>(workspace);
     if (pieces > 1) {
         p.part_lse = ws;
-        p.part_o = ws + (size_t)pieces * total_rows;
+        p.part_o = ws + decode_lse_floats(pieces, total_rows); /* 16-byte aligned: the merge's float4 loads */
         ws = p.part_o + (size_t)pieces * total_rows * head_dim;
     }
     p.counters = reinterpret_cast<unsigned *>(ws);
     return decode_launch(e, dim3((unsigned)grid), p, batch, stream);
+}
+
+extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, const void *k, const void *v, void *out,
+                                                    float *lse, void *workspace, int batch, int heads, int kv_heads,
+                                                    int q_seq, int seq, int head_dim, int grid, cudaStream_t stream)
+{
+    if (!flash_decode_balanced(config))
+        return cudaErrorInvalidValue;
+    return launch_balanced_entry(decode_entries[config], q, k, v, out, lse, workspace, batch, heads, kv_heads, q_seq,
+                                 seq, head_dim, grid, stream);
 }
 
 extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out,
@@ -975,7 +1451,7 @@ extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void
     DecodeParams p;
     fill_params(p, q, k, v, out, lse, batch, heads, kv_heads, q_seq, seq, head_dim, row_tiles, total_rows);
     p.part_lse = static_cast<float *>(workspace);
-    p.part_o = splits > 1 ? p.part_lse + (size_t)splits * total_rows : NULL;
+    p.part_o = splits > 1 ? p.part_lse + decode_lse_floats(splits, total_rows) : NULL;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
     cudaError_t rc = decode_launch(e, dim3((unsigned)blocks, (unsigned)splits), p, batch, stream);

@@ -12,8 +12,13 @@
  * by one lane onto per-stage mbarriers: 2-5% faster, bench/results/2026-12-04-decode-tma.md), run Q·Kᵀ and P·V on mma.sync m16n8k16 and merge their partial
  * softmaxes in shared memory. With more than one split each block writes its normalised
  * partial output and log-sum-exp (fp32, the workspace), and a second kernel, the combine,
- * weighs them by exp(lse − max) into the output: two kernels per forward, both this
- * variant's. Kernels: attnprof_flash_decode_bf16_d<D>_16x<keys per warp step>_w4_s<stages>[_tma][_bal] and
+ * weighs them by exp(lse − max) into the output (eight splits' partials loaded at once: a chain of
+ * L2 round trips had cost 5-23 us a forward, bench/results/2026-12-04-decode-persistent.md): two
+ * kernels per forward, both this variant's. Beside this fixed grid, one-kernel grids of equal key
+ * ranges per block (launch_flash_decode_balanced): the balanced one, and on sm_90 the persistent one
+ * (`_tma_pers`: chunk ranges, each warp's ring running on across tile boundaries); both measured
+ * slower than the fixed grid with the TMA ring at every H200 decode point. Kernels:
+ * attnprof_flash_decode_bf16_d<D>_16x<keys per warp step>_w4_s<stages>[_tma][_bal|_pers] and
  * attnprof_flash_decode_combine_bf16, for D = 64 and 128 (a smaller multiple of 8 runs the
  * next one up, its missing columns zero-filled). */
 #ifndef ATTNPROF_FLASH_DECODE_H
@@ -35,7 +40,9 @@ typedef struct flash_decode_config {
     int warps, threads;
     size_t smem_bytes;        /* dynamic shared memory per block */
     const char *path;
-    int balanced;             /* 1: the balanced grid (launch_flash_decode_balanced), no combine kernel */
+    int balanced;             /* launch_flash_decode_balanced's grids, no combine kernel: 1 the balanced grid
+                               * (rounds of warps x chunk keys per block, a ring refill per tile), 2 the
+                               * persistent one (chunks per block, the rings running on across tiles) */
 } flash_decode_config;
 
 int flash_decode_config_count(void);
@@ -48,6 +55,8 @@ int flash_decode_config_for_dim(int head_dim);
 int flash_decode_config_for_device(int head_dim, int cc_major);
 /* The balanced-grid configuration of the same head dim and the same loads (TMA or cp.async), or -1. */
 int flash_decode_balanced_twin(int config);
+/* 1 for a configuration of the TMA ring (sm_90, its head dim exactly), else 0. */
+int flash_decode_tma_ring(int config);
 /* Raises the kernel's dynamic shared-memory limit; call once per process and device. */
 cudaError_t flash_decode_prepare(int config);
 cudaError_t flash_decode_blocks_per_sm(int config, int *blocks);

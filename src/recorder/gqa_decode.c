@@ -68,3 +68,8 @@ decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, d
         return DECODE_GRID_BALANCED;
     return DECODE_GRID_FIXED;
 }
+
+decode_grid decode_grid_choose_for(int tma_ring, long long tiles, decode_split split, int slots, double kv_bytes)
+{
+    return tma_ring ? DECODE_GRID_FIXED : decode_grid_choose(tiles, split, slots, kv_bytes);
+}

@@ -52,4 +52,12 @@ typedef enum decode_grid { DECODE_GRID_FIXED = 0, DECODE_GRID_BALANCED = 1 } dec
  * decode (64 MiB: 38.0 against 39.5) gains nothing from it. */
 decode_grid decode_grid_choose(long long tiles, decode_split split, int slots, double kv_bytes);
 
+/* The grid of a configuration: on the TMA ring (tma_ring: sm_90 at D 64 and 128) always the fixed one,
+ * elsewhere decode_grid_choose's. With the TMA ring and the combine's loads batched the fixed grid ran
+ * fastest at every decode point on the H200, the balanced and the persistent grid (kernels/flash_decode.h,
+ * equal ranges per block that cut the tiles) slower: 1 x 32/8 x 131072 fixed 141.1 us, persistent 141.9,
+ * balanced 146.8; 32 x 32/32 x 4096 508.1, 514.2, 511.0; 16 x 32/8 x 8192 133.0, 138.8, 148.5
+ * (bench/results/2026-12-04-decode-persistent.md). */
+decode_grid decode_grid_choose_for(int tma_ring, long long tiles, decode_split split, int slots, double kv_bytes);
+
 #endif

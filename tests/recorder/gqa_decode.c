@@ -131,6 +131,21 @@ Test(decode_grid, the_faster_grid_of_the_h200_table_at_each_point)
     cr_assert_eq(decode_grid_choose(8, (decode_split){16, 64}, 0, 1e12), DECODE_GRID_FIXED);
 }
 
+/* The TMA ring (sm_90, D 64 and 128): the fixed grid at every point, also where decode_grid_choose takes
+ * the balanced one (bench/results/2026-12-04-decode-persistent.md); other configurations as decode_grid_choose. */
+Test(decode_grid, the_fixed_grid_on_the_tma_ring)
+{
+    const long long tiles[] = {128, 512, 8, 64, 1024, 16};
+    const int seqs[] = {8192, 4096, 131072, 32768, 4096, 16384}, slots[] = {132, 132, 132, 132, 132, 264};
+    for (size_t i = 0; i < sizeof tiles / sizeof *tiles; i++) {
+        const decode_split d = decode_split_choose(tiles[i], seqs[i], slots[i], 64);
+        cr_assert_eq(decode_grid_choose_for(1, tiles[i], d, slots[i], 1e12), DECODE_GRID_FIXED, "point %zu", i);
+        cr_assert_eq(decode_grid_choose_for(0, tiles[i], d, slots[i], 1e12),
+                     decode_grid_choose(tiles[i], d, slots[i], 1e12), "point %zu", i);
+    }
+    cr_assert_eq(decode_grid_choose_for(0, 8, decode_split_choose(8, 131072, 132, 64), 132, 1e12), DECODE_GRID_BALANCED);
+}
+
 static void fill(uint16_t *x, size_t n, uint64_t seed)
 {
     rng r;

@@ -12,11 +12,12 @@
  * Grouped-query attention is native on both paths (each query head reads its key/value
  * head's tiles, no copy). Decode, fewer queries than keys, runs the split-KV kernel
  * (kernels/flash_decode.cu): the group's query rows share each K/V load, and the keys are spread
- * over the multiprocessors on one of two grids, chosen per shape (decode_grid_choose,
+ * over the multiprocessors on one of two grids, chosen per shape (decode_grid_choose_for,
  * gqa_decode.h): the fixed grid (one wave of row tile x split blocks, and a combine kernel,
  * counted as this variant's, that merges the splits' partial softmaxes) or the balanced grid
  * (one block per resident slot, the keys of all tiles cut evenly, a cut tile merged by its last
- * block: one kernel). */
+ * block: one kernel). The TMA ring (sm_90, D 64 and 128) always runs the fixed grid: it measured
+ * fastest there at every point. */
 #include "fused_bwd.h"
 #include "check.h"
 #include "variant.h"
@@ -94,7 +95,8 @@ static int decode_plan(const attn_shape *s, decode_run *r)
     const long long tiles = (long long)s->batch * attn_kv_heads(s) *
                             flash_decode_row_tiles(r->config, s->heads, attn_kv_heads(s), attn_q_seq(s));
     r->split = decode_split_choose(tiles, s->seq, slots, DECODE_BLOCK_KEYS);
-    r->grid = decode_grid_choose(tiles, r->split, slots, 2 * attn_kv_bytes(s)); /* K and V */
+    r->grid = decode_grid_choose_for(flash_decode_tma_ring(r->config), tiles, r->split, slots,
+                                     2 * attn_kv_bytes(s)); /* K and V */
     const int bc = flash_decode_balanced_twin(r->config);
     if (r->grid == DECODE_GRID_BALANCED && bc >= 0) {
         const int bslots = resident_slots(bc);
@@ -281,7 +283,7 @@ static void decode_facts(const flash_state *st, attn_facts *f)
         attn_fact_add(f, "kernel", NAN, "%s", c->kernel_name);
         attn_fact_add(f, "decode_grid", NAN, "balanced: %d blocks (one per resident slot), the key rounds of %d x %d x %d "
                       "tiles cut evenly, a cut tile merged by its last block (the fixed grid: %d split%s a tile; "
-                      "decode_grid_choose)", st->balanced_blocks, s->batch, attn_kv_heads(s), rt, st->split.splits,
+                      "decode_grid_choose_for)", st->balanced_blocks, s->batch, attn_kv_heads(s), rt, st->split.splits,
                       st->split.splits == 1 ? "" : "s");
         attn_fact_add(f, "split_count", st->balanced_pieces,
                       "at most %d piece%s per row tile on %d blocks (B x Hkv x row tiles = %d x %d x %d, %d "
@@ -300,7 +302,7 @@ static void decode_facts(const flash_state *st, attn_facts *f)
         return;
     }
     const flash_decode_config *c = flash_decode_config_at(st->config);
-    attn_fact_add(f, "decode_grid", NAN, "fixed: row tile x split blocks%s (decode_grid_choose)",
+    attn_fact_add(f, "decode_grid", NAN, "fixed: row tile x split blocks%s (decode_grid_choose_for)",
                   st->split.splits > 1 ? ", the splits merged by the combine kernel" : "");
     attn_fact_add(f, "kernel", NAN, "%s%s%s", c->kernel_name, st->split.splits > 1 ? " + " : "",
                   st->split.splits > 1 ? c->combine_name : "");
