@@ -310,6 +310,25 @@ void trace_sort(trace *t)
 
 /* The launching API call: a runtime call when there is one (what the user's code
  * called); the driver call it went through otherwise (cuDNN calls the driver directly). */
+int trace_memsets_in_forwards(const trace *t, size_t first_op, size_t first_range, const char *variant)
+{
+    int n = 0;
+    for (size_t i = first_op; i < t->n_ops; i++) {
+        if (t->ops[i].kind != GPU_MEMSET)
+            continue;
+        const api_call *l = trace_launcher(t, &t->ops[i]);
+        for (size_t k = first_range; l && k < t->n_ranges; k++) {
+            const host_range *r = &t->ranges[k];
+            if (r->iteration >= 0 && r->name && !strcmp(r->name, "attn_fwd") && r->variant &&
+                !strcmp(r->variant, variant) && l->start_ns >= r->start_ns && l->start_ns <= r->end_ns) {
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
 const api_call *trace_launcher(const trace *t, const gpu_op *op)
 {
     const api_call *driver = NULL;

@@ -134,6 +134,9 @@ size_t *trace_api_enclosing(const trace *t, unsigned kinds);
 int trace_check(const trace *t, char *err, size_t errlen);
 /* The API call that launched an op (same correlation id), or NULL. */
 const api_call *trace_launcher(const trace *t, const gpu_op *op);
+/* The Memsets among ops[first_op..] launched inside a recorded forward (an "attn_fwd" range of
+ * iteration >= 0 among ranges[first_range..], of `variant`): not setup's or a check's. */
+int trace_memsets_in_forwards(const trace *t, size_t first_op, size_t first_range, const char *variant);
 
 /* trace_write.c / trace_read.c: Chrome Trace Event Format, Kineto schema.
  * EXIT_OK, or with a one-line reason in `err` EXIT_IO (the writer) or EXIT_BAD_ARCHIVE (the

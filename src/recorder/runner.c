@@ -137,7 +137,7 @@ static int run_variant(const run_plan *cfg, int vi, int pass, device_inputs *d, 
     const int bwd_status = backward_phase(cfg, vi, pass, d, state, heads, n_heads, rows, res, ms, rc);
     cupti_range_pop();
     sample_clocks(&info->env);
-    size_t first_op = t->n_ops;
+    size_t first_op = t->n_ops, first_range = t->n_ranges;
     if (cupti_flush(1, var->name, &dropped, cerr, sizeof cerr) != 0 && rc == ATTN_OK)
         rc = attn_fail(&e, ATTN_FAILED, "%s", cerr);
     if (pass == 0)
@@ -145,9 +145,8 @@ static int run_variant(const run_plan *cfg, int vi, int pass, device_inputs *d, 
 
     if (rc == ATTN_OK && pass == 0) {
         progress(cfg, vi, var->name, "overhead probe", 1, 1);
-        int memsets = 0; /* in the variant's recorded forwards, flushed above */
-        for (size_t i = first_op; i < t->n_ops; i++)
-            memsets += t->ops[i].kind == GPU_MEMSET;
+        /* in the variant's recorded forwards, flushed above (the check's NaN fill is no forward's) */
+        const int memsets = trace_memsets_in_forwards(t, first_op, first_range, var->name);
         rc = cupti_overhead_probe(var, state, d, res, memsets, &e);
         if (rc == ATTN_OK)
             fully_masked_rows_check(cfg, var, state, d, &res->facts);

@@ -7,6 +7,7 @@
 
 #include "err.h"
 #include "trace.h"
+#include "fixture.h"
 
 static void sample_trace(trace *t)
 {
@@ -183,4 +184,23 @@ Test(trace, reads_the_h200_fixture)
         with_launcher += trace_launcher(&t, &t.ops[i]) != NULL;
     cr_assert_eq(with_launcher, t.n_ops, "every GPU op is tied to the API call that launched it");
     trace_free(&t);
+}
+
+/* The Memsets of a variant's recorded forwards, for the overhead probe's third state: cuBLAS's
+ * and cuDNN's one a forward, not the NaN fill of the FP64 check that every variant's records
+ * also hold (h200-cudnn919-a: 20 recorded forwards a variant). */
+Test(trace, memsets_in_forwards_leave_the_checks_out)
+{
+    fixture f;
+    fixture_load(&f, "tests/fixtures/h200-cudnn919-a");
+    cr_assert_eq(trace_memsets_in_forwards(&f.t, 0, 0, "naive"), 20);
+    cr_assert_eq(trace_memsets_in_forwards(&f.t, 0, 0, "cudnn"), 20);
+    cr_assert_eq(trace_memsets_in_forwards(&f.t, 0, 0, "math"), 0);
+    cr_assert_eq(trace_memsets_in_forwards(&f.t, 0, 0, "flash"), 0);
+    int all = 0;
+    for (size_t i = 0; i < f.t.n_ops; i++)
+        all += f.t.ops[i].kind == GPU_MEMSET;
+    cr_assert_gt(all, 60, "the checks' Memsets are in the trace: %d", all);
+    cr_assert_eq(trace_memsets_in_forwards(&f.t, f.t.n_ops, 0, "naive"), 0, "no ops from there on");
+    fixture_free(&f);
 }
