@@ -18,6 +18,7 @@
 // built from another tree's kernels (make ELEMENTWISE_BENCH) prints the same lines, so two
 // builds run one after the other on the device compare before and after in one run.
 #include "elementwise.h"
+#include "event_median.cuh"
 #include "math_kernels.h"
 
 #include <cuda_runtime.h>
@@ -57,27 +58,7 @@ static cudaEvent_t g_e0, g_e1;
 
 template <class F> static double median_us(F launch)
 {
-    double t[SAMPLES];
-    if (g_samples > 1) {
-        launch();
-        launch(); // warm-up
-    }
-    for (int i = 0; i < g_samples; i++) {
-        CK(cudaEventRecord(g_e0, g_s));
-        launch();
-        CK(cudaEventRecord(g_e1, g_s));
-        CK(cudaEventSynchronize(g_e1));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, g_e0, g_e1));
-        t[i] = ms * 1000.0;
-    }
-    for (int i = 1; i < g_samples; i++)
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double x = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = x;
-        }
-    return t[g_samples / 2];
+    return event_median_us(g_s, g_e0, g_e1, g_samples, g_samples > 1 ? 2 : 0, launch); // 2 warm-ups
 }
 
 /* The fill's writes for the causal mask computed, not read: chunk c of a matrix is row

@@ -17,6 +17,7 @@
 // must move, and the share of the write ceiling (the faster of a 16-byte store kernel and
 // cudaMemsetAsync of those bytes).
 #include "elementwise.h"
+#include "event_median.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -200,27 +201,7 @@ static cudaEvent_t g_e0, g_e1;
 
 template <class F> static double median_us(F launch)
 {
-    enum { N = 21 };
-    double t[N];
-    launch();
-    launch();
-    for (int i = 0; i < N; i++) {
-        CK(cudaEventRecord(g_e0, g_s));
-        launch();
-        CK(cudaEventRecord(g_e1, g_s));
-        CK(cudaEventSynchronize(g_e1));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, g_e0, g_e1));
-        t[i] = ms * 1000.0;
-    }
-    for (int i = 1; i < N; i++)
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double y = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = y;
-        }
-    CK(cudaGetLastError());
-    return t[N / 2];
+    return event_median_us(g_s, g_e0, g_e1, 21, 2, launch);
 }
 
 int main(int argc, char **argv)

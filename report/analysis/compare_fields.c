@@ -58,7 +58,11 @@ static void device_values(const run_fields *x, int i, const run_info *r)
     units_version_text(r->cudnn_version, nr_text, x->cudnn->value[i], sizeof x->cudnn->value[i]);
     snprintf(x->cupti->value[i], sizeof x->cupti->value[i], "%d", r->cupti_version);
     /* An import's version is that of the attnprof that read the trace, not of what recorded it. */
-    snprintf(x->tool->value[i], sizeof x->tool->value[i], "%s%s", r->imported ? "imported by " : "", r->tool_version);
+    if (r->imported)
+        snprintf(x->tool->value[i], sizeof x->tool->value[i], "%s%s", r->tool_version[0] ? "imported by " : "",
+                 r->tool_version[0] ? r->tool_version : "imported (the importer's version not recorded)");
+    else
+        snprintf(x->tool->value[i], sizeof x->tool->value[i], "%s", r->tool_version[0] ? r->tool_version : nr_text);
     snprintf(x->date->value[i], sizeof x->date->value[i], "%s", r->date);
 }
 

@@ -198,25 +198,25 @@ static void memset_records_cost(FILE *f, const analysis *a)
         const variant_analysis *va = &a->v[i];
         const variant_result *r = va->result;
         const double off = r->event_us_no_cupti, on = r->event_us_cupti, quiet = r->event_us_cupti_no_memset;
-        if (!(isfinite(quiet) && quiet > 0 && isfinite(on) && isfinite(off) && off > 0))
+        const int memsets = va->memset_per_forward;
+        /* Said only of forwards that issue Memsets, as the sentence claims. */
+        if (!(memsets > 0 && isfinite(quiet) && quiet > 0 && isfinite(on) && isfinite(off) && off > 0))
             continue;
         if (!n++)
             fputs("The probe timed a third state where a variant's forwards issued Memsets: CUPTI on, its Memset "
                   "records alone off. ",
                   f);
         esc_md_code(f, r->name, 1);
-        fprintf(f, ": %.1f µs, %+.1f%% over CUPTI off, against %+.1f%% with them", quiet, 100.0 * (quiet / off - 1.0),
-                100.0 * (on / off - 1.0));
+        fprintf(f, ": %.1f µs, %+.1f%% over CUPTI off, against %+.1f%% with them (%d Memset%s per forward", quiet,
+                100.0 * (quiet / off - 1.0), 100.0 * (on / off - 1.0), memsets, memsets == 1 ? "" : "s");
         /* A per-record cost only where the records' share reaches MEMSET_RECORDS_RESOLVED: the
          * probe's states differed by ±0.3% where they differ in nothing (H200, 2026-12-04; 1.7%
          * the worst seen), so a smaller difference says nothing per record. */
-        if (va->memset_per_forward > 0 && (on - quiet) / off >= MEMSET_RECORDS_RESOLVED)
-            fprintf(f, " (%d Memset%s per forward: %.2f µs of GPU time per Memset record)", va->memset_per_forward,
-                    va->memset_per_forward == 1 ? "" : "s", (on - quiet) / va->memset_per_forward);
-        else if (va->memset_per_forward > 0)
-            fprintf(f, " (%d Memset%s per forward; the difference is under %.1f%% of the forward, within the probe's "
-                       "jitter)",
-                    va->memset_per_forward, va->memset_per_forward == 1 ? "" : "s", 100 * MEMSET_RECORDS_RESOLVED);
+        if ((on - quiet) / off >= MEMSET_RECORDS_RESOLVED)
+            fprintf(f, ": %.2f µs of GPU time per Memset record)", (on - quiet) / memsets);
+        else
+            fprintf(f, "; the difference is under %.1f%% of the forward, within the probe's jitter)",
+                    100 * MEMSET_RECORDS_RESOLVED);
         fputs(". ", f);
     }
     if (n)
