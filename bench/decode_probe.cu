@@ -44,6 +44,33 @@ const DecodeEntry probe_pers_entry = {{"probe_decode_d128_pers_nomath", "", 128,
                                        decode_pers_smem_bytes(128, 32, 3), "probe", 2},
                                       nullptr, true, probe_decode_d128_pers_nomath};
 
+/* Other TMA rings than the recorder's (chunk keys x stages per warp): how deep a ring the stream wants. */
+#define PROBE_RING_KERNEL(D, CN, ST)                                                                    \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1) probe_ring_d##D##_c##CN##_s##ST(          \
+        const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p)   \
+    {                                                                                                     \
+        decode_body<D, CN, ST, LOAD_TMA>(p, &tk, &tv);                                                    \
+    }
+#define PROBE_RING_ENTRY(D, CN, ST)                                                                     \
+    {{"probe_ring_d" #D "_c" #CN "_s" #ST, "attnprof_flash_decode_combine_bf16", D, DEC_ROWS, CN, DEC_WARPS,   \
+      DEC_THREADS, decode_tma_smem_bytes(D, CN, ST), "probe", 0},                                         \
+     nullptr, true, probe_ring_d##D##_c##CN##_s##ST}
+PROBE_RING_KERNEL(128, 32, 2)
+PROBE_RING_KERNEL(128, 16, 3)
+PROBE_RING_KERNEL(128, 16, 4)
+PROBE_RING_KERNEL(128, 16, 2)
+PROBE_RING_KERNEL(64, 64, 3)
+PROBE_RING_KERNEL(64, 64, 2)
+PROBE_RING_KERNEL(64, 32, 4)
+PROBE_RING_KERNEL(64, 32, 2)
+PROBE_RING_KERNEL(64, 16, 3)
+const DecodeEntry probe_ring_entries[] = {
+    PROBE_RING_ENTRY(128, 32, 2), PROBE_RING_ENTRY(128, 16, 3), PROBE_RING_ENTRY(128, 16, 4),
+    PROBE_RING_ENTRY(128, 16, 2), PROBE_RING_ENTRY(64, 64, 3),  PROBE_RING_ENTRY(64, 64, 2),
+    PROBE_RING_ENTRY(64, 32, 4),  PROBE_RING_ENTRY(64, 32, 2),  PROBE_RING_ENTRY(64, 16, 3),
+};
+const int probe_ring_count_ = (int)(sizeof probe_ring_entries / sizeof probe_ring_entries[0]);
+
 __global__ void __launch_bounds__(256) probe_read(const uint4 *__restrict__ src, size_t n16, unsigned *sink)
 {
     unsigned acc = 0;
@@ -114,4 +141,48 @@ extern "C" cudaError_t probe_persistent_launch(const void *q, const void *k, con
     if (rc != cudaSuccess)
         return rc;
     return launch_balanced_entry(e, q, k, v, out, lse, workspace, batch, heads, kv_heads, q_seq, seq, head_dim, grid, 0);
+}
+
+extern "C" int probe_ring_count(void) { return probe_ring_count_; }
+
+/* Ring i's configuration (its name, head dim, chunk and shared memory); NULL past the end. */
+extern "C" const flash_decode_config *probe_ring_config(int i)
+{
+    return i >= 0 && i < probe_ring_count_ ? &probe_ring_entries[i].cfg : NULL;
+}
+
+extern "C" cudaError_t probe_ring_blocks_per_sm(int i, int *blocks)
+{
+    if (i < 0 || i >= probe_ring_count_ || !blocks)
+        return cudaErrorInvalidValue;
+    const DecodeEntry &e = probe_ring_entries[i];
+    cudaError_t rc = cudaFuncSetAttribute(e.tma_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);
+    return rc != cudaSuccess ? rc
+                             : cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.tma_fn, e.cfg.threads,
+                                                                             e.cfg.smem_bytes);
+}
+
+/* The tensor maps' L2 promotion for the launches that follow: 0 (none), 64, 128 or 256 bytes. */
+extern "C" int probe_set_l2_promotion(int bytes)
+{
+    switch (bytes) {
+    case 0: decode_l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE; return 0;
+    case 64: decode_l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_64B; return 0;
+    case 128: decode_l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B; return 0;
+    case 256: decode_l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B; return 0;
+    default: return -1;
+    }
+}
+
+/* A whole forward (split kernel, and the combine past one split) on ring i; arguments as launch_flash_decode's. */
+extern "C" cudaError_t probe_ring_forward(int i, const void *q, const void *k, const void *v, void *out, float *lse,
+                                          void *workspace, int batch, int heads, int kv_heads, int q_seq, int seq,
+                                          int head_dim, int splits, int keys_per_split)
+{
+    int blocks = 0;
+    const cudaError_t rc = probe_ring_blocks_per_sm(i, &blocks); /* sets the shared-memory size */
+    if (rc != cudaSuccess)
+        return rc;
+    return launch_fixed_entry(probe_ring_entries[i], q, k, v, out, lse, workspace, batch, heads, kv_heads, q_seq, seq,
+                              head_dim, splits, keys_per_split, 0);
 }

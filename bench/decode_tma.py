@@ -115,6 +115,83 @@ def cand_balanced(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, slots=None, prob
                                                      None)), f"grid {grid}, pieces<={pieces}", ws
 
 
+def ring_study():
+    """RING=1: the recorder's TMA ring beside other ring depths and chunk sizes (bench/decode_probe.cu's
+    probe_ring_*), the tensor maps' L2 promotion (256 B, the recorder's; 128, 64, none) and, where the rule
+    splits, other split counts; every candidate checked against FP32 SDPA, then timed in two alternating
+    passes beside PyTorch's SDPA cuDNN."""
+    lib.probe_ring_config.restype = ctypes.POINTER(Cfg)
+    lib.probe_ring_config.argtypes = [I]
+    lib.probe_ring_blocks_per_sm.argtypes = [I, ctypes.POINTER(I)]
+    lib.probe_ring_forward.argtypes = [I, P, P, P, P, P, P, I, I, I, I, I, I, I, I]
+    lib.probe_set_l2_promotion.argtypes = [I]
+    rings = [lib.probe_ring_config(i).contents for i in range(lib.probe_ring_count())]
+    bad = 0
+    for (B, Hq, Hkv, SQ, L, D) in POINTS:
+        q = torch.randn(B, Hq, SQ, D, device=dev, dtype=torch.bfloat16)
+        k, v = (torch.randn(B, Hkv, L, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
+        mask = torch.ones(SQ, L, dtype=torch.bool, device=dev).tril(L - SQ) if SQ > 1 else None
+        ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask, enable_gqa=Hq != Hkv)
+        out, lse = torch.empty_like(q), torch.empty(B, Hq, SQ, device=dev, dtype=torch.float32)
+        kv_bytes = 2 * B * Hkv * L * D * 2
+        tma = names[f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_tma"]
+        s0, _ = split_rule(tma, B, Hq, Hkv, SQ, L)
+        plans = [("tma", tma, None, 256, None)] + [(f"tma_l2_{b}", tma, None, b, None) for b in (128, 64, 0)]
+        if s0 > 1:
+            plans += [(f"tma_splits{n}", tma, None, 256, n) for n in sorted({max(2, s0 // 2), s0 * 2, s0 * 4})
+                      if n != s0 and n <= 128]
+        for i, r in enumerate(rings):
+            if r.head_dim == D:
+                plans.append((r.kernel_name.decode().replace("probe_ring_", ""), None, i, 256, None))
+        calls, res = [], {}
+        for tag, cfg, ring, promo, splits in plans:
+            if ring is None:
+                s, kps = split_rule(cfg, B, Hq, Hkv, SQ, L)
+            else:
+                bps = I(0); lib.probe_ring_blocks_per_sm(ring, ctypes.byref(bps))
+                tiles = B * Hkv * (-(-(Hq // Hkv * SQ) // 16))
+                slots = sms * max(1, bps.value)
+                s = 1 if tiles >= 0.8 * slots else max(1, min(128, -(-L // 64), slots // tiles))
+                kps = -(-(-(-L // s)) // 64) * 64
+            if splits:
+                kps = -(-(-(-L // splits)) // 64) * 64
+            s = -(-L // kps)
+            ws = torch.empty(max(4, lib.flash_decode_workspace_bytes(B, Hq, SQ, D, s)), dtype=torch.uint8, device=dev)
+            if ring is None:
+                fn = (lambda cfg=cfg, s=s, kps=kps, ws=ws, promo=promo: (lib.probe_set_l2_promotion(promo),
+                      lib.launch_flash_decode(cfg, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                                              lse.data_ptr(), ws.data_ptr(), B, Hq, Hkv, SQ, L, D, s, kps, None))[1])
+            else:
+                fn = (lambda ring=ring, s=s, kps=kps, ws=ws: (lib.probe_set_l2_promotion(256),
+                      lib.probe_ring_forward(ring, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                                             lse.data_ptr(), ws.data_ptr(), B, Hq, Hkv, SQ, L, D, s, kps))[1])
+            out.fill_(float("nan"))
+            rc = fn(); torch.cuda.synchronize()
+            err = ((out.float() - ref).norm() / ref.norm()).item() if rc == 0 else float("nan")
+            ok = err == err and err < 1e-2
+            bad += not ok
+            res[tag] = [f"{s} splits", err, ok, []]
+            if ok:
+                calls.append((tag, fn))
+        lib.probe_set_l2_promotion(256)
+        def sd():
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=Hq != Hkv)
+        res["cudnn"] = ["sdpa", ((sd().float() - ref).norm() / ref.norm()).item(), True, []]
+        calls.append(("cudnn", sd))
+        for rep in range(2):
+            for tag, fn in calls:
+                res[tag][3].append(timeit(fn))
+        cols = [f"{tag}({how}): {' / '.join(f'{x:.1f}' for x in ts) or '-'}us"
+                f"{f' {kv_bytes / min(ts) / 1e3:.0f}GB/s' if ts else ''} err {err:.1e}{'' if ok else ' FAIL'}"
+                for tag, (how, err, ok, ts) in res.items()]
+        print(f"B={B} Hq={Hq} Hkv={Hkv} q_seq={SQ} L={L} D={D} kv={kv_bytes / 2**20:.0f}MiB | " + " | ".join(cols),
+              flush=True)
+        del q, k, v, ref, out, calls
+        torch.cuda.empty_cache()
+    print(f"{bad} failed correctness (ring study)", flush=True)
+
+
 CANDS = {D: [("cp", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3", 0),
              ("cp_bal", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_bal", 1),
              ("tma", f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_tma", 0),
@@ -136,6 +213,9 @@ CHECK_ONLY = os.environ.get("CHECK_ONLY") == "1"
 if CHECK_ONLY:
     POINTS, ODD = [], ODD[:5]
     CANDS = {D: [c for c in CANDS[D] if c[0] in ("tma", "tma_pers")] for D in CANDS}
+if os.environ.get("RING") == "1":
+    ring_study()
+    sys.exit(0)
 bad = 0
 for (B, Hq, Hkv, SQ, L, D) in POINTS + ODD:
     timed = (B, Hq, Hkv, SQ, L, D) in POINTS

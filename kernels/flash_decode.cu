@@ -1154,6 +1154,10 @@ static decode_encode_fn decode_tensor_map_encoder(void)
     return fn;
 }
 
+/* The tensor maps' L2 promotion: a request for one 128-byte half of a D = 128 key row brings the whole
+ * 256-byte row into the L2. bench/decode_probe.cu sets the others to time them beside it. */
+static CUtensorMapL2promotion decode_l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+
 /* K's or V's tensor map, [B * Hkv][seq][D] bf16, one box = cn keys x 64 columns of one head, 128-byte
  * swizzle, keys past seq read as zeros. The maps of the last few buffers are kept per thread: encoding
  * is a host call of microseconds, and a forward reuses its buffers. */
@@ -1162,6 +1166,7 @@ static cudaError_t decode_tensor_map(const void *ptr, int heads_total, int seq, 
     struct Slot {
         const void *ptr;
         int heads_total, seq, head_dim, cn;
+        CUtensorMapL2promotion promotion;
         CUtensorMap map;
     };
     enum { SLOTS = 8 };
@@ -1169,7 +1174,7 @@ static cudaError_t decode_tensor_map(const void *ptr, int heads_total, int seq, 
     static thread_local int used = 0, next = 0;
     for (int i = 0; i < used; i++)
         if (cache[i].ptr == ptr && cache[i].heads_total == heads_total && cache[i].seq == seq &&
-            cache[i].head_dim == head_dim && cache[i].cn == cn) {
+            cache[i].head_dim == head_dim && cache[i].cn == cn && cache[i].promotion == decode_l2_promotion) {
             *out = cache[i].map;
             return cudaSuccess;
         }
@@ -1181,11 +1186,11 @@ static cudaError_t decode_tensor_map(const void *ptr, int heads_total, int seq, 
     const cuuint32_t box[3] = {64, (cuuint32_t)cn, 1}, elem_strides[3] = {1, 1, 1};
     CUtensorMap map;
     if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(ptr), dims, strides, box, elem_strides,
-               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, decode_l2_promotion,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
         return cudaErrorInvalidValue;
     const int slot = used < SLOTS ? used++ : (next++ % SLOTS);
-    cache[slot] = Slot{ptr, heads_total, seq, head_dim, cn, map};
+    cache[slot] = Slot{ptr, heads_total, seq, head_dim, cn, decode_l2_promotion, map};
     *out = map;
     return cudaSuccess;
 }
@@ -1427,23 +1432,22 @@ extern "C" cudaError_t launch_flash_decode_balanced(int config, const void *q, c
                                  seq, head_dim, grid, stream);
 }
 
-extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out,
-                                           float *lse, void *workspace, int batch, int heads, int kv_heads, int q_seq,
-                                           int seq, int head_dim, int splits, int keys_per_split, cudaStream_t stream)
+/* launch_flash_decode's body for an entry (bench/decode_probe.cu launches its own rings through it). */
+static cudaError_t launch_fixed_entry(const DecodeEntry &e, const void *q, const void *k, const void *v, void *out,
+                                      float *lse, void *workspace, int batch, int heads, int kv_heads, int q_seq,
+                                      int seq, int head_dim, int splits, int keys_per_split, cudaStream_t stream)
 {
-    if (config < 0 || config >= decode_entry_count || batch < 1 || heads < 1 || kv_heads < 1 ||
-        heads % kv_heads != 0 || q_seq < 1 || seq < 1 || q_seq > seq || !lse || splits < 1 ||
-        keys_per_split < 16 || keys_per_split % 16 != 0 ||
+    if (batch < 1 || heads < 1 || kv_heads < 1 || heads % kv_heads != 0 || q_seq < 1 || seq < 1 || q_seq > seq ||
+        !lse || splits < 1 || keys_per_split < 16 || keys_per_split % 16 != 0 ||
         (long long)(splits - 1) * keys_per_split >= seq || (long long)splits * keys_per_split < seq ||
         (splits > 1 && !workspace))
         return cudaErrorInvalidValue;
-    const DecodeEntry &e = decode_entries[config];
     if (e.cfg.balanced)
         return cudaErrorInvalidValue; /* launch_flash_decode_balanced */
     if (head_dim < 8 || head_dim % 8 != 0 || head_dim > e.cfg.head_dim || keys_per_split % e.cfg.chunk_keys != 0 ||
         (e.exact_dim && head_dim != e.cfg.head_dim))
         return cudaErrorInvalidValue;
-    const int row_tiles = flash_decode_row_tiles(config, heads, kv_heads, q_seq);
+    const int row_tiles = flash_decode_row_tiles(0, heads, kv_heads, q_seq); /* the same for every configuration */
     const long long blocks = (long long)batch * kv_heads * row_tiles;
     const long long total_rows = (long long)batch * heads * q_seq;
     if (blocks > 0x7fffffffLL || splits > 65535 || total_rows > 0x7fffffffLL)
@@ -1459,4 +1463,14 @@ extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void
         return rc;
     attnprof_flash_decode_combine_bf16<<<(unsigned)((total_rows + 3) / 4), 128, 0, stream>>>(p);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t launch_flash_decode(int config, const void *q, const void *k, const void *v, void *out,
+                                           float *lse, void *workspace, int batch, int heads, int kv_heads, int q_seq,
+                                           int seq, int head_dim, int splits, int keys_per_split, cudaStream_t stream)
+{
+    if (config < 0 || config >= decode_entry_count)
+        return cudaErrorInvalidValue;
+    return launch_fixed_entry(decode_entries[config], q, k, v, out, lse, workspace, batch, heads, kv_heads, q_seq,
+                              seq, head_dim, splits, keys_per_split, stream);
 }
