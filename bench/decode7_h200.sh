@@ -5,11 +5,12 @@
 #   1. bench/decode_tma.py with RING=1: at the decode points the recorder's TMA ring beside other ring
 #      depths and chunk sizes, the tensor maps' L2 promotion and other split counts, beside PyTorch's
 #      SDPA cuDNN, every output against FP32 SDPA;
-#   2. ours (flash) and cuDNN in one attnprof process per point, FP64-checked (bench/decode_points.sh);
+#   2. gpu-test's grouped-query and decode shapes (tests/gpu/run.sh), then ours (flash) and cuDNN in one
+#      attnprof process per point, FP64-checked (bench/decode_points.sh);
 #   3. GQA prefill (Hkv = H/4, causal) through attnprof (flash, cudnn) and PyTorch's backends in the same
 #      run (bench/torch_gqa_decode.py);
 #   4. the default batch (every variant): the CUPTI overhead probe's states per variant in run.json.
-# SKIP_RING=1, SKIP_POINTS=1, SKIP_PREFILL=1 and SKIP_DEFAULT=1 leave out steps 1 to 4.
+# SKIP_RING=1, SKIP_GPU_TEST=1, SKIP_POINTS=1, SKIP_PREFILL=1 and SKIP_DEFAULT=1 leave out steps 1 to 4.
 source "$(dirname "$0")/lib.sh" decode7
 bin=${ATTNPROF_BIN:-build/attnprof}
 say "$(date -u +%FT%TZ) commit ${COMMIT:-unknown}"
@@ -21,6 +22,11 @@ say "decode_tma.py, the ring study"
 rc=$?
 echo "rc=$rc ring" >>"$L"
 [ "$rc" = 124 ] && { say "the ring study timed out: stopping"; exit 1; }
+
+say "gpu-test: grouped-query and decode shapes (every variant against FP64)"
+[ "${SKIP_GPU_TEST:-0}" = 1 ] || cudnn_torch env ATTNPROF_BIN=$bin GPU_TEST_ONLY=gqa timeout 150 bash tests/gpu/run.sh \
+  >"$OUT/gpu-test.log" 2>&1
+echo "rc=$? gpu-test" >>"$L"
 
 say "ours and cuDNN in one attnprof run per point"
 [ "${SKIP_POINTS:-0}" = 1 ] || source bench/decode_points.sh

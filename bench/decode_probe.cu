@@ -55,6 +55,20 @@ const DecodeEntry probe_pers_entry = {{"probe_decode_d128_pers_nomath", "", 128,
     {{"probe_ring_d" #D "_c" #CN "_s" #ST, "attnprof_flash_decode_combine_bf16", D, DEC_ROWS, CN, DEC_WARPS,   \
       DEC_THREADS, decode_tma_smem_bytes(D, CN, ST), "probe", 0},                                         \
      nullptr, true, probe_ring_d##D##_c##CN##_s##ST}
+/* The fixed grid with the combine fused in (decode_fused_body): one kernel per split forward. */
+#define PROBE_FUSED_KERNEL(D, CN, ST)                                                                   \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1) probe_fused_d##D##_c##CN##_s##ST(         \
+        const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p)   \
+    {                                                                                                     \
+        decode_fused_body<D, CN, ST>(p, &tk, &tv);                                                        \
+    }
+#define PROBE_FUSED_ENTRY(D, CN, ST)                                                                    \
+    {{"probe_fused_d" #D "_c" #CN "_s" #ST, "", D, DEC_ROWS, CN, DEC_WARPS, DEC_THREADS,                  \
+      decode_tma_smem_bytes(D, CN, ST), "probe", 0},                                                      \
+     nullptr, true, probe_fused_d##D##_c##CN##_s##ST}
+PROBE_FUSED_KERNEL(128, 32, 3)
+PROBE_FUSED_KERNEL(64, 32, 3)
+PROBE_FUSED_KERNEL(64, 64, 2)
 PROBE_RING_KERNEL(128, 32, 2)
 PROBE_RING_KERNEL(128, 16, 3)
 PROBE_RING_KERNEL(128, 16, 4)
@@ -65,6 +79,7 @@ PROBE_RING_KERNEL(64, 32, 4)
 PROBE_RING_KERNEL(64, 32, 2)
 PROBE_RING_KERNEL(64, 16, 3)
 const DecodeEntry probe_ring_entries[] = {
+    PROBE_FUSED_ENTRY(128, 32, 3), PROBE_FUSED_ENTRY(64, 32, 3), PROBE_FUSED_ENTRY(64, 64, 2),
     PROBE_RING_ENTRY(128, 32, 2), PROBE_RING_ENTRY(128, 16, 3), PROBE_RING_ENTRY(128, 16, 4),
     PROBE_RING_ENTRY(128, 16, 2), PROBE_RING_ENTRY(64, 64, 3),  PROBE_RING_ENTRY(64, 64, 2),
     PROBE_RING_ENTRY(64, 32, 4),  PROBE_RING_ENTRY(64, 32, 2),  PROBE_RING_ENTRY(64, 16, 3),

@@ -75,10 +75,11 @@ del x, y
 
 
 def split_rule(cfg, B, Hq, Hkv, SQ, L):
-    """The recorder's fixed-grid rule: one wave of splits (src/recorder/gqa_decode.c)."""
+    """The recorder's fixed-grid rule: one wave of splits (src/recorder/gqa_decode.c), one block per
+    multiprocessor on the TMA ring (src/recorder/variants/flash.c)."""
     bps = I(0)
     lib.flash_decode_prepare(cfg); lib.flash_decode_blocks_per_sm(cfg, ctypes.byref(bps))
-    slots = sms * max(1, bps.value)
+    slots = sms * (1 if lib.flash_decode_tma_ring(cfg) else max(1, bps.value))
     tiles = B * Hkv * (-(-(Hq // Hkv * SQ) // 16))
     s = 1 if tiles >= 0.8 * slots else max(1, min(128, -(-L // 64), slots // tiles))
     kps = -(-(-(-L // s)) // 64) * 64
@@ -116,10 +117,11 @@ def cand_balanced(cfg, B, Hq, Hkv, SQ, L, D, q, k, v, out, lse, slots=None, prob
 
 
 def ring_study():
-    """RING=1: the recorder's TMA ring beside other ring depths and chunk sizes (bench/decode_probe.cu's
-    probe_ring_*), the tensor maps' L2 promotion (256 B, the recorder's; 128, 64, none) and, where the rule
-    splits, other split counts; every candidate checked against FP32 SDPA, then timed in two alternating
-    passes beside PyTorch's SDPA cuDNN."""
+    """RING=1: the recorder's TMA ring beside other ring depths and chunk sizes and the fixed grid with the
+    combine fused in (bench/decode_probe.cu's probe_ring_* and probe_fused_*, split for one block per
+    multiprocessor), the tensor maps' L2 promotion (none, the recorder's; 256 and 128 bytes) and, where the
+    rule splits, other split counts; every candidate checked against FP32 SDPA (the fused ones three times:
+    their counters return to zero), then timed in two alternating passes beside PyTorch's SDPA cuDNN."""
     lib.probe_ring_config.restype = ctypes.POINTER(Cfg)
     lib.probe_ring_config.argtypes = [I]
     lib.probe_ring_blocks_per_sm.argtypes = [I, ctypes.POINTER(I)]
@@ -136,44 +138,48 @@ def ring_study():
         kv_bytes = 2 * B * Hkv * L * D * 2
         tma = names[f"attnprof_flash_decode_bf16_d{D}_16x32_w4_s3_tma"]
         s0, _ = split_rule(tma, B, Hq, Hkv, SQ, L)
-        plans = [("tma", tma, None, 256, None)] + [(f"tma_l2_{b}", tma, None, b, None) for b in (128, 64, 0)]
+        plans = [("tma", tma, None, 0, None)] + [(f"tma_l2_{b}", tma, None, b, None) for b in (256, 128)]
         if s0 > 1:
-            plans += [(f"tma_splits{n}", tma, None, 256, n) for n in sorted({max(2, s0 // 2), s0 * 2, s0 * 4})
+            plans += [(f"tma_splits{n}", tma, None, 0, n) for n in sorted({max(2, s0 // 2), s0 * 2})
                       if n != s0 and n <= 128]
         for i, r in enumerate(rings):
             if r.head_dim == D:
-                plans.append((r.kernel_name.decode().replace("probe_ring_", ""), None, i, 256, None))
+                plans.append((r.kernel_name.decode().replace("probe_ring_", "").replace("probe_", ""), None, i, 0,
+                              None))
         calls, res = [], {}
         for tag, cfg, ring, promo, splits in plans:
             if ring is None:
                 s, kps = split_rule(cfg, B, Hq, Hkv, SQ, L)
-            else:
-                bps = I(0); lib.probe_ring_blocks_per_sm(ring, ctypes.byref(bps))
+            else:  # one block per multiprocessor, whatever else would fit
                 tiles = B * Hkv * (-(-(Hq // Hkv * SQ) // 16))
-                slots = sms * max(1, bps.value)
-                s = 1 if tiles >= 0.8 * slots else max(1, min(128, -(-L // 64), slots // tiles))
+                s = 1 if tiles >= 0.8 * sms else max(1, min(128, -(-L // 64), sms // tiles))
                 kps = -(-(-(-L // s)) // 64) * 64
             if splits:
                 kps = -(-(-(-L // splits)) // 64) * 64
             s = -(-L // kps)
-            ws = torch.empty(max(4, lib.flash_decode_workspace_bytes(B, Hq, SQ, D, s)), dtype=torch.uint8, device=dev)
+            # the fused entries' tile counters after the partials, zero before the first forward
+            ws = torch.zeros(lib.flash_decode_workspace_bytes(B, Hq, SQ, D, s) + 4 * B * Hkv * 64 + 16,
+                             dtype=torch.uint8, device=dev)
             if ring is None:
                 fn = (lambda cfg=cfg, s=s, kps=kps, ws=ws, promo=promo: (lib.probe_set_l2_promotion(promo),
                       lib.launch_flash_decode(cfg, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                                               lse.data_ptr(), ws.data_ptr(), B, Hq, Hkv, SQ, L, D, s, kps, None))[1])
             else:
-                fn = (lambda ring=ring, s=s, kps=kps, ws=ws: (lib.probe_set_l2_promotion(256),
+                fn = (lambda ring=ring, s=s, kps=kps, ws=ws: (lib.probe_set_l2_promotion(0),
                       lib.probe_ring_forward(ring, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                                              lse.data_ptr(), ws.data_ptr(), B, Hq, Hkv, SQ, L, D, s, kps))[1])
-            out.fill_(float("nan"))
-            rc = fn(); torch.cuda.synchronize()
-            err = ((out.float() - ref).norm() / ref.norm()).item() if rc == 0 else float("nan")
+            errs = []
+            for _ in range(3):
+                out.fill_(float("nan"))
+                rc = fn(); torch.cuda.synchronize()
+                errs.append(((out.float() - ref).norm() / ref.norm()).item() if rc == 0 else float("nan"))
+            err = float("nan") if any(e != e for e in errs) else max(errs)
             ok = err == err and err < 1e-2
             bad += not ok
             res[tag] = [f"{s} splits", err, ok, []]
             if ok:
                 calls.append((tag, fn))
-        lib.probe_set_l2_promotion(256)
+        lib.probe_set_l2_promotion(0)
         def sd():
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=Hq != Hkv)

@@ -641,6 +641,34 @@ __device__ __forceinline__ void persistent_merge(const DecodeParams &p, int tile
     }
 }
 
+/* The fixed grid with the combine fused in (TMA ring, exact head dim): block (tile, split) as
+ * decode_body, and past one split the tile's last block to finish merges the splits' partials
+ * (persistent_merge), so a split forward is one kernel. p.counters: one per tile, zero before the
+ * first forward and back to zero after each. */
+template <int D, int DEC_CN, int DEC_STAGES>
+__device__ __forceinline__ void decode_fused_body(const DecodeParams &p, const CUtensorMap *tmk, const CUtensorMap *tmv)
+{
+    __shared__ int s_last;
+    const int kb = blockIdx.y * p.keys_per_split;
+    decode_segment<D, DEC_CN, DEC_STAGES, LOAD_TMA>(p, blockIdx.x, kb, kb + p.keys_per_split,
+                                                   p.splits == 1 ? -1 : (int)blockIdx.y, tmk, tmv);
+    if (p.splits == 1)
+        return;
+    __threadfence(); /* this block's partial, visible before its arrival is counted */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned prev = atomicAdd(p.counters + blockIdx.x, 1u);
+        s_last = prev == (unsigned)(p.splits - 1);
+        if (s_last)
+            p.counters[blockIdx.x] = 0; /* every split has arrived: ready for the next forward */
+    }
+    __syncthreads();
+    if (s_last) {
+        __threadfence();
+        persistent_merge<D>(p, blockIdx.x, p.splits);
+    }
+}
+
 /* Warps 1-3: this warp's unnormalised O, row maxima and sums (l: summed over the quad) into the merge area. */
 template <int D>
 __device__ __forceinline__ void persistent_stash(float *m_o, const float (&o)[D / 8][4], const float (&row_max)[2],
@@ -1154,9 +1182,11 @@ static decode_encode_fn decode_tensor_map_encoder(void)
     return fn;
 }
 
-/* The tensor maps' L2 promotion: a request for one 128-byte half of a D = 128 key row brings the whole
- * 256-byte row into the L2. bench/decode_probe.cu sets the others to time them beside it. */
-static CUtensorMapL2promotion decode_l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+/* The tensor maps' L2 promotion: none. A box row is 128 bytes, what the L2 is asked for; promoting to
+ * 256 bytes (the whole key row at D = 128, fetched on the first half's miss) was 6-7% slower at every D = 128
+ * decode point on the H200 (bench/results/2026-12-04-decode-ring.md). bench/decode_probe.cu sets the others
+ * to time them beside it. */
+static CUtensorMapL2promotion decode_l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
 
 /* K's or V's tensor map, [B * Hkv][seq][D] bf16, one box = cn keys x 64 columns of one head, 128-byte
  * swizzle, keys past seq read as zeros. The maps of the last few buffers are kept per thread: encoding
@@ -1458,8 +1488,11 @@ static cudaError_t launch_fixed_entry(const DecodeEntry &e, const void *q, const
     p.part_o = splits > 1 ? p.part_lse + decode_lse_floats(splits, total_rows) : NULL;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
+    const bool fused = e.cfg.combine_name[0] == '\0'; /* the last split of a tile merges it */
+    if (fused && splits > 1)
+        p.counters = reinterpret_cast<unsigned *>(p.part_o + (size_t)splits * total_rows * head_dim);
     cudaError_t rc = decode_launch(e, dim3((unsigned)blocks, (unsigned)splits), p, batch, stream);
-    if (rc != cudaSuccess || splits == 1)
+    if (rc != cudaSuccess || splits == 1 || fused)
         return rc;
     attnprof_flash_decode_combine_bf16<<<(unsigned)((total_rows + 3) / 4), 128, 0, stream>>>(p);
     return cudaGetLastError();

@@ -94,7 +94,11 @@ static int decode_plan(const attn_shape *s, decode_run *r)
     const int slots = resident_slots(r->config);
     const long long tiles = (long long)s->batch * attn_kv_heads(s) *
                             flash_decode_row_tiles(r->config, s->heads, attn_kv_heads(s), attn_q_seq(s));
-    r->split = decode_split_choose(tiles, s->seq, slots, DECODE_BLOCK_KEYS);
+    /* The TMA ring splits for one block per multiprocessor, however many would fit: its four warps'
+     * rings already keep the SM's stream full, and at D = 64 (two resident blocks) 16 splits ran 28.5 us
+     * against 8 splits' 26.3 on the H200 (bench/results/2026-12-04-decode-ring.md). */
+    const int split_slots = flash_decode_tma_ring(r->config) && attn_device_sms() > 0 ? attn_device_sms() : slots;
+    r->split = decode_split_choose(tiles, s->seq, split_slots, DECODE_BLOCK_KEYS);
     r->grid = decode_grid_choose_for(flash_decode_tma_ring(r->config), tiles, r->split, slots,
                                      2 * attn_kv_bytes(s)); /* K and V */
     const int bc = flash_decode_balanced_twin(r->config);
