@@ -25,7 +25,7 @@ class Cfg(ctypes.Structure):
 lib.flash_decode_config_at.restype = ctypes.POINTER(Cfg)
 lib.flash_decode_config_at.argtypes = [I]
 cfg = [i for i in range(lib.flash_decode_config_count())
-       if lib.flash_decode_config_at(i).contents.kernel_name == b"attnprof_flash_decode_bf16_d128_16x32_w4_s3_tma"][0]
+       if lib.flash_decode_config_at(i).contents.kernel_name == b"attnprof_flash_decode_bf16_d128_16x32_w4_s2_tma"][0]
 for _ in range(2):
     with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
         F.scaled_dot_product_attention(q, k, v, enable_gqa=True)

@@ -67,22 +67,15 @@ const DecodeEntry probe_pers_entry = {{"probe_decode_d128_pers_nomath", "", 128,
       decode_tma_smem_bytes(D, CN, ST), "probe", 0},                                                      \
      nullptr, true, probe_fused_d##D##_c##CN##_s##ST}
 PROBE_FUSED_KERNEL(128, 32, 3)
-PROBE_FUSED_KERNEL(64, 32, 3)
 PROBE_FUSED_KERNEL(64, 64, 2)
+PROBE_RING_KERNEL(128, 32, 3)
 PROBE_RING_KERNEL(128, 32, 2)
-PROBE_RING_KERNEL(128, 16, 3)
-PROBE_RING_KERNEL(128, 16, 4)
-PROBE_RING_KERNEL(128, 16, 2)
-PROBE_RING_KERNEL(64, 64, 3)
-PROBE_RING_KERNEL(64, 64, 2)
-PROBE_RING_KERNEL(64, 32, 4)
-PROBE_RING_KERNEL(64, 32, 2)
-PROBE_RING_KERNEL(64, 16, 3)
+PROBE_RING_KERNEL(64, 32, 3)
+/* The fused kernel at another ring beside the recorder's, and the combine kernel after the recorder's ring and the
+ * one before it (bench/results/2026-12-04-decode-ring.md times more). */
 const DecodeEntry probe_ring_entries[] = {
-    PROBE_FUSED_ENTRY(128, 32, 3), PROBE_FUSED_ENTRY(64, 32, 3), PROBE_FUSED_ENTRY(64, 64, 2),
-    PROBE_RING_ENTRY(128, 32, 2), PROBE_RING_ENTRY(128, 16, 3), PROBE_RING_ENTRY(128, 16, 4),
-    PROBE_RING_ENTRY(128, 16, 2), PROBE_RING_ENTRY(64, 64, 3),  PROBE_RING_ENTRY(64, 64, 2),
-    PROBE_RING_ENTRY(64, 32, 4),  PROBE_RING_ENTRY(64, 32, 2),  PROBE_RING_ENTRY(64, 16, 3),
+    PROBE_FUSED_ENTRY(128, 32, 3), PROBE_FUSED_ENTRY(64, 64, 2), PROBE_RING_ENTRY(128, 32, 3),
+    PROBE_RING_ENTRY(128, 32, 2),  PROBE_RING_ENTRY(64, 32, 3),
 };
 const int probe_ring_count_ = (int)(sizeof probe_ring_entries / sizeof probe_ring_entries[0]);
 
@@ -135,6 +128,8 @@ extern "C" cudaError_t probe_decode_split_only(int which, const void *q, const v
     p.part_o = splits > 1 ? p.part_lse + decode_lse_floats(splits, total_rows) : NULL;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
+    if (e->cfg.combine_name[0] == '\0' && splits > 1) /* it merges its own splits: the counters after the partials */
+        p.counters = reinterpret_cast<unsigned *>(p.part_o + (size_t)splits * total_rows * head_dim);
     return decode_launch(*e, dim3((unsigned)(batch * kv_heads * row_tiles), (unsigned)splits), p, batch, 0);
 }
 

@@ -95,7 +95,7 @@ enum { LOAD_CP_ASYNC = 0, LOAD_CP_ASYNC_L2 = 1, LOAD_BULK_ROWS = 2, LOAD_TMA = 3
  * row, written by the tensor copy engine in its 128-byte swizzle (16-byte unit u of row r lands at
  * unit u ^ (r % 8)), so ldmatrix's eight rows of one unit hit eight different banks without the
  * padding a bulk copy could not write. Boxes start on 1024-byte boundaries (the swizzle's period). */
-constexpr size_t decode_tma_smem_bytes(int d, int cn, int stages)
+__host__ __device__ constexpr size_t decode_tma_smem_bytes(int d, int cn, int stages)
 {
     return (size_t)DEC_ROWS * (size_t)(d + 8) * sizeof(bf16) + 1024 /* alignment slack */ +
            (size_t)DEC_WARPS * stages * 2 * cn * d * sizeof(bf16) + (size_t)DEC_WARPS * stages * 8;
@@ -641,10 +641,84 @@ __device__ __forceinline__ void persistent_merge(const DecodeParams &p, int tile
     }
 }
 
-/* The fixed grid with the combine fused in (TMA ring, exact head dim): block (tile, split) as
+/* The last block of a fixed-grid tile merges its splits (decode_fused_body): the splits' partial outputs
+ * and log-sum-exps staged in shared memory (the rings' bytes, free now), as many splits at a time as fit,
+ * every copy in flight at once (cp.async through the L2, where the other blocks' partials are), then each
+ * thread merges its float4s of the tile's rows from there. The merge costs one L2 round trip per staged
+ * batch: a thread walking its items one after the other took one per item (3.7 us at 2 x 32/8 x 4 x 16384,
+ * 16 rows of 8 splits). */
+template <int D, int SMEM_BYTES>
+__device__ __forceinline__ void decode_tile_merge(const DecodeParams &p, int tile, int pieces)
+{
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    constexpr int G4 = D / 4, ITEMS = DEC_ROWS * G4 / DEC_THREADS, SPLIT_FLOATS = DEC_ROWS * (D + 1);
+    constexpr int BATCH = SMEM_BYTES / (SPLIT_FLOATS * 4); /* splits staged at once */
+    static_assert(DEC_ROWS * G4 % DEC_THREADS == 0 && BATCH >= 1, "the tile's float4s divide among the threads");
+    float *s_o = reinterpret_cast<float *>(smem_raw), *s_l = s_o + BATCH * DEC_ROWS * D;
+    const int rt = tile % p.row_tiles, bkv = tile / p.row_tiles, tid = threadIdx.x;
+    const int b = bkv / p.kv_heads, kvh = bkv % p.kv_heads, T = p.total_rows;
+    const int r0 = rt * DEC_ROWS, n_rows = min(DEC_ROWS, p.rows - r0);
+    const size_t row_base = (size_t)(b * p.heads + kvh * p.group) * p.q_seq + r0;
+    float m[ITEMS], l[ITEMS], acc[ITEMS][4];
+#pragma unroll
+    for (int it = 0; it < ITEMS; it++) {
+        m[it] = -INFINITY;
+        l[it] = acc[it][0] = acc[it][1] = acc[it][2] = acc[it][3] = 0.f;
+    }
+    for (int s0 = 0; s0 < pieces; s0 += BATCH) {
+        const int ns = min(BATCH, pieces - s0);
+        for (int idx = tid; idx < ns * n_rows * G4; idx += DEC_THREADS) {
+            const int sp = idx / (n_rows * G4), r = idx / G4 % n_rows, c = idx % G4;
+            cp_async_16(smem_addr(s_o + (sp * DEC_ROWS + r) * D + c * 4),
+                        p.part_o + ((size_t)(s0 + sp) * T + row_base + r) * D + c * 4, true);
+        }
+        cp_async_commit();
+        for (int idx = tid; idx < ns * n_rows; idx += DEC_THREADS)
+            s_l[(idx / n_rows) * DEC_ROWS + idx % n_rows] = __ldcg(p.part_lse + (size_t)(s0 + idx / n_rows) * T +
+                                                                   row_base + idx % n_rows);
+        cp_async_wait<0>();
+        __syncthreads();
+#pragma unroll
+        for (int it = 0; it < ITEMS; it++) {
+            const int item = tid + it * DEC_THREADS, r = item / G4, c = item % G4;
+            if (r >= n_rows)
+                continue;
+            for (int sp = 0; sp < ns; sp++) {
+                const float ls = s_l[sp * DEC_ROWS + r];
+                if (ls == -INFINITY)
+                    continue; /* no key of the split visible to this row */
+                const float4 o = *reinterpret_cast<const float4 *>(s_o + (sp * DEC_ROWS + r) * D + c * 4);
+                const float m_new = fmaxf(m[it], ls), a = __expf(m[it] - m_new), w = __expf(ls - m_new);
+                l[it] = l[it] * a + w;
+                acc[it][0] = acc[it][0] * a + w * o.x;
+                acc[it][1] = acc[it][1] * a + w * o.y;
+                acc[it][2] = acc[it][2] * a + w * o.z;
+                acc[it][3] = acc[it][3] * a + w * o.w;
+                m[it] = m_new;
+            }
+        }
+        __syncthreads(); /* every thread done with this batch before the next overwrites it */
+    }
+#pragma unroll
+    for (int it = 0; it < ITEMS; it++) {
+        const int item = tid + it * DEC_THREADS, r = item / G4, c = item % G4;
+        if (r >= n_rows)
+            continue;
+        const size_t row = row_base + r;
+        const float inv = l[it] > 0.f ? 1.f / l[it] : 0.f;
+        const uint2 packed = make_uint2(pack_bf16x2(acc[it][0] * inv, acc[it][1] * inv),
+                                        pack_bf16x2(acc[it][2] * inv, acc[it][3] * inv));
+        *reinterpret_cast<uint2 *>(p.o + row * D + c * 4) = packed;
+        if (c == 0)
+            p.lse[row] = l[it] > 0.f ? m[it] + logf(l[it]) : -INFINITY;
+    }
+}
+
+/* The fixed grid with the combine fused in (the TMA ring, exact head dim): block (tile, split) as
  * decode_body, and past one split the tile's last block to finish merges the splits' partials
- * (persistent_merge), so a split forward is one kernel. p.counters: one per tile, zero before the
- * first forward and back to zero after each. */
+ * (decode_tile_merge), so a split forward is one kernel. p.counters: one per tile, zero before the
+ * first forward and back to zero after each. On the H200 it took 3.7 us off 1 x 32/8 x 131072 (16 splits)
+ * and 1.9 off the D 64 point (8 splits) against the combine kernel (bench/results/2026-12-04-decode-ring.md). */
 template <int D, int DEC_CN, int DEC_STAGES>
 __device__ __forceinline__ void decode_fused_body(const DecodeParams &p, const CUtensorMap *tmk, const CUtensorMap *tmv)
 {
@@ -665,7 +739,10 @@ __device__ __forceinline__ void decode_fused_body(const DecodeParams &p, const C
     __syncthreads();
     if (s_last) {
         __threadfence();
-        persistent_merge<D>(p, blockIdx.x, p.splits);
+        /* Staged below the mbarriers (their bytes are not reused): at most the shared memory less the
+         * alignment slack and the barriers. */
+        decode_tile_merge<D, (int)(decode_tma_smem_bytes(D, DEC_CN, DEC_STAGES) - 1024 - DEC_WARPS * DEC_STAGES * 8)>(
+            p, blockIdx.x, p.splits);
     }
 }
 
@@ -1011,8 +1088,9 @@ __device__ __forceinline__ void decode_persistent_body(const DecodeParams &p, co
         attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma(                                \
             const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p) \
     {                                                                                              \
-        decode_body<D, CN, ST, LOAD_TMA>(p, &tk, &tv);                                             \
-    }                                                                                              \
+        decode_fused_body<D, CN, ST>(p, &tk, &tv);                                                 \
+    }
+#define ATTNPROF_DECODE_TMA_BALANCED_KERNEL(D, CN, ST)                                             \
     extern "C" __global__ void __launch_bounds__(DEC_THREADS, 1)                                   \
         attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma_bal(                            \
             const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, DecodeParams p) \
@@ -1035,7 +1113,9 @@ ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_CP_ASYNC_L2, _l2p)
 ATTNPROF_DECODE_KERNEL(128, 16, 3, LOAD_CP_ASYNC, )
 ATTNPROF_DECODE_KERNEL(128, 32, 3, LOAD_BULK_ROWS, _bulk)
 ATTNPROF_DECODE_TMA_KERNEL(64, 32, 3)
-ATTNPROF_DECODE_TMA_KERNEL(128, 32, 3)
+ATTNPROF_DECODE_TMA_KERNEL(128, 32, 2)
+ATTNPROF_DECODE_TMA_BALANCED_KERNEL(64, 32, 3)
+ATTNPROF_DECODE_TMA_BALANCED_KERNEL(128, 32, 3)
 ATTNPROF_DECODE_TMA_PERSISTENT_KERNEL(64, 32, 3)
 ATTNPROF_DECODE_TMA_PERSISTENT_KERNEL(128, 32, 3)
 
@@ -1120,10 +1200,11 @@ struct DecodeEntry {
       "by their last block (no combine kernel)", 1},                                               \
      attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_bal, false}
 #define ATTNPROF_DECODE_TMA_ENTRY(D, CN, ST)                                                       \
-    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_tma", "attnprof_flash_decode_combine_bf16", D, \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_tma", "", D,                      \
       DEC_ROWS, CN, DEC_WARPS, DEC_THREADS, decode_tma_smem_bytes(D, CN, ST),                      \
       "mma.sync m16n8k16 + ldmatrix + TMA (sm_90); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp, " \
-      "each filled by two 128B-swizzled tensor copies a head-dim half, head dim " #D " only", 0},  \
+      "each filled by two 128B-swizzled tensor copies a head-dim half, the splits merged by each tile's last " \
+      "block (no combine kernel), head dim " #D " only", 0},                                       \
      nullptr, true, attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma}
 #define ATTNPROF_DECODE_TMA_BALANCED_ENTRY(D, CN, ST)                                              \
     {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_tma_bal", "", D, DEC_ROWS, CN, DEC_WARPS,      \
@@ -1153,7 +1234,7 @@ const DecodeEntry decode_entries[] = {
     ATTNPROF_DECODE_ENTRY(128, 32, 3, _bulk, "; bulk copies (TMA) per key row, sm_90, head dim 128 only"),
     ATTNPROF_DECODE_TMA_ENTRY(64, 32, 3),
     ATTNPROF_DECODE_TMA_BALANCED_ENTRY(64, 32, 3),
-    ATTNPROF_DECODE_TMA_ENTRY(128, 32, 3),
+    ATTNPROF_DECODE_TMA_ENTRY(128, 32, 2),
     ATTNPROF_DECODE_TMA_BALANCED_ENTRY(128, 32, 3),
     ATTNPROF_DECODE_TMA_PERSISTENT_ENTRY(64, 32, 3),
     ATTNPROF_DECODE_TMA_PERSISTENT_ENTRY(128, 32, 3),
@@ -1329,7 +1410,15 @@ extern "C" size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, 
     if (splits <= 1)
         return 0;
     const size_t rows = (size_t)batch * heads * q_seq;
-    return (decode_lse_floats(splits, (long long)rows) + (size_t)splits * rows * head_dim) * sizeof(float);
+    /* After the partials, the fused configurations' arrival counters: one per tile, and a tile holds a row
+     * or more, so one per row is enough. */
+    return (decode_lse_floats(splits, (long long)rows) + (size_t)splits * rows * head_dim) * sizeof(float) +
+           rows * sizeof(unsigned);
+}
+
+extern "C" int flash_decode_merges_in_kernel(int config)
+{
+    return config >= 0 && config < decode_entry_count && decode_entries[config].cfg.combine_name[0] == '\0';
 }
 
 /* The balanced grid's rounds per tile (warps x chunk keys each; the persistent grid's: chunks of chunk

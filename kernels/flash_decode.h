@@ -33,7 +33,7 @@ extern "C" {
 
 typedef struct flash_decode_config {
     const char *kernel_name;  /* the split kernel's (unmangled) name */
-    const char *combine_name; /* the combine kernel's */
+    const char *combine_name; /* the combine kernel's; "" where the kernel merges its own splits */
     int head_dim;             /* compiled D */
     int block_rows;           /* query rows per tile */
     int chunk_keys;           /* keys per warp step */
@@ -62,10 +62,15 @@ cudaError_t flash_decode_prepare(int config);
 cudaError_t flash_decode_blocks_per_sm(int config, int *blocks);
 /* Query-row tiles per key/value head: ceil(heads / kv_heads * q_seq / block_rows). */
 int flash_decode_row_tiles(int config, int heads, int kv_heads, int q_seq);
-/* Workspace of a launch with `splits` > 1: the partial outputs and log-sum-exps (0 for one
- * split). */
+/* Workspace of a launch with `splits` > 1: the partial outputs and log-sum-exps, then the arrival
+ * counters of the configurations that merge in the kernel (0 for one split). Zero it (cudaMemset) once
+ * after allocating: every launch leaves the counters at zero. */
 size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, int head_dim, int splits);
-/* One forward: the split kernel, then (splits > 1) the combine. keys_per_split: a multiple of
+/* 1 where the split kernel merges its own splits (each tile's last block to finish; the TMA ring's
+ * configurations), so a forward is one kernel; 0 where the combine kernel follows. */
+int flash_decode_merges_in_kernel(int config);
+/* One forward: the split kernel, then (splits > 1, unless it merges in the kernel) the combine.
+ * keys_per_split: a multiple of
  * the configuration's chunk_keys, splits = ceil(seq / keys_per_split). Returns the launch status; does not
  * synchronize. cudaErrorInvalidValue for a bad argument (kv_heads not dividing heads,
  * q_seq > seq, head_dim not a multiple of 8 or above the configuration's, a grid too large). */

@@ -500,7 +500,8 @@ static int is_decode_combine(const gpu_op *o) { return o->kind == GPU_KERNEL && 
 
 /* A split-KV decode (the recorder's split_count fact): how its keys were cut, on which grid, and
  * what merging the splits' partial softmaxes cost: the combine kernel's time per forward and its
- * share of the variant's CUDA time (0 on the balanced grid, which merges inside its one kernel). An
+ * share of the variant's CUDA time (0 on the balanced grid and where the fixed grid's kernel merges its own
+ * splits: one kernel a forward either way). An
  * archive without the decode_grid fact predates the balanced grid: its grid was the fixed one. */
 static int decode_split_finding(analysis *a, int vi)
 {
@@ -509,6 +510,8 @@ static int decode_split_finding(analysis *a, int vi)
     if (!split || !isfinite(split->number) || !(va->cuda_us.median > 0))
         return 0;
     const int balanced = grid && !strncmp(grid->value, "balanced", 8);
+    /* The fixed grid whose kernel merges its own splits (the TMA ring): its decode_grid fact says so. */
+    const int merged_in_kernel = !balanced && grid && strstr(grid->value, "last block");
     int n;
     double us;
     per_forward_median(va, is_decode_combine, &n, &us);
@@ -520,6 +523,9 @@ static int decode_split_finding(analysis *a, int vi)
         fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the balanced grid: every tile's keys cut into at "
                           "most %.0f pieces over one block per resident slot, merged inside the kernel (%d combine "
                           "kernels, %.1f µs, %.1f%% of CUDA time)", split->number, n, us, pct);
+    else if (merged_in_kernel && n == 0)
+        fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the fixed grid: %.0f splits per row tile, merged "
+                          "by each tile's last block inside the split kernel (no combine kernel)", split->number);
     else
         fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the fixed grid: %.0f split%s per row tile%s; the "
                           "combine kernel %.1f µs per forward, %.1f%% of CUDA time", split->number,

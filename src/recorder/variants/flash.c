@@ -116,6 +116,20 @@ static int decode_plan(const attn_shape *s, decode_run *r)
     return r->config;
 }
 
+/* The fixed grid cut into splits whose kernel does not merge them: the combine kernel follows. */
+static int decode_runs_combine(const decode_run *r)
+{
+    return r->grid == DECODE_GRID_FIXED && r->split.splits > 1 && !flash_decode_merges_in_kernel(r->config);
+}
+
+/* Partials written once and read back once inside the kernel: the balanced grid's cut tiles, the
+ * fixed grid's splits where its kernel merges them. */
+static int decode_merges_inside(const decode_run *r)
+{
+    return r->grid == DECODE_GRID_BALANCED ||
+           (r->split.splits > 1 && flash_decode_merges_in_kernel(r->config));
+}
+
 static size_t decode_workspace_bytes(const attn_shape *s, const decode_run *r)
 {
     if (r->grid == DECODE_GRID_BALANCED)
@@ -153,15 +167,16 @@ static size_t device_bytes(const attn_shape *s)
     return lse;
 }
 
-/* One kernel per forward; decode on the fixed grid with more than one split adds the combine
- * (the balanced grid merges inside its one kernel). */
+/* One kernel per forward; decode on the fixed grid with more than one split adds the combine,
+ * unless its kernel merges its own splits (the TMA ring; the balanced grid merges inside its one
+ * kernel too). */
 static int expected_ops_for(const attn_shape *s, int *n_memcpy)
 {
     decode_run r;
     *n_memcpy = 0;
     if (!attn_shape_is_decode(s) || decode_plan(s, &r) < 0)
         return 1;
-    return r.grid == DECODE_GRID_FIXED && r.split.splits > 1 ? 2 : 1;
+    return decode_runs_combine(&r) ? 2 : 1;
 }
 
 static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
@@ -198,7 +213,7 @@ static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
     if (rc == cudaSuccess && st->workspace_bytes)
         rc = cudaMalloc(&st->workspace, st->workspace_bytes);
     /* The balanced grid's arrival counters start at zero; every launch leaves them there. */
-    if (rc == cudaSuccess && st->workspace_bytes && st->grid == DECODE_GRID_BALANCED)
+    if (rc == cudaSuccess && st->workspace_bytes) /* the arrival counters start at zero */
         rc = cudaMemset(st->workspace, 0, st->workspace_bytes);
     if (rc == cudaSuccess && st->grid == DECODE_GRID_BALANCED)
         rc = cudaDeviceSynchronize(); /* the memset done before the first forward is timed */
@@ -306,10 +321,12 @@ static void decode_facts(const flash_state *st, attn_facts *f)
         return;
     }
     const flash_decode_config *c = flash_decode_config_at(st->config);
+    const int merges = flash_decode_merges_in_kernel(st->config), combine = st->split.splits > 1 && !merges;
     attn_fact_add(f, "decode_grid", NAN, "fixed: row tile x split blocks%s (decode_grid_choose_for)",
-                  st->split.splits > 1 ? ", the splits merged by the combine kernel" : "");
-    attn_fact_add(f, "kernel", NAN, "%s%s%s", c->kernel_name, st->split.splits > 1 ? " + " : "",
-                  st->split.splits > 1 ? c->combine_name : "");
+                  st->split.splits == 1 ? ""
+                  : merges          ? ", the splits merged by each tile's last block in the kernel"
+                                    : ", the splits merged by the combine kernel");
+    attn_fact_add(f, "kernel", NAN, "%s%s%s", c->kernel_name, combine ? " + " : "", combine ? c->combine_name : "");
     attn_fact_add(f, "split_count", st->split.splits,
                   "%d split%s of %d keys per row tile (B x Hkv x row tiles = %d x %d x %d blocks without a split, "
                   "%d multiprocessors)", st->split.splits, st->split.splits == 1 ? "" : "s", st->split.keys_per_split,
@@ -372,13 +389,13 @@ static void predict(const attn_shape *s, int cc_major, int cc_minor, attn_predic
         if (decode_plan(s, &r) < 0)
             return;
         const double lse = (double)s->batch * s->heads * attn_q_seq(s) * sizeof(float);
-        /* The balanced grid's cut tiles write their partials and the last block reads them back. */
-        const double merged = r.grid == DECODE_GRID_BALANCED ? 2.0 * decode_workspace_bytes(s, &r) : 0;
+        /* Cut tiles write their partials and the last block reads them back (the counters: noise). */
+        const double merged = decode_merges_inside(&r) ? 2.0 * decode_workspace_bytes(s, &r) : 0;
         attn_predict_gqa_fused(p, s, flash_decode_config_at(r.config)->head_dim, lse + merged, "split-KV kernel",
                                "attnprof_flash_decode_bf16", 1);
         /* kernels/flash_decode.cu: 16-row tiles of one key/value group's query rows */
         attn_predict_decode_tiles(p, s, flash_decode_config_at(r.config)->head_dim, 16, 1);
-        if (r.grid == DECODE_GRID_FIXED && r.split.splits > 1) /* partial outputs written once, read once by the combine */
+        if (decode_runs_combine(&r)) /* partial outputs written once, read once by the combine */
             prediction_add(p, "combine", "attnprof_flash_decode_combine", 1,
                            2.0 * flash_decode_workspace_bytes(s->batch, s->heads, attn_q_seq(s), s->dim, r.split.splits) +
                                attn_q_bytes(s) + lse, 0, PIPE_NONE);
