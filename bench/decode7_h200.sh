@@ -10,7 +10,7 @@
 #   3. GQA prefill (Hkv = H/4, causal) through attnprof (flash, cudnn) and PyTorch's backends in the same
 #      run (bench/torch_gqa_decode.py);
 #   4. the default batch (every variant): the CUPTI overhead probe's states per variant in run.json.
-# SKIP_RING=1, SKIP_GPU_TEST=1, SKIP_POINTS=1, SKIP_PREFILL=1 and SKIP_DEFAULT=1 leave out steps 1 to 4.
+# SKIP_RING=1, SKIP_CHECK=1 (the odd shapes and memcheck), SKIP_GPU_TEST=1, SKIP_POINTS=1, SKIP_PREFILL=1 and SKIP_DEFAULT=1 leave out steps 1 to 4.
 source "$(dirname "$0")/lib.sh" decode7
 bin=${ATTNPROF_BIN:-build/attnprof}
 say "$(date -u +%FT%TZ) commit ${COMMIT:-unknown}"
@@ -22,6 +22,16 @@ say "decode_tma.py, the ring study"
 rc=$?
 echo "rc=$rc ring" >>"$L"
 [ "$rc" = 124 ] && { say "the ring study timed out: stopping"; exit 1; }
+
+say "correctness at the ten odd shapes (every candidate), then compute-sanitizer memcheck at five"
+if [ "${SKIP_CHECK:-0}" != 1 ]; then
+  CHECK_ONLY=1 CHECK_SHAPES=10 PYTHONUNBUFFERED=1 timeout 120 python3 bench/decode_tma.py build/bench/libdecode_probe.so \
+    >"$OUT/check.log" 2>&1
+  echo "rc=$? check" >>"$L"
+  CHECK_ONLY=1 PYTHONUNBUFFERED=1 timeout 150 compute-sanitizer --tool memcheck --print-limit 20 python3 \
+    bench/decode_tma.py build/bench/libdecode_probe.so >"$OUT/sanitize.log" 2>&1
+  echo "rc=$? sanitize" >>"$L"
+fi
 
 say "gpu-test: grouped-query and decode shapes (every variant against FP64)"
 [ "${SKIP_GPU_TEST:-0}" = 1 ] || cudnn_torch env ATTNPROF_BIN=$bin GPU_TEST_ONLY=gqa timeout 150 bash tests/gpu/run.sh \

@@ -220,8 +220,8 @@ ODD = [(2, 8, 2, 1, 1001, 128), (1, 32, 1, 1, 3001, 128), (2, 32, 8, 4, 517, 128
 # CHECK_ONLY=1 (compute-sanitizer): five odd shapes, the fixed TMA grid (its combine) and the persistent grid
 # in every mode, no timing.
 CHECK_ONLY = os.environ.get("CHECK_ONLY") == "1"
-if CHECK_ONLY:
-    POINTS, ODD = [], ODD[:5]
+if CHECK_ONLY:  # CHECK_SHAPES=N: the first N odd shapes only (compute-sanitizer's pass)
+    POINTS, ODD = [], ODD[:int(os.environ.get("CHECK_SHAPES", "5"))]
     CANDS = {D: [c for c in CANDS[D] if c[0] in ("tma", "tma_pers")] for D in CANDS}
 if os.environ.get("RING") == "1":
     ring_study()
