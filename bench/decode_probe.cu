@@ -63,8 +63,8 @@ const DecodeEntry probe_pers_entry = {{"probe_decode_d128_pers_nomath", "", 128,
         decode_fused_body<D, CN, ST>(p, &tk, &tv);                                                        \
     }
 #define PROBE_FUSED_ENTRY(D, CN, ST)                                                                    \
-    {{"probe_fused_d" #D "_c" #CN "_s" #ST, "", D, DEC_ROWS, CN, DEC_WARPS, DEC_THREADS,                  \
-      decode_tma_smem_bytes(D, CN, ST), "probe", 0},                                                      \
+    {{"probe_fused_d" #D "_c" #CN "_s" #ST, "attnprof_flash_decode_combine_bf16", D, DEC_ROWS, CN, DEC_WARPS, \
+      DEC_THREADS, decode_tma_smem_bytes(D, CN, ST), "probe", 0, 8},                                      \
      nullptr, true, probe_fused_d##D##_c##CN##_s##ST}
 PROBE_FUSED_KERNEL(128, 32, 3)
 PROBE_FUSED_KERNEL(64, 64, 2)
@@ -128,8 +128,6 @@ extern "C" cudaError_t probe_decode_split_only(int which, const void *q, const v
     p.part_o = splits > 1 ? p.part_lse + decode_lse_floats(splits, total_rows) : NULL;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
-    if (e->cfg.combine_name[0] == '\0' && splits > 1) /* it merges its own splits: the counters after the partials */
-        p.counters = reinterpret_cast<unsigned *>(p.part_o + (size_t)splits * total_rows * head_dim);
     return decode_launch(*e, dim3((unsigned)(batch * kv_heads * row_tiles), (unsigned)splits), p, batch, 0);
 }
 

@@ -37,7 +37,7 @@ lib.flash_decode_blocks_per_sm.argtypes = [I, ctypes.POINTER(I)]
 class Cfg(ctypes.Structure):
     _fields_ = [("kernel_name", ctypes.c_char_p), ("combine_name", ctypes.c_char_p), ("head_dim", I),
                 ("block_rows", I), ("chunk_keys", I), ("warps", I), ("threads", I), ("smem_bytes", Z),
-                ("path", ctypes.c_char_p), ("balanced", I)]
+                ("path", ctypes.c_char_p), ("balanced", I), ("merge_rows_max", I)]
 
 
 lib.flash_decode_config_at.restype = ctypes.POINTER(Cfg)

@@ -715,10 +715,13 @@ __device__ __forceinline__ void decode_tile_merge(const DecodeParams &p, int til
 }
 
 /* The fixed grid with the combine fused in (the TMA ring, exact head dim): block (tile, split) as
- * decode_body, and past one split the tile's last block to finish merges the splits' partials
- * (decode_tile_merge), so a split forward is one kernel. p.counters: one per tile, zero before the
- * first forward and back to zero after each. On the H200 it took 3.7 us off 1 x 32/8 x 131072 (16 splits)
- * and 1.9 off the D 64 point (8 splits) against the combine kernel (bench/results/2026-12-04-decode-ring.md). */
+ * decode_body, and past one split, where p.counters is set, the tile's last block to finish merges the
+ * splits' partials (decode_tile_merge), so a split forward is one kernel. p.counters: one per tile, zero
+ * before the first forward and back to zero after each; NULL: the combine kernel follows. Its merge is a
+ * serial tail a block long, so it pays only where a tile holds few query rows (merge_rows_max): on the
+ * H200 it took 3.7 us off 1 x 32/8 x 131072 (4 rows, 16 splits) and 1.9 off the D 64 point (8 rows, 8
+ * splits), and added 1-2 us (12 at 47 splits) where tiles are full 16-row ones
+ * (bench/results/2026-12-04-decode-ring.md). */
 template <int D, int DEC_CN, int DEC_STAGES>
 __device__ __forceinline__ void decode_fused_body(const DecodeParams &p, const CUtensorMap *tmk, const CUtensorMap *tmv)
 {
@@ -726,8 +729,8 @@ __device__ __forceinline__ void decode_fused_body(const DecodeParams &p, const C
     const int kb = blockIdx.y * p.keys_per_split;
     decode_segment<D, DEC_CN, DEC_STAGES, LOAD_TMA>(p, blockIdx.x, kb, kb + p.keys_per_split,
                                                    p.splits == 1 ? -1 : (int)blockIdx.y, tmk, tmv);
-    if (p.splits == 1)
-        return;
+    if (p.splits == 1 || !p.counters)
+        return; /* one split, or the combine kernel merges them */
     __threadfence(); /* this block's partial, visible before its arrival is counted */
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -1200,11 +1203,11 @@ struct DecodeEntry {
       "by their last block (no combine kernel)", 1},                                               \
      attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_bal, false}
 #define ATTNPROF_DECODE_TMA_ENTRY(D, CN, ST)                                                       \
-    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_tma", "", D,                      \
+    {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_tma", "attnprof_flash_decode_combine_bf16", D, \
       DEC_ROWS, CN, DEC_WARPS, DEC_THREADS, decode_tma_smem_bytes(D, CN, ST),                      \
       "mma.sync m16n8k16 + ldmatrix + TMA (sm_90); split-KV, a " #ST "-stage ring of " #CN "-key steps per warp, " \
       "each filled by two 128B-swizzled tensor copies a head-dim half, the splits merged by each tile's last " \
-      "block (no combine kernel), head dim " #D " only", 0},                                       \
+      "block where a tile holds at most 8 query rows (else the combine kernel), head dim " #D " only", 0, 8}, \
      nullptr, true, attnprof_flash_decode_bf16_d##D##_16x##CN##_w4_s##ST##_tma}
 #define ATTNPROF_DECODE_TMA_BALANCED_ENTRY(D, CN, ST)                                              \
     {{"attnprof_flash_decode_bf16_d" #D "_16x" #CN "_w4_s" #ST "_tma_bal", "", D, DEC_ROWS, CN, DEC_WARPS,      \
@@ -1416,9 +1419,17 @@ extern "C" size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, 
            rows * sizeof(unsigned);
 }
 
-extern "C" int flash_decode_merges_in_kernel(int config)
+/* The merge's rule for an entry: past one split, a key/value head's query rows at most merge_rows_max. */
+static bool entry_merges(const DecodeEntry &e, int heads, int kv_heads, int q_seq, int splits)
 {
-    return config >= 0 && config < decode_entry_count && decode_entries[config].cfg.combine_name[0] == '\0';
+    return splits > 1 && e.cfg.merge_rows_max > 0 && kv_heads > 0 && heads % kv_heads == 0 &&
+           (long long)(heads / kv_heads) * q_seq <= e.cfg.merge_rows_max;
+}
+
+extern "C" int flash_decode_merges_in_kernel(int config, int heads, int kv_heads, int q_seq, int splits)
+{
+    return config >= 0 && config < decode_entry_count &&
+           entry_merges(decode_entries[config], heads, kv_heads, q_seq, splits);
 }
 
 /* The balanced grid's rounds per tile (warps x chunk keys each; the persistent grid's: chunks of chunk
@@ -1577,8 +1588,8 @@ static cudaError_t launch_fixed_entry(const DecodeEntry &e, const void *q, const
     p.part_o = splits > 1 ? p.part_lse + decode_lse_floats(splits, total_rows) : NULL;
     p.splits = splits;
     p.keys_per_split = keys_per_split;
-    const bool fused = e.cfg.combine_name[0] == '\0'; /* the last split of a tile merges it */
-    if (fused && splits > 1)
+    const bool fused = entry_merges(e, heads, kv_heads, q_seq, splits); /* the last split of a tile merges it */
+    if (fused)
         p.counters = reinterpret_cast<unsigned *>(p.part_o + (size_t)splits * total_rows * head_dim);
     cudaError_t rc = decode_launch(e, dim3((unsigned)blocks, (unsigned)splits), p, batch, stream);
     if (rc != cudaSuccess || splits == 1 || fused)

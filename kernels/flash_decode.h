@@ -33,7 +33,7 @@ extern "C" {
 
 typedef struct flash_decode_config {
     const char *kernel_name;  /* the split kernel's (unmangled) name */
-    const char *combine_name; /* the combine kernel's; "" where the kernel merges its own splits */
+    const char *combine_name; /* the combine kernel's */
     int head_dim;             /* compiled D */
     int block_rows;           /* query rows per tile */
     int chunk_keys;           /* keys per warp step */
@@ -43,6 +43,9 @@ typedef struct flash_decode_config {
     int balanced;             /* launch_flash_decode_balanced's grids, no combine kernel: 1 the balanced grid
                                * (rounds of warps x chunk keys per block, a ring refill per tile), 2 the
                                * persistent one (chunks per block, the rings running on across tiles) */
+    int merge_rows_max;       /* the fixed grid's kernel merges its own splits (each tile's last block) when a
+                               * key/value head has at most this many query rows (group x q_seq); more, or 0:
+                               * the combine kernel follows */
 } flash_decode_config;
 
 int flash_decode_config_count(void);
@@ -66,9 +69,9 @@ int flash_decode_row_tiles(int config, int heads, int kv_heads, int q_seq);
  * counters of the configurations that merge in the kernel (0 for one split). Zero it (cudaMemset) once
  * after allocating: every launch leaves the counters at zero. */
 size_t flash_decode_workspace_bytes(int batch, int heads, int q_seq, int head_dim, int splits);
-/* 1 where the split kernel merges its own splits (each tile's last block to finish; the TMA ring's
- * configurations), so a forward is one kernel; 0 where the combine kernel follows. */
-int flash_decode_merges_in_kernel(int config);
+/* 1 where a fixed-grid forward of `splits` > 1 merges its splits inside the split kernel (merge_rows_max),
+ * so it is one kernel; 0 where the combine kernel follows. */
+int flash_decode_merges_in_kernel(int config, int heads, int kv_heads, int q_seq, int splits);
 /* One forward: the split kernel, then (splits > 1, unless it merges in the kernel) the combine.
  * keys_per_split: a multiple of
  * the configuration's chunk_keys, splits = ceil(seq / keys_per_split). Returns the launch status; does not

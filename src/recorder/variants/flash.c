@@ -40,6 +40,7 @@ typedef struct flash_state {
     decode_split split;
     decode_grid grid;  /* the fixed grid (config, split) or the balanced one (balanced_config) */
     int balanced_config, balanced_blocks, balanced_pieces;
+    int merges_in_kernel; /* decode_run's */
     float *lse; /* [B, H, S] natural-log log-sum-exp */
     size_t lse_bytes;
     void *workspace; /* the persistent kernels' tile counter (NULL when the kernel needs none) */
@@ -56,6 +57,7 @@ typedef struct decode_run {
     decode_split split;
     decode_grid grid;
     int balanced_config, balanced_blocks, balanced_pieces; /* grid == DECODE_GRID_BALANCED */
+    int merges_in_kernel; /* the fixed grid's splits merged by each tile's last block, no combine kernel */
 } decode_run;
 
 /* The current device's compute capability major, 0 with none: on 9.x the split-KV kernel runs its
@@ -113,21 +115,23 @@ static int decode_plan(const attn_shape *s, decode_run *r)
     }
     if (r->balanced_config < 0)
         r->grid = DECODE_GRID_FIXED;
+    r->merges_in_kernel = r->grid == DECODE_GRID_FIXED &&
+                          flash_decode_merges_in_kernel(r->config, s->heads, attn_kv_heads(s), attn_q_seq(s),
+                                                        r->split.splits);
     return r->config;
 }
 
 /* The fixed grid cut into splits whose kernel does not merge them: the combine kernel follows. */
 static int decode_runs_combine(const decode_run *r)
 {
-    return r->grid == DECODE_GRID_FIXED && r->split.splits > 1 && !flash_decode_merges_in_kernel(r->config);
+    return r->grid == DECODE_GRID_FIXED && r->split.splits > 1 && !r->merges_in_kernel;
 }
 
 /* Partials written once and read back once inside the kernel: the balanced grid's cut tiles, the
  * fixed grid's splits where its kernel merges them. */
 static int decode_merges_inside(const decode_run *r)
 {
-    return r->grid == DECODE_GRID_BALANCED ||
-           (r->split.splits > 1 && flash_decode_merges_in_kernel(r->config));
+    return r->grid == DECODE_GRID_BALANCED || (r->grid == DECODE_GRID_FIXED && r->merges_in_kernel);
 }
 
 static size_t decode_workspace_bytes(const attn_shape *s, const decode_run *r)
@@ -193,6 +197,7 @@ static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
     st->balanced_config = plan.balanced_config;
     st->balanced_blocks = plan.balanced_blocks;
     st->balanced_pieces = plan.balanced_pieces;
+    st->merges_in_kernel = plan.merges_in_kernel;
     const int run_config = st->grid == DECODE_GRID_BALANCED ? st->balanced_config : st->config;
     const flash_decode_config *c = flash_decode_config_at(run_config);
     int major, minor, smem_optin, status;
@@ -212,8 +217,9 @@ static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
         rc = cudaMalloc((void **)&st->lse, st->lse_bytes);
     if (rc == cudaSuccess && st->workspace_bytes)
         rc = cudaMalloc(&st->workspace, st->workspace_bytes);
-    /* The balanced grid's arrival counters start at zero; every launch leaves them there. */
-    if (rc == cudaSuccess && st->workspace_bytes) /* the arrival counters start at zero */
+    /* The arrival counters (the balanced grid's, the fixed grid's that merges in the kernel) start at zero;
+     * every launch leaves them there. */
+    if (rc == cudaSuccess && st->workspace_bytes)
         rc = cudaMemset(st->workspace, 0, st->workspace_bytes);
     if (rc == cudaSuccess && st->grid == DECODE_GRID_BALANCED)
         rc = cudaDeviceSynchronize(); /* the memset done before the first forward is timed */
@@ -321,7 +327,7 @@ static void decode_facts(const flash_state *st, attn_facts *f)
         return;
     }
     const flash_decode_config *c = flash_decode_config_at(st->config);
-    const int merges = flash_decode_merges_in_kernel(st->config), combine = st->split.splits > 1 && !merges;
+    const int merges = st->merges_in_kernel, combine = st->split.splits > 1 && !merges;
     attn_fact_add(f, "decode_grid", NAN, "fixed: row tile x split blocks%s (decode_grid_choose_for)",
                   st->split.splits == 1 ? ""
                   : merges          ? ", the splits merged by each tile's last block in the kernel"
