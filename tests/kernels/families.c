@@ -117,8 +117,30 @@ static void check_defaults(int id, const kernel_family *f)
         }
 }
 
+/* The split-KV decode kernel's merge rule (flash_decode_merges_in_kernel): on sm_90's TMA ring the split kernel
+ * merges its own splits where a key/value head has at most merge_rows_max query rows, never for one split, never
+ * on the cp.async kernels; and the workspace holds a counter per row after the partials. */
+static void check_decode_merge(void)
+{
+    const int tma = flash_decode_config_for_device(128, 9), portable = flash_decode_config_for_device(128, 8);
+    EXPECT(tma >= 0 && flash_decode_tma_ring(tma) && flash_decode_config_at(tma)->merge_rows_max == 8,
+           "decode: the sm_90 D=128 configuration %d is not the TMA ring merging up to 8 rows", tma);
+    EXPECT(flash_decode_merges_in_kernel(tma, 32, 8, 1, 16), "decode: 4 rows of 16 splits not merged in the kernel");
+    EXPECT(flash_decode_merges_in_kernel(tma, 32, 4, 1, 8), "decode: 8 rows of 8 splits not merged in the kernel");
+    EXPECT(!flash_decode_merges_in_kernel(tma, 32, 8, 4, 8), "decode: 16-row tiles merged in the kernel");
+    EXPECT(!flash_decode_merges_in_kernel(tma, 32, 8, 1, 1), "decode: one split 'merged'");
+    EXPECT(!flash_decode_merges_in_kernel(tma, 32, 5, 1, 8), "decode: kv_heads not dividing heads accepted");
+    EXPECT(!flash_decode_merges_in_kernel(portable, 32, 8, 1, 16), "decode: the cp.async kernel merges in the kernel");
+    const size_t rows = 2 * 32 * 1, partials = (((size_t)16 * rows + 3) & ~(size_t)3) + 16 * rows * 128;
+    EXPECT(flash_decode_workspace_bytes(2, 32, 1, 128, 16) == partials * sizeof(float) + rows * sizeof(unsigned),
+           "decode: workspace %zu bytes, want the partials and a counter per row", flash_decode_workspace_bytes(2, 32, 1,
+                                                                                                                128, 16));
+    EXPECT(flash_decode_workspace_bytes(2, 32, 1, 128, 1) == 0, "decode: a workspace for one split");
+}
+
 int main(void)
 {
+    check_decode_merge();
     EXPECT(!kernel_family_at(-1) && !kernel_family_at(KERNEL_FAMILY_COUNT), "rows out of range are not NULL");
     for (int id = 0; id < KERNEL_FAMILY_COUNT; id++) {
         const kernel_family *f = kernel_family_at(id);

@@ -318,7 +318,7 @@ static void decode_facts(const flash_state *st, attn_facts *f)
         attn_fact_add(f, "tile", NAN, "%d query rows (the group's %d heads x %d queries share each K/V load) x %d "
                       "keys per warp step", c->block_rows, attn_group(s), attn_q_seq(s), c->chunk_keys);
         attn_fact_add(f, "threads_per_block", c->threads, "%d", c->threads);
-        attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q tile + a 3-stage K/V ring per warp)",
+        attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (the Q tile and each warp's K/V ring)",
                       c->smem_bytes);
         attn_fact_add(f, "path", NAN, "%s", c->path);
         attn_fact_head_dim_padding(f, s->dim, c->head_dim);
@@ -340,7 +340,7 @@ static void decode_facts(const flash_state *st, attn_facts *f)
     attn_fact_add(f, "tile", NAN, "%d query rows (the group's %d heads x %d queries share each K/V load) x %d keys "
                   "per warp step", c->block_rows, attn_group(s), attn_q_seq(s), c->chunk_keys);
     attn_fact_add(f, "threads_per_block", c->threads, "%d", c->threads);
-    attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (Q tile + a 3-stage K/V ring per warp)",
+    attn_fact_add(f, "smem_bytes_per_block", (double)c->smem_bytes, "%zu (the Q tile and each warp's K/V ring)",
                   c->smem_bytes);
     attn_fact_add(f, "path", NAN, "%s", c->path);
     attn_fact_head_dim_padding(f, s->dim, c->head_dim);
