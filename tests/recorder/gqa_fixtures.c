@@ -134,6 +134,56 @@ Test(gqa_fixtures, the_decode_split_finding_gives_the_splits_and_the_combine_sha
     fixture_free(&g);
 }
 
+/* The decode archive as the recorder now writes it where the split kernel merges its own splits (few query rows
+ * a key/value head on the TMA ring): the decode_grid fact says so and no combine kernel ran (its records renamed
+ * here to the split kernel's). The finding says the splits were merged inside the kernel, not that a combine
+ * kernel took 0 µs. */
+Test(gqa_fixtures, the_decode_split_finding_of_a_kernel_that_merges_its_own_splits)
+{
+    static fixture f;
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/trace.json", DECODE);
+    cr_assert_eq(trace_read_json(&f.t, path, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/run.json", DECODE);
+    cr_assert_eq(run_info_read_json(&f.r, path, err, sizeof err), 0, "%s", err);
+    int renamed = 0;
+    for (size_t i = 0; i < f.t.n_ops; i++)
+        if (f.t.ops[i].name && strstr(f.t.ops[i].name, "decode_combine")) {
+            free(f.t.ops[i].name);
+            f.t.ops[i].name = strdup("attnprof_flash_decode_bf16_d128_16x32_w4_s2_tma");
+            renamed++;
+        }
+    cr_assert_gt(renamed, 0, "the fixture's combine kernels");
+    for (int i = 0; i < f.r.n_variants; i++)
+        if (!strcmp(f.r.variants[i].name, "flash")) {
+            attn_facts *fs = &f.r.variants[i].facts;
+            attn_fact *g = NULL;
+            for (int j = 0; j < fs->n && !g; j++) /* the archive's own fact, where it has one */
+                if (!strcmp(fs->item[j].key, "decode_grid"))
+                    g = &fs->item[j];
+            if (!g) {
+                cr_assert_lt(fs->n, ATTN_MAX_FACTS);
+                g = &fs->item[fs->n++];
+            }
+            snprintf(g->key, sizeof g->key, "decode_grid");
+            snprintf(g->value, sizeof g->value, "fixed: row tile x split blocks, the splits merged by each tile's last "
+                     "block in the kernel (decode_grid_choose_for)");
+            g->number = NAN;
+        }
+    cr_assert_eq(analysis_build(&f.a, &f.t, &f.r, err, sizeof err), 0, "%s", err);
+    findings_derive(&f.a);
+    const variant_analysis *fl = variant(&f, "flash");
+    const finding *d = findings_find(fl, "decode_split");
+    cr_assert_not_null(d);
+    cr_assert_eq(findings_value(d, "combine_kernels"), 0);
+    cr_assert_eq(findings_value(d, "combine_us"), 0);
+    cr_assert_eq(findings_value(d, "balanced"), 0);
+    cr_assert_not_null(strstr(d->text, "merged by each tile's last block inside the split kernel (no combine "
+                              "kernel)"), "%s", d->text);
+    cr_assert_null(strstr(d->text, "µs"), "no combine time is said: %s", d->text);
+    fixture_free(&f);
+}
+
 /* The kv_expansion finding: naive, in-place and math copy K and V out to every query head (two
  * copy kernels a forward); the bytes are the recorder's kv_expansion_bytes fact and the time and
  * share the records'. The native grouped-query kernels (efficient, flash) have none. */
