@@ -56,12 +56,21 @@ __device__ __forceinline__ float fast_exp2(float x)
 }
 
 // ROWS x D rows [row0, row0 + ROWS) of a head (row stride D) into padded shared memory, rows at
-// or past seq zero-filled (their source address clamped to the last row).
+// or past seq zero-filled (their source address clamped to the last row). A tile wholly inside
+// takes the branch without the clamps (the backward's inner loop issues it every step).
 template <int D, int ROWS, int THREADS>
 __device__ __forceinline__ void load_rows(bf16 *dst, const bf16 *head, int row0, int seq, int tid)
 {
     constexpr int CPR = D / 8, LD = D + 8, TOTAL = ROWS * CPR;
     static_assert(TOTAL % THREADS == 0, "every thread copies the same number of chunks");
+    if (row0 + ROWS <= seq) {
+        const bf16 *src = head + (size_t)row0 * D + tid % CPR * 8 + tid / CPR * D;
+        const uint32_t d = smem_addr(dst + tid / CPR * LD + tid % CPR * 8);
+#pragma unroll
+        for (int k = 0; k < TOTAL / THREADS; k++)
+            cp_async_16(d + k * (THREADS / CPR) * LD * 2, src + k * (THREADS / CPR) * D, true);
+        return;
+    }
 #pragma unroll
     for (int c = tid; c < TOTAL; c += THREADS) {
         const int r = c / CPR, ch = c % CPR, row = row0 + r;
@@ -306,47 +315,52 @@ __device__ __forceinline__ void bwd_tc_body(const BwdTcParams &p)
 }
 
 
-// FA2's layout (shared_p): 8 warps, 128 keys a block, 64 queries a step. Warp w has keys
-// kw = w % 4 (32 of them) and half hf = w / 4: the queries 32 hf.. of S^T and dP^T, the columns
-// hf D/2.. of dK and dV, the query rows 32 hf.. of dQ (columns kw D/4..). A warp keeps the
-// P^T and dS^T of its own 32 queries in registers and reads its partner's half from shared
-// memory: per step 136 ldmatrix.x4 a warp at D 128 against the 16-key body's 184 (ncu: that
-// body's shared-memory pipe is its busiest, short-scoreboard stalls a third of its cycles).
-template <int D> struct SpTile {
-    static constexpr int THREADS = 256, BN = 128, BM = 64; // 8 warps
+// FA2's layout (shared_p): 8 warps, 128 keys a block, BM queries a step (64 at D 128 as FA2's
+// Br=64/Bc=128; 128 at D 64 as FA2's 128/128). Warp w has keys kw = w % 4 (32 of them) and half
+// hf = w / 4: the queries hf BM/2.. of S^T and dP^T, the columns hf D/2.. of dK and dV, the query
+// rows hf BM/2.. of dQ (columns kw D/4..). P^T and dS^T go through shared memory; with OWN a warp
+// keeps those of its own BM/2 queries in registers and reads only its partner's half back. Per
+// step at D 128 a warp issues 136 ldmatrix.x4 against the 16-key body's 184 (ncu: that body's
+// shared-memory pipe is its busiest, short-scoreboard stalls a third of its cycles). STM: P^T and
+// dS^T stored by stmatrix.x4 (sm_90), 8 instructions a warp and step in place of 32 32-bit stores.
+template <int D, int BM_> struct SpTile {
+    static constexpr int THREADS = 256, BN = 128, BM = BM_; // 8 warps
     static constexpr int LD = D + 8;   // K, V, Q, dO row stride (elements)
     static constexpr int LDS = BM + 8; // P^T, dS^T row stride
     static constexpr int KD = D / 16;  // k-steps over the head dim
+    static constexpr int NQ = BM / 16; // 8-query tiles of a warp's S^T
+    static constexpr int KQ = BM / 16; // k-steps over the step's queries (half of them a warp's own)
+    static constexpr int MQ = BM / 32; // 16-row tiles of a warp's dQ
     static constexpr int DH = D / 2;   // dK, dV columns a warp
     static constexpr int DHT = DH / 8;
     static constexpr int DQC = D / 4;  // dQ columns a warp
     static constexpr int DQT = DQC / 8;
     static constexpr size_t SMEM =
         sizeof(bf16) * ((size_t)2 * BN * LD + 4 * (size_t)BM * LD + 2 * (size_t)BN * LDS) + sizeof(float) * 4 * BM;
-    static_assert(DHT % 2 == 0 && DQT % 2 == 0, "ldmatrix.x4 loads two 8-wide tiles");
+    static_assert(NQ % 2 == 0 && DHT % 2 == 0 && DQT % 2 == 0, "ldmatrix.x4 loads two 8-wide tiles");
 };
 
-// S^T (s) and dP^T (dp) of the warp's 32 keys x 32 queries: A = K, V rows from k_s, v_s; B = Q,
+// S^T (s) and dP^T (dp) of the warp's 32 keys x BM/2 queries: A = K, V rows from k_s, v_s; B = Q,
 // dO rows from q_s, do_s (byte addresses of the warp's first rows).
-template <int D>
+template <class T>
 __device__ __forceinline__ void sp_scores(uint32_t k_s, uint32_t v_s, uint32_t q_s, uint32_t do_s, uint32_t a_lane,
-                                          uint32_t bn_lane, float (&s)[2][4][4], float (&dp)[2][4][4])
+                                          uint32_t bn_lane, float (&s)[2][T::NQ][4], float (&dp)[2][T::NQ][4])
 {
-    constexpr int LD = SpTile<D>::LD;
+    constexpr int LD = T::LD;
 #pragma unroll
     for (int m = 0; m < 2; m++)
 #pragma unroll
-        for (int n = 0; n < 4; n++)
+        for (int n = 0; n < T::NQ; n++)
 #pragma unroll
             for (int i = 0; i < 4; i++)
                 s[m][n][i] = dp[m][n][i] = 0.f;
 #pragma unroll
-    for (int kk = 0; kk < SpTile<D>::KD; kk++) {
+    for (int kk = 0; kk < T::KD; kk++) {
         uint32_t a0[4], a1[4], b[4];
         ldmatrix_x4(k_s + a_lane + kk * 32, a0[0], a0[1], a0[2], a0[3]);
         ldmatrix_x4(k_s + 16 * LD * 2 + a_lane + kk * 32, a1[0], a1[1], a1[2], a1[3]);
 #pragma unroll
-        for (int np = 0; np < 2; np++) {
+        for (int np = 0; np < T::NQ / 2; np++) {
             ldmatrix_x4(q_s + bn_lane + np * 16 * LD * 2 + kk * 32, b[0], b[1], b[2], b[3]);
             mma_bf16_16816(s[0][2 * np], a0, b[0], b[1]);
             mma_bf16_16816(s[0][2 * np + 1], a0, b[2], b[3]);
@@ -356,7 +370,7 @@ __device__ __forceinline__ void sp_scores(uint32_t k_s, uint32_t v_s, uint32_t q
         ldmatrix_x4(v_s + a_lane + kk * 32, a0[0], a0[1], a0[2], a0[3]);
         ldmatrix_x4(v_s + 16 * LD * 2 + a_lane + kk * 32, a1[0], a1[1], a1[2], a1[3]);
 #pragma unroll
-        for (int np = 0; np < 2; np++) {
+        for (int np = 0; np < T::NQ / 2; np++) {
             ldmatrix_x4(do_s + bn_lane + np * 16 * LD * 2 + kk * 32, b[0], b[1], b[2], b[3]);
             mma_bf16_16816(dp[0][2 * np], a0, b[0], b[1]);
             mma_bf16_16816(dp[0][2 * np + 1], a0, b[2], b[3]);
@@ -366,27 +380,48 @@ __device__ __forceinline__ void sp_scores(uint32_t k_s, uint32_t v_s, uint32_t q
     }
 }
 
-// dV += P^T dO and dK += dS^T Q over the step's 64 queries (k-steps kq of 16): the warp's own two
-// k-steps from registers (pa, dsa), its partner's two from shared memory (p_s, ds_s: the warp's
-// first key row). do_s, q_s: the warp's first D column.
-template <int D>
-__device__ __forceinline__ void sp_dkdv(const uint32_t (&pa)[2][2][4], const uint32_t (&dsa)[2][2][4], uint32_t p_s,
-                                        uint32_t ds_s, uint32_t do_s, uint32_t q_s, int hf, uint32_t ap_lane,
-                                        uint32_t bt_lane, float (&dk)[2][SpTile<D>::DHT][4],
-                                        float (&dv)[2][SpTile<D>::DHT][4])
+// One 16 x 16 A fragment (a[0..3] as mma.sync's A: rows g/g+8, k 0-7/8-15) to shared memory at
+// addr (this lane's ldmatrix A address: row lane % 16, column 8 (lane / 16)), or the same
+// elements by 32-bit stores at e (row g, column 2 t4; row stride ld elements).
+template <bool STM>
+__device__ __forceinline__ void store_a_frag(const uint32_t (&a)[4], uint32_t addr, bf16 *e, int ld)
 {
-    constexpr int LD = SpTile<D>::LD, LDS = SpTile<D>::LDS, DHT = SpTile<D>::DHT;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (STM) {
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a[0]),
+                     "r"(a[1]), "r"(a[2]), "r"(a[3])
+                     : "memory");
+        return;
+    }
+#endif
+    (void)addr;
+    *reinterpret_cast<uint32_t *>(e) = a[0];
+    *reinterpret_cast<uint32_t *>(e + 8 * ld) = a[1];
+    *reinterpret_cast<uint32_t *>(e + 8) = a[2];
+    *reinterpret_cast<uint32_t *>(e + 8 * ld + 8) = a[3];
+}
+
+// dV += P^T dO and dK += dS^T Q over the step's BM queries (k-steps kq of 16), starting at the
+// warp's own half: with OWN its KQ/2 k-steps from registers (pa, dsa), the rest from shared
+// memory (p_s, ds_s: the warp's first key row). do_s, q_s: the warp's first D column.
+template <class T, bool OWN>
+__device__ __forceinline__ void sp_dkdv(const uint32_t (&pa)[2][T::KQ / 2][4], const uint32_t (&dsa)[2][T::KQ / 2][4],
+                                        uint32_t p_s, uint32_t ds_s, uint32_t do_s, uint32_t q_s, int hf,
+                                        uint32_t ap_lane, uint32_t bt_lane, float (&dk)[2][T::DHT][4],
+                                        float (&dv)[2][T::DHT][4])
+{
+    constexpr int LD = T::LD, LDS = T::LDS, KQ = T::KQ;
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const int kq = (2 * hf + j) & 3;
+    for (int j = 0; j < KQ; j++) {
+        const int kq = (hf * (KQ / 2) + j) % KQ;
         uint32_t ap[2][4], ad[2][4];
 #pragma unroll
         for (int m = 0; m < 2; m++) {
-            if (j < 2) {
+            if (OWN && j < KQ / 2) {
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
-                    ap[m][i] = pa[m][j][i];
-                    ad[m][i] = dsa[m][j][i];
+                    ap[m][i] = pa[m][j % (KQ / 2)][i];
+                    ad[m][i] = dsa[m][j % (KQ / 2)][i];
                 }
             } else {
                 const uint32_t o = ap_lane + m * 16 * LDS * 2 + kq * 32;
@@ -395,7 +430,7 @@ __device__ __forceinline__ void sp_dkdv(const uint32_t (&pa)[2][2][4], const uin
             }
         }
 #pragma unroll
-        for (int d2 = 0; d2 < DHT / 2; d2++) {
+        for (int d2 = 0; d2 < T::DHT / 2; d2++) {
             uint32_t b[4];
             const uint32_t o = bt_lane + kq * 16 * LD * 2 + d2 * 32;
             ldmatrix_x4_trans(do_s + o, b[0], b[1], b[2], b[3]);
@@ -414,47 +449,19 @@ __device__ __forceinline__ void sp_dkdv(const uint32_t (&pa)[2][2][4], const uin
     }
 }
 
-// dQ rows [row0, row0 + 32) x the warp's DQC columns (from col0) += dS K, added to the FP32
-// accumulator dQa with atomics. ds_s: dS^T at the warp's first query column; k_s: K at col0.
-template <int D>
-__device__ __forceinline__ void sp_dq(uint32_t ds_s, uint32_t k_s, uint32_t at_lane, uint32_t bt_lane, float *dQa,
-                                      int row0, int col0, int S, int g, int t4)
+// acc (MQ x DQT tiles of the mma.sync C layout) added to dQ at base (this lane's row g, column
+// 2 t4): float2 atomics on sm_90. GUARD: only the rows below `rows` (counted from base's).
+template <int MQ, int DQT, int D, bool GUARD>
+__device__ __forceinline__ void add_dq(const float (&acc)[MQ][DQT][4], float *base, int rows)
 {
-    constexpr int LD = SpTile<D>::LD, LDS = SpTile<D>::LDS, DQT = SpTile<D>::DQT;
-    float acc[2][DQT][4];
 #pragma unroll
-    for (int m = 0; m < 2; m++)
+    for (int m = 0; m < MQ; m++)
 #pragma unroll
-        for (int n = 0; n < DQT; n++)
+        for (int h = 0; h < 2; h++)
+            if (!GUARD || m * 16 + 8 * h < rows) {
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                acc[m][n][i] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < SpTile<D>::BN / 16; kk++) {
-        uint32_t af[2][4];
-#pragma unroll
-        for (int m = 0; m < 2; m++)
-            ldmatrix_x4_trans(ds_s + at_lane + kk * 16 * LDS * 2 + m * 32, af[m][0], af[m][1], af[m][2], af[m][3]);
-#pragma unroll
-        for (int h = 0; h < DQT / 2; h++) {
-            uint32_t b[4];
-            ldmatrix_x4_trans(k_s + bt_lane + kk * 16 * LD * 2 + h * 32, b[0], b[1], b[2], b[3]);
-#pragma unroll
-            for (int m = 0; m < 2; m++) {
-                mma_bf16_16816(acc[m][2 * h], af[m], b[0], b[1]);
-                mma_bf16_16816(acc[m][2 * h + 1], af[m], b[2], b[3]);
-            }
-        }
-    }
-#pragma unroll
-    for (int m = 0; m < 2; m++)
-#pragma unroll
-        for (int n = 0; n < DQT; n++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int row = row0 + m * 16 + 8 * h + g;
-                if (row < S) {
-                    float *dst = dQa + (size_t)row * D + col0 + n * 8 + 2 * t4;
+                for (int n = 0; n < DQT; n++) {
+                    float *dst = base + (m * 16 + 8 * h) * D + n * 8;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
                     atomicAdd(reinterpret_cast<float2 *>(dst), make_float2(acc[m][n][2 * h], acc[m][n][2 * h + 1]));
 #else
@@ -465,11 +472,100 @@ __device__ __forceinline__ void sp_dq(uint32_t ds_s, uint32_t k_s, uint32_t at_l
             }
 }
 
-template <int D, bool CAUSAL> __device__ __forceinline__ void bwd_sp_body(const BwdTcParams &p)
+// dQ rows [row0, row0 + BM/2) x the warp's DQC columns (from col0) += dS K, added to the FP32
+// accumulator dQa with atomics. ds_s: dS^T at the warp's first query column; k_s: K at col0.
+template <class T, int D>
+__device__ __forceinline__ void sp_dq(uint32_t ds_s, uint32_t k_s, uint32_t at_lane, uint32_t bt_lane, float *dQa,
+                                      int row0, int col0, int S, int g, int t4)
 {
-    typedef SpTile<D> T;
-    constexpr int BN = T::BN, BM = T::BM, THREADS = T::THREADS, LD = T::LD, LDS = T::LDS, DH = T::DH,
-                  DHT = T::DHT, DQC = T::DQC;
+    constexpr int LD = T::LD, LDS = T::LDS, DQT = T::DQT, MQ = T::MQ;
+    float acc[MQ][DQT][4];
+#pragma unroll
+    for (int m = 0; m < MQ; m++)
+#pragma unroll
+        for (int n = 0; n < DQT; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                acc[m][n][i] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < T::BN / 16; kk++) {
+        uint32_t af[MQ][4];
+#pragma unroll
+        for (int m = 0; m < MQ; m++)
+            ldmatrix_x4_trans(ds_s + at_lane + kk * 16 * LDS * 2 + m * 32, af[m][0], af[m][1], af[m][2], af[m][3]);
+#pragma unroll
+        for (int h = 0; h < DQT / 2; h++) {
+            uint32_t b[4];
+            ldmatrix_x4_trans(k_s + bt_lane + kk * 16 * LD * 2 + h * 32, b[0], b[1], b[2], b[3]);
+#pragma unroll
+            for (int m = 0; m < MQ; m++) {
+                mma_bf16_16816(acc[m][2 * h], af[m], b[0], b[1]);
+                mma_bf16_16816(acc[m][2 * h + 1], af[m], b[2], b[3]);
+            }
+        }
+    }
+    // One base address and compile-time offsets; the row test only in a tile that crosses S (a
+    // warp-uniform branch: tested per atomic, the compiler branched around each one).
+    float *base = dQa + (size_t)(row0 + g) * D + col0 + 2 * t4;
+    if (row0 + 16 * MQ <= S)
+        add_dq<MQ, DQT, D, false>(acc, base, 0);
+    else
+        add_dq<MQ, DQT, D, true>(acc, base, S - row0 - g);
+}
+
+// P^T = exp2(S^T scale log2e - lse log2e) (masked) and dS^T = P^T o (dP^T - delta) of the warp's
+// 32 keys x BM/2 queries (from column q0 of the step's tile), packed as A fragments (k-step j:
+// queries q0 + 16 j ..) and stored to sP, sdS at the warp's rows (e0: element offset of row g,
+// column q0 + 2 t4; a0: the byte offset of this lane's ldmatrix A address there).
+template <class T, bool CAUSAL, bool STM>
+__device__ __forceinline__ void sp_probs(const float (&s)[2][T::NQ][4], const float (&dp)[2][T::NQ][4],
+                                         const float *lt, const float *dlt, float scale_log2, bool masked,
+                                         int key_r0, int qi0, int q0, int t4, bf16 *sP, bf16 *sdS, int e0,
+                                         uint32_t a0, uint32_t (&pa)[2][T::KQ / 2][4],
+                                         uint32_t (&dsa)[2][T::KQ / 2][4])
+{
+    constexpr int LDS = T::LDS;
+    float2 l2[T::NQ], d2[T::NQ]; // this lane's two columns of each 8-query tile, loaded once
+#pragma unroll
+    for (int n = 0; n < T::NQ; n++) {
+        l2[n] = *reinterpret_cast<const float2 *>(lt + q0 + n * 8 + 2 * t4);
+        d2[n] = *reinterpret_cast<const float2 *>(dlt + q0 + n * 8 + 2 * t4);
+    }
+#pragma unroll
+    for (int m = 0; m < 2; m++) {
+#pragma unroll
+        for (int n = 0; n < T::NQ; n++) {
+            float pv[4], ds[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int col = q0 + n * 8 + 2 * t4 + (i & 1);
+                float x = fast_exp2(fmaf(s[m][n][i], scale_log2, -(i & 1 ? l2[n].y : l2[n].x)));
+                if (CAUSAL && masked && key_r0 + 16 * m + ((i >> 1) << 3) > qi0 + col)
+                    x = 0.f;
+                pv[i] = x;
+                ds[i] = x * (dp[m][n][i] - (i & 1 ? d2[n].y : d2[n].x));
+            }
+            uint32_t *pf = pa[m][n >> 1] + (n & 1) * 2, *df = dsa[m][n >> 1] + (n & 1) * 2;
+            pf[0] = pack_bf16x2(pv[0], pv[1]);
+            pf[1] = pack_bf16x2(pv[2], pv[3]);
+            df[0] = pack_bf16x2(ds[0], ds[1]);
+            df[1] = pack_bf16x2(ds[2], ds[3]);
+        }
+#pragma unroll
+        for (int j = 0; j < T::KQ / 2; j++) {
+            const int e = e0 + m * 16 * LDS + j * 16;
+            const uint32_t o = a0 + (uint32_t)((m * 16 * LDS + j * 16) * 2);
+            store_a_frag<STM>(pa[m][j], smem_addr(sP) + o, sP + e, LDS);
+            store_a_frag<STM>(dsa[m][j], smem_addr(sdS) + o, sdS + e, LDS);
+        }
+    }
+}
+
+template <int D, int BM, bool OWN, bool STM, bool CAUSAL> __device__ __forceinline__ void bwd_sp_body(const BwdTcParams &p)
+{
+    typedef SpTile<D, BM> T;
+    constexpr int BN = T::BN, THREADS = T::THREADS, LD = T::LD, LDS = T::LDS, DH = T::DH, DHT = T::DHT,
+                  DQC = T::DQC;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     bf16 *sK = reinterpret_cast<bf16 *>(smem_raw);
     bf16 *sV = sK + BN * LD;
@@ -488,7 +584,7 @@ template <int D, bool CAUSAL> __device__ __forceinline__ void bwd_sp_body(const 
     const bf16 *Q = p.q + off, *K = p.k + off, *V = p.v + off, *dO = p.dout + off;
     const float *L = p.lse + (size_t)bh * S, *Dl = p.delta + (size_t)bh * S;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
-    const int kw = warp & 3, hf = warp >> 2;
+    const int kw = warp & 3, hf = warp >> 2, q0 = hf * (BM / 2);
     const int first = CAUSAL ? j0 / BM : 0, n_qt = (S + BM - 1) / BM;
 
     auto load_q_tile = [&](int t, int buf) {
@@ -515,6 +611,8 @@ template <int D, bool CAUSAL> __device__ __forceinline__ void bwd_sp_body(const 
     const uint32_t at_lane = (uint32_t)((((lane >> 4) << 3) + (lane & 7)) * LDS * 2 + (((lane >> 3) & 1) << 4));
     const uint32_t k_rows = (uint32_t)(kw * 32 * LD * 2), ps_rows = (uint32_t)(kw * 32 * LDS * 2);
     const int key_r0 = j0 + kw * 32 + g; // this lane's key rows: key_r0 + 16 m + 8 h
+    const int e0 = (kw * 32 + g) * LDS + q0 + 2 * t4;
+    const uint32_t st0 = ps_rows + ap_lane + (uint32_t)(q0 * 2);
 
     float dk[2][DHT][4], dv[2][DHT][4];
 #pragma unroll
@@ -534,44 +632,20 @@ template <int D, bool CAUSAL> __device__ __forceinline__ void bwd_sp_body(const 
             load_q_tile(t + 1, buf ^ 1);
         cp_async_commit();
         const uint32_t q_s = smem_addr(sQ + buf * BM * LD), do_s = smem_addr(sdO + buf * BM * LD);
-        const float *lt = sL + buf * BM, *dlt = sDl + buf * BM;
-
-        float s[2][4][4], dp[2][4][4];
-        sp_scores<D>(smem_addr(sK) + k_rows, smem_addr(sV) + k_rows, q_s + hf * 32 * LD * 2, do_s + hf * 32 * LD * 2,
-                     a_lane, bn_lane, s, dp);
-        // P^T and dS^T, packed as A fragments (k-step j: queries 32 hf + 16 j ..), and to shared memory.
-        const bool masked = CAUSAL && j0 + kw * 32 + 31 > i0 + hf * 32;
-        uint32_t pa[2][2][4], dsa[2][2][4];
-#pragma unroll
-        for (int m = 0; m < 2; m++)
-#pragma unroll
-            for (int n = 0; n < 4; n++) {
-                float pv[4], ds[4];
-#pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const int col = hf * 32 + n * 8 + 2 * t4 + (i & 1);
-                    float x = fast_exp2(fmaf(s[m][n][i], p.scale_log2, -lt[col]));
-                    if (masked && key_r0 + 16 * m + ((i >> 1) << 3) > i0 + col)
-                        x = 0.f;
-                    pv[i] = x;
-                    ds[i] = x * (dp[m][n][i] - dlt[col]);
-                }
-                uint32_t *pf = pa[m][n >> 1] + (n & 1) * 2, *df = dsa[m][n >> 1] + (n & 1) * 2;
-                pf[0] = pack_bf16x2(pv[0], pv[1]);
-                pf[1] = pack_bf16x2(pv[2], pv[3]);
-                df[0] = pack_bf16x2(ds[0], ds[1]);
-                df[1] = pack_bf16x2(ds[2], ds[3]);
-                const int e = (kw * 32 + m * 16 + g) * LDS + hf * 32 + n * 8 + 2 * t4;
-                *reinterpret_cast<uint32_t *>(sP + e) = pf[0];
-                *reinterpret_cast<uint32_t *>(sP + e + 8 * LDS) = pf[1];
-                *reinterpret_cast<uint32_t *>(sdS + e) = df[0];
-                *reinterpret_cast<uint32_t *>(sdS + e + 8 * LDS) = df[1];
-            }
+        uint32_t pa[2][T::KQ / 2][4], dsa[2][T::KQ / 2][4];
+        {
+            float s[2][T::NQ][4], dp[2][T::NQ][4];
+            sp_scores<T>(smem_addr(sK) + k_rows, smem_addr(sV) + k_rows, q_s + q0 * LD * 2, do_s + q0 * LD * 2,
+                         a_lane, bn_lane, s, dp);
+            const bool masked = CAUSAL && j0 + kw * 32 + 31 > i0 + q0;
+            sp_probs<T, CAUSAL, STM>(s, dp, sL + buf * BM, sDl + buf * BM, p.scale_log2, masked, key_r0, i0, q0,
+                                     t4, sP, sdS, e0, st0, pa, dsa);
+        }
         __syncthreads(); // P^T, dS^T complete
-        sp_dkdv<D>(pa, dsa, smem_addr(sP) + ps_rows, smem_addr(sdS) + ps_rows, do_s + hf * DH * 2, q_s + hf * DH * 2,
-                   hf, ap_lane, bt_lane, dk, dv);
-        sp_dq<D>(smem_addr(sdS) + hf * 32 * 2, smem_addr(sK) + kw * DQC * 2, at_lane, bt_lane, p.dq_acc + off,
-                 i0 + hf * 32, kw * DQC, S, g, t4);
+        sp_dkdv<T, OWN>(pa, dsa, smem_addr(sP) + ps_rows, smem_addr(sdS) + ps_rows, do_s + hf * DH * 2,
+                        q_s + hf * DH * 2, hf, ap_lane, bt_lane, dk, dv);
+        sp_dq<T, D>(smem_addr(sdS) + q0 * 2, smem_addr(sK) + kw * DQC * 2, at_lane, bt_lane, p.dq_acc + off, i0 + q0,
+                    kw * DQC, S, g, t4);
     }
     cp_async_wait<0>();
 
@@ -602,11 +676,11 @@ __global__ void __launch_bounds__(WARPS * 32, MINB) attnprof_bwd_tc_dkdv(BwdTcPa
     bwd_tc_body<D, WARPS, BM, CAUSAL>(p);
 }
 
-// The FA2-layout body (shared_p), 256 threads.
-template <int D, int MINB, bool CAUSAL>
-__global__ void __launch_bounds__(256, MINB) attnprof_bwd_tc_dkdv_sp(BwdTcParams p)
+// The FA2-layout body (shared_p), 256 threads, one block per multiprocessor.
+template <int D, int BM, bool OWN, bool STM, bool CAUSAL>
+__global__ void __launch_bounds__(256, 1) attnprof_bwd_tc_dkdv_sp(BwdTcParams p)
 {
-    bwd_sp_body<D, CAUSAL>(p);
+    bwd_sp_body<D, BM, OWN, STM, CAUSAL>(p);
 }
 
 // delta_i = dO_i · O_i (one warp per row, bf16 pairs) and the row's dQ accumulator zeroed.
@@ -753,11 +827,15 @@ const attn_bwd_tc_config kConfigs[] = {
     {128, 8, 128, 32, 1, 0, 0, "d128_n128_m32_w8"},
     {64, 4, 64, 64, 3, 0, 1, "d64_n64_m64_w4_b3_l2"},
     {128, 8, 128, 64, 1, 0, 1, "d128_n128_m64_w8_l2"},
-    {64, 8, 128, 64, 1, 1, 0, "d64_n128_m64_w8_sp"},
     {64, 8, 128, 64, 1, 1, 1, "d64_n128_m64_w8_sp_l2"},
-    {64, 8, 128, 64, 2, 1, 1, "d64_n128_m64_w8_b2_sp_l2"},
-    {128, 8, 128, 64, 1, 1, 0, "d128_n128_m64_w8_sp"},
+    {64, 8, 128, 128, 1, 1, 1, "d64_n128_m128_w8_sp_l2"},
+    {64, 8, 128, 128, 1, 2, 1, "d64_n128_m128_w8_sp2_l2"},
+    {64, 8, 128, 128, 1, 1, 1, "d64_n128_m128_w8_sp_l2_stm"},
+    {64, 8, 128, 128, 1, 2, 1, "d64_n128_m128_w8_sp2_l2_stm"},
     {128, 8, 128, 64, 1, 1, 1, "d128_n128_m64_w8_sp_l2"},
+    {128, 8, 128, 64, 1, 2, 1, "d128_n128_m64_w8_sp2_l2"},
+    {128, 8, 128, 64, 1, 1, 1, "d128_n128_m64_w8_sp_l2_stm"},
+    {128, 8, 128, 64, 1, 2, 1, "d128_n128_m64_w8_sp2_l2_stm"},
 };
 constexpr int kConfigCount = (int)(sizeof kConfigs / sizeof kConfigs[0]);
 
@@ -782,23 +860,23 @@ cudaError_t run_main_mask(const BwdTcParams &p, int causal, cudaStream_t s)
     return causal ? run_main<D, WARPS, BM, MINB, true>(p, s) : run_main<D, WARPS, BM, MINB, false>(p, s);
 }
 
-template <int D, int MINB, bool CAUSAL> cudaError_t run_sp(const BwdTcParams &p, cudaStream_t s)
+template <int D, int BM, bool OWN, bool STM, bool CAUSAL> cudaError_t run_sp(const BwdTcParams &p, cudaStream_t s)
 {
-    typedef SpTile<D> T;
+    typedef SpTile<D, BM> T;
     static cudaError_t prepared = cudaErrorNotReady;
     if (prepared == cudaErrorNotReady)
-        prepared = cudaFuncSetAttribute(attnprof_bwd_tc_dkdv_sp<D, MINB, CAUSAL>,
+        prepared = cudaFuncSetAttribute(attnprof_bwd_tc_dkdv_sp<D, BM, OWN, STM, CAUSAL>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::SMEM);
     if (prepared != cudaSuccess)
         return prepared;
     const unsigned blocks = (unsigned)(((p.seq + T::BN - 1) / T::BN) * p.bh);
-    attnprof_bwd_tc_dkdv_sp<D, MINB, CAUSAL><<<blocks, T::THREADS, T::SMEM, s>>>(p);
+    attnprof_bwd_tc_dkdv_sp<D, BM, OWN, STM, CAUSAL><<<blocks, T::THREADS, T::SMEM, s>>>(p);
     return cudaGetLastError();
 }
 
-template <int D, int MINB> cudaError_t run_sp_mask(const BwdTcParams &p, int causal, cudaStream_t s)
+template <int D, int BM, bool OWN, bool STM> cudaError_t run_sp_mask(const BwdTcParams &p, int causal, cudaStream_t s)
 {
-    return causal ? run_sp<D, MINB, true>(p, s) : run_sp<D, MINB, false>(p, s);
+    return causal ? run_sp<D, BM, OWN, STM, true>(p, s) : run_sp<D, BM, OWN, STM, false>(p, s);
 }
 
 cudaError_t run_config(int c, const BwdTcParams &p, int causal, cudaStream_t s)
@@ -814,9 +892,15 @@ cudaError_t run_config(int c, const BwdTcParams &p, int causal, cudaStream_t s)
     case 7: return run_main_mask<128, 8, 32, 1>(p, causal, s);
     case 8: return run_main_mask<64, 4, 64, 3>(p, causal, s);
     case 9: return run_main_mask<128, 8, 64, 1>(p, causal, s);
-    case 10: case 11: return run_sp_mask<64, 1>(p, causal, s);
-    case 12: return run_sp_mask<64, 2>(p, causal, s);
-    case 13: case 14: return run_sp_mask<128, 1>(p, causal, s);
+    case 10: return run_sp_mask<64, 64, true, false>(p, causal, s);
+    case 11: return run_sp_mask<64, 128, true, false>(p, causal, s);
+    case 12: return run_sp_mask<64, 128, false, false>(p, causal, s);
+    case 13: return run_sp_mask<64, 128, true, true>(p, causal, s);
+    case 14: return run_sp_mask<64, 128, false, true>(p, causal, s);
+    case 15: return run_sp_mask<128, 64, true, false>(p, causal, s);
+    case 16: return run_sp_mask<128, 64, false, false>(p, causal, s);
+    case 17: return run_sp_mask<128, 64, true, true>(p, causal, s);
+    case 18: return run_sp_mask<128, 64, false, true>(p, causal, s);
     default: return cudaErrorInvalidValue;
     }
 }
@@ -867,7 +951,7 @@ extern "C" const attn_bwd_tc_config *attn_bwd_tc_config_at(int i)
 {
     return i >= 0 && i < kConfigCount ? &kConfigs[i] : nullptr;
 }
-extern "C" int attn_bwd_tc_default_config(int dim) { return dim == 64 ? 11 : dim == 128 ? 14 : -1; }
+extern "C" int attn_bwd_tc_default_config(int dim) { return dim == 64 ? 13 : dim == 128 ? 15 : -1; }
 
 extern "C" size_t attn_bwd_tc_workspace_floats(int bh, int seq, int dim)
 {

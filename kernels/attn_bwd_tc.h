@@ -23,8 +23,10 @@ int attn_bwd_tc_supports(int dim);
 /* The main kernel's tile configurations: keys per block (block_n), query rows per inner step
  * (block_m), blocks per multiprocessor asked of the register allocator; shared_p: 0 for the
  * body whose warps own 16 keys each (P^T and dS^T stay in registers), 1 for FA2's layout (8
- * warps, 128 keys x 64 queries: 32 keys x 32 queries a warp for S^T, P^T and dS^T shared
- * through shared memory, 32 keys x D/2 of dK and dV a warp); grouped: 0 numbers the blocks key
+ * warps, 128 keys x block_m queries: 32 keys x block_m/2 queries a warp for S^T, P^T and dS^T
+ * shared through shared memory, 32 keys x D/2 of dK and dV a warp) with each warp's own half
+ * of P^T and dS^T kept in registers, 2 the same with all of it read back from shared memory
+ * (a name ending _stm: stored by stmatrix); grouped: 0 numbers the blocks key
  * tile by key tile across all heads, 1 in groups of heads whose Q, dO and dQ accumulator fit
  * half the L2 (kernels/flash_tile_order.h). attn_bwd_tc_default_config picks the measured best
  * for a head dim (-1: none). */
