@@ -266,7 +266,7 @@ static void time_point(int s, int d, int causal, int only)
             CK(launch_attn_bwd_tc(b.q, b.k, b.v, b.o, b.dout, b.lse, b.ws, b.dq, b.dk, b.dv, bh, s, d, causal, c, 0));
         });
         printf("time S=%d D=%d causal=%d %-20s %.3f ms %.1f TFLOP/s%s\n", s, d, causal, cf->name, ms,
-               flops / ms / 1e9, c == attn_bwd_tc_default_config(d) ? " (default)" : "");
+               flops / ms / 1e9, c == attn_bwd_tc_default_config_masked(d, causal) ? " (default)" : "");
     }
     fflush(stdout);
     b.release();
@@ -292,7 +292,8 @@ int main(int argc, char **argv)
         return timing(argc > 2 ? atoi(argv[2]) : -1);
     if (!strcmp(mode, "point") && argc >= 5) {
         const int d = atoi(argv[3]);
-        time_point(atoi(argv[2]), d, atoi(argv[4]), argc > 5 ? atoi(argv[5]) : attn_bwd_tc_default_config(d));
+        const int causal = atoi(argv[4]);
+        time_point(atoi(argv[2]), d, causal, argc > 5 ? atoi(argv[5]) : attn_bwd_tc_default_config_masked(d, causal));
         return 0;
     }
     fprintf(stderr, "usage: bwd_tc_bench check|small [config]|time [config]|point S D CAUSAL [config]\n");

@@ -1,5 +1,9 @@
 // Tensor-core fused backward (attn_bwd_tc.h): FlashAttention-2's backward on mma.sync.
 //
+// Two main-kernel bodies. The defaults run bwd_sp_body (FA2's layout, shared_p; described
+// there): 8 warps on 128 keys, P^T and dS^T shared through shared memory. The first body,
+// bwd_tc_body, below:
+//
 // Main kernel, one block per (key tile, head). Each warp owns 16 keys of the tile, so it
 // computes the transposed score tile S^T = K_w Q^T (its keys are the MMA rows) and keeps dK and
 // dV of its keys in registers for the whole kernel: no reduction between warps for them. For
@@ -12,7 +16,8 @@
 //   dS^T to shared memory; dQ_tile += dS K, split over the warps by rows and columns, added to an
 //   FP32 accumulator in global memory with atomics (float2 atomics on sm_90).
 // Causal: a key tile starts at the first query tile that sees it; only tiles crossing the
-// diagonal are masked. Blocks are numbered heavy first (key tile 0 sees every query).
+// diagonal are masked. Blocks are numbered heavy first (key tile 0 sees every query), across
+// all heads or in L2-sized head groups (block_tile).
 //
 // Shared-memory rows are padded by 16 bytes (as in flash_fwd.cu): consecutive rows start an odd
 // number of 16-byte units apart, so the 8 rows of an ldmatrix phase hit 8 bank groups, in both
@@ -561,7 +566,10 @@ __device__ __forceinline__ void sp_probs(const float (&s)[2][T::NQ][4], const fl
     }
 }
 
-template <int D, int BM, bool OWN, bool STM, bool CAUSAL> __device__ __forceinline__ void bwd_sp_body(const BwdTcParams &p)
+// DQF: the dQ product and its atomics before the dK/dV update of the step (both read only
+// shared memory written before the step's second barrier), not after.
+template <int D, int BM, bool OWN, bool STM, bool DQF, bool CAUSAL>
+__device__ __forceinline__ void bwd_sp_body(const BwdTcParams &p)
 {
     typedef SpTile<D, BM> T;
     constexpr int BN = T::BN, THREADS = T::THREADS, LD = T::LD, LDS = T::LDS, DH = T::DH, DHT = T::DHT,
@@ -642,10 +650,14 @@ template <int D, int BM, bool OWN, bool STM, bool CAUSAL> __device__ __forceinli
                                      t4, sP, sdS, e0, st0, pa, dsa);
         }
         __syncthreads(); // P^T, dS^T complete
+        if (DQF)
+            sp_dq<T, D>(smem_addr(sdS) + q0 * 2, smem_addr(sK) + kw * DQC * 2, at_lane, bt_lane, p.dq_acc + off,
+                        i0 + q0, kw * DQC, S, g, t4);
         sp_dkdv<T, OWN>(pa, dsa, smem_addr(sP) + ps_rows, smem_addr(sdS) + ps_rows, do_s + hf * DH * 2,
                         q_s + hf * DH * 2, hf, ap_lane, bt_lane, dk, dv);
-        sp_dq<T, D>(smem_addr(sdS) + q0 * 2, smem_addr(sK) + kw * DQC * 2, at_lane, bt_lane, p.dq_acc + off, i0 + q0,
-                    kw * DQC, S, g, t4);
+        if (!DQF)
+            sp_dq<T, D>(smem_addr(sdS) + q0 * 2, smem_addr(sK) + kw * DQC * 2, at_lane, bt_lane, p.dq_acc + off,
+                        i0 + q0, kw * DQC, S, g, t4);
     }
     cp_async_wait<0>();
 
@@ -677,10 +689,10 @@ __global__ void __launch_bounds__(WARPS * 32, MINB) attnprof_bwd_tc_dkdv(BwdTcPa
 }
 
 // The FA2-layout body (shared_p), 256 threads, one block per multiprocessor.
-template <int D, int BM, bool OWN, bool STM, bool CAUSAL>
+template <int D, int BM, bool OWN, bool STM, bool DQF, bool CAUSAL>
 __global__ void __launch_bounds__(256, 1) attnprof_bwd_tc_dkdv_sp(BwdTcParams p)
 {
-    bwd_sp_body<D, BM, OWN, STM, CAUSAL>(p);
+    bwd_sp_body<D, BM, OWN, STM, DQF, CAUSAL>(p);
 }
 
 // delta_i = dO_i · O_i (one warp per row, bf16 pairs) and the row's dQ accumulator zeroed.
@@ -836,6 +848,9 @@ const attn_bwd_tc_config kConfigs[] = {
     {128, 8, 128, 64, 1, 2, 1, "d128_n128_m64_w8_sp2_l2"},
     {128, 8, 128, 64, 1, 1, 1, "d128_n128_m64_w8_sp_l2_stm"},
     {128, 8, 128, 64, 1, 2, 1, "d128_n128_m64_w8_sp2_l2_stm"},
+    {64, 8, 128, 128, 1, 1, 1, "d64_n128_m128_w8_sp_l2_stm_dqf"},
+    {128, 8, 128, 64, 1, 1, 1, "d128_n128_m64_w8_sp_l2_dqf"},
+    {128, 8, 128, 64, 1, 2, 1, "d128_n128_m64_w8_sp2_l2_dqf"},
 };
 constexpr int kConfigCount = (int)(sizeof kConfigs / sizeof kConfigs[0]);
 
@@ -860,23 +875,25 @@ cudaError_t run_main_mask(const BwdTcParams &p, int causal, cudaStream_t s)
     return causal ? run_main<D, WARPS, BM, MINB, true>(p, s) : run_main<D, WARPS, BM, MINB, false>(p, s);
 }
 
-template <int D, int BM, bool OWN, bool STM, bool CAUSAL> cudaError_t run_sp(const BwdTcParams &p, cudaStream_t s)
+template <int D, int BM, bool OWN, bool STM, bool DQF, bool CAUSAL>
+cudaError_t run_sp(const BwdTcParams &p, cudaStream_t s)
 {
     typedef SpTile<D, BM> T;
     static cudaError_t prepared = cudaErrorNotReady;
     if (prepared == cudaErrorNotReady)
-        prepared = cudaFuncSetAttribute(attnprof_bwd_tc_dkdv_sp<D, BM, OWN, STM, CAUSAL>,
+        prepared = cudaFuncSetAttribute(attnprof_bwd_tc_dkdv_sp<D, BM, OWN, STM, DQF, CAUSAL>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::SMEM);
     if (prepared != cudaSuccess)
         return prepared;
     const unsigned blocks = (unsigned)(((p.seq + T::BN - 1) / T::BN) * p.bh);
-    attnprof_bwd_tc_dkdv_sp<D, BM, OWN, STM, CAUSAL><<<blocks, T::THREADS, T::SMEM, s>>>(p);
+    attnprof_bwd_tc_dkdv_sp<D, BM, OWN, STM, DQF, CAUSAL><<<blocks, T::THREADS, T::SMEM, s>>>(p);
     return cudaGetLastError();
 }
 
-template <int D, int BM, bool OWN, bool STM> cudaError_t run_sp_mask(const BwdTcParams &p, int causal, cudaStream_t s)
+template <int D, int BM, bool OWN, bool STM, bool DQF = false>
+cudaError_t run_sp_mask(const BwdTcParams &p, int causal, cudaStream_t s)
 {
-    return causal ? run_sp<D, BM, OWN, STM, true>(p, s) : run_sp<D, BM, OWN, STM, false>(p, s);
+    return causal ? run_sp<D, BM, OWN, STM, DQF, true>(p, s) : run_sp<D, BM, OWN, STM, DQF, false>(p, s);
 }
 
 cudaError_t run_config(int c, const BwdTcParams &p, int causal, cudaStream_t s)
@@ -901,6 +918,9 @@ cudaError_t run_config(int c, const BwdTcParams &p, int causal, cudaStream_t s)
     case 16: return run_sp_mask<128, 64, false, false>(p, causal, s);
     case 17: return run_sp_mask<128, 64, true, true>(p, causal, s);
     case 18: return run_sp_mask<128, 64, false, true>(p, causal, s);
+    case 19: return run_sp_mask<64, 128, true, true, true>(p, causal, s);
+    case 20: return run_sp_mask<128, 64, true, false, true>(p, causal, s);
+    case 21: return run_sp_mask<128, 64, false, false, true>(p, causal, s);
     default: return cudaErrorInvalidValue;
     }
 }
@@ -951,7 +971,14 @@ extern "C" const attn_bwd_tc_config *attn_bwd_tc_config_at(int i)
 {
     return i >= 0 && i < kConfigCount ? &kConfigs[i] : nullptr;
 }
-extern "C" int attn_bwd_tc_default_config(int dim) { return dim == 64 ? 13 : dim == 128 ? 15 : -1; }
+// Measured 2026-12-04 (bench/results/2026-12-04-backward-tc2.md): at D 128 the variant without the
+// own half in registers wins under the causal mask and loses without it (ptxas: 0 against 68
+// bytes of spills causal, 24 against 8 not); at D 64 the dQ-first order wins by 1-2% causal only.
+extern "C" int attn_bwd_tc_default_config_masked(int dim, int causal)
+{
+    return dim == 64 ? (causal ? 19 : 13) : dim == 128 ? (causal ? 16 : 15) : -1;
+}
+extern "C" int attn_bwd_tc_default_config(int dim) { return attn_bwd_tc_default_config_masked(dim, 1); }
 
 extern "C" size_t attn_bwd_tc_workspace_floats(int bh, int seq, int dim)
 {
@@ -966,7 +993,7 @@ extern "C" cudaError_t launch_attn_bwd_tc(const void *q, const void *k, const vo
     if (!shape_ok(bh, seq, dim))
         return cudaErrorInvalidValue;
     if (config < 0)
-        config = attn_bwd_tc_default_config(dim);
+        config = attn_bwd_tc_default_config_masked(dim, causal);
     if (config >= kConfigCount || kConfigs[config].head_dim != dim)
         return cudaErrorInvalidValue;
     const size_t rows = (size_t)bh * seq;

@@ -28,8 +28,10 @@ int attn_bwd_tc_supports(int dim);
  * of P^T and dS^T kept in registers, 2 the same with all of it read back from shared memory
  * (a name ending _stm: stored by stmatrix); grouped: 0 numbers the blocks key
  * tile by key tile across all heads, 1 in groups of heads whose Q, dO and dQ accumulator fit
- * half the L2 (kernels/flash_tile_order.h). attn_bwd_tc_default_config picks the measured best
- * for a head dim (-1: none). */
+ * half the L2 (kernels/flash_tile_order.h); a name ending _dqf: the dQ product before the dK/dV
+ * update of each step. attn_bwd_tc_default_config_masked picks the measured best for a head dim
+ * and mask (-1: none), the one launch_attn_bwd_tc runs for config -1;
+ * attn_bwd_tc_default_config(dim) is the causal one (attnprof's run is causal). */
 typedef struct attn_bwd_tc_config {
     int head_dim, warps, block_n, block_m, min_blocks, shared_p, grouped;
     const char *name;
@@ -37,6 +39,7 @@ typedef struct attn_bwd_tc_config {
 int attn_bwd_tc_config_count(void);
 const attn_bwd_tc_config *attn_bwd_tc_config_at(int i);
 int attn_bwd_tc_default_config(int dim);
+int attn_bwd_tc_default_config_masked(int dim, int causal);
 
 /* Workspace floats: delta [bh*seq] and the dQ accumulator [bh*seq*dim]. */
 size_t attn_bwd_tc_workspace_floats(int bh, int seq, int dim);
