@@ -4,10 +4,14 @@
 //                            FP32 reference on the GPU (one thread per key or query row); the
 //                            tensor-core lse against the reference lse. Exit 1 on any error over
 //                            the tolerance.
-//   bwd_tc_bench small       the same on two small shapes (for compute-sanitizer memcheck).
+//   bwd_tc_bench small [N]   the same on two small shapes (for compute-sanitizer), every
+//                            configuration or configuration N only.
 //   bwd_tc_bench time [N]    S 1024..16384 x D 64/128 x causal/not, B = 32768/S, H = 16: every
 //                            configuration of the head dim (or configuration N only), CUDA-event
-//                            median of 10 backwards after 2 warm-ups, and the lse recompute.
+//                            median of 10 backwards after 2 warm-ups, and (without N) the lse
+//                            recompute.
+//   bwd_tc_bench point S D CAUSAL [N]  one point of that grid (configuration N, default the
+//                            head dim's default): 2 warm-ups and 10 timed backwards (for ncu).
 // Inputs are uniform in [-1, 1) (O and dO too: the backward is a function of its inputs, so the
 // check needs no forward).
 #include "attn_bwd_tc.h"
@@ -169,7 +173,7 @@ static double lse_err(const float *a_d, const float *b_d, size_t n)
     return m;
 }
 
-static int check(bool small)
+static int check(bool small, int only)
 {
     const double tol = 5e-2;
     struct { int b, h, s, d; } shapes_all[] = {{2, 3, 77, 64}, {1, 2, 333, 128}, {1, 2, 1000, 64}, {1, 2, 1000, 128},
@@ -198,7 +202,7 @@ static int check(bool small)
             bad += le > 2e-2;
             for (int c = 0; c < attn_bwd_tc_config_count(); c++) {
                 const attn_bwd_tc_config *cf = attn_bwd_tc_config_at(c);
-                if (cf->head_dim != sh.d)
+                if (cf->head_dim != sh.d || (only >= 0 && c != only))
                     continue;
                 CK(cudaMemset(b.dq, 0xff, b.n * 2)); // NaN: a gradient element never written shows
                 CK(cudaMemset(b.dk, 0xff, b.n * 2));
@@ -243,32 +247,37 @@ template <typename F> static float time_ms(int reps, F f)
     return t[t.size() / 2];
 }
 
+static void time_point(int s, int d, int causal, int only)
+{
+    const int B = 32768 / s, H = 16, bh = B * H;
+    Bufs b;
+    b.alloc(bh, s, d, false);
+    CK(launch_attn_bwd_tc_lse(b.q, b.k, b.lse, bh, s, d, causal, 0));
+    const double flops = 2.5 * 4.0 * bh * (double)s * s * d / (causal ? 2 : 1);
+    if (only < 0) {
+        const float lms = time_ms(10, [&] { CK(launch_attn_bwd_tc_lse(b.q, b.k, b.lse_tc, bh, s, d, causal, 0)); });
+        printf("time S=%d D=%d causal=%d lse_recompute %.3f ms\n", s, d, causal, lms);
+    }
+    for (int c = 0; c < attn_bwd_tc_config_count(); c++) {
+        const attn_bwd_tc_config *cf = attn_bwd_tc_config_at(c);
+        if (cf->head_dim != d || (only >= 0 && c != only))
+            continue;
+        const float ms = time_ms(10, [&] {
+            CK(launch_attn_bwd_tc(b.q, b.k, b.v, b.o, b.dout, b.lse, b.ws, b.dq, b.dk, b.dv, bh, s, d, causal, c, 0));
+        });
+        printf("time S=%d D=%d causal=%d %-20s %.3f ms %.1f TFLOP/s%s\n", s, d, causal, cf->name, ms,
+               flops / ms / 1e9, c == attn_bwd_tc_default_config_masked(d, causal) ? " (default)" : "");
+    }
+    fflush(stdout);
+    b.release();
+}
+
 static int timing(int only)
 {
     for (int d : {64, 128})
         for (int causal : {1, 0})
-            for (int s : {1024, 4096, 16384}) {
-                const int B = 32768 / s, H = 16, bh = B * H;
-                Bufs b;
-                b.alloc(bh, s, d, false);
-                CK(launch_attn_bwd_tc_lse(b.q, b.k, b.lse, bh, s, d, causal, 0));
-                const double flops = 2.5 * 4.0 * bh * (double)s * s * d / (causal ? 2 : 1);
-                const float lms = time_ms(10, [&] { CK(launch_attn_bwd_tc_lse(b.q, b.k, b.lse_tc, bh, s, d, causal, 0)); });
-                printf("time S=%d D=%d causal=%d lse_recompute %.3f ms\n", s, d, causal, lms);
-                for (int c = 0; c < attn_bwd_tc_config_count(); c++) {
-                    const attn_bwd_tc_config *cf = attn_bwd_tc_config_at(c);
-                    if (cf->head_dim != d || (only >= 0 && c != only))
-                        continue;
-                    const float ms = time_ms(10, [&] {
-                        CK(launch_attn_bwd_tc(b.q, b.k, b.v, b.o, b.dout, b.lse, b.ws, b.dq, b.dk, b.dv, bh, s, d,
-                                              causal, c, 0));
-                    });
-                    printf("time S=%d D=%d causal=%d %-20s %.3f ms %.1f TFLOP/s%s\n", s, d, causal, cf->name, ms,
-                           flops / ms / 1e9, c == attn_bwd_tc_default_config(d) ? " (default)" : "");
-                }
-                fflush(stdout);
-                b.release();
-            }
+            for (int s : {1024, 4096, 16384})
+                time_point(s, d, causal, only);
     return 0;
 }
 
@@ -276,11 +285,17 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "check";
     if (!strcmp(mode, "check"))
-        return check(false);
+        return check(false, -1);
     if (!strcmp(mode, "small"))
-        return check(true);
+        return check(true, argc > 2 ? atoi(argv[2]) : -1);
     if (!strcmp(mode, "time"))
         return timing(argc > 2 ? atoi(argv[2]) : -1);
-    fprintf(stderr, "usage: bwd_tc_bench check|small|time [config]\n");
+    if (!strcmp(mode, "point") && argc >= 5) {
+        const int d = atoi(argv[3]);
+        const int causal = atoi(argv[4]);
+        time_point(atoi(argv[2]), d, causal, argc > 5 ? atoi(argv[5]) : attn_bwd_tc_default_config_masked(d, causal));
+        return 0;
+    }
+    fprintf(stderr, "usage: bwd_tc_bench check|small [config]|time [config]|point S D CAUSAL [config]\n");
     return 2;
 }

@@ -1,5 +1,9 @@
 // Tensor-core fused backward (attn_bwd_tc.h): FlashAttention-2's backward on mma.sync.
 //
+// Two main-kernel bodies. The defaults run bwd_sp_body (FA2's layout, shared_p; described
+// there): 8 warps on 128 keys, P^T and dS^T shared through shared memory. The first body,
+// bwd_tc_body, below:
+//
 // Main kernel, one block per (key tile, head). Each warp owns 16 keys of the tile, so it
 // computes the transposed score tile S^T = K_w Q^T (its keys are the MMA rows) and keeps dK and
 // dV of its keys in registers for the whole kernel: no reduction between warps for them. For
@@ -12,7 +16,8 @@
 //   dS^T to shared memory; dQ_tile += dS K, split over the warps by rows and columns, added to an
 //   FP32 accumulator in global memory with atomics (float2 atomics on sm_90).
 // Causal: a key tile starts at the first query tile that sees it; only tiles crossing the
-// diagonal are masked. Blocks are numbered heavy first (key tile 0 sees every query).
+// diagonal are masked. Blocks are numbered heavy first (key tile 0 sees every query), across
+// all heads or in L2-sized head groups (block_tile).
 //
 // Shared-memory rows are padded by 16 bytes (as in flash_fwd.cu): consecutive rows start an odd
 // number of 16-byte units apart, so the 8 rows of an ldmatrix phase hit 8 bank groups, in both
@@ -23,6 +28,7 @@
 // forward without the P V product: S = Q K^T per key tile, online max and sum.
 #include "attn_bwd_tc.h"
 
+#include "flash_tile_order.h"
 #include "ptx_bf16.cuh"
 #include <cuda_bf16.h>
 #include <math.h>
@@ -37,6 +43,8 @@ struct BwdTcParams {
     bf16 *dk, *dv;
     int seq, bh;
     float scale, scale_log2;
+    int grouped;            // block order: see block_tile
+    flash_tile_order order; // its head groups (grouped only)
 };
 
 namespace {
@@ -53,16 +61,40 @@ __device__ __forceinline__ float fast_exp2(float x)
 }
 
 // ROWS x D rows [row0, row0 + ROWS) of a head (row stride D) into padded shared memory, rows at
-// or past seq zero-filled (their source address clamped to the last row).
+// or past seq zero-filled (their source address clamped to the last row). A tile wholly inside
+// takes the branch without the clamps (the backward's inner loop issues it every step).
 template <int D, int ROWS, int THREADS>
 __device__ __forceinline__ void load_rows(bf16 *dst, const bf16 *head, int row0, int seq, int tid)
 {
     constexpr int CPR = D / 8, LD = D + 8, TOTAL = ROWS * CPR;
     static_assert(TOTAL % THREADS == 0, "every thread copies the same number of chunks");
+    if (row0 + ROWS <= seq) {
+        const bf16 *src = head + (size_t)row0 * D + tid % CPR * 8 + tid / CPR * D;
+        const uint32_t d = smem_addr(dst + tid / CPR * LD + tid % CPR * 8);
+#pragma unroll
+        for (int k = 0; k < TOTAL / THREADS; k++)
+            cp_async_16(d + k * (THREADS / CPR) * LD * 2, src + k * (THREADS / CPR) * D, true);
+        return;
+    }
 #pragma unroll
     for (int c = tid; c < TOTAL; c += THREADS) {
         const int r = c / CPR, ch = c % CPR, row = row0 + r;
         cp_async_16(smem_addr(dst + r * LD + ch * 8), head + (size_t)min(row, seq - 1) * D + ch * 8, row < seq);
+    }
+}
+
+// Block -> (key tile, head). Not grouped: key tile by key tile across all heads (key tile 0, the
+// heaviest under the causal mask, first), so the blocks running at once read as many heads'
+// Q and dO and add to as many dQ accumulators (ncu, 4096/128: L2 hit rate 42%, DRAM 42% busy).
+// Grouped: the same order inside groups of heads that fit half the L2 (flash_tile_order.h,
+// level = key tile), as FA2's grid (key tile fastest) keeps one head's blocks together.
+__device__ __forceinline__ void block_tile(const BwdTcParams &p, int &key_tile, int &bh)
+{
+    if (p.grouped) {
+        flash_tile_order_at(&p.order, (int)blockIdx.x, 0, &bh, &key_tile);
+    } else {
+        key_tile = (int)blockIdx.x / p.bh;
+        bh = (int)blockIdx.x % p.bh;
     }
 }
 
@@ -102,7 +134,8 @@ __device__ __forceinline__ void bwd_tc_body(const BwdTcParams &p)
     float *sDl = sL + 2 * BM;                              // two buffers of BM: delta
 
     const int S = p.seq;
-    const int key_tile = blockIdx.x / p.bh, bh = blockIdx.x % p.bh; // heavy first
+    int key_tile, bh;
+    block_tile(p, key_tile, bh);
     const int j0 = key_tile * BN;
     const size_t off = (size_t)bh * S * D;
     const bf16 *Q = p.q + off, *K = p.k + off, *V = p.v + off, *dO = p.dout + off;
@@ -286,6 +319,366 @@ __device__ __forceinline__ void bwd_tc_body(const BwdTcParams &p)
     }
 }
 
+
+// FA2's layout (shared_p): 8 warps, 128 keys a block, BM queries a step (64 at D 128 as FA2's
+// Br=64/Bc=128; 128 at D 64 as FA2's 128/128). Warp w has keys kw = w % 4 (32 of them) and half
+// hf = w / 4: the queries hf BM/2.. of S^T and dP^T, the columns hf D/2.. of dK and dV, the query
+// rows hf BM/2.. of dQ (columns kw D/4..). P^T and dS^T go through shared memory; with OWN a warp
+// keeps those of its own BM/2 queries in registers and reads only its partner's half back. Per
+// step at D 128 a warp issues 136 ldmatrix.x4 against the 16-key body's 184 (ncu: that body's
+// shared-memory pipe is its busiest, short-scoreboard stalls a third of its cycles). STM: P^T and
+// dS^T stored by stmatrix.x4 (sm_90), 8 instructions a warp and step in place of 32 32-bit stores.
+template <int D, int BM_> struct SpTile {
+    static constexpr int THREADS = 256, BN = 128, BM = BM_; // 8 warps
+    static constexpr int LD = D + 8;   // K, V, Q, dO row stride (elements)
+    static constexpr int LDS = BM + 8; // P^T, dS^T row stride
+    static constexpr int KD = D / 16;  // k-steps over the head dim
+    static constexpr int NQ = BM / 16; // 8-query tiles of a warp's S^T
+    static constexpr int KQ = BM / 16; // k-steps over the step's queries (half of them a warp's own)
+    static constexpr int MQ = BM / 32; // 16-row tiles of a warp's dQ
+    static constexpr int DH = D / 2;   // dK, dV columns a warp
+    static constexpr int DHT = DH / 8;
+    static constexpr int DQC = D / 4;  // dQ columns a warp
+    static constexpr int DQT = DQC / 8;
+    static constexpr size_t SMEM =
+        sizeof(bf16) * ((size_t)2 * BN * LD + 4 * (size_t)BM * LD + 2 * (size_t)BN * LDS) + sizeof(float) * 4 * BM;
+    static_assert(NQ % 2 == 0 && DHT % 2 == 0 && DQT % 2 == 0, "ldmatrix.x4 loads two 8-wide tiles");
+};
+
+// S^T (s) and dP^T (dp) of the warp's 32 keys x BM/2 queries: A = K, V rows from k_s, v_s; B = Q,
+// dO rows from q_s, do_s (byte addresses of the warp's first rows).
+template <class T>
+__device__ __forceinline__ void sp_scores(uint32_t k_s, uint32_t v_s, uint32_t q_s, uint32_t do_s, uint32_t a_lane,
+                                          uint32_t bn_lane, float (&s)[2][T::NQ][4], float (&dp)[2][T::NQ][4])
+{
+    constexpr int LD = T::LD;
+#pragma unroll
+    for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int n = 0; n < T::NQ; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                s[m][n][i] = dp[m][n][i] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < T::KD; kk++) {
+        uint32_t a0[4], a1[4], b[4];
+        ldmatrix_x4(k_s + a_lane + kk * 32, a0[0], a0[1], a0[2], a0[3]);
+        ldmatrix_x4(k_s + 16 * LD * 2 + a_lane + kk * 32, a1[0], a1[1], a1[2], a1[3]);
+#pragma unroll
+        for (int np = 0; np < T::NQ / 2; np++) {
+            ldmatrix_x4(q_s + bn_lane + np * 16 * LD * 2 + kk * 32, b[0], b[1], b[2], b[3]);
+            mma_bf16_16816(s[0][2 * np], a0, b[0], b[1]);
+            mma_bf16_16816(s[0][2 * np + 1], a0, b[2], b[3]);
+            mma_bf16_16816(s[1][2 * np], a1, b[0], b[1]);
+            mma_bf16_16816(s[1][2 * np + 1], a1, b[2], b[3]);
+        }
+        ldmatrix_x4(v_s + a_lane + kk * 32, a0[0], a0[1], a0[2], a0[3]);
+        ldmatrix_x4(v_s + 16 * LD * 2 + a_lane + kk * 32, a1[0], a1[1], a1[2], a1[3]);
+#pragma unroll
+        for (int np = 0; np < T::NQ / 2; np++) {
+            ldmatrix_x4(do_s + bn_lane + np * 16 * LD * 2 + kk * 32, b[0], b[1], b[2], b[3]);
+            mma_bf16_16816(dp[0][2 * np], a0, b[0], b[1]);
+            mma_bf16_16816(dp[0][2 * np + 1], a0, b[2], b[3]);
+            mma_bf16_16816(dp[1][2 * np], a1, b[0], b[1]);
+            mma_bf16_16816(dp[1][2 * np + 1], a1, b[2], b[3]);
+        }
+    }
+}
+
+// One 16 x 16 A fragment (a[0..3] as mma.sync's A: rows g/g+8, k 0-7/8-15) to shared memory at
+// addr (this lane's ldmatrix A address: row lane % 16, column 8 (lane / 16)), or the same
+// elements by 32-bit stores at e (row g, column 2 t4; row stride ld elements).
+template <bool STM>
+__device__ __forceinline__ void store_a_frag(const uint32_t (&a)[4], uint32_t addr, bf16 *e, int ld)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (STM) {
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a[0]),
+                     "r"(a[1]), "r"(a[2]), "r"(a[3])
+                     : "memory");
+        return;
+    }
+#endif
+    (void)addr;
+    *reinterpret_cast<uint32_t *>(e) = a[0];
+    *reinterpret_cast<uint32_t *>(e + 8 * ld) = a[1];
+    *reinterpret_cast<uint32_t *>(e + 8) = a[2];
+    *reinterpret_cast<uint32_t *>(e + 8 * ld + 8) = a[3];
+}
+
+// dV += P^T dO and dK += dS^T Q over the step's BM queries (k-steps kq of 16), starting at the
+// warp's own half: with OWN its KQ/2 k-steps from registers (pa, dsa), the rest from shared
+// memory (p_s, ds_s: the warp's first key row). do_s, q_s: the warp's first D column.
+template <class T, bool OWN>
+__device__ __forceinline__ void sp_dkdv(const uint32_t (&pa)[2][T::KQ / 2][4], const uint32_t (&dsa)[2][T::KQ / 2][4],
+                                        uint32_t p_s, uint32_t ds_s, uint32_t do_s, uint32_t q_s, int hf,
+                                        uint32_t ap_lane, uint32_t bt_lane, float (&dk)[2][T::DHT][4],
+                                        float (&dv)[2][T::DHT][4])
+{
+    constexpr int LD = T::LD, LDS = T::LDS, KQ = T::KQ;
+#pragma unroll
+    for (int j = 0; j < KQ; j++) {
+        const int kq = (hf * (KQ / 2) + j) % KQ;
+        uint32_t ap[2][4], ad[2][4];
+#pragma unroll
+        for (int m = 0; m < 2; m++) {
+            if (OWN && j < KQ / 2) {
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    ap[m][i] = pa[m][j % (KQ / 2)][i];
+                    ad[m][i] = dsa[m][j % (KQ / 2)][i];
+                }
+            } else {
+                const uint32_t o = ap_lane + m * 16 * LDS * 2 + kq * 32;
+                ldmatrix_x4(p_s + o, ap[m][0], ap[m][1], ap[m][2], ap[m][3]);
+                ldmatrix_x4(ds_s + o, ad[m][0], ad[m][1], ad[m][2], ad[m][3]);
+            }
+        }
+#pragma unroll
+        for (int d2 = 0; d2 < T::DHT / 2; d2++) {
+            uint32_t b[4];
+            const uint32_t o = bt_lane + kq * 16 * LD * 2 + d2 * 32;
+            ldmatrix_x4_trans(do_s + o, b[0], b[1], b[2], b[3]);
+#pragma unroll
+            for (int m = 0; m < 2; m++) {
+                mma_bf16_16816(dv[m][2 * d2], ap[m], b[0], b[1]);
+                mma_bf16_16816(dv[m][2 * d2 + 1], ap[m], b[2], b[3]);
+            }
+            ldmatrix_x4_trans(q_s + o, b[0], b[1], b[2], b[3]);
+#pragma unroll
+            for (int m = 0; m < 2; m++) {
+                mma_bf16_16816(dk[m][2 * d2], ad[m], b[0], b[1]);
+                mma_bf16_16816(dk[m][2 * d2 + 1], ad[m], b[2], b[3]);
+            }
+        }
+    }
+}
+
+// acc (MQ x DQT tiles of the mma.sync C layout) added to dQ at base (this lane's row g, column
+// 2 t4): float2 atomics on sm_90. GUARD: only the rows below `rows` (counted from base's).
+template <int MQ, int DQT, int D, bool GUARD>
+__device__ __forceinline__ void add_dq(const float (&acc)[MQ][DQT][4], float *base, int rows)
+{
+#pragma unroll
+    for (int m = 0; m < MQ; m++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            if (!GUARD || m * 16 + 8 * h < rows) {
+#pragma unroll
+                for (int n = 0; n < DQT; n++) {
+                    float *dst = base + (m * 16 + 8 * h) * D + n * 8;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+                    atomicAdd(reinterpret_cast<float2 *>(dst), make_float2(acc[m][n][2 * h], acc[m][n][2 * h + 1]));
+#else
+                    atomicAdd(dst, acc[m][n][2 * h]);
+                    atomicAdd(dst + 1, acc[m][n][2 * h + 1]);
+#endif
+                }
+            }
+}
+
+// dQ rows [row0, row0 + BM/2) x the warp's DQC columns (from col0) += dS K, added to the FP32
+// accumulator dQa with atomics. ds_s: dS^T at the warp's first query column; k_s: K at col0.
+template <class T, int D>
+__device__ __forceinline__ void sp_dq(uint32_t ds_s, uint32_t k_s, uint32_t at_lane, uint32_t bt_lane, float *dQa,
+                                      int row0, int col0, int S, int g, int t4)
+{
+    constexpr int LD = T::LD, LDS = T::LDS, DQT = T::DQT, MQ = T::MQ;
+    float acc[MQ][DQT][4];
+#pragma unroll
+    for (int m = 0; m < MQ; m++)
+#pragma unroll
+        for (int n = 0; n < DQT; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                acc[m][n][i] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < T::BN / 16; kk++) {
+        uint32_t af[MQ][4];
+#pragma unroll
+        for (int m = 0; m < MQ; m++)
+            ldmatrix_x4_trans(ds_s + at_lane + kk * 16 * LDS * 2 + m * 32, af[m][0], af[m][1], af[m][2], af[m][3]);
+#pragma unroll
+        for (int h = 0; h < DQT / 2; h++) {
+            uint32_t b[4];
+            ldmatrix_x4_trans(k_s + bt_lane + kk * 16 * LD * 2 + h * 32, b[0], b[1], b[2], b[3]);
+#pragma unroll
+            for (int m = 0; m < MQ; m++) {
+                mma_bf16_16816(acc[m][2 * h], af[m], b[0], b[1]);
+                mma_bf16_16816(acc[m][2 * h + 1], af[m], b[2], b[3]);
+            }
+        }
+    }
+    // One base address and compile-time offsets; the row test only in a tile that crosses S (a
+    // warp-uniform branch: tested per atomic, the compiler branched around each one).
+    float *base = dQa + (size_t)(row0 + g) * D + col0 + 2 * t4;
+    if (row0 + 16 * MQ <= S)
+        add_dq<MQ, DQT, D, false>(acc, base, 0);
+    else
+        add_dq<MQ, DQT, D, true>(acc, base, S - row0 - g);
+}
+
+// P^T = exp2(S^T scale log2e - lse log2e) (masked) and dS^T = P^T o (dP^T - delta) of the warp's
+// 32 keys x BM/2 queries (from column q0 of the step's tile), packed as A fragments (k-step j:
+// queries q0 + 16 j ..) and stored to sP, sdS at the warp's rows (e0: element offset of row g,
+// column q0 + 2 t4; a0: the byte offset of this lane's ldmatrix A address there).
+template <class T, bool CAUSAL, bool STM>
+__device__ __forceinline__ void sp_probs(const float (&s)[2][T::NQ][4], const float (&dp)[2][T::NQ][4],
+                                         const float *lt, const float *dlt, float scale_log2, bool masked,
+                                         int key_r0, int qi0, int q0, int t4, bf16 *sP, bf16 *sdS, int e0,
+                                         uint32_t a0, uint32_t (&pa)[2][T::KQ / 2][4],
+                                         uint32_t (&dsa)[2][T::KQ / 2][4])
+{
+    constexpr int LDS = T::LDS;
+    float2 l2[T::NQ], d2[T::NQ]; // this lane's two columns of each 8-query tile, loaded once
+#pragma unroll
+    for (int n = 0; n < T::NQ; n++) {
+        l2[n] = *reinterpret_cast<const float2 *>(lt + q0 + n * 8 + 2 * t4);
+        d2[n] = *reinterpret_cast<const float2 *>(dlt + q0 + n * 8 + 2 * t4);
+    }
+#pragma unroll
+    for (int m = 0; m < 2; m++) {
+#pragma unroll
+        for (int n = 0; n < T::NQ; n++) {
+            float pv[4], ds[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int col = q0 + n * 8 + 2 * t4 + (i & 1);
+                float x = fast_exp2(fmaf(s[m][n][i], scale_log2, -(i & 1 ? l2[n].y : l2[n].x)));
+                if (CAUSAL && masked && key_r0 + 16 * m + ((i >> 1) << 3) > qi0 + col)
+                    x = 0.f;
+                pv[i] = x;
+                ds[i] = x * (dp[m][n][i] - (i & 1 ? d2[n].y : d2[n].x));
+            }
+            uint32_t *pf = pa[m][n >> 1] + (n & 1) * 2, *df = dsa[m][n >> 1] + (n & 1) * 2;
+            pf[0] = pack_bf16x2(pv[0], pv[1]);
+            pf[1] = pack_bf16x2(pv[2], pv[3]);
+            df[0] = pack_bf16x2(ds[0], ds[1]);
+            df[1] = pack_bf16x2(ds[2], ds[3]);
+        }
+#pragma unroll
+        for (int j = 0; j < T::KQ / 2; j++) {
+            const int e = e0 + m * 16 * LDS + j * 16;
+            const uint32_t o = a0 + (uint32_t)((m * 16 * LDS + j * 16) * 2);
+            store_a_frag<STM>(pa[m][j], smem_addr(sP) + o, sP + e, LDS);
+            store_a_frag<STM>(dsa[m][j], smem_addr(sdS) + o, sdS + e, LDS);
+        }
+    }
+}
+
+// DQF: the dQ product and its atomics before the dK/dV update of the step (both read only
+// shared memory written before the step's second barrier), not after.
+template <int D, int BM, bool OWN, bool STM, bool DQF, bool CAUSAL>
+__device__ __forceinline__ void bwd_sp_body(const BwdTcParams &p)
+{
+    typedef SpTile<D, BM> T;
+    constexpr int BN = T::BN, THREADS = T::THREADS, LD = T::LD, LDS = T::LDS, DH = T::DH, DHT = T::DHT,
+                  DQC = T::DQC;
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    bf16 *sK = reinterpret_cast<bf16 *>(smem_raw);
+    bf16 *sV = sK + BN * LD;
+    bf16 *sQ = sV + BN * LD;      // two buffers of BM x LD
+    bf16 *sdO = sQ + 2 * BM * LD; // two buffers
+    bf16 *sP = sdO + 2 * BM * LD; // P^T, BN x LDS
+    bf16 *sdS = sP + BN * LDS;    // dS^T
+    float *sL = reinterpret_cast<float *>(sdS + BN * LDS); // two buffers of BM: lse * log2e
+    float *sDl = sL + 2 * BM;                              // two buffers of BM: delta
+
+    const int S = p.seq;
+    int key_tile, bh;
+    block_tile(p, key_tile, bh);
+    const int j0 = key_tile * BN;
+    const size_t off = (size_t)bh * S * D;
+    const bf16 *Q = p.q + off, *K = p.k + off, *V = p.v + off, *dO = p.dout + off;
+    const float *L = p.lse + (size_t)bh * S, *Dl = p.delta + (size_t)bh * S;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+    const int kw = warp & 3, hf = warp >> 2, q0 = hf * (BM / 2);
+    const int first = CAUSAL ? j0 / BM : 0, n_qt = (S + BM - 1) / BM;
+
+    auto load_q_tile = [&](int t, int buf) {
+        load_rows<D, BM, THREADS>(sQ + buf * BM * LD, Q, t * BM, S, tid);
+        load_rows<D, BM, THREADS>(sdO + buf * BM * LD, dO, t * BM, S, tid);
+        for (int r = tid; r < BM; r += THREADS) {
+            const int row = t * BM + r;
+            // A row past S gets lse = +inf: its P is exactly 0, so is its dS.
+            sL[buf * BM + r] = row < S ? L[row] * kLog2e : INFINITY;
+            sDl[buf * BM + r] = row < S ? Dl[row] : 0.f;
+        }
+    };
+    load_rows<D, BN, THREADS>(sK, K, j0, S, tid);
+    load_rows<D, BN, THREADS>(sV, V, j0, S, tid);
+    if (first < n_qt)
+        load_q_tile(first, 0);
+    cp_async_commit();
+
+    // Per-lane ldmatrix byte offsets, as in bwd_tc_body; ap_lane: A plain with row stride LDS.
+    const uint32_t a_lane = (uint32_t)(((lane & 15) * LD + ((lane >> 4) << 3)) * 2);
+    const uint32_t ap_lane = (uint32_t)(((lane & 15) * LDS + ((lane >> 4) << 3)) * 2);
+    const uint32_t bn_lane = (uint32_t)(((((lane >> 4) << 3) + (lane & 7)) * LD + (((lane >> 3) & 1) << 3)) * 2);
+    const uint32_t bt_lane = (uint32_t)(((((lane >> 3) & 1) << 3) + (lane & 7)) * LD * 2 + ((lane >> 4) << 4));
+    const uint32_t at_lane = (uint32_t)((((lane >> 4) << 3) + (lane & 7)) * LDS * 2 + (((lane >> 3) & 1) << 4));
+    const uint32_t k_rows = (uint32_t)(kw * 32 * LD * 2), ps_rows = (uint32_t)(kw * 32 * LDS * 2);
+    const int key_r0 = j0 + kw * 32 + g; // this lane's key rows: key_r0 + 16 m + 8 h
+    const int e0 = (kw * 32 + g) * LDS + q0 + 2 * t4;
+    const uint32_t st0 = ps_rows + ap_lane + (uint32_t)(q0 * 2);
+
+    float dk[2][DHT][4], dv[2][DHT][4];
+#pragma unroll
+    for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int d = 0; d < DHT; d++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                dk[m][d][i] = dv[m][d][i] = 0.f;
+
+#pragma unroll 1
+    for (int t = first; t < n_qt; t++) {
+        const int buf = (t - first) & 1, i0 = t * BM;
+        cp_async_wait<0>();
+        __syncthreads(); // tile t landed; every warp is past step t-1 (its P^T, dS^T, Q, dO reads)
+        if (t + 1 < n_qt)
+            load_q_tile(t + 1, buf ^ 1);
+        cp_async_commit();
+        const uint32_t q_s = smem_addr(sQ + buf * BM * LD), do_s = smem_addr(sdO + buf * BM * LD);
+        uint32_t pa[2][T::KQ / 2][4], dsa[2][T::KQ / 2][4];
+        {
+            float s[2][T::NQ][4], dp[2][T::NQ][4];
+            sp_scores<T>(smem_addr(sK) + k_rows, smem_addr(sV) + k_rows, q_s + q0 * LD * 2, do_s + q0 * LD * 2,
+                         a_lane, bn_lane, s, dp);
+            const bool masked = CAUSAL && j0 + kw * 32 + 31 > i0 + q0;
+            sp_probs<T, CAUSAL, STM>(s, dp, sL + buf * BM, sDl + buf * BM, p.scale_log2, masked, key_r0, i0, q0,
+                                     t4, sP, sdS, e0, st0, pa, dsa);
+        }
+        __syncthreads(); // P^T, dS^T complete
+        if (DQF)
+            sp_dq<T, D>(smem_addr(sdS) + q0 * 2, smem_addr(sK) + kw * DQC * 2, at_lane, bt_lane, p.dq_acc + off,
+                        i0 + q0, kw * DQC, S, g, t4);
+        sp_dkdv<T, OWN>(pa, dsa, smem_addr(sP) + ps_rows, smem_addr(sdS) + ps_rows, do_s + hf * DH * 2,
+                        q_s + hf * DH * 2, hf, ap_lane, bt_lane, dk, dv);
+        if (!DQF)
+            sp_dq<T, D>(smem_addr(sdS) + q0 * 2, smem_addr(sK) + kw * DQC * 2, at_lane, bt_lane, p.dq_acc + off,
+                        i0 + q0, kw * DQC, S, g, t4);
+    }
+    cp_async_wait<0>();
+
+    // dK (scaled) and dV of this warp's keys and columns.
+#pragma unroll
+    for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = key_r0 + 16 * m + 8 * h;
+            if (row >= S)
+                continue;
+#pragma unroll
+            for (int d = 0; d < DHT; d++) {
+                const size_t e = off + (size_t)row * D + hf * DH + d * 8 + 2 * t4;
+                *reinterpret_cast<uint32_t *>(p.dk + e) =
+                    pack_bf16x2(dk[m][d][2 * h] * p.scale, dk[m][d][2 * h + 1] * p.scale);
+                *reinterpret_cast<uint32_t *>(p.dv + e) = pack_bf16x2(dv[m][d][2 * h], dv[m][d][2 * h + 1]);
+            }
+        }
+}
+
 } // namespace
 
 // MINB: blocks per multiprocessor asked of the register allocator (its cap: 64K / (MINB * threads)).
@@ -293,6 +686,13 @@ template <int D, int WARPS, int BM, int MINB, bool CAUSAL>
 __global__ void __launch_bounds__(WARPS * 32, MINB) attnprof_bwd_tc_dkdv(BwdTcParams p)
 {
     bwd_tc_body<D, WARPS, BM, CAUSAL>(p);
+}
+
+// The FA2-layout body (shared_p), 256 threads, one block per multiprocessor.
+template <int D, int BM, bool OWN, bool STM, bool DQF, bool CAUSAL>
+__global__ void __launch_bounds__(256, 1) attnprof_bwd_tc_dkdv_sp(BwdTcParams p)
+{
+    bwd_sp_body<D, BM, OWN, STM, DQF, CAUSAL>(p);
 }
 
 // delta_i = dO_i · O_i (one warp per row, bf16 pairs) and the row's dQ accumulator zeroed.
@@ -429,14 +829,28 @@ __global__ void __launch_bounds__(128) attnprof_bwd_tc_lse(const bf16 *q, const 
 namespace {
 
 const attn_bwd_tc_config kConfigs[] = {
-    {64, 8, 128, 64, 1, "d64_n128_m64_w8"},
-    {64, 4, 64, 64, 2, "d64_n64_m64_w4_b2"},
-    {64, 8, 128, 32, 2, "d64_n128_m32_w8_b2"},
-    {64, 4, 64, 64, 3, "d64_n64_m64_w4_b3"},
-    {128, 4, 64, 64, 1, "d128_n64_m64_w4"},
-    {128, 4, 64, 32, 2, "d128_n64_m32_w4_b2"},
-    {128, 8, 128, 64, 1, "d128_n128_m64_w8"},
-    {128, 8, 128, 32, 1, "d128_n128_m32_w8"},
+    {64, 8, 128, 64, 1, 0, 0, "d64_n128_m64_w8"},
+    {64, 4, 64, 64, 2, 0, 0, "d64_n64_m64_w4_b2"},
+    {64, 8, 128, 32, 2, 0, 0, "d64_n128_m32_w8_b2"},
+    {64, 4, 64, 64, 3, 0, 0, "d64_n64_m64_w4_b3"},
+    {128, 4, 64, 64, 1, 0, 0, "d128_n64_m64_w4"},
+    {128, 4, 64, 32, 2, 0, 0, "d128_n64_m32_w4_b2"},
+    {128, 8, 128, 64, 1, 0, 0, "d128_n128_m64_w8"},
+    {128, 8, 128, 32, 1, 0, 0, "d128_n128_m32_w8"},
+    {64, 4, 64, 64, 3, 0, 1, "d64_n64_m64_w4_b3_l2"},
+    {128, 8, 128, 64, 1, 0, 1, "d128_n128_m64_w8_l2"},
+    {64, 8, 128, 64, 1, 1, 1, "d64_n128_m64_w8_sp_l2"},
+    {64, 8, 128, 128, 1, 1, 1, "d64_n128_m128_w8_sp_l2"},
+    {64, 8, 128, 128, 1, 2, 1, "d64_n128_m128_w8_sp2_l2"},
+    {64, 8, 128, 128, 1, 1, 1, "d64_n128_m128_w8_sp_l2_stm"},
+    {64, 8, 128, 128, 1, 2, 1, "d64_n128_m128_w8_sp2_l2_stm"},
+    {128, 8, 128, 64, 1, 1, 1, "d128_n128_m64_w8_sp_l2"},
+    {128, 8, 128, 64, 1, 2, 1, "d128_n128_m64_w8_sp2_l2"},
+    {128, 8, 128, 64, 1, 1, 1, "d128_n128_m64_w8_sp_l2_stm"},
+    {128, 8, 128, 64, 1, 2, 1, "d128_n128_m64_w8_sp2_l2_stm"},
+    {64, 8, 128, 128, 1, 1, 1, "d64_n128_m128_w8_sp_l2_stm_dqf"},
+    {128, 8, 128, 64, 1, 1, 1, "d128_n128_m64_w8_sp_l2_dqf"},
+    {128, 8, 128, 64, 1, 2, 1, "d128_n128_m64_w8_sp2_l2_dqf"},
 };
 constexpr int kConfigCount = (int)(sizeof kConfigs / sizeof kConfigs[0]);
 
@@ -461,6 +875,27 @@ cudaError_t run_main_mask(const BwdTcParams &p, int causal, cudaStream_t s)
     return causal ? run_main<D, WARPS, BM, MINB, true>(p, s) : run_main<D, WARPS, BM, MINB, false>(p, s);
 }
 
+template <int D, int BM, bool OWN, bool STM, bool DQF, bool CAUSAL>
+cudaError_t run_sp(const BwdTcParams &p, cudaStream_t s)
+{
+    typedef SpTile<D, BM> T;
+    static cudaError_t prepared = cudaErrorNotReady;
+    if (prepared == cudaErrorNotReady)
+        prepared = cudaFuncSetAttribute(attnprof_bwd_tc_dkdv_sp<D, BM, OWN, STM, DQF, CAUSAL>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::SMEM);
+    if (prepared != cudaSuccess)
+        return prepared;
+    const unsigned blocks = (unsigned)(((p.seq + T::BN - 1) / T::BN) * p.bh);
+    attnprof_bwd_tc_dkdv_sp<D, BM, OWN, STM, DQF, CAUSAL><<<blocks, T::THREADS, T::SMEM, s>>>(p);
+    return cudaGetLastError();
+}
+
+template <int D, int BM, bool OWN, bool STM, bool DQF = false>
+cudaError_t run_sp_mask(const BwdTcParams &p, int causal, cudaStream_t s)
+{
+    return causal ? run_sp<D, BM, OWN, STM, DQF, true>(p, s) : run_sp<D, BM, OWN, STM, DQF, false>(p, s);
+}
+
 cudaError_t run_config(int c, const BwdTcParams &p, int causal, cudaStream_t s)
 {
     switch (c) {
@@ -472,6 +907,20 @@ cudaError_t run_config(int c, const BwdTcParams &p, int causal, cudaStream_t s)
     case 5: return run_main_mask<128, 4, 32, 2>(p, causal, s);
     case 6: return run_main_mask<128, 8, 64, 1>(p, causal, s);
     case 7: return run_main_mask<128, 8, 32, 1>(p, causal, s);
+    case 8: return run_main_mask<64, 4, 64, 3>(p, causal, s);
+    case 9: return run_main_mask<128, 8, 64, 1>(p, causal, s);
+    case 10: return run_sp_mask<64, 64, true, false>(p, causal, s);
+    case 11: return run_sp_mask<64, 128, true, false>(p, causal, s);
+    case 12: return run_sp_mask<64, 128, false, false>(p, causal, s);
+    case 13: return run_sp_mask<64, 128, true, true>(p, causal, s);
+    case 14: return run_sp_mask<64, 128, false, true>(p, causal, s);
+    case 15: return run_sp_mask<128, 64, true, false>(p, causal, s);
+    case 16: return run_sp_mask<128, 64, false, false>(p, causal, s);
+    case 17: return run_sp_mask<128, 64, true, true>(p, causal, s);
+    case 18: return run_sp_mask<128, 64, false, true>(p, causal, s);
+    case 19: return run_sp_mask<64, 128, true, true, true>(p, causal, s);
+    case 20: return run_sp_mask<128, 64, true, false, true>(p, causal, s);
+    case 21: return run_sp_mask<128, 64, false, false, true>(p, causal, s);
     default: return cudaErrorInvalidValue;
     }
 }
@@ -491,6 +940,24 @@ cudaError_t run_lse(const bf16 *q, const bf16 *k, float *lse, int bh, int seq, c
     return cudaGetLastError();
 }
 
+// The blocks' order (block_tile): groups of heads whose Q, dO (bf16) and dQ accumulator (FP32),
+// 8 seq D bytes a head, take at most half the L2.
+cudaError_t block_order(const attn_bwd_tc_config &c, BwdTcParams &p)
+{
+    p.grouped = c.grouped;
+    if (!c.grouped)
+        return cudaSuccess;
+    int dev = 0, l2 = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+    if (e != cudaSuccess)
+        return e;
+    const int n_kt = (p.seq + c.block_n - 1) / c.block_n;
+    p.order = flash_tile_order_make(n_kt, p.bh, flash_heads_per_group(l2, p.seq, 2 * c.head_dim, p.bh));
+    return cudaSuccess;
+}
+
 bool shape_ok(int bh, int seq, int dim)
 {
     return attn_bwd_tc_supports(dim) && bh >= 1 && seq >= 1 && (long long)bh * seq * dim < (1ll << 31);
@@ -504,7 +971,14 @@ extern "C" const attn_bwd_tc_config *attn_bwd_tc_config_at(int i)
 {
     return i >= 0 && i < kConfigCount ? &kConfigs[i] : nullptr;
 }
-extern "C" int attn_bwd_tc_default_config(int dim) { return dim == 64 ? 3 : dim == 128 ? 6 : -1; }
+// Measured 2026-12-04 (bench/results/2026-12-04-backward-tc2.md): at D 128 the variant without the
+// own half in registers wins under the causal mask and loses without it (ptxas: 0 against 68
+// bytes of spills causal, 24 against 8 not); at D 64 the dQ-first order wins by 1-2% causal only.
+extern "C" int attn_bwd_tc_default_config_masked(int dim, int causal)
+{
+    return dim == 64 ? (causal ? 19 : 13) : dim == 128 ? (causal ? 16 : 15) : -1;
+}
+extern "C" int attn_bwd_tc_default_config(int dim) { return attn_bwd_tc_default_config_masked(dim, 1); }
 
 extern "C" size_t attn_bwd_tc_workspace_floats(int bh, int seq, int dim)
 {
@@ -519,7 +993,7 @@ extern "C" cudaError_t launch_attn_bwd_tc(const void *q, const void *k, const vo
     if (!shape_ok(bh, seq, dim))
         return cudaErrorInvalidValue;
     if (config < 0)
-        config = attn_bwd_tc_default_config(dim);
+        config = attn_bwd_tc_default_config_masked(dim, causal);
     if (config >= kConfigCount || kConfigs[config].head_dim != dim)
         return cudaErrorInvalidValue;
     const size_t rows = (size_t)bh * seq;
@@ -547,6 +1021,8 @@ extern "C" cudaError_t launch_attn_bwd_tc(const void *q, const void *k, const vo
     p.bh = bh;
     p.scale = 1.0f / sqrtf((float)dim);
     p.scale_log2 = p.scale * kLog2e;
+    if ((e = block_order(kConfigs[config], p)) != cudaSuccess)
+        return e;
     if ((e = run_config(config, p, causal, s)) != cudaSuccess)
         return e;
     const size_t n4 = rows * dim / 4;

@@ -20,16 +20,26 @@ extern "C" {
 /* Nonzero when the tensor-core backward has kernels for head dim `dim` (64, 128). */
 int attn_bwd_tc_supports(int dim);
 
-/* The main kernel's tile configurations: keys per block (block_n, 16 per warp), query rows per
- * inner step (block_m), blocks per multiprocessor asked of the register allocator.
- * attn_bwd_tc_default_config picks the measured best for a head dim (-1: none). */
+/* The main kernel's tile configurations: keys per block (block_n), query rows per inner step
+ * (block_m), blocks per multiprocessor asked of the register allocator; shared_p: 0 for the
+ * body whose warps own 16 keys each (P^T and dS^T stay in registers), 1 for FA2's layout (8
+ * warps, 128 keys x block_m queries: 32 keys x block_m/2 queries a warp for S^T, P^T and dS^T
+ * shared through shared memory, 32 keys x D/2 of dK and dV a warp) with each warp's own half
+ * of P^T and dS^T kept in registers, 2 the same with all of it read back from shared memory
+ * (a name ending _stm: stored by stmatrix); grouped: 0 numbers the blocks key
+ * tile by key tile across all heads, 1 in groups of heads whose Q, dO and dQ accumulator fit
+ * half the L2 (kernels/flash_tile_order.h); a name ending _dqf: the dQ product before the dK/dV
+ * update of each step. attn_bwd_tc_default_config_masked picks the measured best for a head dim
+ * and mask (-1: none), the one launch_attn_bwd_tc runs for config -1;
+ * attn_bwd_tc_default_config(dim) is the causal one (attnprof's run is causal). */
 typedef struct attn_bwd_tc_config {
-    int head_dim, warps, block_n, block_m, min_blocks;
+    int head_dim, warps, block_n, block_m, min_blocks, shared_p, grouped;
     const char *name;
 } attn_bwd_tc_config;
 int attn_bwd_tc_config_count(void);
 const attn_bwd_tc_config *attn_bwd_tc_config_at(int i);
 int attn_bwd_tc_default_config(int dim);
+int attn_bwd_tc_default_config_masked(int dim, int causal);
 
 /* Workspace floats: delta [bh*seq] and the dQ accumulator [bh*seq*dim]. */
 size_t attn_bwd_tc_workspace_floats(int bh, int seq, int dim);
