@@ -1,19 +1,28 @@
-// What limits the unfused row kernels and scale (issue 40, item 5), and candidates that move
-// more bytes in flight, against the copy ceiling measured in the same process
-// (bench/results/2026-12-04-elementwise2.md).
+// What limits the unfused row kernels and scale (issue 40, item 5), and candidates against
+// the ceilings measured in the same process (bench/results/2026-12-04-elementwise2.md).
 //
-//   softmax_probe [--once] [BxHxS ...]     default: 8x16x1024 4x16x4096
+//   softmax_probe [--once] [--only=copy,scale,softmax,math,staged,rowall,fill] [BxHxS ...]
+//                 default: every section at 8x16x1024 4x16x4096
 //
-// Ceilings: a 16-byte copy kernel with U = 1, 2, 4 loads in flight per thread (loads first,
-// then stores), cudaMemcpyAsync, and a read-only kernel (for row_all, which writes a byte a row).
-// Candidates, each checked against the production kernel's output:
-//   staged softmax  the row's 16-byte vectors copied to shared memory by cp.async, STAGES rows of
-//                   a warp (warp mode) or block (block mode) in flight, each thread reading back
-//                   only the vectors it copied (no barrier for the data); the math as production:
-//                   bf16 with __expf, FP32 (math) with expf;
-//   row_all R       R consecutive rows a warp item, 8 loads a lane in flight, one bit a row;
-//   scale U         U 16-byte vectors a thread in flight.
-// --once launches each kernel once (for compute-sanitizer and ncu).
+// Ceilings: cudaMemcpyAsync and 16-byte copy kernels with U = 1, 2, 4 loads a thread in flight
+// (loads first, then stores); a read-only kernel for row_all (which writes a byte a row); a
+// memset for the fill. Sections, every candidate checked against production's output:
+//   copy     the copy kernel under 16 load/store cache policies (ld plain, .nc L1::no_allocate,
+//            with an L2 evict-first policy, with a 256-byte L2 prefetch; st plain, .cs, L2
+//            evict-first, L1::no_allocate), contiguous 64 KiB pieces a block, and the bulk-copy
+//            engine (cp.async.bulk in and out of shared memory, 2-8 chunks of 4-32 KiB);
+//   scale    production's scale under six of those policies;
+//   softmax  production's register softmax (warp or block per row) under six policies;
+//   math     math's FP32 softmax with 8, 16 or 32 values a thread over the resident blocks;
+//   staged   the row's vectors copied to shared memory by cp.async, STAGES rows of a warp or a
+//            block in flight, each thread reading back only what it copied (no barrier for the
+//            data), bf16 (__expf) and FP32 (expf);
+//   rowall   row_all with 8 or 16 consecutive rows a warp item, 8 loads a lane in flight;
+//   fill     the in-place fill's row pieces stored by the bulk-copy engine from a shared
+//            buffer of -inf, and the out-of-place masked_fill (clone + fill) against one
+//            copy-select pass.
+// --once launches each kernel once (for compute-sanitizer and ncu). sm_90 only (make
+// build/softmax_probe).
 #include "elementwise.h"
 #include "event_median.cuh"
 #include "math_kernels.h"
