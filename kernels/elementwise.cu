@@ -376,9 +376,9 @@ __device__ __forceinline__ uint64_t evict_first_policy(void)
 // One warp per row, the row held in registers: one DRAM read and one write per element.
 // VEC = 16-byte vectors per lane, so the row length is at most VEC * 256. Rows of up to
 // 1024 scores (VEC <= 4) issue the row's loads before any conversion, through the streaming
-// load and the evict-first store: 86.9% -> 92.5% of the copy ceiling at 8x16x1024 (H200,
-// 2026-12-04, bench/softmax_probe.cu); at VEC 8 the same hints lost (94.7% -> 91-92%), so
-// it keeps plain loads and stores.
+// load and the evict-first store: 88.1-88.4% -> 91.4-92.6% of the copy ceiling at 8x16x1024
+// (H200, 2026-12-04, bench/results/2026-12-04-elementwise2.md); at VEC 8 and in the block
+// kernels the same hints lost (94.7% -> 91-92%, 87-89% -> 83-86%): they keep plain accesses.
 template <int VEC>
 __device__ __forceinline__ void softmax_rows_in_registers(const __nv_bfloat16 *__restrict__ in,
                                                           __nv_bfloat16 *__restrict__ out, size_t rows, int cols)
@@ -498,6 +498,10 @@ __device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restri
 
 // PREFETCH only where the second row's registers keep the block's occupancy: at VEC 8
 // they would take the kernel from 95 to 167 registers, one block per SM instead of two.
+// VEC 8 (S 16384, 80% of the copy ceiling) has a measured successor: the next row staged in
+// shared memory by cp.async (bench/softmax_probe.cu's softmax_staged, block 256, 2 stages),
+// 89.1% and bit-identical in the same run, not yet checked through attnprof
+// (bench/results/2026-12-04-elementwise2.md).
 #define SOFTMAX_BLOCK_KERNEL(VEC, PREFETCH)                                                                  \
     extern "C" __global__ void attnprof_softmax_rows_bf16_block_v##VEC(const __nv_bfloat16 *__restrict__ in, \
                                                                        __nv_bfloat16 *__restrict__ out,      \

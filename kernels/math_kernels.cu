@@ -235,8 +235,10 @@ extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out
 // threads a row), a grid of the resident blocks each taking rows in turn, the block's two
 // reductions in buffers alternating by row (the next row's max may be written while slow warps
 // still read this row's sum). The one-block-per-row kernel above ran at 84% of the copy
-// ceiling at S = 8192 (1024 threads of 8) and 50% at 16384 (three passes); this one 87% and
-// 75% (H200, 2026-12-04, bench/softmax_probe.cu).
+// ceiling at S = 8192 (1024 threads of 8) and 50% at 16384 (three passes); this one 86.5% and
+// 74.2% (H200, 2026-12-04, bench/results/2026-12-04-elementwise2.md). The probe's rows staged
+// in shared memory by cp.async (softmax_staged) measured 91.6% and 91.8%: the next step, once
+// checked through attnprof.
 constexpr int kSoftmaxWidePerThread = 16;
 
 extern "C" __global__ void attnprof_math_softmax_f32_wide(const float *in, float *out, size_t rows, int cols)
@@ -312,7 +314,7 @@ extern "C" __global__ void attnprof_math_isneginf(const float *in, uint8_t *out,
 // once (one contiguous span), its lanes' loads eight at a time, over the resident blocks.
 // One warp per 1 KiB row left each warp two loads a lane and each block eight rows, and
 // the 16384 blocks of S = 1024 ran at 83% of a read of the same bytes (H200, 2026-12-04;
-// 16 rows a warp: 98%, bench/results/2026-12-04-elementwise2.md).
+// 16 rows a warp: 93-98%, bench/results/2026-12-04-elementwise2.md).
 constexpr int kRowAllWarps = 8;
 constexpr int kRowAllBatch = 8;
 
