@@ -312,6 +312,12 @@ $(BUILD)/elementwise_bench: bench/elementwise_bench.cu $(BUILD)/kernels/elementw
 $(BUILD)/fill_probe: bench/fill_probe.cu $(BUILD)/kernels/elementwise.o
 	$(NVCC) $(NVCCFLAGS) $^ -o $@
 
+# The row kernels' and scale's limits: cache policies, the bulk-copy engine, staged rows
+# (bench/softmax_probe.cu; issue 40, item 5). sm_90 only: its bulk copies and mbarriers are
+# Hopper's; it compiles the kernels' sources itself, for the same target.
+$(BUILD)/softmax_probe: bench/softmax_probe.cu kernels/elementwise.cu kernels/math_kernels.cu
+	$(NVCC) -O3 -lineinfo -std=c++17 -gencode arch=compute_90,code=sm_90 -Ikernels $^ -o $@
+
 # The tensor-core backward's own harness (bench/bwd_tc_bench.cu: check, small for
 # compute-sanitizer, time), outside attnprof so that the sanitizer can run it.
 $(BUILD)/bwd_tc_bench: bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu kernels/attn_bwd_tc.h kernels/ptx_bf16.cuh

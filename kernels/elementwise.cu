@@ -316,8 +316,69 @@ __device__ __forceinline__ void store_row(uint4 *__restrict__ dst, int first, in
     }
 }
 
+// The loaded vectors as floats (-inf past the row's end); returns their max.
+template <int VEC>
+__device__ __forceinline__ float unpack_row(const uint4 (&raw)[VEC], int first, int step, int n_vec,
+                                            float (&v)[VEC][8])
+{
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        if (first + k * step < n_vec) {
+            Pack8 p;
+            p.raw = raw[k];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                float2 f = __bfloat1622float2(p.h2[j]);
+                v[k][2 * j] = f.x;
+                v[k][2 * j + 1] = f.y;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                v[k][j] = -INFINITY;
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            mx = fmaxf(mx, v[k][j]);
+    }
+    return mx;
+}
+
+// Loads that bypass L1 (ld.global.nc.L1::no_allocate) and stores marked first to leave the L2
+// (an evict-first cache policy), for the short-row softmax. Each score is read once and its
+// row written once, by the same warp, after the row's reads have returned (the reductions
+// depend on them): so the non-coherent read path holds no stale copy that any thread reads,
+// and the softmax may still run in place.
+__device__ __forceinline__ uint4 load_stream16(const uint4 *p)
+{
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ void store_evict_first16(uint4 *p, uint4 v, uint64_t policy)
+{
+    asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;" ::"l"(p), "r"(v.x),
+                 "r"(v.y), "r"(v.z), "r"(v.w), "l"(policy)
+                 : "memory");
+}
+
+__device__ __forceinline__ uint64_t evict_first_policy(void)
+{
+    uint64_t policy;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+
 // One warp per row, the row held in registers: one DRAM read and one write per element.
-// VEC = 16-byte vectors per lane, so the row length is at most VEC * 256.
+// VEC = 16-byte vectors per lane, so the row length is at most VEC * 256. Rows of up to
+// 1024 scores (VEC <= 4) issue the row's loads before any conversion, through the streaming
+// load and the evict-first store: 88.1-88.4% -> 91.4-92.6% of the copy ceiling at 8x16x1024
+// (H200, 2026-12-04, bench/results/2026-12-04-elementwise2.md); at VEC 8 and in the block
+// kernels the same hints lost (94.7% -> 91-92%, 87-89% -> 83-86%): they keep plain accesses.
 template <int VEC>
 __device__ __forceinline__ void softmax_rows_in_registers(const __nv_bfloat16 *__restrict__ in,
                                                           __nv_bfloat16 *__restrict__ out, size_t rows, int cols)
@@ -327,9 +388,32 @@ __device__ __forceinline__ void softmax_rows_in_registers(const __nv_bfloat16 *_
     const int n_vec = cols / 8;
     for (size_t row = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; row < rows; row += warps) {
         float v[VEC][8];
-        const float mx = warp_max(load_row<VEC>(reinterpret_cast<const uint4 *>(in + row * cols), lane, 32, n_vec, v));
-        const float inv = 1.f / warp_sum(exp_row<VEC>(v, mx));
-        store_row<VEC>(reinterpret_cast<uint4 *>(out + row * cols), lane, 32, n_vec, v, inv);
+        const uint4 *src = reinterpret_cast<const uint4 *>(in + row * cols);
+        uint4 *dst = reinterpret_cast<uint4 *>(out + row * cols);
+        if constexpr (VEC <= 4) {
+            uint4 raw[VEC];
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                if (lane + 32 * k < n_vec)
+                    raw[k] = load_stream16(src + lane + 32 * k);
+            const float mx = warp_max(unpack_row<VEC>(raw, lane, 32, n_vec, v));
+            const float inv = 1.f / warp_sum(exp_row<VEC>(v, mx));
+            const uint64_t policy = evict_first_policy();
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                if (lane + 32 * k < n_vec) {
+                    Pack8 p;
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        p.h2[j] = __floats2bfloat162_rn(v[k][2 * j] * inv, v[k][2 * j + 1] * inv);
+                    store_evict_first16(dst + lane + 32 * k, p.raw, policy);
+                }
+            }
+        } else {
+            const float mx = warp_max(load_row<VEC>(src, lane, 32, n_vec, v));
+            const float inv = 1.f / warp_sum(exp_row<VEC>(v, mx));
+            store_row<VEC>(dst, lane, 32, n_vec, v, inv);
+        }
     }
 }
 
@@ -359,35 +443,6 @@ __device__ __forceinline__ void load_row_raw(const uint4 *__restrict__ src, int 
         if (idx < n_vec)
             raw[k] = src[idx];
     }
-}
-
-// The loaded vectors as floats (-inf past the row's end); returns their max.
-template <int VEC>
-__device__ __forceinline__ float unpack_row(const uint4 (&raw)[VEC], int first, int step, int n_vec,
-                                            float (&v)[VEC][8])
-{
-    float mx = -INFINITY;
-#pragma unroll
-    for (int k = 0; k < VEC; k++) {
-        if (first + k * step < n_vec) {
-            Pack8 p;
-            p.raw = raw[k];
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                float2 f = __bfloat1622float2(p.h2[j]);
-                v[k][2 * j] = f.x;
-                v[k][2 * j + 1] = f.y;
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                v[k][j] = -INFINITY;
-        }
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            mx = fmaxf(mx, v[k][j]);
-    }
-    return mx;
 }
 
 // Rows of 2K–16K columns: one block per row, the row still held in registers
@@ -443,6 +498,10 @@ __device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restri
 
 // PREFETCH only where the second row's registers keep the block's occupancy: at VEC 8
 // they would take the kernel from 95 to 167 registers, one block per SM instead of two.
+// VEC 8 (S 16384, 80% of the copy ceiling) has a measured successor: the next row staged in
+// shared memory by cp.async (bench/softmax_probe.cu's softmax_staged, block 256, 2 stages),
+// 89.1% and bit-identical in the same run, not yet checked through attnprof
+// (bench/results/2026-12-04-elementwise2.md).
 #define SOFTMAX_BLOCK_KERNEL(VEC, PREFETCH)                                                                  \
     extern "C" __global__ void attnprof_softmax_rows_bf16_block_v##VEC(const __nv_bfloat16 *__restrict__ in, \
                                                                        __nv_bfloat16 *__restrict__ out,      \

@@ -179,9 +179,9 @@ extern "C" __global__ void attnprof_math_add_bias(float *scores, const float *bi
 
 // One block per row. A row of up to kSoftmaxPerThread·blockDim values is read once
 // into registers (max, exponentials, sum, write: one read and one write of the row, as
-// PyTorch's register-cached softmax does); longer rows take three passes through L1/L2.
-// exp(x - max) with max = -inf is NaN, so a row with every key masked comes out NaN,
-// as torch.softmax gives it.
+// PyTorch's register-cached softmax does); rows of 4097-16384 keys go to the wide kernel
+// below, longer ones take three passes through L1/L2 here. exp(x - max) with max = -inf is
+// NaN, so a row with every key masked comes out NaN, as torch.softmax gives it.
 constexpr int kSoftmaxPerThread = 8;
 
 extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out, int cols)
@@ -231,6 +231,65 @@ extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out
         y[j] = expf(x[j] - m) * inv;
 }
 
+// Rows of 4097-16384 keys: kSoftmaxWidePerThread values a thread in registers (at most 1024
+// threads a row), a grid of the resident blocks each taking rows in turn, the block's two
+// reductions in buffers alternating by row (the next row's max may be written while slow warps
+// still read this row's sum). The one-block-per-row kernel above ran at 84% of the copy
+// ceiling at S = 8192 (1024 threads of 8) and 50% at 16384 (three passes); this one 86.5% and
+// 74.2% (H200, 2026-12-04, bench/results/2026-12-04-elementwise2.md). The probe's rows staged
+// in shared memory by cp.async (softmax_staged) measured 91.6% and 91.8%: the next step, once
+// checked through attnprof.
+constexpr int kSoftmaxWidePerThread = 16;
+
+extern "C" __global__ void attnprof_math_softmax_f32_wide(const float *in, float *out, size_t rows, int cols)
+{
+    __shared__ float red[2][32];
+    const int warps = blockDim.x >> 5, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int flip = 0;
+    for (size_t row = blockIdx.x; row < rows; row += gridDim.x, flip ^= 1) {
+        const float *x = in + row * cols;
+        float v[kSoftmaxWidePerThread];
+        float m = -INFINITY;
+#pragma unroll
+        for (int t = 0; t < kSoftmaxWidePerThread; t++) {
+            const int j = threadIdx.x + t * blockDim.x;
+            v[t] = j < cols ? x[j] : -INFINITY;
+            m = fmaxf(m, v[t]);
+        }
+        for (int o = 16; o > 0; o >>= 1)
+            m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        if (lane == 0)
+            red[flip][warp] = m;
+        __syncthreads();
+        m = -INFINITY;
+        for (int w = 0; w < warps; w++)
+            m = fmaxf(m, red[flip][w]);
+        float sum = 0.0f;
+#pragma unroll
+        for (int t = 0; t < kSoftmaxWidePerThread; t++) {
+            v[t] = expf(v[t] - m);
+            if (threadIdx.x + t * blockDim.x < cols)
+                sum += v[t];
+        }
+        for (int o = 16; o > 0; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        __syncthreads(); // every warp has read the max before the sums overwrite red[flip]
+        if (lane == 0)
+            red[flip][warp] = sum;
+        __syncthreads();
+        sum = 0.0f;
+        for (int w = 0; w < warps; w++)
+            sum += red[flip][w];
+        const float inv = 1.0f / sum;
+#pragma unroll
+        for (int t = 0; t < kSoftmaxWidePerThread; t++) {
+            const int j = threadIdx.x + t * blockDim.x;
+            if (j < cols)
+                out[row * cols + j] = v[t] * inv;
+        }
+    }
+}
+
 extern "C" __global__ void attnprof_math_isneginf(const float *in, uint8_t *out, size_t n)
 {
     const size_t n4 = n / 4;
@@ -251,11 +310,55 @@ extern "C" __global__ void attnprof_math_isneginf(const float *in, uint8_t *out,
 // read 16 bytes per lane. Every byte is read, as ATen's all() reduction does: the
 // loop counts the bytes (or words) holding a zero instead of stopping at the first,
 // so neither the code nor the compiler can skip the rest of the row.
+// Short rows (attnprof_math_row_all_spans): a warp takes rows_per_item consecutive rows at
+// once (one contiguous span), its lanes' loads eight at a time, over the resident blocks.
+// One warp per 1 KiB row left each warp two loads a lane and each block eight rows, and
+// the 16384 blocks of S = 1024 ran at 83% of a read of the same bytes (H200, 2026-12-04;
+// 16 rows a warp: 93-98%, bench/results/2026-12-04-elementwise2.md).
 constexpr int kRowAllWarps = 8;
+constexpr int kRowAllBatch = 8;
 
 __device__ __forceinline__ unsigned has_zero_byte(unsigned w)
 {
     return ((w - 0x01010101u) & ~w & 0x80808080u) != 0;
+}
+
+__device__ __forceinline__ unsigned has_zero_vec(uint4 w)
+{
+    return has_zero_byte(w.x) | has_zero_byte(w.y) | has_zero_byte(w.z) | has_zero_byte(w.w);
+}
+
+// rows_per_item consecutive rows (at most 32, cols a multiple of 16) a warp item.
+__device__ void row_all_spans(const uint8_t *in, uint8_t *out, size_t rows, int cols, unsigned rows_per_item)
+{
+    const unsigned lane = threadIdx.x & 31, n16 = (unsigned)cols / 16;
+    const size_t items = (rows + rows_per_item - 1) / rows_per_item, warps = grid_stride() / 32;
+    for (size_t w = grid_index() / 32; w < items; w += warps) {
+        const size_t row0 = w * rows_per_item;
+        const unsigned nr = (unsigned)(rows - row0 < rows_per_item ? rows - row0 : rows_per_item);
+        const unsigned span = nr * n16;
+        const uint4 *x = reinterpret_cast<const uint4 *>(in + row0 * cols);
+        unsigned zero_rows = 0; // bit r: row row0 + r holds a zero byte
+        for (unsigned j0 = lane; j0 < span; j0 += 32 * kRowAllBatch) {
+            uint4 v[kRowAllBatch];
+#pragma unroll
+            for (int k = 0; k < kRowAllBatch; k++)
+                v[k] = j0 + 32 * k < span ? x[j0 + 32 * k] : make_uint4(~0u, ~0u, ~0u, ~0u);
+#pragma unroll
+            for (int k = 0; k < kRowAllBatch; k++)
+                if (has_zero_vec(v[k]))
+                    zero_rows |= 1u << ((j0 + 32 * k) / n16);
+        }
+        zero_rows = __reduce_or_sync(0xffffffffu, zero_rows);
+        if (lane < nr)
+            out[row0 + lane] = (zero_rows >> lane & 1u) ? 0 : 1;
+    }
+}
+
+extern "C" __global__ void attnprof_math_row_all_spans(const uint8_t *in, uint8_t *out, size_t rows, int cols,
+                                                       unsigned rows_per_item)
+{
+    row_all_spans(in, out, rows, cols, rows_per_item);
 }
 
 extern "C" __global__ void attnprof_math_row_all(const uint8_t *in, uint8_t *out, size_t rows, int cols)
@@ -426,6 +529,28 @@ cudaError_t math_softmax_f32(const float *in, float *out, size_t rows, int cols,
 {
     if (rows > 0x7fffffffu)
         return cudaErrorInvalidConfiguration;
+    if (cols > 4096 && cols <= kSoftmaxWidePerThread * 1024) {
+        const unsigned threads = (unsigned)((cols + kSoftmaxWidePerThread * 32 - 1) / (kSoftmaxWidePerThread * 32) * 32);
+        /* The resident blocks, asked of the occupancy API once per block size (32 to 1024
+         * threads), so that a recorded forward makes no runtime calls but the launch. */
+        static unsigned resident_by_warps[33];
+        unsigned &resident = resident_by_warps[threads / 32];
+        if (!resident) {
+            int dev = 0, sms = 0, per_sm = 0;
+            cudaError_t e = cudaGetDevice(&dev);
+            if (e == cudaSuccess)
+                e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+            if (e == cudaSuccess)
+                e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attnprof_math_softmax_f32_wide, (int)threads,
+                                                                  0);
+            if (e != cudaSuccess)
+                return e;
+            resident = (unsigned)((per_sm > 0 ? per_sm : 1) * sms);
+        }
+        attnprof_math_softmax_f32_wide<<<(unsigned)(rows < resident ? rows : resident), threads, 0, s>>>(in, out,
+                                                                                                         rows, cols);
+        return cudaGetLastError();
+    }
     attnprof_math_softmax_f32<<<(unsigned)rows, softmax_threads(cols), 0, s>>>(in, out, cols);
     return cudaGetLastError();
 }
@@ -438,6 +563,29 @@ cudaError_t math_isneginf(const float *in, uint8_t *out, size_t n, cudaStream_t 
 
 cudaError_t math_row_all(const uint8_t *in, uint8_t *out, size_t rows, int cols, cudaStream_t s)
 {
+    /* Rows under 2 KiB (a multiple of 16 bytes, 16-byte aligned): 16 a warp item, over the
+     * resident blocks; else a warp a row, a block per kRowAllWarps rows. */
+    if (cols % 16 == 0 && cols < 2048 && aligned(in, 16)) {
+        static unsigned grid = 0;
+        if (!grid) {
+            int dev = 0, sms = 0, per_sm = 0;
+            cudaError_t e = cudaGetDevice(&dev);
+            if (e == cudaSuccess)
+                e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+            if (e == cudaSuccess)
+                e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attnprof_math_row_all_spans, 32 * kRowAllWarps,
+                                                                  0);
+            if (e != cudaSuccess)
+                return e;
+            grid = (unsigned)((per_sm > 0 ? per_sm : 1) * sms);
+        }
+        const unsigned rows_per_item = 16;
+        const size_t items = (rows + rows_per_item - 1) / rows_per_item;
+        const size_t blocks = (items + kRowAllWarps - 1) / kRowAllWarps;
+        attnprof_math_row_all_spans<<<(unsigned)(blocks < grid ? blocks : grid), 32 * kRowAllWarps, 0, s>>>(
+            in, out, rows, cols, rows_per_item);
+        return cudaGetLastError();
+    }
     const size_t blocks = (rows + kRowAllWarps - 1) / kRowAllWarps;
     if (blocks > 0x7fffffffu)
         return cudaErrorInvalidConfiguration;
