@@ -410,7 +410,7 @@ const finding_row finding_table[FK_COUNT] = {
     ROW(FK_FUSED_KERNEL, "fused_kernel", FINDING_INFO, "", BY_US("us_per_forward"),
         "one fused kernel, {us_per_forward}"),
     ROW(FK_DECODE_SPLIT, "decode_split", FINDING_INFO, "facts.split_count", BY_US("combine_us"),
-        "split-KV decode: {splits} splits, combine {combine_pct} of CUDA time"),
+        "split-KV decode: {splits} splits[, combine {combine_pct} of CUDA time]"),
     ROW(FK_KV_EXPANSION, "kv_expansion", FINDING_NOTICE, "", BY_US("us_per_forward"),
         "K/V expanded by {copies:n copy kernel}[, {bytes} written], {us_per_forward}"),
     /* a notice below DECODE_BANDWIDTH_NOTICE of the copy ceiling, info from it on (findings.c) */

@@ -500,8 +500,8 @@ static int is_decode_combine(const gpu_op *o) { return o->kind == GPU_KERNEL && 
 
 /* A split-KV decode (the recorder's split_count fact): how its keys were cut, on which grid, and
  * what merging the splits' partial softmaxes cost: the combine kernel's time per forward and its
- * share of the variant's CUDA time (0 on the balanced grid and where the fixed grid's kernel merges its own
- * splits: one kernel a forward either way). An
+ * share of the variant's CUDA time, or, where no combine kernel ran (the balanced grid, the fixed grid's
+ * kernel that merges its own splits, one split), no such numbers and merged_in_kernel saying which. An
  * archive without the decode_grid fact predates the balanced grid: its grid was the fixed one. */
 static int decode_split_finding(analysis *a, int vi)
 {
@@ -515,25 +515,29 @@ static int decode_split_finding(analysis *a, int vi)
     int n;
     double us;
     per_forward_median(va, is_decode_combine, &n, &us);
-    if (n == 0)
-        us = 0;
-    const double pct = 100.0 * us / va->cuda_us.median;
-    finding *fd;
+    char how[200], cost[120];
     if (balanced)
-        fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the balanced grid: every tile's keys cut into at "
-                          "most %.0f pieces over one block per resident slot, merged inside the kernel (%d combine "
-                          "kernels, %.1f µs, %.1f%% of CUDA time)", split->number, n, us, pct);
-    else if (merged_in_kernel && n == 0)
-        fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the fixed grid: %.0f splits per row tile, merged "
-                          "by each tile's last block inside the split kernel (no combine kernel)", split->number);
+        snprintf(how, sizeof how, "on the balanced grid: every tile's keys cut into at most %.0f pieces over one "
+                 "block per resident slot, merged inside the kernel", split->number);
     else
-        fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode on the fixed grid: %.0f split%s per row tile%s; the "
-                          "combine kernel %.1f µs per forward, %.1f%% of CUDA time", split->number,
-                          split->number == 1 ? "" : "s", n ? "" : ", no combine kernel", us, pct);
+        snprintf(how, sizeof how, "on the fixed grid: %.0f split%s per row tile%s", split->number,
+                 split->number == 1 ? "" : "s",
+                 merged_in_kernel && split->number > 1 ? ", merged by each tile's last block inside the split kernel"
+                                                       : "");
+    /* No combine kernel, no combine time: the sentence and the numbers say so rather than 0 µs. */
+    if (n > 0)
+        snprintf(cost, sizeof cost, "; the combine kernel %.1f µs per forward, %.1f%% of CUDA time", us,
+                 100.0 * us / va->cuda_us.median);
+    else
+        snprintf(cost, sizeof cost, " (no combine kernel)");
+    finding *fd = findings_add(va, FK_DECODE_SPLIT, "split-KV decode %s%s", how, cost);
     findings_number(fd, "splits", split->number, "");
     findings_number(fd, "combine_kernels", n, "");
-    findings_number(fd, "combine_us", us, "us");
-    findings_number(fd, "combine_pct", pct, "%");
+    if (n > 0) {
+        findings_number(fd, "combine_us", us, "us");
+        findings_number(fd, "combine_pct", 100.0 * us / va->cuda_us.median, "%");
+    }
+    findings_number(fd, "merged_in_kernel", n == 0 && (balanced || merged_in_kernel) && split->number > 1, "");
     findings_number(fd, "balanced", balanced, "");
     return 0;
 }
