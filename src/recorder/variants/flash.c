@@ -131,7 +131,7 @@ static int decode_runs_combine(const decode_run *r)
  * fixed grid's splits where its kernel merges them. */
 static int decode_merges_inside(const decode_run *r)
 {
-    return r->grid == DECODE_GRID_BALANCED || (r->grid == DECODE_GRID_FIXED && r->merges_in_kernel);
+    return r->grid == DECODE_GRID_BALANCED || r->merges_in_kernel; /* merges_in_kernel: fixed grid only */
 }
 
 static size_t decode_workspace_bytes(const attn_shape *s, const decode_run *r)
