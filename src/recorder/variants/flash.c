@@ -43,7 +43,8 @@ typedef struct flash_state {
     int merges_in_kernel; /* decode_run's */
     float *lse; /* [B, H, S] natural-log log-sum-exp */
     size_t lse_bytes;
-    void *workspace; /* the persistent kernels' tile counter (NULL when the kernel needs none) */
+    void *workspace; /* the split-KV kernel's partials and arrival counters, or the persistent kernels' tile
+                      * counter (NULL when the kernel needs none) */
     size_t workspace_bytes;
 } flash_state;
 
@@ -221,7 +222,7 @@ static int setup_decode(void **state, const attn_shape *shape, attn_error *err)
      * every launch leaves them there. */
     if (rc == cudaSuccess && st->workspace_bytes)
         rc = cudaMemset(st->workspace, 0, st->workspace_bytes);
-    if (rc == cudaSuccess && st->grid == DECODE_GRID_BALANCED)
+    if (rc == cudaSuccess && st->workspace_bytes)
         rc = cudaDeviceSynchronize(); /* the memset done before the first forward is timed */
     if (rc != cudaSuccess) {
         cudaFree(st->workspace);
