@@ -15,7 +15,9 @@
  * multiprocessor.
  *
  * Combine: one warp per query row weighs the splits' normalised partial outputs by
- * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp.
+ * exp(lse_s - max lse) and writes the bf16 output and the row's log-sum-exp. On the TMA ring, where a
+ * key/value head has at most merge_rows_max query rows, each tile's last split block does that merge
+ * itself (decode_fused_body) and no combine kernel runs.
  *
  * Balanced and persistent grids (launch_flash_decode_balanced): one kernel, equal key ranges per
  * block, cut tiles merged by their last block; the persistent one (sm_90, TMA) keeps each warp's ring
