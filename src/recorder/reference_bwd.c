@@ -1,6 +1,6 @@
 /* The FP64 backward reference (reference_bwd.h). Pass 1 computes, for every query row i, the
- * log-sum-exp of its visible scores s_ij = q_i · k_j / sqrt(D) (j <= i) and delta_i = dO_i · O_i
- * with O_i = Σ_j p_ij v_j; pass 2 the chosen rows' gradients from them:
+ * log-sum-exp of its visible scores s_ij = q_i · k_j / sqrt(D) (j <= i when causal, every j when
+ * not) and delta_i = dO_i · O_i with O_i = Σ_j p_ij v_j; pass 2 the chosen rows' gradients from them:
  *   dS_ij = p_ij (dO_i · v_j − delta_i),  dQ_i = Σ_j dS_ij k_j / sqrt(D),
  *   dK_j = Σ_i dS_ij q_i / sqrt(D),       dV_j = Σ_i p_ij dO_i.
  * Rows are dealt to threads by index (row r to thread r mod T), so every value is computed
@@ -26,6 +26,9 @@ typedef struct bwd_worker {
     double *row; /* [seq] scratch */
 } bwd_worker;
 
+/* The keys query row i sees end before this one. */
+static int keys_seen_end(const reference_bwd_job *J, int i) { return J->causal ? i + 1 : J->seq; }
+
 static double dotd(const double *a, const double *b, int n)
 {
     double x = 0;
@@ -37,16 +40,16 @@ static double dotd(const double *a, const double *b, int n)
 /* lse_i and delta_i of query row i. */
 static void pass1_row(bwd_head *h, int i, double *s)
 {
-    const int D = h->job->dim;
+    const int D = h->job->dim, end = keys_seen_end(h->job, i);
     const double *qi = h->q + (size_t)i * D;
     double m = -INFINITY;
-    for (int j = 0; j <= i; j++) {
+    for (int j = 0; j < end; j++) {
         s[j] = dotd(qi, h->k + (size_t)j * D, D) * h->scale;
         if (s[j] > m)
             m = s[j];
     }
     double l = 0, od[REFERENCE_MAX_DIM] = {0};
-    for (int j = 0; j <= i; j++) {
+    for (int j = 0; j < end; j++) {
         const double e = exp(s[j] - m);
         l += e;
         const double *vj = h->v + (size_t)j * D;
@@ -66,7 +69,7 @@ static void pass2_row(bwd_head *h, int r)
     for (int d = 0; d < D; d++)
         dq[d] = dk[d] = dv[d] = 0;
     const double *qi = h->q + (size_t)row * D, *doi = h->dout + (size_t)row * D;
-    for (int j = 0; j <= row; j++) { /* query row `row` against every key it sees */
+    for (int j = 0, end = keys_seen_end(J, row); j < end; j++) { /* query row `row` against every key it sees */
         const double *kj = h->k + (size_t)j * D;
         const double p = exp(dotd(qi, kj, D) * h->scale - h->lse[row]);
         const double ds = p * (dotd(doi, h->v + (size_t)j * D, D) - h->delta[row]);
@@ -74,7 +77,7 @@ static void pass2_row(bwd_head *h, int r)
             dq[d] += ds * kj[d];
     }
     const double *kc = h->k + (size_t)row * D, *vc = h->v + (size_t)row * D;
-    for (int i = row; i < S; i++) { /* key row `row` against every query that sees it */
+    for (int i = J->causal ? row : 0; i < S; i++) { /* key row `row` against every query that sees it */
         const double *q = h->q + (size_t)i * D, *dout = h->dout + (size_t)i * D;
         const double p = exp(dotd(q, kc, D) * h->scale - h->lse[i]);
         const double ds = p * (dotd(dout, vc, D) - h->delta[i]);
