@@ -49,7 +49,8 @@ static int reference_gradients(run_ctx *c)
             if (!(B->ref[i][g] = malloc(sizeof(double) * (per ? per : 1))))
                 abort();
         reference_bwd_job j = {.q = c->host + off, .k = c->host + nq + off, .v = c->host + nq + nkv + off,
-                               .dout = B->host_dout + off, .seq = s->seq, .dim = s->dim, .causal = 1, .rows = c->rows.row,
+                               .dout = B->host_dout + off, .seq = s->seq, .dim = s->dim, .causal = 1, /* run is causal */
+                               .rows = c->rows.row,
                                .n_rows = c->rows.n, .dq = B->ref[i][0], .dk = B->ref[i][1], .dv = B->ref[i][2]};
         if (reference_backward_head(&j, bwd_cpus()) != 0)
             return err_set(c->err, c->errlen, EXIT_IO, "--backward: out of host memory for the FP64 gradients");

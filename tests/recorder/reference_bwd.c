@@ -67,8 +67,8 @@ static void check_head(int S, int D, int causal, const int *rows, int n_rows, in
         up[i] = bf16_to_float(x[i]);
     matrix_backward(up, up + n, up + 2 * n, up + 3 * n, S, D, causal, full, full + n, full + 2 * n);
     reference_bwd_job j = {.q = x, .k = x + n, .v = x + 2 * n, .dout = x + 3 * n, .seq = S, .dim = D,
-                           .causal = causal, .rows = rows,
-                           .n_rows = n_rows, .dq = got, .dk = got + (size_t)n_rows * D, .dv = got + 2 * (size_t)n_rows * D};
+                           .causal = causal, .rows = rows, .n_rows = n_rows, .dq = got,
+                           .dk = got + (size_t)n_rows * D, .dv = got + 2 * (size_t)n_rows * D};
     cr_assert_eq(reference_backward_head(&j, threads), 0);
     for (int g = 0; g < 3; g++)
         for (int rr = 0; rr < n_rows; rr++)
