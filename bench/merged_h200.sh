@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The merged tree on the H200 in one device call: what each branch checked alone, checked together,
-# and each issue's "Done when" command as a user types it. From a project root holding build/ (a
+# and each issue's "Done when" command as a user types it. From a project root holding build/ (from
 # `make all build/fused_bench build/bwd_tc_bench`) and tests/, after
 # `source .devdeps/env.sh`; about 300 s of device time.
 #   1. `make gpu-test`'s script in full (tests/gpu/run.sh): every variant against FP64 at its shapes,
