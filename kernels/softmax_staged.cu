@@ -265,8 +265,8 @@ bool switched_on()
 
 // The configuration's resident blocks, asked once: the attribute that allows a block more
 // than 48 KiB of dynamic shared memory, then the occupancy API. A failure of either (a device
-// with less shared memory a block) leaves 0, and the caller its register kernel; it is cleared,
-// so that it cannot reach a later launch's status.
+// with less shared memory a block) leaves 0, and the caller its register kernel; the failure is
+// cleared, so that it cannot reach a later launch's status.
 int resident(Staged &k)
 {
     if (k.blocks < 0) {
@@ -274,9 +274,10 @@ int resident(Staged &k)
         if (cudaGetDevice(&dev) != cudaSuccess ||
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
             cudaFuncSetAttribute(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k.smem) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.kernel, k.threads, k.smem) != cudaSuccess)
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.kernel, k.threads, k.smem) != cudaSuccess) {
             per_sm = sms = 0;
-        cudaGetLastError();
+            cudaGetLastError();
+        }
         k.blocks = per_sm * sms;
     }
     return k.blocks;
