@@ -27,7 +27,8 @@
 // and every 61st row all -inf), first by the register kernels (softmax_staged_set(0): the old
 // path, the default), then by the staged ones (softmax_staged_set(1)) where they take the row
 // length, one launch of each first compared: "check bf16 ...: identical" (bit for bit, NaN
-// rows included) or how many differ, "check f32 ...: max rel" over the values that differ.
+// rows included; the staged kernel also in place) or how many differ, "check f32 ...: max rel"
+// over the values that differ.
 // Rows "... registers (old)" and "... staged (new)" are then timed beside their ceiling, in
 // one process; where the staged kernels do not take the length, the register row alone.
 #include "elementwise.h"
@@ -238,6 +239,12 @@ static void softmax_pair(const char *shape, size_t rows, int cols, void *const b
         bf_old_go();
         bf_new_go();
         check_line(shape, "bf16 staged vs registers", (const __nv_bfloat16 *)bf[2], (const __nv_bfloat16 *)bf[1], n);
+        /* In place (out == in), as launch_softmax_rows_bf16 allows: the rows read ahead are the block's own. */
+        CK(cudaMemcpyAsync(bf[2], x, n * 2, cudaMemcpyDeviceToDevice, g_s));
+        softmax_staged_set(1);
+        CK(launch_softmax_rows_bf16(bf[2], bf[2], rows, cols, g_s));
+        check_line(shape, "bf16 staged in place vs registers", (const __nv_bfloat16 *)bf[2],
+                   (const __nv_bfloat16 *)bf[1], n);
     }
     if (f_new) {
         f_old_go();
