@@ -4,7 +4,7 @@
 // Each thread copies its own 16-byte vectors (first, first + blockDim.x, ...) into a ring of
 // STAGES rows (dynamic shared memory, STAGES * VEC * blockDim.x vectors) and reads back only what
 // it copied itself, so the data needs no barrier, only the thread's own cp.async.wait_group; the
-// block's two barriers are those of its max and its sum.
+// block's three barriers a row are its reductions' (the max, the sums' overwrite, the sum).
 //
 // Why a separate file: a kernel with dynamic shared memory changes the ELF attributes of every
 // kernel compiled beside it (each gets a 16-byte-aligned .nv.shared section, and on sm_90 the
