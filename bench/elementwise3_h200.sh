@@ -10,7 +10,8 @@
 #                                                     elementwise_bench, softmax_probe, COMMIT)
 #   bash ../shared/device/prepare.sh               -> .devdeps/ (once per machine)
 # Then one device call, carrying both (carry [".gpu-elementwise3", ".devdeps"]):
-#   source .devdeps/env.sh && bash bench/elementwise3_h200.sh      (about 150 s; each step has a timeout)
+#   source .devdeps/env.sh && bash bench/elementwise3_h200.sh      (about 155 s; each step has a timeout,
+#   and none starts once BUDGET seconds, default 230, have passed: it logs "skipped (budget)")
 #
 # Steps (logs under $OUT, the archives' run.json, summary.csv and kernels.csv in $OUT/archives.tgz):
 #   1. attnprof run --variants naive,naive_inplace,math (FP64-checked) at 1x16x16384x64,
@@ -58,6 +59,13 @@ done
 say "$(date -u +%FT%TZ) elementwise3, build $(cat "$G/COMMIT" 2>/dev/null || echo unknown)"
 gpu_state
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+BUDGET=${BUDGET:-230}
+T0=$SECONDS
+# in_budget WHAT: whether a step may start; else it is logged as skipped.
+in_budget() {
+  [ $((SECONDS - T0)) -lt "$BUDGET" ] && return 0
+  say "skipped (budget): $1"; echo "skipped (budget): $1" >>"$OUT/skipped.txt"; return 1
+}
 A=$W/archives
 mkdir -p "$A"
 
@@ -66,34 +74,41 @@ for spec in on:1:16:16384 on:2:16:8192 on:8:16:1024 off:1:16:16384 off:2:16:8192
   IFS=: read -r sw B H S <<<"$spec"
   d=$A/$sw-$B-$S
   staged=0; [ "$sw" = on ] && staged=1
-  ATTNPROF_SOFTMAX_STAGED=$staged timeout 90 "$G/attnprof" run --variants naive,naive_inplace,math --batch "$B" \
+  in_budget "attnprof $spec" || continue
+  ATTNPROF_SOFTMAX_STAGED=$staged timeout 60 "$G/attnprof" run --variants naive,naive_inplace,math --batch "$B" \
     --heads "$H" --seq "$S" --dim 64 --iters 5 --warmup 2 --no-counters --no-calibrate -q --force --format png \
     -o "$d" >>"$L" 2>&1
   echo "attnprof rc=$? $spec" | tee -a "$L" >>"$OUT/attnprof-rc.txt"
 done
 say "1b. gpu-test with the staged kernels on (odd lengths, decode rows)"
-ATTNPROF_SOFTMAX_STAGED=1 GPU_TEST_SHAPES="1x2x9000x64 1x3x6000x64 1x2x16384x64" \
-  GPU_TEST_GQA_SHAPES="1:16:2:1:12000:64 1:8:8:3:8200:64 1:16:2:1:4099:64" GPU_TEST_BWD_SHAPES="" \
-  ATTNPROF_BIN="$G/attnprof" timeout 150 bash tests/gpu/run.sh >"$OUT/gputest.txt" 2>&1
-echo "gpu-test rc=$?" >>"$OUT/gputest.txt"
+if in_budget gpu-test; then
+  ATTNPROF_SOFTMAX_STAGED=1 GPU_TEST_SHAPES="1x2x9000x64 1x3x6000x64 1x2x16384x64" \
+    GPU_TEST_GQA_SHAPES="1:16:2:1:12000:64 1:8:8:3:8200:64 1:16:2:1:4099:64" GPU_TEST_BWD_SHAPES="" \
+    ATTNPROF_BIN="$G/attnprof" timeout 120 bash tests/gpu/run.sh >"$OUT/gputest.txt" 2>&1
+  echo "gpu-test rc=$?" >>"$OUT/gputest.txt"
+fi
 
 say "2. compute-sanitizer on the staged and register softmaxes (elementwise_bench --once ROWSxCOLS)"
 sanitize() { # TOOL TIMEOUT SHAPES...
   local tool=$1 t=$2; shift 2
+  in_budget "$tool" || return
   timeout "$t" "$CS" --tool "$tool" --error-exitcode 9 "$G/elementwise_bench" --once "$@" >"$OUT/sanitize-$tool.txt" 2>&1
   echo "$tool rc=$?" >>"$OUT/sanitize-$tool.txt"
 }
-sanitize memcheck 90 1100x16384 1100x8200 1100x4100 600x6000 300x4099 3x16384 1x9000
-sanitize racecheck 90 800x16384 800x8200 800x4100
-sanitize synccheck 60 800x16384 800x4100
+sanitize memcheck 60 1100x16384 1100x8200 1100x4100 600x6000 300x4099 3x16384 1x9000
+sanitize racecheck 60 800x16384 800x4100
+sanitize synccheck 40 800x16384 800x4100
 
 say "3. elementwise_bench twice, then softmax_probe's staged section"
 for r in 1 2; do
-  timeout 90 "$G/elementwise_bench" 4x16x4096 2x16x8192 1x16x16384 >"$OUT/bench-$r.txt" 2>&1
+  in_budget "elementwise_bench $r" || continue
+  timeout 60 "$G/elementwise_bench" 4x16x4096 2x16x8192 1x16x16384 >"$OUT/bench-$r.txt" 2>&1
   echo "rc=$?" >>"$OUT/bench-$r.txt"
 done
-timeout 60 "$G/softmax_probe" --only=staged 2x16x8192 1x16x16384 >"$OUT/probe.txt" 2>&1
-echo "rc=$?" >>"$OUT/probe.txt"
+if in_budget softmax_probe; then
+  timeout 40 "$G/softmax_probe" --only=staged 2x16x8192 1x16x16384 >"$OUT/probe.txt" 2>&1
+  echo "rc=$?" >>"$OUT/probe.txt"
+fi
 (cd "$A" && tar czf "$OUT/archives.tgz" */run.json */summary.csv */kernels.csv 2>/dev/null)
 
 say "summary"
@@ -106,7 +121,10 @@ print("|---|---|---|---|---|---|---:|---|")
 def order(p):
     sw, B, S = os.path.basename(p).split("-")
     return (sw != "on", -int(S))
-for d in sorted(glob.glob(f"{a}/*-*-*"), key=order):
+archives = sorted(glob.glob(f"{a}/*-*-*"), key=order)
+if not archives:
+    print("| - | - | - | no archive written (attnprof-rc.txt and the log say why) | | | | |")
+for d in archives:
     sw, B, S = os.path.basename(d).split("-")
     try:
         run = json.load(open(f"{d}/run.json"))
@@ -128,13 +146,14 @@ for d in sorted(glob.glob(f"{a}/*-*-*"), key=order):
         print(f"| {B}x16x{S}x64 | {sw} | {x['name']} | {st} | {rel} | "
               f"{r.get('ops_per_forward', '?')} ({r.get('expected_ops', '?')}) | {r.get('cuda_us_median', '?')} | {sm} |")
 print()
-for f in ("attnprof-rc.txt", "gputest.txt", "sanitize-memcheck.txt", "sanitize-racecheck.txt", "sanitize-synccheck.txt"):
+for f in ("attnprof-rc.txt", "gputest.txt", "sanitize-memcheck.txt", "sanitize-racecheck.txt", "sanitize-synccheck.txt",
+          "skipped.txt"):
     p = f"{out}/{f}"
     if not os.path.exists(p):
-        print(f"{f}: (missing)")
+        print(f"{f}: " + ("none" if f == "skipped.txt" else "(missing)"))
         continue
     lines = open(p, errors="replace").read().splitlines()
-    keep = [l for l in lines if re.search(r"rc=|ERROR SUMMARY|RACECHECK SUMMARY|passed,|^FAIL", l)]
+    keep = [l for l in lines if re.search(r"rc=|ERROR SUMMARY|RACECHECK SUMMARY|passed,|^FAIL|skipped", l)]
     print(f"{f}: " + (" / ".join(keep[-12:]) or "(no summary line: read the file)"))
 print()
 print("## softmax, registers (old) and staged (new), same process; % of the copy ceiling")
