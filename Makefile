@@ -305,17 +305,18 @@ $(FUSED_BENCH): bench/fused_bench.cu $(BUILD)/kernels/flash_fwd.o $(BUILD)/kerne
 
 # The unfused variants' elementwise kernels against the copy and write-only ceilings
 # (bench/elementwise_bench.cu; issue 40, item 5).
-$(BUILD)/elementwise_bench: bench/elementwise_bench.cu $(BUILD)/kernels/elementwise.o $(BUILD)/kernels/math_kernels.o
+$(BUILD)/elementwise_bench: bench/elementwise_bench.cu $(BUILD)/kernels/elementwise.o $(BUILD)/kernels/math_kernels.o \
+                           $(BUILD)/kernels/softmax_staged.o
 	$(NVCC) $(NVCCFLAGS) $^ -o $@
 
 # The masked fill's write pattern and candidates (bench/fill_probe.cu; issue 40, item 5).
-$(BUILD)/fill_probe: bench/fill_probe.cu $(BUILD)/kernels/elementwise.o
+$(BUILD)/fill_probe: bench/fill_probe.cu $(BUILD)/kernels/elementwise.o $(BUILD)/kernels/softmax_staged.o
 	$(NVCC) $(NVCCFLAGS) $^ -o $@
 
 # The row kernels' and scale's limits: cache policies, the bulk-copy engine, staged rows
 # (bench/softmax_probe.cu; issue 40, item 5). sm_90 only: its bulk copies and mbarriers are
 # Hopper's; it compiles the kernels' sources itself, for the same target.
-$(BUILD)/softmax_probe: bench/softmax_probe.cu kernels/elementwise.cu kernels/math_kernels.cu
+$(BUILD)/softmax_probe: bench/softmax_probe.cu kernels/elementwise.cu kernels/math_kernels.cu kernels/softmax_staged.cu
 	$(NVCC) -O3 -lineinfo -std=c++17 -gencode arch=compute_90,code=sm_90 -Ikernels $^ -o $@
 
 # The tensor-core backward's own harness (bench/bwd_tc_bench.cu: check, small for

@@ -1,9 +1,11 @@
 // The unfused variants' elementwise kernels (kernels/elementwise.cu, kernels/math_kernels.cu)
 // against the copy and write-only ceilings measured in the same process (issue 40, item 5).
 //
-//   elementwise_bench [--once] [BxHxS ...]   default: 8x16x1024 4x16x4096
+//   elementwise_bench [--once] [BxHxS | ROWSxCOLS ...]   default: 8x16x1024 4x16x4096
 //
 // --once launches each kernel once, without warm-up (for compute-sanitizer).
+// A ROWSxCOLS shape (two numbers) runs only the long-row softmax pair below on [ROWS, COLS]
+// (small and odd shapes for compute-sanitizer: the staged kernels' every path).
 // For each shape it allocates the [B*H, S, S] score tensors the variants use (bf16 for naive,
 // FP32 for math), runs each kernel as the variant does, and prints one line per kernel: the
 // bytes it must move (counted from what it reads and writes, the fill's from the mask), the
@@ -19,10 +21,22 @@
 // instead of read: the ceiling of that pattern. The binary
 // built from another tree's kernels (make ELEMENTWISE_BENCH) prints the same lines, so two
 // builds run one after the other on the device compare before and after in one run.
+//
+// The long-row softmax pair (kernels/softmax_staged.h; last, after every other row of a
+// shape): the bf16 and the FP32 softmax over the same random scores (a causal -inf pattern,
+// and every 61st row all -inf), first by the register kernels (softmax_staged_set(0): the old
+// path, the default), then by the staged ones (softmax_staged_set(1)) where they take the row
+// length, one launch of each first compared: "check bf16 ...: identical" (bit for bit, NaN
+// rows included; the staged kernel also in place) or how many differ, "check f32 ...: max rel"
+// over the values that differ.
+// Rows "... registers (old)" and "... staged (new)" are then timed beside their ceiling, in
+// one process; where the staged kernels do not take the length, the register row alone.
 #include "elementwise.h"
 #include "event_median.cuh"
 #include "math_kernels.h"
+#include "softmax_staged.h"
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -126,6 +140,151 @@ static void row(const char *shape, const char *kernel, size_t bytes, double us, 
     fflush(stdout);
 }
 
+/* Scores in [-8, 8) from a hash of the index; column c of row r masked (-inf) when
+ * c > r % cols (causal for a square matrix), and every 61st row masked whole (its softmax is
+ * NaN in both paths). */
+__global__ void init_scores(__nv_bfloat16 *x, size_t rows, int cols)
+{
+    const size_t n = rows * cols;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const size_t r = i / cols, c = i % cols;
+        unsigned h = (unsigned)(i * 2654435761u) ^ (unsigned)(i >> 32);
+        h ^= h >> 15;
+        h *= 0x2c1b3c6du;
+        h ^= h >> 12;
+        const bool masked = r % 61 == 3 || c > r % cols;
+        x[i] = __float2bfloat16(masked ? -INFINITY : ((h & 0xffff) / 65536.f - 0.5f) * 16.f);
+    }
+}
+
+__global__ void widen(const __nv_bfloat16 *in, float *out, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = __bfloat162float(in[i]);
+}
+
+/* Over n bf16 or FP32 values: how many differ in their bits (two NaNs do not), and the largest
+ * |a - b| / |b| among them (a NaN against a number counts as 1e30). */
+template <class T> __global__ void diff(const T *a, const T *b, size_t n, unsigned long long *ndiff, float *maxrel)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float x, y;
+        if constexpr (sizeof(T) == 2) {
+            x = __bfloat162float(a[i]);
+            y = __bfloat162float(b[i]);
+        } else {
+            x = a[i];
+            y = b[i];
+        }
+        if (__float_as_uint(x) == __float_as_uint(y) || (isnan(x) && isnan(y)))
+            continue;
+        atomicAdd(ndiff, 1ull);
+        const float r = isnan(x) || isnan(y) ? 1e30f : fabsf(x - y) / fmaxf(fabsf(y), 1e-30f);
+        atomicMax(reinterpret_cast<int *>(maxrel), __float_as_int(r)); // r >= 0: int order is float order
+    }
+}
+
+template <class T> static void check_line(const char *shape, const char *what, const T *a, const T *b, size_t n)
+{
+    unsigned long long *nd, h_nd = 0;
+    float *mr, h_mr = 0;
+    CK(cudaMalloc(&nd, 8));
+    CK(cudaMalloc(&mr, 4));
+    CK(cudaMemsetAsync(nd, 0, 8, g_s));
+    CK(cudaMemsetAsync(mr, 0, 4, g_s));
+    diff<T><<<g_sms * 8, 256, 0, g_s>>>(a, b, n, nd, mr);
+    CK(cudaGetLastError());
+    CK(cudaMemcpyAsync(&h_nd, nd, 8, cudaMemcpyDeviceToHost, g_s));
+    CK(cudaMemcpyAsync(&h_mr, mr, 4, cudaMemcpyDeviceToHost, g_s));
+    CK(cudaStreamSynchronize(g_s));
+    CK(cudaFree(nd));
+    CK(cudaFree(mr));
+    if (h_nd)
+        printf("%-10s check %-32s %llu of %zu differ, max rel %.2e\n", shape, what, h_nd, n, h_mr);
+    else
+        printf("%-10s check %-32s identical (%zu values)\n", shape, what, n);
+    fflush(stdout);
+}
+
+/* The long-row softmax pair (the file's comment) on [rows, cols]: bf16 in bf[0], out bf[1]
+ * (registers) and bf[2] (staged); FP32 in f[0], out f[1] and f[2]. */
+static void softmax_pair(const char *shape, size_t rows, int cols, void *const bf[3], float *const f[3])
+{
+    const size_t n = rows * cols;
+    __nv_bfloat16 *const x = (__nv_bfloat16 *)bf[0];
+    init_scores<<<g_sms * 8, 256, 0, g_s>>>(x, rows, cols);
+    widen<<<g_sms * 8, 256, 0, g_s>>>(x, f[0], n);
+    CK(cudaGetLastError());
+    softmax_staged_set(1); /* before the questions: switched off, the answer is no */
+    const bool bf_new = softmax_staged_takes_bf16(bf[0], bf[2], cols);
+    const bool f_new = softmax_staged_takes_f32(f[0], f[2], cols);
+    auto bf_old_go = [&] {
+        softmax_staged_set(0);
+        CK(launch_softmax_rows_bf16(x, bf[1], rows, cols, g_s));
+    };
+    auto bf_new_go = [&] {
+        softmax_staged_set(1);
+        CK(launch_softmax_rows_bf16(x, bf[2], rows, cols, g_s));
+    };
+    auto f_old_go = [&] {
+        softmax_staged_set(0);
+        CK(math_softmax_f32(f[0], f[1], rows, cols, g_s));
+    };
+    auto f_new_go = [&] {
+        softmax_staged_set(1);
+        CK(math_softmax_f32(f[0], f[2], rows, cols, g_s));
+    };
+    /* Checked first, one launch each, before any ceiling reuses the scratch buffers. */
+    if (bf_new) {
+        bf_old_go();
+        bf_new_go();
+        check_line(shape, "bf16 staged vs registers", (const __nv_bfloat16 *)bf[2], (const __nv_bfloat16 *)bf[1], n);
+        /* In place (out == in), as launch_softmax_rows_bf16 allows: the rows read ahead are the block's own. */
+        CK(cudaMemcpyAsync(bf[2], x, n * 2, cudaMemcpyDeviceToDevice, g_s));
+        softmax_staged_set(1);
+        CK(launch_softmax_rows_bf16(bf[2], bf[2], rows, cols, g_s));
+        check_line(shape, "bf16 staged in place vs registers", (const __nv_bfloat16 *)bf[2],
+                   (const __nv_bfloat16 *)bf[1], n);
+    }
+    if (f_new) {
+        f_old_go();
+        f_new_go();
+        check_line(shape, "f32 staged vs registers", f[2], f[1], n);
+    }
+    row(shape, "softmax bf16 registers (old)", 4 * n, median_us(bf_old_go), 0);
+    if (bf_new)
+        row(shape, "softmax bf16 staged (new)", 4 * n, median_us(bf_new_go), 0);
+    row(shape, "math softmax f32 registers (old)", 8 * n, median_us(f_old_go), 0);
+    if (f_new)
+        row(shape, "math softmax f32 staged (new)", 8 * n, median_us(f_new_go), 0);
+    softmax_staged_set(0); /* the default again */
+}
+
+/* A ROWSxCOLS shape: the pair alone, in buffers of its own (the scratch for the ceilings as
+ * large as the FP32 pair's read + write). */
+static void softmax_pair_only(const char *shape, size_t rows, int cols)
+{
+    const size_t n = rows * cols;
+    void *bf[3];
+    float *f[3];
+    for (int k = 0; k < 3; k++) {
+        CK(cudaMalloc(&bf[k], n * 2));
+        CK(cudaMalloc(&f[k], n * 4));
+    }
+    scratch_bytes = n * 4;
+    CK(cudaMalloc(&scratch_a, scratch_bytes));
+    CK(cudaMalloc(&scratch_b, scratch_bytes));
+    CK(cudaMemset(scratch_a, 0, scratch_bytes));
+    softmax_pair(shape, rows, cols, bf, f);
+    CK(cudaDeviceSynchronize());
+    for (int k = 0; k < 3; k++) {
+        CK(cudaFree(bf[k]));
+        CK(cudaFree(f[k]));
+    }
+    CK(cudaFree(scratch_a));
+    CK(cudaFree(scratch_b));
+}
+
 int main(int argc, char **argv)
 {
     const char *defaults[] = {"8x16x1024", "4x16x4096"};
@@ -148,8 +307,13 @@ int main(int argc, char **argv)
     for (int si = 0; si < n_shapes; si++) {
         const char *shape = argc > 1 ? argv[si + 1] : defaults[si];
         int B, H, S;
-        if (sscanf(shape, "%dx%dx%d", &B, &H, &S) != 3) {
-            fprintf(stderr, "shape %s: expected BxHxS\n", shape);
+        const int fields = sscanf(shape, "%dx%dx%d", &B, &H, &S);
+        if (fields == 2 && B > 0 && H > 0) {
+            softmax_pair_only(shape, (size_t)B, H);
+            continue;
+        }
+        if (fields != 3) {
+            fprintf(stderr, "shape %s: expected BxHxS or ROWSxCOLS\n", shape);
             return 2;
         }
         const size_t M = (size_t)B * H, m = M * S * S, D = 64, nq = M * S * D;
@@ -241,6 +405,12 @@ int main(int argc, char **argv)
             median_us([&] { CK(math_downcast_probs_f32_bf16(f32b, bfa, m, g_s)); }), 0);
         row(shape, "attnprof_math_downcast_f32_bf16 (O)", 6 * nq,
             median_us([&] { CK(math_downcast_f32_bf16(f32q, bfq, nq, g_s)); }), 0);
+        {
+            /* The pair last: its random scores overwrite bfa and f32a. */
+            void *const bf[3] = {bfa, bfb, scratch_a};
+            float *const f[3] = {f32a, f32b, (float *)scratch_b};
+            softmax_pair(shape, M * S, S, bf, f);
+        }
         CK(cudaDeviceSynchronize());
         void *all[] = {f32a, f32b, f32q, f32q2, bfa, bfb, bfq, mask, ones, tril, u8m, rowall, bias, scalars,
                        scratch_a, scratch_b};

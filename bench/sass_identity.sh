@@ -19,7 +19,11 @@
 #     .nv.constant0 sections (size, alignment, flags), identical.
 # Prints one table row per kernel and exits 1 when a kernel on both sides differs. Kernels
 # on one side only (configurations added or removed) are listed, not counted as differing.
-# SASS_TARGETS=production skips the bench library (the slow half of the build).
+# SASS_TARGETS=production skips the bench library (the slow half of the build); any other
+# value is a list of objects under $(BUILD) to compare instead, e.g.
+# SASS_TARGETS="kernels/elementwise.o kernels/math_kernels.o" (their sm_80 and sm_90 SASS,
+# one after the other in the kernel's file; resources from cuobjdump and the ELF only, the
+# ptxas -v lines being kept for the sm_90a object alone).
 # SASS_WORK (default /tmp/attnprof-sass) keeps REV's build, keyed by commit, for reruns.
 # cuobjdump: CUOBJDUMP, else on PATH, else $CUDA_HOME/bin (the CUDA toolkit's, or PyPI's
 # nvidia-cuda-cuobjdump). nvcc: the Makefile's (CUDA_HOME, default /usr/local/cuda).
@@ -31,8 +35,11 @@ cuobjdump=${CUOBJDUMP:-$(command -v cuobjdump || echo "$CUDA_HOME/bin/cuobjdump"
 [ -x "$cuobjdump" ] || { echo "sass_identity: no cuobjdump (set CUOBJDUMP=/path/to/cuobjdump)" >&2; exit 2; }
 sha=$(git rev-parse --verify --quiet "$rev^{commit}") || { echo "sass_identity: $rev is no commit" >&2; exit 2; }
 work=${SASS_WORK:-/tmp/attnprof-sass}
-targets=(kernels/flash_fwd_sm90a.o bench/libflash_sm90a.so)
-[ "${SASS_TARGETS:-all}" = production ] && targets=(kernels/flash_fwd_sm90a.o)
+case ${SASS_TARGETS:-all} in
+  all) targets=(kernels/flash_fwd_sm90a.o bench/libflash_sm90a.so) ;;
+  production) targets=(kernels/flash_fwd_sm90a.o) ;;
+  *) read -ra targets <<<"$SASS_TARGETS" ;;
+esac
 nvccflags="${NVCCFLAGS:--O3 -lineinfo} -Xptxas -v"
 
 # build TREE OUT: the targets under OUT/build, the log in OUT/build.log.
@@ -49,10 +56,12 @@ build() {
 dump() {
   local bin=$1 dir=$2
   rm -rf "$dir"; mkdir -p "$dir"
+  # Runs of blanks as one: cuobjdump pads every line to the dump's longest instruction, so a
+  # kernel added beside the others would otherwise make each of them "differ".
   "$cuobjdump" -sass "$bin" | awk -v d="$dir" '
     /^[ \t]*Function : / { f = d "/" $3 ".sass"; next }
     /^[ \t]*\.\.\.\.\.\.\.\.\.\./ { f = ""; next }
-    f != "" && NF { print > f }'
+    f != "" && NF { gsub(/[ \t]+/, " "); print > f }'
   "$cuobjdump" -res-usage "$bin" | awk -v d="$dir" '
     /^ Function / { n = $2; sub(/:$/, "", n); next }
     n != "" && /REG:/ { print "res-usage:", $0 > (d "/" n ".res"); n = "" }'

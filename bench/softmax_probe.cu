@@ -16,7 +16,8 @@
 //   math     math's FP32 softmax with 8, 16 or 32 values a thread over the resident blocks;
 //   staged   the row's vectors copied to shared memory by cp.async, STAGES rows of a warp or a
 //            block in flight, each thread reading back only what it copied (no barrier for the
-//            data), bf16 (__expf) and FP32 (expf);
+//            data), bf16 (__expf) and FP32 (expf); and production with its port of them
+//            (kernels/softmax_staged.cu) switched on, where it takes the row length;
 //   rowall   row_all with 8 or 16 consecutive rows a warp item, 8 loads a lane in flight;
 //   fill     the in-place fill's row pieces stored by the bulk-copy engine from a shared
 //            buffer of -inf, and the out-of-place masked_fill (clone + fill) against one
@@ -26,6 +27,7 @@
 #include "elementwise.h"
 #include "event_median.cuh"
 #include "math_kernels.h"
+#include "softmax_staged.h"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -795,11 +797,32 @@ template <class T> static double best_copy(const T *a, T *b, size_t bytes, const
         line(shape, name, 8.0 * m, median_us(go), cf, chk);                                                      \
     }
 
+// Production with the staged kernels switched on (kernels/softmax_staged.cu, the port of the
+// candidates below), where they take the row length, against production's default output.
+template <class T, class P, class F>
+static void staged_production(const char *shape, const char *what, P takes, F launch, const T *out, const T *ref,
+                              double bytes, size_t m, double ceil_us)
+{
+    softmax_staged_set(1); /* before the question: switched off, the answer is no */
+    if (!takes()) {
+        softmax_staged_set(0);
+        return;
+    }
+    launch();
+    CK(cudaGetLastError());
+    const char *chk = compare(out, ref, m);
+    line(shape, what, bytes, median_us(launch), ceil_us, chk);
+    softmax_staged_set(0);
+}
+
 static void bf16_softmax(const char *shape, Bufs &b, size_t rows, int S, size_t m, double cb)
 {
     auto prod = [&] { CK(launch_softmax_rows_bf16(b.ba, b.bb, rows, S, g_s)); };
     prod();
     line(shape, "bf16 softmax production", 4.0 * m, median_us(prod), cb, "");
+    staged_production(
+        shape, "bf16 softmax production, staged on", [&] { return softmax_staged_takes_bf16(b.ba, b.bc, S); },
+        [&] { CK(launch_softmax_rows_bf16(b.ba, b.bc, rows, S, g_s)); }, b.bc, b.bb, 4.0 * m, m, cb);
     BF16_STAGED(4, 2, false, 256)
     BF16_STAGED(4, 3, false, 256)
     BF16_STAGED(4, 4, false, 256)
@@ -824,6 +847,9 @@ static void f32_softmax(const char *shape, Bufs &b, size_t rows, int S, size_t m
     auto prod = [&] { CK(math_softmax_f32(b.fa, b.fb, rows, S, g_s)); };
     prod();
     line(shape, "f32 math softmax production", 8.0 * m, median_us(prod), cf, "");
+    staged_production(
+        shape, "f32 math softmax production, staged on", [&] { return softmax_staged_takes_f32(b.fa, b.fc, S); },
+        [&] { CK(math_softmax_f32(b.fa, b.fc, rows, S, g_s)); }, b.fc, b.fb, 8.0 * m, m, cf);
     F32_STAGED(8, 2, false, 256)
     F32_STAGED(8, 3, false, 256)
     F32_STAGED(1, 3, true, 256)

@@ -2,6 +2,7 @@
 // All of them are bandwidth-bound: 16-byte accesses per thread, grid-stride loops sized
 // to the SM count, and the small [S, S] mask read from L2 rather than recomputed.
 #include "elementwise.h"
+#include "softmax_staged.h"
 
 #include <cuda_bf16.h>
 #include <math.h>
@@ -498,10 +499,9 @@ __device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restri
 
 // PREFETCH only where the second row's registers keep the block's occupancy: at VEC 8
 // they would take the kernel from 95 to 167 registers, one block per SM instead of two.
-// VEC 8 (S 16384, 80% of the copy ceiling) has a measured successor: the next row staged in
-// shared memory by cp.async (bench/softmax_probe.cu's softmax_staged, block 256, 2 stages),
-// 89.1% and bit-identical in the same run, not yet checked through attnprof
-// (bench/results/2026-12-04-elementwise2.md).
+// VEC 8 (S 16384, 80% of the copy ceiling) has a successor that keeps the next row in shared
+// memory instead (kernels/softmax_staged.cu: 89.1% in bench/softmax_probe.cu, bit-identical),
+// launched in its place once switched on: it has not yet run through attnprof's FP64 check.
 #define SOFTMAX_BLOCK_KERNEL(VEC, PREFETCH)                                                                  \
     extern "C" __global__ void attnprof_softmax_rows_bf16_block_v##VEC(const __nv_bfloat16 *__restrict__ in, \
                                                                        __nv_bfloat16 *__restrict__ out,      \
@@ -652,6 +652,8 @@ extern "C" cudaError_t launch_softmax_rows_bf16(const void *in, void *out, size_
         BLOCK_ROWS(attnprof_softmax_rows_bf16_block_v2);
     else if (vec_ok && cols <= 8192)
         BLOCK_ROWS(attnprof_softmax_rows_bf16_block_v4);
+    else if (softmax_staged_takes_bf16(in, out, cols)) /* 8193-16384, switched on: softmax_staged.h */
+        return launch_softmax_staged_bf16(in, out, rows, cols, s);
     else if (vec_ok && cols <= 16384)
         BLOCK_ROWS(attnprof_softmax_rows_bf16_block_v8);
     else

@@ -4,6 +4,7 @@
 // allows it (cudaMalloc'd, so 16-byte aligned) as ATen's vectorized loops do, so the
 // cost the trace shows is that of the extra passes, not of slow kernels.
 #include "math_kernels.h"
+#include "softmax_staged.h"
 
 #include <cuda_bf16.h>
 #include <math.h>
@@ -236,9 +237,10 @@ extern "C" __global__ void attnprof_math_softmax_f32(const float *in, float *out
 // reductions in buffers alternating by row (the next row's max may be written while slow warps
 // still read this row's sum). The one-block-per-row kernel above ran at 84% of the copy
 // ceiling at S = 8192 (1024 threads of 8) and 50% at 16384 (three passes); this one 86.5% and
-// 74.2% (H200, 2026-12-04, bench/results/2026-12-04-elementwise2.md). The probe's rows staged
-// in shared memory by cp.async (softmax_staged) measured 91.6% and 91.8%: the next step, once
-// checked through attnprof.
+// 74.2% (H200, 2026-12-04, bench/results/2026-12-04-elementwise2.md). Its successor keeps the
+// next rows in shared memory (kernels/softmax_staged.cu: 91.6% and 91.8% in
+// bench/softmax_probe.cu), launched in its place once switched on: it has not yet run through
+// attnprof's FP64 check.
 constexpr int kSoftmaxWidePerThread = 16;
 
 extern "C" __global__ void attnprof_math_softmax_f32_wide(const float *in, float *out, size_t rows, int cols)
@@ -529,6 +531,8 @@ cudaError_t math_softmax_f32(const float *in, float *out, size_t rows, int cols,
 {
     if (rows > 0x7fffffffu)
         return cudaErrorInvalidConfiguration;
+    if (softmax_staged_takes_f32(in, out, cols)) /* 4097-16384, switched on: softmax_staged.h */
+        return launch_softmax_staged_f32(in, out, rows, cols, s);
     if (cols > 4096 && cols <= kSoftmaxWidePerThread * 1024) {
         const unsigned threads = (unsigned)((cols + kSoftmaxWidePerThread * 32 - 1) / (kSoftmaxWidePerThread * 32) * 32);
         /* The resident blocks, asked of the occupancy API once per block size (32 to 1024

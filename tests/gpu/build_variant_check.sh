@@ -67,7 +67,8 @@ else
     DIRECT="$(objs_of src/recorder/variant_util.c report/archive/prediction.c)"
     DEFS=""
     if [ -f "$OUTDIR/src/recorder/variants/math.o" ] && [ -f "$OUTDIR/kernels/math_kernels.o" ]; then
-        DIRECT="$DIRECT $OUTDIR/src/recorder/variants/math.o $OUTDIR/kernels/math_kernels.o"; DEFS="$DEFS -DVC_HAVE_MATH"
+        DIRECT="$DIRECT $OUTDIR/src/recorder/variants/math.o $OUTDIR/kernels/math_kernels.o $(objs_of kernels/softmax_staged.cu)"
+        DEFS="$DEFS -DVC_HAVE_MATH"
     fi
     if [ -f "$OUTDIR/src/recorder/variants/cudnn.o" ]; then
         DIRECT="$DIRECT $OUTDIR/src/recorder/variants/cudnn.o"; DEFS="$DEFS -DVC_HAVE_CUDNN"
@@ -75,6 +76,7 @@ else
     if [ -f "$OUTDIR/src/recorder/variants/naive_inplace.o" ] && [ -f "$OUTDIR/src/recorder/variants/unfused.o" ] &&
         [ -f "$OUTDIR/kernels/elementwise.o" ]; then
         DIRECT="$DIRECT $OUTDIR/src/recorder/variants/naive_inplace.o $OUTDIR/src/recorder/variants/unfused.o $OUTDIR/kernels/elementwise.o"
+        case $DIRECT in *softmax_staged.o*) ;; *) DIRECT="$DIRECT $(objs_of kernels/softmax_staged.cu)" ;; esac
         DEFS="$DEFS -DVC_HAVE_NAIVE_INPLACE"
     fi
     $CC $CFLAGS $CUPTI_FLAGS $DEFS tests/gpu/variant_check.c $DIRECT -o build/variant_check $LIBS || exit 1
