@@ -1,6 +1,6 @@
 // The tensor-core backward's own harness (kernels/attn_bwd_tc.h), outside attnprof so that
 // compute-sanitizer can run it (attnprof's CUPTI subscription collides with the sanitizer's).
-//   bwd_tc_bench check       every configuration, causal and not, odd S, D 64 and 128, against an
+//   bwd_tc_bench check [N]   every configuration (or configuration N only), causal and not, odd S, D 64 and 128, against an
 //                            FP32 reference on the GPU (one thread per key or query row); the
 //                            tensor-core lse against the reference lse. Exit 1 on any error over
 //                            the tolerance.
@@ -363,7 +363,7 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "check";
     if (!strcmp(mode, "check"))
-        return check(false, -1);
+        return check(false, argc > 2 ? atoi(argv[2]) : -1);
     if (!strcmp(mode, "small"))
         return check(true, argc > 2 ? atoi(argv[2]) : -1);
     if (!strcmp(mode, "list")) {
@@ -380,6 +380,6 @@ int main(int argc, char **argv)
         time_point(atoi(argv[2]), d, causal, argc > 5 ? atoi(argv[5]) : attn_bwd_tc_default_config_masked(d, causal));
         return 0;
     }
-    fprintf(stderr, "usage: bwd_tc_bench check|list|small [config]|time [config]|point S D CAUSAL [config]\n");
+    fprintf(stderr, "usage: bwd_tc_bench check [config]|list|small [config]|time [config]|point S D CAUSAL [config]\n");
     return 2;
 }

@@ -54,6 +54,7 @@ typedef __nv_bfloat16 bf16;
 struct BwdSm90aParams {
     const float *lse2, *delta; // [bh][seq_pad]: lse * log2 e (+inf past seq), delta (0 past seq)
     bf16 *dk, *dv;
+    float *dq_acc; // [bh][seq][D] FP32 (the atomic variant adds to it directly)
     int seq, seq_pad, bh;
     float scale, scale_log2;
     flash_tile_order order; // block -> (head, key tile): L2-sized head groups
@@ -306,6 +307,26 @@ __device__ __forceinline__ void store_dq(uint32_t dq, const float (&acc)[32], co
         }
 }
 
+// The atomic variant (DQ_RED): dQ_w added to the accumulator from the registers, one
+// red.global.add.v2.f32 a register pair (16 a thread and step, as attn_bwd_tc.cu's), rows past S
+// skipped.
+__device__ __forceinline__ void red_dq(const BwdSm90aParams &p, const float (&acc)[32], int bh, int q0,
+                                       const BwdThread &t)
+{
+    float *base = p.dq_acc + ((size_t)bh * p.seq + q0) * 128 + 64 * t.w + 2 * t.t4;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int r = 16 * t.warp + t.g + 8 * h;
+        if (q0 + r >= p.seq)
+            continue;
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++)
+            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(base + r * 128 + 8 * jj),
+                         "f"(acc[4 * jj + 2 * h]), "f"(acc[4 * jj + 2 * h + 1])
+                         : "memory");
+    }
+}
+
 // dK (scaled) and dV of the warpgroup's keys, rows past S not written.
 __device__ __forceinline__ void store_kv_grads(const BwdSm90aParams &p, const float (&dk)[64], const float (&dv)[64],
                                                int bh, int key0, const BwdThread &t)
@@ -335,7 +356,7 @@ __device__ __forceinline__ void release_stage(uint32_t bar, int lane)
         sm90::mbar_arrive(bar);
 }
 
-template <class T, bool CAUSAL>
+template <class T, bool CAUSAL, bool DQ_RED>
 __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90aSmem<T> &sm, const CUtensorMap *tdq,
                                          const BwdThread &t, float (&dk)[64], float (&dv)[64], int bh, int j0,
                                          int m, int i)
@@ -369,7 +390,7 @@ __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90a
     const uint32_t ds = sm.ds(i & 1);
     store_ds(ds, dsa, t);
     sm90::fence_proxy_async();
-    if (t.tid == 0)
+    if (!DQ_RED && t.tid == 0)
         sm90::bulk_wait_read(); // the previous step's reduce has read this warpgroup's staging
     sm90::named_sync(BAR_DS, 256);
     float dq[32];
@@ -381,6 +402,10 @@ __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90a
     sm90::fence_registers(dk);
     sm90::fence_registers(dv);
     release_stage(sm.q_free(s), t.lane);
+    if constexpr (DQ_RED) {
+        red_dq(p, dq, bh, q0, t);
+        return;
+    }
     store_dq(sm.dq(w), dq, t);
     sm90::fence_proxy_async();
     sm90::named_sync(BAR_DQ + w, 128);
@@ -391,7 +416,7 @@ __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90a
     }
 }
 
-template <class T, bool CAUSAL>
+template <class T, bool CAUSAL, bool DQ_RED>
 __device__ __forceinline__ void bwd_consumer(const CUtensorMap *tdq, const BwdSm90aParams &p,
                                              const BwdSm90aSmem<T> &sm, int warpgroup)
 {
@@ -411,13 +436,13 @@ __device__ __forceinline__ void bwd_consumer(const CUtensorMap *tdq, const BwdSm
     sm90::mbar_wait(sm.kv_full(), 0);
 #pragma unroll 1
     for (int m = first, i = 0; m < n_q; m++, i++)
-        bwd_step<T, CAUSAL>(p, sm, tdq, t, dk, dv, bh, j0, m, i);
+        bwd_step<T, CAUSAL, DQ_RED>(p, sm, tdq, t, dk, dv, bh, j0, m, i);
     store_kv_grads(p, dk, dv, bh, j0 + 64 * t.w + 16 * t.warp + t.g, t);
-    if (t.tid == 0)
+    if (!DQ_RED && t.tid == 0)
         sm90::bulk_wait_all(); // the last reduce-add has completed before the block leaves
 }
 
-template <class T, bool CAUSAL>
+template <class T, bool CAUSAL, bool DQ_RED>
 __device__ __forceinline__ void bwd_sm90a_body(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
                                                const CUtensorMap *tdo, const CUtensorMap *tdq,
                                                const BwdSm90aParams &p)
@@ -431,14 +456,14 @@ __device__ __forceinline__ void bwd_sm90a_body(const CUtensorMap *tq, const CUte
     if (warpgroup == 0)
         bwd_producer<T, CAUSAL>(tq, tk, tv, tdo, p, sm);
     else
-        bwd_consumer<T, CAUSAL>(tdq, p, sm, warpgroup);
+        bwd_consumer<T, CAUSAL, DQ_RED>(tdq, p, sm, warpgroup);
 }
 
 } // namespace
 
 // Only the sm_90a pass has a body (the object is built for sm_90a alone; any other target would
 // compile a kernel that traps, never launched).
-template <int D, bool CAUSAL>
+template <int D, bool CAUSAL, bool DQ_RED>
 __global__ void __launch_bounds__(384, 1)
     attnprof_bwd_sm90a_dkdv(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                             const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tdo,
@@ -447,7 +472,7 @@ __global__ void __launch_bounds__(384, 1)
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
     __trap();
 #else
-    bwd_sm90a_body<BwdSm90aTile<D>, CAUSAL>(&tq, &tk, &tv, &tdo, &tdq, p);
+    bwd_sm90a_body<BwdSm90aTile<D>, CAUSAL, DQ_RED>(&tq, &tk, &tv, &tdo, &tdq, p);
 #endif
 }
 
@@ -503,7 +528,8 @@ __global__ void attnprof_bwd_sm90a_dq_convert(const float *acc, bf16 *dq, size_t
 namespace {
 
 const attn_bwd_sm90a_config kSm90aConfigs[] = {
-    {128, 128, 64, 2, "sm90a_d128_n128_m64"},
+    {128, 128, 64, 2, 0, "sm90a_d128_n128_m64"},
+    {128, 128, 64, 2, 1, "sm90a_d128_n128_m64_red"},
 };
 constexpr int kSm90aConfigCount = (int)(sizeof kSm90aConfigs / sizeof kSm90aConfigs[0]);
 
@@ -546,14 +572,14 @@ cudaError_t bwd_tensor_map(CUtensorMap *map, const void *ptr, bool fp32, int hea
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-template <int D, bool CAUSAL>
+template <int D, bool CAUSAL, bool DQ_RED>
 cudaError_t run_bwd_sm90a(const void *q, const void *k, const void *v, const void *dout, float *dq_acc,
                           const BwdSm90aParams &p, cudaStream_t s)
 {
     typedef BwdSm90aTile<D> T;
     static cudaError_t prepared = cudaErrorNotReady;
     if (prepared == cudaErrorNotReady)
-        prepared = cudaFuncSetAttribute(attnprof_bwd_sm90a_dkdv<D, CAUSAL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        prepared = cudaFuncSetAttribute(attnprof_bwd_sm90a_dkdv<D, CAUSAL, DQ_RED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)T::SMEM);
     if (prepared != cudaSuccess)
         return prepared;
@@ -566,7 +592,7 @@ cudaError_t run_bwd_sm90a(const void *q, const void *k, const void *v, const voi
         (e = bwd_tensor_map(&tdq, dq_acc, true, p.bh, p.seq, D, T::BM)) != cudaSuccess)
         return e;
     const unsigned blocks = (unsigned)(((p.seq + T::BN - 1) / T::BN) * p.bh);
-    attnprof_bwd_sm90a_dkdv<D, CAUSAL><<<blocks, T::THREADS, T::SMEM, s>>>(tq, tk, tv, tdo, tdq, p);
+    attnprof_bwd_sm90a_dkdv<D, CAUSAL, DQ_RED><<<blocks, T::THREADS, T::SMEM, s>>>(tq, tk, tv, tdo, tdq, p);
     return cudaGetLastError();
 }
 
@@ -638,8 +664,13 @@ extern "C" cudaError_t launch_attn_bwd_sm90a(const void *q, const void *k, const
     p.scale_log2 = p.scale * kLog2e;
     if ((e = bwd_block_order(p, kSm90aConfigs[config].block_n, dim)) != cudaSuccess)
         return e;
-    e = causal ? run_bwd_sm90a<128, true>(q, k, v, dout, dq_acc, p, s)
-               : run_bwd_sm90a<128, false>(q, k, v, dout, dq_acc, p, s);
+    p.dq_acc = dq_acc;
+    if (kSm90aConfigs[config].dq_atomic)
+        e = causal ? run_bwd_sm90a<128, true, true>(q, k, v, dout, dq_acc, p, s)
+                   : run_bwd_sm90a<128, false, true>(q, k, v, dout, dq_acc, p, s);
+    else
+        e = causal ? run_bwd_sm90a<128, true, false>(q, k, v, dout, dq_acc, p, s)
+                   : run_bwd_sm90a<128, false, false>(q, k, v, dout, dq_acc, p, s);
     if (e != cudaSuccess)
         return e;
     const size_t n4 = rows * dim / 4;
