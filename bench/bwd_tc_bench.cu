@@ -1,9 +1,9 @@
 // The tensor-core backward's own harness (kernels/attn_bwd_tc.h), outside attnprof so that
 // compute-sanitizer can run it (attnprof's CUPTI subscription collides with the sanitizer's).
-//   bwd_tc_bench check [N]   every configuration (or configuration N only), causal and not, odd S, D 64 and 128, against an
-//                            FP32 reference on the GPU (one thread per key or query row); the
-//                            tensor-core lse against the reference lse. Exit 1 on any error over
-//                            the tolerance.
+//   bwd_tc_bench check [N]   every configuration (or configuration N only), causal and not, odd
+//                            S, D 64 and 128, against an FP32 reference on the GPU (one thread
+//                            per key or query row); the tensor-core lse against the reference
+//                            lse. Exit 1 on any error over the tolerance.
 //   bwd_tc_bench small [N]   the same on two small shapes (for compute-sanitizer), every
 //                            configuration or configuration N only.
 //   bwd_tc_bench time [N]    S 1024..16384 x D 64/128 x causal/not, B = 32768/S, H = 16: every
