@@ -64,6 +64,12 @@ namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
+// Options of the main kernel's body (attn_bwd_sm90a_config: dq_atomic, overlap).
+enum {
+    BWD_OPT_DQ_RED = 1, // dQ by red.global.add from the registers, not the TMA reduce-add
+    BWD_OPT_SERIAL = 2, // one wait for a step's dV, dK and dQ (no dK under the next step)
+};
+
 // Sizes and the shared-memory map (offsets from the dynamic base aligned up to 1024 bytes, the
 // 128-byte swizzle's period; every region starts on a multiple of 1024). Operands are stored in
 // column chunks of 64 bf16 (128-byte rows), as the forward's (kernels/sm90a/layout.cuh).
@@ -356,11 +362,40 @@ __device__ __forceinline__ void release_stage(uint32_t bar, int lane)
         sm90::mbar_arrive(bar);
 }
 
-template <class T, bool CAUSAL, bool DQ_RED>
+// dQ_w of the step, in registers once its wgmma has completed, to the accumulator: staged in
+// shared memory and added by one TMA reduce-add (thread 0 of the warpgroup issues it), or (the
+// atomic variant) from the registers.
+template <class T, int OPT>
+__device__ __forceinline__ void add_dq(const BwdSm90aParams &p, const BwdSm90aSmem<T> &sm, const CUtensorMap *tdq,
+                                       const BwdThread &t, const float (&dq)[32], int bh, int q0)
+{
+    if constexpr ((OPT & BWD_OPT_DQ_RED) != 0) {
+        red_dq(p, dq, bh, q0, t);
+    } else {
+        store_dq(sm.dq(t.w), dq, t);
+        sm90::fence_proxy_async();
+        sm90::named_sync(BAR_DQ + t.w, 128);
+        if (t.tid == 0) {
+            sm90::tma_reduce_add_3d(tdq, sm.dq(t.w), 64 * t.w, q0, bh);
+            sm90::tma_reduce_add_3d(tdq, sm.dq(t.w) + 8192, 64 * t.w + 32, q0, bh);
+            sm90::bulk_commit();
+        }
+    }
+}
+
+// Query step i (query tile m) of warpgroup t.w. The wgmma groups in their order of issue:
+// S^T, dP^T | dV | dQ | dK. Overlapped (OPT without BWD_OPT_SERIAL, FA3's order): dV goes in
+// before the dS^T barrier, so that the tensor cores have work while the warpgroups meet; dK
+// after dQ, under the dQ staging. (FA3 leaves dK in flight into the next step, under its S^T and
+// dP^T too: written so, ptxas serialized every wgmma of the kernel, C7515, with dK's wgmma in
+// flight across the loop's back edge.) Serial: dV and dK issued together before the barrier,
+// one wait for the three. The stage is released once its last reader, dK, has completed.
+template <class T, bool CAUSAL, int OPT>
 __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90aSmem<T> &sm, const CUtensorMap *tdq,
                                          const BwdThread &t, float (&dk)[64], float (&dv)[64], int bh, int j0,
                                          int m, int i)
 {
+    constexpr bool SERIAL = (OPT & BWD_OPT_SERIAL) != 0, DQ_RED = (OPT & BWD_OPT_DQ_RED) != 0;
     const int s = i % T::STAGES, w = t.w, S = p.seq, q0 = m * T::BM, kw0 = j0 + 64 * w;
     const int key0 = kw0 + 16 * t.warp + t.g; // this thread's key rows: key0, key0 + 8
     sm90::mbar_wait(sm.q_full(s), (i / T::STAGES) & 1);
@@ -370,7 +405,7 @@ __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90a
     sm90::wgmma_commit();
     issue_scores_t<T>(dpt, sm.v(), sm.dout(s), w);
     sm90::wgmma_commit();
-    sm90::wgmma_wait<1>();
+    sm90::wgmma_wait<1>(); /* S^T */
     sm90::fence_registers(st);
     // Uniform in the warpgroup: a key of it past a query of the step, or past S.
     if ((CAUSAL && kw0 + 63 > q0) || kw0 + 64 > S)
@@ -383,12 +418,13 @@ __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90a
     uint32_t pa[4][4], dsa[4][4];
     pack_a(st, pa);
     pack_a(dpt, dsa);
-    sm90::wgmma_fence();
-    issue_grad_kv<T>(dv, pa, sm.dout(s));
-    issue_grad_kv<T>(dk, dsa, sm.q(s));
-    sm90::wgmma_commit();
     const uint32_t ds = sm.ds(i & 1);
     store_ds(ds, dsa, t);
+    sm90::wgmma_fence();
+    issue_grad_kv<T>(dv, pa, sm.dout(s));
+    if (SERIAL)
+        issue_grad_kv<T>(dk, dsa, sm.q(s));
+    sm90::wgmma_commit();
     sm90::fence_proxy_async();
     if (!DQ_RED && t.tid == 0)
         sm90::bulk_wait_read(); // the previous step's reduce has read this warpgroup's staging
@@ -397,26 +433,29 @@ __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90a
     sm90::wgmma_fence();
     issue_dq<T>(dq, ds, sm.k(), w);
     sm90::wgmma_commit();
-    sm90::wgmma_wait<0>();
-    sm90::fence_registers(dq);
-    sm90::fence_registers(dk);
-    sm90::fence_registers(dv);
-    release_stage(sm.q_free(s), t.lane);
-    if constexpr (DQ_RED) {
-        red_dq(p, dq, bh, q0, t);
-        return;
-    }
-    store_dq(sm.dq(w), dq, t);
-    sm90::fence_proxy_async();
-    sm90::named_sync(BAR_DQ + w, 128);
-    if (t.tid == 0) {
-        sm90::tma_reduce_add_3d(tdq, sm.dq(w), 64 * w, q0, bh);
-        sm90::tma_reduce_add_3d(tdq, sm.dq(w) + 8192, 64 * w + 32, q0, bh);
-        sm90::bulk_commit();
+    if constexpr (SERIAL) {
+        sm90::wgmma_wait<0>();
+        sm90::fence_registers(dq);
+        sm90::fence_registers(dk);
+        sm90::fence_registers(dv);
+        release_stage(sm.q_free(s), t.lane);
+        add_dq<T, OPT>(p, sm, tdq, t, dq, bh, q0);
+    } else {
+        sm90::wgmma_wait<1>(); /* dV (its registers pa may go) */
+        sm90::fence_registers(dv);
+        sm90::wgmma_fence();
+        issue_grad_kv<T>(dk, dsa, sm.q(s));
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<1>(); /* dQ; dK runs under its staging */
+        sm90::fence_registers(dq);
+        add_dq<T, OPT>(p, sm, tdq, t, dq, bh, q0);
+        sm90::wgmma_wait<0>();
+        sm90::fence_registers(dk);
+        release_stage(sm.q_free(s), t.lane);
     }
 }
 
-template <class T, bool CAUSAL, bool DQ_RED>
+template <class T, bool CAUSAL, int OPT>
 __device__ __forceinline__ void bwd_consumer(const CUtensorMap *tdq, const BwdSm90aParams &p,
                                              const BwdSm90aSmem<T> &sm, int warpgroup)
 {
@@ -436,13 +475,13 @@ __device__ __forceinline__ void bwd_consumer(const CUtensorMap *tdq, const BwdSm
     sm90::mbar_wait(sm.kv_full(), 0);
 #pragma unroll 1
     for (int m = first, i = 0; m < n_q; m++, i++)
-        bwd_step<T, CAUSAL, DQ_RED>(p, sm, tdq, t, dk, dv, bh, j0, m, i);
+        bwd_step<T, CAUSAL, OPT>(p, sm, tdq, t, dk, dv, bh, j0, m, i);
     store_kv_grads(p, dk, dv, bh, j0 + 64 * t.w + 16 * t.warp + t.g, t);
-    if (!DQ_RED && t.tid == 0)
+    if ((OPT & BWD_OPT_DQ_RED) == 0 && t.tid == 0)
         sm90::bulk_wait_all(); // the last reduce-add has completed before the block leaves
 }
 
-template <class T, bool CAUSAL, bool DQ_RED>
+template <class T, bool CAUSAL, int OPT>
 __device__ __forceinline__ void bwd_sm90a_body(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
                                                const CUtensorMap *tdo, const CUtensorMap *tdq,
                                                const BwdSm90aParams &p)
@@ -456,14 +495,14 @@ __device__ __forceinline__ void bwd_sm90a_body(const CUtensorMap *tq, const CUte
     if (warpgroup == 0)
         bwd_producer<T, CAUSAL>(tq, tk, tv, tdo, p, sm);
     else
-        bwd_consumer<T, CAUSAL, DQ_RED>(tdq, p, sm, warpgroup);
+        bwd_consumer<T, CAUSAL, OPT>(tdq, p, sm, warpgroup);
 }
 
 } // namespace
 
 // Only the sm_90a pass has a body (the object is built for sm_90a alone; any other target would
 // compile a kernel that traps, never launched).
-template <int D, bool CAUSAL, bool DQ_RED>
+template <int D, bool CAUSAL, int OPT>
 __global__ void __launch_bounds__(384, 1)
     attnprof_bwd_sm90a_dkdv(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                             const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tdo,
@@ -472,7 +511,7 @@ __global__ void __launch_bounds__(384, 1)
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
     __trap();
 #else
-    bwd_sm90a_body<BwdSm90aTile<D>, CAUSAL, DQ_RED>(&tq, &tk, &tv, &tdo, &tdq, p);
+    bwd_sm90a_body<BwdSm90aTile<D>, CAUSAL, OPT>(&tq, &tk, &tv, &tdo, &tdq, p);
 #endif
 }
 
@@ -528,8 +567,9 @@ __global__ void attnprof_bwd_sm90a_dq_convert(const float *acc, bf16 *dq, size_t
 namespace {
 
 const attn_bwd_sm90a_config kSm90aConfigs[] = {
-    {128, 128, 64, 2, 0, "sm90a_d128_n128_m64"},
-    {128, 128, 64, 2, 1, "sm90a_d128_n128_m64_red"},
+    {128, 128, 64, 2, 0, 1, "sm90a_d128_n128_m64"},
+    {128, 128, 64, 2, 1, 1, "sm90a_d128_n128_m64_red"},
+    {128, 128, 64, 2, 0, 0, "sm90a_d128_n128_m64_serial"},
 };
 constexpr int kSm90aConfigCount = (int)(sizeof kSm90aConfigs / sizeof kSm90aConfigs[0]);
 
@@ -572,14 +612,14 @@ cudaError_t bwd_tensor_map(CUtensorMap *map, const void *ptr, bool fp32, int hea
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-template <int D, bool CAUSAL, bool DQ_RED>
+template <int D, bool CAUSAL, int OPT>
 cudaError_t run_bwd_sm90a(const void *q, const void *k, const void *v, const void *dout, float *dq_acc,
                           const BwdSm90aParams &p, cudaStream_t s)
 {
     typedef BwdSm90aTile<D> T;
     static cudaError_t prepared = cudaErrorNotReady;
     if (prepared == cudaErrorNotReady)
-        prepared = cudaFuncSetAttribute(attnprof_bwd_sm90a_dkdv<D, CAUSAL, DQ_RED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        prepared = cudaFuncSetAttribute(attnprof_bwd_sm90a_dkdv<D, CAUSAL, OPT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)T::SMEM);
     if (prepared != cudaSuccess)
         return prepared;
@@ -592,8 +632,16 @@ cudaError_t run_bwd_sm90a(const void *q, const void *k, const void *v, const voi
         (e = bwd_tensor_map(&tdq, dq_acc, true, p.bh, p.seq, D, T::BM)) != cudaSuccess)
         return e;
     const unsigned blocks = (unsigned)(((p.seq + T::BN - 1) / T::BN) * p.bh);
-    attnprof_bwd_sm90a_dkdv<D, CAUSAL, DQ_RED><<<blocks, T::THREADS, T::SMEM, s>>>(tq, tk, tv, tdo, tdq, p);
+    attnprof_bwd_sm90a_dkdv<D, CAUSAL, OPT><<<blocks, T::THREADS, T::SMEM, s>>>(tq, tk, tv, tdo, tdq, p);
     return cudaGetLastError();
+}
+
+template <int D, int OPT>
+cudaError_t run_bwd_sm90a_mask(const void *q, const void *k, const void *v, const void *dout, float *dq_acc,
+                               const BwdSm90aParams &p, int causal, cudaStream_t s)
+{
+    return causal ? run_bwd_sm90a<D, true, OPT>(q, k, v, dout, dq_acc, p, s)
+                  : run_bwd_sm90a<D, false, OPT>(q, k, v, dout, dq_acc, p, s);
 }
 
 int seq_padded(int seq) { return (seq + 63) / 64 * 64; }
@@ -665,12 +713,12 @@ extern "C" cudaError_t launch_attn_bwd_sm90a(const void *q, const void *k, const
     if ((e = bwd_block_order(p, kSm90aConfigs[config].block_n, dim)) != cudaSuccess)
         return e;
     p.dq_acc = dq_acc;
-    if (kSm90aConfigs[config].dq_atomic)
-        e = causal ? run_bwd_sm90a<128, true, true>(q, k, v, dout, dq_acc, p, s)
-                   : run_bwd_sm90a<128, false, true>(q, k, v, dout, dq_acc, p, s);
-    else
-        e = causal ? run_bwd_sm90a<128, true, false>(q, k, v, dout, dq_acc, p, s)
-                   : run_bwd_sm90a<128, false, false>(q, k, v, dout, dq_acc, p, s);
+    switch (config) {
+    case 0: e = run_bwd_sm90a_mask<128, 0>(q, k, v, dout, dq_acc, p, causal, s); break;
+    case 1: e = run_bwd_sm90a_mask<128, BWD_OPT_DQ_RED>(q, k, v, dout, dq_acc, p, causal, s); break;
+    case 2: e = run_bwd_sm90a_mask<128, BWD_OPT_SERIAL>(q, k, v, dout, dq_acc, p, causal, s); break;
+    default: e = cudaErrorInvalidValue;
+    }
     if (e != cudaSuccess)
         return e;
     const size_t n4 = rows * dim / 4;

@@ -29,9 +29,11 @@ int attn_bwd_sm90a_available(void);
 /* The main kernel's configurations: head dim, keys per block (block_n), query rows per step
  * (block_m), ring stages of the Q/dO tiles; dq_atomic: 0 adds each step's dQ tile to the FP32
  * accumulator by one TMA reduce-add from shared memory (FA3's way), 1 by red.global.add from the
- * registers (attn_bwd_tc.cu's way; a name ending _red). */
+ * registers (attn_bwd_tc.cu's way; a name ending _red); overlap: 1 keeps a step's dK product in
+ * flight under the next step's first products (FA3's order), 0 waits for all of a step's
+ * products at its end (a name ending _serial). */
 typedef struct attn_bwd_sm90a_config {
-    int head_dim, block_n, block_m, stages, dq_atomic;
+    int head_dim, block_n, block_m, stages, dq_atomic, overlap;
     const char *name;
 } attn_bwd_sm90a_config;
 int attn_bwd_sm90a_config_count(void);
