@@ -11,8 +11,9 @@
 //                            median of 10 backwards after 2 warm-ups, and (without N) the lse
 //                            recompute.
 //   bwd_tc_bench list        the configurations' numbers and names (N of the other modes).
-//   bwd_tc_bench point S D CAUSAL [N]  one point of that grid (configuration N, default the
-//                            head dim's default): 2 warm-ups and 10 timed backwards (for ncu).
+//   bwd_tc_bench point S D CAUSAL [N,...]  one point of that grid (configurations N, a comma
+//                            list, "d" or none for the head dim's default): 2 warm-ups and 10
+//                            timed backwards each, one allocation (for ncu).
 // Built with -DATTNPROF_HAVE_SM90A and kernels/attn_bwd_sm90a.o (the Makefile's build), the list of
 // configurations goes on past the mma.sync ones with the sm_90a backward's (attn_bwd_sm90a.h,
 // bench-only, named sm90a_*): every mode runs them beside the others, numbered after them; on a
@@ -327,20 +328,22 @@ template <typename F> static float time_ms(int reps, F f)
     return t[t.size() / 2];
 }
 
-static void time_point(int s, int d, int causal, int only)
+// only: the configurations to time (empty: every one of the head dim, and the lse recompute).
+static void time_point(int s, int d, int causal, const std::vector<int> &only)
 {
     const int B = 32768 / s, H = 16, bh = B * H;
     Bufs b;
     b.alloc(bh, s, d, false);
     CK(launch_attn_bwd_tc_lse(b.q, b.k, b.lse, bh, s, d, causal, 0));
     const double flops = 2.5 * 4.0 * bh * (double)s * s * d / (causal ? 2 : 1);
-    if (only < 0) {
+    if (only.empty()) {
         const float lms = time_ms(10, [&] { CK(launch_attn_bwd_tc_lse(b.q, b.k, b.lse_tc, bh, s, d, causal, 0)); });
         printf("time S=%d D=%d causal=%d lse_recompute %.3f ms\n", s, d, causal, lms);
     }
     for (int c = 0; c < bench_config_count(); c++) {
         const BenchConfig cf = bench_config(c);
-        if (cf.head_dim != d || (only >= 0 && c != only) || !bench_config_runs(cf))
+        const bool listed = only.empty() || std::find(only.begin(), only.end(), c) != only.end();
+        if (cf.head_dim != d || !listed || !bench_config_runs(cf))
             continue;
         const float ms = time_ms(10, [&] { CK(bench_launch(cf, b, bh, s, d, causal)); });
         printf("time S=%d D=%d causal=%d %-20s %.3f ms %.1f TFLOP/s%s\n", s, d, causal, cf.name, ms,
@@ -355,7 +358,7 @@ static int timing(int only)
     for (int d : {64, 128})
         for (int causal : {1, 0})
             for (int s : {1024, 4096, 16384})
-                time_point(s, d, causal, only);
+                time_point(s, d, causal, only >= 0 ? std::vector<int>{only} : std::vector<int>{});
     return 0;
 }
 
@@ -377,9 +380,13 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "point") && argc >= 5) {
         const int d = atoi(argv[3]);
         const int causal = atoi(argv[4]);
-        time_point(atoi(argv[2]), d, causal, argc > 5 ? atoi(argv[5]) : attn_bwd_tc_default_config_masked(d, causal));
+        // N: a comma-separated list of configurations ("d": the head dim's default).
+        std::vector<int> only;
+        for (const char *c = argc > 5 ? argv[5] : "d"; *c; c += strcspn(c, ","), c += *c == ',')
+            only.push_back(*c == 'd' ? attn_bwd_tc_default_config_masked(d, causal) : atoi(c));
+        time_point(atoi(argv[2]), d, causal, only);
         return 0;
     }
-    fprintf(stderr, "usage: bwd_tc_bench check [config]|list|small [config]|time [config]|point S D CAUSAL [config]\n");
+    fprintf(stderr, "usage: bwd_tc_bench check [config]|list|small [config]|time [config]|point S D CAUSAL [config,...]\n");
     return 2;
 }
