@@ -67,14 +67,14 @@ constexpr float kLog2e = 1.4426950408889634f;
 // Options of the main kernel's body (attn_bwd_sm90a_config: dq_atomic, overlap).
 enum {
     BWD_OPT_DQ_RED = 1, // dQ by red.global.add from the registers, not the TMA reduce-add
-    BWD_OPT_SERIAL = 2, // one wait for a step's dV, dK and dQ (no dK under the next step)
+    BWD_OPT_SERIAL = 2, // one wait for a step's dV, dK and dQ (no dK under the dQ staging)
 };
 
 // Sizes and the shared-memory map (offsets from the dynamic base aligned up to 1024 bytes, the
 // 128-byte swizzle's period; every region starts on a multiple of 1024). Operands are stored in
 // column chunks of 64 bf16 (128-byte rows), as the forward's (kernels/sm90a/layout.cuh).
-template <int D_> struct BwdSm90aTile {
-    static constexpr int D = D_, BN = 128, BM = 64, STAGES = 2;
+template <int D_, int STAGES_> struct BwdSm90aTile {
+    static constexpr int D = D_, BN = 128, BM = 64, STAGES = STAGES_;
     static constexpr int RB = 128, CHUNKS = D / 64;
     static constexpr uint32_t GROUP = 8 * RB;                 // bytes between 8-row groups
     static constexpr int KV_BYTES = CHUNKS * BN * RB;         // K (or V) of the block
@@ -502,7 +502,7 @@ __device__ __forceinline__ void bwd_sm90a_body(const CUtensorMap *tq, const CUte
 
 // Only the sm_90a pass has a body (the object is built for sm_90a alone; any other target would
 // compile a kernel that traps, never launched).
-template <int D, bool CAUSAL, int OPT>
+template <int D, int STAGES, bool CAUSAL, int OPT>
 __global__ void __launch_bounds__(384, 1)
     attnprof_bwd_sm90a_dkdv(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                             const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tdo,
@@ -511,7 +511,7 @@ __global__ void __launch_bounds__(384, 1)
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
     __trap();
 #else
-    bwd_sm90a_body<BwdSm90aTile<D>, CAUSAL, OPT>(&tq, &tk, &tv, &tdo, &tdq, p);
+    bwd_sm90a_body<BwdSm90aTile<D, STAGES>, CAUSAL, OPT>(&tq, &tk, &tv, &tdo, &tdq, p);
 #endif
 }
 
@@ -570,6 +570,7 @@ const attn_bwd_sm90a_config kSm90aConfigs[] = {
     {128, 128, 64, 2, 0, 1, "sm90a_d128_n128_m64"},
     {128, 128, 64, 2, 1, 1, "sm90a_d128_n128_m64_red"},
     {128, 128, 64, 2, 0, 0, "sm90a_d128_n128_m64_serial"},
+    {128, 128, 64, 3, 0, 1, "sm90a_d128_n128_m64_s3"},
 };
 constexpr int kSm90aConfigCount = (int)(sizeof kSm90aConfigs / sizeof kSm90aConfigs[0]);
 
@@ -612,14 +613,14 @@ cudaError_t bwd_tensor_map(CUtensorMap *map, const void *ptr, bool fp32, int hea
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-template <int D, bool CAUSAL, int OPT>
+template <int D, int STAGES, bool CAUSAL, int OPT>
 cudaError_t run_bwd_sm90a(const void *q, const void *k, const void *v, const void *dout, float *dq_acc,
                           const BwdSm90aParams &p, cudaStream_t s)
 {
-    typedef BwdSm90aTile<D> T;
+    typedef BwdSm90aTile<D, STAGES> T;
     static cudaError_t prepared = cudaErrorNotReady;
     if (prepared == cudaErrorNotReady)
-        prepared = cudaFuncSetAttribute(attnprof_bwd_sm90a_dkdv<D, CAUSAL, OPT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        prepared = cudaFuncSetAttribute(attnprof_bwd_sm90a_dkdv<D, STAGES, CAUSAL, OPT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)T::SMEM);
     if (prepared != cudaSuccess)
         return prepared;
@@ -632,16 +633,16 @@ cudaError_t run_bwd_sm90a(const void *q, const void *k, const void *v, const voi
         (e = bwd_tensor_map(&tdq, dq_acc, true, p.bh, p.seq, D, T::BM)) != cudaSuccess)
         return e;
     const unsigned blocks = (unsigned)(((p.seq + T::BN - 1) / T::BN) * p.bh);
-    attnprof_bwd_sm90a_dkdv<D, CAUSAL, OPT><<<blocks, T::THREADS, T::SMEM, s>>>(tq, tk, tv, tdo, tdq, p);
+    attnprof_bwd_sm90a_dkdv<D, STAGES, CAUSAL, OPT><<<blocks, T::THREADS, T::SMEM, s>>>(tq, tk, tv, tdo, tdq, p);
     return cudaGetLastError();
 }
 
-template <int D, int OPT>
+template <int D, int STAGES, int OPT>
 cudaError_t run_bwd_sm90a_mask(const void *q, const void *k, const void *v, const void *dout, float *dq_acc,
                                const BwdSm90aParams &p, int causal, cudaStream_t s)
 {
-    return causal ? run_bwd_sm90a<D, true, OPT>(q, k, v, dout, dq_acc, p, s)
-                  : run_bwd_sm90a<D, false, OPT>(q, k, v, dout, dq_acc, p, s);
+    return causal ? run_bwd_sm90a<D, STAGES, true, OPT>(q, k, v, dout, dq_acc, p, s)
+                  : run_bwd_sm90a<D, STAGES, false, OPT>(q, k, v, dout, dq_acc, p, s);
 }
 
 int seq_padded(int seq) { return (seq + 63) / 64 * 64; }
@@ -714,9 +715,10 @@ extern "C" cudaError_t launch_attn_bwd_sm90a(const void *q, const void *k, const
         return e;
     p.dq_acc = dq_acc;
     switch (config) {
-    case 0: e = run_bwd_sm90a_mask<128, 0>(q, k, v, dout, dq_acc, p, causal, s); break;
-    case 1: e = run_bwd_sm90a_mask<128, BWD_OPT_DQ_RED>(q, k, v, dout, dq_acc, p, causal, s); break;
-    case 2: e = run_bwd_sm90a_mask<128, BWD_OPT_SERIAL>(q, k, v, dout, dq_acc, p, causal, s); break;
+    case 0: e = run_bwd_sm90a_mask<128, 2, 0>(q, k, v, dout, dq_acc, p, causal, s); break;
+    case 1: e = run_bwd_sm90a_mask<128, 2, BWD_OPT_DQ_RED>(q, k, v, dout, dq_acc, p, causal, s); break;
+    case 2: e = run_bwd_sm90a_mask<128, 2, BWD_OPT_SERIAL>(q, k, v, dout, dq_acc, p, causal, s); break;
+    case 3: e = run_bwd_sm90a_mask<128, 3, 0>(q, k, v, dout, dq_acc, p, causal, s); break;
     default: e = cudaErrorInvalidValue;
     }
     if (e != cudaSuccess)
