@@ -198,17 +198,24 @@ struct BwdThread {
     int w, tid, warp, lane, g, t4;
 };
 
+// A descriptor moved by `bytes` (a multiple of 16): its start address field is the address / 16
+// in the low 14 bits, and shared-memory addresses stay below 2^18, so the sum never carries out
+// of the field. One descriptor a product, built once, and a constant added per k-step: building
+// each anew cost some ten uniform-datapath instructions a wgmma (SASS).
+__device__ __forceinline__ uint64_t desc_plus(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
+
 // S^T (or dP^T) = X_w Y^T over D: X the block's K (or V), rows 64 w..; Y the step's Q (or dO)
 // tile. Both K-major; a k-step inside a chunk moves the start by 32 bytes (as issue_qk).
 template <class T>
 __device__ __forceinline__ void issue_scores_t(float (&acc)[32], uint32_t x, uint32_t y, int w)
 {
+    const uint64_t da = sm90::matrix_descriptor(x + w * 64 * T::RB, 16, T::GROUP, 1);
+    const uint64_t db = sm90::matrix_descriptor(y, 16, T::GROUP, 1);
 #pragma unroll
     for (int kk = 0; kk < T::D / 16; kk++) {
         const int c = kk / 4, within = (kk % 4) * 32;
-        const uint64_t da = sm90::matrix_descriptor(x + c * T::BN * T::RB + w * 64 * T::RB + within, 16, T::GROUP, 1);
-        const uint64_t db = sm90::matrix_descriptor(y + c * T::BM * T::RB + within, 16, T::GROUP, 1);
-        wgmma::ss_n64(acc, da, db, kk > 0);
+        wgmma::ss_n64(acc, desc_plus(da, c * T::BN * T::RB + within), desc_plus(db, c * T::BM * T::RB + within),
+                      kk > 0);
     }
 }
 
@@ -217,9 +224,10 @@ __device__ __forceinline__ void issue_scores_t(float (&acc)[32], uint32_t x, uin
 template <class T>
 __device__ __forceinline__ void issue_grad_kv(float (&acc)[64], const uint32_t (&a)[4][4], uint32_t y)
 {
+    const uint64_t db = sm90::matrix_descriptor(y, T::BM * T::RB, T::GROUP, 1);
 #pragma unroll
     for (int kk = 0; kk < T::BM / 16; kk++)
-        wgmma::rs_n128(acc, a[kk], sm90::matrix_descriptor(y + kk * 16 * T::RB, T::BM * T::RB, T::GROUP, 1), 1);
+        wgmma::rs_n128(acc, a[kk], desc_plus(db, kk * 16 * T::RB), 1);
 }
 
 // dQ_w = dS K[:, 64 w..]: A = dS (queries x keys) read MN-major from the dS^T buffer (rows =
@@ -227,12 +235,11 @@ __device__ __forceinline__ void issue_grad_kv(float (&acc)[64], const uint32_t (
 template <class T>
 __device__ __forceinline__ void issue_dq(float (&acc)[32], uint32_t ds, uint32_t k, int w)
 {
+    const uint64_t da = sm90::matrix_descriptor(ds, T::DS_BYTES, T::GROUP, 1);
+    const uint64_t db = sm90::matrix_descriptor(k + w * T::BN * T::RB, T::BN * T::RB, T::GROUP, 1);
 #pragma unroll
-    for (int kk = 0; kk < T::BN / 16; kk++) {
-        const uint64_t da = sm90::matrix_descriptor(ds + kk * 16 * T::RB, T::DS_BYTES, T::GROUP, 1);
-        const uint64_t db = sm90::matrix_descriptor(k + w * T::BN * T::RB + kk * 16 * T::RB, T::BN * T::RB, T::GROUP, 1);
-        wgmma::ss_tt_n64(acc, da, db, kk > 0);
-    }
+    for (int kk = 0; kk < T::BN / 16; kk++)
+        wgmma::ss_tt_n64(acc, desc_plus(da, kk * 16 * T::RB), desc_plus(db, kk * 16 * T::RB), kk > 0);
 }
 
 // P^T and dS^T from S^T and dP^T in place: element 4 jj + 2 h + e is key row 16 warp + g + 8 h
