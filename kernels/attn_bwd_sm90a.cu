@@ -27,6 +27,9 @@
 // barrier of the 256 consumer threads a step orders both its write-after-read and its
 // read-after-write; each warpgroup's dQ staging is single: its thread 0 waits for the previous
 // reduce to have read it (bulk_wait_read) before that barrier.
+// D = 64: the same with one 64-column chunk per operand, 4 k-steps for S^T and dP^T, dV and dK
+// m64n64k16, dQ split into 32 columns a warpgroup (m64n32k16, B starting 64 bytes into K's
+// 128-byte rows for the second): 24 wgmma a warpgroup and step.
 // Causal: a key tile starts at the first query tile that reaches it (j0 / 64); steps crossing
 // the diagonal are masked per element. Blocks are numbered in L2-sized head groups, key tile 0
 // (the heaviest, causal) first (kernels/flash_tile_order.h), as attn_bwd_tc.cu's grouped order.
@@ -73,14 +76,18 @@ enum {
 // Sizes and the shared-memory map (offsets from the dynamic base aligned up to 1024 bytes, the
 // 128-byte swizzle's period; every region starts on a multiple of 1024). Operands are stored in
 // column chunks of 64 bf16 (128-byte rows), as the forward's (kernels/sm90a/layout.cuh).
+// 64 queries a step; the warpgroups split dQ by columns, D / 2 each (at D = 64, 128 queries a
+// step as FA3's hdim-64 tile, splitting dQ by rows, spilled 20-56 bytes: S^T and dP^T alone take
+// 128 registers there).
 template <int D_, int STAGES_> struct BwdSm90aTile {
     static constexpr int D = D_, BN = 128, BM = 64, STAGES = STAGES_;
     static constexpr int RB = 128, CHUNKS = D / 64;
+    static constexpr int DQ_COLS = D / 2;                     // a warpgroup's columns of dQ
     static constexpr uint32_t GROUP = 8 * RB;                 // bytes between 8-row groups
     static constexpr int KV_BYTES = CHUNKS * BN * RB;         // K (or V) of the block
     static constexpr int QT_BYTES = CHUNKS * BM * RB;         // one Q (or dO) tile
     static constexpr int DS_BYTES = BN * BM * 2;              // dS^T, [BN keys][BM queries] bf16
-    static constexpr int DQ_BYTES = BM * 64 * 4;              // a warpgroup's dQ half, FP32
+    static constexpr int DQ_BYTES = BM * 64 * 4;              // a warpgroup's dQ staging, FP32 (D 128: all of it)
     static constexpr int ROW_VALUES_BYTES = 2 * BM * 4;       // lse and delta of one stage
     static constexpr int K_OFF = 0, V_OFF = KV_BYTES, Q_OFF = 2 * KV_BYTES;
     static constexpr int DO_OFF = Q_OFF + STAGES * QT_BYTES, DS_OFF = DO_OFF + STAGES * QT_BYTES;
@@ -89,7 +96,7 @@ template <int D_, int STAGES_> struct BwdSm90aTile {
     static constexpr int BARS = 1 + 2 * STAGES;              // kv_full, q_full[s], q_free[s]
     static constexpr size_t SMEM = (size_t)BAR_OFF + 8 * BARS + 1024;
     static constexpr int THREADS = 384, PRODUCER_REGS = 24, CONSUMER_REGS = 240;
-    static_assert(D == 128, "the dQ split and the staging are written for D = 128");
+    static_assert(D == 128 || D == 64, "the dQ split and the staging are written for D = 64 and 128");
     static_assert(SMEM <= 227 * 1024, "shared memory per block");
     // setmaxnreg: 168 a thread at launch (65536 / 384); the consumers' claim must fit what the
     // producer frees, or the block hangs.
@@ -207,51 +214,65 @@ __device__ __forceinline__ uint64_t desc_plus(uint64_t desc, uint32_t bytes) { r
 // S^T (or dP^T) = X_w Y^T over D: X the block's K (or V), rows 64 w..; Y the step's Q (or dO)
 // tile. Both K-major; a k-step inside a chunk moves the start by 32 bytes (as issue_qk).
 template <class T>
-__device__ __forceinline__ void issue_scores_t(float (&acc)[32], uint32_t x, uint32_t y, int w)
+__device__ __forceinline__ void issue_scores_t(float (&acc)[T::BM / 2], uint32_t x, uint32_t y, int w)
 {
     const uint64_t da = sm90::matrix_descriptor(x + w * 64 * T::RB, 16, T::GROUP, 1);
     const uint64_t db = sm90::matrix_descriptor(y, 16, T::GROUP, 1);
 #pragma unroll
     for (int kk = 0; kk < T::D / 16; kk++) {
         const int c = kk / 4, within = (kk % 4) * 32;
-        wgmma::ss_n64(acc, desc_plus(da, c * T::BN * T::RB + within), desc_plus(db, c * T::BM * T::RB + within),
-                      kk > 0);
+        const uint64_t a = desc_plus(da, c * T::BN * T::RB + within), b = desc_plus(db, c * T::BM * T::RB + within);
+        if constexpr (T::BM == 64)
+            wgmma::ss_n64(acc, a, b, kk > 0);
+        else
+            wgmma::ss_n128(acc, a, b, kk > 0);
     }
 }
 
 // acc += A Y over the step's BM queries: A from registers (P^T or dS^T), Y (dO or Q) the MN-major
 // B operand, its column chunks BM * RB bytes apart (as issue_pv).
 template <class T>
-__device__ __forceinline__ void issue_grad_kv(float (&acc)[64], const uint32_t (&a)[4][4], uint32_t y)
+__device__ __forceinline__ void issue_grad_kv(float (&acc)[T::D / 2], const uint32_t (&a)[T::BM / 16][4], uint32_t y)
 {
     const uint64_t db = sm90::matrix_descriptor(y, T::BM * T::RB, T::GROUP, 1);
 #pragma unroll
-    for (int kk = 0; kk < T::BM / 16; kk++)
-        wgmma::rs_n128(acc, a[kk], desc_plus(db, kk * 16 * T::RB), 1);
+    for (int kk = 0; kk < T::BM / 16; kk++) {
+        if constexpr (T::D == 128)
+            wgmma::rs_n128(acc, a[kk], desc_plus(db, kk * 16 * T::RB), 1);
+        else
+            wgmma::rs_n64(acc, a[kk], desc_plus(db, kk * 16 * T::RB), 1);
+    }
 }
 
-// dQ_w = dS K[:, 64 w..]: A = dS (queries x keys) read MN-major from the dS^T buffer (rows =
-// keys, 64 queries a 128-byte row), B = chunk w of K, MN-major (rows = keys); k-steps of 16 keys.
+// dQ_w = dS K[:, DQ_COLS w..]: A = dS (queries x keys) read MN-major from the dS^T buffer (rows =
+// keys, 64 queries a 128-byte row), B = K MN-major (rows = keys): at D 128 its chunk w, at D 64
+// the second half of its one chunk's 128-byte rows for w = 1 (a start 64 bytes into the swizzle
+// pattern, as the K-major k-steps start 32 bytes in); k-steps of 16 keys.
 template <class T>
-__device__ __forceinline__ void issue_dq(float (&acc)[32], uint32_t ds, uint32_t k, int w)
+__device__ __forceinline__ void issue_dq(float (&acc)[T::DQ_COLS / 2], uint32_t ds, uint32_t k, int w)
 {
+    const uint32_t b_start = T::D == 128 ? w * T::BN * T::RB : w * T::DQ_COLS * 2;
     const uint64_t da = sm90::matrix_descriptor(ds, T::DS_BYTES, T::GROUP, 1);
-    const uint64_t db = sm90::matrix_descriptor(k + w * T::BN * T::RB, T::BN * T::RB, T::GROUP, 1);
+    const uint64_t db = sm90::matrix_descriptor(k + b_start, T::BN * T::RB, T::GROUP, 1);
 #pragma unroll
-    for (int kk = 0; kk < T::BN / 16; kk++)
-        wgmma::ss_tt_n64(acc, desc_plus(da, kk * 16 * T::RB), desc_plus(db, kk * 16 * T::RB), kk > 0);
+    for (int kk = 0; kk < T::BN / 16; kk++) {
+        if constexpr (T::DQ_COLS == 64)
+            wgmma::ss_tt_n64(acc, desc_plus(da, kk * 16 * T::RB), desc_plus(db, kk * 16 * T::RB), kk > 0);
+        else
+            wgmma::ss_tt_n32(acc, desc_plus(da, kk * 16 * T::RB), desc_plus(db, kk * 16 * T::RB), kk > 0);
+    }
 }
 
 // P^T and dS^T from S^T and dP^T in place: element 4 jj + 2 h + e is key row 16 warp + g + 8 h
 // of the warpgroup, query column 8 jj + 2 t4 + e of the step. MASK: zero where the key lies
 // past the query (causal) or past the sequence end. Split so that P runs while dP^T is still
 // in flight (wait between the two calls).
-template <bool CAUSAL, bool MASK>
-__device__ __forceinline__ void probabilities(float (&st)[32], uint32_t lse_s, const BwdThread &t, float scale_log2,
-                                              int key0, int q0, int S)
+template <int BM, bool CAUSAL, bool MASK>
+__device__ __forceinline__ void probabilities(float (&st)[BM / 2], uint32_t lse_s, const BwdThread &t,
+                                              float scale_log2, int key0, int q0, int S)
 {
 #pragma unroll
-    for (int jj = 0; jj < 8; jj++) {
+    for (int jj = 0; jj < BM / 8; jj++) {
         const float2 l = lds_f2(lse_s + (8 * jj + 2 * t.t4) * 4);
 #pragma unroll
         for (int h = 0; h < 2; h++)
@@ -269,11 +290,12 @@ __device__ __forceinline__ void probabilities(float (&st)[32], uint32_t lse_s, c
     }
 }
 
-__device__ __forceinline__ void score_grads(const float (&pt)[32], float (&dpt)[32], uint32_t delta_s,
+template <int BM>
+__device__ __forceinline__ void score_grads(const float (&pt)[BM / 2], float (&dpt)[BM / 2], uint32_t delta_s,
                                             const BwdThread &t)
 {
 #pragma unroll
-    for (int jj = 0; jj < 8; jj++) {
+    for (int jj = 0; jj < BM / 8; jj++) {
         const float2 d = lds_f2(delta_s + (8 * jj + 2 * t.t4) * 4);
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -284,10 +306,10 @@ __device__ __forceinline__ void score_grads(const float (&pt)[32], float (&dpt)[
 }
 
 // The accumulator of a 16-column k-step as the A fragment (as the forward's pack_p).
-__device__ __forceinline__ void pack_a(const float (&x)[32], uint32_t (&a)[4][4])
+template <int N> __device__ __forceinline__ void pack_a(const float (&x)[N / 2], uint32_t (&a)[N / 16][4])
 {
 #pragma unroll
-    for (int kk = 0; kk < 4; kk++)
+    for (int kk = 0; kk < N / 16; kk++)
 #pragma unroll
         for (int r = 0; r < 4; r++)
             a[kk][r] = ptx::pack_bf16x2(x[8 * kk + 2 * r], x[8 * kk + 2 * r + 1]);
@@ -296,8 +318,10 @@ __device__ __forceinline__ void pack_a(const float (&x)[32], uint32_t (&a)[4][4]
 // dS^T of the warpgroup's 64 keys into rows 64 w.. of the dS^T buffer: a row is 64 queries
 // (128 bytes), 16-byte unit jj of row r at unit jj ^ (r % 8) (the 128-byte swizzle TMA and wgmma
 // use), r % 8 = g; a warp's 32 stores of one jj hit 32 distinct banks.
-__device__ __forceinline__ void store_ds(uint32_t ds, const uint32_t (&a)[4][4], const BwdThread &t)
+template <class T>
+__device__ __forceinline__ void store_ds(uint32_t ds, const uint32_t (&a)[T::BM / 16][4], const BwdThread &t)
 {
+    static_assert(T::BM == 64, "one 128-byte row of queries a key");
     const int r0 = 64 * t.w + 16 * t.warp + t.g;
 #pragma unroll
     for (int jj = 0; jj < 8; jj++)
@@ -306,12 +330,12 @@ __device__ __forceinline__ void store_ds(uint32_t ds, const uint32_t (&a)[4][4],
             sts_u32(ds + (r0 + 8 * h) * 128 + ((jj ^ t.g) << 4) + 4 * t.t4, a[jj / 2][(jj & 1) * 2 + h]);
 }
 
-// dQ_w (64 queries x 64 columns, m64n64 accumulator) into the warpgroup's staging: two boxes of
+// dQ_w (64 queries x N columns, m64nN accumulator) into the warpgroup's staging: N / 32 boxes of
 // 32 FP32 columns (128-byte rows, 8 KiB each), swizzled as TMA reads them.
-__device__ __forceinline__ void store_dq(uint32_t dq, const float (&acc)[32], const BwdThread &t)
+template <int N> __device__ __forceinline__ void store_dq(uint32_t dq, const float (&acc)[N / 2], const BwdThread &t)
 {
 #pragma unroll
-    for (int jj = 0; jj < 8; jj++)
+    for (int jj = 0; jj < N / 8; jj++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int r = 16 * t.warp + t.g + 8 * h, unit = 2 * (jj % 4) + (t.t4 >> 1);
@@ -323,35 +347,37 @@ __device__ __forceinline__ void store_dq(uint32_t dq, const float (&acc)[32], co
 // The atomic variant (DQ_RED): dQ_w added to the accumulator from the registers, one
 // red.global.add.v2.f32 a register pair (16 a thread and step, as attn_bwd_tc.cu's), rows past S
 // skipped.
-__device__ __forceinline__ void red_dq(const BwdSm90aParams &p, const float (&acc)[32], int bh, int q0,
+template <class T>
+__device__ __forceinline__ void red_dq(const BwdSm90aParams &p, const float (&acc)[T::DQ_COLS / 2], int bh, int q0,
                                        const BwdThread &t)
 {
-    float *base = p.dq_acc + ((size_t)bh * p.seq + q0) * 128 + 64 * t.w + 2 * t.t4;
+    float *base = p.dq_acc + ((size_t)bh * p.seq + q0) * T::D + T::DQ_COLS * t.w + 2 * t.t4;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int r = 16 * t.warp + t.g + 8 * h;
         if (q0 + r >= p.seq)
             continue;
 #pragma unroll
-        for (int jj = 0; jj < 8; jj++)
-            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(base + r * 128 + 8 * jj),
+        for (int jj = 0; jj < T::DQ_COLS / 8; jj++)
+            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(base + r * T::D + 8 * jj),
                          "f"(acc[4 * jj + 2 * h]), "f"(acc[4 * jj + 2 * h + 1])
                          : "memory");
     }
 }
 
 // dK (scaled) and dV of the warpgroup's keys, rows past S not written.
-__device__ __forceinline__ void store_kv_grads(const BwdSm90aParams &p, const float (&dk)[64], const float (&dv)[64],
-                                               int bh, int key0, const BwdThread &t)
+template <int D>
+__device__ __forceinline__ void store_kv_grads(const BwdSm90aParams &p, const float (&dk)[D / 2],
+                                               const float (&dv)[D / 2], int bh, int key0, const BwdThread &t)
 {
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int key = key0 + 8 * h;
         if (key >= p.seq)
             continue;
-        const size_t row = ((size_t)bh * p.seq + key) * 128;
+        const size_t row = ((size_t)bh * p.seq + key) * D;
 #pragma unroll
-        for (int jj = 0; jj < 16; jj++) {
+        for (int jj = 0; jj < D / 8; jj++) {
             const int col = 8 * jj + 2 * t.t4, i = 4 * jj + 2 * h;
             *reinterpret_cast<uint32_t *>(p.dk + row + col) =
                 ptx::pack_bf16x2(dk[i] * p.scale, dk[i + 1] * p.scale);
@@ -374,17 +400,18 @@ __device__ __forceinline__ void release_stage(uint32_t bar, int lane)
 // atomic variant) from the registers.
 template <class T, int OPT>
 __device__ __forceinline__ void add_dq(const BwdSm90aParams &p, const BwdSm90aSmem<T> &sm, const CUtensorMap *tdq,
-                                       const BwdThread &t, const float (&dq)[32], int bh, int q0)
+                                       const BwdThread &t, const float (&dq)[T::DQ_COLS / 2], int bh, int q0)
 {
     if constexpr ((OPT & BWD_OPT_DQ_RED) != 0) {
-        red_dq(p, dq, bh, q0, t);
+        red_dq<T>(p, dq, bh, q0, t);
     } else {
-        store_dq(sm.dq(t.w), dq, t);
+        store_dq<T::DQ_COLS>(sm.dq(t.w), dq, t);
         sm90::fence_proxy_async();
         sm90::named_sync(BAR_DQ + t.w, 128);
         if (t.tid == 0) {
-            sm90::tma_reduce_add_3d(tdq, sm.dq(t.w), 64 * t.w, q0, bh);
-            sm90::tma_reduce_add_3d(tdq, sm.dq(t.w) + 8192, 64 * t.w + 32, q0, bh);
+#pragma unroll
+            for (int b = 0; b < T::DQ_COLS / 32; b++)
+                sm90::tma_reduce_add_3d(tdq, sm.dq(t.w) + b * 8192, T::DQ_COLS * t.w + 32 * b, q0, bh);
             sm90::bulk_commit();
         }
     }
@@ -399,14 +426,14 @@ __device__ __forceinline__ void add_dq(const BwdSm90aParams &p, const BwdSm90aSm
 // one wait for the three. The stage is released once its last reader, dK, has completed.
 template <class T, bool CAUSAL, int OPT>
 __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90aSmem<T> &sm, const CUtensorMap *tdq,
-                                         const BwdThread &t, float (&dk)[64], float (&dv)[64], int bh, int j0,
-                                         int m, int i)
+                                         const BwdThread &t, float (&dk)[T::D / 2], float (&dv)[T::D / 2], int bh,
+                                         int j0, int m, int i)
 {
     constexpr bool SERIAL = (OPT & BWD_OPT_SERIAL) != 0, DQ_RED = (OPT & BWD_OPT_DQ_RED) != 0;
     const int s = i % T::STAGES, w = t.w, S = p.seq, q0 = m * T::BM, kw0 = j0 + 64 * w;
     const int key0 = kw0 + 16 * t.warp + t.g; // this thread's key rows: key0, key0 + 8
     sm90::mbar_wait(sm.q_full(s), (i / T::STAGES) & 1);
-    float st[32], dpt[32];
+    float st[T::BM / 2], dpt[T::BM / 2];
     sm90::wgmma_fence();
     issue_scores_t<T>(st, sm.k(), sm.q(s), w);
     sm90::wgmma_commit();
@@ -416,17 +443,17 @@ __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90a
     sm90::fence_registers(st);
     // Uniform in the warpgroup: a key of it past a query of the step, or past S.
     if ((CAUSAL && kw0 + 63 > q0) || kw0 + 64 > S)
-        probabilities<CAUSAL, true>(st, sm.lse(s), t, p.scale_log2, key0, q0, S);
+        probabilities<T::BM, CAUSAL, true>(st, sm.lse(s), t, p.scale_log2, key0, q0, S);
     else
-        probabilities<CAUSAL, false>(st, sm.lse(s), t, p.scale_log2, key0, q0, S);
+        probabilities<T::BM, CAUSAL, false>(st, sm.lse(s), t, p.scale_log2, key0, q0, S);
     sm90::wgmma_wait<0>();
     sm90::fence_registers(dpt);
-    score_grads(st, dpt, sm.delta(s), t);
-    uint32_t pa[4][4], dsa[4][4];
-    pack_a(st, pa);
-    pack_a(dpt, dsa);
+    score_grads<T::BM>(st, dpt, sm.delta(s), t);
+    uint32_t pa[T::BM / 16][4], dsa[T::BM / 16][4];
+    pack_a<T::BM>(st, pa);
+    pack_a<T::BM>(dpt, dsa);
     const uint32_t ds = sm.ds(i & 1);
-    store_ds(ds, dsa, t);
+    store_ds<T>(ds, dsa, t);
     sm90::wgmma_fence();
     issue_grad_kv<T>(dv, pa, sm.dout(s));
     if (SERIAL)
@@ -436,7 +463,7 @@ __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90a
     if (!DQ_RED && t.tid == 0)
         sm90::bulk_wait_read(); // the previous step's reduce has read this warpgroup's staging
     sm90::named_sync(BAR_DS, 256);
-    float dq[32];
+    float dq[T::DQ_COLS / 2];
     sm90::wgmma_fence();
     issue_dq<T>(dq, ds, sm.k(), w);
     sm90::wgmma_commit();
@@ -475,15 +502,15 @@ __device__ __forceinline__ void bwd_consumer(const CUtensorMap *tdq, const BwdSm
     bwd_block_tile(p, key_tile, bh);
     const int j0 = key_tile * T::BN, S = p.seq;
     const int first = CAUSAL ? j0 / T::BM : 0, n_q = (S + T::BM - 1) / T::BM;
-    float dk[64], dv[64];
+    float dk[T::D / 2], dv[T::D / 2];
 #pragma unroll
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < T::D / 2; i++)
         dk[i] = dv[i] = 0.f;
     sm90::mbar_wait(sm.kv_full(), 0);
 #pragma unroll 1
     for (int m = first, i = 0; m < n_q; m++, i++)
         bwd_step<T, CAUSAL, OPT>(p, sm, tdq, t, dk, dv, bh, j0, m, i);
-    store_kv_grads(p, dk, dv, bh, j0 + 64 * t.w + 16 * t.warp + t.g, t);
+    store_kv_grads<T::D>(p, dk, dv, bh, j0 + 64 * t.w + 16 * t.warp + t.g, t);
     if ((OPT & BWD_OPT_DQ_RED) == 0 && t.tid == 0)
         sm90::bulk_wait_all(); // the last reduce-add has completed before the block leaves
 }
@@ -578,6 +605,8 @@ const attn_bwd_sm90a_config kSm90aConfigs[] = {
     {128, 128, 64, 2, 1, 1, "sm90a_d128_n128_m64_red"},
     {128, 128, 64, 2, 0, 0, "sm90a_d128_n128_m64_serial"},
     {128, 128, 64, 3, 0, 1, "sm90a_d128_n128_m64_s3"},
+    {64, 128, 64, 2, 0, 1, "sm90a_d64_n128_m64"},
+    {64, 128, 64, 2, 1, 1, "sm90a_d64_n128_m64_red"},
 };
 constexpr int kSm90aConfigCount = (int)(sizeof kSm90aConfigs / sizeof kSm90aConfigs[0]);
 
@@ -637,7 +666,7 @@ cudaError_t run_bwd_sm90a(const void *q, const void *k, const void *v, const voi
         (e = bwd_tensor_map(&tdo, dout, false, p.bh, p.seq, D, T::BM)) != cudaSuccess ||
         (e = bwd_tensor_map(&tk, k, false, p.bh, p.seq, D, T::BN)) != cudaSuccess ||
         (e = bwd_tensor_map(&tv, v, false, p.bh, p.seq, D, T::BN)) != cudaSuccess ||
-        (e = bwd_tensor_map(&tdq, dq_acc, true, p.bh, p.seq, D, T::BM)) != cudaSuccess)
+        (e = bwd_tensor_map(&tdq, dq_acc, true, p.bh, p.seq, D, 64)) != cudaSuccess)
         return e;
     const unsigned blocks = (unsigned)(((p.seq + T::BN - 1) / T::BN) * p.bh);
     attnprof_bwd_sm90a_dkdv<D, STAGES, CAUSAL, OPT><<<blocks, T::THREADS, T::SMEM, s>>>(tq, tk, tv, tdo, tdq, p);
@@ -696,15 +725,19 @@ extern "C" cudaError_t launch_attn_bwd_sm90a(const void *q, const void *k, const
                                              const void *dout, const float *lse, float *workspace, void *dq, void *dk,
                                              void *dv, int bh, int seq, int dim, int causal, int config, cudaStream_t s)
 {
-    if (dim != 128 || bh < 1 || seq < 1 || (long long)bh * seq * dim >= (1ll << 31) || config < 0 ||
+    if ((dim != 128 && dim != 64) || bh < 1 || seq < 1 || (long long)bh * seq * dim >= (1ll << 31) || config < 0 ||
         config >= kSm90aConfigCount || kSm90aConfigs[config].head_dim != dim)
         return cudaErrorInvalidValue;
     const size_t rows = (size_t)bh * seq, rows_pad = (size_t)bh * seq_padded(seq);
     float *dq_acc = workspace, *lse2 = workspace + rows * dim, *delta = lse2 + rows_pad;
     const unsigned prep_blocks = (unsigned)((rows_pad * 32 + 255) / 256);
-    attnprof_bwd_sm90a_prep<128><<<prep_blocks, 256, 0, s>>>(static_cast<const bf16 *>(out),
-                                                            static_cast<const bf16 *>(dout), lse, lse2, delta,
-                                                            dq_acc, seq, seq_padded(seq), rows_pad);
+    const bf16 *ob = static_cast<const bf16 *>(out), *dob = static_cast<const bf16 *>(dout);
+    if (dim == 128)
+        attnprof_bwd_sm90a_prep<128><<<prep_blocks, 256, 0, s>>>(ob, dob, lse, lse2, delta, dq_acc, seq,
+                                                                seq_padded(seq), rows_pad);
+    else
+        attnprof_bwd_sm90a_prep<64><<<prep_blocks, 256, 0, s>>>(ob, dob, lse, lse2, delta, dq_acc, seq,
+                                                               seq_padded(seq), rows_pad);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
@@ -726,6 +759,8 @@ extern "C" cudaError_t launch_attn_bwd_sm90a(const void *q, const void *k, const
     case 1: e = run_bwd_sm90a_mask<128, 2, BWD_OPT_DQ_RED>(q, k, v, dout, dq_acc, p, causal, s); break;
     case 2: e = run_bwd_sm90a_mask<128, 2, BWD_OPT_SERIAL>(q, k, v, dout, dq_acc, p, causal, s); break;
     case 3: e = run_bwd_sm90a_mask<128, 3, 0>(q, k, v, dout, dq_acc, p, causal, s); break;
+    case 4: e = run_bwd_sm90a_mask<64, 2, 0>(q, k, v, dout, dq_acc, p, causal, s); break;
+    case 5: e = run_bwd_sm90a_mask<64, 2, BWD_OPT_DQ_RED>(q, k, v, dout, dq_acc, p, causal, s); break;
     default: e = cudaErrorInvalidValue;
     }
     if (e != cudaSuccess)

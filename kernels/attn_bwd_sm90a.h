@@ -1,4 +1,4 @@
-/* The sm_90a fused backward of flash (kernels/attn_bwd_sm90a.cu), head dim 128: FlashAttention-3's
+/* The sm_90a fused backward of flash (kernels/attn_bwd_sm90a.cu), head dims 128 and 64: FlashAttention-3's
  * design (wgmma, TMA, a producer warp and two consumer warpgroups) in place of the mma.sync kernel
  * of kernels/attn_bwd_tc.cu, for the same tensors: [B, H, S, D] contiguous bf16, scale 1/sqrt(D),
  * causal or not, lse [bh*seq] natural-log log-sum-exp of the scaled scores.
@@ -44,8 +44,9 @@ const attn_bwd_sm90a_config *attn_bwd_sm90a_config_at(int i);
 size_t attn_bwd_sm90a_workspace_floats(int bh, int seq, int dim);
 
 /* The backward; workspace of attn_bwd_sm90a_workspace_floats (16-byte aligned); config an index of
- * the table. cudaErrorInvalidValue for dim other than 128, bh < 1, seq < 1, bh*seq*dim >= 2^31 or
- * an unknown config; cudaErrorNotSupported without the tensor-map encoder. */
+ * the table. cudaErrorInvalidValue for a dim other than 64 and 128 or not the config's, bh < 1,
+ * seq < 1, bh*seq*dim >= 2^31 or an unknown config; cudaErrorNotSupported without the
+ * tensor-map encoder. */
 cudaError_t launch_attn_bwd_sm90a(const void *q, const void *k, const void *v, const void *out, const void *dout,
                                   const float *lse, float *workspace, void *dq, void *dk, void *dv, int bh, int seq,
                                   int dim, int causal, int config, cudaStream_t s);

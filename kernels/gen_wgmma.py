@@ -7,7 +7,7 @@ every one of them as an operand. Run: python3 kernels/gen_wgmma.py > kernels/wgm
 
 SS_N = (64, 96, 128, 176, 192)       # S = Q K^T: N = keys per tile, A and B from shared memory
 RS_N = (32, 64, 96, 128, 256)     # O += P V: N = head dim, A (P) from registers
-SS_TT_N = (64,)                   # the backward's dQ = dS K: A (dS^T stored key-major) and B (K) MN-major
+SS_TT_N = (32, 64)                # the backward's dQ = dS K: A (dS^T stored key-major) and B (K) MN-major
 
 def regs(n, first=0):
     return ",".join(f"%{first + i}" for i in range(n))
