@@ -73,6 +73,11 @@ enum {
     BWD_OPT_SERIAL = 2, // one wait for a step's dV, dK and dQ (no dK under the dQ staging)
 };
 
+} // namespace
+
+// Outside the anonymous namespace: the host code uses them too, and another device pass than sm_90a
+// (which compiles the kernel as a trap) would warn of every member it does not use.
+//
 // Sizes and the shared-memory map (offsets from the dynamic base aligned up to 1024 bytes, the
 // 128-byte swizzle's period; every region starts on a multiple of 1024). Operands are stored in
 // column chunks of 64 bf16 (128-byte rows), as the forward's (kernels/sm90a/layout.cuh).
@@ -127,6 +132,11 @@ template <class T> struct BwdSm90aSmem {
         sm90::mbar_fence_init();
     }
 };
+
+// The device code proper, for the sm_90a pass (and the host pass, which parses the kernel's body);
+// another device pass compiles the kernel as a trap and would only warn that all of this is unused.
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace {
 
 // Named barriers: 0 is __syncthreads'; 1 the two consumer warpgroups (the dS^T exchange); 2 + w
 // warpgroup w's dQ staging.
@@ -533,6 +543,7 @@ __device__ __forceinline__ void bwd_sm90a_body(const CUtensorMap *tq, const CUte
 }
 
 } // namespace
+#endif
 
 // Only the sm_90a pass has a body (the object is built for sm_90a alone; any other target would
 // compile a kernel that traps, never launched).
