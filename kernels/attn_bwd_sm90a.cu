@@ -6,8 +6,8 @@
 // Main kernel: one block per (key tile of BN = 128 keys, head), 384 threads in three warpgroups.
 // Warpgroup 0 gives its registers away (setmaxnreg 24) and its thread 0 issues every copy: K and V
 // of the block's keys once (TMA, 128-byte swizzle), then for each query step the Q and dO tiles
-// (BM = 64 rows) and their 64 lse*log2e and delta values (bulk copies) into a ring of 2 stages
-// with mbarriers (full: the bytes have landed; free: the 8 consumer warps are done with it).
+// (BM = 64 rows) and their 64 lse*log2e and delta values (bulk copies) into a ring of 2 (or 3)
+// stages with mbarriers (full: the bytes have landed; free: the 8 consumer warps are done with it).
 // Warpgroups 1 and 2 (240 registers) own 64 keys each and keep dK and dV of their keys in
 // registers for the whole block (64 x 128 FP32 each, 64 + 64 registers a thread). Per query step,
 // in a warpgroup (w: its keys kw0 = j0 + 64 w):
@@ -23,7 +23,8 @@
 //                                  buffer, B = K MN-major): each warpgroup half of dQ's columns
 //   dQ_w -> shared memory (FP32, two 32-column boxes, 128-byte swizzle) -> one TMA reduce-add
 //   (cp.reduce.async.bulk.tensor) into the FP32 dQ accumulator in global memory.
-// 32 wgmma a warpgroup and step. The dS^T buffer is double-buffered by step parity, so one
+// 32 wgmma a warpgroup and step, issued S^T, dP^T | dV | (barrier) dQ | dK (bwd_step says why).
+// The dS^T buffer is double-buffered by step parity, so one
 // barrier of the 256 consumer threads a step orders both its write-after-read and its
 // read-after-write; each warpgroup's dQ staging is single: its thread 0 waits for the previous
 // reduce to have read it (bulk_wait_read) before that barrier.
