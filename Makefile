@@ -70,7 +70,8 @@ CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/extras/CUPTI/lib64 \
 REPORT_SRC   := $(foreach l,$(REPORT_LAYERS),$(wildcard report/$(l)/*.c))
 CLI_SRC      := $(wildcard src/cli/*.c)
 RECORDER_SRC := $(wildcard src/recorder/*.c src/recorder/variants/*.c)
-CU_SRC       := $(wildcard kernels/*.cu)
+# kernels/attn_bwd_sm90a.cu is bench-only (never run on a GPU yet): built into bwd_tc_bench, not the recorder.
+CU_SRC       := $(filter-out kernels/attn_bwd_sm90a.cu,$(wildcard kernels/*.cu))
 TEMPLATES    := $(wildcard templates/*)
 REPORT_OBJ   := $(REPORT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/templates.o
 CLI_OBJ      := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -180,6 +181,16 @@ endef
 $(BUILD)/kernels/flash_fwd_sm90a.o: kernels/flash_fwd_sm90a.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@ 2> $@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }
+	$(check_wgmma_log)
+
+# The sm_90a backward (bench-only, kernels/attn_bwd_sm90a.h): the same target and the same
+# serialisation check as the forward's object.
+SM90A_BWD_HEADERS := kernels/attn_bwd_sm90a.h kernels/ptx_sm90a.cuh kernels/wgmma_bf16.cuh kernels/flash_tile_order.h \
+                     kernels/ptx_bf16.cuh
+$(BUILD)/kernels/attn_bwd_sm90a.o: override CUDA_ARCH = $(SM90A_ARCH)
+$(BUILD)/kernels/attn_bwd_sm90a.o: kernels/attn_bwd_sm90a.cu $(SM90A_BWD_HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Xptxas -v -c $< -o $@ 2> $@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }
 	$(check_wgmma_log)
 
 # Templates and stylesheet are linked into the report library so an installed
@@ -320,9 +331,12 @@ $(BUILD)/softmax_probe: bench/softmax_probe.cu kernels/elementwise.cu kernels/ma
 	$(NVCC) -O3 -lineinfo -std=c++17 -gencode arch=compute_90,code=sm_90 -Ikernels $^ -o $@
 
 # The tensor-core backward's own harness (bench/bwd_tc_bench.cu: check, small for
-# compute-sanitizer, time), outside attnprof so that the sanitizer can run it.
-$(BUILD)/bwd_tc_bench: bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu kernels/attn_bwd_tc.h kernels/ptx_bf16.cuh
-	$(NVCC) -std=c++17 -O3 -lineinfo $(CUDA_ARCH) -Ikernels bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu -o $@
+# compute-sanitizer, time), outside attnprof so that the sanitizer can run it; with the sm_90a
+# backward's bench-only configurations after the mma.sync ones.
+$(BUILD)/bwd_tc_bench: bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu kernels/attn_bwd_tc.h kernels/ptx_bf16.cuh \
+                       $(BUILD)/kernels/attn_bwd_sm90a.o
+	$(NVCC) -std=c++17 -O3 -lineinfo $(CUDA_ARCH) -Ikernels -DATTNPROF_HAVE_SM90A bench/bwd_tc_bench.cu \
+	  kernels/attn_bwd_tc.cu $(BUILD)/kernels/attn_bwd_sm90a.o -o $@
 
 # The sm_90a flash kernels with the bench-only configurations (bench/flash_sm90a_experiments.cu
 # over the same kernels/sm90a/ headers), as a shared library for bench/flash_sm90a_torch.py
@@ -344,8 +358,8 @@ resources:
 	  $(NVCC) $(NVCCFLAGS) -Xptxas -v -c $$f -o /dev/null 2>&1 | grep -E "Compiling entry|registers|spill" ; done
 	@$(MAKE) --no-print-directory CUDA_ARCH='$(SM90A_ARCH)' resources-sm90a
 resources-sm90a:
-	@$(NVCC) $(NVCCFLAGS) -Xptxas -v -c kernels/flash_fwd_sm90a.cu -o /dev/null 2>&1 | \
-	  grep -E "Compiling entry|registers|spill"
+	@for f in kernels/flash_fwd_sm90a.cu kernels/attn_bwd_sm90a.cu; do \
+	  $(NVCC) $(NVCCFLAGS) -Xptxas -v -c $$f -o /dev/null 2>&1 | grep -E "Compiling entry|registers|spill"; done
 # The sm_90a kernels' SASS and resources against a git revision, kernel by kernel, for the
 # production object and the bench library (bench/sass_identity.sh; needs cuobjdump, CUOBJDUMP=).
 SASS_REV ?= HEAD

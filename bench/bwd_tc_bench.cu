@@ -1,20 +1,29 @@
 // The tensor-core backward's own harness (kernels/attn_bwd_tc.h), outside attnprof so that
 // compute-sanitizer can run it (attnprof's CUPTI subscription collides with the sanitizer's).
-//   bwd_tc_bench check       every configuration, causal and not, odd S, D 64 and 128, against an
-//                            FP32 reference on the GPU (one thread per key or query row); the
-//                            tensor-core lse against the reference lse. Exit 1 on any error over
-//                            the tolerance.
+//   bwd_tc_bench check [N]   every configuration (or configuration N only), causal and not, odd
+//                            S, D 64 and 128, against an FP32 reference on the GPU (one thread
+//                            per key or query row); the tensor-core lse against the reference
+//                            lse. Exit 1 on any error over the tolerance.
 //   bwd_tc_bench small [N]   the same on two small shapes (for compute-sanitizer), every
 //                            configuration or configuration N only.
 //   bwd_tc_bench time [N]    S 1024..16384 x D 64/128 x causal/not, B = 32768/S, H = 16: every
 //                            configuration of the head dim (or configuration N only), CUDA-event
 //                            median of 10 backwards after 2 warm-ups, and (without N) the lse
 //                            recompute.
-//   bwd_tc_bench point S D CAUSAL [N]  one point of that grid (configuration N, default the
-//                            head dim's default): 2 warm-ups and 10 timed backwards (for ncu).
+//   bwd_tc_bench list        the configurations' numbers and names (N of the other modes).
+//   bwd_tc_bench point S D CAUSAL [N,...]  one point of that grid (configurations N, a comma
+//                            list, "d" or none for the head dim's default): 2 warm-ups and 10
+//                            timed backwards each, one allocation (for ncu).
+// Built with -DATTNPROF_HAVE_SM90A and kernels/attn_bwd_sm90a.o (the Makefile's build), the list of
+// configurations goes on past the mma.sync ones with the sm_90a backward's (attn_bwd_sm90a.h,
+// bench-only, named sm90a_*): every mode runs them beside the others, numbered after them; on a
+// device that cannot run them they are skipped with a line that says so.
 // Inputs are uniform in [-1, 1) (O and dO too: the backward is a function of its inputs, so the
 // check needs no forward).
 #include "attn_bwd_tc.h"
+#ifdef ATTNPROF_HAVE_SM90A
+#include "attn_bwd_sm90a.h"
+#endif
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -112,6 +121,68 @@ __global__ void ref_grad(const bf16 *q, const bf16 *k, const bf16 *v, const bf16
     }
 }
 
+// The bench's list of configurations: the mma.sync ones (attn_bwd_tc.h), then the sm_90a ones.
+struct BenchConfig {
+    int head_dim;
+    const char *name;
+    int sm90a; // 1: index into attn_bwd_sm90a's table
+    int index;
+};
+
+static int bench_config_count()
+{
+    int n = attn_bwd_tc_config_count();
+#ifdef ATTNPROF_HAVE_SM90A
+    n += attn_bwd_sm90a_config_count();
+#endif
+    return n;
+}
+
+static BenchConfig bench_config(int c)
+{
+    const int tc = attn_bwd_tc_config_count();
+    if (c < tc) {
+        const attn_bwd_tc_config *cf = attn_bwd_tc_config_at(c);
+        return {cf->head_dim, cf->name, 0, c};
+    }
+#ifdef ATTNPROF_HAVE_SM90A
+    const attn_bwd_sm90a_config *cf = attn_bwd_sm90a_config_at(c - tc);
+    return {cf->head_dim, cf->name, 1, c - tc};
+#else
+    return {0, "none", 0, -1};
+#endif
+}
+
+// Whether configuration c can run here (the sm_90a ones need an sm_90 device); says so once.
+static bool bench_config_runs(const BenchConfig &cf)
+{
+    if (!cf.sm90a)
+        return true;
+#ifdef ATTNPROF_HAVE_SM90A
+    static int available = -1;
+    if (available < 0) {
+        available = attn_bwd_sm90a_available();
+        if (!available)
+            printf("sm90a configurations skipped: no sm_90 device or no tensor-map encoder\n");
+    }
+    return available != 0;
+#else
+    return false;
+#endif
+}
+
+static size_t bench_workspace_floats(int bh, int S, int D)
+{
+    size_t n = attn_bwd_tc_workspace_floats(bh, S, D);
+#ifdef ATTNPROF_HAVE_SM90A
+    n = std::max(n, attn_bwd_sm90a_workspace_floats(bh, S, D));
+#endif
+    return n;
+}
+
+struct Bufs;
+static cudaError_t bench_launch(const BenchConfig &cf, const Bufs &b, int bh, int S, int D, int causal);
+
 struct Bufs {
     size_t n, rows;
     bf16 *q, *k, *v, *o, *dout, *dq, *dk, *dv;
@@ -125,7 +196,7 @@ struct Bufs {
             CK(cudaMalloc(p, n * sizeof(bf16)));
         CK(cudaMalloc(&lse, rows * 4));
         CK(cudaMalloc(&lse_tc, rows * 4));
-        CK(cudaMalloc(&ws, attn_bwd_tc_workspace_floats(bh, S, D) * 4));
+        CK(cudaMalloc(&ws, bench_workspace_floats(bh, S, D) * 4));
         rq = rk = rv = delta = nullptr;
         if (ref) {
             CK(cudaMalloc(&delta, rows * 4));
@@ -146,6 +217,17 @@ struct Bufs {
                 cudaFree(x);
     }
 };
+
+static cudaError_t bench_launch(const BenchConfig &cf, const Bufs &b, int bh, int S, int D, int causal)
+{
+#ifdef ATTNPROF_HAVE_SM90A
+    if (cf.sm90a)
+        return launch_attn_bwd_sm90a(b.q, b.k, b.v, b.o, b.dout, b.lse, b.ws, b.dq, b.dk, b.dv, bh, S, D, causal,
+                                     cf.index, 0);
+#endif
+    return launch_attn_bwd_tc(b.q, b.k, b.v, b.o, b.dout, b.lse, b.ws, b.dq, b.dk, b.dv, bh, S, D, causal, cf.index,
+                              0);
+}
 
 static double rel_err(const bf16 *got_d, const float *ref_d, size_t n)
 {
@@ -200,20 +282,19 @@ static int check(bool small, int only)
             printf("check %dx%dx%dx%d causal=%d lse max|diff| %.2e%s\n", sh.b, sh.h, sh.s, sh.d, causal, le,
                    le > 2e-2 ? "  FAIL" : "");
             bad += le > 2e-2;
-            for (int c = 0; c < attn_bwd_tc_config_count(); c++) {
-                const attn_bwd_tc_config *cf = attn_bwd_tc_config_at(c);
-                if (cf->head_dim != sh.d || (only >= 0 && c != only))
+            for (int c = 0; c < bench_config_count(); c++) {
+                const BenchConfig cf = bench_config(c);
+                if (cf.head_dim != sh.d || (only >= 0 && c != only) || !bench_config_runs(cf))
                     continue;
                 CK(cudaMemset(b.dq, 0xff, b.n * 2)); // NaN: a gradient element never written shows
                 CK(cudaMemset(b.dk, 0xff, b.n * 2));
                 CK(cudaMemset(b.dv, 0xff, b.n * 2));
-                CK(launch_attn_bwd_tc(b.q, b.k, b.v, b.o, b.dout, b.lse, b.ws, b.dq, b.dk, b.dv, bh, sh.s, sh.d,
-                                      causal, c, 0));
+                CK(bench_launch(cf, b, bh, sh.s, sh.d, causal));
                 CK(cudaDeviceSynchronize());
                 const double eq = rel_err(b.dq, b.rq, b.n), ek = rel_err(b.dk, b.rk, b.n), ev = rel_err(b.dv, b.rv, b.n);
                 const bool fail = !(eq <= tol && ek <= tol && ev <= tol);
                 printf("check %dx%dx%dx%d causal=%d %-20s dq %.2e dk %.2e dv %.2e%s\n", sh.b, sh.h, sh.s, sh.d, causal,
-                       cf->name, eq, ek, ev, fail ? "  FAIL" : "");
+                       cf.name, eq, ek, ev, fail ? "  FAIL" : "");
                 bad += fail;
             }
             b.release();
@@ -247,25 +328,25 @@ template <typename F> static float time_ms(int reps, F f)
     return t[t.size() / 2];
 }
 
-static void time_point(int s, int d, int causal, int only)
+// only: the configurations to time (empty: every one of the head dim, and the lse recompute).
+static void time_point(int s, int d, int causal, const std::vector<int> &only)
 {
     const int B = 32768 / s, H = 16, bh = B * H;
     Bufs b;
     b.alloc(bh, s, d, false);
     CK(launch_attn_bwd_tc_lse(b.q, b.k, b.lse, bh, s, d, causal, 0));
     const double flops = 2.5 * 4.0 * bh * (double)s * s * d / (causal ? 2 : 1);
-    if (only < 0) {
+    if (only.empty()) {
         const float lms = time_ms(10, [&] { CK(launch_attn_bwd_tc_lse(b.q, b.k, b.lse_tc, bh, s, d, causal, 0)); });
         printf("time S=%d D=%d causal=%d lse_recompute %.3f ms\n", s, d, causal, lms);
     }
-    for (int c = 0; c < attn_bwd_tc_config_count(); c++) {
-        const attn_bwd_tc_config *cf = attn_bwd_tc_config_at(c);
-        if (cf->head_dim != d || (only >= 0 && c != only))
+    for (int c = 0; c < bench_config_count(); c++) {
+        const BenchConfig cf = bench_config(c);
+        const bool listed = only.empty() || std::find(only.begin(), only.end(), c) != only.end();
+        if (cf.head_dim != d || !listed || !bench_config_runs(cf))
             continue;
-        const float ms = time_ms(10, [&] {
-            CK(launch_attn_bwd_tc(b.q, b.k, b.v, b.o, b.dout, b.lse, b.ws, b.dq, b.dk, b.dv, bh, s, d, causal, c, 0));
-        });
-        printf("time S=%d D=%d causal=%d %-20s %.3f ms %.1f TFLOP/s%s\n", s, d, causal, cf->name, ms,
+        const float ms = time_ms(10, [&] { CK(bench_launch(cf, b, bh, s, d, causal)); });
+        printf("time S=%d D=%d causal=%d %-20s %.3f ms %.1f TFLOP/s%s\n", s, d, causal, cf.name, ms,
                flops / ms / 1e9, c == attn_bwd_tc_default_config_masked(d, causal) ? " (default)" : "");
     }
     fflush(stdout);
@@ -277,7 +358,7 @@ static int timing(int only)
     for (int d : {64, 128})
         for (int causal : {1, 0})
             for (int s : {1024, 4096, 16384})
-                time_point(s, d, causal, only);
+                time_point(s, d, causal, only >= 0 ? std::vector<int>{only} : std::vector<int>{});
     return 0;
 }
 
@@ -285,17 +366,27 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "check";
     if (!strcmp(mode, "check"))
-        return check(false, -1);
+        return check(false, argc > 2 ? atoi(argv[2]) : -1);
     if (!strcmp(mode, "small"))
         return check(true, argc > 2 ? atoi(argv[2]) : -1);
+    if (!strcmp(mode, "list")) {
+        for (int c = 0; c < bench_config_count(); c++)
+            printf("%d %s D=%d%s\n", c, bench_config(c).name, bench_config(c).head_dim,
+                   bench_config(c).sm90a ? " sm90a" : "");
+        return 0;
+    }
     if (!strcmp(mode, "time"))
         return timing(argc > 2 ? atoi(argv[2]) : -1);
     if (!strcmp(mode, "point") && argc >= 5) {
         const int d = atoi(argv[3]);
         const int causal = atoi(argv[4]);
-        time_point(atoi(argv[2]), d, causal, argc > 5 ? atoi(argv[5]) : attn_bwd_tc_default_config_masked(d, causal));
+        // N: a comma-separated list of configurations ("d": the head dim's default).
+        std::vector<int> only;
+        for (const char *c = argc > 5 ? argv[5] : "d"; *c; c += strcspn(c, ","), c += *c == ',')
+            only.push_back(*c == 'd' ? attn_bwd_tc_default_config_masked(d, causal) : atoi(c));
+        time_point(atoi(argv[2]), d, causal, only);
         return 0;
     }
-    fprintf(stderr, "usage: bwd_tc_bench check|small [config]|time [config]|point S D CAUSAL [config]\n");
+    fprintf(stderr, "usage: bwd_tc_bench check [config]|list|small [config]|time [config]|point S D CAUSAL [config,...]\n");
     return 2;
 }

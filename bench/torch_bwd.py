@@ -10,7 +10,9 @@ What each variant's autograd keeps from forward to backward is printed at the de
 (8x16x1024x64, causal): the bytes of the distinct saved tensors, and the time of its backward
 there. Prints one line per point and backend.
 `torch_bwd.py efficient,flash,cudnn` times those backends only (and skips the in-place check);
-`torch_bwd.py all causal` every variant at the causal points only (attnprof's run is causal)."""
+`torch_bwd.py all causal` every variant at the causal points only (attnprof's run is causal);
+`torch_bwd.py flash,cudnn all 4096,16384 128` those at the listed S and D only (third and fourth
+arguments; "all" for both masks)."""
 import math, statistics, sys
 import torch
 import torch.nn.functional as F
@@ -116,7 +118,9 @@ def main():
     if only is None:
         inplace_check()
         kept_report()
-    grid = [(S, D, c) for D in (64, 128) for c in ((True,) if causal_only else (True, False)) for S in (1024, 4096, 16384)]
+    seqs = tuple(int(x) for x in sys.argv[3].split(",")) if len(sys.argv) > 3 else (1024, 4096, 16384)
+    dims = tuple(int(x) for x in sys.argv[4].split(",")) if len(sys.argv) > 4 else (64, 128)
+    grid = [(S, D, c) for D in dims for c in ((True,) if causal_only else (True, False)) for S in seqs]
     for S, D, causal in grid:
         B, H = 32768 // S, 16
         q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))

@@ -60,6 +60,37 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void *tensor_map
                  "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
                  : "memory");
 }
+/* A contiguous run of `bytes` (a multiple of 16, both addresses 16-byte
+ * aligned) from global into shared memory, completing on an mbarrier. */
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+/* One box of shared memory added element-wise (FP32 for an FP32 tensor map)
+ * into a 3-D tensor at (c0, c1, c2); elements out of the tensor's range are
+ * not written. Completes in a bulk group (bulk_commit, bulk_wait_read). */
+__device__ __forceinline__ void tma_reduce_add_3d(const void *tensor_map, uint32_t src, int c0, int c1, int c2)
+{
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group"
+                 " [%0, {%2, %3, %4}], [%1];\n" ::"l"(reinterpret_cast<uint64_t>(tensor_map)),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/* The bulk groups of this thread have read their shared-memory source (it may
+ * be written again); bulk_wait_all: they have also completed their writes. */
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+/* Shared-memory writes of ordinary stores made visible to the async proxy
+ * (TMA, wgmma) that reads them next. */
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* Named barrier `id` (1-15) for `threads` threads (a multiple of 32). */
+__device__ __forceinline__ void named_sync(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 __device__ __forceinline__ void tma_prefetch_descriptor(const void *tensor_map)
 {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tensor_map)) : "memory");
