@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The first device run of the sm_90a backward (kernels/attn_bwd_sm90a.cu, written 2026-12-04 by
-# helper bwd7 without a GPU; bench/results/2026-12-05-backward-wgmma-pending.md), ONE call on the
+# helper bwd7 without a GPU; bench/results/2026-12-04-backward-wgmma-pending.md), ONE call on the
 # H200, about 120-170 s, from the project root after `source .devdeps/env.sh`:
 #   1. bwd_tc_bench small N for each sm90a configuration alone (20 s limit each: a hang of the
 #      new pipeline shows here as rc 124), then `check` (every configuration, mma.sync and sm90a,

@@ -2,7 +2,7 @@
 # Issue 40 item 5, the long-row staged softmax (kernels/softmax_staged.cu, helper elem7): ONE device
 # call that checks it first and times it after, on one H200. The kernels have never run on a GPU and
 # are off by default; ATTNPROF_SOFTMAX_STAGED=1 (attnprof) or softmax_staged_set (the benches)
-# switches them on. bench/results/2026-12-05-elementwise3-pending.md says what they are and what
+# switches them on. bench/results/2026-12-04-elementwise3-pending.md says what they are and what
 # this call must show before they become the default.
 #
 # On the build machine, from the project root (about 10 minutes on 2 cores; sm_90 only, stripped):

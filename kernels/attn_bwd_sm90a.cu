@@ -1,7 +1,7 @@
 // The sm_90a fused backward (attn_bwd_sm90a.h): FlashAttention-3's design, our own code.
 // NEVER RUN ON A GPU: written and checked only with the compiler (ptxas, SASS) on 2026-12-04;
 // bench-only until bench/bwd_wgmma_h200.sh's check has passed (bench/results/
-// 2026-12-05-backward-wgmma-pending.md).
+// 2026-12-04-backward-wgmma-pending.md).
 //
 // Main kernel: one block per (key tile of BN = 128 keys, head), 384 threads in three warpgroups.
 // Warpgroup 0 gives its registers away (setmaxnreg 24) and its thread 0 issues every copy: K and V

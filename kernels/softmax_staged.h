@@ -4,10 +4,10 @@
  * launch_softmax_rows_bf16 (elementwise.h) and math_softmax_f32 (math_kernels.h) ask
  * softmax_staged_takes_* first and launch these when it says yes; nothing else calls them.
  *
- * NOT YET RUN ON A GPU (written 2026-12-05 without a device, from bench/softmax_probe.cu's
+ * NOT YET RUN ON A GPU (written 2026-12-04 without a device, from bench/softmax_probe.cu's
  * measured softmax_staged, whose SASS it reproduces): off unless switched on, by
  * softmax_staged_set(1) or ATTNPROF_SOFTMAX_STAGED=1 in the environment, until
- * bench/elementwise3_h200.sh has checked it (bench/results/2026-12-05-elementwise3-pending.md). */
+ * bench/elementwise3_h200.sh has checked it (bench/results/2026-12-04-elementwise3-pending.md). */
 #ifndef ATTNPROF_SOFTMAX_STAGED_H
 #define ATTNPROF_SOFTMAX_STAGED_H
 
