@@ -168,7 +168,7 @@ __device__ __forceinline__ void sts_f2(uint32_t addr, float x, float y)
 
 // The mbarrier waits. In a build with -DATTNPROF_BWD_SM90A_WATCHDOG (a debug binary for the
 // device script, run only after a configuration has hung), a wait still pending after ~4e9
-// clocks (about 2 s) prints which barrier, step and thread, and traps: a hang then says where
+// clocks (about 2 s) prints which barrier, step and thread, then traps: a hang then says where
 // it is (a producer stuck on q_free with every consumer past its q_full: the consumers hang at
 // a named barrier or a wgmma wait; consumers stuck on q_full: a copy's bytes never arrived)
 // instead of a bare timeout. Otherwise the plain wait (the same SASS as without this wrapper).
@@ -177,6 +177,7 @@ __device__ __forceinline__ void bwd_wait(uint32_t bar, uint32_t parity, int whic
 {
 #ifdef ATTNPROF_BWD_SM90A_WATCHDOG
     const long long t0 = clock64();
+    bool printed = false;
     for (;;) {
         uint32_t done;
         asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
@@ -186,12 +187,17 @@ __device__ __forceinline__ void bwd_wait(uint32_t bar, uint32_t parity, int whic
                      : "memory");
         if (done)
             return;
-        if (clock64() - t0 > 4000000000ll) {
+        // Printed at ~2 s, trapped at ~3 s: every thread stuck within a second of this one prints
+        // its line before the trap ends the grid.
+        const long long waited = clock64() - t0;
+        if (!printed && waited > 4000000000ll) {
             static const char *const names[] = {"kv_full", "q_full", "q_free"};
             printf("bwd_sm90a watchdog: block %d thread %d waits on %s, step %d, parity %u\n", (int)blockIdx.x,
                    (int)threadIdx.x, names[which], step, parity);
-            __trap();
+            printed = true;
         }
+        if (waited > 6000000000ll)
+            __trap();
     }
 #else
     (void)which;
