@@ -3,9 +3,10 @@
 # helper bwd7 without a GPU; bench/results/2026-12-05-backward-wgmma-pending.md), ONE call on the
 # H200, about 150-200 s when it passes, from the project root after `source .devdeps/env.sh`:
 #   1. For each sm90a configuration alone: bwd_tc_bench small N (20 s limit: a hang of the new
-#      pipeline shows as rc 124), then check N (its head dim's 4 shapes, S 77/333/1000/129 at D
-#      128, 77/1000/333/256 at D 64, causal and not, against the FP32 reference, tolerance 5e-2
-#      on the relative L2 error of dQ, dK and dV). One configuration at a time, so that a fault
+#      pipeline shows as rc 124), then check N (its head dim's 5 shapes, S 77/333/1000/129 at D
+#      128, 77/1000/333/256 at D 64, and one of 40 (D 128) or 80 (D 64) heads at S 1000 that
+#      needs two L2 head groups of the block order ("head groups 2" in its lse line); causal and
+#      not, against the FP32 reference, tolerance 5e-2 on the relative L2 error of dQ, dK, dV). One configuration at a time, so that a fault
 #      or a hang in one still leaves the others' verdicts (the matrix below needs them all). On
 #      any failure, a control: check 9 (the mma.sync kernel with the same block order). For a
 #      configuration that hung, the watchdog build (below) of `small N`: its lines name the
@@ -21,8 +22,8 @@
 #   4. A summary table: ms and TFLOP/s (2.5x the forward's FLOPs, halved causal) of each, the
 #      mean of the two passes, and each sm90a configuration's time over cuDNN's and FA2's (< 1:
 #      faster). Issue 39's goal: at or below cuDNN at S >= 4096, D 128, >= 520 TFLOP/s non-causal.
-# How to read it: the "== 1" lines must say rc=0 and "check: passed" with 8 sm90a lines per
-# configuration (4 shapes x causal/not); sanitizer lines "ERROR SUMMARY: 0 errors" and
+# How to read it: the "== 1" lines must say rc=0 and "check: passed" with 10 sm90a lines per
+# configuration (5 shapes x causal/not); sanitizer lines "ERROR SUMMARY: 0 errors" and
 # "RACECHECK SUMMARY: 0 hazards". If sm90a_d128_n128_m64 fails and _red passes, suspect the TMA
 # reduce-add of dQ; if only dQ is off in every sm90a line, the dS^T / K operands of the dQ
 # product (MN-major descriptors); dQ off at D 64 only, the m64n32 B operand starting 64 bytes
@@ -64,9 +65,9 @@ for n in $NEW; do
   [ $rc = 0 ] && grep -q " sm90a_" "$W/small-$n.txt" || bad=1
   timeout 30 "$BIN" check "$n" >"$W/check-$n.txt" 2>&1; rc=$?
   lines=$(grep -c ' sm90a_' "$W/check-$n.txt")
-  say "check $n rc=$rc: $(grep -E '^check:' "$W/check-$n.txt"); sm90a lines: $lines of 8"
-  grep -E " sm90a_|lse.*FAIL" "$W/check-$n.txt" | tee -a "$L"
-  [ $rc = 0 ] && [ "$lines" = 8 ] || bad=1
+  say "check $n rc=$rc: $(grep -E '^check:' "$W/check-$n.txt"); sm90a lines: $lines of 10"
+  grep -E " sm90a_|lse.*FAIL|head groups [2-9]" "$W/check-$n.txt" | tee -a "$L"
+  [ $rc = 0 ] && [ "$lines" = 10 ] || bad=1
 done
 if [ $bad != 0 ]; then
   # Control: the mma.sync kernel with the same grouped block order, same shapes and reference.
