@@ -3,19 +3,20 @@
 # helper bwd7 without a GPU; bench/results/2026-12-05-backward-wgmma-pending.md), ONE call on the
 # H200, about 150-200 s when it passes, from the project root after `source .devdeps/env.sh`:
 #   1. For each sm90a configuration alone: bwd_tc_bench small N (20 s limit: a hang of the new
-#      pipeline shows as rc 124), then check N (its head dim's 5 shapes, S 77/333/1000/129 at D
-#      128, 77/1000/333/256 at D 64, and one of 40 (D 128) or 80 (D 64) heads at S 1000 that
-#      needs two L2 head groups of the block order ("head groups 2" in its lse line); causal and
-#      not, against the FP32 reference, tolerance 5e-2 on the relative L2 error of dQ, dK, dV). One configuration at a time, so that a fault
-#      or a hang in one still leaves the others' verdicts (the matrix below needs them all). On
-#      any failure, a control: check 9 (the mma.sync kernel with the same block order). For a
-#      configuration that hung, the watchdog build (below) of `small N`: its lines name the
-#      mbarrier each stuck thread waits on (q_free in the producer, every consumer past q_full:
-#      the consumers hang at a named barrier or a wgmma wait; consumers on q_full: a copy's bytes
-#      never came; kv_full: the K/V copies). Then compute-sanitizer memcheck of `small N` for each
-#      configuration that did not hang, and racecheck for the two defaults (sm90a_d128_n128_m64,
-#      sm90a_d64_n128_m64), whatever the check said; a sanitizer timeout is no verdict. Any
-#      failure (check, hang, sanitizer error) stops the script before the timing.
+#      pipeline shows as rc 124), then check N (its head dim's 5 shapes: S 77/333/1000/129 at D
+#      128, 77/1000/333/256 at D 64, and one of 40 (D 128) or 80 (D 64) heads at S 1000 that needs
+#      two L2 head groups of the block order, "head groups 2" in its lse line; causal and not;
+#      against the FP32 reference, tolerance 5e-2 on the relative L2 error of dQ, dK and dV).
+#      One configuration at a time, so that a fault or a hang in one still leaves the others'
+#      verdicts (the matrix below needs them all). On any failure, a control: check 9 (the
+#      mma.sync kernel with the same block order). For a configuration that hung, the watchdog
+#      build (below) of `small N`: its lines name the mbarrier each stuck thread waits on (q_free
+#      in the producer with every consumer past q_full: the consumers hang at a named barrier or
+#      a wgmma wait; consumers on q_full: a copy's bytes never came; kv_full: the K/V copies).
+#      Then compute-sanitizer memcheck of `small N` for each configuration that did not hang, and
+#      racecheck for the two defaults (sm90a_d128_n128_m64, sm90a_d64_n128_m64), whatever the
+#      check said; a sanitizer timeout is no verdict. Any failure (check, hang, sanitizer error)
+#      stops the script before the timing.
 #   2. `point S D CAUSAL` at D 128 and 64, S 4096 and 16384, causal and not: the mma.sync default
 #      and every sm90a configuration of the head dim, the whole set twice (pass 1 and 2).
 #   3. bench/torch_bwd.py's FA2 (SDPA flash) and cuDNN backward at the same eight points.
