@@ -47,6 +47,7 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h> /* device printf: the watchdog build only */
 
 #include "flash_tile_order.h"
 #include "ptx_bf16.cuh"
@@ -165,6 +166,46 @@ __device__ __forceinline__ void sts_f2(uint32_t addr, float x, float y)
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
+// The mbarrier waits. In a build with -DATTNPROF_BWD_SM90A_WATCHDOG (a debug binary for the
+// device script, run only after a configuration has hung), a wait still pending after ~4e9
+// clocks (about 2 s) prints which barrier, step and thread, then traps: a hang then says where
+// it is (a producer stuck on q_free with every consumer past its q_full: the consumers hang at
+// a named barrier or a wgmma wait; consumers stuck on q_full: a copy's bytes never arrived)
+// instead of a bare timeout. Otherwise the plain wait (the same SASS as without this wrapper).
+enum { BWD_WAIT_KV_FULL, BWD_WAIT_Q_FULL, BWD_WAIT_Q_FREE };
+__device__ __forceinline__ void bwd_wait(uint32_t bar, uint32_t parity, int which, int step)
+{
+#ifdef ATTNPROF_BWD_SM90A_WATCHDOG
+    const long long t0 = clock64();
+    bool printed = false;
+    for (;;) {
+        uint32_t done;
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+        if (done)
+            return;
+        // Printed at ~2 s, trapped at ~3 s: every thread stuck within a second of this one prints
+        // its line before the trap ends the grid.
+        const long long waited = clock64() - t0;
+        if (!printed && waited > 4000000000ll) {
+            static const char *const names[] = {"kv_full", "q_full", "q_free"};
+            printf("bwd_sm90a watchdog: block %d thread %d waits on %s, step %d, parity %u\n", (int)blockIdx.x,
+                   (int)threadIdx.x, names[which], step, parity);
+            printed = true;
+        }
+        if (waited > 6000000000ll)
+            __trap();
+    }
+#else
+    (void)which;
+    (void)step;
+    sm90::mbar_wait(bar, parity);
+#endif
+}
+
 // Block -> (key tile, head), in L2-sized head groups (level = key tile, 0 first).
 __device__ __forceinline__ void bwd_block_tile(const BwdSm90aParams &p, int &key_tile, int &bh)
 {
@@ -196,7 +237,7 @@ __device__ __forceinline__ void bwd_producer(const CUtensorMap *tq, const CUtens
     for (int m = first, i = 0; m < n_q; m++, i++) {
         const int s = i % T::STAGES, use = i / T::STAGES;
         if (use > 0)
-            sm90::mbar_wait(sm.q_free(s), (use - 1) & 1);
+            bwd_wait(sm.q_free(s), (use - 1) & 1, BWD_WAIT_Q_FREE, i);
         sm90::mbar_arrive_expect_tx(sm.q_full(s), 2 * T::QT_BYTES + T::ROW_VALUES_BYTES);
 #pragma unroll
         for (int c = 0; c < T::CHUNKS; c++) {
@@ -443,7 +484,7 @@ __device__ __forceinline__ void bwd_step(const BwdSm90aParams &p, const BwdSm90a
     constexpr bool SERIAL = (OPT & BWD_OPT_SERIAL) != 0, DQ_RED = (OPT & BWD_OPT_DQ_RED) != 0;
     const int s = i % T::STAGES, w = t.w, S = p.seq, q0 = m * T::BM, kw0 = j0 + 64 * w;
     const int key0 = kw0 + 16 * t.warp + t.g; // this thread's key rows: key0, key0 + 8
-    sm90::mbar_wait(sm.q_full(s), (i / T::STAGES) & 1);
+    bwd_wait(sm.q_full(s), (i / T::STAGES) & 1, BWD_WAIT_Q_FULL, i);
     float st[T::BM / 2], dpt[T::BM / 2];
     sm90::wgmma_fence();
     issue_scores_t<T>(st, sm.k(), sm.q(s), w);
@@ -517,7 +558,7 @@ __device__ __forceinline__ void bwd_consumer(const CUtensorMap *tdq, const BwdSm
 #pragma unroll
     for (int i = 0; i < T::D / 2; i++)
         dk[i] = dv[i] = 0.f;
-    sm90::mbar_wait(sm.kv_full(), 0);
+    bwd_wait(sm.kv_full(), 0, BWD_WAIT_KV_FULL, -1);
 #pragma unroll 1
     for (int m = first, i = 0; m < n_q; m++, i++)
         bwd_step<T, CAUSAL, OPT>(p, sm, tdq, t, dk, dv, bh, j0, m, i);
