@@ -1,6 +1,7 @@
 // The tensor-core backward's own harness (kernels/attn_bwd_tc.h), outside attnprof so that
 // compute-sanitizer can run it (attnprof's CUPTI subscription collides with the sanitizer's).
-//   bwd_tc_bench check [N]   every configuration (or configuration N only), causal and not, odd
+//   bwd_tc_bench check [N|mma|sm90a]  every configuration (or configuration N only, the mma.sync
+//                            ones only, the sm_90a ones only), causal and not, odd
 //                            S, D 64 and 128, against an FP32 reference on the GPU (one thread
 //                            per key or query row); the tensor-core lse against the reference
 //                            lse. Exit 1 on any error over the tolerance.
@@ -256,6 +257,22 @@ static double lse_err(const float *a_d, const float *b_d, size_t n)
     return m;
 }
 
+// check's selector past a configuration number: every configuration (-1), the mma.sync ones
+// alone (`check mma`: what gpu-test holds the tree to) or the sm_90a ones alone (`check sm90a`,
+// checked by bench/bwd_wgmma_h200.sh until they have passed on a GPU).
+enum { CHECK_ALL = -1, CHECK_MMA = -2, CHECK_SM90A = -3 };
+
+static int check_selector(int argc, char **argv)
+{
+    if (argc <= 2)
+        return CHECK_ALL;
+    if (!strcmp(argv[2], "mma"))
+        return CHECK_MMA;
+    if (!strcmp(argv[2], "sm90a"))
+        return CHECK_SM90A;
+    return atoi(argv[2]);
+}
+
 static int check(bool small, int only)
 {
     const double tol = 5e-2;
@@ -293,7 +310,8 @@ static int check(bool small, int only)
             bad += le > 2e-2;
             for (int c = 0; c < bench_config_count(); c++) {
                 const BenchConfig cf = bench_config(c);
-                if (cf.head_dim != sh.d || (only >= 0 && c != only) || !bench_config_runs(cf))
+                if (cf.head_dim != sh.d || (only >= 0 && c != only) || (only == CHECK_MMA && cf.sm90a) ||
+                    (only == CHECK_SM90A && !cf.sm90a) || !bench_config_runs(cf))
                     continue;
                 CK(cudaMemset(b.dq, 0xff, b.n * 2)); // NaN: a gradient element never written shows
                 CK(cudaMemset(b.dk, 0xff, b.n * 2));
@@ -375,7 +393,7 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "check";
     if (!strcmp(mode, "check"))
-        return check(false, argc > 2 ? atoi(argv[2]) : -1);
+        return check(false, check_selector(argc, argv));
     if (!strcmp(mode, "small"))
         return check(true, argc > 2 ? atoi(argv[2]) : -1);
     if (!strcmp(mode, "list")) {
@@ -396,6 +414,6 @@ int main(int argc, char **argv)
         time_point(atoi(argv[2]), d, causal, only);
         return 0;
     }
-    fprintf(stderr, "usage: bwd_tc_bench check [config]|list|small [config]|time [config]|point S D CAUSAL [config,...]\n");
+    fprintf(stderr, "usage: bwd_tc_bench check [config|mma|sm90a]|list|small [config]|time [config]|point S D CAUSAL [config,...]\n");
     return 2;
 }

@@ -179,14 +179,22 @@ for shape in $bwd_shapes; do
   fi
   python3 "$(dirname "$0")/check_backward.py" "$dir" "$shape" && pass=$((pass + 1)) || fail=$((fail + 1))
 done
+# The mma.sync configurations (what flash and efficient run) hold the verdict; the sm_90a ones
+# (kernels/attn_bwd_sm90a.cu, bench-only and not yet run on a GPU when this was written: see
+# bench/results/2026-12-04-backward-wgmma-pending.md) are checked and printed beside them without
+# counting, until bench/bwd_wgmma_h200.sh has passed them and they join the verdict.
 if [ "${GPU_TEST_ONLY:-}" != gqa ] && [ -x "${BWD_TC_BENCH:-}" ]; then
-  if "$BWD_TC_BENCH" check > "$work/bwd_tc_check.txt" 2>&1; then
+  if "$BWD_TC_BENCH" check mma > "$work/bwd_tc_check.txt" 2>&1; then
     pass=$((pass + 1))
     echo "  tensor-core backward: $(grep -c ' dq .* dv [0-9.e+-]*$' "$work/bwd_tc_check.txt") configurations checked" \
          "($(grep -c 'causal=0 .* dv [0-9.e+-]*$' "$work/bwd_tc_check.txt") non-causal), every one within tolerance"
   else
     fail=$((fail + 1))
     grep -E "FAIL|error" "$work/bwd_tc_check.txt" | head -20 | sed 's/^/FAIL bwd_tc: /'
+  fi
+  if "$BWD_TC_BENCH" list | grep -q ' sm90a$'; then
+    timeout 120 "$BWD_TC_BENCH" check sm90a > "$work/bwd_sm90a_check.txt" 2>&1
+    echo "  sm_90a backward (bench-only, not in the verdict): rc=$? $(tail -1 "$work/bwd_sm90a_check.txt")"
   fi
 fi
 if [ "${GPU_TEST_ONLY:-}" = backward ]; then
