@@ -327,8 +327,9 @@ $(BUILD)/fill_probe: bench/fill_probe.cu $(BUILD)/kernels/elementwise.o $(BUILD)
 # The row kernels' and scale's limits: cache policies, the bulk-copy engine, staged rows
 # (bench/softmax_probe.cu; issue 40, item 5). sm_90 only: its bulk copies and mbarriers are
 # Hopper's; it compiles the kernels' sources itself, for the same target.
-$(BUILD)/softmax_probe: bench/softmax_probe.cu kernels/elementwise.cu kernels/math_kernels.cu kernels/softmax_staged.cu
-	$(NVCC) -O3 -lineinfo -std=c++17 -gencode arch=compute_90,code=sm_90 -Ikernels $^ -o $@
+$(BUILD)/softmax_probe: bench/softmax_probe.cu kernels/elementwise.cu kernels/math_kernels.cu kernels/softmax_staged.cu \
+                        kernels/softmax_staged_row.cuh
+	$(NVCC) -O3 -lineinfo -std=c++17 -gencode arch=compute_90,code=sm_90 -Ikernels $(filter %.cu,$^) -o $@
 
 # The tensor-core backward's own harness (bench/bwd_tc_bench.cu: check, small for
 # compute-sanitizer, time), outside attnprof so that the sanitizer can run it; with the sm_90a

@@ -28,6 +28,7 @@
 #include "event_median.cuh"
 #include "math_kernels.h"
 #include "softmax_staged.h"
+#include "softmax_staged_row.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -89,115 +90,13 @@ template <int U> __global__ void read_u(const uint4 *__restrict__ in, unsigned *
 }
 
 // ---- staged softmax -------------------------------------------------------------------------
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-template <class T> struct Elems;
-template <> struct Elems<__nv_bfloat16> { static constexpr int E = 8; };
-template <> struct Elems<float> { static constexpr int E = 4; };
-
-__device__ __forceinline__ void unpack(uint4 r, float (&f)[8])
-{
-    const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&r);
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const float2 t = __bfloat1622float2(h[j]);
-        f[2 * j] = t.x;
-        f[2 * j + 1] = t.y;
-    }
-}
-__device__ __forceinline__ void unpack(uint4 r, float (&f)[4])
-{
-    f[0] = __uint_as_float(r.x);
-    f[1] = __uint_as_float(r.y);
-    f[2] = __uint_as_float(r.z);
-    f[3] = __uint_as_float(r.w);
-}
-__device__ __forceinline__ uint4 pack(const float (&f)[8], float s)
-{
-    uint4 r;
-    __nv_bfloat162 *h = reinterpret_cast<__nv_bfloat162 *>(&r);
-#pragma unroll
-    for (int j = 0; j < 4; j++)
-        h[j] = __floats2bfloat162_rn(f[2 * j] * s, f[2 * j + 1] * s);
-    return r;
-}
-__device__ __forceinline__ uint4 pack(const float (&f)[4], float s)
-{
-    return make_uint4(__float_as_uint(f[0] * s), __float_as_uint(f[1] * s), __float_as_uint(f[2] * s),
-                      __float_as_uint(f[3] * s));
-}
-
-// One row's vectors first, first + step, ... into slots of the same index.
-template <int VEC>
-__device__ __forceinline__ void stage_row(uint4 *slot, const uint4 *__restrict__ src, int first, int step, int n_vec)
-{
-#pragma unroll
-    for (int k = 0; k < VEC; k++) {
-        const int idx = first + k * step;
-        if (idx < n_vec)
-            cp_async16(slot + idx, src + idx);
-    }
-}
-
-template <int VEC, int E>
-__device__ __forceinline__ float unstage_row(const uint4 *slot, int first, int step, int n_vec, float (&v)[VEC][E])
-{
-    float mx = -INFINITY;
-#pragma unroll
-    for (int k = 0; k < VEC; k++) {
-        const int idx = first + k * step;
-        if (idx < n_vec)
-            unpack(slot[idx], v[k]);
-        else
-#pragma unroll
-            for (int j = 0; j < E; j++)
-                v[k][j] = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < E; j++)
-            mx = fmaxf(mx, v[k][j]);
-    }
-    return mx;
-}
-
-template <bool PRECISE, int VEC, int E> __device__ __forceinline__ float exp_sum(float (&v)[VEC][E], float mx)
-{
-    float sum = 0.f;
-#pragma unroll
-    for (int k = 0; k < VEC; k++)
-#pragma unroll
-        for (int j = 0; j < E; j++) {
-            v[k][j] = PRECISE ? expf(v[k][j] - mx) : __expf(v[k][j] - mx);
-            sum += v[k][j];
-        }
-    return sum;
-}
-
-__device__ __forceinline__ float wmax(float v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-__device__ __forceinline__ float wsum(float v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
+using namespace softmax_staged_row; // the staged rows' pieces, shared with production's port
 
 // BLOCK false: a warp per row (rows of at most VEC*32 vectors); true: a block per row (VEC*blockDim).
 template <class T, int VEC, int STAGES, bool BLOCK, bool PRECISE>
 __global__ void softmax_staged(const T *__restrict__ in, T *__restrict__ out, size_t rows, int cols)
 {
-    constexpr int E = Elems<T>::E;
+    constexpr int E = VecElems<T>::n;
     extern __shared__ uint4 ring[];
     __shared__ float red[2][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -223,7 +122,7 @@ __global__ void softmax_staged(const T *__restrict__ in, T *__restrict__ out, si
         cp_async_commit();
         cp_async_wait<STAGES - 1>();
         float v[VEC][E];
-        float mx = wmax(unstage_row<VEC, E>(mine + slot * row_slots, first, step, n_vec, v));
+        float mx = warp_max(unstage_row<VEC, E>(mine + slot * row_slots, first, step, n_vec, v));
         if (BLOCK) {
             if (lane == 0)
                 red[flip][warp] = mx;
@@ -232,7 +131,7 @@ __global__ void softmax_staged(const T *__restrict__ in, T *__restrict__ out, si
             for (int w = 0; w < warps; w++)
                 mx = fmaxf(mx, red[flip][w]);
         }
-        float sum = wsum(exp_sum<PRECISE>(v, mx));
+        float sum = warp_sum(exp_sum<PRECISE>(v, mx));
         if (BLOCK) {
             __syncthreads();
             if (lane == 0)
@@ -525,8 +424,8 @@ __global__ void softmax_warp_pol(const __nv_bfloat16 *__restrict__ in, __nv_bflo
         uint4 raw[VEC];
         float v[VEC][8];
         ld_row<VEC, LD>(reinterpret_cast<const uint4 *>(in + row * cols), lane, 32, n_vec, raw);
-        const float mx = wmax(up_row<VEC>(raw, lane, 32, n_vec, v));
-        const float inv = 1.f / wsum(exp_sum<false>(v, mx));
+        const float mx = warp_max(up_row<VEC>(raw, lane, 32, n_vec, v));
+        const float inv = 1.f / warp_sum(exp_sum<false>(v, mx));
         st_row<VEC, ST>(reinterpret_cast<uint4 *>(out + row * cols), lane, 32, n_vec, v, inv);
     }
 }
@@ -547,7 +446,7 @@ __global__ void softmax_block_pol(const __nv_bfloat16 *__restrict__ in, __nv_bfl
         float v[VEC][8];
         if (!PREFETCH)
             ld_row<VEC, LD>(reinterpret_cast<const uint4 *>(in + row * cols), threadIdx.x, blockDim.x, n_vec, raw);
-        float mx = wmax(up_row<VEC>(raw, threadIdx.x, blockDim.x, n_vec, v));
+        float mx = warp_max(up_row<VEC>(raw, threadIdx.x, blockDim.x, n_vec, v));
         const size_t next = row + gridDim.x;
         if (PREFETCH && next < rows)
             ld_row<VEC, LD>(reinterpret_cast<const uint4 *>(in + next * cols), threadIdx.x, blockDim.x, n_vec, raw);
@@ -557,7 +456,7 @@ __global__ void softmax_block_pol(const __nv_bfloat16 *__restrict__ in, __nv_bfl
         mx = -INFINITY;
         for (int w = 0; w < warps; w++)
             mx = fmaxf(mx, red[flip][w]);
-        float sum = wsum(exp_sum<false>(v, mx));
+        float sum = warp_sum(exp_sum<false>(v, mx));
         __syncthreads();
         if (lane == 0)
             red[flip][warp] = sum;
@@ -586,7 +485,7 @@ __global__ void math_softmax_reg(const float *__restrict__ in, float *__restrict
             v[t] = j < cols ? (LD ? __ldcs(x + j) : x[j]) : -INFINITY;
             m = fmaxf(m, v[t]);
         }
-        m = wmax(m);
+        m = warp_max(m);
         if (lane == 0)
             red[flip][warp] = m;
         __syncthreads();
@@ -599,7 +498,7 @@ __global__ void math_softmax_reg(const float *__restrict__ in, float *__restrict
             v[t] = expf(v[t] - m);
             sum += threadIdx.x + t * blockDim.x < cols ? v[t] : 0.f;
         }
-        sum = wsum(sum);
+        sum = warp_sum(sum);
         __syncthreads();
         if (lane == 0)
             red[flip][warp] = sum;
