@@ -186,7 +186,7 @@ $(BUILD)/kernels/flash_fwd_sm90a.o: kernels/flash_fwd_sm90a.cu
 # The sm_90a backward (bench-only, kernels/attn_bwd_sm90a.h): the same target and the same
 # serialisation check as the forward's object.
 SM90A_BWD_HEADERS := kernels/attn_bwd_sm90a.h kernels/ptx_sm90a.cuh kernels/wgmma_bf16.cuh kernels/flash_tile_order.h \
-                     kernels/ptx_bf16.cuh
+                     kernels/ptx_bf16.cuh kernels/tensor_map_encoder.h
 $(BUILD)/kernels/attn_bwd_sm90a.o: override CUDA_ARCH = $(SM90A_ARCH)
 $(BUILD)/kernels/attn_bwd_sm90a.o: kernels/attn_bwd_sm90a.cu $(SM90A_BWD_HEADERS)
 	@mkdir -p $(dir $@)
@@ -343,7 +343,7 @@ $(BUILD)/bwd_tc_bench: bench/bwd_tc_bench.cu kernels/attn_bwd_tc.cu kernels/attn
 # over the same kernels/sm90a/ headers), as a shared library for bench/flash_sm90a_torch.py
 # (ours against PyTorch's flash and cuDNN in one process).
 SM90A_HEADERS := kernels/flash_fwd_sm90a.h kernels/ptx_sm90a.cuh kernels/wgmma_bf16.cuh kernels/flash_tile_order.h \
-                 $(wildcard kernels/sm90a/*.cuh)
+                 kernels/tensor_map_encoder.h $(wildcard kernels/sm90a/*.cuh)
 $(BUILD)/bench/libflash_sm90a.so: bench/flash_sm90a_experiments.cu $(SM90A_HEADERS)
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -lineinfo -shared -Xcompiler -fPIC $(SM90A_ARCH) \

@@ -41,6 +41,7 @@
 // K, V past seq are zero-filled by TMA (3-D tensor maps [bh][seq][D]: no head bleeds into the
 // next), and the reduce-add drops rows past seq. Conversion: dQ = bf16(acc * scale).
 #include "attn_bwd_sm90a.h"
+#include "tensor_map_encoder.h"
 
 #include <cuda.h> /* CUtensorMap and its enums: the encoder is reached through cudart */
 #include <cuda_bf16.h>
@@ -663,31 +664,11 @@ const attn_bwd_sm90a_config kSm90aConfigs[] = {
 };
 constexpr int kSm90aConfigCount = (int)(sizeof kSm90aConfigs / sizeof kSm90aConfigs[0]);
 
-typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                    const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
-                                    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled from the driver, through cudart (no libcuda at link time), as the
-// forward's launch.cuh does.
-encode_tiled_fn bwd_tensor_map_encoder(void)
-{
-    static encode_tiled_fn fn = nullptr;
-    if (!fn) {
-        void *sym = nullptr;
-        cudaDriverEntryPointQueryResult found;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &sym, 12000, cudaEnableDefault, &found) ==
-                cudaSuccess &&
-            found == cudaDriverEntryPointSuccess)
-            fn = reinterpret_cast<encode_tiled_fn>(sym);
-    }
-    return fn;
-}
-
 // [heads][seq][dim] of bf16 (fp32 false) or FP32; a box is box_cols x box_rows of one head, 128-byte
 // swizzle (box_cols * element size = 128 bytes). Rows past seq read as zeros and are not written.
 cudaError_t bwd_tensor_map(CUtensorMap *map, const void *ptr, bool fp32, int heads, int seq, int dim, int box_rows)
 {
-    encode_tiled_fn encode = bwd_tensor_map_encoder();
+    encode_tiled_fn encode = tensor_map_encoder();
     if (!encode)
         return cudaErrorNotSupported;
     const int esize = fp32 ? 4 : 2;
@@ -760,7 +741,7 @@ extern "C" int attn_bwd_sm90a_available(void)
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
         return 0;
-    return major == 9 && minor == 0 && bwd_tensor_map_encoder() != nullptr;
+    return major == 9 && minor == 0 && tensor_map_encoder() != nullptr;
 }
 
 extern "C" int attn_bwd_sm90a_config_count(void) { return kSm90aConfigCount; }

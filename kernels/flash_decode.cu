@@ -28,6 +28,7 @@
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder is reached through cudart */
 #include <cuda_bf16.h>
 #include "ptx_bf16.cuh"
+#include "tensor_map_encoder.h"
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -1248,26 +1249,6 @@ const int decode_entry_count = (int)(sizeof decode_entries / sizeof decode_entri
 
 } // namespace
 
-typedef CUresult (*decode_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                     const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
-                                     CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                     CUtensorMapFloatOOBfill);
-
-/* cuTensorMapEncodeTiled from the driver through cudart, so that the library does not link libcuda. */
-static decode_encode_fn decode_tensor_map_encoder(void)
-{
-    static decode_encode_fn fn = nullptr;
-    if (!fn) {
-        void *sym = nullptr;
-        cudaDriverEntryPointQueryResult found;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &sym, 12000, cudaEnableDefault, &found) ==
-                cudaSuccess &&
-            found == cudaDriverEntryPointSuccess)
-            fn = reinterpret_cast<decode_encode_fn>(sym);
-    }
-    return fn;
-}
-
 /* The tensor maps' L2 promotion: none. A box row is 128 bytes, what the L2 is asked for; promoting to
  * 256 bytes (the whole key row at D = 128, fetched on the first half's miss) was 6-7% slower at every D = 128
  * decode point on the H200 (bench/results/2026-12-04-decode-ring.md). bench/decode_probe.cu sets the others
@@ -1294,7 +1275,7 @@ static cudaError_t decode_tensor_map(const void *ptr, int heads_total, int seq, 
             *out = cache[i].map;
             return cudaSuccess;
         }
-    const decode_encode_fn encode = decode_tensor_map_encoder();
+    const encode_tiled_fn encode = tensor_map_encoder();
     if (!encode)
         return cudaErrorNotSupported;
     const cuuint64_t dims[3] = {(cuuint64_t)head_dim, (cuuint64_t)seq, (cuuint64_t)heads_total};
@@ -1383,7 +1364,7 @@ extern "C" cudaError_t flash_decode_prepare(int config)
                         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
                         major < 9))
         return cudaErrorNotSupported; /* bulk copies and mbarrier waits: sm_90 and later */
-    if (e.tma_fn && !decode_tensor_map_encoder())
+    if (e.tma_fn && !tensor_map_encoder())
         return cudaErrorNotSupported;
     return e.tma_fn ? cudaFuncSetAttribute(e.tma_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes)
                     : cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)e.cfg.smem_bytes);

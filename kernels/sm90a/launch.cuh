@@ -14,6 +14,7 @@
 
 #include "../flash_fwd_sm90a.h"
 #include "../flash_tile_order.h"
+#include "../tensor_map_encoder.h"
 #include "layout.cuh"
 
 namespace {
@@ -44,26 +45,6 @@ struct Sm90aEntry {
  * default (flash_sm90a_config_for_dim). */
 extern const Sm90aEntry sm90a_entries[];
 extern const int sm90a_entry_count;
-
-typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                    const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
-                                    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-/* cuTensorMapEncodeTiled from the driver, through cudart, so that the binary
- * does not link libcuda. */
-encode_tiled_fn tensor_map_encoder(void)
-{
-    static encode_tiled_fn fn = nullptr;
-    if (!fn) {
-        void *sym = nullptr;
-        cudaDriverEntryPointQueryResult found;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &sym, 12000, cudaEnableDefault, &found) ==
-                cudaSuccess &&
-            found == cudaDriverEntryPointSuccess)
-            fn = reinterpret_cast<encode_tiled_fn>(sym);
-    }
-    return fn;
-}
 
 /* Tensor maps of the buffers seen most recently, per thread: encoding is a
  * host call of a few microseconds, and a forward reuses the same buffers. */
