@@ -186,7 +186,7 @@ $(BUILD)/kernels/flash_fwd_sm90a.o: kernels/flash_fwd_sm90a.cu
 # The sm_90a backward (bench-only, kernels/attn_bwd_sm90a.h): the same target and the same
 # serialisation check as the forward's object.
 SM90A_BWD_HEADERS := kernels/attn_bwd_sm90a.h kernels/ptx_sm90a.cuh kernels/wgmma_bf16.cuh kernels/flash_tile_order.h \
-                     kernels/ptx_bf16.cuh kernels/tensor_map_encoder.h
+                     kernels/ptx_bf16.cuh kernels/tensor_map_encoder.h kernels/attn_bwd_rows.cuh
 $(BUILD)/kernels/attn_bwd_sm90a.o: override CUDA_ARCH = $(SM90A_ARCH)
 $(BUILD)/kernels/attn_bwd_sm90a.o: kernels/attn_bwd_sm90a.cu $(SM90A_BWD_HEADERS)
 	@mkdir -p $(dir $@)

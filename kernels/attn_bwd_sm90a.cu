@@ -41,6 +41,7 @@
 // K, V past seq are zero-filled by TMA (3-D tensor maps [bh][seq][D]: no head bleeds into the
 // next), and the reduce-add drops rows past seq. Conversion: dQ = bf16(acc * scale).
 #include "attn_bwd_sm90a.h"
+#include "attn_bwd_rows.cuh"
 #include "tensor_map_encoder.h"
 
 #include <cuda.h> /* CUtensorMap and its enums: the encoder is reached through cudart */
@@ -622,16 +623,7 @@ __global__ void attnprof_bwd_sm90a_prep(const bf16 *out, const bf16 *dout, const
         return;
     }
     const size_t row = (size_t)h * seq + i;
-    float x = 0.f;
-#pragma unroll
-    for (int d = lane * 2; d < D; d += 64) {
-        const float2 o = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(out + row * D + d));
-        const float2 g = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(dout + row * D + d));
-        x = fmaf(o.x, g.x, fmaf(o.y, g.y, x));
-        *reinterpret_cast<float2 *>(dq_acc + row * D + d) = make_float2(0.f, 0.f);
-    }
-    for (int o = 16; o > 0; o >>= 1)
-        x += __shfl_xor_sync(0xffffffffu, x, o);
+    const float x = bwd_row_delta_zero_dq<D>(out, dout, dq_acc, row, lane);
     if (lane == 0) {
         delta[r] = x;
         lse2[r] = lse[row] * kLog2e;

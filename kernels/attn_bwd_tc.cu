@@ -27,6 +27,7 @@
 // bf16: three kernels per backward. The lse recompute (efficient's forward keeps none) is a
 // forward without the P V product: S = Q K^T per key tile, online max and sum.
 #include "attn_bwd_tc.h"
+#include "attn_bwd_rows.cuh"
 
 #include "flash_tile_order.h"
 #include "ptx_bf16.cuh"
@@ -703,16 +704,7 @@ __global__ void attnprof_bwd_tc_delta(const bf16 *out, const bf16 *dout, float *
     const int lane = threadIdx.x % 32;
     if (row >= rows)
         return;
-    float x = 0.f;
-#pragma unroll
-    for (int d = lane * 2; d < D; d += 64) {
-        const float2 o = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(out + row * D + d));
-        const float2 g = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(dout + row * D + d));
-        x = fmaf(o.x, g.x, fmaf(o.y, g.y, x));
-        *reinterpret_cast<float2 *>(dq_acc + row * D + d) = make_float2(0.f, 0.f);
-    }
-    for (int o = 16; o > 0; o >>= 1)
-        x += __shfl_xor_sync(0xffffffffu, x, o);
+    const float x = bwd_row_delta_zero_dq<D>(out, dout, dq_acc, row, lane);
     if (lane == 0)
         delta[row] = x;
 }
