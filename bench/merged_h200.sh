@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The merged tree on the H200 in one device call: what each branch checked alone, checked together,
-# and each issue's "Done when" command as a user types it. From a project root holding build/ (from
-# `make all build/fused_bench build/bwd_tc_bench`) and tests/, after
-# `source .devdeps/env.sh`; about 300 s of device time.
+# and each issue's "Done when" command as a user types it. About 300 s of device time.
+# On the build machine, from the project root (sm_90 only, stripped: the whole build/ is too big to carry):
+#   bash bench/merged_h200.sh --stage      -> .gpu-merged/ (attnprof, the recorder, fused_bench,
+#                                             bwd_tc_bench, COMMIT)
+#   bash ../shared/device/prepare.sh       -> .devdeps/ (once per machine)
+# Then one call carrying both (carry [".gpu-merged", ".devdeps"]):
+#   source .devdeps/env.sh && bash bench/merged_h200.sh
 #   1. `make gpu-test`'s script in full (tests/gpu/run.sh): every variant against FP64 at its shapes,
 #      the grouped-query/decode and backward parts, the fused kernels' and the tensor-core backward's
 #      own checks (pass/fail counts at the end of gpu-test.log);
@@ -13,15 +17,35 @@
 #   4. the default batch: the CUPTI overhead probe's states per variant (issue 40 item 6).
 # The summary (summary.txt) is what to read first; the archives are not kept (size), their run.json are.
 # SKIP_GPU_TEST=1 leaves out step 1.
+G=${G:-.gpu-merged}
+staged=(attnprof libattnprof_recorder.so fused_bench bwd_tc_bench)
+if [ "${1:-}" = --stage ]; then
+  cd "$(dirname "$0")/.." || exit 1
+  B=build-merged
+  make -j2 --no-print-directory BUILD=$B CUDA_ARCH='-gencode arch=compute_90,code=sm_90' \
+    "${staged[@]/#/$B/}" || exit 1
+  rm -rf "$G" && mkdir -p "$G" || exit 1
+  for f in "${staged[@]}"; do
+    cp "$B/$f" "$G/$f" && strip "$G/$f" || exit 1
+  done
+  echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- kernels src bench tests || echo '+changes')" >"$G/COMMIT"
+  du -sh "$G"
+  exit 0
+fi
+
 source "$(dirname "$0")/lib.sh" merged
-bin=${ATTNPROF_BIN:-build/attnprof}
+for f in "${staged[@]}"; do
+  [ -f "$G/$f" ] || { say "no $G/$f: run bash bench/merged_h200.sh --stage first"; exit 2; }
+done
+COMMIT=$(cat "$G/COMMIT" 2>/dev/null || echo unknown)
+bin=$G/attnprof
 S=$OUT/summary.txt
-say "$(date -u +%FT%TZ) commit ${COMMIT:-unknown}"
+say "$(date -u +%FT%TZ) build $COMMIT"
 gpu_state
 
 if [ "${SKIP_GPU_TEST:-0}" != 1 ]; then
   say "gpu-test in full"
-  cudnn_torch env ATTNPROF_BIN=$bin FUSED_BENCH=build/fused_bench BWD_TC_BENCH=build/bwd_tc_bench timeout 330 \
+  cudnn_torch env ATTNPROF_BIN=$bin FUSED_BENCH=$G/fused_bench BWD_TC_BENCH=$G/bwd_tc_bench timeout 330 \
     bash tests/gpu/run.sh >"$OUT/gpu-test.log" 2>&1
   echo "gpu-test rc=$? $(tail -1 "$OUT/gpu-test.log")" | tee -a "$L" >>"$S"
 fi
