@@ -2,6 +2,7 @@
 // All of them are bandwidth-bound: 16-byte accesses per thread, grid-stride loops sized
 // to the SM count, and the small [S, S] mask read from L2 rather than recomputed.
 #include "elementwise.h"
+#include "block_rows.cuh"
 #include "softmax_staged.h"
 
 #include <cuda_bf16.h>
@@ -479,20 +480,8 @@ __device__ __forceinline__ void softmax_rows_block(const __nv_bfloat16 *__restri
             if (next < rows)
                 load_row_raw<VEC>(reinterpret_cast<const uint4 *>(in + next * cols), threadIdx.x, blockDim.x,
                                   n_vec, raw);
-        if (lane == 0)
-            red[flip][warp] = mx;
-        __syncthreads();
-        mx = -INFINITY;
-        for (int w = 0; w < warps; w++)
-            mx = fmaxf(mx, red[flip][w]);
-        float sum = warp_sum(exp_row<VEC>(v, mx));
-        __syncthreads(); // every warp has read the max before the sums overwrite red[flip]
-        if (lane == 0)
-            red[flip][warp] = sum;
-        __syncthreads();
-        sum = 0.f;
-        for (int w = 0; w < warps; w++)
-            sum += red[flip][w];
+        mx = block_row_max(red[flip], mx, lane, warp, warps);
+        const float sum = block_row_sum(red[flip], warp_sum(exp_row<VEC>(v, mx)), lane, warp, warps);
         store_row<VEC>(reinterpret_cast<uint4 *>(out + row * cols), threadIdx.x, blockDim.x, n_vec, v, 1.f / sum);
     }
 }

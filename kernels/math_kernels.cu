@@ -4,6 +4,7 @@
 // allows it (cudaMalloc'd, so 16-byte aligned) as ATen's vectorized loops do, so the
 // cost the trace shows is that of the extra passes, not of slow kernels.
 #include "math_kernels.h"
+#include "block_rows.cuh"
 #include "softmax_staged.h"
 
 #include <cuda_bf16.h>
@@ -260,12 +261,7 @@ extern "C" __global__ void attnprof_math_softmax_f32_wide(const float *in, float
         }
         for (int o = 16; o > 0; o >>= 1)
             m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-        if (lane == 0)
-            red[flip][warp] = m;
-        __syncthreads();
-        m = -INFINITY;
-        for (int w = 0; w < warps; w++)
-            m = fmaxf(m, red[flip][w]);
+        m = block_row_max(red[flip], m, lane, warp, warps);
         float sum = 0.0f;
 #pragma unroll
         for (int t = 0; t < kSoftmaxWidePerThread; t++) {
@@ -275,14 +271,7 @@ extern "C" __global__ void attnprof_math_softmax_f32_wide(const float *in, float
         }
         for (int o = 16; o > 0; o >>= 1)
             sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        __syncthreads(); // every warp has read the max before the sums overwrite red[flip]
-        if (lane == 0)
-            red[flip][warp] = sum;
-        __syncthreads();
-        sum = 0.0f;
-        for (int w = 0; w < warps; w++)
-            sum += red[flip][w];
-        const float inv = 1.0f / sum;
+        const float inv = 1.0f / block_row_sum(red[flip], sum, lane, warp, warps);
 #pragma unroll
         for (int t = 0; t < kSoftmaxWidePerThread; t++) {
             const int j = threadIdx.x + t * blockDim.x;

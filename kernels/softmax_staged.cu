@@ -33,6 +33,7 @@
 // NOT YET RUN ON A GPU in this file (see softmax_staged.h): off by default.
 #include "softmax_staged.h"
 #include "softmax_staged_row.cuh"
+#include "block_rows.cuh"
 
 #include <cuda_bf16.h>
 #include <math.h>
@@ -74,22 +75,10 @@ __device__ __forceinline__ void softmax_staged(const T *__restrict__ in, T *__re
         cp_async_commit();
         cp_async_wait<STAGES - 1>(); // this row's group has landed
         float v[VEC][E];
-        float mx = warp_max(unstage_row<VEC, E>(ring + slot * row_slots, first, step, n_vec, v));
-        if (lane == 0)
-            red[flip][warp] = mx;
-        __syncthreads();
-        mx = -INFINITY;
-        for (int w = 0; w < warps; w++)
-            mx = fmaxf(mx, red[flip][w]);
-        float sum = warp_sum(exp_sum<PRECISE>(v, mx));
-        __syncthreads(); // every warp has read the max before the sums overwrite red[flip]
-        if (lane == 0)
-            red[flip][warp] = sum;
-        __syncthreads();
-        sum = 0.f;
-        for (int w = 0; w < warps; w++)
-            sum += red[flip][w];
-        const float inv = 1.f / sum;
+        const float mx = block_row_max(red[flip], warp_max(unstage_row<VEC, E>(ring + slot * row_slots, first, step,
+                                                                               n_vec, v)),
+                                       lane, warp, warps);
+        const float inv = 1.f / block_row_sum(red[flip], warp_sum(exp_sum<PRECISE>(v, mx)), lane, warp, warps);
         uint4 *dst = reinterpret_cast<uint4 *>(out + row * cols);
 #pragma unroll
         for (int k = 0; k < VEC; k++) {
